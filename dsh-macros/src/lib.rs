@@ -1,0 +1,1 @@
+//! Procedural macros for dsh-rs. Depend on `dsh-runtime`, which re-exports them.

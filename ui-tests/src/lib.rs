@@ -1,0 +1,1 @@
+//! ui-tests: trybuild cases live under tests/ui
