@@ -1,0 +1,206 @@
+//! `ToolSchema` for std types.
+//!
+//! Each schema states exactly what the type's serde implementation accepts:
+//!
+//! - integers publish their range as `minimum`/`maximum`; `i128` and `u128` publish the
+//!   range a snapshot can hold exactly (`i64::MIN..=u64::MAX`, `0..=u64::MAX`);
+//! - `f32` publishes its finite range, `f64` is unbounded;
+//! - `char` is a string of exactly one Unicode scalar value;
+//! - `Option<T>` as an object property is `T` and not required; elsewhere (array items,
+//!   an output root) it is `oneOf [T, null]`, or just `T` when `T` already admits `null`;
+//! - sets (`BTreeSet`, `HashSet`) are arrays: duplicate items are accepted and collapse
+//!   into one element, as serde does;
+//! - `[T; N]` is an array of exactly `N` items;
+//! - maps with `String` keys are objects whose undeclared keys must match the value schema;
+//! - `serde_json::Value` and [`crate::json::Value`] are any JSON, `serde_json::Map` any
+//!   JSON object.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use super::{Additional, Schema, ToolSchema};
+
+macro_rules! int_impls {
+    ($($t:ty => $min:expr, $max:expr;)*) => {$(
+        impl ToolSchema for $t {
+            fn build_schema() -> Schema {
+                Schema::integer_range(Some($min), Some($max))
+            }
+        }
+    )*};
+}
+
+int_impls! {
+    u8 => 0, u8::MAX as i128;
+    u16 => 0, u16::MAX as i128;
+    u32 => 0, u32::MAX as i128;
+    u64 => 0, u64::MAX as i128;
+    usize => 0, usize::MAX as i128;
+    u128 => 0, u64::MAX as i128;
+    i8 => i8::MIN as i128, i8::MAX as i128;
+    i16 => i16::MIN as i128, i16::MAX as i128;
+    i32 => i32::MIN as i128, i32::MAX as i128;
+    i64 => i64::MIN as i128, i64::MAX as i128;
+    isize => isize::MIN as i128, isize::MAX as i128;
+    i128 => i64::MIN as i128, u64::MAX as i128;
+}
+
+macro_rules! nonzero_impls {
+    ($($t:ty => $min:expr, $max:expr;)*) => {$(
+        impl ToolSchema for $t {
+            fn build_schema() -> Schema {
+                Schema::integer_range(Some($min), Some($max))
+            }
+        }
+    )*};
+}
+
+nonzero_impls! {
+    std::num::NonZeroU8 => 1, u8::MAX as i128;
+    std::num::NonZeroU16 => 1, u16::MAX as i128;
+    std::num::NonZeroU32 => 1, u32::MAX as i128;
+    std::num::NonZeroU64 => 1, u64::MAX as i128;
+    std::num::NonZeroUsize => 1, usize::MAX as i128;
+}
+
+impl ToolSchema for f64 {
+    fn build_schema() -> Schema {
+        Schema::number()
+    }
+}
+
+impl ToolSchema for f32 {
+    fn build_schema() -> Schema {
+        Schema::number_range(Some(f32::MIN as f64), Some(f32::MAX as f64))
+    }
+}
+
+impl ToolSchema for bool {
+    fn build_schema() -> Schema {
+        Schema::boolean()
+    }
+}
+
+impl ToolSchema for () {
+    fn build_schema() -> Schema {
+        Schema::null()
+    }
+}
+
+impl ToolSchema for char {
+    fn build_schema() -> Schema {
+        Schema::string().with_length(Some(1), Some(1))
+    }
+}
+
+macro_rules! string_impls {
+    ($($t:ty),*) => {$(
+        impl ToolSchema for $t {
+            fn build_schema() -> Schema {
+                Schema::string()
+            }
+        }
+    )*};
+}
+
+string_impls!(
+    String,
+    Box<str>,
+    Arc<str>,
+    Rc<str>,
+    Cow<'static, str>,
+    PathBuf
+);
+
+impl<T: ToolSchema + 'static> ToolSchema for Option<T> {
+    const OPTIONAL: bool = true;
+
+    fn build_schema() -> Schema {
+        let inner = T::schema();
+        if inner.admits_null() {
+            (*inner).clone()
+        } else {
+            Schema::one_of(vec![inner, Arc::new(Schema::null())])
+        }
+    }
+
+    fn property_schema() -> Arc<Schema> {
+        T::schema()
+    }
+}
+
+macro_rules! pointer_impls {
+    ($($p:ident),*) => {$(
+        impl<T: ToolSchema + ?Sized + 'static> ToolSchema for $p<T> {
+            const OPTIONAL: bool = T::OPTIONAL;
+
+            fn build_schema() -> Schema {
+                (*T::schema()).clone()
+            }
+
+            fn property_schema() -> Arc<Schema> {
+                T::property_schema()
+            }
+        }
+    )*};
+}
+
+pointer_impls!(Box, Arc, Rc);
+
+macro_rules! seq_impls {
+    ($($t:ident $(<$extra:ident>)?),*) => {$(
+        impl<T: ToolSchema + 'static $(, $extra: 'static)?> ToolSchema for $t<T $(, $extra)?> {
+            fn build_schema() -> Schema {
+                Schema::array(Some(T::schema()))
+            }
+        }
+    )*};
+}
+
+seq_impls!(Vec, VecDeque, BTreeSet, HashSet<S>);
+
+impl<T: ToolSchema + 'static, const N: usize> ToolSchema for [T; N] {
+    fn build_schema() -> Schema {
+        let n = N as u64;
+        Schema::array(Some(T::schema())).with_length(Some(n), Some(n))
+    }
+}
+
+impl<T: ToolSchema + 'static> ToolSchema for BTreeMap<String, T> {
+    fn build_schema() -> Schema {
+        Schema::object(Vec::new(), Additional::Schema(T::schema()))
+    }
+}
+
+impl<T: ToolSchema + 'static, S: 'static> ToolSchema for HashMap<String, T, S> {
+    fn build_schema() -> Schema {
+        Schema::object(Vec::new(), Additional::Schema(T::schema()))
+    }
+}
+
+impl ToolSchema for serde_json::Value {
+    fn build_schema() -> Schema {
+        Schema::json()
+    }
+}
+
+impl ToolSchema for serde_json::Map<String, serde_json::Value> {
+    fn build_schema() -> Schema {
+        Schema::object(Vec::new(), Additional::Open)
+    }
+}
+
+impl ToolSchema for crate::json::Value {
+    fn build_schema() -> Schema {
+        Schema::json()
+    }
+}
+
+impl ToolSchema for crate::json::Object {
+    fn build_schema() -> Schema {
+        Schema::object(Vec::new(), Additional::Open)
+    }
+}

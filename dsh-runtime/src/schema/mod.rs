@@ -1,0 +1,688 @@
+//! The schema vocabulary: the small, closed set of JSON Schema nodes a tool can publish.
+//!
+//! Every schema the SDK publishes is a [`Schema`]. The validator in [`crate::validate`]
+//! interprets exactly this structure, and [`Schema::to_json_schema`] projects it to JSON
+//! Schema text with a fixed key order, so the published schema and the enforced rules
+//! cannot drift apart.
+//!
+//! # Node kinds
+//!
+//! | kind | JSON Schema | constraints |
+//! | --- | --- | --- |
+//! | [`Kind::String`] | `{"type":"string"}` | `minLength`, `maxLength` (in Unicode scalar values), `pattern` |
+//! | [`Kind::Number`] | `{"type":"number"}` | `minimum`, `maximum` |
+//! | [`Kind::Integer`] | `{"type":"integer"}` | `minimum`, `maximum` (every Rust integer type publishes its range) |
+//! | [`Kind::Boolean`] | `{"type":"boolean"}` | |
+//! | [`Kind::Null`] | `{"type":"null"}` | |
+//! | [`Kind::Array`] | `{"type":"array"}` | `items`, `minItems`, `maxItems` |
+//! | [`Kind::Object`] | `{"type":"object"}` | `properties`, `required`, `additionalProperties` (always explicit) |
+//! | [`Kind::Json`] | `{}` | any JSON value |
+//! | [`Kind::OneOf`] | `{"oneOf":[..]}` | at least two branches; exactly one must match |
+//!
+//! Every node may carry the annotations `description`, `title`, `default` and `examples`
+//! (never applied, never validated against) and scalar nodes may carry `enum` and
+//! `const` values of their own type.
+//!
+//! # Key order
+//!
+//! The projection is byte-stable: a prompt is byte-identical for an unchanged tool set.
+//! Keys appear as `type`, annotations (`description`, `title`, `default`, `examples`), the
+//! kind's constraints, then `enum`/`const` for scalars; `items` last for arrays;
+//! `additionalProperties`, `properties`, `required` last for objects; `oneOf` first for
+//! unions. Properties and `required` keep declaration order.
+//!
+//! # Depth
+//!
+//! Schemas are finite trees (recursive Rust types are rejected), and every schema built
+//! from raw JSON Schema is limited to [`MAX_SCHEMA_DEPTH`] levels, so walks over a schema
+//! recurse at most that deep.
+
+mod cache;
+mod impls;
+mod raw;
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::json::{Number, Object, Value};
+
+pub use raw::SchemaError;
+pub(crate) use raw::is_ident as is_ident_key;
+
+/// The deepest nesting of schema nodes accepted from raw JSON Schema.
+pub const MAX_SCHEMA_DEPTH: usize = 64;
+
+/// Shared, immutable text used for names and annotations.
+pub type Text = Cow<'static, str>;
+
+/// One node of the schema vocabulary.
+///
+/// Build nodes with the constructors ([`Schema::string`], [`Schema::object`], ...) and the
+/// `with_*` methods; a node built in code is checked with [`Schema::check`] when a tool is
+/// registered, and a node read from JSON with [`Schema::from_json_schema`].
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Schema {
+    /// What values the node admits.
+    pub kind: Kind,
+    /// `description` annotation.
+    pub description: Option<Text>,
+    /// `title` annotation.
+    pub title: Option<Text>,
+    /// `default` annotation (documentation only: never applied).
+    pub default: Option<Value>,
+    /// `examples` annotation (documentation only: never validated).
+    pub examples: Option<Vec<Value>>,
+    /// `enum`: the value must equal one of these (scalar kinds only).
+    pub enum_values: Option<Vec<Value>>,
+    /// `const`: the value must equal this (scalar kinds only).
+    pub const_value: Option<Value>,
+}
+
+/// The kind of a [`Schema`] node, with its kind-specific constraints.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Kind {
+    /// A JSON string.
+    String(StringRules),
+    /// Any finite JSON number.
+    Number(NumberRules),
+    /// A JSON number with an integral value (`2`, `2.0` and `1e2` all qualify).
+    Integer(IntegerRules),
+    /// `true` or `false`.
+    Boolean,
+    /// `null`.
+    Null,
+    /// A JSON array.
+    Array(ArrayRules),
+    /// A JSON object.
+    Object(ObjectRules),
+    /// Any JSON value.
+    Json,
+    /// Exactly one of at least two branches must match.
+    OneOf(Vec<Arc<Schema>>),
+}
+
+/// Constraints of a string node.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct StringRules {
+    /// Minimum length in Unicode scalar values.
+    pub min_length: Option<u64>,
+    /// Maximum length in Unicode scalar values.
+    pub max_length: Option<u64>,
+    /// A regular expression the string must contain a match of (unanchored, like JSON Schema).
+    pub pattern: Option<Pattern>,
+}
+
+/// Constraints of a number node.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct NumberRules {
+    /// Inclusive lower bound.
+    pub minimum: Option<f64>,
+    /// Inclusive upper bound.
+    pub maximum: Option<f64>,
+}
+
+/// Constraints of an integer node.
+///
+/// Bounds are held as `i128` but must lie within `i64::MIN..=u64::MAX`, the range of
+/// integers a snapshot can hold exactly.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct IntegerRules {
+    /// Inclusive lower bound.
+    pub minimum: Option<i128>,
+    /// Inclusive upper bound.
+    pub maximum: Option<i128>,
+}
+
+/// Constraints of an array node.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct ArrayRules {
+    /// Schema of every item; `None` admits any items.
+    pub items: Option<Arc<Schema>>,
+    /// Minimum number of items.
+    pub min_items: Option<u64>,
+    /// Maximum number of items.
+    pub max_items: Option<u64>,
+}
+
+/// Constraints of an object node.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ObjectRules {
+    /// Declared properties, in declaration order (names unique).
+    pub properties: Vec<Property>,
+    /// What happens to keys that are not declared.
+    pub additional: Additional,
+}
+
+/// The `additionalProperties` of an object node.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Additional {
+    /// `additionalProperties: false`: undeclared keys are violations.
+    Closed,
+    /// `additionalProperties: true`: undeclared keys are ignored.
+    Open,
+    /// `additionalProperties: {schema}`: every undeclared key's value must match the schema
+    /// (maps such as `HashMap<String, T>`).
+    Schema(Arc<Schema>),
+}
+
+/// One declared property of an object node.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Property {
+    /// The key, exactly as it appears in JSON.
+    pub name: Text,
+    /// The value's schema.
+    pub schema: Arc<Schema>,
+    /// Whether the key must be present. A property that is not required also accepts
+    /// `null`, meaning "omitted".
+    pub required: bool,
+}
+
+/// A compiled `pattern` constraint, remembering its source text.
+///
+/// Patterns use the syntax of the [`regex`] crate (a subset of ECMA-262 without
+/// look-around or back-references) and, as in JSON Schema, are not anchored.
+#[derive(Clone)]
+pub struct Pattern {
+    source: Text,
+    regex: regex::Regex,
+}
+
+impl Pattern {
+    /// Compile a pattern. The error text says why the pattern is not accepted.
+    pub fn new(source: impl Into<Text>) -> Result<Pattern, String> {
+        let source = source.into();
+        match regex::Regex::new(&source) {
+            Ok(regex) => Ok(Pattern { source, regex }),
+            Err(e) => Err(format!("invalid pattern {}: {e}", json_quote(&source))),
+        }
+    }
+
+    /// The pattern's source text.
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    /// Whether `text` contains a match.
+    pub fn is_match(&self, text: &str) -> bool {
+        self.regex.is_match(text)
+    }
+}
+
+impl fmt::Debug for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Pattern").field(&self.source).finish()
+    }
+}
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source
+    }
+}
+
+impl Property {
+    /// A property with the given schema.
+    pub fn new(name: impl Into<Text>, schema: impl Into<Arc<Schema>>, required: bool) -> Self {
+        Property {
+            name: name.into(),
+            schema: schema.into(),
+            required,
+        }
+    }
+}
+
+impl Schema {
+    fn of(kind: Kind) -> Schema {
+        Schema {
+            kind,
+            description: None,
+            title: None,
+            default: None,
+            examples: None,
+            enum_values: None,
+            const_value: None,
+        }
+    }
+
+    /// `{"type":"string"}`.
+    pub fn string() -> Schema {
+        Schema::of(Kind::String(StringRules::default()))
+    }
+    /// `{"type":"number"}`.
+    pub fn number() -> Schema {
+        Schema::of(Kind::Number(NumberRules::default()))
+    }
+    /// `{"type":"integer"}`.
+    pub fn integer() -> Schema {
+        Schema::of(Kind::Integer(IntegerRules::default()))
+    }
+    /// `{"type":"integer"}` with inclusive bounds.
+    pub fn integer_range(minimum: Option<i128>, maximum: Option<i128>) -> Schema {
+        Schema::of(Kind::Integer(IntegerRules { minimum, maximum }))
+    }
+    /// `{"type":"number"}` with inclusive bounds.
+    pub fn number_range(minimum: Option<f64>, maximum: Option<f64>) -> Schema {
+        Schema::of(Kind::Number(NumberRules { minimum, maximum }))
+    }
+    /// `{"type":"boolean"}`.
+    pub fn boolean() -> Schema {
+        Schema::of(Kind::Boolean)
+    }
+    /// `{"type":"null"}`.
+    pub fn null() -> Schema {
+        Schema::of(Kind::Null)
+    }
+    /// `{}`: any JSON value.
+    pub fn json() -> Schema {
+        Schema::of(Kind::Json)
+    }
+    /// `{"type":"array"}` with the given item schema (`None`: any items).
+    pub fn array(items: Option<Arc<Schema>>) -> Schema {
+        Schema::of(Kind::Array(ArrayRules {
+            items,
+            ..ArrayRules::default()
+        }))
+    }
+    /// An object node with the given properties and openness.
+    pub fn object(properties: Vec<Property>, additional: Additional) -> Schema {
+        Schema::of(Kind::Object(ObjectRules {
+            properties,
+            additional,
+        }))
+    }
+    /// A closed object (`additionalProperties: false`) with the given properties.
+    pub fn closed_object(properties: Vec<Property>) -> Schema {
+        Schema::object(properties, Additional::Closed)
+    }
+    /// `{"oneOf":[..]}`. [`Schema::check`] rejects fewer than two branches.
+    pub fn one_of(branches: Vec<Arc<Schema>>) -> Schema {
+        Schema::of(Kind::OneOf(branches))
+    }
+    /// A string node that admits exactly the given strings (a Rust unit-only enum).
+    pub fn string_enum<I, S>(values: I) -> Schema
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let mut s = Schema::string();
+        s.enum_values = Some(values.into_iter().map(|v| Value::from(v.into())).collect());
+        s
+    }
+    /// A string node that admits exactly one string.
+    pub fn string_const(value: impl Into<String>) -> Schema {
+        let mut s = Schema::string();
+        s.const_value = Some(Value::from(value.into()));
+        s
+    }
+
+    /// Set the `description` annotation (an empty text clears it).
+    pub fn with_description(mut self, text: impl Into<Text>) -> Schema {
+        let text = text.into();
+        self.description = if text.is_empty() { None } else { Some(text) };
+        self
+    }
+    /// Set the `title` annotation.
+    pub fn with_title(mut self, text: impl Into<Text>) -> Schema {
+        self.title = Some(text.into());
+        self
+    }
+    /// Set the `default` annotation.
+    pub fn with_default(mut self, value: Value) -> Schema {
+        self.default = Some(value);
+        self
+    }
+    /// Set the `examples` annotation.
+    pub fn with_examples(mut self, values: Vec<Value>) -> Schema {
+        self.examples = Some(values);
+        self
+    }
+    /// Set `enum`.
+    pub fn with_enum(mut self, values: Vec<Value>) -> Schema {
+        self.enum_values = Some(values);
+        self
+    }
+    /// Set `const`.
+    pub fn with_const(mut self, value: Value) -> Schema {
+        self.const_value = Some(value);
+        self
+    }
+    /// Set string length bounds (Unicode scalar values). Ignored on other kinds; use
+    /// [`Schema::check`] to catch misuse.
+    pub fn with_length(mut self, min: Option<u64>, max: Option<u64>) -> Schema {
+        match &mut self.kind {
+            Kind::String(r) => {
+                r.min_length = min.or(r.min_length);
+                r.max_length = max.or(r.max_length);
+            }
+            Kind::Array(r) => {
+                r.min_items = min.or(r.min_items);
+                r.max_items = max.or(r.max_items);
+            }
+            _ => {}
+        }
+        self
+    }
+    /// Set a string pattern.
+    pub fn with_pattern(mut self, pattern: Pattern) -> Schema {
+        if let Kind::String(r) = &mut self.kind {
+            r.pattern = Some(pattern);
+        }
+        self
+    }
+    /// Narrow integer or number bounds (the tighter of the existing and new bound wins,
+    /// so an author range never widens a Rust type's range). On integer nodes a
+    /// fractional bound is rounded inwards.
+    pub fn with_range(mut self, min: Option<Bound>, max: Option<Bound>) -> Schema {
+        match &mut self.kind {
+            Kind::Integer(r) => {
+                if let Some(m) = min.map(Bound::ceil_int) {
+                    r.minimum = Some(r.minimum.map_or(m, |old| old.max(m)));
+                }
+                if let Some(m) = max.map(Bound::floor_int) {
+                    r.maximum = Some(r.maximum.map_or(m, |old| old.min(m)));
+                }
+            }
+            Kind::Number(r) => {
+                if let Some(m) = min.map(Bound::as_f64) {
+                    r.minimum = Some(r.minimum.map_or(m, |old| old.max(m)));
+                }
+                if let Some(m) = max.map(Bound::as_f64) {
+                    r.maximum = Some(r.maximum.map_or(m, |old| old.min(m)));
+                }
+            }
+            _ => {}
+        }
+        self
+    }
+
+    /// The JSON type name of this node (`"string"`, ..., `"json"`, `"oneOf"`), used in messages.
+    pub fn kind_name(&self) -> &'static str {
+        match &self.kind {
+            Kind::String(_) => "string",
+            Kind::Number(_) => "number",
+            Kind::Integer(_) => "integer",
+            Kind::Boolean => "boolean",
+            Kind::Null => "null",
+            Kind::Array(_) => "array",
+            Kind::Object(_) => "object",
+            Kind::Json => "json",
+            Kind::OneOf(_) => "oneOf",
+        }
+    }
+
+    /// The object rules, when this node is an object.
+    pub fn as_object(&self) -> Option<&ObjectRules> {
+        match &self.kind {
+            Kind::Object(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// Project to JSON Schema with the byte-stable key order described in the module docs.
+    pub fn to_json_schema(&self) -> Value {
+        let mut out = Object::new();
+        let ty = |out: &mut Object, t: &str| {
+            out.insert("type", Value::from(t));
+        };
+        match &self.kind {
+            Kind::OneOf(branches) => {
+                out.insert(
+                    "oneOf",
+                    Value::from(
+                        branches
+                            .iter()
+                            .map(|b| b.to_json_schema())
+                            .collect::<Vec<_>>(),
+                    ),
+                );
+                self.annotations(&mut out);
+            }
+            Kind::Json => self.annotations(&mut out),
+            Kind::String(r) => {
+                ty(&mut out, "string");
+                self.annotations(&mut out);
+                if let Some(v) = r.min_length {
+                    out.insert("minLength", Value::from(v));
+                }
+                if let Some(v) = r.max_length {
+                    out.insert("maxLength", Value::from(v));
+                }
+                if let Some(p) = &r.pattern {
+                    out.insert("pattern", Value::from(p.as_str()));
+                }
+            }
+            Kind::Number(r) => {
+                ty(&mut out, "number");
+                self.annotations(&mut out);
+                for (key, bound) in [("minimum", r.minimum), ("maximum", r.maximum)] {
+                    if let Some(n) = bound.and_then(Number::from_f64) {
+                        out.insert(key, Value::Number(n));
+                    }
+                }
+            }
+            Kind::Integer(r) => {
+                ty(&mut out, "integer");
+                self.annotations(&mut out);
+                for (key, bound) in [("minimum", r.minimum), ("maximum", r.maximum)] {
+                    if let Some(n) = bound.and_then(int_number) {
+                        out.insert(key, Value::Number(n));
+                    }
+                }
+            }
+            Kind::Boolean => {
+                ty(&mut out, "boolean");
+                self.annotations(&mut out);
+            }
+            Kind::Null => {
+                ty(&mut out, "null");
+                self.annotations(&mut out);
+            }
+            Kind::Array(r) => {
+                ty(&mut out, "array");
+                self.annotations(&mut out);
+                if let Some(v) = r.min_items {
+                    out.insert("minItems", Value::from(v));
+                }
+                if let Some(v) = r.max_items {
+                    out.insert("maxItems", Value::from(v));
+                }
+                if let Some(items) = &r.items {
+                    out.insert("items", items.to_json_schema());
+                }
+            }
+            Kind::Object(r) => {
+                ty(&mut out, "object");
+                self.annotations(&mut out);
+                let additional = match &r.additional {
+                    Additional::Closed => Value::Bool(false),
+                    Additional::Open => Value::Bool(true),
+                    Additional::Schema(s) => s.to_json_schema(),
+                };
+                out.insert("additionalProperties", additional);
+                if !r.properties.is_empty() {
+                    let mut props = Object::new();
+                    for p in &r.properties {
+                        props.insert(p.name.as_ref(), p.schema.to_json_schema());
+                    }
+                    out.insert("properties", Value::Object(props));
+                }
+                let required: Vec<Value> = r
+                    .properties
+                    .iter()
+                    .filter(|p| p.required)
+                    .map(|p| Value::from(p.name.as_ref()))
+                    .collect();
+                if !required.is_empty() {
+                    out.insert("required", Value::from(required));
+                }
+            }
+        }
+        if !matches!(self.kind, Kind::OneOf(_) | Kind::Json) {
+            if let Some(values) = &self.enum_values {
+                out.insert("enum", Value::from(values.clone()));
+            }
+            if let Some(v) = &self.const_value {
+                out.insert("const", v.clone());
+            }
+        }
+        Value::Object(out)
+    }
+
+    fn annotations(&self, out: &mut Object) {
+        if let Some(d) = &self.description {
+            out.insert("description", Value::from(d.as_ref()));
+        }
+        if let Some(t) = &self.title {
+            out.insert("title", Value::from(t.as_ref()));
+        }
+        if let Some(d) = &self.default {
+            out.insert("default", d.clone());
+        }
+        if let Some(e) = &self.examples {
+            out.insert("examples", Value::from(e.clone()));
+        }
+    }
+
+    /// Project a tool's parameter schema: an object node keeps its openness explicit
+    /// (`additionalProperties` is emitted), exactly like nested objects.
+    pub fn to_json_string(&self) -> String {
+        self.to_json_schema().to_string()
+    }
+
+    /// Check the definition-time rules (contract §1.3 for nodes built in code): enum and
+    /// const of the node's own type, `const` inside `enum`, at least two `oneOf` branches,
+    /// unique property names, bounds in order and in range, no `enum`/`const` on
+    /// non-scalar nodes. Reports every violation, path-qualified from `root`.
+    pub fn check(&self, root: &str) -> Result<(), SchemaError> {
+        let mut errors = Vec::new();
+        raw::check_node(self, &mut root.to_string(), 0, &mut errors);
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(SchemaError::new(errors))
+        }
+    }
+
+    /// Read a node from raw JSON Schema (for tools registered without the macro, e.g.
+    /// proxied ones). Anything outside the vocabulary is rejected with
+    /// [`SchemaError`] (`UNSUPPORTED_SCHEMA`) listing every violation.
+    pub fn from_json_schema(value: &Value) -> Result<Schema, SchemaError> {
+        raw::import(value, raw::Root::Value)
+    }
+
+    /// Read a tool's parameter schema from raw JSON Schema. The root must be an object
+    /// node; unlike nested objects it may omit `additionalProperties`, which then means
+    /// open (the reference framework's implicit open root).
+    pub fn parameters_from_json_schema(value: &Value) -> Result<Schema, SchemaError> {
+        raw::import(value, raw::Root::Parameters)
+    }
+}
+
+/// A numeric bound given by an author (`#[schema(range(min = .., max = ..))]`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Bound {
+    /// An integer literal.
+    Int(i128),
+    /// A number literal with a fraction or exponent.
+    Float(f64),
+}
+
+impl Bound {
+    fn as_f64(self) -> f64 {
+        match self {
+            Bound::Int(i) => i as f64,
+            Bound::Float(f) => f,
+        }
+    }
+    fn ceil_int(self) -> i128 {
+        match self {
+            Bound::Int(i) => i,
+            Bound::Float(f) => f.ceil() as i128,
+        }
+    }
+    fn floor_int(self) -> i128 {
+        match self {
+            Bound::Int(i) => i,
+            Bound::Float(f) => f.floor() as i128,
+        }
+    }
+}
+
+macro_rules! bound_from {
+    ($($t:ty => $v:ident),*) => {$(
+        impl From<$t> for Bound {
+            fn from(v: $t) -> Bound {
+                Bound::$v(v.into())
+            }
+        }
+    )*};
+}
+bound_from!(i8 => Int, i16 => Int, i32 => Int, i64 => Int, i128 => Int, u8 => Int, u16 => Int, u32 => Int, u64 => Int, f32 => Float, f64 => Float);
+
+/// An integer bound as a JSON number, when it is representable.
+fn int_number(v: i128) -> Option<Number> {
+    if v >= 0 {
+        u64::try_from(v).ok().map(Number::from)
+    } else {
+        i64::try_from(v).ok().map(Number::from)
+    }
+}
+
+/// JSON-quote a string (used in messages).
+pub(crate) fn json_quote(s: &str) -> String {
+    Value::from(s).to_string()
+}
+
+/// Types that publish a schema for the JSON they deserialize from (or serialize to).
+///
+/// Implemented for the std types listed in the crate docs and derived with
+/// `#[derive(ToolSchema)]`. The schema describes exactly what the type's serde
+/// implementation accepts, so the validator (which interprets the schema) and
+/// deserialization agree.
+///
+/// Schemas are built once per type and cached: call [`ToolSchema::schema`]; implement
+/// [`ToolSchema::build_schema`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no tool schema",
+    label = "`{Self}` does not implement `ToolSchema`",
+    note = "add `#[derive(dsh_runtime::ToolSchema)]` (next to `serde::Deserialize`) to the type's definition, or implement `dsh_runtime::ToolSchema` for it by hand"
+)]
+pub trait ToolSchema {
+    /// Whether this type is optional when it is an object property: `true` for
+    /// `Option<T>`. An optional property is not `required`, and its schema is
+    /// [`ToolSchema::property_schema`].
+    const OPTIONAL: bool = false;
+
+    /// Build the schema. Called once per type; children are fetched with
+    /// [`ToolSchema::schema`] so they are shared, not rebuilt.
+    fn build_schema() -> Schema;
+
+    /// The schema of this type as an object property. Defaults to
+    /// [`ToolSchema::schema`]; `Option<T>` gives `T`'s schema (it is then not required).
+    fn property_schema() -> Arc<Schema>
+    where
+        Self: 'static,
+    {
+        Self::schema()
+    }
+
+    /// The cached schema of this type (built on first use).
+    fn schema() -> Arc<Schema>
+    where
+        Self: 'static,
+    {
+        cache::get_or_build::<Self>()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,240 @@
+use std::sync::Arc;
+
+use super::*;
+use crate::json::parse;
+use crate::validate::{validate_arguments, validate_labeled};
+
+fn props(list: Vec<(&'static str, Schema, bool)>) -> Vec<Property> {
+    list.into_iter()
+        .map(|(n, s, r)| Property::new(n, s, r))
+        .collect()
+}
+
+#[test]
+fn projection_key_order_is_fixed() {
+    let s = Schema::closed_object(props(vec![
+        (
+            "path",
+            Schema::string().with_description("Absolute path"),
+            true,
+        ),
+        ("limit", (*u8::schema()).clone(), false),
+        (
+            "mode",
+            Schema::string_enum(["fast", "slow"]).with_title("Mode"),
+            false,
+        ),
+    ]))
+    .with_description("args");
+    assert_eq!(
+        s.to_json_string(),
+        r#"{"type":"object","description":"args","additionalProperties":false,"properties":{"path":{"type":"string","description":"Absolute path"},"limit":{"type":"integer","minimum":0,"maximum":255},"mode":{"type":"string","title":"Mode","enum":["fast","slow"]}},"required":["path"]}"#
+    );
+    let one = Schema::one_of(vec![Arc::new(Schema::string()), Arc::new(Schema::null())])
+        .with_description("d");
+    assert_eq!(
+        one.to_json_string(),
+        r#"{"oneOf":[{"type":"string"},{"type":"null"}],"description":"d"}"#
+    );
+    assert_eq!(
+        Schema::json().with_title("t").to_json_string(),
+        r#"{"title":"t"}"#
+    );
+}
+
+#[test]
+fn std_impls_publish_ranges_and_shapes() {
+    assert_eq!(
+        u64::schema().to_json_string(),
+        r#"{"type":"integer","minimum":0,"maximum":18446744073709551615}"#
+    );
+    assert_eq!(
+        i8::schema().to_json_string(),
+        r#"{"type":"integer","minimum":-128,"maximum":127}"#
+    );
+    assert_eq!(
+        <[u8; 2]>::schema().to_json_string(),
+        r#"{"type":"array","minItems":2,"maxItems":2,"items":{"type":"integer","minimum":0,"maximum":255}}"#
+    );
+    assert_eq!(
+        <std::collections::HashMap<String, bool>>::schema().to_json_string(),
+        r#"{"type":"object","additionalProperties":{"type":"boolean"}}"#
+    );
+    assert_eq!(
+        <Option<String>>::schema().to_json_string(),
+        r#"{"oneOf":[{"type":"string"},{"type":"null"}]}"#
+    );
+    assert_eq!(
+        <Option<serde_json::Value>>::schema().to_json_string(),
+        r#"{}"#
+    );
+    assert_eq!(
+        char::schema().to_json_string(),
+        r#"{"type":"string","minLength":1,"maxLength":1}"#
+    );
+    assert!(Arc::ptr_eq(&<Vec<u32>>::schema(), &<Vec<u32>>::schema()));
+}
+
+#[test]
+fn raw_import_lists_every_violation() {
+    let v = parse(
+        r#"{"type":"object","properties":{"a":{"type":"string","format":"uri"},"b":{"type":["string","null"]},"c":{"type":"object"},"d":{"oneOf":[{"type":"string"}]},"e":{"type":"integer","enum":[1,2.5]}},"required":["a","zz"]}"#,
+    )
+    .unwrap();
+    let err = Schema::parameters_from_json_schema(&v).unwrap_err();
+    assert_eq!(
+        err.violations(),
+        &[
+            r#"schema.properties.a: unsupported keyword "format" (outside the schema vocabulary)"#,
+            "schema.properties.b: `type` must be a single string (type arrays are not supported; use `oneOf`)",
+            "schema.properties.c: an object schema must state `additionalProperties` (true, false or a schema)",
+            r#"schema: `required` names "zz", which is not a declared property"#,
+        ]
+    );
+    assert!(
+        err.to_string()
+            .starts_with("unsupported JSON schema: schema.properties.a: ")
+    );
+    // Semantic checks run once the structure is sound.
+    let v = parse(r#"{"type":"object","properties":{"d":{"oneOf":[{"type":"string"}]},"e":{"type":"integer","enum":[1,2.5],"const":3}}}"#).unwrap();
+    let err = Schema::parameters_from_json_schema(&v).unwrap_err();
+    assert_eq!(
+        err.violations(),
+        &[
+            "schema.properties.d: `oneOf` needs at least two branches, found 1",
+            "schema.properties.e: `enum` entry 2.5 is not an integer",
+            "schema.properties.e: `const` 3 is not one of the `enum` values",
+        ]
+    );
+}
+
+#[test]
+fn raw_import_round_trips_projection() {
+    let s = Schema::closed_object(props(vec![
+        ("q", Schema::string().with_length(Some(1), Some(9)), true),
+        ("n", (*u32::schema()).clone(), false),
+        (
+            "xs",
+            Schema::array(Some(Arc::new(Schema::boolean()))).with_length(None, Some(3)),
+            false,
+        ),
+    ]));
+    let projected = s.to_json_schema();
+    let back = Schema::from_json_schema(&projected).unwrap();
+    assert_eq!(back, s);
+}
+
+#[test]
+fn validator_reports_every_violation_in_walk_order() {
+    let item = Schema::closed_object(props(vec![("name", Schema::string(), true)]));
+    let s = Schema::closed_object(props(vec![
+        ("path", Schema::string(), true),
+        ("x", Schema::string(), true),
+        ("items", Schema::array(Some(Arc::new(item))), false),
+        ("n", (*u8::schema()).clone(), false),
+    ]));
+    let v =
+        parse(r#"{"path":1,"items":[{"name":"a"},{"name":"b"},{"nam":"c"}],"n":300,"zz":true}"#)
+            .unwrap();
+    let err = validate_arguments(&s, &v).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        r#"invalid arguments: missing required property "x"; "path" must be a string; missing required property "items[2].name"; "items[2].nam" is not a declared property (additionalProperties: false); "n" must be at most 255; "zz" is not a declared property (additionalProperties: false)"#
+    );
+    let err = validate_arguments(&s, &parse("[1]").unwrap()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        r#"invalid arguments: "arguments" must be an object"#
+    );
+}
+
+#[test]
+fn validator_oneof_enum_const_and_labels() {
+    let s = Schema::one_of(vec![
+        Arc::new(Schema::number()),
+        Arc::new(Schema::integer()),
+    ]);
+    let err = validate_labeled(&s, &parse("3").unwrap(), "value", true).unwrap_err();
+    assert_eq!(
+        err,
+        vec![r#""value" must match exactly one oneOf branch (matched 2)"#]
+    );
+    let s = Schema::array(Some(Arc::new(Schema::string_enum(["fast", "slow"]))));
+    let err =
+        validate_labeled(&s, &parse(r#"["fast","medium"]"#).unwrap(), "value", true).unwrap_err();
+    assert_eq!(err, vec![r#""value[1]" must be one of ["fast","slow"]"#]);
+    let s = Schema::string_const("x");
+    let err = validate_labeled(&s, &parse(r#""y""#).unwrap(), "value", true).unwrap_err();
+    assert_eq!(err, vec![r#""value" must be "x""#]);
+}
+
+#[test]
+fn integral_floats_are_integers_and_ranges_are_exact() {
+    let s = Schema::closed_object(props(vec![("n", (*u64::schema()).clone(), true)]));
+    assert!(validate_arguments(&s, &parse(r#"{"n":2.0}"#).unwrap()).is_ok());
+    assert!(validate_arguments(&s, &parse(r#"{"n":1e2}"#).unwrap()).is_ok());
+    let err = validate_arguments(&s, &parse(r#"{"n":1e300}"#).unwrap()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        r#"invalid arguments: "n" must be at most 18446744073709551615"#
+    );
+    let err =
+        validate_arguments(&s, &parse(r#"{"n":18446744073709551616.0}"#).unwrap()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        r#"invalid arguments: "n" must be at most 18446744073709551615"#
+    );
+    let err = validate_arguments(&s, &parse(r#"{"n":2.5}"#).unwrap()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        r#"invalid arguments: "n" must be an integer"#
+    );
+}
+
+#[test]
+fn null_for_an_optional_property_means_omitted() {
+    let s = Schema::closed_object(vec![
+        crate::__private::field::<String>("a", "", false),
+        crate::__private::field::<Option<u8>>("b", "", false),
+        crate::__private::field::<Option<serde_json::Value>>("c", "", false),
+    ]);
+    let v = parse(r#"{"a":"x","b":null,"c":null}"#).unwrap();
+    let ok = validate_arguments(&s, &v).unwrap();
+    assert!(ok.has_omitted_nulls());
+    assert_eq!(ok.normalized(&s, &v).to_string(), r#"{"a":"x","c":null}"#);
+    let err = validate_arguments(&s, &parse(r#"{"a":null}"#).unwrap()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        r#"invalid arguments: "a" must be a string"#
+    );
+}
+
+#[test]
+fn string_lengths_count_scalar_values() {
+    let s = Schema::string().with_length(Some(2), Some(3));
+    assert!(validate_labeled(&s, &Value::from("éé"), "value", true).is_ok());
+    assert!(validate_labeled(&s, &Value::from("ééé"), "value", true).is_ok());
+    assert!(validate_labeled(&s, &Value::from("é"), "value", true).is_err());
+    assert!(validate_labeled(&s, &Value::from("éééé"), "value", true).is_err());
+}
+
+#[test]
+fn check_catches_definition_errors() {
+    let s = Schema::closed_object(props(vec![
+        ("a", Schema::string(), true),
+        ("a", Schema::string(), false),
+        (
+            "b",
+            Schema::boolean().with_enum(vec![Value::from("x")]),
+            false,
+        ),
+    ]));
+    let err = s.check("parameters").unwrap_err();
+    assert_eq!(
+        err.violations(),
+        &[
+            r#"parameters: property "a" is declared twice"#,
+            r#"parameters.properties.b: `enum` entry "x" is not a boolean"#,
+        ]
+    );
+}

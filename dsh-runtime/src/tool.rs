@@ -1,0 +1,563 @@
+//! What a tool is: the [`Tool`] trait, its static [`ToolDefinition`], the
+//! [`ToolContext`] a body receives, [`ToolError`] and model-facing [`ContentBlock`]s.
+//!
+//! `#[tool]` implements [`Tool`] for you; implement it by hand only for tools whose
+//! schemas are not derived from Rust types.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::future::Future;
+use std::num::NonZeroU64;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+
+use crate::json::{Frozen, Value};
+use crate::present::{CallView, ResultSummary, ResultView};
+use crate::schema::Schema;
+
+/// A model-facing content block.
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ContentBlock {
+    /// Plain text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image, base64-encoded.
+    Image {
+        /// Base64 data.
+        data: String,
+        /// The media type, e.g. `image/png`.
+        media_type: String,
+    },
+}
+
+impl ContentBlock {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        ContentBlock::Text { text: text.into() }
+    }
+
+    /// The text, for a text block.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            ContentBlock::Text { text } => Some(text),
+            _ => None,
+        }
+    }
+}
+
+/// The error a tool body (or a hook) fails with.
+///
+/// Any `std::error::Error` converts into it with `?`; [`ToolError::with_code`] attaches a
+/// machine-readable code (e.g. `FS_NOT_FOUND`) that the pipeline passes through.
+///
+/// `ToolError` deliberately does not implement `std::error::Error`, so that the blanket
+/// conversion from every error type can exist (as with `anyhow::Error`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct ToolError {
+    message: String,
+    code: Option<Cow<'static, str>>,
+}
+
+impl ToolError {
+    /// An error with a message and no code.
+    pub fn new(message: impl Into<String>) -> Self {
+        ToolError {
+            message: message.into(),
+            code: None,
+        }
+    }
+
+    /// An error with a code and a message.
+    pub fn with_code(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+        ToolError {
+            message: message.into(),
+            code: Some(code.into()),
+        }
+    }
+
+    /// The human-readable message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The code, when one was given.
+    pub fn code(&self) -> Option<&str> {
+        self.code.as_deref()
+    }
+}
+
+impl fmt::Debug for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("ToolError");
+        if let Some(c) = &self.code {
+            d.field("code", c);
+        }
+        d.field("message", &self.message).finish()
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl<E: std::error::Error> From<E> for ToolError {
+    fn from(e: E) -> Self {
+        ToolError::new(e.to_string())
+    }
+}
+
+/// MCP-style behaviour hints, published with the tool.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct ToolAnnotations {
+    /// The tool does not modify its environment.
+    pub read_only: bool,
+    /// The tool may perform destructive updates.
+    pub destructive: bool,
+    /// Calling the tool twice with the same arguments has no additional effect.
+    pub idempotent: bool,
+    /// The tool interacts with an open world of external entities.
+    pub open_world: bool,
+}
+
+/// Everything static about a tool: name, description, schemas and metadata.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ToolDefinition {
+    /// The name the model calls (`^[a-zA-Z0-9_-]{1,64}$`).
+    pub name: Cow<'static, str>,
+    /// The model-facing description.
+    pub description: Cow<'static, str>,
+    /// A human-facing title.
+    pub title: Option<Cow<'static, str>>,
+    /// The parameter schema (an object node).
+    pub parameters: Arc<Schema>,
+    /// The schema of the canonical output value.
+    pub output: Arc<Schema>,
+    /// Deadline metadata honoured by the timeout wrapper; never part of the schema.
+    pub timeout_ms: Option<NonZeroU64>,
+    /// Behaviour hints.
+    pub annotations: ToolAnnotations,
+}
+
+impl ToolDefinition {
+    /// A definition with the given name, description and schemas.
+    pub fn new(
+        name: impl Into<Cow<'static, str>>,
+        description: impl Into<Cow<'static, str>>,
+        parameters: Arc<Schema>,
+        output: Arc<Schema>,
+    ) -> Self {
+        ToolDefinition {
+            name: name.into(),
+            description: description.into(),
+            title: None,
+            parameters,
+            output,
+            timeout_ms: None,
+            annotations: ToolAnnotations::default(),
+        }
+    }
+
+    /// Set the title.
+    pub fn with_title(mut self, title: impl Into<Cow<'static, str>>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Set the timeout metadata.
+    pub fn with_timeout_ms(mut self, ms: NonZeroU64) -> Self {
+        self.timeout_ms = Some(ms);
+        self
+    }
+
+    /// Set the annotations.
+    pub fn with_annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.annotations = annotations;
+        self
+    }
+}
+
+/// A tool: a typed async body plus the hooks the pipeline calls around it.
+///
+/// Only [`Tool::definition`] and [`Tool::call`] are required. The other hooks receive the
+/// frozen JSON arguments (and value) because they also run on replayed logs, where the
+/// arguments may no longer match the current schema: implementations deserialize softly
+/// (the `#[tool]` macro generates that for typed presenter functions).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool",
+    label = "`{Self}` does not implement `Tool`",
+    note = "put `#[dsh_runtime::tool]` on an `async fn`, which generates a unit struct implementing `Tool`, and register that struct"
+)]
+pub trait Tool: Send + Sync + 'static {
+    /// The typed arguments the body receives.
+    type Args: DeserializeOwned + Send + 'static;
+    /// The canonical output value.
+    type Output: Serialize + Send + 'static;
+
+    /// The static definition.
+    fn definition(&self) -> &ToolDefinition;
+
+    /// Run the body. Arguments were validated against the parameter schema already.
+    fn call(
+        &self,
+        args: Self::Args,
+        cx: ToolContext,
+    ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
+
+    /// Model-facing content for a canonical value. Default: a string value as raw text,
+    /// anything else as compact JSON.
+    fn render(&self, args: &Value, value: &Value) -> Result<Vec<ContentBlock>, ToolError> {
+        let _ = args;
+        Ok(default_render(value))
+    }
+
+    /// Whether a call with these (valid) arguments may run in parallel with other
+    /// parallel-safe calls. Default: no.
+    fn is_concurrency_safe(&self, args: &Value) -> bool {
+        let _ = args;
+        false
+    }
+
+    /// The pending card for a call; `None` means the generic card.
+    fn present_call(&self, args: &Value) -> Option<CallView> {
+        let _ = args;
+        None
+    }
+
+    /// The completed card for a result; `None` means the generic card.
+    fn present_result(&self, args: &Value, result: &ResultSummary) -> Option<ResultView> {
+        let _ = (args, result);
+        None
+    }
+
+    /// Durable, replayable card data derived from the canonical value (top-level calls only).
+    fn presentation_meta(&self, args: &Value, value: &Value) -> Result<Option<Value>, ToolError> {
+        let _ = (args, value);
+        Ok(None)
+    }
+
+    /// Replace the final content once, after post-execute; `None` keeps it.
+    fn finalize_content(
+        &self,
+        args: &Value,
+        content: &[ContentBlock],
+    ) -> Option<Vec<ContentBlock>> {
+        let _ = (args, content);
+        None
+    }
+}
+
+/// The default rendering of a canonical value.
+pub fn default_render(value: &Value) -> Vec<ContentBlock> {
+    match value {
+        Value::String(s) => vec![ContentBlock::text(s.to_string())],
+        other => vec![ContentBlock::text(other.to_string())],
+    }
+}
+
+/// An opaque execution token: compared for equality only, never serialized, never chosen
+/// by a caller.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ExecToken(u64);
+
+impl ExecToken {
+    /// Mint a fresh token.
+    pub fn mint() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        ExecToken(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+impl fmt::Debug for ExecToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ExecToken(..)")
+    }
+}
+
+/// Identifies an agent scope of a registry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ScopeId(pub(crate) u64);
+
+impl ScopeId {
+    /// The raw number (for logs).
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+/// The immutable identity of one execution.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Execution {
+    /// The caller's call id.
+    pub call_id: Arc<str>,
+    /// The id of the outermost call (defaults to `call_id`).
+    pub root_call_id: Arc<str>,
+    /// The tool name as called.
+    pub name: Arc<str>,
+    /// The frozen arguments.
+    pub arguments: Frozen,
+    /// The opaque token.
+    pub token: ExecToken,
+    /// The agent scope the call comes from, if any.
+    pub agent: Option<ScopeId>,
+    /// The enclosing execution's token for a sub-dispatch.
+    pub parent: Option<ExecToken>,
+}
+
+impl Execution {
+    /// Build an identity (used by the pipeline).
+    pub fn new(
+        call_id: Arc<str>,
+        root_call_id: Arc<str>,
+        name: Arc<str>,
+        arguments: Frozen,
+        agent: Option<ScopeId>,
+        parent: Option<ExecToken>,
+    ) -> Self {
+        Execution {
+            call_id,
+            root_call_id,
+            name,
+            arguments,
+            token: ExecToken::mint(),
+            agent,
+            parent,
+        }
+    }
+}
+
+/// What a tool body receives besides its arguments.
+///
+/// Declare a parameter of type `ToolContext` (or `&ToolContext`) in a `#[tool]` fn to get
+/// it; it is not part of the schema.
+#[derive(Clone, Debug)]
+pub struct ToolContext {
+    exec: Arc<Execution>,
+    cancel: CancellationToken,
+    side: Arc<SideChannel>,
+}
+
+/// Context a body sends to the final result.
+#[derive(Debug, Default)]
+pub struct SideChannel {
+    deferred: Mutex<Vec<String>>,
+    concludes_turn: AtomicBool,
+}
+
+impl SideChannel {
+    /// Take the deferred contexts, in the order they were deferred.
+    pub fn take_deferred(&self) -> Vec<String> {
+        std::mem::take(&mut *self.deferred.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Whether the body asked to conclude the turn.
+    pub fn concludes_turn(&self) -> bool {
+        self.concludes_turn.load(Ordering::Acquire)
+    }
+}
+
+impl ToolContext {
+    /// A context for an execution (used by the pipeline and by tests that call bodies
+    /// directly).
+    pub fn new(exec: Arc<Execution>, cancel: CancellationToken, side: Arc<SideChannel>) -> Self {
+        ToolContext { exec, cancel, side }
+    }
+
+    /// A context for calling a tool body directly, outside any registry (unit tests).
+    pub fn detached(name: &str) -> Self {
+        let exec = Execution::new(
+            "direct".into(),
+            "direct".into(),
+            name.into(),
+            Arc::new(Value::Object(Default::default())),
+            None,
+            None,
+        );
+        ToolContext::new(Arc::new(exec), CancellationToken::new(), Arc::default())
+    }
+
+    /// The immutable identity of this execution.
+    pub fn execution(&self) -> &Arc<Execution> {
+        &self.exec
+    }
+    /// The caller's call id.
+    pub fn call_id(&self) -> &str {
+        &self.exec.call_id
+    }
+    /// The tool name.
+    pub fn name(&self) -> &str {
+        &self.exec.name
+    }
+    /// The frozen arguments as the model sent them (after snapshot).
+    pub fn arguments(&self) -> &Frozen {
+        &self.exec.arguments
+    }
+    /// The opaque execution token.
+    pub fn token(&self) -> ExecToken {
+        self.exec.token
+    }
+    /// The agent scope of the call.
+    pub fn agent(&self) -> Option<ScopeId> {
+        self.exec.agent
+    }
+    /// The enclosing execution, for sub-dispatches.
+    pub fn parent(&self) -> Option<ExecToken> {
+        self.exec.parent
+    }
+    /// The cancellation token: cancelled when the caller aborts or a deadline fires.
+    /// Bodies should stop promptly when it fires.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+    /// Whether cancellation was requested.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+    /// Attach model-facing context to the final result (kept on success, prepended to
+    /// the contexts post-execute attaches).
+    pub fn defer_context(&self, text: impl Into<String>) {
+        self.side
+            .deferred
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(text.into());
+    }
+    /// Ask the agent loop to end the turn after this result (success only).
+    pub fn conclude_turn(&self) {
+        self.side.concludes_turn.store(true, Ordering::Release);
+    }
+}
+
+/// What running a body produced, before the pipeline's output stage.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum BodyOutcome {
+    /// The body succeeded; its output as a lossless snapshot.
+    Value(Value),
+    /// The body failed.
+    Failed(ToolError),
+    /// The validated arguments did not deserialize into the typed arguments (a schema
+    /// and serde disagreement); the message is serde's.
+    ArgsRejected(String),
+    /// The output could not be snapshotted losslessly (e.g. a NaN); the message says where.
+    NotLossless(String),
+}
+
+/// A boxed, `Send` future (the erased tool interface).
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The object-safe face of a tool, used by the registry.
+///
+/// Implemented for every [`Tool`]; implement it directly only for tools whose arguments
+/// and output are plain JSON (e.g. proxied tools).
+pub trait ErasedTool: Send + Sync + 'static {
+    /// The static definition.
+    fn definition(&self) -> &ToolDefinition;
+    /// Deserialize the (validated, normalized) arguments, run the body, snapshot the output.
+    fn call_json<'a>(&'a self, args: &'a Value, cx: ToolContext) -> BoxFuture<'a, BodyOutcome>;
+    /// See [`Tool::render`].
+    fn render(&self, args: &Value, value: &Value) -> Result<Vec<ContentBlock>, ToolError>;
+    /// See [`Tool::is_concurrency_safe`].
+    fn is_concurrency_safe(&self, args: &Value) -> bool;
+    /// See [`Tool::present_call`].
+    fn present_call(&self, args: &Value) -> Option<CallView>;
+    /// See [`Tool::present_result`].
+    fn present_result(&self, args: &Value, result: &ResultSummary) -> Option<ResultView>;
+    /// See [`Tool::presentation_meta`].
+    fn presentation_meta(&self, args: &Value, value: &Value) -> Result<Option<Value>, ToolError>;
+    /// See [`Tool::finalize_content`].
+    fn finalize_content(&self, args: &Value, content: &[ContentBlock])
+    -> Option<Vec<ContentBlock>>;
+}
+
+impl<T: Tool> ErasedTool for T {
+    fn definition(&self) -> &ToolDefinition {
+        Tool::definition(self)
+    }
+    fn call_json<'a>(&'a self, args: &'a Value, cx: ToolContext) -> BoxFuture<'a, BodyOutcome> {
+        Box::pin(async move {
+            let typed: T::Args = match crate::json::from_value(args) {
+                Ok(a) => a,
+                Err(e) => return BodyOutcome::ArgsRejected(e.to_string()),
+            };
+            match Tool::call(self, typed, cx).await {
+                Ok(out) => match crate::json::to_value(&out) {
+                    Ok(v) => BodyOutcome::Value(v),
+                    Err(e) => BodyOutcome::NotLossless(e.to_string()),
+                },
+                Err(e) => BodyOutcome::Failed(e),
+            }
+        })
+    }
+    fn render(&self, args: &Value, value: &Value) -> Result<Vec<ContentBlock>, ToolError> {
+        Tool::render(self, args, value)
+    }
+    fn is_concurrency_safe(&self, args: &Value) -> bool {
+        Tool::is_concurrency_safe(self, args)
+    }
+    fn present_call(&self, args: &Value) -> Option<CallView> {
+        Tool::present_call(self, args)
+    }
+    fn present_result(&self, args: &Value, result: &ResultSummary) -> Option<ResultView> {
+        Tool::present_result(self, args, result)
+    }
+    fn presentation_meta(&self, args: &Value, value: &Value) -> Result<Option<Value>, ToolError> {
+        Tool::presentation_meta(self, args, value)
+    }
+    fn finalize_content(
+        &self,
+        args: &Value,
+        content: &[ContentBlock],
+    ) -> Option<Vec<ContentBlock>> {
+        Tool::finalize_content(self, args, content)
+    }
+}
+
+/// A type-erased, shareable tool, as the registry holds it.
+#[derive(Clone)]
+pub struct DynTool(Arc<dyn ErasedTool>);
+
+impl DynTool {
+    /// Erase a tool.
+    pub fn new<T: ErasedTool>(tool: T) -> Self {
+        DynTool(Arc::new(tool))
+    }
+    /// Erase a shared tool.
+    pub fn from_arc(tool: Arc<dyn ErasedTool>) -> Self {
+        DynTool(tool)
+    }
+    /// The erased interface.
+    pub fn erased(&self) -> &dyn ErasedTool {
+        &*self.0
+    }
+    /// The static definition.
+    pub fn definition(&self) -> &ToolDefinition {
+        self.0.definition()
+    }
+}
+
+impl fmt::Debug for DynTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("DynTool")
+            .field(&self.definition().name)
+            .finish()
+    }
+}
+
+/// A stateful value whose methods are tools (`#[toolbox] impl S { #[tool] async fn .. }`).
+pub trait Toolbox: Send + Sync + 'static {
+    /// Every tool of this value, sharing it.
+    fn tools(self: Arc<Self>) -> Vec<DynTool>;
+}

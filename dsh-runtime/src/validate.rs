@@ -1,0 +1,543 @@
+//! The validator: interprets exactly the published [`Schema`] against a snapshot.
+//!
+//! It collects **every** violation, in schema-walk order, each path-qualified:
+//!
+//! - at an object: first each missing required property (in declaration order), then each
+//!   declared property that is present (depth-first), then each undeclared key of a closed
+//!   object (in the value's key order);
+//! - a type mismatch stops descent into that node;
+//! - after the type, a node's constraints (`minimum`/`maximum`, lengths, `pattern`,
+//!   `minItems`/`maxItems`) are each checked, then `enum`, then `const` (only the first of
+//!   those two that fails is reported);
+//! - `oneOf` counts the branches with no violation and reports one violation unless
+//!   exactly one matched; branch details are discarded.
+//!
+//! Paths: `path`, `a.b`, `items[2].name`, `m["odd key"]`; the root itself is named by a
+//! label (`arguments` for tool arguments, `value` for outputs, where paths are prefixed:
+//! `value.x`, `value[1]`).
+//!
+//! **Null leniency.** `null` for a property that is not required means "omitted" unless
+//! the property's own schema admits `null`. The validator accepts it, and
+//! [`Validated::normalized`] removes such keys before the value is handed to serde, so
+//! serde sees exactly what the validator accepted.
+//!
+//! Recursion follows the schema, never the value: it is bounded by the schema depth
+//! (at most [`crate::schema::MAX_SCHEMA_DEPTH`] for imported schemas; derived schemas are
+//! finite), and `json` nodes are not descended into.
+
+use std::borrow::Cow;
+use std::cmp::Ordering;
+use std::fmt;
+
+use crate::json::{Number, Object, Value};
+use crate::schema::{Additional, Kind, Schema, json_quote};
+
+/// Arguments that do not match a tool's parameter schema (code `INVALID_ARGS`).
+///
+/// Displays as `invalid arguments: ` followed by every violation, joined by `; `.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolArgsError {
+    violations: Vec<String>,
+}
+
+impl ToolArgsError {
+    /// The error code of argument failures.
+    pub const CODE: &'static str = "INVALID_ARGS";
+
+    /// An error with the given violations (each a full sentence such as
+    /// `"path" must be a string`).
+    pub fn new(violations: Vec<String>) -> Self {
+        ToolArgsError { violations }
+    }
+
+    /// Every violation, in schema-walk order.
+    pub fn violations(&self) -> &[String] {
+        &self.violations
+    }
+}
+
+impl fmt::Display for ToolArgsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("invalid arguments: ")?;
+        f.write_str(&self.violations.join("; "))
+    }
+}
+
+impl std::error::Error for ToolArgsError {}
+
+/// A successful validation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use]
+pub struct Validated {
+    omitted_nulls: bool,
+}
+
+impl Validated {
+    /// Whether some property that is not required was `null` and is to be treated as
+    /// omitted.
+    pub fn has_omitted_nulls(&self) -> bool {
+        self.omitted_nulls
+    }
+
+    /// The value serde should see: `value` itself, or a copy without the `null`s that
+    /// mean "omitted" (only built when there are any).
+    pub fn normalized<'v>(&self, schema: &Schema, value: &'v Value) -> Cow<'v, Value> {
+        if self.omitted_nulls {
+            match strip(schema, value) {
+                Some(v) => Cow::Owned(v),
+                None => Cow::Borrowed(value),
+            }
+        } else {
+            Cow::Borrowed(value)
+        }
+    }
+}
+
+/// Validate tool arguments (root label `arguments`).
+pub fn validate_arguments(schema: &Schema, value: &Value) -> Result<Validated, ToolArgsError> {
+    validate_labeled(schema, value, "arguments", false).map_err(ToolArgsError::new)
+}
+
+/// Validate a value, naming the root `label`; with `prefix`, every path starts with the
+/// label (`value.x`), otherwise only the root itself is named by it.
+///
+/// Returns every violation as a full sentence.
+pub fn validate_labeled(
+    schema: &Schema,
+    value: &Value,
+    label: &str,
+    prefix: bool,
+) -> Result<Validated, Vec<String>> {
+    let mut w = Walker {
+        path: Vec::new(),
+        out: Some(Vec::new()),
+        failed: false,
+        omitted_nulls: false,
+        label,
+        prefix,
+    };
+    w.node(schema, value);
+    match w.out {
+        Some(v) if !v.is_empty() => Err(v),
+        _ => Ok(Validated {
+            omitted_nulls: w.omitted_nulls,
+        }),
+    }
+}
+
+/// Whether `value` matches `schema` (no messages are built).
+pub fn is_valid(schema: &Schema, value: &Value) -> bool {
+    matches(schema, value)
+}
+
+impl Schema {
+    /// Whether `null` matches this node.
+    pub fn admits_null(&self) -> bool {
+        matches(self, &Value::Null)
+    }
+}
+
+fn matches(schema: &Schema, value: &Value) -> bool {
+    let mut w = Walker {
+        path: Vec::new(),
+        out: None,
+        failed: false,
+        omitted_nulls: false,
+        label: "",
+        prefix: false,
+    };
+    w.node(schema, value);
+    !w.failed
+}
+
+#[derive(Clone, Copy)]
+enum Seg<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+struct Walker<'a, 'l> {
+    path: Vec<Seg<'a>>,
+    /// `None`: stop at the first violation and build no message.
+    out: Option<Vec<String>>,
+    failed: bool,
+    omitted_nulls: bool,
+    label: &'l str,
+    prefix: bool,
+}
+
+impl<'a> Walker<'a, '_> {
+    fn stop(&self) -> bool {
+        self.failed && self.out.is_none()
+    }
+
+    fn path_string(&self) -> String {
+        path_to_string(&self.path, self.label, self.prefix)
+    }
+
+    fn fail(&mut self, msg: impl FnOnce(&str) -> String) {
+        self.failed = true;
+        if self.out.is_some() {
+            let p = self.path_string();
+            let m = msg(&json_quote(&p));
+            if let Some(out) = &mut self.out {
+                out.push(m);
+            }
+        }
+    }
+
+    fn node(&mut self, schema: &'a Schema, value: &'a Value) {
+        match &schema.kind {
+            Kind::Json => {}
+            Kind::OneOf(branches) => {
+                let matched = branches.iter().filter(|b| matches(b, value)).count();
+                if matched != 1 {
+                    self.fail(|p| {
+                        format!("{p} must match exactly one oneOf branch (matched {matched})")
+                    });
+                }
+                return;
+            }
+            Kind::String(r) => {
+                let Value::String(s) = value else {
+                    return self.fail(|p| format!("{p} must be a string"));
+                };
+                if let Some(min) = r.min_length
+                    && char_len_below(s, min)
+                {
+                    self.fail(|p| format!("{p} must be at least {min} characters long"));
+                }
+                if let Some(max) = r.max_length
+                    && !char_len_below(s, max.saturating_add(1))
+                {
+                    self.fail(|p| format!("{p} must be at most {max} characters long"));
+                }
+                if let Some(pat) = &r.pattern
+                    && !pat.is_match(s)
+                {
+                    let src = json_quote(pat.as_str());
+                    self.fail(|p| format!("{p} must match the pattern {src}"));
+                }
+            }
+            Kind::Number(r) => {
+                let Value::Number(n) = value else {
+                    return self.fail(|p| format!("{p} must be a number"));
+                };
+                if let Some(min) = r.minimum
+                    && cmp_f64(n, min) == Ordering::Less
+                {
+                    self.fail(|p| format!("{p} must be at least {}", fmt_f64(min)));
+                }
+                if let Some(max) = r.maximum
+                    && cmp_f64(n, max) == Ordering::Greater
+                {
+                    self.fail(|p| format!("{p} must be at most {}", fmt_f64(max)));
+                }
+            }
+            Kind::Integer(r) => {
+                let Value::Number(n) = value else {
+                    return self.fail(|p| format!("{p} must be an integer"));
+                };
+                if !n.is_integer() {
+                    return self.fail(|p| format!("{p} must be an integer"));
+                }
+                if let Some(min) = r.minimum
+                    && cmp_int(n, min) == Ordering::Less
+                {
+                    self.fail(|p| format!("{p} must be at least {min}"));
+                }
+                if let Some(max) = r.maximum
+                    && cmp_int(n, max) == Ordering::Greater
+                {
+                    self.fail(|p| format!("{p} must be at most {max}"));
+                }
+            }
+            Kind::Boolean => {
+                if !matches!(value, Value::Bool(_)) {
+                    return self.fail(|p| format!("{p} must be a boolean"));
+                }
+            }
+            Kind::Null => {
+                if !matches!(value, Value::Null) {
+                    return self.fail(|p| format!("{p} must be null"));
+                }
+            }
+            Kind::Array(r) => {
+                let Value::Array(items) = value else {
+                    return self.fail(|p| format!("{p} must be an array"));
+                };
+                let len = items.len() as u64;
+                if let Some(min) = r.min_items
+                    && len < min
+                {
+                    self.fail(|p| format!("{p} must have at least {min} items"));
+                }
+                if let Some(max) = r.max_items
+                    && len > max
+                {
+                    self.fail(|p| format!("{p} must have at most {max} items"));
+                }
+                if let Some(item_schema) = &r.items {
+                    for (i, item) in items.iter().enumerate() {
+                        if self.stop() {
+                            return;
+                        }
+                        self.path.push(Seg::Index(i));
+                        self.node(item_schema, item);
+                        self.path.pop();
+                    }
+                }
+                return;
+            }
+            Kind::Object(r) => {
+                let Value::Object(obj) = value else {
+                    return self.fail(|p| format!("{p} must be an object"));
+                };
+                self.object(r, obj);
+                return;
+            }
+        }
+        if self.stop() {
+            return;
+        }
+        if let Some(values) = &schema.enum_values {
+            if !values.contains(value) {
+                let list = Value::from(values.clone()).to_string();
+                self.fail(|p| format!("{p} must be one of {list}"));
+                return;
+            }
+        }
+        if let Some(c) = &schema.const_value
+            && c != value
+        {
+            self.fail(|p| format!("{p} must be {c}"));
+        }
+    }
+
+    fn object(&mut self, r: &'a crate::schema::ObjectRules, obj: &'a Object) {
+        // (1) missing required properties, in declaration order.
+        for p in &r.properties {
+            if p.required && !obj.contains_key(&p.name) {
+                self.path.push(Seg::Key(&p.name));
+                self.failed = true;
+                if self.out.is_some() {
+                    let msg = format!(
+                        "missing required property {}",
+                        json_quote(&self.path_string())
+                    );
+                    if let Some(out) = &mut self.out {
+                        out.push(msg);
+                    }
+                }
+                self.path.pop();
+                if self.stop() {
+                    return;
+                }
+            }
+        }
+        // (2) declared properties that are present, in declaration order.
+        let mut declared_present = 0usize;
+        for p in &r.properties {
+            let Some(v) = obj.get(&p.name) else { continue };
+            declared_present += 1;
+            if !p.required && v.is_null() && !p.schema.admits_null() {
+                // `null` means "omitted" for a property that is not required.
+                self.omitted_nulls = true;
+                continue;
+            }
+            self.path.push(Seg::Key(&p.name));
+            self.node(&p.schema, v);
+            self.path.pop();
+            if self.stop() {
+                return;
+            }
+        }
+        // (3) undeclared keys, in the value's key order.
+        if declared_present == obj.len() {
+            return;
+        }
+        match &r.additional {
+            Additional::Open => {}
+            Additional::Closed => {
+                for (k, _) in obj.iter() {
+                    if r.properties.iter().any(|p| p.name == k) {
+                        continue;
+                    }
+                    self.path.push(Seg::Key(k));
+                    self.fail(|p| {
+                        format!("{p} is not a declared property (additionalProperties: false)")
+                    });
+                    self.path.pop();
+                    if self.stop() {
+                        return;
+                    }
+                }
+            }
+            Additional::Schema(s) => {
+                for (k, v) in obj.iter() {
+                    if r.properties.iter().any(|p| p.name == k) {
+                        continue;
+                    }
+                    self.path.push(Seg::Key(k));
+                    self.node(s, v);
+                    self.path.pop();
+                    if self.stop() {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn path_to_string(path: &[Seg<'_>], label: &str, prefix: bool) -> String {
+    if path.is_empty() {
+        return label.to_string();
+    }
+    let mut s = String::new();
+    if prefix {
+        s.push_str(label);
+    }
+    for seg in path {
+        match seg {
+            Seg::Key(k) if crate::schema::is_ident_key(k) => {
+                if !s.is_empty() {
+                    s.push('.');
+                }
+                s.push_str(k);
+            }
+            Seg::Key(k) => {
+                s.push('[');
+                s.push_str(&json_quote(k));
+                s.push(']');
+            }
+            Seg::Index(i) => {
+                s.push('[');
+                s.push_str(&i.to_string());
+                s.push(']');
+            }
+        }
+    }
+    s
+}
+
+/// Whether `s` has fewer than `n` Unicode scalar values, counting only when the byte
+/// length cannot decide it (a scalar value takes one to four bytes).
+fn char_len_below(s: &str, n: u64) -> bool {
+    let bytes = s.len() as u64;
+    if bytes < n {
+        true
+    } else if bytes >= n.saturating_mul(4) {
+        false
+    } else {
+        (s.chars().count() as u64) < n
+    }
+}
+
+/// Exact comparison of a JSON number with an integer bound.
+fn cmp_int(n: &Number, bound: i128) -> Ordering {
+    if let Some(u) = n.as_u64() {
+        return (u as i128).cmp(&bound);
+    }
+    if let Some(i) = n.as_i64() {
+        return (i as i128).cmp(&bound);
+    }
+    cmp_f64_int(n.as_f64().unwrap_or(0.0), bound)
+}
+
+/// Exact comparison of a float with an integer.
+fn cmp_f64_int(f: f64, bound: i128) -> Ordering {
+    const TWO_127: f64 = 170_141_183_460_469_231_731_687_303_715_884_105_728.0;
+    if f >= TWO_127 {
+        return Ordering::Greater;
+    }
+    if f < -TWO_127 {
+        return Ordering::Less;
+    }
+    let floor = f.floor();
+    match (floor as i128).cmp(&bound) {
+        Ordering::Equal if f > floor => Ordering::Greater,
+        o => o,
+    }
+}
+
+/// Exact comparison of a JSON number with a float bound.
+fn cmp_f64(n: &Number, bound: f64) -> Ordering {
+    let as_int = n
+        .as_u64()
+        .map(|u| u as i128)
+        .or_else(|| n.as_i64().map(|i| i as i128));
+    match as_int {
+        Some(i) => cmp_f64_int(bound, i).reverse(),
+        None => n
+            .as_f64()
+            .unwrap_or(0.0)
+            .partial_cmp(&bound)
+            .unwrap_or(Ordering::Equal),
+    }
+}
+
+fn fmt_f64(f: f64) -> String {
+    match Number::from_f64(f) {
+        Some(n) => n.to_string(),
+        None => f.to_string(),
+    }
+}
+
+/// Remove the `null`s that mean "omitted"; `None` when nothing changed.
+fn strip(schema: &Schema, value: &Value) -> Option<Value> {
+    match (&schema.kind, value) {
+        (Kind::Object(r), Value::Object(obj)) => {
+            let mut changed = false;
+            let mut out = Object::new();
+            for (k, v) in obj.iter() {
+                match r.properties.iter().find(|p| p.name == k) {
+                    Some(p) => {
+                        if !p.required && v.is_null() && !p.schema.admits_null() {
+                            changed = true;
+                            continue;
+                        }
+                        match strip(&p.schema, v) {
+                            Some(nv) => {
+                                changed = true;
+                                out.insert(k, nv);
+                            }
+                            None => {
+                                out.insert(k, v.clone());
+                            }
+                        }
+                    }
+                    None => {
+                        let nv = match &r.additional {
+                            Additional::Schema(s) => strip(s, v),
+                            _ => None,
+                        };
+                        changed |= nv.is_some();
+                        out.insert(k, nv.unwrap_or_else(|| v.clone()));
+                    }
+                }
+            }
+            changed.then_some(Value::Object(out))
+        }
+        (Kind::Array(r), Value::Array(items)) => {
+            let item_schema = r.items.as_ref()?;
+            let mut changed = false;
+            let out: Vec<Value> = items
+                .iter()
+                .map(|it| match strip(item_schema, it) {
+                    Some(nv) => {
+                        changed = true;
+                        nv
+                    }
+                    None => it.clone(),
+                })
+                .collect();
+            changed.then(|| Value::from(out))
+        }
+        (Kind::OneOf(branches), _) => {
+            let branch = branches.iter().find(|b| matches(b, value))?;
+            strip(branch, value)
+        }
+        _ => None,
+    }
+}
