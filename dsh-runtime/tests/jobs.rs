@@ -853,3 +853,39 @@ async fn closing_the_owner_waits_for_the_process() {
     assert_eq!(job.status, JobStatus::Killed);
     assert!(!process_exists(&pid), "process {pid} outlived close");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_reads_lose_and_repeat_nothing() {
+    let jobs = JobRuntime::new();
+    let id = jobs
+        .start(JobSpec::new("w", "writer"), |ctx: JobContext| {
+            let out = ctx.output().clone();
+            Ok::<_, Infallible>(RunningJob::new(async move {
+                for i in 0..2000 {
+                    out.write_str(&format!("{i}\n"));
+                    if i % 50 == 0 {
+                        tokio::task::yield_now().await;
+                    }
+                }
+                JobSettlement::completed()
+            }))
+        })
+        .unwrap();
+    let mut seen = String::new();
+    tokio::time::timeout(LIVENESS, async {
+        loop {
+            let out = jobs.read(&id, None).unwrap();
+            seen.push_str(&out.text);
+            if out.job.status.is_terminal() {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the writer finishes");
+    // The last read after settlement returned the final output (the unread rest), so
+    // cursor reads plus that rest are the whole stream exactly once.
+    let expected: String = (0..2000).map(|i| format!("{i}\n")).collect();
+    assert_eq!(seen, expected);
+}
