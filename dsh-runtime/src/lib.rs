@@ -11,6 +11,7 @@
 //! - [`validate`]: path-qualified validation reporting every violation.
 #![deny(missing_docs)]
 
+pub mod jobs;
 pub mod json;
 pub mod present;
 pub mod schema;
