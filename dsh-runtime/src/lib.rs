@@ -1,1 +1,3 @@
 //! dsh-runtime
+
+pub mod json;
