@@ -194,14 +194,15 @@ impl std::error::Error for ParseError {}
 ///   that fit `i64`/`u64` are held as integers. Any other literal is read as
 ///   the nearest `f64` and accepted only if that `f64`'s shortest round-trip
 ///   decimal form has the same value as the literal (ignoring leading and
-///   trailing zeros and the placement of the exponent). So `0.1`, `1.5e3`,
-///   `2.0`, `1.0e2`, `-3.25`, `1e300` and `100000000000000000000000` are
-///   accepted, while `3.141592653589793238`,
+///   trailing zeros and the placement of the exponent). Literals whose value
+///   is an integer in `i64::MIN..=u64::MAX` become that integer exactly,
+///   whatever their spelling (`2.0` and `1e2` are the integers 2 and 100).
+///   So `0.1`, `1.5e3`, `2.0`, `1.0e2`, `-3.25`, `1e300` and
+///   `100000000000000000000000` are accepted, while `3.141592653589793238`,
 ///   `12345678901234567890123` and `12345678901234567890123.0` fail with
 ///   [`ParseErrorKind::InexactNumber`], `1e400` and `1e-400` with
 ///   [`ParseErrorKind::NumberOutOfRange`], and `-0`, `-0.0`, `-0e5` with
-///   [`ParseErrorKind::NegativeZero`]. Accepted integral values that fit an
-///   `i64`/`u64` become integers (`2.0` and `1e2` are the integers 2 and 100).
+///   [`ParseErrorKind::NegativeZero`].
 ///
 /// The parser uses an explicit stack (no recursion): any depth allowed by
 /// [`ParseOptions::max_depth`] is safe on a small stack.
@@ -854,6 +855,28 @@ impl Decimal {
         }
     }
 
+    /// The value as an integer [`Number`], if it is integral and within
+    /// `i64::MIN..=u64::MAX`.
+    fn as_integer(&self, negative: bool) -> Option<Number> {
+        if self.overflow || self.exp < 0 {
+            return None;
+        }
+        let mut v: u64 = 0;
+        for &d in &self.digits[..self.len] {
+            v = v.checked_mul(10)?.checked_add(u64::from(d))?;
+        }
+        for _ in 0..self.exp {
+            v = v.checked_mul(10)?;
+        }
+        if !negative {
+            Some(Number(N::PosInt(v)))
+        } else if v <= 1u64 << 63 {
+            Some(Number(N::NegInt(0i64.wrapping_sub(v as i64))))
+        } else {
+            None
+        }
+    }
+
     fn same_value(&self, other: &Decimal) -> bool {
         !self.overflow
             && !other.overflow
@@ -875,25 +898,34 @@ fn float_literal(literal: &str, negative: bool, start: usize) -> Result<Number, 
             Ok(Number(N::PosInt(0)))
         };
     }
+    // An integral value within the 64-bit range is held exactly as an integer
+    // (`2.0`, `1.5e3`, `2.6934100508506787e17`), whatever the nearest f64.
+    if let Some(n) = dec.as_integer(negative) {
+        return Ok(n);
+    }
     let Ok(f) = literal.parse::<f64>() else {
         return Err(syntax("invalid number", start));
     };
     if !f.is_finite() || f == 0.0 {
         return Err((ParseErrorKind::NumberOutOfRange(literal.to_owned()), start));
     }
-    // Any decimal with at most 15 significant digits in the normal range
-    // survives decimal -> f64 -> shortest decimal unchanged, so only longer
-    // literals (and subnormals) need the full comparison.
-    let exact = if dec.len <= 15 && !dec.overflow && f.is_normal() {
-        true
-    } else {
-        let mut buf = ryu::Buffer::new();
-        dec.same_value(&Decimal::of(buf.format_finite(f)))
+    let n = Number::normalise_finite(f);
+    let exact = match n {
+        // The literal is not an integer in range, yet it rounded to one.
+        N::PosInt(_) | N::NegInt(_) => false,
+        // Any decimal with at most 15 significant digits in the normal range
+        // survives decimal -> f64 -> shortest decimal unchanged, so only
+        // longer literals (and subnormals) need the full comparison.
+        N::Float(_) if dec.len <= 15 && !dec.overflow && f.is_normal() => true,
+        N::Float(_) => {
+            let mut buf = ryu::Buffer::new();
+            dec.same_value(&Decimal::of(buf.format_finite(f)))
+        }
     };
     if !exact {
         return Err((ParseErrorKind::InexactNumber(literal.to_owned()), start));
     }
-    Ok(Number(Number::normalise_finite(f)))
+    Ok(Number(n))
 }
 
 #[cfg(test)]

@@ -228,7 +228,9 @@ fn serialize_child<T: Serialize + ?Sized>(
 /// The mapping follows `serde_json`: unit and `None` become `null`, unit
 /// variants become strings, newtype/tuple/struct variants become
 /// `{"Variant": …}`, bytes become an array of numbers, and struct fields and
-/// map entries keep their order.
+/// map entries keep their order. An `f32` becomes the shortest decimal that
+/// converts back to the same `f32` (`0.1f32` becomes `0.1`), as `serde_json`
+/// prints it; integral floats become integers.
 pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value, LosslessError> {
     let mut path = Vec::new();
     value
@@ -305,7 +307,17 @@ impl<'p> Serializer for ValueSerializer<'p> {
         }
     }
     fn serialize_f32(self, v: f32) -> Result<Value, LosslessError> {
-        self.float(f64::from(v))
+        if !v.is_finite() || v == 0.0 {
+            return self.float(f64::from(v));
+        }
+        // Take the shortest decimal that round-trips the `f32` (what
+        // `serde_json` writes), so `0.1f32` becomes `0.1`, not
+        // `0.10000000149011612`. Converting back to `f32` is exact.
+        let mut buf = ryu::Buffer::new();
+        match buf.format_finite(v).parse::<f64>() {
+            Ok(f) => self.float(f),
+            Err(_) => self.float(f64::from(v)),
+        }
     }
     fn serialize_f64(self, v: f64) -> Result<Value, LosslessError> {
         self.float(v)
