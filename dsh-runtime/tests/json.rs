@@ -42,7 +42,10 @@ fn obj(pairs: &[(&str, Value)]) -> Value {
 #[test]
 fn error_syntax_missing_colon() {
     let e = perr(r#"{"a" 1}"#);
-    assert_eq!(e.kind(), &ParseErrorKind::Syntax("expected `:` after object key".into()));
+    assert_eq!(
+        e.kind(),
+        &ParseErrorKind::Syntax("expected `:` after object key".into())
+    );
     assert_eq!(e.path(), "arguments.a");
     assert_eq!((e.line(), e.column(), e.offset()), (1, 6, 5));
     assert_eq!(
@@ -101,7 +104,18 @@ fn error_syntax_variants() {
         pmsg("1e+x"),
         "expected a digit in the exponent at arguments (line 1, column 4)"
     );
-    for bad in ["+1", ".5", "NaN", "Infinity", "-Infinity", "'a'", "[1,,2]", "{,}", "/*c*/1", "//c\n1"] {
+    for bad in [
+        "+1",
+        ".5",
+        "NaN",
+        "Infinity",
+        "-Infinity",
+        "'a'",
+        "[1,,2]",
+        "{,}",
+        "/*c*/1",
+        "//c\n1",
+    ] {
         assert!(
             matches!(perr(bad).kind(), ParseErrorKind::Syntax(_)),
             "{bad}: {}",
@@ -187,7 +201,13 @@ fn error_number_out_of_range() {
         e.to_string(),
         "number 1e400 is out of the range of a 64-bit float at arguments[0] (line 1, column 2)"
     );
-    for lit in ["-1e400", "1e-400", "-1e-400", "1.8e308", "1e99999999999999999999999"] {
+    for lit in [
+        "-1e400",
+        "1e-400",
+        "-1e-400",
+        "1.8e308",
+        "1e99999999999999999999999",
+    ] {
         assert_eq!(
             perr(lit).kind(),
             &ParseErrorKind::NumberOutOfRange(lit.into()),
@@ -195,7 +215,10 @@ fn error_number_out_of_range() {
         );
     }
     let huge = format!("1{}", "0".repeat(400));
-    assert_eq!(perr(&huge).kind(), &ParseErrorKind::NumberOutOfRange(huge.clone()));
+    assert_eq!(
+        perr(&huge).kind(),
+        &ParseErrorKind::NumberOutOfRange(huge.clone())
+    );
 }
 
 #[test]
@@ -222,10 +245,7 @@ fn error_too_deep() {
     let ok = format!("{}{}", "[".repeat(128), "]".repeat(128));
     assert!(parse(&ok).is_ok());
     let bad = format!("{}{}", "[".repeat(129), "]".repeat(129));
-    assert_eq!(
-        perr(&bad).kind(),
-        &ParseErrorKind::TooDeep { limit: 128 }
-    );
+    assert_eq!(perr(&bad).kind(), &ParseErrorKind::TooDeep { limit: 128 });
     assert_eq!(perr(&bad).column(), 129);
 }
 
@@ -237,7 +257,13 @@ fn error_invalid_escape() {
         e.to_string(),
         "invalid escape sequence in string at arguments.s (line 1, column 8)"
     );
-    for bad in [r#""\u12G4""#, r#""\U0041""#, r#""\'""#, r#""\ud800\uZZZZ""#, r#""\ ""#] {
+    for bad in [
+        r#""\u12G4""#,
+        r#""\U0041""#,
+        r#""\'""#,
+        r#""\ud800\uZZZZ""#,
+        r#""\ ""#,
+    ] {
         assert_eq!(perr(bad).kind(), &ParseErrorKind::InvalidEscape, "{bad}");
     }
     // Escapes inside keys report the object path.
@@ -293,7 +319,10 @@ fn error_invalid_utf8() {
         assert_eq!(e.path(), *path, "{bytes:?}");
         assert_eq!(e.offset(), *offset, "{bytes:?}");
     }
-    assert_eq!(parse_slice(b"[1,\n \xe2\x82]", &opts).unwrap_err().line(), 2);
+    assert_eq!(
+        parse_slice(b"[1,\n \xe2\x82]", &opts).unwrap_err().line(),
+        2
+    );
     // An earlier error wins.
     assert_eq!(
         parse_slice(b"[01, \"\xff\"]", &opts).unwrap_err().kind(),
@@ -316,9 +345,17 @@ fn error_control_character() {
     );
     for c in (0u8..0x20).map(char::from) {
         let text = format!("\"{c}\"");
-        assert_eq!(perr(&text).kind(), &ParseErrorKind::ControlCharacter, "{c:?}");
+        assert_eq!(
+            perr(&text).kind(),
+            &ParseErrorKind::ControlCharacter,
+            "{c:?}"
+        );
         let text = format!("\"\\n{c}\"");
-        assert_eq!(perr(&text).kind(), &ParseErrorKind::ControlCharacter, "{c:?}");
+        assert_eq!(
+            perr(&text).kind(),
+            &ParseErrorKind::ControlCharacter,
+            "{c:?}"
+        );
         let text = format!("\"0123456789abcdef{c}\"");
         assert_eq!(perr(&text).offset(), 17, "{c:?}");
     }
@@ -394,9 +431,15 @@ fn error_paths_use_quoted_segments() {
 #[test]
 fn parse_error_is_std_error() {
     let e: Box<dyn std::error::Error + Send + Sync> = Box::new(perr("x"));
-    assert_eq!(e.to_string(), "expected a JSON value at arguments (line 1, column 1)");
+    assert_eq!(
+        e.to_string(),
+        "expected a JSON value at arguments (line 1, column 1)"
+    );
     let dbg = format!("{:?}", perr("x"));
-    assert!(dbg.contains("ParseError") && dbg.contains("Syntax"), "{dbg}");
+    assert!(
+        dbg.contains("ParseError") && dbg.contains("Syntax"),
+        "{dbg}"
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -590,7 +633,10 @@ fn hundred_thousand_deep_parses_on_small_stack() {
         assert_eq!(copy, v);
         let text = format!("{}{}", r#"{"a":"#.repeat(n), "}".repeat(n));
         let e = parse_with(&text, &opts).unwrap_err();
-        assert_eq!(e.kind(), &ParseErrorKind::Syntax("expected a JSON value".into()));
+        assert_eq!(
+            e.kind(),
+            &ParseErrorKind::Syntax("expected a JSON value".into())
+        );
         let text = format!("{}null{}", r#"{"a":"#.repeat(n), "}".repeat(n));
         let v = parse_with(&text, &opts).unwrap();
         assert_eq!(depth_of(&v), n);
@@ -741,10 +787,29 @@ fn deserialize_structs_enums_options_maps() {
     assert_eq!(
         q.filters,
         vec![
-            Filter { field: "a".into(), op: Op::Eq, limit: None },
-            Filter { field: "b".into(), op: Op::In(vec![1, -2]), limit: Some(3) },
-            Filter { field: "c".into(), op: Op::Range(0, 10), limit: None },
-            Filter { field: "d".into(), op: Op::Near { lat: 1.5, lon: -2.0 }, limit: None },
+            Filter {
+                field: "a".into(),
+                op: Op::Eq,
+                limit: None
+            },
+            Filter {
+                field: "b".into(),
+                op: Op::In(vec![1, -2]),
+                limit: Some(3)
+            },
+            Filter {
+                field: "c".into(),
+                op: Op::Range(0, 10),
+                limit: None
+            },
+            Filter {
+                field: "d".into(),
+                op: Op::Near {
+                    lat: 1.5,
+                    lon: -2.0
+                },
+                limit: None
+            },
         ]
     );
     assert_eq!(q.tags, HashMap::from([("x".into(), 1), ("y".into(), 2)]));
@@ -759,7 +824,10 @@ fn deserialize_structs_enums_options_maps() {
     assert_eq!(q.extra.to_string(), r#"{"deep":[1,{"k":null}],"n":1e+300}"#);
     assert_eq!(q.nothing, None);
     // Borrowed: the name points into the value.
-    assert!(std::ptr::eq(q.name.as_ptr(), v["name"].as_str().unwrap().as_ptr()));
+    assert!(std::ptr::eq(
+        q.name.as_ptr(),
+        v["name"].as_str().unwrap().as_ptr()
+    ));
 }
 
 #[test]
@@ -769,24 +837,43 @@ fn deserialize_errors() {
     let e = from_value::<u32>(&Value::from(-1i8)).unwrap_err();
     assert_eq!(e.to_string(), "invalid value: integer `-1`, expected u32");
     let e = from_value::<i64>(&parse("1e300").unwrap()).unwrap_err();
-    assert!(e.to_string().starts_with("invalid type: floating point `1000"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("invalid type: floating point `1000"),
+        "{e}"
+    );
     assert!(e.to_string().ends_with("`, expected i64"), "{e}");
     let e = from_value::<i64>(&parse("0.5").unwrap()).unwrap_err();
-    assert_eq!(e.to_string(), "invalid type: floating point `0.5`, expected i64");
+    assert_eq!(
+        e.to_string(),
+        "invalid type: floating point `0.5`, expected i64"
+    );
     let e = from_value::<Filter>(&parse(r#"{"field":"a"}"#).unwrap()).unwrap_err();
     assert_eq!(e.to_string(), "missing field `op`");
     let e = from_value::<Op>(&parse(r#"{"eq":null,"in":[]}"#).unwrap()).unwrap_err();
-    assert_eq!(e.to_string(), "invalid value: map, expected map with a single key");
+    assert_eq!(
+        e.to_string(),
+        "invalid value: map, expected map with a single key"
+    );
     let e = from_value::<Op>(&parse("3").unwrap()).unwrap_err();
-    assert_eq!(e.to_string(), "invalid type: integer `3`, expected string or map");
+    assert_eq!(
+        e.to_string(),
+        "invalid type: integer `3`, expected string or map"
+    );
     let e = from_value::<Op>(&parse(r#""in""#).unwrap()).unwrap_err();
-    assert_eq!(e.to_string(), "invalid type: unit variant, expected newtype variant");
+    assert_eq!(
+        e.to_string(),
+        "invalid type: unit variant, expected newtype variant"
+    );
     let e = from_value::<Op>(&parse(r#""bogus""#).unwrap()).unwrap_err();
     assert!(e.to_string().starts_with("unknown variant `bogus`"), "{e}");
     let e = from_value::<()>(&Value::from(1u8)).unwrap_err();
     assert_eq!(e.to_string(), "invalid type: integer `1`, expected unit");
     let e = from_value::<(u8, u8)>(&parse("[1,2,3]").unwrap()).unwrap_err();
-    assert_eq!(e.to_string(), "invalid length 3, expected fewer elements in array");
+    assert_eq!(
+        e.to_string(),
+        "invalid length 3, expected fewer elements in array"
+    );
     let e = from_value::<String>(&parse("[]").unwrap()).unwrap_err();
     assert_eq!(e.to_string(), "invalid type: sequence, expected a string");
     let _: &dyn std::error::Error = &e;
@@ -822,23 +909,43 @@ fn deserialize_misc_types() {
     let p = |s: &str| parse(s).unwrap();
     assert_eq!(from_value::<Unit>(&p("null")).unwrap(), Unit);
     assert_eq!(from_value::<Wrap>(&p("7")).unwrap(), Wrap(7));
-    assert_eq!(from_value::<Pair>(&p(r#"[-1,"x"]"#)).unwrap(), Pair(-1, "x".into()));
-    assert_eq!(from_value::<Tagged>(&p(r#"{"type":"A","x":3}"#)).unwrap(), Tagged::A { x: 3 });
-    assert_eq!(from_value::<Tagged>(&p(r#"{"type":"B"}"#)).unwrap(), Tagged::B);
-    assert_eq!(from_value::<Untagged>(&p("-4")).unwrap(), Untagged::N(-4));
-    assert_eq!(from_value::<Untagged>(&p(r#""s""#)).unwrap(), Untagged::S("s".into()));
     assert_eq!(
-        from_value::<Strict>(&p(r#"{"a":1,"b":2}"#)).unwrap_err().to_string(),
+        from_value::<Pair>(&p(r#"[-1,"x"]"#)).unwrap(),
+        Pair(-1, "x".into())
+    );
+    assert_eq!(
+        from_value::<Tagged>(&p(r#"{"type":"A","x":3}"#)).unwrap(),
+        Tagged::A { x: 3 }
+    );
+    assert_eq!(
+        from_value::<Tagged>(&p(r#"{"type":"B"}"#)).unwrap(),
+        Tagged::B
+    );
+    assert_eq!(from_value::<Untagged>(&p("-4")).unwrap(), Untagged::N(-4));
+    assert_eq!(
+        from_value::<Untagged>(&p(r#""s""#)).unwrap(),
+        Untagged::S("s".into())
+    );
+    assert_eq!(
+        from_value::<Strict>(&p(r#"{"a":1,"b":2}"#))
+            .unwrap_err()
+            .to_string(),
         "unknown field `b`, expected `a`"
     );
     assert_eq!(from_value::<char>(&p(r#""é""#)).unwrap(), 'é');
-    assert_eq!(from_value::<Vec<u8>>(&p("[1,2,255]")).unwrap(), vec![1, 2, 255]);
+    assert_eq!(
+        from_value::<Vec<u8>>(&p("[1,2,255]")).unwrap(),
+        vec![1, 2, 255]
+    );
     assert_eq!(from_value::<Option<u8>>(&p("5")).unwrap(), Some(5));
     assert_eq!(from_value::<Option<u8>>(&p("null")).unwrap(), None);
     assert_eq!(from_value::<f32>(&p("0.5")).unwrap(), 0.5);
     assert_eq!(from_value::<u64>(&p("2.0")).unwrap(), 2);
     assert_eq!(from_value::<i32>(&p("-1e2")).unwrap(), -100);
-    assert_eq!(from_value::<serde::de::IgnoredAny>(&p("[1]")).unwrap(), serde::de::IgnoredAny);
+    assert_eq!(
+        from_value::<serde::de::IgnoredAny>(&p("[1]")).unwrap(),
+        serde::de::IgnoredAny
+    );
     let map: HashMap<i64, bool> = from_value(&p(r#"{"-1": true, "2": false}"#)).unwrap();
     assert_eq!(map, HashMap::from([(-1, true), (2, false)]));
     let e = from_value::<HashMap<u8, u8>>(&p(r#"{"x": 1}"#)).unwrap_err();
@@ -867,7 +974,11 @@ fn value_deserialize_from_serde_json_rejects_lossy_input() {
     let e = serde_json::from_str::<Value>(r#"{"a":1,"a":2}"#).unwrap_err();
     assert!(e.to_string().starts_with(r#"duplicate key "a""#), "{e}");
     let e = serde_json::from_str::<Value>("[-0.0]").unwrap_err();
-    assert!(e.to_string().starts_with("negative zero is not lossless JSON"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("negative zero is not lossless JSON"),
+        "{e}"
+    );
     let e = serde_json::from_str::<Value>("-0").unwrap_err();
     assert!(e.to_string().starts_with("negative zero"), "{e}");
     // From a serde_json::Value deserializer: integral floats normalise.
@@ -931,7 +1042,9 @@ fn to_value_errors_carry_paths() {
         e.to_string(),
         "value is not lossless JSON: non-finite number at value.items[2].x"
     );
-    let doc = Doc { items: vec![Point { x: -0.0 }] };
+    let doc = Doc {
+        items: vec![Point { x: -0.0 }],
+    };
     assert_eq!(
         to_value(&doc).unwrap_err().to_string(),
         "value is not lossless JSON: negative zero at value.items[0].x"
@@ -948,18 +1061,31 @@ fn to_value_errors_carry_paths() {
         "value is not lossless JSON: object key must be a string, char or integer at value.k"
     );
     let m = HashMap::from([(true, 1u8)]);
-    assert_eq!(to_value(&m).unwrap_err().kind(), &LosslessErrorKind::KeyMustBeString);
+    assert_eq!(
+        to_value(&m).unwrap_err().kind(),
+        &LosslessErrorKind::KeyMustBeString
+    );
     #[derive(Serialize)]
     struct Big {
         big: u128,
         small: i128,
     }
     assert_eq!(
-        to_value(&Big { big: u128::MAX, small: 0 }).unwrap_err().to_string(),
+        to_value(&Big {
+            big: u128::MAX,
+            small: 0
+        })
+        .unwrap_err()
+        .to_string(),
         "value is not lossless JSON: integer 340282366920938463463374607431768211455 does not fit in 64 bits at value.big"
     );
     assert_eq!(
-        to_value(&Big { big: 1, small: i128::MIN }).unwrap_err().path(),
+        to_value(&Big {
+            big: 1,
+            small: i128::MIN
+        })
+        .unwrap_err()
+        .path(),
         "value.small"
     );
     assert_eq!(
@@ -971,7 +1097,10 @@ fn to_value_errors_carry_paths() {
         "value[0][0]"
     );
     let e = to_value(&(1, Failing)).unwrap_err();
-    assert_eq!(e.to_string(), "value is not lossless JSON: boom at value[1]");
+    assert_eq!(
+        e.to_string(),
+        "value is not lossless JSON: boom at value[1]"
+    );
     assert_eq!(e.kind(), &LosslessErrorKind::Custom("boom".into()));
     assert_eq!(to_value(&Failing).unwrap_err().path(), "value");
     #[derive(Serialize)]
@@ -980,10 +1109,17 @@ fn to_value_errors_carry_paths() {
         T(u8, f64),
     }
     assert_eq!(
-        to_value(&E::V { inner: vec![f32::NAN] }).unwrap_err().path(),
+        to_value(&E::V {
+            inner: vec![f32::NAN]
+        })
+        .unwrap_err()
+        .path(),
         "value.V.inner[0]"
     );
-    assert_eq!(to_value(&E::T(1, f64::NAN)).unwrap_err().path(), "value.T[1]");
+    assert_eq!(
+        to_value(&E::T(1, f64::NAN)).unwrap_err().path(),
+        "value.T[1]"
+    );
     let _: &dyn std::error::Error = &e;
 }
 
@@ -1109,7 +1245,11 @@ fn decimal_value(lit: &str) -> (bool, String, i64) {
         return (false, String::new(), 0);
     }
     let trailing = (trimmed.len() - digits.len()) as i64;
-    (negative, digits.to_owned(), exp - frac.len() as i64 + trailing)
+    (
+        negative,
+        digits.to_owned(),
+        exp - frac.len() as i64 + trailing,
+    )
 }
 
 /// Whether serde_json's text for `f` denotes exactly the number `f` becomes:
@@ -1129,8 +1269,8 @@ fn arb_serde_json() -> impl Strategy<Value = serde_json::Value> {
     let leaf = prop_oneof![
         Just(serde_json::Value::Null),
         any::<bool>().prop_map(serde_json::Value::Bool),
-        any::<u64>().prop_map(|u| serde_json::Value::from(u)),
-        any::<i64>().prop_map(|i| serde_json::Value::from(i)),
+        any::<u64>().prop_map(serde_json::Value::from),
+        any::<i64>().prop_map(serde_json::Value::from),
         any::<f64>()
             .prop_filter("exactly representable", |f| exactly_representable(*f))
             .prop_map(serde_json::Value::from),

@@ -84,7 +84,10 @@ fn visit_array<'de, V: Visitor<'de>>(a: &'de Array, visitor: V) -> Result<V::Val
     if left == 0 {
         Ok(out)
     } else {
-        Err(de::Error::invalid_length(a.len(), &"fewer elements in array"))
+        Err(de::Error::invalid_length(
+            a.len(),
+            &"fewer elements in array",
+        ))
     }
 }
 
@@ -170,7 +173,10 @@ impl<'de> Deserializer<'de> for &'de Value {
                     &"map with a single key",
                 )),
             },
-            other => Err(de::Error::invalid_type(other.unexpected(), &"string or map")),
+            other => Err(de::Error::invalid_type(
+                other.unexpected(),
+                &"string or map",
+            )),
         }
     }
 

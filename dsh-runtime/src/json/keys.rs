@@ -52,7 +52,8 @@ impl DupDetector {
                 return existing.iter().any(|(k, _)| &**k == key);
             }
             let state = RandomState::new();
-            let mut seen = HashSet::with_capacity_and_hasher(existing.len() * 2, Default::default());
+            let mut seen =
+                HashSet::with_capacity_and_hasher(existing.len() * 2, Default::default());
             for (k, _) in existing {
                 seen.insert(state.hash_one(&**k));
             }

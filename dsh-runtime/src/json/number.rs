@@ -65,11 +65,11 @@ impl Number {
     #[inline]
     pub(crate) fn normalise_finite(f: f64) -> N {
         if f.fract() == 0.0 {
-            if f > 0.0 && f < TWO_POW_64 {
+            if (0.0..TWO_POW_64).contains(&f) {
                 // Exact: `f` is integral and in range.
                 return N::PosInt(f as u64);
             }
-            if f < 0.0 && f >= NEG_TWO_POW_63 {
+            if (NEG_TWO_POW_63..0.0).contains(&f) {
                 return N::NegInt(f as i64);
             }
         }
@@ -300,7 +300,17 @@ mod tests {
 
     #[test]
     fn float_format_matches_serde_json() {
-        for f in [1e300, 1e-7, 0.1, 1.5, -2.5e-300, 1e16 + 0.0, 1.7976931348623157e308, 5e-324, 123.456] {
+        for f in [
+            1e300,
+            1e-7,
+            0.1,
+            1.5,
+            -2.5e-300,
+            1e16 + 0.0,
+            1.7976931348623157e308,
+            5e-324,
+            123.456,
+        ] {
             let n = Number::from_f64(f).unwrap();
             let expected = serde_json::to_string(&f).unwrap();
             if n.is_f64() {

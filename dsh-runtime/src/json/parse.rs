@@ -413,7 +413,10 @@ impl<'a> Parser<'a> {
                             }
                             None => return Err(self.fail((ParseErrorKind::Eof, self.pos), true)),
                             Some(_) => {
-                                let f = syntax("expected `\"` (start of an object key) or `}`", self.pos);
+                                let f = syntax(
+                                    "expected `\"` (start of an object key) or `}`",
+                                    self.pos,
+                                );
                                 return Err(self.fail(f, true));
                             }
                         }
@@ -699,7 +702,10 @@ impl<'a> Parser<'a> {
             Some(b'0') => {
                 i += 1;
                 if matches!(bytes.get(i), Some(b'0'..=b'9')) {
-                    return Err(syntax("leading zeros are not allowed in numbers", int_start));
+                    return Err(syntax(
+                        "leading zeros are not allowed in numbers",
+                        int_start,
+                    ));
                 }
             }
             Some(b'1'..=b'9') => {

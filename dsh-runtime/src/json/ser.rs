@@ -367,7 +367,10 @@ impl<'p> Serializer for ValueSerializer<'p> {
         value: &T,
     ) -> Result<Value, LosslessError> {
         let (inner, _) = serialize_child(self.path, PathSeg::Field(variant), value);
-        Ok(Value::Object(Object::from_unique(vec![(variant.into(), inner?)])))
+        Ok(Value::Object(Object::from_unique(vec![(
+            variant.into(),
+            inner?,
+        )])))
     }
     fn serialize_seq(self, len: Option<usize>) -> Result<SeqSerializer<'p>, LosslessError> {
         Ok(SeqSerializer {

@@ -13,11 +13,7 @@ use super::value::{Array, Object, Value};
 pub fn from_serde(v: &serde_json::Value) -> Result<Value, LosslessError> {
     enum Frame<'a> {
         Arr(std::slice::Iter<'a, serde_json::Value>, Vec<Value>),
-        Obj(
-            serde_json::map::Iter<'a>,
-            Vec<(Box<str>, Value)>,
-            &'a str,
-        ),
+        Obj(serde_json::map::Iter<'a>, Vec<(Box<str>, Value)>, &'a str),
     }
     fn path_of(stack: &[Frame<'_>]) -> String {
         path::render(

@@ -390,8 +390,10 @@ impl<K: Into<Box<str>>, V: Into<Value>> FromIterator<(K, V)> for Object {
     /// Collects members; a repeated key keeps its first position and takes the
     /// last value (like repeated [`Object::insert`]).
     fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Object {
-        let mut entries: Vec<(Box<str>, Value)> =
-            iter.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
+        let mut entries: Vec<(Box<str>, Value)> = iter
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
         dedup_last_wins(&mut entries);
         Object(entries)
     }
@@ -449,7 +451,10 @@ impl Drop for Array {
 impl Drop for Object {
     fn drop(&mut self) {
         if self.0.iter().any(|(_, v)| is_nested(v)) {
-            let stack = std::mem::take(&mut self.0).into_iter().map(|(_, v)| v).collect();
+            let stack = std::mem::take(&mut self.0)
+                .into_iter()
+                .map(|(_, v)| v)
+                .collect();
             drop_iteratively(stack);
         }
     }
@@ -466,7 +471,11 @@ enum Cloning<'a> {
 
 enum CloneFrame<'a> {
     Arr(std::slice::Iter<'a, Value>, Vec<Value>),
-    Obj(std::slice::Iter<'a, (Box<str>, Value)>, Vec<(Box<str>, Value)>, Box<str>),
+    Obj(
+        std::slice::Iter<'a, (Box<str>, Value)>,
+        Vec<(Box<str>, Value)>,
+        Box<str>,
+    ),
 }
 
 fn clone_value_iter(root: Cloning<'_>) -> Value {
@@ -488,7 +497,11 @@ fn clone_value_iter(root: Cloning<'_>) -> Value {
             },
             Either::Obj(o) => match o.0.split_first() {
                 Some(((k, first), rest)) => {
-                    stack.push(CloneFrame::Obj(rest.iter(), Vec::with_capacity(o.len()), k.clone()));
+                    stack.push(CloneFrame::Obj(
+                        rest.iter(),
+                        Vec::with_capacity(o.len()),
+                        k.clone(),
+                    ));
                     cur = Either::from_value(first);
                     continue 'descend;
                 }
@@ -563,8 +576,16 @@ fn push_object_pairs<'a>(
     if a.len() != b.len() {
         return false;
     }
-    if a.0.iter().zip(b.0.iter()).all(|((ka, _), (kb, _))| ka == kb) {
-        pairs.extend(a.0.iter().zip(b.0.iter()).map(|((_, va), (_, vb))| (va, vb)));
+    if a.0
+        .iter()
+        .zip(b.0.iter())
+        .all(|((ka, _), (kb, _))| ka == kb)
+    {
+        pairs.extend(
+            a.0.iter()
+                .zip(b.0.iter())
+                .map(|((_, va), (_, vb))| (va, vb)),
+        );
         return true;
     }
     // Same keys in another order (or different keys). Keys are unique, so
@@ -595,13 +616,9 @@ fn eq_iter<'a>(mut stack: Vec<(&'a Value, &'a Value)>) -> bool {
             (Value::Bool(x), Value::Bool(y)) => x == y,
             (Value::Number(x), Value::Number(y)) => x == y,
             (Value::String(x), Value::String(y)) => x == y,
-            (Value::Array(x), Value::Array(y)) => {
-                if x.len() == y.len() {
-                    stack.extend(x.iter().zip(y.iter()));
-                    true
-                } else {
-                    false
-                }
+            (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+                stack.extend(x.iter().zip(y.iter()));
+                true
             }
             (Value::Object(x), Value::Object(y)) => push_object_pairs(x, y, &mut stack),
             _ => false,
@@ -773,10 +790,17 @@ mod tests {
         let c: Object = [("y", 2u8), ("z", 1)].into_iter().collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
-        let big_a: Object = (0..100).map(|i| (format!("k{i}"), Value::from(i))).collect();
-        let big_b: Object = (0..100).rev().map(|i| (format!("k{i}"), Value::from(i))).collect();
+        let big_a: Object = (0..100)
+            .map(|i| (format!("k{i}"), Value::from(i)))
+            .collect();
+        let big_b: Object = (0..100)
+            .rev()
+            .map(|i| (format!("k{i}"), Value::from(i)))
+            .collect();
         assert_eq!(big_a, big_b);
-        let big_c: Object = (1..101).map(|i| (format!("k{i}"), Value::from(i))).collect();
+        let big_c: Object = (1..101)
+            .map(|i| (format!("k{i}"), Value::from(i)))
+            .collect();
         assert_ne!(big_a, big_c);
         assert_ne!(Value::from(1u8), Value::from("1"));
         assert_ne!(Value::from(vec![Value::Null]), Value::from(vec![]));
@@ -784,7 +808,11 @@ mod tests {
 
     #[test]
     fn accessors_and_index() {
-        let v = Value::Object([("a", Value::from(vec![Value::from(true)]))].into_iter().collect());
+        let v = Value::Object(
+            [("a", Value::from(vec![Value::from(true)]))]
+                .into_iter()
+                .collect(),
+        );
         assert_eq!(v["a"][0], Value::Bool(true));
         assert!(v["missing"].is_null());
         assert!(v["a"][7].is_null());
