@@ -64,13 +64,17 @@ impl Number {
     /// Normalises a finite, non-zero float into the canonical representation.
     #[inline]
     pub(crate) fn normalise_finite(f: f64) -> N {
-        if f.fract() == 0.0 {
-            if (0.0..TWO_POW_64).contains(&f) {
-                // Exact: `f` is integral and in range.
-                return N::PosInt(f as u64);
+        // Truncating casts plus a comparison detect integral values without
+        // a (possibly out-of-line) `trunc` call.
+        if (0.0..TWO_POW_64).contains(&f) {
+            let u = f as u64;
+            if u as f64 == f {
+                return N::PosInt(u);
             }
-            if (NEG_TWO_POW_63..0.0).contains(&f) {
-                return N::NegInt(f as i64);
+        } else if (NEG_TWO_POW_63..0.0).contains(&f) {
+            let i = f as i64;
+            if i as f64 == f {
+                return N::NegInt(i);
             }
         }
         N::Float(f)
@@ -161,8 +165,11 @@ impl Number {
 pub(crate) fn write_float(out: &mut impl fmt::Write, f: f64) -> fmt::Result {
     let mut buf = ryu::Buffer::new();
     let s = buf.format_finite(f);
-    match s.find('e') {
-        Some(pos) if s.as_bytes().get(pos + 1) != Some(&b'-') => {
+    // An exponent has at most three digits, so any `e` is near the end.
+    let tail = s.len().saturating_sub(5);
+    match s.as_bytes()[tail..].iter().position(|&b| b == b'e') {
+        Some(p) if s.as_bytes().get(tail + p + 1) != Some(&b'-') => {
+            let pos = tail + p;
             out.write_str(&s[..=pos])?;
             out.write_char('+')?;
             out.write_str(&s[pos + 1..])

@@ -12,7 +12,6 @@ const ROOT: &str = "arguments";
 
 /// Options for [`parse_with`] and [`parse_slice`].
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct ParseOptions {
     /// Maximum number of nested arrays/objects. A document nested exactly this
     /// deep is accepted; one more level fails with [`ParseErrorKind::TooDeep`].
@@ -697,28 +696,34 @@ impl<'a> Parser<'a> {
         if negative {
             i += 1;
         }
-        let int_start = i;
+        // The significant digits (without leading zeros) as an integer, while
+        // there are at most 19 of them; `long` records that there were more.
+        let mut mant: u64 = 0;
+        let mut sig: u32 = 0;
+        let mut long = false;
         match bytes.get(i) {
             Some(b'0') => {
                 i += 1;
                 if matches!(bytes.get(i), Some(b'0'..=b'9')) {
-                    return Err(syntax(
-                        "leading zeros are not allowed in numbers",
-                        int_start,
-                    ));
+                    return Err(syntax("leading zeros are not allowed in numbers", i - 1));
                 }
             }
             Some(b'1'..=b'9') => {
-                i += 1;
-                while matches!(bytes.get(i), Some(b'0'..=b'9')) {
+                while let Some(&d @ b'0'..=b'9') = bytes.get(i) {
+                    if sig < 19 {
+                        mant = mant * 10 + u64::from(d - b'0');
+                        sig += 1;
+                    } else {
+                        long = true;
+                    }
                     i += 1;
                 }
             }
             Some(_) => return Err(syntax("expected a digit after `-`", i)),
             None => return Err((ParseErrorKind::Eof, bytes.len())),
         }
-        let int_end = i;
         let mut is_int = true;
+        let mut frac_len: i64 = 0;
         if bytes.get(i) == Some(&b'.') {
             is_int = false;
             i += 1;
@@ -727,13 +732,24 @@ impl<'a> Parser<'a> {
                 Some(_) => return Err(syntax("expected a digit after the decimal point", i)),
                 None => return Err((ParseErrorKind::Eof, bytes.len())),
             }
-            while matches!(bytes.get(i), Some(b'0'..=b'9')) {
+            while let Some(&d @ b'0'..=b'9') = bytes.get(i) {
+                if sig == 0 && d == b'0' {
+                    // Leading zero: not significant.
+                } else if sig < 19 {
+                    mant = mant * 10 + u64::from(d - b'0');
+                    sig += 1;
+                } else {
+                    long = true;
+                }
+                frac_len += 1;
                 i += 1;
             }
         }
+        let mut exp: i64 = 0;
         if matches!(bytes.get(i), Some(b'e' | b'E')) {
             is_int = false;
             i += 1;
+            let exp_negative = bytes.get(i) == Some(&b'-');
             if matches!(bytes.get(i), Some(b'+' | b'-')) {
                 i += 1;
             }
@@ -742,38 +758,151 @@ impl<'a> Parser<'a> {
                 Some(_) => return Err(syntax("expected a digit in the exponent", i)),
                 None => return Err((ParseErrorKind::Eof, bytes.len())),
             }
-            while matches!(bytes.get(i), Some(b'0'..=b'9')) {
+            while let Some(&d @ b'0'..=b'9') = bytes.get(i) {
+                // Saturate far beyond the f64 range; the value is then out of
+                // range (or zero) either way.
+                if exp < 1_000_000_000 {
+                    exp = exp * 10 + i64::from(d - b'0');
+                }
                 i += 1;
+            }
+            if exp_negative {
+                exp = -exp;
             }
         }
         self.pos = i;
         let literal = &self.text[start..i];
-
+        if long {
+            return float_literal(literal, negative, start);
+        }
         if is_int {
-            let digits = &bytes[int_start..int_end];
-            let mag = if digits.len() <= 19 {
-                let mut m = 0u64;
-                for &d in digits {
-                    m = m * 10 + u64::from(d - b'0');
-                }
-                Some(m)
-            } else {
-                digits.iter().try_fold(0u64, |m, &d| {
-                    m.checked_mul(10)?.checked_add(u64::from(d - b'0'))
-                })
-            };
-            match (mag, negative) {
-                (Some(m), false) => return Ok(Number(N::PosInt(m))),
-                (Some(0), true) => return Err((ParseErrorKind::NegativeZero, start)),
-                (Some(m), true) if m <= 1u64 << 63 => {
-                    return Ok(Number(N::NegInt(0i64.wrapping_sub(m as i64))));
-                }
-                // Too large for 64-bit integers: treat as a float literal.
-                _ => {}
+            if !negative {
+                return Ok(Number(N::PosInt(mant)));
+            }
+            if mant == 0 {
+                return Err((ParseErrorKind::NegativeZero, start));
+            }
+            if mant <= 1u64 << 63 {
+                return Ok(Number(N::NegInt(0i64.wrapping_sub(mant as i64))));
             }
         }
-        float_literal(literal, negative, start)
+        decimal_number(mant, exp - frac_len, negative, literal, start)
     }
+}
+
+/// Powers of ten that are exact in an `f64`.
+const POW10_F64: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// Converts the number `(-1)^negative * mant * 10^exp10` (at most 19
+/// significant digits, from `literal`), accepting it only when exact.
+fn decimal_number(
+    mut mant: u64,
+    mut exp10: i64,
+    negative: bool,
+    literal: &str,
+    start: usize,
+) -> Result<Number, Fail> {
+    if mant == 0 {
+        return if negative {
+            Err((ParseErrorKind::NegativeZero, start))
+        } else {
+            Ok(Number(N::PosInt(0)))
+        };
+    }
+    while mant % 10 == 0 {
+        mant /= 10;
+        exp10 += 1;
+    }
+    // An integral value within the 64-bit range is held exactly as an integer.
+    if (0..20).contains(&exp10) {
+        if let Some(v) = 10u64
+            .checked_pow(exp10 as u32)
+            .and_then(|p| mant.checked_mul(p))
+        {
+            if !negative {
+                return Ok(Number(N::PosInt(v)));
+            }
+            if v <= 1u64 << 63 {
+                return Ok(Number(N::NegInt(0i64.wrapping_sub(v as i64))));
+            }
+        }
+    }
+    // Correctly rounded: exact operands and a single rounding (Clinger's fast
+    // path); otherwise the standard library's parser.
+    let f = if mant <= 1u64 << 53 && (-22..=22).contains(&exp10) {
+        let m = mant as f64;
+        let p = POW10_F64[exp10.unsigned_abs() as usize];
+        let f = if exp10 >= 0 { m * p } else { m / p };
+        if negative { -f } else { f }
+    } else {
+        match literal.parse::<f64>() {
+            Ok(f) => f,
+            Err(_) => return Err(syntax("invalid number", start)),
+        }
+    };
+    if !f.is_finite() || f == 0.0 {
+        return Err((ParseErrorKind::NumberOutOfRange(literal.to_owned()), start));
+    }
+    let n = Number::normalise_finite(f);
+    let exact = match n {
+        // Not an integer in range, yet it rounded to one.
+        N::PosInt(_) | N::NegInt(_) => false,
+        // Any decimal with at most 15 significant digits in the normal range
+        // survives decimal -> f64 -> shortest decimal unchanged.
+        N::Float(_) if mant < 1_000_000_000_000_000 && f.is_normal() => true,
+        // No shortest representation has more than 17 digits.
+        N::Float(_) if mant >= 100_000_000_000_000_000 => false,
+        N::Float(_) => shortest_is(f, mant, exp10),
+    };
+    if !exact {
+        return Err((ParseErrorKind::InexactNumber(literal.to_owned()), start));
+    }
+    Ok(Number(n))
+}
+
+/// Whether the shortest round-trip decimal of `f` is `mant * 10^exp10` (with
+/// `mant` free of trailing zeros).
+fn shortest_is(f: f64, mant: u64, exp10: i64) -> bool {
+    let mut buf = ryu::Buffer::new();
+    let s = buf.format_finite(f.abs()).as_bytes();
+    let mut m: u64 = 0;
+    let mut frac: i64 = 0;
+    let mut in_frac = false;
+    let mut i = 0;
+    while let Some(&b) = s.get(i) {
+        match b {
+            b'0'..=b'9' => {
+                // At most 17 significant digits plus zeros: fits a u64 once
+                // leading zeros are skipped.
+                if m != 0 || b != b'0' {
+                    m = m.wrapping_mul(10).wrapping_add(u64::from(b - b'0'));
+                }
+                if in_frac {
+                    frac += 1;
+                }
+            }
+            b'.' => in_frac = true,
+            _ => break,
+        }
+        i += 1;
+    }
+    let mut e: i64 = 0;
+    if s.get(i) == Some(&b'e') {
+        let text = std::str::from_utf8(&s[i + 1..]).unwrap_or("0");
+        e = text.parse().unwrap_or(0);
+    }
+    let mut e = e - frac;
+    if m == 0 {
+        return false;
+    }
+    while m % 10 == 0 {
+        m /= 10;
+        e += 1;
+    }
+    m == mant && e == exp10
 }
 
 /// The decimal value of a number literal in normal form: significant digits
@@ -1003,5 +1132,55 @@ mod number_tests {
             }
         }
         assert!(accepted > 50_000, "{accepted}");
+    }
+}
+
+#[cfg(test)]
+mod fast_slow_tests {
+    use super::*;
+
+    fn kind_of(r: &Result<Number, Fail>) -> Result<Number, ParseErrorKind> {
+        r.clone().map_err(|(k, _)| k)
+    }
+
+    #[test]
+    fn fast_number_path_agrees_with_general_path() {
+        let mut x: u64 = 0x1234_5678_9ABC_DEF1;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for round in 0..300_000u32 {
+            let r = next();
+            let digits = match round % 3 {
+                0 => r % 1_000_000,
+                1 => r % 100_000_000_000_000_000,
+                _ => r >> (r % 64),
+            };
+            let digits = digits.to_string();
+            let split = (next() as usize) % (digits.len() + 1);
+            let sign = if next() % 2 == 0 { "-" } else { "" };
+            let (int, frac) = digits.split_at(split);
+            let int = int.trim_start_matches('0');
+            let int = if int.is_empty() { "0" } else { int };
+            let frac = if frac.is_empty() {
+                String::new()
+            } else {
+                format!(".{frac}")
+            };
+            let exp = match next() % 4 {
+                0 => String::new(),
+                1 => format!("e{}", (next() % 40) as i64 - 20),
+                2 => format!("e{}", (next() % 700) as i64 - 350),
+                _ => format!("E+{}", next() % 25),
+            };
+            let lit = format!("{sign}{int}{frac}{exp}");
+            let mut parser = Parser::new(&lit, &ParseOptions::default());
+            let fast = kind_of(&parser.parse_number());
+            let slow = kind_of(&float_literal(&lit, !sign.is_empty(), 0));
+            assert_eq!(fast, slow, "{lit}");
+        }
     }
 }

@@ -418,7 +418,7 @@ impl PartialEq for Object {
 // ---------------------------------------------------------------------------
 // Iterative drop
 
-/// Whether dropping `v` could recurse (it is a non-empty container).
+/// Whether `v` is a non-empty container.
 #[inline]
 fn is_nested(v: &Value) -> bool {
     match v {
@@ -428,34 +428,60 @@ fn is_nested(v: &Value) -> bool {
     }
 }
 
-/// Drops `stack` and everything below it without recursion: every container
-/// is emptied onto the explicit stack before it is dropped.
-fn drop_iteratively(mut stack: Vec<Value>) {
-    while let Some(v) = stack.pop() {
-        match v {
-            Value::Array(mut a) => stack.append(&mut a.0),
-            Value::Object(mut o) => stack.extend(o.0.drain(..).map(|(_, v)| v)),
-            _ => {}
+/// Whether dropping `v` could recurse more than one level: it is a container
+/// with a non-empty container among its children.
+#[inline]
+fn is_deep(v: &Value) -> bool {
+    match v {
+        Value::Array(a) => a.0.iter().any(is_nested),
+        Value::Object(o) => o.0.iter().any(|(_, v)| is_nested(v)),
+        _ => false,
+    }
+}
+
+/// Moves the deep children of `children` onto `stack` (leaving `null`).
+#[inline]
+fn detach_deep<'a>(children: impl Iterator<Item = &'a mut Value>, stack: &mut Vec<Value>) {
+    for child in children {
+        if is_deep(child) {
+            stack.push(std::mem::take(child));
         }
     }
 }
 
+/// Drops the deep values on `stack` without recursion. Each popped container
+/// first hands its own deep children to the stack, so when it is dropped its
+/// remaining children are at most one level deep.
+fn drop_stack(mut stack: Vec<Value>) {
+    while let Some(mut v) = stack.pop() {
+        match &mut v {
+            Value::Array(a) => detach_deep(a.0.iter_mut(), &mut stack),
+            Value::Object(o) => detach_deep(o.0.iter_mut().map(|(_, v)| v), &mut stack),
+            _ => {}
+        }
+        drop(v);
+    }
+}
+
+// Dropping never recurses more than two levels: deep children are detached
+// onto an explicit stack first. Shallow trees (the common case) are dropped
+// in place without touching the stack.
 impl Drop for Array {
     fn drop(&mut self) {
-        if self.0.iter().any(is_nested) {
-            drop_iteratively(std::mem::take(&mut self.0));
+        let mut stack = Vec::new();
+        detach_deep(self.0.iter_mut(), &mut stack);
+        if !stack.is_empty() {
+            drop_stack(stack);
         }
     }
 }
 
 impl Drop for Object {
     fn drop(&mut self) {
-        if self.0.iter().any(|(_, v)| is_nested(v)) {
-            let stack = std::mem::take(&mut self.0)
-                .into_iter()
-                .map(|(_, v)| v)
-                .collect();
-            drop_iteratively(stack);
+        let mut stack = Vec::new();
+        detach_deep(self.0.iter_mut().map(|(_, v)| v), &mut stack);
+        if !stack.is_empty() {
+            drop_stack(stack);
         }
     }
 }

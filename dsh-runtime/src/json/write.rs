@@ -145,19 +145,72 @@ pub(crate) fn write_value(out: &mut impl Write, v: &Value) -> fmt::Result {
     }
 }
 
+/// Collects small writes into a local buffer and forwards them to the
+/// underlying writer in chunks (far fewer dynamic calls into a `Formatter`).
+struct Chunked<'a, W: Write + ?Sized> {
+    buf: String,
+    out: &'a mut W,
+}
+
+impl<W: Write + ?Sized> Chunked<'_, W> {
+    const FLUSH_AT: usize = 8 * 1024;
+
+    fn flush(&mut self) -> fmt::Result {
+        self.out.write_str(&self.buf)?;
+        self.buf.clear();
+        Ok(())
+    }
+}
+
+impl<W: Write + ?Sized> Write for Chunked<'_, W> {
+    #[inline]
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        if self.buf.len() + s.len() > Self::FLUSH_AT {
+            self.flush()?;
+            if s.len() > Self::FLUSH_AT {
+                return self.out.write_str(s);
+            }
+        }
+        self.buf.push_str(s);
+        Ok(())
+    }
+
+    #[inline]
+    fn write_char(&mut self, c: char) -> fmt::Result {
+        if self.buf.len() + 4 > Self::FLUSH_AT {
+            self.flush()?;
+        }
+        self.buf.push(c);
+        Ok(())
+    }
+}
+
+/// Writes `v` through a chunk buffer.
+fn write_value_chunked(out: &mut fmt::Formatter<'_>, v: &Value) -> fmt::Result {
+    if let Value::Null | Value::Bool(_) | Value::Number(_) = v {
+        return write_value(out, v);
+    }
+    let mut w = Chunked {
+        buf: String::with_capacity(Chunked::<fmt::Formatter<'_>>::FLUSH_AT),
+        out,
+    };
+    write_value(&mut w, v)?;
+    w.flush()
+}
+
 impl fmt::Display for Value {
     /// Writes compact JSON (no whitespace, keys in insertion order), byte for
     /// byte what `serde_json::to_string` writes for the same data. Works at
     /// any nesting depth (no recursion).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_value(f, self)
+        write_value_chunked(f, self)
     }
 }
 
 impl fmt::Debug for Value {
     /// Same text as `Display`: compact JSON, safe at any depth.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_value(f, self)
+        write_value_chunked(f, self)
     }
 }
 
