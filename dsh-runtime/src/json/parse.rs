@@ -812,22 +812,21 @@ fn decimal_number(
             Ok(Number(N::PosInt(0)))
         };
     }
-    while mant % 10 == 0 {
+    while mant.is_multiple_of(10) {
         mant /= 10;
         exp10 += 1;
     }
     // An integral value within the 64-bit range is held exactly as an integer.
-    if (0..20).contains(&exp10) {
-        if let Some(v) = 10u64
+    if (0..20).contains(&exp10)
+        && let Some(v) = 10u64
             .checked_pow(exp10 as u32)
             .and_then(|p| mant.checked_mul(p))
-        {
-            if !negative {
-                return Ok(Number(N::PosInt(v)));
-            }
-            if v <= 1u64 << 63 {
-                return Ok(Number(N::NegInt(0i64.wrapping_sub(v as i64))));
-            }
+    {
+        if !negative {
+            return Ok(Number(N::PosInt(v)));
+        }
+        if v <= 1u64 << 63 {
+            return Ok(Number(N::NegInt(0i64.wrapping_sub(v as i64))));
         }
     }
     // Correctly rounded: exact operands and a single rounding (Clinger's fast
@@ -898,7 +897,7 @@ fn shortest_is(f: f64, mant: u64, exp10: i64) -> bool {
     if m == 0 {
         return false;
     }
-    while m % 10 == 0 {
+    while m.is_multiple_of(10) {
         m /= 10;
         e += 1;
     }
