@@ -1415,3 +1415,108 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// Public API surface
+
+#[test]
+fn object_api() {
+    let mut o = Object::new();
+    assert!(o.is_empty());
+    assert_eq!(o.insert("b", 1u8), None);
+    assert_eq!(o.insert("a", "x"), None);
+    assert_eq!(o.insert("b", true), Some(Value::from(1u8)));
+    assert_eq!(o.keys().collect::<Vec<_>>(), ["b", "a"]);
+    assert_eq!(o.get("b"), Some(&Value::Bool(true)));
+    assert_eq!(o.get("zz"), None);
+    assert!(o.contains_key("a"));
+    assert_eq!(o.len(), 2);
+    assert_eq!(o.to_string(), r#"{"b":true,"a":"x"}"#);
+    assert_eq!(o.remove("b"), Some(Value::Bool(true)));
+    assert_eq!(o.to_string(), r#"{"a":"x"}"#);
+    let pairs: Vec<(&str, &Value)> = o.iter().collect();
+    assert_eq!(pairs, [("a", &Value::from("x"))]);
+    let collected: Object = vec![
+        ("k", Value::Null),
+        ("j", Value::from(2u8)),
+        ("k", Value::from(3u8)),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(collected.to_string(), r#"{"k":3,"j":2}"#);
+    let v = Value::Object(collected);
+    assert_eq!(v.get("j"), Some(&Value::from(2u8)));
+    assert_eq!(v["k"], Value::from(3u8));
+    assert_eq!(v.as_object().map(Object::len), Some(2));
+}
+
+#[test]
+fn array_and_value_api() {
+    let a: Array = (0..3u8).map(Value::from).collect();
+    assert_eq!(a.len(), 3);
+    assert_eq!(a.iter().filter_map(Value::as_u64).sum::<u64>(), 3);
+    assert_eq!(a.to_string(), "[0,1,2]");
+    assert_eq!(format!("{a:?}"), "[0,1,2]");
+    let v = Value::Array(a.clone());
+    assert_eq!(v.as_array(), Some(&a));
+    assert_eq!(v[2], Value::from(2u8));
+    assert_eq!(v.get_index(5), None);
+    assert_eq!(a.into_vec().len(), 3);
+    let from_vec = Array::from(vec![Value::Null]);
+    assert_eq!(from_vec[0], Value::Null);
+    assert_eq!(Value::from(String::from("s")).as_str(), Some("s"));
+    assert_eq!(Value::from(Some(1i32)), Value::from(1u8));
+    assert_eq!(Value::from(-1i64).as_i64(), Some(-1));
+    assert_eq!(Value::from(true).as_bool(), Some(true));
+    assert!(Value::Null.is_null() && !Value::from(0u8).is_null());
+    assert_eq!(Value::from(1u8).as_number(), Some(&Number::from(1u64)));
+    assert_eq!(Value::default(), Value::Null);
+    let n = Number::from_f64(1.5).unwrap();
+    assert!(n.is_f64() && !n.is_integer());
+    assert_eq!(
+        (n.as_u64(), n.as_i64(), n.as_f64()),
+        (None, None, Some(1.5))
+    );
+    assert_eq!(Number::from_f64(-0.0), None);
+    assert_eq!(Number::from_f64(f64::NAN), None);
+    assert_eq!(Number::from(-7i8).to_string(), "-7");
+    assert_eq!(Number::from_f64(1e-7).unwrap().to_string(), "1e-7");
+    assert_eq!(Number::from_f64(1e300).unwrap().to_string(), "1e+300");
+}
+
+#[test]
+fn deserialize_bytes_from_strings_and_arrays() {
+    struct Raw(Vec<u8>);
+    impl<'de> Deserialize<'de> for Raw {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Raw, D::Error> {
+            struct V;
+            impl<'de> serde::de::Visitor<'de> for V {
+                type Value = Raw;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("bytes")
+                }
+                fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Raw, E> {
+                    Ok(Raw(v.as_bytes().to_vec()))
+                }
+                fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                    self,
+                    mut s: A,
+                ) -> Result<Raw, A::Error> {
+                    let mut out = Vec::new();
+                    while let Some(b) = s.next_element::<u8>()? {
+                        out.push(b);
+                    }
+                    Ok(Raw(out))
+                }
+            }
+            d.deserialize_bytes(V)
+        }
+    }
+    assert_eq!(from_value::<Raw>(&Value::from("hi")).unwrap().0, b"hi");
+    assert_eq!(
+        from_value::<Raw>(&parse("[1,2]").unwrap()).unwrap().0,
+        [1, 2]
+    );
+    let e = from_value::<Raw>(&Value::from(1u8)).err().unwrap();
+    assert_eq!(e.to_string(), "invalid type: integer `1`, expected bytes");
+}

@@ -17,6 +17,32 @@
 //!
 //! A [`Frozen`] value (`Arc<Value>`) is the shared, immutable snapshot.
 //!
+//! # Example
+//!
+//! ```
+//! use dsh_runtime::json::{self, ParseErrorKind, Value};
+//!
+//! let v = json::parse(r#"{"b": [1, 2.0, 0.5, "x"], "a": null}"#).unwrap();
+//! assert_eq!(v["b"][1].as_u64(), Some(2)); // integral floats are integers
+//! assert_eq!(v["b"][2].as_f64(), Some(0.5));
+//! // Compact output, keys in insertion order.
+//! assert_eq!(v.to_string(), r#"{"b":[1,2,0.5,"x"],"a":null}"#);
+//!
+//! let err = json::parse(r#"{"x": -0}"#).unwrap_err();
+//! assert_eq!(err.kind(), &ParseErrorKind::NegativeZero);
+//! assert_eq!(
+//!     err.to_string(),
+//!     "-0 is not allowed (JSON has no negative zero) at arguments.x (line 1, column 7)"
+//! );
+//! ```
+//!
+//! # Text output
+//!
+//! `Display` writes compact JSON exactly as `serde_json::to_string` does for
+//! the same data: the same string escapes, integers in decimal, and floats in
+//! their shortest round-trip form with `serde_json`'s exponent style
+//! (`0.1`, `1e-7`, `1e+300`). `Debug` writes the same text.
+//!
 //! # Recursion
 //!
 //! The `serde` integrations ([`from_value`], [`Value`]'s `Serialize` and
