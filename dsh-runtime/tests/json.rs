@@ -1520,3 +1520,23 @@ fn deserialize_bytes_from_strings_and_arrays() {
     let e = from_value::<Raw>(&Value::from(1u8)).err().unwrap();
     assert_eq!(e.to_string(), "invalid type: integer `1`, expected bytes");
 }
+
+#[test]
+fn values_are_send_sync_and_frozen_is_shareable() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Value>();
+    assert_send_sync::<Frozen>();
+    assert_send_sync::<ParseError>();
+    assert_send_sync::<json::LosslessError>();
+    assert_send_sync::<DeError>();
+    let frozen: Frozen = parse(r#"{"a":[1,2]}"#).unwrap().freeze();
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let f = Frozen::clone(&frozen);
+            std::thread::spawn(move || f["a"][1].as_u64())
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(h.join().unwrap(), Some(2));
+    }
+}

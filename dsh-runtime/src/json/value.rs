@@ -664,6 +664,11 @@ impl PartialEq for Value {
     }
 }
 
+// Numbers are never NaN, so equality is reflexive.
+impl Eq for Value {}
+impl Eq for Array {}
+impl Eq for Object {}
+
 // ---------------------------------------------------------------------------
 // Conversions
 
