@@ -150,6 +150,16 @@ fn shape<T: ToolSchema + for<'de> Deserialize<'de> + 'static>(
             }
         })
     });
+    let snapshot = json::parse(text).expect("snapshot");
+    g.bench_function("ours_parse_only", |b| {
+        b.iter(|| black_box(json::parse(black_box(text)).is_ok()))
+    });
+    g.bench_function("ours_validate_only", |b| {
+        b.iter(|| match validate_arguments(&schema, black_box(&snapshot)) {
+            Ok(ok) => black_box(ok.has_omitted_nulls()) as usize,
+            Err(e) => black_box(e.violations().len()),
+        })
+    });
     g.bench_function("jsonschema", |b| {
         b.iter(|| {
             if valid {

@@ -660,7 +660,18 @@ impl PartialEq for Value {
     /// JSON equality, iterative (safe at any depth). Object key order is
     /// ignored.
     fn eq(&self, other: &Value) -> bool {
-        eq_iter(vec![(self, other)])
+        // Scalars compare directly (the validator's `enum`/`const` checks are hot);
+        // only containers take the iterative walk.
+        match (self, other) {
+            (Value::Null, Value::Null) => true,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Number(a), Value::Number(b)) => a == b,
+            (Value::String(a), Value::String(b)) => a == b,
+            (Value::Array(_), Value::Array(_)) | (Value::Object(_), Value::Object(_)) => {
+                eq_iter(vec![(self, other)])
+            }
+            _ => false,
+        }
     }
 }
 
