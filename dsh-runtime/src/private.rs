@@ -81,7 +81,7 @@ use serde::de::DeserializeOwned;
 
 use crate::json::Value;
 use crate::schema::Kind;
-use crate::tool::{ToolContext, ToolError};
+use crate::tool::ToolError;
 
 /// The static metadata of a `#[tool]`, assembled into a [`ToolDefinition`].
 pub struct ToolMeta {
@@ -107,12 +107,12 @@ pub fn definition(meta: ToolMeta, parameters: Arc<Schema>, output: Arc<Schema>) 
         def = def.with_timeout_ms(ms);
     }
     let [read_only, destructive, idempotent, open_world] = meta.annotations;
-    let mut annotations = ToolAnnotations::default();
-    annotations.read_only = read_only;
-    annotations.destructive = destructive;
-    annotations.idempotent = idempotent;
-    annotations.open_world = open_world;
-    def.with_annotations(annotations)
+    def.with_annotations(ToolAnnotations {
+        read_only,
+        destructive,
+        idempotent,
+        open_world,
+    })
 }
 
 /// A property of a generated args struct: `schema` is the parameter type's property
@@ -200,26 +200,5 @@ fn panic_message(payload: &(dyn Any + Send)) -> &str {
         s
     } else {
         "panic with a non-string payload"
-    }
-}
-
-/// The type of a `#[tool]` parameter named `ToolContext` must be the runtime's context.
-///
-/// The macro recognises the context parameter by its type's name and passes the context
-/// through this trait, so a different type that happens to be named `ToolContext` fails
-/// here, at the parameter's type, with the message below.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not `dsh_runtime::ToolContext`",
-    label = "a `#[tool]` parameter whose type is named `ToolContext` receives the call's context",
-    note = "use `dsh_runtime::ToolContext` (by value or by `&`), or rename this type"
-)]
-pub trait ContextParam: Sized {
-    /// Hand over the context.
-    fn from_context(cx: ToolContext) -> Self;
-}
-
-impl ContextParam for ToolContext {
-    fn from_context(cx: ToolContext) -> Self {
-        cx
     }
 }

@@ -113,12 +113,10 @@ impl State {
             self.fence = !self.fence;
             return !self.section;
         }
-        if !self.fence {
-            if let Some(title) = heading(trimmed) {
-                self.section = title.eq_ignore_ascii_case("arguments");
-                self.open = false;
-                return !self.section;
-            }
+        if let (false, Some(title)) = (self.fence, heading(trimmed)) {
+            self.section = title.eq_ignore_ascii_case("arguments");
+            self.open = false;
+            return !self.section;
         }
         if !self.section {
             return true;

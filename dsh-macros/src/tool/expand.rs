@@ -252,12 +252,10 @@ fn call_fn(def: &ToolDef<'_>) -> TokenStream {
             }
             Input::Args { .. } => call_args.push(quote!(__dsh_args)),
             Input::Context { ty, by_ref, .. } => {
-                // Passed through `ContextParam` at the parameter's type: an unrelated type
-                // named `ToolContext` fails there with a message saying so.
-                let from = quote_spanned!(ty.span()=>
-                    <#ty as #krate::__private::ContextParam>::from_context(__dsh_cx)
-                );
-                context = quote!(let __dsh_cx = #from;);
+                // The parameter was recognised by its type's name; this binding, at the
+                // user's type, is where an unrelated type named `ToolContext` fails
+                // ("expected `ToolContext`, found `dsh_runtime::ToolContext`").
+                context = quote_spanned!(ty.span()=> let __dsh_cx: #ty = __dsh_cx;);
                 unused_cx = TokenStream::new();
                 call_args.push(if *by_ref {
                     quote!(&__dsh_cx)
@@ -292,28 +290,37 @@ fn call_fn(def: &ToolDef<'_>) -> TokenStream {
         },
     };
     let result = if def.output.fallible {
-        // The error converts with `Into<ToolError>`, checked at the return type.
-        let into = quote_spanned!(def.output_type_span()=> ::core::convert::Into::<#krate::ToolError>::into);
+        // The error converts with `Into<ToolError>`: checked at `E` when the return type
+        // names it, else (`io::Result<T>`-style aliases) at the return type.
+        let into = match &def.output.err_ty {
+            Some(e) => quote_spanned!(e.span()=>
+                |__dsh_e: #e| -> #krate::ToolError { <#e as ::core::convert::Into<#krate::ToolError>>::into(__dsh_e) }
+            ),
+            None => quote_spanned!(def.output_type_span()=> ::core::convert::Into::<#krate::ToolError>::into),
+        };
         quote!(::core::result::Result::map_err(#callee.await, #into))
     } else {
         quote!(::core::result::Result::Ok(#callee.await))
     };
-    let send = quote_spanned!(def.sig.ident.span()=> ::core::marker::Send);
+    // `Send` is required of the body's future; spanning the bound and the async block at
+    // the fn name makes a non-`Send` body point there rather than at the attribute.
+    let ret = quote_spanned!(def.sig.ident.span()=> impl ::core::future::Future<
+        Output = ::core::result::Result<<Self as #krate::Tool>::Output, #krate::ToolError>,
+    > + ::core::marker::Send);
+    let body = quote_spanned!(def.sig.ident.span()=> async move {
+        #context
+        #result
+    });
     quote! {
         fn call(
             &self,
             __dsh_args: <Self as #krate::Tool>::Args,
             __dsh_cx: #krate::ToolContext,
-        ) -> impl ::core::future::Future<
-            Output = ::core::result::Result<<Self as #krate::Tool>::Output, #krate::ToolError>,
-        > + #send {
+        ) -> #ret {
             #destructure
             #this
             #unused_cx
-            async move {
-                #context
-                #result
-            }
+            #body
         }
     }
 }

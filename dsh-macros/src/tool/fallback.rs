@@ -26,7 +26,14 @@ pub fn fallback(def: &ToolDef<'_>) -> TokenStream {
     } else {
         let vis = &def.vis;
         let args = &def.args_ident;
-        let fields = def.fields().map(|f| {
+        let mut seen: Vec<&str> = Vec::new();
+        let fields = def.fields().filter(|f| {
+            // Duplicate names were reported; declaring them twice would add an error.
+            let fresh = !seen.contains(&f.name.as_str());
+            seen.push(&f.name);
+            fresh
+        });
+        let fields = fields.map(|f| {
             let ident = &f.ident;
             let ty = &f.ty;
             quote!(pub #ident: #ty,)

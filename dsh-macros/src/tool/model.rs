@@ -42,7 +42,7 @@ pub enum Receiver {
     None,
     /// A method of a `#[toolbox]` type; the tool struct holds an `Arc` of `self_ty`.
     Method {
-        self_ty: syn::Type,
+        self_ty: Box<syn::Type>,
         kind: ReceiverKind,
     },
 }
@@ -93,6 +93,8 @@ pub struct Output {
     pub ty: syn::Type,
     /// Whether the fn returns a `Result` (an `Err` becomes the tool's failure).
     pub fallible: bool,
+    /// `E` of `Result<T, E>`, when written.
+    pub err_ty: Option<syn::Type>,
     /// Where to report output problems.
     pub span: Span,
 }

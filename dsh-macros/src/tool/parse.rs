@@ -42,7 +42,7 @@ pub fn tool_def<'a>(
     let mut receiver = match self_ty {
         None => Receiver::None,
         Some(t) => Receiver::Method {
-            self_ty: t.clone(),
+            self_ty: Box::new(t.clone()),
             kind: ReceiverKind::Static,
         },
     };
@@ -57,13 +57,13 @@ pub fn tool_def<'a>(
             }
         }
     }
-    if let Some(span) = attr.args.0 {
-        if !inputs.iter().any(|i| matches!(i, Input::Args { .. })) {
-            errors.push(syn::Error::new(
-                span,
-                "`args` takes the fn's one parameter (besides the context) as the whole arguments object, but the fn has none",
-            ));
-        }
+    if let Some(span) = attr.args.0
+        && !inputs.iter().any(|i| matches!(i, Input::Args { .. }))
+    {
+        errors.push(syn::Error::new(
+            span,
+            "`args` takes the fn's one parameter (besides the context) as the whole arguments object, but the fn has none",
+        ));
     }
 
     let output = read_output(sig, self_ty, errors);
@@ -131,14 +131,14 @@ fn check_qualifiers(sig: &syn::Signature, errors: &mut Vec<syn::Error>) {
         ));
     }
     if let Some(abi) = &sig.abi {
-        errors.push(syn::Error::new(
-            abi.span(),
+        errors.push(syn::Error::new_spanned(
+            abi,
             "a `#[tool]` fn cannot have an `extern` ABI",
         ));
     }
     if !sig.generics.params.is_empty() {
-        errors.push(syn::Error::new(
-            sig.generics.params.span(),
+        errors.push(syn::Error::new_spanned(
+            &sig.generics,
             "a `#[tool]` fn cannot be generic: its schema is derived from concrete parameter types; \
              write the concrete types, or wrap a generic fn in a non-generic `#[tool]` fn",
         ));
@@ -170,8 +170,8 @@ fn read_receiver(r: &syn::Receiver, receiver: &mut Receiver, errors: &mut Vec<sy
     match &r.kind {
         syn::ReceiverKind::Reference(_, _, None) => *kind = ReceiverKind::Ref,
         syn::ReceiverKind::Typed(_, ty) if arc_self(ty) => *kind = ReceiverKind::Arc,
-        _ => errors.push(syn::Error::new(
-            r.span(),
+        _ => errors.push(syn::Error::new_spanned(
+            r,
             "a toolbox tool shares the value between calls: take `&self` or `self: Arc<Self>`",
         )),
     }
@@ -186,8 +186,8 @@ fn read_param(
 ) -> Option<Input> {
     for a in &pt.attrs {
         if a.path().is_ident("cfg") || a.path().is_ident("cfg_attr") {
-            errors.push(syn::Error::new(
-                a.span(),
+            errors.push(syn::Error::new_spanned(
+                a,
                 "a `#[tool]` parameter cannot be conditional: the schema lists every parameter",
             ));
         }
@@ -206,8 +206,8 @@ fn read_param(
     match context_type(&pt.ty) {
         Some(Ok((inner, by_ref))) => {
             if inputs.iter().any(|i| matches!(i, Input::Context { .. })) {
-                errors.push(syn::Error::new(
-                    pt.ty.span(),
+                errors.push(syn::Error::new_spanned(
+                    &pt.ty,
                     "a tool takes at most one `ToolContext` parameter",
                 ));
                 return None;
@@ -236,15 +236,15 @@ fn read_param(
     if attr.args.is_present() {
         if let Some(prev) = inputs.iter().find(|i| matches!(i, Input::Args { .. })) {
             let _ = prev;
-            errors.push(syn::Error::new(
-                pt.span(),
+            errors.push(syn::Error::new_spanned(
+                pt,
                 "with `#[tool(args)]` the fn takes one parameter (the arguments struct) besides the context",
             ));
             return None;
         }
         if let Some(d) = docs.first() {
-            errors.push(syn::Error::new(
-                d.span(),
+            errors.push(syn::Error::new_spanned(
+                d,
                 "with `#[tool(args)]` the descriptions come from the arguments struct: document its fields instead",
             ));
         }
@@ -255,8 +255,8 @@ fn read_param(
     }
 
     let Some(ident) = pat_name else {
-        errors.push(syn::Error::new(
-            pt.pat.span(),
+        errors.push(syn::Error::new_spanned(
+            &pt.pat,
             "a tool parameter needs a plain name (`name: Type`), which becomes its JSON property; \
              to take one struct as the whole arguments object, use `#[tool(args)]`",
         ));
@@ -275,12 +275,12 @@ fn read_param(
 /// to trait bounds at the type). Returns whether the type is usable.
 fn check_param_type(ty: &syn::Type, errors: &mut Vec<syn::Error>) -> bool {
     match ty {
-        syn::Type::Reference(r) => errors.push(syn::Error::new(
-            r.span(),
+        syn::Type::Reference(r) => errors.push(syn::Error::new_spanned(
+            r,
             "a tool parameter must own its value (arguments are deserialized into it): use an owned type such as `String` instead of a reference",
         )),
-        syn::Type::ImplTrait(t) => errors.push(syn::Error::new(
-            t.span(),
+        syn::Type::ImplTrait(t) => errors.push(syn::Error::new_spanned(
+            t,
             "a `#[tool]` fn cannot be generic: use a concrete parameter type instead of `impl Trait`",
         )),
         syn::Type::Paren(p) => return check_param_type(&p.elem, errors),
@@ -325,6 +325,7 @@ fn read_output(
             return Output {
                 ty: syn::parse_quote_spanned!(sig.ident.span()=> ()),
                 fallible: false,
+                err_ty: None,
                 span: sig.ident.span(),
             };
         }
@@ -343,40 +344,49 @@ fn read_output(
     // `Result<T, E>`, `io::Result<T>`, `anyhow::Result<T>`...: recognised by the last path
     // segment, which is all a macro can see; `T` is the output, and the error converts
     // through `Into<ToolError>` (checked by the compiler at the return type).
-    if let syn::Type::Path(p) = &ty {
-        if let Some(last) = p.path.segments.last() {
-            if last.ident == "Result" {
-                let ok = match &last.arguments {
-                    syn::PathArguments::AngleBracketed(a) => a.args.iter().find_map(|g| match g {
-                        syn::GenericArgument::Type(t) => Some(t.clone()),
-                        _ => None,
-                    }),
+    if let syn::Type::Path(p) = &ty
+        && let Some(last) = p.path.segments.last()
+        && last.ident == "Result"
+    {
+        let mut types = match &last.arguments {
+            syn::PathArguments::AngleBracketed(a) => a
+                .args
+                .iter()
+                .filter_map(|g| match g {
+                    syn::GenericArgument::Type(t) => Some(t.clone()),
                     _ => None,
-                };
-                return match ok {
-                    Some(ok) => Output {
-                        span: ok.span(),
-                        ty: ok,
-                        fallible: true,
-                    },
-                    None => {
-                        errors.push(syn::Error::new(
-                            span,
-                            "cannot see the output type of this `Result`: write `Result<T, E>` with the output type `T`",
-                        ));
-                        Output {
-                            ty: syn::parse_quote_spanned!(span=> ()),
-                            fallible: true,
-                            span,
-                        }
-                    }
-                };
-            }
+                })
+                .collect(),
+            _ => Vec::new(),
         }
+        .into_iter();
+        let ok = types.next();
+        let err_ty = types.next();
+        return match ok {
+            Some(ok) => Output {
+                span: ok.span(),
+                ty: ok,
+                fallible: true,
+                err_ty,
+            },
+            None => {
+                errors.push(syn::Error::new(
+                    span,
+                    "cannot see the output type of this `Result`: write `Result<T, E>` with the output type `T`",
+                ));
+                Output {
+                    ty: syn::parse_quote_spanned!(span=> ()),
+                    fallible: true,
+                    err_ty: None,
+                    span,
+                }
+            }
+        };
     }
     Output {
         ty,
         fallible: false,
+        err_ty: None,
         span,
     }
 }

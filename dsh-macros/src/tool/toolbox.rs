@@ -8,7 +8,6 @@
 use darling::ast::NestedMeta;
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
-use syn::spanned::Spanned;
 
 use super::attr::{CRATE, ToolAttr};
 use super::parse::{Site, replace_self_tokens};
@@ -30,14 +29,14 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     if let Some((path, _)) = &item_impl.trait_ {
-        errors.push(syn::Error::new(
-            path.span(),
+        errors.push(syn::Error::new_spanned(
+            path,
             "`#[toolbox]` goes on an inherent impl block (`impl Server { .. }`), not on a trait impl",
         ));
     }
     if !item_impl.generics.params.is_empty() {
-        errors.push(syn::Error::new(
-            item_impl.generics.params.span(),
+        errors.push(syn::Error::new_spanned(
+            &item_impl.generics,
             "`#[toolbox]` does not support generic impl blocks: every tool publishes one fixed schema; \
              put the tools on an impl for a concrete type (e.g. `impl Server<Local>`)",
         ));
@@ -50,8 +49,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         _ => None,
     };
     let Some(prefix) = prefix else {
-        errors.push(syn::Error::new(
-            self_ty.span(),
+        errors.push(syn::Error::new_spanned(
+            self_ty,
             "`#[toolbox]` needs a named type (`impl Server { .. }`)",
         ));
         let errors = errors.iter().map(syn::Error::to_compile_error);
@@ -62,27 +61,31 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     // The impl as emitted: `#[tool]` attributes and parameter docs removed.
     let mut cleaned = item_impl.clone();
     for it in cleaned.items.iter_mut() {
-        if let syn::ImplItem::Fn(f) = it {
-            if f.attrs.iter().any(is_tool_attr) {
-                f.attrs.retain(|a| !is_tool_attr(a));
-                strip_param_docs(&mut f.sig);
-            }
+        if let syn::ImplItem::Fn(f) = it
+            && f.attrs.iter().any(is_tool_attr)
+        {
+            f.attrs.retain(|a| !is_tool_attr(a));
+            strip_param_docs(&mut f.sig);
         }
     }
 
     let self_tokens = self_ty.to_token_stream();
     let mut generated = Vec::new();
     let mut tool_idents = Vec::new();
+    let mut tool_paths: Vec<syn::Path> = Vec::new();
     for it in &item_impl.items {
         let syn::ImplItem::Fn(f) = it else { continue };
         let mut tool_attrs = f.attrs.iter().filter(|a| is_tool_attr(a));
         let Some(first) = tool_attrs.next() else {
             continue;
         };
+        if !tool_paths.contains(first.path()) {
+            tool_paths.push(first.path().clone());
+        }
         let mut tool_errors = Vec::new();
         for extra in tool_attrs {
-            tool_errors.push(syn::Error::new(
-                extra.span(),
+            tool_errors.push(syn::Error::new_spanned(
+                extra,
                 "duplicate `#[tool]` attribute: put every key in one `#[tool(...)]`",
             ));
         }
@@ -115,8 +118,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         }
     }
     if tool_idents.is_empty() {
-        errors.push(syn::Error::new(
-            self_ty.span(),
+        errors.push(syn::Error::new_spanned(
+            self_ty,
             "`#[toolbox]` found no `#[tool]` method in this impl block: mark each tool method with `#[tool]`",
         ));
     }
@@ -130,6 +133,14 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         #(#generated)*
         #allows
         const _: () = {
+            // The `#[tool]` attributes were consumed here, so rustc never resolves their
+            // paths; naming each one keeps the user's `use dsh_runtime::tool` from being
+            // reported as unused.
+            #(
+                #[allow(unused_imports)]
+                use #tool_paths as _;
+            )*
+
             #[automatically_derived]
             impl #krate::Toolbox for #self_ty {
                 fn tools(self: ::std::sync::Arc<Self>) -> ::std::vec::Vec<#krate::DynTool> {
@@ -166,8 +177,8 @@ fn toolbox_crate(attr: TokenStream, errors: &mut Vec<syn::Error>) -> Option<syn:
                 a.krate
             }
             other => {
-                errors.push(syn::Error::new(
-                    other.span(),
+                errors.push(syn::Error::new_spanned(
+                    other,
                     "`#[toolbox]` takes no keys but `crate = \"...\"`; tool keys go on each method's `#[tool(...)]`",
                 ));
                 None
