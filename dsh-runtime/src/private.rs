@@ -118,7 +118,12 @@ pub fn definition(meta: ToolMeta, parameters: Arc<Schema>, output: Arc<Schema>) 
 /// A property of a generated args struct: `schema` is the parameter type's property
 /// schema, `optional` its `ToolSchema::OPTIONAL`. The macro reads both through the public
 /// trait at the parameter's type, so a type without a schema is reported there.
-pub fn param(name: &'static str, doc_text: &'static str, optional: bool, schema: Arc<Schema>) -> Property {
+pub fn param(
+    name: &'static str,
+    doc_text: &'static str,
+    optional: bool,
+    schema: Arc<Schema>,
+) -> Property {
     let d = doc(doc_text);
     let schema = if d.is_empty() {
         schema
@@ -168,7 +173,11 @@ pub fn projector_args<A: DeserializeOwned>(
 
 /// The canonical value, typed, for an output projector.
 pub fn projector_output<O>(projector: &str, typed: Result<O, String>) -> Result<O, ToolError> {
-    typed.map_err(|e| ToolError::new(format!("{projector}: the value does not deserialize into the output type: {e}")))
+    typed.map_err(|e| {
+        ToolError::new(format!(
+            "{projector}: the value does not deserialize into the output type: {e}"
+        ))
+    })
 }
 
 /// Run a presenter (`present_call`, `present_result`, `finalize_content`,
@@ -180,8 +189,12 @@ pub fn presenter<R>(f: impl FnOnce() -> R) -> Option<R> {
 /// Run an output projector (`render`, `presentation_meta`): a panic becomes an error
 /// carrying the panic message.
 pub fn projector<R>(projector: &str, f: impl FnOnce() -> R) -> Result<R, ToolError> {
-    catch_unwind(AssertUnwindSafe(f))
-        .map_err(|payload| ToolError::new(format!("{projector} panicked: {}", panic_message(&*payload))))
+    catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
+        ToolError::new(format!(
+            "{projector} panicked: {}",
+            panic_message(&*payload)
+        ))
+    })
 }
 
 /// Presentation metadata as JSON: a `null` (e.g. a returned `None`) means no metadata.
@@ -189,7 +202,9 @@ pub fn meta_value(json: Result<Value, String>) -> Result<Option<Value>, ToolErro
     match json {
         Ok(Value::Null) => Ok(None),
         Ok(v) => Ok(Some(v)),
-        Err(e) => Err(ToolError::new(format!("presentation_meta returned a value that is not JSON: {e}"))),
+        Err(e) => Err(ToolError::new(format!(
+            "presentation_meta returned a value that is not JSON: {e}"
+        ))),
     }
 }
 

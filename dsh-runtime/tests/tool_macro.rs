@@ -46,17 +46,25 @@ const READ_FILE_PARAMETERS: &str = r#"{"type":"object","additionalProperties":fa
 fn definition_comes_from_the_signature_and_docs() {
     let def = ReadFile.definition();
     assert_eq!(def.name, "read_file");
-    assert_eq!(def.description, "Read a file from disk.\n\nReturns the text.");
+    assert_eq!(
+        def.description,
+        "Read a file from disk.\n\nReturns the text."
+    );
     assert_eq!(def.title, None);
     assert_eq!(def.timeout_ms, None);
     assert!(def.annotations.read_only);
-    assert!(!def.annotations.destructive && !def.annotations.idempotent && !def.annotations.open_world);
+    assert!(
+        !def.annotations.destructive && !def.annotations.idempotent && !def.annotations.open_world
+    );
     assert_eq!(def.parameters.to_json_string(), READ_FILE_PARAMETERS);
     assert_eq!(def.output.to_json_string(), r#"{"type":"string"}"#);
     // Built once: the same static every time.
     assert!(std::ptr::eq(def, ReadFile.definition()));
     // The args struct publishes the same schema.
-    assert_eq!(ReadFileArgs::schema().to_json_string(), READ_FILE_PARAMETERS);
+    assert_eq!(
+        ReadFileArgs::schema().to_json_string(),
+        READ_FILE_PARAMETERS
+    );
 }
 
 #[test]
@@ -164,8 +172,14 @@ async fn custom_error() -> Result<bool, MyError> {
 
 #[tokio::test]
 async fn return_forms() {
-    assert_eq!(Ping.definition().parameters.to_json_string(), r#"{"type":"object","additionalProperties":false}"#);
-    assert_eq!(Ping.definition().output.to_json_string(), r#"{"type":"null"}"#);
+    assert_eq!(
+        Ping.definition().parameters.to_json_string(),
+        r#"{"type":"object","additionalProperties":false}"#
+    );
+    assert_eq!(
+        Ping.definition().output.to_json_string(),
+        r#"{"type":"null"}"#
+    );
     assert_eq!(Ping.call(PingArgs {}, cx("ping")).await, Ok(()));
 
     assert!(Add.definition().annotations.idempotent);
@@ -207,8 +221,16 @@ async fn return_forms() {
 ///
 /// Never.
 #[tool(name = "search-index")]
-async fn search(query: String, r#type: Option<String>, cx: &ToolContext) -> Result<Vec<String>, ToolError> {
-    Ok(vec![query, r#type.unwrap_or_default(), cx.call_id().to_string()])
+async fn search(
+    query: String,
+    r#type: Option<String>,
+    cx: &ToolContext,
+) -> Result<Vec<String>, ToolError> {
+    Ok(vec![
+        query,
+        r#type.unwrap_or_default(),
+        cx.call_id().to_string(),
+    ])
 }
 
 #[tokio::test]
@@ -220,10 +242,18 @@ async fn arguments_section_context_by_ref_and_raw_names() {
         def.parameters.to_json_string(),
         r#"{"type":"object","additionalProperties":false,"properties":{"query":{"type":"string","description":"What to look for,\nin plain words."},"type":{"type":"string","description":"The kind of document."}},"required":["query"]}"#
     );
-    let args: SearchArgs = json::from_value(&v(r#"{"query":"q","type":"pdf"}"#)).expect("deserializes");
+    let args: SearchArgs =
+        json::from_value(&v(r#"{"query":"q","type":"pdf"}"#)).expect("deserializes");
     assert_eq!(args.r#type.as_deref(), Some("pdf"));
     let out = Search.call(args, cx("search-index")).await;
-    assert_eq!(out, Ok(vec!["q".to_string(), "pdf".to_string(), "direct".to_string()]));
+    assert_eq!(
+        out,
+        Ok(vec![
+            "q".to_string(),
+            "pdf".to_string(),
+            "direct".to_string()
+        ])
+    );
 }
 
 // --- every key ---
@@ -254,7 +284,10 @@ fn edit_render(args: &EditFileArgs, out: &Edit) -> Vec<ContentBlock> {
     if args.path == "panic" {
         panic!("render exploded");
     }
-    vec![ContentBlock::text(format!("edited {} ({} lines)", out.path, out.lines))]
+    vec![ContentBlock::text(format!(
+        "edited {} ({} lines)",
+        out.path, out.lines
+    ))]
 }
 
 fn edit_call(args: &EditFileArgs) -> CallView {
@@ -307,7 +340,10 @@ fn edit_finalize(args: &EditFileArgs, content: &[ContentBlock]) -> Option<Vec<Co
     finalize_content = edit_finalize
 )]
 async fn edit_file(path: String, dry_run: bool) -> Result<Edit, ToolError> {
-    Ok(Edit { path, lines: if dry_run { 0 } else { 3 } })
+    Ok(Edit {
+        path,
+        lines: if dry_run { 0 } else { 3 },
+    })
 }
 
 #[tokio::test]
@@ -359,8 +395,16 @@ async fn every_key() {
     );
     assert_eq!(EditFile.present_result(&stale, &summary), None);
 
-    let value = json::to_value(&EditFile.call(json::from_value(&v(r#"{"path":"/f","dry_run":false}"#)).expect("args"), cx("edit")).await.expect("ok"))
-        .expect("json");
+    let value = json::to_value(
+        &EditFile
+            .call(
+                json::from_value(&v(r#"{"path":"/f","dry_run":false}"#)).expect("args"),
+                cx("edit"),
+            )
+            .await
+            .expect("ok"),
+    )
+    .expect("json");
     let live = v(r#"{"path":"/f","dry_run":false}"#);
     assert_eq!(
         EditFile.render(&live, &value),
@@ -368,13 +412,23 @@ async fn every_key() {
     );
     // Render runs on validated args: a mismatch or a panic is an error.
     let e = EditFile.render(&stale, &value).expect_err("stale args");
-    assert!(e.message().starts_with("render: invalid arguments: "), "{e:?}");
+    assert!(
+        e.message().starts_with("render: invalid arguments: "),
+        "{e:?}"
+    );
     let e = EditFile.render(&boom, &value).expect_err("panic");
     assert_eq!(e.message(), "render panicked: render exploded");
     let e = EditFile.render(&live, &v("1")).expect_err("wrong value");
-    assert!(e.message().starts_with("render: the value does not deserialize"), "{e:?}");
+    assert!(
+        e.message()
+            .starts_with("render: the value does not deserialize"),
+        "{e:?}"
+    );
 
-    assert_eq!(EditFile.presentation_meta(&live, &value), Ok(Some(v(r#"{"lines":3}"#))));
+    assert_eq!(
+        EditFile.presentation_meta(&live, &value),
+        Ok(Some(v(r#"{"lines":3}"#)))
+    );
     assert_eq!(EditFile.presentation_meta(&good, &value), Ok(None));
     assert_eq!(EditFile.presentation_meta(&stale, &value), Ok(None));
 
@@ -388,7 +442,10 @@ async fn every_key() {
 #[test]
 fn tools_without_hooks_use_the_defaults() {
     let value = v(r#""text""#);
-    assert_eq!(Ping.render(&v("{}"), &value), Ok(vec![ContentBlock::text("text")]));
+    assert_eq!(
+        Ping.render(&v("{}"), &value),
+        Ok(vec![ContentBlock::text("text")])
+    );
     assert_eq!(Ping.present_call(&v("{}")), None);
     assert_eq!(Ping.presentation_meta(&v("{}"), &value), Ok(None));
 }
@@ -407,8 +464,12 @@ async fn args_struct() {
         Apply.definition().parameters.to_json_string(),
         Edit::schema().to_json_string()
     );
-    let edit: <Apply as Tool>::Args = json::from_value(&v(r#"{"path":"p","lines":2}"#)).expect("args");
-    assert_eq!(Apply.call(edit, cx("apply")).await, Ok("apply p 2".to_string()));
+    let edit: <Apply as Tool>::Args =
+        json::from_value(&v(r#"{"path":"p","lines":2}"#)).expect("args");
+    assert_eq!(
+        Apply.call(edit, cx("apply")).await,
+        Ok("apply p 2".to_string())
+    );
 }
 
 /// Take a bare string as the arguments.
@@ -418,7 +479,9 @@ async fn not_an_object(text: String) -> String {
 }
 
 #[test]
-#[should_panic(expected = "tool `not_an_object`: the arguments type `alloc::string::String` has a `string` schema, but tool arguments are a JSON object")]
+#[should_panic(
+    expected = "tool `not_an_object`: the arguments type `alloc::string::String` has a `string` schema, but tool arguments are a JSON object"
+)]
 fn args_struct_must_be_an_object() {
     let _ = NotAnObject.definition();
 }
@@ -434,8 +497,11 @@ struct Counter {
 impl Counter {
     /// Greet someone.
     #[tool]
-    pub async fn greet(&self, /// Who to greet.
-        name: String) -> String {
+    pub async fn greet(
+        &self,
+        /// Who to greet.
+        name: String,
+    ) -> String {
         self.count.fetch_add(1, Ordering::SeqCst);
         format!("{} {name}", self.prefix)
     }
@@ -478,17 +544,106 @@ async fn toolbox_exposes_every_tool_method() {
     );
     assert!(tools[1].definition().annotations.read_only);
 
-    match tools[0].erased().call_json(&v(r#"{"name":"ann"}"#), cx("greet")).await {
+    match tools[0]
+        .erased()
+        .call_json(&v(r#"{"name":"ann"}"#), cx("greet"))
+        .await
+    {
         BodyOutcome::Value(Value::String(s)) => assert_eq!(&*s, "hello ann"),
         other => panic!("unexpected {other:?}"),
     }
-    let n = CounterCurrent(Arc::clone(&counter)).call(CounterCurrentArgs {}, cx("count")).await;
+    let n = CounterCurrent(Arc::clone(&counter))
+        .call(CounterCurrentArgs {}, cx("count"))
+        .await;
     assert_eq!(n, Ok(1));
     assert!(tools[1].erased().present_call(&v("{}")).is_some());
-    assert_eq!(CounterVersion(Arc::clone(&counter)).call(CounterVersionArgs {}, cx("version")).await, Ok("1".to_string()));
+    assert_eq!(
+        CounterVersion(Arc::clone(&counter))
+            .call(CounterVersionArgs {}, cx("version"))
+            .await,
+        Ok("1".to_string())
+    );
 
     // The methods are still ordinary methods.
     assert_eq!(counter.greet("bob".into()).await, "hello bob");
     assert_eq!(counter.helper(), 5);
     assert_eq!(Arc::clone(&counter).current(&cx("count")).await, Ok(2));
+}
+
+// --- a parameter type that is only `Deserialize`; a tool defined in a block ---
+
+#[derive(Debug, serde::Deserialize)]
+struct Window {
+    start: u32,
+    end: u32,
+}
+
+impl ToolSchema for Window {
+    fn build_schema() -> Schema {
+        dsh_runtime::__private::closed(vec![
+            dsh_runtime::__private::field::<u32>("start", "", false),
+            dsh_runtime::__private::field::<u32>("end", "", false),
+        ])
+    }
+}
+
+/// Measure a window.
+#[tool]
+async fn width(window: Window) -> u32 {
+    window.end - window.start
+}
+
+#[tokio::test]
+async fn parameter_types_need_not_serialize() {
+    // `AddArgs` serializes (typed calls send JSON); `WidthArgs` need not, and still
+    // compiles and deserializes.
+    assert_eq!(
+        json::to_value(&AddArgs { a: 1, b: 2 }),
+        Ok(v(r#"{"a":1,"b":2}"#))
+    );
+    let args: WidthArgs =
+        json::from_value(&v(r#"{"window":{"start":2,"end":7}}"#)).expect("deserializes");
+    assert_eq!(Width.call(args, cx("width")).await, Ok(5));
+}
+
+#[tokio::test]
+async fn tools_can_be_defined_in_a_block() {
+    /// Double a number.
+    #[tool]
+    async fn double(n: u32) -> u64 {
+        u64::from(n) * 2
+    }
+    assert_eq!(Double.definition().name, "double");
+    assert_eq!(Double.call(DoubleArgs { n: 4 }, cx("double")).await, Ok(8));
+}
+
+// --- `#[cfg]` on a tool fn removes its generated items too ---
+
+/// Never compiled.
+#[tool]
+#[cfg(any())]
+async fn configured_out(x: MissingType) {}
+
+struct Gated;
+
+#[toolbox]
+impl Gated {
+    /// Compiled.
+    #[tool]
+    async fn present(&self) {}
+
+    /// Never compiled.
+    #[tool]
+    #[cfg(any())]
+    async fn absent(&self, x: MissingType) {}
+}
+
+#[test]
+fn cfg_applies_to_generated_items() {
+    let names: Vec<String> = Arc::new(Gated)
+        .tools()
+        .iter()
+        .map(|t| t.definition().name.to_string())
+        .collect();
+    assert_eq!(names, ["present"]);
 }

@@ -258,8 +258,10 @@ fn path_text(path: &syn::Path) -> String {
 fn value<'m>(key: &str, meta: &'m syn::Meta, example: &str) -> darling::Result<&'m syn::Expr> {
     match meta {
         syn::Meta::NameValue(nv) => Ok(strip_group(&nv.value)),
-        _ => Err(darling::Error::custom(format!("`{key}` needs a value: `{key} = {example}`"))
-            .with_span(meta)),
+        _ => Err(
+            darling::Error::custom(format!("`{key}` needs a value: `{key} = {example}`"))
+                .with_span(meta),
+        ),
     }
 }
 
@@ -283,10 +285,10 @@ fn name(meta: &syn::Meta) -> darling::Result<Name> {
             check_name(&value).map_err(|msg| darling::Error::custom(msg).with_span(s))?;
             Ok(Name { value })
         }
-        other => Err(
-            darling::Error::custom("`name` must be a string literal: `name = \"tool_name\"`")
-                .with_span(other),
-        ),
+        other => Err(darling::Error::custom(
+            "`name` must be a string literal: `name = \"tool_name\"`",
+        )
+        .with_span(other)),
     }
 }
 
@@ -422,7 +424,8 @@ fn crate_path(meta: &syn::Meta) -> darling::Result<syn::Path> {
             lit: syn::Lit::Str(s),
             ..
         }) => s.parse::<syn::Path>().map_err(|_| {
-            darling::Error::custom("`crate` must be a path such as `\"::dsh_runtime\"`").with_span(s)
+            darling::Error::custom("`crate` must be a path such as `\"::dsh_runtime\"`")
+                .with_span(s)
         }),
         syn::Expr::Path(p) if p.qself.is_none() => Ok(p.path.clone()),
         other => Err(
@@ -447,15 +450,30 @@ mod tests {
     #[test]
     fn accepts_every_key() {
         let a = ToolAttr::parse(quote!(
-            name = "read-file_2", description = "Read.", title = include_str!("t.txt"),
-            timeout_ms = 500, concurrency_safe = is_safe, read_only, destructive, idempotent,
-            open_world, render = r, present_call = a::b, present_result = c,
-            presentation_meta = d, finalize_content = e, args, crate = "::dsh"
+            name = "read-file_2",
+            description = "Read.",
+            title = include_str!("t.txt"),
+            timeout_ms = 500,
+            concurrency_safe = is_safe,
+            read_only,
+            destructive,
+            idempotent,
+            open_world,
+            render = r,
+            present_call = a::b,
+            present_result = c,
+            presentation_meta = d,
+            finalize_content = e,
+            args,
+            crate = "::dsh"
         ))
         .unwrap_or_default();
         assert_eq!(a.name.map(|n| n.value).as_deref(), Some("read-file_2"));
         assert_eq!(a.timeout_ms.map(|t| t.ms), Some(500));
-        assert!(matches!(a.concurrency_safe, Some(Concurrency::Predicate(_))));
+        assert!(matches!(
+            a.concurrency_safe,
+            Some(Concurrency::Predicate(_))
+        ));
         assert!(a.read_only.is_present() && a.open_world.is_present() && a.args.is_present());
         assert!(a.present_call.is_some() && a.finalize_content.is_some() && a.krate.is_some());
     }
@@ -463,8 +481,14 @@ mod tests {
     #[test]
     fn accumulates_every_error() {
         let errs = errors(quote!(
-            nmae = "x", name = "a b", name = "c", timeout_ms = 0, read_only = true,
-            render = "f", "lit", concurrency_safe(x)
+            nmae = "x",
+            name = "a b",
+            name = "c",
+            timeout_ms = 0,
+            read_only = true,
+            render = "f",
+            "lit",
+            concurrency_safe(x)
         ));
         assert_eq!(errs.len(), 8, "{errs:#?}");
         assert!(errs[0].starts_with("unknown `#[tool]` key `nmae`; valid keys: `name`,"));
@@ -481,7 +505,11 @@ mod tests {
     fn checks_names() {
         assert!(check_name("read_file").is_ok());
         assert!(check_name(&"a".repeat(64)).is_ok());
-        assert!(check_name(&"a".repeat(65)).unwrap_err().contains("65 characters"));
+        assert!(
+            check_name(&"a".repeat(65))
+                .unwrap_err()
+                .contains("65 characters")
+        );
         assert!(check_name("run_code").unwrap_err().contains("reserved"));
         assert!(check_name("").is_err());
         assert!(check_name("é").unwrap_err().contains("'é'"));

@@ -6,11 +6,12 @@
 //! see types this expansion generated.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use super::attr::Concurrency;
 use super::model::{Input, Receiver, ReceiverKind, ToolDef};
+use super::parse::respan;
 
 /// Lints generated code may trip over although the user's code is fine.
 pub fn allows() -> TokenStream {
@@ -32,9 +33,11 @@ pub fn expand(def: &ToolDef<'_>) -> TokenStream {
     let schema_impl = schema_impl(def);
     let tool_impl = tool_impl(def);
     let allows = allows();
+    let cfgs = &def.cfgs;
     quote! {
         #tool_struct
         #args_struct
+        #(#cfgs)*
         #allows
         const _: () = {
             #schema_impl
@@ -47,6 +50,7 @@ pub fn expand(def: &ToolDef<'_>) -> TokenStream {
 pub fn tool_struct(def: &ToolDef<'_>) -> TokenStream {
     let vis = &def.vis;
     let tool = &def.tool_ident;
+    let cfgs = &def.cfgs;
     let fn_name = def.sig.ident.to_string();
     match &def.receiver {
         Receiver::None => {
@@ -56,6 +60,7 @@ pub fn tool_struct(def: &ToolDef<'_>) -> TokenStream {
                 krate_doc_path(def)
             );
             quote! {
+                #(#cfgs)*
                 #[doc = #doc]
                 #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
                 #vis struct #tool;
@@ -68,10 +73,12 @@ pub fn tool_struct(def: &ToolDef<'_>) -> TokenStream {
                 krate_doc_path(def)
             );
             quote! {
+                #(#cfgs)*
                 #[doc = #doc]
                 #[allow(private_interfaces)]
                 #vis struct #tool(pub ::std::sync::Arc<#self_ty>);
 
+                #(#cfgs)*
                 #[automatically_derived]
                 impl ::core::clone::Clone for #tool {
                     fn clone(&self) -> Self {
@@ -115,10 +122,25 @@ fn args_struct(def: &ToolDef<'_>) -> TokenStream {
             pub #ident: #ty,
         }
     });
+    // `Serialize` (for typed calls, which send arguments as JSON) is implemented only when
+    // every parameter type is `Serialize`: a parameter type that only derives
+    // `Deserialize` is fine until something serializes the arguments. The `for<'_>`
+    // makes each bound non-trivial, so rustc checks it where the impl is used rather
+    // than rejecting the impl.
+    let serialize_bound = def
+        .fields()
+        .map(|f| {
+            let ty = &f.ty;
+            format!("for<'__dsh> {}: {serde_crate}::Serialize", quote!(#ty))
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let cfgs = &def.cfgs;
     quote! {
+        #(#cfgs)*
         #[doc = #doc]
         #[derive(#krate::__private::serde::Deserialize, #krate::__private::serde::Serialize)]
-        #[serde(crate = #serde_crate, deny_unknown_fields)]
+        #[serde(crate = #serde_crate, deny_unknown_fields, bound(serialize = #serialize_bound))]
         #vis struct #args {
             #(#fields)*
         }
@@ -197,7 +219,8 @@ fn definition_fn(def: &ToolDef<'_>) -> TokenStream {
     };
     let timeout = def.attr.timeout_ms.as_ref().map_or(0, |t| t.ms);
     let a = &def.attr;
-    let [ro, de, id, ow] = [a.read_only, a.destructive, a.idempotent, a.open_world].map(|f| f.is_present());
+    let [ro, de, id, ow] =
+        [a.read_only, a.destructive, a.idempotent, a.open_world].map(|f| f.is_present());
     let parameters = match def.args_param() {
         Some(t) => {
             let schema = quote_spanned!(t.span()=> <#t as #krate::ToolSchema>::schema());
@@ -296,7 +319,9 @@ fn call_fn(def: &ToolDef<'_>) -> TokenStream {
             Some(e) => quote_spanned!(e.span()=>
                 |__dsh_e: #e| -> #krate::ToolError { <#e as ::core::convert::Into<#krate::ToolError>>::into(__dsh_e) }
             ),
-            None => quote_spanned!(def.output_type_span()=> ::core::convert::Into::<#krate::ToolError>::into),
+            None => {
+                quote_spanned!(def.output_type_span()=> ::core::convert::Into::<#krate::ToolError>::into)
+            }
         };
         quote!(::core::result::Result::map_err(#callee.await, #into))
     } else {
@@ -410,8 +435,13 @@ fn hooks(def: &ToolDef<'_>) -> TokenStream {
         });
     }
 
+    // The output type deserializes only for `render` and `presentation_meta`: report a
+    // missing `Deserialize` at the key that asks for it.
+    let out_at = |p: &syn::Path| respan(out.to_token_stream(), p.span());
+
     if let Some(p) = &def.attr.render {
-        let typed = quote_spanned!(p.span()=> #krate::json::from_value::<#out>(__dsh_value));
+        let out_here = out_at(p);
+        let typed = quote_spanned!(p.span()=> #krate::json::from_value::<#out_here>(__dsh_value));
         let call = quote_spanned!(p.span()=> #p(&__dsh_a, &__dsh_v));
         out_tokens.extend(quote! {
             fn render(
@@ -427,7 +457,8 @@ fn hooks(def: &ToolDef<'_>) -> TokenStream {
     }
 
     if let Some(p) = &def.attr.presentation_meta {
-        let typed = quote_spanned!(p.span()=> #krate::json::from_value::<#out>(__dsh_value));
+        let out_here = out_at(p);
+        let typed = quote_spanned!(p.span()=> #krate::json::from_value::<#out_here>(__dsh_value));
         let call = quote_spanned!(p.span()=> #p(&__dsh_a, &__dsh_v));
         let to_value = quote_spanned!(p.span()=> #krate::json::to_value(&__dsh_m));
         out_tokens.extend(quote! {

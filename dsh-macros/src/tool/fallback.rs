@@ -18,6 +18,7 @@ pub fn fallback(def: &ToolDef<'_>) -> TokenStream {
     let tool_struct = tool_struct(def);
     let allows = allows();
     let unreachable = quote!(::core::unreachable!("`#[tool]` reported a compile error"));
+    let cfgs = &def.cfgs;
 
     // With `#[tool(args)]` the user's struct is the args type; its impls are not ours to
     // stand in for, so the stand-in tool takes raw JSON.
@@ -41,9 +42,11 @@ pub fn fallback(def: &ToolDef<'_>) -> TokenStream {
         let serde = quote!(#krate::__private::serde);
         (
             quote! {
+                #(#cfgs)*
                 #[doc = "Stand-in for a tool's arguments (`#[tool]` reported an error)."]
                 #vis struct #args { #(#fields)* }
 
+                #(#cfgs)*
                 #allows
                 const _: () = {
                     #[automatically_derived]
@@ -73,6 +76,7 @@ pub fn fallback(def: &ToolDef<'_>) -> TokenStream {
     quote! {
         #tool_struct
         #args_struct
+        #(#cfgs)*
         #allows
         const _: () = {
             #[automatically_derived]

@@ -35,7 +35,14 @@ pub fn expand_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     let (attr, mut errors) = ToolAttr::parse_lenient(attr);
     let cleaned = strip_param_docs_fn(&func);
-    let mut def = parse::tool_def(&func.sig, &func.vis, &func.attrs, attr, Site::Free, &mut errors);
+    let mut def = parse::tool_def(
+        &func.sig,
+        &func.vis,
+        &func.attrs,
+        attr,
+        Site::Free,
+        &mut errors,
+    );
     validate::validate(&mut def, &mut errors);
 
     // A method with `self` is inside an impl block, where only associated items may go:

@@ -34,6 +34,9 @@ pub struct ToolDef<'a> {
     pub receiver: Receiver,
     /// `dsh_runtime`, or the `crate = ".."` override.
     pub krate: TokenStream,
+    /// The fn's `#[cfg(..)]` attributes, repeated on every generated item so that a
+    /// configured-out fn takes its tool with it.
+    pub cfgs: Vec<syn::Attribute>,
 }
 
 /// How a tool body is called.

@@ -94,6 +94,12 @@ pub fn tool_def<'a>(
         None => quote!(::dsh_runtime),
     };
 
+    let cfgs = fn_attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .cloned()
+        .collect();
+
     ToolDef {
         sig,
         vis: vis.clone(),
@@ -108,6 +114,7 @@ pub fn tool_def<'a>(
         output,
         receiver,
         krate,
+        cfgs,
     }
 }
 
@@ -437,7 +444,8 @@ pub fn replace_self_tokens(tokens: TokenStream, self_ty: &TokenStream) -> TokenS
         .collect()
 }
 
-fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+/// `tokens` with every span set to `span`.
+pub fn respan(tokens: TokenStream, span: Span) -> TokenStream {
     tokens
         .into_iter()
         .map(|mut tt| {

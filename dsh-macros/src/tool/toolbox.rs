@@ -72,6 +72,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let self_tokens = self_ty.to_token_stream();
     let mut generated = Vec::new();
     let mut tool_idents = Vec::new();
+    let mut tool_cfgs = Vec::new();
     let mut tool_paths: Vec<syn::Path> = Vec::new();
     for it in &item_impl.items {
         let syn::ImplItem::Fn(f) = it else { continue };
@@ -109,6 +110,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         );
         validate::validate(&mut def, &mut tool_errors);
         tool_idents.push(def.tool_ident.clone());
+        tool_cfgs.push(def.cfgs.clone());
         if tool_errors.is_empty() {
             generated.push(expand::expand(&def));
         } else {
@@ -125,6 +127,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 
     let krate = krate.map_or_else(|| quote!(::dsh_runtime), |p| p.to_token_stream());
+    let count = tool_idents.len();
     let errors = errors.iter().map(syn::Error::to_compile_error);
     let allows = expand::allows();
     quote! {
@@ -144,7 +147,12 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             #[automatically_derived]
             impl #krate::Toolbox for #self_ty {
                 fn tools(self: ::std::sync::Arc<Self>) -> ::std::vec::Vec<#krate::DynTool> {
-                    ::std::vec![#(#krate::DynTool::new(#tool_idents(::std::sync::Arc::clone(&self)))),*]
+                    let mut __dsh_tools = ::std::vec::Vec::with_capacity(#count);
+                    #(
+                        #(#tool_cfgs)*
+                        __dsh_tools.push(#krate::DynTool::new(#tool_idents(::std::sync::Arc::clone(&self))));
+                    )*
+                    __dsh_tools
                 }
             }
         };

@@ -13,7 +13,10 @@ fn call_card(args: &EditArgs) -> Option<CallView> {
     Some(CallView::generic(&args.path, None))
 }
 fn result_card(_: &EditArgs, _: &ResultSummary) -> ResultView {
-    ResultView::Generic { title: None, content: None }
+    ResultView::Generic {
+        title: None,
+        content: None,
+    }
 }
 fn meta(_: &EditArgs, out: &String) -> Option<usize> {
     Some(out.len())

@@ -10,7 +10,11 @@ use dsh_runtime::{Tool, ToolContext, tool};
 /// * `r#type` - The kind of document.
 /// * `cx` - The call context.
 #[tool]
-async fn search(query: String, r#type: Option<String>, cx: &ToolContext) -> std::io::Result<Vec<String>> {
+async fn search(
+    query: String,
+    r#type: Option<String>,
+    cx: &ToolContext,
+) -> std::io::Result<Vec<String>> {
     let _ = cx;
     Ok(vec![query, r#type.unwrap_or_default()])
 }

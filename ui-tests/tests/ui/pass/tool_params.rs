@@ -17,5 +17,9 @@ pub async fn read_file(
 
 fn main() {
     let _ = ReadFile.definition();
-    let _ = ReadFileArgs { path: String::new(), offset: None, limit: Some(1) };
+    let _ = ReadFileArgs {
+        path: String::new(),
+        offset: None,
+        limit: Some(1),
+    };
 }

@@ -55,13 +55,18 @@ impl Local {
 }
 
 fn main() {
-    let server = Arc::new(api::Server { greeting: "hi".into() });
+    let server = Arc::new(api::Server {
+        greeting: "hi".into(),
+    });
     let tools = Arc::clone(&server).tools();
     assert_eq!(tools.len(), 2);
     let _ = ServerGreet(Arc::clone(&server)).definition();
     let local = Arc::new(Local { name: "x".into() });
     let _ = local.plain();
-    let _ = (LocalName(Arc::clone(&local)), LocalVersion(local).tools_len());
+    let _ = (
+        LocalName(Arc::clone(&local)),
+        LocalVersion(local).tools_len(),
+    );
 }
 
 trait Len {

@@ -14,7 +14,9 @@ impl ToolSchema for Report {
 /// Count lines.
 #[tool]
 async fn count(path: String) -> Report {
-    Report { lines: path.len() as u64 }
+    Report {
+        lines: path.len() as u64,
+    }
 }
 
 fn main() {}

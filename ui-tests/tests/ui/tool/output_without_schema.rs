@@ -8,7 +8,9 @@ struct Report {
 /// Count lines.
 #[tool]
 async fn count(path: String) -> Result<Report, ToolError> {
-    Ok(Report { lines: path.len() as u64 })
+    Ok(Report {
+        lines: path.len() as u64,
+    })
 }
 
 fn main() {}
