@@ -183,10 +183,14 @@ impl ToolAttr {
             let key = match path.get_ident().map(ToString::to_string) {
                 Some(k) if KEYS.contains(&k.as_str()) => k,
                 _ => {
+                    let text = path_text(path);
+                    let hint = match closest_key(&text) {
+                        Some(k) => format!(" (did you mean `{k}`?)"),
+                        None => String::new(),
+                    };
                     errors.push(
                         darling::Error::custom(format!(
-                            "unknown `#[tool]` key `{}`; valid keys: {}",
-                            path_text(path),
+                            "unknown `#[tool]` key `{text}`{hint}; valid keys: {}",
                             key_list()
                         ))
                         .with_span(path),
@@ -242,6 +246,42 @@ fn key_list() -> String {
         .map(|k| format!("`{k}`"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The key closest to a misspelt one, if it is close enough to be a likely typo.
+fn closest_key(unknown: &str) -> Option<&'static str> {
+    let prefix = |k: &str| unknown.len() >= 4 && (k.starts_with(unknown) || unknown.starts_with(k));
+    KEYS.iter()
+        .map(|k| (edit_distance(unknown, k), *k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 4) || prefix(k))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance, counting an adjacent swap as one edit.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
 }
 
 fn path_text(path: &syn::Path) -> String {
@@ -491,7 +531,9 @@ mod tests {
             concurrency_safe(x)
         ));
         assert_eq!(errs.len(), 8, "{errs:#?}");
-        assert!(errs[0].starts_with("unknown `#[tool]` key `nmae`; valid keys: `name`,"));
+        assert!(errs[0].starts_with(
+            "unknown `#[tool]` key `nmae` (did you mean `name`?); valid keys: `name`,"
+        ));
         assert!(errs[1].contains("contains ' '"));
         assert!(errs[2].starts_with("duplicate `#[tool]` key `name`"));
         assert!(errs[3].starts_with("`timeout_ms` must be positive"));
@@ -499,6 +541,16 @@ mod tests {
         assert!(errs[5].starts_with("`render` must name a function"));
         assert!(errs[6].starts_with("expected a `#[tool]` key, found a literal"));
         assert!(errs[7].starts_with("expected `concurrency_safe` (always)"));
+    }
+
+    #[test]
+    fn suggests_close_keys() {
+        assert_eq!(closest_key("readonly"), Some("read_only"));
+        assert_eq!(closest_key("read_olny"), Some("read_only"));
+        assert_eq!(closest_key("timeout"), Some("timeout_ms"));
+        assert_eq!(closest_key("present"), Some("present_call"));
+        assert_eq!(closest_key("nmae"), Some("name"));
+        assert_eq!(closest_key("colour"), None);
     }
 
     #[test]
