@@ -121,7 +121,7 @@ async fn the_body_runs_through_the_trait_the_erased_tool_and_the_fn() {
     let erased: &dyn dsh_runtime::tool::ErasedTool = &ReadFile;
     let raw = v(r#"{"path":"/c"}"#);
     match erased.call_json(&raw, cx("read_file")).await {
-        BodyOutcome::Value(Value::String(s)) => assert_eq!(&*s, "read_file:/c:None:None"),
+        BodyOutcome::Value(out) => assert_eq!(out, v(r#""read_file:/c:None:None""#)),
         other => panic!("unexpected outcome {other:?}"),
     }
 }
@@ -314,6 +314,9 @@ fn edit_result(args: &EditFileArgs, result: &ResultSummary) -> Option<ResultView
 }
 
 fn edit_meta(args: &EditFileArgs, out: &Edit) -> Option<Value> {
+    if args.path == "panic" {
+        panic!("meta exploded");
+    }
     (!args.dry_run).then(|| v(&format!(r#"{{"lines":{}}}"#, out.lines)))
 }
 
@@ -431,6 +434,11 @@ async fn every_key() {
     );
     assert_eq!(EditFile.presentation_meta(&good, &value), Ok(None));
     assert_eq!(EditFile.presentation_meta(&stale, &value), Ok(None));
+    // A live projection: a panic is an error, not a silent fallback.
+    let e = EditFile
+        .presentation_meta(&boom, &value)
+        .expect_err("panic");
+    assert_eq!(e.message(), "presentation_meta panicked: meta exploded");
 
     assert_eq!(
         EditFile.finalize_content(&good, &[ContentBlock::text("a")]),
@@ -549,7 +557,7 @@ async fn toolbox_exposes_every_tool_method() {
         .call_json(&v(r#"{"name":"ann"}"#), cx("greet"))
         .await
     {
-        BodyOutcome::Value(Value::String(s)) => assert_eq!(&*s, "hello ann"),
+        BodyOutcome::Value(out) => assert_eq!(out, v(r#""hello ann""#)),
         other => panic!("unexpected {other:?}"),
     }
     let n = CounterCurrent(Arc::clone(&counter))

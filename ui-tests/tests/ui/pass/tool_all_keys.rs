@@ -1,5 +1,4 @@
 //! Every `#[tool]` key.
-use dsh_runtime::json::Value;
 use dsh_runtime::present::{CallView, ResultSummary, ResultView};
 use dsh_runtime::{ContentBlock, Tool, ToolError, tool};
 
@@ -23,9 +22,6 @@ fn meta(_: &EditArgs, out: &String) -> Option<usize> {
 }
 fn finalize(_: &EditArgs, content: &[ContentBlock]) -> Option<Vec<ContentBlock>> {
     Some(content.to_vec())
-}
-fn meta_value(_: &EditArgs, _: &String) -> Value {
-    Value::Null
 }
 
 /// Ignored doc.
@@ -56,10 +52,10 @@ async fn edit(path: String, dry_run: bool) -> Result<String, ToolError> {
 async fn other(path: String) -> String {
     path
 }
-fn meta_value2(_: &OtherArgs, _: &String) -> Value {
-    Value::Null
+fn meta_value2(_: &OtherArgs, _: &String) -> serde_json::Value {
+    serde_json::Value::Null
 }
 
 fn main() {
-    let _ = (Edit.definition(), Other.definition(), meta_value);
+    let _ = (Edit.definition(), Other.definition());
 }
