@@ -241,8 +241,7 @@ fn read_param(
     }
 
     if attr.args.is_present() {
-        if let Some(prev) = inputs.iter().find(|i| matches!(i, Input::Args { .. })) {
-            let _ = prev;
+        if inputs.iter().any(|i| matches!(i, Input::Args { .. })) {
             errors.push(syn::Error::new_spanned(
                 pt,
                 "with `#[tool(args)]` the fn takes one parameter (the arguments struct) besides the context",
