@@ -33,3 +33,8 @@ pub fn doc_concat(exprs: &[syn::Expr]) -> TokenStream {
     }
     quote!(::core::concat!(#(#parts),*))
 }
+
+/// Whether `attr` is a doc attribute (`///`, `/** */` or `#[doc = ...]`).
+pub fn is_doc(attr: &syn::Attribute) -> bool {
+    attr.path().is_ident("doc")
+}

@@ -16,13 +16,13 @@ mod derive;
 mod doc;
 mod tool;
 
-/// Turn an `async fn` into a tool. See `dsh_runtime::tool` for the full documentation.
+// Documented on its re-export, `dsh_runtime::tool` (rustdoc appends these docs there).
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     debug("tool", tool::expand_tool(attr.into(), item.into())).into()
 }
 
-/// Register every `#[tool]` method of an impl block at once. See `dsh_runtime::toolbox`.
+// Documented on its re-export, `dsh_runtime::toolbox`.
 #[proc_macro_attribute]
 pub fn toolbox(attr: TokenStream, item: TokenStream) -> TokenStream {
     debug("toolbox", tool::expand_toolbox(attr.into(), item.into())).into()

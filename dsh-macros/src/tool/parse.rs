@@ -1,0 +1,535 @@
+//! Read a tool fn's signature and doc comments into the model.
+//!
+//! Every problem is pushed to `errors` and parsing carries on, so one expansion reports
+//! all of them; the model is always built (with what could be read) so the fallback can
+//! emit stand-ins.
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{ToTokens, quote};
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+
+use super::arguments;
+use super::attr::{ToolAttr, check_name};
+use super::model::{Field, Input, Output, Receiver, ReceiverKind, ToolDef};
+
+/// Where the fn sits.
+pub enum Site<'a> {
+    /// A free fn under `#[tool]`.
+    Free,
+    /// A method of `impl <self_ty>` under `#[toolbox]`; `prefix` starts the generated
+    /// struct names.
+    Toolbox {
+        self_ty: &'a syn::Type,
+        prefix: &'a str,
+    },
+}
+
+pub fn tool_def<'a>(
+    sig: &'a syn::Signature,
+    vis: &syn::Visibility,
+    fn_attrs: &[syn::Attribute],
+    attr: ToolAttr,
+    site: Site<'_>,
+    errors: &mut Vec<syn::Error>,
+) -> ToolDef<'a> {
+    check_qualifiers(sig, errors);
+
+    let self_ty = match site {
+        Site::Free => None,
+        Site::Toolbox { self_ty, .. } => Some(self_ty),
+    };
+    let mut receiver = match self_ty {
+        None => Receiver::None,
+        Some(t) => Receiver::Method {
+            self_ty: Box::new(t.clone()),
+            kind: ReceiverKind::Static,
+        },
+    };
+    let mut inputs = Vec::new();
+    for arg in &sig.inputs {
+        match arg {
+            syn::FnArg::Receiver(r) => read_receiver(r, &mut receiver, errors),
+            syn::FnArg::Typed(pt) => {
+                if let Some(input) = read_param(pt, &attr, &inputs, self_ty, errors) {
+                    inputs.push(input);
+                }
+            }
+        }
+    }
+    if let Some(span) = attr.args.0
+        && !inputs.iter().any(|i| matches!(i, Input::Args { .. }))
+    {
+        errors.push(syn::Error::new(
+            span,
+            "`args` takes the fn's one parameter (besides the context) as the whole arguments object, but the fn has none",
+        ));
+    }
+
+    let output = read_output(sig, self_ty, errors);
+    let split = arguments::split(fn_attrs, errors);
+
+    let fn_name = sig.ident.unraw().to_string();
+    let name = match &attr.name {
+        Some(n) => n.value.clone(),
+        None => {
+            if let Err(msg) = check_name(&fn_name) {
+                errors.push(syn::Error::new(
+                    sig.ident.span(),
+                    format!("{msg}; or set one with `#[tool(name = \"...\")]`"),
+                ));
+            }
+            fn_name.clone()
+        }
+    };
+
+    let base = match site {
+        Site::Free => pascal(&fn_name),
+        Site::Toolbox { prefix, .. } => format!("{prefix}{}", pascal(&fn_name)),
+    };
+    let tool_ident = syn::Ident::new(&base, sig.ident.span());
+    let args_ident = syn::Ident::new(&format!("{base}Args"), sig.ident.span());
+    let krate = match &attr.krate {
+        Some(p) => p.to_token_stream(),
+        None => quote!(::dsh_runtime),
+    };
+
+    let cfgs = fn_attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .cloned()
+        .collect();
+
+    ToolDef {
+        sig,
+        vis: vis.clone(),
+        attr,
+        name,
+        tool_ident,
+        args_ident,
+        description: split.description,
+        description_blank: split.blank,
+        entries: split.entries,
+        inputs,
+        output,
+        receiver,
+        krate,
+        cfgs,
+    }
+}
+
+fn check_qualifiers(sig: &syn::Signature, errors: &mut Vec<syn::Error>) {
+    if sig.asyncness.is_none() {
+        errors.push(syn::Error::new(
+            sig.fn_token.span,
+            format!(
+                "a `#[tool]` fn must be `async`: write `async fn {}`",
+                sig.ident
+            ),
+        ));
+    }
+    if let Some(c) = &sig.constness {
+        errors.push(syn::Error::new(c.span, "a `#[tool]` fn cannot be `const`"));
+    }
+    if let syn::Safety::Unsafe(u) = &sig.safety {
+        errors.push(syn::Error::new(
+            u.span,
+            "a `#[tool]` fn cannot be `unsafe`: the model calls it with arbitrary arguments",
+        ));
+    }
+    if let Some(abi) = &sig.abi {
+        errors.push(syn::Error::new_spanned(
+            abi,
+            "a `#[tool]` fn cannot have an `extern` ABI",
+        ));
+    }
+    if !sig.generics.params.is_empty() {
+        errors.push(syn::Error::new_spanned(
+            &sig.generics,
+            "a `#[tool]` fn cannot be generic: its schema is derived from concrete parameter types; \
+             write the concrete types, or wrap a generic fn in a non-generic `#[tool]` fn",
+        ));
+    }
+}
+
+fn read_receiver(r: &syn::Receiver, receiver: &mut Receiver, errors: &mut Vec<syn::Error>) {
+    let Receiver::Method { kind, .. } = receiver else {
+        errors.push(syn::Error::new(
+            r.self_token.span,
+            "a `#[tool]` method needs `#[toolbox]` on its `impl` block: the toolbox registers the value's tools together and gives each one the shared value",
+        ));
+        return;
+    };
+    let arc_self = |ty: &syn::Type| -> bool {
+        let syn::Type::Path(p) = ty else { return false };
+        let Some(last) = p.path.segments.last() else {
+            return false;
+        };
+        if last.ident != "Arc" {
+            return false;
+        }
+        let syn::PathArguments::AngleBracketed(a) = &last.arguments else {
+            return false;
+        };
+        a.args.len() == 1
+            && matches!(a.args.first(), Some(syn::GenericArgument::Type(syn::Type::Path(s))) if s.path.is_ident("Self"))
+    };
+    match &r.kind {
+        syn::ReceiverKind::Reference(_, _, None) => *kind = ReceiverKind::Ref,
+        syn::ReceiverKind::Typed(_, ty) if arc_self(ty) => *kind = ReceiverKind::Arc,
+        _ => errors.push(syn::Error::new_spanned(
+            r,
+            "a toolbox tool shares the value between calls: take `&self` or `self: Arc<Self>`",
+        )),
+    }
+}
+
+fn read_param(
+    pt: &syn::PatType,
+    attr: &ToolAttr,
+    inputs: &[Input],
+    self_ty: Option<&syn::Type>,
+    errors: &mut Vec<syn::Error>,
+) -> Option<Input> {
+    for a in &pt.attrs {
+        if a.path().is_ident("cfg") || a.path().is_ident("cfg_attr") {
+            errors.push(syn::Error::new_spanned(
+                a,
+                "a `#[tool]` parameter cannot be conditional: the schema lists every parameter",
+            ));
+        }
+    }
+    let docs: Vec<syn::Attribute> = pt
+        .attrs
+        .iter()
+        .filter(|a| crate::doc::is_doc(a))
+        .cloned()
+        .collect();
+    let pat_name = match &*pt.pat {
+        syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => Some(&p.ident),
+        _ => None,
+    };
+
+    match context_type(&pt.ty) {
+        Some(Ok((inner, by_ref))) => {
+            if inputs.iter().any(|i| matches!(i, Input::Context { .. })) {
+                errors.push(syn::Error::new_spanned(
+                    &pt.ty,
+                    "a tool takes at most one `ToolContext` parameter",
+                ));
+                return None;
+            }
+            return Some(Input::Context {
+                ty: inner.clone(),
+                by_ref,
+                name: pat_name.map(|i| i.unraw().to_string()),
+            });
+        }
+        Some(Err(e)) => {
+            errors.push(e);
+            return None;
+        }
+        None => {}
+    }
+
+    let ty = match self_ty {
+        Some(s) => replace_self(&pt.ty, s),
+        None => (*pt.ty).clone(),
+    };
+    if !check_param_type(&ty, errors) {
+        return None;
+    }
+
+    if attr.args.is_present() {
+        if inputs.iter().any(|i| matches!(i, Input::Args { .. })) {
+            errors.push(syn::Error::new_spanned(
+                pt,
+                "with `#[tool(args)]` the fn takes one parameter (the arguments struct) besides the context",
+            ));
+            return None;
+        }
+        if let Some(d) = docs.first() {
+            errors.push(syn::Error::new_spanned(
+                d,
+                "with `#[tool(args)]` the descriptions come from the arguments struct: document its fields instead",
+            ));
+        }
+        return Some(Input::Args {
+            ty,
+            name: pat_name.map(|i| i.unraw().to_string()),
+        });
+    }
+
+    let Some(ident) = pat_name else {
+        errors.push(syn::Error::new_spanned(
+            &pt.pat,
+            "a tool parameter needs a plain name (`name: Type`), which becomes its JSON property; \
+             to take one struct as the whole arguments object, use `#[tool(args)]`",
+        ));
+        return None;
+    };
+    Some(Input::Field(Field {
+        ident: ident.clone(),
+        name: ident.unraw().to_string(),
+        ty,
+        docs,
+        entry: None,
+    }))
+}
+
+/// Types a parameter cannot have (each checked syntactically; everything else is left
+/// to trait bounds at the type). Returns whether the type is usable.
+fn check_param_type(ty: &syn::Type, errors: &mut Vec<syn::Error>) -> bool {
+    match ty {
+        syn::Type::Reference(r) => errors.push(syn::Error::new_spanned(
+            r,
+            "a tool parameter must own its value (arguments are deserialized into it): use an owned type such as `String` instead of a reference",
+        )),
+        syn::Type::ImplTrait(t) => errors.push(syn::Error::new_spanned(
+            t,
+            "a `#[tool]` fn cannot be generic: use a concrete parameter type instead of `impl Trait`",
+        )),
+        syn::Type::Paren(p) => return check_param_type(&p.elem, errors),
+        syn::Type::Group(g) => return check_param_type(&g.elem, errors),
+        _ => return true,
+    }
+    false
+}
+
+/// A parameter whose type is named `ToolContext` (by value or `&`) is the context.
+/// The name is only the trigger: the expansion asserts at the type that it is the
+/// runtime's context, so an unrelated type with that name fails there clearly.
+fn context_type(ty: &syn::Type) -> Option<syn::Result<(&syn::Type, bool)>> {
+    let named = |t: &syn::Type| match t {
+        syn::Type::Path(p) if p.qself.is_none() => p
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "ToolContext" && s.arguments.is_none()),
+        _ => false,
+    };
+    match ty {
+        syn::Type::Reference(r) if named(&r.elem) => Some(match &r.mutability {
+            None => Ok((&*r.elem, true)),
+            Some(m) => Err(syn::Error::new(
+                m.span,
+                "take the context by value or by shared reference (`&ToolContext`), not `&mut`",
+            )),
+        }),
+        t if named(t) => Some(Ok((t, false))),
+        _ => None,
+    }
+}
+
+fn read_output(
+    sig: &syn::Signature,
+    self_ty: Option<&syn::Type>,
+    errors: &mut Vec<syn::Error>,
+) -> Output {
+    let ty = match &sig.output {
+        syn::ReturnType::Default => {
+            return Output {
+                ty: syn::parse_quote_spanned!(sig.ident.span()=> ()),
+                fallible: false,
+                err_ty: None,
+                span: sig.ident.span(),
+            };
+        }
+        syn::ReturnType::Type(_, ty) => match self_ty {
+            Some(s) => replace_self(ty, s),
+            None => (**ty).clone(),
+        },
+    };
+    let span = ty.span();
+    if let syn::Type::ImplTrait(_) = ty {
+        errors.push(syn::Error::new(
+            span,
+            "a tool's output type must be named: its schema is published; return a concrete type instead of `impl Trait`",
+        ));
+    }
+    // `Result<T, E>`, `io::Result<T>`, `anyhow::Result<T>`...: recognised by the last path
+    // segment, which is all a macro can see; `T` is the output, and the error converts
+    // through `Into<ToolError>` (checked by the compiler at the return type).
+    if let syn::Type::Path(p) = &ty
+        && let Some(last) = p.path.segments.last()
+        && last.ident == "Result"
+    {
+        let mut types = match &last.arguments {
+            syn::PathArguments::AngleBracketed(a) => a
+                .args
+                .iter()
+                .filter_map(|g| match g {
+                    syn::GenericArgument::Type(t) => Some(t.clone()),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+        .into_iter();
+        let ok = types.next();
+        let err_ty = types.next();
+        return match ok {
+            Some(ok) => Output {
+                span: ok.span(),
+                ty: ok,
+                fallible: true,
+                err_ty,
+            },
+            None => {
+                errors.push(syn::Error::new(
+                    span,
+                    "cannot see the output type of this `Result`: write `Result<T, E>` with the output type `T`",
+                ));
+                Output {
+                    ty: syn::parse_quote_spanned!(span=> ()),
+                    fallible: true,
+                    err_ty: None,
+                    span,
+                }
+            }
+        };
+    }
+    Output {
+        ty,
+        fallible: false,
+        err_ty: None,
+        span,
+    }
+}
+
+/// `read_file` -> `ReadFile`.
+pub fn pascal(snake: &str) -> String {
+    let mut out = String::new();
+    for part in snake.split('_').filter(|p| !p.is_empty()) {
+        let mut chars = part.chars();
+        if let Some(first) = chars.next() {
+            out.extend(first.to_uppercase());
+            out.push_str(chars.as_str());
+        }
+    }
+    if out.is_empty() {
+        out.push_str("Tool");
+    }
+    out
+}
+
+/// Replace `Self` with the impl's type: generated items live outside the impl block,
+/// where `Self` would mean something else.
+pub fn replace_self(ty: &syn::Type, self_ty: &syn::Type) -> syn::Type {
+    let tokens = replace_self_tokens(ty.to_token_stream(), &self_ty.to_token_stream());
+    syn::parse2(tokens).unwrap_or_else(|_| ty.clone())
+}
+
+pub fn replace_self_tokens(tokens: TokenStream, self_ty: &TokenStream) -> TokenStream {
+    tokens
+        .into_iter()
+        .flat_map(|tt| -> Vec<TokenTree> {
+            match tt {
+                TokenTree::Ident(i) if i == "Self" => {
+                    // Keep the user's span so errors still point at their `Self`.
+                    respan(self_ty.clone(), i.span()).into_iter().collect()
+                }
+                TokenTree::Group(g) => {
+                    let mut ng = proc_macro2::Group::new(
+                        g.delimiter(),
+                        replace_self_tokens(g.stream(), self_ty),
+                    );
+                    ng.set_span(g.span());
+                    vec![TokenTree::Group(ng)]
+                }
+                other => vec![other],
+            }
+        })
+        .collect()
+}
+
+/// `tokens` with every span set to `span`.
+pub fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tt| {
+            if let TokenTree::Group(g) = &tt {
+                let mut ng = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                ng.set_span(span);
+                tt = TokenTree::Group(ng);
+            } else {
+                tt.set_span(span);
+            }
+            tt
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use syn::parse_quote;
+
+    fn def_errors(f: &syn::ItemFn, attr: ToolAttr) -> Vec<String> {
+        let mut errors = Vec::new();
+        let _ = tool_def(&f.sig, &f.vis, &f.attrs, attr, Site::Free, &mut errors);
+        errors.iter().map(|e| e.to_string()).collect()
+    }
+
+    #[test]
+    fn pascal_case() {
+        assert_eq!(pascal("read_file"), "ReadFile");
+        assert_eq!(pascal("get_v2_data"), "GetV2Data");
+        assert_eq!(pascal("__x"), "X");
+        assert_eq!(pascal("type"), "Type");
+    }
+
+    #[test]
+    fn reads_inputs_and_output() {
+        let f: syn::ItemFn = parse_quote! {
+            /// Doc.
+            async fn read_file(/// P.
+                path: String, mut r#type: Option<u8>, cx: &dsh::ToolContext) -> io::Result<Vec<u8>> {}
+        };
+        let mut errors = Vec::new();
+        let d = tool_def(
+            &f.sig,
+            &f.vis,
+            &f.attrs,
+            ToolAttr::default(),
+            Site::Free,
+            &mut errors,
+        );
+        assert!(errors.is_empty());
+        let names: Vec<&str> = d.fields().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["path", "type"]);
+        assert_eq!(d.fields().next().map(|f| f.docs.len()), Some(1));
+        assert!(matches!(d.inputs[2], Input::Context { by_ref: true, .. }));
+        assert!(d.output.fallible);
+        assert_eq!(d.output.ty.to_token_stream().to_string(), "Vec < u8 >");
+        assert_eq!(d.tool_ident, "ReadFile");
+        assert_eq!(d.args_ident, "ReadFileArgs");
+    }
+
+    #[test]
+    fn accumulates_signature_errors() {
+        let f: syn::ItemFn = parse_quote! {
+            fn f<T>(&self, (a, b): (u8, u8), s: &str, x: impl Copy, c: ToolContext, d: &mut ToolContext, e: ToolContext) {}
+        };
+        let errs = def_errors(&f, ToolAttr::default());
+        assert_eq!(errs.len(), 8, "{errs:#?}");
+        assert!(errs[0].contains("must be `async`"));
+        assert!(errs[1].contains("cannot be generic"));
+        assert!(errs[2].contains("needs `#[toolbox]`"));
+        assert!(errs[3].contains("plain name"));
+        assert!(errs[4].contains("must own its value"));
+        assert!(errs[5].contains("`impl Trait`"));
+        assert!(errs[6].contains("not `&mut`"));
+        assert!(errs[7].contains("at most one `ToolContext`"));
+    }
+
+    #[test]
+    fn replaces_self() {
+        let t: syn::Type = parse_quote!(Vec<<Self as T>::Item>);
+        let s: syn::Type = parse_quote!(Server);
+        assert_eq!(
+            replace_self(&t, &s).to_token_stream().to_string(),
+            "Vec < < Server as T > :: Item >"
+        );
+    }
+}

@@ -1,0 +1,223 @@
+//! `#[toolbox]`: every `#[tool]` method of an inherent impl block becomes a tool sharing
+//! the value through an `Arc`, and the type implements `Toolbox`.
+//!
+//! Naming: the tool struct of method `search` on `impl Server` is `ServerSearch` (and its
+//! args struct `ServerSearchArgs`): the type name keeps tools of different toolboxes and
+//! free tools in one module apart.
+
+use darling::ast::NestedMeta;
+use proc_macro2::TokenStream;
+use quote::{ToTokens, quote};
+
+use super::attr::{CRATE, ToolAttr};
+use super::parse::{Site, replace_self_tokens};
+use super::{expand, fallback, parse, strip_param_docs, validate};
+
+pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors: Vec<syn::Error> = Vec::new();
+    let krate = toolbox_crate(attr, &mut errors);
+
+    let item_impl: syn::ItemImpl = match syn::parse2(item.clone()) {
+        Ok(i) => i,
+        Err(_) => {
+            let e = syn::Error::new(
+                proc_macro2::Span::call_site(),
+                "`#[toolbox]` goes on an inherent `impl` block whose methods carry `#[tool]`",
+            )
+            .into_compile_error();
+            return quote!(#e #item);
+        }
+    };
+    if let Some((path, _)) = &item_impl.trait_ {
+        errors.push(syn::Error::new_spanned(
+            path,
+            "`#[toolbox]` goes on an inherent impl block (`impl Server { .. }`), not on a trait impl",
+        ));
+    }
+    if !item_impl.generics.params.is_empty() {
+        errors.push(syn::Error::new_spanned(
+            &item_impl.generics,
+            "`#[toolbox]` does not support generic impl blocks: every tool publishes one fixed schema; \
+             put the tools on an impl for a concrete type (e.g. `impl Server<Local>`)",
+        ));
+    }
+    let self_ty = &*item_impl.self_ty;
+    let prefix = match self_ty {
+        syn::Type::Path(p) if p.qself.is_none() => {
+            p.path.segments.last().map(|s| s.ident.to_string())
+        }
+        _ => None,
+    };
+    let Some(prefix) = prefix else {
+        errors.push(syn::Error::new_spanned(
+            self_ty,
+            "`#[toolbox]` needs a named type (`impl Server { .. }`)",
+        ));
+        let errors = errors.iter().map(syn::Error::to_compile_error);
+        return quote!(#(#errors)* #item);
+    };
+    let prefix = prefix.trim_start_matches("r#").to_string();
+
+    // The impl as emitted: `#[tool]` attributes and parameter docs removed.
+    let mut cleaned = item_impl.clone();
+    for it in cleaned.items.iter_mut() {
+        if let syn::ImplItem::Fn(f) = it
+            && f.attrs.iter().any(is_tool_attr)
+        {
+            f.attrs.retain(|a| !is_tool_attr(a));
+            strip_param_docs(&mut f.sig);
+        }
+    }
+
+    let self_tokens = self_ty.to_token_stream();
+    let mut generated = Vec::new();
+    let mut tool_idents = Vec::new();
+    let mut tool_cfgs = Vec::new();
+    let mut tool_paths: Vec<syn::Path> = Vec::new();
+    for it in &item_impl.items {
+        let syn::ImplItem::Fn(f) = it else { continue };
+        let mut tool_attrs = f.attrs.iter().filter(|a| is_tool_attr(a));
+        let Some(first) = tool_attrs.next() else {
+            continue;
+        };
+        if !tool_paths.contains(first.path()) {
+            tool_paths.push(first.path().clone());
+        }
+        let mut tool_errors = Vec::new();
+        for extra in tool_attrs {
+            tool_errors.push(syn::Error::new_spanned(
+                extra,
+                "duplicate `#[tool]` attribute: put every key in one `#[tool(...)]`",
+            ));
+        }
+        let (mut attr, attr_errors) = ToolAttr::from_attribute(first);
+        tool_errors.extend(attr_errors);
+        if attr.krate.is_none() {
+            attr.krate = krate.clone();
+        }
+        // Paths in the keys may say `Self::..`; the generated impls are outside this block.
+        replace_self_in_paths(&mut attr, &self_tokens);
+        let mut def = parse::tool_def(
+            &f.sig,
+            &f.vis,
+            &f.attrs,
+            attr,
+            Site::Toolbox {
+                self_ty,
+                prefix: &prefix,
+            },
+            &mut tool_errors,
+        );
+        validate::validate(&mut def, &mut tool_errors);
+        tool_idents.push(def.tool_ident.clone());
+        tool_cfgs.push(def.cfgs.clone());
+        if tool_errors.is_empty() {
+            generated.push(expand::expand(&def));
+        } else {
+            let errs = tool_errors.iter().map(syn::Error::to_compile_error);
+            let stand_in = fallback::fallback(&def);
+            generated.push(quote!(#(#errs)* #stand_in));
+        }
+    }
+    if tool_idents.is_empty() {
+        errors.push(syn::Error::new_spanned(
+            self_ty,
+            "`#[toolbox]` found no `#[tool]` method in this impl block: mark each tool method with `#[tool]`",
+        ));
+    }
+
+    let krate = krate.map_or_else(|| quote!(::dsh_runtime), |p| p.to_token_stream());
+    let count = tool_idents.len();
+    let errors = errors.iter().map(syn::Error::to_compile_error);
+    let allows = expand::allows();
+    quote! {
+        #(#errors)*
+        #cleaned
+        #(#generated)*
+        #allows
+        const _: () = {
+            // The `#[tool]` attributes were consumed here, so rustc never resolves their
+            // paths; naming each one keeps the user's `use dsh_runtime::tool` from being
+            // reported as unused.
+            #(
+                #[allow(unused_imports)]
+                use #tool_paths as _;
+            )*
+
+            #[automatically_derived]
+            impl #krate::Toolbox for #self_ty {
+                fn tools(self: ::std::sync::Arc<Self>) -> ::std::vec::Vec<#krate::DynTool> {
+                    let mut __dsh_tools = ::std::vec::Vec::with_capacity(#count);
+                    #(
+                        #(#tool_cfgs)*
+                        __dsh_tools.push(#krate::DynTool::new(#tool_idents(::std::sync::Arc::clone(&self))));
+                    )*
+                    __dsh_tools
+                }
+            }
+        };
+    }
+}
+
+/// `#[tool]`, `#[dsh_runtime::tool]`, ...
+fn is_tool_attr(a: &syn::Attribute) -> bool {
+    a.path().segments.last().is_some_and(|s| s.ident == "tool")
+}
+
+/// `#[toolbox]` or `#[toolbox(crate = "..")]`.
+fn toolbox_crate(attr: TokenStream, errors: &mut Vec<syn::Error>) -> Option<syn::Path> {
+    if attr.is_empty() {
+        return None;
+    }
+    let items = match NestedMeta::parse_meta_list(attr) {
+        Ok(i) => i,
+        Err(e) => {
+            errors.push(e);
+            return None;
+        }
+    };
+    let mut krate = None;
+    for item in &items {
+        let parsed = match item {
+            NestedMeta::Meta(m @ syn::Meta::NameValue(nv)) if nv.path.is_ident(CRATE) => {
+                let (a, e) = ToolAttr::parse_lenient(m.to_token_stream());
+                errors.extend(e);
+                a.krate
+            }
+            other => {
+                errors.push(syn::Error::new_spanned(
+                    other,
+                    "`#[toolbox]` takes no keys but `crate = \"...\"`; tool keys go on each method's `#[tool(...)]`",
+                ));
+                None
+            }
+        };
+        if parsed.is_some() {
+            krate = parsed;
+        }
+    }
+    krate
+}
+
+fn replace_self_in_paths(attr: &mut ToolAttr, self_ty: &TokenStream) {
+    let fix = |p: &mut syn::Path| {
+        if let Ok(np) = syn::parse2(replace_self_tokens(p.to_token_stream(), self_ty)) {
+            *p = np;
+        }
+    };
+    for p in [
+        &mut attr.render,
+        &mut attr.present_call,
+        &mut attr.present_result,
+        &mut attr.presentation_meta,
+        &mut attr.finalize_content,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        fix(p);
+    }
+    if let Some(super::attr::Concurrency::Predicate(p)) = &mut attr.concurrency_safe {
+        fix(p);
+    }
+}

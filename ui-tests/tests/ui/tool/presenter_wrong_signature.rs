@@ -1,0 +1,14 @@
+use dsh_runtime::present::CallView;
+use dsh_runtime::tool;
+
+fn card(path: &String) -> Option<CallView> {
+    Some(CallView::generic(path, None))
+}
+
+/// Reads.
+#[tool(present_call = card)]
+async fn read(path: String) -> String {
+    path
+}
+
+fn main() {}

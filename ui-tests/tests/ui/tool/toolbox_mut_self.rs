@@ -1,0 +1,14 @@
+use dsh_runtime::{tool, toolbox};
+
+struct Server;
+
+#[toolbox]
+impl Server {
+    /// Greets.
+    #[tool]
+    async fn greet(&mut self, name: String) -> String {
+        name
+    }
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+use dsh_runtime::tool;
+
+/// Reads.
+#[tool(readonly)]
+async fn read() {}
+
+fn main() {}
