@@ -172,7 +172,10 @@ pub fn projector_args<A: DeserializeOwned>(
 }
 
 /// The canonical value, typed, for an output projector.
-pub fn projector_output<O>(projector: &str, typed: Result<O, String>) -> Result<O, ToolError> {
+pub fn projector_output<O, E: std::fmt::Display>(
+    projector: &str,
+    typed: Result<O, E>,
+) -> Result<O, ToolError> {
     typed.map_err(|e| {
         ToolError::new(format!(
             "{projector}: the value does not deserialize into the output type: {e}"
@@ -198,7 +201,7 @@ pub fn projector<R>(projector: &str, f: impl FnOnce() -> R) -> Result<R, ToolErr
 }
 
 /// Presentation metadata as JSON: a `null` (e.g. a returned `None`) means no metadata.
-pub fn meta_value(json: Result<Value, String>) -> Result<Option<Value>, ToolError> {
+pub fn meta_value<E: std::fmt::Display>(json: Result<Value, E>) -> Result<Option<Value>, ToolError> {
     match json {
         Ok(Value::Null) => Ok(None),
         Ok(v) => Ok(Some(v)),
