@@ -26,3 +26,21 @@ pub use tool::{ContentBlock, DynTool, Tool, ToolContext, ToolDefinition, ToolErr
 pub use validate::ToolArgsError;
 
 pub use dsh_macros::*;
+
+pub mod markers {
+    //! Traits `#[derive(ToolSchema)]` checks at compile time.
+    //!
+    //! - [`SchemaNumber`], [`SchemaString`], [`SchemaLength`], [`SchemaBool`]: the field
+    //!   types `#[schema(range)]`, `pattern`, `length` and typed `enum`/`const` apply to.
+    //!   Implement one for your own newtype when its schema is of that kind.
+    //! - [`SchemaObject`]: types whose schema is an object node, which an internally
+    //!   tagged enum can carry in a newtype variant. Derived for structs with named fields.
+    //! - [`JsonShape`]: which JSON values a type's schema admits, known at compile time, so
+    //!   the variants of an untagged enum can be proved disjoint. Derived with
+    //!   `ToolSchema`; implement it next to a hand-written `ToolSchema` impl to use the type
+    //!   in an untagged enum.
+    pub use crate::__private::derive::{
+        JsonShape, Key, ObjectShape, SchemaBool, SchemaLength, SchemaNumber, SchemaObject,
+        SchemaString, Shape, kind,
+    };
+}

@@ -277,9 +277,9 @@ pub mod derive {
 
     /// Types whose schema is a number node (`range` applies).
     #[diagnostic::on_unimplemented(
-        message = "`range` applies only to numbers, but `{Self}` is not a number",
+        message = "this `#[schema(..)]` key applies only to numbers, but `{Self}` is not a number",
         label = "not a number",
-        note = "`#[schema(range(..))]` accepts integer and float fields (and `Option`s of them)"
+        note = "`range` and number-valued `enum`/`const` accept integer and float fields (and `Option`s of them)"
     )]
     pub trait SchemaNumber {
         /// Evaluated by the assertion.

@@ -31,15 +31,6 @@ impl RenameRule {
         RULES.iter().find(|(n, _)| *n == s).map(|(_, r)| *r)
     }
 
-    /// The list of valid spellings, for messages.
-    pub fn expected() -> String {
-        RULES
-            .iter()
-            .map(|(n, _)| format!("\"{n}\""))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-
     pub fn apply_to_variant(self, variant: &str) -> String {
         match self {
             RenameRule::Pascal => variant.to_owned(),

@@ -85,6 +85,7 @@ pub fn expand(input: &Input) -> TokenStream {
         {
             quote! {
                 #[automatically_derived]
+                #[diagnostic::do_not_recommend]
                 impl #impl_generics #p::SchemaObject for #ident #ty_generics #where_clause {}
             }
         }
@@ -106,6 +107,7 @@ pub fn expand(input: &Input) -> TokenStream {
             }
 
             #[automatically_derived]
+            #[diagnostic::do_not_recommend]
             impl #shape_impl_generics #p::JsonShape for #ident #ty_generics #shape_where {
                 const SHAPE: #p::Shape = #shape;
             }

@@ -17,6 +17,7 @@ pub fn expand(input: &syn::DeriveInput, p: &TokenStream) -> TokenStream {
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let object = match &input.data {
         syn::Data::Struct(s) if matches!(s.fields, syn::Fields::Named(_)) => quote! {
+            #[diagnostic::do_not_recommend]
             impl #impl_generics #p::SchemaObject for #ident #ty_generics #where_clause {}
         },
         _ => quote!(),
@@ -30,6 +31,7 @@ pub fn expand(input: &syn::DeriveInput, p: &TokenStream) -> TokenStream {
                     #p::Schema::json()
                 }
             }
+            #[diagnostic::do_not_recommend]
             impl #impl_generics #p::JsonShape for #ident #ty_generics #where_clause {
                 const SHAPE: #p::Shape = #p::Shape::of(#p::kind::ANY);
             }

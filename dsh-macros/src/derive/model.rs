@@ -77,11 +77,6 @@ impl Variant {
     pub fn is_live(&self) -> bool {
         !self.serde.skip
     }
-
-    /// The fields that take part in deserialization.
-    pub fn live_fields(&self) -> impl Iterator<Item = &Field> {
-        self.fields.iter().filter(|f| f.is_live())
-    }
 }
 
 impl Input {

@@ -112,14 +112,9 @@ fn check_names<'a>(
 ) {
     let mut seen: HashMap<&str, &Field> = HashMap::new();
     for f in fields.filter(|f| f.is_live()) {
+        // A field named like the internal tag is reported by serde's own derive.
         if tag == Some(f.name.as_str()) {
-            errors.push(error(
-                f.span,
-                format!(
-                    "field key \"{}\" is also the enum's tag; rename the field or the tag",
-                    f.name
-                ),
-            ));
+            continue;
         }
         if let Some(first) = seen.insert(&f.name, f) {
             let first = first
