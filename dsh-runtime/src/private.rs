@@ -354,7 +354,13 @@ pub mod derive {
             impl<T: $tr + ?Sized> $tr for Rc<T> {}
         )*};
     }
-    wrapper_markers!(SchemaNumber, SchemaString, SchemaLength, SchemaBool, SchemaObject);
+    wrapper_markers!(
+        SchemaNumber,
+        SchemaString,
+        SchemaLength,
+        SchemaBool,
+        SchemaObject
+    );
 
     macro_rules! option_markers {
         ($($tr:ident),*) => {$(

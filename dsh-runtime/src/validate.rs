@@ -316,12 +316,12 @@ impl<'a> Walker<'a, '_> {
         if self.stop() {
             return;
         }
-        if let Some(values) = &schema.enum_values {
-            if !values.contains(value) {
-                let list = Value::from(values.clone()).to_string();
-                self.fail(|p| format!("{p} must be one of {list}"));
-                return;
-            }
+        if let Some(values) = &schema.enum_values
+            && !values.contains(value)
+        {
+            let list = Value::from(values.clone()).to_string();
+            self.fail(|p| format!("{p} must be one of {list}"));
+            return;
         }
         if let Some(c) = &schema.const_value
             && c != value

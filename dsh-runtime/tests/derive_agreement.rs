@@ -290,7 +290,7 @@ fn mutate(mut v: J, seed: u64) -> J {
 fn integral_floats_as_integers(v: J) -> J {
     match v {
         J::Number(n) if n.is_f64() => match n.as_f64() {
-            Some(f) if f.fract() == 0.0 && f >= -9.223372036854775808e18 && f < 1.8446744073709552e19 => {
+            Some(f) if f.fract() == 0.0 && (-(2f64.powi(63))..2f64.powi(64)).contains(&f) => {
                 number(f as i128)
             }
             _ => J::Number(n),
@@ -314,7 +314,8 @@ struct Checker {
 
 impl Checker {
     fn check(&self, value: &J) -> Result<bool, TestCaseError> {
-        let ours_input = json::from_serde(value).map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
+        let ours_input =
+            json::from_serde(value).map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
         let ours = validate_labeled(&self.schema, &ours_input, "value", true);
         let js = self.validator.is_valid(value);
         let name = self.name;
@@ -425,5 +426,8 @@ fn mutations_change_values() {
             changed += 1;
         }
     }
-    assert!(changed > 150, "only {changed} of 200 mutations changed the value");
+    assert!(
+        changed > 150,
+        "only {changed} of 200 mutations changed the value"
+    );
 }

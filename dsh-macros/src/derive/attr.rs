@@ -601,13 +601,22 @@ fn parse_range(meta: &ParseNestedMeta, errors: &mut Accumulator) -> syn::Result<
         let start = input.span();
         let lit = parse_json(input)?;
         *which = Some(match lit.kind {
-            JsonKind::Int => Bound::Int(lit.text.parse::<i128>().map_err(|_| {
-                syn::Error::new(start, "`range` bound out of range")
-            })?),
-            JsonKind::Float => Bound::Float(lit.text.parse::<f64>().map_err(|_| {
-                syn::Error::new(start, "`range` bound is not a number")
-            })?),
-            _ => return Err(syn::Error::new(start, "`range` bounds must be number literals")),
+            JsonKind::Int => Bound::Int(
+                lit.text
+                    .parse::<i128>()
+                    .map_err(|_| syn::Error::new(start, "`range` bound out of range"))?,
+            ),
+            JsonKind::Float => Bound::Float(
+                lit.text
+                    .parse::<f64>()
+                    .map_err(|_| syn::Error::new(start, "`range` bound is not a number"))?,
+            ),
+            _ => {
+                return Err(syn::Error::new(
+                    start,
+                    "`range` bounds must be number literals",
+                ));
+            }
         });
         Ok(())
     })?;
@@ -685,7 +694,11 @@ pub fn parse_json(input: ParseStream) -> syn::Result<Json> {
         let items = parse_json_array(input)?;
         let text = format!(
             "[{}]",
-            items.iter().map(|j| j.text.as_str()).collect::<Vec<_>>().join(",")
+            items
+                .iter()
+                .map(|j| j.text.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
         );
         return Ok(Json {
             text,
@@ -836,7 +849,10 @@ mod tests {
             (quote::quote!(-0.0), "0.0"),
             (quote::quote!("a\"b\n"), "\"a\\\"b\\n\""),
             (quote::quote!([1, "x", [], {}]), "[1,\"x\",[],{}]"),
-            (quote::quote!({ "k": [true], "n": null }), "{\"k\":[true],\"n\":null}"),
+            (
+                quote::quote!({ "k": [true], "n": null }),
+                "{\"k\":[true],\"n\":null}",
+            ),
         ];
         for (tokens, text) in cases {
             assert_eq!(json(tokens).map(|j| j.text).ok().as_deref(), Some(text));
@@ -864,14 +880,16 @@ mod tests {
 
     #[test]
     fn schema_keys_accumulate_errors() {
-        let a: syn::Attribute = syn::parse_quote!(#[schema(nope, range(min = 1), range(max = 2), open)]);
+        let a: syn::Attribute =
+            syn::parse_quote!(#[schema(nope, range(min = 1), range(max = 2), open)]);
         // unknown key, duplicate `range`, `open` on a field
         assert_eq!(schema_errors(a, Pos::Field), 3);
         let ok: syn::Attribute = syn::parse_quote!(#[schema(range(min = -1, max = 2.5), length(max = 3), pattern = "^a+$", examples = [1, {"a": null}], default = 3, enum = ["a", "b"], const = "a")]);
         assert_eq!(schema_errors(ok, Pos::Field), 0);
         let bad_pattern: syn::Attribute = syn::parse_quote!(#[schema(pattern = "(")]);
         assert_eq!(schema_errors(bad_pattern, Pos::Field), 1);
-        let reversed: syn::Attribute = syn::parse_quote!(#[schema(range(min = 3, max = 1), length(min = 2, max = 1))]);
+        let reversed: syn::Attribute =
+            syn::parse_quote!(#[schema(range(min = 3, max = 1), length(min = 2, max = 1))]);
         assert_eq!(schema_errors(reversed, Pos::Field), 2);
     }
 
@@ -887,7 +905,10 @@ mod tests {
             syn::parse_quote!(#[serde(rename(serialize = "a", deserialize = "b"), default = "f", skip_serializing_if = "x", bound = "T: X")]),
             Pos::Field,
         );
-        assert_eq!((s.rename.as_deref(), s.default.is_some(), n), (Some("b"), true, 0));
+        assert_eq!(
+            (s.rename.as_deref(), s.default.is_some(), n),
+            (Some("b"), true, 0)
+        );
         let (_, n) = serde_errors(
             syn::parse_quote!(#[serde(flatten, alias = "x", mystery, tag = "t")]),
             Pos::Field,
@@ -899,7 +920,12 @@ mod tests {
         );
         assert_eq!(
             (s.rename_all, s.tag.map(|t| t.0), s.content.map(|c| c.0), n),
-            (Some(RenameRule::Camel), Some("kind".into()), Some("c".into()), 0)
+            (
+                Some(RenameRule::Camel),
+                Some("kind".into()),
+                Some("c".into()),
+                0
+            )
         );
     }
 }

@@ -56,7 +56,9 @@ impl RenameRule {
             RenameRule::ScreamingSnake => RenameRule::Snake
                 .apply_to_variant(variant)
                 .to_ascii_uppercase(),
-            RenameRule::Kebab => RenameRule::Snake.apply_to_variant(variant).replace('_', "-"),
+            RenameRule::Kebab => RenameRule::Snake
+                .apply_to_variant(variant)
+                .replace('_', "-"),
             RenameRule::ScreamingKebab => RenameRule::ScreamingSnake
                 .apply_to_variant(variant)
                 .replace('_', "-"),
@@ -103,10 +105,25 @@ mod tests {
     #[test]
     fn variants_follow_serde() {
         let cases = [
-            ("Outcome", "outcome", "OUTCOME", "Outcome", "outcome", "outcome", "OUTCOME", "outcome", "OUTCOME"),
-            ("VeryTasty", "verytasty", "VERYTASTY", "VeryTasty", "veryTasty", "very_tasty", "VERY_TASTY", "very-tasty", "VERY-TASTY"),
+            (
+                "Outcome", "outcome", "OUTCOME", "Outcome", "outcome", "outcome", "OUTCOME",
+                "outcome", "OUTCOME",
+            ),
+            (
+                "VeryTasty",
+                "verytasty",
+                "VERYTASTY",
+                "VeryTasty",
+                "veryTasty",
+                "very_tasty",
+                "VERY_TASTY",
+                "very-tasty",
+                "VERY-TASTY",
+            ),
             ("A", "a", "A", "A", "a", "a", "A", "a", "A"),
-            ("Z42", "z42", "Z42", "Z42", "z42", "z42", "Z42", "z42", "Z42"),
+            (
+                "Z42", "z42", "Z42", "Z42", "z42", "z42", "Z42", "z42", "Z42",
+            ),
         ];
         for (orig, lower, upper, pascal, camel, snake, screaming, kebab, sk) in cases {
             assert_eq!(Lower.apply_to_variant(orig), lower);
@@ -123,8 +140,18 @@ mod tests {
     #[test]
     fn fields_follow_serde() {
         let cases = [
-            ("outcome", "OUTCOME", "Outcome", "outcome", "OUTCOME", "outcome", "OUTCOME"),
-            ("very_tasty", "VERY_TASTY", "VeryTasty", "veryTasty", "VERY_TASTY", "very-tasty", "VERY-TASTY"),
+            (
+                "outcome", "OUTCOME", "Outcome", "outcome", "OUTCOME", "outcome", "OUTCOME",
+            ),
+            (
+                "very_tasty",
+                "VERY_TASTY",
+                "VeryTasty",
+                "veryTasty",
+                "VERY_TASTY",
+                "very-tasty",
+                "VERY-TASTY",
+            ),
             ("a", "A", "A", "a", "A", "a", "A"),
             ("z42", "Z42", "Z42", "z42", "Z42", "z42", "Z42"),
         ];

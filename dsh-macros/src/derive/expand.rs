@@ -44,10 +44,9 @@ pub fn bounded_generics(input: &Input, p: &TokenStream) -> syn::Generics {
 pub fn expand(input: &Input) -> TokenStream {
     let p = support_path(input);
     let ident = &input.ident;
-    let generics = bounded_generics(input, &p);
+    let mut generics = bounded_generics(input, &p);
     let generic = input.generics.type_params().next().is_some()
         || input.generics.const_params().next().is_some();
-    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
 
     let mut cx = Cx {
         p: &p,
@@ -60,13 +59,21 @@ pub fn expand(input: &Input) -> TokenStream {
     let overlaps = overlap_checks(&mut cx, input);
     let asserts = &cx.asserts;
 
-    // Checks that name generic parameters must live in the generic fn; the others are a
-    // free constant, evaluated even when the schema is never built.
+    // Checks that name generic parameters must live in the generic fn (evaluated per
+    // instantiation), whose impl then needs the payloads' shapes; the others are a free
+    // constant, evaluated even when the schema is never built.
     let (overlap_in_fn, overlap_free) = match overlaps {
-        Some(o) if generic => (quote!(const { #o };), quote!()),
+        Some(o) if generic => {
+            let clause = generics.make_where_clause();
+            for b in &cx.shape_bounds {
+                clause.predicates.push(b.clone());
+            }
+            (quote!(const { #o };), quote!())
+        }
         Some(o) => (quote!(), quote!(const _: () = { #o };)),
         None => (quote!(), quote!()),
     };
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
 
     let mut shape_generics = generics.clone();
     {
@@ -216,7 +223,12 @@ fn edit(p: &TokenStream, doc: &[syn::Expr], s: &SchemaAttrs) -> Option<TokenStre
 }
 
 /// Apply an item's edit to an `Arc<Schema>` expression.
-fn apply_arc(p: &TokenStream, doc: &[syn::Expr], s: &SchemaAttrs, base: TokenStream) -> TokenStream {
+fn apply_arc(
+    p: &TokenStream,
+    doc: &[syn::Expr],
+    s: &SchemaAttrs,
+    base: TokenStream,
+) -> TokenStream {
     match edit(p, doc, s) {
         Some(e) => quote!(#e.apply(#base)),
         None => base,
@@ -224,7 +236,12 @@ fn apply_arc(p: &TokenStream, doc: &[syn::Expr], s: &SchemaAttrs, base: TokenStr
 }
 
 /// Apply an item's edit to a `Schema` expression.
-fn apply_node(p: &TokenStream, doc: &[syn::Expr], s: &SchemaAttrs, base: TokenStream) -> TokenStream {
+fn apply_node(
+    p: &TokenStream,
+    doc: &[syn::Expr],
+    s: &SchemaAttrs,
+    base: TokenStream,
+) -> TokenStream {
     match edit(p, doc, s) {
         Some(e) => quote!(#e.node(#base)),
         None => base,
@@ -326,7 +343,13 @@ fn property(cx: &mut Cx, f: &Field, container_default: bool) -> TokenStream {
 }
 
 /// A closed (or open) object of named fields, as a `Schema` expression.
-fn object(cx: &mut Cx, fields: &[Field], lead: Option<TokenStream>, open: bool, container_default: bool) -> TokenStream {
+fn object(
+    cx: &mut Cx,
+    fields: &[Field],
+    lead: Option<TokenStream>,
+    open: bool,
+    container_default: bool,
+) -> TokenStream {
     let p = cx.p;
     let mut props: Vec<TokenStream> = lead.into_iter().collect();
     for f in fields.iter().filter(|f| f.is_live()) {
@@ -336,7 +359,13 @@ fn object(cx: &mut Cx, fields: &[Field], lead: Option<TokenStream>, open: bool, 
 }
 
 /// The shape of an object of named fields.
-fn object_shape(cx: &mut Cx, fields: &[Field], lead: &[&str], open: bool, container_default: bool) -> TokenStream {
+fn object_shape(
+    cx: &mut Cx,
+    fields: &[Field],
+    lead: &[&str],
+    open: bool,
+    container_default: bool,
+) -> TokenStream {
     let p = cx.p.clone();
     let mut keys: Vec<TokenStream> = lead
         .iter()
@@ -345,7 +374,11 @@ fn object_shape(cx: &mut Cx, fields: &[Field], lead: &[&str], open: bool, contai
     for f in fields.iter().filter(|f| f.is_live()) {
         let name = &f.name;
         let req = required(cx, f, container_default);
-        if f.serde.default.is_none() && !container_default && f.serde.custom_de.is_none() && f.schema.with.is_none() {
+        if f.serde.default.is_none()
+            && !container_default
+            && f.serde.custom_de.is_none()
+            && f.schema.with.is_none()
+        {
             cx.shape_bound(&f.ty, quote!(#p::ToolSchema));
         }
         keys.push(quote!(#p::Key { name: #name, required: #req }));
@@ -406,7 +439,9 @@ fn optional_items(cx: &mut Cx, input: &Input) -> TokenStream {
         (from.clone(), None)
     } else if input.serde.transparent.is_some() {
         match input.transparent_field() {
-            Some(f) if f.schema.with.is_none() && f.serde.custom_de.is_none() => (f.ty.clone(), Some(f)),
+            Some(f) if f.schema.with.is_none() && f.serde.custom_de.is_none() => {
+                (f.ty.clone(), Some(f))
+            }
             _ => return quote!(),
         }
     } else {

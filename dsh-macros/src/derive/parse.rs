@@ -107,12 +107,7 @@ pub fn from_ast(input: &syn::DeriveInput, errors: &mut Accumulator) -> Option<In
     })
 }
 
-fn field(
-    rec: FieldRec,
-    index: usize,
-    rule: Option<RenameRule>,
-    errors: &mut Accumulator,
-) -> Field {
+fn field(rec: FieldRec, index: usize, rule: Option<RenameRule>, errors: &mut Accumulator) -> Field {
     let serde = parse_serde(&rec.attrs, Pos::Field, errors);
     let schema = parse_schema(&rec.attrs, Pos::Field, errors);
     let name = match (&serde.rename, &rec.ident) {
@@ -224,10 +219,7 @@ fn repr(serde: &super::attr::Serde, errors: &mut Accumulator) -> Repr {
         (Some((tag, _)), None, None) => Repr::Internal { tag: tag.clone() },
         (Some((tag, tspan)), Some((content, _)), None) => {
             if tag == content {
-                errors.push(error(
-                    *tspan,
-                    "`tag` and `content` must be different keys",
-                ));
+                errors.push(error(*tspan, "`tag` and `content` must be different keys"));
             }
             Repr::Adjacent {
                 tag: tag.clone(),
@@ -266,10 +258,7 @@ fn container_struct_checks(
     if let Some(span) = schema.open
         && st != Style::Named
     {
-        errors.push(error(
-            span,
-            "`open` applies to structs with named fields",
-        ));
+        errors.push(error(span, "`open` applies to structs with named fields"));
     }
     if let Some(span) = serde.try_from
         && schema.with.is_none()

@@ -199,7 +199,12 @@ fn hex_schema() -> Schema {
 
 fn hex<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
     let s = String::deserialize(d)?;
-    if s.is_empty() || s.len() > 8 || !s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+    if s.is_empty()
+        || s.len() > 8
+        || !s
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    {
         return Err(serde::de::Error::custom("not hex"));
     }
     u32::from_str_radix(&s, 16).map_err(serde::de::Error::custom)
@@ -265,7 +270,9 @@ pub enum External {
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Internal {
     /// A circle.
-    Circle { radius: f64 },
+    Circle {
+        radius: f64,
+    },
     PointAt(Point),
     Labels(BTreeMap<String, String>),
     Empty,
@@ -299,18 +306,31 @@ pub enum Untagged {
 #[derive(Deserialize, ToolSchema)]
 #[serde(untagged, deny_unknown_fields)]
 pub enum UntaggedObjects {
-    Named { name: String },
-    Id { id: u64, #[serde(default)] rev: u32 },
+    Named {
+        name: String,
+    },
+    Id {
+        id: u64,
+        #[serde(default)]
+        rev: u32,
+    },
     Number(f64),
 }
 
 #[derive(Deserialize, ToolSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE", rename_all_fields = "SCREAMING-KEBAB-CASE")]
+#[serde(
+    rename_all = "SCREAMING_SNAKE_CASE",
+    rename_all_fields = "SCREAMING-KEBAB-CASE"
+)]
 pub enum Cases {
-    FirstOne { some_field: u8 },
+    FirstOne {
+        some_field: u8,
+    },
     #[serde(rename_all = "UPPERCASE")]
-    SecondOne { other_field: Option<u8> },
-    ThirdOne,
+    SecondTry {
+        other_field: Option<u8>,
+    },
+    ThirdWay,
 }
 
 #[derive(Deserialize, ToolSchema)]

@@ -70,7 +70,18 @@ enum Input {
     Nothing,
 }
 
+#[derive(Deserialize, ToolSchema)]
+#[serde(untagged)]
+enum Either<T> {
+    One(T),
+    Many(Vec<T>),
+}
+
 fn main() {
+    assert_eq!(
+        Either::<String>::schema().to_json_string(),
+        r#"{"oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}]}"#
+    );
     assert_eq!(
         Speed::schema().to_json_string(),
         r#"{"type":"string","enum":["very_fast","slow","meh"]}"#
