@@ -65,9 +65,11 @@ pub fn closed(properties: Vec<Property>) -> Schema {
 
 // --- derive support ---
 //
-// Everything below is called by `#[derive(ToolSchema)]` expansions. Generated code names
-// these items only through `::dsh_runtime::__private` (or the path given with
-// `#[schema(crate = ...)]`).
+// Everything in `derive` is called by `#[derive(ToolSchema)]` expansions, only through
+// `::dsh_runtime::__private::derive` (or `<path>::__private::derive` with
+// `#[schema(crate = path)]`). It is a module of its own so that names never clash with
+// the helpers `#[tool]` expansions use. The marker traits and shapes are re-exported
+// publicly as `dsh_runtime::markers`, which is also the path rustc prints in errors.
 pub mod derive {
     //! Support for `#[derive(ToolSchema)]` expansions.
 
