@@ -138,6 +138,12 @@ impl Schema {
 }
 
 fn matches(schema: &Schema, value: &Value) -> bool {
+    match_info(schema, value).0
+}
+
+/// Whether `value` matches `schema`, and whether it relies on the null leniency (so
+/// normalization has something to strip).
+fn match_info(schema: &Schema, value: &Value) -> (bool, bool) {
     let mut w = Walker {
         path: Vec::new(),
         out: None,
@@ -147,7 +153,7 @@ fn matches(schema: &Schema, value: &Value) -> bool {
         prefix: false,
     };
     w.node(schema, value);
-    !w.failed
+    (!w.failed, w.omitted_nulls)
 }
 
 #[derive(Clone, Copy)]
@@ -190,7 +196,17 @@ impl<'a> Walker<'a, '_> {
         match &schema.kind {
             Kind::Json => {}
             Kind::OneOf(branches) => {
-                let matched = branches.iter().filter(|b| matches(b, value)).count();
+                let mut matched = 0;
+                let mut omitted_nulls = false;
+                for b in branches {
+                    let (ok, omitted) = match_info(b, value);
+                    if ok {
+                        matched += 1;
+                        omitted_nulls |= omitted;
+                    }
+                }
+                // A lenient `null` inside the matching branch must be normalized away too.
+                self.omitted_nulls |= omitted_nulls;
                 if matched != 1 {
                     self.fail(|p| {
                         format!("{p} must match exactly one oneOf branch (matched {matched})")

@@ -1,0 +1,931 @@
+//! Reading `#[serde(...)]` and `#[schema(...)]` attributes.
+//!
+//! Both are read key by key with `parse_nested_meta`, so every error is spanned on the key
+//! (or value) it is about and parsing goes on after it: all errors of one derive are
+//! reported together. Checks that need only one attribute live here; rules spanning
+//! several items are in `validate.rs`.
+
+use std::collections::HashSet;
+
+use darling::error::Accumulator;
+use proc_macro2::Span;
+use syn::meta::ParseNestedMeta;
+use syn::parse::ParseStream;
+use syn::spanned::Spanned;
+use syn::{LitStr, Token};
+
+use super::case::RenameRule;
+
+/// Where an attribute sits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pos {
+    Container,
+    Variant,
+    Field,
+}
+
+impl Pos {
+    fn noun(self) -> &'static str {
+        match self {
+            Pos::Container => "a type",
+            Pos::Variant => "a variant",
+            Pos::Field => "a field",
+        }
+    }
+}
+
+pub fn error(span: Span, msg: impl std::fmt::Display) -> darling::Error {
+    syn::Error::new(span, msg.to_string()).into()
+}
+
+// ---------------------------------------------------------------------------------------
+// serde
+
+// The serde attributes the derive understands, and what it does with each. Anything else
+// is an error: a serde attribute the derive cannot interpret could make serde accept
+// something the schema does not describe.
+const SERDE_RENAME: &str = "rename";
+const SERDE_RENAME_ALL: &str = "rename_all";
+const SERDE_RENAME_ALL_FIELDS: &str = "rename_all_fields";
+const SERDE_TAG: &str = "tag";
+const SERDE_CONTENT: &str = "content";
+const SERDE_UNTAGGED: &str = "untagged";
+const SERDE_DEFAULT: &str = "default";
+const SERDE_SKIP: &str = "skip";
+const SERDE_SKIP_DESERIALIZING: &str = "skip_deserializing";
+const SERDE_TRANSPARENT: &str = "transparent";
+const SERDE_FROM: &str = "from";
+const SERDE_TRY_FROM: &str = "try_from";
+const SERDE_DESERIALIZE_WITH: &str = "deserialize_with";
+const SERDE_WITH: &str = "with";
+
+/// Keys serde accepts that the derive understands, with the positions where serde
+/// accepts them. Keys that only affect serialization are accepted and ignored.
+const SERDE_KEYS: &[(&str, &[Pos])] = &[
+    (SERDE_RENAME, &[Pos::Container, Pos::Variant, Pos::Field]),
+    (SERDE_RENAME_ALL, &[Pos::Container, Pos::Variant]),
+    (SERDE_RENAME_ALL_FIELDS, &[Pos::Container]),
+    (SERDE_TAG, &[Pos::Container]),
+    (SERDE_CONTENT, &[Pos::Container]),
+    (SERDE_UNTAGGED, &[Pos::Container]),
+    (SERDE_DEFAULT, &[Pos::Container, Pos::Field]),
+    ("deny_unknown_fields", &[Pos::Container]),
+    (SERDE_TRANSPARENT, &[Pos::Container]),
+    (SERDE_FROM, &[Pos::Container]),
+    (SERDE_TRY_FROM, &[Pos::Container]),
+    ("into", &[Pos::Container]),
+    ("bound", &[Pos::Container, Pos::Variant, Pos::Field]),
+    ("crate", &[Pos::Container]),
+    ("expecting", &[Pos::Container]),
+    (SERDE_SKIP, &[Pos::Variant, Pos::Field]),
+    (SERDE_SKIP_DESERIALIZING, &[Pos::Variant, Pos::Field]),
+    ("skip_serializing", &[Pos::Variant, Pos::Field]),
+    ("skip_serializing_if", &[Pos::Field]),
+    ("serialize_with", &[Pos::Variant, Pos::Field]),
+    (SERDE_DESERIALIZE_WITH, &[Pos::Variant, Pos::Field]),
+    (SERDE_WITH, &[Pos::Variant, Pos::Field]),
+    ("borrow", &[Pos::Variant, Pos::Field]),
+];
+
+/// serde keys the derive cannot keep in agreement, with the fix to name.
+fn serde_unsupported(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "flatten" => {
+            "`#[serde(flatten)]` is not supported by `ToolSchema`: a closed object cannot take the flattened fields' keys and the schema vocabulary has no `allOf`; declare the fields directly in this struct, or keep the nested struct as an ordinary field"
+        }
+        "alias" => {
+            "`#[serde(alias)]` is not supported by `ToolSchema`: the schema can publish only one name per property; remove the alias (publish the name the model should use with `rename`)"
+        }
+        "other" => {
+            "`#[serde(other)]` is not supported by `ToolSchema`: a catch-all variant accepts names the schema cannot list; remove it, or describe the enum by hand with `#[schema(with = path::to::fn)]` on the enum"
+        }
+        "remote" => {
+            "`#[serde(remote)]` is not supported by `ToolSchema`; derive `ToolSchema` on the remote type's own definition, or implement `ToolSchema` by hand"
+        }
+        "variant_identifier" | "field_identifier" => {
+            "identifier enums are not supported by `ToolSchema`; implement `ToolSchema` by hand"
+        }
+        "getter" => "`#[serde(getter)]` (remote derives) is not supported by `ToolSchema`",
+        "non_exhaustive" => "`#[serde(non_exhaustive)]` is not supported by `ToolSchema`",
+        _ => return None,
+    })
+}
+
+/// What the serde attributes of one item say, as far as the schema is concerned.
+#[derive(Default)]
+pub struct Serde {
+    /// The name serde deserializes (`rename` or `rename(deserialize = ..)`).
+    pub rename: Option<String>,
+    pub rename_all: Option<RenameRule>,
+    pub rename_all_fields: Option<RenameRule>,
+    pub tag: Option<(String, Span)>,
+    pub content: Option<(String, Span)>,
+    pub untagged: Option<Span>,
+    pub default: Option<Span>,
+    pub transparent: Option<Span>,
+    pub from: Option<syn::Type>,
+    pub try_from: Option<Span>,
+    /// `skip` or `skip_deserializing`.
+    pub skip: bool,
+    /// `deserialize_with` or `with`: the key and its span.
+    pub custom_de: Option<(&'static str, Span)>,
+}
+
+fn known_serde_keys(pos: Pos) -> String {
+    SERDE_KEYS
+        .iter()
+        .filter(|(_, ps)| ps.contains(&pos))
+        .map(|(k, _)| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Read every `#[serde(...)]` attribute of one item.
+pub fn parse_serde(attrs: &[syn::Attribute], pos: Pos, errors: &mut Accumulator) -> Serde {
+    let mut out = Serde::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let result = attr.parse_nested_meta(|meta| {
+            let key = meta_key(&meta);
+            let span = meta.path.span();
+            if let Some(fix) = serde_unsupported(&key) {
+                errors.push(error(span, fix));
+                return skip_value(&meta);
+            }
+            let Some((known, positions)) = SERDE_KEYS.iter().find(|(k, _)| *k == key) else {
+                errors.push(error(
+                    span,
+                    format!(
+                        "unknown serde attribute `{key}`: `ToolSchema` cannot tell what it makes serde accept; the serde attributes understood on {} are {}",
+                        pos.noun(),
+                        known_serde_keys(pos)
+                    ),
+                ));
+                return skip_value(&meta);
+            };
+            if !positions.contains(&pos) {
+                let msg = if key == SERDE_UNTAGGED && pos == Pos::Variant {
+                    "`#[serde(untagged)]` on a variant is not supported by `ToolSchema`; put `#[serde(untagged)]` on the enum, or tag this variant like the others".to_string()
+                } else {
+                    format!(
+                        "serde does not accept `{key}` on {}; the serde attributes understood there are {}",
+                        pos.noun(),
+                        known_serde_keys(pos)
+                    )
+                };
+                errors.push(error(span, msg));
+                return skip_value(&meta);
+            }
+            match *known {
+                SERDE_RENAME => {
+                    let (_, de) = ser_de(&meta)?;
+                    if let Some(de) = de {
+                        out.rename = Some(de.value());
+                    }
+                }
+                SERDE_RENAME_ALL | SERDE_RENAME_ALL_FIELDS => {
+                    let (_, de) = ser_de(&meta)?;
+                    if let Some(lit) = de {
+                        // An unknown convention is reported by serde's own derive (the
+                        // `serde` attribute exists only next to one), so it is not
+                        // repeated here.
+                        match RenameRule::from_str(&lit.value()) {
+                            Some(rule) if key == SERDE_RENAME_ALL => out.rename_all = Some(rule),
+                            Some(rule) => out.rename_all_fields = Some(rule),
+                            None => {}
+                        }
+                    }
+                }
+                SERDE_TAG => {
+                    let lit = lit_str(&meta)?;
+                    out.tag = Some((lit.value(), span));
+                }
+                SERDE_CONTENT => {
+                    let lit = lit_str(&meta)?;
+                    out.content = Some((lit.value(), span));
+                }
+                SERDE_UNTAGGED => out.untagged = Some(span),
+                SERDE_TRANSPARENT => out.transparent = Some(span),
+                SERDE_DEFAULT => {
+                    if meta.input.peek(Token![=]) {
+                        lit_str(&meta)?;
+                    }
+                    out.default = Some(span);
+                }
+                SERDE_SKIP | SERDE_SKIP_DESERIALIZING => out.skip = true,
+                SERDE_FROM => {
+                    let lit = lit_str(&meta)?;
+                    out.from = Some(lit.parse::<syn::Type>()?);
+                }
+                SERDE_TRY_FROM => {
+                    lit_str(&meta)?;
+                    out.try_from = Some(span);
+                }
+                SERDE_DESERIALIZE_WITH | SERDE_WITH => {
+                    lit_str(&meta)?;
+                    out.custom_de = Some((known, span));
+                }
+                _ => return skip_value(&meta),
+            }
+            Ok(())
+        });
+        if let Err(e) = result {
+            errors.push(e.into());
+        }
+    }
+    out
+}
+
+/// `key = "x"` (both sides) or `key(serialize = "a", deserialize = "b")`.
+fn ser_de(meta: &ParseNestedMeta) -> syn::Result<(Option<LitStr>, Option<LitStr>)> {
+    if meta.input.peek(Token![=]) {
+        let lit = lit_str(meta)?;
+        return Ok((Some(lit.clone()), Some(lit)));
+    }
+    let mut ser = None;
+    let mut de = None;
+    meta.parse_nested_meta(|inner| {
+        if inner.path.is_ident("serialize") {
+            ser = Some(lit_str(&inner)?);
+            Ok(())
+        } else if inner.path.is_ident("deserialize") {
+            de = Some(lit_str(&inner)?);
+            Ok(())
+        } else {
+            Err(inner.error("expected `serialize = \"...\"` or `deserialize = \"...\"`"))
+        }
+    })?;
+    Ok((ser, de))
+}
+
+fn lit_str(meta: &ParseNestedMeta) -> syn::Result<LitStr> {
+    meta.value()?.parse::<LitStr>()
+}
+
+fn meta_key(meta: &ParseNestedMeta) -> String {
+    match meta.path.get_ident() {
+        Some(i) => i.to_string().trim_start_matches("r#").to_string(),
+        None => {
+            let path = &meta.path;
+            quote::quote!(#path).to_string().replace(' ', "")
+        }
+    }
+}
+
+/// Consume the value of a key that was already reported, so parsing continues with the
+/// next key.
+fn skip_value(meta: &ParseNestedMeta) -> syn::Result<()> {
+    let input = meta.input;
+    if input.peek(syn::token::Paren) {
+        input.parse::<proc_macro2::TokenTree>()?;
+    } else if input.peek(Token![=]) {
+        input.parse::<Token![=]>()?;
+        while !input.is_empty() && !input.peek(Token![,]) {
+            input.parse::<proc_macro2::TokenTree>()?;
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// #[schema(...)]
+
+const KEY_DESCRIPTION: &str = "description";
+const KEY_TITLE: &str = "title";
+const KEY_OPEN: &str = "open";
+const KEY_RANGE: &str = "range";
+const KEY_LENGTH: &str = "length";
+const KEY_PATTERN: &str = "pattern";
+const KEY_EXAMPLES: &str = "examples";
+const KEY_EXAMPLE: &str = "example";
+const KEY_DEFAULT: &str = "default";
+const KEY_WITH: &str = "with";
+const KEY_ENUM: &str = "enum";
+const KEY_CONST: &str = "const";
+const KEY_CRATE: &str = "crate";
+
+/// Every `#[schema]` key with the positions where it applies.
+const SCHEMA_KEYS: &[(&str, &[Pos])] = &[
+    (KEY_DESCRIPTION, &[Pos::Container, Pos::Variant, Pos::Field]),
+    (KEY_TITLE, &[Pos::Container, Pos::Variant, Pos::Field]),
+    (KEY_EXAMPLES, &[Pos::Container, Pos::Variant, Pos::Field]),
+    (KEY_EXAMPLE, &[Pos::Container, Pos::Variant, Pos::Field]),
+    (KEY_DEFAULT, &[Pos::Container, Pos::Variant, Pos::Field]),
+    (KEY_OPEN, &[Pos::Container, Pos::Variant]),
+    (KEY_RANGE, &[Pos::Field]),
+    (KEY_LENGTH, &[Pos::Field]),
+    (KEY_PATTERN, &[Pos::Field]),
+    (KEY_ENUM, &[Pos::Field]),
+    (KEY_CONST, &[Pos::Field]),
+    (KEY_WITH, &[Pos::Container, Pos::Field]),
+    (KEY_CRATE, &[Pos::Container]),
+];
+
+fn schema_keys(pos: Pos) -> String {
+    SCHEMA_KEYS
+        .iter()
+        .filter(|(_, ps)| ps.contains(&pos))
+        .map(|(k, _)| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A numeric bound literal.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Bound {
+    Int(i128),
+    Float(f64),
+}
+
+impl Bound {
+    fn as_f64(self) -> f64 {
+        match self {
+            Bound::Int(i) => i as f64,
+            Bound::Float(f) => f,
+        }
+    }
+}
+
+/// `range(min = .., max = ..)`.
+pub struct Range {
+    pub min: Option<Bound>,
+    pub max: Option<Bound>,
+}
+
+/// `length(min = .., max = ..)`.
+pub struct Length {
+    pub min: Option<u64>,
+    pub max: Option<u64>,
+}
+
+/// The JSON kind of a literal, to pick the marker trait a field type must implement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JsonKind {
+    Null,
+    Bool,
+    Int,
+    Float,
+    String,
+    Array,
+    Object,
+}
+
+/// A JSON-ish literal, rendered as JSON text.
+#[derive(Clone, Debug)]
+pub struct Json {
+    pub text: String,
+    pub kind: JsonKind,
+}
+
+/// What the `#[schema(...)]` attributes of one item say.
+#[derive(Default)]
+pub struct SchemaAttrs {
+    pub description: Option<syn::Expr>,
+    pub title: Option<syn::Expr>,
+    pub open: Option<Span>,
+    pub range: Option<Range>,
+    pub length: Option<Length>,
+    pub pattern: Option<(String, Span)>,
+    pub examples: Option<Vec<Json>>,
+    pub default: Option<Json>,
+    pub with: Option<syn::Path>,
+    pub enum_values: Option<(Vec<Json>, Span)>,
+    pub const_value: Option<(Json, Span)>,
+    pub krate: Option<syn::Path>,
+}
+
+/// Read every `#[schema(...)]` attribute of one item.
+pub fn parse_schema(attrs: &[syn::Attribute], pos: Pos, errors: &mut Accumulator) -> SchemaAttrs {
+    let mut out = SchemaAttrs::default();
+    let mut seen: HashSet<&'static str> = HashSet::new();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("schema")) {
+        if let syn::Meta::Path(p) = &attr.meta {
+            errors.push(error(
+                p.span(),
+                format!(
+                    "expected `#[schema(...)]` with keys; valid keys on {} are {}",
+                    pos.noun(),
+                    schema_keys(pos)
+                ),
+            ));
+            continue;
+        }
+        let result = attr.parse_nested_meta(|meta| {
+            let key = meta_key(&meta);
+            let span = meta.path.span();
+            let Some((known, positions)) = SCHEMA_KEYS.iter().find(|(k, _)| *k == key) else {
+                errors.push(error(
+                    span,
+                    format!(
+                        "unknown `schema` key `{key}`; valid keys on {} are {}",
+                        pos.noun(),
+                        schema_keys(pos)
+                    ),
+                ));
+                return skip_value(&meta);
+            };
+            if !positions.contains(&pos) {
+                errors.push(error(
+                    span,
+                    format!(
+                        "`{key}` does not apply to {}; valid keys there are {}",
+                        pos.noun(),
+                        schema_keys(pos)
+                    ),
+                ));
+                return skip_value(&meta);
+            }
+            // `example` and `examples` set the same annotation.
+            let slot = if *known == KEY_EXAMPLE {
+                KEY_EXAMPLES
+            } else {
+                known
+            };
+            if !seen.insert(slot) {
+                errors.push(error(
+                    span,
+                    if slot == KEY_EXAMPLES {
+                        "duplicate `schema` key: `example`/`examples` given twice; list every example in one `examples = [..]`".to_string()
+                    } else {
+                        format!("duplicate `schema` key `{key}`; give each key once")
+                    },
+                ));
+                return skip_value(&meta);
+            }
+            match *known {
+                KEY_DESCRIPTION => out.description = Some(meta.value()?.parse()?),
+                KEY_TITLE => out.title = Some(meta.value()?.parse()?),
+                KEY_OPEN => {
+                    if !meta.input.is_empty() && !meta.input.peek(Token![,]) {
+                        return Err(meta.error("`open` takes no value: write `#[schema(open)]`"));
+                    }
+                    out.open = Some(span);
+                }
+                KEY_RANGE => out.range = Some(parse_range(&meta, errors)?),
+                KEY_LENGTH => out.length = Some(parse_length(&meta, errors)?),
+                KEY_PATTERN => {
+                    let lit = lit_str(&meta)?;
+                    let src = lit.value();
+                    if let Err(e) = regex_syntax::ParserBuilder::new().build().parse(&src) {
+                        errors.push(error(
+                            lit.span(),
+                            format!(
+                                "invalid `pattern`: the regex does not compile: {}",
+                                e.to_string().lines().last().unwrap_or_default().trim()
+                            ),
+                        ));
+                    }
+                    out.pattern = Some((src, lit.span()));
+                }
+                KEY_EXAMPLES => {
+                    let input = meta.value()?;
+                    let items = parse_json_array(input)?;
+                    out.examples = Some(items);
+                }
+                KEY_EXAMPLE => {
+                    let input = meta.value()?;
+                    out.examples = Some(vec![parse_json(input)?]);
+                }
+                KEY_DEFAULT => {
+                    let input = meta.value()?;
+                    out.default = Some(parse_json(input)?);
+                }
+                KEY_WITH => out.with = Some(parse_path(&meta)?),
+                KEY_CRATE => out.krate = Some(parse_path(&meta)?),
+                KEY_ENUM => {
+                    let input = meta.value()?;
+                    let start = input.span();
+                    let items = parse_json_array(input)?;
+                    if items.is_empty() {
+                        errors.push(error(start, "`enum` must list at least one value"));
+                    }
+                    for (i, item) in items.iter().enumerate() {
+                        if !scalar(item.kind) {
+                            errors.push(error(
+                                start,
+                                format!("`enum` values must be strings, numbers or booleans, but entry {i} is {}", kind_noun(item.kind)),
+                            ));
+                        } else if !same_family(items[0].kind, item.kind) {
+                            errors.push(error(
+                                start,
+                                format!("`enum` values must all have one JSON type, but entry {i} is {} and entry 0 is {}", kind_noun(item.kind), kind_noun(items[0].kind)),
+                            ));
+                        }
+                    }
+                    out.enum_values = Some((items, span));
+                }
+                KEY_CONST => {
+                    let input = meta.value()?;
+                    let start = input.span();
+                    let value = parse_json(input)?;
+                    if !scalar(value.kind) {
+                        errors.push(error(
+                            start,
+                            format!("`const` must be a string, number or boolean, not {}", kind_noun(value.kind)),
+                        ));
+                    }
+                    out.const_value = Some((value, span));
+                }
+                _ => return skip_value(&meta),
+            }
+            Ok(())
+        });
+        if let Err(e) = result {
+            errors.push(e.into());
+        }
+    }
+    if let (Some((values, _)), Some((c, span))) = (&out.enum_values, &out.const_value)
+        && !values.iter().any(|v| v.text == c.text)
+    {
+        errors.push(error(*span, "`const` must be one of the `enum` values"));
+    }
+    out
+}
+
+fn scalar(kind: JsonKind) -> bool {
+    matches!(
+        kind,
+        JsonKind::Bool | JsonKind::Int | JsonKind::Float | JsonKind::String
+    )
+}
+
+fn same_family(a: JsonKind, b: JsonKind) -> bool {
+    let fam = |k| match k {
+        JsonKind::Int | JsonKind::Float => JsonKind::Float,
+        k => k,
+    };
+    fam(a) == fam(b)
+}
+
+fn kind_noun(kind: JsonKind) -> &'static str {
+    match kind {
+        JsonKind::Null => "null",
+        JsonKind::Bool => "a boolean",
+        JsonKind::Int | JsonKind::Float => "a number",
+        JsonKind::String => "a string",
+        JsonKind::Array => "an array",
+        JsonKind::Object => "an object",
+    }
+}
+
+/// `key = path` or `key = "path"`.
+fn parse_path(meta: &ParseNestedMeta) -> syn::Result<syn::Path> {
+    let input = meta.value()?;
+    if input.peek(LitStr) {
+        input.parse::<LitStr>()?.parse()
+    } else {
+        input.parse()
+    }
+}
+
+fn parse_range(meta: &ParseNestedMeta, errors: &mut Accumulator) -> syn::Result<Range> {
+    let span = meta.path.span();
+    let mut range = Range {
+        min: None,
+        max: None,
+    };
+    if !meta.input.peek(syn::token::Paren) {
+        return Err(meta.error("expected `range(min = .., max = ..)`"));
+    }
+    meta.parse_nested_meta(|inner| {
+        let which = if inner.path.is_ident("min") {
+            &mut range.min
+        } else if inner.path.is_ident("max") {
+            &mut range.max
+        } else {
+            return Err(inner.error("unknown `range` key; expected `min = ..` and/or `max = ..`"));
+        };
+        if which.is_some() {
+            return Err(inner.error("duplicate `range` bound"));
+        }
+        let input = inner.value()?;
+        let start = input.span();
+        let lit = parse_json(input)?;
+        *which = Some(match lit.kind {
+            JsonKind::Int => Bound::Int(
+                lit.text
+                    .parse::<i128>()
+                    .map_err(|_| syn::Error::new(start, "`range` bound out of range"))?,
+            ),
+            JsonKind::Float => Bound::Float(
+                lit.text
+                    .parse::<f64>()
+                    .map_err(|_| syn::Error::new(start, "`range` bound is not a number"))?,
+            ),
+            _ => {
+                return Err(syn::Error::new(
+                    start,
+                    "`range` bounds must be number literals",
+                ));
+            }
+        });
+        Ok(())
+    })?;
+    if range.min.is_none() && range.max.is_none() {
+        errors.push(error(span, "`range` needs `min = ..`, `max = ..` or both"));
+    }
+    if let (Some(a), Some(b)) = (range.min, range.max)
+        && a.as_f64() > b.as_f64()
+    {
+        errors.push(error(span, "`range` has `min` greater than `max`"));
+    }
+    Ok(range)
+}
+
+fn parse_length(meta: &ParseNestedMeta, errors: &mut Accumulator) -> syn::Result<Length> {
+    let span = meta.path.span();
+    let mut length = Length {
+        min: None,
+        max: None,
+    };
+    if !meta.input.peek(syn::token::Paren) {
+        return Err(meta.error("expected `length(min = .., max = ..)`"));
+    }
+    meta.parse_nested_meta(|inner| {
+        let which = if inner.path.is_ident("min") {
+            &mut length.min
+        } else if inner.path.is_ident("max") {
+            &mut length.max
+        } else {
+            return Err(inner.error("unknown `length` key; expected `min = ..` and/or `max = ..`"));
+        };
+        if which.is_some() {
+            return Err(inner.error("duplicate `length` bound"));
+        }
+        let lit: syn::LitInt = inner.value()?.parse()?;
+        *which = Some(lit.base10_parse::<u64>().map_err(|_| {
+            syn::Error::new(lit.span(), "`length` bounds must be non-negative integers")
+        })?);
+        Ok(())
+    })?;
+    if length.min.is_none() && length.max.is_none() {
+        errors.push(error(span, "`length` needs `min = ..`, `max = ..` or both"));
+    }
+    if let (Some(a), Some(b)) = (length.min, length.max)
+        && a > b
+    {
+        errors.push(error(span, "`length` has `min` greater than `max`"));
+    }
+    Ok(length)
+}
+
+// ---------------------------------------------------------------------------------------
+// JSON-ish literals: `null`, `true`/`false`, numbers (optionally negative), strings,
+// `[..]` arrays and `{ "key": value, .. }` objects.
+
+fn parse_json_array(input: ParseStream) -> syn::Result<Vec<Json>> {
+    if !input.peek(syn::token::Bracket) {
+        return Err(input.error("expected a list of JSON literals: `[..]`"));
+    }
+    let content;
+    syn::bracketed!(content in input);
+    let mut items = Vec::new();
+    while !content.is_empty() {
+        items.push(parse_json(&content)?);
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<Token![,]>()?;
+    }
+    Ok(items)
+}
+
+pub fn parse_json(input: ParseStream) -> syn::Result<Json> {
+    if input.peek(syn::token::Bracket) {
+        let items = parse_json_array(input)?;
+        let text = format!(
+            "[{}]",
+            items
+                .iter()
+                .map(|j| j.text.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        return Ok(Json {
+            text,
+            kind: JsonKind::Array,
+        });
+    }
+    if input.peek(syn::token::Brace) {
+        let content;
+        syn::braced!(content in input);
+        let mut parts = Vec::new();
+        let mut keys = HashSet::new();
+        while !content.is_empty() {
+            let key: LitStr = content.parse()?;
+            if !keys.insert(key.value()) {
+                return Err(syn::Error::new(key.span(), "duplicate key in JSON object"));
+            }
+            content.parse::<Token![:]>()?;
+            let value = parse_json(&content)?;
+            parts.push(format!("{}:{}", json_string(&key.value()), value.text));
+            if content.is_empty() {
+                break;
+            }
+            content.parse::<Token![,]>()?;
+        }
+        return Ok(Json {
+            text: format!("{{{}}}", parts.join(",")),
+            kind: JsonKind::Object,
+        });
+    }
+    let negative = input.peek(Token![-]);
+    if negative {
+        input.parse::<Token![-]>()?;
+    }
+    let lookahead = input.lookahead1();
+    if lookahead.peek(syn::LitInt) {
+        let lit: syn::LitInt = input.parse()?;
+        no_suffix(lit.suffix(), lit.span())?;
+        let v = lit
+            .base10_parse::<u128>()
+            .map_err(|_| syn::Error::new(lit.span(), "number literal out of range"))?;
+        let text = if negative && v != 0 {
+            format!("-{v}")
+        } else {
+            v.to_string()
+        };
+        if text.parse::<i128>().is_err() {
+            return Err(syn::Error::new(lit.span(), "number literal out of range"));
+        }
+        return Ok(Json {
+            text,
+            kind: JsonKind::Int,
+        });
+    }
+    if lookahead.peek(syn::LitFloat) {
+        let lit: syn::LitFloat = input.parse()?;
+        no_suffix(lit.suffix(), lit.span())?;
+        let v: f64 = lit.base10_parse()?;
+        if !v.is_finite() {
+            return Err(syn::Error::new(lit.span(), "number literal is not finite"));
+        }
+        let v = if negative { -v } else { v };
+        // `-0.0` is not lossless JSON.
+        let v = if v == 0.0 { 0.0 } else { v };
+        return Ok(Json {
+            text: format!("{v:?}"),
+            kind: JsonKind::Float,
+        });
+    }
+    if negative {
+        return Err(lookahead.error());
+    }
+    if lookahead.peek(LitStr) {
+        let lit: LitStr = input.parse()?;
+        return Ok(Json {
+            text: json_string(&lit.value()),
+            kind: JsonKind::String,
+        });
+    }
+    if lookahead.peek(syn::LitBool) {
+        let lit: syn::LitBool = input.parse()?;
+        return Ok(Json {
+            text: lit.value.to_string(),
+            kind: JsonKind::Bool,
+        });
+    }
+    if input.peek(syn::Ident) {
+        let fork = input.fork();
+        let ident: syn::Ident = fork.parse()?;
+        if ident == "null" {
+            input.parse::<syn::Ident>()?;
+            return Ok(Json {
+                text: "null".into(),
+                kind: JsonKind::Null,
+            });
+        }
+    }
+    Err(input.error(
+        "expected a JSON literal: `null`, `true`, `false`, a number, a string, `[..]` or `{ \"key\": .. }`",
+    ))
+}
+
+fn no_suffix(suffix: &str, span: Span) -> syn::Result<()> {
+    if suffix.is_empty() {
+        Ok(())
+    } else {
+        Err(syn::Error::new(
+            span,
+            format!("remove the `{suffix}` suffix: JSON numbers have no type suffix"),
+        ))
+    }
+}
+
+/// Quote a string as JSON.
+pub fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn json(tokens: proc_macro2::TokenStream) -> syn::Result<Json> {
+        syn::parse::Parser::parse2(parse_json, tokens)
+    }
+
+    #[test]
+    fn json_literals_render_as_json() {
+        let cases = [
+            (quote::quote!(null), "null"),
+            (quote::quote!(true), "true"),
+            (quote::quote!(-3), "-3"),
+            (quote::quote!(-0), "0"),
+            (quote::quote!(1.5e3), "1500.0"),
+            (quote::quote!(-0.0), "0.0"),
+            (quote::quote!("a\"b\n"), "\"a\\\"b\\n\""),
+            (quote::quote!([1, "x", [], {}]), "[1,\"x\",[],{}]"),
+            (
+                quote::quote!({ "k": [true], "n": null }),
+                "{\"k\":[true],\"n\":null}",
+            ),
+        ];
+        for (tokens, text) in cases {
+            assert_eq!(json(tokens).map(|j| j.text).ok().as_deref(), Some(text));
+        }
+    }
+
+    #[test]
+    fn bad_json_literals_are_errors() {
+        for tokens in [
+            quote::quote!(1u8),
+            quote::quote!(foo),
+            quote::quote!({ "a": 1, "a": 2 }),
+            quote::quote!(-"x"),
+            quote::quote!(1e400),
+        ] {
+            assert!(json(tokens).is_err());
+        }
+    }
+
+    fn schema_errors(attr: syn::Attribute, pos: Pos) -> usize {
+        let mut acc = darling::Error::accumulator();
+        parse_schema(&[attr], pos, &mut acc);
+        acc.finish().err().map_or(0, |e| e.len())
+    }
+
+    #[test]
+    fn schema_keys_accumulate_errors() {
+        let a: syn::Attribute =
+            syn::parse_quote!(#[schema(nope, range(min = 1), range(max = 2), open)]);
+        // unknown key, duplicate `range`, `open` on a field
+        assert_eq!(schema_errors(a, Pos::Field), 3);
+        let ok: syn::Attribute = syn::parse_quote!(#[schema(range(min = -1, max = 2.5), length(max = 3), pattern = "^a+$", examples = [1, {"a": null}], default = 3, enum = ["a", "b"], const = "a")]);
+        assert_eq!(schema_errors(ok, Pos::Field), 0);
+        let bad_pattern: syn::Attribute = syn::parse_quote!(#[schema(pattern = "(")]);
+        assert_eq!(schema_errors(bad_pattern, Pos::Field), 1);
+        let reversed: syn::Attribute =
+            syn::parse_quote!(#[schema(range(min = 3, max = 1), length(min = 2, max = 1))]);
+        assert_eq!(schema_errors(reversed, Pos::Field), 2);
+    }
+
+    fn serde_errors(attr: syn::Attribute, pos: Pos) -> (Serde, usize) {
+        let mut acc = darling::Error::accumulator();
+        let s = parse_serde(&[attr], pos, &mut acc);
+        (s, acc.finish().err().map_or(0, |e| e.len()))
+    }
+
+    #[test]
+    fn serde_keys() {
+        let (s, n) = serde_errors(
+            syn::parse_quote!(#[serde(rename(serialize = "a", deserialize = "b"), default = "f", skip_serializing_if = "x", bound = "T: X")]),
+            Pos::Field,
+        );
+        assert_eq!(
+            (s.rename.as_deref(), s.default.is_some(), n),
+            (Some("b"), true, 0)
+        );
+        let (_, n) = serde_errors(
+            syn::parse_quote!(#[serde(flatten, alias = "x", mystery, tag = "t")]),
+            Pos::Field,
+        );
+        assert_eq!(n, 4);
+        let (s, n) = serde_errors(
+            syn::parse_quote!(#[serde(rename_all = "camelCase", tag = "kind", content = "c")]),
+            Pos::Container,
+        );
+        assert_eq!(
+            (s.rename_all, s.tag.map(|t| t.0), s.content.map(|c| c.0), n),
+            (
+                Some(RenameRule::Camel),
+                Some("kind".into()),
+                Some("c".into()),
+                0
+            )
+        );
+    }
+}

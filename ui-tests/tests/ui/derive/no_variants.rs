@@ -1,0 +1,7 @@
+use dsh_runtime::ToolSchema;
+use serde::Deserialize;
+
+#[derive(Deserialize, ToolSchema)]
+enum Never {}
+
+fn main() {}

@@ -1,0 +1,10 @@
+use dsh_runtime::ToolSchema;
+use serde::Deserialize;
+
+#[derive(Deserialize, ToolSchema)]
+struct Query {
+    #[schema(minimum = 3)]
+    limit: u32,
+}
+
+fn main() {}
