@@ -539,12 +539,8 @@ impl Wrapper for PanicWrapper {
 
 #[tokio::test]
 async fn panicking_callbacks_are_contained_as_final_errors() {
-    let cases: Vec<(
-        &str,
-        Box<dyn Fn(&Registry) -> dsh_runtime::Registration>,
-        &str,
-        Vec<&str>,
-    )> = vec![
+    type Install = Box<dyn Fn(&Registry) -> dsh_runtime::Registration>;
+    let cases: Vec<(&str, Install, &str, Vec<&str>)> = vec![
         (
             "pre",
             Box::new(|r: &Registry| r.pre_execute(pre_execute_fn(|_| panic!("pre bug")))),
