@@ -56,22 +56,42 @@
 //! - [`json`]: lossless snapshots of raw arguments;
 //! - [`validate`]: path-qualified validation reporting every violation;
 //! - [`tool`](mod@tool): the [`Tool`] trait, its definition, context and errors;
-//! - [`present`]: the card vocabulary presenters return.
+//! - [`present`]: the card vocabulary presenters return;
+//! - [`jobs`]: background jobs with owners, output buffers and kill/wait;
+//! - [`registry`]: the [`Registry`] of tools, agent scopes and hooks;
+//! - [`pipeline`]: [`Registry::execute`] and what it produces ([`ToolResult`]);
+//! - [`hooks`]: policy hooks (pre-execute, approval, guards, wrappers, post-execute,
+//!   observers).
 #![deny(missing_docs)]
 
 pub mod jobs;
 pub mod json;
+pub mod pipeline;
 pub mod present;
+pub mod registry;
 pub mod schema;
 pub mod tool;
 pub mod validate;
+
+pub use pipeline::hooks;
 
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
 
+pub use pipeline::{
+    Arguments, DispatchOutcome, ErrorCode, ExecutionMode, TimeoutWrapper, ToolCall, ToolCallError,
+    ToolResult,
+};
+pub use registry::{
+    RawTool, RegisterError, Registration, Registry, RegistryBuilder, RestrictError, Restriction,
+    Scope, ToolDescriptor,
+};
 pub use schema::{Schema, ToolSchema};
-pub use tool::{ContentBlock, DynTool, Tool, ToolContext, ToolDefinition, ToolError, Toolbox};
+pub use tool::{
+    ContentBlock, DynTool, ExecToken, Execution, ScopeId, Tool, ToolContext, ToolDefinition,
+    ToolError, Toolbox,
+};
 pub use validate::ToolArgsError;
 
 /// Turn an `async fn` into a tool the model can call.

@@ -314,6 +314,7 @@ pub struct Execution {
     pub agent: Option<ScopeId>,
     /// The enclosing execution's token for a sub-dispatch.
     pub parent: Option<ExecToken>,
+    has_arguments: bool,
 }
 
 impl Execution {
@@ -334,7 +335,35 @@ impl Execution {
             token: ExecToken::mint(),
             agent,
             parent,
+            has_arguments: true,
         }
+    }
+
+    /// Whether [`Execution::arguments`] holds the caller's arguments. It is `false` only
+    /// when the arguments failed the lossless snapshot at entry; `arguments` is then
+    /// `null`, and only content finalization and result observers see the execution.
+    pub fn has_arguments(&self) -> bool {
+        self.has_arguments
+    }
+
+    /// An identity whose arguments failed the lossless snapshot.
+    pub(crate) fn without_arguments(
+        call_id: Arc<str>,
+        root_call_id: Arc<str>,
+        name: Arc<str>,
+        agent: Option<ScopeId>,
+        parent: Option<ExecToken>,
+    ) -> Self {
+        let mut exec = Execution::new(
+            call_id,
+            root_call_id,
+            name,
+            Arc::new(Value::Null),
+            agent,
+            parent,
+        );
+        exec.has_arguments = false;
+        exec
     }
 }
 
@@ -461,8 +490,11 @@ pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a
 /// The object-safe face of a tool, used by the registry.
 ///
 /// Implemented for every [`Tool`]; implement it directly only for tools whose arguments
-/// and output are plain JSON (e.g. proxied tools).
-pub trait ErasedTool: Send + Sync + 'static {
+/// and output are plain JSON (e.g. proxied tools, see [`crate::RawTool`]).
+///
+/// `Any` is a supertrait so the registry can find a tool by its Rust type for typed
+/// calls ([`crate::Registry::call`]).
+pub trait ErasedTool: std::any::Any + Send + Sync + 'static {
     /// The static definition.
     fn definition(&self) -> &ToolDefinition;
     /// Deserialize the (validated, normalized) arguments, run the body, snapshot the output.
@@ -545,6 +577,11 @@ impl DynTool {
     /// The static definition.
     pub fn definition(&self) -> &ToolDefinition {
         self.0.definition()
+    }
+    /// The Rust type of the erased tool (the `#[tool]` struct for derived tools).
+    pub fn type_id(&self) -> std::any::TypeId {
+        let any: &dyn std::any::Any = &*self.0;
+        any.type_id()
     }
 }
 

@@ -1,0 +1,167 @@
+//! What a caller hands the registry: [`ToolCall`] and its [`Arguments`].
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::json::{self, Frozen, Value};
+use crate::tool::{ExecToken, ScopeId};
+
+/// The arguments of a call, as the caller has them.
+#[derive(Clone)]
+#[non_exhaustive]
+pub enum Arguments {
+    /// Raw JSON text (what a model sends), parsed by the lossless parser.
+    Text(Arc<str>),
+    /// An already snapshotted value.
+    Value(Frozen),
+    /// A `serde_json` value, converted losslessly (`-0.0`, NaN and infinities fail).
+    Serde(serde_json::Value),
+}
+
+impl Arguments {
+    /// The frozen snapshot, or why the arguments are not lossless JSON.
+    pub(crate) fn snapshot(self) -> Result<Frozen, String> {
+        match self {
+            Arguments::Text(text) => json::parse(&text).map(Arc::new).map_err(|e| e.to_string()),
+            Arguments::Value(v) => {
+                super::lossless::check(&v, "arguments")?;
+                Ok(v)
+            }
+            Arguments::Serde(v) => json::to_value(&v)
+                .map_err(|e| e.to_string())
+                .and_then(|v| super::lossless::check(&v, "arguments").map(|()| Arc::new(v))),
+        }
+    }
+
+    /// A borrowed view of the snapshot (for classification without freezing).
+    pub(crate) fn peek(&self) -> Result<Cow<'_, Value>, String> {
+        match self {
+            Arguments::Text(text) => json::parse(text).map(Cow::Owned).map_err(|e| e.to_string()),
+            Arguments::Value(v) => {
+                super::lossless::check(v, "arguments").map(|()| Cow::Borrowed(&**v))
+            }
+            Arguments::Serde(v) => json::to_value(v)
+                .map_err(|e| e.to_string())
+                .and_then(|v| super::lossless::check(&v, "arguments").map(|()| Cow::Owned(v))),
+        }
+    }
+}
+
+impl fmt::Debug for Arguments {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Arguments::Text(t) => f.debug_tuple("Text").field(t).finish(),
+            Arguments::Value(v) => f.debug_tuple("Value").field(v).finish(),
+            Arguments::Serde(v) => f.debug_tuple("Serde").field(v).finish(),
+        }
+    }
+}
+
+impl From<&str> for Arguments {
+    fn from(s: &str) -> Self {
+        Arguments::Text(s.into())
+    }
+}
+impl From<String> for Arguments {
+    fn from(s: String) -> Self {
+        Arguments::Text(s.into())
+    }
+}
+impl From<Arc<str>> for Arguments {
+    fn from(s: Arc<str>) -> Self {
+        Arguments::Text(s)
+    }
+}
+impl From<Value> for Arguments {
+    fn from(v: Value) -> Self {
+        Arguments::Value(Arc::new(v))
+    }
+}
+impl From<Frozen> for Arguments {
+    fn from(v: Frozen) -> Self {
+        Arguments::Value(v)
+    }
+}
+impl From<serde_json::Value> for Arguments {
+    fn from(v: serde_json::Value) -> Self {
+        Arguments::Serde(v)
+    }
+}
+
+/// One call, as a caller (agent loop, MCP server, test) makes it.
+///
+/// ```
+/// # use dsh_runtime::ToolCall;
+/// let call = ToolCall::new("call_1", "read_file", r#"{"path":"/etc/hosts"}"#);
+/// assert_eq!(call.root_call_id(), "call_1");
+/// ```
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ToolCall {
+    /// The caller's id for this call.
+    pub call_id: Arc<str>,
+    /// The tool name as the model sent it.
+    pub name: Arc<str>,
+    /// The arguments.
+    pub arguments: Arguments,
+    /// The caller's cancellation token (a fresh one by default). Cancelling it aborts the
+    /// call cooperatively: the body sees it, and a success becomes `ABORTED`.
+    pub cancel: CancellationToken,
+    /// The agent scope the call comes from (`None`: the global layer's view).
+    pub agent: Option<ScopeId>,
+    /// The enclosing execution, for a sub-dispatch.
+    pub parent: Option<ExecToken>,
+    /// The outermost call's id (`None`: this call's id).
+    pub root_call_id: Option<Arc<str>>,
+}
+
+impl ToolCall {
+    /// A top-level call from the global view with a fresh cancellation token.
+    pub fn new(
+        call_id: impl Into<Arc<str>>,
+        name: impl Into<Arc<str>>,
+        arguments: impl Into<Arguments>,
+    ) -> Self {
+        ToolCall {
+            call_id: call_id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+            cancel: CancellationToken::new(),
+            agent: None,
+            parent: None,
+            root_call_id: None,
+        }
+    }
+
+    /// Use this cancellation token.
+    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancel = token;
+        self
+    }
+
+    /// Call from an agent scope.
+    pub fn with_agent(mut self, agent: ScopeId) -> Self {
+        self.agent = Some(agent);
+        self
+    }
+
+    /// Mark as a sub-dispatch of the execution `parent` (no presentation meta is built).
+    pub fn with_parent(mut self, parent: ExecToken) -> Self {
+        self.parent = Some(parent);
+        self
+    }
+
+    /// Set the outermost call's id.
+    pub fn with_root_call_id(mut self, root: impl Into<Arc<str>>) -> Self {
+        self.root_call_id = Some(root.into());
+        self
+    }
+
+    /// The outermost call's id (defaults to this call's id).
+    pub fn root_call_id(&self) -> &str {
+        self.root_call_id.as_deref().unwrap_or(&self.call_id)
+    }
+}

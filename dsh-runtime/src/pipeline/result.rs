@@ -1,0 +1,492 @@
+//! The one result every call produces ([`ToolResult`]), the registry's error codes
+//! ([`ErrorCode`]) and what a dispatch produces before post-execute ([`DispatchOutcome`]).
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+
+use crate::json::{Frozen, Value};
+use crate::present::ResultSummary;
+use crate::tool::{ContentBlock, ExecToken, ToolError};
+
+/// The error codes the registry itself produces.
+///
+/// A failure's code is a string ([`ToolResult::code`]): one of these, or a tool's own code
+/// (e.g. `FS_NOT_FOUND`), which passes through unchanged. Policy denials carry no code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// No visible tool has the called name (`unknown tool "<n>"`).
+    UnknownTool,
+    /// The arguments do not match the parameter schema (`invalid arguments: …`).
+    InvalidArgs,
+    /// The body (or a wrapper or post-execute hook) produced a value that fails the output
+    /// schema, is not lossless JSON, or could not be rendered.
+    InvalidToolOutput,
+    /// The call was cancelled before its body started.
+    AbortedBeforeDispatch,
+    /// The call was cancelled after its body started and would otherwise have succeeded.
+    Aborted,
+    /// The built-in timeout wrapper's deadline fired.
+    ToolTimeout,
+    /// A schema outside the vocabulary (raised at registration, never by a call).
+    UnsupportedSchema,
+    /// A code-mode run failed.
+    CodeRunFailed,
+}
+
+impl ErrorCode {
+    /// Every code, in declaration order.
+    pub const ALL: [ErrorCode; 8] = [
+        ErrorCode::UnknownTool,
+        ErrorCode::InvalidArgs,
+        ErrorCode::InvalidToolOutput,
+        ErrorCode::AbortedBeforeDispatch,
+        ErrorCode::Aborted,
+        ErrorCode::ToolTimeout,
+        ErrorCode::UnsupportedSchema,
+        ErrorCode::CodeRunFailed,
+    ];
+
+    /// The wire form, e.g. `"UNKNOWN_TOOL"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::UnknownTool => "UNKNOWN_TOOL",
+            ErrorCode::InvalidArgs => "INVALID_ARGS",
+            ErrorCode::InvalidToolOutput => "INVALID_TOOL_OUTPUT",
+            ErrorCode::AbortedBeforeDispatch => "ABORTED_BEFORE_DISPATCH",
+            ErrorCode::Aborted => "ABORTED",
+            ErrorCode::ToolTimeout => "TOOL_TIMEOUT",
+            ErrorCode::UnsupportedSchema => "UNSUPPORTED_SCHEMA",
+            ErrorCode::CodeRunFailed => "CODE_RUN_FAILED",
+        }
+    }
+
+    /// The error name published next to the code in the result envelope
+    /// (`error.info.name`), e.g. `"ToolArgsError"`.
+    pub const fn error_name(self) -> &'static str {
+        match self {
+            ErrorCode::UnknownTool => "UnknownToolError",
+            ErrorCode::InvalidArgs => "ToolArgsError",
+            ErrorCode::InvalidToolOutput => "ToolOutputError",
+            ErrorCode::AbortedBeforeDispatch | ErrorCode::Aborted => "AbortError",
+            ErrorCode::ToolTimeout => "ToolTimeoutError",
+            ErrorCode::UnsupportedSchema => "JsonSchemaError",
+            ErrorCode::CodeRunFailed => "CodeRunError",
+        }
+    }
+
+    /// The code with this wire form, if it is one of the registry's.
+    pub fn parse(code: &str) -> Option<ErrorCode> {
+        ErrorCode::ALL.into_iter().find(|c| c.as_str() == code)
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<ErrorCode> for Cow<'static, str> {
+    fn from(code: ErrorCode) -> Self {
+        Cow::Borrowed(code.as_str())
+    }
+}
+
+impl PartialEq<str> for ErrorCode {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for ErrorCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+pub(crate) type Code = Option<Cow<'static, str>>;
+
+/// The data of a result, mutable while the pipeline builds it.
+#[derive(Clone, Debug)]
+pub(crate) struct ResultData {
+    pub(crate) kind: Kind,
+    pub(crate) content: Vec<ContentBlock>,
+    pub(crate) contexts: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum Kind {
+    Success {
+        value: Frozen,
+        meta: Option<Frozen>,
+        concludes_turn: bool,
+    },
+    Failure {
+        code: Code,
+        message: String,
+    },
+}
+
+impl ResultData {
+    pub(crate) fn success(value: Frozen, content: Vec<ContentBlock>, meta: Option<Frozen>) -> Self {
+        ResultData {
+            kind: Kind::Success {
+                value,
+                meta,
+                concludes_turn: false,
+            },
+            content,
+            contexts: Vec::new(),
+        }
+    }
+
+    /// A failure whose content is the registry's `Error: <message>` block.
+    pub(crate) fn failure(code: Code, message: String) -> Self {
+        ResultData {
+            content: vec![ContentBlock::text(format!("Error: {message}"))],
+            kind: Kind::Failure { code, message },
+            contexts: Vec::new(),
+        }
+    }
+
+    pub(crate) fn code(code: ErrorCode, message: String) -> Self {
+        ResultData::failure(Some(code.into()), message)
+    }
+
+    pub(crate) fn from_error(e: ToolError) -> Self {
+        let code = e.code().map(|c| Cow::Owned(c.to_string()));
+        ResultData::failure(code, e.message().to_string())
+    }
+
+    pub(crate) fn is_success(&self) -> bool {
+        matches!(self.kind, Kind::Success { .. })
+    }
+
+    pub(crate) fn freeze(self) -> ToolResult {
+        ToolResult(Arc::new(self))
+    }
+}
+
+/// The immutable outcome of one call: a success (value, content, optional presentation
+/// meta) or a failure (optional code, message, content). Never a value on failure.
+///
+/// Cloning is cheap (the data is shared). [`serde::Serialize`] writes the result
+/// envelope:
+///
+/// - success: `{"isError":false,"value":…,"content":[…],"meta":…?,"additionalContexts":[…]?,"concludesTurn":true?}`
+/// - failure: `{"isError":true,"error":{"message":…,"info":{"name":…,"code":…}?},"content":[…],"additionalContexts":[…]?}`
+///
+/// `info` is present only when the failure has a code; policy denials have none.
+#[derive(Clone)]
+pub struct ToolResult(pub(crate) Arc<ResultData>);
+
+impl ToolResult {
+    /// Whether the call succeeded.
+    pub fn is_success(&self) -> bool {
+        self.0.is_success()
+    }
+
+    /// Whether the call failed.
+    pub fn is_error(&self) -> bool {
+        !self.is_success()
+    }
+
+    /// The canonical value (success only), frozen.
+    pub fn value(&self) -> Option<&Frozen> {
+        match &self.0.kind {
+            Kind::Success { value, .. } => Some(value),
+            Kind::Failure { .. } => None,
+        }
+    }
+
+    /// The final model-facing content.
+    pub fn content(&self) -> &[ContentBlock] {
+        &self.0.content
+    }
+
+    /// The text blocks of the content, joined with `\n`.
+    pub fn text(&self) -> String {
+        let texts: Vec<&str> = self.0.content.iter().filter_map(|b| b.as_text()).collect();
+        texts.join("\n")
+    }
+
+    /// Presentation metadata (successful top-level calls of tools that produce it).
+    pub fn meta(&self) -> Option<&Frozen> {
+        match &self.0.kind {
+            Kind::Success { meta, .. } => meta.as_ref(),
+            Kind::Failure { .. } => None,
+        }
+    }
+
+    /// Additional model-facing contexts (deferred by the body, then post-execute's).
+    pub fn contexts(&self) -> &[String] {
+        &self.0.contexts
+    }
+
+    /// Whether the body asked to end the turn after this result (success only).
+    pub fn concludes_turn(&self) -> bool {
+        matches!(
+            self.0.kind,
+            Kind::Success {
+                concludes_turn: true,
+                ..
+            }
+        )
+    }
+
+    /// The failure's code: a registry code ([`ErrorCode::as_str`]) or the tool's own.
+    /// `None` on success and for codeless failures (policy denials, plain tool errors).
+    pub fn code(&self) -> Option<&str> {
+        match &self.0.kind {
+            Kind::Failure { code, .. } => code.as_deref(),
+            Kind::Success { .. } => None,
+        }
+    }
+
+    /// The failure's code when it is one of the registry's.
+    pub fn error_code(&self) -> Option<ErrorCode> {
+        self.code().and_then(ErrorCode::parse)
+    }
+
+    /// The failure's message (without the `Error: ` prefix of the content).
+    pub fn message(&self) -> Option<&str> {
+        match &self.0.kind {
+            Kind::Failure { message, .. } => Some(message),
+            Kind::Success { .. } => None,
+        }
+    }
+
+    /// What result presenters see: content, error flag and meta (never the value).
+    pub fn summary(&self) -> ResultSummary {
+        ResultSummary {
+            content: self.0.content.clone(),
+            is_error: self.is_error(),
+            meta: self.meta().map(|m| (**m).clone()),
+        }
+    }
+
+    /// Whether two handles share the same result (the pipeline hands observers and the
+    /// caller the same frozen result).
+    pub fn ptr_eq(a: &ToolResult, b: &ToolResult) -> bool {
+        Arc::ptr_eq(&a.0, &b.0)
+    }
+
+    /// The result envelope as a lossless JSON value (same shape as the `Serialize` form).
+    pub fn to_json(&self) -> Value {
+        use crate::json::Object;
+        let mut o = Object::new();
+        o.insert("isError", Value::Bool(self.is_error()));
+        match &self.0.kind {
+            Kind::Success { value, .. } => {
+                o.insert("value", (**value).clone());
+            }
+            Kind::Failure { code, message } => {
+                let mut e = Object::new();
+                e.insert("message", Value::from(message.as_str()));
+                if let Some(code) = code {
+                    let mut info = Object::new();
+                    info.insert("name", Value::from(error_name(code)));
+                    info.insert("code", Value::from(code.as_ref()));
+                    e.insert("info", Value::Object(info));
+                }
+                o.insert("error", Value::Object(e));
+            }
+        }
+        o.insert(
+            "content",
+            Value::from(
+                self.0
+                    .content
+                    .iter()
+                    .map(content_json)
+                    .collect::<Vec<Value>>(),
+            ),
+        );
+        if let Some(meta) = self.meta() {
+            o.insert("meta", (**meta).clone());
+        }
+        if !self.0.contexts.is_empty() {
+            o.insert(
+                "additionalContexts",
+                Value::from(
+                    self.0
+                        .contexts
+                        .iter()
+                        .map(|c| Value::from(c.as_str()))
+                        .collect::<Vec<Value>>(),
+                ),
+            );
+        }
+        if self.concludes_turn() {
+            o.insert("concludesTurn", Value::Bool(true));
+        }
+        Value::Object(o)
+    }
+}
+
+fn error_name(code: &str) -> &'static str {
+    ErrorCode::parse(code).map_or("ToolError", ErrorCode::error_name)
+}
+
+fn content_json(block: &ContentBlock) -> Value {
+    use crate::json::Object;
+    let mut o = Object::new();
+    match block {
+        ContentBlock::Text { text } => {
+            o.insert("type", Value::from("text"));
+            o.insert("text", Value::from(text.as_str()));
+        }
+        ContentBlock::Image { data, media_type } => {
+            o.insert("type", Value::from("image"));
+            o.insert("data", Value::from(data.as_str()));
+            o.insert("media_type", Value::from(media_type.as_str()));
+        }
+    }
+    Value::Object(o)
+}
+
+impl fmt::Debug for ToolResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("ToolResult");
+        match &self.0.kind {
+            Kind::Success {
+                value,
+                meta,
+                concludes_turn,
+            } => {
+                d.field("value", value);
+                if let Some(m) = meta {
+                    d.field("meta", m);
+                }
+                if *concludes_turn {
+                    d.field("concludes_turn", &true);
+                }
+            }
+            Kind::Failure { code, message } => {
+                d.field("code", code);
+                d.field("message", message);
+            }
+        }
+        d.field("content", &self.0.content);
+        if !self.0.contexts.is_empty() {
+            d.field("contexts", &self.0.contexts);
+        }
+        d.finish()
+    }
+}
+
+impl Serialize for ToolResult {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        struct ErrorBody<'a>(&'a Code, &'a str);
+        impl Serialize for ErrorBody<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut m = s.serialize_map(None)?;
+                m.serialize_entry("message", self.1)?;
+                if let Some(code) = self.0 {
+                    struct Info<'a>(&'a str);
+                    impl Serialize for Info<'_> {
+                        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                            let mut m = s.serialize_map(Some(2))?;
+                            m.serialize_entry("name", error_name(self.0))?;
+                            m.serialize_entry("code", self.0)?;
+                            m.end()
+                        }
+                    }
+                    m.serialize_entry("info", &Info(code))?;
+                }
+                m.end()
+            }
+        }
+
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("isError", &self.is_error())?;
+        match &self.0.kind {
+            Kind::Success { value, .. } => m.serialize_entry("value", &**value)?,
+            Kind::Failure { code, message } => {
+                m.serialize_entry("error", &ErrorBody(code, message))?
+            }
+        }
+        m.serialize_entry("content", &self.0.content)?;
+        if let Some(meta) = self.meta() {
+            m.serialize_entry("meta", &**meta)?;
+        }
+        if !self.0.contexts.is_empty() {
+            m.serialize_entry("additionalContexts", &self.0.contexts)?;
+        }
+        if self.concludes_turn() {
+            m.serialize_entry("concludesTurn", &true)?;
+        }
+        m.end()
+    }
+}
+
+/// What a dispatch (the body, or a wrapper around it) produced, before post-execute.
+///
+/// The body's own outcome is *canonical* and passes through wrappers unchanged. An
+/// outcome a wrapper builds itself is treated by kind: a failure
+/// ([`DispatchOutcome::failure`]) is kept as it is; a success
+/// ([`DispatchOutcome::success`]) is revalidated against the output schema and rendered
+/// again (its content and meta are never trusted), and a value that fails becomes the
+/// call's final error.
+#[derive(Clone, Debug)]
+pub struct DispatchOutcome {
+    pub(crate) data: ResultData,
+    /// The execution whose body produced this outcome; `None` when a wrapper built it.
+    pub(crate) origin: Option<ExecToken>,
+}
+
+impl DispatchOutcome {
+    /// A wrapper-authored success; the pipeline validates and renders `value`.
+    pub fn success(value: Value) -> Self {
+        DispatchOutcome {
+            data: ResultData::success(Arc::new(value), Vec::new(), None),
+            origin: None,
+        }
+    }
+
+    /// A wrapper-authored failure, kept as it is (its code passes through).
+    pub fn failure(error: ToolError) -> Self {
+        DispatchOutcome {
+            data: ResultData::from_error(error),
+            origin: None,
+        }
+    }
+
+    /// Whether this is a success.
+    pub fn is_success(&self) -> bool {
+        self.data.is_success()
+    }
+
+    /// The value of a success.
+    pub fn value(&self) -> Option<&Frozen> {
+        match &self.data.kind {
+            Kind::Success { value, .. } => Some(value),
+            Kind::Failure { .. } => None,
+        }
+    }
+
+    /// The content (empty for a wrapper-authored success, which is rendered later).
+    pub fn content(&self) -> &[ContentBlock] {
+        &self.data.content
+    }
+
+    /// The failure's code.
+    pub fn code(&self) -> Option<&str> {
+        match &self.data.kind {
+            Kind::Failure { code, .. } => code.as_deref(),
+            Kind::Success { .. } => None,
+        }
+    }
+
+    /// The failure's message.
+    pub fn message(&self) -> Option<&str> {
+        match &self.data.kind {
+            Kind::Failure { message, .. } => Some(message),
+            Kind::Success { .. } => None,
+        }
+    }
+}

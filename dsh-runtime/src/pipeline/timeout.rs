@@ -1,0 +1,101 @@
+//! The built-in timeout wrapper.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::hooks::{CallInfo, HookFuture, Next, Wrapper};
+use super::panic;
+use super::result::{DispatchOutcome, ErrorCode};
+use crate::tool::ToolError;
+
+/// Honours a tool's [`crate::ToolDefinition::timeout_ms`]: arms a deadline on the
+/// dispatch's cancellation token and, when *its own* deadline fired, turns whatever the
+/// dispatch returned into `TOOL_TIMEOUT` (`tool call timed out after <ms>ms`).
+///
+/// Cancellation is cooperative: when the deadline fires the body's token is cancelled
+/// and the wrapper waits for the body to return; it never abandons it. A caller abort
+/// is not a timeout. Tools without `timeout_ms` pass through untouched.
+///
+/// The registry runs this wrapper outermost by default (see
+/// [`crate::RegistryBuilder::timeouts`]); register it yourself with
+/// [`crate::Registry::wrap`] to choose its position. It needs a Tokio runtime with
+/// timers; without one, no deadline is armed (and a warning is logged).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TimeoutWrapper;
+
+impl Wrapper for TimeoutWrapper {
+    fn around<'a>(
+        &'a self,
+        call: &'a CallInfo<'a>,
+        next: Next<'a>,
+    ) -> HookFuture<'a, Result<DispatchOutcome, ToolError>> {
+        let Some(ms) = call.definition().and_then(|d| d.timeout_ms) else {
+            return next.run();
+        };
+        HookFuture::new(async move {
+            let deadline = next.cancellation().child_token();
+            let next = next.with_cancellation(deadline.clone());
+            let sleep = start_timer(ms.get());
+            if sleep.is_none() {
+                tracing::warn!(
+                    tool = call.name(),
+                    "no Tokio timer is available: the {ms}ms deadline is not armed"
+                );
+            }
+            let run = next.run();
+            let (out, fired) = WithDeadline {
+                run,
+                sleep,
+                deadline: &deadline,
+                fired: false,
+            }
+            .await;
+            if fired {
+                return Ok(DispatchOutcome::failure(ToolError::with_code(
+                    ErrorCode::ToolTimeout,
+                    format!("tool call timed out after {ms}ms"),
+                )));
+            }
+            out
+        })
+    }
+}
+
+fn start_timer(ms: u64) -> Option<Pin<Box<tokio::time::Sleep>>> {
+    tokio::runtime::Handle::try_current().ok()?;
+    // A runtime without the time driver panics here; treat it as "no timer".
+    panic::contain(|| Box::pin(tokio::time::sleep(Duration::from_millis(ms)))).ok()
+}
+
+struct WithDeadline<'d, F> {
+    run: F,
+    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+    deadline: &'d CancellationToken,
+    fired: bool,
+}
+
+impl<F: Future + Unpin> Future for WithDeadline<'_, F> {
+    type Output = (F::Output, bool);
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if let Some(sleep) = self.sleep.as_mut() {
+            match panic::contain(|| sleep.as_mut().poll(cx)) {
+                Ok(Poll::Pending) => {}
+                Ok(Poll::Ready(())) => {
+                    self.sleep = None;
+                    self.fired = true;
+                    self.deadline.cancel();
+                }
+                Err(_) => self.sleep = None,
+            }
+        }
+        match Pin::new(&mut self.run).poll(cx) {
+            Poll::Ready(out) => Poll::Ready((out, self.fired)),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}

@@ -1,0 +1,933 @@
+//! The tool registry: a global layer plus agent scopes, RAII registrations, restrict
+//! masks, and the views calls and prompts are built from.
+//!
+//! # Layers and views
+//!
+//! A [`Registry`] has one global layer; [`Registry::scope`] creates an agent scope and
+//! [`Scope::child`] a scope below it (preset → agent). A tool registered in a scope is
+//! visible to calls from that scope and its descendants, and shadows an inherited tool of
+//! the same name there. A scope's view, in publication order ([`Registry::schemas`]):
+//!
+//! 1. the parent's view (the global layer's for a top-level scope), nearer layers
+//!    shadowing farther ones in the position where the name first appeared;
+//! 2. minus the names this scope's [`Restriction`]s reject;
+//! 3. then this scope's own tools: replacing an inherited one in place, else appended.
+//!
+//! Masks apply to what a scope inherits, never to its own tools, and they intersect
+//! along the chain (a child inherits its parent's already masked view).
+//!
+//! # Registrations
+//!
+//! Every `register*` and hook method returns a [`Registration`]: dropping it removes
+//! exactly what it added (idempotent). A failed registration changes nothing; a
+//! toolbox registers all of its tools or none.
+//!
+//! Reads are cheap and consistent under concurrent registration: each call works on one
+//! immutable snapshot (see `state.rs`).
+
+mod raw;
+pub(crate) mod state;
+
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
+
+use tokio::sync::watch;
+
+use crate::json::{Object, Value};
+use crate::pipeline::hooks::{ApprovalHandler, Guard, Observer, PostExecute, PreExecute, Wrapper};
+use crate::schema::{Kind, SchemaError};
+use crate::tool::{DynTool, ErasedTool, ScopeId, Toolbox};
+use state::{Dirty, Entry, Hook, HookEntry, Mask, Master, RegId, ScopeState, Snapshot};
+
+pub use raw::RawTool;
+
+/// The name reserved for code mode's tool.
+pub const RUN_CODE: &str = "run_code";
+
+/// The set of tools, scopes and hooks calls run against. Cheap to clone (shared).
+///
+/// ```
+/// # use dsh_runtime::Registry;
+/// let registry = Registry::new();
+/// assert!(registry.schemas(None).is_empty());
+/// ```
+#[derive(Clone)]
+pub struct Registry {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    current: RwLock<Arc<Snapshot>>,
+    master: Mutex<Master>,
+    /// Whether the built-in timeout wrapper runs (outermost) for tools with `timeout_ms`.
+    pub(crate) timeouts: bool,
+    changes: watch::Sender<u64>,
+}
+
+/// Configures a [`Registry`].
+#[derive(Clone, Debug)]
+pub struct RegistryBuilder {
+    timeouts: bool,
+}
+
+impl RegistryBuilder {
+    /// Whether the built-in timeout wrapper enforces tools' `timeout_ms` (default: on).
+    ///
+    /// Turn it off to place [`crate::TimeoutWrapper`] among your own wrappers yourself
+    /// (e.g. inside a retry wrapper, so each attempt gets its own deadline), or to leave
+    /// deadlines to the host.
+    pub fn timeouts(mut self, on: bool) -> Self {
+        self.timeouts = on;
+        self
+    }
+
+    /// Build the registry.
+    pub fn build(self) -> Registry {
+        Registry {
+            inner: Arc::new(Inner {
+                current: RwLock::new(Arc::new(Snapshot::empty())),
+                master: Mutex::new(Master::default()),
+                timeouts: self.timeouts,
+                changes: watch::Sender::new(0),
+            }),
+        }
+    }
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry::new()
+    }
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let snap = self.inner.snapshot();
+        f.debug_struct("Registry")
+            .field(
+                "global_tools",
+                &snap
+                    .global
+                    .tools
+                    .iter()
+                    .map(|e| &*e.name)
+                    .collect::<Vec<_>>(),
+            )
+            .field("scopes", &snap.scopes.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// One entry of [`Registry::schemas`]: what a model is shown of a tool.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ToolDescriptor {
+    /// The tool name.
+    pub name: Arc<str>,
+    /// The model-facing description.
+    pub description: String,
+    /// The parameter schema as JSON Schema (byte-stable key order).
+    pub parameters: Value,
+}
+
+impl ToolDescriptor {
+    /// `{"name":…,"description":…,"parameters":…}`.
+    pub fn to_json(&self) -> Value {
+        let mut o = Object::new();
+        o.insert("name", Value::from(&*self.name));
+        o.insert("description", Value::from(self.description.as_str()));
+        o.insert("parameters", self.parameters.clone());
+        Value::Object(o)
+    }
+}
+
+impl serde::Serialize for ToolDescriptor {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("name", &*self.name)?;
+        m.serialize_entry("description", &self.description)?;
+        m.serialize_entry("parameters", &self.parameters)?;
+        m.end()
+    }
+}
+
+impl Registry {
+    /// An empty registry with the built-in timeout wrapper on.
+    pub fn new() -> Registry {
+        Registry::builder().build()
+    }
+
+    /// Configure a registry.
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder { timeouts: true }
+    }
+
+    /// Create a top-level agent scope. Dropping every handle of it removes the scope,
+    /// its tools, hooks and masks.
+    pub fn scope(&self) -> Scope {
+        self.new_scope(None)
+    }
+
+    fn new_scope(&self, parent: Option<Arc<ScopeHandle>>) -> Scope {
+        let mut m = self.inner.lock();
+        let id = ScopeId(m.next_id());
+        m.scopes.insert(
+            id,
+            ScopeState {
+                parent: parent.as_ref().map(|p| p.id),
+                own: Vec::new(),
+                masks: Vec::new(),
+            },
+        );
+        self.inner.commit(m, Dirty::Scope(id), true);
+        Scope(Arc::new(ScopeHandle {
+            registry: self.clone(),
+            id,
+            _parent: parent,
+        }))
+    }
+
+    /// Register a tool in the global layer.
+    pub fn register<T: ErasedTool>(&self, tool: T) -> Result<Registration, RegisterError> {
+        self.inner.add_tools(None, vec![DynTool::new(tool)])
+    }
+
+    /// Register a tool in an agent scope (see [`Scope::register`]).
+    pub fn register_in<T: ErasedTool>(
+        &self,
+        scope: ScopeId,
+        tool: T,
+    ) -> Result<Registration, RegisterError> {
+        self.inner.add_tools(Some(scope), vec![DynTool::new(tool)])
+    }
+
+    /// Register an erased tool in the global layer.
+    pub fn register_dyn(&self, tool: DynTool) -> Result<Registration, RegisterError> {
+        self.inner.add_tools(None, vec![tool])
+    }
+
+    /// Register every tool of a toolbox in the global layer: all of them, or none.
+    pub fn register_toolbox<T: Toolbox>(
+        &self,
+        toolbox: Arc<T>,
+    ) -> Result<Registration, RegisterError> {
+        self.inner.add_tools(None, toolbox.tools())
+    }
+
+    /// Hide inherited tools from a scope (see [`Scope::restrict`]).
+    pub fn restrict(&self, scope: ScopeId, restriction: Restriction) -> Result<(), RestrictError> {
+        self.inner.restrict(scope, restriction)
+    }
+
+    /// Add a pre-execute hook that sees every call.
+    pub fn pre_execute(&self, hook: impl PreExecute) -> Registration {
+        self.inner.add_hook(None, Hook::Pre(Arc::new(hook)))
+    }
+
+    /// Add a guard that sees every call (runs before every scope's guards).
+    pub fn guard(&self, guard: impl Guard) -> Registration {
+        self.inner.add_hook(None, Hook::Guard(Arc::new(guard)))
+    }
+
+    /// Add an around-dispatch wrapper for every call. Wrappers nest in registration
+    /// order: the first registered is the outermost (the built-in timeout wrapper, when
+    /// on, is outside all of them).
+    pub fn wrap(&self, wrapper: impl Wrapper) -> Registration {
+        self.inner.add_hook(None, Hook::Wrap(Arc::new(wrapper)))
+    }
+
+    /// Add a post-execute hook that sees every call.
+    pub fn post_execute(&self, hook: impl PostExecute) -> Registration {
+        self.inner.add_hook(None, Hook::Post(Arc::new(hook)))
+    }
+
+    /// Add an observer of every final result.
+    pub fn observe(&self, observer: impl Observer) -> Registration {
+        self.inner.add_hook(None, Hook::Observe(Arc::new(observer)))
+    }
+
+    /// Install the approval handler `ask` decisions go to. The most recently installed
+    /// live handler is used; dropping the registration uninstalls exactly this one.
+    pub fn set_approval_handler(&self, handler: impl ApprovalHandler) -> Registration {
+        let mut m = self.inner.lock();
+        let reg = m.next_id();
+        m.approvals.push((reg, Arc::new(handler)));
+        self.inner.commit(m, Dirty::Nothing, false);
+        Registration::new(&self.inner, reg)
+    }
+
+    /// The visible tool `name` for a caller in `scope` (`None`: the global view).
+    pub fn get(&self, scope: Option<ScopeId>, name: &str) -> Option<DynTool> {
+        let snap = self.inner.snapshot();
+        snap.view(scope).get(name).map(|e| e.tool.clone())
+    }
+
+    /// The visible tool names for `scope`, in publication order.
+    pub fn names(&self, scope: Option<ScopeId>) -> Vec<Arc<str>> {
+        let snap = self.inner.snapshot();
+        snap.view(scope)
+            .tools
+            .iter()
+            .map(|e| e.name.clone())
+            .collect()
+    }
+
+    /// What a model in `scope` is shown: `{name, description, parameters}` per visible
+    /// tool, in publication order. Byte-identical for an unchanged tool set.
+    pub fn schemas(&self, scope: Option<ScopeId>) -> Vec<ToolDescriptor> {
+        let snap = self.inner.snapshot();
+        snap.view(scope)
+            .tools
+            .iter()
+            .map(|e| ToolDescriptor {
+                name: e.name.clone(),
+                description: e.tool.definition().description.to_string(),
+                parameters: e.parameters_json.clone(),
+            })
+            .collect()
+    }
+
+    /// [`Registry::schemas`] as compact JSON text.
+    pub fn schemas_json(&self, scope: Option<ScopeId>) -> String {
+        let list: Vec<Value> = self
+            .schemas(scope)
+            .iter()
+            .map(ToolDescriptor::to_json)
+            .collect();
+        Value::from(list).to_string()
+    }
+
+    /// A receiver that is notified whenever the visible tool sets may have changed
+    /// (registration, unregistration, restrict, scope creation or removal; not hooks).
+    /// The value is a generation counter.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.inner.changes.subscribe()
+    }
+}
+
+impl Inner {
+    pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
+        self.current
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Master> {
+        self.master.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Publish the master's new state. The old snapshot is dropped after the lock is
+    /// released, so user `Drop` impls never run under it.
+    fn commit(&self, mut m: MutexGuard<'_, Master>, dirty: Dirty, tools_changed: bool) {
+        let prev = self.snapshot();
+        let next = Arc::new(m.rebuild(&prev, dirty));
+        let old = std::mem::replace(
+            &mut *self.current.write().unwrap_or_else(|e| e.into_inner()),
+            next,
+        );
+        let generation = if tools_changed {
+            m.generation += 1;
+            Some(m.generation)
+        } else {
+            None
+        };
+        drop(m);
+        drop(old);
+        drop(prev);
+        if let Some(g) = generation {
+            self.changes.send_replace(g);
+        }
+    }
+
+    fn add_tools(
+        self: &Arc<Self>,
+        layer: Option<ScopeId>,
+        tools: Vec<DynTool>,
+    ) -> Result<Registration, RegisterError> {
+        // Everything that calls user code (definitions) or may fail runs before the lock.
+        let mut prepared = Vec::with_capacity(tools.len());
+        for tool in tools {
+            let def = tool.definition();
+            let name: Arc<str> = Arc::from(def.name.as_ref());
+            check_name(&name)?;
+            let schema_err = |error: SchemaError| RegisterError::Schema {
+                name: name.to_string(),
+                error,
+            };
+            def.parameters.check("parameters").map_err(schema_err)?;
+            if !matches!(def.parameters.kind, Kind::Object(_)) {
+                return Err(schema_err(SchemaError::new(vec![format!(
+                    "parameters: a tool's parameters must be an object schema, found {}",
+                    def.parameters.kind_name()
+                )])));
+            }
+            def.output.check("output").map_err(schema_err)?;
+            let parameters_json = def.parameters.to_json_schema();
+            let type_id = tool.type_id();
+            prepared.push((name, tool, parameters_json, type_id));
+        }
+
+        let mut m = self.lock();
+        let reg = m.next_id();
+        let existing: &Vec<Arc<Entry>> = match layer {
+            None => &m.global,
+            Some(id) => match m.scopes.get(&id) {
+                Some(s) => &s.own,
+                None => return Err(RegisterError::ScopeGone { scope: id }),
+            },
+        };
+        let mut seen: HashSet<&str> = HashSet::new();
+        for (name, ..) in &prepared {
+            if !seen.insert(name) || existing.iter().any(|e| e.name == *name) {
+                return Err(RegisterError::Duplicate {
+                    name: name.to_string(),
+                    scoped: layer.is_some(),
+                });
+            }
+        }
+        let entries = prepared
+            .into_iter()
+            .map(|(name, tool, parameters_json, type_id)| {
+                Arc::new(Entry {
+                    reg,
+                    name,
+                    tool,
+                    type_id,
+                    parameters_json,
+                })
+            });
+        match layer {
+            None => m.global.extend(entries),
+            Some(id) => {
+                if let Some(s) = m.scopes.get_mut(&id) {
+                    s.own.extend(entries);
+                }
+            }
+        }
+        self.commit(m, Dirty::of(layer), true);
+        Ok(Registration::new(self, reg))
+    }
+
+    fn add_hook(self: &Arc<Self>, layer: Option<ScopeId>, hook: Hook) -> Registration {
+        let mut m = self.lock();
+        if let Some(id) = layer
+            && !m.scopes.contains_key(&id)
+        {
+            // The scope is gone: nothing would ever see this hook.
+            drop(m);
+            return Registration::inert();
+        }
+        let reg = m.next_id();
+        m.hooks.push(HookEntry { reg, layer, hook });
+        self.commit(m, Dirty::of(layer), false);
+        Registration::new(self, reg)
+    }
+
+    fn restrict(&self, scope: ScopeId, r: Restriction) -> Result<(), RestrictError> {
+        if r.allow.is_none() && r.deny.is_none() {
+            return Err(RestrictError::EmptyFilter);
+        }
+        let m = self.lock();
+        let Some(state) = m.scopes.get(&scope) else {
+            return Err(RestrictError::ScopeGone { scope });
+        };
+        let snap = self.snapshot();
+        let inherited: Vec<Arc<str>> = match state.parent {
+            None => &snap.global,
+            Some(p) => snap.scopes.get(&p).unwrap_or(&snap.orphan),
+        }
+        .tools
+        .iter()
+        .map(|e| e.name.clone())
+        .collect();
+        let names = r.allow.iter().chain(r.deny.iter()).flatten();
+        let mut unknown = Vec::new();
+        for name in names {
+            if name == RUN_CODE {
+                return Err(RestrictError::Reserved);
+            }
+            if state.own.iter().any(|e| &*e.name == name.as_str()) {
+                return Err(RestrictError::OwnTool { name: name.clone() });
+            }
+            if !inherited.iter().any(|n| &**n == name.as_str()) && !unknown.contains(name) {
+                unknown.push(name.clone());
+            }
+        }
+        if !unknown.is_empty() {
+            let mut known: Vec<String> = inherited.iter().map(|n| n.to_string()).collect();
+            known.sort();
+            return Err(RestrictError::Unknown {
+                names: unknown,
+                known,
+            });
+        }
+        let set = |v: Vec<String>| v.into_iter().map(Arc::from).collect::<HashSet<Arc<str>>>();
+        let mask = Mask {
+            allow: r.allow.map(set),
+            deny: r.deny.map(set).unwrap_or_default(),
+        };
+        drop(snap);
+        let mut m = m;
+        if let Some(s) = m.scopes.get_mut(&scope) {
+            s.masks.push(mask);
+        }
+        self.commit(m, Dirty::Scope(scope), true);
+        Ok(())
+    }
+
+    fn unregister(&self, reg: RegId) {
+        let mut m = self.lock();
+        let mut dirty = Dirty::Nothing;
+        let mut tools_changed = false;
+        let mut removed_tools: Vec<Arc<Entry>> = Vec::new();
+        let mut removed_hooks: Vec<HookEntry> = Vec::new();
+        let mut removed_approvals = Vec::new();
+
+        let mut take = |list: &mut Vec<Arc<Entry>>| {
+            let before = list.len();
+            let (gone, kept): (Vec<_>, Vec<_>) =
+                std::mem::take(list).into_iter().partition(|e| e.reg == reg);
+            *list = kept;
+            let changed = list.len() != before;
+            removed_tools.extend(gone);
+            changed
+        };
+        if take(&mut m.global) {
+            dirty = Dirty::All;
+            tools_changed = true;
+        }
+        let ids: Vec<ScopeId> = m.scopes.keys().copied().collect();
+        for id in ids {
+            if let Some(s) = m.scopes.get_mut(&id)
+                && take(&mut s.own)
+            {
+                dirty = dirty.merge(Dirty::Scope(id));
+                tools_changed = true;
+            }
+        }
+        if m.hooks.iter().any(|h| h.reg == reg) {
+            let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut m.hooks)
+                .into_iter()
+                .partition(|h| h.reg == reg);
+            m.hooks = kept;
+            for h in &gone {
+                dirty = dirty.merge(Dirty::of(h.layer));
+            }
+            removed_hooks = gone;
+        }
+        if let Some(i) = m.approvals.iter().position(|(r, _)| *r == reg) {
+            // The snapshot carries the active handler: the commit republishes it.
+            removed_approvals.push(m.approvals.remove(i));
+        }
+        if removed_tools.is_empty() && removed_hooks.is_empty() && removed_approvals.is_empty() {
+            return;
+        }
+        self.commit(m, dirty, tools_changed);
+        drop((removed_tools, removed_hooks, removed_approvals));
+    }
+
+    fn remove_scope(&self, scope: ScopeId) {
+        let mut m = self.lock();
+        let Some(state) = m.scopes.remove(&scope) else {
+            return;
+        };
+        let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut m.hooks)
+            .into_iter()
+            .partition(|h| h.layer == Some(scope));
+        m.hooks = kept;
+        self.commit(m, Dirty::Nothing, true);
+        drop((state, gone));
+    }
+}
+
+/// The name rule of the providers: `^[a-zA-Z0-9_-]{1,64}$`; `run_code` is reserved.
+fn check_name(name: &str) -> Result<(), RegisterError> {
+    let ok = (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if !ok {
+        return Err(RegisterError::InvalidName {
+            name: name.to_string(),
+        });
+    }
+    if name == RUN_CODE {
+        return Err(RegisterError::Reserved);
+    }
+    Ok(())
+}
+
+/// Keeps a registration alive; dropping it unregisters exactly what it added.
+///
+/// Unregistering is idempotent and also happens through [`Registration::unregister`].
+/// [`Registration::keep`] leaves the registration in place for the registry's lifetime.
+#[must_use = "dropping a `Registration` unregisters immediately; bind it to a variable or call `.keep()`"]
+pub struct Registration {
+    registry: Weak<Inner>,
+    reg: Option<RegId>,
+}
+
+impl Registration {
+    fn new(inner: &Arc<Inner>, reg: RegId) -> Self {
+        Registration {
+            registry: Arc::downgrade(inner),
+            reg: Some(reg),
+        }
+    }
+
+    fn inert() -> Self {
+        Registration {
+            registry: Weak::new(),
+            reg: None,
+        }
+    }
+
+    /// Unregister now (same as dropping).
+    pub fn unregister(mut self) {
+        self.release();
+    }
+
+    /// Keep the registration for the registry's lifetime.
+    pub fn keep(mut self) {
+        self.reg = None;
+    }
+
+    /// Whether this guard still holds a registration (it may have been removed with its
+    /// scope).
+    pub fn is_held(&self) -> bool {
+        self.reg.is_some() && self.registry.strong_count() > 0
+    }
+
+    fn release(&mut self) {
+        if let Some(reg) = self.reg.take()
+            && let Some(inner) = self.registry.upgrade()
+        {
+            inner.unregister(reg);
+        }
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+impl fmt::Debug for Registration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registration")
+            .field("held", &self.is_held())
+            .finish()
+    }
+}
+
+/// An agent scope: a layer of tools and hooks that calls from this scope (and its
+/// descendants) see. Cheap to clone; the scope is removed when the last handle is
+/// dropped, and a child scope keeps its parent alive.
+#[derive(Clone)]
+pub struct Scope(Arc<ScopeHandle>);
+
+struct ScopeHandle {
+    registry: Registry,
+    id: ScopeId,
+    _parent: Option<Arc<ScopeHandle>>,
+}
+
+impl Drop for ScopeHandle {
+    fn drop(&mut self) {
+        self.registry.inner.remove_scope(self.id);
+    }
+}
+
+impl fmt::Debug for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Scope").field(&self.0.id).finish()
+    }
+}
+
+impl Scope {
+    /// The id to put in [`crate::ToolCall::agent`].
+    pub fn id(&self) -> ScopeId {
+        self.0.id
+    }
+
+    /// The registry.
+    pub fn registry(&self) -> &Registry {
+        &self.0.registry
+    }
+
+    /// A scope below this one: it inherits this scope's view.
+    pub fn child(&self) -> Scope {
+        self.0.registry.new_scope(Some(self.0.clone()))
+    }
+
+    /// Register a tool in this scope, shadowing an inherited tool of the same name for
+    /// this scope and its descendants.
+    pub fn register<T: ErasedTool>(&self, tool: T) -> Result<Registration, RegisterError> {
+        self.register_dyn(DynTool::new(tool))
+    }
+
+    /// Register an erased tool in this scope.
+    pub fn register_dyn(&self, tool: DynTool) -> Result<Registration, RegisterError> {
+        self.0.registry.inner.add_tools(Some(self.0.id), vec![tool])
+    }
+
+    /// Register every tool of a toolbox in this scope: all of them, or none.
+    pub fn register_toolbox<T: Toolbox>(
+        &self,
+        toolbox: Arc<T>,
+    ) -> Result<Registration, RegisterError> {
+        self.0
+            .registry
+            .inner
+            .add_tools(Some(self.0.id), toolbox.tools())
+    }
+
+    /// Hide inherited tools from this scope and its descendants.
+    ///
+    /// With `allow`, only the listed inherited names stay visible (and global tools
+    /// registered later are hidden); with `deny`, the listed names are hidden (and later
+    /// ones are admitted). Masks accumulate and never hide the scope's own tools. This is
+    /// a convenience for prompt shaping, not a security boundary: use guards for that.
+    ///
+    /// Errors: an empty restriction, `run_code`, a name registered in this scope, or a
+    /// name not inherited (the error lists the inherited names).
+    pub fn restrict(&self, restriction: Restriction) -> Result<(), RestrictError> {
+        self.0.registry.inner.restrict(self.0.id, restriction)
+    }
+
+    /// Add a pre-execute hook for calls from this scope and its descendants.
+    pub fn pre_execute(&self, hook: impl PreExecute) -> Registration {
+        self.0
+            .registry
+            .inner
+            .add_hook(Some(self.0.id), Hook::Pre(Arc::new(hook)))
+    }
+
+    /// Add a guard for calls from this scope and its descendants (after the global
+    /// guards and those of the scopes above).
+    pub fn guard(&self, guard: impl Guard) -> Registration {
+        self.0
+            .registry
+            .inner
+            .add_hook(Some(self.0.id), Hook::Guard(Arc::new(guard)))
+    }
+
+    /// Add a wrapper for calls from this scope and its descendants.
+    pub fn wrap(&self, wrapper: impl Wrapper) -> Registration {
+        self.0
+            .registry
+            .inner
+            .add_hook(Some(self.0.id), Hook::Wrap(Arc::new(wrapper)))
+    }
+
+    /// Add a post-execute hook for calls from this scope and its descendants.
+    pub fn post_execute(&self, hook: impl PostExecute) -> Registration {
+        self.0
+            .registry
+            .inner
+            .add_hook(Some(self.0.id), Hook::Post(Arc::new(hook)))
+    }
+
+    /// Add an observer for calls from this scope and its descendants.
+    pub fn observe(&self, observer: impl Observer) -> Registration {
+        self.0
+            .registry
+            .inner
+            .add_hook(Some(self.0.id), Hook::Observe(Arc::new(observer)))
+    }
+}
+
+/// A restrict filter: `allow` and/or `deny` lists of inherited tool names.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Restriction {
+    allow: Option<Vec<String>>,
+    deny: Option<Vec<String>>,
+}
+
+impl Restriction {
+    /// Only these inherited names stay visible.
+    pub fn allow<I, S>(names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Restriction::default().and_allow(names)
+    }
+
+    /// These inherited names are hidden.
+    pub fn deny<I, S>(names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Restriction::default().and_deny(names)
+    }
+
+    /// Add an allow list.
+    pub fn and_allow<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allow
+            .get_or_insert_with(Vec::new)
+            .extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Add a deny list.
+    pub fn and_deny<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.deny
+            .get_or_insert_with(Vec::new)
+            .extend(names.into_iter().map(Into::into));
+        self
+    }
+}
+
+/// Why a registration was refused. A refused registration changes nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RegisterError {
+    /// The layer already has a tool with this name.
+    Duplicate {
+        /// The tool name.
+        name: String,
+        /// Whether the layer is an agent scope.
+        scoped: bool,
+    },
+    /// `run_code` is reserved for code mode.
+    Reserved,
+    /// The name does not match `^[a-zA-Z0-9_-]{1,64}$`.
+    InvalidName {
+        /// The offending name.
+        name: String,
+    },
+    /// A schema is outside the vocabulary (code `UNSUPPORTED_SCHEMA`).
+    Schema {
+        /// The tool name.
+        name: String,
+        /// Every violation.
+        error: SchemaError,
+    },
+    /// The agent scope no longer exists.
+    ScopeGone {
+        /// The scope.
+        scope: ScopeId,
+    },
+}
+
+impl RegisterError {
+    /// `UNSUPPORTED_SCHEMA` for schema errors; other refusals have no code.
+    pub fn code(&self) -> Option<crate::ErrorCode> {
+        match self {
+            RegisterError::Schema { .. } => Some(crate::ErrorCode::UnsupportedSchema),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for RegisterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let q = crate::schema::json_quote;
+        match self {
+            RegisterError::Duplicate {
+                name,
+                scoped: false,
+            } => write!(
+                f,
+                "tool {} is already registered (drop its `Registration` first, or register the new one in an agent scope to shadow it)",
+                q(name)
+            ),
+            RegisterError::Duplicate { name, scoped: true } => write!(
+                f,
+                "tool {} is already registered in this scope (drop its `Registration` first, or register the new one in a child scope to shadow it)",
+                q(name)
+            ),
+            RegisterError::Reserved => {
+                write!(f, "tool name {} is reserved for code mode", q(RUN_CODE))
+            }
+            RegisterError::InvalidName { name } => write!(
+                f,
+                "invalid tool name {}: a name must be 1 to 64 characters from [a-zA-Z0-9_-]",
+                q(name)
+            ),
+            RegisterError::Schema { name, error } => {
+                write!(f, "tool {}: {error}", q(name))
+            }
+            RegisterError::ScopeGone { scope } => write!(
+                f,
+                "agent scope {} no longer exists (every handle to it was dropped)",
+                scope.get()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RegisterError {}
+
+/// Why a restriction was refused. A refused restriction changes nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RestrictError {
+    /// Neither an allow nor a deny list.
+    EmptyFilter,
+    /// `run_code` cannot be restricted.
+    Reserved,
+    /// The name is one of the scope's own tools, which masks never hide.
+    OwnTool {
+        /// The name.
+        name: String,
+    },
+    /// Names the scope does not inherit.
+    Unknown {
+        /// The unknown names, in the order given.
+        names: Vec<String>,
+        /// The inherited names, sorted.
+        known: Vec<String>,
+    },
+    /// The agent scope no longer exists.
+    ScopeGone {
+        /// The scope.
+        scope: ScopeId,
+    },
+}
+
+impl fmt::Display for RestrictError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let q = crate::schema::json_quote;
+        match self {
+            RestrictError::EmptyFilter => f.write_str("restrict needs an `allow` or a `deny` list"),
+            RestrictError::Reserved => write!(f, "{} cannot be restricted", q(RUN_CODE)),
+            RestrictError::OwnTool { name } => write!(
+                f,
+                "tool {} is registered in this scope; restrict only hides inherited tools",
+                q(name)
+            ),
+            RestrictError::Unknown { names, known } => {
+                let list = |v: &[String]| v.iter().map(|n| q(n)).collect::<Vec<_>>().join(", ");
+                let noun = if names.len() == 1 { "tool" } else { "tools" };
+                write!(f, "unknown {noun} {}; ", list(names))?;
+                if known.is_empty() {
+                    f.write_str("this scope inherits no tools")
+                } else {
+                    write!(f, "inherited tools are: {}", list(known))
+                }
+            }
+            RestrictError::ScopeGone { scope } => write!(
+                f,
+                "agent scope {} no longer exists (every handle to it was dropped)",
+                scope.get()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RestrictError {}

@@ -1,0 +1,920 @@
+//! Contract §5: every row of the outcome table, with the exact code, message, content,
+//! and which stages ran.
+
+mod pipeline_support;
+
+use dsh_runtime::hooks::{
+    Approval, ApprovalHandler, ApprovalRequest, CallInfo, Guard, HookFuture, Next, PreDecision,
+    PreExecute, PreNext, Wrapper, approval_fn, guard_fn, pre_execute_fn,
+};
+use dsh_runtime::json::Value;
+use dsh_runtime::schema::Schema;
+use dsh_runtime::{
+    ContentBlock, DispatchOutcome, ErrorCode, Registry, ToolCall, ToolError, ToolResult,
+};
+use pipeline_support::{Log, Probe, instrument, v};
+use std::sync::{Arc, Mutex};
+
+fn failure(r: &ToolResult) -> (Option<&str>, &str, Vec<String>) {
+    assert!(r.is_error(), "expected a failure, got {r:?}");
+    assert!(r.value().is_none());
+    (
+        r.code(),
+        r.message().unwrap(),
+        r.content()
+            .iter()
+            .map(|b| b.as_text().unwrap().to_string())
+            .collect(),
+    )
+}
+
+fn setup() -> (Registry, Log, Vec<dsh_runtime::Registration>) {
+    let registry = Registry::new();
+    let log = Log::new();
+    let mut regs = instrument(&registry, &log);
+    regs.push(registry.register(Probe::new("echo", &log)).unwrap());
+    (registry, log, regs)
+}
+
+#[tokio::test]
+async fn success_runs_every_stage_in_order() {
+    let (registry, log, _regs) = setup();
+    let r = registry
+        .execute(ToolCall::new("c1", "echo", r#"{"text":"hi"}"#))
+        .await;
+    assert!(r.is_success());
+    assert_eq!(**r.value().unwrap(), v(r#""hi""#));
+    assert_eq!(r.content(), &[ContentBlock::text("hi")]);
+    assert_eq!(r.code(), None);
+    assert_eq!(
+        log.take(),
+        [
+            "pre", "guard", "wrap", "body", "render", "post", "finalize", "observe"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn non_lossless_arguments_go_straight_to_finalize_and_observers() {
+    let (registry, log, _regs) = setup();
+    let r = registry
+        .execute(ToolCall::new("c1", "echo", r#"{"text": "#))
+        .await;
+    let (code, message, content) = failure(&r);
+    assert_eq!(code, None);
+    assert!(
+        message.starts_with("tool execution arguments must be losslessly JSON-serializable: "),
+        "{message}"
+    );
+    assert_eq!(content, [format!("Error: {message}")]);
+    assert_eq!(log.take(), ["finalize", "observe"]);
+
+    // A serde_json value holding -0.0 is not lossless either.
+    let r = registry
+        .execute(ToolCall::new(
+            "c2",
+            "echo",
+            serde_json::json!({ "text": "x", "n": -0.0 }),
+        ))
+        .await;
+    assert!(
+        r.message()
+            .unwrap()
+            .starts_with("tool execution arguments must be losslessly JSON-serializable")
+    );
+    assert_eq!(log.take(), ["finalize", "observe"]);
+}
+
+#[tokio::test]
+async fn non_lossless_arguments_outrank_a_pre_aborted_token_and_an_unknown_name() {
+    let (registry, log, _regs) = setup();
+    let call = ToolCall::new("c1", "nope", "[1,");
+    call.cancel.cancel();
+    let r = registry.execute(call).await;
+    assert_eq!(r.code(), None);
+    assert!(
+        r.message()
+            .unwrap()
+            .starts_with("tool execution arguments must be losslessly JSON-serializable")
+    );
+    // Unknown tool: no finalizer was captured.
+    assert_eq!(log.take(), ["observe"]);
+}
+
+#[tokio::test]
+async fn observers_see_an_execution_without_arguments_after_a_snapshot_failure() {
+    let registry = Registry::new();
+    let seen = Arc::new(Mutex::new(None));
+    let s = seen.clone();
+    let _o = registry.observe(dsh_runtime::hooks::observer_fn(move |call, _| {
+        *s.lock().unwrap() = Some((
+            call.execution().has_arguments(),
+            (**call.arguments()).clone(),
+        ));
+    }));
+    registry.execute(ToolCall::new("c1", "x", "{")).await;
+    assert_eq!(*seen.lock().unwrap(), Some((false, Value::Null)));
+    registry.execute(ToolCall::new("c2", "x", "{}")).await;
+    assert_eq!(*seen.lock().unwrap(), Some((true, v("{}"))));
+}
+
+#[tokio::test]
+async fn pre_aborted_call_is_aborted_before_dispatch_without_post() {
+    let (registry, log, _regs) = setup();
+    let call = ToolCall::new("c1", "echo", r#"{"text":"hi"}"#);
+    call.cancel.cancel();
+    let r = registry.execute(call).await;
+    let (code, message, content) = failure(&r);
+    assert_eq!(code, Some("ABORTED_BEFORE_DISPATCH"));
+    assert_eq!(r.error_code(), Some(ErrorCode::AbortedBeforeDispatch));
+    assert_eq!(message, "tool call aborted before dispatch");
+    assert_eq!(content, ["Error: tool call aborted before dispatch"]);
+    assert_eq!(log.take(), ["finalize", "observe"]);
+}
+
+#[tokio::test]
+async fn abort_during_policy_is_aborted_before_dispatch_through_post() {
+    let (registry, log, _regs) = setup();
+    // A guard registered after the logging guard aborts the caller's token and allows.
+    let _g = registry.guard(guard_fn(|call| {
+        call.cancellation().cancel();
+        None
+    }));
+    let r = registry
+        .execute(ToolCall::new("c1", "echo", r#"{"text":"hi"}"#))
+        .await;
+    assert_eq!(r.code(), Some("ABORTED_BEFORE_DISPATCH"));
+    assert_eq!(r.message(), Some("tool call aborted before dispatch"));
+    assert_eq!(
+        log.take(),
+        ["pre", "guard", "wrap", "post", "finalize", "observe"]
+    );
+}
+
+#[tokio::test]
+async fn pre_execute_deny_is_a_codeless_failure_through_post() {
+    let (registry, log, _regs) = setup();
+    let _d = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::deny("not today"))));
+    let r = registry
+        .execute(ToolCall::new("c1", "echo", r#"{"text":"hi"}"#))
+        .await;
+    let (code, message, content) = failure(&r);
+    assert_eq!(code, None);
+    assert_eq!(message, "not today");
+    assert_eq!(content, ["Error: not today"]);
+    assert_eq!(log.take(), ["pre", "post", "finalize", "observe"]);
+}
+
+#[tokio::test]
+async fn deny_with_caller_aborted_is_aborted_before_dispatch_through_post() {
+    let (registry, log, _regs) = setup();
+    let _d = registry.pre_execute(pre_execute_fn(|call| {
+        call.cancellation().cancel();
+        Some(PreDecision::deny("no"))
+    }));
+    let r = registry
+        .execute(ToolCall::new("c1", "echo", r#"{"text":"hi"}"#))
+        .await;
+    assert_eq!(r.code(), Some("ABORTED_BEFORE_DISPATCH"));
+    assert_eq!(log.take(), ["pre", "post", "finalize", "observe"]);
+}
+
+#[tokio::test]
+async fn first_pre_execute_decision_short_circuits_the_waterfall() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _t = registry.register(Probe::new("echo", &log)).unwrap();
+    let (a, b) = (log.clone(), log.clone());
+    let _p1 = registry.pre_execute(pre_execute_fn(move |_| {
+        a.push("p1");
+        Some(PreDecision::Allow)
+    }));
+    let _p2 = registry.pre_execute(pre_execute_fn(move |_| {
+        b.push("p2");
+        Some(PreDecision::deny("p2 denies"))
+    }));
+    let r = registry
+        .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
+        .await;
+    assert!(r.is_success());
+    assert_eq!(log.take(), ["p1", "body", "render", "finalize"]);
+}
+
+/// A listener that calls `next` and overrides what the later ones decided.
+struct Override;
+impl PreExecute for Override {
+    fn pre_execute<'a>(
+        &'a self,
+        _call: &'a CallInfo<'a>,
+        next: PreNext<'a>,
+    ) -> HookFuture<'a, Result<PreDecision, ToolError>> {
+        HookFuture::new(async move {
+            match next.run().await? {
+                PreDecision::Deny { reason } => {
+                    Ok(PreDecision::deny(format!("outer saw: {reason}")))
+                }
+                other => Ok(other),
+            }
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_pre_execute_listener_can_wrap_next() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _t = registry.register(Probe::new("echo", &log)).unwrap();
+    let _p1 = registry.pre_execute(Override);
+    let _p2 = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::deny("inner"))));
+    let r = registry
+        .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
+        .await;
+    assert_eq!(r.message(), Some("outer saw: inner"));
+}
+
+async fn ask_with(registry: &Registry, agent: Option<dsh_runtime::ScopeId>) -> ToolResult {
+    let mut call = ToolCall::new("c1", "echo", r#"{"text":"hi"}"#);
+    call.agent = agent;
+    registry.execute(call).await
+}
+
+#[tokio::test]
+async fn ask_without_an_approval_handler_denies() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _t = registry.register(Probe::new("echo", &log)).unwrap();
+    let ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::Ask { reason: None })));
+    let r = ask_with(&registry, None).await;
+    assert_eq!(r.code(), None);
+    assert_eq!(
+        r.message(),
+        Some(r#"tool "echo" requires approval (not yet supported)"#)
+    );
+    drop(ask);
+    let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("writes files"))));
+    let r = ask_with(&registry, None).await;
+    assert_eq!(r.message(), Some("writes files"));
+    assert!(!log.get().contains(&"body".to_string()));
+}
+
+#[tokio::test]
+async fn ask_without_an_agent_denies_even_with_a_handler() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _t = registry.register(Probe::new("echo", &log)).unwrap();
+    let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
+    let _h = registry.set_approval_handler(approval_fn(|_| Approval::AllowedOnce));
+    let r = ask_with(&registry, None).await;
+    assert_eq!(
+        r.message(),
+        Some(r#"tool "echo" requires approval, but the call has no agent to route it through"#)
+    );
+}
+
+#[tokio::test]
+async fn approval_outcomes() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _t = registry.register(Probe::new("echo", &log)).unwrap();
+    let scope = registry.scope();
+    let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    for (answer, expected) in [
+        (Approval::AllowedOnce, None),
+        (Approval::Rejected, Some(r#"the user rejected tool "echo""#)),
+        (
+            Approval::Cancelled,
+            Some(r#"approval for tool "echo" was cancelled"#),
+        ),
+        (
+            Approval::Unavailable,
+            Some(r#"tool "echo" requires approval, but no approval channel is available"#),
+        ),
+    ] {
+        let s = seen.clone();
+        let _h = registry.set_approval_handler(approval_fn(move |req: &ApprovalRequest<'_>| {
+            s.lock().unwrap().push((
+                req.reason.map(str::to_string),
+                req.agent,
+                req.call.name().to_string(),
+            ));
+            answer
+        }));
+        let r = ask_with(&registry, Some(scope.id())).await;
+        match expected {
+            None => assert_eq!(**r.value().unwrap(), v(r#""hi""#)),
+            Some(msg) => {
+                assert_eq!(r.code(), None);
+                assert_eq!(r.message(), Some(msg));
+            }
+        }
+    }
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 4);
+    assert!(
+        seen.iter()
+            .all(|(reason, agent, name)| reason.as_deref() == Some("why")
+                && *agent == scope.id()
+                && name == "echo")
+    );
+}
+
+#[tokio::test]
+async fn cancelled_approval_with_caller_aborted_is_aborted_before_dispatch() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _t = registry.register(Probe::new("echo", &log)).unwrap();
+    let scope = registry.scope();
+    let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
+    let _h = registry.set_approval_handler(approval_fn(|req: &ApprovalRequest<'_>| {
+        req.call.cancellation().cancel();
+        Approval::Cancelled
+    }));
+    let r = ask_with(&registry, Some(scope.id())).await;
+    assert_eq!(r.code(), Some("ABORTED_BEFORE_DISPATCH"));
+}
+
+#[tokio::test]
+async fn latest_live_approval_handler_wins() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _t = registry.register(Probe::new("echo", &log)).unwrap();
+    let scope = registry.scope();
+    let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
+    let _a = registry.set_approval_handler(approval_fn(|_| Approval::AllowedOnce));
+    let b = registry.set_approval_handler(approval_fn(|_| Approval::Rejected));
+    assert!(ask_with(&registry, Some(scope.id())).await.is_error());
+    drop(b);
+    assert!(ask_with(&registry, Some(scope.id())).await.is_success());
+}
+
+/// An asynchronous approval handler that waits for the caller to give up.
+struct WaitsForCancel;
+impl ApprovalHandler for WaitsForCancel {
+    fn request<'a>(
+        &'a self,
+        request: ApprovalRequest<'a>,
+    ) -> HookFuture<'a, Result<Approval, ToolError>> {
+        HookFuture::new(async move {
+            request.call.cancellation().cancelled().await;
+            Ok(Approval::Cancelled)
+        })
+    }
+}
+
+#[tokio::test]
+async fn async_approval_handler_observes_caller_cancellation() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _t = registry.register(Probe::new("echo", &log)).unwrap();
+    let scope = registry.scope();
+    let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
+    let _h = registry.set_approval_handler(WaitsForCancel);
+    let call = ToolCall::new("c1", "echo", r#"{"text":"hi"}"#).with_agent(scope.id());
+    let token = call.cancel.clone();
+    let task = tokio::spawn({
+        let registry = registry.clone();
+        async move { registry.execute(call).await }
+    });
+    tokio::task::yield_now().await;
+    token.cancel();
+    let r = task.await.unwrap();
+    assert_eq!(r.code(), Some("ABORTED_BEFORE_DISPATCH"));
+}
+
+#[tokio::test]
+async fn guard_denial_is_codeless_and_passes_post() {
+    let (registry, log, _regs) = setup();
+    let l = log.clone();
+    let _g = registry.guard(guard_fn(move |_| {
+        l.push("deny-guard");
+        Some("blocked by guard".to_string())
+    }));
+    let l = log.clone();
+    let _later = registry.guard(guard_fn(move |_| {
+        l.push("later-guard");
+        None
+    }));
+    let r = registry
+        .execute(ToolCall::new("c1", "echo", r#"{"text":"hi"}"#))
+        .await;
+    let (code, message, content) = failure(&r);
+    assert_eq!(code, None);
+    assert_eq!(message, "blocked by guard");
+    assert_eq!(content, ["Error: blocked by guard"]);
+    assert_eq!(
+        log.take(),
+        ["pre", "guard", "deny-guard", "post", "finalize", "observe"]
+    );
+}
+
+#[tokio::test]
+async fn guards_run_only_after_allow() {
+    let (registry, log, _regs) = setup();
+    let _d = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::deny("no"))));
+    registry
+        .execute(ToolCall::new("c1", "echo", r#"{"text":"hi"}"#))
+        .await;
+    assert!(!log.take().contains(&"guard".to_string()));
+}
+
+struct ErrPre;
+impl PreExecute for ErrPre {
+    fn pre_execute<'a>(
+        &'a self,
+        _call: &'a CallInfo<'a>,
+        _next: PreNext<'a>,
+    ) -> HookFuture<'a, Result<PreDecision, ToolError>> {
+        HookFuture::ready(Err(ToolError::with_code(
+            "POLICY_DOWN",
+            "policy service down",
+        )))
+    }
+}
+
+struct ErrGuard;
+impl Guard for ErrGuard {
+    fn check<'a>(
+        &'a self,
+        _call: &'a CallInfo<'a>,
+    ) -> HookFuture<'a, Result<Option<String>, ToolError>> {
+        HookFuture::new(async { Err(ToolError::new("guard exploded")) })
+    }
+}
+
+struct ErrApproval;
+impl ApprovalHandler for ErrApproval {
+    fn request<'a>(
+        &'a self,
+        _request: ApprovalRequest<'a>,
+    ) -> HookFuture<'a, Result<Approval, ToolError>> {
+        HookFuture::ready(Err(ToolError::with_code("UI_GONE", "approval UI crashed")))
+    }
+}
+
+struct ErrWrapper;
+impl Wrapper for ErrWrapper {
+    fn around<'a>(
+        &'a self,
+        _call: &'a CallInfo<'a>,
+        next: Next<'a>,
+    ) -> HookFuture<'a, Result<DispatchOutcome, ToolError>> {
+        HookFuture::new(async move {
+            let _ = next.run().await?;
+            Err(ToolError::with_code(
+                "WRAP_FAIL",
+                "wrapper failed after the body",
+            ))
+        })
+    }
+}
+
+#[tokio::test]
+async fn throwing_callbacks_end_the_call_with_their_error_and_skip_post() {
+    // pre-execute returning Err
+    let (registry, log, _regs) = setup();
+    let _h = registry.pre_execute(ErrPre);
+    let r = registry
+        .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
+        .await;
+    let (code, message, content) = failure(&r);
+    assert_eq!(
+        (code, message),
+        (Some("POLICY_DOWN"), "policy service down")
+    );
+    assert_eq!(content, ["Error: policy service down"]);
+    assert_eq!(log.take(), ["pre", "finalize", "observe"]);
+
+    // guard returning Err
+    let (registry, log, _regs) = setup();
+    let _h = registry.guard(ErrGuard);
+    let r = registry
+        .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
+        .await;
+    assert_eq!((r.code(), r.message()), (None, Some("guard exploded")));
+    assert_eq!(log.take(), ["pre", "guard", "finalize", "observe"]);
+
+    // approval handler returning Err
+    let (registry, log, _regs) = setup();
+    let scope = registry.scope();
+    let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("?"))));
+    let _h = registry.set_approval_handler(ErrApproval);
+    let r = registry
+        .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#).with_agent(scope.id()))
+        .await;
+    assert_eq!(
+        (r.code(), r.message()),
+        (Some("UI_GONE"), Some("approval UI crashed"))
+    );
+    assert_eq!(log.take(), ["pre", "finalize", "observe"]);
+
+    // wrapper returning Err (after the body ran)
+    let (registry, log, _regs) = setup();
+    let _h = registry.wrap(ErrWrapper);
+    let r = registry
+        .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
+        .await;
+    assert_eq!(
+        (r.code(), r.message()),
+        (Some("WRAP_FAIL"), Some("wrapper failed after the body"))
+    );
+    assert_eq!(
+        log.take(),
+        [
+            "pre", "guard", "wrap", "body", "render", "finalize", "observe"
+        ]
+    );
+}
+
+struct PanicWrapper;
+impl Wrapper for PanicWrapper {
+    fn around<'a>(
+        &'a self,
+        _call: &'a CallInfo<'a>,
+        _next: Next<'a>,
+    ) -> HookFuture<'a, Result<DispatchOutcome, ToolError>> {
+        HookFuture::new(async { panic!("wrapper bug") })
+    }
+}
+
+#[tokio::test]
+async fn panicking_callbacks_are_contained_as_final_errors() {
+    type Install = Box<dyn Fn(&Registry) -> dsh_runtime::Registration>;
+    let cases: Vec<(&str, Install, &str, Vec<&str>)> = vec![
+        (
+            "pre",
+            Box::new(|r: &Registry| r.pre_execute(pre_execute_fn(|_| panic!("pre bug")))),
+            "pre-execute hook panicked: pre bug",
+            vec!["pre", "finalize", "observe"],
+        ),
+        (
+            "guard",
+            Box::new(|r: &Registry| r.guard(guard_fn(|_| panic!("guard bug")))),
+            "guard panicked: guard bug",
+            vec!["pre", "guard", "finalize", "observe"],
+        ),
+        (
+            "wrapper",
+            Box::new(|r: &Registry| r.wrap(PanicWrapper)),
+            "dispatch wrapper panicked: wrapper bug",
+            vec!["pre", "guard", "wrap", "finalize", "observe"],
+        ),
+    ];
+    for (what, install, message, stages) in cases {
+        let (registry, log, _regs) = setup();
+        let _h = install(&registry);
+        let r = registry
+            .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
+            .await;
+        assert_eq!(r.code(), None, "{what}");
+        assert_eq!(r.message(), Some(message), "{what}");
+        assert_eq!(log.take(), stages, "{what}");
+    }
+
+    // An approval handler that panics.
+    let (registry, log, _regs) = setup();
+    let scope = registry.scope();
+    let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("?"))));
+    let _h = registry.set_approval_handler(approval_fn(|_| panic!("approval bug")));
+    let r = registry
+        .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#).with_agent(scope.id()))
+        .await;
+    assert_eq!(r.message(), Some("approval handler panicked: approval bug"));
+    assert_eq!(log.take(), ["pre", "finalize", "observe"]);
+}
+
+#[tokio::test]
+async fn unknown_tool_fails_at_entry_without_policy_but_through_post() {
+    let (registry, log, _regs) = setup();
+    let r = registry
+        .execute(ToolCall::new("c1", "missing", r#"{"text":"hi"}"#))
+        .await;
+    let (code, message, content) = failure(&r);
+    assert_eq!(code, Some("UNKNOWN_TOOL"));
+    assert_eq!(message, r#"unknown tool "missing""#);
+    assert_eq!(content, [r#"Error: unknown tool "missing""#]);
+    // No finalizer: nothing was resolved.
+    assert_eq!(log.take(), ["post", "observe"]);
+}
+
+#[tokio::test]
+async fn unknown_tool_name_is_json_quoted() {
+    let registry = Registry::new();
+    let r = registry.execute(ToolCall::new("c", "a\"b", "{}")).await;
+    assert_eq!(r.message(), Some(r#"unknown tool "a\"b""#));
+}
+
+#[tokio::test]
+async fn tool_gone_at_dispatch_is_unknown_tool_through_post() {
+    let (registry, log, regs) = setup();
+    // The echo registration is the last one; a guard drops it during policy.
+    let mut regs = regs;
+    let echo = Arc::new(Mutex::new(regs.pop()));
+    let e = echo.clone();
+    let _g = registry.guard(guard_fn(move |_| {
+        e.lock().unwrap().take();
+        None
+    }));
+    let r = registry
+        .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
+        .await;
+    assert_eq!(r.code(), Some("UNKNOWN_TOOL"));
+    assert_eq!(r.message(), Some(r#"unknown tool "echo""#));
+    // The finalizer captured at entry still runs.
+    assert_eq!(
+        log.take(),
+        ["pre", "guard", "wrap", "post", "finalize", "observe"]
+    );
+}
+
+#[tokio::test]
+async fn invalid_arguments_skip_policy_and_body_but_pass_post() {
+    let (registry, log, _regs) = setup();
+    let r = registry
+        .execute(ToolCall::new("c1", "echo", r#"{"n":1.5,"extra":true}"#))
+        .await;
+    let (code, message, content) = failure(&r);
+    assert_eq!(code, Some("INVALID_ARGS"));
+    assert_eq!(
+        message,
+        r#"invalid arguments: missing required property "text"; "n" must be an integer; "extra" is not a declared property (additionalProperties: false)"#
+    );
+    assert_eq!(content, [format!("Error: {message}")]);
+    assert_eq!(log.take(), ["post", "finalize", "observe"]);
+}
+
+#[tokio::test]
+async fn invalid_arguments_outrank_a_pre_aborted_token() {
+    let (registry, log, _regs) = setup();
+    let call = ToolCall::new("c1", "echo", "{}");
+    call.cancel.cancel();
+    let r = registry.execute(call).await;
+    assert_eq!(r.code(), Some("INVALID_ARGS"));
+    assert_eq!(log.take(), ["post", "finalize", "observe"]);
+}
+
+#[tokio::test]
+async fn null_for_an_optional_property_means_omitted() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let seen = Arc::new(Mutex::new(None));
+    let s = seen.clone();
+    let _t = registry
+        .register(Probe::new("echo", &log).body(move |args, _| {
+            *s.lock().unwrap() = Some(args.clone());
+            async { Ok(Value::from("ok")) }
+        }))
+        .unwrap();
+    let r = registry
+        .execute(ToolCall::new("c", "echo", r#"{"text":"t","n":null}"#))
+        .await;
+    assert!(r.is_success(), "{r:?}");
+    assert_eq!(seen.lock().unwrap().clone(), Some(v(r#"{"text":"t"}"#)));
+}
+
+#[tokio::test]
+async fn body_errors_keep_their_own_code_and_pass_post() {
+    let (registry, log, _regs) = setup();
+    let _t =
+        registry
+            .register(Probe::new("fails", &log).body(|_, _| async {
+                Err(ToolError::with_code("FS_NOT_FOUND", "no such file: /x"))
+            }))
+            .unwrap();
+    let r = registry
+        .execute(ToolCall::new("c", "fails", r#"{"text":"x"}"#))
+        .await;
+    let (code, message, content) = failure(&r);
+    assert_eq!((code, message), (Some("FS_NOT_FOUND"), "no such file: /x"));
+    assert_eq!(content, ["Error: no such file: /x"]);
+    assert_eq!(r.error_code(), None);
+    assert_eq!(
+        log.take(),
+        [
+            "pre", "guard", "wrap", "body", "post", "finalize", "observe"
+        ]
+    );
+
+    let _t = registry
+        .register(Probe::new("plain", &log).body(|_, _| async { Err(ToolError::new("nope")) }))
+        .unwrap();
+    let r = registry
+        .execute(ToolCall::new("c", "plain", r#"{"text":"x"}"#))
+        .await;
+    assert_eq!((r.code(), r.message()), (None, Some("nope")));
+}
+
+#[tokio::test]
+async fn body_panics_are_contained_and_pass_post() {
+    let (registry, log, _regs) = setup();
+    let _t = registry
+        .register(Probe::new("boom", &log).body(|_, _| async {
+            tokio::task::yield_now().await;
+            panic!("kaboom")
+        }))
+        .unwrap();
+    let r = registry
+        .execute(ToolCall::new("c", "boom", r#"{"text":"x"}"#))
+        .await;
+    assert_eq!(r.code(), None);
+    assert_eq!(r.message(), Some(r#"tool "boom" panicked: kaboom"#));
+    assert_eq!(
+        log.take(),
+        [
+            "pre", "guard", "wrap", "body", "post", "finalize", "observe"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn output_failing_its_schema_is_invalid_tool_output_with_every_violation() {
+    let (registry, log, _regs) = setup();
+    let out = Schema::closed_object(vec![
+        dsh_runtime::schema::Property::new("a", Schema::string(), true),
+        dsh_runtime::schema::Property::new("b", Schema::integer(), true),
+    ]);
+    let _t = registry
+        .register(
+            Probe::new("bad", &log)
+                .output(out)
+                .body(|_, _| async { Ok(v(r#"{"a":1,"c":true}"#)) }),
+        )
+        .unwrap();
+    let r = registry
+        .execute(ToolCall::new("c", "bad", r#"{"text":"x"}"#))
+        .await;
+    let (code, message, _) = failure(&r);
+    assert_eq!(code, Some("INVALID_TOOL_OUTPUT"));
+    assert_eq!(
+        message,
+        r#"tool "bad" returned invalid output: missing required property "value.b"; "value.a" must be a string; "value.c" is not a declared property (additionalProperties: false)"#
+    );
+    assert_eq!(
+        log.take(),
+        [
+            "pre", "guard", "wrap", "body", "post", "finalize", "observe"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn projector_failures_are_invalid_tool_output() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _a = registry
+        .register(
+            Probe::new("render_err", &log).render(|_, _| Err(ToolError::new("template missing"))),
+        )
+        .unwrap();
+    let _b = registry
+        .register(Probe::new("render_panic", &log).render(|_, _| panic!("renderer bug")))
+        .unwrap();
+    let _c = registry
+        .register(Probe::new("meta_err", &log).meta(|_, _| Err(ToolError::new("no meta"))))
+        .unwrap();
+    let _d = registry
+        .register(Probe::new("meta_panic", &log).meta(|_, _| panic!("meta bug")))
+        .unwrap();
+    for (name, expected) in [
+        ("render_err", "output.render failed: template missing"),
+        ("render_panic", "output.render failed: renderer bug"),
+        ("meta_err", "output.presentation_meta failed: no meta"),
+        ("meta_panic", "output.presentation_meta failed: meta bug"),
+    ] {
+        let r = registry
+            .execute(ToolCall::new("c", name, r#"{"text":"x"}"#))
+            .await;
+        assert_eq!(r.code(), Some("INVALID_TOOL_OUTPUT"), "{name}");
+        assert_eq!(
+            r.message().unwrap(),
+            format!("tool \"{name}\" returned invalid output: {expected}")
+        );
+    }
+}
+
+#[tokio::test]
+async fn presentation_meta_is_built_for_top_level_calls_only() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _t = registry
+        .register(Probe::new("m", &log).meta(|args, value| {
+            let mut o = dsh_runtime::json::Object::new();
+            o.insert("args", args.clone());
+            o.insert("value", value.clone());
+            Ok(Some(Value::Object(o)))
+        }))
+        .unwrap();
+    let top = registry
+        .execute(ToolCall::new("c", "m", r#"{"text":"x"}"#))
+        .await;
+    assert_eq!(
+        **top.meta().unwrap(),
+        v(r#"{"args":{"text":"x"},"value":"x"}"#)
+    );
+    let sub = registry
+        .execute(
+            ToolCall::new("c:1", "m", r#"{"text":"x"}"#)
+                .with_parent(dsh_runtime::ExecToken::mint()),
+        )
+        .await;
+    assert!(sub.is_success());
+    assert_eq!(sub.meta(), None);
+    assert_eq!(
+        log.take(),
+        [
+            "body", "render", "meta", "finalize", "body", "render", "finalize"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn abort_after_the_body_started_turns_success_into_aborted() {
+    let (registry, log, _regs) = setup();
+    let _t = registry
+        .register(Probe::new("slow", &log).body(|_, cx| async move {
+            // Abort from inside: the caller's token is the parent of the body's.
+            cx.cancellation().cancelled().await;
+            Ok(Value::from("finished anyway"))
+        }))
+        .unwrap();
+    let call = ToolCall::new("c", "slow", r#"{"text":"x"}"#);
+    let token = call.cancel.clone();
+    let task = tokio::spawn({
+        let registry = registry.clone();
+        async move { registry.execute(call).await }
+    });
+    while !log.get().contains(&"body".to_string()) {
+        tokio::task::yield_now().await;
+    }
+    token.cancel();
+    let r = task.await.unwrap();
+    let (code, message, content) = failure(&r);
+    assert_eq!(code, Some("ABORTED"));
+    assert_eq!(r.error_code(), Some(ErrorCode::Aborted));
+    assert_eq!(message, "tool call aborted");
+    assert_eq!(content, ["Error: tool call aborted"]);
+    assert_eq!(
+        log.take(),
+        [
+            "pre", "guard", "wrap", "body", "render", "post", "finalize", "observe"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn envelope_serialization() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _t = registry
+        .register(Probe::new("echo", &log).body(|_, cx| async move {
+            cx.defer_context("remember this");
+            cx.conclude_turn();
+            Ok(Value::from("hi"))
+        }))
+        .unwrap();
+    let ok = registry
+        .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
+        .await;
+    let expected = r#"{"isError":false,"value":"hi","content":[{"type":"text","text":"hi"}],"additionalContexts":["remember this"],"concludesTurn":true}"#;
+    assert_eq!(serde_json::to_string(&ok).unwrap(), expected);
+    assert_eq!(ok.to_json().to_string(), expected);
+
+    let unknown = registry.execute(ToolCall::new("c", "nope", "{}")).await;
+    let expected = r#"{"isError":true,"error":{"message":"unknown tool \"nope\"","info":{"name":"UnknownToolError","code":"UNKNOWN_TOOL"}},"content":[{"type":"text","text":"Error: unknown tool \"nope\""}]}"#;
+    assert_eq!(serde_json::to_string(&unknown).unwrap(), expected);
+    assert_eq!(unknown.to_json().to_string(), expected);
+
+    let invalid = registry.execute(ToolCall::new("c", "echo", "{}")).await;
+    assert!(
+        serde_json::to_string(&invalid)
+            .unwrap()
+            .contains(r#""info":{"name":"ToolArgsError","code":"INVALID_ARGS"}"#)
+    );
+
+    let _d = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::deny("no"))));
+    let denied = registry
+        .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
+        .await;
+    let expected = r#"{"isError":true,"error":{"message":"no"},"content":[{"type":"text","text":"Error: no"}]}"#;
+    assert_eq!(serde_json::to_string(&denied).unwrap(), expected);
+}
+
+#[tokio::test]
+async fn error_codes_round_trip() {
+    for code in ErrorCode::ALL {
+        assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
+        assert_eq!(code.to_string(), code.as_str());
+    }
+    assert_eq!(ErrorCode::UnknownTool.as_str(), "UNKNOWN_TOOL");
+    assert_eq!(ErrorCode::InvalidArgs.as_str(), "INVALID_ARGS");
+    assert_eq!(ErrorCode::InvalidToolOutput.as_str(), "INVALID_TOOL_OUTPUT");
+    assert_eq!(
+        ErrorCode::AbortedBeforeDispatch.as_str(),
+        "ABORTED_BEFORE_DISPATCH"
+    );
+    assert_eq!(ErrorCode::Aborted.as_str(), "ABORTED");
+    assert_eq!(ErrorCode::ToolTimeout.as_str(), "TOOL_TIMEOUT");
+    assert_eq!(ErrorCode::UnsupportedSchema.as_str(), "UNSUPPORTED_SCHEMA");
+    assert_eq!(ErrorCode::CodeRunFailed.as_str(), "CODE_RUN_FAILED");
+    assert_eq!(ErrorCode::parse("FS_NOT_FOUND"), None);
+}

@@ -1,0 +1,298 @@
+//! Contract §8 (registration): RAII guards, duplicates, reserved and invalid names,
+//! schema checks, all-or-nothing toolboxes, change notifications.
+
+mod pipeline_support;
+
+use std::sync::Arc;
+
+use dsh_runtime::hooks::guard_fn;
+use dsh_runtime::json::Value;
+use dsh_runtime::schema::{Property, Schema};
+use dsh_runtime::{DynTool, ErrorCode, RegisterError, Registry, ToolCall, Toolbox};
+use pipeline_support::{Log, Probe};
+
+fn names(r: &Registry, scope: Option<dsh_runtime::ScopeId>) -> Vec<String> {
+    r.names(scope).iter().map(|n| n.to_string()).collect()
+}
+
+#[tokio::test]
+async fn dropping_a_registration_removes_exactly_that_entry() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let a = registry.register(Probe::new("a", &log)).unwrap();
+    let _b = registry.register(Probe::new("b", &log)).unwrap();
+    assert_eq!(names(&registry, None), ["a", "b"]);
+    drop(a);
+    assert_eq!(names(&registry, None), ["b"]);
+    let r = registry
+        .execute(ToolCall::new("1", "a", r#"{"text":"x"}"#))
+        .await;
+    assert_eq!(r.code(), Some("UNKNOWN_TOOL"));
+    // Re-registering appends in registration order.
+    let a = registry.register(Probe::new("a", &log)).unwrap();
+    assert_eq!(names(&registry, None), ["b", "a"]);
+    a.unregister();
+    assert_eq!(names(&registry, None), ["b"]);
+}
+
+#[test]
+fn unregistering_is_idempotent_and_survives_the_registry() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let a = registry.register(Probe::new("a", &log)).unwrap();
+    assert!(a.is_held());
+    // A stale guard cannot remove a newer entry of the same name.
+    let b = registry.register(Probe::new("b", &log)).unwrap();
+    drop(b);
+    let _b2 = registry.register(Probe::new("b", &log)).unwrap();
+    assert_eq!(names(&registry, None), ["a", "b"]);
+    drop(registry);
+    assert!(!a.is_held());
+    drop(a);
+}
+
+#[test]
+fn keep_leaves_the_registration_in_place() {
+    let registry = Registry::new();
+    let log = Log::new();
+    registry.register(Probe::new("a", &log)).unwrap().keep();
+    assert_eq!(names(&registry, None), ["a"]);
+}
+
+#[test]
+fn duplicates_in_a_layer_are_refused_and_change_nothing() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _a = registry.register(Probe::new("read", &log)).unwrap();
+    let mut changes = registry.changes();
+    changes.mark_unchanged();
+    let err = registry.register(Probe::new("read", &log)).unwrap_err();
+    assert_eq!(
+        err,
+        RegisterError::Duplicate {
+            name: "read".into(),
+            scoped: false
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        r#"tool "read" is already registered (drop its `Registration` first, or register the new one in an agent scope to shadow it)"#
+    );
+    assert_eq!(err.code(), None);
+    assert!(!changes.has_changed().unwrap());
+
+    let scope = registry.scope();
+    let _s = scope.register(Probe::new("read", &log)).unwrap();
+    let err = scope.register(Probe::new("read", &log)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        r#"tool "read" is already registered in this scope (drop its `Registration` first, or register the new one in a child scope to shadow it)"#
+    );
+}
+
+#[test]
+fn run_code_is_reserved_everywhere() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let err = registry.register(Probe::new("run_code", &log)).unwrap_err();
+    assert_eq!(err, RegisterError::Reserved);
+    assert_eq!(
+        err.to_string(),
+        r#"tool name "run_code" is reserved for code mode"#
+    );
+    let scope = registry.scope();
+    assert_eq!(
+        scope.register(Probe::new("run_code", &log)).unwrap_err(),
+        RegisterError::Reserved
+    );
+}
+
+#[test]
+fn names_must_match_the_provider_rule() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let long: &'static str = Box::leak("x".repeat(65).into_boxed_str());
+    let max: &'static str = Box::leak("y".repeat(64).into_boxed_str());
+    for bad in ["", "has space", "dot.ted", "ümlaut", long] {
+        let err = registry.register(Probe::new(bad, &log)).unwrap_err();
+        assert_eq!(
+            err,
+            RegisterError::InvalidName { name: bad.into() },
+            "{bad:?}"
+        );
+    }
+    assert_eq!(
+        registry
+            .register(Probe::new("has space", &log))
+            .unwrap_err()
+            .to_string(),
+        r#"invalid tool name "has space": a name must be 1 to 64 characters from [a-zA-Z0-9_-]"#
+    );
+    let _ok = registry.register(Probe::new("a-b_C9", &log)).unwrap();
+    let _ok2 = registry.register(Probe::new(max, &log)).unwrap();
+}
+
+#[test]
+fn schemas_are_checked_at_registration() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let dup = Schema::closed_object(vec![
+        Property::new("a", Schema::string(), true),
+        Property::new("a", Schema::string(), false),
+    ]);
+    let err = registry
+        .register(Probe::new("t", &log).params(dup))
+        .unwrap_err();
+    assert_eq!(err.code(), Some(ErrorCode::UnsupportedSchema));
+    assert_eq!(
+        err.to_string(),
+        r#"tool "t": unsupported JSON schema: parameters: property "a" is declared twice"#
+    );
+
+    let err = registry
+        .register(Probe::new("t", &log).params(Schema::string()))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        r#"tool "t": unsupported JSON schema: parameters: a tool's parameters must be an object schema, found string"#
+    );
+
+    let err = registry
+        .register(Probe::new("t", &log).output(Schema::boolean().with_enum(vec![Value::from("x")])))
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with(r#"tool "t": unsupported JSON schema: output"#),
+        "{err}"
+    );
+    assert!(registry.names(None).is_empty());
+}
+
+struct Pair {
+    first: &'static str,
+    second: &'static str,
+    log: Log,
+}
+
+impl Toolbox for Pair {
+    fn tools(self: Arc<Self>) -> Vec<DynTool> {
+        vec![
+            DynTool::new(Probe::new(self.first, &self.log)),
+            DynTool::new(Probe::new(self.second, &self.log)),
+        ]
+    }
+}
+
+#[test]
+fn toolboxes_register_all_or_nothing() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _x = registry.register(Probe::new("x", &log)).unwrap();
+    let err = registry
+        .register_toolbox(Arc::new(Pair {
+            first: "a",
+            second: "x",
+            log: log.clone(),
+        }))
+        .unwrap_err();
+    assert_eq!(
+        err,
+        RegisterError::Duplicate {
+            name: "x".into(),
+            scoped: false
+        }
+    );
+    assert_eq!(names(&registry, None), ["x"]);
+
+    let err = registry
+        .register_toolbox(Arc::new(Pair {
+            first: "b",
+            second: "b",
+            log: log.clone(),
+        }))
+        .unwrap_err();
+    assert!(matches!(err, RegisterError::Duplicate { .. }));
+    assert_eq!(names(&registry, None), ["x"]);
+
+    let both = registry
+        .register_toolbox(Arc::new(Pair {
+            first: "a",
+            second: "b",
+            log: log.clone(),
+        }))
+        .unwrap();
+    assert_eq!(names(&registry, None), ["x", "a", "b"]);
+    drop(both);
+    assert_eq!(names(&registry, None), ["x"]);
+
+    let scope = registry.scope();
+    let _in_scope = scope
+        .register_toolbox(Arc::new(Pair {
+            first: "x",
+            second: "y",
+            log: log.clone(),
+        }))
+        .unwrap();
+    assert_eq!(names(&registry, Some(scope.id())), ["x", "y"]);
+}
+
+#[tokio::test]
+async fn register_in_and_register_dyn() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _g = registry
+        .register_dyn(DynTool::new(Probe::new("g", &log)))
+        .unwrap();
+    let scope = registry.scope();
+    let _s = registry
+        .register_in(scope.id(), Probe::new("s", &log))
+        .unwrap();
+    assert_eq!(names(&registry, Some(scope.id())), ["g", "s"]);
+    assert_eq!(names(&registry, None), ["g"]);
+    let id = scope.id();
+    drop(scope);
+    let err = registry.register_in(id, Probe::new("s", &log)).unwrap_err();
+    assert_eq!(err, RegisterError::ScopeGone { scope: id });
+    assert_eq!(
+        registry
+            .get(None, "g")
+            .map(|t| t.definition().name.to_string()),
+        Some("g".to_string())
+    );
+    assert!(registry.get(None, "s").is_none());
+}
+
+#[tokio::test]
+async fn dropping_a_hook_registration_removes_the_hook() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _t = registry.register(Probe::new("t", &log)).unwrap();
+    let guard = registry.guard(guard_fn(|_| Some("denied".into())));
+    let call = || ToolCall::new("1", "t", r#"{"text":"x"}"#);
+    assert_eq!(registry.execute(call()).await.message(), Some("denied"));
+    drop(guard);
+    assert!(registry.execute(call()).await.is_success());
+}
+
+#[test]
+fn change_notifications_follow_the_tool_set_not_the_hooks() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let mut rx = registry.changes();
+    rx.mark_unchanged();
+    let a = registry.register(Probe::new("a", &log)).unwrap();
+    assert!(rx.has_changed().unwrap());
+    rx.mark_unchanged();
+    let g = registry.guard(guard_fn(|_| None));
+    drop(g);
+    assert!(!rx.has_changed().unwrap());
+    let scope = registry.scope();
+    rx.mark_unchanged();
+    scope
+        .restrict(dsh_runtime::Restriction::deny(["a"]))
+        .unwrap();
+    assert!(rx.has_changed().unwrap());
+    rx.mark_unchanged();
+    drop(a);
+    assert!(rx.has_changed().unwrap());
+}

@@ -1,0 +1,350 @@
+//! Contract §8 (scopes): views, shadowing, restrict masks, scoped hooks, lifetimes.
+
+mod pipeline_support;
+
+use dsh_runtime::hooks::{guard_fn, observer_fn, pre_execute_fn};
+use dsh_runtime::json::Value;
+use dsh_runtime::{Registry, RestrictError, Restriction, ScopeId, ToolCall};
+use pipeline_support::{Log, Probe};
+
+fn names(r: &Registry, scope: Option<ScopeId>) -> Vec<String> {
+    r.names(scope).iter().map(|n| n.to_string()).collect()
+}
+
+fn tagged(name: &'static str, tag: &'static str, log: &Log) -> Probe {
+    Probe::new(name, log).body(move |_, _| async move { Ok(Value::from(tag)) })
+}
+
+async fn run(r: &Registry, scope: Option<ScopeId>, name: &str) -> Result<String, String> {
+    let mut call = ToolCall::new("c", name, r#"{"text":"x"}"#);
+    call.agent = scope;
+    let result = r.execute(call).await;
+    match result.value() {
+        Some(v) => Ok(v.as_str().unwrap_or_default().to_string()),
+        None => Err(result.message().unwrap_or_default().to_string()),
+    }
+}
+
+#[tokio::test]
+async fn scoped_tools_shadow_in_place_for_the_scope_and_its_descendants() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _a = registry.register(tagged("a", "global a", &log)).unwrap();
+    let _b = registry.register(tagged("b", "global b", &log)).unwrap();
+    let _c = registry.register(tagged("c", "global c", &log)).unwrap();
+    let preset = registry.scope();
+    let agent = preset.child();
+    let sibling = registry.scope();
+    let _pb = preset.register(tagged("b", "preset b", &log)).unwrap();
+    let _pd = preset.register(tagged("d", "preset d", &log)).unwrap();
+    let _aa = agent.register(tagged("a", "agent a", &log)).unwrap();
+    let _ae = agent.register(tagged("e", "agent e", &log)).unwrap();
+
+    assert_eq!(names(&registry, None), ["a", "b", "c"]);
+    assert_eq!(names(&registry, Some(preset.id())), ["a", "b", "c", "d"]);
+    assert_eq!(
+        names(&registry, Some(agent.id())),
+        ["a", "b", "c", "d", "e"]
+    );
+    assert_eq!(names(&registry, Some(sibling.id())), ["a", "b", "c"]);
+
+    assert_eq!(run(&registry, None, "b").await.unwrap(), "global b");
+    assert_eq!(
+        run(&registry, Some(preset.id()), "b").await.unwrap(),
+        "preset b"
+    );
+    assert_eq!(
+        run(&registry, Some(agent.id()), "b").await.unwrap(),
+        "preset b"
+    );
+    assert_eq!(
+        run(&registry, Some(agent.id()), "a").await.unwrap(),
+        "agent a"
+    );
+    assert_eq!(
+        run(&registry, Some(preset.id()), "a").await.unwrap(),
+        "global a"
+    );
+    assert_eq!(
+        run(&registry, Some(sibling.id()), "d").await.unwrap_err(),
+        r#"unknown tool "d""#
+    );
+    assert_eq!(
+        run(&registry, None, "e").await.unwrap_err(),
+        r#"unknown tool "e""#
+    );
+}
+
+#[test]
+fn schemas_are_byte_stable_and_in_view_order() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _z = registry.register(Probe::new("zeta", &log)).unwrap();
+    let _a = registry.register(Probe::new("alpha", &log)).unwrap();
+    let scope = registry.scope();
+    let _own = scope.register(Probe::new("zeta", &log)).unwrap();
+    let json = registry.schemas_json(Some(scope.id()));
+    let params = r#"{"type":"object","additionalProperties":false,"properties":{"text":{"type":"string"},"n":{"type":"integer"}},"required":["text"]}"#;
+    assert_eq!(
+        json,
+        format!(
+            r#"[{{"name":"zeta","description":"The zeta probe.","parameters":{params}}},{{"name":"alpha","description":"The alpha probe.","parameters":{params}}}]"#
+        )
+    );
+    assert_eq!(registry.schemas_json(Some(scope.id())), json);
+    let list = registry.schemas(Some(scope.id()));
+    // Through serde the content is the same (key order is the json module's business).
+    assert_eq!(
+        serde_json::to_value(&list).unwrap(),
+        serde_json::from_str::<serde_json::Value>(&json).unwrap()
+    );
+    assert_eq!(&*list[0].name, "zeta");
+}
+
+#[tokio::test]
+async fn deny_masks_hide_inherited_tools_and_admit_later_globals() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _a = registry.register(Probe::new("a", &log)).unwrap();
+    let _b = registry.register(Probe::new("b", &log)).unwrap();
+    let scope = registry.scope();
+    scope.restrict(Restriction::deny(["a"])).unwrap();
+    assert_eq!(names(&registry, Some(scope.id())), ["b"]);
+    assert_eq!(
+        run(&registry, Some(scope.id()), "a").await.unwrap_err(),
+        r#"unknown tool "a""#
+    );
+    assert!(registry.get(Some(scope.id()), "a").is_none());
+    let _c = registry.register(Probe::new("c", &log)).unwrap();
+    assert_eq!(names(&registry, Some(scope.id())), ["b", "c"]);
+    // The global view is unaffected.
+    assert_eq!(names(&registry, None), ["a", "b", "c"]);
+}
+
+#[test]
+fn allow_masks_keep_only_the_listed_names_and_exclude_later_globals() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _a = registry.register(Probe::new("a", &log)).unwrap();
+    let _b = registry.register(Probe::new("b", &log)).unwrap();
+    let scope = registry.scope();
+    scope.restrict(Restriction::allow(["b"])).unwrap();
+    assert_eq!(names(&registry, Some(scope.id())), ["b"]);
+    let _c = registry.register(Probe::new("c", &log)).unwrap();
+    assert_eq!(names(&registry, Some(scope.id())), ["b"]);
+}
+
+#[test]
+fn masks_never_hide_the_scopes_own_tools() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _a = registry.register(Probe::new("a", &log)).unwrap();
+    let _b = registry.register(Probe::new("b", &log)).unwrap();
+    let scope = registry.scope();
+    scope.restrict(Restriction::allow(["b"])).unwrap();
+    let _own_a = scope.register(Probe::new("a", &log)).unwrap();
+    let _own_z = scope.register(Probe::new("z", &log)).unwrap();
+    // The inherited `a` is masked; the scope's own `a` is appended.
+    assert_eq!(names(&registry, Some(scope.id())), ["b", "a", "z"]);
+}
+
+#[test]
+fn masks_intersect_along_the_chain() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _a = registry.register(Probe::new("a", &log)).unwrap();
+    let _b = registry.register(Probe::new("b", &log)).unwrap();
+    let _c = registry.register(Probe::new("c", &log)).unwrap();
+    let preset = registry.scope();
+    preset.restrict(Restriction::deny(["a"])).unwrap();
+    let agent = preset.child();
+    // `a` is not inherited by the agent any more.
+    let err = agent.restrict(Restriction::allow(["a"])).unwrap_err();
+    assert_eq!(
+        err,
+        RestrictError::Unknown {
+            names: vec!["a".into()],
+            known: vec!["b".into(), "c".into()]
+        }
+    );
+    agent.restrict(Restriction::allow(["b", "c"])).unwrap();
+    agent.restrict(Restriction::deny(["c"])).unwrap();
+    assert_eq!(names(&registry, Some(agent.id())), ["b"]);
+    assert_eq!(names(&registry, Some(preset.id())), ["b", "c"]);
+}
+
+#[test]
+fn restrict_errors() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _z = registry.register(Probe::new("zed", &log)).unwrap();
+    let _a = registry.register(Probe::new("alpha", &log)).unwrap();
+    let scope = registry.scope();
+    let _own = scope.register(Probe::new("mine", &log)).unwrap();
+
+    let err = scope.restrict(Restriction::default()).unwrap_err();
+    assert_eq!(err, RestrictError::EmptyFilter);
+    assert_eq!(
+        err.to_string(),
+        "restrict needs an `allow` or a `deny` list"
+    );
+
+    let err = scope.restrict(Restriction::deny(["run_code"])).unwrap_err();
+    assert_eq!(err.to_string(), r#""run_code" cannot be restricted"#);
+
+    let err = scope.restrict(Restriction::deny(["mine"])).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        r#"tool "mine" is registered in this scope; restrict only hides inherited tools"#
+    );
+
+    let err = scope
+        .restrict(Restriction::allow(["alpha", "nope"]).and_deny(["gone"]))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        r#"unknown tools "nope", "gone"; inherited tools are: "alpha", "zed""#
+    );
+    // Nothing changed.
+    assert_eq!(names(&registry, Some(scope.id())), ["zed", "alpha", "mine"]);
+
+    let empty = Registry::new().scope();
+    assert_eq!(
+        empty
+            .restrict(Restriction::deny(["x"]))
+            .unwrap_err()
+            .to_string(),
+        r#"unknown tool "x"; this scope inherits no tools"#
+    );
+
+    let id = scope.id();
+    drop(scope);
+    assert_eq!(
+        registry
+            .restrict(id, Restriction::deny(["zed"]))
+            .unwrap_err(),
+        RestrictError::ScopeGone { scope: id }
+    );
+}
+
+#[tokio::test]
+async fn guards_run_global_first_then_the_chain_farthest_to_nearest() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _t = registry.register(Probe::new("t", &Log::new())).unwrap();
+    let preset = registry.scope();
+    let agent = preset.child();
+    let g = |tag: &'static str| {
+        let l = log.clone();
+        guard_fn(move |_| {
+            l.push(tag);
+            None
+        })
+    };
+    // Registered in a scrambled order across layers.
+    let _guards = [
+        agent.guard(g("agent 1")),
+        registry.guard(g("global 1")),
+        preset.guard(g("preset 1")),
+        agent.guard(g("agent 2")),
+        registry.guard(g("global 2")),
+    ];
+    run(&registry, Some(agent.id()), "t").await.unwrap();
+    assert_eq!(
+        log.take(),
+        ["global 1", "global 2", "preset 1", "agent 1", "agent 2"]
+    );
+    run(&registry, Some(preset.id()), "t").await.unwrap();
+    assert_eq!(log.take(), ["global 1", "global 2", "preset 1"]);
+    run(&registry, None, "t").await.unwrap();
+    assert_eq!(log.take(), ["global 1", "global 2"]);
+}
+
+#[tokio::test]
+async fn scoped_listeners_see_only_calls_from_their_scope_and_below() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _t = registry.register(Probe::new("t", &Log::new())).unwrap();
+    let preset = registry.scope();
+    let agent = preset.child();
+    let sibling = registry.scope();
+    let (a, b, c) = (log.clone(), log.clone(), log.clone());
+    let _pre = preset.pre_execute(pre_execute_fn(move |call| {
+        a.push(format!("preset pre {:?}", call.agent().map(|s| s.get())));
+        None
+    }));
+    let _obs = preset.observe(observer_fn(move |_, _| b.push("preset observe")));
+    let _global = registry.pre_execute(pre_execute_fn(move |_| {
+        c.push("global pre");
+        None
+    }));
+    run(&registry, None, "t").await.unwrap();
+    assert_eq!(log.take(), ["global pre"]);
+    run(&registry, Some(sibling.id()), "t").await.unwrap();
+    assert_eq!(log.take(), ["global pre"]);
+    run(&registry, Some(agent.id()), "t").await.unwrap();
+    assert_eq!(
+        log.take(),
+        [
+            format!("preset pre {:?}", Some(agent.id().get())),
+            "global pre".to_string(),
+            "preset observe".to_string()
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_child_scope_keeps_its_parent_alive() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let preset = registry.scope();
+    let _p = preset.register(tagged("p", "preset p", &log)).unwrap();
+    let preset_id = preset.id();
+    let agent = preset.child();
+    drop(preset);
+    assert_eq!(
+        run(&registry, Some(agent.id()), "p").await.unwrap(),
+        "preset p"
+    );
+    assert_eq!(names(&registry, Some(preset_id)), ["p"]);
+    drop(agent);
+    // Both scopes are gone: a call naming them sees no tools.
+    assert!(names(&registry, Some(preset_id)).is_empty());
+    assert_eq!(
+        run(&registry, Some(preset_id), "p").await.unwrap_err(),
+        r#"unknown tool "p""#
+    );
+}
+
+#[tokio::test]
+async fn dropping_a_scope_removes_its_tools_and_hooks() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _g = registry.register(tagged("t", "global", &log)).unwrap();
+    let scope = registry.scope();
+    let clone = scope.clone();
+    let reg = scope.register(tagged("t", "scoped", &log)).unwrap();
+    let l = log.clone();
+    let hook = registry.observe(observer_fn(move |call, _| {
+        l.push(format!(
+            "global observer sees agent {:?}",
+            call.agent().is_some()
+        ))
+    }));
+    let id = scope.id();
+    drop(scope);
+    // A clone keeps the scope.
+    assert_eq!(run(&registry, Some(id), "t").await.unwrap(), "scoped");
+    drop(clone);
+    // Plain listeners still see calls naming a vanished scope.
+    log.take();
+    assert_eq!(
+        run(&registry, Some(id), "t").await.unwrap_err(),
+        r#"unknown tool "t""#
+    );
+    assert_eq!(log.take(), ["global observer sees agent true"]);
+    // The registration of the vanished scope is inert.
+    drop(reg);
+    drop(hook);
+    assert_eq!(names(&registry, None), ["t"]);
+}
