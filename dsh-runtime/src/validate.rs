@@ -28,6 +28,7 @@
 use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::fmt;
+use std::fmt::Write as _;
 
 use crate::json::{Number, Object, Value};
 use crate::schema::{Additional, Kind, Schema, json_quote};
@@ -109,14 +110,13 @@ pub fn validate_labeled(
     prefix: bool,
 ) -> Result<Validated, Vec<String>> {
     let mut w = Walker {
-        path: Vec::new(),
         out: Some(Vec::new()),
         failed: false,
         omitted_nulls: false,
         label,
         prefix,
     };
-    w.node(schema, value);
+    w.node(schema, value, &Path::Root);
     match w.out {
         Some(v) if !v.is_empty() => Err(v),
         _ => Ok(Validated {
@@ -145,25 +145,26 @@ fn matches(schema: &Schema, value: &Value) -> bool {
 /// normalization has something to strip).
 fn match_info(schema: &Schema, value: &Value) -> (bool, bool) {
     let mut w = Walker {
-        path: Vec::new(),
         out: None,
         failed: false,
         omitted_nulls: false,
         label: "",
         prefix: false,
     };
-    w.node(schema, value);
+    w.node(schema, value, &Path::Root);
     (!w.failed, w.omitted_nulls)
 }
 
+/// The path of the node being checked: a linked list on the walker's stack, so checking a
+/// valid value allocates nothing; it is rendered only for a violation.
 #[derive(Clone, Copy)]
-enum Seg<'a> {
-    Key(&'a str),
-    Index(usize),
+enum Path<'p> {
+    Root,
+    Key(&'p Path<'p>, &'p str),
+    Index(&'p Path<'p>, usize),
 }
 
-struct Walker<'a, 'l> {
-    path: Vec<Seg<'a>>,
+struct Walker<'l> {
     /// `None`: stop at the first violation and build no message.
     out: Option<Vec<String>>,
     failed: bool,
@@ -172,27 +173,26 @@ struct Walker<'a, 'l> {
     prefix: bool,
 }
 
-impl<'a> Walker<'a, '_> {
+impl Walker<'_> {
     fn stop(&self) -> bool {
         self.failed && self.out.is_none()
     }
 
-    fn path_string(&self) -> String {
-        path_to_string(&self.path, self.label, self.prefix)
-    }
-
-    fn fail(&mut self, msg: impl FnOnce(&str) -> String) {
+    /// Record a violation at `path`: the message is the quoted path followed by what
+    /// `tail` writes, built in one buffer.
+    fn fail(&mut self, path: &Path<'_>, tail: impl FnOnce(&mut String)) {
         self.failed = true;
-        if self.out.is_some() {
-            let p = self.path_string();
-            let m = msg(&json_quote(&p));
-            if let Some(out) = &mut self.out {
-                out.push(m);
-            }
+        if let Some(out) = &mut self.out {
+            let mut m = String::with_capacity(64);
+            m.push('"');
+            write_path(&mut m, path, self.label, self.prefix);
+            m.push('"');
+            tail(&mut m);
+            out.push(m);
         }
     }
 
-    fn node(&mut self, schema: &'a Schema, value: &'a Value) {
+    fn node(&mut self, schema: &Schema, value: &Value, path: &Path<'_>) {
         match &schema.kind {
             Kind::Json => {}
             Kind::OneOf(branches) => {
@@ -208,108 +208,127 @@ impl<'a> Walker<'a, '_> {
                 // A lenient `null` inside the matching branch must be normalized away too.
                 self.omitted_nulls |= omitted_nulls;
                 if matched != 1 {
-                    self.fail(|p| {
-                        format!("{p} must match exactly one oneOf branch (matched {matched})")
+                    self.fail(path, |m| {
+                        let _ = write!(
+                            m,
+                            " must match exactly one oneOf branch (matched {matched})"
+                        );
                     });
                 }
                 return;
             }
             Kind::String(r) => {
                 let Value::String(s) = value else {
-                    return self.fail(|p| format!("{p} must be a string"));
+                    return self.fail(path, |m| m.push_str(" must be a string"));
                 };
                 if let Some(min) = r.min_length
                     && char_len_below(s, min)
                 {
-                    self.fail(|p| format!("{p} must be at least {min} characters long"));
+                    self.fail(path, |m| {
+                        let _ = write!(m, " must be at least {min} characters long");
+                    });
                 }
                 if let Some(max) = r.max_length
                     && !char_len_below(s, max.saturating_add(1))
                 {
-                    self.fail(|p| format!("{p} must be at most {max} characters long"));
+                    self.fail(path, |m| {
+                        let _ = write!(m, " must be at most {max} characters long");
+                    });
                 }
                 if let Some(pat) = &r.pattern
                     && !pat.is_match(s)
                 {
                     let src = json_quote(pat.as_str());
-                    self.fail(|p| format!("{p} must match the pattern {src}"));
+                    self.fail(path, |m| {
+                        let _ = write!(m, " must match the pattern {src}");
+                    });
                 }
             }
             Kind::Number(r) => {
                 let Value::Number(n) = value else {
-                    return self.fail(|p| format!("{p} must be a number"));
+                    return self.fail(path, |m| m.push_str(" must be a number"));
                 };
                 if let Some(min) = r.minimum
                     && cmp_f64(n, min) == Ordering::Less
                 {
-                    self.fail(|p| format!("{p} must be at least {}", fmt_f64(min)));
+                    self.fail(path, |m| {
+                        let _ = write!(m, " must be at least {}", fmt_f64(min));
+                    });
                 }
                 if let Some(max) = r.maximum
                     && cmp_f64(n, max) == Ordering::Greater
                 {
-                    self.fail(|p| format!("{p} must be at most {}", fmt_f64(max)));
+                    self.fail(path, |m| {
+                        let _ = write!(m, " must be at most {}", fmt_f64(max));
+                    });
                 }
             }
             Kind::Integer(r) => {
                 let Value::Number(n) = value else {
-                    return self.fail(|p| format!("{p} must be an integer"));
+                    return self.fail(path, |m| m.push_str(" must be an integer"));
                 };
                 if !n.is_integer() {
-                    return self.fail(|p| format!("{p} must be an integer"));
+                    return self.fail(path, |m| m.push_str(" must be an integer"));
                 }
                 if let Some(min) = r.minimum
                     && cmp_int(n, min) == Ordering::Less
                 {
-                    self.fail(|p| format!("{p} must be at least {min}"));
+                    self.fail(path, |m| {
+                        let _ = write!(m, " must be at least {min}");
+                    });
                 }
                 if let Some(max) = r.maximum
                     && cmp_int(n, max) == Ordering::Greater
                 {
-                    self.fail(|p| format!("{p} must be at most {max}"));
+                    self.fail(path, |m| {
+                        let _ = write!(m, " must be at most {max}");
+                    });
                 }
             }
             Kind::Boolean => {
                 if !matches!(value, Value::Bool(_)) {
-                    return self.fail(|p| format!("{p} must be a boolean"));
+                    return self.fail(path, |m| m.push_str(" must be a boolean"));
                 }
             }
             Kind::Null => {
                 if !matches!(value, Value::Null) {
-                    return self.fail(|p| format!("{p} must be null"));
+                    return self.fail(path, |m| m.push_str(" must be null"));
                 }
             }
             Kind::Array(r) => {
                 let Value::Array(items) = value else {
-                    return self.fail(|p| format!("{p} must be an array"));
+                    return self.fail(path, |m| m.push_str(" must be an array"));
                 };
                 let len = items.len() as u64;
                 if let Some(min) = r.min_items
                     && len < min
                 {
-                    self.fail(|p| format!("{p} must have at least {min} items"));
+                    self.fail(path, |m| {
+                        let _ = write!(m, " must have at least {min} items");
+                    });
                 }
                 if let Some(max) = r.max_items
                     && len > max
                 {
-                    self.fail(|p| format!("{p} must have at most {max} items"));
+                    self.fail(path, |m| {
+                        let _ = write!(m, " must have at most {max} items");
+                    });
                 }
                 if let Some(item_schema) = &r.items {
                     for (i, item) in items.iter().enumerate() {
                         if self.stop() {
                             return;
                         }
-                        self.path.push(Seg::Index(i));
-                        self.node(item_schema, item);
-                        self.path.pop();
+                        self.node(item_schema, item, &Path::Index(path, i));
                     }
                 }
                 return;
             }
             Kind::Object(r) => {
                 let Value::Object(obj) = value else {
-                    return self.fail(|p| format!("{p} must be an object"));
+                    return self.fail(path, |m| m.push_str(" must be an object"));
                 };
-                self.object(r, obj);
+                self.object(r, obj, path);
                 return;
             }
         }
@@ -320,50 +339,81 @@ impl<'a> Walker<'a, '_> {
             && !values.contains(value)
         {
             let list = Value::from(values.clone()).to_string();
-            self.fail(|p| format!("{p} must be one of {list}"));
+            self.fail(path, |m| {
+                let _ = write!(m, " must be one of {list}");
+            });
             return;
         }
         if let Some(c) = &schema.const_value
             && c != value
         {
-            self.fail(|p| format!("{p} must be {c}"));
+            self.fail(path, |m| {
+                let _ = write!(m, " must be {c}");
+            });
         }
     }
 
-    fn object(&mut self, r: &'a crate::schema::ObjectRules, obj: &'a Object) {
+    // Kept out of line so the scalar checks in `node` keep a small stack frame.
+    #[inline(never)]
+    fn object(&mut self, r: &crate::schema::ObjectRules, obj: &Object, path: &Path<'_>) {
+        // Look every declared property up once. Models usually send keys in declaration
+        // order, so each lookup first tries the entry after the previous hit.
+        let entries = obj.entries();
+        let mut inline: [Option<&Value>; 8] = [None; 8];
+        let mut spilled: Vec<Option<&Value>>;
+        let found: &mut [Option<&Value>] = if r.properties.len() <= inline.len() {
+            &mut inline[..r.properties.len()]
+        } else {
+            spilled = vec![None; r.properties.len()];
+            &mut spilled
+        };
+        let mut hint = 0usize;
+        let mut missing_required = false;
+        for (slot, p) in found.iter_mut().zip(&r.properties) {
+            let name: &str = &p.name;
+            let hit = match entries.get(hint) {
+                Some((k, v)) if **k == *name => Some((hint, v)),
+                _ => entries
+                    .iter()
+                    .enumerate()
+                    .find(|(_, (k, _))| **k == *name)
+                    .map(|(i, (_, v))| (i, v)),
+            };
+            if let Some((i, v)) = hit {
+                hint = i + 1;
+                *slot = Some(v);
+            } else if p.required {
+                missing_required = true;
+            }
+        }
         // (1) missing required properties, in declaration order.
-        for p in &r.properties {
-            if p.required && !obj.contains_key(&p.name) {
-                self.path.push(Seg::Key(&p.name));
-                self.failed = true;
-                if self.out.is_some() {
-                    let msg = format!(
-                        "missing required property {}",
-                        json_quote(&self.path_string())
-                    );
+        if missing_required {
+            for (slot, p) in found.iter().zip(&r.properties) {
+                if p.required && slot.is_none() {
+                    self.failed = true;
                     if let Some(out) = &mut self.out {
-                        out.push(msg);
+                        let mut m = String::from("missing required property \"");
+                        write_path(&mut m, &Path::Key(path, &p.name), self.label, self.prefix);
+                        m.push('"');
+                        out.push(m);
                     }
-                }
-                self.path.pop();
-                if self.stop() {
-                    return;
+                    if self.stop() {
+                        return;
+                    }
                 }
             }
         }
         // (2) declared properties that are present, in declaration order.
         let mut declared_present = 0usize;
-        for p in &r.properties {
-            let Some(v) = obj.get(&p.name) else { continue };
+        for (slot, p) in found.iter().zip(&r.properties) {
+            let Some(v) = *slot else { continue };
             declared_present += 1;
             if !p.required && v.is_null() && !p.schema.admits_null() {
                 // `null` means "omitted" for a property that is not required.
                 self.omitted_nulls = true;
                 continue;
             }
-            self.path.push(Seg::Key(&p.name));
-            self.node(&p.schema, v);
-            self.path.pop();
+            self.node(&p.schema, v, &Path::Key(path, &p.name));
             if self.stop() {
                 return;
             }
@@ -379,11 +429,9 @@ impl<'a> Walker<'a, '_> {
                     if r.properties.iter().any(|p| p.name == k) {
                         continue;
                     }
-                    self.path.push(Seg::Key(k));
-                    self.fail(|p| {
-                        format!("{p} is not a declared property (additionalProperties: false)")
+                    self.fail(&Path::Key(path, k), |m| {
+                        m.push_str(" is not a declared property (additionalProperties: false)")
                     });
-                    self.path.pop();
                     if self.stop() {
                         return;
                     }
@@ -394,9 +442,7 @@ impl<'a> Walker<'a, '_> {
                     if r.properties.iter().any(|p| p.name == k) {
                         continue;
                     }
-                    self.path.push(Seg::Key(k));
-                    self.node(s, v);
-                    self.path.pop();
+                    self.node(s, v, &Path::Key(path, k));
                     if self.stop() {
                         return;
                     }
@@ -406,35 +452,52 @@ impl<'a> Walker<'a, '_> {
     }
 }
 
-fn path_to_string(path: &[Seg<'_>], label: &str, prefix: bool) -> String {
-    if path.is_empty() {
-        return label.to_string();
+/// Write `path` as it appears inside a JSON string literal (escaped), e.g.
+/// `items[2].name` or `m[\"odd key\"]`.
+fn write_path(out: &mut String, path: &Path<'_>, label: &str, prefix: bool) {
+    let mut segs: Vec<&Path<'_>> = Vec::new();
+    let mut at = path;
+    while let Path::Key(parent, _) | Path::Index(parent, _) = at {
+        segs.push(at);
+        at = parent;
     }
-    let mut s = String::new();
+    if segs.is_empty() {
+        push_escaped(out, label);
+        return;
+    }
+    let start = out.len();
     if prefix {
-        s.push_str(label);
+        push_escaped(out, label);
     }
-    for seg in path {
-        match seg {
-            Seg::Key(k) if crate::schema::is_ident_key(k) => {
-                if !s.is_empty() {
-                    s.push('.');
+    for seg in segs.into_iter().rev() {
+        match *seg {
+            Path::Key(_, k) if crate::schema::is_ident_key(k) => {
+                if out.len() > start {
+                    out.push('.');
                 }
-                s.push_str(k);
+                out.push_str(k);
             }
-            Seg::Key(k) => {
-                s.push('[');
-                s.push_str(&json_quote(k));
-                s.push(']');
+            Path::Key(_, k) => {
+                out.push('[');
+                push_escaped(out, &json_quote(k));
+                out.push(']');
             }
-            Seg::Index(i) => {
-                s.push('[');
-                s.push_str(&i.to_string());
-                s.push(']');
+            Path::Index(_, i) => {
+                let _ = write!(out, "[{i}]");
             }
+            Path::Root => {}
         }
     }
-    s
+}
+
+/// Append `s` escaped as the inside of a JSON string.
+fn push_escaped(out: &mut String, s: &str) {
+    if !s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        out.push_str(s);
+    } else {
+        let quoted = json_quote(s);
+        out.push_str(&quoted[1..quoted.len() - 1]);
+    }
 }
 
 /// Whether `s` has fewer than `n` Unicode scalar values, counting only when the byte

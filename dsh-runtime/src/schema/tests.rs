@@ -238,3 +238,21 @@ fn check_catches_definition_errors() {
         ]
     );
 }
+
+#[test]
+fn odd_keys_are_quoted_and_escaped_in_paths() {
+    let s = Schema::closed_object(props(vec![(
+        "a\"b",
+        Schema::array(Some(Arc::new(Schema::string()))),
+        true,
+    )]));
+    let v = parse(r#"{"a\"b":["x",1],"x y":null}"#).unwrap();
+    let err = validate_arguments(&s, &v).unwrap_err();
+    assert_eq!(
+        err.violations(),
+        &[
+            r#""[\"a\\\"b\"][1]" must be a string"#,
+            r#""[\"x y\"]" is not a declared property (additionalProperties: false)"#,
+        ]
+    );
+}
