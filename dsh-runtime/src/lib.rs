@@ -503,3 +503,8 @@ pub mod markers {
         SchemaString, Shape, kind,
     };
 }
+
+/// The README's Rust examples, compiled and run as doctests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
