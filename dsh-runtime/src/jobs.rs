@@ -81,9 +81,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
+
+use crate::ToolSchema;
+use crate::schema::Schema;
 
 mod output;
 pub mod process;
@@ -148,6 +151,21 @@ impl PartialEq<&str> for JobId {
 impl Serialize for JobId {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(&self.0)
+    }
+}
+
+/// Reads an id back from its string, e.g. from a logged tool result. Any string is
+/// accepted: whether it names a job is the runtime's to say.
+impl<'de> Deserialize<'de> for JobId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(|id| JobId(id.into()))
+    }
+}
+
+/// A string.
+impl ToolSchema for JobId {
+    fn build_schema() -> Schema {
+        Schema::string()
     }
 }
 
@@ -338,8 +356,9 @@ where
 // ---- what comes out ---------------------------------------------------------------------
 
 /// Where a job is in its life.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ToolSchema)]
 #[serde(rename_all = "lowercase")]
+#[schema(crate = crate)]
 pub enum JobStatus {
     /// Working.
     Running,
@@ -455,30 +474,39 @@ impl JobSettlement {
 }
 
 /// A job as it is at one moment.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+///
+/// It serializes as the job control tools publish it (`{id, kind, label, status, detail?,
+/// stopReason?}`), and reads back from that form (without the owner).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToolSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(crate = crate, description = "A background job as it is at one moment.")]
 pub struct JobSnapshot {
-    /// The id.
+    /// The job's id, `<kind>-<N>`.
     pub id: JobId,
-    /// The kind.
+    /// The kind of job, e.g. `bash`.
     pub kind: String,
-    /// The label.
+    /// What the job is, in a few words.
     pub label: String,
-    /// The status.
+    /// Where the job is in its life.
     pub status: JobStatus,
-    /// The settlement's detail, once settled.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// How it ended, once settled, e.g. `exit code: 0` or `signal: SIGKILL`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
     /// Why a stop was requested, once one was.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<String>,
-    /// The owner (not serialized: owner ids are the host's business).
+    /// The owner (not serialized: owner ids are the host's business; `None` when read
+    /// back).
     #[serde(skip)]
     pub owner: Option<OwnerId>,
 }
 
 /// What one [`JobRuntime::read`] returns: the text and the job as it was then.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToolSchema)]
+#[schema(
+    crate = crate,
+    description = "A background job's output and the job as it was when the output was read."
+)]
 pub struct JobOutput {
     /// Output since the previous read, or the final output once settled.
     pub text: String,
@@ -487,8 +515,9 @@ pub struct JobOutput {
 }
 
 /// What [`JobRuntime::kill`] did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ToolSchema)]
 #[serde(rename_all = "kebab-case")]
+#[schema(crate = crate, description = "What a kill request did.")]
 pub enum KillOutcome {
     /// The job is stopping (now, or already was).
     Requested,

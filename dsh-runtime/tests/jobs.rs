@@ -707,6 +707,37 @@ async fn snapshots_and_outcomes_serialize_for_tools() {
     );
 }
 
+#[tokio::test]
+async fn snapshots_read_back_and_match_their_schema() {
+    use dsh_runtime::ToolSchema;
+    use dsh_runtime::jobs::{JobOutput, JobSnapshot};
+    use dsh_runtime::json::{from_value, to_value};
+    use dsh_runtime::validate::is_valid;
+
+    let jobs = JobRuntime::new();
+    let fake = start_fake(&jobs, JobSpec::new("bash", "sleep 9"), true);
+    jobs.kill(&fake.id, Some("user"), None).unwrap();
+    let job = settled(&jobs, &fake.id, None).await;
+    let out = jobs.read(&fake.id, None).unwrap();
+
+    let job_json = to_value(&job).unwrap();
+    let out_json = to_value(&out).unwrap();
+    assert!(is_valid(&JobSnapshot::schema(), &job_json), "{job_json}");
+    assert!(is_valid(&JobOutput::schema(), &out_json), "{out_json}");
+    for outcome in [KillOutcome::Requested, KillOutcome::AlreadyFinished] {
+        assert!(is_valid(
+            &KillOutcome::schema(),
+            &to_value(&outcome).unwrap()
+        ));
+    }
+    assert!(!is_valid(&JobSnapshot::schema(), &out_json));
+
+    let back: JobSnapshot = from_value(&job_json).unwrap();
+    assert_eq!(back, job);
+    let back: JobOutput = from_value(&out_json).unwrap();
+    assert_eq!(back, out);
+}
+
 // ---- real processes ---------------------------------------------------------------------
 
 #[tokio::test]
@@ -778,6 +809,68 @@ async fn a_process_settles_even_when_a_descendant_holds_its_pipes() {
     );
     assert_eq!(job.detail.as_deref(), Some("exit code: 0"));
     assert!(descendant.parse::<u32>().is_ok(), "output: {descendant:?}");
+}
+
+/// Whether a process no longer runs: no such pid, or a zombie waiting for its reaper
+/// (orphans are reaped by the machine's init, whenever it gets to it).
+#[cfg(unix)]
+fn process_stopped(pid: &str) -> bool {
+    if !process_exists(pid) {
+        return true;
+    }
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| stat.rsplit_once(')')?.1.trim_start().chars().next())
+        .is_some_and(|state| state == 'Z' || state == 'X')
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_kill_reaches_what_the_process_started() {
+    let jobs = JobRuntime::new();
+    let id = jobs
+        .start(JobSpec::new("bash", "tree"), sh("sleep 30 & echo $!; wait"))
+        .unwrap();
+    let descendant = read_until(&jobs, &id, None, "\n").await.trim().to_string();
+    assert!(process_exists(&descendant), "the descendant runs first");
+    jobs.kill(&id, None, None).unwrap();
+    let job = settled(&jobs, &id, None).await;
+    assert_eq!(job.status, JobStatus::Killed);
+    let stopped = tokio::time::timeout(LIVENESS, async {
+        while !process_stopped(&descendant) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    if stopped.is_err() {
+        let _ = std::process::Command::new("kill").arg(&descendant).status();
+        panic!("descendant {descendant} outlived the kill");
+    }
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_process_that_exits_on_its_own_leaves_its_descendants_alone() {
+    let jobs = JobRuntime::new();
+    let mut command = tokio::process::Command::new("sh");
+    // The shell exits at once, leaving a daemon-like child (with its output elsewhere,
+    // so the pipes close).
+    command.arg("-c").arg("sleep 30 >/dev/null 2>&1 & echo $!");
+    let id = jobs
+        .start(
+            JobSpec::new("bash", "daemon"),
+            spawn_command(command, ProcessLimits::default()),
+        )
+        .unwrap();
+    let job = settled(&jobs, &id, None).await;
+    let descendant = jobs.read(&id, None).unwrap().text.trim().to_string();
+    let alive = process_exists(&descendant) && !process_stopped(&descendant);
+    let _ = std::process::Command::new("kill").arg(&descendant).status();
+    assert_eq!(job.status, JobStatus::Completed);
+    assert!(
+        alive,
+        "a completed job's descendant {descendant} was killed"
+    );
 }
 
 #[tokio::test]

@@ -1,9 +1,10 @@
 //! A job producer for an operating-system process.
 //!
 //! [`spawn_command`] runs a [`Command`] as a job: its stdout and stderr go, interleaved in
-//! arrival order, to the job's output buffer; stdin is closed. A stop request kills the
-//! process, and so does dropping the job's future (the child is spawned with
-//! `kill_on_drop`). The job settles once the process has been reaped:
+//! arrival order, to the job's output buffer; stdin is closed. On Unix the process leads a
+//! new process group of its own ([`new_process_group`]), so a stop request kills it *and
+//! every process it started* that is still in that group ([`kill_process_group`]); so does
+//! dropping the job's future. The job settles once the process has been reaped:
 //!
 //! | how the process ended | status | detail |
 //! |---|---|---|
@@ -14,9 +15,13 @@
 //!
 //! A non-zero exit is `completed`: the process ran to its end, and the code says how.
 //!
-//! Only the process itself is killed, not processes it started. Once it has exited, output
+//! A process that exits on its own leaves its descendants alone (a command may start a
+//! daemon on purpose); only a stop kills the group. Once the process has exited, output
 //! still buffered in the pipes is read for up to [`ProcessLimits::drain_grace`]; a
-//! descendant that keeps the pipes open does not hold the job open past that.
+//! descendant that keeps the pipes open does not hold the job open past that. A
+//! descendant that moves itself to another process group (`setsid`) escapes the kill.
+//!
+//! Elsewhere than Unix only the process itself is killed.
 
 use std::io;
 use std::process::{ExitStatus, Stdio};
@@ -81,6 +86,7 @@ pub struct CommandProducer {
 
 impl JobProducer for CommandProducer {
     fn start(mut self, ctx: JobContext) -> Result<RunningJob, BoxError> {
+        new_process_group(&mut self.command);
         let mut child = self
             .command
             .stdin(Stdio::null())
@@ -88,10 +94,12 @@ impl JobProducer for CommandProducer {
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()?;
+        let group = GroupKiller::new(child.id());
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
         let run = ProcessRun {
             child,
+            group,
             output: ctx.output().clone(),
             stop: ctx.stop_token().clone(),
             drain_grace: self.limits.drain_grace,
@@ -102,6 +110,7 @@ impl JobProducer for CommandProducer {
 
 struct ProcessRun {
     child: Child,
+    group: GroupKiller,
     output: OutputSink,
     stop: CancellationToken,
     drain_grace: Duration,
@@ -130,6 +139,7 @@ impl ProcessRun {
                     status = self.child.wait() => status,
                     () = self.stop.cancelled() => {
                         kill_requested = true;
+                        self.group.kill();
                         // An error means it is gone already; `wait` reports how it ended.
                         let _ = self.child.start_kill();
                         self.child.wait().await
@@ -144,10 +154,87 @@ impl ProcessRun {
                 }
             }
         };
+        // Reaped: a stop has killed the group already, and what a process that exited on
+        // its own started is not ours to kill.
+        self.group.disarm();
         if !drained {
             let _ = tokio::time::timeout(self.drain_grace, pumps).await;
         }
         settlement(exit, kill_requested)
+    }
+}
+
+/// Kills a process group when dropped, so a job dropped before its process was reaped
+/// leaves no stragglers; disarmed once the process is reaped.
+struct GroupKiller {
+    leader: Option<u32>,
+}
+
+impl GroupKiller {
+    fn new(leader: Option<u32>) -> Self {
+        GroupKiller { leader }
+    }
+
+    fn kill(&self) {
+        if let Some(leader) = self.leader {
+            // An error means the group is gone already.
+            let _ = kill_process_group(leader);
+        }
+    }
+
+    fn disarm(&mut self) {
+        self.leader = None;
+    }
+}
+
+impl Drop for GroupKiller {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Makes `command`'s process the leader of a new process group whose id is its pid, so
+/// that [`kill_process_group`] reaches it and everything it starts (unless a descendant
+/// moves to another group). Does nothing elsewhere than Unix.
+///
+/// The process no longer belongs to the caller's group, so a terminal's Ctrl-C does not
+/// reach it: whoever starts it owns stopping it.
+pub fn new_process_group(command: &mut Command) -> &mut Command {
+    #[cfg(unix)]
+    command.process_group(0);
+    command
+}
+
+/// Sends `SIGKILL` to every process of the process group led by `leader` (a pid from a
+/// command prepared with [`new_process_group`]).
+///
+/// # Errors
+///
+/// The operating system's error: `ESRCH` when no process of the group is left, `EPERM`
+/// when one may not be signalled; [`io::ErrorKind::Unsupported`] elsewhere than Unix, and
+/// [`io::ErrorKind::InvalidInput`] for a pid that is not a valid group id.
+pub fn kill_process_group(leader: u32) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        let pgid = libc::pid_t::try_from(leader)
+            .ok()
+            .filter(|pgid| *pgid > 1)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a process group id"))?;
+        // SAFETY: `killpg` takes two integers and touches no memory of ours.
+        let rc = unsafe { libc::killpg(pgid, libc::SIGKILL) };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = leader;
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "process groups are a Unix feature",
+        ))
     }
 }
 
@@ -181,9 +268,11 @@ fn settlement(exit: io::Result<ExitStatus>, kill_requested: bool) -> JobSettleme
     }
 }
 
-/// The signal that terminated the process, by name where POSIX fixes its number.
+/// The signal that terminated a process, by name where POSIX fixes its number
+/// (`SIGKILL`, `SIGTERM`...), else by number; `None` when it exited (or elsewhere than
+/// Unix).
 #[cfg(unix)]
-fn terminating_signal(status: ExitStatus) -> Option<String> {
+pub fn terminating_signal(status: ExitStatus) -> Option<String> {
     use std::os::unix::process::ExitStatusExt;
     let signal = status.signal()?;
     let name = match signal {
@@ -204,7 +293,8 @@ fn terminating_signal(status: ExitStatus) -> Option<String> {
     Some(name.to_owned())
 }
 
+/// The signal that terminated a process: never known elsewhere than Unix.
 #[cfg(not(unix))]
-fn terminating_signal(_status: ExitStatus) -> Option<String> {
+pub fn terminating_signal(_status: ExitStatus) -> Option<String> {
     None
 }
