@@ -26,8 +26,7 @@ use dsh_runtime::present::{
     CallView, FileDiff, FileLocation, ReadLine, ReadView, ResultSummary, ResultView, ToolCallKind,
 };
 use dsh_runtime::{
-    ContentBlock, ErrorCode, RegisterError, Registration, Registry, ToolError,
-    ToolSchema, tool,
+    ContentBlock, ErrorCode, RegisterError, Registration, Registry, ToolError, ToolSchema, tool,
 };
 use serde::{Deserialize, Serialize};
 use similar::{ChangeTag, TextDiff};
@@ -323,11 +322,7 @@ pub async fn write(args: WriteArgs) -> Result<WriteOutput, ToolError> {
 
 fn render_write(_args: &WriteArgs, out: &WriteOutput) -> Vec<ContentBlock> {
     let text = match &out.before {
-        None => format!(
-            "Created {} ({} lines).",
-            out.path,
-            count_lines(&out.after)
-        ),
+        None => format!("Created {} ({} lines).", out.path, count_lines(&out.after)),
         Some(before) => {
             let (added, removed) = line_changes(before, &out.after);
             format!("Updated {} (+{added} -{removed} lines).", out.path)

@@ -181,7 +181,11 @@ pub fn root_guard(root: PathBuf) -> impl Guard {
         };
         let base = match std::env::current_dir().and_then(|d| d.canonicalize()) {
             Ok(base) => base,
-            Err(e) => return Some(format!("cannot resolve {given:?}: no working directory ({e})")),
+            Err(e) => {
+                return Some(format!(
+                    "cannot resolve {given:?}: no working directory ({e})"
+                ));
+            }
         };
         check_within(&root, &base, given).err()
     })
@@ -190,8 +194,8 @@ pub fn root_guard(root: PathBuf) -> impl Guard {
 /// Resolve `path` against `base` and check it is `root` or inside it. The error says
 /// which path resolved where.
 pub fn check_within(root: &Path, base: &Path, path: &str) -> Result<PathBuf, String> {
-    let resolved = resolve(base, Path::new(path))
-        .map_err(|e| format!("cannot resolve path {path:?}: {e}"))?;
+    let resolved =
+        resolve(base, Path::new(path)).map_err(|e| format!("cannot resolve path {path:?}: {e}"))?;
     if resolved.starts_with(root) {
         Ok(resolved)
     } else {

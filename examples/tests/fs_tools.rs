@@ -3,7 +3,9 @@
 
 mod support;
 
-use dsh_runtime::present::{CallView, FileDiff, FileLocation, ReadLine, ReadView, ResultView, ToolCallKind};
+use dsh_runtime::present::{
+    CallView, FileDiff, FileLocation, ReadLine, ReadView, ResultView, ToolCallKind,
+};
 use support::{Tools, failure, q, v, value, write};
 
 // ---- read ------------------------------------------------------------------------------

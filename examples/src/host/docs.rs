@@ -10,7 +10,8 @@ use dsh_runtime::schema::{Additional, Kind, Property, Schema};
 use dsh_runtime::{Registry, ToolDefinition};
 
 /// The command that regenerates the checked-in catalog from the repository root.
-pub const REGENERATE: &str = "cargo run -p examples --bin dsh-tools -- docs --out examples/TOOLS.md";
+pub const REGENERATE: &str =
+    "cargo run -p examples --bin dsh-tools -- docs --out examples/TOOLS.md";
 
 /// The catalog of every tool `registry` publishes to the global view.
 pub fn catalog(registry: &Registry) -> String {
