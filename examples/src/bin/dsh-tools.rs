@@ -25,7 +25,16 @@ use serde::Serialize;
 /// Run the dsh-rs reference tools (read, write, edit, grep, glob, bash, job control)
 /// through the full pipeline.
 #[derive(Parser, Debug)]
-#[command(name = "dsh-tools", version)]
+#[command(
+    name = "dsh-tools",
+    version,
+    after_help = "Exit status: 0 on success; 2 for a wrong request (usage, ARGS not JSON, \
+UNKNOWN_TOOL, INVALID_ARGS); 1 for any other failure (the tool failed, a guard denied \
+the call, a file could not be read or written, malformed lines in a replayed log).\n\n\
+Replay logs are JSON Lines, one record per call: \
+{\"call\":{\"id\",\"name\",\"arguments\"},\"result\":{\"content\",\"isError\",\"meta\"}} \
+(result optional; `call --log FILE` writes them)."
+)]
 struct Cli {
     /// Work in this directory: relative paths resolve against it, and the file tools
     /// cannot reach outside it.
