@@ -1,1 +1,281 @@
-//! (in progress)
+//! The registry the `dsh-tools` binary serves: every reference tool, a job runtime for
+//! background work, and a guard confining the file tools to a root directory.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), examples::host::HostError> {
+//! use examples::host::Host;
+//!
+//! let host = Host::new(".")?;
+//! let result = host.call("call_1", "read", r#"{"file_path":"README.md","limit":5}"#).await;
+//! println!("{}", result.text());
+//! host.shutdown().await;
+//! # Ok(()) }
+//! ```
+//!
+//! # The root guard
+//!
+//! [`root_guard`] denies a call of a file tool (`read`, `write`, `edit`, `grep`, `glob`)
+//! whose path argument (`file_path`, or `path`, which defaults to the working directory)
+//! resolves outside the root. Resolution follows the file system: `..` is applied to the
+//! real directory reached so far, and every existing symbolic link along the path is
+//! followed (dangling ones too), so neither `../..` nor a link pointing out of the root
+//! gets through. Relative paths resolve against the process's working directory, which
+//! is also where the tools resolve them; the binary changes into `--root` first, so for
+//! it relative paths are relative to the root.
+//!
+//! The guard runs after argument validation and policy hooks, and its denial is final
+//! (see the registry's pipeline). It is a convenience boundary for an agent working in a
+//! checkout, not a sandbox: `bash` can still reach anything the process can.
+
+pub mod docs;
+pub mod replay;
+
+use std::fmt;
+use std::path::{Component, Path, PathBuf};
+
+use dsh_runtime::hooks::{CallInfo, Guard, guard_fn};
+use dsh_runtime::jobs::JobRuntime;
+use dsh_runtime::{RegisterError, Registration, Registry, ToolCall, ToolResult};
+
+/// The tools the root guard confines, with their path argument and its default when the
+/// argument is omitted (`None`: the argument is required).
+pub const CONFINED_TOOLS: &[(&str, &str, Option<&str>)] = &[
+    ("read", "file_path", None),
+    ("write", "file_path", None),
+    ("edit", "file_path", None),
+    ("grep", "path", Some(".")),
+    ("glob", "path", Some(".")),
+];
+
+/// How many symbolic links one resolution follows before giving up (as Linux does).
+const MAX_SYMLINKS: usize = 40;
+
+/// A registry holding every reference tool, its job runtime and the root guard.
+pub struct Host {
+    registry: Registry,
+    jobs: JobRuntime,
+    root: PathBuf,
+    _registrations: Vec<Registration>,
+}
+
+impl fmt::Debug for Host {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Host")
+            .field("root", &self.root)
+            .field("tools", &self.registry.names(None))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a [`Host`] could not be built.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum HostError {
+    /// The root does not exist or is not a directory.
+    Root {
+        /// The root as given.
+        root: PathBuf,
+        /// What went wrong.
+        error: std::io::Error,
+    },
+    /// A tool was refused by the registry.
+    Register(RegisterError),
+}
+
+impl fmt::Display for HostError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HostError::Root { root, error } => {
+                write!(f, "invalid root {}: {error}", root.display())
+            }
+            HostError::Register(e) => write!(f, "cannot register the reference tools: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for HostError {}
+
+impl From<RegisterError> for HostError {
+    fn from(e: RegisterError) -> Self {
+        HostError::Register(e)
+    }
+}
+
+impl Host {
+    /// A host confined to `root`, which must be an existing directory.
+    pub fn new(root: impl AsRef<Path>) -> Result<Host, HostError> {
+        let root_error = |error| HostError::Root {
+            root: root.as_ref().to_path_buf(),
+            error,
+        };
+        let root_path = root.as_ref().canonicalize().map_err(root_error)?;
+        if !root_path.is_dir() {
+            return Err(root_error(std::io::Error::new(
+                std::io::ErrorKind::NotADirectory,
+                "not a directory",
+            )));
+        }
+        let registry = Registry::new();
+        let jobs = JobRuntime::new();
+        let mut registrations = register_tools(&registry, &jobs)?;
+        registrations.push(registry.guard(root_guard(root_path.clone())));
+        Ok(Host {
+            registry,
+            jobs,
+            root: root_path,
+            _registrations: registrations,
+        })
+    }
+
+    /// The registry (every reference tool, and the root guard).
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The job runtime background tools start their jobs on.
+    pub fn jobs(&self) -> &JobRuntime {
+        &self.jobs
+    }
+
+    /// The root, canonicalized.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// One call from the global view, through the full pipeline.
+    pub async fn call(&self, call_id: &str, name: &str, arguments: &str) -> ToolResult {
+        self.registry
+            .execute(ToolCall::new(call_id, name, arguments))
+            .await
+    }
+
+    /// Stop every background job and wait until they have settled.
+    pub async fn shutdown(self) {
+        self.jobs.shutdown().await;
+    }
+}
+
+/// Register every reference tool in the global layer: `read`, `write`, `edit`, `grep`,
+/// `glob`, then the shell and job tools (which start background work on `jobs`).
+pub fn register_tools(
+    registry: &Registry,
+    jobs: &JobRuntime,
+) -> Result<Vec<Registration>, RegisterError> {
+    let mut all = crate::fs::register(registry)?;
+    all.extend(crate::search::register(registry)?);
+    all.extend(crate::bash::register(registry, jobs)?);
+    all.extend(crate::job_tools::register(registry, jobs)?);
+    Ok(all)
+}
+
+/// A guard denying calls of [`CONFINED_TOOLS`] whose path resolves outside `root`
+/// (canonical). Relative paths resolve against the working directory at call time.
+pub fn root_guard(root: PathBuf) -> impl Guard {
+    guard_fn(move |call: &CallInfo<'_>| {
+        let &(_, key, default) = CONFINED_TOOLS
+            .iter()
+            .find(|(name, ..)| *name == call.name())?;
+        let given = match call.arguments().get(key) {
+            Some(value) if !value.is_null() => value.as_str()?,
+            _ => default?,
+        };
+        let base = match std::env::current_dir().and_then(|d| d.canonicalize()) {
+            Ok(base) => base,
+            Err(e) => {
+                return Some(format!(
+                    "cannot resolve {given:?}: no working directory ({e})"
+                ));
+            }
+        };
+        check_within(&root, &base, given).err()
+    })
+}
+
+/// Resolve `path` against `base` and check it is `root` or inside it. The error says
+/// which path resolved where.
+pub fn check_within(root: &Path, base: &Path, path: &str) -> Result<PathBuf, String> {
+    let resolved =
+        resolve(base, Path::new(path)).map_err(|e| format!("cannot resolve path {path:?}: {e}"))?;
+    if resolved.starts_with(root) {
+        Ok(resolved)
+    } else {
+        Err(format!(
+            "path {path:?} is outside the root {} (it resolves to {})",
+            root.display(),
+            resolved.display()
+        ))
+    }
+}
+
+/// The real path `path` names, relative paths starting from `base` (which must be
+/// canonical): `.` is dropped, `..` goes to the parent of the real directory reached so
+/// far, and each existing symbolic link is replaced by its target. Components that do
+/// not exist are kept as written.
+pub fn resolve(base: &Path, path: &Path) -> Result<PathBuf, String> {
+    let mut links = 0;
+    resolve_from(base.to_path_buf(), path, &mut links)
+}
+
+fn resolve_from(mut out: PathBuf, path: &Path, links: &mut usize) -> Result<PathBuf, String> {
+    for component in path.components() {
+        match component {
+            Component::Prefix(_) | Component::RootDir => {
+                out = PathBuf::from(component.as_os_str());
+            }
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(name) => {
+                out.push(name);
+                let is_link = std::fs::symlink_metadata(&out)
+                    .map(|m| m.file_type().is_symlink())
+                    .unwrap_or(false);
+                if is_link {
+                    *links += 1;
+                    if *links > MAX_SYMLINKS {
+                        return Err("too many levels of symbolic links".to_string());
+                    }
+                    let target = std::fs::read_link(&out).map_err(|e| e.to_string())?;
+                    out.pop();
+                    out = resolve_from(out, &target, links)?;
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lexical_resolution_without_links() {
+        let base = Path::new("/nonexistent-base/dir");
+        assert_eq!(
+            resolve(base, Path::new("a/./b/../c")).unwrap(),
+            Path::new("/nonexistent-base/dir/a/c")
+        );
+        assert_eq!(
+            resolve(base, Path::new("../../..")).unwrap(),
+            Path::new("/")
+        );
+        assert_eq!(
+            resolve(base, Path::new("/etc/../x")).unwrap(),
+            Path::new("/x")
+        );
+    }
+
+    #[test]
+    fn within_checks_components_not_prefixes() {
+        let root = Path::new("/nonexistent-root/app");
+        assert!(check_within(root, root, "src/main.rs").is_ok());
+        assert!(check_within(root, root, ".").is_ok());
+        let err = check_within(root, root, "../app2/x").unwrap_err();
+        assert_eq!(
+            err,
+            "path \"../app2/x\" is outside the root /nonexistent-root/app (it resolves to /nonexistent-root/app2/x)"
+        );
+    }
+}

@@ -6,6 +6,7 @@
 //! - [`bash`]: `bash` (foreground with timeout and abort, or in the background as a job);
 //! - [`job_tools`]: `job_output`, `job_list`, `job_kill`;
 //! - [`host`]: the registry the `dsh-tools` binary serves, with its `--root` guard.
+#![warn(missing_docs)]
 
 pub mod bash;
 pub mod fs;

@@ -37,7 +37,7 @@ mod call;
 mod exec;
 pub mod hooks;
 pub(crate) mod lossless;
-mod panic;
+pub(crate) mod panic;
 mod result;
 mod timeout;
 mod typed;

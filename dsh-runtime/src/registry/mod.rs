@@ -25,6 +25,7 @@
 //! Reads are cheap and consistent under concurrent registration: each call works on one
 //! immutable snapshot (see `state.rs`).
 
+mod present;
 mod raw;
 pub(crate) mod state;
 

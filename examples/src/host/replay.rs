@@ -1,0 +1,142 @@
+//! Call logs and their replay.
+//!
+//! # Log format
+//!
+//! A log is JSON Lines: one record per line, blank lines ignored.
+//!
+//! ```json
+//! {"call":{"id":"call_1","name":"read","arguments":{"file_path":"README.md","limit":5}},"result":{"content":[{"type":"text","text":"..."}],"isError":false,"meta":{"path":"README.md","offset":1,"lines":[],"totalLines":0}}}
+//! ```
+//!
+//! - `call.id`: the call id (optional; `""` when absent);
+//! - `call.name`: the tool name as called;
+//! - `call.arguments`: the arguments as a JSON value, or as a string holding JSON (the
+//!   way model APIs transport them); a string that is not JSON is kept as a string;
+//! - `result` (optional, e.g. for a call still running when the log was cut): the
+//!   persisted part of the result, [`ResultSummary`]: final `content`, `isError`, and the
+//!   presentation `meta` when the tool produced one. The canonical value is never
+//!   logged: cards are rebuilt from meta.
+//!
+//! Unknown keys are ignored, so a log may carry more (timestamps, usage). Lines are
+//! parsed with the lossless JSON parser: duplicate keys or numbers that cannot be held
+//! exactly make a line malformed rather than silently changed.
+//!
+//! `dsh-tools call --log FILE` appends such a record; [`record`] builds one.
+
+use dsh_runtime::json::{self, Value};
+use dsh_runtime::present::{CallView, ResultSummary, ResultView};
+use dsh_runtime::{Registry, ScopeId, ToolResult};
+use serde::{Deserialize, Serialize};
+
+/// One line of a call log.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LogRecord {
+    /// The call.
+    pub call: LoggedCall,
+    /// Its result, when it was logged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<ResultSummary>,
+}
+
+/// The call part of a [`LogRecord`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LoggedCall {
+    /// The call id.
+    #[serde(default)]
+    pub id: String,
+    /// The tool name as called.
+    pub name: String,
+    /// The arguments: a JSON value, or a string holding JSON.
+    #[serde(default = "empty_object")]
+    pub arguments: Value,
+}
+
+fn empty_object() -> Value {
+    Value::Object(json::Object::new())
+}
+
+impl LoggedCall {
+    /// The arguments as a JSON value: a string holding JSON is parsed; anything else
+    /// (including a string that is not JSON) is returned as it is.
+    pub fn arguments_value(&self) -> Value {
+        match &self.arguments {
+            Value::String(text) => json::parse(text).unwrap_or_else(|_| self.arguments.clone()),
+            other => other.clone(),
+        }
+    }
+}
+
+/// The log record of a finished call: the call and the persisted part of its result.
+pub fn record(call_id: &str, name: &str, arguments: &Value, result: &ToolResult) -> LogRecord {
+    LogRecord {
+        call: LoggedCall {
+            id: call_id.to_string(),
+            name: name.to_string(),
+            arguments: arguments.clone(),
+        },
+        result: Some(result.summary()),
+    }
+}
+
+/// Parse one log line.
+pub fn parse_record(line: &str) -> Result<LogRecord, String> {
+    let value = json::parse(line).map_err(|e| e.to_string())?;
+    json::from_value(&value).map_err(|e| format!("not a log record: {e}"))
+}
+
+/// The cards of one logged call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReplayedCall {
+    /// 1-based line number in the log.
+    pub line: usize,
+    /// The call id.
+    pub id: String,
+    /// The tool name.
+    pub name: String,
+    /// The pending card.
+    pub call_card: CallView,
+    /// The completed card, when the result was logged.
+    pub result_card: Option<ResultView>,
+}
+
+/// What replaying a log produced.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReplayReport {
+    /// Every well-formed record, in log order.
+    pub calls: Vec<ReplayedCall>,
+    /// Malformed lines: 1-based line number and why.
+    pub errors: Vec<(usize, String)>,
+}
+
+/// Rebuild the cards of every call in `log` with `registry`'s presenters, as a caller in
+/// `scope` sees them. Stale arguments, unknown tools and presenters that fail give the
+/// generic cards ([`Registry::present_call`]); only lines that are not records are
+/// errors, and they do not stop the replay.
+pub fn replay(registry: &Registry, scope: Option<ScopeId>, log: &str) -> ReplayReport {
+    let mut report = ReplayReport::default();
+    for (index, line) in log.lines().enumerate() {
+        let number = index + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match parse_record(line) {
+            Ok(record) => {
+                let args = record.call.arguments_value();
+                let call_card = registry.present_call(scope, &record.call.name, &args);
+                let result_card = record
+                    .result
+                    .as_ref()
+                    .map(|r| registry.present_result(scope, &record.call.name, &args, r));
+                report.calls.push(ReplayedCall {
+                    line: number,
+                    id: record.call.id,
+                    name: record.call.name,
+                    call_card,
+                    result_card,
+                });
+            }
+            Err(e) => report.errors.push((number, e)),
+        }
+    }
+    report
+}

@@ -1,0 +1,495 @@
+//! The `dsh-tools` binary end to end: list, call (success, invalid arguments, guard
+//! denials, tool failures), docs, call logs and replay, exit codes and streams.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use dsh_runtime::json::{self, Value};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_dsh-tools"))
+}
+
+/// Run `dsh-tools --root <root> <args>` from `cwd`.
+fn run_in(cwd: &Path, root: Option<&Path>, args: &[&str]) -> Output {
+    let mut cmd = bin();
+    cmd.current_dir(cwd);
+    if let Some(root) = root {
+        cmd.arg("--root").arg(root);
+    }
+    cmd.args(args).output().expect("dsh-tools runs")
+}
+
+fn run(root: &Path, args: &[&str]) -> Output {
+    run_in(root, Some(root), args)
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("UTF-8 stdout")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).expect("UTF-8 stderr")
+}
+
+fn parse(text: &str) -> Value {
+    json::parse(text).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// A root with `notes.txt` (three lines) and `src/lib.rs`.
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::write(
+        dir.path().join("src/lib.rs"),
+        "// TODO: docs\npub fn f() {}\n",
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn the_readme_command_runs_on_the_repository() {
+    // Exactly the README's first command, minus `cargo run`: from the repository root,
+    // with the default root.
+    let o = run_in(
+        &repo_root(),
+        None,
+        &["call", "read", r#"{"file_path":"README.md","limit":5}"#],
+    );
+    assert!(o.status.success(), "stderr: {}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("     1\t# dsh-rs\n"), "{out}");
+    assert!(out.contains("\n(lines 1-5 of "), "{out}");
+    let card = out
+        .split_once("--- result card ---\n")
+        .map(|(_, card)| parse(card.trim()))
+        .expect("a result card");
+    assert_eq!(card["card"].as_str(), Some("read"));
+    assert_eq!(card["path"].as_str(), Some("README.md"));
+    assert_eq!(card["lang"].as_str(), Some("markdown"));
+    assert_eq!(card["lines"].as_array().map(|l| l.len()), Some(5));
+    assert_eq!(stderr(&o), "");
+}
+
+#[test]
+fn list_shows_what_a_model_sees() {
+    let dir = project();
+    let o = run(dir.path(), &["list", "--json"]);
+    assert!(o.status.success());
+    let schemas = parse(&stdout(&o));
+    let names: Vec<&str> = schemas
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    for name in ["read", "write", "edit", "grep", "glob"] {
+        assert!(names.contains(&name), "{name} not in {names:?}");
+    }
+    let read = &schemas[0];
+    assert_eq!(
+        read["description"].as_str().map(|d| d.lines().next()),
+        Some(Some("Read a text file, or a window of its lines."))
+    );
+    assert_eq!(read["parameters"]["required"], parse(r#"["file_path"]"#));
+    assert_eq!(
+        read["parameters"]["properties"]["limit"]["maximum"].as_u64(),
+        Some(2000)
+    );
+
+    let o = run(dir.path(), &["list"]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    // Name and summary, then the parameter names, aligned under the summary.
+    let (name, summary) = lines[0].split_at(lines[0].find("Read").expect("summary"));
+    assert_eq!(name.trim_end(), "read");
+    assert_eq!(summary, "Read a text file, or a window of its lines.");
+    assert_eq!(
+        lines[1],
+        format!("{}(file_path, offset, limit)", " ".repeat(name.len()))
+    );
+    assert_eq!(lines.len(), 2 * names.len());
+}
+
+#[test]
+fn call_prints_content_then_the_result_card() {
+    let dir = project();
+    let o = run(
+        dir.path(),
+        &["call", "read", r#"{"file_path":"notes.txt","offset":2}"#],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        concat!(
+            "     2\tbeta\n     3\tgamma\n(lines 2-3 of 3)\n",
+            "\n--- result card ---\n",
+            "{\n",
+            "  \"card\": \"read\",\n",
+            "  \"path\": \"notes.txt\",\n",
+            "  \"offset\": 2,\n",
+            "  \"lines\": [\n",
+            "    {\n      \"number\": 2,\n      \"text\": \"beta\"\n    },\n",
+            "    {\n      \"number\": 3,\n      \"text\": \"gamma\"\n    }\n",
+            "  ],\n",
+            "  \"totalLines\": 3\n",
+            "}\n"
+        )
+    );
+    assert_eq!(stderr(&o), "");
+
+    // Search tools default to the root.
+    let o = run(dir.path(), &["call", "grep", r#"{"pattern":"TODO"}"#]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("src/lib.rs:1: // TODO: docs\n(1 match in 1 file)\n"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn call_json_prints_the_whole_result() {
+    let dir = project();
+    let o = run(
+        dir.path(),
+        &[
+            "call",
+            "write",
+            r#"{"file_path":"new.txt","content":"x\n"}"#,
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = parse(&stdout(&o));
+    assert_eq!(doc["call"]["name"].as_str(), Some("write"));
+    assert_eq!(
+        doc["call"]["arguments"],
+        parse(r#"{"file_path":"new.txt","content":"x\n"}"#)
+    );
+    assert_eq!(
+        doc["result"]["value"],
+        parse(r#"{"path":"new.txt","operation":"create","before":null,"after":"x\n"}"#)
+    );
+    assert_eq!(doc["result"]["isError"], parse("false"));
+    assert_eq!(
+        doc["result"]["meta"],
+        parse(r#"{"diffs":[{"path":"new.txt","oldText":null,"newText":"x\n"}]}"#)
+    );
+    assert_eq!(doc["callCard"]["card"].as_str(), Some("diff"));
+    assert_eq!(
+        doc["resultCard"],
+        parse(r#"{"card":"diff","diffs":[{"path":"new.txt","oldText":null,"newText":"x\n"}]}"#)
+    );
+    // The file was written under the root.
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("new.txt")).unwrap(),
+        "x\n"
+    );
+}
+
+#[test]
+fn invalid_arguments_exit_2_with_the_violations() {
+    let dir = project();
+    let o = run(
+        dir.path(),
+        &["call", "read", r#"{"file_path":"","offset":0}"#],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stdout(&o), "");
+    assert_eq!(
+        stderr(&o),
+        "error[INVALID_ARGS]: invalid arguments: \"file_path\" must be at least 1 characters long; \"offset\" must be at least 1\n"
+    );
+
+    let o = run(dir.path(), &["call", "frobnicate", "{}"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "error[UNKNOWN_TOOL]: unknown tool \"frobnicate\"\n"
+    );
+
+    let o = run(dir.path(), &["call", "read", "{not json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).starts_with("error: ARGS is not valid JSON: "),
+        "{}",
+        stderr(&o)
+    );
+
+    // Usage errors are clap's, also 2.
+    let o = run(dir.path(), &["call"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn tool_failures_exit_1() {
+    let dir = project();
+    let o = run(
+        dir.path(),
+        &["call", "read", r#"{"file_path":"absent.txt"}"#],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stdout(&o), "");
+    assert_eq!(
+        stderr(&o),
+        "error[FS_NOT_FOUND]: no such file or directory: absent.txt\n"
+    );
+}
+
+#[test]
+fn the_root_guard_denies_paths_outside() {
+    let outer = tempfile::tempdir().unwrap();
+    let root = outer.path().canonicalize().unwrap().join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(outer.path().join("secret.txt"), "s\n").unwrap();
+
+    let o = run(&root, &["call", "read", r#"{"file_path":"../secret.txt"}"#]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: path \"../secret.txt\" is outside the root {} (it resolves to {})\n",
+            root.display(),
+            root.with_file_name("secret.txt").display()
+        )
+    );
+
+    // `--root` from elsewhere: relative paths are relative to the root.
+    let o = run_in(
+        outer.path(),
+        Some(&root),
+        &[
+            "call",
+            "write",
+            r#"{"file_path":"in-root.txt","content":"x"}"#,
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(root.join("in-root.txt").exists());
+    assert!(!outer.path().join("in-root.txt").exists());
+
+    let o = run(
+        &root,
+        &[
+            "call",
+            "glob",
+            &format!(r#"{{"pattern":"*","path":{:?}}}"#, outer.path()),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("is outside the root"), "{}", stderr(&o));
+
+    let o = run_in(outer.path(), Some(&outer.path().join("missing")), &["list"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).starts_with("error: cannot use root "),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn docs_match_the_checked_in_catalog() {
+    let dir = project();
+    let o = run(dir.path(), &["docs"]);
+    assert!(o.status.success());
+    let checked_in =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("TOOLS.md")).unwrap();
+    assert_eq!(stdout(&o), checked_in);
+
+    // `--out` is relative to where the command runs, not to the root.
+    let here = tempfile::tempdir().unwrap();
+    let o = run_in(
+        here.path(),
+        Some(dir.path()),
+        &["docs", "--out", "CATALOG.md"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "");
+    assert_eq!(
+        std::fs::read_to_string(here.path().join("CATALOG.md")).unwrap(),
+        checked_in
+    );
+}
+
+fn fixture_log() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/replay.jsonl")
+}
+
+#[test]
+fn replay_the_fixture_log() {
+    let dir = project();
+    let log = fixture_log();
+    let o = run(dir.path(), &["replay", log.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    let rows: Vec<Value> = stdout(&o).lines().map(parse).collect();
+    let by_id = |id: &str| -> &Value {
+        rows.iter()
+            .find(|r| r["id"].as_str() == Some(id))
+            .unwrap_or_else(|| panic!("no row for {id}"))
+    };
+    assert_eq!(rows.len(), 8);
+
+    // Current arguments: the tool's own cards, rebuilt from the logged meta.
+    let read = by_id("call_1");
+    assert_eq!(read["line"].as_u64(), Some(1));
+    assert_eq!(
+        read["callCard"],
+        parse(
+            r#"{"card":"generic","title":"Read src/lib.rs","kind":"read","locations":[{"path":"src/lib.rs"}]}"#
+        )
+    );
+    assert_eq!(read["resultCard"]["card"].as_str(), Some("read"));
+    assert_eq!(read["resultCard"]["totalLines"].as_u64(), Some(9));
+
+    // Stale arguments (old parameter names): generic cards, no crash.
+    let stale = by_id("call_2");
+    assert_eq!(
+        stale["callCard"],
+        parse(r#"{"card":"generic","title":"read","rawInput":{"path":"README.md","lines":5}}"#)
+    );
+    assert_eq!(
+        stale["resultCard"],
+        parse(r##"{"card":"generic","content":[{"type":"text","text":"# dsh-rs"}]}"##)
+    );
+
+    // Arguments logged as a JSON string; a blank line before it is skipped.
+    let write = by_id("call_3");
+    assert_eq!(write["line"].as_u64(), Some(4));
+    assert_eq!(write["callCard"]["card"].as_str(), Some("diff"));
+    assert_eq!(
+        write["resultCard"],
+        parse(
+            r#"{"card":"diff","diffs":[{"path":"notes.txt","oldText":null,"newText":"one\ntwo\n"}]}"#
+        )
+    );
+
+    // A call without a result has no result card.
+    let edit = by_id("call_4");
+    assert_eq!(edit["callCard"]["card"].as_str(), Some("diff"));
+    assert!(edit.get("resultCard").is_none());
+
+    assert_eq!(
+        by_id("call_5")["resultCard"]["shape"].as_str(),
+        Some("matches")
+    );
+    // Unknown tool, failed call, and meta of an older shape: generic cards.
+    assert_eq!(
+        by_id("call_6")["callCard"],
+        parse(
+            r#"{"card":"generic","title":"web_fetch","rawInput":{"url":"https://example.invalid"}}"#
+        )
+    );
+    assert_eq!(
+        by_id("call_7")["resultCard"]["card"].as_str(),
+        Some("generic")
+    );
+    assert_eq!(
+        by_id("call_8")["resultCard"],
+        parse(r#"{"card":"generic","content":[{"type":"text","text":"README.md"}]}"#)
+    );
+
+    // The human form says the same.
+    let o = run(dir.path(), &["replay", log.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    assert!(
+        text.starts_with(
+            "[line 1] read (call_1)\n  call:   {\"card\":\"generic\",\"title\":\"Read src/lib.rs\""
+        ),
+        "{text}"
+    );
+    assert!(text.contains("[line 5] edit (call_4)\n"), "{text}");
+    assert!(text.contains("  result: (not logged)\n"), "{text}");
+}
+
+#[test]
+fn replay_reports_malformed_lines_and_goes_on() {
+    let dir = project();
+    let log = dir.path().join("bad.jsonl");
+    std::fs::write(
+        &log,
+        concat!(
+            "{\"call\":{\"id\":\"a\",\"name\":\"read\",\"arguments\":{\"file_path\":\"x\"}}}\n",
+            "this is not json\n",
+            "{\"result\":{\"content\":[],\"isError\":false}}\n",
+            "{\"call\":{\"id\":\"b\",\"name\":\"glob\",\"arguments\":{\"pattern\":\"*\"}}}\n",
+        ),
+    )
+    .unwrap();
+    let o = run(dir.path(), &["replay", "bad.jsonl"]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(out.contains("[line 1] read (a)"), "{out}");
+    assert!(out.contains("[line 4] glob (b)"), "{out}");
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(lines[0].contains("bad.jsonl:2: "), "{err}");
+    assert!(
+        lines[1].contains("bad.jsonl:3: not a log record: "),
+        "{err}"
+    );
+    assert!(lines[1].contains("call"), "{err}");
+
+    let o = run(dir.path(), &["replay", "missing.jsonl"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).starts_with("error: cannot read "),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn calls_logged_with_log_replay_to_the_same_cards() {
+    let dir = project();
+    let log = dir.path().join("session.jsonl");
+    let log_arg = log.to_str().unwrap();
+    let calls = [
+        ("read", r#"{"file_path":"notes.txt","limit":1}"#),
+        (
+            "edit",
+            r#"{"file_path":"notes.txt","old_string":"beta","new_string":"BETA"}"#,
+        ),
+        ("glob", r#"{"pattern":"**/*.rs"}"#),
+        ("read", r#"{"file_path":"absent.txt"}"#),
+    ];
+    let mut live_cards = Vec::new();
+    for (name, args) in calls {
+        let o = run(
+            dir.path(),
+            &["call", name, args, "--json", "--log", log_arg],
+        );
+        live_cards.push(parse(&stdout(&o))["resultCard"].clone());
+    }
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(logged.lines().count(), 4);
+    // The log keeps meta but never the value.
+    assert!(!logged.contains("\"value\""), "{logged}");
+    assert!(logged.contains("\"meta\":{\"diffs\""), "{logged}");
+
+    let o = run(dir.path(), &["replay", log_arg, "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let replayed: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| parse(l)["resultCard"].clone())
+        .collect();
+    assert_eq!(replayed, live_cards);
+    assert_eq!(replayed[0]["card"].as_str(), Some("read"));
+    assert_eq!(replayed[1]["card"].as_str(), Some("diff"));
+    assert_eq!(replayed[2]["shape"].as_str(), Some("paths"));
+    assert_eq!(replayed[3]["card"].as_str(), Some("generic"));
+}
