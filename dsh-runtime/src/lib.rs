@@ -174,23 +174,15 @@ pub use validate::ToolArgsError;
 /// context is the whole arguments object: its type is `Tool::Args` and its schema is the
 /// parameter schema, and no args struct is generated. The rule is explicit rather than
 /// guessed from the type, because a macro cannot tell a struct from an alias of `String`.
-/// The type's schema must be an object; since a schema is only known when built, this is
-/// checked when the definition is first built (on registration), which panics naming the
-/// tool and the type.
+/// The type's schema must be an object: a struct with named fields deriving [`ToolSchema`],
+/// or a string-keyed map. This is checked at compile time (the [`markers::SchemaObject`]
+/// trait, at the parameter's type); a hand-written `SchemaObject` impl whose schema is not an
+/// object is caught when the definition is first built, which panics naming the tool.
 ///
 /// ```
-/// # use dsh_runtime::schema::Schema;
 /// # use dsh_runtime::{Tool, ToolSchema, tool};
-/// #[derive(serde::Deserialize)]
+/// #[derive(serde::Deserialize, ToolSchema)]
 /// pub struct Filter { field: String, limit: u32 }
-/// # impl ToolSchema for Filter {
-/// #     fn build_schema() -> Schema {
-/// #         dsh_runtime::__private::closed(vec![
-/// #             dsh_runtime::__private::field::<String>("field", "", false),
-/// #             dsh_runtime::__private::field::<u32>("limit", "", false),
-/// #         ])
-/// #     }
-/// # }
 ///
 /// /// Search with one filter.
 /// #[tool(args)]
@@ -256,7 +248,8 @@ pub use validate::ToolArgsError;
 /// [`toolbox`](macro@toolbox); a name not matching the pattern, or `run_code`; two
 /// parameters with the same JSON name; two contexts; a parameter that is a reference, an
 /// `impl Trait` or a pattern (outside `args`); a parameter or output type without
-/// [`ToolSchema`] (the trait's own message, at the type); an output without `Serialize`; an
+/// [`ToolSchema`] (the trait's own message, at the type); a `#[tool(args)]` parameter whose type
+/// has no object schema; an output without `Serialize`; an
 /// error type without `Into<ToolError>`; `timeout_ms = 0`; an unknown or repeated key (the
 /// message lists the valid keys); a hook whose signature does not fit (at the path); a body
 /// whose future is not `Send` (at the fn name).

@@ -480,12 +480,13 @@ pub mod derive {
         const OK: () = ();
     }
 
-    /// Types whose schema is an object node, so an internally tagged newtype variant can
-    /// carry them (serde reads the tag and the payload's keys from one object).
+    /// Types whose schema is an object node: tool arguments taken whole (`#[tool(args)]`)
+    /// and the payload of an internally tagged newtype variant (serde reads the tag and the
+    /// payload's keys from one object).
     #[diagnostic::on_unimplemented(
-        message = "an internally tagged newtype variant must hold a struct with named fields or a map, but `{Self}` is neither",
+        message = "`{Self}` must have an object schema (a struct with named fields or a string-keyed map)",
         label = "not an object",
-        note = "serde reads the tag and the payload's fields from one JSON object; use a struct variant, adjacent tagging (`#[serde(tag = \"..\", content = \"..\")]`), or a struct payload that derives `ToolSchema`"
+        note = "tool arguments taken whole with `#[tool(args)]`, and the payload of an internally tagged newtype variant, are one JSON object: use a struct with named fields that derives `ToolSchema`, list the tool's parameters one by one, or use adjacent tagging (`#[serde(tag = \"..\", content = \"..\")]`)"
     )]
     pub trait SchemaObject {
         /// Evaluated by the assertion.

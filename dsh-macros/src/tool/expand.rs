@@ -223,7 +223,14 @@ fn definition_fn(def: &ToolDef<'_>) -> TokenStream {
         [a.read_only, a.destructive, a.idempotent, a.open_world].map(|f| f.is_present());
     let parameters = match def.args_param() {
         Some(t) => {
-            let schema = quote_spanned!(t.span()=> <#t as #krate::ToolSchema>::schema());
+            // The arguments must be a JSON object: checked at compile time through the
+            // `SchemaObject` marker (derived for structs with named fields, implemented for
+            // string-keyed maps), spanned on the parameter's type; `args_object` re-checks
+            // the built schema for hand-written marker impls.
+            let schema = quote_spanned!(t.span()=> {
+                let () = <#t as #krate::markers::SchemaObject>::OK;
+                <#t as #krate::ToolSchema>::schema()
+            });
             quote!(#krate::__private::args_object(#name, #schema, ::core::any::type_name::<#t>()))
         }
         None => {

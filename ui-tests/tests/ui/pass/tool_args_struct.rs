@@ -1,20 +1,10 @@
 //! One struct as the whole arguments object (`#[tool(args)]`), any pattern.
-use dsh_runtime::schema::Schema;
 use dsh_runtime::{Tool, ToolContext, ToolSchema, tool};
 
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, ToolSchema)]
 pub struct Filter {
     field: String,
     limit: u32,
-}
-
-impl ToolSchema for Filter {
-    fn build_schema() -> Schema {
-        dsh_runtime::__private::closed(vec![
-            dsh_runtime::__private::field::<String>("field", "", false),
-            dsh_runtime::__private::field::<u32>("limit", "", false),
-        ])
-    }
 }
 
 /// Search with one filter.
@@ -24,6 +14,13 @@ async fn search(Filter { field, limit }: Filter, cx: ToolContext) -> Vec<String>
     vec![field; limit as usize]
 }
 
+/// Count the entries of a map (a string-keyed map is an object too).
+#[tool(args)]
+async fn count(entries: std::collections::BTreeMap<String, u32>) -> usize {
+    entries.len()
+}
+
 fn main() {
     let _ = Search.definition();
+    let _ = Count.definition();
 }
