@@ -27,7 +27,7 @@ impl Registry {
         let Some(entry) = snap.view(call.agent).get(&call.name) else {
             return ExecutionMode::Exclusive;
         };
-        let Ok(args) = call.arguments.peek() else {
+        let Ok(args) = call.arguments.peek(&self.inner.parse) else {
             return ExecutionMode::Exclusive;
         };
         if !is_valid(&entry.tool.definition().parameters, &args) {

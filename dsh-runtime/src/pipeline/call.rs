@@ -23,9 +23,11 @@ pub enum Arguments {
 
 impl Arguments {
     /// The frozen snapshot, or why the arguments are not lossless JSON.
-    pub(crate) fn snapshot(self) -> Result<Frozen, String> {
+    pub(crate) fn snapshot(self, opts: &json::ParseOptions) -> Result<Frozen, String> {
         match self {
-            Arguments::Text(text) => json::parse(&text).map(Arc::new).map_err(|e| e.to_string()),
+            Arguments::Text(text) => json::parse_with(&text, opts)
+                .map(Arc::new)
+                .map_err(|e| e.to_string()),
             Arguments::Value(v) => {
                 super::lossless::check(&v, "arguments")?;
                 Ok(v)
@@ -37,9 +39,11 @@ impl Arguments {
     }
 
     /// A borrowed view of the snapshot (for classification without freezing).
-    pub(crate) fn peek(&self) -> Result<Cow<'_, Value>, String> {
+    pub(crate) fn peek(&self, opts: &json::ParseOptions) -> Result<Cow<'_, Value>, String> {
         match self {
-            Arguments::Text(text) => json::parse(text).map(Cow::Owned).map_err(|e| e.to_string()),
+            Arguments::Text(text) => json::parse_with(text, opts)
+                .map(Cow::Owned)
+                .map_err(|e| e.to_string()),
             Arguments::Value(v) => {
                 super::lossless::check(v, "arguments").map(|()| Cow::Borrowed(&**v))
             }

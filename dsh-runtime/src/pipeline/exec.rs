@@ -286,7 +286,7 @@ impl Inner {
         let view = snap.view(agent);
         let entry = view.get(&name);
         let tool = entry.map(|e| &e.tool);
-        let args = match arguments.snapshot() {
+        let args = match arguments.snapshot(&self.parse) {
             Ok(a) => a,
             Err(detail) => {
                 let exec = Arc::new(Execution::without_arguments(

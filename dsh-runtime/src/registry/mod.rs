@@ -63,6 +63,8 @@ pub(crate) struct Inner {
     master: Mutex<Master>,
     /// Whether the built-in timeout wrapper runs (outermost) for tools with `timeout_ms`.
     pub(crate) timeouts: bool,
+    /// How raw argument text is snapshotted (nesting limit).
+    pub(crate) parse: crate::json::ParseOptions,
     changes: watch::Sender<u64>,
 }
 
@@ -70,6 +72,7 @@ pub(crate) struct Inner {
 #[derive(Clone, Debug)]
 pub struct RegistryBuilder {
     timeouts: bool,
+    max_depth: usize,
 }
 
 impl RegistryBuilder {
@@ -83,6 +86,15 @@ impl RegistryBuilder {
         self
     }
 
+    /// The deepest nesting accepted in raw argument text (default 128, see
+    /// [`crate::json::ParseOptions`]); deeper input fails the snapshot with a precise
+    /// error. Parsing, validation and dropping never recurse on the value; typed
+    /// deserialization of `json` fields does, so keep this modest.
+    pub fn max_depth(mut self, depth: usize) -> Self {
+        self.max_depth = depth;
+        self
+    }
+
     /// Build the registry.
     pub fn build(self) -> Registry {
         Registry {
@@ -90,6 +102,9 @@ impl RegistryBuilder {
                 current: RwLock::new(Arc::new(Snapshot::empty())),
                 master: Mutex::new(Master::default()),
                 timeouts: self.timeouts,
+                parse: crate::json::ParseOptions {
+                    max_depth: self.max_depth,
+                },
                 changes: watch::Sender::new(0),
             }),
         }
@@ -162,7 +177,10 @@ impl Registry {
 
     /// Configure a registry.
     pub fn builder() -> RegistryBuilder {
-        RegistryBuilder { timeouts: true }
+        RegistryBuilder {
+            timeouts: true,
+            max_depth: crate::json::ParseOptions::default().max_depth,
+        }
     }
 
     /// Create a top-level agent scope. Dropping every handle of it removes the scope,
