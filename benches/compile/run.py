@@ -20,12 +20,16 @@ crate goes first:
 - clean: `cargo clean -p <crate>` then `cargo build` (dev profile): the crate alone;
 - incremental: edit the body of one tool (tool 50) and `cargo build` again.
 
-Reports the median wall time of each and the ratio ours/rmcp (also per repetition, since
-the machine may be shared). Both crates reuse this repository's `Cargo.lock` and
+Reports the median wall time of each and the ratio to rmcp (also per repetition, since
+the machine may be shared). With --module-layout a third crate, `tools_dsh_modules`, puts
+each of our tools in its own private module (re-exported), to show how much of the
+incremental time is the layout: rustc codegens per module, so with every tool in one
+module an edit to one body re-codegens the code generated for all of them. Both crates reuse this repository's `Cargo.lock` and
 `rust-toolchain.toml`, so they build against the same dependency versions and compiler.
 
 Usage:
     python3 benches/compile/run.py [--reps 5] [--tools 100] [--dir DIR] [--release]
+                                   [--module-layout] [--keep]
 
 Python 3 standard library only.
 """
@@ -83,6 +87,38 @@ def gen_dsh(n: int, edit: int) -> str:
     return "\n".join(out)
 
 
+def gen_dsh_modules(n: int, edit: int) -> str:
+    """The same tools as `gen_dsh`, each in its own private module (re-exported)."""
+    out = [f"//! {n} tools written with dsh-runtime's `#[tool]`, one module each (generated).", "",
+           "use dsh_runtime::DynTool;", ""]
+    for i in range(n):
+        out += [
+            f"mod m{i:03} {{",
+            "    use dsh_runtime::tool;",
+            "",
+            f"    /// {tool_doc(i)}",
+            "    #[tool]",
+            f"    pub async fn tool_{i:03}(",
+            f"        /// {DOC_PATH}",
+            "        path: String,",
+            f"        /// {DOC_LIMIT}",
+            "        limit: Option<u64>,",
+            f"        /// {DOC_RECURSIVE}",
+            "        recursive: bool,",
+            "    ) -> String {",
+            f"        {body(i, edit if i == EDITED_TOOL else 0)}",
+            "    }",
+            "}",
+            f"pub use m{i:03}::*;",
+            "",
+        ]
+    out += ["/// Every tool of this crate, ready to register.",
+            "pub fn tools() -> Vec<DynTool> {", "    vec!["]
+    out += [f"        DynTool::new(Tool{i:03})," for i in range(n)]
+    out += ["    ]", "}", ""]
+    return "\n".join(out)
+
+
 def gen_rmcp(n: int, edit: int) -> str:
     out = [f"//! {n} tools written with rmcp's `#[tool_router]`/`#[tool]` (generated).", "",
            "use rmcp::handler::server::router::tool::ToolRouter;",
@@ -129,14 +165,16 @@ def manifest(name: str, deps: str) -> str:
             f'publish = false\n\n[dependencies]\n{deps}\n\n[workspace]\n')
 
 
+DSH_DEP = f'dsh-runtime = {{ path = "{REPO / "dsh-runtime"}" }}'
 CRATES = {
-    "ours": ("tools_dsh", gen_dsh,
-             f'dsh-runtime = {{ path = "{REPO / "dsh-runtime"}" }}'),
+    "ours": ("tools_dsh", gen_dsh, DSH_DEP),
     "rmcp": ("tools_rmcp", gen_rmcp,
              'rmcp = { version = "3.11", default-features = false, features = ["server", "macros"] }\n'
              'schemars = "1"\n'
              'serde = { version = "1", features = ["derive"] }'),
 }
+# Informational variant (--module-layout): ours with one module per tool.
+MODULES = ("tools_dsh_modules", gen_dsh_modules, DSH_DEP)
 
 
 def setup(base: Path, key: str, n: int) -> Path:
@@ -171,7 +209,11 @@ def main() -> int:
     ap.add_argument("--dir", type=Path, help="where to generate (default: a fresh temp dir, removed after)")
     ap.add_argument("--release", action="store_true", help="build with --release instead of the dev profile")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir")
+    ap.add_argument("--module-layout", action="store_true",
+                    help="also measure ours with each tool in its own module (informational)")
     args = ap.parse_args()
+    if args.module_layout:
+        CRATES["ours_modules"] = MODULES
 
     base = args.dir or Path(tempfile.mkdtemp(prefix="dsh-compile-bench-"))
     base.mkdir(parents=True, exist_ok=True)
@@ -187,7 +229,7 @@ def main() -> int:
     times = {k: {"clean": [], "incremental": []} for k in CRATES}
     edit = 0
     for rep in range(args.reps):
-        order = ["ours", "rmcp"] if rep % 2 == 0 else ["rmcp", "ours"]
+        order = list(CRATES) if rep % 2 == 0 else list(reversed(CRATES))
         edit += 1
         for k in order:
             name, gen, _ = CRATES[k]
@@ -204,13 +246,15 @@ def main() -> int:
     rustc = subprocess.run(["rustc", "--version"], cwd=dirs["ours"], capture_output=True, text=True).stdout.strip()
     profile = "release" if args.release else "dev"
     print(f"\n{args.tools} tools x 3 documented params, {profile} profile, {args.reps} reps, {rustc}\n")
-    print("| build | ours (median) | rmcp (median) | ours/rmcp (median of per-rep ratios) | per-rep ratios |")
+    print("| build | crate | median | x/rmcp (median of per-rep ratios) | per-rep ratios |")
     print("|---|---|---|---|---|")
     for kind in ("clean", "incremental"):
-        o, r = times["ours"][kind], times["rmcp"][kind]
-        ratios = [a / b for a, b in zip(o, r)]
-        print(f"| {kind} | {statistics.median(o):.2f} s | {statistics.median(r):.2f} s | "
-              f"{statistics.median(ratios):.2f} | {', '.join(f'{x:.2f}' for x in ratios)} |")
+        r = times["rmcp"][kind]
+        for k in CRATES:
+            o = times[k][kind]
+            ratios = [a / b for a, b in zip(o, r)]
+            print(f"| {kind} | {CRATES[k][0]} | {statistics.median(o):.2f} s | "
+                  f"{statistics.median(ratios):.2f} | {', '.join(f'{x:.2f}' for x in ratios)} |")
 
     if args.dir is None and not args.keep:
         shutil.rmtree(base, ignore_errors=True)
