@@ -1,0 +1,73 @@
+//! `profile`: a driver for profilers, not a measurement.
+//!
+//! Runs one contender on one case in a loop so a profiler sees only that path:
+//!
+//! ```sh
+//! cargo bench -p dsh-benches --bench profile --no-run   # prints the binary's path
+//! valgrind --tool=callgrind target/release/deps/profile-<hash> B_valid ours_text 20000
+//! ```
+//!
+//! Contenders: `ours_text`, `ours_value`, `floor_text`, `rmcp_router`. Without arguments
+//! (as under `cargo bench`) it runs nothing.
+
+mod common;
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use common::{
+    CASES, CallParts, RmcpServer, SearchArgs, registry, rmcp_context, rmcp_params, run_sync,
+};
+use dsh_runtime::ToolCall;
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::model::JsonObject;
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let [case, who, n] = args.as_slice() else {
+        eprintln!("profile: usage: <case> <contender> <iterations>; nothing to do");
+        return;
+    };
+    let case = CASES
+        .iter()
+        .find(|c| c.label == case)
+        .unwrap_or_else(|| panic!("unknown case {case}"));
+    let n: usize = n.parse().expect("iterations");
+    let (registry, _registrations) = registry();
+    let parts = CallParts::new(case);
+    let frozen = Arc::new(dsh_runtime::json::parse(case.text).expect("snapshot"));
+    let server = RmcpServer::new();
+    let (rmcp_cx, _keep) = rmcp_context(&server);
+    let map: JsonObject = serde_json::from_str(case.text).expect("object");
+    for _ in 0..n {
+        match who.as_str() {
+            "ours_text" => {
+                black_box(run_sync(registry.execute(parts.text_call())));
+            }
+            "ours_value" => {
+                let call = ToolCall::new(parts.id.clone(), parts.name.clone(), frozen.clone());
+                black_box(run_sync(registry.execute(call)));
+            }
+            "floor_text" => {
+                if case.tool == "read_window" {
+                    let a = serde_json::from_str::<common::ReadWindowArgs>(case.text).ok();
+                    black_box(a.map(|a| run_sync(common::read_window(a.path, a.offset, a.limit))));
+                } else {
+                    let a = serde_json::from_str::<SearchArgs>(case.text).ok();
+                    black_box(a.map(|a| run_sync(common::search(a))));
+                }
+            }
+            "rmcp_router" => {
+                let _ = black_box(run_sync(server.tool_router.call(ToolCallContext::new(
+                    &server,
+                    rmcp_params(case.tool, map.clone()),
+                    rmcp_cx.clone(),
+                ))));
+            }
+            other => panic!("unknown contender {other}"),
+        }
+    }
+}
