@@ -462,11 +462,12 @@ impl Inner {
                 }
             }
         };
-        let name = q(info.name());
         match decision {
             PreDecision::Allow => {}
             PreDecision::Deny { reason } => return Verdict::Deny(reason),
             PreDecision::Ask { reason } => {
+                // Quoted only here: the messages of `ask` outcomes are its only use.
+                let name = q(info.name());
                 let Some(handler) = &snap.approval else {
                     return Verdict::Deny(reason.unwrap_or_else(|| {
                         format!("tool {name} requires approval (not yet supported)")

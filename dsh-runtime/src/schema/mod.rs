@@ -637,9 +637,28 @@ fn int_number(v: i128) -> Option<Number> {
     }
 }
 
-/// JSON-quote a string (used in messages).
+/// JSON-quote a string (used in messages), escaping exactly as the JSON printer does.
 pub(crate) fn json_quote(s: &str) -> String {
-    Value::from(s).to_string()
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => {
+                use std::fmt::Write as _;
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// Types that publish a schema for the JSON they deserialize from (or serialize to).

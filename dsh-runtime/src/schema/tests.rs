@@ -256,3 +256,18 @@ fn odd_keys_are_quoted_and_escaped_in_paths() {
         ]
     );
 }
+
+#[test]
+fn json_quote_escapes_like_the_json_printer() {
+    for s in [
+        "plain",
+        "a\"b",
+        "back\\slash",
+        "\n\r\t\u{8}\u{c}",
+        "\u{1}\u{1f}",
+        "é ✓ 😀",
+        "",
+    ] {
+        assert_eq!(json_quote(s), Value::from(s).to_string(), "{s:?}");
+    }
+}
