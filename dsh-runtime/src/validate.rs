@@ -180,6 +180,9 @@ impl Walker<'_> {
 
     /// Record a violation at `path`: the message is the quoted path followed by what
     /// `tail` writes, built in one buffer.
+    // Cold and out of line: message building stays out of the hot walk's code.
+    #[cold]
+    #[inline(never)]
     fn fail(&mut self, path: &Path<'_>, tail: impl FnOnce(&mut String)) {
         self.failed = true;
         if let Some(out) = &mut self.out {
@@ -336,7 +339,7 @@ impl Walker<'_> {
             return;
         }
         if let Some(values) = &schema.enum_values
-            && !values.contains(value)
+            && !values.iter().any(|e| json_eq(e, value))
         {
             let list = Value::from(values.clone()).to_string();
             self.fail(path, |m| {
@@ -345,7 +348,7 @@ impl Walker<'_> {
             return;
         }
         if let Some(c) = &schema.const_value
-            && c != value
+            && !json_eq(c, value)
         {
             self.fail(path, |m| {
                 let _ = write!(m, " must be {c}");
@@ -372,11 +375,11 @@ impl Walker<'_> {
         for (slot, p) in found.iter_mut().zip(&r.properties) {
             let name: &str = &p.name;
             let hit = match entries.get(hint) {
-                Some((k, v)) if **k == *name => Some((hint, v)),
+                Some((k, v)) if str_eq(k, name) => Some((hint, v)),
                 _ => entries
                     .iter()
                     .enumerate()
-                    .find(|(_, (k, _))| **k == *name)
+                    .find(|(_, (k, _))| str_eq(k, name))
                     .map(|(i, (_, v))| (i, v)),
             };
             if let Some((i, v)) = hit {
@@ -500,6 +503,43 @@ fn push_escaped(out: &mut String, s: &str) {
     }
 }
 
+/// String equality without a `memcmp` call for the short strings keys and enum values
+/// usually are (compared as overlapping machine words).
+#[inline(always)]
+fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let word8 = |s: &[u8], at: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&s[at..at + 8]);
+        u64::from_ne_bytes(w)
+    };
+    let word4 = |s: &[u8], at: usize| {
+        let mut w = [0u8; 4];
+        w.copy_from_slice(&s[at..at + 4]);
+        u32::from_ne_bytes(w)
+    };
+    match n {
+        0 => true,
+        1..=3 => a.iter().zip(b).all(|(x, y)| x == y),
+        4..=7 => word4(a, 0) == word4(b, 0) && word4(a, n - 4) == word4(b, n - 4),
+        8..=16 => word8(a, 0) == word8(b, 0) && word8(a, n - 8) == word8(b, n - 8),
+        _ => a == b,
+    }
+}
+
+/// JSON equality with the string fast path (`enum`/`const` of strings).
+#[inline]
+fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::String(x), Value::String(y)) => str_eq(x, y),
+        _ => a == b,
+    }
+}
+
 /// Whether `s` has fewer than `n` Unicode scalar values, counting only when the byte
 /// length cannot decide it (a scalar value takes one to four bytes).
 fn char_len_below(s: &str, n: u64) -> bool {
@@ -618,5 +658,30 @@ fn strip(schema: &Schema, value: &Value) -> Option<Value> {
             strip(branch, value)
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::str_eq;
+
+    #[test]
+    fn str_eq_agrees_with_eq_at_every_length() {
+        let base = "abcdefghijklmnopqrstuvwxyz0123456789";
+        for n in 0..=base.len() {
+            let a = &base[..n];
+            assert!(str_eq(a, a));
+            for i in 0..n {
+                let mut b = a.as_bytes().to_vec();
+                b[i] = b'_';
+                let b = std::str::from_utf8(&b).unwrap();
+                assert!(!str_eq(a, b), "{a} vs {b}");
+            }
+            if n > 0 {
+                assert!(!str_eq(a, &base[..n - 1]));
+            }
+        }
+        assert!(str_eq("é✓", "é✓"));
+        assert!(!str_eq("é✓", "e✓x"));
     }
 }
