@@ -97,6 +97,16 @@ pub struct ToolMeta {
     pub annotations: [bool; 4],
 }
 
+/// The definition in its static cell, built on first use. Takes a plain `fn` so the
+/// once-cell code is shared by every tool instead of instantiated per tool.
+#[inline(never)]
+pub fn definition_once(
+    cell: &'static OnceLock<ToolDefinition>,
+    build: fn() -> ToolDefinition,
+) -> &'static ToolDefinition {
+    cell.get_or_init(build)
+}
+
 /// Build a tool's definition from its metadata and schemas.
 pub fn definition(meta: ToolMeta, parameters: Arc<Schema>, output: Arc<Schema>) -> ToolDefinition {
     let mut def = ToolDefinition::new(meta.name, meta.description, parameters, output);

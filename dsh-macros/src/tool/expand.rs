@@ -243,7 +243,9 @@ fn definition_fn(def: &ToolDef<'_>) -> TokenStream {
     quote! {
         fn definition(&self) -> &#krate::ToolDefinition {
             static DEFINITION: ::std::sync::OnceLock<#krate::ToolDefinition> = ::std::sync::OnceLock::new();
-            DEFINITION.get_or_init(|| {
+            // A non-capturing closure coerces to `fn() -> ToolDefinition`, so the
+            // once-cell machinery is instantiated once for all tools, not per tool.
+            #krate::__private::definition_once(&DEFINITION, || {
                 #krate::__private::definition(
                     #krate::__private::ToolMeta {
                         name: #name,

@@ -25,7 +25,17 @@ thread_local! {
 }
 
 pub(super) fn get_or_build<T: ToolSchema + ?Sized + 'static>() -> Arc<Schema> {
-    let id = TypeId::of::<T>();
+    // The generic part is this one line; the lookup, the recursion guard and the insert
+    // are compiled once, not once per schema type (compile time of crates with many tools).
+    get_or_build_erased(TypeId::of::<T>(), type_name::<T>, T::build_schema)
+}
+
+#[inline(never)]
+fn get_or_build_erased(
+    id: TypeId,
+    name: fn() -> &'static str,
+    build: fn() -> Schema,
+) -> Arc<Schema> {
     {
         // A poisoned lock only means another thread panicked while inserting; the map
         // itself is always consistent (single insert), so keep using it.
@@ -48,7 +58,7 @@ pub(super) fn get_or_build<T: ToolSchema + ?Sized + 'static>() -> Arc<Schema> {
         // recursion through hand-written impls or other types.
         panic!(
             "`{}` is a recursive type: the schema vocabulary has no references, so a recursive type cannot have a tool schema",
-            type_name::<T>()
+            name()
         );
     }
     struct Pop;
@@ -61,7 +71,7 @@ pub(super) fn get_or_build<T: ToolSchema + ?Sized + 'static>() -> Arc<Schema> {
     }
     let built = {
         let _pop = Pop;
-        Arc::new(T::build_schema())
+        Arc::new(build())
     };
     let mut map = cache().write().unwrap_or_else(|e| e.into_inner());
     Arc::clone(map.entry(id).or_insert(built))
