@@ -362,6 +362,27 @@ impl Walker<'_> {
         // Look every declared property up once. Models usually send keys in declaration
         // order, so each lookup first tries the entry after the previous hit.
         let entries = obj.entries();
+        // Fast path: exactly the declared keys, in declaration order (what models send
+        // most of the time). Nothing can be missing or undeclared, so each property is
+        // checked in place; any other shape takes the general path below.
+        if entries.len() == r.properties.len()
+            && entries
+                .iter()
+                .zip(&r.properties)
+                .all(|((k, _), p)| str_eq(k, &p.name))
+        {
+            for ((_, v), p) in entries.iter().zip(&r.properties) {
+                if !p.required && v.is_null() && !p.schema.admits_null() {
+                    self.omitted_nulls = true;
+                    continue;
+                }
+                self.node(&p.schema, v, &Path::Key(path, &p.name));
+                if self.stop() {
+                    return;
+                }
+            }
+            return;
+        }
         let mut inline: [Option<&Value>; 8] = [None; 8];
         let mut spilled: Vec<Option<&Value>>;
         let found: &mut [Option<&Value>] = if r.properties.len() <= inline.len() {
