@@ -30,15 +30,16 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::fmt::Write as _;
 
-use crate::json::{Number, Object, Value};
-use crate::schema::{Additional, Kind, Schema, json_quote};
+use crate::json::number::N;
+use crate::json::{Number, Object, Value, write_json_string, write_value};
+use crate::schema::{Additional, ArrayRules, IntegerRules, Kind, ObjectRules, Schema, StringRules};
 
 /// Arguments that do not match a tool's parameter schema (code `INVALID_ARGS`).
 ///
 /// Displays as `invalid arguments: ` followed by every violation, joined by `; `.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolArgsError {
-    violations: Vec<String>,
+    violations: Violations,
 }
 
 impl ToolArgsError {
@@ -47,24 +48,220 @@ impl ToolArgsError {
 
     /// An error with the given violations (each a full sentence such as
     /// `"path" must be a string`).
-    pub fn new(violations: Vec<String>) -> Self {
-        ToolArgsError { violations }
+    pub fn new<I, S>(violations: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        ToolArgsError {
+            violations: violations.into_iter().collect(),
+        }
     }
 
     /// Every violation, in schema-walk order.
-    pub fn violations(&self) -> &[String] {
+    pub fn violations(&self) -> &Violations {
         &self.violations
+    }
+}
+
+impl From<Violations> for ToolArgsError {
+    fn from(violations: Violations) -> Self {
+        ToolArgsError { violations }
     }
 }
 
 impl fmt::Display for ToolArgsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("invalid arguments: ")?;
-        f.write_str(&self.violations.join("; "))
+        f.write_str(self.violations.joined())
     }
 }
 
 impl std::error::Error for ToolArgsError {}
+
+/// The violations of one validation, in schema-walk order: full sentences such as
+/// `"path" must be a string`.
+///
+/// All messages share one buffer (a failed validation allocates twice, however many
+/// violations it reports). Index with [`Violations::get`], iterate with
+/// [`Violations::iter`], or take the `; `-joined text with [`Violations::joined`]. It
+/// compares equal to an array or `Vec` of the same messages.
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
+pub struct Violations {
+    /// The messages, joined by `; `.
+    text: String,
+    /// Where each message ends in `text`.
+    ends: Vec<usize>,
+}
+
+/// The separator between messages in [`Violations::joined`].
+const SEPARATOR: &str = "; ";
+
+impl Violations {
+    /// No violations.
+    pub fn new() -> Self {
+        Violations::default()
+    }
+
+    /// Number of violations.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The `i`-th violation.
+    pub fn get(&self, i: usize) -> Option<&str> {
+        let end = *self.ends.get(i)?;
+        let start = match i {
+            0 => 0,
+            _ => self.ends[i - 1] + SEPARATOR.len(),
+        };
+        self.text.get(start..end)
+    }
+
+    /// Every violation, in order.
+    pub fn iter(&self) -> ViolationsIter<'_> {
+        ViolationsIter {
+            of: self,
+            front: 0,
+            back: self.len(),
+        }
+    }
+
+    /// Every violation joined by `; ` (no allocation).
+    pub fn joined(&self) -> &str {
+        &self.text
+    }
+
+    /// The violations as owned strings.
+    pub fn to_vec(&self) -> Vec<String> {
+        self.iter().map(str::to_owned).collect()
+    }
+
+    /// Append one violation.
+    pub fn push(&mut self, message: &str) {
+        self.begin().push_str(message);
+        self.end();
+    }
+
+    /// Start a message: the buffer to write it into.
+    fn begin(&mut self) -> &mut String {
+        if !self.ends.is_empty() {
+            self.text.push_str(SEPARATOR);
+        }
+        &mut self.text
+    }
+
+    /// Close the message written since [`Violations::begin`].
+    fn end(&mut self) {
+        self.ends.push(self.text.len());
+    }
+}
+
+impl fmt::Debug for Violations {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl fmt::Display for Violations {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl<S: AsRef<str>> FromIterator<S> for Violations {
+    fn from_iter<I: IntoIterator<Item = S>>(iter: I) -> Self {
+        let mut v = Violations::new();
+        for m in iter {
+            v.push(m.as_ref());
+        }
+        v
+    }
+}
+
+impl<'a> IntoIterator for &'a Violations {
+    type Item = &'a str;
+    type IntoIter = ViolationsIter<'a>;
+    fn into_iter(self) -> ViolationsIter<'a> {
+        self.iter()
+    }
+}
+
+impl<S: AsRef<str>> PartialEq<[S]> for Violations {
+    fn eq(&self, other: &[S]) -> bool {
+        self.len() == other.len() && self.iter().zip(other).all(|(a, b)| a == b.as_ref())
+    }
+}
+
+impl<S: AsRef<str>, const LEN: usize> PartialEq<[S; LEN]> for Violations {
+    fn eq(&self, other: &[S; LEN]) -> bool {
+        *self == other[..]
+    }
+}
+
+impl<S: AsRef<str>, const LEN: usize> PartialEq<&[S; LEN]> for Violations {
+    fn eq(&self, other: &&[S; LEN]) -> bool {
+        *self == other[..]
+    }
+}
+
+impl<S: AsRef<str>> PartialEq<Vec<S>> for Violations {
+    fn eq(&self, other: &Vec<S>) -> bool {
+        *self == other[..]
+    }
+}
+
+impl<S: AsRef<str>, const LEN: usize> PartialEq<[S; LEN]> for &Violations {
+    fn eq(&self, other: &[S; LEN]) -> bool {
+        **self == other[..]
+    }
+}
+
+impl<S: AsRef<str>> PartialEq<Vec<S>> for &Violations {
+    fn eq(&self, other: &Vec<S>) -> bool {
+        **self == other[..]
+    }
+}
+
+/// Iterator over [`Violations`], in order.
+#[derive(Clone, Debug)]
+pub struct ViolationsIter<'a> {
+    of: &'a Violations,
+    front: usize,
+    back: usize,
+}
+
+impl<'a> Iterator for ViolationsIter<'a> {
+    type Item = &'a str;
+    fn next(&mut self) -> Option<&'a str> {
+        if self.front == self.back {
+            return None;
+        }
+        self.front += 1;
+        self.of.get(self.front - 1)
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.back - self.front;
+        (n, Some(n))
+    }
+}
+
+impl DoubleEndedIterator for ViolationsIter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.front == self.back {
+            return None;
+        }
+        self.back -= 1;
+        self.of.get(self.back)
+    }
+}
+
+impl ExactSizeIterator for ViolationsIter<'_> {}
 
 /// A successful validation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,67 +293,237 @@ impl Validated {
 
 /// Validate tool arguments (root label `arguments`).
 pub fn validate_arguments(schema: &Schema, value: &Value) -> Result<Validated, ToolArgsError> {
-    validate_labeled(schema, value, "arguments", false).map_err(ToolArgsError::new)
+    validate_labeled(schema, value, "arguments", false).map_err(ToolArgsError::from)
 }
 
 /// Validate a value, naming the root `label`; with `prefix`, every path starts with the
 /// label (`value.x`), otherwise only the root itself is named by it.
 ///
 /// Returns every violation as a full sentence.
+///
+/// A value is first checked by a pass that builds nothing and stops at the first
+/// violation; only a value that fails is walked again to report every violation.
 pub fn validate_labeled(
     schema: &Schema,
     value: &Value,
     label: &str,
     prefix: bool,
-) -> Result<Validated, Vec<String>> {
-    let mut w = Walker {
-        out: Some(Vec::new()),
-        failed: false,
-        omitted_nulls: false,
+) -> Result<Validated, Violations> {
+    let mut omitted_nulls = false;
+    if check(schema, value, &mut omitted_nulls) {
+        return Ok(Validated { omitted_nulls });
+    }
+    Err(report(schema, value, label, prefix))
+}
+
+/// Every violation the reporting walk finds, without the verdict pass first (empty when
+/// `value` matches). For tests that check the two passes agree; not a stable API.
+#[doc(hidden)]
+pub fn report_all(schema: &Schema, value: &Value, label: &str, prefix: bool) -> Violations {
+    let mut r = Reporter {
+        out: Violations::new(),
         label,
         prefix,
     };
-    w.node(schema, value, &Path::Root);
-    match w.out {
-        Some(v) if !v.is_empty() => Err(v),
-        _ => Ok(Validated {
-            omitted_nulls: w.omitted_nulls,
-        }),
+    r.node(schema, value, &Path::Root);
+    r.out
+}
+
+#[cold]
+#[inline(never)]
+fn report(schema: &Schema, value: &Value, label: &str, prefix: bool) -> Violations {
+    let mut r = Reporter {
+        out: Violations {
+            text: String::with_capacity(256),
+            ends: Vec::with_capacity(4),
+        },
+        label,
+        prefix,
+    };
+    r.node(schema, value, &Path::Root);
+    if r.out.is_empty() {
+        // The two passes implement one rule set; should they ever disagree, the value
+        // is still rejected, with a message that says so instead of none.
+        debug_assert!(false, "the reporting walk found no violation");
+        r.fail(&Path::Root, |m| m.push_str(" does not match the schema"));
     }
+    r.out
 }
 
 /// Whether `value` matches `schema` (no messages are built).
 pub fn is_valid(schema: &Schema, value: &Value) -> bool {
-    matches(schema, value)
+    check(schema, value, &mut false)
 }
 
 impl Schema {
     /// Whether `null` matches this node.
     pub fn admits_null(&self) -> bool {
-        matches(self, &Value::Null)
+        check(self, &Value::Null, &mut false)
     }
 }
 
-fn matches(schema: &Schema, value: &Value) -> bool {
-    match_info(schema, value).0
-}
+// ---------------------------------------------------------------------------------------
+// The verdict pass: no paths, no messages, stops at the first violation.
+// ---------------------------------------------------------------------------------------
 
-/// Whether `value` matches `schema`, and whether it relies on the null leniency (so
-/// normalization has something to strip).
-fn match_info(schema: &Schema, value: &Value) -> (bool, bool) {
-    let mut w = Walker {
-        out: None,
-        failed: false,
-        omitted_nulls: false,
-        label: "",
-        prefix: false,
+/// Whether `value` matches `schema`; sets `nulls` when the match relies on the null
+/// leniency (so normalization has something to strip).
+fn check(schema: &Schema, value: &Value, nulls: &mut bool) -> bool {
+    let ok = match (&schema.kind, value) {
+        (Kind::Json, _) => return true,
+        (Kind::Object(r), Value::Object(o)) => return check_object(r, o, nulls),
+        (Kind::Array(r), Value::Array(a)) => return check_array(r, &a.0, nulls),
+        (Kind::String(r), Value::String(s)) => string_ok(r, s),
+        (Kind::Integer(r), Value::Number(n)) => integer_ok(r, n),
+        (Kind::Number(r), Value::Number(n)) => {
+            r.minimum.is_none_or(|m| cmp_f64(n, m) != Ordering::Less)
+                && r.maximum.is_none_or(|m| cmp_f64(n, m) != Ordering::Greater)
+        }
+        (Kind::Boolean, Value::Bool(_)) | (Kind::Null, Value::Null) => true,
+        (Kind::OneOf(branches), _) => return check_one_of(branches, value, nulls),
+        _ => return false,
     };
-    w.node(schema, value, &Path::Root);
-    (!w.failed, w.omitted_nulls)
+    ok && enum_const_ok(schema, value)
 }
 
-/// The path of the node being checked: a linked list on the walker's stack, so checking a
-/// valid value allocates nothing; it is rendered only for a violation.
+#[inline]
+fn enum_const_ok(schema: &Schema, value: &Value) -> bool {
+    if let Some(values) = &schema.enum_values
+        && !values.iter().any(|e| json_eq(e, value))
+    {
+        return false;
+    }
+    match &schema.const_value {
+        Some(c) => json_eq(c, value),
+        None => true,
+    }
+}
+
+#[inline]
+fn string_ok(r: &StringRules, s: &str) -> bool {
+    if let Some(min) = r.min_length
+        && char_len_below(s, min)
+    {
+        return false;
+    }
+    if let Some(max) = r.max_length
+        && !char_len_below(s, max.saturating_add(1))
+    {
+        return false;
+    }
+    match &r.pattern {
+        Some(p) => p.is_match(s),
+        None => true,
+    }
+}
+
+#[inline]
+fn integer_ok(r: &IntegerRules, n: &Number) -> bool {
+    let i = match n.0 {
+        N::PosInt(u) => i128::from(u),
+        N::NegInt(i) => i128::from(i),
+        // Integral floats beyond the 64-bit range (`1e300`) are integers too.
+        N::Float(f) => {
+            return f.fract() == 0.0
+                && r.minimum
+                    .is_none_or(|m| cmp_f64_int(f, m) != Ordering::Less)
+                && r.maximum
+                    .is_none_or(|m| cmp_f64_int(f, m) != Ordering::Greater);
+        }
+    };
+    r.minimum.is_none_or(|m| i >= m) && r.maximum.is_none_or(|m| i <= m)
+}
+
+fn check_array(r: &ArrayRules, items: &[Value], nulls: &mut bool) -> bool {
+    let len = items.len() as u64;
+    if r.min_items.is_some_and(|m| len < m) || r.max_items.is_some_and(|m| len > m) {
+        return false;
+    }
+    match &r.items {
+        Some(s) => items.iter().all(|it| check(s, it, nulls)),
+        None => true,
+    }
+}
+
+/// One pass over the value's members in their own order: each key is looked up among the
+/// declared properties (trying the one after the previous hit first, since models usually
+/// send keys in declaration order), then the required ones that were not seen are
+/// checked.
+fn check_object(r: &ObjectRules, obj: &Object, nulls: &mut bool) -> bool {
+    let props = &r.properties[..];
+    let mut next = 0usize;
+    // Declared properties seen (the first 64; more are looked up again below).
+    let mut seen = 0u64;
+    let mut matched = 0usize;
+    for (k, v) in obj.entries() {
+        let hit = match props.get(next) {
+            Some(p) if str_eq(k, &p.name) => Some(next),
+            _ => props.iter().position(|p| str_eq(k, &p.name)),
+        };
+        let Some(i) = hit else {
+            match &r.additional {
+                Additional::Open => continue,
+                Additional::Closed => return false,
+                Additional::Schema(s) => {
+                    if check(s, v, nulls) {
+                        continue;
+                    }
+                    return false;
+                }
+            }
+        };
+        next = i + 1;
+        matched += 1;
+        if i < 64 {
+            seen |= 1 << i;
+        }
+        let p = &props[i];
+        if v.is_null() && !p.required && !p.schema.admits_null() {
+            // `null` means "omitted" for a property that is not required.
+            *nulls = true;
+            continue;
+        }
+        if !check(&p.schema, v, nulls) {
+            return false;
+        }
+    }
+    if matched == props.len() && props.len() <= 64 {
+        return true;
+    }
+    props.iter().enumerate().all(|(i, p)| {
+        !p.required
+            || if i < 64 {
+                seen & (1 << i) != 0
+            } else {
+                obj.entries().iter().any(|(k, _)| str_eq(k, &p.name))
+            }
+    })
+}
+
+fn check_one_of(branches: &[std::sync::Arc<Schema>], value: &Value, nulls: &mut bool) -> bool {
+    let mut matched = 0;
+    let mut branch_nulls = false;
+    for b in branches {
+        let mut n = false;
+        if check(b, value, &mut n) {
+            matched += 1;
+            if matched > 1 {
+                return false;
+            }
+            branch_nulls = n;
+        }
+    }
+    // A lenient `null` inside the matching branch must be normalized away too.
+    *nulls |= branch_nulls;
+    matched == 1
+}
+
+// ---------------------------------------------------------------------------------------
+// The reporting pass: every violation, path-qualified, in schema-walk order.
+// ---------------------------------------------------------------------------------------
+
+/// The path of the node being checked: a linked list on the walker's stack, rendered only
+/// for a violation.
 #[derive(Clone, Copy)]
 enum Path<'p> {
     Root,
@@ -164,58 +531,37 @@ enum Path<'p> {
     Index(&'p Path<'p>, usize),
 }
 
-struct Walker<'l> {
-    /// `None`: stop at the first violation and build no message.
-    out: Option<Vec<String>>,
-    failed: bool,
-    omitted_nulls: bool,
+struct Reporter<'l> {
+    out: Violations,
     label: &'l str,
     prefix: bool,
 }
 
-impl Walker<'_> {
-    fn stop(&self) -> bool {
-        self.failed && self.out.is_none()
-    }
-
-    /// Record a violation at `path`: the message is the quoted path followed by what
-    /// `tail` writes, built in one buffer.
-    // Cold and out of line: message building stays out of the hot walk's code.
-    #[cold]
-    #[inline(never)]
+impl Reporter<'_> {
+    /// Record a violation at `path`: the quoted path followed by what `tail` writes.
     fn fail(&mut self, path: &Path<'_>, tail: impl FnOnce(&mut String)) {
-        self.failed = true;
-        if let Some(out) = &mut self.out {
-            let mut m = String::with_capacity(64);
-            m.push('"');
-            write_path(&mut m, path, self.label, self.prefix);
-            m.push('"');
-            tail(&mut m);
-            out.push(m);
-        }
+        let (label, prefix) = (self.label, self.prefix);
+        let m = self.out.begin();
+        m.push('"');
+        write_path(m, path, label, prefix);
+        m.push('"');
+        tail(m);
+        self.out.end();
     }
 
     fn node(&mut self, schema: &Schema, value: &Value, path: &Path<'_>) {
         match &schema.kind {
             Kind::Json => {}
             Kind::OneOf(branches) => {
-                let mut matched = 0;
-                let mut omitted_nulls = false;
-                for b in branches {
-                    let (ok, omitted) = match_info(b, value);
-                    if ok {
-                        matched += 1;
-                        omitted_nulls |= omitted;
-                    }
-                }
-                // A lenient `null` inside the matching branch must be normalized away too.
-                self.omitted_nulls |= omitted_nulls;
+                let matched = branches
+                    .iter()
+                    .filter(|b| check(b, value, &mut false))
+                    .count();
                 if matched != 1 {
                     self.fail(path, |m| {
-                        let _ = write!(
-                            m,
-                            " must match exactly one oneOf branch (matched {matched})"
-                        );
+                        m.push_str(" must match exactly one oneOf branch (matched ");
+                        push_int(m, matched as i128);
+                        m.push(')');
                     });
                 }
                 return;
@@ -228,22 +574,26 @@ impl Walker<'_> {
                     && char_len_below(s, min)
                 {
                     self.fail(path, |m| {
-                        let _ = write!(m, " must be at least {min} characters long");
+                        m.push_str(" must be at least ");
+                        push_int(m, i128::from(min));
+                        m.push_str(" characters long");
                     });
                 }
                 if let Some(max) = r.max_length
                     && !char_len_below(s, max.saturating_add(1))
                 {
                     self.fail(path, |m| {
-                        let _ = write!(m, " must be at most {max} characters long");
+                        m.push_str(" must be at most ");
+                        push_int(m, i128::from(max));
+                        m.push_str(" characters long");
                     });
                 }
                 if let Some(pat) = &r.pattern
                     && !pat.is_match(s)
                 {
-                    let src = json_quote(pat.as_str());
                     self.fail(path, |m| {
-                        let _ = write!(m, " must match the pattern {src}");
+                        m.push_str(" must match the pattern ");
+                        let _ = write_json_string(m, pat.as_str());
                     });
                 }
             }
@@ -277,14 +627,16 @@ impl Walker<'_> {
                     && cmp_int(n, min) == Ordering::Less
                 {
                     self.fail(path, |m| {
-                        let _ = write!(m, " must be at least {min}");
+                        m.push_str(" must be at least ");
+                        push_int(m, min);
                     });
                 }
                 if let Some(max) = r.maximum
                     && cmp_int(n, max) == Ordering::Greater
                 {
                     self.fail(path, |m| {
-                        let _ = write!(m, " must be at most {max}");
+                        m.push_str(" must be at most ");
+                        push_int(m, max);
                     });
                 }
             }
@@ -307,21 +659,22 @@ impl Walker<'_> {
                     && len < min
                 {
                     self.fail(path, |m| {
-                        let _ = write!(m, " must have at least {min} items");
+                        m.push_str(" must have at least ");
+                        push_int(m, i128::from(min));
+                        m.push_str(" items");
                     });
                 }
                 if let Some(max) = r.max_items
                     && len > max
                 {
                     self.fail(path, |m| {
-                        let _ = write!(m, " must have at most {max} items");
+                        m.push_str(" must have at most ");
+                        push_int(m, i128::from(max));
+                        m.push_str(" items");
                     });
                 }
                 if let Some(item_schema) = &r.items {
                     for (i, item) in items.iter().enumerate() {
-                        if self.stop() {
-                            return;
-                        }
                         self.node(item_schema, item, &Path::Index(path, i));
                     }
                 }
@@ -335,15 +688,18 @@ impl Walker<'_> {
                 return;
             }
         }
-        if self.stop() {
-            return;
-        }
         if let Some(values) = &schema.enum_values
             && !values.iter().any(|e| json_eq(e, value))
         {
-            let list = Value::from(values.clone()).to_string();
             self.fail(path, |m| {
-                let _ = write!(m, " must be one of {list}");
+                m.push_str(" must be one of [");
+                for (i, e) in values.iter().enumerate() {
+                    if i > 0 {
+                        m.push(',');
+                    }
+                    let _ = write_value(m, e);
+                }
+                m.push(']');
             });
             return;
         }
@@ -351,80 +707,34 @@ impl Walker<'_> {
             && !json_eq(c, value)
         {
             self.fail(path, |m| {
-                let _ = write!(m, " must be {c}");
+                m.push_str(" must be ");
+                let _ = write_value(m, c);
             });
         }
     }
 
-    // Kept out of line so the scalar checks in `node` keep a small stack frame.
-    #[inline(never)]
-    fn object(&mut self, r: &crate::schema::ObjectRules, obj: &Object, path: &Path<'_>) {
-        // Look every declared property up once. Models usually send keys in declaration
-        // order, so each lookup first tries the entry after the previous hit.
+    fn object(&mut self, r: &ObjectRules, obj: &Object, path: &Path<'_>) {
         let entries = obj.entries();
-        // Fast path: exactly the declared keys, in declaration order (what models send
-        // most of the time). Nothing can be missing or undeclared, so each property is
-        // checked in place; any other shape takes the general path below.
-        if entries.len() == r.properties.len()
-            && entries
-                .iter()
-                .zip(&r.properties)
-                .all(|((k, _), p)| str_eq(k, &p.name))
-        {
-            for ((_, v), p) in entries.iter().zip(&r.properties) {
-                if !p.required && v.is_null() && !p.schema.admits_null() {
-                    self.omitted_nulls = true;
-                    continue;
-                }
-                self.node(&p.schema, v, &Path::Key(path, &p.name));
-                if self.stop() {
-                    return;
-                }
-            }
-            return;
-        }
-        let mut inline: [Option<&Value>; 8] = [None; 8];
-        let mut spilled: Vec<Option<&Value>>;
-        let found: &mut [Option<&Value>] = if r.properties.len() <= inline.len() {
-            &mut inline[..r.properties.len()]
-        } else {
-            spilled = vec![None; r.properties.len()];
-            &mut spilled
-        };
-        let mut hint = 0usize;
-        let mut missing_required = false;
-        for (slot, p) in found.iter_mut().zip(&r.properties) {
-            let name: &str = &p.name;
-            let hit = match entries.get(hint) {
-                Some((k, v)) if str_eq(k, name) => Some((hint, v)),
-                _ => entries
+        // Each declared property's value, looked up once.
+        let found: Vec<Option<&Value>> = r
+            .properties
+            .iter()
+            .map(|p| {
+                entries
                     .iter()
-                    .enumerate()
-                    .find(|(_, (k, _))| str_eq(k, name))
-                    .map(|(i, (_, v))| (i, v)),
-            };
-            if let Some((i, v)) = hit {
-                hint = i + 1;
-                *slot = Some(v);
-            } else if p.required {
-                missing_required = true;
-            }
-        }
+                    .find(|(k, _)| str_eq(k, &p.name))
+                    .map(|(_, v)| v)
+            })
+            .collect();
         // (1) missing required properties, in declaration order.
-        if missing_required {
-            for (slot, p) in found.iter().zip(&r.properties) {
-                if p.required && slot.is_none() {
-                    self.failed = true;
-                    if let Some(out) = &mut self.out {
-                        let mut m = String::from("missing required property \"");
-                        write_path(&mut m, &Path::Key(path, &p.name), self.label, self.prefix);
-                        m.push('"');
-                        out.push(m);
-                    }
-                    if self.stop() {
-                        return;
-                    }
-                }
+        for (slot, p) in found.iter().zip(&r.properties) {
+            if p.required && slot.is_none() {
+                let (label, prefix) = (self.label, self.prefix);
+                let m = self.out.begin();
+                m.push_str("missing required property \"");
+                write_path(m, &Path::Key(path, &p.name), label, prefix);
+                m.push('"');
+                self.out.end();
             }
         }
         // (2) declared properties that are present, in declaration order.
@@ -434,43 +744,24 @@ impl Walker<'_> {
             declared_present += 1;
             if !p.required && v.is_null() && !p.schema.admits_null() {
                 // `null` means "omitted" for a property that is not required.
-                self.omitted_nulls = true;
                 continue;
             }
             self.node(&p.schema, v, &Path::Key(path, &p.name));
-            if self.stop() {
-                return;
-            }
         }
         // (3) undeclared keys, in the value's key order.
         if declared_present == obj.len() {
             return;
         }
-        match &r.additional {
-            Additional::Open => {}
-            Additional::Closed => {
-                for (k, _) in obj.iter() {
-                    if r.properties.iter().any(|p| p.name == k) {
-                        continue;
-                    }
-                    self.fail(&Path::Key(path, k), |m| {
-                        m.push_str(" is not a declared property (additionalProperties: false)")
-                    });
-                    if self.stop() {
-                        return;
-                    }
-                }
+        for (k, v) in obj.iter() {
+            if r.properties.iter().any(|p| str_eq(k, &p.name)) {
+                continue;
             }
-            Additional::Schema(s) => {
-                for (k, v) in obj.iter() {
-                    if r.properties.iter().any(|p| p.name == k) {
-                        continue;
-                    }
-                    self.node(s, v, &Path::Key(path, k));
-                    if self.stop() {
-                        return;
-                    }
-                }
+            match &r.additional {
+                Additional::Open => return,
+                Additional::Closed => self.fail(&Path::Key(path, k), |m| {
+                    m.push_str(" is not a declared property (additionalProperties: false)")
+                }),
+                Additional::Schema(s) => self.node(s, v, &Path::Key(path, k)),
             }
         }
     }
@@ -479,13 +770,7 @@ impl Walker<'_> {
 /// Write `path` as it appears inside a JSON string literal (escaped), e.g.
 /// `items[2].name` or `m[\"odd key\"]`.
 fn write_path(out: &mut String, path: &Path<'_>, label: &str, prefix: bool) {
-    let mut segs: Vec<&Path<'_>> = Vec::new();
-    let mut at = path;
-    while let Path::Key(parent, _) | Path::Index(parent, _) = at {
-        segs.push(at);
-        at = parent;
-    }
-    if segs.is_empty() {
+    if let Path::Root = path {
         push_escaped(out, label);
         return;
     }
@@ -493,23 +778,31 @@ fn write_path(out: &mut String, path: &Path<'_>, label: &str, prefix: bool) {
     if prefix {
         push_escaped(out, label);
     }
-    for seg in segs.into_iter().rev() {
-        match *seg {
-            Path::Key(_, k) if crate::schema::is_ident_key(k) => {
+    write_segments(out, path, start);
+}
+
+/// The segments of `path`, outermost first (recursion bounded by the schema depth).
+fn write_segments(out: &mut String, path: &Path<'_>, start: usize) {
+    match *path {
+        Path::Root => {}
+        Path::Key(parent, k) => {
+            write_segments(out, parent, start);
+            if crate::schema::is_ident_key(k) {
                 if out.len() > start {
                     out.push('.');
                 }
                 out.push_str(k);
-            }
-            Path::Key(_, k) => {
+            } else {
                 out.push('[');
-                push_escaped(out, &json_quote(k));
+                push_escaped(out, &crate::schema::json_quote(k));
                 out.push(']');
             }
-            Path::Index(_, i) => {
-                let _ = write!(out, "[{i}]");
-            }
-            Path::Root => {}
+        }
+        Path::Index(parent, i) => {
+            write_segments(out, parent, start);
+            out.push('[');
+            push_int(out, i as i128);
+            out.push(']');
         }
     }
 }
@@ -519,8 +812,29 @@ fn push_escaped(out: &mut String, s: &str) {
     if !s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
         out.push_str(s);
     } else {
-        let quoted = json_quote(s);
+        let quoted = crate::schema::json_quote(s);
         out.push_str(&quoted[1..quoted.len() - 1]);
+    }
+}
+
+/// Append the decimal digits of `n`.
+fn push_int(out: &mut String, n: i128) {
+    let mut buf = [0u8; 40];
+    let mut at = buf.len();
+    let mut u = n.unsigned_abs();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (u % 10) as u8;
+        u /= 10;
+        if u == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        out.push('-');
+    }
+    for &b in &buf[at..] {
+        out.push(b as char);
     }
 }
 
@@ -675,7 +989,7 @@ fn strip(schema: &Schema, value: &Value) -> Option<Value> {
             changed.then(|| Value::from(out))
         }
         (Kind::OneOf(branches), _) => {
-            let branch = branches.iter().find(|b| matches(b, value))?;
+            let branch = branches.iter().find(|b| is_valid(b, value))?;
             strip(branch, value)
         }
         _ => None,

@@ -309,6 +309,12 @@ proptest! {
         prop_assert!(schema.check("schema").is_ok(), "generated an invalid schema: {:?}", schema.check("schema"));
         let ours = validate_labeled(&schema, &value, "value", true);
         let theirs = oracle(&schema, &value);
+        // The verdict pass and the reporting walk agree.
+        let reported = dsh_runtime::validate::report_all(&schema, &value, "value", true);
+        prop_assert_eq!(reported.is_empty(), ours.is_ok(), "passes disagree: {:?}", reported);
+        if let Err(v) = &ours {
+            prop_assert_eq!(v, &reported);
+        }
         if ours.is_ok() != theirs {
             prop_assume!(!has_lenient_null(&schema, &value));
             prop_assert!(false, "disagreement: ours {:?}, jsonschema {} on schema {} value {}",

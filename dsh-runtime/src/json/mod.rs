@@ -56,7 +56,7 @@
 
 mod de;
 mod keys;
-mod number;
+pub(crate) mod number;
 mod parse;
 pub mod path;
 mod ser;
@@ -70,3 +70,4 @@ pub use parse::{ParseError, ParseErrorKind, ParseOptions, parse, parse_slice, pa
 pub use ser::{LosslessError, LosslessErrorKind, to_value};
 pub use serde_json_bridge::{from_serde, to_serde};
 pub use value::{Array, Frozen, Object, ObjectIter, Value};
+pub(crate) use write::{write_json_string, write_value};

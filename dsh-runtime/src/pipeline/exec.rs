@@ -88,7 +88,7 @@ pub(crate) fn make_success(tool: &DynTool, exec: &Execution, value: Value) -> Re
     }
     let def = tool.definition();
     if let Err(violations) = validate_labeled(&def.output, &value, "value", true) {
-        return invalid_output(name, &violations.join("; "));
+        return invalid_output(name, violations.joined());
     }
     let value = Arc::new(value);
     let content = match panic::contain(|| tool.erased().render(&exec.arguments, &value)) {
