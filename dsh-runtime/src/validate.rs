@@ -292,6 +292,7 @@ impl Validated {
 }
 
 /// Validate tool arguments (root label `arguments`).
+#[inline]
 pub fn validate_arguments(schema: &Schema, value: &Value) -> Result<Validated, ToolArgsError> {
     validate_labeled(schema, value, "arguments", false).map_err(ToolArgsError::from)
 }
@@ -303,6 +304,7 @@ pub fn validate_arguments(schema: &Schema, value: &Value) -> Result<Validated, T
 ///
 /// A value is first checked by a pass that builds nothing and stops at the first
 /// violation; only a value that fails is walked again to report every violation.
+#[inline]
 pub fn validate_labeled(
     schema: &Schema,
     value: &Value,
@@ -368,25 +370,39 @@ impl Schema {
 
 /// Whether `value` matches `schema`; sets `nulls` when the match relies on the null
 /// leniency (so normalization has something to strip).
+///
+/// The common leaves (strings, integers, any-JSON) are checked inline at the call site;
+/// everything else goes through one out-of-line function, so the walk over an object's
+/// members makes a call only for nested containers.
+#[inline(always)]
 fn check(schema: &Schema, value: &Value, nulls: &mut bool) -> bool {
-    let ok = match (&schema.kind, value) {
-        (Kind::Json, _) => return true,
-        (Kind::Object(r), Value::Object(o)) => return check_object(r, o, nulls),
-        (Kind::Array(r), Value::Array(a)) => return check_array(r, &a.0, nulls),
-        (Kind::String(r), Value::String(s)) => string_ok(r, s),
-        (Kind::Integer(r), Value::Number(n)) => integer_ok(r, n),
+    match (&schema.kind, value) {
+        (Kind::String(r), Value::String(s)) => string_ok(r, s) && enum_const_ok(schema, value),
+        (Kind::Integer(r), Value::Number(n)) => integer_ok(r, n) && enum_const_ok(schema, value),
+        (Kind::Json, _) => true,
+        _ => check_other(schema, value, nulls),
+    }
+}
+
+#[inline(never)]
+fn check_other(schema: &Schema, value: &Value, nulls: &mut bool) -> bool {
+    match (&schema.kind, value) {
+        (Kind::Object(r), Value::Object(o)) => check_object(r, o, nulls),
+        (Kind::Array(r), Value::Array(a)) => check_array(r, &a.0, nulls),
         (Kind::Number(r), Value::Number(n)) => {
             r.minimum.is_none_or(|m| cmp_f64(n, m) != Ordering::Less)
                 && r.maximum.is_none_or(|m| cmp_f64(n, m) != Ordering::Greater)
+                && enum_const_ok(schema, value)
         }
-        (Kind::Boolean, Value::Bool(_)) | (Kind::Null, Value::Null) => true,
-        (Kind::OneOf(branches), _) => return check_one_of(branches, value, nulls),
-        _ => return false,
-    };
-    ok && enum_const_ok(schema, value)
+        (Kind::Boolean, Value::Bool(_)) | (Kind::Null, Value::Null) => {
+            enum_const_ok(schema, value)
+        }
+        (Kind::OneOf(branches), _) => check_one_of(branches, value, nulls),
+        _ => false,
+    }
 }
 
-#[inline]
+#[inline(always)]
 fn enum_const_ok(schema: &Schema, value: &Value) -> bool {
     if let Some(values) = &schema.enum_values
         && !values.iter().any(|e| json_eq(e, value))
@@ -399,7 +415,7 @@ fn enum_const_ok(schema: &Schema, value: &Value) -> bool {
     }
 }
 
-#[inline]
+#[inline(always)]
 fn string_ok(r: &StringRules, s: &str) -> bool {
     if let Some(min) = r.min_length
         && char_len_below(s, min)
@@ -417,7 +433,7 @@ fn string_ok(r: &StringRules, s: &str) -> bool {
     }
 }
 
-#[inline]
+#[inline(always)]
 fn integer_ok(r: &IntegerRules, n: &Number) -> bool {
     let i = match n.0 {
         N::PosInt(u) => i128::from(u),
@@ -434,6 +450,7 @@ fn integer_ok(r: &IntegerRules, n: &Number) -> bool {
     r.minimum.is_none_or(|m| i >= m) && r.maximum.is_none_or(|m| i <= m)
 }
 
+#[inline(always)]
 fn check_array(r: &ArrayRules, items: &[Value], nulls: &mut bool) -> bool {
     let len = items.len() as u64;
     if r.min_items.is_some_and(|m| len < m) || r.max_items.is_some_and(|m| len > m) {
@@ -449,6 +466,7 @@ fn check_array(r: &ArrayRules, items: &[Value], nulls: &mut bool) -> bool {
 /// declared properties (trying the one after the previous hit first, since models usually
 /// send keys in declaration order), then the required ones that were not seen are
 /// checked.
+#[inline(always)]
 fn check_object(r: &ObjectRules, obj: &Object, nulls: &mut bool) -> bool {
     let props = &r.properties[..];
     let mut next = 0usize;
@@ -456,29 +474,30 @@ fn check_object(r: &ObjectRules, obj: &Object, nulls: &mut bool) -> bool {
     let mut seen = 0u64;
     let mut matched = 0usize;
     for (k, v) in obj.entries() {
-        let hit = match props.get(next) {
-            Some(p) if str_eq(k, &p.name) => Some(next),
-            _ => props.iter().position(|p| str_eq(k, &p.name)),
-        };
-        let Some(i) = hit else {
-            match &r.additional {
-                Additional::Open => continue,
-                Additional::Closed => return false,
-                Additional::Schema(s) => {
-                    if check(s, v, nulls) {
-                        continue;
+        let i = match props.get(next) {
+            Some(p) if str_eq(k, &p.name) => next,
+            _ => match props.iter().position(|p| str_eq(k, &p.name)) {
+                Some(i) => i,
+                None => match &r.additional {
+                    Additional::Open => continue,
+                    Additional::Closed => return false,
+                    Additional::Schema(s) => {
+                        if check(s, v, nulls) {
+                            continue;
+                        }
+                        return false;
                     }
-                    return false;
-                }
-            }
+                },
+            },
         };
         next = i + 1;
         matched += 1;
-        if i < 64 {
-            seen |= 1 << i;
-        }
+        seen |= 1u64.checked_shl(i as u32).unwrap_or(0);
         let p = &props[i];
-        if v.is_null() && !p.required && !p.schema.admits_null() {
+        if let Value::Null = v
+            && !p.required
+            && !p.schema.admits_null()
+        {
             // `null` means "omitted" for a property that is not required.
             *nulls = true;
             continue;
@@ -490,16 +509,23 @@ fn check_object(r: &ObjectRules, obj: &Object, nulls: &mut bool) -> bool {
     if matched == props.len() && props.len() <= 64 {
         return true;
     }
-    props.iter().enumerate().all(|(i, p)| {
-        !p.required
-            || if i < 64 {
-                seen & (1 << i) != 0
-            } else {
-                obj.entries().iter().any(|(k, _)| str_eq(k, &p.name))
-            }
-    })
+    for (i, p) in props.iter().enumerate() {
+        if !p.required {
+            continue;
+        }
+        let present = if i < 64 {
+            seen & (1 << i) != 0
+        } else {
+            obj.entries().iter().any(|(k, _)| str_eq(k, &p.name))
+        };
+        if !present {
+            return false;
+        }
+    }
+    true
 }
 
+#[inline(always)]
 fn check_one_of(branches: &[std::sync::Arc<Schema>], value: &Value, nulls: &mut bool) -> bool {
     let mut matched = 0;
     let mut branch_nulls = false;
@@ -716,16 +742,23 @@ impl Reporter<'_> {
     fn object(&mut self, r: &ObjectRules, obj: &Object, path: &Path<'_>) {
         let entries = obj.entries();
         // Each declared property's value, looked up once.
-        let found: Vec<Option<&Value>> = r
-            .properties
-            .iter()
-            .map(|p| {
-                entries
-                    .iter()
-                    .find(|(k, _)| str_eq(k, &p.name))
-                    .map(|(_, v)| v)
-            })
-            .collect();
+        let lookup = |p: &crate::schema::Property| {
+            entries
+                .iter()
+                .find(|(k, _)| str_eq(k, &p.name))
+                .map(|(_, v)| v)
+        };
+        let mut inline: [Option<&Value>; 16] = [None; 16];
+        let spilled: Vec<Option<&Value>>;
+        let found: &[Option<&Value>] = if r.properties.len() <= inline.len() {
+            for (slot, p) in inline.iter_mut().zip(&r.properties) {
+                *slot = lookup(p);
+            }
+            &inline[..r.properties.len()]
+        } else {
+            spilled = r.properties.iter().map(lookup).collect();
+            &spilled
+        };
         // (1) missing required properties, in declaration order.
         for (slot, p) in found.iter().zip(&r.properties) {
             if p.required && slot.is_none() {

@@ -71,9 +71,10 @@ fn push_prop(path: &mut String, name: &str) {
 }
 
 pub(crate) fn is_ident(name: &str) -> bool {
-    let mut chars = name.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_' || c == '$')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+    // ASCII only, so bytes are characters.
+    let mut bytes = name.bytes();
+    matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_' || b == b'$')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
 }
 
 pub(super) fn import(value: &Value, root: Root) -> Result<Schema, SchemaError> {
