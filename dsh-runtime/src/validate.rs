@@ -335,9 +335,10 @@ pub fn report_all(schema: &Schema, value: &Value, label: &str, prefix: bool) -> 
 #[inline(never)]
 fn report(schema: &Schema, value: &Value, label: &str, prefix: bool) -> Violations {
     let mut r = Reporter {
+        // Room for a handful of typical messages, so most reports never reallocate.
         out: Violations {
-            text: String::with_capacity(256),
-            ends: Vec::with_capacity(4),
+            text: String::with_capacity(512),
+            ends: Vec::with_capacity(8),
         },
         label,
         prefix,
@@ -394,9 +395,7 @@ fn check_other(schema: &Schema, value: &Value, nulls: &mut bool) -> bool {
                 && r.maximum.is_none_or(|m| cmp_f64(n, m) != Ordering::Greater)
                 && enum_const_ok(schema, value)
         }
-        (Kind::Boolean, Value::Bool(_)) | (Kind::Null, Value::Null) => {
-            enum_const_ok(schema, value)
-        }
+        (Kind::Boolean, Value::Bool(_)) | (Kind::Null, Value::Null) => enum_const_ok(schema, value),
         (Kind::OneOf(branches), _) => check_one_of(branches, value, nulls),
         _ => false,
     }
@@ -723,7 +722,10 @@ impl Reporter<'_> {
                     if i > 0 {
                         m.push(',');
                     }
-                    let _ = write_value(m, e);
+                    let _ = match e {
+                        Value::String(text) => write_json_string(m, text),
+                        other => write_value(m, other),
+                    };
                 }
                 m.push(']');
             });
@@ -854,21 +856,35 @@ fn push_escaped(out: &mut String, s: &str) {
 fn push_int(out: &mut String, n: i128) {
     let mut buf = [0u8; 40];
     let mut at = buf.len();
-    let mut u = n.unsigned_abs();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (u % 10) as u8;
-        u /= 10;
-        if u == 0 {
-            break;
+    let magnitude = n.unsigned_abs();
+    // 64-bit division when the value allows it (128-bit division is a library call).
+    match u64::try_from(magnitude) {
+        Ok(mut u) => loop {
+            at -= 1;
+            buf[at] = b'0' + (u % 10) as u8;
+            u /= 10;
+            if u == 0 {
+                break;
+            }
+        },
+        Err(_) => {
+            let mut u = magnitude;
+            loop {
+                at -= 1;
+                buf[at] = b'0' + (u % 10) as u8;
+                u /= 10;
+                if u == 0 {
+                    break;
+                }
+            }
         }
     }
     if n < 0 {
-        out.push('-');
+        at -= 1;
+        buf[at] = b'-';
     }
-    for &b in &buf[at..] {
-        out.push(b as char);
-    }
+    // Only ASCII digits and `-` were written.
+    out.push_str(std::str::from_utf8(&buf[at..]).unwrap_or_default());
 }
 
 /// String equality without a `memcmp` call for the short strings keys and enum values

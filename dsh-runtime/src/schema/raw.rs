@@ -71,10 +71,30 @@ fn push_prop(path: &mut String, name: &str) {
 }
 
 pub(crate) fn is_ident(name: &str) -> bool {
+    /// For each byte: 2 when it may start an identifier, 1 when it may only continue one.
+    static CLASS: [u8; 256] = {
+        let mut t = [0u8; 256];
+        let mut b = 0;
+        while b < 256 {
+            let c = b as u8;
+            t[b] = if c.is_ascii_alphabetic() || c == b'_' || c == b'$' {
+                2
+            } else if c.is_ascii_digit() {
+                1
+            } else {
+                0
+            };
+            b += 1;
+        }
+        t
+    };
     // ASCII only, so bytes are characters.
-    let mut bytes = name.bytes();
-    matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_' || b == b'$')
-        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
+    match name.as_bytes() {
+        [first, rest @ ..] => {
+            CLASS[usize::from(*first)] == 2 && rest.iter().all(|&b| CLASS[usize::from(b)] != 0)
+        }
+        [] => false,
+    }
 }
 
 pub(super) fn import(value: &Value, root: Root) -> Result<Schema, SchemaError> {
