@@ -161,6 +161,37 @@ pub fn args_object(tool: &str, schema: Arc<Schema>, type_name: &str) -> Arc<Sche
     }
 }
 
+/// The members of a tool's arguments, for the argument reader `#[tool]` generates. The
+/// first key that names no parameter is an error, as with serde's `deny_unknown_fields`.
+pub fn args_members<'v>(
+    value: &'v Value,
+    params: &'static [&'static str],
+) -> Result<&'v crate::json::Object, crate::json::DeError> {
+    use serde::de::Error as _;
+    let Value::Object(members) = value else {
+        return Err(crate::json::DeError::custom(
+            "tool arguments must be a JSON object",
+        ));
+    };
+    match members.iter().find(|(k, _)| !params.contains(k)) {
+        Some((k, _)) => Err(crate::json::DeError::unknown_field(k, params)),
+        None => Ok(members),
+    }
+}
+
+/// One parameter of a generated argument reader: its member deserialized, or, when the
+/// member is absent, what serde's derive makes of a missing field (`None` for an
+/// `Option`, an error naming the field otherwise).
+pub fn arg<'v, T: serde::Deserialize<'v>>(
+    members: &'v crate::json::Object,
+    name: &'static str,
+) -> Result<T, crate::json::DeError> {
+    match members.get(name) {
+        Some(v) => T::deserialize(v),
+        None => T::deserialize(crate::json::MissingField(name)),
+    }
+}
+
 /// Deserialize logged arguments softly: `None` when they no longer validate against the
 /// parameter schema or do not deserialize. Nulls meaning "omitted" are removed first.
 pub fn soft_args<A: DeserializeOwned>(parameters: &Schema, raw: &Value) -> Option<A> {

@@ -632,3 +632,50 @@ fn cfg_applies_to_generated_items() {
         .collect();
     assert_eq!(names, ["present"]);
 }
+
+/// The generated argument reader gives exactly what the args struct's serde
+/// `Deserialize` gives, values and errors alike.
+#[test]
+fn generated_argument_reader_agrees_with_serde() {
+    fn both<T: Tool>(text: &str) -> (Result<String, String>, Result<String, String>)
+    where
+        T::Args: serde::Serialize,
+    {
+        let show = |a: T::Args| {
+            json::to_value(&a)
+                .map(|v| v.to_string())
+                .unwrap_or_default()
+        };
+        let value = v(text);
+        let ours = T::args_from_json(&value)
+            .map(show)
+            .map_err(|e| e.to_string());
+        let serde = json::from_value::<T::Args>(&value)
+            .map(show)
+            .map_err(|e| e.to_string());
+        (ours, serde)
+    }
+    for text in [
+        r#"{"path":"/a","offset":2,"limit":3}"#,
+        r#"{"limit":3,"path":"/a"}"#,
+        r#"{"path":"/a"}"#,
+        r#"{"offset":1}"#,
+        r#"{"path":"/a","extra":1}"#,
+        r#"{"path":7}"#,
+        r#"{"path":"/a","offset":-1}"#,
+        r#"{"path":"/a","offset":null}"#,
+    ] {
+        let (ours, serde) = both::<ReadFile>(text);
+        assert_eq!(ours, serde, "{text}");
+    }
+    // Raw identifiers read their unprefixed key.
+    let (ours, serde) = both::<Search>(r#"{"query":"q","type":"t"}"#);
+    assert_eq!(ours, serde);
+    assert_eq!(ours.unwrap(), r#"{"query":"q","type":"t"}"#);
+    // Tool arguments are always an object; the snapshot deserializer never reads a
+    // struct from an array either (unlike `serde_json`).
+    let (ours, serde) = both::<ReadFile>(r#"["/a",1,2]"#);
+    assert_eq!(ours.unwrap_err(), "tool arguments must be a JSON object");
+    let serde = serde.unwrap_err();
+    assert!(serde.contains("expected struct ReadFileArgs"), "{serde}");
+}

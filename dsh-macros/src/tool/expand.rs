@@ -185,6 +185,7 @@ fn tool_impl(def: &ToolDef<'_>) -> TokenStream {
     let out_span = def.output.span;
     let definition = definition_fn(def);
     let call = call_fn(def);
+    let reader = args_reader(def);
     let hooks = hooks(def);
     let output_assoc = quote_spanned!(out_span=> type Output = #out;);
     let args_assoc = match def.args_param() {
@@ -198,7 +199,34 @@ fn tool_impl(def: &ToolDef<'_>) -> TokenStream {
             #output_assoc
             #definition
             #call
+            #reader
             #hooks
+        }
+    }
+}
+
+/// For a generated args struct: read each member directly instead of through the
+/// struct's `Deserialize` (whose visitor would be compiled for every tool).
+fn args_reader(def: &ToolDef<'_>) -> TokenStream {
+    if def.args_param().is_some() {
+        return TokenStream::new();
+    }
+    let krate = &def.krate;
+    let args = &def.args_ident;
+    let names: Vec<&String> = def.fields().map(|f| &f.name).collect();
+    let members = def.fields().map(|f| {
+        let ident = &f.ident;
+        let name = &f.name;
+        let ty = &f.ty;
+        let read = quote_spanned!(ty.span()=> #krate::__private::arg::<#ty>(__dsh_m, #name)?);
+        quote!(#ident: #read,)
+    });
+    quote! {
+        fn args_from_json(
+            __dsh_v: &#krate::json::Value,
+        ) -> ::core::result::Result<<Self as #krate::Tool>::Args, #krate::json::DeError> {
+            let __dsh_m = #krate::__private::args_members(__dsh_v, &[#(#names),*])?;
+            ::core::result::Result::Ok(#args { #(#members)* })
         }
     }
 }

@@ -152,6 +152,21 @@ impl<'de> Deserializer<'de> for &'de Value {
         visitor.visit_newtype_struct(self)
     }
 
+    /// A struct is read from an object only (never from an array, unlike `serde_json`):
+    /// every schema the SDK publishes for a struct is an object. Going straight to the
+    /// map visitor also keeps the code generated per struct type small.
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, DeError> {
+        match self {
+            Value::Object(o) => visit_object(o, visitor),
+            _ => Err(self.invalid_type(&visitor)),
+        }
+    }
+
     fn deserialize_enum<V: Visitor<'de>>(
         self,
         _name: &'static str,
@@ -202,7 +217,7 @@ impl<'de> Deserializer<'de> for &'de Value {
 
     forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        seq tuple tuple_struct map struct identifier
+        seq tuple tuple_struct map identifier
     }
 }
 
@@ -513,5 +528,27 @@ impl<'de> de::Deserialize<'de> for Value {
     /// Recurses once per nesting level.
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
         d.deserialize_any(ValueVisitor)
+    }
+}
+
+/// The deserializer of a struct member that is absent, as serde's derive treats one:
+/// `None` for an `Option`, a "missing field" error for anything else.
+pub(crate) struct MissingField(pub(crate) &'static str);
+
+impl<'de> Deserializer<'de> for MissingField {
+    type Error = DeError;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _visitor: V) -> Result<V::Value, DeError> {
+        Err(de::Error::missing_field(self.0))
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        visitor.visit_none()
+    }
+
+    forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct newtype_struct seq tuple tuple_struct map
+        struct enum identifier ignored_any
     }
 }

@@ -64,6 +64,7 @@ mod serde_json_bridge;
 mod value;
 mod write;
 
+pub(crate) use de::MissingField;
 pub use de::{DeError, from_value};
 pub use number::Number;
 pub use parse::{ParseError, ParseErrorKind, ParseOptions, parse, parse_slice, parse_with};
