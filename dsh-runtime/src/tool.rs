@@ -205,6 +205,13 @@ pub trait Tool: Send + Sync + 'static {
     /// The canonical output value.
     type Output: Serialize + Send + 'static;
 
+    /// Which hooks this implementation overrides (a set of [`hooks`] bits). The erased
+    /// tool calls only those and runs the defaults itself, so a tool that overrides none
+    /// compiles no hook code of its own. The default says "all", which is always correct;
+    /// `#[tool]` states exactly the hooks it generates.
+    #[doc(hidden)]
+    const OVERRIDDEN_HOOKS: u8 = hooks::ALL;
+
     /// The static definition.
     fn definition(&self) -> &ToolDefinition;
 
@@ -267,6 +274,25 @@ pub trait Tool: Send + Sync + 'static {
         let _ = (args, content);
         None
     }
+}
+
+/// The bits of [`Tool::OVERRIDDEN_HOOKS`].
+#[doc(hidden)]
+pub mod hooks {
+    /// [`super::Tool::render`].
+    pub const RENDER: u8 = 1;
+    /// [`super::Tool::is_concurrency_safe`].
+    pub const IS_CONCURRENCY_SAFE: u8 = 1 << 1;
+    /// [`super::Tool::present_call`].
+    pub const PRESENT_CALL: u8 = 1 << 2;
+    /// [`super::Tool::present_result`].
+    pub const PRESENT_RESULT: u8 = 1 << 3;
+    /// [`super::Tool::presentation_meta`].
+    pub const PRESENTATION_META: u8 = 1 << 4;
+    /// [`super::Tool::finalize_content`].
+    pub const FINALIZE_CONTENT: u8 = 1 << 5;
+    /// Every hook.
+    pub const ALL: u8 = (1 << 6) - 1;
 }
 
 /// The default rendering of a canonical value.
@@ -544,28 +570,63 @@ impl<T: Tool> ErasedTool for T {
             }
         })
     }
+    // Each hook calls the tool's own method only when it is overridden; the test is one
+    // associated constant, so the branch not taken is not compiled for `T`.
     fn render(&self, args: &Value, value: &Value) -> Result<Vec<ContentBlock>, ToolError> {
-        Tool::render(self, args, value)
+        if Overrides::<T>::RENDER {
+            Tool::render(self, args, value)
+        } else {
+            Ok(default_render(value))
+        }
     }
     fn is_concurrency_safe(&self, args: &Value) -> bool {
-        Tool::is_concurrency_safe(self, args)
+        Overrides::<T>::IS_CONCURRENCY_SAFE && Tool::is_concurrency_safe(self, args)
     }
     fn present_call(&self, args: &Value) -> Option<CallView> {
-        Tool::present_call(self, args)
+        if Overrides::<T>::PRESENT_CALL {
+            Tool::present_call(self, args)
+        } else {
+            None
+        }
     }
     fn present_result(&self, args: &Value, result: &ResultSummary) -> Option<ResultView> {
-        Tool::present_result(self, args, result)
+        if Overrides::<T>::PRESENT_RESULT {
+            Tool::present_result(self, args, result)
+        } else {
+            None
+        }
     }
     fn presentation_meta(&self, args: &Value, value: &Value) -> Result<Option<Value>, ToolError> {
-        Tool::presentation_meta(self, args, value)
+        if Overrides::<T>::PRESENTATION_META {
+            Tool::presentation_meta(self, args, value)
+        } else {
+            Ok(None)
+        }
     }
     fn finalize_content(
         &self,
         args: &Value,
         content: &[ContentBlock],
     ) -> Option<Vec<ContentBlock>> {
-        Tool::finalize_content(self, args, content)
+        if Overrides::<T>::FINALIZE_CONTENT {
+            Tool::finalize_content(self, args, content)
+        } else {
+            None
+        }
     }
+}
+
+/// [`Tool::OVERRIDDEN_HOOKS`] as one constant per hook (a constant operand lets the
+/// compiler drop the branch not taken before code generation).
+struct Overrides<T>(std::marker::PhantomData<T>);
+
+impl<T: Tool> Overrides<T> {
+    const RENDER: bool = T::OVERRIDDEN_HOOKS & hooks::RENDER != 0;
+    const IS_CONCURRENCY_SAFE: bool = T::OVERRIDDEN_HOOKS & hooks::IS_CONCURRENCY_SAFE != 0;
+    const PRESENT_CALL: bool = T::OVERRIDDEN_HOOKS & hooks::PRESENT_CALL != 0;
+    const PRESENT_RESULT: bool = T::OVERRIDDEN_HOOKS & hooks::PRESENT_RESULT != 0;
+    const PRESENTATION_META: bool = T::OVERRIDDEN_HOOKS & hooks::PRESENTATION_META != 0;
+    const FINALIZE_CONTENT: bool = T::OVERRIDDEN_HOOKS & hooks::FINALIZE_CONTENT != 0;
 }
 
 /// A type-erased, shareable tool, as the registry holds it.

@@ -404,6 +404,21 @@ fn hooks(def: &ToolDef<'_>) -> TokenStream {
     let args_ty = quote!(<Self as #krate::Tool>::Args);
     let out = &def.output.ty;
     let mut out_tokens = TokenStream::new();
+    // Bits of `Tool::OVERRIDDEN_HOOKS`, in the runtime's order (`tool::hooks`).
+    let a = &def.attr;
+    let overridden: u8 = [
+        a.render.is_some(),
+        def.concurrency().is_some(),
+        a.present_call.is_some(),
+        a.present_result.is_some(),
+        a.presentation_meta.is_some(),
+        a.finalize_content.is_some(),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(bit, on)| u8::from(*on) << bit)
+    .sum();
+    out_tokens.extend(quote!(const OVERRIDDEN_HOOKS: u8 = #overridden;));
     let soft = quote! {
         let __dsh_a: #args_ty = #krate::__private::soft_args(#params, __dsh_args)?;
     };
