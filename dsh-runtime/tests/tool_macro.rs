@@ -679,3 +679,29 @@ fn generated_argument_reader_agrees_with_serde() {
     let serde = serde.unwrap_err();
     assert!(serde.contains("expected struct ReadFileArgs"), "{serde}");
 }
+
+/// `#[tool]` declares exactly the hooks it generates; the erased tool runs the defaults
+/// of the others itself.
+#[test]
+fn overridden_hooks_are_exactly_the_generated_ones() {
+    use dsh_runtime::tool::hooks;
+    assert_eq!(ReadFile::OVERRIDDEN_HOOKS, hooks::IS_CONCURRENCY_SAFE);
+    assert_eq!(Search::OVERRIDDEN_HOOKS, 0);
+    assert_eq!(EditFile::OVERRIDDEN_HOOKS, hooks::ALL);
+    // Defaults, run by the erased tool for a tool that overrides nothing.
+    let erased = dsh_runtime::DynTool::new(Search);
+    let args = v(r#"{"query":"q"}"#);
+    assert!(!erased.erased().is_concurrency_safe(&args));
+    assert!(erased.erased().present_call(&args).is_none());
+    let out = Value::from("text");
+    let rendered = erased.erased().render(&args, &out).expect("default render");
+    assert_eq!(rendered, vec![ContentBlock::text("text")]);
+    assert!(
+        erased
+            .erased()
+            .presentation_meta(&args, &out)
+            .expect("meta")
+            .is_none()
+    );
+    assert!(erased.erased().finalize_content(&args, &rendered).is_none());
+}
