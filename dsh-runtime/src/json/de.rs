@@ -51,6 +51,8 @@ impl de::Error for DeError {
 /// were already normalised to integers when the value was built, so they
 /// deserialize into integer types); out-of-range integers fail with serde's
 /// usual "invalid value" error. Strings and object keys are borrowed.
+/// One difference: a struct is read from an object only, never from an array
+/// (every schema the SDK publishes for a struct is an object).
 /// Recurses once per nesting level of `value`.
 pub fn from_value<'de, T: de::Deserialize<'de>>(value: &'de Value) -> Result<T, DeError> {
     T::deserialize(value)
