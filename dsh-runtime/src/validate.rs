@@ -323,7 +323,11 @@ pub fn validate_labeled(
 #[doc(hidden)]
 pub fn report_all(schema: &Schema, value: &Value, label: &str, prefix: bool) -> Violations {
     let mut r = Reporter {
-        out: Violations::new(),
+        // Room for a handful of typical messages, so most reports never reallocate.
+        out: Violations {
+            text: String::with_capacity(512),
+            ends: Vec::with_capacity(8),
+        },
         label,
         prefix,
     };
@@ -334,23 +338,18 @@ pub fn report_all(schema: &Schema, value: &Value, label: &str, prefix: bool) -> 
 #[cold]
 #[inline(never)]
 fn report(schema: &Schema, value: &Value, label: &str, prefix: bool) -> Violations {
-    let mut r = Reporter {
-        // Room for a handful of typical messages, so most reports never reallocate.
-        out: Violations {
-            text: String::with_capacity(512),
-            ends: Vec::with_capacity(8),
-        },
-        label,
-        prefix,
-    };
-    r.node(schema, value, &Path::Root);
-    if r.out.is_empty() {
+    let mut out = report_all(schema, value, label, prefix);
+    if out.is_empty() {
         // The two passes implement one rule set; should they ever disagree, the value
         // is still rejected, with a message that says so instead of none.
         debug_assert!(false, "the reporting walk found no violation");
-        r.fail(&Path::Root, |m| m.push_str(" does not match the schema"));
+        let m = out.begin();
+        m.push('"');
+        write_path(m, &Path::Root, label, prefix);
+        m.push_str("\" does not match the schema");
+        out.end();
     }
-    r.out
+    out
 }
 
 /// Whether `value` matches `schema` (no messages are built).
