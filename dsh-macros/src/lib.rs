@@ -16,13 +16,16 @@ mod derive;
 mod doc;
 mod tool;
 
-// Documented on its re-export, `dsh_runtime::tool` (rustdoc appends these docs there).
+// Documented on its re-export, `dsh_runtime::tool` (rustdoc would append docs written
+// here to those), hence the allow.
+#[allow(missing_docs)]
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     debug("tool", tool::expand_tool(attr.into(), item.into())).into()
 }
 
 // Documented on its re-export, `dsh_runtime::toolbox`.
+#[allow(missing_docs)]
 #[proc_macro_attribute]
 pub fn toolbox(attr: TokenStream, item: TokenStream) -> TokenStream {
     debug("toolbox", tool::expand_toolbox(attr.into(), item.into())).into()

@@ -89,7 +89,7 @@ use crate::ToolSchema;
 use crate::schema::Schema;
 
 mod output;
-pub mod process;
+pub mod tools;
 
 pub use output::OutputSink;
 
@@ -331,7 +331,7 @@ impl fmt::Debug for RunningJob {
 /// (runtime open, owner live); an error or a panic registers nothing.
 ///
 /// Any `FnOnce(JobContext) -> Result<RunningJob, E>` is a producer;
-/// [`process::spawn_command`] makes one from a command.
+/// `dsh_tools::process::spawn_command` makes one from an operating-system command.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a job producer",
     label = "expected a job producer",

@@ -64,8 +64,13 @@
 //!   observers).
 #![deny(missing_docs)]
 
+// Lets the macros' `::dsh_runtime::...` paths resolve inside this crate (the job tools).
+extern crate self as dsh_runtime;
+
+pub mod codegen;
 pub mod jobs;
-pub mod json;
+#[doc(inline)]
+pub use dsh_json as json;
 pub mod pipeline;
 pub mod present;
 pub mod registry;

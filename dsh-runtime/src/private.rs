@@ -188,7 +188,7 @@ pub fn arg<'v, T: serde::Deserialize<'v>>(
 ) -> Result<T, crate::json::DeError> {
     match members.get(name) {
         Some(v) => T::deserialize(v),
-        None => T::deserialize(crate::json::MissingField(name)),
+        None => T::deserialize(crate::json::__private::MissingField(name)),
     }
 }
 

@@ -30,7 +30,7 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::fmt::Write as _;
 
-use crate::json::number::N;
+use crate::json::NumberRepr as N;
 use crate::json::{Number, Object, Value, write_json_string, write_value};
 use crate::schema::{Additional, ArrayRules, IntegerRules, Kind, ObjectRules, Schema, StringRules};
 
@@ -388,7 +388,7 @@ fn check(schema: &Schema, value: &Value, nulls: &mut bool) -> bool {
 fn check_other(schema: &Schema, value: &Value, nulls: &mut bool) -> bool {
     match (&schema.kind, value) {
         (Kind::Object(r), Value::Object(o)) => check_object(r, o, nulls),
-        (Kind::Array(r), Value::Array(a)) => check_array(r, &a.0, nulls),
+        (Kind::Array(r), Value::Array(a)) => check_array(r, a, nulls),
         (Kind::Number(r), Value::Number(n)) => {
             r.minimum.is_none_or(|m| cmp_f64(n, m) != Ordering::Less)
                 && r.maximum.is_none_or(|m| cmp_f64(n, m) != Ordering::Greater)
@@ -433,7 +433,7 @@ fn string_ok(r: &StringRules, s: &str) -> bool {
 
 #[inline(always)]
 fn integer_ok(r: &IntegerRules, n: &Number) -> bool {
-    let i = match n.0 {
+    let i = match n.repr() {
         N::PosInt(u) => i128::from(u),
         N::NegInt(i) => i128::from(i),
         // Integral floats beyond the 64-bit range (`1e300`) are integers too.

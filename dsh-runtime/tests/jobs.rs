@@ -1,4 +1,4 @@
-//! The background job runtime, with controllable fake producers and real processes.
+//! The background job runtime, with controllable fake producers (process jobs are tested in `dsh-tools`).
 //!
 //! Durations here only bound liveness (a broken runtime fails instead of hanging); no
 //! test asserts how long anything took.
@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use dsh_runtime::jobs::process::{ProcessLimits, spawn_command};
 use dsh_runtime::jobs::{
     DEFAULT_OUTPUT_LIMIT_BYTES, JobContext, JobError, JobId, JobRuntime, JobSettlement, JobSpec,
     JobStatus, KillOutcome, OutputSink, OwnerId, RunningJob,
@@ -61,12 +60,6 @@ fn start_fake(jobs: &JobRuntime, spec: JobSpec, stoppable: bool) -> Fake {
     }
 }
 
-fn sh(script: &str) -> dsh_runtime::jobs::process::CommandProducer {
-    let mut command = tokio::process::Command::new("sh");
-    command.arg("-c").arg(script);
-    spawn_command(command, ProcessLimits::default())
-}
-
 async fn settled(
     jobs: &JobRuntime,
     id: &JobId,
@@ -81,6 +74,7 @@ async fn settled(
 }
 
 /// Reads until the accumulated output contains `needle`, returning it.
+#[allow(dead_code)]
 async fn read_until(
     jobs: &JobRuntime,
     id: &JobId,
@@ -105,16 +99,6 @@ async fn read_until(
     .await
     .unwrap_or_else(|_| panic!("no {needle:?} in output: {seen:?}"));
     seen
-}
-
-#[cfg(unix)]
-fn process_exists(pid: &str) -> bool {
-    std::process::Command::new("kill")
-        .args(["-0", pid])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .expect("kill runs")
-        .success()
 }
 
 // ---- ids and starting -------------------------------------------------------------------
@@ -190,20 +174,6 @@ async fn a_failing_producer_registers_nothing() {
     // Numbers are not reused.
     let next = start_fake(&jobs, JobSpec::new("bash", "y"), true);
     assert_eq!(next.id, "bash-3");
-}
-
-#[tokio::test]
-async fn a_spawn_failure_registers_nothing() {
-    let jobs = JobRuntime::new();
-    let command = tokio::process::Command::new("/definitely/not/a/program");
-    let err = jobs
-        .start(
-            JobSpec::new("bash", "missing"),
-            spawn_command(command, ProcessLimits::default()),
-        )
-        .unwrap_err();
-    assert!(matches!(err, JobError::Producer { .. }), "{err:?}");
-    assert!(jobs.list(None).is_empty());
 }
 
 #[tokio::test]
@@ -739,213 +709,6 @@ async fn snapshots_read_back_and_match_their_schema() {
 }
 
 // ---- real processes ---------------------------------------------------------------------
-
-#[tokio::test]
-async fn a_process_completes_with_its_exit_code() {
-    let jobs = JobRuntime::new();
-    let id = jobs
-        .start(
-            JobSpec::new("bash", "echo"),
-            sh("echo hi; echo oops >&2; exit 3"),
-        )
-        .unwrap();
-    let job = settled(&jobs, &id, None).await;
-    assert_eq!(job.status, JobStatus::Completed);
-    assert_eq!(job.detail.as_deref(), Some("exit code: 3"));
-    let text = jobs.read(&id, None).unwrap().text;
-    // Both streams arrive; their relative order is the scheduler's business.
-    let mut lines: Vec<&str> = text.lines().collect();
-    lines.sort_unstable();
-    assert_eq!(lines, ["hi", "oops"]);
-    assert_eq!(jobs.read(&id, None).unwrap().text, text);
-}
-
-#[tokio::test]
-async fn a_killed_process_reports_its_signal() {
-    let jobs = JobRuntime::new();
-    let id = jobs
-        .start(
-            JobSpec::new("bash", "sleeper"),
-            sh("echo hi; exec sleep 30"),
-        )
-        .unwrap();
-    assert_eq!(read_until(&jobs, &id, None, "hi\n").await, "hi\n");
-    assert_eq!(
-        jobs.kill(&id, Some("test"), None).unwrap(),
-        KillOutcome::Requested
-    );
-    let job = settled(&jobs, &id, None).await;
-    assert_eq!(job.status, JobStatus::Killed);
-    assert_eq!(job.detail.as_deref(), Some("signal: SIGKILL"));
-    assert_eq!(
-        jobs.kill(&id, None, None).unwrap(),
-        KillOutcome::AlreadyFinished
-    );
-}
-
-#[cfg(unix)]
-#[tokio::test]
-async fn a_process_settles_even_when_a_descendant_holds_its_pipes() {
-    let jobs = JobRuntime::new();
-    let mut command = tokio::process::Command::new("sh");
-    // The shell exits at once; the backgrounded sleep inherits stdout and keeps it open
-    // far longer than the test waits.
-    command.arg("-c").arg("sleep 600 & echo $!");
-    let producer = spawn_command(
-        command,
-        ProcessLimits::default().with_drain_grace(Duration::from_millis(50)),
-    );
-    let id = jobs.start(JobSpec::new("bash", "bg"), producer).unwrap();
-    let job = jobs.wait(&id, LIVENESS, None).await.unwrap();
-    let descendant = jobs.read(&id, None).unwrap().text.trim().to_string();
-    // Clean up before asserting, so a failure leaves nothing behind.
-    if !descendant.is_empty() {
-        let _ = std::process::Command::new("kill").arg(&descendant).status();
-    }
-    assert_eq!(
-        job.status,
-        JobStatus::Completed,
-        "the open pipe held the job"
-    );
-    assert_eq!(job.detail.as_deref(), Some("exit code: 0"));
-    assert!(descendant.parse::<u32>().is_ok(), "output: {descendant:?}");
-}
-
-/// Whether a process no longer runs: no such pid, or a zombie waiting for its reaper
-/// (orphans are reaped by the machine's init, whenever it gets to it).
-#[cfg(unix)]
-fn process_stopped(pid: &str) -> bool {
-    if !process_exists(pid) {
-        return true;
-    }
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| stat.rsplit_once(')')?.1.trim_start().chars().next())
-        .is_some_and(|state| state == 'Z' || state == 'X')
-}
-
-#[cfg(unix)]
-#[tokio::test]
-async fn a_kill_reaches_what_the_process_started() {
-    let jobs = JobRuntime::new();
-    let id = jobs
-        .start(JobSpec::new("bash", "tree"), sh("sleep 30 & echo $!; wait"))
-        .unwrap();
-    let descendant = read_until(&jobs, &id, None, "\n").await.trim().to_string();
-    assert!(process_exists(&descendant), "the descendant runs first");
-    jobs.kill(&id, None, None).unwrap();
-    let job = settled(&jobs, &id, None).await;
-    assert_eq!(job.status, JobStatus::Killed);
-    let stopped = tokio::time::timeout(LIVENESS, async {
-        while !process_stopped(&descendant) {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await;
-    if stopped.is_err() {
-        let _ = std::process::Command::new("kill").arg(&descendant).status();
-        panic!("descendant {descendant} outlived the kill");
-    }
-}
-
-#[cfg(unix)]
-#[tokio::test]
-async fn a_process_that_exits_on_its_own_leaves_its_descendants_alone() {
-    let jobs = JobRuntime::new();
-    let mut command = tokio::process::Command::new("sh");
-    // The shell exits at once, leaving a daemon-like child (with its output elsewhere,
-    // so the pipes close).
-    command.arg("-c").arg("sleep 30 >/dev/null 2>&1 & echo $!");
-    let id = jobs
-        .start(
-            JobSpec::new("bash", "daemon"),
-            spawn_command(command, ProcessLimits::default()),
-        )
-        .unwrap();
-    let job = settled(&jobs, &id, None).await;
-    let descendant = jobs.read(&id, None).unwrap().text.trim().to_string();
-    let alive = process_exists(&descendant) && !process_stopped(&descendant);
-    let _ = std::process::Command::new("kill").arg(&descendant).status();
-    assert_eq!(job.status, JobStatus::Completed);
-    assert!(
-        alive,
-        "a completed job's descendant {descendant} was killed"
-    );
-}
-
-#[tokio::test]
-async fn process_output_over_the_limit_is_marked() {
-    let jobs = JobRuntime::new();
-    let id = jobs
-        .start(
-            JobSpec::new("bash", "noisy").with_output_limit(10),
-            sh("i=0; while [ $i -lt 100 ]; do echo line$i; i=$((i+1)); done"),
-        )
-        .unwrap();
-    settled(&jobs, &id, None).await;
-    let text = jobs.read(&id, None).unwrap().text;
-    // 100 lines: line0..line9 are 6 bytes each, line10..line99 are 7: 690 bytes in all.
-    assert_eq!(
-        text,
-        "[output truncated: 680 earlier bytes dropped]\n98\nline99\n"
-    );
-}
-
-#[cfg(unix)]
-#[tokio::test]
-async fn dropping_the_owner_kills_the_process_and_records_it() {
-    let jobs = JobRuntime::new();
-    let owner = jobs.owner();
-    let owner_id = owner.id();
-    let id = jobs
-        .start(
-            JobSpec::new("bash", "sleeper").owned_by(owner_id),
-            sh("echo pid=$$; exec sleep 30"),
-        )
-        .unwrap();
-    let seen = read_until(&jobs, &id, Some(owner_id), "\n").await;
-    let pid = seen
-        .trim()
-        .strip_prefix("pid=")
-        .expect("the script prints its pid")
-        .to_string();
-    assert!(
-        process_exists(&pid),
-        "the process runs before the owner goes"
-    );
-
-    drop(owner);
-    assert!(!jobs.is_live(owner_id));
-    // The settlement is still recorded, and visible through the closed owner's id.
-    let job = settled(&jobs, &id, Some(owner_id)).await;
-    assert_eq!(job.status, JobStatus::Killed);
-    assert_eq!(job.detail.as_deref(), Some("signal: SIGKILL"));
-    assert_eq!(job.stop_reason.as_deref(), Some("owner closed"));
-    assert!(!process_exists(&pid), "process {pid} outlived its owner");
-}
-
-#[cfg(unix)]
-#[tokio::test]
-async fn closing_the_owner_waits_for_the_process() {
-    let jobs = JobRuntime::new();
-    let owner = jobs.owner();
-    let owner_id = owner.id();
-    let id = jobs
-        .start(
-            JobSpec::new("bash", "sleeper").owned_by(owner_id),
-            sh("echo pid=$$; exec sleep 30"),
-        )
-        .unwrap();
-    let seen = read_until(&jobs, &id, Some(owner_id), "\n").await;
-    let pid = seen.trim().trim_start_matches("pid=").to_string();
-    tokio::time::timeout(LIVENESS, owner.close())
-        .await
-        .expect("close returns");
-    // No wait needed: close returned only after the job settled.
-    let job = jobs.snapshot(&id, Some(owner_id)).unwrap();
-    assert_eq!(job.status, JobStatus::Killed);
-    assert!(!process_exists(&pid), "process {pid} outlived close");
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_reads_lose_and_repeat_nothing() {

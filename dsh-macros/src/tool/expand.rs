@@ -7,6 +7,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::ext::IdentExt as _;
 use syn::spanned::Spanned;
 
 use super::attr::Concurrency;
@@ -112,6 +113,12 @@ fn args_struct(def: &ToolDef<'_>) -> TokenStream {
         let ty = &f.ty;
         let docs = match &f.entry {
             Some(text) => quote!(#[doc = #text]),
+            // An undocumented parameter still gets a doc line, so a crate with
+            // `#![deny(missing_docs)]` accepts the generated struct.
+            None if f.docs.is_empty() => {
+                let text = format!("The `{}` argument.", f.ident.unraw());
+                quote!(#[doc = #text])
+            }
             None => {
                 let d = &f.docs;
                 quote!(#(#d)*)

@@ -535,7 +535,7 @@ impl<'de> de::Deserialize<'de> for Value {
 
 /// The deserializer of a struct member that is absent, as serde's derive treats one:
 /// `None` for an `Option`, a "missing field" error for anything else.
-pub(crate) struct MissingField(pub(crate) &'static str);
+pub struct MissingField(pub &'static str);
 
 impl<'de> Deserializer<'de> for MissingField {
     type Error = DeError;

@@ -12,7 +12,7 @@
 //!
 //! let registry = Registry::new();
 //! let jobs = JobRuntime::new();
-//! let _tools = examples::job_tools::register(&registry, &jobs).unwrap();
+//! let _tools = dsh_runtime::jobs::tools::register(&registry, &jobs).unwrap();
 //! let result = registry
 //!     .execute(ToolCall::new("call_1", "job_kill", r#"{"job_id":"bash-9"}"#))
 //!     .await;
@@ -24,8 +24,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use dsh_runtime::jobs::{JobError, JobOutput, JobRuntime, JobSnapshot, KillOutcome, OwnerId};
-use dsh_runtime::{
+use crate::jobs::{JobError, JobOutput, JobRuntime, JobSnapshot, KillOutcome, OwnerId};
+use crate::{
     ContentBlock, ErrorCode, RegisterError, Registration, Registry, ToolContext, ToolError,
     ToolSchema, tool, toolbox,
 };
@@ -37,7 +37,7 @@ pub const DEFAULT_WAIT_MS: u64 = 30_000;
 pub const MAX_WAIT_MS: u64 = 600_000;
 
 /// Registers `job_output`, `job_list` and `job_kill` over `jobs`, acting for no owner
-/// (they see the unowned jobs, which is what [`crate::bash::register`] starts).
+/// (they see the unowned jobs, which is what `dsh_tools::bash::register` starts).
 ///
 /// # Errors
 ///

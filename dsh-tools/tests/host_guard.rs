@@ -5,7 +5,7 @@ mod support;
 
 use std::path::Path;
 
-use examples::host::{Host, HostError, check_within, resolve};
+use dsh_tools::host::{Host, HostError, check_within, resolve};
 use support::{failure, q, value, write};
 
 struct Fixture {

@@ -1,8 +1,9 @@
-//! Integration tests for `dsh_runtime::json`.
+//! Integration tests for `dsh_json`.
 
 use std::collections::{BTreeMap, HashMap};
 
-use dsh_runtime::json::{
+use dsh_json as json;
+use dsh_json::{
     self, Array, DeError, Frozen, LosslessErrorKind, Number, Object, ParseError, ParseErrorKind,
     ParseOptions, Value, from_serde, from_value, parse, parse_slice, parse_with, to_serde,
     to_value,
@@ -1550,7 +1551,7 @@ fn exactly_representable_integral_floats_are_accepted() {
         "1.8446744073709552e19",
         "-18446744073709551616",
     ] {
-        let v = dsh_runtime::json::parse(lit).unwrap_or_else(|e| panic!("{lit}: {e}"));
+        let v = dsh_json::parse(lit).unwrap_or_else(|e| panic!("{lit}: {e}"));
         assert_eq!(
             v.as_f64(),
             Some(if lit.starts_with('-') {
@@ -1561,5 +1562,5 @@ fn exactly_representable_integral_floats_are_accepted() {
         );
     }
     // One more than 2^64 is not an f64.
-    assert!(dsh_runtime::json::parse("18446744073709551617").is_err());
+    assert!(dsh_json::parse("18446744073709551617").is_err());
 }

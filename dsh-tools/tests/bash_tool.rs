@@ -14,7 +14,7 @@ use dsh_runtime::present::{CallView, ResultSummary, ResultView, TerminalExit};
 use dsh_runtime::{
     ContentBlock, ExecutionMode, Registration, Registry, Tool, ToolCall, ToolContext, ToolResult,
 };
-use examples::bash::{self, BashArgs, BashConfig, BashOutput, Foreground, Shell, ShellBash};
+use dsh_tools::bash::{self, BashArgs, BashConfig, BashOutput, Foreground, Shell, ShellBash};
 use tokio_util::sync::CancellationToken;
 
 /// How long anything expected to happen soon may take before the test fails.
@@ -30,7 +30,7 @@ fn host_with(config: BashConfig) -> Host {
     let registry = Registry::new();
     let jobs = JobRuntime::new();
     let mut tools = bash::register_with(&registry, &jobs, config).unwrap();
-    tools.extend(examples::job_tools::register(&registry, &jobs).unwrap());
+    tools.extend(dsh_runtime::jobs::tools::register(&registry, &jobs).unwrap());
     Host {
         registry,
         jobs,

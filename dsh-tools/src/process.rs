@@ -31,7 +31,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 use tokio_util::sync::CancellationToken;
 
-use super::{BoxError, JobContext, JobProducer, JobSettlement, OutputSink, RunningJob};
+use dsh_runtime::jobs::{BoxError, JobContext, JobProducer, JobSettlement, OutputSink, RunningJob};
 
 /// Bounds on a process job beyond its output limit (which is the job spec's).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,7 +62,8 @@ impl ProcessLimits {
 /// program) fails the start, and no job is registered.
 ///
 /// ```no_run
-/// use dsh_runtime::jobs::{JobRuntime, JobSpec, process};
+/// use dsh_runtime::jobs::{JobRuntime, JobSpec};
+/// use dsh_tools::process;
 ///
 /// # async fn demo(jobs: JobRuntime) -> Result<(), dsh_runtime::jobs::JobError> {
 /// let mut command = tokio::process::Command::new("sh");
@@ -221,6 +222,7 @@ pub fn kill_process_group(leader: u32) -> io::Result<()> {
             .filter(|pgid| *pgid > 1)
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a process group id"))?;
         // SAFETY: `killpg` takes two integers and touches no memory of ours.
+        #[allow(unsafe_code)]
         let rc = unsafe { libc::killpg(pgid, libc::SIGKILL) };
         if rc == 0 {
             Ok(())

@@ -17,9 +17,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use dsh_runtime::codegen::markdown;
 use dsh_runtime::json::{self, Value};
 use dsh_runtime::{ContentBlock, ErrorCode, ToolResult};
-use examples::host::{Host, docs, replay};
+use dsh_tools::REGENERATE_CATALOG;
+use dsh_tools::host::{Host, replay};
 use serde::Serialize;
 
 /// Run the dsh-rs reference tools (read, write, edit, grep, glob, bash, job control)
@@ -247,7 +249,7 @@ fn failure_status(result: &ToolResult) -> ExitCode {
 }
 
 fn write_docs(host: &Host, out: Option<PathBuf>) -> ExitCode {
-    let text = docs::catalog(host.registry());
+    let text = markdown::catalog(host.registry(), Some(REGENERATE_CATALOG));
     match out {
         None => {
             emit(&text);

@@ -20,7 +20,7 @@
 //! # Example
 //!
 //! ```
-//! use dsh_runtime::json::{self, ParseErrorKind, Value};
+//! use dsh_json::{self as json, ParseErrorKind, Value};
 //!
 //! let v = json::parse(r#"{"b": [1, 2.0, 0.5, "x"], "a": null}"#).unwrap();
 //! assert_eq!(v["b"][1].as_u64(), Some(2)); // integral floats are integers
@@ -56,7 +56,7 @@
 
 mod de;
 mod keys;
-pub(crate) mod number;
+mod number;
 mod parse;
 pub mod path;
 mod ser;
@@ -64,11 +64,16 @@ mod serde_json_bridge;
 mod value;
 mod write;
 
-pub(crate) use de::MissingField;
 pub use de::{DeError, from_value};
-pub use number::Number;
+pub use number::{Number, NumberRepr};
 pub use parse::{ParseError, ParseErrorKind, ParseOptions, parse, parse_slice, parse_with};
 pub use ser::{LosslessError, LosslessErrorKind, to_value};
 pub use serde_json_bridge::{from_serde, to_serde};
 pub use value::{Array, Frozen, Object, ObjectIter, Value};
-pub(crate) use write::{write_json_string, write_value};
+pub use write::{write_json_string, write_value};
+
+#[doc(hidden)]
+/// Not public API: what `dsh-runtime`'s generated code needs.
+pub mod __private {
+    pub use crate::de::MissingField;
+}

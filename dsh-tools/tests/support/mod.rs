@@ -16,8 +16,8 @@ pub struct Tools {
 impl Tools {
     pub fn new() -> Tools {
         let registry = Registry::new();
-        let mut regs = examples::fs::register(&registry).expect("fs tools register");
-        regs.extend(examples::search::register(&registry).expect("search tools register"));
+        let mut regs = dsh_tools::fs::register(&registry).expect("fs tools register");
+        regs.extend(dsh_tools::search::register(&registry).expect("search tools register"));
         Tools {
             registry,
             _regs: regs,

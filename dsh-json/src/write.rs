@@ -36,7 +36,7 @@ static ESCAPE: [u8; 256] = {
 /// Writes `s` as a JSON string literal, escaping exactly like `serde_json`:
 /// `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, other control characters as
 /// `\u00xx` (lowercase hex), everything else literally.
-pub(crate) fn write_json_string(out: &mut impl Write, s: &str) -> fmt::Result {
+pub fn write_json_string(out: &mut impl Write, s: &str) -> fmt::Result {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.write_char('"')?;
     let bytes = s.as_bytes();
@@ -83,7 +83,7 @@ enum Frame<'a> {
 }
 
 /// Writes `v` as compact JSON without recursion.
-pub(crate) fn write_value(out: &mut impl Write, v: &Value) -> fmt::Result {
+pub fn write_value(out: &mut impl Write, v: &Value) -> fmt::Result {
     let mut stack: Vec<Frame<'_>> = Vec::new();
     let mut next = Some(v);
     loop {

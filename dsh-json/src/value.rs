@@ -277,7 +277,7 @@ impl Object {
     }
 
     /// The members, in insertion order.
-    pub(crate) fn entries(&self) -> &[(Box<str>, Value)] {
+    pub fn entries(&self) -> &[(Box<str>, Value)] {
         &self.0
     }
 

@@ -2,8 +2,8 @@
 //! background work, and a guard confining the file tools to a root directory.
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), examples::host::HostError> {
-//! use examples::host::Host;
+//! # async fn demo() -> Result<(), dsh_tools::host::HostError> {
+//! use dsh_tools::host::Host;
 //!
 //! let host = Host::new(".")?;
 //! let result = host.call("call_1", "read", r#"{"file_path":"README.md","limit":5}"#).await;
@@ -27,7 +27,6 @@
 //! (see the registry's pipeline). It is a convenience boundary for an agent working in a
 //! checkout, not a sandbox: `bash` can still reach anything the process can.
 
-pub mod docs;
 pub mod replay;
 
 use std::fmt;
@@ -164,7 +163,7 @@ pub fn register_tools(
     let mut all = crate::fs::register(registry)?;
     all.extend(crate::search::register(registry)?);
     all.extend(crate::bash::register(registry, jobs)?);
-    all.extend(crate::job_tools::register(registry, jobs)?);
+    all.extend(dsh_runtime::jobs::tools::register(registry, jobs)?);
     Ok(all)
 }
 

@@ -22,9 +22,12 @@ use std::fmt;
 #[derive(Clone, Copy)]
 pub struct Number(pub(crate) N);
 
-/// The private representation of a [`Number`].
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum N {
+/// How a [`Number`] is held (see [`Number::repr`]).
+pub type NumberRepr = N;
+
+/// How a [`Number`] is held (see [`Number::repr`]): exactly one representation per value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum N {
     /// `0..=u64::MAX`.
     PosInt(u64),
     /// `i64::MIN..=-1`.
@@ -39,6 +42,13 @@ const TWO_POW_64: f64 = 18_446_744_073_709_551_616.0;
 const NEG_TWO_POW_63: f64 = -9_223_372_036_854_775_808.0;
 
 impl Number {
+    /// The representation of this number: a non-negative integer, a negative integer, or a
+    /// float that no 64-bit integer can hold. Each value has exactly one.
+    #[inline]
+    pub fn repr(&self) -> NumberRepr {
+        self.0
+    }
+
     /// Builds a number from an `f64`.
     ///
     /// Returns `None` for NaN, for `±Infinity`, and for `-0.0`. Negative zero

@@ -15,7 +15,7 @@
 //!
 //! **Background.** With `run_in_background`, the command is started as a `bash` job on the
 //! [`JobRuntime`] (unowned, labelled with the call's `description`) and the call returns
-//! its id at once; `job_output`, `job_list` and `job_kill` ([`crate::job_tools`]) take it
+//! its id at once; `job_output`, `job_list` and `job_kill` (`dsh_runtime::jobs::tools`) take it
 //! from there. Once the job is published, the call's cancellation no longer reaches it.
 //!
 //! ```
@@ -25,7 +25,7 @@
 //!
 //! let registry = Registry::new();
 //! let jobs = JobRuntime::new();
-//! let _bash = examples::bash::register(&registry, &jobs).unwrap();
+//! let _bash = dsh_tools::bash::register(&registry, &jobs).unwrap();
 //! let result = registry
 //!     .execute(ToolCall::new(
 //!         "call_1",
@@ -44,7 +44,7 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use dsh_runtime::jobs::process::{self, ProcessLimits};
+use crate::process::{self, ProcessLimits};
 use dsh_runtime::jobs::{JobRuntime, JobSpec};
 use dsh_runtime::present::{CallView, ResultSummary, ResultView, TerminalExit};
 use dsh_runtime::{

@@ -1,33 +1,41 @@
-//! `examples/TOOLS.md` is the catalog `dsh-tools docs` generates for the host's tools;
+//! `dsh-tools/TOOLS.md` is the catalog `dsh-tools docs` generates for the host's tools;
 //! this test fails when the two differ.
 
 use std::path::Path;
 
-use examples::host::{Host, docs};
+use dsh_runtime::codegen::markdown;
+use dsh_tools::REGENERATE_CATALOG;
+use dsh_tools::host::Host;
 
 #[test]
 fn tools_md_is_up_to_date() {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let host = Host::new(manifest).expect("host");
-    let generated = docs::catalog(host.registry());
+    let generated = markdown::catalog(host.registry(), Some(REGENERATE_CATALOG));
     let checked_in = std::fs::read_to_string(manifest.join("TOOLS.md")).unwrap_or_else(|e| {
         panic!(
-            "examples/TOOLS.md: {e}; generate it with `{}`",
-            docs::REGENERATE
+            "dsh-tools/TOOLS.md: {e}; generate it with `{}`",
+            REGENERATE_CATALOG
         )
     });
     assert!(
         generated == checked_in,
-        "examples/TOOLS.md is stale: the tool definitions changed. Regenerate it from the repository root with\n\n    {}\n\nand review the diff.",
-        docs::REGENERATE
+        "dsh-tools/TOOLS.md is stale: the tool definitions changed. Regenerate it from the repository root with\n\n    {}\n\nand review the diff.",
+        REGENERATE_CATALOG
     );
 }
 
 #[test]
 fn the_catalog_is_deterministic_and_complete() {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let a = docs::catalog(Host::new(manifest).expect("host").registry());
-    let b = docs::catalog(Host::new(manifest.join("src")).expect("host").registry());
+    let a = markdown::catalog(
+        Host::new(manifest).expect("host").registry(),
+        Some(REGENERATE_CATALOG),
+    );
+    let b = markdown::catalog(
+        Host::new(manifest.join("src")).expect("host").registry(),
+        Some(REGENERATE_CATALOG),
+    );
     assert_eq!(
         a, b,
         "the catalog must not depend on the root or on run order"

@@ -5,11 +5,11 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
+use dsh_runtime::jobs::tools::{self as job_tools, Jobs};
 use dsh_runtime::jobs::{
     JobContext, JobRuntime, JobSettlement, JobSpec, JobStatus, OwnerId, RunningJob,
 };
 use dsh_runtime::{ExecutionMode, Registration, Registry, ToolCall, ToolResult};
-use examples::job_tools::{self, Jobs};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 

@@ -1,0 +1,22 @@
+//! The dsh-rs reference tools, written as ordinary `#[tool]` functions, and the
+//! `dsh-tools` host binary that serves them.
+//!
+//! - [`fs`]: `read`, `write`, `edit`;
+//! - [`search`]: `grep`, `glob`;
+//! - [`bash`]: `bash` (foreground with timeout and abort, or in the background as a job);
+//! - [`process`]: the job producer for an operating-system process that `bash` starts;
+//! - [`host`]: the registry the `dsh-tools` binary serves, with its `--root` guard.
+//!
+//! The job control tools (`job_output`, `job_list`, `job_kill`) are generic and live in
+//! `dsh_runtime::jobs::tools`; the host registers them beside `bash`.
+//!
+//! Install the host with `cargo install --path dsh-tools`.
+
+pub mod bash;
+pub mod fs;
+pub mod host;
+pub mod process;
+pub mod search;
+
+/// The command that regenerates the checked-in `dsh-tools/TOOLS.md` from the repository root.
+pub const REGENERATE_CATALOG: &str = "cargo run -p dsh-tools -- docs --out dsh-tools/TOOLS.md";
