@@ -17,6 +17,24 @@
 //!
 //! A [`Frozen`] value (`Arc<Value>`) is the shared, immutable snapshot.
 //!
+//! # What the parser rejects, and why
+//!
+//! A tool call's arguments are a record of what the model asked for; the snapshot must be
+//! exactly that record, so anything the text says that a [`Value`] could not hold exactly
+//! is an error with its path and position ([`ParseErrorKind`]), never a silent change:
+//!
+//! | input | why it is refused |
+//! | --- | --- |
+//! | a duplicate key (`{"a":1,"a":2}`) | JSON parsers disagree on which one wins (JavaScript keeps the last, some keep the first): the tool and the log could see different arguments |
+//! | `-0` (and `-0.0`, `-0e5`) | JSON has no negative zero: JavaScript's `JSON.stringify(-0)` writes `0`, so the value cannot round-trip |
+//! | a number no 64-bit integer or `f64` holds exactly (`12345678901234567890123`, `3.141592653589793238`) | it would be rounded, and the tool would act on a number the model never sent; integral literals that an `f64` holds exactly (`2.0`, `1e300`) are kept |
+//! | nesting deeper than [`ParseOptions::max_depth`] (128 by default) | a bound on work and memory per call, and on the recursion of serde-based consumers |
+//! | invalid escapes, lone surrogates (`"\ud800"`), invalid UTF-8, control characters in strings | the text is not valid JSON, or would not survive a round trip through UTF-8 |
+//! | trailing characters after the value | the text is not one JSON value |
+//!
+//! `NaN` and infinities cannot be written in JSON text; [`Number::from_f64`] and
+//! [`to_value`] refuse them (and `-0.0`) for values built in Rust.
+//!
 //! # Example
 //!
 //! ```
