@@ -680,8 +680,11 @@ fn tool_entry(def: &ToolDefinition, target: Target, p: &mut Projector<'_>) -> Va
                 p.warn(
                     "output",
                     format!(
-                        "a {} output is wrapped as {{\"{MCP_WRAP_KEY}\": …}} (2025-11-25 requires an object outputSchema); structuredContent is wrapped the same way",
-                        def.output.kind_name()
+                        "{} output is wrapped as {{\"{MCP_WRAP_KEY}\": …}} (2025-11-25 requires an object outputSchema); structuredContent is wrapped the same way",
+                        match def.output.kind_name() {
+                            k @ ("array" | "integer" | "object" | "oneOf") => format!("an {k}"),
+                            k => format!("a {k}"),
+                        }
                     ),
                 );
                 let mut props = Object::new();
