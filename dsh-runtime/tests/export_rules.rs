@@ -182,7 +182,11 @@ fn strict_refuses_maps_and_any_json_with_the_reason() {
     let report = export::portability(&[map, any], &[Target::Anthropic, Target::OpenAiChatStrict]);
     assert_eq!(report.rows[0].1[0], Fit::AsIs);
     assert!(matches!(&report.rows[0].1[1], Fit::NotAtAll(r) if r.contains("is a map")));
-    assert!(report.to_string().contains("| mapper | as is | not at all |"));
+    assert!(
+        report
+            .to_string()
+            .contains("| mapper | as is | not at all |")
+    );
 }
 
 #[test]
@@ -228,10 +232,20 @@ fn anthropic_budgets_are_per_request() {
     assert!(export::export(&tools[..4], Target::AnthropicStrict).is_complete());
     // 21 strict tools.
     let many: Vec<ToolDefinition> = (0..21)
-        .map(|i| def(&format!("n{i}"), Schema::closed_object(vec![]), Schema::null()))
+        .map(|i| {
+            def(
+                &format!("n{i}"),
+                Schema::closed_object(vec![]),
+                Schema::null(),
+            )
+        })
         .collect();
     let e = export::export(&many, Target::AnthropicStrict);
-    assert!(e.errors.iter().any(|e| e.reason.starts_with("21 strict tools")));
+    assert!(
+        e.errors
+            .iter()
+            .any(|e| e.reason.starts_with("21 strict tools"))
+    );
 }
 
 #[test]
@@ -244,28 +258,52 @@ fn openai_strict_limits() {
     let deep = def("deep", s, Schema::null());
     let e = export::export([&deep], Target::OpenAiResponsesStrict);
     assert_eq!(e.errors.len(), 1);
-    assert!(e.errors[0].reason.contains("11 levels of object nesting; OpenAI strict allows at most 10"));
+    assert!(
+        e.errors[0]
+            .reason
+            .contains("11 levels of object nesting; OpenAI strict allows at most 10")
+    );
     // 10 levels are fine.
     let mut s = Schema::closed_object(vec![p("leaf", Schema::string(), true)]);
     for _ in 0..9 {
         s = Schema::closed_object(vec![p("x", s, true)]);
     }
-    assert!(export::export([&def("ok", s, Schema::null())], Target::OpenAiResponsesStrict).is_complete());
+    assert!(
+        export::export(
+            [&def("ok", s, Schema::null())],
+            Target::OpenAiResponsesStrict
+        )
+        .is_complete()
+    );
     // 1001 enum values.
     let big = Schema::string_enum((0..1001).map(|i| format!("v{i}")));
     let e = export::export(
-        [&def("big", Schema::closed_object(vec![p("e", big, true)]), Schema::null())],
-        Target::OpenAiChatStrict,
-    );
-    assert!(e.errors.iter().any(|e| e.reason.contains("1001 enum and const values")));
-    // A string enum of 300 values of 60 characters: 18,000 > 15,000.
-    let long = Schema::string_enum((0..300).map(|i| format!("{i:060}")));
-    let e = export::export(
-        [&def("long", Schema::closed_object(vec![p("e", long, true)]), Schema::null())],
+        [&def(
+            "big",
+            Schema::closed_object(vec![p("e", big, true)]),
+            Schema::null(),
+        )],
         Target::OpenAiChatStrict,
     );
     assert!(
-        e.errors.iter().any(|e| e.reason.contains("a string enum of 300 values totals 18000 characters")),
+        e.errors
+            .iter()
+            .any(|e| e.reason.contains("1001 enum and const values"))
+    );
+    // A string enum of 300 values of 60 characters: 18,000 > 15,000.
+    let long = Schema::string_enum((0..300).map(|i| format!("{i:060}")));
+    let e = export::export(
+        [&def(
+            "long",
+            Schema::closed_object(vec![p("e", long, true)]),
+            Schema::null(),
+        )],
+        Target::OpenAiChatStrict,
+    );
+    assert!(
+        e.errors.iter().any(|e| e
+            .reason
+            .contains("a string enum of 300 values totals 18000 characters")),
         "{:?}",
         e.errors
     );
@@ -301,9 +339,17 @@ fn gemini_openapi_subset() {
     let d = def(
         "g",
         Schema::closed_object(vec![
-            p("s", Schema::string().with_pattern(Pattern::new("^a").unwrap()), true),
+            p(
+                "s",
+                Schema::string().with_pattern(Pattern::new("^a").unwrap()),
+                true,
+            ),
             p("c", Schema::string_const("only"), false),
-            p("n", Schema::integer().with_enum(vec![Value::from(1u64), Value::from(2u64)]), false),
+            p(
+                "n",
+                Schema::integer().with_enum(vec![Value::from(1u64), Value::from(2u64)]),
+                false,
+            ),
             p(
                 "maybe",
                 Schema::one_of(vec![Arc::new(Schema::number()), Arc::new(Schema::null())])
@@ -312,10 +358,17 @@ fn gemini_openapi_subset() {
             ),
             p(
                 "either",
-                Schema::one_of(vec![Arc::new(Schema::string()), Arc::new(Schema::boolean())]),
+                Schema::one_of(vec![
+                    Arc::new(Schema::string()),
+                    Arc::new(Schema::boolean()),
+                ]),
                 false,
             ),
-            p("any", Schema::json().with_examples(vec![Value::from(1u64), Value::from(2u64)]), false),
+            p(
+                "any",
+                Schema::json().with_examples(vec![Value::from(1u64), Value::from(2u64)]),
+                false,
+            ),
             p("free", Schema::object(vec![], Additional::Open), false),
         ]),
         Schema::null(),
@@ -368,7 +421,11 @@ fn mcp_wraps_non_object_outputs_for_2025_11_25_only() {
         r#"{"type":"object","additionalProperties":false,"properties":{"result":{"type":"array","items":{"type":"integer"}}},"required":["result"]}"#
     );
     assert_eq!(old.warnings.len(), 1);
-    assert!(old.warnings[0].lost.starts_with("an array output is wrapped as {\"result\": …}"));
+    assert!(
+        old.warnings[0]
+            .lost
+            .starts_with("an array output is wrapped as {\"result\": …}")
+    );
     let new = one(&d, Target::Mcp2026_07_28);
     assert_eq!(
         new.tools[0].definition["outputSchema"].to_string(),
@@ -390,7 +447,10 @@ fn mcp_wraps_non_object_outputs_for_2025_11_25_only() {
         Schema::closed_object(vec![]),
         Schema::closed_object(vec![p("a", Schema::string(), true)]),
     );
-    assert!(!export::mcp_output_is_wrapped(&obj.output, Target::Mcp2025_11_25));
+    assert!(!export::mcp_output_is_wrapped(
+        &obj.output,
+        Target::Mcp2025_11_25
+    ));
     assert!(one(&obj, Target::Mcp2025_11_25).warnings.is_empty());
 }
 
@@ -408,7 +468,10 @@ async fn remove(path: String) -> bool {
 
 #[test]
 fn mcp_annotations_follow_the_tool_flags() {
-    let e = export::export([Peek.definition(), Remove.definition()], Target::Mcp2025_11_25);
+    let e = export::export(
+        [Peek.definition(), Remove.definition()],
+        Target::Mcp2025_11_25,
+    );
     assert_eq!(
         e.tools[0].definition["annotations"].to_string(),
         r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true}"#
@@ -425,7 +488,11 @@ fn target_names_round_trip() {
         assert_eq!(t.name().parse::<Target>(), Ok(t));
     }
     let err = "openai-turbo".parse::<Target>().unwrap_err().to_string();
-    assert!(err.starts_with("unknown provider \"openai-turbo\"; expected one of: openai, openai-strict"));
+    assert!(
+        err.starts_with(
+            "unknown provider \"openai-turbo\"; expected one of: openai, openai-strict"
+        )
+    );
 }
 
 /// Options with explicit `null`s: what a strict OpenAI model sends.
@@ -459,12 +526,13 @@ async fn probe(
 async fn strict_openai_arguments_reach_the_body_as_none() {
     let registry = Registry::new();
     let _reg = registry.register(Probe).unwrap();
-    let strict = export::export(
-        [Probe.definition()],
-        Target::OpenAiChatStrict,
-    );
+    let strict = export::export([Probe.definition()], Target::OpenAiChatStrict);
     // The map cannot be strict: the tool is refused, saying why...
-    assert!(strict.errors[0].to_string().contains("parameters.properties.extra: is a map"));
+    assert!(
+        strict.errors[0]
+            .to_string()
+            .contains("parameters.properties.extra: is a map")
+    );
     // ...so check the round trip on the same tool without the map.
     let def = {
         let mut d = Probe.definition().clone();
@@ -478,7 +546,8 @@ async fn strict_openai_arguments_reach_the_body_as_none() {
     let strict = export::export([&def], Target::OpenAiChatStrict);
     assert!(strict.is_complete(), "{:?}", strict.errors);
     let schema = json::to_serde(&strict.tools[0].definition["function"]["parameters"]);
-    let args = r#"{"name":"n","limit":null,"mode":null,"opts":null,"inner":{"depth":null},"tags":null}"#;
+    let args =
+        r#"{"name":"n","limit":null,"mode":null,"opts":null,"inner":{"depth":null},"tags":null}"#;
     let validator = jsonschema::validator_for(&schema).expect("the export compiles as JSON Schema");
     let parsed: serde_json::Value = serde_json::from_str(args).unwrap();
     assert!(validator.is_valid(&parsed), "valid under the strict export");

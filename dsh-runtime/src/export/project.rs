@@ -463,8 +463,20 @@ impl<'a> Projector<'a> {
                 .filter(|(_, b)| is_plain_null(b))
                 .map(|(i, _)| i)
                 .collect();
-            if nulls.len() == 1 && branches.len() == 2 {
-                let other = 1 - nulls[0];
+            if !nulls.is_empty() && branches.len() - nulls.len() <= 1 {
+                // One non-null branch (or only nulls): that branch, nullable.
+                let other = (0..branches.len())
+                    .find(|i| !nulls.contains(i))
+                    .unwrap_or(0);
+                // Exact only when null matches exactly one branch.
+                if nulls.len() > 1
+                    || (nulls.len() < branches.len() && branches[other].admits_null())
+                {
+                    self.warn(
+                        path,
+                        "oneOf rewritten as a nullable schema: the schema no longer rejects a null that matches several branches",
+                    );
+                }
                 let len = path.len();
                 path.push_str(&format!(".oneOf[{other}]"));
                 let v = self.node(&branches[other], path, objects, depth + 1, false);
