@@ -110,9 +110,9 @@ fn is_identifier(name: &str) -> bool {
 
 /// A field name usable in a class-syntax `TypedDict`.
 fn is_field(name: &str) -> bool {
-    is_identifier(name)
-        && !RESERVED.contains(&name)
-        && !(name.starts_with("__") && !name.ends_with("__"))
+    // A non-dunder `__x` would be name-mangled inside the class body.
+    let mangled = name.starts_with("__") && !name.ends_with("__");
+    is_identifier(name) && !RESERVED.contains(&name) && !mangled
 }
 
 /// CamelCase a name into a class-name segment: non-alphanumerics and `_` split words;

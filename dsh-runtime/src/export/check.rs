@@ -254,19 +254,17 @@ impl Walker<'_> {
                 .as_str()
                 .map_or(c.to_string().len(), |s| s.chars().count());
         }
-        if self.dialect == Dialect::AnthropicStrict {
-            if let Some(n) = o.get("minItems").and_then(Value::as_u64) {
-                if n > 1 {
-                    self.bad(path, "strict mode accepts minItems of 0 or 1 only");
-                }
-            }
+        if self.dialect == Dialect::AnthropicStrict
+            && let Some(n) = o.get("minItems").and_then(Value::as_u64)
+            && n > 1
+        {
+            self.bad(path, "strict mode accepts minItems of 0 or 1 only");
         }
-        if self.dialect == Dialect::GeminiOpenApi {
-            if let Some(n) = o.get("nullable") {
-                if n.as_bool().is_none() {
-                    self.bad(path, "nullable must be a boolean");
-                }
-            }
+        if self.dialect == Dialect::GeminiOpenApi
+            && let Some(n) = o.get("nullable")
+            && n.as_bool().is_none()
+        {
+            self.bad(path, "nullable must be a boolean");
         }
         // Unions.
         for key in ["anyOf", "oneOf"] {
@@ -372,15 +370,15 @@ impl Walker<'_> {
                 }
                 Dialect::Json => {}
             }
-            if let Some(extra) = o.get("additionalProperties") {
-                if !matches!(extra, Value::Bool(_)) {
-                    self.walk(
-                        extra,
-                        &format!("{path}.additionalProperties"),
-                        level,
-                        depth + 1,
-                    );
-                }
+            if let Some(extra) = o.get("additionalProperties")
+                && !matches!(extra, Value::Bool(_))
+            {
+                self.walk(
+                    extra,
+                    &format!("{path}.additionalProperties"),
+                    level,
+                    depth + 1,
+                );
             }
         }
     }
@@ -565,10 +563,10 @@ pub fn check(target: Target, fragment: &Value) -> Vec<String> {
             ) => {}
             _ => out.push(format!("{tool}: strict: must be {wants_strict}")),
         }
-        if let Some(d) = body.get("description") {
-            if d.as_str().is_none() {
-                out.push(format!("{tool}: description: must be a string"));
-            }
+        if let Some(d) = body.get("description")
+            && d.as_str().is_none()
+        {
+            out.push(format!("{tool}: description: must be a string"));
         }
         let schema = body.get(schema_key);
         if target == Target::GeminiOpenApi && schema.is_none() {
@@ -588,10 +586,10 @@ pub fn check(target: Target, fragment: &Value) -> Vec<String> {
             }
             walker.walk(s, schema_key, 0, 0);
         }
-        if matches!(target, Target::Mcp2025_11_25 | Target::Mcp2026_07_28) {
-            if let Some(output) = body.get("outputSchema") {
-                walker.walk(output, "outputSchema", 0, 0);
-            }
+        if matches!(target, Target::Mcp2025_11_25 | Target::Mcp2026_07_28)
+            && let Some(output) = body.get("outputSchema")
+        {
+            walker.walk(output, "outputSchema", 0, 0);
         }
         let count = walker.count;
         if dialect == Dialect::OpenAiStrict {
@@ -621,31 +619,31 @@ pub fn check(target: Target, fragment: &Value) -> Vec<String> {
                 &mut out,
             );
         }
-        if matches!(target, Target::Mcp2025_11_25 | Target::Mcp2026_07_28) {
-            if let Some(a) = body.get("annotations") {
-                keys_within(
-                    tool,
-                    "annotations",
-                    a,
-                    &[
-                        "title",
-                        "readOnlyHint",
-                        "destructiveHint",
-                        "idempotentHint",
-                        "openWorldHint",
-                    ],
-                    &mut out,
-                );
-                if let Some(o) = a.as_object() {
-                    for (k, v) in o.iter() {
-                        let ok = if k == "title" {
-                            v.as_str().is_some()
-                        } else {
-                            v.as_bool().is_some()
-                        };
-                        if !ok {
-                            out.push(format!("{tool}: annotations.{k}: wrong type"));
-                        }
+        if matches!(target, Target::Mcp2025_11_25 | Target::Mcp2026_07_28)
+            && let Some(a) = body.get("annotations")
+        {
+            keys_within(
+                tool,
+                "annotations",
+                a,
+                &[
+                    "title",
+                    "readOnlyHint",
+                    "destructiveHint",
+                    "idempotentHint",
+                    "openWorldHint",
+                ],
+                &mut out,
+            );
+            if let Some(o) = a.as_object() {
+                for (k, v) in o.iter() {
+                    let ok = if k == "title" {
+                        v.as_str().is_some()
+                    } else {
+                        v.as_bool().is_some()
+                    };
+                    if !ok {
+                        out.push(format!("{tool}: annotations.{k}: wrong type"));
                     }
                 }
             }
