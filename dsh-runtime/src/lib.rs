@@ -55,6 +55,7 @@
 //! - [`schema`]: the schema vocabulary, the [`ToolSchema`] trait and its std impls;
 //! - [`json`]: lossless snapshots of raw arguments;
 //! - [`validate`]: path-qualified validation reporting every violation;
+//! - [`export`]: the tools in the shape each model API (OpenAI, Anthropic, Gemini, MCP) takes;
 //! - [`tool`](mod@tool): the [`Tool`] trait, its definition, context and errors;
 //! - [`present`]: the card vocabulary presenters return;
 //! - [`jobs`]: background jobs with owners, output buffers and kill/wait;
@@ -68,6 +69,7 @@
 extern crate self as dsh_runtime;
 
 pub mod codegen;
+pub mod export;
 pub mod jobs;
 #[doc(inline)]
 pub use dsh_json as json;

@@ -5,6 +5,9 @@
 //! dsh-tools [--root DIR] call NAME [ARGS] [--json] [--log FILE]
 //! dsh-tools [--root DIR] docs [--out FILE]
 //! dsh-tools [--root DIR] replay FILE [--json]
+//! dsh-tools export --provider openai|openai-strict|anthropic|gemini|mcp|...
+//! dsh-tools sdk --lang ts|py
+//! dsh-tools list --tokens [--provider NAME]
 //! ```
 //!
 //! Exit status: 0 on success; 2 when the request itself is wrong (usage errors, ARGS that
@@ -21,7 +24,7 @@ use dsh_runtime::codegen::markdown;
 use dsh_runtime::json::{self, Value};
 use dsh_runtime::{ContentBlock, ErrorCode, ToolResult};
 use dsh_tools::REGENERATE_CATALOG;
-use dsh_tools::host::{Host, replay};
+use dsh_tools::host::{Host, export as export_cmd, replay};
 use serde::Serialize;
 
 /// Run the dsh-rs reference tools (read, write, edit, grep, glob, bash, job control)
@@ -53,6 +56,27 @@ enum Command {
         /// Print the schemas as JSON (`[{name, description, parameters}]`).
         #[arg(long)]
         json: bool,
+        /// Show the size of each tool's definition (bytes, estimated tokens).
+        #[arg(long)]
+        tokens: bool,
+        /// With --tokens: measure this provider's export instead of the registry schemas.
+        #[arg(long, requires = "tokens")]
+        provider: Option<String>,
+    },
+    /// Print the tools as a model API takes them (warnings on stderr; exit 1 when a tool
+    /// cannot be exported). Providers: openai, openai-strict, openai-chat,
+    /// openai-chat-strict, anthropic, anthropic-strict, gemini, gemini-openapi, mcp,
+    /// mcp-2026-07-28.
+    Export {
+        /// The target API.
+        #[arg(long)]
+        provider: String,
+    },
+    /// Print the code-mode SDK (TypeScript or Python) of the tools.
+    Sdk {
+        /// `ts` or `py`.
+        #[arg(long)]
+        lang: String,
     },
     /// Call one tool; print its content and its result card.
     Call {
@@ -149,7 +173,16 @@ fn main() -> ExitCode {
 
 async fn run(host: &Host, command: Command) -> ExitCode {
     match command {
-        Command::List { json } => list(host, json),
+        Command::List {
+            tokens: true,
+            json,
+            provider,
+        } => export_cmd::list_tokens(host.registry(), json, provider.as_deref()),
+        Command::List { json, .. } => list(host, json),
+        Command::Export { provider } => {
+            export_cmd::print(export_cmd::export(host.registry(), &provider))
+        }
+        Command::Sdk { lang } => export_cmd::print(export_cmd::sdk(host.registry(), &lang)),
         Command::Call {
             name,
             args,

@@ -1,0 +1,638 @@
+//! Exports of random schemas: every target's output passes its provider's checker, and
+//! values accepted by an export are accepted by our validator where the export claims to
+//! have lost nothing that narrows (the round trips the issue names):
+//!
+//! - the lossless forms (Gemini `parametersJsonSchema`, MCP, non-strict OpenAI and
+//!   Anthropic) accept exactly what our validator accepts (our validator also takes `null`
+//!   for an optional property: "omitted");
+//! - a value valid under the strict OpenAI form, with explicit `null`s for optional
+//!   properties, passes our validator, unless the export reported a dropped constraint
+//!   or a `oneOf` widened to `anyOf`;
+//! - a value valid under the Gemini OpenAPI form is valid under ours when the export
+//!   reported no warning.
+//!
+//! The code-mode SDK renderers never fail on these schemas and report nothing for them.
+//!
+//! `PROPTEST_CASES` raises the case count.
+
+use std::sync::Arc;
+
+use dsh_runtime::ToolDefinition;
+use dsh_runtime::codegen::{python, typescript};
+use dsh_runtime::export::{self, Target, check};
+use dsh_runtime::json::{self, Value};
+use dsh_runtime::schema::{Additional, Kind, Pattern, Property, Schema};
+use dsh_runtime::validate::validate_labeled;
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::Config;
+
+fn cases(default: u32) -> Config {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default);
+    Config::with_cases(cases)
+}
+
+const PATTERNS: [&str; 4] = ["^[a-z]+$", "ab", "^x", "[0-9]{2}"];
+
+fn leaf_schema() -> impl Strategy<Value = Schema> {
+    prop_oneof![
+        (
+            proptest::option::of(0u64..4),
+            proptest::option::of(0u64..6),
+            proptest::option::of(0usize..PATTERNS.len())
+        )
+            .prop_map(|(min, max, pat)| {
+                let (min, max) = match (min, max) {
+                    (Some(a), Some(b)) if a > b => (Some(b), Some(a)),
+                    x => x,
+                };
+                let mut s = Schema::string().with_length(min, max);
+                if let Some(p) = pat {
+                    s = s.with_pattern(Pattern::new(PATTERNS[p]).unwrap());
+                }
+                s
+            }),
+        (
+            proptest::option::of(-50i64..50),
+            proptest::option::of(-50i64..50)
+        )
+            .prop_map(|(a, b)| {
+                let (a, b) = match (a, b) {
+                    (Some(x), Some(y)) if x > y => (Some(y), Some(x)),
+                    x => x,
+                };
+                Schema::integer_range(a.map(i128::from), b.map(i128::from))
+            }),
+        (
+            proptest::option::of(-50.0f64..50.0),
+            proptest::option::of(-50.0f64..50.0)
+        )
+            .prop_map(|(a, b)| {
+                let (a, b) = match (a, b) {
+                    (Some(x), Some(y)) if x > y => (Some(y), Some(x)),
+                    x => x,
+                };
+                Schema::number_range(a, b)
+            }),
+        Just(Schema::boolean()),
+        Just(Schema::null()),
+        Just(Schema::json()),
+        Just(Schema::string_enum(["fast", "slow", "x"])),
+        Just(Schema::integer().with_enum(vec![Value::from(1u64), Value::from(-3i64)])),
+        Just(Schema::string_const("x")),
+        Just(Schema::boolean().with_const(Value::Bool(true))),
+    ]
+}
+
+const NAMES: [&str; 5] = ["a", "b", "items", "x y", "n"];
+
+fn schema_strategy() -> impl Strategy<Value = Schema> {
+    leaf_schema().prop_recursive(4, 24, 4, |inner| {
+        prop_oneof![
+            (
+                proptest::option::of(inner.clone()),
+                proptest::option::of(0u64..3),
+                proptest::option::of(0u64..4)
+            )
+                .prop_map(|(items, min, max)| {
+                    let (min, max) = match (min, max) {
+                        (Some(a), Some(b)) if a > b => (Some(b), Some(a)),
+                        x => x,
+                    };
+                    Schema::array(items.map(Arc::new)).with_length(min, max)
+                }),
+            (
+                proptest::collection::vec((inner.clone(), any::<bool>()), 0..4),
+                0u8..3,
+                inner.clone()
+            )
+                .prop_map(|(props, open, extra)| {
+                    let properties = props
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, (s, req))| Property::new(NAMES[i], s, req))
+                        .collect();
+                    let additional = match open {
+                        0 => Additional::Closed,
+                        1 => Additional::Open,
+                        _ => Additional::Schema(Arc::new(extra)),
+                    };
+                    Schema::object(properties, additional)
+                }),
+            proptest::collection::vec(inner, 2..4)
+                .prop_map(|b| Schema::one_of(b.into_iter().map(Arc::new).collect())),
+        ]
+    })
+}
+
+fn any_scalar() -> BoxedStrategy<Value> {
+    prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        (-60i64..60).prop_map(Value::from),
+        (-60.0f64..60.0).prop_map(|f| Value::Number(json::Number::from_f64(f).unwrap())),
+        "[a-z0-9]{0,5}".prop_map(Value::from),
+        Just(Value::from("x")),
+        Just(Value::from("fast")),
+    ]
+    .boxed()
+}
+
+/// A value built to conform to `schema` (it may still miss, e.g. a random string versus a
+/// pattern: that only adds near-misses).
+fn conforming(schema: &Schema) -> BoxedStrategy<Value> {
+    if let Some(values) = &schema.enum_values {
+        return proptest::sample::select(values.clone()).boxed();
+    }
+    if let Some(c) = &schema.const_value {
+        return Just(c.clone()).boxed();
+    }
+    match &schema.kind {
+        Kind::String(_) => prop_oneof!["[a-z]{0,6}", "x[a-z0-9]{0,4}", "[0-9]{2,3}", "ab"]
+            .prop_map(Value::from)
+            .boxed(),
+        Kind::Integer(r) => {
+            let lo = r.minimum.map_or(-60, |m| m as i64);
+            let hi = r.maximum.map_or(60, |m| m as i64);
+            (lo..=hi).prop_map(Value::from).boxed()
+        }
+        Kind::Number(r) => {
+            let lo = r.minimum.unwrap_or(-60.0);
+            let hi = r.maximum.unwrap_or(60.0);
+            (lo..=hi)
+                .prop_map(|f| Value::Number(json::Number::from_f64(f).unwrap()))
+                .boxed()
+        }
+        Kind::Boolean => any::<bool>().prop_map(Value::Bool).boxed(),
+        Kind::Null => Just(Value::Null).boxed(),
+        Kind::Json | Kind::OneOf(_) if matches!(schema.kind, Kind::Json) => any_scalar(),
+        Kind::OneOf(branches) => {
+            let strategies: Vec<BoxedStrategy<Value>> =
+                branches.iter().map(|b| conforming(b)).collect();
+            proptest::strategy::Union::new(strategies).boxed()
+        }
+        Kind::Array(r) => {
+            let item = r.items.as_ref().map_or_else(any_scalar, |s| conforming(s));
+            let min = r.min_items.unwrap_or(0) as usize;
+            let max = r.max_items.map_or(min + 3, |m| m as usize);
+            proptest::collection::vec(item, min..=max.max(min))
+                .prop_map(Value::from)
+                .boxed()
+        }
+        Kind::Object(r) => {
+            let mut parts: Vec<BoxedStrategy<Option<(String, Value)>>> = Vec::new();
+            for p in &r.properties {
+                let name = p.name.to_string();
+                let v = conforming(&p.schema);
+                if p.required {
+                    parts.push(v.prop_map(move |v| Some((name.clone(), v))).boxed());
+                } else {
+                    parts.push(
+                        proptest::option::of(v)
+                            .prop_map(move |v| v.map(|v| (name.clone(), v)))
+                            .boxed(),
+                    );
+                }
+            }
+            let extra: BoxedStrategy<Option<(String, Value)>> = match &r.additional {
+                Additional::Schema(s) => proptest::option::of(conforming(s))
+                    .prop_map(|v| v.map(|v| ("extra".to_string(), v)))
+                    .boxed(),
+                Additional::Open => proptest::option::of(any_scalar())
+                    .prop_map(|v| v.map(|v| ("extra".to_string(), v)))
+                    .boxed(),
+                _ => Just(None).boxed(),
+            };
+            parts.push(extra);
+            parts
+                .prop_map(|entries| {
+                    let mut o = json::Object::new();
+                    for (k, v) in entries.into_iter().flatten() {
+                        o.insert(k, v);
+                    }
+                    Value::Object(o)
+                })
+                .boxed()
+        }
+        Kind::Json => any_scalar(),
+        _ => any_scalar(),
+    }
+}
+
+/// Apply a random near-miss mutation somewhere in the value.
+fn mutate(v: Value, choice: u8, replacement: Value) -> Value {
+    match (v, choice % 4) {
+        (Value::Object(o), 0) => {
+            // Drop the first key.
+            let mut out = json::Object::new();
+            for (k, val) in o.iter().skip(1) {
+                out.insert(k, val.clone());
+            }
+            Value::Object(out)
+        }
+        (Value::Object(o), 1) => {
+            let mut out = o.clone();
+            out.insert("zz", replacement);
+            Value::Object(out)
+        }
+        (Value::Object(o), _) if !o.is_empty() => {
+            // Mutate the first entry's value, recursively.
+            let mut out = json::Object::new();
+            for (i, (k, val)) in o.iter().enumerate() {
+                let val = if i == 0 {
+                    mutate(val.clone(), choice / 4, replacement.clone())
+                } else {
+                    val.clone()
+                };
+                out.insert(k, val);
+            }
+            Value::Object(out)
+        }
+        (Value::Array(a), c) if !a.is_empty() && c < 2 => {
+            let mut items = a.to_vec();
+            items[0] = mutate(items[0].clone(), choice / 4, replacement);
+            Value::from(items)
+        }
+        (Value::Array(a), 2) => {
+            let mut items = a.to_vec();
+            items.push(replacement);
+            Value::from(items)
+        }
+        _ => replacement,
+    }
+}
+
+/// A parameter root: an object (open or closed) with random properties.
+fn params_strategy() -> impl Strategy<Value = Schema> {
+    (
+        proptest::collection::vec((schema_strategy(), any::<bool>()), 0..5),
+        any::<bool>(),
+    )
+        .prop_map(|(props, open)| {
+            let properties = props
+                .into_iter()
+                .enumerate()
+                .map(|(i, (s, req))| Property::new(["p", "q", "items", "x y", "n"][i], s, req))
+                .collect();
+            Schema::object(
+                properties,
+                if open {
+                    Additional::Open
+                } else {
+                    Additional::Closed
+                },
+            )
+        })
+}
+
+fn tool(params: Schema, output: Schema) -> ToolDefinition {
+    ToolDefinition::new(
+        "random_tool",
+        "A random tool.",
+        Arc::new(params),
+        Arc::new(output),
+    )
+}
+
+fn schema_of_entry(target: Target, entry: &Value) -> Option<Value> {
+    let v = match target {
+        Target::OpenAiChat | Target::OpenAiChatStrict => entry.get("function")?.get("parameters"),
+        Target::Anthropic | Target::AnthropicStrict => entry.get("input_schema"),
+        Target::GeminiJsonSchema => entry.get("parametersJsonSchema"),
+        Target::Mcp2025_11_25 | Target::Mcp2026_07_28 => entry.get("inputSchema"),
+        _ => entry.get("parameters"),
+    };
+    v.cloned()
+}
+
+fn validator(schema: &serde_json::Value) -> jsonschema::Validator {
+    jsonschema::validator_for(schema).expect("an exported schema compiles as JSON Schema")
+}
+
+fn ours(schema: &Schema, v: &serde_json::Value) -> bool {
+    let v = json::from_serde(v).expect("lossless");
+    validate_labeled(schema, &v, "arguments", true).is_ok()
+}
+
+/// The Gemini OpenAPI form read back as JSON Schema: lower-case types, `nullable` as a
+/// `null` alternative, `example` dropped.
+fn openapi_to_json_schema(v: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value as J;
+    match v {
+        J::Object(o) => {
+            let mut out = serde_json::Map::new();
+            for (k, val) in o {
+                match k.as_str() {
+                    "type" => {
+                        out.insert(
+                            k.clone(),
+                            J::from(val.as_str().unwrap_or("").to_lowercase()),
+                        );
+                    }
+                    "example" | "nullable" => {}
+                    "properties" => {
+                        let props = val
+                            .as_object()
+                            .map(|p| {
+                                p.iter()
+                                    .map(|(n, s)| (n.clone(), openapi_to_json_schema(s)))
+                                    .collect::<serde_json::Map<_, _>>()
+                            })
+                            .unwrap_or_default();
+                        out.insert(k.clone(), J::Object(props));
+                    }
+                    "items" => {
+                        out.insert(k.clone(), openapi_to_json_schema(val));
+                    }
+                    "anyOf" => {
+                        let list = val
+                            .as_array()
+                            .map(|l| l.iter().map(openapi_to_json_schema).collect())
+                            .unwrap_or_default();
+                        out.insert(k.clone(), J::Array(list));
+                    }
+                    _ => {
+                        out.insert(k.clone(), val.clone());
+                    }
+                }
+            }
+            if o.get("nullable") == Some(&J::Bool(true)) {
+                let inner = J::Object(out);
+                return serde_json::json!({"anyOf": [inner, {"type": "null"}]});
+            }
+            J::Object(out)
+        }
+        other => other.clone(),
+    }
+}
+
+/// Values drawn from an exported JSON Schema (strict OpenAI or converted Gemini): every
+/// property present (optional ones often `null`), branches and types chosen at random.
+fn sample(schema: &serde_json::Value, depth: u32) -> BoxedStrategy<serde_json::Value> {
+    use serde_json::Value as J;
+    let leaf_any = || {
+        prop_oneof![
+            Just(J::Null),
+            any::<bool>().prop_map(J::Bool),
+            (-5i64..5).prop_map(J::from)
+        ]
+        .boxed()
+    };
+    if depth > 12 {
+        return leaf_any();
+    }
+    let Some(o) = schema.as_object() else {
+        return leaf_any();
+    };
+    if let Some(J::Array(e)) = o.get("enum") {
+        return proptest::sample::select(e.clone()).boxed();
+    }
+    if let Some(c) = o.get("const") {
+        return Just(c.clone()).boxed();
+    }
+    if let Some(J::Array(branches)) = o.get("anyOf") {
+        let s: Vec<BoxedStrategy<J>> = branches.iter().map(|b| sample(b, depth + 1)).collect();
+        return proptest::strategy::Union::new(s).boxed();
+    }
+    let types: Vec<String> = match o.get("type") {
+        Some(J::String(t)) => vec![t.clone()],
+        Some(J::Array(l)) => l
+            .iter()
+            .filter_map(|t| t.as_str().map(str::to_string))
+            .collect(),
+        _ => return leaf_any(),
+    };
+    let per_type: Vec<BoxedStrategy<J>> = types
+        .iter()
+        .map(|t| match t.as_str() {
+            "null" => Just(J::Null).boxed(),
+            "boolean" => any::<bool>().prop_map(J::Bool).boxed(),
+            "integer" => {
+                let lo = o.get("minimum").and_then(J::as_i64).unwrap_or(-60);
+                let hi = o.get("maximum").and_then(J::as_i64).unwrap_or(60);
+                (lo.min(hi)..=hi.max(lo)).prop_map(J::from).boxed()
+            }
+            "number" => {
+                let lo = o.get("minimum").and_then(J::as_f64).unwrap_or(-60.0);
+                let hi = o.get("maximum").and_then(J::as_f64).unwrap_or(60.0);
+                (lo.min(hi)..=hi.max(lo)).prop_map(J::from).boxed()
+            }
+            "string" => prop_oneof![
+                "[a-z]{0,6}",
+                "x[a-z0-9]{0,4}",
+                "[0-9]{2,3}",
+                "ab",
+                Just(String::new())
+            ]
+            .prop_map(J::from)
+            .boxed(),
+            "array" => {
+                let item = o
+                    .get("items")
+                    .map_or_else(leaf_any, |i| sample(i, depth + 1));
+                let min = o.get("minItems").and_then(J::as_u64).unwrap_or(0) as usize;
+                let max = o
+                    .get("maxItems")
+                    .and_then(J::as_u64)
+                    .map_or(min + 3, |m| m as usize);
+                proptest::collection::vec(item, min..=max.max(min))
+                    .prop_map(J::Array)
+                    .boxed()
+            }
+            "object" => {
+                let props: Vec<(String, BoxedStrategy<J>)> = o
+                    .get("properties")
+                    .and_then(J::as_object)
+                    .map(|p| {
+                        p.iter()
+                            .map(|(k, s)| (k.clone(), sample(s, depth + 1)))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let required: Vec<String> = o
+                    .get("required")
+                    .and_then(J::as_array)
+                    .map(|r| {
+                        r.iter()
+                            .filter_map(|x| x.as_str().map(str::to_string))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let parts: Vec<BoxedStrategy<Option<(String, J)>>> = props
+                    .into_iter()
+                    .map(|(k, s)| {
+                        if required.contains(&k) {
+                            s.prop_map(move |v| Some((k.clone(), v))).boxed()
+                        } else {
+                            proptest::option::of(s)
+                                .prop_map(move |v| v.map(|v| (k.clone(), v)))
+                                .boxed()
+                        }
+                    })
+                    .collect();
+                parts
+                    .prop_map(|entries| J::Object(entries.into_iter().flatten().collect()))
+                    .boxed()
+            }
+            _ => leaf_any(),
+        })
+        .collect();
+    proptest::strategy::Union::new(per_type).boxed()
+}
+
+fn strict_case() -> impl Strategy<Value = (Schema, serde_json::Value, serde_json::Value)> {
+    params_strategy().prop_flat_map(|params| {
+        let e = export::export(
+            [&tool(params.clone(), Schema::null())],
+            Target::OpenAiResponsesStrict,
+        );
+        let narrowing_only = e.is_complete()
+            && e.warnings
+                .iter()
+                .all(|w| w.lost.contains(" closed (additionalProperties: false)"));
+        let exported = if narrowing_only {
+            json::to_serde(&e.tools[0].definition["parameters"])
+        } else {
+            serde_json::json!({"type": "null"})
+        };
+        let values = sample(&exported, 0);
+        (Just(params), Just(exported), values)
+    })
+}
+
+fn gemini_case() -> impl Strategy<Value = (Schema, serde_json::Value, serde_json::Value)> {
+    params_strategy().prop_flat_map(|params| {
+        let e = export::export(
+            [&tool(params.clone(), Schema::null())],
+            Target::GeminiOpenApi,
+        );
+        let exported = if e.is_complete() && e.warnings.is_empty() {
+            openapi_to_json_schema(&json::to_serde(
+                &e.tools[0]
+                    .definition
+                    .get("parameters")
+                    .cloned()
+                    .unwrap_or(Value::Null),
+            ))
+        } else {
+            serde_json::json!({"type": "null"})
+        };
+        let exported = if exported.is_null() {
+            serde_json::json!({"type": "object"})
+        } else {
+            exported
+        };
+        let values = prop_oneof![
+            sample(&exported, 0),
+            conforming(&params).prop_map(|v| json::to_serde(&v))
+        ];
+        (Just(params), Just(exported), values)
+    })
+}
+
+proptest! {
+    #![proptest_config(cases(600))]
+
+    #[test]
+    fn every_export_passes_its_checker(params in params_strategy(), output in schema_strategy()) {
+        let d = tool(params, output);
+        for target in Target::ALL {
+            let e = export::export([&d], target);
+            let problems = check::check(target, &e.fragment());
+            prop_assert!(problems.is_empty(), "{}: {:#?}\n{}", target, problems, e.to_pretty_string());
+            // A refused tool says why, with a path.
+            for err in &e.errors {
+                prop_assert!(!err.reason.is_empty() && (err.tool.is_none() || !err.path.is_empty()));
+            }
+            // Byte-stable.
+            prop_assert_eq!(e.to_pretty_string(), export::export([&d], target).to_pretty_string());
+        }
+    }
+
+    #[test]
+    fn lossless_forms_agree_with_our_validator(params in params_strategy(), miss in any::<bool>(), choice in any::<u8>(), repl in any_scalar()) {
+        let d = tool(params.clone(), Schema::null());
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        let value = conforming(&params).new_tree(&mut runner).map(|t| t.current()).unwrap_or(Value::Null);
+        let value = if miss { mutate(value, choice, repl) } else { value };
+        let v = json::to_serde(&value);
+        let ours_ok = ours(&params, &v);
+        for target in [Target::GeminiJsonSchema, Target::Mcp2025_11_25, Target::OpenAiResponses, Target::Anthropic] {
+            let e = export::export([&d], target);
+            prop_assert!(e.is_complete() && e.warnings.iter().all(|w| !w.path.starts_with("parameters")), "{}: {:?} {:?}", target, e.warnings, e.errors);
+            let exported = json::to_serde(&schema_of_entry(target, &e.tools[0].definition).unwrap_or(Value::Null));
+            let theirs = validator(&exported).is_valid(&v);
+            // Valid under the export ⇒ valid under ours (ours also takes null for optionals).
+            if theirs {
+                prop_assert!(ours_ok, "{}: export accepts {} but ours rejects; schema {}", target, v, exported);
+            }
+        }
+    }
+
+    #[test]
+    fn strict_openai_values_pass_our_validator((params, exported, v) in strict_case()) {
+        if exported.get("type") != Some(&serde_json::json!("object")) || !validator(&exported).is_valid(&v) {
+            return Ok(());
+        }
+        prop_assert!(ours(&params, &v), "strict export accepts {} but ours rejects; schema {}", v, exported);
+    }
+
+    #[test]
+    fn gemini_openapi_values_pass_our_validator((params, exported, v) in gemini_case()) {
+        if exported.get("type") != Some(&serde_json::json!("object")) || exported.get("properties").is_none() {
+            return Ok(());
+        }
+        if validator(&exported).is_valid(&v) {
+            prop_assert!(ours(&params, &v), "Gemini export accepts {} but ours rejects; schema {}", v, exported);
+        }
+    }
+
+    #[test]
+    fn sdks_render_random_schemas_without_degrading(params in params_strategy(), output in schema_strategy()) {
+        let d = tool(params, output);
+        let ts = typescript::render([&d]);
+        prop_assert!(ts.code.contains("  random_tool: "));
+        prop_assert!(ts.warnings.is_empty() || ts.warnings.iter().all(|w| w.lost.contains("map with declared properties")), "{:?}", ts.warnings);
+        let py = python::render([&d]);
+        prop_assert!(py.code.contains("    async def random_tool(self, args: "));
+        prop_assert_eq!(ts.code, typescript::render([&d]).code);
+    }
+}
+
+#[test]
+fn the_round_trip_cases_are_not_all_filtered_out() {
+    // The strict and Gemini cases above only test warning-free (or narrowing-only)
+    // exports; make sure such exports are common among the generated shapes.
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let (mut strict, mut gemini) = (0, 0);
+    for _ in 0..300 {
+        let params = params_strategy()
+            .new_tree(&mut runner)
+            .expect("tree")
+            .current();
+        let d = tool(params, Schema::null());
+        let s = export::export([&d], Target::OpenAiResponsesStrict);
+        if s.is_complete()
+            && s.warnings
+                .iter()
+                .all(|w| w.lost.contains(" closed (additionalProperties: false)"))
+        {
+            strict += 1;
+        }
+        let g = export::export([&d], Target::GeminiOpenApi);
+        if g.is_complete() && g.warnings.is_empty() {
+            gemini += 1;
+        }
+    }
+    assert!(
+        strict > 30,
+        "only {strict} of 300 strict exports are testable"
+    );
+    assert!(
+        gemini > 30,
+        "only {gemini} of 300 Gemini exports are testable"
+    );
+}
