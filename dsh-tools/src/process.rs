@@ -900,7 +900,7 @@ impl Spawned {
             async move { tokio::join!(pump(out, a), pump(err, b)) }
         };
         tokio::pin!(pumps);
-        let guard = KillOnDrop(Some(&self.tree));
+        let mut guard = KillOnDrop(Some(&self.tree));
         let mut drained = false;
         let mut stopped = false;
         let mut survivors = Vec::new();
@@ -931,6 +931,9 @@ impl Spawned {
                 }
             }
         };
+        // Reaped: a stop has stopped the tree already, and what a process that exited on
+        // its own left running is not ours to kill.
+        guard.0 = None;
         drop(guard);
         if !drained {
             // Something the process left running may hold the pipes open.
