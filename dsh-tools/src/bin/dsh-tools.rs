@@ -174,7 +174,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(async move {
+    let code = runtime.block_on(async move {
         let mut signals = match Signals::new() {
             Ok(signals) => signals,
             Err(e) => {
@@ -204,7 +204,11 @@ fn main() -> ExitCode {
             _ = signals.next() => {}
         }
         code
-    })
+    });
+    // A read of standard input may still be blocked in a thread of the runtime's pool:
+    // do not wait for it.
+    runtime.shutdown_background();
+    code
 }
 
 /// The signals that stop the host: `SIGINT`, `SIGTERM`, `SIGHUP`.
@@ -318,7 +322,7 @@ fn list(host: &Host, as_json: bool) -> ExitCode {
                 props
                     .iter()
                     .map(|(name, schema)| {
-                        let mark = if required.contains(&name.as_ref()) {
+                        let mark = if required.contains(&name) {
                             "*"
                         } else {
                             ""
