@@ -297,6 +297,15 @@ async fn tools_for_an_owner_see_its_jobs() {
 async fn invalid_arguments_are_refused() {
     let (registry, _jobs, _tools) = setup();
     // Checks the schema cannot express: the reference's messages, without a code.
+    // A huge id is not echoed whole.
+    let huge = run(
+        &registry,
+        "job_kill",
+        serde_json::json!({"job_id": "x".repeat(100_000)}),
+    )
+    .await;
+    assert_eq!(huge.code(), Some("JOB_NOT_FOUND"));
+    assert!(huge.text().len() < 200, "{}", huge.text());
     let cases = [
         (
             "job_output",

@@ -64,7 +64,8 @@ use std::time::Duration;
 pub use crate::process::StreamText;
 use crate::process::{self, ProcessLimits};
 use dsh_runtime::jobs::{JobRuntime, JobSpec};
-use dsh_runtime::present::{CallView, ResultSummary, ResultView, TerminalExit};
+use dsh_runtime::json::Value;
+use dsh_runtime::present::{CallView, ResultSummary, ResultView, TerminalExit, ToolCallKind};
 use dsh_runtime::{
     ContentBlock, ErrorCode, RegisterError, Registration, Registry, ToolContext, ToolError,
     ToolSchema, tool, toolbox,
@@ -392,8 +393,18 @@ impl Shell {
         vec![ContentBlock::text(body)]
     }
 
-    /// The pending card: a terminal titled with the command.
+    /// The pending card: a terminal titled with the command; for a background start, a
+    /// generic card with the command and its description.
     fn present_call(args: &BashArgs) -> CallView {
+        if args.run_in_background {
+            return CallView::Generic {
+                title: args.command.clone(),
+                kind: Some(ToolCallKind::Execute),
+                raw_input: Some(Value::from(args.command.as_str())),
+                content: Some(vec![ContentBlock::text(args.description.clone())]),
+                locations: None,
+            };
+        }
         CallView::Terminal {
             title: args.command.clone(),
             description: Some(args.description.clone()),
@@ -436,6 +447,7 @@ fn check(args: &BashArgs, cx: &ToolContext) -> Result<u64, ToolError> {
             .arguments()
             .get("timeoutMs")
             .map_or_else(|| ms.to_string(), ToString::to_string);
+        let sent = cut(&sent, MAX_ECHO_CHARS);
         return Err(ToolError::new(format!(
             "invalid timeoutMs: expected a positive number, got {sent}"
         )));
@@ -461,11 +473,17 @@ impl Shell {
             Ok(meta) if meta.is_dir() => Ok(Some(path)),
             Ok(_) => Err(ToolError::with_code(
                 "BASH_BAD_WORKDIR",
-                format!("workdir is not a directory: {}", path.display()),
+                format!(
+                    "workdir is not a directory: {}",
+                    cut(&path.display().to_string(), MAX_ECHO_CHARS)
+                ),
             )),
             Err(err) => Err(ToolError::with_code(
                 "BASH_BAD_WORKDIR",
-                format!("workdir {} is not usable: {err}", path.display()),
+                format!(
+                    "workdir {} is not usable: {err}",
+                    cut(&path.display().to_string(), MAX_ECHO_CHARS)
+                ),
             )),
         }
     }
@@ -570,11 +588,19 @@ impl Shell {
     }
 }
 
+/// The most characters of an argument an error message repeats.
+const MAX_ECHO_CHARS: usize = 200;
+
 /// A background job's label: the command, cut to [`MAX_LABEL_CHARS`].
 fn label(command: &str) -> String {
-    match command.char_indices().nth(MAX_LABEL_CHARS) {
-        None => command.to_string(),
-        Some((at, _)) => format!("{}\u{2026}", &command[..at]),
+    cut(command, MAX_LABEL_CHARS)
+}
+
+/// `text` cut to `max` characters, `…` marking a cut.
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some((at, _)) => format!("{}\u{2026}", &text[..at]),
     }
 }
 
@@ -674,6 +700,13 @@ mod tests {
         for name in ["PATH", "HOME", "LANG", "TERM"] {
             assert!(!scrubbed(name), "{name}");
         }
+    }
+
+    #[test]
+    fn echoes_are_cut() {
+        assert_eq!(cut("abc", 3), "abc");
+        assert_eq!(cut("abcd", 3), "abc\u{2026}");
+        assert_eq!(cut("\u{e9}\u{e9}\u{e9}\u{e9}", 2), "\u{e9}\u{e9}\u{2026}");
     }
 
     #[test]

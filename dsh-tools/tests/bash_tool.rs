@@ -436,6 +436,32 @@ async fn invalid_arguments_are_refused_with_the_reference_messages() {
 }
 
 #[tokio::test]
+async fn error_messages_repeat_only_the_start_of_huge_arguments() {
+    let host = host();
+    // Long, and still exactly -1.
+    let literal = format!("-1.{}", "0".repeat(100_000));
+    let result = host
+        .registry
+        .execute(ToolCall::new(
+            "call",
+            "bash",
+            format!(r#"{{"command":"true","description":"x","timeoutMs":{literal}}}"#),
+        ))
+        .await;
+    // The number as parsed, not the text as sent.
+    assert_eq!(
+        result.message(),
+        Some("invalid timeoutMs: expected a positive number, got -1")
+    );
+    let workdir = "w".repeat(100_000);
+    let result = host
+        .bash(serde_json::json!({"command": "true", "description": "x", "workdir": workdir}))
+        .await;
+    assert_eq!(result.code(), Some("BASH_BAD_WORKDIR"));
+    assert!(result.message().unwrap().len() < 1000);
+}
+
+#[tokio::test]
 async fn a_timeout_above_the_cap_is_cut_to_it() {
     let host = host();
     let (run, _) = host
@@ -656,6 +682,22 @@ fn the_call_card_is_a_terminal() {
             title: "cargo test".into(),
             description: Some("Run the tests".into()),
             cwd: Some("crates/core".into()),
+        })
+    );
+    // A background start is not a terminal session: the generic card.
+    let card = tool.erased().present_call(&v(serde_json::json!({
+        "command": "npm run dev",
+        "description": "Start the dev server",
+        "run_in_background": true,
+    })));
+    assert_eq!(
+        serde_json::to_value(&card).unwrap(),
+        serde_json::json!({
+            "card": "generic",
+            "title": "npm run dev",
+            "kind": "execute",
+            "rawInput": "npm run dev",
+            "content": [{"type": "text", "text": "Start the dev server"}],
         })
     );
     // Stale or malformed logged arguments fall back to the generic card.

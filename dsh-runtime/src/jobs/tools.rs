@@ -137,6 +137,12 @@ fn checked_id(job_id: &str) -> Result<&str, ToolError> {
             quoted(job_id)
         )));
     }
+    if job_id.len() > MAX_ID_BYTES {
+        // No id is this long; echoing it would only fill the model's context.
+        return Err(job_error(JobError::NotFound {
+            id: cut(job_id, 64).into_owned(),
+        }));
+    }
     Ok(job_id)
 }
 
@@ -270,6 +276,9 @@ impl Jobs {
     }
 }
 
+/// The longest id looked up; longer ones are unknown.
+const MAX_ID_BYTES: usize = 256;
+
 /// The most characters of a label `job_list` prints per job.
 const MAX_LABEL_CHARS: usize = 200;
 
@@ -295,7 +304,10 @@ fn wait_timeout(
     if !ms.is_finite() || ms <= 0.0 {
         return Err(ToolError::new(format!(
             "invalid wait timeout: expected a positive number of milliseconds, got {}",
-            literal.map_or_else(|| ms.to_string(), ToString::to_string)
+            cut(
+                &literal.map_or_else(|| ms.to_string(), ToString::to_string),
+                MAX_LABEL_CHARS
+            )
         )));
     }
     // Clamped first, so the conversion cannot overflow.

@@ -322,11 +322,7 @@ fn list(host: &Host, as_json: bool) -> ExitCode {
                 props
                     .iter()
                     .map(|(name, schema)| {
-                        let mark = if required.contains(&name) {
-                            "*"
-                        } else {
-                            ""
-                        };
+                        let mark = if required.contains(&name) { "*" } else { "" };
                         format!("{name}{mark}: {}", type_name(schema))
                     })
                     .collect::<Vec<_>>()
