@@ -696,7 +696,7 @@ fn a_session_runs_a_background_job_and_reads_it_in_a_later_line() {
         started["result"]["value"].to_string(),
         r#"{"kind":"background","jobId":"bash-1"}"#
     );
-    assert_eq!(started["callCard"]["card"].as_str(), Some("terminal"));
+    assert_eq!(started["callCard"]["card"].as_str(), Some("generic"));
     assert_eq!(started["resultCard"]["card"].as_str(), Some("generic"));
 
     // The job outlived the call that started it; a later line reads it.
@@ -716,6 +716,31 @@ fn a_session_runs_a_background_job_and_reads_it_in_a_later_line() {
     );
     let (code, stderr) = session.finish();
     assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn a_one_shot_background_call_says_its_job_stops_at_exit() {
+    let dir = project();
+    let o = run(
+        dir.path(),
+        &[
+            "call",
+            "bash",
+            r#"{"command":"echo $$ > job.pid; exec sleep 300","description":"Sleep","run_in_background":true}"#,
+            "--content-only",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "started background job bash-1\n");
+    assert!(
+        stderr(&o).starts_with("note: 1 background job(s) stop when dsh-tools exits"),
+        "{}",
+        stderr(&o)
+    );
+    // The job was stopped (or never got to run) before the host exited.
+    if let Ok(pid) = std::fs::read_to_string(dir.path().join("job.pid")) {
+        assert!(process_gone(pid.trim()), "{pid} outlived the call");
+    }
 }
 
 #[test]

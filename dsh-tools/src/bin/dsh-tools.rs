@@ -475,6 +475,18 @@ async fn call(
             return ExitCode::FAILURE;
         }
     }
+    let running = host
+        .jobs()
+        .list(None)
+        .into_iter()
+        .filter(|job| !job.status.is_terminal())
+        .count();
+    if running > 0 {
+        eprintln!(
+            "note: {running} background job(s) stop when dsh-tools exits; \
+             `dsh-tools session` keeps them running across calls"
+        );
+    }
     if result.error_code() == Some(ErrorCode::UnknownTool)
         && let Some(close) = did_you_mean(host, name)
     {
