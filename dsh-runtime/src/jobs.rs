@@ -63,7 +63,7 @@
 //! let job = jobs.wait(&id, Duration::from_secs(10), me).await.unwrap();
 //! assert_eq!(job.status, JobStatus::Completed);
 //! assert_eq!(jobs.read(&id, me).unwrap().text, "1 2 3\n");
-//! assert_eq!(jobs.read(&id, None).unwrap_err().to_string(), "unknown job id: count-1");
+//! assert_eq!(jobs.read(&id, None).unwrap_err().to_string(), "unknown job count-1");
 //! session.close().await;
 //! # }
 //! ```
@@ -476,7 +476,8 @@ impl JobSettlement {
 /// A job as it is at one moment.
 ///
 /// It serializes as the job control tools publish it (`{id, kind, label, status, detail?,
-/// stopReason?}`), and reads back from that form (without the owner).
+/// startedAt, finishedAt?}`, times in milliseconds since the Unix epoch), and reads back
+/// from that form (without the owner and the stop reason, which are not published).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToolSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(crate = crate, description = "A background job as it is at one moment.")]
@@ -492,8 +493,14 @@ pub struct JobSnapshot {
     /// How it ended, once settled, e.g. `exit code: 0` or `signal: SIGKILL`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
-    /// Why a stop was requested, once one was.
+    /// When the job started, in milliseconds since the Unix epoch.
+    #[serde(default)]
+    pub started_at: u64,
+    /// When the job settled, in milliseconds since the Unix epoch; absent while it runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<u64>,
+    /// Why a stop was requested, once one was (not serialized: the caller gave it).
+    #[serde(skip)]
     pub stop_reason: Option<String>,
     /// The owner (not serialized: owner ids are the host's business; `None` when read
     /// back).
@@ -575,7 +582,7 @@ pub enum JobError {
 impl fmt::Display for JobError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            JobError::NotFound { id } => write!(f, "unknown job id: {id}"),
+            JobError::NotFound { id } => write!(f, "unknown job {id}"),
             JobError::OwnerNotLive { owner } => write!(f, "job owner {owner} is not live"),
             JobError::ShutDown => f.write_str("the job runtime is shut down"),
             JobError::NoTokioRuntime => f.write_str("starting a job needs a Tokio runtime"),
@@ -727,6 +734,7 @@ impl JobRuntime {
             kind,
             label,
             owner,
+            started_at: now_ms(),
             stop,
             settled,
             cancel_hook: Mutex::new(cancel),
@@ -739,6 +747,7 @@ impl JobRuntime {
                 detail: None,
                 stop_reason: None,
                 final_output: None,
+                finished_at: None,
             }),
         });
         // The preflight again: the owner may have closed, or the runtime shut down, while
@@ -981,6 +990,7 @@ struct Job {
     kind: String,
     label: String,
     owner: Option<OwnerId>,
+    started_at: u64,
     stop: CancellationToken,
     /// `true` once settled.
     settled: watch::Sender<bool>,
@@ -1003,6 +1013,7 @@ struct JobState {
     detail: Option<String>,
     stop_reason: Option<String>,
     final_output: Option<String>,
+    finished_at: Option<u64>,
 }
 
 /// Whether a failing cancel hook blocks the stop (a kill) or not (closing, shutdown).
@@ -1025,6 +1036,8 @@ impl Job {
             label: self.label.clone(),
             status: state.status,
             detail: state.detail.clone(),
+            started_at: self.started_at,
+            finished_at: state.finished_at,
             stop_reason: state.stop_reason.clone(),
             owner: self.owner,
         }
@@ -1098,6 +1111,7 @@ impl Job {
             state.status = status.into();
             state.detail = detail;
             state.final_output = Some(final_output);
+            state.finished_at = Some(now_ms());
         }
         drop(reader);
         // The hook may hold resources; a stop request running right now keeps it until
@@ -1143,6 +1157,13 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
     } else {
         "(no message)"
     }
+}
+
+/// Milliseconds since the Unix epoch (0 for a clock set before it).
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// Locks a mutex, ignoring poison: every critical section here leaves its data

@@ -81,7 +81,7 @@ async fn reads_consume_then_the_final_output_repeats() {
         serde_json::json!({"job_id": gate.id}),
     )
     .await;
-    assert_eq!(again.text(), "[status: running]");
+    assert_eq!(again.text(), "(no new output)\n[status: running]");
     assert_eq!(again.value().unwrap()["text"].as_str(), Some(""));
 
     gate.release.send(()).unwrap();
@@ -112,7 +112,7 @@ async fn a_wait_that_times_out_reports_the_running_job() {
     )
     .await;
     assert!(out.is_success(), "{out:?}");
-    assert_eq!(out.text(), "[status: running]");
+    assert_eq!(out.text(), "(no new output)\n[status: running]");
     assert_eq!(
         out.value().unwrap()["job"]["status"].as_str(),
         Some("running")
@@ -158,7 +158,7 @@ async fn cancelling_a_wait_consumes_no_output() {
 async fn job_list_shows_visible_jobs_oldest_first() {
     let (registry, jobs, _tools) = setup();
     let empty = run(&registry, "job_list", serde_json::json!({})).await;
-    assert_eq!(empty.text(), "no background jobs");
+    assert_eq!(empty.text(), "(no background jobs)");
     assert_eq!(empty.value().unwrap().to_string(), "[]");
 
     let a = start_gated(&jobs, JobSpec::new("bash", "build"), "", "");
@@ -178,10 +178,10 @@ async fn job_list_shows_visible_jobs_oldest_first() {
     assert!(list.is_success(), "{list:?}");
     assert_eq!(
         list.text(),
-        "bash-1 [status: completed, exit code: 0] build\nbash-2 [status: running] serve"
+        "bash-1 [bash] completed \u{2014} build\nbash-2 [bash] running \u{2014} serve"
     );
     assert_eq!(
-        list.value().unwrap().to_string(),
+        strip_times(&list.value().unwrap().to_string()),
         r#"[{"id":"bash-1","kind":"bash","label":"build","status":"completed","detail":"exit code: 0"},{"id":"bash-2","kind":"bash","label":"serve","status":"running"}]"#
     );
     drop(b);
@@ -198,7 +198,11 @@ async fn job_kill_requests_a_stop_once() {
     )
     .await;
     assert!(kill.is_success(), "{kill:?}");
-    assert_eq!(kill.value().unwrap()["outcome"].as_str(), Some("requested"));
+    assert_eq!(
+        kill.value().unwrap()["outcome"].as_str(),
+        Some("cancellation-requested")
+    );
+    assert_eq!(kill.text(), "requested cancellation of job bash-1");
     let job = jobs.wait(&gate.id, LIVENESS, None).await.unwrap();
     assert_eq!(job.status, JobStatus::Killed);
     assert_eq!(job.stop_reason.as_deref(), Some("no longer needed"));
@@ -210,8 +214,8 @@ async fn job_kill_requests_a_stop_once() {
     )
     .await;
     assert_eq!(
-        again.value().unwrap().to_string(),
-        r#"{"outcome":"already-finished","job":{"id":"bash-1","kind":"bash","label":"gated","status":"killed","detail":"signal: SIGKILL","stopReason":"no longer needed"}}"#
+        strip_times(&again.value().unwrap().to_string()),
+        r#"{"outcome":"already-finished","job":{"id":"bash-1","kind":"bash","label":"gated","status":"killed","detail":"signal: SIGKILL"}}"#
     );
     assert_eq!(
         again.text(),
@@ -240,7 +244,7 @@ async fn unknown_and_foreign_ids_are_not_found() {
         ] {
             let result = run(&registry, name, args).await;
             assert_eq!(result.code(), Some("JOB_NOT_FOUND"), "{name} {id}");
-            assert_eq!(result.text(), format!("Error: unknown job id: {id}"));
+            assert_eq!(result.text(), format!("Error: unknown job {id}"));
         }
     }
     // The foreign job was neither read nor stopped.
@@ -279,7 +283,7 @@ async fn tools_for_an_owner_see_its_jobs() {
         "",
     );
     let list = run(&registry, "job_list", serde_json::json!({})).await;
-    assert_eq!(list.text(), "bash-1 [status: running] mine");
+    assert_eq!(list.text(), "bash-1 [bash] running \u{2014} mine");
     let kill = run(
         &registry,
         "job_kill",
@@ -292,12 +296,40 @@ async fn tools_for_an_owner_see_its_jobs() {
 #[tokio::test]
 async fn invalid_arguments_are_refused() {
     let (registry, _jobs, _tools) = setup();
+    // Checks the schema cannot express: the reference's messages, without a code.
+    // A huge id is not echoed whole.
+    let huge = run(
+        &registry,
+        "job_kill",
+        serde_json::json!({"job_id": "x".repeat(100_000)}),
+    )
+    .await;
+    assert_eq!(huge.code(), Some("JOB_NOT_FOUND"));
+    assert!(huge.text().len() < 200, "{}", huge.text());
     let cases = [
         (
             "job_output",
-            serde_json::json!({"job_id": "bash-1", "timeout_ms": 0}),
-            r#"invalid arguments: "timeout_ms" must be at least 1"#,
+            serde_json::json!({"job_id": "bash-1", "wait": true, "timeout_ms": 0}),
+            "invalid wait timeout: expected a positive number of milliseconds, got 0",
         ),
+        (
+            "job_output",
+            serde_json::json!({"job_id": ""}),
+            r#"invalid job_id: expected a non-empty string, got """#,
+        ),
+        (
+            "job_kill",
+            serde_json::json!({"job_id": "", "reason": "x"}),
+            r#"invalid job_id: expected a non-empty string, got """#,
+        ),
+    ];
+    for (name, args, message) in cases {
+        let result = run(&registry, name, args).await;
+        assert!(result.is_error(), "{name}");
+        assert_eq!(result.code(), None, "{name}");
+        assert_eq!(result.message(), Some(message), "{name}");
+    }
+    let cases = [
         (
             "job_output",
             serde_json::json!({}),
@@ -338,4 +370,21 @@ fn reads_run_in_parallel_and_kills_alone() {
     assert!(kill.definition().annotations.destructive);
     let list = registry.get(None, "job_list").unwrap();
     assert!(list.definition().annotations.read_only);
+}
+
+/// `json` without its `startedAt`/`finishedAt` members (clock times), which must be
+/// integers where present.
+fn strip_times(json: &str) -> String {
+    let mut out = json.to_string();
+    for key in [",\"startedAt\":", ",\"finishedAt\":"] {
+        while let Some(at) = out.find(key) {
+            let digits = out[at + key.len()..]
+                .bytes()
+                .take_while(u8::is_ascii_digit)
+                .count();
+            assert!(digits > 0, "{key} is not an integer in {json}");
+            out.replace_range(at..at + key.len() + digits, "");
+        }
+    }
+    out
 }

@@ -512,8 +512,8 @@ async fn the_owner_fence_hides_foreign_jobs_like_unknown_ones() {
     for caller in [Some(bob.id()), None] {
         let foreign = jobs.read(&hers.id, caller).unwrap_err();
         let unknown = jobs.read("w-99", caller).unwrap_err();
-        assert_eq!(foreign.to_string(), "unknown job id: w-1");
-        assert_eq!(unknown.to_string(), "unknown job id: w-99");
+        assert_eq!(foreign.to_string(), "unknown job w-1");
+        assert_eq!(unknown.to_string(), "unknown job w-99");
         assert!(matches!(
             jobs.kill(&hers.id, None, caller),
             Err(JobError::NotFound { .. })
@@ -649,8 +649,9 @@ async fn snapshots_and_outcomes_serialize_for_tools() {
         false,
     );
     let json = serde_json::to_string(&jobs.snapshot(&fake.id, Some(owner.id())).unwrap()).unwrap();
+    assert!(json.contains(r#""startedAt":"#) && !json.contains("finishedAt"));
     assert_eq!(
-        json,
+        strip_times(&json),
         r#"{"id":"bash-1","kind":"bash","label":"sleep 9","status":"running"}"#
     );
     jobs.kill(&fake.id, Some("user"), Some(owner.id())).unwrap();
@@ -658,9 +659,14 @@ async fn snapshots_and_outcomes_serialize_for_tools() {
         .send(JobSettlement::killed().with_detail("signal: SIGKILL"))
         .unwrap();
     let job = settled(&jobs, &fake.id, Some(owner.id())).await;
+    let json = serde_json::to_string(&job).unwrap();
+    assert!(json.contains(r#""finishedAt":"#), "{json}");
+    assert!(job.finished_at >= Some(job.started_at));
+    // The stop reason stays with the job, but is not published.
+    assert_eq!(job.stop_reason.as_deref(), Some("user"));
     assert_eq!(
-        serde_json::to_string(&job).unwrap(),
-        r#"{"id":"bash-1","kind":"bash","label":"sleep 9","status":"killed","detail":"signal: SIGKILL","stopReason":"user"}"#
+        strip_times(&json),
+        r#"{"id":"bash-1","kind":"bash","label":"sleep 9","status":"killed","detail":"signal: SIGKILL"}"#
     );
     assert_eq!(
         serde_json::to_string(&KillOutcome::AlreadyFinished).unwrap(),
@@ -672,9 +678,26 @@ async fn snapshots_and_outcomes_serialize_for_tools() {
     );
     let out = jobs.read(&fake.id, Some(owner.id())).unwrap();
     assert_eq!(
-        serde_json::to_string(&out).unwrap(),
-        r#"{"text":"","job":{"id":"bash-1","kind":"bash","label":"sleep 9","status":"killed","detail":"signal: SIGKILL","stopReason":"user"}}"#
+        strip_times(&serde_json::to_string(&out).unwrap()),
+        r#"{"text":"","job":{"id":"bash-1","kind":"bash","label":"sleep 9","status":"killed","detail":"signal: SIGKILL"}}"#
     );
+}
+
+/// `json` without its `startedAt`/`finishedAt` members (clock times), which must be
+/// integers where present.
+fn strip_times(json: &str) -> String {
+    let mut out = json.to_string();
+    for key in [",\"startedAt\":", ",\"finishedAt\":"] {
+        while let Some(at) = out.find(key) {
+            let digits = out[at + key.len()..]
+                .bytes()
+                .take_while(u8::is_ascii_digit)
+                .count();
+            assert!(digits > 0, "{key} is not an integer in {json}");
+            out.replace_range(at..at + key.len() + digits, "");
+        }
+    }
+    out
 }
 
 #[tokio::test]
@@ -702,10 +725,17 @@ async fn snapshots_read_back_and_match_their_schema() {
     }
     assert!(!is_valid(&JobSnapshot::schema(), &out_json));
 
+    // Everything but the owner and the stop reason (not published) reads back.
+    let unpublished = |mut job: JobSnapshot| {
+        job.stop_reason = None;
+        job.owner = None;
+        job
+    };
     let back: JobSnapshot = from_value(&job_json).unwrap();
-    assert_eq!(back, job);
+    assert_eq!(back, unpublished(job));
     let back: JobOutput = from_value(&out_json).unwrap();
-    assert_eq!(back, out);
+    assert_eq!(back.text, out.text);
+    assert_eq!(back.job, unpublished(out.job));
 }
 
 // ---- real processes ---------------------------------------------------------------------

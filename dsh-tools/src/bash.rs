@@ -1,22 +1,40 @@
-//! `bash`: run a shell command in the foreground, with a timeout and output caps, or in
-//! the background as a job.
+//! `bash`: run a shell command in the foreground, with a timeout, or in the background as
+//! a job.
 //!
 //! The tool is a method of a [`Shell`], a `#[toolbox]` value holding the job runtime and a
 //! [`BashConfig`]; its tool struct is [`ShellBash`].
 //!
-//! **Foreground.** The command runs as `<shell> -c <command>` (`/bin/bash` when present,
-//! else `/bin/sh`), in a new process group of its own, with stdin closed and stdout and
-//! stderr captured separately, each up to [`BashConfig::max_output_bytes`] (the first and
-//! last halves are kept; the value says it was `truncated`). When the timeout fires or the
-//! call is cancelled, the whole process group is killed: the shell and everything it
-//! started that is still in its group. A non-zero exit is a *successful* call: the value
-//! reports the exit code, the model decides what it means. A cancelled call returns after
-//! the kill and the pipeline reports it as `ABORTED`.
+//! **What the model sees** follows the published reference tool: parameters `command`,
+//! `description`, `timeoutMs`, `workdir`, `run_in_background`; the text is stdout, then
+//! `[stderr]` and stderr, or `(no output)`, then marker lines: a truncation notice naming
+//! the file with the whole stream, `[timed out after <ms>ms]`, and `[killed by signal:
+//! <s>]` or (non-zero) `[exit code: <n>]`. A blank `command` or `description` is refused
+//! with `invalid command: expected a non-empty string` (resp. `description`), a
+//! `timeoutMs` that is not positive with `invalid timeoutMs: expected a positive number,
+//! got <json>`; a longer timeout than [`MAX_TIMEOUT_MS`] is cut to it. One departure is
+//! recorded: a `workdir` that is not a usable directory fails with `BASH_BAD_WORKDIR`
+//! naming it (the reference reports the spawn error `spawn bash ENOENT`).
 //!
-//! **Background.** With `run_in_background`, the command is started as a `bash` job on the
-//! [`JobRuntime`] (unowned, labelled with the call's `description`) and the call returns
-//! its id at once; `job_output`, `job_list` and `job_kill` (`dsh_runtime::jobs::tools`) take it
-//! from there. Once the job is published, the call's cancellation no longer reaches it.
+//! **Environment.** Commands get the host's environment without credential-like
+//! variables (names containing `KEY`, `PASSWORD`, `SECRET` or `TOKEN`, any case) and
+//! without `DSH_*` ones, plus `NO_COLOR=1`, `TERM=dumb`, `PAGER=cat`, `GIT_PAGER=cat` and
+//! `DSH_SHELL=1` ([`BashConfig::env`], [`BashConfig::scrub_env`]).
+//!
+//! **Foreground.** The command runs as `<shell> -c <command>` (`/bin/bash` when present,
+//! else `/bin/sh`) with stdin closed, leading a process tree of its own
+//! ([`process::isolate`]). Each stream keeps its latest
+//! [`BashConfig::max_output_bytes`] in the result; a longer stream is written whole to a
+//! spill file whose path the value carries (`spillPath`), so nothing is lost. When the
+//! timeout fires or the call is cancelled, the whole tree is stopped: `SIGTERM`, then
+//! `SIGKILL` after [`BashConfig::kill_grace`]. A non-zero exit is a *successful* call:
+//! the value reports the exit code, the model decides what it means. A cancelled call
+//! returns after the kill and the pipeline reports it as `ABORTED`.
+//!
+//! **Background.** With `run_in_background`, the command is started as a `bash` job on
+//! the [`JobRuntime`] (unowned, labelled with the command) and the call returns its id at
+//! once; `job_output`, `job_list` and `job_kill` (`dsh_runtime::jobs::tools`) take it from
+//! there (see [`process`] for what a read returns and how a job settles). Once the job is
+//! published, the call's cancellation no longer reaches it.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -38,27 +56,38 @@
 //! # }
 //! ```
 
-use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use crate::process::StreamText;
 use crate::process::{self, ProcessLimits};
 use dsh_runtime::jobs::{JobRuntime, JobSpec};
-use dsh_runtime::present::{CallView, ResultSummary, ResultView, TerminalExit};
+use dsh_runtime::json::Value;
+use dsh_runtime::present::{CallView, ResultSummary, ResultView, TerminalExit, ToolCallKind};
 use dsh_runtime::{
     ContentBlock, ErrorCode, RegisterError, Registration, Registry, ToolContext, ToolError,
     ToolSchema, tool, toolbox,
 };
 use serde::{Deserialize, Serialize};
-use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
 /// The timeout of a foreground command that sets none: 2 minutes.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
-/// The longest timeout a call may ask for: 10 minutes.
+/// The longest timeout a call gets (longer ones are cut to it): 10 minutes.
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// The most characters of a command kept as a background job's label.
+pub const MAX_LABEL_CHARS: usize = 1_000;
+
+/// The variables every command gets on top of the host's environment.
+pub const ENV_OVERRIDES: &[(&str, &str)] = &[
+    ("NO_COLOR", "1"),
+    ("TERM", "dumb"),
+    ("PAGER", "cat"),
+    ("GIT_PAGER", "cat"),
+    ("DSH_SHELL", "1"),
+];
 
 /// How [`Shell`] runs commands.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,20 +98,30 @@ pub struct BashConfig {
     /// The working directory of commands without `workdir`, and the base of a relative
     /// `workdir`; `None` for the host process's own.
     pub cwd: Option<PathBuf>,
-    /// The most bytes of each of stdout and stderr a foreground result keeps.
+    /// The latest bytes of each of stdout and stderr a result keeps (the rest is in the
+    /// spill file).
     pub max_output_bytes: usize,
+    /// The most bytes of each stream a spill file holds.
+    pub max_spill_bytes: u64,
+    /// Where spill files go; `None`: a private temporary directory.
+    pub spill_dir: Option<PathBuf>,
     /// Whether `run_in_background` is allowed.
     pub background: bool,
-    /// The most unread output a background job keeps.
-    pub background_output_limit: usize,
     /// How long to keep reading the pipes after the shell exited, when something it left
     /// running still holds them open.
     pub drain_grace: Duration,
+    /// How long a stop waits after `SIGTERM` before `SIGKILL`.
+    pub kill_grace: Duration,
+    /// Variables set for every command (after the scrub).
+    pub env: Vec<(String, String)>,
+    /// Whether to leave out credential-like and `DSH_*` variables of the host.
+    pub scrub_env: bool,
 }
 
 impl Default for BashConfig {
-    /// `/bin/bash` (or `/bin/sh`), the host's working directory, 30 000 bytes per stream,
-    /// background jobs allowed with 1 MiB of unread output, 500 ms drain grace.
+    /// `/bin/bash` (or `/bin/sh`), the host's working directory, 64 000 bytes per stream
+    /// in results and up to 256 MiB in spill files, background jobs allowed, 500 ms drain
+    /// grace, 3 s kill grace, [`ENV_OVERRIDES`], scrubbed environment.
     fn default() -> Self {
         let bash = Path::new("/bin/bash");
         BashConfig {
@@ -92,10 +131,17 @@ impl Default for BashConfig {
                 PathBuf::from("/bin/sh")
             },
             cwd: None,
-            max_output_bytes: 30_000,
+            max_output_bytes: process::DEFAULT_MAX_OUTPUT_BYTES,
+            max_spill_bytes: process::DEFAULT_MAX_SPILL_BYTES,
+            spill_dir: None,
             background: true,
-            background_output_limit: dsh_runtime::jobs::DEFAULT_OUTPUT_LIMIT_BYTES,
             drain_grace: Duration::from_millis(500),
+            kill_grace: Duration::from_secs(3),
+            env: ENV_OVERRIDES
+                .iter()
+                .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+                .collect(),
+            scrub_env: true,
         }
     }
 }
@@ -115,10 +161,17 @@ impl BashConfig {
         self
     }
 
-    /// The same config with another per-stream output cap.
+    /// The same config with another per-stream result size.
     #[must_use]
     pub fn with_max_output_bytes(mut self, bytes: usize) -> Self {
         self.max_output_bytes = bytes;
+        self
+    }
+
+    /// The same config with spill files in `dir`.
+    #[must_use]
+    pub fn with_spill_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.spill_dir = Some(dir.into());
         self
     }
 
@@ -128,6 +181,35 @@ impl BashConfig {
         self.background = allowed;
         self
     }
+
+    /// The same config with another kill grace.
+    #[must_use]
+    pub fn with_kill_grace(mut self, grace: Duration) -> Self {
+        self.kill_grace = grace;
+        self
+    }
+
+    fn limits(&self) -> ProcessLimits {
+        let mut limits = ProcessLimits::default()
+            .with_drain_grace(self.drain_grace)
+            .with_kill_grace(self.kill_grace)
+            .with_max_output_bytes(self.max_output_bytes)
+            .with_max_spill_bytes(self.max_spill_bytes);
+        if let Some(dir) = &self.spill_dir {
+            limits = limits.with_spill_dir(dir);
+        }
+        limits
+    }
+}
+
+/// Whether a host variable is left out of commands' environment: credential-like names
+/// and `DSH_*`.
+pub fn scrubbed(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    upper.starts_with("DSH_")
+        || ["KEY", "PASSWORD", "SECRET", "TOKEN"]
+            .iter()
+            .any(|word| upper.contains(word))
 }
 
 /// Registers `bash` with the default [`BashConfig`], its jobs going to `jobs`.
@@ -157,23 +239,24 @@ pub fn register_with(
 }
 
 /// The arguments of `bash`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToolSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToolSchema)]
 // The parameter root carries no description: the tool's own description says it all.
 #[schema(description = "")]
 pub struct BashArgs {
-    /// The command line to run.
-    #[schema(length(min = 1))]
+    /// The command line, run with `bash -c`.
     pub command: String,
-    /// What the command does, in a few words (shown to the user).
+    /// What the command does, in a few words in the active voice (shown to the user), e.g.
+    /// "Show working tree status" for `git status`.
     pub description: String,
-    /// Kill the command after this many milliseconds (default 120000, at most 600000).
-    /// Ignored in the background.
-    #[schema(range(min = 1, max = 600_000))]
-    pub timeout_ms: Option<u64>,
-    /// The directory to run in; a relative path is resolved against the default one.
+    /// Stop the command after this many milliseconds (default 120000, at most 600000).
+    /// Not used in the background.
+    #[serde(rename = "timeoutMs")]
+    pub timeout_ms: Option<f64>,
+    /// The directory to run in, instead of the workspace; a relative path starts from
+    /// the workspace.
     pub workdir: Option<String>,
-    /// Start the command as a background job and return its id at once; read its output
-    /// with `job_output`, stop it with `job_kill`.
+    /// Start the command as a background job and answer with its id at once; read what it
+    /// prints with `job_output`, stop it with `job_kill`. No timeout applies.
     #[serde(default)]
     pub run_in_background: bool,
 }
@@ -203,28 +286,18 @@ pub struct BackgroundJob {
 pub struct Foreground {
     /// The exit code; `null` when the shell was killed by a signal.
     pub exit_code: Option<i32>,
-    /// The signal that killed the shell, e.g. `SIGKILL`; `null` when it exited.
+    /// The signal that killed the shell, e.g. `SIGTERM`; `null` when it exited.
     pub signal: Option<String>,
-    /// Whether the timeout killed it.
+    /// Whether the timeout stopped it.
     pub timed_out: bool,
-    /// Whether the call was cancelled (and the command killed).
+    /// Whether the call was cancelled (and the command stopped).
     pub aborted: bool,
-    /// The timeout in force.
+    /// The timeout in force, in milliseconds.
     pub timeout_ms: u64,
     /// What it wrote to stdout.
     pub stdout: StreamText,
     /// What it wrote to stderr.
     pub stderr: StreamText,
-}
-
-/// Captured text of one output stream.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToolSchema)]
-pub struct StreamText {
-    /// The text (invalid UTF-8 replaced); when truncated, the start and the end with a
-    /// marker line between them.
-    pub text: String,
-    /// Whether bytes were left out.
-    pub truncated: bool,
 }
 
 /// Runs shell commands; the value behind the `bash` tool.
@@ -248,13 +321,14 @@ impl Shell {
 
 #[toolbox]
 impl Shell {
-    /// Run a shell command and return its output and exit status.
+    /// Run a command with `bash -c` and return what it printed and how it ended.
     ///
-    /// The command runs with `-c` in a non-interactive shell with stdin closed. Output is
-    /// capped per stream (the start and the end are kept). A non-zero exit status is
-    /// reported, not treated as a failure. Long-running commands (servers, watchers) belong
-    /// in the background: set `run_in_background` and read the output later with
-    /// `job_output`.
+    /// Every call starts a new shell: nothing (working directory, variables) carries over
+    /// to the next call, so use `workdir` rather than `cd`. A non-zero exit shows as
+    /// `[exit code: N]` and is not a failure of the call. Output past the size kept is cut
+    /// from the front; the notice names a file holding all of it. Put long-running
+    /// commands (servers, watchers) in the background with `run_in_background`, then use
+    /// `job_output` to read them and `job_kill` to stop them.
     #[tool(
         name = "bash",
         args,
@@ -265,13 +339,13 @@ impl Shell {
         present_result = Self::present_result
     )]
     pub async fn bash(&self, args: BashArgs, cx: ToolContext) -> Result<BashOutput, ToolError> {
+        let timeout_ms = check(&args, &cx)?;
         let cwd = self.workdir(args.workdir.as_deref()).await?;
         if args.run_in_background {
             return self
                 .start_background(&args, cwd, &cx)
                 .map(BashOutput::Background);
         }
-        let timeout_ms = args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
         self.run_foreground(&args.command, cwd, timeout_ms, &cx)
             .await
             .map(BashOutput::Foreground)
@@ -289,35 +363,48 @@ impl Shell {
             }
             BashOutput::Foreground(run) => run,
         };
-        let mut parts: Vec<String> = Vec::new();
-        if !run.stdout.text.is_empty() {
-            parts.push(without_final_newline(&run.stdout.text).to_string());
+        let mut body = run.stdout.with_notice();
+        let err = run.stderr.with_notice();
+        if !err.is_empty() {
+            if !body.is_empty() && !body.ends_with('\n') {
+                body.push('\n');
+            }
+            body.push_str("[stderr]\n");
+            body.push_str(&err);
         }
-        if !run.stderr.text.is_empty() {
-            parts.push(format!(
-                "[stderr]\n{}",
-                without_final_newline(&run.stderr.text)
-            ));
+        if body.is_empty() {
+            body.push_str("(no output)");
         }
-        if parts.is_empty() {
-            parts.push("(no output)".to_string());
-        }
-        if run.stdout.truncated || run.stderr.truncated {
-            parts.push("[output truncated]".to_string());
-        }
+        let mut markers = Vec::new();
         if run.timed_out {
-            parts.push(format!("[timed out after {}ms]", run.timeout_ms));
+            markers.push(format!("[timed out after {}ms]", run.timeout_ms));
         }
         if let Some(signal) = &run.signal {
-            parts.push(format!("[killed by signal: {signal}]"));
+            markers.push(format!("[killed by signal: {signal}]"));
         } else if let Some(code) = run.exit_code.filter(|code| *code != 0) {
-            parts.push(format!("[exit code: {code}]"));
+            markers.push(format!("[exit code: {code}]"));
         }
-        vec![ContentBlock::text(parts.join("\n"))]
+        if !markers.is_empty() {
+            if !body.ends_with('\n') {
+                body.push('\n');
+            }
+            body.push_str(&markers.join("\n"));
+        }
+        vec![ContentBlock::text(body)]
     }
 
-    /// The pending card: a terminal titled with the command.
+    /// The pending card: a terminal titled with the command; for a background start, a
+    /// generic card with the command and its description.
     fn present_call(args: &BashArgs) -> CallView {
+        if args.run_in_background {
+            return CallView::Generic {
+                title: args.command.clone(),
+                kind: Some(ToolCallKind::Execute),
+                raw_input: Some(Value::from(args.command.as_str())),
+                content: Some(vec![ContentBlock::text(args.description.clone())]),
+                locations: None,
+            };
+        }
         CallView::Terminal {
             title: args.command.clone(),
             description: Some(args.description.clone()),
@@ -340,6 +427,37 @@ impl Shell {
     }
 }
 
+/// The reference's argument checks, in its order; the timeout in force.
+fn check(args: &BashArgs, cx: &ToolContext) -> Result<u64, ToolError> {
+    if args.command.trim().is_empty() {
+        return Err(ToolError::new(
+            "invalid command: expected a non-empty string",
+        ));
+    }
+    if args.description.trim().is_empty() {
+        return Err(ToolError::new(
+            "invalid description: expected a non-empty string",
+        ));
+    }
+    let Some(ms) = args.timeout_ms else {
+        return Ok(DEFAULT_TIMEOUT_MS);
+    };
+    if !ms.is_finite() || ms <= 0.0 {
+        let sent = cx
+            .arguments()
+            .get("timeoutMs")
+            .map_or_else(|| ms.to_string(), ToString::to_string);
+        let sent = cut(&sent, MAX_ECHO_CHARS);
+        return Err(ToolError::new(format!(
+            "invalid timeoutMs: expected a positive number, got {sent}"
+        )));
+    }
+    // Clamped first, so the conversion is exact; a fraction of a millisecond rounds up.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let ms = ms.min(MAX_TIMEOUT_MS as f64).ceil() as u64;
+    Ok(ms)
+}
+
 impl Shell {
     /// The directory a command runs in: `workdir` (resolved against the configured one),
     /// else the configured one, else the host's (`None`).
@@ -355,11 +473,17 @@ impl Shell {
             Ok(meta) if meta.is_dir() => Ok(Some(path)),
             Ok(_) => Err(ToolError::with_code(
                 "BASH_BAD_WORKDIR",
-                format!("workdir is not a directory: {}", path.display()),
+                format!(
+                    "workdir is not a directory: {}",
+                    cut(&path.display().to_string(), MAX_ECHO_CHARS)
+                ),
             )),
             Err(err) => Err(ToolError::with_code(
                 "BASH_BAD_WORKDIR",
-                format!("workdir {} is not usable: {err}", path.display()),
+                format!(
+                    "workdir {} is not usable: {err}",
+                    cut(&path.display().to_string(), MAX_ECHO_CHARS)
+                ),
             )),
         }
     }
@@ -369,6 +493,16 @@ impl Shell {
         cmd.arg("-c").arg(command);
         if let Some(cwd) = cwd {
             cmd.current_dir(cwd);
+        }
+        if self.config.scrub_env {
+            for (name, _) in std::env::vars_os() {
+                if name.to_str().is_none_or(scrubbed) {
+                    cmd.env_remove(name);
+                }
+            }
+        }
+        for (name, value) in &self.config.env {
+            cmd.env(name, value);
         }
         cmd
     }
@@ -392,12 +526,9 @@ impl Shell {
                 "tool call aborted before the background job started",
             ));
         }
-        let spec = JobSpec::new("bash", args.description.clone())
-            .with_output_limit(self.config.background_output_limit);
-        let producer = process::spawn_command(
-            self.command(&args.command, cwd),
-            ProcessLimits::default().with_drain_grace(self.config.drain_grace),
-        );
+        let spec = JobSpec::new("bash", label(&args.command));
+        let producer =
+            process::spawn_command(self.command(&args.command, cwd), self.config.limits());
         let id = self
             .jobs
             .start(spec, producer)
@@ -414,88 +545,62 @@ impl Shell {
         timeout_ms: u64,
         cx: &ToolContext,
     ) -> Result<Foreground, ToolError> {
-        let cap = self.config.max_output_bytes;
-        let mut stdout_capture = Capture::new(cap);
-        let mut stderr_capture = Capture::new(cap);
         if cx.is_cancelled() {
             return Ok(Foreground::aborted_before_start(timeout_ms));
         }
-
-        let mut cmd = self.command(command, cwd);
-        process::new_process_group(&mut cmd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        let mut child = cmd.spawn().map_err(|err| {
-            ToolError::with_code(
-                "BASH_SPAWN_FAILED",
-                format!("failed to start {}: {err}", self.config.shell.display()),
-            )
-        })?;
-        let mut group = GroupGuard(child.id());
-        let stdout = child.stdout.take();
-        let stderr = child.stderr.take();
-
-        let mut ending = Ending::Exited;
-        let status = {
-            // Read both pipes while waiting: a child blocked on a full pipe never exits.
-            let pumps = async {
-                tokio::join!(
-                    pump(stdout, &mut stdout_capture),
-                    pump(stderr, &mut stderr_capture)
+        let spawned =
+            process::spawn(self.command(command, cwd), self.config.limits()).map_err(|err| {
+                ToolError::with_code(
+                    "BASH_SPAWN_FAILED",
+                    format!("failed to start {}: {err}", self.config.shell.display()),
                 )
-            };
-            tokio::pin!(pumps);
-            let mut drained = false;
-            let exit = async {
-                tokio::select! {
-                    status = child.wait() => status,
-                    () = tokio::time::sleep(Duration::from_millis(timeout_ms)) => {
-                        ending = Ending::TimedOut;
-                        group.kill();
-                        // The shell itself, should the group be out of reach.
-                        let _ = child.start_kill();
-                        child.wait().await
-                    }
-                    () = cx.cancellation().cancelled() => {
-                        ending = Ending::Aborted;
-                        group.kill();
-                        let _ = child.start_kill();
-                        child.wait().await
-                    }
-                }
-            };
-            tokio::pin!(exit);
-            let status = loop {
-                tokio::select! {
-                    ((), ()) = &mut pumps, if !drained => drained = true,
-                    status = &mut exit => break status,
-                }
-            };
-            if !drained {
-                // Something the shell left running may hold the pipes open.
-                let _ = tokio::time::timeout(self.config.drain_grace, &mut pumps).await;
+            })?;
+        let (stdout, stderr) = (spawned.stdout.clone(), spawned.stderr.clone());
+        let mut ending = Ending::Exited;
+        let stop = async {
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(timeout_ms)) => ending = Ending::TimedOut,
+                () = cx.cancellation().cancelled() => ending = Ending::Aborted,
             }
-            status
         };
-        group.disarm();
-        let status = status.map_err(|err| {
+        let end = spawned.run(stop).await;
+        let status = end.status.map_err(|err| {
             ToolError::with_code(
                 "BASH_WAIT_FAILED",
                 format!("waiting for the command failed: {err}"),
             )
         })?;
         let (exit_code, signal) = exit_parts(status);
+        let finish = |c: &std::sync::Mutex<process::Collector>| {
+            c.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .finish()
+        };
         Ok(Foreground {
             exit_code,
             signal,
             timed_out: ending == Ending::TimedOut,
             aborted: ending == Ending::Aborted,
             timeout_ms,
-            stdout: stdout_capture.finish(),
-            stderr: stderr_capture.finish(),
+            stdout: finish(&stdout),
+            stderr: finish(&stderr),
         })
+    }
+}
+
+/// The most characters of an argument an error message repeats.
+const MAX_ECHO_CHARS: usize = 200;
+
+/// A background job's label: the command, cut to [`MAX_LABEL_CHARS`].
+fn label(command: &str) -> String {
+    cut(command, MAX_LABEL_CHARS)
+}
+
+/// `text` cut to `max` characters, `…` marking a cut.
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some((at, _)) => format!("{}\u{2026}", &text[..at]),
     }
 }
 
@@ -504,6 +609,8 @@ impl Foreground {
         let empty = StreamText {
             text: String::new(),
             truncated: false,
+            spill_path: None,
+            spill_truncated: false,
         };
         Foreground {
             exit_code: None,
@@ -531,135 +638,6 @@ fn exit_parts(status: ExitStatus) -> (Option<i32>, Option<String>) {
     }
 }
 
-/// Kills the command's process group if the run is dropped before the shell is reaped.
-struct GroupGuard(Option<u32>);
-
-impl GroupGuard {
-    fn kill(&self) {
-        if let Some(leader) = self.0 {
-            // An error means the group is gone already.
-            let _ = process::kill_process_group(leader);
-        }
-    }
-
-    fn disarm(&mut self) {
-        self.0 = None;
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-/// Copies a pipe into a capture until end of file or a read error.
-async fn pump(reader: Option<impl AsyncRead + Unpin>, capture: &mut Capture) {
-    let Some(mut reader) = reader else { return };
-    let mut chunk = vec![0u8; 8 * 1024];
-    loop {
-        match reader.read(&mut chunk).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => capture.write(&chunk[..n]),
-        }
-    }
-}
-
-/// One stream's bytes, bounded: the first half of the cap and the latest other half.
-struct Capture {
-    head_cap: usize,
-    tail_cap: usize,
-    head: Vec<u8>,
-    tail: VecDeque<u8>,
-    total: u64,
-}
-
-impl Capture {
-    fn new(cap: usize) -> Self {
-        let tail_cap = cap / 2;
-        Capture {
-            head_cap: cap - tail_cap,
-            tail_cap,
-            head: Vec::new(),
-            tail: VecDeque::new(),
-            total: 0,
-        }
-    }
-
-    fn write(&mut self, mut bytes: &[u8]) {
-        self.total += bytes.len() as u64;
-        let room = self.head_cap - self.head.len();
-        let into_head = room.min(bytes.len());
-        self.head.extend_from_slice(&bytes[..into_head]);
-        bytes = &bytes[into_head..];
-        if self.tail_cap == 0 {
-            return;
-        }
-        let keep_from = bytes.len().saturating_sub(self.tail_cap);
-        self.tail.extend(&bytes[keep_from..]);
-        let excess = self.tail.len().saturating_sub(self.tail_cap);
-        self.tail.drain(..excess);
-    }
-
-    fn finish(self) -> StreamText {
-        let kept = (self.head.len() + self.tail.len()) as u64;
-        let tail: Vec<u8> = self.tail.into_iter().collect();
-        if kept == self.total {
-            let mut all = self.head;
-            all.extend_from_slice(&tail);
-            return StreamText {
-                text: String::from_utf8_lossy(&all).into_owned(),
-                truncated: false,
-            };
-        }
-        // Cut on character boundaries so no replacement character marks the cut.
-        let head = &self.head[..self.head.len() - incomplete_tail(&self.head)];
-        let tail_start = tail
-            .iter()
-            .take(3)
-            .take_while(|b| is_continuation(**b))
-            .count();
-        let tail = &tail[tail_start..];
-        let omitted = self.total - head.len() as u64 - tail.len() as u64;
-        let mut text = String::from_utf8_lossy(head).into_owned();
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str(&format!("[... {omitted} bytes omitted ...]\n"));
-        text.push_str(&String::from_utf8_lossy(tail));
-        StreamText {
-            text,
-            truncated: true,
-        }
-    }
-}
-
-fn is_continuation(byte: u8) -> bool {
-    byte & 0xC0 == 0x80
-}
-
-/// How many bytes at the end of `bytes` begin a UTF-8 character that is cut off.
-fn incomplete_tail(bytes: &[u8]) -> usize {
-    for back in 1..=bytes.len().min(4) {
-        let byte = bytes[bytes.len() - back];
-        if is_continuation(byte) {
-            continue;
-        }
-        let width = match byte {
-            0xF0.. => 4,
-            0xE0.. => 3,
-            0xC0.. => 2,
-            _ => 1,
-        };
-        return if width > back { back } else { 0 };
-    }
-    0
-}
-
-fn without_final_newline(text: &str) -> &str {
-    text.strip_suffix('\n').unwrap_or(text)
-}
-
 /// Splits the final `[exit code: n]` / `[killed by signal: s]` line off rendered content;
 /// no such line means exit code 0.
 fn split_exit_marker(text: &str) -> (&str, TerminalExit) {
@@ -685,43 +663,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_capture_under_its_cap_keeps_everything() {
-        let mut capture = Capture::new(10);
-        capture.write(b"hello");
-        capture.write(b" you");
-        assert_eq!(
-            capture.finish(),
-            StreamText {
-                text: "hello you".into(),
-                truncated: false
-            }
-        );
-    }
-
-    #[test]
-    fn a_capture_over_its_cap_keeps_both_ends() {
-        let mut capture = Capture::new(6);
-        for chunk in [&b"abc"[..], b"defgh", b"ijk"] {
-            capture.write(chunk);
-        }
-        let out = capture.finish();
-        assert!(out.truncated);
-        assert_eq!(out.text, "abc\n[... 5 bytes omitted ...]\nijk");
-    }
-
-    #[test]
-    fn a_capture_cuts_on_character_boundaries() {
-        let mut capture = Capture::new(4);
-        capture.write("aé".as_bytes()); // 3 bytes: all in the head (2) and tail (1)
-        capture.write("xxxxé".as_bytes());
-        let out = capture.finish();
-        assert!(out.truncated);
-        assert!(!out.text.contains('\u{FFFD}'), "{:?}", out.text);
-        // Head kept "a" + half of "é" (dropped); tail kept "é" whole.
-        assert_eq!(out.text, "a\n[... 6 bytes omitted ...]\né");
-    }
-
-    #[test]
     fn exit_markers_are_parsed_off_the_last_line() {
         assert_eq!(
             split_exit_marker("hi\n[exit code: 3]"),
@@ -734,7 +675,7 @@ mod tests {
                 TerminalExit::Signal("SIGKILL".into())
             )
         );
-        assert_eq!(split_exit_marker("hi"), ("hi", TerminalExit::Code(0)));
+        assert_eq!(split_exit_marker("hi\n"), ("hi\n", TerminalExit::Code(0)));
         assert_eq!(
             split_exit_marker("[exit code: x]"),
             ("[exit code: x]", TerminalExit::Code(0))
@@ -743,5 +684,35 @@ mod tests {
             split_exit_marker("[exit code: 1]"),
             ("", TerminalExit::Code(1))
         );
+    }
+
+    #[test]
+    fn credential_like_and_dsh_variables_are_scrubbed() {
+        for name in [
+            "OPENAI_API_KEY",
+            "db_password",
+            "GITHUB_TOKEN",
+            "MY_SECRET",
+            "DSH_HOME",
+        ] {
+            assert!(scrubbed(name), "{name}");
+        }
+        for name in ["PATH", "HOME", "LANG", "TERM"] {
+            assert!(!scrubbed(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn echoes_are_cut() {
+        assert_eq!(cut("abc", 3), "abc");
+        assert_eq!(cut("abcd", 3), "abc\u{2026}");
+        assert_eq!(cut("\u{e9}\u{e9}\u{e9}\u{e9}", 2), "\u{e9}\u{e9}\u{2026}");
+    }
+
+    #[test]
+    fn long_labels_are_cut() {
+        assert_eq!(label("ls"), "ls");
+        let long = "x".repeat(MAX_LABEL_CHARS + 5);
+        assert_eq!(label(&long).chars().count(), MAX_LABEL_CHARS + 1);
     }
 }

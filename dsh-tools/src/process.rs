@@ -1,50 +1,108 @@
-//! A job producer for an operating-system process.
+//! Operating-system processes for the tools: spawning a command in a process tree of its
+//! own, capturing its output without losing any, and stopping the whole tree.
 //!
-//! [`spawn_command`] runs a [`Command`] as a job: its stdout and stderr go, interleaved in
-//! arrival order, to the job's output buffer; stdin is closed. On Unix the process leads a
-//! new process group of its own ([`new_process_group`]), so a stop request kills it *and
-//! every process it started* that is still in that group ([`kill_process_group`]); so does
-//! dropping the job's future. The job settles once the process has been reaped:
+//! # The process tree
+//!
+//! [`isolate`] prepares a [`Command`] so that its process starts a new session (and
+//! process group) whose id is its pid, and, on Linux, receives `SIGKILL` when the host
+//! goes away (a parent-death signal, so even a host killed with `SIGKILL` takes the
+//! shell down). A [`ProcessTree`] names everything that process started: on Linux, every
+//! process of its session or process group, and every descendant of those (so neither
+//! `set -m` job control, which moves jobs to groups of their own, nor a `setsid` child
+//! whose parent is still a member, escapes); elsewhere on Unix, its process group.
+//!
+//! [`ProcessTree::terminate`] stops a tree the way a terminal would: `SIGTERM` to every
+//! member, up to a grace period for them to go, then `SIGKILL`, and again up to the grace
+//! period. It reports success only once no member is left (zombies count as gone).
+//!
+//! While the host lives, a small watchdog process (one per host process, a `/bin/sh`
+//! script) holds the list of trees still running; if the host dies without stopping them
+//! (a crash, `SIGKILL`), the watchdog sees its pipe close and kills those trees' groups
+//! and sessions. A process that both leaves the session and outlives its parent is out
+//! of reach of all of this; so is anything elsewhere than Unix, where only the spawned
+//! process itself is killed.
+//!
+//! # Output
+//!
+//! Each output stream goes to a [`Collector`]: the latest [`ProcessLimits::max_output_bytes`]
+//! bytes stay in memory, and as soon as a stream outgrows that, all of it (from its first
+//! byte) is also written to a spill file in a private directory (mode `0700`, file mode
+//! `0600`), whose path the results carry, so the part left out of a result is still
+//! there to read. A spill file holds at most [`ProcessLimits::max_spill_bytes`]; a stream
+//! longer than that keeps its first part in the file and says so.
+//!
+//! # Jobs
+//!
+//! [`spawn_command`] runs a command as a background job on a `JobRuntime`. A read returns
+//! what arrived since the previous one: new stdout, then `[stderr]` and new stderr when
+//! there is any; when the memory window moved past unread bytes, a notice names the spill
+//! files. The job settles once the process has been reaped:
 //!
 //! | how the process ended | status | detail |
 //! |---|---|---|
 //! | exited with code `n` | `completed` | `exit code: n` |
-//! | terminated by a signal | `killed` | `signal: SIGKILL` (the signal's name, or its number) |
-//! | killed, no exit status known | `killed` | `killed before exit` |
+//! | terminated by a signal | `killed` | `signal: SIGTERM` (the signal's name, or its number) |
+//! | stopped by a kill request, no signal seen | `killed` | `killed before exit` |
+//! | a kill left processes running | `failed` | `the kill left processes running: <pids>` |
 //! | waiting for it failed | `failed` | the I/O error |
 //!
-//! A non-zero exit is `completed`: the process ran to its end, and the code says how.
+//! A non-zero exit is `completed`: the process ran to its end, and the code says how. A
+//! job stopped by a kill request settles only after its whole tree is gone.
 //!
 //! A process that exits on its own leaves its descendants alone (a command may start a
-//! daemon on purpose); only a stop kills the group. Once the process has exited, output
+//! daemon on purpose); only a stop kills the tree. Once the process has exited, output
 //! still buffered in the pipes is read for up to [`ProcessLimits::drain_grace`]; a
-//! descendant that keeps the pipes open does not hold the job open past that. A
-//! descendant that moves itself to another process group (`setsid`) escapes the kill.
-//!
-//! Elsewhere than Unix only the process itself is killed.
+//! descendant that keeps the pipes open does not hold the job open past that.
 
-use std::io;
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{self, Write as _};
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
+use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 use tokio_util::sync::CancellationToken;
 
-use dsh_runtime::jobs::{BoxError, JobContext, JobProducer, JobSettlement, OutputSink, RunningJob};
+use dsh_runtime::ToolSchema;
+use dsh_runtime::jobs::{BoxError, JobContext, JobProducer, JobSettlement, RunningJob};
 
-/// Bounds on a process job beyond its output limit (which is the job spec's).
+/// The default in-memory window per stream: 64 000 bytes.
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 64_000;
+/// The default spill file cap per stream: 256 MiB.
+pub const DEFAULT_MAX_SPILL_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Bounds on a spawned process.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ProcessLimits {
     /// How long to keep reading the pipes after the process exited. Default: 500 ms.
     pub drain_grace: Duration,
+    /// How long a stop waits after `SIGTERM` before `SIGKILL`, and after `SIGKILL` before
+    /// giving up on survivors. Default: 3 s.
+    pub kill_grace: Duration,
+    /// The latest bytes of each stream kept in memory. Default:
+    /// [`DEFAULT_MAX_OUTPUT_BYTES`].
+    pub max_output_bytes: usize,
+    /// The most bytes of each stream a spill file holds. Default:
+    /// [`DEFAULT_MAX_SPILL_BYTES`]; 0 disables spilling.
+    pub max_spill_bytes: u64,
+    /// Where spill files go; `None`: a private directory made under the system temporary
+    /// directory on first use.
+    pub spill_dir: Option<PathBuf>,
 }
 
 impl Default for ProcessLimits {
     fn default() -> Self {
         ProcessLimits {
             drain_grace: Duration::from_millis(500),
+            kill_grace: Duration::from_secs(3),
+            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+            max_spill_bytes: DEFAULT_MAX_SPILL_BYTES,
+            spill_dir: None,
         }
     }
 }
@@ -56,94 +114,812 @@ impl ProcessLimits {
         self.drain_grace = grace;
         self
     }
-}
 
-/// A producer that spawns `command` when the job starts. A spawn failure (say, no such
-/// program) fails the start, and no job is registered.
-///
-/// ```no_run
-/// use dsh_runtime::jobs::{JobRuntime, JobSpec};
-/// use dsh_tools::process;
-///
-/// # async fn demo(jobs: JobRuntime) -> Result<(), dsh_runtime::jobs::JobError> {
-/// let mut command = tokio::process::Command::new("sh");
-/// command.arg("-c").arg("cargo build 2>&1");
-/// let id = jobs.start(
-///     JobSpec::new("bash", "cargo build"),
-///     process::spawn_command(command, process::ProcessLimits::default()),
-/// )?;
-/// # Ok(()) }
-/// ```
-pub fn spawn_command(command: Command, limits: ProcessLimits) -> CommandProducer {
-    CommandProducer { command, limits }
-}
+    /// The same limits with another kill grace.
+    #[must_use]
+    pub fn with_kill_grace(mut self, grace: Duration) -> Self {
+        self.kill_grace = grace;
+        self
+    }
 
-/// The producer [`spawn_command`] returns.
-#[derive(Debug)]
-pub struct CommandProducer {
-    command: Command,
-    limits: ProcessLimits,
-}
+    /// The same limits with another in-memory window per stream.
+    #[must_use]
+    pub fn with_max_output_bytes(mut self, bytes: usize) -> Self {
+        self.max_output_bytes = bytes;
+        self
+    }
 
-impl JobProducer for CommandProducer {
-    fn start(mut self, ctx: JobContext) -> Result<RunningJob, BoxError> {
-        new_process_group(&mut self.command);
-        let mut child = self
-            .command
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()?;
-        let group = GroupKiller::new(child.id());
-        let stdout = child.stdout.take();
-        let stderr = child.stderr.take();
-        let run = ProcessRun {
-            child,
-            group,
-            output: ctx.output().clone(),
-            stop: ctx.stop_token().clone(),
-            drain_grace: self.limits.drain_grace,
-        };
-        Ok(RunningJob::new(run.run(stdout, stderr)))
+    /// The same limits with another spill cap per stream (0: no spill files).
+    #[must_use]
+    pub fn with_max_spill_bytes(mut self, bytes: u64) -> Self {
+        self.max_spill_bytes = bytes;
+        self
+    }
+
+    /// The same limits with spill files in `dir`.
+    #[must_use]
+    pub fn with_spill_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.spill_dir = Some(dir.into());
+        self
+    }
+
+    fn collector(&self, label: &'static str) -> Arc<Mutex<Collector>> {
+        Arc::new(Mutex::new(Collector::new(
+            label,
+            self.max_output_bytes,
+            self.max_spill_bytes,
+            self.spill_dir.clone(),
+        )))
     }
 }
 
-struct ProcessRun {
-    child: Child,
-    group: GroupKiller,
-    output: OutputSink,
-    stop: CancellationToken,
-    drain_grace: Duration,
+// ---- the tree ---------------------------------------------------------------------------
+
+/// Prepares `command` to lead a process tree of its own: a new session and process group
+/// (ids equal to its pid) and, on Linux, `SIGKILL` when the thread that spawned it ends
+/// (with Tokio, a runtime worker: the host process). Spawn it from a long-lived thread;
+/// not from a `spawn_blocking` thread, which may end first.
+///
+/// The process no longer belongs to the caller's terminal session, so a terminal's
+/// Ctrl-C does not reach it: whoever starts it owns stopping it.
+pub fn isolate(command: &mut Command) -> &mut Command {
+    #[cfg(unix)]
+    {
+        #[cfg(target_os = "linux")]
+        let parent = libc::pid_t::try_from(std::process::id()).unwrap_or(0);
+        // SAFETY: the hook runs in the forked child before `exec`, where only
+        // async-signal-safe calls are allowed: `setsid`, `prctl` and `getppid` are plain
+        // system calls, and building an `io::Error` from an OS error code allocates
+        // nothing. The closure captures a plain integer.
+        #[allow(unsafe_code)]
+        unsafe {
+            command.pre_exec(move || {
+                if libc::setsid() == -1 {
+                    return Err(io::Error::last_os_error());
+                }
+                #[cfg(target_os = "linux")]
+                {
+                    let signal = libc::c_ulong::try_from(libc::SIGKILL).unwrap_or(9);
+                    if libc::prctl(libc::PR_SET_PDEATHSIG, signal, 0, 0, 0) == -1 {
+                        return Err(io::Error::last_os_error());
+                    }
+                    // The host died between fork and prctl: nobody is left to own this.
+                    if libc::getppid() != parent {
+                        return Err(io::Error::from_raw_os_error(libc::ESRCH));
+                    }
+                }
+                Ok(())
+            });
+        }
+    }
+    command
 }
 
-impl ProcessRun {
-    async fn run(
-        mut self,
-        stdout: Option<impl AsyncRead + Unpin>,
-        stderr: Option<impl AsyncRead + Unpin>,
-    ) -> JobSettlement {
-        let pumps = async {
-            tokio::join!(
-                pump(stdout, self.output.clone()),
-                pump(stderr, self.output.clone())
-            )
+/// The process tree a process prepared with [`isolate`] leads (see the module docs).
+#[derive(Debug)]
+pub struct ProcessTree {
+    leader: Option<u32>,
+    watched: bool,
+}
+
+/// A signal [`ProcessTree::signal`] can send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TreeSignal {
+    /// Ask to terminate.
+    Term,
+    /// Kill.
+    Kill,
+}
+
+impl ProcessTree {
+    /// The tree led by the process `leader` (`None`: a process whose pid is unknown, a
+    /// tree with no members). The watchdog learns about it until
+    /// [`release`](ProcessTree::release) or drop.
+    pub fn new(leader: Option<u32>) -> Self {
+        let watched = leader.is_some_and(watchdog::register);
+        ProcessTree { leader, watched }
+    }
+
+    /// The leader's pid, which is also the session and process group id.
+    pub fn leader(&self) -> Option<u32> {
+        self.leader
+    }
+
+    /// Sends `signal` to every member; returns how many were signalled.
+    pub fn signal(&self, signal: TreeSignal) -> usize {
+        let Some(leader) = self.leader else { return 0 };
+        members::signal(leader, signal)
+    }
+
+    /// The members that are still running (zombies excluded).
+    pub fn survivors(&self) -> Vec<u32> {
+        self.leader.map(members::live).unwrap_or_default()
+    }
+
+    /// Whether any member is still running.
+    pub fn is_alive(&self) -> bool {
+        !self.survivors().is_empty()
+    }
+
+    /// Stops the tree: `SIGTERM`, up to `grace` for the members to go, `SIGKILL`, up to
+    /// `grace` again.
+    ///
+    /// # Errors
+    ///
+    /// The pids still running after all that.
+    pub async fn terminate(&self, grace: Duration) -> Result<(), Vec<u32>> {
+        if self.leader.is_none() {
+            return Ok(());
+        }
+        for signal in [TreeSignal::Term, TreeSignal::Kill] {
+            self.signal(signal);
+            if self.wait_gone(grace).await {
+                return Ok(());
+            }
+        }
+        let survivors = self.survivors();
+        if survivors.is_empty() {
+            Ok(())
+        } else {
+            Err(survivors)
+        }
+    }
+
+    async fn wait_gone(&self, grace: Duration) -> bool {
+        let until = Instant::now() + grace;
+        loop {
+            if !self.is_alive() {
+                return true;
+            }
+            if Instant::now() >= until {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(15)).await;
+        }
+    }
+
+    /// Stops watching the tree: its processes are no longer killed should the host die.
+    /// Done once the tree is gone, or left running on purpose.
+    pub fn release(&mut self) {
+        if std::mem::take(&mut self.watched)
+            && let Some(leader) = self.leader
+        {
+            watchdog::unregister(leader);
+        }
+    }
+}
+
+impl Drop for ProcessTree {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+/// Kills a tree when dropped unless disarmed: a run dropped before its process was
+/// reaped leaves nothing behind.
+struct KillOnDrop<'a>(Option<&'a ProcessTree>);
+
+impl Drop for KillOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(tree) = self.0 {
+            tree.signal(TreeSignal::Kill);
+        }
+    }
+}
+
+mod members {
+    //! Finding and signalling a tree's members.
+    use super::TreeSignal;
+
+    #[cfg(unix)]
+    fn raw(signal: TreeSignal) -> libc::c_int {
+        match signal {
+            TreeSignal::Term => libc::SIGTERM,
+            TreeSignal::Kill => libc::SIGKILL,
+        }
+    }
+
+    #[cfg(unix)]
+    fn send(pid: libc::pid_t, signal: libc::c_int) -> bool {
+        // SAFETY: `kill` takes two integers and touches no memory of ours.
+        #[allow(unsafe_code)]
+        let rc = unsafe { libc::kill(pid, signal) };
+        rc == 0
+    }
+
+    #[cfg(target_os = "linux")]
+    pub(super) fn signal(leader: u32, signal: TreeSignal) -> usize {
+        let Ok(group) = libc::pid_t::try_from(leader) else {
+            return 0;
+        };
+        let sig = raw(signal);
+        let mut count = usize::from(group > 1 && send(-group, sig));
+        for (pid, _) in scan(leader) {
+            if let Ok(pid) = libc::pid_t::try_from(pid)
+                && send(pid, sig)
+            {
+                count += 1;
+            }
+        }
+        count
+    }
+
+    #[cfg(target_os = "linux")]
+    pub(super) fn live(leader: u32) -> Vec<u32> {
+        scan(leader)
+            .into_iter()
+            .filter(|(_, state)| !matches!(state, 'Z' | 'X' | 'x'))
+            .map(|(pid, _)| pid)
+            .collect()
+    }
+
+    /// The members of the tree led by `leader`, with their states: processes of its
+    /// session or group, and their descendants.
+    #[cfg(target_os = "linux")]
+    fn scan(leader: u32) -> Vec<(u32, char)> {
+        struct Stat {
+            pid: u32,
+            state: char,
+            ppid: u32,
+            pgrp: u32,
+            session: u32,
+        }
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        let mut all = Vec::new();
+        for entry in dir.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|name| name.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            // `pid (comm) state ppid pgrp session ...`; comm may hold anything, so the
+            // fields are counted from its closing parenthesis.
+            let Some((_, rest)) = text.rsplit_once(')') else {
+                continue;
+            };
+            let mut fields = rest.split_ascii_whitespace();
+            let state = fields.next().and_then(|s| s.chars().next()).unwrap_or('?');
+            let mut number = || fields.next().and_then(|f| f.parse::<u32>().ok());
+            let (Some(ppid), Some(pgrp), Some(session)) = (number(), number(), number()) else {
+                continue;
+            };
+            all.push(Stat {
+                pid,
+                state,
+                ppid,
+                pgrp,
+                session,
+            });
+        }
+        let mut member: Vec<bool> = all
+            .iter()
+            .map(|s| s.session == leader || s.pgrp == leader)
+            .collect();
+        // Descendants of members, to a fixed point (parents may be listed after children).
+        loop {
+            let mut grew = false;
+            for i in 0..all.len() {
+                if !member[i] {
+                    let ppid = all[i].ppid;
+                    if all.iter().zip(&member).any(|(p, m)| *m && p.pid == ppid) {
+                        member[i] = true;
+                        grew = true;
+                    }
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+        all.iter()
+            .zip(member)
+            .filter(|(_, m)| *m)
+            .map(|(s, _)| (s.pid, s.state))
+            .collect()
+    }
+
+    #[cfg(all(unix, not(target_os = "linux")))]
+    pub(super) fn signal(leader: u32, signal: TreeSignal) -> usize {
+        match libc::pid_t::try_from(leader) {
+            Ok(group) if group > 1 => usize::from(send(-group, raw(signal))),
+            _ => 0,
+        }
+    }
+
+    #[cfg(all(unix, not(target_os = "linux")))]
+    pub(super) fn live(leader: u32) -> Vec<u32> {
+        match libc::pid_t::try_from(leader) {
+            Ok(group) if group > 1 && send(-group, 0) => vec![leader],
+            _ => Vec::new(),
+        }
+    }
+
+    #[cfg(not(unix))]
+    pub(super) fn signal(_leader: u32, _signal: TreeSignal) -> usize {
+        0
+    }
+
+    #[cfg(not(unix))]
+    pub(super) fn live(_leader: u32) -> Vec<u32> {
+        Vec::new()
+    }
+}
+
+mod watchdog {
+    //! One `/bin/sh` per host process that kills the registered trees when the host's
+    //! end of its pipe closes without a goodbye: the host died.
+
+    use super::*;
+
+    /// The watchdog script: `+ID` registers a tree, `-ID` forgets it; at end of input it
+    /// kills the group and (with /proc) the session and group members of each tree left.
+    const SCRIPT: &str = r#"trap '' INT HUP TERM PIPE
+ids=' '
+while IFS= read -r line; do
+  case $line in
+    +*) ids="$ids${line#+} " ;;
+    -*) id=${line#-}
+        case $ids in *" $id "*) ids="${ids%%" $id "*} ${ids#*" $id "}" ;; esac ;;
+  esac
+done
+for round in 1 2 3; do
+  for id in $ids; do
+    kill -KILL -"$id" 2>/dev/null
+    [ -d /proc ] || continue
+    for f in /proc/[0-9]*/stat; do
+      IFS= read -r s < "$f" 2>/dev/null || continue
+      set -- ${s##*") "}
+      if [ "$3" = "$id" ] || [ "$4" = "$id" ]; then
+        p=${f#/proc/}; kill -KILL "${p%/stat}" 2>/dev/null
+      fi
+    done
+  done
+done
+"#;
+
+    static PIPE: OnceLock<Mutex<Option<std::process::ChildStdin>>> = OnceLock::new();
+
+    fn start() -> Option<std::process::ChildStdin> {
+        if !cfg!(unix) || !Path::new("/bin/sh").exists() {
+            return None;
+        }
+        let mut command = std::process::Command::new("/bin/sh");
+        command
+            .arg("-c")
+            .arg(SCRIPT)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        // The child handle is dropped: the watchdog lives until the host's end of the
+        // pipe closes, which is when the host exits.
+        command.spawn().ok()?.stdin.take()
+    }
+
+    fn send(line: &str) -> bool {
+        let pipe = PIPE.get_or_init(|| Mutex::new(None));
+        let mut pipe = pipe
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for _ in 0..2 {
+            if pipe.is_none() {
+                *pipe = start();
+            }
+            let Some(stdin) = pipe.as_mut() else {
+                return false;
+            };
+            if stdin.write_all(line.as_bytes()).is_ok() && stdin.flush().is_ok() {
+                return true;
+            }
+            // The watchdog is gone: start another.
+            *pipe = None;
+        }
+        false
+    }
+
+    pub(super) fn register(leader: u32) -> bool {
+        send(&format!("+{leader}\n"))
+    }
+
+    pub(super) fn unregister(leader: u32) {
+        send(&format!("-{leader}\n"));
+    }
+}
+
+// ---- output -----------------------------------------------------------------------------
+
+/// Captured text of one output stream, as results carry it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToolSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StreamText {
+    /// The text (invalid UTF-8 replaced); when truncated, its latest part.
+    pub text: String,
+    /// Whether earlier bytes were left out of `text`.
+    pub truncated: bool,
+    /// The file holding the whole stream, when it outgrew the in-memory window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spill_path: Option<String>,
+    /// Present (`true`) when the stream outgrew the spill file's cap too: the file holds
+    /// only its first part.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub spill_truncated: bool,
+}
+
+impl StreamText {
+    /// The text, then a line saying where the whole stream is when it was truncated.
+    pub fn with_notice(&self) -> String {
+        if !self.truncated {
+            return self.text.clone();
+        }
+        let notice = match (&self.spill_path, self.spill_truncated) {
+            (Some(path), false) => format!("[output truncated; full output: {path}]"),
+            (Some(path), true) => format!("[output truncated; the first part is in: {path}]"),
+            (None, _) => "[output truncated; full output: (unavailable)]".to_string(),
+        };
+        format!("{}\n{notice}", self.text)
+    }
+}
+
+/// One read of a [`Collector`] from an offset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamRead {
+    /// The text since the offset (or the whole window, when the offset slid out of it).
+    pub text: String,
+    /// The offset of the next read.
+    pub next_offset: u64,
+    /// Whether bytes after the offset were no longer in memory.
+    pub lossy: bool,
+    /// The spill file, when there is one.
+    pub spill_path: Option<String>,
+}
+
+enum Spill {
+    /// Not needed (yet).
+    None,
+    Open {
+        file: File,
+        path: PathBuf,
+        written: u64,
+    },
+    /// Complete, or cut at the cap (`full == false`).
+    Closed { path: PathBuf, full: bool },
+    /// Could not be written; nothing to point at.
+    Failed,
+}
+
+/// One stream's bytes: the latest ones in memory, all of them in a spill file once they
+/// outgrow that (see the module docs).
+pub struct Collector {
+    label: &'static str,
+    max_bytes: usize,
+    max_spill: u64,
+    spill_dir: Option<PathBuf>,
+    window: VecDeque<u8>,
+    total: u64,
+    spill: Spill,
+}
+
+impl std::fmt::Debug for Collector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Collector")
+            .field("label", &self.label)
+            .field("total", &self.total)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Collector {
+    /// A collector keeping `max_bytes` in memory and spilling up to `max_spill` bytes to
+    /// a file named after `label` in `spill_dir` (`None`: a private temporary directory).
+    pub fn new(
+        label: &'static str,
+        max_bytes: usize,
+        max_spill: u64,
+        spill_dir: Option<PathBuf>,
+    ) -> Self {
+        Collector {
+            label,
+            max_bytes,
+            max_spill,
+            spill_dir,
+            window: VecDeque::new(),
+            total: 0,
+            spill: Spill::None,
+        }
+    }
+
+    /// Takes in one chunk.
+    pub fn push(&mut self, bytes: &[u8]) {
+        let overflows = self.window.len() + bytes.len() > self.max_bytes;
+        if overflows && matches!(self.spill, Spill::None) {
+            self.open_spill();
+        }
+        self.write_spill(bytes);
+        self.total += bytes.len() as u64;
+        self.window.extend(bytes);
+        let excess = self.window.len().saturating_sub(self.max_bytes);
+        self.window.drain(..excess);
+    }
+
+    fn open_spill(&mut self) {
+        if self.max_spill == 0 {
+            self.spill = Spill::Failed;
+            return;
+        }
+        self.spill = match spill_file(self.spill_dir.as_deref(), self.label) {
+            Ok((mut file, path)) => {
+                // Nothing was dropped yet: the window still holds every earlier byte.
+                let (a, b) = self.window.as_slices();
+                let earlier = a.len() as u64 + b.len() as u64;
+                if earlier <= self.max_spill
+                    && file.write_all(a).is_ok()
+                    && file.write_all(b).is_ok()
+                {
+                    Spill::Open {
+                        file,
+                        path,
+                        written: earlier,
+                    }
+                } else {
+                    Spill::Closed { path, full: false }
+                }
+            }
+            Err(err) => {
+                tracing::warn!(%err, "cannot create a spill file; the head of the output is lost");
+                Spill::Failed
+            }
+        };
+    }
+
+    fn write_spill(&mut self, bytes: &[u8]) {
+        let Spill::Open {
+            file,
+            path,
+            written,
+        } = &mut self.spill
+        else {
+            return;
+        };
+        let room = self.max_spill.saturating_sub(*written);
+        let take = usize::try_from(room).unwrap_or(usize::MAX).min(bytes.len());
+        let ok = file.write_all(&bytes[..take]).is_ok();
+        *written += take as u64;
+        if !ok || take < bytes.len() {
+            self.spill = Spill::Closed {
+                path: std::mem::take(path),
+                full: false,
+            };
+        }
+    }
+
+    /// Closes the spill file (the stream ended).
+    pub fn seal(&mut self) {
+        if let Spill::Open { path, .. } = &mut self.spill {
+            self.spill = Spill::Closed {
+                path: std::mem::take(path),
+                full: true,
+            };
+        }
+    }
+
+    fn spill_path(&self) -> Option<String> {
+        match &self.spill {
+            Spill::Open { path, .. } | Spill::Closed { path, .. } => {
+                Some(path.display().to_string())
+            }
+            Spill::None | Spill::Failed => None,
+        }
+    }
+
+    /// Every byte since `offset` (a previous read's `next_offset`; 0 at first): whole
+    /// characters only, unless `last`, when the stream has ended.
+    pub fn read_from(&self, offset: u64, last: bool) -> StreamRead {
+        let start = self.total - self.window.len() as u64;
+        let lossy = offset < start;
+        let skip = usize::try_from(offset.saturating_sub(start)).unwrap_or(usize::MAX);
+        let bytes: Vec<u8> = self.window.iter().skip(skip).copied().collect();
+        // A window that starts in the middle of a character starts at the next one.
+        let from = if lossy {
+            bytes
+                .iter()
+                .take(3)
+                .take_while(|b| is_continuation(**b))
+                .count()
+        } else {
+            0
+        };
+        let to = if last {
+            bytes.len()
+        } else {
+            bytes.len() - incomplete_tail(&bytes)
+        };
+        let to = to.max(from);
+        StreamRead {
+            text: String::from_utf8_lossy(&bytes[from..to]).into_owned(),
+            next_offset: self.total - (bytes.len() - to) as u64,
+            lossy,
+            spill_path: self.spill_path(),
+        }
+    }
+
+    /// The stream as a result carries it (call [`seal`](Collector::seal) first).
+    pub fn finish(&self) -> StreamText {
+        let read = self.read_from(0, true);
+        StreamText {
+            text: read.text,
+            truncated: read.lossy,
+            spill_path: read.spill_path,
+            spill_truncated: matches!(self.spill, Spill::Closed { full: false, .. }),
+        }
+    }
+}
+
+fn is_continuation(byte: u8) -> bool {
+    byte & 0xC0 == 0x80
+}
+
+/// How many bytes at the end of `bytes` begin a UTF-8 character that is cut off.
+fn incomplete_tail(bytes: &[u8]) -> usize {
+    for back in 1..=bytes.len().min(4) {
+        let byte = bytes[bytes.len() - back];
+        if is_continuation(byte) {
+            continue;
+        }
+        let width = match byte {
+            0xF0.. => 4,
+            0xE0.. => 3,
+            0xC0.. => 2,
+            _ => 1,
+        };
+        return if width > back { back } else { 0 };
+    }
+    0
+}
+
+/// A new spill file for a `label` stream, in `dir` or the private directory.
+fn spill_file(dir: Option<&Path>, label: &str) -> io::Result<(File, PathBuf)> {
+    static PRIVATE: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let dir = match dir {
+        Some(dir) => dir.to_path_buf(),
+        None => PRIVATE
+            .get_or_init(|| {
+                // Kept after the host exits: results point at these files.
+                tempfile::Builder::new()
+                    .prefix("dsh-tools-")
+                    .tempdir()
+                    .map(tempfile::TempDir::keep)
+                    .map_err(|e| e.to_string())
+            })
+            .clone()
+            .map_err(io::Error::other)?,
+    };
+    let file = tempfile::Builder::new()
+        .prefix(&format!("{label}-"))
+        .suffix(".log")
+        .tempfile_in(&dir)?;
+    // Mode 0600 (tempfile's default); the path stays after the handle is dropped.
+    file.keep().map_err(|e| e.error)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Copies a pipe into a collector until end of file or a read error, then seals it.
+async fn pump(reader: Option<impl AsyncRead + Unpin>, collector: Arc<Mutex<Collector>>) {
+    if let Some(mut reader) = reader {
+        let mut chunk = vec![0u8; 16 * 1024];
+        loop {
+            match reader.read(&mut chunk).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => lock(&collector).push(&chunk[..n]),
+            }
+        }
+    }
+    lock(&collector).seal();
+}
+
+// ---- running ----------------------------------------------------------------------------
+
+/// A process spawned with [`spawn`]: the child, its tree and its two collectors.
+#[derive(Debug)]
+pub struct Spawned {
+    child: Child,
+    tree: ProcessTree,
+    /// What it wrote to stdout.
+    pub stdout: Arc<Mutex<Collector>>,
+    /// What it wrote to stderr.
+    pub stderr: Arc<Mutex<Collector>>,
+    pipes: (
+        Option<tokio::process::ChildStdout>,
+        Option<tokio::process::ChildStderr>,
+    ),
+    limits: ProcessLimits,
+}
+
+/// How a [`Spawned::run`] ended.
+#[derive(Debug)]
+pub struct RunEnd {
+    /// The process's exit status.
+    pub status: io::Result<ExitStatus>,
+    /// Whether the stop future fired (and the tree was terminated).
+    pub stopped: bool,
+    /// After a stop: the pids that survived it (empty: the whole tree is gone).
+    pub survivors: Vec<u32>,
+}
+
+/// Spawns `command` isolated ([`isolate`]) with stdin closed and both output streams
+/// captured.
+///
+/// # Errors
+///
+/// The spawn's.
+pub fn spawn(mut command: Command, limits: ProcessLimits) -> io::Result<Spawned> {
+    isolate(&mut command)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = command.spawn()?;
+    let tree = ProcessTree::new(child.id());
+    let pipes = (child.stdout.take(), child.stderr.take());
+    Ok(Spawned {
+        child,
+        tree,
+        stdout: limits.collector("stdout"),
+        stderr: limits.collector("stderr"),
+        pipes,
+        limits,
+    })
+}
+
+impl Spawned {
+    /// The process tree.
+    pub fn tree(&self) -> &ProcessTree {
+        &self.tree
+    }
+
+    /// Runs the process to its end, reading its output. When `stop` completes first, the
+    /// whole tree is terminated ([`ProcessTree::terminate`]) and the run ends once it is
+    /// gone (or the kill grace ran out twice). After the process exited, the pipes are
+    /// drained for up to the drain grace. Dropping the future kills the tree.
+    pub async fn run(mut self, stop: impl Future<Output = ()>) -> RunEnd {
+        let pumps = {
+            let (out, err) = std::mem::take(&mut self.pipes);
+            let (a, b) = (self.stdout.clone(), self.stderr.clone());
+            async move { tokio::join!(pump(out, a), pump(err, b)) }
         };
         tokio::pin!(pumps);
+        let mut guard = KillOnDrop(Some(&self.tree));
         let mut drained = false;
-        let mut kill_requested = false;
-        let exit = {
-            // The pipes are read while waiting: a process blocked on a full pipe would
-            // never exit.
+        let mut stopped = false;
+        let mut survivors = Vec::new();
+        let status = {
+            let child = &mut self.child;
+            let tree = &self.tree;
+            let grace = self.limits.kill_grace;
             let exit = async {
                 tokio::select! {
-                    status = self.child.wait() => status,
-                    () = self.stop.cancelled() => {
-                        kill_requested = true;
-                        self.group.kill();
-                        // An error means it is gone already; `wait` reports how it ended.
-                        let _ = self.child.start_kill();
-                        self.child.wait().await
+                    status = child.wait() => status,
+                    () = stop => {
+                        stopped = true;
+                        // Reap the shell while the tree goes, so it does not linger as a
+                        // member.
+                        let (status, gone) = tokio::join!(child.wait(), tree.terminate(grace));
+                        if let Err(left) = gone {
+                            survivors = left;
+                        }
+                        status
                     }
                 }
             };
@@ -155,117 +931,22 @@ impl ProcessRun {
                 }
             }
         };
-        // Reaped: a stop has killed the group already, and what a process that exited on
-        // its own started is not ours to kill.
-        self.group.disarm();
+        // Reaped: a stop has stopped the tree already, and what a process that exited on
+        // its own left running is not ours to kill.
+        guard.0 = None;
+        drop(guard);
         if !drained {
-            let _ = tokio::time::timeout(self.drain_grace, pumps).await;
+            // Something the process left running may hold the pipes open.
+            let _ = tokio::time::timeout(self.limits.drain_grace, &mut pumps).await;
         }
-        settlement(exit, kill_requested)
-    }
-}
-
-/// Kills a process group when dropped, so a job dropped before its process was reaped
-/// leaves no stragglers; disarmed once the process is reaped.
-struct GroupKiller {
-    leader: Option<u32>,
-}
-
-impl GroupKiller {
-    fn new(leader: Option<u32>) -> Self {
-        GroupKiller { leader }
-    }
-
-    fn kill(&self) {
-        if let Some(leader) = self.leader {
-            // An error means the group is gone already.
-            let _ = kill_process_group(leader);
-        }
-    }
-
-    fn disarm(&mut self) {
-        self.leader = None;
-    }
-}
-
-impl Drop for GroupKiller {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-/// Makes `command`'s process the leader of a new process group whose id is its pid, so
-/// that [`kill_process_group`] reaches it and everything it starts (unless a descendant
-/// moves to another group). Does nothing elsewhere than Unix.
-///
-/// The process no longer belongs to the caller's group, so a terminal's Ctrl-C does not
-/// reach it: whoever starts it owns stopping it.
-pub fn new_process_group(command: &mut Command) -> &mut Command {
-    #[cfg(unix)]
-    command.process_group(0);
-    command
-}
-
-/// Sends `SIGKILL` to every process of the process group led by `leader` (a pid from a
-/// command prepared with [`new_process_group`]).
-///
-/// # Errors
-///
-/// The operating system's error: `ESRCH` when no process of the group is left, `EPERM`
-/// when one may not be signalled; [`io::ErrorKind::Unsupported`] elsewhere than Unix, and
-/// [`io::ErrorKind::InvalidInput`] for a pid that is not a valid group id.
-pub fn kill_process_group(leader: u32) -> io::Result<()> {
-    #[cfg(unix)]
-    {
-        let pgid = libc::pid_t::try_from(leader)
-            .ok()
-            .filter(|pgid| *pgid > 1)
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a process group id"))?;
-        // SAFETY: `killpg` takes two integers and touches no memory of ours.
-        #[allow(unsafe_code)]
-        let rc = unsafe { libc::killpg(pgid, libc::SIGKILL) };
-        if rc == 0 {
-            Ok(())
-        } else {
-            Err(io::Error::last_os_error())
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = leader;
-        Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "process groups are a Unix feature",
-        ))
-    }
-}
-
-/// Copies `reader` into `output` until end of file or a read error.
-async fn pump(reader: Option<impl AsyncRead + Unpin>, output: OutputSink) {
-    let Some(mut reader) = reader else { return };
-    let mut chunk = vec![0u8; 8 * 1024];
-    loop {
-        match reader.read(&mut chunk).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => output.write(&chunk[..n]),
-        }
-    }
-}
-
-fn settlement(exit: io::Result<ExitStatus>, kill_requested: bool) -> JobSettlement {
-    match exit {
-        Ok(status) => {
-            if let Some(code) = status.code() {
-                JobSettlement::completed().with_detail(format!("exit code: {code}"))
-            } else if let Some(signal) = terminating_signal(status) {
-                JobSettlement::killed().with_detail(format!("signal: {signal}"))
-            } else {
-                JobSettlement::killed().with_detail("killed before exit")
-            }
-        }
-        Err(_) if kill_requested => JobSettlement::killed().with_detail("killed before exit"),
-        Err(err) => {
-            JobSettlement::failed().with_detail(format!("waiting for the process failed: {err}"))
+        // Whatever is left now was left on purpose (or survived a kill, reported).
+        self.tree.release();
+        lock(&self.stdout).seal();
+        lock(&self.stderr).seal();
+        RunEnd {
+            status,
+            stopped,
+            survivors,
         }
     }
 }
@@ -299,4 +980,202 @@ pub fn terminating_signal(status: ExitStatus) -> Option<String> {
 #[cfg(not(unix))]
 pub fn terminating_signal(_status: ExitStatus) -> Option<String> {
     None
+}
+
+// ---- as a job ---------------------------------------------------------------------------
+
+/// A producer that spawns `command` when the job starts (see the module docs). A spawn
+/// failure (say, no such program) fails the start, and no job is registered.
+///
+/// ```no_run
+/// use dsh_runtime::jobs::{JobRuntime, JobSpec};
+/// use dsh_tools::process;
+///
+/// # async fn demo(jobs: JobRuntime) -> Result<(), dsh_runtime::jobs::JobError> {
+/// let mut command = tokio::process::Command::new("sh");
+/// command.arg("-c").arg("cargo build");
+/// let id = jobs.start(
+///     JobSpec::new("bash", "cargo build"),
+///     process::spawn_command(command, process::ProcessLimits::default()),
+/// )?;
+/// # Ok(()) }
+/// ```
+pub fn spawn_command(command: Command, limits: ProcessLimits) -> CommandProducer {
+    CommandProducer { command, limits }
+}
+
+/// The producer [`spawn_command`] returns.
+#[derive(Debug)]
+pub struct CommandProducer {
+    command: Command,
+    limits: ProcessLimits,
+}
+
+impl JobProducer for CommandProducer {
+    fn start(self, ctx: JobContext) -> Result<RunningJob, BoxError> {
+        let spawned = spawn(self.command, self.limits)?;
+        let reader = DeltaReader {
+            stdout: spawned.stdout.clone(),
+            stderr: spawned.stderr.clone(),
+            offsets: (0, 0),
+        };
+        let stop: CancellationToken = ctx.stop_token().clone();
+        let done = async move {
+            let end = spawned.run(stop.cancelled_owned()).await;
+            settlement(end)
+        };
+        let mut reader = reader;
+        Ok(RunningJob::new(done).with_output_reader(move || reader.read()))
+    }
+}
+
+/// Incremental reads of a job's two streams.
+struct DeltaReader {
+    stdout: Arc<Mutex<Collector>>,
+    stderr: Arc<Mutex<Collector>>,
+    offsets: (u64, u64),
+}
+
+impl DeltaReader {
+    fn read(&mut self) -> String {
+        let out = {
+            let c = lock(&self.stdout);
+            c.read_from(self.offsets.0, false)
+        };
+        let err = {
+            let c = lock(&self.stderr);
+            c.read_from(self.offsets.1, false)
+        };
+        self.offsets = (out.next_offset, err.next_offset);
+        let mut text = out.text;
+        if !err.text.is_empty() {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str("[stderr]\n");
+            text.push_str(&err.text);
+        }
+        if out.lossy || err.lossy {
+            let paths: Vec<String> = [out.spill_path, err.spill_path]
+                .into_iter()
+                .flatten()
+                .collect();
+            let paths = if paths.is_empty() {
+                "(unavailable)".to_string()
+            } else {
+                paths.join(", ")
+            };
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&format!(
+                "[some output was dropped from memory; full output: {paths}]"
+            ));
+        }
+        text
+    }
+}
+
+fn settlement(end: RunEnd) -> JobSettlement {
+    if !end.survivors.is_empty() {
+        let pids: Vec<String> = end.survivors.iter().map(u32::to_string).collect();
+        return JobSettlement::failed().with_detail(format!(
+            "the kill left processes running: {}",
+            pids.join(", ")
+        ));
+    }
+    match end.status {
+        Ok(status) => match terminating_signal(status) {
+            Some(signal) => JobSettlement::killed().with_detail(format!("signal: {signal}")),
+            None if end.stopped => JobSettlement::killed().with_detail("killed before exit"),
+            None => match status.code() {
+                Some(code) => JobSettlement::completed().with_detail(format!("exit code: {code}")),
+                None => JobSettlement::killed().with_detail("killed before exit"),
+            },
+        },
+        Err(_) if end.stopped => JobSettlement::killed().with_detail("killed before exit"),
+        Err(err) => {
+            JobSettlement::failed().with_detail(format!("waiting for the process failed: {err}"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collector(max: usize) -> Collector {
+        Collector::new("test", max, 1 << 20, Some(std::env::temp_dir()))
+    }
+
+    #[test]
+    fn a_collector_under_its_cap_keeps_everything_and_spills_nothing() {
+        let mut c = collector(10);
+        c.push(b"hello");
+        c.push(b" you");
+        c.seal();
+        let out = c.finish();
+        assert_eq!(out.text, "hello you");
+        assert!(!out.truncated);
+        assert_eq!(out.spill_path, None);
+    }
+
+    #[test]
+    fn a_collector_over_its_cap_keeps_the_tail_and_spills_everything() {
+        let mut c = collector(4);
+        for chunk in [&b"abc"[..], b"defgh", b"ijk"] {
+            c.push(chunk);
+        }
+        c.seal();
+        let out = c.finish();
+        assert!(out.truncated);
+        assert_eq!(out.text, "hijk");
+        let path = out.spill_path.expect("a spill file");
+        assert_eq!(std::fs::read(&path).unwrap(), b"abcdefghijk");
+        assert!(!out.spill_truncated);
+        std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
+    fn a_spill_over_its_cap_keeps_the_head_and_says_so() {
+        let mut c = Collector::new("test", 2, 5, Some(std::env::temp_dir()));
+        c.push(b"abc");
+        c.push(b"defgh");
+        c.seal();
+        let out = c.finish();
+        assert_eq!(out.text, "gh");
+        assert!(out.spill_truncated);
+        let path = out.spill_path.clone().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"abcde");
+        assert!(out.with_notice().ends_with(&format!(
+            "gh\n[output truncated; the first part is in: {path}]"
+        )));
+        std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
+    fn reads_are_incremental_and_keep_characters_whole() {
+        let mut c = collector(100);
+        c.push("a\u{e9}".as_bytes());
+        c.push(&"\u{e9}".as_bytes()[..1]);
+        let first = c.read_from(0, false);
+        assert_eq!(first.text, "a\u{e9}");
+        assert!(!first.lossy);
+        c.push(&"\u{e9}".as_bytes()[1..]);
+        let second = c.read_from(first.next_offset, false);
+        assert_eq!(second.text, "\u{e9}");
+        assert_eq!(c.read_from(second.next_offset, false).text, "");
+    }
+
+    #[test]
+    fn a_read_behind_the_window_is_lossy_and_starts_on_a_character() {
+        let mut c = collector(3);
+        c.push("xx\u{e9}\u{e9}".as_bytes()); // 6 bytes; the window keeps the last 3
+        let read = c.read_from(0, true);
+        assert!(read.lossy);
+        assert_eq!(read.text, "\u{e9}");
+        assert!(read.spill_path.is_some());
+        c.seal();
+        std::fs::remove_file(read.spill_path.unwrap()).unwrap();
+    }
 }

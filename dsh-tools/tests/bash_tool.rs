@@ -141,7 +141,7 @@ async fn stdout_and_stderr_are_captured_separately() {
     assert_eq!(run.stdout.text, "out\n");
     assert_eq!(run.stderr.text, "err\n");
     assert!(!run.stdout.truncated && !run.stderr.truncated);
-    assert_eq!(result.text(), "out\n[stderr]\nerr");
+    assert_eq!(result.text(), "out\n[stderr]\nerr\n");
 }
 
 #[tokio::test]
@@ -193,7 +193,7 @@ async fn the_timeout_kills_the_whole_process_group() {
         .run(serde_json::json!({
             "command": format!("echo started; sleep 30 & echo $! > '{}'; wait", pid_file.display()),
             "description": "Hang",
-            "timeout_ms": 500,
+            "timeoutMs": 500,
         }))
         .await;
     let sleeper = read_pid(&pid_file).await;
@@ -201,11 +201,12 @@ async fn the_timeout_kills_the_whole_process_group() {
     assert!(!run.aborted);
     assert_eq!(run.timeout_ms, 500);
     assert_eq!(run.exit_code, None);
-    assert_eq!(run.signal.as_deref(), Some("SIGKILL"));
+    // The tree got SIGTERM first, which the shell does not survive.
+    assert_eq!(run.signal.as_deref(), Some("SIGTERM"));
     assert_eq!(run.stdout.text, "started\n");
     assert_eq!(
         result.text(),
-        "started\n[timed out after 500ms]\n[killed by signal: SIGKILL]"
+        "started\n[timed out after 500ms]\n[killed by signal: SIGTERM]"
     );
     assert_gone(&sleeper).await;
 }
@@ -273,8 +274,13 @@ async fn a_call_cancelled_before_dispatch_runs_nothing() {
 }
 
 #[tokio::test]
-async fn output_over_the_cap_keeps_both_ends_and_is_marked() {
-    let host = host_with(BashConfig::default().with_max_output_bytes(100));
+async fn output_over_the_cap_keeps_the_tail_and_spills_everything() {
+    let spill = tempfile::tempdir().unwrap();
+    let host = host_with(
+        BashConfig::default()
+            .with_max_output_bytes(100)
+            .with_spill_dir(spill.path()),
+    );
     let (run, result) = host
         .run(serde_json::json!({
             "command": "i=0; while [ $i -lt 200 ]; do echo line$i; i=$((i+1)); done; echo small >&2",
@@ -283,33 +289,37 @@ async fn output_over_the_cap_keeps_both_ends_and_is_marked() {
         .await;
     assert!(run.stdout.truncated);
     assert!(!run.stderr.truncated);
-    assert!(
-        run.stdout.text.starts_with("line0\nline1\n"),
-        "{:?}",
-        run.stdout.text
+    assert_eq!(run.stderr.spill_path, None);
+    // The result keeps the latest 100 bytes...
+    assert_eq!(run.stdout.text.len(), 100);
+    assert!(run.stdout.text.ends_with("line198\nline199\n"));
+    // ...and the spill file has every byte, from the first.
+    let path = run.stdout.spill_path.clone().expect("a spill file");
+    assert!(Path::new(&path).starts_with(spill.path()), "{path}");
+    let expected: String = (0..200).map(|i| format!("line{i}\n")).collect();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), expected);
+    assert!(!run.stdout.spill_truncated);
+    assert_eq!(
+        result.text(),
+        format!(
+            "{}\n[output truncated; full output: {path}]\n[stderr]\nsmall\n",
+            run.stdout.text
+        )
     );
-    assert!(
-        run.stdout.text.ends_with("line198\nline199\n"),
-        "{:?}",
-        run.stdout.text
-    );
-    // 10 lines of 6 bytes, 90 of 7, 100 of 8: 1490 bytes, 100 kept.
-    assert!(
-        run.stdout.text.contains("[... 1390 bytes omitted ...]\n"),
-        "{:?}",
-        run.stdout.text
-    );
-    let text = result.text();
-    assert!(
-        text.ends_with("[stderr]\nsmall\n[output truncated]"),
-        "{text:?}"
-    );
+    let value = result.value().unwrap();
+    assert_eq!(value["stdout"]["spillPath"].as_str(), Some(path.as_str()));
+    assert!(value["stderr"].get("spillPath").is_none());
 }
 
 #[tokio::test]
 async fn a_large_output_does_not_block_the_command() {
     // Far more than a pipe buffer on both streams: the command must still finish.
-    let host = host_with(BashConfig::default().with_max_output_bytes(1000));
+    let spill = tempfile::tempdir().unwrap();
+    let host = host_with(
+        BashConfig::default()
+            .with_max_output_bytes(1000)
+            .with_spill_dir(spill.path()),
+    );
     let (run, _) = host
         .run(serde_json::json!({
             "command": "head -c 300000 /dev/zero | tr '\\0' a; head -c 300000 /dev/zero | tr '\\0' b >&2; echo done",
@@ -319,7 +329,23 @@ async fn a_large_output_does_not_block_the_command() {
     assert_eq!(run.exit_code, Some(0));
     assert!(run.stdout.truncated && run.stderr.truncated);
     assert!(run.stdout.text.ends_with("aaadone\n"));
-    assert!(run.stdout.text.len() < 1100);
+    assert_eq!(run.stdout.text.len(), 1000);
+    for (stream, len) in [(&run.stdout, 300_005), (&run.stderr, 300_000)] {
+        let path = stream.spill_path.as_ref().expect("a spill file");
+        assert_eq!(std::fs::metadata(path).unwrap().len(), len);
+    }
+}
+
+#[tokio::test]
+async fn commands_get_a_plain_terminal_environment() {
+    let host = host();
+    let (run, _) = host
+        .run(serde_json::json!({
+            "command": "echo \"$TERM $NO_COLOR $PAGER $GIT_PAGER $DSH_SHELL\"",
+            "description": "Show the environment",
+        }))
+        .await;
+    assert_eq!(run.stdout.text, "dumb 1 cat cat 1\n");
 }
 
 #[tokio::test]
@@ -366,34 +392,86 @@ async fn workdir_sets_the_directory() {
 }
 
 #[tokio::test]
-async fn invalid_arguments_are_reported_with_their_paths() {
+async fn invalid_arguments_are_refused_with_the_reference_messages() {
     let host = host();
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("ran");
+    let touch = format!("touch '{}'", marker.display());
+    // Checks the schema does not express, in the reference's words and without a code.
     let cases = [
         (
             serde_json::json!({"command": "", "description": "Nothing"}),
-            r#"invalid arguments: "command" must be at least 1 characters long"#,
+            "invalid command: expected a non-empty string",
         ),
         (
-            serde_json::json!({"command": format!("touch '{}'", marker.display()), "description": "x", "timeout_ms": 0}),
-            r#"invalid arguments: "timeout_ms" must be at least 1"#,
+            serde_json::json!({"command": " \n ", "description": "Blank"}),
+            "invalid command: expected a non-empty string",
         ),
         (
-            serde_json::json!({"command": format!("touch '{}'", marker.display()), "description": "x", "timeout_ms": 600_001}),
-            r#"invalid arguments: "timeout_ms" must be at most 600000"#,
+            serde_json::json!({"command": touch, "description": "  "}),
+            "invalid description: expected a non-empty string",
         ),
         (
-            serde_json::json!({"command": format!("touch '{}'", marker.display())}),
-            r#"invalid arguments: missing required property "description""#,
+            serde_json::json!({"command": touch, "description": "x", "timeoutMs": 0}),
+            "invalid timeoutMs: expected a positive number, got 0",
+        ),
+        (
+            serde_json::json!({"command": touch, "description": "x", "timeoutMs": -2.5}),
+            "invalid timeoutMs: expected a positive number, got -2.5",
         ),
     ];
     for (args, message) in cases {
         let result = host.bash(args).await;
-        assert_eq!(result.code(), Some("INVALID_ARGS"));
+        assert!(result.is_error());
+        assert_eq!(result.code(), None, "{message}");
         assert_eq!(result.message(), Some(message));
     }
+    let missing = host.bash(serde_json::json!({"command": touch})).await;
+    assert_eq!(missing.code(), Some("INVALID_ARGS"));
+    assert_eq!(
+        missing.message(),
+        Some(r#"invalid arguments: missing required property "description""#)
+    );
     assert!(!marker.exists(), "an invalid call ran its command");
+}
+
+#[tokio::test]
+async fn error_messages_repeat_only_the_start_of_huge_arguments() {
+    let host = host();
+    // Long, and still exactly -1.
+    let literal = format!("-1.{}", "0".repeat(100_000));
+    let result = host
+        .registry
+        .execute(ToolCall::new(
+            "call",
+            "bash",
+            format!(r#"{{"command":"true","description":"x","timeoutMs":{literal}}}"#),
+        ))
+        .await;
+    // The number as parsed, not the text as sent.
+    assert_eq!(
+        result.message(),
+        Some("invalid timeoutMs: expected a positive number, got -1")
+    );
+    let workdir = "w".repeat(100_000);
+    let result = host
+        .bash(serde_json::json!({"command": "true", "description": "x", "workdir": workdir}))
+        .await;
+    assert_eq!(result.code(), Some("BASH_BAD_WORKDIR"));
+    assert!(result.message().unwrap().len() < 1000);
+}
+
+#[tokio::test]
+async fn a_timeout_above_the_cap_is_cut_to_it() {
+    let host = host();
+    let (run, _) = host
+        .run(serde_json::json!({"command": "true", "description": "x", "timeoutMs": 700_000}))
+        .await;
+    assert_eq!(run.timeout_ms, bash::MAX_TIMEOUT_MS);
+    let (run, _) = host
+        .run(serde_json::json!({"command": "true", "description": "x", "timeoutMs": 1.5}))
+        .await;
+    assert_eq!(run.timeout_ms, 2);
 }
 
 // ---- background ------------------------------------------------------------------------
@@ -426,10 +504,18 @@ async fn a_background_job_runs_to_completion_and_is_read_with_job_output() {
         out.text(),
         "from-the-job\n[status: completed, exit code: 4]"
     );
+    let value = out.value().unwrap();
+    assert_eq!(value["text"].as_str(), Some("from-the-job\n"));
+    // The label is the command; the times are milliseconds since the epoch.
     assert_eq!(
-        out.value().unwrap().to_string(),
-        r#"{"text":"from-the-job\n","job":{"id":"bash-1","kind":"bash","label":"Background echo","status":"completed","detail":"exit code: 4"}}"#
+        value["job"]["label"].as_str(),
+        Some("echo from-the-job; exit 4")
     );
+    let (started, finished) = (
+        value["job"]["startedAt"].as_u64().unwrap(),
+        value["job"]["finishedAt"].as_u64().unwrap(),
+    );
+    assert!(started > 1_600_000_000_000 && finished >= started);
 
     let kill = host
         .call("job_kill", serde_json::json!({"job_id": "bash-1"}))
@@ -489,7 +575,14 @@ async fn job_kill_stops_a_running_job_and_its_children() {
         )
         .await;
     assert!(kill.is_success(), "{kill:?}");
-    assert_eq!(kill.value().unwrap()["outcome"].as_str(), Some("requested"));
+    assert_eq!(
+        kill.value().unwrap()["outcome"].as_str(),
+        Some("cancellation-requested")
+    );
+    assert_eq!(
+        kill.text(),
+        format!("requested cancellation of job {}", job.job_id)
+    );
 
     let done = host
         .call(
@@ -497,12 +590,12 @@ async fn job_kill_stops_a_running_job_and_its_children() {
             serde_json::json!({"job_id": job.job_id, "wait": true, "timeout_ms": 20_000}),
         )
         .await;
-    assert_eq!(done.text(), "[status: killed, signal: SIGKILL]");
     assert_eq!(
-        done.value().unwrap()["job"]["stopReason"].as_str(),
-        Some("test")
+        done.text(),
+        "(no new output)\n[status: killed, signal: SIGTERM]"
     );
-    assert_gone(&sleeper).await;
+    // Settled only once the whole tree is gone.
+    assert!(process_gone(&sleeper), "{sleeper} outlived the job");
 }
 
 #[tokio::test]
@@ -551,17 +644,21 @@ fn the_definition_is_what_the_model_sees() {
     assert!(def.annotations.destructive && def.annotations.open_world);
     assert!(!def.annotations.read_only);
     assert_eq!(def.timeout_ms, None, "bash enforces its own timeout");
+    // The reference's parameter names and types (the root's openness is the registry's).
+    let parameters = json::parse(&def.parameters.to_json_string()).unwrap();
     assert_eq!(
-        def.parameters.to_json_string(),
+        parameters["properties"].to_string(),
         concat!(
-            r#"{"type":"object","additionalProperties":false,"properties":{"#,
-            r#""command":{"type":"string","description":"The command line to run.","minLength":1},"#,
-            r#""description":{"type":"string","description":"What the command does, in a few words (shown to the user)."},"#,
-            r#""timeout_ms":{"type":"integer","description":"Kill the command after this many milliseconds (default 120000, at most 600000).\nIgnored in the background.","minimum":1,"maximum":600000},"#,
-            r#""workdir":{"type":"string","description":"The directory to run in; a relative path is resolved against the default one."},"#,
-            r#""run_in_background":{"type":"boolean","description":"Start the command as a background job and return its id at once; read its output\nwith `job_output`, stop it with `job_kill`."}},"#,
-            r#""required":["command","description"]}"#
+            r#"{"command":{"type":"string","description":"The command line, run with `bash -c`."},"#,
+            r#""description":{"type":"string","description":"What the command does, in a few words in the active voice (shown to the user), e.g.\n\"Show working tree status\" for `git status`."},"#,
+            r#""timeoutMs":{"type":"number","description":"Stop the command after this many milliseconds (default 120000, at most 600000).\nNot used in the background."},"#,
+            r#""workdir":{"type":"string","description":"The directory to run in, instead of the workspace; a relative path starts from\nthe workspace."},"#,
+            r#""run_in_background":{"type":"boolean","description":"Start the command as a background job and answer with its id at once; read what it\nprints with `job_output`, stop it with `job_kill`. No timeout applies."}}"#
         )
+    );
+    assert_eq!(
+        parameters["required"].to_string(),
+        r#"["command","description"]"#
     );
     let call = ToolCall::new("c", "bash", r#"{"command":"ls","description":"List"}"#);
     assert_eq!(
@@ -585,6 +682,22 @@ fn the_call_card_is_a_terminal() {
             title: "cargo test".into(),
             description: Some("Run the tests".into()),
             cwd: Some("crates/core".into()),
+        })
+    );
+    // A background start is not a terminal session: the generic card.
+    let card = tool.erased().present_call(&v(serde_json::json!({
+        "command": "npm run dev",
+        "description": "Start the dev server",
+        "run_in_background": true,
+    })));
+    assert_eq!(
+        serde_json::to_value(&card).unwrap(),
+        serde_json::json!({
+            "card": "generic",
+            "title": "npm run dev",
+            "kind": "execute",
+            "rawInput": "npm run dev",
+            "content": [{"type": "text", "text": "Start the dev server"}],
         })
     );
     // Stale or malformed logged arguments fall back to the generic card.
@@ -614,16 +727,16 @@ async fn the_result_card_carries_the_exit_marker_as_exit_metadata() {
     let passed = host.bash(args.clone()).await;
     assert_eq!(
         card_for(args, &passed),
-        Some(ResultView::terminal("ok", Some(TerminalExit::Code(0))))
+        Some(ResultView::terminal("ok\n", Some(TerminalExit::Code(0))))
     );
 
-    let args = serde_json::json!({"command": "sleep 30", "description": "Hang", "timeout_ms": 100});
+    let args = serde_json::json!({"command": "sleep 30", "description": "Hang", "timeoutMs": 100});
     let timed_out = host.bash(args.clone()).await;
     assert_eq!(
         card_for(args, &timed_out),
         Some(ResultView::terminal(
             "(no output)\n[timed out after 100ms]",
-            Some(TerminalExit::Signal("SIGKILL".into()))
+            Some(TerminalExit::Signal("SIGTERM".into()))
         ))
     );
 

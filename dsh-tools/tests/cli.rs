@@ -1,8 +1,11 @@
 //! The `dsh-tools` binary end to end: list, call (success, invalid arguments, guard
-//! denials, tool failures), docs, call logs and replay, exit codes and streams.
+//! denials, tool failures, arguments from stdin, content only, suggestions), session,
+//! signals, docs, call logs and replay, exit codes and streams.
 
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use dsh_runtime::json::{self, Value};
 
@@ -110,15 +113,28 @@ fn list_shows_what_a_model_sees() {
     assert!(o.status.success());
     let text = stdout(&o);
     let lines: Vec<&str> = text.lines().collect();
-    // Name and summary, then the parameter names, aligned under the summary.
+    // Name and summary, then the parameters with their types (`*`: required), aligned
+    // under the summary; a legend ends the list.
     let (name, summary) = lines[0].split_at(lines[0].find("Read").expect("summary"));
     assert_eq!(name.trim_end(), "read");
     assert_eq!(summary, "Read a text file, or a window of its lines.");
+    let pad = " ".repeat(name.len());
     assert_eq!(
         lines[1],
-        format!("{}(file_path, offset, limit)", " ".repeat(name.len()))
+        format!("{pad}(file_path*: string, offset: integer, limit: integer)")
     );
-    assert_eq!(lines.len(), 2 * names.len());
+    let bash = lines
+        .iter()
+        .position(|line| line.starts_with("bash "))
+        .expect("bash is listed");
+    assert_eq!(
+        lines[bash + 1],
+        format!(
+            "{pad}(command*: string, description*: string, timeoutMs: number, workdir: string, run_in_background: boolean)"
+        )
+    );
+    assert_eq!(lines.len(), 2 * names.len() + 1);
+    assert_eq!(lines.last(), Some(&"(* required)"));
 }
 
 #[test]
@@ -492,4 +508,414 @@ fn calls_logged_with_log_replay_to_the_same_cards() {
     assert_eq!(replayed[1]["card"].as_str(), Some("diff"));
     assert_eq!(replayed[2]["shape"].as_str(), Some("paths"));
     assert_eq!(replayed[3]["card"].as_str(), Some("generic"));
+}
+
+// ---- call -, --content-only, did you mean -----------------------------------------------
+
+/// `dsh-tools --root <root> <args>` with `input` on stdin.
+fn run_with_input(root: &Path, args: &[&str], input: &str) -> Output {
+    let mut child = bin()
+        .current_dir(root)
+        .arg("--root")
+        .arg(root)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("dsh-tools runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn call_dash_reads_the_arguments_from_stdin() {
+    let dir = project();
+    let o = run_with_input(
+        dir.path(),
+        &["call", "bash", "-", "--json"],
+        r#"{"command": "echo from-stdin", "description": "Echo"}"#,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = parse(&stdout(&o));
+    assert_eq!(
+        doc["result"]["value"]["stdout"]["text"].as_str(),
+        Some("from-stdin\n")
+    );
+    assert_eq!(
+        doc["call"]["arguments"]["description"].as_str(),
+        Some("Echo")
+    );
+
+    let o = run_with_input(dir.path(), &["call", "bash", "-"], "{not json");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).starts_with("error: ARGS is not valid JSON: "));
+}
+
+#[test]
+fn content_only_prints_what_the_model_sees() {
+    let dir = project();
+    let o = run(
+        dir.path(),
+        &[
+            "call",
+            "bash",
+            r#"{"command":"echo out; echo err >&2; exit 3","description":"Both"}"#,
+            "--content-only",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "out\n[stderr]\nerr\n[exit code: 3]\n");
+    assert_eq!(stderr(&o), "");
+
+    // Failures too: the model sees the error text.
+    let o = run(
+        dir.path(),
+        &[
+            "call",
+            "bash",
+            r#"{"command":" ","description":"Blank"}"#,
+            "--content-only",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stdout(&o),
+        "Error: invalid command: expected a non-empty string\n"
+    );
+
+    let o = run(
+        dir.path(),
+        &["call", "job_list", "--content-only", "--json"],
+    );
+    assert_eq!(o.status.code(), Some(2), "the two outputs conflict");
+}
+
+#[test]
+fn an_unknown_tool_gets_a_suggestion() {
+    let dir = project();
+    let o = run(dir.path(), &["call", "job_lst", "{}"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "error[UNKNOWN_TOOL]: unknown tool \"job_lst\"\n  did you mean `job_list`?\n"
+    );
+    let o = run(dir.path(), &["call", "bsah", "{}"]);
+    assert!(
+        stderr(&o).ends_with("did you mean `bash`?\n"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+// ---- session ------------------------------------------------------------------------------
+
+/// A running `dsh-tools session`.
+struct Session {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Session {
+    fn start(root: &Path) -> Session {
+        let mut child = bin()
+            .current_dir(root)
+            .arg("--root")
+            .arg(root)
+            .arg("session")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("dsh-tools session runs");
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Session {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("input open");
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn recv(&mut self) -> Value {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        assert!(line.ends_with('\n'), "the session ended: {line:?}");
+        parse(&line)
+    }
+
+    fn call(&mut self, line: &str) -> Value {
+        self.send(line);
+        self.recv()
+    }
+
+    /// Closes the input and waits for the exit status.
+    fn finish(mut self) -> (Option<i32>, String) {
+        drop(self.stdin.take());
+        let mut rest = String::new();
+        self.stdout.read_to_string(&mut rest).unwrap();
+        assert_eq!(rest, "", "output after the last call");
+        let mut stderr = String::new();
+        if let Some(mut pipe) = self.child.stderr.take() {
+            pipe.read_to_string(&mut stderr).unwrap();
+        }
+        let status = self.child.wait().unwrap();
+        (status.code(), stderr)
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_session_runs_a_background_job_and_reads_it_in_a_later_line() {
+    let dir = project();
+    let mut session = Session::start(dir.path());
+    let started = session.call(
+        r#"{"id":"c1","name":"bash","arguments":{"command":"echo early; sleep 0.2; echo late >&2; exit 5","description":"Background","run_in_background":true}}"#,
+    );
+    assert_eq!(started["id"].as_str(), Some("c1"));
+    assert_eq!(started["name"].as_str(), Some("bash"));
+    assert_eq!(
+        started["result"]["value"].to_string(),
+        r#"{"kind":"background","jobId":"bash-1"}"#
+    );
+    assert_eq!(started["callCard"]["card"].as_str(), Some("generic"));
+    assert_eq!(started["resultCard"]["card"].as_str(), Some("generic"));
+
+    // The job outlived the call that started it; a later line reads it.
+    let out = session.call(
+        r#"{"id":"c2","name":"job_output","arguments":{"job_id":"bash-1","wait":true,"timeout_ms":20000}}"#,
+    );
+    assert_eq!(
+        out["result"]["content"][0]["text"].as_str(),
+        Some("early\n[stderr]\nlate\n[status: completed, exit code: 5]")
+    );
+    // No id: one is made from the line number; arguments may be JSON text.
+    let list = session.call(r#"{"name":"job_list","arguments":"{}"}"#);
+    assert_eq!(list["id"].as_str(), Some("call_3"));
+    assert_eq!(
+        list["result"]["content"][0]["text"].as_str(),
+        Some("bash-1 [bash] completed \u{2014} echo early; sleep 0.2; echo late >&2; exit 5")
+    );
+    let (code, stderr) = session.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn a_one_shot_background_call_says_its_job_stops_at_exit() {
+    let dir = project();
+    let o = run(
+        dir.path(),
+        &[
+            "call",
+            "bash",
+            r#"{"command":"echo $$ > job.pid; exec sleep 300","description":"Sleep","run_in_background":true}"#,
+            "--content-only",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "started background job bash-1\n");
+    assert!(
+        stderr(&o).starts_with("note: 1 background job(s) stop when dsh-tools exits"),
+        "{}",
+        stderr(&o)
+    );
+    // The job was stopped (or never got to run) before the host exited.
+    if let Ok(pid) = std::fs::read_to_string(dir.path().join("job.pid")) {
+        assert!(process_gone(pid.trim()), "{pid} outlived the call");
+    }
+}
+
+#[test]
+fn a_session_sends_text_arguments_verbatim_and_reports_bad_lines() {
+    let dir = project();
+    let mut session = Session::start(dir.path());
+    // Text arguments reach the pipeline as they are: a duplicate key is refused there.
+    let dup = session.call(
+        r#"{"id":"d","name":"bash","arguments":"{\"command\":\"echo a\",\"command\":\"echo b\",\"description\":\"x\"}"}"#,
+    );
+    assert_eq!(dup["result"]["isError"].as_bool(), Some(true));
+    assert!(
+        dup["result"]["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("duplicate key \"command\"")),
+        "{dup}"
+    );
+    let bad = session.call("[1, 2]");
+    assert_eq!(bad["line"].as_u64(), Some(2));
+    assert!(
+        bad["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("expected an object"))
+    );
+    let unknown = session.call(r#"{"name":"job_outptu","arguments":{}}"#);
+    assert_eq!(
+        unknown["result"]["error"]["info"]["code"].as_str(),
+        Some("UNKNOWN_TOOL")
+    );
+    assert_eq!(unknown["didYouMean"].as_str(), Some("job_output"));
+    // Blank lines are skipped.
+    session.send("");
+    let (code, _) = session.finish();
+    assert_eq!(code, Some(2), "a malformed line makes the request wrong");
+}
+
+#[test]
+fn a_session_stops_its_jobs_when_its_input_ends() {
+    let dir = project();
+    let mut session = Session::start(dir.path());
+    let started = session.call(
+        r#"{"name":"bash","arguments":{"command":"echo $$ > shell.pid; exec sleep 300","description":"Sleep","run_in_background":true}}"#,
+    );
+    assert_eq!(started["result"]["isError"].as_bool(), Some(false));
+    let pids = wait_for_pids(&dir.path().join("shell.pid"), 1);
+    let (code, _) = session.finish();
+    assert_eq!(code, Some(0));
+    // Shutdown waited for the job: it is gone by the time the session exited.
+    assert!(process_gone(&pids[0]), "{} outlived the session", pids[0]);
+}
+
+// ---- signals ------------------------------------------------------------------------------
+
+/// How long anything expected to happen soon may take before a test fails.
+const LIVENESS: Duration = Duration::from_secs(20);
+
+/// Waits until `path` holds `n` lines (pids), and returns them.
+fn wait_for_pids(path: &Path, n: usize) -> Vec<String> {
+    let until = Instant::now() + LIVENESS;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            let lines: Vec<String> = text.lines().map(str::to_string).collect();
+            if lines.len() >= n && text.ends_with('\n') {
+                return lines;
+            }
+        }
+        assert!(
+            Instant::now() < until,
+            "{} never got {n} pids",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Whether a process is gone: no such pid, or a zombie (it runs no more; who reaps
+/// orphans depends on the machine's init).
+fn process_gone(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next())
+            .is_some_and(|state| matches!(state, 'Z' | 'X' | 'x')),
+    }
+}
+
+fn kill_all(pids: &[String]) {
+    for pid in pids {
+        let _ = Command::new("kill")
+            .args(["-9", pid])
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+fn send_signal(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// A background job whose tree has a shell, a plain child and a child in a process group
+/// of its own (`set -m`); its pids go to `bg.pids`.
+const TREE_JOB: &str = r#"{"id":"bg","name":"bash","arguments":{"command":"echo $$ > bg.tmp; sleep 300 & echo $! >> bg.tmp; set -m; sleep 300 & echo $! >> bg.tmp; mv bg.tmp bg.pids; wait","description":"A tree","run_in_background":true}}"#;
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_signal_cancels_the_running_call_and_stops_the_jobs() {
+    for (signal, number) in [("INT", 2), ("TERM", 15), ("HUP", 1)] {
+        let dir = project();
+        let mut session = Session::start(dir.path());
+        let started = session.call(TREE_JOB);
+        assert_eq!(started["result"]["isError"].as_bool(), Some(false));
+        let mut pids = wait_for_pids(&dir.path().join("bg.pids"), 3);
+        // A foreground call still running when the signal comes.
+        session.send(
+            r#"{"id":"fg","name":"bash","arguments":{"command":"sleep 300 & echo $! > fg.tmp; mv fg.tmp fg.pid; wait","description":"Hang"}}"#,
+        );
+        pids.extend(wait_for_pids(&dir.path().join("fg.pid"), 1));
+        send_signal(session.child.id(), signal);
+
+        // The running call reports that it was cancelled...
+        let aborted = session.recv();
+        assert_eq!(aborted["id"].as_str(), Some("fg"), "SIG{signal}");
+        assert_eq!(
+            aborted["result"]["error"]["info"]["code"].as_str(),
+            Some("ABORTED"),
+            "SIG{signal}: {aborted}"
+        );
+        // ...and the host exits with 128 + the signal, its jobs stopped.
+        let deadline = Instant::now() + LIVENESS;
+        let status = loop {
+            if let Some(status) = session.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "SIG{signal}: the host did not exit"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let left: Vec<&String> = pids.iter().filter(|pid| !process_gone(pid)).collect();
+        let left_text = format!("{left:?}");
+        kill_all(&pids);
+        assert_eq!(status.code(), Some(128 + number), "SIG{signal}");
+        assert!(
+            left.is_empty(),
+            "SIG{signal}: {left_text} outlived the host"
+        );
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn killing_the_host_outright_still_takes_its_commands_down() {
+    let dir = project();
+    let mut session = Session::start(dir.path());
+    let started = session.call(TREE_JOB);
+    assert_eq!(started["result"]["isError"].as_bool(), Some(false));
+    let pids = wait_for_pids(&dir.path().join("bg.pids"), 3);
+    for pid in &pids {
+        assert!(!process_gone(pid), "{pid} runs first");
+    }
+    // SIGKILL: no handler runs. The shell's parent-death signal and the watchdog do it.
+    send_signal(session.child.id(), "KILL");
+    let _ = session.child.wait();
+    let deadline = Instant::now() + LIVENESS;
+    while pids.iter().any(|pid| !process_gone(pid)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left: Vec<&String> = pids.iter().filter(|pid| !process_gone(pid)).collect();
+    let left_text = format!("{left:?}");
+    kill_all(&pids);
+    assert!(left.is_empty(), "{left_text} outlived the killed host");
 }

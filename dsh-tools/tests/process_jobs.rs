@@ -94,10 +94,8 @@ async fn a_process_completes_with_its_exit_code() {
     assert_eq!(job.status, JobStatus::Completed);
     assert_eq!(job.detail.as_deref(), Some("exit code: 3"));
     let text = jobs.read(&id, None).unwrap().text;
-    // Both streams arrive; their relative order is the scheduler's business.
-    let mut lines: Vec<&str> = text.lines().collect();
-    lines.sort_unstable();
-    assert_eq!(lines, ["hi", "oops"]);
+    // Stdout, then stderr under a marker line.
+    assert_eq!(text, "hi\n[stderr]\noops\n");
     assert_eq!(jobs.read(&id, None).unwrap().text, text);
 }
 
@@ -117,7 +115,7 @@ async fn a_killed_process_reports_its_signal() {
     );
     let job = settled(&jobs, &id, None).await;
     assert_eq!(job.status, JobStatus::Killed);
-    assert_eq!(job.detail.as_deref(), Some("signal: SIGKILL"));
+    assert_eq!(job.detail.as_deref(), Some("signal: SIGTERM"));
     assert_eq!(
         jobs.kill(&id, None, None).unwrap(),
         KillOutcome::AlreadyFinished
@@ -215,20 +213,141 @@ async fn a_process_that_exits_on_its_own_leaves_its_descendants_alone() {
 }
 
 #[tokio::test]
-async fn process_output_over_the_limit_is_marked() {
+async fn output_past_the_window_is_in_the_spill_file_and_the_read_says_so() {
+    let spill = tempfile::tempdir().unwrap();
     let jobs = JobRuntime::new();
+    let mut command = tokio::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg("i=0; while [ $i -lt 100 ]; do echo line$i; i=$((i+1)); done");
+    let limits = ProcessLimits::default()
+        .with_max_output_bytes(10)
+        .with_spill_dir(spill.path());
     let id = jobs
         .start(
-            JobSpec::new("bash", "noisy").with_output_limit(10),
-            sh("i=0; while [ $i -lt 100 ]; do echo line$i; i=$((i+1)); done"),
+            JobSpec::new("bash", "noisy"),
+            spawn_command(command, limits),
         )
         .unwrap();
     settled(&jobs, &id, None).await;
     let text = jobs.read(&id, None).unwrap().text;
-    // 100 lines: line0..line9 are 6 bytes each, line10..line99 are 7: 690 bytes in all.
-    assert_eq!(
-        text,
-        "[output truncated: 680 earlier bytes dropped]\n98\nline99\n"
+    // The window's 10 bytes, then where the rest is.
+    let (kept, notice) = text
+        .split_once('\n')
+        .map_or((text.as_str(), ""), |_| text.rsplit_once("\n[").unwrap());
+    assert_eq!(kept, "98\nline99");
+    let path = notice
+        .strip_prefix("some output was dropped from memory; full output: ")
+        .and_then(|rest| rest.strip_suffix(']'))
+        .unwrap_or_else(|| panic!("no spill notice in {text:?}"));
+    let expected: String = (0..100).map(|i| format!("line{i}\n")).collect();
+    assert_eq!(std::fs::read_to_string(path).unwrap(), expected);
+}
+
+/// Reads `N` pids the script prints, one per line.
+#[cfg(unix)]
+async fn read_pids(jobs: &JobRuntime, id: &JobId, n: usize) -> Vec<String> {
+    let mut seen = String::new();
+    tokio::time::timeout(LIVENESS, async {
+        while seen.lines().count() < n {
+            seen.push_str(&jobs.read(id, None).expect("job is visible").text);
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the job printed {seen:?}"));
+    seen.lines().map(str::to_string).collect()
+}
+
+#[cfg(unix)]
+fn kill_all(pids: &[String]) {
+    for pid in pids {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", pid])
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn job_control_inside_a_job_does_not_escape_the_kill() {
+    // `set -m` puts each background job in a process group of its own: a kill of the
+    // job's group alone would miss them.
+    let jobs = JobRuntime::new();
+    let mut command = tokio::process::Command::new("bash");
+    command
+        .arg("-c")
+        .arg("set -m; sleep 300 & echo $!; sleep 300 & echo $!; wait");
+    let id = jobs
+        .start(
+            JobSpec::new("bash", "job control"),
+            spawn_command(command, ProcessLimits::default()),
+        )
+        .unwrap();
+    let pids = read_pids(&jobs, &id, 2).await;
+    for pid in &pids {
+        assert!(process_exists(pid), "{pid} runs first");
+    }
+    jobs.kill(&id, None, None).unwrap();
+    let job = settled(&jobs, &id, None).await;
+    let left: Vec<&String> = pids.iter().filter(|pid| !process_stopped(pid)).collect();
+    kill_all(&pids);
+    assert_eq!(job.status, JobStatus::Killed);
+    assert!(left.is_empty(), "{left:?} escaped the kill");
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_job_is_killed_only_once_its_whole_tree_is_gone() {
+    // The child ignores SIGTERM; the shell does not. The job must stay `stopping` until
+    // the SIGKILL that follows the grace period has taken the child too.
+    let jobs = JobRuntime::new();
+    let mut command = tokio::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg("(trap '' TERM; exec sleep 300) & echo $!; wait");
+    let limits = ProcessLimits::default().with_kill_grace(Duration::from_millis(700));
+    let id = jobs
+        .start(
+            JobSpec::new("bash", "stubborn"),
+            spawn_command(command, limits),
+        )
+        .unwrap();
+    let pids = read_pids(&jobs, &id, 1).await;
+    // The child has installed its ignore once it runs `sleep`.
+    tokio::time::timeout(LIVENESS, async {
+        while !std::fs::read_to_string(format!("/proc/{}/comm", pids[0]))
+            .is_ok_and(|comm| comm.trim() == "sleep")
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the child execs sleep");
+    jobs.kill(&id, None, None).unwrap();
+    let mut states = Vec::new();
+    let job = tokio::time::timeout(LIVENESS, async {
+        loop {
+            let job = jobs.snapshot(&id, None).unwrap();
+            let child_alive = !process_stopped(&pids[0]);
+            if job.status.is_terminal() {
+                return (job, child_alive, states);
+            }
+            states.push(child_alive);
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    kill_all(&pids);
+    let (job, alive_at_settlement, states) = job.expect("the job settles");
+    assert!(!alive_at_settlement, "settled while the child still ran");
+    assert_eq!(job.status, JobStatus::Killed);
+    assert_eq!(job.detail.as_deref(), Some("signal: SIGTERM"));
+    // It really was stopping while the child survived SIGTERM.
+    assert!(
+        states.iter().any(|alive| *alive),
+        "the child never outlived SIGTERM"
     );
 }
 
@@ -260,7 +379,7 @@ async fn dropping_the_owner_kills_the_process_and_records_it() {
     // The settlement is still recorded, and visible through the closed owner's id.
     let job = settled(&jobs, &id, Some(owner_id)).await;
     assert_eq!(job.status, JobStatus::Killed);
-    assert_eq!(job.detail.as_deref(), Some("signal: SIGKILL"));
+    assert_eq!(job.detail.as_deref(), Some("signal: SIGTERM"));
     assert_eq!(job.stop_reason.as_deref(), Some("owner closed"));
     assert!(!process_exists(&pid), "process {pid} outlived its owner");
 }

@@ -5,6 +5,13 @@
 //! one owner, or for none: it sees that owner's jobs and the unowned ones, and an id it
 //! cannot see fails with `JOB_NOT_FOUND`, exactly like an unknown one.
 //!
+//! What the model sees follows the published reference tools: `job_output` ends with
+//! `[status: <s>]` (or `[status: <s>, <detail>]`) and says `(no new output)` when there is
+//! none; `job_list` prints `<id> [<kind>] <status> — <label>` per job; `job_kill` answers
+//! `cancellation-requested` or `already-finished`. A blank `job_id` is refused with
+//! `invalid job_id: expected a non-empty string, got ""` (no code, as the reference). One
+//! departure is recorded: unknown ids carry the code `JOB_NOT_FOUND`.
+//!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
 //! use dsh_runtime::jobs::JobRuntime;
@@ -17,7 +24,7 @@
 //!     .execute(ToolCall::new("call_1", "job_kill", r#"{"job_id":"bash-9"}"#))
 //!     .await;
 //! assert_eq!(result.code(), Some("JOB_NOT_FOUND"));
-//! assert_eq!(result.text(), "Error: unknown job id: bash-9");
+//! assert_eq!(result.text(), "Error: unknown job bash-9");
 //! # }
 //! ```
 
@@ -77,35 +84,80 @@ impl Jobs {
 }
 
 /// The arguments of `job_output`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToolSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToolSchema)]
 #[schema(description = "")]
 pub struct JobOutputArgs {
-    /// The job's id, as `bash` returned it.
+    /// The id the starting tool returned (e.g. `bash-1`).
     pub job_id: String,
-    /// Wait for the job to finish first (up to `timeout_ms`).
+    /// First wait until the job ends or `timeout_ms` passes; a job still running then is
+    /// reported as running and keeps running.
     #[serde(default)]
     pub wait: bool,
-    /// How long to wait, in milliseconds (default 30000, at most 600000).
-    #[schema(range(min = 1, max = 600_000))]
-    pub timeout_ms: Option<u64>,
+    /// How long `wait` may take, in milliseconds (default 30000; longer waits are cut to
+    /// 600000).
+    pub timeout_ms: Option<f64>,
+}
+
+/// What `job_kill` did, as the tool reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ToolSchema)]
+#[serde(rename_all = "kebab-case")]
+#[schema(crate = crate)]
+pub enum KillReport {
+    /// The job was asked to stop (now, or earlier); it settles as `killed` once its
+    /// work is gone.
+    CancellationRequested,
+    /// The job had already ended; nothing was done.
+    AlreadyFinished,
+}
+
+impl From<KillOutcome> for KillReport {
+    fn from(outcome: KillOutcome) -> Self {
+        match outcome {
+            KillOutcome::Requested => KillReport::CancellationRequested,
+            KillOutcome::AlreadyFinished => KillReport::AlreadyFinished,
+        }
+    }
 }
 
 /// What `job_kill` did, and the job afterwards.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToolSchema)]
 pub struct KillResult {
-    /// `requested`: the job is stopping; `already-finished`: it had ended, nothing was done.
-    pub outcome: KillOutcome,
+    /// `cancellation-requested`: the job is stopping; `already-finished`: it had ended,
+    /// nothing was done.
+    pub outcome: KillReport,
     /// The job after the request.
     pub job: JobSnapshot,
 }
 
+/// A `job_id` argument: non-empty, as the reference requires.
+fn checked_id(job_id: &str) -> Result<&str, ToolError> {
+    if job_id.is_empty() {
+        return Err(ToolError::new(format!(
+            "invalid job_id: expected a non-empty string, got {}",
+            quoted(job_id)
+        )));
+    }
+    if job_id.len() > MAX_ID_BYTES {
+        // No id is this long; echoing it would only fill the model's context.
+        return Err(job_error(JobError::NotFound {
+            id: cut(job_id, 64).into_owned(),
+        }));
+    }
+    Ok(job_id)
+}
+
+/// `text` as a JSON string literal.
+fn quoted(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| format!("{text:?}"))
+}
+
 #[toolbox]
 impl Jobs {
-    /// Read the output of a background job since the last read, and its status.
+    /// Get what a background job printed since the previous read, and its status.
     ///
-    /// Each read returns only what is new; once the job has finished, every read returns
-    /// its remaining output. With `wait`, waits for the job to finish first (up to
-    /// `timeout_ms`); a job still running then is reported as such.
+    /// While the job runs, each read returns only new output; after it ended, a read
+    /// returns what was left unread. The answer always ends with a `[status: ...]` line.
+    /// Reading does not block unless `wait` is set.
     #[tool(
         name = "job_output",
         args,
@@ -118,10 +170,11 @@ impl Jobs {
         args: JobOutputArgs,
         cx: ToolContext,
     ) -> Result<JobOutput, ToolError> {
+        let id = checked_id(&args.job_id)?;
         if args.wait {
-            let timeout = Duration::from_millis(args.timeout_ms.unwrap_or(DEFAULT_WAIT_MS));
+            let timeout = wait_timeout(args.timeout_ms, cx.arguments().get("timeout_ms"))?;
             tokio::select! {
-                waited = self.runtime.wait(&args.job_id, timeout, self.owner) => {
+                waited = self.runtime.wait(id, timeout, self.owner) => {
                     waited.map_err(job_error)?;
                 }
                 // Give up waiting without consuming output nobody would receive.
@@ -130,12 +183,12 @@ impl Jobs {
                 }
             }
         }
-        self.runtime
-            .read(&args.job_id, self.owner)
-            .map_err(job_error)
+        self.runtime.read(id, self.owner).map_err(job_error)
     }
 
-    /// List the background jobs: id, kind, label and status of each, oldest first.
+    /// List the background jobs you can reach, running or ended, oldest first.
+    ///
+    /// One line per job: its id, kind, status and what it runs.
     #[tool(
         name = "job_list",
         read_only,
@@ -147,63 +200,118 @@ impl Jobs {
         self.runtime.list(self.owner)
     }
 
-    /// Stop a background job (its whole process group is killed).
+    /// Ask a running background job to stop, by id.
     ///
-    /// Returns at once: `requested` when the job is now stopping, `already-finished` when
-    /// it had ended. Read its final status with `job_output`.
+    /// Answers at once without waiting for the job to end; the job then settles as
+    /// `killed` when everything it started is gone. `job_output` shows the final status.
     #[tool(name = "job_kill", destructive, idempotent, render = Self::render_kill)]
     pub async fn kill(
         &self,
-        /// The job's id, as `bash` returned it.
+        /// The id the starting tool returned (e.g. `bash-1`).
         job_id: String,
-        /// Why it is stopped (kept with the job).
+        /// A few words on why, kept with the job and handed to it.
         reason: Option<String>,
     ) -> Result<KillResult, ToolError> {
+        let id = checked_id(&job_id)?;
         let outcome = self
             .runtime
-            .kill(&job_id, reason.as_deref(), self.owner)
+            .kill(id, reason.as_deref(), self.owner)
             .map_err(job_error)?;
-        let job = self
-            .runtime
-            .snapshot(&job_id, self.owner)
-            .map_err(job_error)?;
-        Ok(KillResult { outcome, job })
+        let job = self.runtime.snapshot(id, self.owner).map_err(job_error)?;
+        Ok(KillResult {
+            outcome: outcome.into(),
+            job,
+        })
     }
 
-    /// The output, then `[status: <s>]` or `[status: <s>, <detail>]`.
+    /// The output (`(no new output)` when there is none), then `[status: <s>]` or
+    /// `[status: <s>, <detail>]` on a line of its own.
     fn render_output(_args: &JobOutputArgs, out: &JobOutput) -> Vec<ContentBlock> {
-        let status = status_line(&out.job);
-        let text = out.text.strip_suffix('\n').unwrap_or(&out.text);
-        if text.is_empty() {
-            vec![ContentBlock::text(status)]
+        let body = if out.text.is_empty() {
+            "(no new output)"
         } else {
-            vec![ContentBlock::text(format!("{text}\n{status}"))]
-        }
+            out.text.as_str()
+        };
+        let newline = if body.ends_with('\n') { "" } else { "\n" };
+        vec![ContentBlock::text(format!(
+            "{body}{newline}{}",
+            status_line(&out.job)
+        ))]
     }
 
-    /// One line per job: `<id> [status: <s>] <label>`.
+    /// One line per job: `<id> [<kind>] <status> — <label>` (long labels cut), or
+    /// `(no background jobs)`.
     #[allow(clippy::ptr_arg)] // the hook receives `&Output`
     fn render_list(_args: &JobsListArgs, jobs: &Vec<JobSnapshot>) -> Vec<ContentBlock> {
         if jobs.is_empty() {
-            return vec![ContentBlock::text("no background jobs")];
+            return vec![ContentBlock::text("(no background jobs)")];
         }
         let lines: Vec<String> = jobs
             .iter()
-            .map(|job| format!("{} {} {}", job.id, status_line(job), job.label))
+            .map(|job| {
+                format!(
+                    "{} [{}] {} \u{2014} {}",
+                    job.id,
+                    job.kind,
+                    job.status,
+                    cut(&job.label, MAX_LABEL_CHARS)
+                )
+            })
             .collect();
         vec![ContentBlock::text(lines.join("\n"))]
     }
 
     fn render_kill(_args: &JobsKillArgs, result: &KillResult) -> Vec<ContentBlock> {
-        let what = match result.outcome {
-            KillOutcome::Requested => format!("stop requested for job {}", result.job.id),
-            KillOutcome::AlreadyFinished => format!("job {} had already finished", result.job.id),
+        let text = match result.outcome {
+            KillReport::CancellationRequested => {
+                format!("requested cancellation of job {}", result.job.id)
+            }
+            KillReport::AlreadyFinished => format!(
+                "job {} had already finished {}",
+                result.job.id,
+                status_line(&result.job)
+            ),
         };
-        vec![ContentBlock::text(format!(
-            "{what} {}",
-            status_line(&result.job)
-        ))]
+        vec![ContentBlock::text(text)]
     }
+}
+
+/// The longest id looked up; longer ones are unknown.
+const MAX_ID_BYTES: usize = 256;
+
+/// The most characters of a label `job_list` prints per job.
+const MAX_LABEL_CHARS: usize = 200;
+
+/// `text` cut to `max` characters, with `…` marking a cut.
+fn cut(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        None => text.into(),
+        Some((at, _)) => format!("{}\u{2026}", &text[..at]).into(),
+    }
+}
+
+/// The wait `job_output` does: `timeout_ms` (default [`DEFAULT_WAIT_MS`], at most
+/// [`MAX_WAIT_MS`]), which must be a positive number; `literal` is the argument as sent,
+/// for the message.
+fn wait_timeout(
+    timeout_ms: Option<f64>,
+    literal: Option<&crate::json::Value>,
+) -> Result<Duration, ToolError> {
+    let ms = match timeout_ms {
+        None => return Ok(Duration::from_millis(DEFAULT_WAIT_MS)),
+        Some(ms) => ms,
+    };
+    if !ms.is_finite() || ms <= 0.0 {
+        return Err(ToolError::new(format!(
+            "invalid wait timeout: expected a positive number of milliseconds, got {}",
+            cut(
+                &literal.map_or_else(|| ms.to_string(), ToString::to_string),
+                MAX_LABEL_CHARS
+            )
+        )));
+    }
+    // Clamped first, so the conversion cannot overflow.
+    Ok(Duration::from_secs_f64(ms.min(MAX_WAIT_MS as f64) / 1000.0))
 }
 
 /// `[status: <s>]` or `[status: <s>, <detail>]`.

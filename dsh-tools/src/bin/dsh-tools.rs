@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! dsh-tools [--root DIR] list [--json]
-//! dsh-tools [--root DIR] call NAME [ARGS] [--json] [--log FILE]
+//! dsh-tools [--root DIR] call NAME [ARGS|-] [--json | --content-only] [--log FILE]
+//! dsh-tools [--root DIR] session
 //! dsh-tools [--root DIR] docs [--out FILE]
 //! dsh-tools [--root DIR] replay FILE [--json]
 //! dsh-tools export --provider openai|openai-strict|anthropic|gemini|mcp|...
@@ -10,22 +11,35 @@
 //! dsh-tools list --tokens [--provider NAME]
 //! ```
 //!
+//! `session` reads calls as JSON Lines on stdin, `{"id", "name", "arguments"}` (the
+//! arguments a JSON value, or a string holding JSON text, sent to the pipeline as it is),
+//! runs them one after the other in this one process, so background jobs started by one
+//! call can be read by the next, and prints one JSON line per call: `{"id", "name",
+//! "result", "callCard", "resultCard"}` (`result` is the result envelope; an unknown name
+//! adds `didYouMean` when a tool name is close). A line that is not such an object gets
+//! `{"line", "error"}`. At the end of input, or on `SIGINT`, `SIGTERM` or `SIGHUP`, the
+//! running call is cancelled and every background job is stopped before the process exits.
+//!
 //! Exit status: 0 on success; 2 when the request itself is wrong (usage errors, ARGS that
 //! are not JSON, an unknown tool, arguments that fail the schema: `UNKNOWN_TOOL`,
-//! `INVALID_ARGS`); 1 for every other failure (the tool failed, a guard denied the call,
-//! a file could not be read or written, a replayed log has malformed lines).
+//! `INVALID_ARGS`, malformed session lines); 1 for every other failure (the tool failed,
+//! a guard denied the call, a file could not be read or written, a replayed log has
+//! malformed lines); 128 + the signal number when a signal stopped it (130 for Ctrl-C).
 
-use std::io::Write as _;
+use std::io::{Read as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use dsh_runtime::codegen::markdown;
 use dsh_runtime::json::{self, Value};
-use dsh_runtime::{ContentBlock, ErrorCode, ToolResult};
+use dsh_runtime::{ContentBlock, ErrorCode, ToolCall, ToolResult};
 use dsh_tools::REGENERATE_CATALOG;
 use dsh_tools::host::{Host, export as export_cmd, replay};
 use serde::Serialize;
+use tokio::io::AsyncBufReadExt as _;
+use tokio_util::sync::CancellationToken;
 
 /// Run the dsh-rs reference tools (read, write, edit, grep, glob, bash, job control)
 /// through the full pipeline.
@@ -38,7 +52,10 @@ UNKNOWN_TOOL, INVALID_ARGS); 1 for any other failure (the tool failed, a guard d
 the call, a file could not be read or written, malformed lines in a replayed log).\n\n\
 Replay logs are JSON Lines, one record per call: \
 {\"call\":{\"id\",\"name\",\"arguments\"},\"result\":{\"content\",\"isError\",\"meta\"}} \
-(result optional; `call --log FILE` writes them)."
+(result optional; `call --log FILE` writes them).\n\n\
+`session` reads {\"id\",\"name\",\"arguments\"} lines on stdin and prints \
+{\"id\",\"name\",\"result\",\"callCard\",\"resultCard\"} lines; background jobs live \
+until the input ends or a signal arrives."
 )]
 struct Cli {
     /// Work in this directory: relative paths resolve against it, and the file tools
@@ -82,16 +99,22 @@ enum Command {
     Call {
         /// The tool name.
         name: String,
-        /// The arguments, a JSON object.
+        /// The arguments, a JSON object; `-` reads them from standard input.
         #[arg(default_value = "{}")]
         args: String,
         /// Print one JSON document: the call, the result envelope and both cards.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "content_only")]
         json: bool,
+        /// Print only what the model sees (the result's content), also for failures.
+        #[arg(long)]
+        content_only: bool,
         /// Append the call and the persisted part of its result to this JSON Lines log.
         #[arg(long, value_name = "FILE")]
         log: Option<PathBuf>,
     },
+    /// Run calls read as JSON Lines from standard input in one process; print one JSON
+    /// line per call.
+    Session,
     /// Write a Markdown catalog of the tools.
     Docs {
         /// Write to this file instead of standard output.
@@ -154,6 +177,17 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // `call NAME -`: the arguments come from standard input.
+    if let Command::Call { args, .. } = &mut cli.command
+        && args == "-"
+    {
+        let mut text = String::new();
+        if let Err(e) = std::io::stdin().read_to_string(&mut text) {
+            eprintln!("error: cannot read the arguments from standard input: {e}");
+            return ExitCode::from(USAGE);
+        }
+        *args = text;
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -164,14 +198,107 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(async move {
-        let code = run(&host, cli.command).await;
-        host.shutdown().await;
+    let code = runtime.block_on(async move {
+        let mut signals = match Signals::new() {
+            Ok(signals) => signals,
+            Err(e) => {
+                eprintln!("error: cannot handle signals: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let cancel = CancellationToken::new();
+        let work = run(&host, cli.command, cancel.clone());
+        tokio::pin!(work);
+        let code = tokio::select! {
+            code = &mut work => code,
+            signal = signals.next() => {
+                // Cancel the running call (which stops what it started), and give it a
+                // moment to report; a second signal stops waiting.
+                cancel.cancel();
+                tokio::select! {
+                    _ = tokio::time::timeout(Duration::from_secs(15), &mut work) => {}
+                    _ = signals.next() => {}
+                }
+                ExitCode::from(128 + signal)
+            }
+        };
+        // Stop every background job and wait for them, unless another signal insists.
+        tokio::select! {
+            () = host.jobs().shutdown() => {}
+            _ = signals.next() => {}
+        }
         code
-    })
+    });
+    // A read of standard input may still be blocked in a thread of the runtime's pool:
+    // do not wait for it.
+    runtime.shutdown_background();
+    code
 }
 
-async fn run(host: &Host, command: Command) -> ExitCode {
+/// The signals that stop the host: `SIGINT`, `SIGTERM`, `SIGHUP`.
+struct Signals {
+    #[cfg(unix)]
+    streams: Vec<(u8, tokio::signal::unix::Signal)>,
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Signals> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let mut streams = Vec::new();
+            for (number, kind) in [
+                (2, SignalKind::interrupt()),
+                (15, SignalKind::terminate()),
+                (1, SignalKind::hangup()),
+            ] {
+                streams.push((number, signal(kind)?));
+            }
+            Ok(Signals { streams })
+        }
+        #[cfg(not(unix))]
+        Ok(Signals {})
+    }
+
+    /// The number of the next signal.
+    async fn next(&mut self) -> u8 {
+        #[cfg(unix)]
+        {
+            let waits = self.streams.iter_mut().map(|(number, stream)| {
+                let number = *number;
+                Box::pin(async move {
+                    stream.recv().await;
+                    number
+                })
+            });
+            futures_select_all(waits).await
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            2
+        }
+    }
+}
+
+/// The first of several futures to finish.
+#[cfg(unix)]
+async fn futures_select_all<F: std::future::Future<Output = u8> + Unpin>(
+    futures: impl Iterator<Item = F>,
+) -> u8 {
+    let mut futures: Vec<F> = futures.collect();
+    std::future::poll_fn(move |cx| {
+        for future in &mut futures {
+            if let std::task::Poll::Ready(number) = std::pin::Pin::new(future).poll(cx) {
+                return std::task::Poll::Ready(number);
+            }
+        }
+        std::task::Poll::Pending
+    })
+    .await
+}
+
+async fn run(host: &Host, command: Command, cancel: CancellationToken) -> ExitCode {
     match command {
         Command::List {
             tokens: true,
@@ -187,8 +314,19 @@ async fn run(host: &Host, command: Command) -> ExitCode {
             name,
             args,
             json,
+            content_only,
             log,
-        } => call(host, &name, &args, json, log).await,
+        } => {
+            let output = if json {
+                Output::Json
+            } else if content_only {
+                Output::Content
+            } else {
+                Output::Human
+            };
+            call(host, &name, &args, output, log, cancel).await
+        }
+        Command::Session => session(host, cancel).await,
         Command::Docs { out } => write_docs(host, out),
         Command::Replay { file, json } => replay_log(host, &file, json),
     }
@@ -203,24 +341,119 @@ fn list(host: &Host, as_json: bool) -> ExitCode {
     let width = schemas.iter().map(|s| s.name.len()).max().unwrap_or(0);
     for s in &schemas {
         let summary = s.description.lines().next().unwrap_or("");
+        let required: Vec<&str> = s
+            .parameters
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
         let params = s
             .parameters
             .get("properties")
             .and_then(Value::as_object)
-            .map(|props| props.keys().collect::<Vec<_>>().join(", "))
+            .map(|props| {
+                props
+                    .iter()
+                    .map(|(name, schema)| {
+                        let mark = if required.contains(&name) { "*" } else { "" };
+                        format!("{name}{mark}: {}", type_name(schema))
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
             .unwrap_or_default();
         outln!("{:width$}  {summary}", s.name);
         outln!("{:width$}  ({params})", "");
     }
+    outln!("(* required)");
     ExitCode::SUCCESS
+}
+
+/// A short name for a parameter's type: `string`, `integer`, `string[]`, `"a" | "b"`,
+/// `string | null`, `any`.
+fn type_name(schema: &Value) -> String {
+    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+        return values
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(" | ");
+    }
+    match schema.get("type") {
+        Some(Value::String(name)) if &**name == "array" => {
+            let items = schema
+                .get("items")
+                .map_or_else(|| "any".to_string(), type_name);
+            if items.contains(' ') {
+                format!("({items})[]")
+            } else {
+                format!("{items}[]")
+            }
+        }
+        Some(Value::String(name)) => name.to_string(),
+        Some(Value::Array(names)) => names
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join(" | "),
+        _ => ["oneOf", "anyOf"]
+            .iter()
+            .find_map(|key| schema.get(key).and_then(Value::as_array))
+            .map_or_else(
+                || "any".to_string(),
+                |options| {
+                    options
+                        .iter()
+                        .map(type_name)
+                        .collect::<Vec<_>>()
+                        .join(" | ")
+                },
+            ),
+    }
+}
+
+/// What `call` prints.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Output {
+    /// Content, then the result card.
+    Human,
+    /// One JSON document.
+    Json,
+    /// Content only.
+    Content,
+}
+
+/// A close tool name for an unknown one.
+fn did_you_mean(host: &Host, name: &str) -> Option<String> {
+    host.registry()
+        .schemas(None)
+        .into_iter()
+        .map(|s| (strsim::jaro_winkler(name, &s.name), s.name))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, name)| name.to_string())
+}
+
+/// One call through the full pipeline, cancelled with `cancel`.
+async fn execute(
+    host: &Host,
+    call_id: &str,
+    name: &str,
+    arguments: &str,
+    cancel: &CancellationToken,
+) -> ToolResult {
+    host.registry()
+        .execute(ToolCall::new(call_id, name, arguments).with_cancellation(cancel.child_token()))
+        .await
 }
 
 async fn call(
     host: &Host,
     name: &str,
     args_text: &str,
-    as_json: bool,
+    output: Output,
     log: Option<PathBuf>,
+    cancel: CancellationToken,
 ) -> ExitCode {
     let arguments = match json::parse(args_text) {
         Ok(value) => value,
@@ -230,29 +463,41 @@ async fn call(
         }
     };
     let call_id = format!("call_{}", std::process::id());
-    let result = host.call(&call_id, name, args_text).await;
+    let result = execute(host, &call_id, name, args_text, &cancel).await;
     let summary = result.summary();
     let card = host
         .registry()
         .present_result(None, name, &arguments, &summary);
 
-    if as_json {
-        let mut doc = json::Object::new();
-        let mut call = json::Object::new();
-        call.insert("id", Value::from(call_id.as_str()));
-        call.insert("name", Value::from(name));
-        call.insert("arguments", arguments.clone());
-        doc.insert("call", Value::Object(call));
-        doc.insert("result", result.to_json());
-        doc.insert(
-            "callCard",
-            to_json(&host.registry().present_call(None, name, &arguments)),
-        );
-        doc.insert("resultCard", to_json(&card));
-        outln!("{}", pretty(&Value::Object(doc)));
-    } else if result.is_success() {
-        outln!("{}", content_text(result.content()));
-        outln!("\n--- result card ---\n{}", pretty(&card));
+    match output {
+        Output::Json => {
+            let mut doc = json::Object::new();
+            let mut call = json::Object::new();
+            call.insert("id", Value::from(call_id.as_str()));
+            call.insert("name", Value::from(name));
+            call.insert("arguments", arguments.clone());
+            doc.insert("call", Value::Object(call));
+            doc.insert("result", result.to_json());
+            doc.insert(
+                "callCard",
+                to_json(&host.registry().present_call(None, name, &arguments)),
+            );
+            doc.insert("resultCard", to_json(&card));
+            outln!("{}", pretty(&Value::Object(doc)));
+        }
+        Output::Content => {
+            let text = content_text(result.content());
+            if text.ends_with('\n') {
+                emit(&text);
+            } else {
+                outln!("{text}");
+            }
+        }
+        Output::Human if result.is_success() => {
+            outln!("{}", content_text(result.content()));
+            outln!("\n--- result card ---\n{}", pretty(&card));
+        }
+        Output::Human => {}
     }
 
     if let Some(path) = log {
@@ -263,7 +508,147 @@ async fn call(
             return ExitCode::FAILURE;
         }
     }
+    let running = host
+        .jobs()
+        .list(None)
+        .into_iter()
+        .filter(|job| !job.status.is_terminal())
+        .count();
+    if running > 0 {
+        eprintln!(
+            "note: {running} background job(s) stop when dsh-tools exits; \
+             `dsh-tools session` keeps them running across calls"
+        );
+    }
+    if result.error_code() == Some(ErrorCode::UnknownTool)
+        && let Some(close) = did_you_mean(host, name)
+    {
+        let status = failure_status(&result);
+        eprintln!("  did you mean `{close}`?");
+        return status;
+    }
     failure_status(&result)
+}
+
+/// `session`: calls from stdin, one JSON line out per line in.
+async fn session(host: &Host, cancel: CancellationToken) -> ExitCode {
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    let mut number = 0usize;
+    let mut malformed = false;
+    loop {
+        let line = tokio::select! {
+            line = lines.next_line() => line,
+            () = cancel.cancelled() => return ExitCode::from(USAGE),
+        };
+        let line = match line {
+            Ok(Some(line)) => line,
+            Ok(None) => break,
+            Err(e) => {
+                eprintln!("error: cannot read standard input: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        number += 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let out = match session_request(&line) {
+            Ok(request) => session_call(host, request, number, &cancel).await,
+            Err(error) => {
+                malformed = true;
+                let mut o = json::Object::new();
+                o.insert("line", Value::from(number as u64));
+                o.insert("error", Value::from(error.as_str()));
+                Value::Object(o)
+            }
+        };
+        emit_line(&out.to_string());
+    }
+    if malformed {
+        ExitCode::from(USAGE)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// One session line: id (optional), name, arguments as JSON text.
+struct SessionRequest {
+    id: Option<String>,
+    name: String,
+    arguments: String,
+}
+
+fn session_request(line: &str) -> Result<SessionRequest, String> {
+    let value = json::parse(line).map_err(|e| format!("not JSON: {e}"))?;
+    let Some(object) = value.as_object() else {
+        return Err("expected an object {\"id\", \"name\", \"arguments\"}".to_string());
+    };
+    let name = match object.get("name") {
+        Some(Value::String(name)) => name.to_string(),
+        Some(_) => return Err("\"name\" must be a string".to_string()),
+        None => return Err("missing \"name\"".to_string()),
+    };
+    let id = match object.get("id") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(id)) => Some(id.to_string()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        Some(_) => return Err("\"id\" must be a string or a number".to_string()),
+    };
+    let arguments = match object.get("arguments") {
+        None => "{}".to_string(),
+        // JSON text, sent as it is (duplicate keys, -0 and all).
+        Some(Value::String(text)) => text.to_string(),
+        Some(value) => value.to_string(),
+    };
+    Ok(SessionRequest {
+        id,
+        name,
+        arguments,
+    })
+}
+
+async fn session_call(
+    host: &Host,
+    request: SessionRequest,
+    number: usize,
+    cancel: &CancellationToken,
+) -> Value {
+    let id = request.id.unwrap_or_else(|| format!("call_{number}"));
+    let name = request.name.as_str();
+    let result = execute(host, &id, name, &request.arguments, cancel).await;
+    // Cards from the arguments as the model sent them; unparsable text is nothing.
+    let arguments = json::parse(&request.arguments).unwrap_or(Value::Null);
+    let summary = result.summary();
+    let mut o = json::Object::new();
+    o.insert("id", Value::from(id.as_str()));
+    o.insert("name", Value::from(name));
+    o.insert("result", result.to_json());
+    o.insert(
+        "callCard",
+        to_json(&host.registry().present_call(None, name, &arguments)),
+    );
+    o.insert(
+        "resultCard",
+        to_json(
+            &host
+                .registry()
+                .present_result(None, name, &arguments, &summary),
+        ),
+    );
+    if result.error_code() == Some(ErrorCode::UnknownTool)
+        && let Some(close) = did_you_mean(host, name)
+    {
+        o.insert("didYouMean", Value::from(close.as_str()));
+    }
+    Value::Object(o)
+}
+
+/// Writes one line to stdout and flushes it (a session's reader waits for it).
+fn emit_line(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.write_all(b"\n");
+    let _ = out.flush();
 }
 
 /// Report a failed call on stderr; the exit status for the result.
