@@ -234,7 +234,7 @@ pub struct DiffMeta {
 
 #[toolbox]
 impl Files {
-    /// Read a UTF-8 text file and return line-numbered content.
+    /// Read a UTF-8 text file as numbered lines.
     ///
     /// Returns up to 2000 lines (and 50 KiB) at a time, numbered from 1; use `offset` and
     /// `limit` to continue reading long files. Binary files and directories are refused.
@@ -275,7 +275,7 @@ impl Files {
         .await
     }
 
-    /// Create or fully replace a UTF-8 text file.
+    /// Create a UTF-8 text file, or replace its whole content.
     ///
     /// Writes `content` as the file's whole content, creating missing parent directories.
     /// Prefer `edit` for changing part of an existing file.
@@ -307,7 +307,7 @@ impl Files {
                 _ => None,
             };
             scope
-                .write_atomic(&target, args.content.as_bytes(), existing.map(|s| s.mode))
+                .write_atomic(&target, args.content.as_bytes(), existing)
                 .map_err(|e| scope.io_error("write", &target.display, e))?;
             Ok(WriteOutput {
                 path: target.display,
@@ -323,7 +323,7 @@ impl Files {
         .await
     }
 
-    /// Edit an existing UTF-8 text file by replacing literal text.
+    /// Change an existing UTF-8 text file by replacing exact text.
     ///
     /// `old_string` must occur exactly once unless `replace_all` is set; include enough
     /// surrounding text to make it unique. Matching is literal (no regular expressions), and
@@ -375,7 +375,7 @@ impl Files {
                 ));
             }
             scope
-                .write_atomic(&target, edited.raw_after.as_bytes(), Some(stat.mode))
+                .write_atomic(&target, edited.raw_after.as_bytes(), Some(stat))
                 .map_err(|e| scope.io_error("edit", &target.display, e))?;
             Ok(EditOutput {
                 path: target.display,

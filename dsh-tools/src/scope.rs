@@ -23,9 +23,13 @@
 //! # Writes
 //!
 //! `write` and `edit` never write a file in place: the new content goes to a temporary file
-//! in the same directory, which is flushed to disk and then renamed over the target. A
-//! failure at any point (a full disk, a crash, a refused rename) leaves the old file whole,
-//! and removes the temporary file when the process is still alive to do so.
+//! in the same directory, which is flushed to disk and then renamed over the target (with the
+//! old file's permission bits, and its owner where the process may set it). A failure at any
+//! point (a full disk, a crash, a refused rename) leaves the old file whole, and removes the
+//! temporary file when the process is still alive to do so. Writing through a symbolic link
+//! replaces the file it points to; a file with several hard links (possible only under an
+//! ambient scope) gets a new file under the name written, and its other names keep the old
+//! content.
 
 use std::io::{self, ErrorKind, Write as _};
 use std::os::unix::fs::MetadataExt as _;
@@ -185,15 +189,16 @@ impl FsScope {
 
     /// Replace (or create) the file `target` names with `bytes`, atomically: missing parent
     /// directories are created, the content goes to a temporary file beside the target, which
-    /// is synced and renamed over it. `mode`: the permission bits to give the file (those of
-    /// the file replaced); `None` creates it with the default mode (`0o666` less the umask).
+    /// is synced and renamed over it. `like`: the file replaced, whose permission bits (and,
+    /// where the process may set it, owner) the new file gets; `None` creates it with the
+    /// default mode (`0o666` less the umask).
     pub(crate) fn write_atomic(
         &self,
         target: &Target,
         bytes: &[u8],
-        mode: Option<u32>,
+        like: Option<Stat>,
     ) -> io::Result<()> {
-        self.write_atomic_with(target, mode, |file| file.write_all(bytes))
+        self.write_atomic_with(target, like, |file| file.write_all(bytes))
     }
 
     /// [`write_atomic`](Self::write_atomic) with the content produced by `fill` (which may
@@ -201,7 +206,7 @@ impl FsScope {
     pub(crate) fn write_atomic_with(
         &self,
         target: &Target,
-        mode: Option<u32>,
+        like: Option<Stat>,
         fill: impl FnOnce(&mut std::fs::File) -> io::Result<()>,
     ) -> io::Result<()> {
         let (parent, name) = match (&self.root, &target.rel) {
@@ -223,7 +228,7 @@ impl FsScope {
                 )
             }
         };
-        replace_in(&parent, Path::new(&name), mode, fill)
+        replace_in(&parent, Path::new(&name), like, fill)
     }
 
     /// Open a file a directory walk found at `path` (absolute, under the walk's directory),
@@ -322,6 +327,8 @@ pub(crate) struct Stat {
     pub is_file: bool,
     pub is_dir: bool,
     pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
 }
 
 impl Stat {
@@ -330,6 +337,8 @@ impl Stat {
             is_file: meta.is_file(),
             is_dir: meta.is_dir(),
             mode: meta.mode() & 0o7777,
+            uid: meta.uid(),
+            gid: meta.gid(),
         }
     }
 
@@ -339,6 +348,8 @@ impl Stat {
             is_file: meta.is_file(),
             is_dir: meta.is_dir(),
             mode: meta.mode() & 0o7777,
+            uid: meta.uid(),
+            gid: meta.gid(),
         }
     }
 }
@@ -429,7 +440,7 @@ pub(crate) fn shown(text: &str) -> std::borrow::Cow<'_, str> {
 fn replace_in(
     parent: &Dir,
     name: &Path,
-    mode: Option<u32>,
+    like: Option<Stat>,
     fill: impl FnOnce(&mut std::fs::File) -> io::Result<()>,
 ) -> io::Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -448,7 +459,7 @@ fn replace_in(
         options
             .write(true)
             .create_new(true)
-            .mode(if mode.is_some() { 0o600 } else { 0o666 });
+            .mode(if like.is_some() { 0o600 } else { 0o666 });
         match parent.open_with(&temp_name, &options) {
             Ok(file) => break (temp_name, file.into_std()),
             Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
@@ -458,9 +469,11 @@ fn replace_in(
     let mut file = file;
     let written = (|| {
         fill(&mut file)?;
-        if let Some(mode) = mode {
+        if let Some(like) = like {
             use std::os::unix::fs::PermissionsExt as _;
-            file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+            // Only a privileged process may give a file away; anyone else keeps ownership.
+            let _ = std::os::unix::fs::fchown(&file, Some(like.uid), Some(like.gid));
+            file.set_permissions(std::fs::Permissions::from_mode(like.mode))?;
         }
         file.sync_all()?;
         drop(file);
@@ -521,7 +534,8 @@ mod tests {
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
         let scope = FsScope::confined(dir.path()).unwrap();
         let target = scope.locate("write", "keep.txt").unwrap();
-        scope.write_atomic(&target, b"new\n", Some(0o640)).unwrap();
+        let like = scope.stat(&target).unwrap();
+        scope.write_atomic(&target, b"new\n", like).unwrap();
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "new\n");
         let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o640);

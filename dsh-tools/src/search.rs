@@ -123,8 +123,8 @@ pub struct GrepArgs {
     /// File or directory to search (default: the working directory; relative paths resolve
     /// against it).
     pub path: Option<String>,
-    /// One glob filter for which files to search (e.g. `*.ts`, `*.{js,jsx}`). Not a list;
-    /// negation is not supported.
+    /// Search only files matching this single glob, e.g. `*.rs` or `*.{ts,tsx}` (no
+    /// comma-separated lists, no `!` negation).
     pub include: Option<String>,
 }
 
@@ -150,9 +150,9 @@ pub struct GrepMatch {
 /// Arguments of `glob`.
 #[derive(Clone, Debug, Serialize, Deserialize, ToolSchema)]
 pub struct GlobArgs {
-    /// Glob pattern to match file paths against (e.g. `**/*.ts`, `src/**/*.test.js`). A
-    /// pattern with no `/` matches the file name at any depth, so `*` and `*.ts` search the
-    /// whole tree; include a separator to anchor the depth.
+    /// The glob, e.g. `**/*.rs` or `src/*/mod.rs`. Without a `/` it is tried against file
+    /// names anywhere below `path` (`*.md` finds every Markdown file); with one, against the
+    /// path from the working directory.
     #[schema(length(min = 1))]
     pub pattern: String,
     /// Directory to search in (default: the working directory; relative paths resolve
@@ -255,7 +255,7 @@ impl Search {
         .await
     }
 
-    /// Find files whose paths match a glob pattern.
+    /// List the files whose paths match a glob.
     ///
     /// Returns matching file paths (never directories), hidden and ignored files included
     /// (version-control metadata directories excluded), oldest modification first; the first

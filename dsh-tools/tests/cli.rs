@@ -105,9 +105,7 @@ fn list_shows_what_a_model_sees() {
     let read = &schemas[0];
     assert_eq!(
         read["description"].as_str().map(|d| d.lines().next()),
-        Some(Some(
-            "Read a UTF-8 text file and return line-numbered content."
-        ))
+        Some(Some("Read a UTF-8 text file as numbered lines."))
     );
     assert_eq!(read["parameters"]["required"], parse(r#"["file_path"]"#));
     assert_eq!(
@@ -122,10 +120,7 @@ fn list_shows_what_a_model_sees() {
     // Name and summary, then the parameter names, aligned under the summary.
     let (name, summary) = lines[0].split_at(lines[0].find("Read").expect("summary"));
     assert_eq!(name.trim_end(), "read");
-    assert_eq!(
-        summary,
-        "Read a UTF-8 text file and return line-numbered content."
-    );
+    assert_eq!(summary, "Read a UTF-8 text file as numbered lines.");
     assert_eq!(
         lines[1],
         format!("{}(file_path, offset, limit)", " ".repeat(name.len()))

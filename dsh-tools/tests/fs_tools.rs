@@ -896,3 +896,30 @@ proptest! {
         );
     }
 }
+
+#[tokio::test]
+async fn edit_keeps_the_owner_and_mode_of_the_file() {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("owned.txt");
+    write(&file, "one\n");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o604)).unwrap();
+    // Give the file away when the process may (as root); otherwise it stays ours. Either way
+    // the edit must not change it.
+    let _ = std::os::unix::fs::chown(&file, Some(4321), Some(4321));
+    let before = std::fs::metadata(&file).unwrap();
+    let tools = Tools::new();
+    let r = tools
+        .call("edit", &edit_args(&file, "one", "two", ""))
+        .await;
+    assert!(r.is_success(), "{r:?}");
+    let after = std::fs::metadata(&file).unwrap();
+    assert_ne!(
+        before.ino(),
+        after.ino(),
+        "replaced by rename, not written in place"
+    );
+    assert_eq!((after.uid(), after.gid()), (before.uid(), before.gid()));
+    assert_eq!(after.mode() & 0o7777, 0o604);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "two\n");
+}
