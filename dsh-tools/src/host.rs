@@ -19,13 +19,15 @@
 //! resolves outside the root. Resolution follows the file system: `..` is applied to the
 //! real directory reached so far, and every existing symbolic link along the path is
 //! followed (dangling ones too), so neither `../..` nor a link pointing out of the root
-//! gets through. Relative paths resolve against the process's working directory, which
-//! is also where the tools resolve them; the binary changes into `--root` first, so for
-//! it relative paths are relative to the root.
+//! gets through. Relative paths resolve against the root, as the tools resolve them.
 //!
 //! The guard runs after argument validation and policy hooks, and its denial is final
-//! (see the registry's pipeline). It is a convenience boundary for an agent working in a
-//! checkout, not a sandbox: `bash` can still reach anything the process can.
+//! (see the registry's pipeline). It gives an early, precise denial; the enforcement is in
+//! the tools themselves, which the host registers with a [confined
+//! scope](crate::scope::FsScope::confined): every file is opened through a handle on the
+//! root, so a symbolic link swapped in after the guard's check cannot lead out, and a file
+//! with several hard links is refused. It is a boundary for the file tools, not a sandbox:
+//! `bash` can still reach anything the process can.
 
 pub mod export;
 pub mod replay;
@@ -36,6 +38,8 @@ use std::path::{Component, Path, PathBuf};
 use dsh_runtime::hooks::{CallInfo, Guard, guard_fn};
 use dsh_runtime::jobs::JobRuntime;
 use dsh_runtime::{RegisterError, Registration, Registry, ToolCall, ToolResult};
+
+use crate::scope::{FsScope, shown};
 
 /// The tools the root guard confines, with their path argument and its default when the
 /// argument is omitted (`None`: the argument is required).
@@ -115,9 +119,10 @@ impl Host {
                 "not a directory",
             )));
         }
+        let scope = FsScope::confined(&root_path).map_err(root_error)?;
         let registry = Registry::new();
         let jobs = JobRuntime::new();
-        let mut registrations = register_tools(&registry, &jobs)?;
+        let mut registrations = register_tools(&registry, &jobs, &scope)?;
         registrations.push(registry.guard(root_guard(root_path.clone())));
         Ok(Host {
             registry,
@@ -156,20 +161,22 @@ impl Host {
 }
 
 /// Register every reference tool in the global layer: `read`, `write`, `edit`, `grep`,
-/// `glob`, then the shell and job tools (which start background work on `jobs`).
+/// `glob` (resolving paths in `scope`), then the shell and job tools (which start
+/// background work on `jobs`).
 pub fn register_tools(
     registry: &Registry,
     jobs: &JobRuntime,
+    scope: &FsScope,
 ) -> Result<Vec<Registration>, RegisterError> {
-    let mut all = crate::fs::register(registry)?;
-    all.extend(crate::search::register(registry)?);
+    let mut all = crate::fs::register_in(registry, scope.clone())?;
+    all.extend(crate::search::register_in(registry, scope.clone())?);
     all.extend(crate::bash::register(registry, jobs)?);
     all.extend(dsh_runtime::jobs::tools::register(registry, jobs)?);
     Ok(all)
 }
 
 /// A guard denying calls of [`CONFINED_TOOLS`] whose path resolves outside `root`
-/// (canonical). Relative paths resolve against the working directory at call time.
+/// (canonical). Relative paths resolve against the root.
 pub fn root_guard(root: PathBuf) -> impl Guard {
     guard_fn(move |call: &CallInfo<'_>| {
         let &(_, key, default) = CONFINED_TOOLS
@@ -179,30 +186,23 @@ pub fn root_guard(root: PathBuf) -> impl Guard {
             Some(value) if !value.is_null() => value.as_str()?,
             _ => default?,
         };
-        let base = match std::env::current_dir().and_then(|d| d.canonicalize()) {
-            Ok(base) => base,
-            Err(e) => {
-                return Some(format!(
-                    "cannot resolve {given:?}: no working directory ({e})"
-                ));
-            }
-        };
-        check_within(&root, &base, given).err()
+        check_within(&root, &root, given).err()
     })
 }
 
 /// Resolve `path` against `base` and check it is `root` or inside it. The error says
 /// which path resolved where.
 pub fn check_within(root: &Path, base: &Path, path: &str) -> Result<PathBuf, String> {
-    let resolved =
-        resolve(base, Path::new(path)).map_err(|e| format!("cannot resolve path {path:?}: {e}"))?;
+    let resolved = resolve(base, Path::new(path))
+        .map_err(|e| format!("cannot resolve path {:?}: {e}", shown(path)))?;
     if resolved.starts_with(root) {
         Ok(resolved)
     } else {
         Err(format!(
-            "path {path:?} is outside the root {} (it resolves to {})",
+            "path {:?} is outside the root {} (it resolves to {})",
+            shown(path),
             root.display(),
-            resolved.display()
+            shown(&resolved.to_string_lossy())
         ))
     }
 }

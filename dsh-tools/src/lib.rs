@@ -5,6 +5,7 @@
 //! - [`search`]: `grep`, `glob`;
 //! - [`bash`]: `bash` (foreground with timeout and abort, or in the background as a job);
 //! - [`process`]: the job producer for an operating-system process that `bash` starts;
+//! - [`scope`]: where the file tools resolve paths, and the `--root` confinement;
 //! - [`host`]: the registry the `dsh-tools` binary serves, with its `--root` guard.
 //!
 //! The job control tools (`job_output`, `job_list`, `job_kill`) are generic and live in
@@ -16,6 +17,7 @@ pub mod bash;
 pub mod fs;
 pub mod host;
 pub mod process;
+pub mod scope;
 pub mod search;
 
 /// The command that regenerates the checked-in `dsh-tools/TOOLS.md` from the repository root.

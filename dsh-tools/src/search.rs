@@ -1,86 +1,137 @@
 //! Discovery tools: `grep` (matching lines) and `glob` (matching paths).
 //!
-//! Both walk a directory the way `git` sees it: `.gitignore`, `.ignore` and global git
-//! excludes are respected (also outside a git repository), hidden files and directories
-//! are skipped, symbolic links are not followed. Files come in path order, so results are
-//! deterministic. A capped result says so: `truncated` is set and `total` counts every
-//! match found, also those not returned.
+//! Both are methods of [`Search`], a `#[toolbox]` value holding the [`FsScope`] they search
+//! in ([`register`]: the working directory, unconfined; [`register_in`]: a scope of your
+//! choice). They follow the published reference tools, which run ripgrep; ours walk the tree
+//! in process with the crates ripgrep is built from, so the semantics are ripgrep's:
 //!
-//! The pending card is a generic one (`kind: search`): matches exist only once the call
-//! ran. The completed card is a `search` card rebuilt from presentation meta, matches
-//! grouped by file for `grep`, a flat path list for `glob`.
+//! - `grep` takes `pattern` (a Rust `regex`, the syntax ripgrep uses, matched against the
+//!   bytes of each line), `path` (a file or directory) and `include` (one glob filter on file
+//!   paths, `*.{ts,tsx}` style). Walking a directory it skips hidden files and directories and
+//!   what `.gitignore` (inside a git repository), `.ignore` and `.rgignore` exclude, does not
+//!   follow symbolic links, and treats a file with a NUL byte as binary (a NUL in the first
+//!   64 KiB skips the file, a later one ends the search in it); a file given as `path` is
+//!   always searched. The value is `{matches: [{path, lineNumber, line}]}`; the model sees
+//!   `Found N matches`, then each file's path and its `Line N: text` rows, the first 250
+//!   matches with lines cut after 2000 bytes.
+//! - `glob` takes `pattern` (a glob: without a `/` it matches file names at any depth, with
+//!   one it is anchored at the working directory, like `.gitignore` lines) and `path` (the
+//!   directory to list). It lists files only, hidden and ignored ones included (not the
+//!   contents of `.git`, `.svn`, `.hg`, `.bzr`, `.jj`, `.sl`), oldest modification first.
+//!   The value is `{root, paths}`; the model sees the first 100 paths.
 //!
-//! Error codes: `FS_NOT_FOUND`, `FS_NOT_A_DIRECTORY` (glob), `SEARCH_INVALID_PATTERN`,
-//! `SEARCH_INVALID_GLOB`, `SEARCH_CANCELLED`.
+//! Paths in results are relative to the working directory (the root, for the host) when they
+//! are inside it, and start with the `path` given (`dir/sub.rs` for `path: "dir"`).
+//!
+//! # Departures from the reference, and why
+//!
+//! - `grep` lists files in path order (names sorted at each level, depth first); ripgrep's
+//!   parallel walk lists them in an order that depends on thread timing.
+//! - Error messages do not mention ripgrep or its exit status (`grep pattern rejected: ...`,
+//!   `glob search failed: ...`): no ripgrep process runs. The codes are the reference's:
+//!   `SEARCH_INVALID_PATTERN`, `SEARCH_FAILED`, `SEARCH_ABORTED`,
+//!   `SEARCH_RAW_OUTPUT_OVERFLOW`.
+//! - Patterns (and `include`) longer than [`MAX_PATTERN_CHARS`] are refused with a short
+//!   `SEARCH_INVALID_PATTERN`, before anything is compiled.
+//! - Under a confined scope, a `path` outside the root is refused (`FS_OUTSIDE_ROOT`), and
+//!   every file reported is opened (`grep`) or checked (`glob`) through the root handle, so
+//!   a directory swapped for a symbolic link mid-walk cannot leak what lies outside.
+//!
+//! The pending card is a generic one (`kind: search`); the completed card is a `search` card
+//! rebuilt from presentation meta (at most 64 KiB), matches grouped by file for `grep`, a
+//! flat path list for `glob`.
 
-use std::path::{Path, PathBuf};
+use std::io::{BufRead, BufReader};
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
 
+use dsh_runtime::json::Value;
 use dsh_runtime::present::{
-    CallView, FileLocation, ResultSummary, ResultView, SearchFile, SearchMatch, SearchView,
-    ToolCallKind,
+    CallView, ResultSummary, ResultView, SearchFile, SearchMatch, SearchView, ToolCallKind,
 };
 use dsh_runtime::{
     ContentBlock, RegisterError, Registration, Registry, ToolContext, ToolError, ToolSchema, tool,
+    toolbox,
 };
-use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkBuilder;
-use regex::RegexBuilder;
+use ignore::overrides::{Override, OverrideBuilder};
+use regex::bytes::{Regex, RegexBuilder};
 use serde::{Deserialize, Serialize};
-use tokio_util::sync::CancellationToken;
 
-use crate::fs::{BINARY_SNIFF_BYTES, blocking, cut, io_error, line_text, meta_of};
+use crate::fs::{blocking, meta_of};
+use crate::scope::{FsScope, OUTSIDE_ROOT, Target, shown};
 
-/// Default number of matches `grep` returns.
-pub const DEFAULT_GREP_RESULTS: u32 = 100;
-/// The most paths `glob` returns.
-pub const MAX_GLOB_RESULTS: usize = 1000;
-/// Matching lines longer than this many characters are cut (ending with `…`).
-pub const MAX_MATCH_LINE_CHARS: usize = 500;
+/// How many matches `grep` shows the model.
+pub const GREP_MAX_MATCHES: usize = 250;
+/// Matched lines are shown cut after this many bytes (ending with ` (line truncated)`).
+pub const GREP_MAX_LINE_BYTES: usize = 2000;
+/// Matched lines are kept in the value cut after this many bytes.
+pub const GREP_VALUE_LINE_BYTES: usize = 64 * 1024;
+/// How many paths `glob` shows the model.
+pub const GLOB_MAX_RESULTS: usize = 100;
+/// The most bytes of paths and lines one search may collect; past it the search fails with
+/// `SEARCH_RAW_OUTPUT_OVERFLOW` (as the reference does past 20 MB of ripgrep output).
+pub const MAX_RESULT_BYTES: usize = 20_000_000;
+/// The most bytes of presentation metadata one search keeps.
+pub const SEARCH_META_MAX_BYTES: usize = 64 * 1024;
+/// The longest `pattern` or `include` accepted, in characters.
+pub const MAX_PATTERN_CHARS: usize = 4096;
+/// Directories `glob` never lists the contents of.
+pub const GLOB_VCS_EXCLUDES: &[&str] = &[".git", ".svn", ".hg", ".bzr", ".jj", ".sl"];
+/// A walked file with a NUL byte in its first this many bytes is skipped as binary.
+const BINARY_WINDOW: usize = 64 * 1024;
 
-/// Register `grep` and `glob` in the registry's global layer.
+/// Register `grep` and `glob` in the registry's global layer, searching from the working
+/// directory, unconfined.
 pub fn register(registry: &Registry) -> Result<Vec<Registration>, RegisterError> {
-    Ok(vec![registry.register(Grep)?, registry.register(Glob)?])
+    register_in(registry, FsScope::ambient())
+}
+
+/// Register `grep` and `glob` in the registry's global layer, searching in `scope`.
+pub fn register_in(
+    registry: &Registry,
+    scope: FsScope,
+) -> Result<Vec<Registration>, RegisterError> {
+    Ok(vec![
+        registry.register_toolbox(Arc::new(Search::new(scope)))?,
+    ])
+}
+
+/// The search tools over one [`FsScope`].
+#[derive(Clone, Debug)]
+pub struct Search {
+    scope: FsScope,
+}
+
+impl Search {
+    /// Search tools working in `scope`.
+    pub fn new(scope: FsScope) -> Self {
+        Search { scope }
+    }
 }
 
 // ---------------------------------------------------------------------------------------
-// grep
+// arguments and values
 
 /// Arguments of `grep`.
 #[derive(Clone, Debug, Serialize, Deserialize, ToolSchema)]
 pub struct GrepArgs {
-    /// Regular expression to look for in each line (Rust `regex` syntax, e.g.
-    /// `fn\s+main`).
+    /// Regular expression to search for (ripgrep's syntax, e.g. `fn\s+main`).
     #[schema(length(min = 1))]
     pub pattern: String,
-    /// File or directory to search (default: the working directory).
+    /// File or directory to search (default: the working directory; relative paths resolve
+    /// against it).
     pub path: Option<String>,
-    /// Only search files matching this glob: without a `/` it is matched against the file
-    /// name (`*.rs`), with one against the path relative to `path` (`src/**/*.rs`).
-    pub glob: Option<String>,
-    /// Ignore case when matching (default: false).
-    pub case_insensitive: Option<bool>,
-    /// Return at most this many matching lines (default: 100).
-    #[schema(range(min = 1, max = 1000))]
-    pub max_results: Option<u32>,
+    /// Search only files matching this single glob, e.g. `*.rs` or `*.{ts,tsx}` (no
+    /// comma-separated lists, no `!` negation).
+    pub include: Option<String>,
 }
 
-/// Matching lines, grouped by file.
+/// Every matching line.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToolSchema)]
 pub struct GrepOutput {
-    /// Files with at least one returned match, in path order.
-    pub files: Vec<GrepFile>,
-    /// Whether matches were left out because of `max_results`.
-    pub truncated: bool,
-    /// How many matching lines were found in all.
-    pub total: u64,
-}
-
-/// One file's matches.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToolSchema)]
-pub struct GrepFile {
-    /// The file's path (under the searched `path`).
-    pub path: String,
-    /// Its matching lines.
+    /// The matches, file by file in path order, lines in file order.
     pub matches: Vec<GrepMatch>,
 }
 
@@ -88,339 +139,672 @@ pub struct GrepFile {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToolSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GrepMatch {
+    /// The file's path.
+    pub path: String,
     /// 1-based line number.
     pub line_number: u64,
-    /// The line, without its terminator (cut after 500 characters).
+    /// The line without its terminator (`(line is not valid UTF-8)` for one that is not).
     pub line: String,
 }
 
-/// Search file contents with a regular expression.
-///
-/// Returns the matching lines with their line numbers, grouped by file. Files ignored by
-/// git, hidden files and binary files are skipped.
-#[tool(
-    args,
-    read_only,
-    idempotent,
-    concurrency_safe,
-    timeout_ms = 60_000,
-    render = render_grep,
-    presentation_meta = grep_meta,
-    present_call = grep_call_card,
-    present_result = search_result_card
-)]
-pub async fn grep(args: GrepArgs, cx: ToolContext) -> Result<GrepOutput, ToolError> {
-    let regex = RegexBuilder::new(&args.pattern)
-        .case_insensitive(args.case_insensitive.unwrap_or(false))
-        .build()
-        .map_err(|e| {
-            ToolError::with_code("SEARCH_INVALID_PATTERN", format!("invalid pattern: {e}"))
+/// Arguments of `glob`.
+#[derive(Clone, Debug, Serialize, Deserialize, ToolSchema)]
+pub struct GlobArgs {
+    /// The glob, e.g. `**/*.rs` or `src/*/mod.rs`. Without a `/` it is tried against file
+    /// names anywhere below `path` (`*.md` finds every Markdown file); with one, against the
+    /// path from the working directory.
+    #[schema(length(min = 1))]
+    pub pattern: String,
+    /// Directory to search in (default: the working directory; relative paths resolve
+    /// against it).
+    pub path: Option<String>,
+}
+
+/// Every matching file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToolSchema)]
+pub struct GlobOutput {
+    /// The directory searched, as given (`.` by default).
+    pub root: String,
+    /// The files' paths, oldest modification first.
+    pub paths: Vec<String>,
+}
+
+// ---------------------------------------------------------------------------------------
+// the tools
+
+#[toolbox]
+impl Search {
+    /// Search file contents with a regular expression.
+    ///
+    /// Returns matching lines with line numbers, grouped by file; the first 250 matches are
+    /// shown. Hidden files, files ignored by `.gitignore`/`.ignore` and binary files are
+    /// skipped when searching a directory. Use `read` on a matched file for context.
+    #[tool(
+        name = "grep",
+        args,
+        read_only,
+        idempotent,
+        concurrency_safe,
+        timeout_ms = 30_000,
+        render = render_grep,
+        presentation_meta = grep_meta,
+        present_call = grep_call_card,
+        present_result = grep_result_card
+    )]
+    pub async fn grep(&self, args: GrepArgs, cx: ToolContext) -> Result<GrepOutput, ToolError> {
+        check_path_arg(args.path.as_deref())?;
+        if let Some(include) = &args.include {
+            validate_include(include)?;
+        }
+        check_length("grep pattern", &args.pattern)?;
+        let regex = RegexBuilder::new(&args.pattern).build().map_err(|e| {
+            ToolError::with_code(
+                "SEARCH_INVALID_PATTERN",
+                format!("grep pattern rejected: {e}"),
+            )
         })?;
-    let filter = args.glob.as_deref().map(FileFilter::new).transpose()?;
-    let max = args.max_results.unwrap_or(DEFAULT_GREP_RESULTS) as usize;
-    let token = cx.cancellation().clone();
-    blocking(move || {
-        let mut out = GrepOutput {
-            files: Vec::new(),
-            truncated: false,
-            total: 0,
-        };
-        let mut returned = 0usize;
-        for file in walk(args.path.as_deref(), &token)? {
-            let file = file?;
-            if filter.as_ref().is_some_and(|f| !f.admits(&file)) {
-                continue;
-            }
-            let Ok(bytes) = std::fs::read(&file.full) else {
-                continue; // unreadable files are skipped, like binary ones
+        let scope = self.scope.clone();
+        let token = cx.cancellation().clone();
+        blocking(move || {
+            let base = base_of(&scope, "grep")?;
+            let filter = match &args.include {
+                Some(include) => Some(compile_glob("grep include", &base, include)?),
+                None => None,
             };
-            if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
-                continue;
-            }
-            let mut matches = Vec::new();
-            for (index, raw) in bytes.split_inclusive(|b| *b == b'\n').enumerate() {
-                let line = line_text(raw);
-                if !regex.is_match(&line) {
-                    continue;
-                }
-                out.total += 1;
-                if returned < max {
-                    returned += 1;
-                    matches.push(GrepMatch {
-                        line_number: index as u64 + 1,
-                        line: cut(&line, MAX_MATCH_LINE_CHARS).into_owned(),
-                    });
-                }
-            }
-            if !matches.is_empty() {
-                out.files.push(GrepFile {
-                    path: file.shown,
-                    matches,
+            let search = SearchRoot::locate(&scope, "grep", args.path.as_deref())?;
+            let mut out = Collector::new("grep", "narrow pattern, path, or include and retry");
+            if search.is_file {
+                let file = scope
+                    .open_file("search", &search.target)
+                    .map_err(|e| failed("grep", search.given(), e.message()))?;
+                grep_file(&regex, file, false, &search.shown(Path::new("")), &mut out)?;
+                return Ok(GrepOutput {
+                    matches: out.matches,
                 });
             }
+            let mut walker = WalkBuilder::new(&search.target.real);
+            walker
+                .add_custom_ignore_filename(".rgignore")
+                .follow_links(false)
+                .sort_by_file_name(|a, b| a.cmp(b));
+            if let Some(filter) = filter {
+                walker.overrides(filter);
+            }
+            for entry in walker.build() {
+                if token.is_cancelled() {
+                    return Err(aborted("grep"));
+                }
+                let Ok(entry) = entry else { continue };
+                if !entry.file_type().is_some_and(|t| t.is_file()) {
+                    continue;
+                }
+                let Ok(within) = entry.path().strip_prefix(&search.target.real) else {
+                    continue;
+                };
+                // Opened through the root handle (confined): a path that leads out now is
+                // refused, as are special files and hard links.
+                let Ok(file) = scope.open_walked(entry.path()) else {
+                    continue;
+                };
+                grep_file(&regex, file, true, &search.shown(within), &mut out)?;
+            }
+            Ok(GrepOutput {
+                matches: out.matches,
+            })
+        })
+        .await
+    }
+
+    /// List the files whose paths match a glob.
+    ///
+    /// Returns matching file paths (never directories), hidden and ignored files included
+    /// (version-control metadata directories excluded), oldest modification first; the first
+    /// 100 are shown.
+    #[tool(
+        name = "glob",
+        args,
+        read_only,
+        idempotent,
+        concurrency_safe,
+        timeout_ms = 30_000,
+        render = render_glob,
+        presentation_meta = glob_meta,
+        present_call = glob_call_card,
+        present_result = glob_result_card
+    )]
+    pub async fn glob(&self, args: GlobArgs, cx: ToolContext) -> Result<GlobOutput, ToolError> {
+        if args.pattern.trim().is_empty() {
+            return Err(ToolError::new("pattern must be a non-empty string"));
         }
-        out.truncated = out.total > returned as u64;
-        Ok(out)
-    })
-    .await
+        check_path_arg(args.path.as_deref())?;
+        check_length("glob pattern", &args.pattern)?;
+        let scope = self.scope.clone();
+        let token = cx.cancellation().clone();
+        blocking(move || {
+            let base = base_of(&scope, "glob")?;
+            let matcher = compile_glob("glob pattern", &base, &args.pattern)?;
+            let search = SearchRoot::locate(&scope, "glob", args.path.as_deref())?;
+            let root = match &args.path {
+                None => ".".to_string(),
+                Some(path) => workdir_relative(Path::new(path), &base),
+            };
+            if search.is_file {
+                return Ok(GlobOutput {
+                    root,
+                    paths: vec![search.shown(Path::new(""))],
+                });
+            }
+            let mut found: Vec<(SystemTime, String)> = Vec::new();
+            let mut bytes = 0usize;
+            let walker = WalkBuilder::new(&search.target.real)
+                .standard_filters(false)
+                .follow_links(false)
+                .sort_by_file_name(|a, b| a.cmp(b))
+                .filter_entry(|entry| {
+                    !(entry.file_type().is_some_and(|t| t.is_dir())
+                        && entry.depth() > 0
+                        && entry
+                            .file_name()
+                            .to_str()
+                            .is_some_and(|n| GLOB_VCS_EXCLUDES.contains(&n)))
+                })
+                .build();
+            for entry in walker {
+                if token.is_cancelled() {
+                    return Err(aborted("glob"));
+                }
+                let Ok(entry) = entry else { continue };
+                if !entry.file_type().is_some_and(|t| t.is_file()) {
+                    continue;
+                }
+                let Ok(within) = entry.path().strip_prefix(&search.target.real) else {
+                    continue;
+                };
+                let candidate = search.joined(within);
+                if !matcher.matched(&candidate, false).is_whitelist() || in_vcs_dir(&candidate) {
+                    continue;
+                }
+                // Re-checked through the root handle (confined): what a swapped link would
+                // have shown from outside the root is dropped here.
+                let Ok(modified) = scope.walked_file_mtime(entry.path()) else {
+                    continue;
+                };
+                let shown = search.shown(within);
+                bytes += shown.len() + 1;
+                if bytes > MAX_RESULT_BYTES {
+                    return Err(overflow("glob", "narrow pattern or path and retry"));
+                }
+                found.push((modified, shown));
+            }
+            // Stable: equal times keep path order.
+            found.sort_by_key(|(modified, _)| *modified);
+            Ok(GlobOutput {
+                root,
+                paths: found.into_iter().map(|(_, path)| path).collect(),
+            })
+        })
+        .await
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// grep
+
+/// Matches collected so far, under [`MAX_RESULT_BYTES`].
+struct Collector {
+    tool: &'static str,
+    advice: &'static str,
+    matches: Vec<GrepMatch>,
+    bytes: usize,
+}
+
+impl Collector {
+    fn new(tool: &'static str, advice: &'static str) -> Self {
+        Collector {
+            tool,
+            advice,
+            matches: Vec::new(),
+            bytes: 0,
+        }
+    }
+
+    fn push(&mut self, m: GrepMatch) -> Result<(), ToolError> {
+        self.bytes += m.path.len() + m.line.len() + 16;
+        if self.bytes > MAX_RESULT_BYTES {
+            return Err(overflow(self.tool, self.advice));
+        }
+        self.matches.push(m);
+        Ok(())
+    }
+}
+
+/// Search one file line by line. `walked`: found by a walk, so a NUL byte makes it binary.
+fn grep_file(
+    regex: &Regex,
+    file: std::fs::File,
+    walked: bool,
+    shown: &str,
+    out: &mut Collector,
+) -> Result<(), ToolError> {
+    let mut reader = BufReader::with_capacity(BINARY_WINDOW, file);
+    if walked {
+        let Ok(head) = reader.fill_buf() else {
+            return Ok(());
+        };
+        if head.contains(&0) {
+            return Ok(());
+        }
+    }
+    let mut line = Vec::new();
+    let mut number = 0u64;
+    loop {
+        line.clear();
+        // Unreadable mid-way: keep what was found, like an unreadable file.
+        let Ok(n) = reader.read_until(b'\n', &mut line) else {
+            break;
+        };
+        if n == 0 {
+            break;
+        }
+        number += 1;
+        if walked && line.contains(&0) {
+            break;
+        }
+        let content = line.strip_suffix(b"\n").unwrap_or(&line);
+        if !regex.is_match(content) {
+            continue;
+        }
+        let content = content.strip_suffix(b"\r").unwrap_or(content);
+        let text = match std::str::from_utf8(content) {
+            Ok(text) => preview(text, GREP_VALUE_LINE_BYTES),
+            Err(_) => "(line is not valid UTF-8)".to_string(),
+        };
+        out.push(GrepMatch {
+            path: shown.to_string(),
+            line_number: number,
+            line: text,
+        })?;
+    }
+    Ok(())
+}
+
+/// `line` cut after `max` bytes (at a character boundary), marked ` (line truncated)`.
+fn preview(line: &str, max: usize) -> String {
+    if line.len() <= max {
+        return line.to_string();
+    }
+    let mut end = max;
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{} (line truncated)", &line[..end])
+}
+
+/// The matches the model sees: the first [`GREP_MAX_MATCHES`], lines previewed.
+fn retained(out: &GrepOutput) -> Vec<GrepMatch> {
+    out.matches
+        .iter()
+        .take(GREP_MAX_MATCHES)
+        .map(|m| GrepMatch {
+            line: preview(&m.line, GREP_MAX_LINE_BYTES),
+            ..m.clone()
+        })
+        .collect()
+}
+
+/// Matches grouped by file, in first-seen order.
+fn grouped(matches: &[GrepMatch]) -> Vec<(&str, Vec<&GrepMatch>)> {
+    let mut groups: Vec<(&str, Vec<&GrepMatch>)> = Vec::new();
+    for m in matches {
+        match groups.iter_mut().find(|(path, _)| *path == m.path) {
+            Some((_, group)) => group.push(m),
+            None => groups.push((&m.path, vec![m])),
+        }
+    }
+    groups
 }
 
 fn render_grep(_args: &GrepArgs, out: &GrepOutput) -> Vec<ContentBlock> {
-    if out.total == 0 {
-        return vec![ContentBlock::text("No matches found.")];
+    let seen = out.matches.len();
+    if seen == 0 {
+        return vec![ContentBlock::text("No matches found")];
     }
-    let mut text = String::new();
-    for file in &out.files {
-        for m in &file.matches {
-            text.push_str(&format!("{}:{}: {}\n", file.path, m.line_number, m.line));
-        }
-    }
-    let returned: usize = out.files.iter().map(|f| f.matches.len()).sum();
-    if out.truncated {
-        text.push_str(&format!(
-            "(showing {returned} of {} matches; narrow the search or raise max_results)",
-            out.total
-        ));
+    let kept = retained(out);
+    let truncated = kept.len() < seen;
+    let header = if truncated {
+        format!("Found {} of {seen} matches", kept.len())
     } else {
-        text.push_str(&format!(
-            "({} {} in {} {})",
-            out.total,
-            plural(out.total, "match", "matches"),
-            out.files.len(),
-            plural(out.files.len() as u64, "file", "files")
-        ));
+        format!(
+            "Found {seen} {}",
+            if seen == 1 { "match" } else { "matches" }
+        )
+    };
+    let body: Vec<String> = grouped(&kept)
+        .into_iter()
+        .map(|(path, group)| {
+            let rows: Vec<String> = group
+                .iter()
+                .map(|m| format!("Line {}: {}", m.line_number, m.line))
+                .collect();
+            format!("{}\n{}", shown(path), rows.join("\n"))
+        })
+        .collect();
+    let mut text = format!("{header}\n\n{}", body.join("\n\n"));
+    if truncated {
+        text.push_str(
+            "\n\n(The complete result could not be saved; narrow pattern, path, or include to see more.)",
+        );
     }
     vec![ContentBlock::text(text)]
 }
 
-/// The search card's data: matches grouped by file, plus `truncated`/`total`.
-fn grep_meta(_args: &GrepArgs, out: &GrepOutput) -> SearchView {
-    let files = out
-        .files
-        .iter()
-        .map(|f| {
-            let matches = f
-                .matches
-                .iter()
-                .map(|m| SearchMatch::new(m.line_number, m.line.as_str()))
-                .collect();
-            SearchFile::new(&f.path, matches)
+/// The search card's data: the shown matches grouped by file, `truncated` and `total`,
+/// bounded to [`SEARCH_META_MAX_BYTES`].
+fn grep_meta(_args: &GrepArgs, out: &GrepOutput) -> Value {
+    let kept = retained(out);
+    let truncated = kept.len() < out.matches.len();
+    let mut files: Vec<SearchFile> = grouped(&kept)
+        .into_iter()
+        .map(|(path, group)| {
+            SearchFile::new(
+                path,
+                group
+                    .iter()
+                    .map(|m| SearchMatch::new(m.line_number, m.line.as_str()))
+                    .collect(),
+            )
         })
         .collect();
-    SearchView::matches(files, out.truncated, out.total)
+    let total = out.matches.len() as u64;
+    let mut view = SearchView::matches(files.clone(), truncated, total);
+    while files.len() > 1 && meta_size(&view) > SEARCH_META_MAX_BYTES {
+        files.pop();
+        view = SearchView::matches(files.clone(), true, total);
+    }
+    to_value(&view)
 }
 
 fn grep_call_card(args: &GrepArgs) -> CallView {
-    search_call_card("grep", &args.pattern, args.path.as_deref())
+    let mut title = format!("Grep {}", args.pattern);
+    if let Some(path) = &args.path {
+        title.push_str(&format!(" in {path}"));
+    }
+    if let Some(include) = &args.include {
+        title.push_str(&format!(" ({include})"));
+    }
+    search_call_card(title, &args.pattern)
+}
+
+fn grep_result_card(_args: &GrepArgs, result: &ResultSummary) -> Option<ResultView> {
+    let view: SearchView = meta_of(result)?;
+    matches!(view, SearchView::Matches { .. }).then(|| view.into())
+}
+
+/// The reference's rules for `include`: one positive glob.
+fn validate_include(include: &str) -> Result<(), ToolError> {
+    if include.trim().is_empty() {
+        return Err(ToolError::new(
+            "include must be a non-empty glob when given",
+        ));
+    }
+    if include.starts_with('!') {
+        return Err(ToolError::new(
+            "include must be a positive glob filter; negated patterns (\"!…\") are not supported",
+        ));
+    }
+    let mut depth = 0usize;
+    for c in include.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                return Err(ToolError::new(
+                    "include must be one glob, not a comma-separated list (use {a,b} alternation instead)",
+                ));
+            }
+            _ => {}
+        }
+    }
+    check_length("grep include", include)
 }
 
 // ---------------------------------------------------------------------------------------
 // glob
 
-/// Arguments of `glob`.
-#[derive(Clone, Debug, Serialize, Deserialize, ToolSchema)]
-pub struct GlobArgs {
-    /// Glob matched against file paths relative to `path`: `*` and `?` stay within one
-    /// directory, `**` spans directories, `{a,b}` is either (e.g. `**/*.rs`,
-    /// `src/**/mod.rs`, `*.{md,txt}`).
-    #[schema(length(min = 1))]
-    pub pattern: String,
-    /// Directory to search (default: the working directory).
-    pub path: Option<String>,
-}
-
-/// Matching file paths.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToolSchema)]
-pub struct GlobOutput {
-    /// The paths (under the searched `path`), in path order, at most 1000.
-    pub paths: Vec<String>,
-    /// Whether paths were left out.
-    pub truncated: bool,
-    /// How many files matched in all.
-    pub total: u64,
-}
-
-/// Find files by name pattern.
-///
-/// Returns the paths of regular files matching a glob, in path order. Files ignored by
-/// git and hidden files are skipped.
-#[tool(
-    args,
-    read_only,
-    idempotent,
-    concurrency_safe,
-    timeout_ms = 60_000,
-    render = render_glob,
-    presentation_meta = glob_meta,
-    present_call = glob_call_card,
-    present_result = search_result_card
-)]
-pub async fn glob(args: GlobArgs, cx: ToolContext) -> Result<GlobOutput, ToolError> {
-    let matcher = compile_glob(&args.pattern, true)?;
-    let token = cx.cancellation().clone();
-    blocking(move || {
-        if let Some(dir) = &args.path {
-            let meta = std::fs::metadata(dir).map_err(|e| io_error(dir, e))?;
-            if !meta.is_dir() {
-                return Err(ToolError::with_code(
-                    "FS_NOT_A_DIRECTORY",
-                    format!("{dir} is not a directory"),
-                ));
-            }
-        }
-        let mut out = GlobOutput {
-            paths: Vec::new(),
-            truncated: false,
-            total: 0,
-        };
-        for file in walk(args.path.as_deref(), &token)? {
-            let file = file?;
-            if matcher.is_match(&file.relative) {
-                out.total += 1;
-                if out.paths.len() < MAX_GLOB_RESULTS {
-                    out.paths.push(file.shown);
-                }
-            }
-        }
-        out.truncated = out.total > out.paths.len() as u64;
-        Ok(out)
-    })
-    .await
-}
-
 fn render_glob(_args: &GlobArgs, out: &GlobOutput) -> Vec<ContentBlock> {
-    if out.total == 0 {
-        return vec![ContentBlock::text("No files matched.")];
-    }
-    let mut text = out.paths.join("\n");
-    if out.truncated {
-        text.push_str(&format!(
-            "\n(showing {} of {} files; use a narrower pattern or path)",
-            out.paths.len(),
-            out.total
-        ));
-    }
+    let text = if out.paths.is_empty() {
+        "No files found".to_string()
+    } else if out.paths.len() <= GLOB_MAX_RESULTS {
+        out.paths.join("\n")
+    } else {
+        format!(
+            "{}\n\n(Showing {GLOB_MAX_RESULTS} of {} paths. The complete result could not be saved; narrow pattern or path to see more.)",
+            out.paths[..GLOB_MAX_RESULTS].join("\n"),
+            out.paths.len()
+        )
+    };
     vec![ContentBlock::text(text)]
 }
 
-fn glob_meta(_args: &GlobArgs, out: &GlobOutput) -> SearchView {
-    SearchView::paths(out.paths.clone(), out.truncated, out.total)
+fn glob_meta(_args: &GlobArgs, out: &GlobOutput) -> Value {
+    let mut paths: Vec<String> = out.paths.iter().take(GLOB_MAX_RESULTS).cloned().collect();
+    let total = out.paths.len() as u64;
+    let mut view = SearchView::paths(paths.clone(), paths.len() < out.paths.len(), total);
+    while paths.len() > 1 && meta_size(&view) > SEARCH_META_MAX_BYTES {
+        paths.pop();
+        view = SearchView::paths(paths.clone(), true, total);
+    }
+    to_value(&view)
 }
 
 fn glob_call_card(args: &GlobArgs) -> CallView {
-    search_call_card("glob", &args.pattern, args.path.as_deref())
+    let mut title = format!("Glob {}", args.pattern);
+    if let Some(path) = &args.path {
+        title.push_str(&format!(" in {path}"));
+    }
+    search_call_card(title, &args.pattern)
+}
+
+fn glob_result_card(_args: &GlobArgs, result: &ResultSummary) -> Option<ResultView> {
+    let view: SearchView = meta_of(result)?;
+    matches!(view, SearchView::Paths { .. }).then(|| view.into())
+}
+
+/// Whether a listed path lies in a version-control metadata directory.
+fn in_vcs_dir(path: &Path) -> bool {
+    let mut components: Vec<Component<'_>> = path.components().collect();
+    components.pop(); // the file name
+    components.iter().any(|c| {
+        matches!(c, Component::Normal(name) if name.to_str().is_some_and(|n| GLOB_VCS_EXCLUDES.contains(&n)))
+    })
 }
 
 // ---------------------------------------------------------------------------------------
 // shared
 
-fn search_call_card(tool: &str, pattern: &str, path: Option<&str>) -> CallView {
-    let title = match path {
-        Some(path) => format!("{tool} {pattern:?} in {path}"),
-        None => format!("{tool} {pattern:?}"),
-    };
-    CallView::Generic {
-        title,
-        kind: Some(ToolCallKind::Search),
-        raw_input: None,
-        content: None,
-        locations: path.map(|p| vec![FileLocation::new(p)]),
-    }
+/// The file or directory a search starts from.
+struct SearchRoot {
+    /// The `path` argument, if any.
+    given: Option<PathBuf>,
+    target: Target,
+    is_file: bool,
+    base: PathBuf,
 }
 
-fn search_result_card<A>(_args: &A, result: &ResultSummary) -> Option<ResultView> {
-    let view: SearchView = meta_of(result)?;
-    Some(view.into())
-}
-
-fn plural(n: u64, one: &'static str, many: &'static str) -> &'static str {
-    if n == 1 { one } else { many }
-}
-
-/// A file found by [`walk`].
-struct Found {
-    /// The path to open.
-    full: PathBuf,
-    /// The path under the search root, for glob matching.
-    relative: PathBuf,
-    /// The path as reported: under the given `path`, or relative to the working directory.
-    shown: String,
-}
-
-/// The regular files under `path` (default `.`), in path order. A file given as `path`
-/// is the only one. Entries the walk cannot read are skipped.
-fn walk<'a>(
-    path: Option<&str>,
-    token: &'a CancellationToken,
-) -> Result<impl Iterator<Item = Result<Found, ToolError>> + 'a, ToolError> {
-    let root = PathBuf::from(path.unwrap_or("."));
-    std::fs::metadata(&root).map_err(|e| io_error(&root.to_string_lossy(), e))?;
-    let strip_dot = path.is_none();
-    let walker = WalkBuilder::new(&root)
-        .require_git(false)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .build();
-    Ok(walker.filter_map(move |entry| {
-        if token.is_cancelled() {
-            return Some(Err(ToolError::with_code(
-                "SEARCH_CANCELLED",
-                "search cancelled",
-            )));
-        }
-        let entry = entry.ok()?;
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            return None;
-        }
-        let full = entry.into_path();
-        let relative = match full.strip_prefix(&root) {
-            Ok(rel) if !rel.as_os_str().is_empty() => rel.to_path_buf(),
-            // The root itself is the file.
-            _ => PathBuf::from(full.file_name()?),
+impl SearchRoot {
+    fn locate(scope: &FsScope, tool: &str, path: Option<&str>) -> Result<SearchRoot, ToolError> {
+        let given = path.unwrap_or(".");
+        let target = scope.locate("search", given).map_err(|e| {
+            if e.code() == Some(OUTSIDE_ROOT) {
+                e
+            } else {
+                failed(tool, given, e.message())
+            }
+        })?;
+        let stat = match scope.stat(&target) {
+            Ok(Some(stat)) => stat,
+            Ok(None) => {
+                return Err(failed(
+                    tool,
+                    given,
+                    &std::io::Error::from_raw_os_error(libc::ENOENT).to_string(),
+                ));
+            }
+            Err(e) => return Err(failed(tool, given, &e.to_string())),
         };
-        let shown_path = if strip_dot {
-            full.strip_prefix(".").unwrap_or(&full)
-        } else {
-            &full
-        };
-        let shown = shown_path.to_string_lossy().into_owned();
-        Some(Ok(Found {
-            full,
-            relative,
-            shown,
-        }))
-    }))
-}
-
-/// `grep`'s `glob` filter: the file name, or with a `/` the relative path.
-struct FileFilter {
-    matcher: GlobMatcher,
-    by_path: bool,
-}
-
-impl FileFilter {
-    fn new(pattern: &str) -> Result<FileFilter, ToolError> {
-        let by_path = pattern.contains('/');
-        Ok(FileFilter {
-            matcher: compile_glob(pattern, by_path)?,
-            by_path,
+        let is_file = !stat.is_dir;
+        Ok(SearchRoot {
+            given: path.map(PathBuf::from),
+            target,
+            is_file,
+            base: scope.base().unwrap_or_default(),
         })
     }
 
-    fn admits(&self, file: &Found) -> bool {
-        if self.by_path {
-            self.matcher.is_match(&file.relative)
-        } else {
-            file.full
-                .file_name()
-                .is_some_and(|name| self.matcher.is_match(Path::new(name)))
+    fn given(&self) -> &str {
+        self.given.as_deref().and_then(Path::to_str).unwrap_or(".")
+    }
+
+    /// A path under the search root as the search sees it: the given `path` joined with it.
+    fn joined(&self, within: &Path) -> PathBuf {
+        match &self.given {
+            None => within.to_path_buf(),
+            Some(given) if within.as_os_str().is_empty() => given.clone(),
+            Some(given) => given.join(within),
         }
+    }
+
+    /// A path under the search root as reported: relative to the working directory when it
+    /// is inside it.
+    fn shown(&self, within: &Path) -> String {
+        workdir_relative(&self.joined(within), &self.base)
     }
 }
 
-fn compile_glob(pattern: &str, literal_separator: bool) -> Result<GlobMatcher, ToolError> {
-    GlobBuilder::new(pattern)
-        .literal_separator(literal_separator)
-        .build()
-        .map(|g| g.compile_matcher())
-        .map_err(|e| ToolError::with_code("SEARCH_INVALID_GLOB", format!("invalid glob: {e}")))
+/// `path` relative to `base` when it is absolute and inside it, else unchanged.
+fn workdir_relative(path: &Path, base: &Path) -> String {
+    if let (true, Ok(rel)) = (path.is_absolute(), path.strip_prefix(base)) {
+        if rel.as_os_str().is_empty() {
+            return ".".to_string();
+        }
+        return rel.to_string_lossy().into_owned();
+    }
+    path.to_string_lossy().into_owned()
+}
+
+fn base_of(scope: &FsScope, tool: &str) -> Result<PathBuf, ToolError> {
+    scope.base().map_err(|e| {
+        ToolError::with_code(
+            "SEARCH_FAILED",
+            format!("{tool} search failed: no working directory ({e})"),
+        )
+    })
+}
+
+/// A glob with ripgrep's `--glob` rules, anchored at `base`.
+fn compile_glob(what: &str, base: &Path, pattern: &str) -> Result<Override, ToolError> {
+    let rejected = |e: ignore::Error| {
+        ToolError::with_code("SEARCH_INVALID_PATTERN", format!("{what} rejected: {e}"))
+    };
+    let mut builder = OverrideBuilder::new(base);
+    builder.add(pattern).map_err(rejected)?;
+    builder.build().map_err(rejected)
+}
+
+/// Patterns are capped before anything is compiled.
+fn check_length(what: &str, pattern: &str) -> Result<(), ToolError> {
+    let chars = pattern.chars().count();
+    if chars > MAX_PATTERN_CHARS {
+        return Err(ToolError::with_code(
+            "SEARCH_INVALID_PATTERN",
+            format!("{what} is too long: {chars} characters, at most {MAX_PATTERN_CHARS}"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_path_arg(path: Option<&str>) -> Result<(), ToolError> {
+    if path.is_some_and(|p| p.trim().is_empty()) {
+        return Err(ToolError::new("path must be a non-empty string when given"));
+    }
+    Ok(())
+}
+
+fn failed(tool: &str, given: &str, why: &str) -> ToolError {
+    ToolError::with_code(
+        "SEARCH_FAILED",
+        format!("{tool} search failed: {}: {why}", shown(given)),
+    )
+}
+
+fn aborted(tool: &str) -> ToolError {
+    ToolError::with_code(
+        "SEARCH_ABORTED",
+        format!("{tool} was aborted before completion (tool timeout or caller cancellation)"),
+    )
+}
+
+fn overflow(tool: &str, advice: &str) -> ToolError {
+    ToolError::with_code(
+        "SEARCH_RAW_OUTPUT_OVERFLOW",
+        format!("{tool} found more than {MAX_RESULT_BYTES} bytes of results; {advice}"),
+    )
+}
+
+fn search_call_card(title: String, pattern: &str) -> CallView {
+    CallView::Generic {
+        title,
+        kind: Some(ToolCallKind::Search),
+        raw_input: Some(Value::from(pattern)),
+        content: None,
+        locations: None,
+    }
+}
+
+fn meta_size(view: &SearchView) -> usize {
+    serde_json::to_vec(view).map_or(usize::MAX, |v| v.len())
+}
+
+fn to_value(view: &SearchView) -> Value {
+    dsh_runtime::json::to_value(view).unwrap_or(Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_and_odd_patterns_fail_without_panicking() {
+        let base = Path::new("/base");
+        for c in ['a', '*', '{', '[', '?', '\\', '/'] {
+            let pattern: String = std::iter::repeat_n(c, MAX_PATTERN_CHARS).collect();
+            let result = std::panic::catch_unwind(|| compile_glob("glob pattern", base, &pattern));
+            assert!(result.is_ok(), "glob {c:?} x {MAX_PATTERN_CHARS} panicked");
+            let regex = std::panic::catch_unwind(|| RegexBuilder::new(&pattern).build());
+            assert!(regex.is_ok(), "regex {c:?} panicked");
+        }
+        let long = "a".repeat(100_000);
+        let err = check_length("glob pattern", &long).unwrap_err();
+        assert_eq!(
+            err.message(),
+            "glob pattern is too long: 100000 characters, at most 4096"
+        );
+    }
+
+    #[test]
+    fn previews_cut_at_char_boundaries() {
+        assert_eq!(preview("héllo", 2), "h (line truncated)");
+        assert_eq!(preview("hello", 5), "hello");
+    }
+
+    #[test]
+    fn include_rules() {
+        assert!(validate_include("*.{ts,tsx}").is_ok());
+        assert_eq!(
+            validate_include("*.ts,*.js").unwrap_err().message(),
+            "include must be one glob, not a comma-separated list (use {a,b} alternation instead)"
+        );
+        assert!(validate_include("!*.ts").is_err());
+        assert!(validate_include(" ").is_err());
+    }
 }

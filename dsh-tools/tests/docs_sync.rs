@@ -50,5 +50,5 @@ fn the_catalog_is_deterministic_and_complete() {
     assert!(a.contains("| `limit` | integer (1..=2000) | no | How many lines to return (default and maximum: 2000). |"));
     assert!(a.contains("| `file_path` | string (non-empty) | yes |"));
     assert!(a.contains("| `operation` | \"create\" \\| \"update\" | yes | Created or replaced. |"));
-    assert!(a.contains("**Annotations:** read-only, idempotent · **Timeout:** 60000 ms"));
+    assert!(a.contains("**Annotations:** read-only, idempotent · **Timeout:** 30000 ms"));
 }

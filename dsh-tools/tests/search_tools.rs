@@ -1,27 +1,30 @@
-//! `grep` and `glob` against a real directory tree, through a registry: grouping, order,
-//! honest truncation, ignore rules, filters, cards and error codes.
+//! `grep` and `glob` against a real directory tree, through a registry confined to it:
+//! values, the model-facing text, order, ripgrep's hidden/ignore rules, filters, caps, cards
+//! and error codes.
 
 mod support;
 
 use std::path::Path;
+use std::time::{Duration, SystemTime};
 
+use dsh_runtime::json::Value;
 use dsh_runtime::present::{
-    CallView, FileLocation, ResultView, SearchFile, SearchMatch, SearchView, ToolCallKind,
+    CallView, ResultView, SearchFile, SearchMatch, SearchView, ToolCallKind,
 };
-use support::{Tools, failure, q, v, value, write};
+use support::{Tools, failure, v, value, write};
 
 /// A small project:
 ///
 /// ```text
-/// .gitignore        target/ and *.log
-/// .hidden/secret.rs hidden: skipped
+/// .gitignore        target/ and *.log (applies only inside a git repository)
+/// .hidden/secret.rs hidden
 /// README.md         mentions TODO once
-/// build.log         ignored
+/// build.log         ignored by git
 /// data.bin          binary, contains TODO
 /// src/lib.rs        TODO twice
 /// src/main.rs       todo (lower case) once
 /// src/util/mod.rs   TODO once
-/// target/out.rs     ignored
+/// target/out.rs     ignored by git
 /// ```
 fn project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -44,305 +47,380 @@ fn project() -> tempfile::TempDir {
     dir
 }
 
-fn grep_args(root: &Path, extra: &str) -> String {
-    format!(r#"{{"pattern":"TODO","path":{}{extra}}}"#, q(root))
-}
-
-fn p(root: &Path, rel: &str) -> String {
-    root.join(rel).to_str().unwrap().to_string()
+fn paths_of(r: &dsh_runtime::ToolResult, key: &str) -> Vec<String> {
+    value(r)[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| match m {
+            Value::String(s) => s.to_string(),
+            other => other["path"].as_str().unwrap().to_string(),
+        })
+        .collect()
 }
 
 #[tokio::test]
-async fn grep_groups_matches_by_file_in_path_order() {
+async fn grep_finds_lines_in_path_order_with_ripgreps_rules() {
     let dir = project();
-    let root = dir.path();
-    let tools = Tools::new();
-    let args = grep_args(root, "");
-    let r = tools.call("grep", &args).await;
+    let tools = Tools::confined(dir.path());
+    let args = r#"{"pattern":"TODO"}"#;
+    let r = tools.call("grep", args).await;
+    // Not a git repository: .gitignore does not apply (as with ripgrep); hidden and binary
+    // files are skipped.
     assert_eq!(
         value(&r),
-        &v(&format!(
-            r#"{{"files":[
-                {{"path":{},"matches":[{{"lineNumber":3,"line":"TODO: write docs"}}]}},
-                {{"path":{},"matches":[{{"lineNumber":1,"line":"// TODO first"}},{{"lineNumber":3,"line":"// TODO second"}}]}},
-                {{"path":{},"matches":[{{"lineNumber":1,"line":"pub mod x; // TODO"}}]}}
-            ],"truncated":false,"total":4}}"#,
-            q(&root.join("README.md")),
-            q(&root.join("src/lib.rs")),
-            q(&root.join("src/util/mod.rs")),
-        ))
+        &v(r#"{"matches":[
+            {"path":"README.md","lineNumber":3,"line":"TODO: write docs"},
+            {"path":"build.log","lineNumber":1,"line":"TODO in a log"},
+            {"path":"src/lib.rs","lineNumber":1,"line":"// TODO first"},
+            {"path":"src/lib.rs","lineNumber":3,"line":"// TODO second"},
+            {"path":"src/util/mod.rs","lineNumber":1,"line":"pub mod x; // TODO"},
+            {"path":"target/out.rs","lineNumber":1,"line":"// TODO generated"}
+        ]}"#)
     );
     assert_eq!(
         r.text(),
-        format!(
-            "{}:3: TODO: write docs\n{}:1: // TODO first\n{}:3: // TODO second\n{}:1: pub mod x; // TODO\n(4 matches in 3 files)",
-            p(root, "README.md"),
-            p(root, "src/lib.rs"),
-            p(root, "src/lib.rs"),
-            p(root, "src/util/mod.rs"),
-        )
+        "Found 6 matches\n\nREADME.md\nLine 3: TODO: write docs\n\nbuild.log\nLine 1: TODO in a log\n\nsrc/lib.rs\nLine 1: // TODO first\nLine 3: // TODO second\n\nsrc/util/mod.rs\nLine 1: pub mod x; // TODO\n\ntarget/out.rs\nLine 1: // TODO generated"
     );
-    let expected: ResultView = SearchView::matches(
-        vec![
-            SearchFile::new(
-                p(root, "README.md"),
-                vec![SearchMatch::new(3, "TODO: write docs")],
-            ),
-            SearchFile::new(
-                p(root, "src/lib.rs"),
+    match tools.result_card("grep", args, &r) {
+        ResultView::Search(view) => assert_eq!(
+            view,
+            SearchView::matches(
                 vec![
-                    SearchMatch::new(1, "// TODO first"),
-                    SearchMatch::new(3, "// TODO second"),
+                    SearchFile::new("README.md", vec![SearchMatch::new(3, "TODO: write docs")]),
+                    SearchFile::new("build.log", vec![SearchMatch::new(1, "TODO in a log")]),
+                    SearchFile::new(
+                        "src/lib.rs",
+                        vec![
+                            SearchMatch::new(1, "// TODO first"),
+                            SearchMatch::new(3, "// TODO second")
+                        ]
+                    ),
+                    SearchFile::new(
+                        "src/util/mod.rs",
+                        vec![SearchMatch::new(1, "pub mod x; // TODO")]
+                    ),
+                    SearchFile::new(
+                        "target/out.rs",
+                        vec![SearchMatch::new(1, "// TODO generated")]
+                    ),
                 ],
-            ),
-            SearchFile::new(
-                p(root, "src/util/mod.rs"),
-                vec![SearchMatch::new(1, "pub mod x; // TODO")],
-            ),
-        ],
-        false,
-        4,
-    )
-    .into();
-    assert_eq!(tools.result_card("grep", &args, &r), expected);
+                false,
+                6
+            )
+        ),
+        other => panic!("{other:?}"),
+    }
     assert_eq!(
-        tools.call_card("grep", &args),
+        tools.call_card(
+            "grep",
+            r#"{"pattern":"TODO","path":"src","include":"*.rs"}"#
+        ),
         CallView::Generic {
-            title: format!("grep \"TODO\" in {}", root.display()),
+            title: "Grep TODO in src (*.rs)".to_string(),
             kind: Some(ToolCallKind::Search),
-            raw_input: None,
+            raw_input: Some(v(r#""TODO""#)),
             content: None,
-            locations: Some(vec![FileLocation::new(root.to_str().unwrap())]),
+            locations: None,
         }
+    );
+
+    // Inside a git repository, .gitignore applies; .ignore always does.
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    write(&dir.path().join("src/.ignore"), "util/\n");
+    let r = tools.call("grep", args).await;
+    assert_eq!(
+        paths_of(&r, "matches"),
+        ["README.md", "src/lib.rs", "src/lib.rs"]
     );
 }
 
 #[tokio::test]
-async fn grep_truncation_is_honest() {
+async fn grep_filters_and_single_files() {
     let dir = project();
-    let root = dir.path();
-    let tools = Tools::new();
-    let args = grep_args(root, r#","max_results":2"#);
-    let r = tools.call("grep", &args).await;
-    let out = value(&r);
-    assert_eq!(out["truncated"], v("true"));
-    assert_eq!(out["total"].as_u64(), Some(4));
-    assert_eq!(out["files"].as_array().map(|f| f.len()), Some(2));
+    let tools = Tools::confined(dir.path());
+
+    // Without a slash: file names at any depth; with one: anchored at the root.
+    let r = tools
+        .call("grep", r#"{"pattern":"TODO","include":"*.rs"}"#)
+        .await;
     assert_eq!(
-        out["files"][1]["matches"].as_array().map(|m| m.len()),
-        Some(1)
+        paths_of(&r, "matches"),
+        [
+            "src/lib.rs",
+            "src/lib.rs",
+            "src/util/mod.rs",
+            "target/out.rs"
+        ]
     );
-    assert!(
-        r.text()
-            .ends_with("(showing 2 of 4 matches; narrow the search or raise max_results)"),
-        "{}",
-        r.text()
+    let r = tools
+        .call("grep", r#"{"pattern":"TODO","include":"src/*.rs"}"#)
+        .await;
+    assert_eq!(paths_of(&r, "matches"), ["src/lib.rs", "src/lib.rs"]);
+    let r = tools
+        .call("grep", r#"{"pattern":"TODO","include":"*.{md,log}"}"#)
+        .await;
+    assert_eq!(paths_of(&r, "matches"), ["README.md", "build.log"]);
+    // A directory as `path`: results start with it.
+    let r = tools
+        .call("grep", r#"{"pattern":"(?i)todo","path":"src"}"#)
+        .await;
+    assert_eq!(
+        paths_of(&r, "matches"),
+        ["src/lib.rs", "src/lib.rs", "src/main.rs", "src/util/mod.rs"]
     );
-    match tools.result_card("grep", &args, &r) {
-        ResultView::Search(view) => {
-            assert!(view.truncated());
-            assert_eq!(view.total(), 4);
-        }
+    // A file as `path` is searched even when hidden, whatever `include` says.
+    let r = tools
+        .call(
+            "grep",
+            r#"{"pattern":"TODO","path":".hidden/secret.rs","include":"*.md"}"#,
+        )
+        .await;
+    assert_eq!(paths_of(&r, "matches"), [".hidden/secret.rs"]);
+    // No matches.
+    let r = tools.call("grep", r#"{"pattern":"FIXME"}"#).await;
+    assert_eq!(value(&r), &v(r#"{"matches":[]}"#));
+    assert_eq!(r.text(), "No matches found");
+    match tools.result_card("grep", r#"{"pattern":"FIXME"}"#, &r) {
+        ResultView::Search(view) => assert_eq!(view, SearchView::matches(vec![], false, 0)),
         other => panic!("{other:?}"),
     }
 }
 
 #[tokio::test]
-async fn grep_filters_case_and_single_files() {
-    let dir = project();
-    let root = dir.path();
-    let tools = Tools::new();
-    let files = |r: &dsh_runtime::ToolResult| -> Vec<String> {
-        value(r)["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["path"].as_str().unwrap().to_string())
-            .collect()
-    };
+async fn grep_lines_crlf_bytes_and_caps() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = Tools::confined(dir.path());
+    write(&dir.path().join("crlf.txt"), "x = 1\r\ny = 2\r\n");
+    write(&dir.path().join("latin1.txt"), b"caf\xe9 x\n");
+    let r = tools.call("grep", r#"{"pattern":"x"}"#).await;
+    assert_eq!(
+        value(&r),
+        &v(r#"{"matches":[
+            {"path":"crlf.txt","lineNumber":1,"line":"x = 1"},
+            {"path":"latin1.txt","lineNumber":1,"line":"(line is not valid UTF-8)"}
+        ]}"#)
+    );
+    // `$` sees the CR, as with ripgrep.
+    let r = tools.call("grep", r#"{"pattern":"1$"}"#).await;
+    assert_eq!(value(&r), &v(r#"{"matches":[]}"#));
 
-    // By name, at any depth.
+    // A long line is kept in the value and cut for the model.
+    let long = format!("x{}", "é".repeat(1500));
+    write(&dir.path().join("long.txt"), format!("{long}\n"));
     let r = tools
-        .call("grep", &grep_args(root, r#","glob":"*.rs""#))
+        .call("grep", r#"{"pattern":"x","path":"long.txt"}"#)
         .await;
     assert_eq!(
-        files(&r),
-        [p(root, "src/lib.rs"), p(root, "src/util/mod.rs")]
+        value(&r)["matches"][0]["line"].as_str(),
+        Some(long.as_str())
     );
-    // With a slash: the path relative to the search root.
-    let r = tools
-        .call("grep", &grep_args(root, r#","glob":"src/*.rs""#))
-        .await;
-    assert_eq!(files(&r), [p(root, "src/lib.rs")]);
-    // Case-insensitive finds the lower-case one too.
-    let r = tools
-        .call(
-            "grep",
-            &grep_args(root, r#","glob":"main.rs","case_insensitive":true"#),
-        )
-        .await;
+    let shown = format!("x{} (line truncated)", "é".repeat(999));
     assert_eq!(
-        value(&r)["files"][0]["matches"],
-        v(r#"[{"lineNumber":2,"line":"    // todo: later"}]"#)
+        r.text(),
+        format!("Found 1 match\n\nlong.txt\nLine 1: {shown}")
     );
-    // A file as `path` is searched alone, even when ignored by git.
-    let r = tools
-        .call(
-            "grep",
-            &format!(
-                r#"{{"pattern":"TODO","path":{}}}"#,
-                q(&root.join("build.log"))
-            ),
-        )
-        .await;
-    assert_eq!(files(&r), [p(root, "build.log")]);
-    // No matches.
-    let r = tools
-        .call(
-            "grep",
-            &format!(r#"{{"pattern":"FIXME","path":{}}}"#, q(root)),
-        )
-        .await;
-    assert_eq!(value(&r), &v(r#"{"files":[],"truncated":false,"total":0}"#));
-    assert_eq!(r.text(), "No matches found.");
+
+    // 300 matches: the first 250 are shown, all are in the value.
+    let many: String = (1..=300).map(|n| format!("hit {n}\n")).collect();
+    write(&dir.path().join("many.txt"), &many);
+    let args = r#"{"pattern":"hit","path":"many.txt"}"#;
+    let r = tools.call("grep", args).await;
+    assert_eq!(value(&r)["matches"].as_array().unwrap().len(), 300);
+    let text = r.text();
+    assert!(text.starts_with("Found 250 of 300 matches\n\nmany.txt\nLine 1: hit 1\n"));
+    assert!(text.ends_with(
+        "Line 250: hit 250\n\n(The complete result could not be saved; narrow pattern, path, or include to see more.)"
+    ));
+    match tools.result_card("grep", args, &r) {
+        ResultView::Search(view) => {
+            assert!(view.truncated());
+            assert_eq!(view.total(), 300);
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[tokio::test]
 async fn grep_errors() {
     let dir = project();
-    let root = dir.path();
-    let tools = Tools::new();
-    let r = tools
-        .call("grep", &format!(r#"{{"pattern":"(","path":{}}}"#, q(root)))
-        .await;
+    let tools = Tools::confined(dir.path());
+    let r = tools.call("grep", r#"{"pattern":"("}"#).await;
     let (code, message) = failure(&r);
     assert_eq!(code, Some("SEARCH_INVALID_PATTERN"));
-    assert!(message.starts_with("invalid pattern: "), "{message}");
-
-    let r = tools.call("grep", &grep_args(root, r#","glob":"[""#)).await;
-    let (code, message) = failure(&r);
-    assert_eq!(code, Some("SEARCH_INVALID_GLOB"));
-    assert!(message.starts_with("invalid glob: "), "{message}");
-
-    let missing = root.join("nope");
-    let r = tools
-        .call(
-            "grep",
-            &format!(r#"{{"pattern":"x","path":{}}}"#, q(&missing)),
-        )
-        .await;
+    assert!(
+        message.starts_with("grep pattern rejected: regex parse error:"),
+        "{message}"
+    );
+    let r = tools.call("grep", r#"{"pattern":"x","include":"["}"#).await;
     assert_eq!(
         failure(&r),
         (
-            Some("FS_NOT_FOUND"),
-            format!("no such file or directory: {}", missing.display()).as_str()
+            Some("SEARCH_INVALID_PATTERN"),
+            "grep include rejected: error parsing glob '[': unclosed character class; missing ']'"
         )
     );
-
-    let r = tools
-        .call("grep", r#"{"pattern":"x","max_results":0}"#)
-        .await;
+    for (include, message) in [
+        (" ", "include must be a non-empty glob when given"),
+        (
+            "!*.rs",
+            "include must be a positive glob filter; negated patterns (\"!…\") are not supported",
+        ),
+        (
+            "*.rs,*.md",
+            "include must be one glob, not a comma-separated list (use {a,b} alternation instead)",
+        ),
+    ] {
+        let args = format!(r#"{{"pattern":"x","include":{include:?}}}"#);
+        let r = tools.call("grep", &args).await;
+        assert_eq!(failure(&r), (None, message), "{include}");
+    }
+    let r = tools.call("grep", r#"{"pattern":"x","path":"nope"}"#).await;
     assert_eq!(
         failure(&r),
         (
-            Some("INVALID_ARGS"),
-            r#"invalid arguments: "max_results" must be at least 1"#
+            Some("SEARCH_FAILED"),
+            "grep search failed: nope: No such file or directory (os error 2)"
         )
+    );
+    let r = tools.call("grep", r#"{"pattern":"x","path":"  "}"#).await;
+    assert_eq!(
+        failure(&r),
+        (None, "path must be a non-empty string when given")
     );
     let r = tools.call("grep", r#"{"pattern":""}"#).await;
     assert_eq!(failure(&r).0, Some("INVALID_ARGS"));
+    // A huge pattern: a short, precise error.
+    for tool in ["grep", "glob"] {
+        let args = format!(r#"{{"pattern":"{}"}}"#, "a".repeat(100_000));
+        let r = tools.call(tool, &args).await;
+        assert_eq!(
+            failure(&r),
+            (
+                Some("SEARCH_INVALID_PATTERN"),
+                format!("{tool} pattern is too long: 100000 characters, at most 4096").as_str()
+            )
+        );
+    }
+}
+
+/// Sets the modification times of the listed files, oldest first.
+fn age(root: &Path, oldest_first: &[&str]) {
+    let start = SystemTime::UNIX_EPOCH + Duration::from_secs(1_600_000_000);
+    for (i, rel) in oldest_first.iter().enumerate() {
+        let file = std::fs::File::options()
+            .write(true)
+            .open(root.join(rel))
+            .unwrap();
+        file.set_modified(start + Duration::from_secs(i as u64 * 60))
+            .unwrap();
+    }
 }
 
 #[tokio::test]
-async fn glob_lists_files_in_path_order() {
+async fn glob_lists_every_file_oldest_first() {
     let dir = project();
     let root = dir.path();
-    let tools = Tools::new();
-    let paths = |r: &dsh_runtime::ToolResult| -> Vec<String> {
-        value(r)["paths"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f.as_str().unwrap().to_string())
-            .collect()
-    };
-
-    let args = format!(r#"{{"pattern":"**/*.rs","path":{}}}"#, q(root));
-    let r = tools.call("glob", &args).await;
+    write(&root.join(".git/hooks/pre.rs"), "// never listed\n");
+    age(
+        root,
+        &[
+            "src/util/mod.rs",
+            "target/out.rs",
+            "src/lib.rs",
+            ".hidden/secret.rs",
+            "src/main.rs",
+        ],
+    );
+    let tools = Tools::confined(root);
+    let args = r#"{"pattern":"**/*.rs"}"#;
+    let r = tools.call("glob", args).await;
+    // Hidden and ignored files are listed, .git is not; oldest first.
     let expected = [
-        p(root, "src/lib.rs"),
-        p(root, "src/main.rs"),
-        p(root, "src/util/mod.rs"),
+        "src/util/mod.rs",
+        "target/out.rs",
+        "src/lib.rs",
+        ".hidden/secret.rs",
+        "src/main.rs",
     ];
-    assert_eq!(paths(&r), expected);
-    assert_eq!(value(&r)["total"].as_u64(), Some(3));
-    assert_eq!(value(&r)["truncated"], v("false"));
+    assert_eq!(
+        value(&r),
+        &v(&format!(
+            r#"{{"root":".","paths":{}}}"#,
+            serde_json::to_string(&expected).unwrap()
+        ))
+    );
     assert_eq!(r.text(), expected.join("\n"));
     assert_eq!(
-        tools.result_card("glob", &args, &r),
-        SearchView::paths(expected.to_vec(), false, 3).into()
+        tools.result_card("glob", args, &r),
+        SearchView::paths(expected.iter().map(|s| s.to_string()).collect(), false, 5).into()
     );
-    match tools.call_card("glob", &args) {
-        CallView::Generic { title, kind, .. } => {
-            assert_eq!(title, format!("glob \"**/*.rs\" in {}", root.display()));
-            assert_eq!(kind, Some(ToolCallKind::Search));
+    assert_eq!(
+        tools.call_card("glob", r#"{"pattern":"*.rs","path":"src"}"#),
+        CallView::Generic {
+            title: "Glob *.rs in src".to_string(),
+            kind: Some(ToolCallKind::Search),
+            raw_input: Some(v(r#""*.rs""#)),
+            content: None,
+            locations: None,
         }
-        other => panic!("{other:?}"),
-    }
+    );
 
-    // `*` does not cross directories; alternatives work.
+    // No slash: file names at any depth. A slash anchors at the root.
+    let r = tools.call("glob", r#"{"pattern":"*.rs"}"#).await;
+    assert_eq!(paths_of(&r, "paths").len(), 5);
+    let r = tools.call("glob", r#"{"pattern":"src/*.rs"}"#).await;
+    assert_eq!(paths_of(&r, "paths"), ["src/lib.rs", "src/main.rs"]);
+    // Under a directory: paths start with it, patterns stay anchored at the root.
     let r = tools
-        .call(
-            "glob",
-            &format!(r#"{{"pattern":"*.rs","path":{}}}"#, q(root)),
-        )
+        .call("glob", r#"{"pattern":"*.rs","path":"src"}"#)
         .await;
-    assert_eq!(paths(&r), Vec::<String>::new());
-    assert_eq!(r.text(), "No files matched.");
+    assert_eq!(value(&r)["root"].as_str(), Some("src"));
+    assert_eq!(
+        paths_of(&r, "paths"),
+        ["src/util/mod.rs", "src/lib.rs", "src/main.rs"]
+    );
     let r = tools
-        .call(
-            "glob",
-            &format!(
-                r#"{{"pattern":"{{README.md,src/main.rs}}","path":{}}}"#,
-                q(root)
-            ),
-        )
+        .call("glob", r#"{"pattern":"util/*","path":"src"}"#)
         .await;
-    assert_eq!(paths(&r), [p(root, "README.md"), p(root, "src/main.rs")]);
-    // Relative to a subdirectory.
+    assert_eq!(r.text(), "No files found");
+    // A file as `path` is listed as it is.
     let r = tools
-        .call(
-            "glob",
-            &format!(r#"{{"pattern":"*.rs","path":{}}}"#, q(&root.join("src"))),
-        )
+        .call("glob", r#"{"pattern":"*.md","path":"build.log"}"#)
         .await;
-    assert_eq!(paths(&r), [p(root, "src/lib.rs"), p(root, "src/main.rs")]);
+    assert_eq!(paths_of(&r, "paths"), ["build.log"]);
+    // Alternatives (README.md was not aged: it is the newest).
+    let r = tools
+        .call("glob", r#"{"pattern":"{README.md,main.rs}"}"#)
+        .await;
+    assert_eq!(paths_of(&r, "paths"), ["src/main.rs", "README.md"]);
 }
 
 #[tokio::test]
-async fn glob_caps_at_a_thousand_and_says_so() {
+async fn glob_shows_a_hundred_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    for n in 0..1005 {
-        write(&dir.path().join(format!("f{n:04}.txt")), "");
+    for n in 0..105 {
+        write(&dir.path().join(format!("f{n:03}.txt")), "");
     }
-    let tools = Tools::new();
-    let args = format!(r#"{{"pattern":"*.txt","path":{}}}"#, q(dir.path()));
-    let r = tools.call("glob", &args).await;
-    let out = value(&r);
-    assert_eq!(out["total"].as_u64(), Some(1005));
-    assert_eq!(out["truncated"], v("true"));
-    let paths = out["paths"].as_array().unwrap();
-    assert_eq!(paths.len(), 1000);
+    let names: Vec<String> = (0..105).map(|n| format!("f{n:03}.txt")).collect();
+    let order: Vec<&str> = names.iter().map(String::as_str).collect();
+    age(dir.path(), &order);
+    let tools = Tools::confined(dir.path());
+    let args = r#"{"pattern":"*.txt"}"#;
+    let r = tools.call("glob", args).await;
+    assert_eq!(value(&r)["paths"].as_array().unwrap().len(), 105);
     assert_eq!(
-        paths[999].as_str(),
-        Some(p(dir.path(), "f0999.txt").as_str())
+        r.text(),
+        format!(
+            "{}\n\n(Showing 100 of 105 paths. The complete result could not be saved; narrow pattern or path to see more.)",
+            names[..100].join("\n")
+        )
     );
-    assert!(
-        r.text()
-            .ends_with("\n(showing 1000 of 1005 files; use a narrower pattern or path)")
-    );
-    match tools.result_card("glob", &args, &r) {
-        ResultView::Search(view) => assert!(view.truncated() && view.total() == 1005),
+    match tools.result_card("glob", args, &r) {
+        ResultView::Search(view) => {
+            assert!(view.truncated());
+            assert_eq!(view.total(), 105);
+        }
         other => panic!("{other:?}"),
     }
 }
@@ -350,29 +428,28 @@ async fn glob_caps_at_a_thousand_and_says_so() {
 #[tokio::test]
 async fn glob_errors() {
     let dir = project();
-    let root = dir.path();
-    let tools = Tools::new();
-    let file = root.join("README.md");
-    let r = tools
-        .call("glob", &format!(r#"{{"pattern":"*","path":{}}}"#, q(&file)))
-        .await;
+    let tools = Tools::confined(dir.path());
+    let r = tools.call("glob", r#"{"pattern":"*","path":"nope"}"#).await;
     assert_eq!(
         failure(&r),
         (
-            Some("FS_NOT_A_DIRECTORY"),
-            format!("{} is not a directory", file.display()).as_str()
+            Some("SEARCH_FAILED"),
+            "glob search failed: nope: No such file or directory (os error 2)"
         )
     );
-    let missing = root.join("nope");
-    let r = tools
-        .call(
-            "glob",
-            &format!(r#"{{"pattern":"*","path":{}}}"#, q(&missing)),
+    let r = tools.call("glob", r#"{"pattern":"a["}"#).await;
+    assert_eq!(
+        failure(&r),
+        (
+            Some("SEARCH_INVALID_PATTERN"),
+            "glob pattern rejected: error parsing glob 'a[': unclosed character class; missing ']'"
         )
-        .await;
-    assert_eq!(failure(&r).0, Some("FS_NOT_FOUND"));
-    let r = tools
-        .call("glob", &format!(r#"{{"pattern":"a[","path":{}}}"#, q(root)))
-        .await;
-    assert_eq!(failure(&r).0, Some("SEARCH_INVALID_GLOB"));
+    );
+    let r = tools.call("glob", r#"{"pattern":"  "}"#).await;
+    assert_eq!(failure(&r), (None, "pattern must be a non-empty string"));
+    let r = tools.call("glob", r#"{"pattern":""}"#).await;
+    assert_eq!(failure(&r).0, Some("INVALID_ARGS"));
+    // Outside the root.
+    let r = tools.call("glob", r#"{"pattern":"*","path":".."}"#).await;
+    assert_eq!(failure(&r).0, Some("FS_OUTSIDE_ROOT"));
 }

@@ -14,10 +14,26 @@ pub struct Tools {
 }
 
 impl Tools {
+    /// Unconfined: relative paths resolve against the working directory.
     pub fn new() -> Tools {
         let registry = Registry::new();
         let mut regs = dsh_tools::fs::register(&registry).expect("fs tools register");
         regs.extend(dsh_tools::search::register(&registry).expect("search tools register"));
+        Tools {
+            registry,
+            _regs: regs,
+        }
+    }
+
+    /// Confined to `root`: relative paths resolve against it.
+    pub fn confined(root: &Path) -> Tools {
+        let scope = dsh_tools::scope::FsScope::confined(root).expect("root");
+        let registry = Registry::new();
+        let mut regs =
+            dsh_tools::fs::register_in(&registry, scope.clone()).expect("fs tools register");
+        regs.extend(
+            dsh_tools::search::register_in(&registry, scope).expect("search tools register"),
+        );
         Tools {
             registry,
             _regs: regs,

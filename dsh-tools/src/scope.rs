@@ -1,0 +1,543 @@
+//! Where the file tools resolve paths, and what they may reach.
+//!
+//! An [`FsScope`] is either *ambient* (relative paths resolve against the process's working
+//! directory and any path the process can open is reachable: what a library user embedding
+//! the tools gets from [`crate::fs::register`]) or *confined* to a root directory (what the
+//! `dsh-tools` host uses for `--root`).
+//!
+//! # Confinement
+//!
+//! A confined scope holds an open handle on its root. A path is first resolved (`..` and
+//! every existing symbolic link followed) and denied when it leads outside the root; the
+//! file is then opened *through the root handle* with the resolved path, so a component
+//! swapped for a symbolic link after the check cannot lead out either: the open itself
+//! refuses to leave the root (the `cap-std` crate, which uses `openat2(RESOLVE_BENEATH)`
+//! where the kernel has it). Directory walks (`grep`, `glob`) open or re-check every file
+//! they report the same way.
+//!
+//! A hard link inside the root may name a file that also lives outside it, and nothing about
+//! the path shows that. Under a confined scope, a regular file with more than one link is
+//! therefore refused by `read`, `write` and `edit` (`FS_OUTSIDE_ROOT`) and skipped by
+//! `grep`; the check is made on the opened file, not on the path.
+//!
+//! # Writes
+//!
+//! `write` and `edit` never write a file in place: the new content goes to a temporary file
+//! in the same directory, which is flushed to disk and then renamed over the target (with the
+//! old file's permission bits, and its owner where the process may set it). A failure at any
+//! point (a full disk, a crash, a refused rename) leaves the old file whole, and removes the
+//! temporary file when the process is still alive to do so. Writing through a symbolic link
+//! replaces the file it points to; a file with several hard links (possible only under an
+//! ambient scope) gets a new file under the name written, and its other names keep the old
+//! content.
+
+use std::io::{self, ErrorKind, Write as _};
+use std::os::unix::fs::MetadataExt as _;
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::SystemTime;
+
+use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt as _};
+use dsh_runtime::ToolError;
+
+/// The longest path text (in characters) that error messages and rendered output echo
+/// whole; longer paths are cut, ending with `…`. Linux paths are at most 4096 bytes, so a
+/// real path is never cut.
+pub const MAX_ECHOED_PATH_CHARS: usize = 4096;
+
+/// The error code for a path or file that leads outside a confined scope's root.
+pub const OUTSIDE_ROOT: &str = "FS_OUTSIDE_ROOT";
+
+/// Where the file tools resolve paths and what they may reach (see the [module
+/// documentation](self)). Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct FsScope {
+    root: Option<Arc<Root>>,
+}
+
+#[derive(Debug)]
+struct Root {
+    /// Canonical.
+    path: PathBuf,
+    dir: Dir,
+}
+
+impl FsScope {
+    /// Relative paths resolve against the working directory at call time; every path the
+    /// process can reach is reachable.
+    pub fn ambient() -> FsScope {
+        FsScope { root: None }
+    }
+
+    /// Confined to `root`, an existing directory: relative paths resolve against it and
+    /// nothing outside it is reachable.
+    ///
+    /// # Errors
+    ///
+    /// When `root` does not exist, is not a directory, or cannot be opened.
+    pub fn confined(root: impl AsRef<Path>) -> io::Result<FsScope> {
+        let path = root.as_ref().canonicalize()?;
+        let dir = Dir::open_ambient_dir(&path, cap_std::ambient_authority())?;
+        Ok(FsScope {
+            root: Some(Arc::new(Root { path, dir })),
+        })
+    }
+
+    /// The root of a confined scope (canonical), `None` for an ambient one.
+    pub fn root(&self) -> Option<&Path> {
+        self.root.as_deref().map(|r| r.path.as_path())
+    }
+
+    /// The directory relative paths resolve against: the root, or the canonical working
+    /// directory.
+    pub(crate) fn base(&self) -> io::Result<PathBuf> {
+        match &self.root {
+            Some(root) => Ok(root.path.clone()),
+            None => std::env::current_dir()?.canonicalize(),
+        }
+    }
+
+    /// Resolve a path given by the model for `verb` (`read`, `write`, ...).
+    pub(crate) fn locate(&self, verb: &str, given: &str) -> Result<Target, ToolError> {
+        let base = self.base().map_err(|e| {
+            ToolError::with_code(
+                "FS_IO_ERROR",
+                format!(
+                    "cannot {verb} \"{}\": no working directory ({e})",
+                    shown(given)
+                ),
+            )
+        })?;
+        let display = lexical(&base, Path::new(given));
+        let display_text = display.to_string_lossy().into_owned();
+        let real = crate::host::resolve(&base, Path::new(given)).map_err(|e| {
+            ToolError::with_code(
+                "FS_NOT_FOUND",
+                format!("cannot resolve \"{}\": {e}", shown(&display_text)),
+            )
+        })?;
+        let rel = match &self.root {
+            None => None,
+            Some(root) => match real.strip_prefix(&root.path) {
+                Ok(rel) => Some(rel.to_path_buf()),
+                Err(_) => {
+                    return Err(outside(verb, &display_text, &root.path));
+                }
+            },
+        };
+        Ok(Target {
+            display: display_text,
+            real,
+            rel,
+        })
+    }
+
+    /// Metadata of the file `target` names, following symbolic links; `None` when it (or a
+    /// directory on the way) does not exist.
+    pub(crate) fn stat(&self, target: &Target) -> io::Result<Option<Stat>> {
+        let meta = match (&self.root, &target.rel) {
+            (Some(root), Some(rel)) => root.dir.metadata(dot(rel)).map(Stat::from_cap),
+            _ => std::fs::metadata(&target.real).map(|m| Stat::from_std(&m)),
+        };
+        match meta {
+            Ok(stat) => Ok(Some(stat)),
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Open the regular file `target` names for reading, without blocking on special files;
+    /// under a confined scope, a file with several hard links is refused.
+    pub(crate) fn open_file(
+        &self,
+        verb: &str,
+        target: &Target,
+    ) -> Result<std::fs::File, ToolError> {
+        let file = match (&self.root, &target.rel) {
+            (Some(root), Some(rel)) => root
+                .dir
+                .open_with(dot(rel), &read_options())
+                .map(cap_std::fs::File::into_std),
+            _ => std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+                .open(&target.real),
+        }
+        .map_err(|e| self.io_error(verb, &target.display, e))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| self.io_error(verb, &target.display, e))?;
+        if !meta.is_file() {
+            return Err(not_regular(verb, &target.display));
+        }
+        if self.root.is_some() && meta.nlink() > 1 {
+            return Err(ToolError::with_code(
+                OUTSIDE_ROOT,
+                format!(
+                    "cannot {verb} \"{}\": it has {} hard links, and under --root a file with more than one link is refused (another link may be outside the root)",
+                    shown(&target.display),
+                    meta.nlink()
+                ),
+            ));
+        }
+        Ok(file)
+    }
+
+    /// Replace (or create) the file `target` names with `bytes`, atomically: missing parent
+    /// directories are created, the content goes to a temporary file beside the target, which
+    /// is synced and renamed over it. `like`: the file replaced, whose permission bits (and,
+    /// where the process may set it, owner) the new file gets; `None` creates it with the
+    /// default mode (`0o666` less the umask).
+    pub(crate) fn write_atomic(
+        &self,
+        target: &Target,
+        bytes: &[u8],
+        like: Option<Stat>,
+    ) -> io::Result<()> {
+        self.write_atomic_with(target, like, |file| file.write_all(bytes))
+    }
+
+    /// [`write_atomic`](Self::write_atomic) with the content produced by `fill` (which may
+    /// fail: the target is then left as it was).
+    pub(crate) fn write_atomic_with(
+        &self,
+        target: &Target,
+        like: Option<Stat>,
+        fill: impl FnOnce(&mut std::fs::File) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let (parent, name) = match (&self.root, &target.rel) {
+            (Some(root), Some(rel)) => {
+                let name = rel.file_name().ok_or_else(not_a_file_name)?;
+                let parent_rel = rel.parent().unwrap_or(Path::new(""));
+                if !parent_rel.as_os_str().is_empty() {
+                    root.dir.create_dir_all(parent_rel)?;
+                }
+                (root.dir.open_dir(dot(parent_rel))?, name.to_os_string())
+            }
+            _ => {
+                let name = target.real.file_name().ok_or_else(not_a_file_name)?;
+                let parent_path = target.real.parent().unwrap_or(Path::new("/"));
+                std::fs::create_dir_all(parent_path)?;
+                (
+                    Dir::open_ambient_dir(parent_path, cap_std::ambient_authority())?,
+                    name.to_os_string(),
+                )
+            }
+        };
+        replace_in(&parent, Path::new(&name), like, fill)
+    }
+
+    /// Open a file a directory walk found at `path` (absolute, under the walk's directory),
+    /// through the root handle under a confined scope; special files and (confined) files
+    /// with several hard links are refused.
+    pub(crate) fn open_walked(&self, path: &Path) -> io::Result<std::fs::File> {
+        let file = match &self.root {
+            Some(root) => {
+                let rel = path.strip_prefix(&root.path).map_err(|_| escaped())?;
+                root.dir.open_with(dot(rel), &read_options())?.into_std()
+            }
+            None => std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+                .open(path)?,
+        };
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(io::Error::new(
+                ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
+        }
+        if self.root.is_some() && meta.nlink() > 1 {
+            return Err(escaped());
+        }
+        Ok(file)
+    }
+
+    /// The modification time of a regular file a directory walk found at `path` (absolute),
+    /// checked through the root handle under a confined scope (without following a final
+    /// symbolic link); an error when it is not a regular file (any more) or not reachable.
+    pub(crate) fn walked_file_mtime(&self, path: &Path) -> io::Result<SystemTime> {
+        match &self.root {
+            Some(root) => {
+                let rel = path.strip_prefix(&root.path).map_err(|_| escaped())?;
+                let meta = root.dir.symlink_metadata(dot(rel))?;
+                if !meta.is_file() {
+                    return Err(io::Error::new(
+                        ErrorKind::InvalidInput,
+                        "not a regular file",
+                    ));
+                }
+                meta.modified().map(|t| t.into_std())
+            }
+            None => {
+                let meta = std::fs::symlink_metadata(path)?;
+                if !meta.is_file() {
+                    return Err(io::Error::new(
+                        ErrorKind::InvalidInput,
+                        "not a regular file",
+                    ));
+                }
+                meta.modified()
+            }
+        }
+    }
+
+    /// The coded error for an I/O failure of `verb` on `display`, with the reference tools'
+    /// wording.
+    pub(crate) fn io_error(&self, verb: &str, display: &str, e: io::Error) -> ToolError {
+        let path = shown(display);
+        if let (true, Some(root)) = (is_escape(&e), &self.root) {
+            return outside(verb, display, &root.path);
+        }
+        match e.kind() {
+            ErrorKind::NotFound | ErrorKind::NotADirectory => ToolError::with_code(
+                "FS_NOT_FOUND",
+                format!("cannot {verb} \"{path}\": not found"),
+            ),
+            ErrorKind::PermissionDenied => ToolError::with_code(
+                "FS_PERMISSION_DENIED",
+                format!("cannot {verb} \"{path}\": permission denied"),
+            ),
+            ErrorKind::IsADirectory => not_regular(verb, display),
+            _ => ToolError::with_code("FS_IO_ERROR", format!("cannot {verb} \"{path}\": {e}")),
+        }
+    }
+}
+
+/// A path resolved by [`FsScope::locate`].
+#[derive(Clone, Debug)]
+pub(crate) struct Target {
+    /// The absolute path as the model should see it: the base joined with the given path,
+    /// `.` and `..` applied lexically (symbolic links are not resolved).
+    pub display: String,
+    /// The real path: symbolic links followed.
+    pub real: PathBuf,
+    /// Under a confined scope: `real` relative to the root.
+    rel: Option<PathBuf>,
+}
+
+/// What the tools need to know about a file before opening it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Stat {
+    pub is_file: bool,
+    pub is_dir: bool,
+    pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+impl Stat {
+    fn from_std(meta: &std::fs::Metadata) -> Stat {
+        Stat {
+            is_file: meta.is_file(),
+            is_dir: meta.is_dir(),
+            mode: meta.mode() & 0o7777,
+            uid: meta.uid(),
+            gid: meta.gid(),
+        }
+    }
+
+    fn from_cap(meta: cap_std::fs::Metadata) -> Stat {
+        use cap_std::fs::MetadataExt as _;
+        Stat {
+            is_file: meta.is_file(),
+            is_dir: meta.is_dir(),
+            mode: meta.mode() & 0o7777,
+            uid: meta.uid(),
+            gid: meta.gid(),
+        }
+    }
+}
+
+/// `FS_NOT_REGULAR_FILE`: a directory, a FIFO, a device.
+pub(crate) fn not_regular(verb: &str, display: &str) -> ToolError {
+    ToolError::with_code(
+        "FS_NOT_REGULAR_FILE",
+        format!("cannot {verb} \"{}\": not a regular file", shown(display)),
+    )
+}
+
+fn outside(verb: &str, display: &str, root: &Path) -> ToolError {
+    ToolError::with_code(
+        OUTSIDE_ROOT,
+        format!(
+            "cannot {verb} \"{}\": the path leads outside the root {}",
+            shown(display),
+            root.display()
+        ),
+    )
+}
+
+/// Read-only, never blocking on a FIFO, never acquiring a controlling terminal.
+fn read_options() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    options
+}
+
+/// `cap-std` wants `.` for the directory itself.
+fn dot(rel: &Path) -> &Path {
+    if rel.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        rel
+    }
+}
+
+/// The error `cap-std` reports for a path that would leave its directory.
+fn is_escape(e: &io::Error) -> bool {
+    e.kind() == ErrorKind::PermissionDenied && e.to_string().contains("outside of the filesystem")
+}
+
+fn escaped() -> io::Error {
+    io::Error::new(
+        ErrorKind::PermissionDenied,
+        "a path led outside of the filesystem",
+    )
+}
+
+fn not_a_file_name() -> io::Error {
+    io::Error::new(ErrorKind::IsADirectory, "the path names a directory")
+}
+
+/// `base` joined with `path`, `.` dropped and `..` applied lexically (never above `/`).
+pub(crate) fn lexical(base: &Path, path: &Path) -> PathBuf {
+    let mut out = if path.is_absolute() {
+        PathBuf::new()
+    } else {
+        base.to_path_buf()
+    };
+    for component in path.components() {
+        match component {
+            Component::Prefix(_) | Component::RootDir => out = PathBuf::from(component.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(name) => out.push(name),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push("/");
+    }
+    out
+}
+
+/// `text` cut to [`MAX_ECHOED_PATH_CHARS`] characters (ending with `…` when cut).
+pub(crate) fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    crate::fs::cut(text, MAX_ECHOED_PATH_CHARS)
+}
+
+/// The atomic replacement inside one directory handle: temporary file, fill, sync, set the
+/// mode, rename over `name`; the temporary file is removed on failure.
+fn replace_in(
+    parent: &Dir,
+    name: &Path,
+    like: Option<Stat>,
+    fill: impl FnOnce(&mut std::fs::File) -> io::Result<()>,
+) -> io::Result<()> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let (temp_name, file) = loop {
+        let nonce = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let temp_name = format!(
+            ".{}.{}.{}.{nonce:08x}.tmp",
+            name.to_string_lossy(),
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut options = OpenOptions::new();
+        options
+            .write(true)
+            .create_new(true)
+            .mode(if like.is_some() { 0o600 } else { 0o666 });
+        match parent.open_with(&temp_name, &options) {
+            Ok(file) => break (temp_name, file.into_std()),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    };
+    let mut file = file;
+    let written = (|| {
+        fill(&mut file)?;
+        if let Some(like) = like {
+            use std::os::unix::fs::PermissionsExt as _;
+            // Only a privileged process may give a file away; anyone else keeps ownership.
+            let _ = std::os::unix::fs::fchown(&file, Some(like.uid), Some(like.gid));
+            file.set_permissions(std::fs::Permissions::from_mode(like.mode))?;
+        }
+        file.sync_all()?;
+        drop(file);
+        parent.rename(&temp_name, parent, name)
+    })();
+    if let Err(e) = written {
+        let _ = parent.remove_file(&temp_name);
+        return Err(e);
+    }
+    // Make the rename itself durable (best effort: not every file system supports it).
+    if let Ok(dir) = parent.open(".") {
+        let _ = dir.sync_all();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lexical_joins_and_normalizes() {
+        let base = Path::new("/r/w");
+        assert_eq!(
+            lexical(base, Path::new("a/./b/../c")),
+            Path::new("/r/w/a/c")
+        );
+        assert_eq!(lexical(base, Path::new("../../../x")), Path::new("/x"));
+        assert_eq!(lexical(base, Path::new("/abs/./y/")), Path::new("/abs/y"));
+        assert_eq!(lexical(base, Path::new(".")), Path::new("/r/w"));
+    }
+
+    #[test]
+    fn a_failing_writer_leaves_the_original_whole_and_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("keep.txt");
+        std::fs::write(&file, "original\n").unwrap();
+        for scope in [FsScope::ambient(), FsScope::confined(dir.path()).unwrap()] {
+            let target = scope
+                .locate("write", file.to_str().unwrap())
+                .expect("inside");
+            let err = scope
+                .write_atomic_with(&target, None, |f| {
+                    f.write_all(b"half of the new con")?;
+                    Err(io::Error::other("no space left on device"))
+                })
+                .unwrap_err();
+            assert_eq!(err.to_string(), "no space left on device");
+            assert_eq!(std::fs::read_to_string(&file).unwrap(), "original\n");
+            let names: Vec<_> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            assert_eq!(names, ["keep.txt"], "no temporary file is left behind");
+        }
+        // And a write that succeeds replaces the content and keeps the mode.
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let scope = FsScope::confined(dir.path()).unwrap();
+        let target = scope.locate("write", "keep.txt").unwrap();
+        let like = scope.stat(&target).unwrap();
+        scope.write_atomic(&target, b"new\n", like).unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "new\n");
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640);
+    }
+}
