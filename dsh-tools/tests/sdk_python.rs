@@ -52,13 +52,12 @@ from sdk import ToolCallError, tools
 
 
 async def main() -> int:
-    g = await tools.grep({"pattern": "fn\\s+main", "max_results": 10, "case_insensitive": True})
+    g = await tools.grep({"pattern": "fn\\s+main", "include": "*.rs"})
     n = 0
-    for f in g["files"]:
-        p: str = f["path"]
-        for m in f["matches"]:
-            n += m["lineNumber"]
-            line: str = m["line"]
+    for m in g["matches"]:
+        p: str = m["path"]
+        n += m["lineNumber"]
+        line: str = m["line"]
     b = await tools.bash({"command": "ls", "description": "list files"})
     if b["kind"] == "foreground":
         out: str = b["stdout"]["text"]

@@ -46,15 +46,13 @@ fn compile(name: &str, program: &str) -> (bool, String) {
 fn correct_program_type_checks() {
     let program = r#"
 async function main(): Promise<number> {
-  const g = await tools.grep({ pattern: "fn\\s+main", max_results: 10, case_insensitive: true });
+  const g = await tools.grep({ pattern: "fn\\s+main", include: "*.rs" });
   let n = 0;
-  for (const f of g.files) {
-    const p: string = f.path;
-    for (const m of f.matches) {
-      n += m.lineNumber;
-      const line: string = m.line;
-      void line;
-    }
+  for (const m of g.matches) {
+    const p: string = m.path;
+    n += m.lineNumber;
+    const line: string = m.line;
+    void line;
     void p;
   }
   const b = await tools.bash({ command: "ls", description: "list files" });
