@@ -188,6 +188,22 @@ impl ToolDefinition {
     }
 }
 
+/// Not public API. Implemented by `#[tool]` for the unit struct it generates, which it defines in a
+/// module of its own and glob-imports where the fn is. A type of the same name in that
+/// scope shadows the glob import without an error, so the expansion asserts
+/// `<Name as ToolStruct>` at the fn name: this message is then the only error. It lives
+/// here rather than in `__private` because rustc names it in the error.
+#[diagnostic::on_unimplemented(
+    message = "`#[tool]` cannot name its struct `{Self}`: a type of that name already exists here",
+    label = "the tool struct of this fn is named `{Self}`",
+    note = "name the generated structs with `#[tool(struct_name = \"...\")]` (the arguments struct becomes `<name>Args`), or rename the other type"
+)]
+#[doc(hidden)]
+pub trait ToolStruct {
+    /// Evaluated by the assertion.
+    const OK: () = ();
+}
+
 /// A tool: a typed async body plus the hooks the pipeline calls around it.
 ///
 /// Only [`Tool::definition`] and [`Tool::call`] are required. The other hooks receive the

@@ -15,6 +15,7 @@
 //! standard library), line numbers removed from snippets of those files, and the closing
 //! summary lines dropped.
 //!
+//! `UI_FILTER=text` runs only the cases whose path contains `text`.
 //! `TRYBUILD=overwrite` writes the actual output of every failing compile-fail case to its
 //! `.stderr` (the variable keeps the name most Rust projects use for this).
 
@@ -94,6 +95,11 @@ impl TestCases {
         for path in paths {
             let ext = path.extension().and_then(|e| e.to_str());
             if ext == Some("rs") {
+                if let Ok(filter) = std::env::var("UI_FILTER")
+                    && !path.to_string_lossy().contains(&filter)
+                {
+                    continue;
+                }
                 self.cases.push(Case { path, expect });
             } else if ext == Some("stderr")
                 && (expect == Expect::Pass || !self.root.join(path.with_extension("rs")).exists())

@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use darling::error::Accumulator;
+use crate::ctxt::Ctxt;
 use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
 use syn::parse::ParseStream;
@@ -34,8 +34,8 @@ impl Pos {
     }
 }
 
-pub fn error(span: Span, msg: impl std::fmt::Display) -> darling::Error {
-    syn::Error::new(span, msg.to_string()).into()
+pub fn error(span: Span, msg: impl std::fmt::Display) -> syn::Error {
+    syn::Error::new(span, msg)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -141,7 +141,7 @@ fn known_serde_keys(pos: Pos) -> String {
 }
 
 /// Read every `#[serde(...)]` attribute of one item.
-pub fn parse_serde(attrs: &[syn::Attribute], pos: Pos, errors: &mut Accumulator) -> Serde {
+pub fn parse_serde(attrs: &[syn::Attribute], pos: Pos, errors: &mut Ctxt) -> Serde {
     let mut out = Serde::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
         let result = attr.parse_nested_meta(|meta| {
@@ -229,7 +229,7 @@ pub fn parse_serde(attrs: &[syn::Attribute], pos: Pos, errors: &mut Accumulator)
             Ok(())
         });
         if let Err(e) = result {
-            errors.push(e.into());
+            errors.push(e);
         }
     }
     out
@@ -394,7 +394,7 @@ pub struct SchemaAttrs {
 }
 
 /// Read every `#[schema(...)]` attribute of one item.
-pub fn parse_schema(attrs: &[syn::Attribute], pos: Pos, errors: &mut Accumulator) -> SchemaAttrs {
+pub fn parse_schema(attrs: &[syn::Attribute], pos: Pos, errors: &mut Ctxt) -> SchemaAttrs {
     let mut out = SchemaAttrs::default();
     let mut seen: HashSet<&'static str> = HashSet::new();
     for attr in attrs.iter().filter(|a| a.path().is_ident("schema")) {
@@ -530,7 +530,7 @@ pub fn parse_schema(attrs: &[syn::Attribute], pos: Pos, errors: &mut Accumulator
             Ok(())
         });
         if let Err(e) = result {
-            errors.push(e.into());
+            errors.push(e);
         }
     }
     if let (Some((values, _)), Some((c, span))) = (&out.enum_values, &out.const_value)
@@ -577,7 +577,7 @@ fn parse_path(meta: &ParseNestedMeta) -> syn::Result<syn::Path> {
     }
 }
 
-fn parse_range(meta: &ParseNestedMeta, errors: &mut Accumulator) -> syn::Result<Range> {
+fn parse_range(meta: &ParseNestedMeta, errors: &mut Ctxt) -> syn::Result<Range> {
     let span = meta.path.span();
     let mut range = Range {
         min: None,
@@ -631,7 +631,7 @@ fn parse_range(meta: &ParseNestedMeta, errors: &mut Accumulator) -> syn::Result<
     Ok(range)
 }
 
-fn parse_length(meta: &ParseNestedMeta, errors: &mut Accumulator) -> syn::Result<Length> {
+fn parse_length(meta: &ParseNestedMeta, errors: &mut Ctxt) -> syn::Result<Length> {
     let span = meta.path.span();
     let mut length = Length {
         min: None,
@@ -873,9 +873,9 @@ mod tests {
     }
 
     fn schema_errors(attr: syn::Attribute, pos: Pos) -> usize {
-        let mut acc = darling::Error::accumulator();
+        let mut acc = Ctxt::new();
         parse_schema(&[attr], pos, &mut acc);
-        acc.finish().err().map_or(0, |e| e.len())
+        acc.len()
     }
 
     #[test]
@@ -894,9 +894,9 @@ mod tests {
     }
 
     fn serde_errors(attr: syn::Attribute, pos: Pos) -> (Serde, usize) {
-        let mut acc = darling::Error::accumulator();
+        let mut acc = Ctxt::new();
         let s = parse_serde(&[attr], pos, &mut acc);
-        (s, acc.finish().err().map_or(0, |e| e.len()))
+        (s, acc.len())
     }
 
     #[test]

@@ -48,10 +48,24 @@ pub fn expand(def: &ToolDef<'_>) -> TokenStream {
 }
 
 /// `pub struct ReadFile;`, or `pub struct ServerSearch(pub Arc<Server>);` in a toolbox.
+///
+/// A free fn's unit struct is defined in a module of its own and glob-imported where the
+/// fn is (`pub use __dsh_tool_read_file::*;`); every generated impl names it through that
+/// module. The name can be taken already (`fn text_stats` beside a `struct TextStats`):
+/// an explicit item then shadows the glob import, so no generated impl lands on the
+/// user's type, and the assertion `<TextStats as ToolStruct>` (implemented for the
+/// generated struct only) fails at the fn name with one message saying to use
+/// `struct_name`. A plain `pub struct` would give rustc's "defined multiple times"
+/// followed by an error for every impl that resolved to the user's type; a named
+/// re-export would give a suggestion to rename the import at the fn name. The module
+/// needs no imports (a unit struct names no type), so this works inside fn bodies too.
+/// A toolbox struct holds the impl's type and its name starts with that type's, so it is
+/// defined directly.
 pub fn tool_struct(def: &ToolDef<'_>) -> TokenStream {
     let vis = &def.vis;
     let tool = &def.tool_ident;
     let cfgs = &def.cfgs;
+    let krate = &def.krate;
     let fn_name = def.sig.ident.to_string();
     match &def.receiver {
         Receiver::None => {
@@ -60,11 +74,26 @@ pub fn tool_struct(def: &ToolDef<'_>) -> TokenStream {
                 def.name,
                 krate_doc_path(def)
             );
+            let module = def.tool_module.as_ref().unwrap_or(tool);
+            let inner_vis = vis_in_child(vis);
+            let check = quote_spanned!(tool.span()=>
+                <#tool as #krate::__private::ToolStruct>::OK
+            );
             quote! {
                 #(#cfgs)*
-                #[doc = #doc]
-                #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
-                #vis struct #tool;
+                mod #module {
+                    #[doc = #doc]
+                    #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
+                    #inner_vis struct #tool;
+
+                    #[diagnostic::do_not_recommend]
+                    impl #krate::__private::ToolStruct for #tool {}
+                }
+                #(#cfgs)*
+                #[allow(unused_imports)]
+                #vis use #module::*;
+                #(#cfgs)*
+                const _: () = #check;
             }
         }
         Receiver::Method { self_ty, .. } => {
@@ -86,6 +115,27 @@ pub fn tool_struct(def: &ToolDef<'_>) -> TokenStream {
                         #tool(::std::sync::Arc::clone(&self.0))
                     }
                 }
+            }
+        }
+    }
+}
+
+/// The visibility that, written one module further down, means the same as `vis`.
+fn vis_in_child(vis: &syn::Visibility) -> TokenStream {
+    match vis {
+        syn::Visibility::Public(_) => quote!(pub),
+        syn::Visibility::Inherited => quote!(pub(super)),
+        syn::Visibility::Restricted(r) => {
+            let path = &r.path;
+            let first = path.segments.first().map(|s| s.ident.to_string());
+            match first.as_deref() {
+                Some("crate") if path.segments.len() == 1 => quote!(pub(crate)),
+                Some("self") => {
+                    let rest = path.segments.iter().skip(1);
+                    quote!(pub(in super #(::#rest)*))
+                }
+                Some("super") => quote!(pub(in super::#path)),
+                _ => quote!(pub(in #path)),
             }
         }
     }
@@ -186,7 +236,7 @@ fn schema_impl(def: &ToolDef<'_>) -> TokenStream {
 
 fn tool_impl(def: &ToolDef<'_>) -> TokenStream {
     let krate = &def.krate;
-    let tool = &def.tool_ident;
+    let tool = def.tool_path();
     let args_ty = def.args_type();
     let out = &def.output.ty;
     let out_span = def.output.span;
@@ -411,21 +461,23 @@ fn hooks(def: &ToolDef<'_>) -> TokenStream {
     let args_ty = quote!(<Self as #krate::Tool>::Args);
     let out = &def.output.ty;
     let mut out_tokens = TokenStream::new();
-    // Bits of `Tool::OVERRIDDEN_HOOKS`, in the runtime's order (`tool::hooks`).
+    // `Tool::OVERRIDDEN_HOOKS`: the runtime's named bit of every hook generated below.
     let a = &def.attr;
-    let overridden: u8 = [
-        a.render.is_some(),
-        def.concurrency().is_some(),
-        a.present_call.is_some(),
-        a.present_result.is_some(),
-        a.presentation_meta.is_some(),
-        a.finalize_content.is_some(),
+    let bits = [
+        (a.render.is_some(), "RENDER"),
+        (def.concurrency().is_some(), "IS_CONCURRENCY_SAFE"),
+        (a.present_call.is_some(), "PRESENT_CALL"),
+        (a.present_result.is_some(), "PRESENT_RESULT"),
+        (a.presentation_meta.is_some(), "PRESENTATION_META"),
+        (a.finalize_content.is_some(), "FINALIZE_CONTENT"),
     ]
-    .iter()
-    .enumerate()
-    .map(|(bit, on)| u8::from(*on) << bit)
-    .sum();
-    out_tokens.extend(quote!(const OVERRIDDEN_HOOKS: u8 = #overridden;));
+    .into_iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, bit)| {
+        let bit = format_ident!("{bit}");
+        quote!(| #krate::__private::tool_hooks::#bit)
+    });
+    out_tokens.extend(quote!(const OVERRIDDEN_HOOKS: u8 = 0 #(#bits)*;));
     let soft = quote! {
         let __dsh_a: #args_ty = #krate::__private::soft_args(#params, __dsh_args)?;
     };
