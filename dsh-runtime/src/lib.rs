@@ -152,8 +152,9 @@ pub use validate::ToolArgsError;
 ///     from the keys below.
 /// - **An args struct** `ReadFileArgs` (the tool struct's name plus `Args`, or
 ///   `args_struct_name`) with one `pub` field per parameter (the context excepted), in
-///   order, documented like the parameter. It derives serde's `Deserialize`
-///   (unknown fields are rejected) and `Serialize` through this crate, so you need no serde
+///   order, documented like the parameter. It implements serde's `Deserialize`
+///   (reading the arguments object member by member, as the pipeline does; unknown fields
+///   are rejected) and derives `Serialize`, both through this crate, so you need no serde
 ///   dependency of your own, and implements [`ToolSchema`] as a closed object
 ///   (`additionalProperties: false`) whose properties keep the parameter order.
 ///
@@ -272,18 +273,23 @@ pub use validate::ToolArgsError;
 ///
 /// # Compile errors
 ///
-/// Each is reported at the offending token, and the fn plus stand-in items are still emitted
-/// so one mistake does not cascade: no description (at the fn name); a generated struct
-/// name that another type in the module already has (at the fn name; see `struct_name`); a fn that is not
-/// `async`, is generic, `const`, `unsafe` or `extern`; a `self` parameter outside
-/// [`toolbox`](macro@toolbox); a name not matching the pattern, or `run_code`; two
-/// parameters with the same JSON name; two contexts; a parameter that is a reference, an
-/// `impl Trait` or a pattern (outside `args`); a parameter or output type without
-/// [`ToolSchema`] (the trait's own message, at the type); a `#[tool(args)]` parameter whose type
-/// has no object schema; an output without `Serialize`; an
-/// error type without `Into<ToolError>`; `timeout_ms = 0`; an unknown or repeated key (the
-/// message lists the valid keys); a hook whose signature does not fit (at the path); a body
-/// whose future is not `Send` (at the fn name).
+/// Each is reported once, at the offending token, and the fn plus stand-in items are still
+/// emitted so one mistake does not cascade:
+///
+/// - at the fn: no description; a fn that is not `async`, is generic, `const`, `unsafe` or
+///   `extern`; a `self` parameter outside [`toolbox`](macro@toolbox); a name not matching
+///   the pattern, or `run_code`; a generated struct name that another type in the module
+///   already has (see `struct_name` above); a body whose future is not `Send`;
+/// - at a parameter: two with the same JSON name; two contexts; a reference, an
+///   `impl Trait` or a pattern (outside `args`); a type without `Deserialize` or
+///   [`ToolSchema`] (one message naming both, whichever is missing); a `#[tool(args)]` type
+///   with no object schema;
+/// - at the return type: an output without [`ToolSchema`] or `Serialize` (serde's message);
+///   an error type
+///   without `Into<ToolError>` (a `String`, an `anyhow::Error`: the message says how to
+///   convert; for an alias such as `anyhow::Result<T>`, at its `Result`);
+/// - at the key: `timeout_ms = 0`; an unknown key (with the closest valid one, and the
+///   list of valid keys) or a repeated one; a hook whose signature does not fit.
 pub use dsh_macros::tool;
 
 /// Derive [`ToolSchema`](trait@ToolSchema): the JSON schema of exactly what the type's serde

@@ -97,9 +97,9 @@ pub struct ToolMeta {
     pub annotations: [bool; 4],
 }
 
-pub use crate::tool::ToolStruct;
 /// The bits of `Tool::OVERRIDDEN_HOOKS`, named in every `#[tool]` expansion.
 pub use crate::tool::hooks as tool_hooks;
+pub use crate::tool::{IntoToolError, ToolParam, ToolStruct};
 
 /// The definition in its static cell, built on first use. Takes a plain `fn` so the
 /// once-cell code is shared by every tool instead of instantiated per tool.

@@ -413,10 +413,23 @@ pub fn parse_schema(attrs: &[syn::Attribute], pos: Pos, errors: &mut Ctxt) -> Sc
             let key = meta_key(&meta);
             let span = meta.path.span();
             let Some((known, positions)) = SCHEMA_KEYS.iter().find(|(k, _)| *k == key) else {
+                let valid: Vec<&str> = SCHEMA_KEYS
+                    .iter()
+                    .filter(|(_, ps)| ps.contains(&pos))
+                    .map(|(k, _)| *k)
+                    .collect();
+                // JSON Schema's own keyword names are a likely first guess.
+                let hint = match key.as_str() {
+                    "minimum" | "maximum" | "min" | "max" | "exclusiveMinimum"
+                    | "exclusiveMaximum" => " (write `range(min = .., max = ..)`)".to_string(),
+                    "minLength" | "maxLength" | "min_length" | "max_length" | "minItems"
+                    | "maxItems" => " (write `length(min = .., max = ..)`)".to_string(),
+                    _ => crate::suggest::hint(&key, &valid),
+                };
                 errors.push(error(
                     span,
                     format!(
-                        "unknown `schema` key `{key}`; valid keys on {} are {}",
+                        "unknown `schema` key `{key}`{hint}; valid keys on {} are {}",
                         pos.noun(),
                         schema_keys(pos)
                     ),
@@ -870,6 +883,23 @@ mod tests {
         ] {
             assert!(json(tokens).is_err());
         }
+    }
+
+    #[test]
+    fn unknown_schema_keys_get_a_suggestion() {
+        let mut acc = Ctxt::new();
+        let a: syn::Attribute =
+            syn::parse_quote!(#[schema(lenght(max = 3), descripion = "x", zzz)]);
+        parse_schema(&[a], Pos::Field, &mut acc);
+        let errs = acc.messages();
+        assert_eq!(errs.len(), 3, "{errs:#?}");
+        assert!(errs[0].starts_with(
+            "unknown `schema` key `lenght` (did you mean `length`?); valid keys on a field are"
+        ));
+        assert!(
+            errs[1].starts_with("unknown `schema` key `descripion` (did you mean `description`?)")
+        );
+        assert!(errs[2].starts_with("unknown `schema` key `zzz`; valid keys"));
     }
 
     fn schema_errors(attr: syn::Attribute, pos: Pos) -> usize {

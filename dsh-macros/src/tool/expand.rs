@@ -32,6 +32,7 @@ pub fn expand(def: &ToolDef<'_>) -> TokenStream {
     let tool_struct = tool_struct(def);
     let args_struct = args_struct(def);
     let schema_impl = schema_impl(def);
+    let deserialize_impl = args_deserialize(def);
     let tool_impl = tool_impl(def);
     let allows = allows();
     let cfgs = &def.cfgs;
@@ -42,6 +43,7 @@ pub fn expand(def: &ToolDef<'_>) -> TokenStream {
         #allows
         const _: () = {
             #schema_impl
+            #deserialize_impl
             #tool_impl
         };
     }
@@ -179,6 +181,11 @@ fn args_struct(def: &ToolDef<'_>) -> TokenStream {
             pub #ident: #ty,
         }
     });
+    // `Deserialize` is implemented by hand next to the `Tool` impl (`args_deserialize`),
+    // through the same reader as `Tool::args_from_json`: serde's derive would require
+    // `Deserialize` of every parameter type inside its generated code, so a type without
+    // it was reported there (in serde's internals) once per use.
+    //
     // `Serialize` (for typed calls, which send arguments as JSON) is implemented only when
     // every parameter type is `Serialize`: a parameter type that only derives
     // `Deserialize` is fine until something serializes the arguments. The `for<'_>`
@@ -196,10 +203,34 @@ fn args_struct(def: &ToolDef<'_>) -> TokenStream {
     quote! {
         #(#cfgs)*
         #[doc = #doc]
-        #[derive(#krate::__private::serde::Deserialize, #krate::__private::serde::Serialize)]
+        #[derive(#krate::__private::serde::Serialize)]
         #[serde(crate = #serde_crate, deny_unknown_fields, bound(serialize = #serialize_bound))]
         #vis struct #args {
             #(#fields)*
+        }
+    }
+}
+
+/// `impl Deserialize for ReadFileArgs`: the arguments object read member by member, as
+/// `Tool::args_from_json` reads it (see `args_struct` for why not serde's derive).
+fn args_deserialize(def: &ToolDef<'_>) -> TokenStream {
+    if def.args_param().is_some() {
+        return TokenStream::new();
+    }
+    let krate = &def.krate;
+    let args = &def.args_ident;
+    let tool = def.tool_path();
+    let serde = quote!(#krate::__private::serde);
+    quote! {
+        #[automatically_derived]
+        impl<'de> #serde::Deserialize<'de> for #args {
+            fn deserialize<__D: #serde::Deserializer<'de>>(
+                __dsh_d: __D,
+            ) -> ::core::result::Result<Self, __D::Error> {
+                let __dsh_v = <#krate::json::Value as #serde::Deserialize<'de>>::deserialize(__dsh_d)?;
+                <#tool as #krate::Tool>::args_from_json(&__dsh_v)
+                    .map_err(<__D::Error as #serde::de::Error>::custom)
+            }
         }
     }
 }
@@ -218,10 +249,12 @@ fn schema_impl(def: &ToolDef<'_>) -> TokenStream {
             Some(text) => quote!(#text),
             None => crate::doc::doc_concat(&crate::doc::doc_exprs(&f.docs)),
         };
-        // Read through the public trait at the parameter's type, so a type without a
-        // schema is reported there with `ToolSchema`'s own message.
-        let optional = quote_spanned!(ty.span()=> <#ty as #krate::ToolSchema>::OPTIONAL);
-        let schema = quote_spanned!(ty.span()=> <#ty as #krate::ToolSchema>::property_schema());
+        // Every use of a parameter type goes through `ToolParam` at the type, so a type
+        // lacking `Deserialize` or `ToolSchema` gives one error there (identical errors
+        // at one span are reported once).
+        let optional = quote_spanned!(ty.span()=> <#ty as #krate::__private::ToolParam>::OPTIONAL);
+        let schema =
+            quote_spanned!(ty.span()=> <#ty as #krate::__private::ToolParam>::property_schema());
         quote!(#krate::__private::param(#name, #doc, #optional, #schema))
     });
     quote! {
@@ -275,7 +308,7 @@ fn args_reader(def: &ToolDef<'_>) -> TokenStream {
         let ident = &f.ident;
         let name = &f.name;
         let ty = &f.ty;
-        let read = quote_spanned!(ty.span()=> #krate::__private::arg::<#ty>(__dsh_m, #name)?);
+        let read = quote_spanned!(ty.span()=> <#ty as #krate::__private::ToolParam>::read(__dsh_m, #name)?);
         quote!(#ident: #read,)
     });
     quote! {
@@ -407,15 +440,16 @@ fn call_fn(def: &ToolDef<'_>) -> TokenStream {
         },
     };
     let result = if def.output.fallible {
-        // The error converts with `Into<ToolError>`: checked at `E` when the return type
-        // names it, else (`io::Result<T>`-style aliases) at the return type.
+        // The error converts with `Into<ToolError>`, through `IntoToolError` (whose
+        // message says how to convert): checked at `E` when the return type names it, else
+        // (`io::Result<T>`-style aliases) at the return type.
         let into = match &def.output.err_ty {
             Some(e) => quote_spanned!(e.span()=>
-                |__dsh_e: #e| -> #krate::ToolError { <#e as ::core::convert::Into<#krate::ToolError>>::into(__dsh_e) }
+                |__dsh_e: #e| -> #krate::ToolError { <#e as #krate::__private::IntoToolError>::into_tool_error(__dsh_e) }
             ),
-            None => {
-                quote_spanned!(def.output_type_span()=> ::core::convert::Into::<#krate::ToolError>::into)
-            }
+            None => quote_spanned!(def.output_type_span()=>
+                |__dsh_e| -> #krate::ToolError { #krate::__private::IntoToolError::into_tool_error(__dsh_e) }
+            ),
         };
         quote!(::core::result::Result::map_err(#callee.await, #into))
     } else {
@@ -445,10 +479,18 @@ fn call_fn(def: &ToolDef<'_>) -> TokenStream {
 }
 
 impl ToolDef<'_> {
-    /// The whole return type's span (`Result<T, E>`), for the error conversion.
+    /// Where to report the error conversion of a `Result` alias (`anyhow::Result<T>`):
+    /// its `Result`, the one token that says there is an error type.
     fn output_type_span(&self) -> Span {
         match &self.sig.output {
-            syn::ReturnType::Type(_, t) => t.span(),
+            syn::ReturnType::Type(_, t) => match &**t {
+                syn::Type::Path(p) => p
+                    .path
+                    .segments
+                    .last()
+                    .map_or_else(|| t.span(), |s| s.ident.span()),
+                _ => t.span(),
+            },
             syn::ReturnType::Default => self.sig.ident.span(),
         }
     }

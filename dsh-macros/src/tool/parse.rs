@@ -552,6 +552,69 @@ mod tests {
     }
 
     #[test]
+    fn names_the_generated_structs() {
+        let f: syn::ItemFn = parse_quote! {
+            /// Doc.
+            async fn text_stats() {}
+        };
+        let named = |attr: proc_macro2::TokenStream| {
+            let mut errors = Ctxt::new();
+            let attr = ToolAttr::parse(attr, &mut errors);
+            let d = tool_def(&f.sig, &f.vis, &f.attrs, attr, Site::Free, &mut errors);
+            assert!(errors.is_empty());
+            (d.tool_ident.to_string(), d.args_ident.to_string())
+        };
+        let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+        assert_eq!(named(quote!()), pair("TextStats", "TextStatsArgs"));
+        assert_eq!(
+            named(quote!(struct_name = "Stats")),
+            pair("Stats", "StatsArgs")
+        );
+        assert_eq!(
+            named(quote!(struct_name = "Stats", args_struct_name = "Input")),
+            pair("Stats", "Input")
+        );
+        assert_eq!(
+            named(quote!(args_struct_name = "Input")),
+            pair("TextStats", "Input")
+        );
+    }
+
+    #[test]
+    fn arguments_entries_document_parameters_and_validation_reports_the_rest() {
+        let f: syn::ItemFn = parse_quote! {
+            /// Doc.
+            ///
+            /// # Arguments
+            ///
+            /// * `a` - First.
+            /// * `a` - Again.
+            /// * `b` - Already documented.
+            /// * `c` - No such parameter.
+            async fn f(a: u8, /// B.
+                b: u8) {}
+        };
+        let mut errors = Ctxt::new();
+        let d = tool_def(
+            &f.sig,
+            &f.vis,
+            &f.attrs,
+            ToolAttr::default(),
+            Site::Free,
+            &mut errors,
+        );
+        assert!(errors.is_empty());
+        let entries: Vec<Option<&str>> = d.fields().map(|f| f.entry.as_deref()).collect();
+        assert_eq!(entries, [Some("First."), None]);
+        super::super::validate::validate(&d, &mut errors);
+        let errs = errors.messages();
+        assert_eq!(errs.len(), 3, "{errs:#?}");
+        assert!(errs[0].contains("two entries"));
+        assert!(errs[1].contains("documented twice"));
+        assert!(errs[2].contains("not a parameter"));
+    }
+
+    #[test]
     fn replaces_self() {
         let t: syn::Type = parse_quote!(Vec<<Self as T>::Item>);
         let s: syn::Type = parse_quote!(Server);
