@@ -2,7 +2,7 @@
 //! must fail to compile with a reviewed `.stderr`.
 //!
 //! Each case is compiled by a direct `rustc` call against the artifacts Cargo built for the
-//! test binary itself (their paths come from [`ui_tests_flags::rustc_flags`], expanded in
+//! test binary itself (their paths come from `ui_tests_flags::rustc_flags!()`, expanded in
 //! the test). `trybuild` instead generates a Cargo project with its own target directory,
 //! its own rustflags (`--cfg trybuild`, `-A dead_code`, `--verbose`) and the feature set of
 //! this package alone, so every dependency (serde, tokio, syn, darling, regex...) was built
