@@ -12,8 +12,10 @@
 
 use proc_macro::TokenStream;
 
+mod ctxt;
 mod derive;
 mod doc;
+mod suggest;
 mod tool;
 
 // Documented on its re-export, `dsh_runtime::tool` (rustdoc would append docs written

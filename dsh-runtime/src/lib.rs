@@ -144,19 +144,43 @@ pub use validate::ToolArgsError;
 ///
 /// - **The fn itself**, unchanged except that doc comments on its parameters are removed
 ///   (rustc does not accept them there). It stays callable as written, e.g. from unit tests.
-/// - **A unit struct** named after the fn in PascalCase (`read_file` → `ReadFile`), with the
-///   fn's visibility, implementing [`Tool`]:
+/// - **A unit struct** named after the fn in PascalCase (`read_file` → `ReadFile`), or
+///   `struct_name`, with the fn's visibility, implementing [`Tool`]:
 ///   - `Args` is the generated args struct, `Output` the fn's output type;
 ///   - `definition()` is built once, on first use, and kept in a `static`: the name, the
 ///     description, the title, the parameter schema (the args struct's), the output schema
 ///     (the output type's), `timeout_ms` and the annotations;
 ///   - `call` runs the fn; the hooks (`is_concurrency_safe`, `render`, presenters...) come
 ///     from the keys below.
-/// - **An args struct** `ReadFileArgs` with one `pub` field per parameter (the context
-///   excepted), in order, documented like the parameter. It derives serde's `Deserialize`
-///   (unknown fields are rejected) and `Serialize` through this crate, so you need no serde
+/// - **An args struct** `ReadFileArgs` (the tool struct's name plus `Args`, or
+///   `args_struct_name`) with one `pub` field per parameter (the context excepted), in
+///   order, documented like the parameter. It implements serde's `Deserialize`
+///   (reading the arguments object member by member, as the pipeline does; unknown fields
+///   are rejected) and derives `Serialize`, both through this crate, so you need no serde
 ///   dependency of your own, and implements [`ToolSchema`] as a closed object
 ///   (`additionalProperties: false`) whose properties keep the parameter order.
+///
+/// **Naming the generated structs.** The default names can be taken: `fn text_stats`
+/// returning a `struct TextStats` of its own. The tool struct then cannot be named
+/// `TextStats`, and the compiler says so in one error at the fn name. Name the generated
+/// structs yourself with `struct_name` (the args struct follows it) and, if you need to,
+/// `args_struct_name`:
+///
+/// ```
+/// use dsh_runtime::{Tool, ToolSchema, tool};
+///
+/// #[derive(serde::Serialize, ToolSchema)]
+/// pub struct TextStats { words: usize }
+///
+/// /// Count the words of a text.
+/// #[tool(struct_name = "TextStatsTool")]
+/// pub async fn text_stats(text: String) -> TextStats {
+///     TextStats { words: text.split_whitespace().count() }
+/// }
+///
+/// assert_eq!(TextStatsTool.definition().name, "text_stats");
+/// let _args = TextStatsToolArgs { text: "a b".into() };
+/// ```
 ///
 /// # Parameters
 ///
@@ -231,6 +255,8 @@ pub use validate::ToolArgsError;
 /// | `finalize_content = path` | replace the final content once: `fn(&Args, &[ContentBlock]) -> Option<Vec<ContentBlock>>` |
 /// | `args` | the single parameter is the whole arguments object (see above) |
 /// | `crate = "..."` | the path of this crate when it is renamed in `Cargo.toml` |
+/// | `struct_name = "..."` | the name of the generated tool struct (default: the fn name in PascalCase); the args struct becomes `<name>Args` |
+/// | `args_struct_name = "..."` | the name of the generated args struct (not with `args`, which generates none) |
 ///
 /// [`CallView`](crate::present::CallView), [`ResultView`](crate::present::ResultView) and
 /// [`ResultSummary`](crate::present::ResultSummary) are in [`present`].
@@ -249,17 +275,23 @@ pub use validate::ToolArgsError;
 ///
 /// # Compile errors
 ///
-/// Each is reported at the offending token, and the fn plus stand-in items are still emitted
-/// so one mistake does not cascade: no description (at the fn name); a fn that is not
-/// `async`, is generic, `const`, `unsafe` or `extern`; a `self` parameter outside
-/// [`toolbox`](macro@toolbox); a name not matching the pattern, or `run_code`; two
-/// parameters with the same JSON name; two contexts; a parameter that is a reference, an
-/// `impl Trait` or a pattern (outside `args`); a parameter or output type without
-/// [`ToolSchema`] (the trait's own message, at the type); a `#[tool(args)]` parameter whose type
-/// has no object schema; an output without `Serialize`; an
-/// error type without `Into<ToolError>`; `timeout_ms = 0`; an unknown or repeated key (the
-/// message lists the valid keys); a hook whose signature does not fit (at the path); a body
-/// whose future is not `Send` (at the fn name).
+/// Each is reported once, at the offending token, and the fn plus stand-in items are still
+/// emitted so one mistake does not cascade:
+///
+/// - at the fn: no description; a fn that is not `async`, is generic, `const`, `unsafe` or
+///   `extern`; a `self` parameter outside [`toolbox`](macro@toolbox); a name not matching
+///   the pattern, or `run_code`; a generated struct name that another type in the module
+///   already has (see `struct_name` above); a body whose future is not `Send`;
+/// - at a parameter: two with the same JSON name; two contexts; a reference, an
+///   `impl Trait` or a pattern (outside `args`); a type without `Deserialize` or
+///   [`ToolSchema`] (one message naming both, whichever is missing); a `#[tool(args)]` type
+///   with no object schema;
+/// - at the return type: an output without [`ToolSchema`] or `Serialize` (serde's message);
+///   an error type
+///   without `Into<ToolError>` (a `String`, an `anyhow::Error`: the message says how to
+///   convert; for an alias such as `anyhow::Result<T>`, at its `Result`);
+/// - at the key: `timeout_ms = 0`; an unknown key (with the closest valid one, and the
+///   list of valid keys) or a repeated one; a hook whose signature does not fit.
 pub use dsh_macros::tool;
 
 /// Derive [`ToolSchema`](trait@ToolSchema): the JSON schema of exactly what the type's serde

@@ -97,6 +97,10 @@ pub struct ToolMeta {
     pub annotations: [bool; 4],
 }
 
+/// The bits of `Tool::OVERRIDDEN_HOOKS`, named in every `#[tool]` expansion.
+pub use crate::tool::hooks as tool_hooks;
+pub use crate::tool::{IntoToolError, ToolParam, ToolStruct};
+
 /// The definition in its static cell, built on first use. Takes a plain `fn` so the
 /// once-cell code is shared by every tool instead of instantiated per tool.
 #[inline(never)]
@@ -161,8 +165,9 @@ pub fn args_object(tool: &str, schema: Arc<Schema>, type_name: &str) -> Arc<Sche
     }
 }
 
-/// The members of a tool's arguments, for the argument reader `#[tool]` generates. The
-/// first key that names no parameter is an error, as with serde's `deny_unknown_fields`.
+/// The members of a tool's arguments, for the argument reader `#[tool]` generates (each
+/// member is then read with `ToolParam::read`). The first key that names no parameter is
+/// an error, as with serde's `deny_unknown_fields`.
 pub fn args_members<'v>(
     value: &'v Value,
     params: &'static [&'static str],
@@ -176,19 +181,6 @@ pub fn args_members<'v>(
     match members.iter().find(|(k, _)| !params.contains(k)) {
         Some((k, _)) => Err(crate::json::DeError::unknown_field(k, params)),
         None => Ok(members),
-    }
-}
-
-/// One parameter of a generated argument reader: its member deserialized, or, when the
-/// member is absent, what serde's derive makes of a missing field (`None` for an
-/// `Option`, an error naming the field otherwise).
-pub fn arg<'v, T: serde::Deserialize<'v>>(
-    members: &'v crate::json::Object,
-    name: &'static str,
-) -> Result<T, crate::json::DeError> {
-    match members.get(name) {
-        Some(v) => T::deserialize(v),
-        None => T::deserialize(crate::json::__private::MissingField(name)),
     }
 }
 

@@ -188,6 +188,87 @@ impl ToolDefinition {
     }
 }
 
+/// Not public API. Implemented by `#[tool]` for the unit struct it generates, which it defines in a
+/// module of its own and glob-imports where the fn is. A type of the same name in that
+/// scope shadows the glob import without an error, so the expansion asserts
+/// `<Name as ToolStruct>` at the fn name: this message is then the only error. It lives
+/// here rather than in `__private` because rustc names it in the error.
+#[diagnostic::on_unimplemented(
+    message = "`#[tool]` cannot name its struct `{Self}`: a type of that name already exists here",
+    label = "the tool struct of this fn is named `{Self}`",
+    note = "name the generated structs with `#[tool(struct_name = \"...\")]` (the arguments struct becomes `<name>Args`), or rename the other type"
+)]
+#[doc(hidden)]
+pub trait ToolStruct {
+    /// Evaluated by the assertion.
+    const OK: () = ();
+}
+
+/// Not public API: what `#[tool]` asks of a parameter's type. Every use the expansion makes
+/// of a parameter type (its schema, whether it is optional, reading it from the
+/// arguments) goes through this one trait at the type's span, so a type missing
+/// `Deserialize`, `ToolSchema` or both gives one error there, with this message, instead
+/// of one per use from serde's and this crate's internals.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool parameter: it must implement `serde::Deserialize` and `dsh_runtime::ToolSchema`",
+    label = "not usable as a tool parameter",
+    note = "derive what is missing on the type's definition: `#[derive(serde::Deserialize, dsh_runtime::ToolSchema)]` (for `Vec<T>`, `Option<T>` and other containers, on `T`)"
+)]
+#[doc(hidden)]
+pub trait ToolParam: Sized {
+    /// `ToolSchema::OPTIONAL`.
+    const OPTIONAL: bool;
+    /// `ToolSchema::property_schema`.
+    fn property_schema() -> Arc<Schema>;
+    /// The member `name` of validated arguments; an absent member is what serde's derive
+    /// makes of a missing field (`None` for an `Option`, an error otherwise).
+    fn read(
+        members: &crate::json::Object,
+        name: &'static str,
+    ) -> Result<Self, crate::json::DeError>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned + crate::schema::ToolSchema + 'static> ToolParam for T {
+    const OPTIONAL: bool = <T as crate::schema::ToolSchema>::OPTIONAL;
+
+    fn property_schema() -> Arc<Schema> {
+        <T as crate::schema::ToolSchema>::property_schema()
+    }
+
+    fn read(
+        members: &crate::json::Object,
+        name: &'static str,
+    ) -> Result<Self, crate::json::DeError> {
+        match members.get(name) {
+            Some(v) => T::deserialize(v),
+            None => T::deserialize(crate::json::__private::MissingField(name)),
+        }
+    }
+}
+
+/// Not public API: how `#[tool]` turns the error of a `Result` return type into the
+/// call's failure. A blanket impl over `Into<ToolError>`, so that an error type without
+/// the conversion is reported at the error type with this message rather than as a
+/// missing `std::error::Error` impl.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's error type: it does not convert into `dsh_runtime::ToolError`",
+    label = "the error type of this tool",
+    note = "a tool returns `Result<T, E>` where `E: Into<ToolError>`: every `std::error::Error` converts; return `Result<T, ToolError>` and convert other errors in the body, e.g. `.map_err(ToolError::new)` for a `String`, `.map_err(|e| ToolError::new(format!(\"{{e:#}}\")))` for an `anyhow::Error`"
+)]
+#[doc(hidden)]
+pub trait IntoToolError {
+    /// The conversion.
+    fn into_tool_error(self) -> ToolError;
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: Into<ToolError>> IntoToolError for E {
+    fn into_tool_error(self) -> ToolError {
+        self.into()
+    }
+}
+
 /// A tool: a typed async body plus the hooks the pipeline calls around it.
 ///
 /// Only [`Tool::definition`] and [`Tool::call`] are required. The other hooks receive the

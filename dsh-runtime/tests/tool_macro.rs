@@ -637,23 +637,51 @@ fn cfg_applies_to_generated_items() {
 /// `Deserialize` gives, values and errors alike.
 #[test]
 fn generated_argument_reader_agrees_with_serde() {
-    fn both<T: Tool>(text: &str) -> (Result<String, String>, Result<String, String>)
+    // The generated args structs read their members by hand (both `Tool::args_from_json`
+    // and their `Deserialize` impl); serde's derive on a struct with the same fields is
+    // the reference.
+    #[derive(serde::Deserialize, serde::Serialize)]
+    #[serde(deny_unknown_fields)]
+    struct ReadFileMirror {
+        path: String,
+        offset: Option<u64>,
+        limit: Option<u64>,
+    }
+    #[derive(serde::Deserialize, serde::Serialize)]
+    #[serde(deny_unknown_fields)]
+    struct SearchMirror {
+        query: String,
+        r#type: Option<String>,
+    }
+    fn both<T: Tool, M: serde::de::DeserializeOwned + serde::Serialize>(
+        text: &str,
+    ) -> [Result<String, String>; 3]
     where
         T::Args: serde::Serialize,
     {
-        let show = |a: T::Args| {
-            json::to_value(&a)
-                .map(|v| v.to_string())
-                .unwrap_or_default()
-        };
         let value = v(text);
         let ours = T::args_from_json(&value)
-            .map(show)
+            .map(|a| {
+                json::to_value(&a)
+                    .map(|v| v.to_string())
+                    .unwrap_or_default()
+            })
             .map_err(|e| e.to_string());
-        let serde = json::from_value::<T::Args>(&value)
-            .map(show)
+        let deserialized = json::from_value::<T::Args>(&value)
+            .map(|a| {
+                json::to_value(&a)
+                    .map(|v| v.to_string())
+                    .unwrap_or_default()
+            })
             .map_err(|e| e.to_string());
-        (ours, serde)
+        let serde = json::from_value::<M>(&value)
+            .map(|a| {
+                json::to_value(&a)
+                    .map(|v| v.to_string())
+                    .unwrap_or_default()
+            })
+            .map_err(|e| e.to_string());
+        [ours, deserialized, serde]
     }
     for text in [
         r#"{"path":"/a","offset":2,"limit":3}"#,
@@ -665,19 +693,28 @@ fn generated_argument_reader_agrees_with_serde() {
         r#"{"path":"/a","offset":-1}"#,
         r#"{"path":"/a","offset":null}"#,
     ] {
-        let (ours, serde) = both::<ReadFile>(text);
+        let [ours, deserialized, serde] = both::<ReadFile, ReadFileMirror>(text);
         assert_eq!(ours, serde, "{text}");
+        assert_eq!(deserialized, serde, "{text}");
     }
     // Raw identifiers read their unprefixed key.
-    let (ours, serde) = both::<Search>(r#"{"query":"q","type":"t"}"#);
+    let [ours, deserialized, serde] = both::<Search, SearchMirror>(r#"{"query":"q","type":"t"}"#);
     assert_eq!(ours, serde);
+    assert_eq!(deserialized, serde);
     assert_eq!(ours.unwrap(), r#"{"query":"q","type":"t"}"#);
     // Tool arguments are always an object; the snapshot deserializer never reads a
     // struct from an array either (unlike `serde_json`).
-    let (ours, serde) = both::<ReadFile>(r#"["/a",1,2]"#);
+    let [ours, deserialized, serde] = both::<ReadFile, ReadFileMirror>(r#"["/a",1,2]"#);
     assert_eq!(ours.unwrap_err(), "tool arguments must be a JSON object");
-    let serde = serde.unwrap_err();
-    assert!(serde.contains("expected struct ReadFileArgs"), "{serde}");
+    assert_eq!(
+        deserialized.unwrap_err(),
+        "tool arguments must be a JSON object"
+    );
+    assert!(
+        serde
+            .unwrap_err()
+            .contains("expected struct ReadFileMirror")
+    );
 }
 
 /// `#[tool]` declares exactly the hooks it generates; the erased tool runs the defaults

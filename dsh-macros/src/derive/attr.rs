@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use darling::error::Accumulator;
+use crate::ctxt::Ctxt;
 use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
 use syn::parse::ParseStream;
@@ -34,8 +34,8 @@ impl Pos {
     }
 }
 
-pub fn error(span: Span, msg: impl std::fmt::Display) -> darling::Error {
-    syn::Error::new(span, msg.to_string()).into()
+pub fn error(span: Span, msg: impl std::fmt::Display) -> syn::Error {
+    syn::Error::new(span, msg)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -141,7 +141,7 @@ fn known_serde_keys(pos: Pos) -> String {
 }
 
 /// Read every `#[serde(...)]` attribute of one item.
-pub fn parse_serde(attrs: &[syn::Attribute], pos: Pos, errors: &mut Accumulator) -> Serde {
+pub fn parse_serde(attrs: &[syn::Attribute], pos: Pos, errors: &mut Ctxt) -> Serde {
     let mut out = Serde::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
         let result = attr.parse_nested_meta(|meta| {
@@ -229,7 +229,7 @@ pub fn parse_serde(attrs: &[syn::Attribute], pos: Pos, errors: &mut Accumulator)
             Ok(())
         });
         if let Err(e) = result {
-            errors.push(e.into());
+            errors.push(e);
         }
     }
     out
@@ -394,7 +394,7 @@ pub struct SchemaAttrs {
 }
 
 /// Read every `#[schema(...)]` attribute of one item.
-pub fn parse_schema(attrs: &[syn::Attribute], pos: Pos, errors: &mut Accumulator) -> SchemaAttrs {
+pub fn parse_schema(attrs: &[syn::Attribute], pos: Pos, errors: &mut Ctxt) -> SchemaAttrs {
     let mut out = SchemaAttrs::default();
     let mut seen: HashSet<&'static str> = HashSet::new();
     for attr in attrs.iter().filter(|a| a.path().is_ident("schema")) {
@@ -413,10 +413,23 @@ pub fn parse_schema(attrs: &[syn::Attribute], pos: Pos, errors: &mut Accumulator
             let key = meta_key(&meta);
             let span = meta.path.span();
             let Some((known, positions)) = SCHEMA_KEYS.iter().find(|(k, _)| *k == key) else {
+                let valid: Vec<&str> = SCHEMA_KEYS
+                    .iter()
+                    .filter(|(_, ps)| ps.contains(&pos))
+                    .map(|(k, _)| *k)
+                    .collect();
+                // JSON Schema's own keyword names are a likely first guess.
+                let hint = match key.as_str() {
+                    "minimum" | "maximum" | "min" | "max" | "exclusiveMinimum"
+                    | "exclusiveMaximum" => " (write `range(min = .., max = ..)`)".to_string(),
+                    "minLength" | "maxLength" | "min_length" | "max_length" | "minItems"
+                    | "maxItems" => " (write `length(min = .., max = ..)`)".to_string(),
+                    _ => crate::suggest::hint(&key, &valid),
+                };
                 errors.push(error(
                     span,
                     format!(
-                        "unknown `schema` key `{key}`; valid keys on {} are {}",
+                        "unknown `schema` key `{key}`{hint}; valid keys on {} are {}",
                         pos.noun(),
                         schema_keys(pos)
                     ),
@@ -530,7 +543,7 @@ pub fn parse_schema(attrs: &[syn::Attribute], pos: Pos, errors: &mut Accumulator
             Ok(())
         });
         if let Err(e) = result {
-            errors.push(e.into());
+            errors.push(e);
         }
     }
     if let (Some((values, _)), Some((c, span))) = (&out.enum_values, &out.const_value)
@@ -577,7 +590,7 @@ fn parse_path(meta: &ParseNestedMeta) -> syn::Result<syn::Path> {
     }
 }
 
-fn parse_range(meta: &ParseNestedMeta, errors: &mut Accumulator) -> syn::Result<Range> {
+fn parse_range(meta: &ParseNestedMeta, errors: &mut Ctxt) -> syn::Result<Range> {
     let span = meta.path.span();
     let mut range = Range {
         min: None,
@@ -631,7 +644,7 @@ fn parse_range(meta: &ParseNestedMeta, errors: &mut Accumulator) -> syn::Result<
     Ok(range)
 }
 
-fn parse_length(meta: &ParseNestedMeta, errors: &mut Accumulator) -> syn::Result<Length> {
+fn parse_length(meta: &ParseNestedMeta, errors: &mut Ctxt) -> syn::Result<Length> {
     let span = meta.path.span();
     let mut length = Length {
         min: None,
@@ -872,10 +885,27 @@ mod tests {
         }
     }
 
+    #[test]
+    fn unknown_schema_keys_get_a_suggestion() {
+        let mut acc = Ctxt::new();
+        let a: syn::Attribute =
+            syn::parse_quote!(#[schema(lenght(max = 3), descripion = "x", zzz)]);
+        parse_schema(&[a], Pos::Field, &mut acc);
+        let errs = acc.messages();
+        assert_eq!(errs.len(), 3, "{errs:#?}");
+        assert!(errs[0].starts_with(
+            "unknown `schema` key `lenght` (did you mean `length`?); valid keys on a field are"
+        ));
+        assert!(
+            errs[1].starts_with("unknown `schema` key `descripion` (did you mean `description`?)")
+        );
+        assert!(errs[2].starts_with("unknown `schema` key `zzz`; valid keys"));
+    }
+
     fn schema_errors(attr: syn::Attribute, pos: Pos) -> usize {
-        let mut acc = darling::Error::accumulator();
+        let mut acc = Ctxt::new();
         parse_schema(&[attr], pos, &mut acc);
-        acc.finish().err().map_or(0, |e| e.len())
+        acc.len()
     }
 
     #[test]
@@ -894,9 +924,9 @@ mod tests {
     }
 
     fn serde_errors(attr: syn::Attribute, pos: Pos) -> (Serde, usize) {
-        let mut acc = darling::Error::accumulator();
+        let mut acc = Ctxt::new();
         let s = parse_serde(&[attr], pos, &mut acc);
-        (s, acc.finish().err().map_or(0, |e| e.len()))
+        (s, acc.len())
     }
 
     #[test]

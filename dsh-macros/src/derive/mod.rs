@@ -13,24 +13,26 @@ mod validate;
 use proc_macro2::TokenStream;
 use quote::quote;
 
+use crate::ctxt::Ctxt;
+
 pub fn expand(item: TokenStream) -> TokenStream {
     let input: syn::DeriveInput = match syn::parse2(item) {
         Ok(i) => i,
         Err(e) => return e.to_compile_error(),
     };
-    let mut errors = darling::Error::accumulator();
+    let mut errors = Ctxt::new();
     let model = parse::from_ast(&input, &mut errors);
     if let Some(model) = &model {
         validate::validate(model, &mut errors);
     }
-    match (model, errors.finish()) {
-        (Some(model), Ok(())) => expand::expand(&model),
-        (model, result) => {
+    match model {
+        Some(model) if errors.is_empty() => expand::expand(&model),
+        model => {
             let p = match &model {
                 Some(m) => expand::support_path(m),
                 None => quote!(::dsh_runtime::__private::derive),
             };
-            let errors = result.err().map(|e| e.write_errors()).unwrap_or_default();
+            let errors = errors.to_compile_errors();
             let stand_in = fallback::expand(&input, &p);
             quote!(#errors #stand_in)
         }
@@ -43,11 +45,11 @@ mod tests {
 
     fn error_count(item: TokenStream) -> usize {
         let input: syn::DeriveInput = syn::parse2(item).expect("test input parses");
-        let mut errors = darling::Error::accumulator();
+        let mut errors = Ctxt::new();
         if let Some(model) = parse::from_ast(&input, &mut errors) {
             validate::validate(&model, &mut errors);
         }
-        errors.finish().err().map_or(0, |e| e.len())
+        errors.len()
     }
 
     #[test]

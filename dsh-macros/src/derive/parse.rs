@@ -3,8 +3,8 @@
 //! resolves them. Single-item rules (an attribute that does not fit the item's shape) are
 //! checked here, every error accumulated.
 
+use crate::ctxt::Ctxt;
 use darling::ast::{Data, Fields};
-use darling::error::Accumulator;
 use darling::{FromDeriveInput, FromField, FromVariant};
 use syn::spanned::Spanned;
 
@@ -52,7 +52,7 @@ fn unraw(ident: &syn::Ident) -> String {
     s.strip_prefix("r#").map(str::to_string).unwrap_or(s)
 }
 
-pub fn from_ast(input: &syn::DeriveInput, errors: &mut Accumulator) -> Option<Input> {
+pub fn from_ast(input: &syn::DeriveInput, errors: &mut Ctxt) -> Option<Input> {
     if let syn::Data::Union(u) = &input.data {
         errors.push(error(
             u.union_token.span,
@@ -107,7 +107,7 @@ pub fn from_ast(input: &syn::DeriveInput, errors: &mut Accumulator) -> Option<In
     })
 }
 
-fn field(rec: FieldRec, index: usize, rule: Option<RenameRule>, errors: &mut Accumulator) -> Field {
+fn field(rec: FieldRec, index: usize, rule: Option<RenameRule>, errors: &mut Ctxt) -> Field {
     let serde = parse_serde(&rec.attrs, Pos::Field, errors);
     let schema = parse_schema(&rec.attrs, Pos::Field, errors);
     let name = match (&serde.rename, &rec.ident) {
@@ -143,7 +143,7 @@ fn field(rec: FieldRec, index: usize, rule: Option<RenameRule>, errors: &mut Acc
     }
 }
 
-fn variant(rec: VariantRec, container: &super::attr::Serde, errors: &mut Accumulator) -> Variant {
+fn variant(rec: VariantRec, container: &super::attr::Serde, errors: &mut Ctxt) -> Variant {
     let serde = parse_serde(&rec.attrs, Pos::Variant, errors);
     let schema = parse_schema(&rec.attrs, Pos::Variant, errors);
     let name = match &serde.rename {
@@ -206,7 +206,7 @@ fn variant(rec: VariantRec, container: &super::attr::Serde, errors: &mut Accumul
     }
 }
 
-fn repr(serde: &super::attr::Serde, errors: &mut Accumulator) -> Repr {
+fn repr(serde: &super::attr::Serde, errors: &mut Ctxt) -> Repr {
     match (&serde.tag, &serde.content, serde.untagged) {
         (None, None, Some(_)) => Repr::Untagged,
         (_, _, Some(span)) => {
@@ -241,7 +241,7 @@ fn container_struct_checks(
     serde: &super::attr::Serde,
     schema: &super::attr::SchemaAttrs,
     st: Style,
-    errors: &mut Accumulator,
+    errors: &mut Ctxt,
 ) {
     if let Some((_, span)) = &serde.tag {
         errors.push(error(
@@ -273,7 +273,7 @@ fn container_struct_checks(
 fn container_enum_checks(
     serde: &super::attr::Serde,
     schema: &super::attr::SchemaAttrs,
-    errors: &mut Accumulator,
+    errors: &mut Ctxt,
 ) {
     if let Some(span) = serde.default {
         errors.push(error(span, "`default` on a container applies to structs"));

@@ -5,14 +5,14 @@
 
 use std::collections::HashMap;
 
-use darling::error::Accumulator;
+use crate::ctxt::Ctxt;
 use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
 
 use super::attr::error;
 use super::model::{Body, Field, Input, Repr, Style};
 
-pub fn validate(input: &Input, errors: &mut Accumulator) {
+pub fn validate(input: &Input, errors: &mut Ctxt) {
     match &input.body {
         Body::Struct(style, fields) => {
             let custom = input.schema.with.is_some();
@@ -105,11 +105,7 @@ pub fn validate(input: &Input, errors: &mut Accumulator) {
 
 /// Two properties of one object with the same key (after renames), or a field named like
 /// the tag of an internally tagged enum.
-fn check_names<'a>(
-    fields: impl Iterator<Item = &'a Field>,
-    tag: Option<&str>,
-    errors: &mut Accumulator,
-) {
+fn check_names<'a>(fields: impl Iterator<Item = &'a Field>, tag: Option<&str>, errors: &mut Ctxt) {
     let mut seen: HashMap<&str, &Field> = HashMap::new();
     for f in fields.filter(|f| f.is_live()) {
         // A field named like the internal tag is reported by serde's own derive.
@@ -136,7 +132,7 @@ fn check_names<'a>(
 /// vocabulary has no `$ref`), so a recursive type cannot have one. The check is textual
 /// and conservative: a different type with the same name in another module is flagged
 /// too (give the field `#[schema(with = ..)]` then).
-fn check_recursion(input: &Input, field: &Field, errors: &mut Accumulator) {
+fn check_recursion(input: &Input, field: &Field, errors: &mut Ctxt) {
     if !field.is_live() || field.schema.with.is_some() {
         return;
     }

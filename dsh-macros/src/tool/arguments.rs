@@ -20,12 +20,21 @@
 
 use proc_macro2::Span;
 
+use crate::ctxt::Ctxt;
+
 /// One `* `name` - text` entry.
 pub struct Entry {
     pub name: String,
     pub text: String,
     /// The doc line the entry starts on (the only span a doc comment line has).
     pub span: Span,
+}
+
+impl Entry {
+    /// The parameter name, without `r#`.
+    pub fn unraw_name(&self) -> &str {
+        self.name.strip_prefix("r#").unwrap_or(&self.name)
+    }
 }
 
 /// A fn doc comment split into the tool description and the `# Arguments` entries.
@@ -39,7 +48,7 @@ pub struct Split {
 }
 
 /// Split the doc attributes of a fn. Malformed entries are reported in `errors`.
-pub fn split(attrs: &[syn::Attribute], errors: &mut Vec<syn::Error>) -> Split {
+pub fn split(attrs: &[syn::Attribute], errors: &mut Ctxt) -> Split {
     let mut description = Vec::new();
     let mut entries: Vec<Entry> = Vec::new();
     let mut blank = true;
@@ -106,7 +115,7 @@ impl State {
         line: &str,
         span: Span,
         entries: &mut Vec<Entry>,
-        errors: &mut Vec<syn::Error>,
+        errors: &mut Ctxt,
     ) -> bool {
         let trimmed = line.trim();
         if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
@@ -225,7 +234,7 @@ mod tests {
             #[doc = include_str!("x.md")]
             async fn f() {}
         };
-        let mut errors = Vec::new();
+        let mut errors = Ctxt::new();
         let s = split(&f.attrs, &mut errors);
         assert!(errors.is_empty());
         assert!(!s.blank);
@@ -264,7 +273,7 @@ mod tests {
             /// * path - no backticks
             async fn f() {}
         };
-        let mut errors = Vec::new();
+        let mut errors = Ctxt::new();
         let s = split(&f.attrs, &mut errors);
         assert_eq!(errors.len(), 2);
         assert!(s.entries.is_empty());
@@ -281,7 +290,7 @@ mod tests {
             */
             async fn f() {}
         };
-        let mut errors = Vec::new();
+        let mut errors = Ctxt::new();
         let s = split(&f.attrs, &mut errors);
         assert!(errors.is_empty() && s.entries.is_empty());
         assert!(texts(&s)[0].contains("# Arguments"));
@@ -295,7 +304,7 @@ mod tests {
             /// * `a` - A.
             async fn f() {}
         };
-        let mut errors = Vec::new();
+        let mut errors = Ctxt::new();
         assert!(split(&f.attrs, &mut errors).blank);
     }
 }

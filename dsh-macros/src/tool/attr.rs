@@ -1,15 +1,19 @@
 //! Parse `#[tool(...)]` keys.
 //!
-//! `ToolAttr` implements darling's `FromMeta` by hand (`from_list`) rather than deriving
-//! it: the derive appends ` at <field>` to every message and capitalises its own, while
-//! our messages are lowercase, list the valid keys and say how to write the value.
-//! Checks that concern one key (syntax, `timeout_ms = 0`, the name pattern) live here;
-//! rules spanning several items are in `validate.rs`.
+//! The keys are read from darling's `NestedMeta` list by hand rather than with a derived
+//! `FromMeta`: the derive appends ` at <field>` to every message and capitalises its own,
+//! while our messages are lowercase, list the valid keys and say how to write the value
+//! (misspelt keys still get darling's suggestion, see `crate::suggest`). Every key that
+//! parses is kept even when others do not, so the expansion still knows the name and the
+//! flags. Checks that concern one key (syntax, `timeout_ms = 0`, the name pattern) or
+//! two keys of this one attribute live here; rules spanning several items are in
+//! `validate.rs`.
 
-use darling::FromMeta;
 use darling::ast::NestedMeta;
 use proc_macro2::{Span, TokenStream};
 use syn::spanned::Spanned;
+
+use crate::ctxt::Ctxt;
 
 // Attribute keywords (one constant each, as they appear in user code).
 pub const NAME: &str = "name";
@@ -28,6 +32,8 @@ pub const PRESENTATION_META: &str = "presentation_meta";
 pub const FINALIZE_CONTENT: &str = "finalize_content";
 pub const ARGS: &str = "args";
 pub const CRATE: &str = "crate";
+pub const STRUCT_NAME: &str = "struct_name";
+pub const ARGS_STRUCT_NAME: &str = "args_struct_name";
 
 /// Every key, in the order the error message lists them.
 const KEYS: &[&str] = &[
@@ -47,6 +53,8 @@ const KEYS: &[&str] = &[
     FINALIZE_CONTENT,
     ARGS,
     CRATE,
+    STRUCT_NAME,
+    ARGS_STRUCT_NAME,
 ];
 
 /// The reserved tool name (the code-mode entry point).
@@ -100,81 +108,63 @@ pub struct ToolAttr {
     pub args: Flag,
     /// `crate = "path"`: where `dsh_runtime` is (for renamed dependencies).
     pub krate: Option<syn::Path>,
+    /// `struct_name = "Name"`: the generated tool struct (and, by default, `NameArgs`).
+    pub struct_name: Option<syn::Ident>,
+    /// `args_struct_name = "Name"`: the generated args struct.
+    pub args_struct_name: Option<syn::Ident>,
 }
 
 impl ToolAttr {
-    /// Parse the tokens inside `#[tool(...)]`.
-    #[cfg(test)]
-    pub fn parse(tokens: TokenStream) -> darling::Result<ToolAttr> {
-        let items = NestedMeta::parse_meta_list(tokens)?;
-        ToolAttr::from_list(&items)
-    }
-
-    /// Parse the tokens inside `#[tool(...)]`, keeping every key that parsed when others
-    /// did not (so the expansion still knows the name, the flags...).
-    pub fn parse_lenient(tokens: TokenStream) -> (ToolAttr, Vec<syn::Error>) {
+    /// Parse the tokens inside `#[tool(...)]`: every key that parses, and an error in
+    /// `errors` for every one that does not.
+    pub fn parse(tokens: TokenStream, errors: &mut Ctxt) -> ToolAttr {
         match NestedMeta::parse_meta_list(tokens) {
-            Ok(items) => {
-                let (attr, errors) = ToolAttr::read(&items);
-                (attr, errors.into_iter().map(syn::Error::from).collect())
+            Ok(items) => ToolAttr::read(&items, errors),
+            Err(e) => {
+                errors.push(e);
+                ToolAttr::default()
             }
-            Err(e) => (ToolAttr::default(), vec![e]),
         }
     }
 
     /// Parse a `#[tool]` / `#[tool(...)]` attribute found on a method inside `#[toolbox]`.
-    pub fn from_attribute(attr: &syn::Attribute) -> (ToolAttr, Vec<syn::Error>) {
+    pub fn from_attribute(attr: &syn::Attribute, errors: &mut Ctxt) -> ToolAttr {
         match &attr.meta {
-            syn::Meta::Path(_) => (ToolAttr::default(), Vec::new()),
-            syn::Meta::List(list) => ToolAttr::parse_lenient(list.tokens.clone()),
-            syn::Meta::NameValue(nv) => (
-                ToolAttr::default(),
-                vec![syn::Error::new(
+            syn::Meta::Path(_) => ToolAttr::default(),
+            syn::Meta::List(list) => ToolAttr::parse(list.tokens.clone(), errors),
+            syn::Meta::NameValue(nv) => {
+                errors.error_at(
                     nv.eq_token.span,
                     "expected `#[tool]` or `#[tool(key = value, ...)]`",
-                )],
-            ),
+                );
+                ToolAttr::default()
+            }
         }
     }
-}
 
-impl FromMeta for ToolAttr {
-    fn from_list(items: &[NestedMeta]) -> darling::Result<Self> {
-        let (out, errors) = ToolAttr::read(items);
-        if errors.is_empty() {
-            Ok(out)
-        } else {
-            Err(darling::Error::multiple(errors))
-        }
-    }
-}
-
-impl ToolAttr {
-    /// Every key that parses, and an error for every one that does not.
-    fn read(items: &[NestedMeta]) -> (ToolAttr, Vec<darling::Error>) {
+    fn read(items: &[NestedMeta], errors: &mut Ctxt) -> ToolAttr {
         let mut out = ToolAttr::default();
-        let mut errors = darling::Error::accumulator();
         let mut seen: Vec<String> = Vec::new();
         for item in items {
             let meta = match item {
                 NestedMeta::Meta(meta) => meta,
                 NestedMeta::Lit(lit) => {
-                    errors.push(
-                        darling::Error::custom(format!(
+                    errors.error_spanned(
+                        lit,
+                        format!(
                             "expected a `#[tool]` key, found a literal; valid keys: {}",
                             key_list()
-                        ))
-                        .with_span(lit),
+                        ),
                     );
                     continue;
                 }
                 NestedMeta::NameValueInvalidExpr(bad) => {
-                    errors.push(
-                        darling::Error::custom(format!(
+                    errors.error_spanned(
+                        &bad.value,
+                        format!(
                             "the value of `{}` is not an expression",
                             path_text(&bad.path)
-                        ))
-                        .with_span(&bad.value),
+                        ),
                     );
                     continue;
                 }
@@ -184,26 +174,21 @@ impl ToolAttr {
                 Some(k) if KEYS.contains(&k.as_str()) => k,
                 _ => {
                     let text = path_text(path);
-                    let hint = match closest_key(&text) {
-                        Some(k) => format!(" (did you mean `{k}`?)"),
-                        None => String::new(),
-                    };
-                    errors.push(
-                        darling::Error::custom(format!(
-                            "unknown `#[tool]` key `{text}`{hint}; valid keys: {}",
+                    errors.error_spanned(
+                        path,
+                        format!(
+                            "unknown `#[tool]` key `{text}`{}; valid keys: {}",
+                            crate::suggest::hint(&text, KEYS),
                             key_list()
-                        ))
-                        .with_span(path),
+                        ),
                     );
                     continue;
                 }
             };
             if seen.contains(&key) {
-                errors.push(
-                    darling::Error::custom(format!(
-                        "duplicate `#[tool]` key `{key}`: each key may be given once"
-                    ))
-                    .with_span(path),
+                errors.error_spanned(
+                    path,
+                    format!("duplicate `#[tool]` key `{key}`: each key may be given once"),
                 );
                 continue;
             }
@@ -212,7 +197,16 @@ impl ToolAttr {
                 errors.push(e);
             }
         }
-        (out, errors.into_inner())
+        // `args` takes the user's struct as the arguments: there is no struct to name.
+        if out.args.is_present()
+            && let Some(name) = &out.args_struct_name
+        {
+            errors.error_at(
+                name.span(),
+                "`args_struct_name` names the generated args struct, but with `args` the fn's parameter type is the arguments struct: remove one of the two keys",
+            );
+        }
+        out
     }
 
     fn set(&mut self, key: &str, meta: &syn::Meta) -> darling::Result<()> {
@@ -235,6 +229,8 @@ impl ToolAttr {
             FINALIZE_CONTENT => self.finalize_content = Some(fn_path(FINALIZE_CONTENT, meta)?),
             ARGS => self.args = flag(ARGS, meta)?,
             CRATE => self.krate = Some(crate_path(meta)?),
+            STRUCT_NAME => self.struct_name = Some(ident(STRUCT_NAME, meta)?),
+            ARGS_STRUCT_NAME => self.args_struct_name = Some(ident(ARGS_STRUCT_NAME, meta)?),
             _ => {}
         }
         Ok(())
@@ -246,42 +242,6 @@ fn key_list() -> String {
         .map(|k| format!("`{k}`"))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// The key closest to a misspelt one, if it is close enough to be a likely typo.
-fn closest_key(unknown: &str) -> Option<&'static str> {
-    let prefix = |k: &str| unknown.len() >= 4 && (k.starts_with(unknown) || unknown.starts_with(k));
-    KEYS.iter()
-        .map(|k| (edit_distance(unknown, k), *k))
-        .filter(|(d, k)| *d <= 2.max(k.len() / 4) || prefix(k))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k)
-}
-
-/// Levenshtein distance, counting an adjacent swap as one edit.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = best;
-        }
-    }
-    d[a.len()][b.len()]
 }
 
 fn path_text(path: &syn::Path) -> String {
@@ -456,6 +416,25 @@ fn fn_path(key: &str, meta: &syn::Meta) -> darling::Result<syn::Path> {
     }
 }
 
+/// `struct_name = "Name"`: an identifier, as a string literal (like serde's `rename`).
+fn ident(key: &str, meta: &syn::Meta) -> darling::Result<syn::Ident> {
+    let expr = value(key, meta, "\"Name\"")?;
+    let bad = || format!("`{key}` must be a type name in a string literal: `{key} = \"Name\"`");
+    match expr {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => match syn::parse_str::<syn::Ident>(&s.value()) {
+            Ok(mut ident) if ident != "Self" => {
+                ident.set_span(s.span());
+                Ok(ident)
+            }
+            _ => Err(darling::Error::custom(bad()).with_span(s)),
+        },
+        other => Err(darling::Error::custom(bad()).with_span(other)),
+    }
+}
+
 /// `crate = "path"` (like serde's `crate` attribute) or `crate = path`.
 fn crate_path(meta: &syn::Meta) -> darling::Result<syn::Path> {
     let expr = value(CRATE, meta, "\"::dsh_runtime\"")?;
@@ -480,16 +459,15 @@ mod tests {
     use super::*;
     use quote::quote;
 
-    fn errors(tokens: TokenStream) -> Vec<String> {
-        match ToolAttr::parse(tokens) {
-            Ok(_) => Vec::new(),
-            Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
-        }
+    fn parse(tokens: TokenStream) -> (ToolAttr, Vec<String>) {
+        let mut errors = Ctxt::new();
+        let attr = ToolAttr::parse(tokens, &mut errors);
+        (attr, errors.messages())
     }
 
     #[test]
     fn accepts_every_key() {
-        let a = ToolAttr::parse(quote!(
+        let (a, errs) = parse(quote!(
             name = "read-file_2",
             description = "Read.",
             title = include_str!("t.txt"),
@@ -504,23 +482,32 @@ mod tests {
             present_result = c,
             presentation_meta = d,
             finalize_content = e,
-            args,
-            crate = "::dsh"
-        ))
-        .unwrap_or_default();
+            crate = "::dsh",
+            struct_name = "ReadTool",
+            args_struct_name = "ReadToolInput"
+        ));
+        assert!(errs.is_empty(), "{errs:#?}");
         assert_eq!(a.name.map(|n| n.value).as_deref(), Some("read-file_2"));
         assert_eq!(a.timeout_ms.map(|t| t.ms), Some(500));
         assert!(matches!(
             a.concurrency_safe,
             Some(Concurrency::Predicate(_))
         ));
-        assert!(a.read_only.is_present() && a.open_world.is_present() && a.args.is_present());
+        assert!(a.read_only.is_present() && a.open_world.is_present());
         assert!(a.present_call.is_some() && a.finalize_content.is_some() && a.krate.is_some());
+        assert_eq!(
+            a.struct_name.map(|i| i.to_string()).as_deref(),
+            Some("ReadTool")
+        );
+        assert_eq!(
+            a.args_struct_name.map(|i| i.to_string()).as_deref(),
+            Some("ReadToolInput")
+        );
     }
 
     #[test]
     fn accumulates_every_error() {
-        let errs = errors(quote!(
+        let (_, errs) = parse(quote!(
             nmae = "x",
             name = "a b",
             name = "c",
@@ -528,9 +515,11 @@ mod tests {
             read_only = true,
             render = "f",
             "lit",
-            concurrency_safe(x)
+            concurrency_safe(x),
+            struct_name = "not an ident",
+            args_struct_name = Input
         ));
-        assert_eq!(errs.len(), 8, "{errs:#?}");
+        assert_eq!(errs.len(), 10, "{errs:#?}");
         assert!(errs[0].starts_with(
             "unknown `#[tool]` key `nmae` (did you mean `name`?); valid keys: `name`,"
         ));
@@ -541,16 +530,15 @@ mod tests {
         assert!(errs[5].starts_with("`render` must name a function"));
         assert!(errs[6].starts_with("expected a `#[tool]` key, found a literal"));
         assert!(errs[7].starts_with("expected `concurrency_safe` (always)"));
+        assert!(errs[8].starts_with("`struct_name` must be a type name in a string literal"));
+        assert!(errs[9].starts_with("`args_struct_name` must be a type name"));
     }
 
     #[test]
-    fn suggests_close_keys() {
-        assert_eq!(closest_key("readonly"), Some("read_only"));
-        assert_eq!(closest_key("read_olny"), Some("read_only"));
-        assert_eq!(closest_key("timeout"), Some("timeout_ms"));
-        assert_eq!(closest_key("present"), Some("present_call"));
-        assert_eq!(closest_key("nmae"), Some("name"));
-        assert_eq!(closest_key("colour"), None);
+    fn args_struct_name_needs_a_generated_args_struct() {
+        let (_, errs) = parse(quote!(args, args_struct_name = "Input"));
+        assert_eq!(errs.len(), 1, "{errs:#?}");
+        assert!(errs[0].contains("remove one of the two keys"));
     }
 
     #[test]

@@ -32,6 +32,7 @@ pub fn expand(def: &ToolDef<'_>) -> TokenStream {
     let tool_struct = tool_struct(def);
     let args_struct = args_struct(def);
     let schema_impl = schema_impl(def);
+    let deserialize_impl = args_deserialize(def);
     let tool_impl = tool_impl(def);
     let allows = allows();
     let cfgs = &def.cfgs;
@@ -42,16 +43,31 @@ pub fn expand(def: &ToolDef<'_>) -> TokenStream {
         #allows
         const _: () = {
             #schema_impl
+            #deserialize_impl
             #tool_impl
         };
     }
 }
 
 /// `pub struct ReadFile;`, or `pub struct ServerSearch(pub Arc<Server>);` in a toolbox.
+///
+/// A free fn's unit struct is defined in a module of its own and glob-imported where the
+/// fn is (`pub use __dsh_tool_read_file::*;`); every generated impl names it through that
+/// module. The name can be taken already (`fn text_stats` beside a `struct TextStats`):
+/// an explicit item then shadows the glob import, so no generated impl lands on the
+/// user's type, and the assertion `<TextStats as ToolStruct>` (implemented for the
+/// generated struct only) fails at the fn name with one message saying to use
+/// `struct_name`. A plain `pub struct` would give rustc's "defined multiple times"
+/// followed by an error for every impl that resolved to the user's type; a named
+/// re-export would give a suggestion to rename the import at the fn name. The module
+/// needs no imports (a unit struct names no type), so this works inside fn bodies too.
+/// A toolbox struct holds the impl's type and its name starts with that type's, so it is
+/// defined directly.
 pub fn tool_struct(def: &ToolDef<'_>) -> TokenStream {
     let vis = &def.vis;
     let tool = &def.tool_ident;
     let cfgs = &def.cfgs;
+    let krate = &def.krate;
     let fn_name = def.sig.ident.to_string();
     match &def.receiver {
         Receiver::None => {
@@ -60,11 +76,26 @@ pub fn tool_struct(def: &ToolDef<'_>) -> TokenStream {
                 def.name,
                 krate_doc_path(def)
             );
+            let module = def.tool_module.as_ref().unwrap_or(tool);
+            let inner_vis = vis_in_child(vis);
+            let check = quote_spanned!(tool.span()=>
+                <#tool as #krate::__private::ToolStruct>::OK
+            );
             quote! {
                 #(#cfgs)*
-                #[doc = #doc]
-                #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
-                #vis struct #tool;
+                mod #module {
+                    #[doc = #doc]
+                    #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
+                    #inner_vis struct #tool;
+
+                    #[diagnostic::do_not_recommend]
+                    impl #krate::__private::ToolStruct for #tool {}
+                }
+                #(#cfgs)*
+                #[allow(unused_imports)]
+                #vis use #module::*;
+                #(#cfgs)*
+                const _: () = #check;
             }
         }
         Receiver::Method { self_ty, .. } => {
@@ -86,6 +117,27 @@ pub fn tool_struct(def: &ToolDef<'_>) -> TokenStream {
                         #tool(::std::sync::Arc::clone(&self.0))
                     }
                 }
+            }
+        }
+    }
+}
+
+/// The visibility that, written one module further down, means the same as `vis`.
+fn vis_in_child(vis: &syn::Visibility) -> TokenStream {
+    match vis {
+        syn::Visibility::Public(_) => quote!(pub),
+        syn::Visibility::Inherited => quote!(pub(super)),
+        syn::Visibility::Restricted(r) => {
+            let path = &r.path;
+            let first = path.segments.first().map(|s| s.ident.to_string());
+            match first.as_deref() {
+                Some("crate") if path.segments.len() == 1 => quote!(pub(crate)),
+                Some("self") => {
+                    let rest = path.segments.iter().skip(1);
+                    quote!(pub(in super #(::#rest)*))
+                }
+                Some("super") => quote!(pub(in super::#path)),
+                _ => quote!(pub(in #path)),
             }
         }
     }
@@ -129,6 +181,11 @@ fn args_struct(def: &ToolDef<'_>) -> TokenStream {
             pub #ident: #ty,
         }
     });
+    // `Deserialize` is implemented by hand next to the `Tool` impl (`args_deserialize`),
+    // through the same reader as `Tool::args_from_json`: serde's derive would require
+    // `Deserialize` of every parameter type inside its generated code, so a type without
+    // it was reported there (in serde's internals) once per use.
+    //
     // `Serialize` (for typed calls, which send arguments as JSON) is implemented only when
     // every parameter type is `Serialize`: a parameter type that only derives
     // `Deserialize` is fine until something serializes the arguments. The `for<'_>`
@@ -146,10 +203,34 @@ fn args_struct(def: &ToolDef<'_>) -> TokenStream {
     quote! {
         #(#cfgs)*
         #[doc = #doc]
-        #[derive(#krate::__private::serde::Deserialize, #krate::__private::serde::Serialize)]
+        #[derive(#krate::__private::serde::Serialize)]
         #[serde(crate = #serde_crate, deny_unknown_fields, bound(serialize = #serialize_bound))]
         #vis struct #args {
             #(#fields)*
+        }
+    }
+}
+
+/// `impl Deserialize for ReadFileArgs`: the arguments object read member by member, as
+/// `Tool::args_from_json` reads it (see `args_struct` for why not serde's derive).
+fn args_deserialize(def: &ToolDef<'_>) -> TokenStream {
+    if def.args_param().is_some() {
+        return TokenStream::new();
+    }
+    let krate = &def.krate;
+    let args = &def.args_ident;
+    let tool = def.tool_path();
+    let serde = quote!(#krate::__private::serde);
+    quote! {
+        #[automatically_derived]
+        impl<'de> #serde::Deserialize<'de> for #args {
+            fn deserialize<__D: #serde::Deserializer<'de>>(
+                __dsh_d: __D,
+            ) -> ::core::result::Result<Self, __D::Error> {
+                let __dsh_v = <#krate::json::Value as #serde::Deserialize<'de>>::deserialize(__dsh_d)?;
+                <#tool as #krate::Tool>::args_from_json(&__dsh_v)
+                    .map_err(<__D::Error as #serde::de::Error>::custom)
+            }
         }
     }
 }
@@ -168,10 +249,12 @@ fn schema_impl(def: &ToolDef<'_>) -> TokenStream {
             Some(text) => quote!(#text),
             None => crate::doc::doc_concat(&crate::doc::doc_exprs(&f.docs)),
         };
-        // Read through the public trait at the parameter's type, so a type without a
-        // schema is reported there with `ToolSchema`'s own message.
-        let optional = quote_spanned!(ty.span()=> <#ty as #krate::ToolSchema>::OPTIONAL);
-        let schema = quote_spanned!(ty.span()=> <#ty as #krate::ToolSchema>::property_schema());
+        // Every use of a parameter type goes through `ToolParam` at the type, so a type
+        // lacking `Deserialize` or `ToolSchema` gives one error there (identical errors
+        // at one span are reported once).
+        let optional = quote_spanned!(ty.span()=> <#ty as #krate::__private::ToolParam>::OPTIONAL);
+        let schema =
+            quote_spanned!(ty.span()=> <#ty as #krate::__private::ToolParam>::property_schema());
         quote!(#krate::__private::param(#name, #doc, #optional, #schema))
     });
     quote! {
@@ -186,7 +269,7 @@ fn schema_impl(def: &ToolDef<'_>) -> TokenStream {
 
 fn tool_impl(def: &ToolDef<'_>) -> TokenStream {
     let krate = &def.krate;
-    let tool = &def.tool_ident;
+    let tool = def.tool_path();
     let args_ty = def.args_type();
     let out = &def.output.ty;
     let out_span = def.output.span;
@@ -225,7 +308,7 @@ fn args_reader(def: &ToolDef<'_>) -> TokenStream {
         let ident = &f.ident;
         let name = &f.name;
         let ty = &f.ty;
-        let read = quote_spanned!(ty.span()=> #krate::__private::arg::<#ty>(__dsh_m, #name)?);
+        let read = quote_spanned!(ty.span()=> <#ty as #krate::__private::ToolParam>::read(__dsh_m, #name)?);
         quote!(#ident: #read,)
     });
     quote! {
@@ -357,15 +440,16 @@ fn call_fn(def: &ToolDef<'_>) -> TokenStream {
         },
     };
     let result = if def.output.fallible {
-        // The error converts with `Into<ToolError>`: checked at `E` when the return type
-        // names it, else (`io::Result<T>`-style aliases) at the return type.
+        // The error converts with `Into<ToolError>`, through `IntoToolError` (whose
+        // message says how to convert): checked at `E` when the return type names it, else
+        // (`io::Result<T>`-style aliases) at the return type.
         let into = match &def.output.err_ty {
             Some(e) => quote_spanned!(e.span()=>
-                |__dsh_e: #e| -> #krate::ToolError { <#e as ::core::convert::Into<#krate::ToolError>>::into(__dsh_e) }
+                |__dsh_e: #e| -> #krate::ToolError { <#e as #krate::__private::IntoToolError>::into_tool_error(__dsh_e) }
             ),
-            None => {
-                quote_spanned!(def.output_type_span()=> ::core::convert::Into::<#krate::ToolError>::into)
-            }
+            None => quote_spanned!(def.output_type_span()=>
+                |__dsh_e| -> #krate::ToolError { #krate::__private::IntoToolError::into_tool_error(__dsh_e) }
+            ),
         };
         quote!(::core::result::Result::map_err(#callee.await, #into))
     } else {
@@ -395,10 +479,18 @@ fn call_fn(def: &ToolDef<'_>) -> TokenStream {
 }
 
 impl ToolDef<'_> {
-    /// The whole return type's span (`Result<T, E>`), for the error conversion.
+    /// Where to report the error conversion of a `Result` alias (`anyhow::Result<T>`):
+    /// its `Result`, the one token that says there is an error type.
     fn output_type_span(&self) -> Span {
         match &self.sig.output {
-            syn::ReturnType::Type(_, t) => t.span(),
+            syn::ReturnType::Type(_, t) => match &**t {
+                syn::Type::Path(p) => p
+                    .path
+                    .segments
+                    .last()
+                    .map_or_else(|| t.span(), |s| s.ident.span()),
+                _ => t.span(),
+            },
             syn::ReturnType::Default => self.sig.ident.span(),
         }
     }
@@ -411,21 +503,23 @@ fn hooks(def: &ToolDef<'_>) -> TokenStream {
     let args_ty = quote!(<Self as #krate::Tool>::Args);
     let out = &def.output.ty;
     let mut out_tokens = TokenStream::new();
-    // Bits of `Tool::OVERRIDDEN_HOOKS`, in the runtime's order (`tool::hooks`).
+    // `Tool::OVERRIDDEN_HOOKS`: the runtime's named bit of every hook generated below.
     let a = &def.attr;
-    let overridden: u8 = [
-        a.render.is_some(),
-        def.concurrency().is_some(),
-        a.present_call.is_some(),
-        a.present_result.is_some(),
-        a.presentation_meta.is_some(),
-        a.finalize_content.is_some(),
+    let bits = [
+        (a.render.is_some(), "RENDER"),
+        (def.concurrency().is_some(), "IS_CONCURRENCY_SAFE"),
+        (a.present_call.is_some(), "PRESENT_CALL"),
+        (a.present_result.is_some(), "PRESENT_RESULT"),
+        (a.presentation_meta.is_some(), "PRESENTATION_META"),
+        (a.finalize_content.is_some(), "FINALIZE_CONTENT"),
     ]
-    .iter()
-    .enumerate()
-    .map(|(bit, on)| u8::from(*on) << bit)
-    .sum();
-    out_tokens.extend(quote!(const OVERRIDDEN_HOOKS: u8 = #overridden;));
+    .into_iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, bit)| {
+        let bit = format_ident!("{bit}");
+        quote!(| #krate::__private::tool_hooks::#bit)
+    });
+    out_tokens.extend(quote!(const OVERRIDDEN_HOOKS: u8 = 0 #(#bits)*;));
     let soft = quote! {
         let __dsh_a: #args_ty = #krate::__private::soft_args(#params, __dsh_args)?;
     };

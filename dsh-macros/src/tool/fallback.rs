@@ -14,7 +14,7 @@ use super::model::ToolDef;
 
 pub fn fallback(def: &ToolDef<'_>) -> TokenStream {
     let krate = &def.krate;
-    let tool = &def.tool_ident;
+    let tool = def.tool_path();
     let tool_struct = tool_struct(def);
     let allows = allows();
     let unreachable = quote!(::core::unreachable!("`#[tool]` reported a compile error"));

@@ -21,6 +21,8 @@ use quote::quote;
 use attr::ToolAttr;
 use parse::Site;
 
+use crate::ctxt::Ctxt;
+
 pub fn expand_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let func: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
@@ -33,9 +35,10 @@ pub fn expand_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
             return quote!(#e #item);
         }
     };
-    let (attr, mut errors) = ToolAttr::parse_lenient(attr);
+    let mut errors = Ctxt::new();
+    let attr = ToolAttr::parse(attr, &mut errors);
     let cleaned = strip_param_docs_fn(&func);
-    let mut def = parse::tool_def(
+    let def = parse::tool_def(
         &func.sig,
         &func.vis,
         &func.attrs,
@@ -43,21 +46,21 @@ pub fn expand_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
         Site::Free,
         &mut errors,
     );
-    validate::validate(&mut def, &mut errors);
+    validate::validate(&def, &mut errors);
 
     // A method with `self` is inside an impl block, where only associated items may go:
     // emit it alone (the error says to add `#[toolbox]`).
     if func.sig.receiver().is_some() {
-        let errors = errors.iter().map(syn::Error::to_compile_error);
-        return quote!(#(#errors)* #cleaned);
+        let errors = errors.to_compile_errors();
+        return quote!(#errors #cleaned);
     }
     if errors.is_empty() {
         let items = expand::expand(&def);
         quote!(#cleaned #items)
     } else {
-        let errors = errors.iter().map(syn::Error::to_compile_error);
+        let errors = errors.to_compile_errors();
         let stand_in = fallback::fallback(&def);
-        quote!(#(#errors)* #cleaned #stand_in)
+        quote!(#errors #cleaned #stand_in)
     }
 }
 

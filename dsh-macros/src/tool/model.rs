@@ -16,9 +16,12 @@ pub struct ToolDef<'a> {
     pub attr: ToolAttr,
     /// The model-facing tool name.
     pub name: String,
-    /// The generated tool struct (`ReadFile`).
+    /// The generated tool struct (`ReadFile`, or `struct_name`).
     pub tool_ident: syn::Ident,
-    /// The generated args struct (`ReadFileArgs`), unless `#[tool(args)]`.
+    /// For a free fn, the module the tool struct is defined in (see `expand::tool_struct`).
+    pub tool_module: Option<syn::Ident>,
+    /// The generated args struct (`ReadFileArgs`, or `args_struct_name`), unless
+    /// `#[tool(args)]`.
     pub args_ident: syn::Ident,
     /// The description parts (`#[doc]` expressions, `# Arguments` removed).
     pub description: Vec<syn::Expr>,
@@ -126,6 +129,16 @@ impl ToolDef<'_> {
                 let a = &self.args_ident;
                 quote::quote!(#a)
             }
+        }
+    }
+
+    /// How generated impls name the tool struct: through its defining module when there
+    /// is one, so they never resolve to a user type of the same name.
+    pub fn tool_path(&self) -> TokenStream {
+        let tool = &self.tool_ident;
+        match &self.tool_module {
+            Some(m) => quote::quote!(#m::#tool),
+            None => quote::quote!(#tool),
         }
     }
 

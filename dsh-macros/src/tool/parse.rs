@@ -5,13 +5,14 @@
 //! emit stand-ins.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
-use quote::{ToTokens, quote};
+use quote::{ToTokens, format_ident, quote};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 
 use super::arguments;
 use super::attr::{ToolAttr, check_name};
 use super::model::{Field, Input, Output, Receiver, ReceiverKind, ToolDef};
+use crate::ctxt::Ctxt;
 
 /// Where the fn sits.
 pub enum Site<'a> {
@@ -31,7 +32,7 @@ pub fn tool_def<'a>(
     fn_attrs: &[syn::Attribute],
     attr: ToolAttr,
     site: Site<'_>,
-    errors: &mut Vec<syn::Error>,
+    errors: &mut Ctxt,
 ) -> ToolDef<'a> {
     check_qualifiers(sig, errors);
 
@@ -68,6 +69,19 @@ pub fn tool_def<'a>(
 
     let output = read_output(sig, self_ty, errors);
     let split = arguments::split(fn_attrs, errors);
+    // An undocumented parameter takes the text of its (first) `# Arguments` entry;
+    // `validate` reports the entries that go unused.
+    for input in &mut inputs {
+        if let Input::Field(f) = input
+            && f.docs.is_empty()
+        {
+            f.entry = split
+                .entries
+                .iter()
+                .find(|e| e.unraw_name() == f.name)
+                .map(|e| e.text.clone());
+        }
+    }
 
     let fn_name = sig.ident.unraw().to_string();
     let name = match &attr.name {
@@ -87,8 +101,25 @@ pub fn tool_def<'a>(
         Site::Free => pascal(&fn_name),
         Site::Toolbox { prefix, .. } => format!("{prefix}{}", pascal(&fn_name)),
     };
-    let tool_ident = syn::Ident::new(&base, sig.ident.span());
-    let args_ident = syn::Ident::new(&format!("{base}Args"), sig.ident.span());
+    // `struct_name` renames the tool struct and, unless `args_struct_name` says otherwise,
+    // the args struct after it (`Name` and `NameArgs`).
+    let tool_ident = match &attr.struct_name {
+        Some(name) => name.clone(),
+        None => syn::Ident::new(&base, sig.ident.span()),
+    };
+    let args_ident = match (&attr.args_struct_name, &attr.struct_name) {
+        (Some(name), _) => name.clone(),
+        (None, Some(name)) => format_ident!("{}Args", name, span = name.span()),
+        (None, None) => syn::Ident::new(&format!("{base}Args"), sig.ident.span()),
+    };
+    let tool_module = match site {
+        Site::Free => Some(format_ident!(
+            "__dsh_tool_{}",
+            fn_name,
+            span = sig.ident.span()
+        )),
+        Site::Toolbox { .. } => None,
+    };
     let krate = match &attr.krate {
         Some(p) => p.to_token_stream(),
         None => quote!(::dsh_runtime),
@@ -106,6 +137,7 @@ pub fn tool_def<'a>(
         attr,
         name,
         tool_ident,
+        tool_module,
         args_ident,
         description: split.description,
         description_blank: split.blank,
@@ -118,7 +150,7 @@ pub fn tool_def<'a>(
     }
 }
 
-fn check_qualifiers(sig: &syn::Signature, errors: &mut Vec<syn::Error>) {
+fn check_qualifiers(sig: &syn::Signature, errors: &mut Ctxt) {
     if sig.asyncness.is_none() {
         errors.push(syn::Error::new(
             sig.fn_token.span,
@@ -152,7 +184,7 @@ fn check_qualifiers(sig: &syn::Signature, errors: &mut Vec<syn::Error>) {
     }
 }
 
-fn read_receiver(r: &syn::Receiver, receiver: &mut Receiver, errors: &mut Vec<syn::Error>) {
+fn read_receiver(r: &syn::Receiver, receiver: &mut Receiver, errors: &mut Ctxt) {
     let Receiver::Method { kind, .. } = receiver else {
         errors.push(syn::Error::new(
             r.self_token.span,
@@ -189,7 +221,7 @@ fn read_param(
     attr: &ToolAttr,
     inputs: &[Input],
     self_ty: Option<&syn::Type>,
-    errors: &mut Vec<syn::Error>,
+    errors: &mut Ctxt,
 ) -> Option<Input> {
     for a in &pt.attrs {
         if a.path().is_ident("cfg") || a.path().is_ident("cfg_attr") {
@@ -279,7 +311,7 @@ fn read_param(
 
 /// Types a parameter cannot have (each checked syntactically; everything else is left
 /// to trait bounds at the type). Returns whether the type is usable.
-fn check_param_type(ty: &syn::Type, errors: &mut Vec<syn::Error>) -> bool {
+fn check_param_type(ty: &syn::Type, errors: &mut Ctxt) -> bool {
     match ty {
         syn::Type::Reference(r) => errors.push(syn::Error::new_spanned(
             r,
@@ -321,11 +353,7 @@ fn context_type(ty: &syn::Type) -> Option<syn::Result<(&syn::Type, bool)>> {
     }
 }
 
-fn read_output(
-    sig: &syn::Signature,
-    self_ty: Option<&syn::Type>,
-    errors: &mut Vec<syn::Error>,
-) -> Output {
+fn read_output(sig: &syn::Signature, self_ty: Option<&syn::Type>, errors: &mut Ctxt) -> Output {
     let ty = match &sig.output {
         syn::ReturnType::Default => {
             return Output {
@@ -466,9 +494,9 @@ mod tests {
     use syn::parse_quote;
 
     fn def_errors(f: &syn::ItemFn, attr: ToolAttr) -> Vec<String> {
-        let mut errors = Vec::new();
+        let mut errors = Ctxt::new();
         let _ = tool_def(&f.sig, &f.vis, &f.attrs, attr, Site::Free, &mut errors);
-        errors.iter().map(|e| e.to_string()).collect()
+        errors.messages()
     }
 
     #[test]
@@ -486,7 +514,7 @@ mod tests {
             async fn read_file(/// P.
                 path: String, mut r#type: Option<u8>, cx: &dsh::ToolContext) -> io::Result<Vec<u8>> {}
         };
-        let mut errors = Vec::new();
+        let mut errors = Ctxt::new();
         let d = tool_def(
             &f.sig,
             &f.vis,
@@ -521,6 +549,69 @@ mod tests {
         assert!(errs[5].contains("`impl Trait`"));
         assert!(errs[6].contains("not `&mut`"));
         assert!(errs[7].contains("at most one `ToolContext`"));
+    }
+
+    #[test]
+    fn names_the_generated_structs() {
+        let f: syn::ItemFn = parse_quote! {
+            /// Doc.
+            async fn text_stats() {}
+        };
+        let named = |attr: proc_macro2::TokenStream| {
+            let mut errors = Ctxt::new();
+            let attr = ToolAttr::parse(attr, &mut errors);
+            let d = tool_def(&f.sig, &f.vis, &f.attrs, attr, Site::Free, &mut errors);
+            assert!(errors.is_empty());
+            (d.tool_ident.to_string(), d.args_ident.to_string())
+        };
+        let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+        assert_eq!(named(quote!()), pair("TextStats", "TextStatsArgs"));
+        assert_eq!(
+            named(quote!(struct_name = "Stats")),
+            pair("Stats", "StatsArgs")
+        );
+        assert_eq!(
+            named(quote!(struct_name = "Stats", args_struct_name = "Input")),
+            pair("Stats", "Input")
+        );
+        assert_eq!(
+            named(quote!(args_struct_name = "Input")),
+            pair("TextStats", "Input")
+        );
+    }
+
+    #[test]
+    fn arguments_entries_document_parameters_and_validation_reports_the_rest() {
+        let f: syn::ItemFn = parse_quote! {
+            /// Doc.
+            ///
+            /// # Arguments
+            ///
+            /// * `a` - First.
+            /// * `a` - Again.
+            /// * `b` - Already documented.
+            /// * `c` - No such parameter.
+            async fn f(a: u8, /// B.
+                b: u8) {}
+        };
+        let mut errors = Ctxt::new();
+        let d = tool_def(
+            &f.sig,
+            &f.vis,
+            &f.attrs,
+            ToolAttr::default(),
+            Site::Free,
+            &mut errors,
+        );
+        assert!(errors.is_empty());
+        let entries: Vec<Option<&str>> = d.fields().map(|f| f.entry.as_deref()).collect();
+        assert_eq!(entries, [Some("First."), None]);
+        super::super::validate::validate(&d, &mut errors);
+        let errs = errors.messages();
+        assert_eq!(errs.len(), 3, "{errs:#?}");
+        assert!(errs[0].contains("two entries"));
+        assert!(errs[1].contains("documented twice"));
+        assert!(errs[2].contains("not a parameter"));
     }
 
     #[test]

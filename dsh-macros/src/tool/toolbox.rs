@@ -12,9 +12,10 @@ use quote::{ToTokens, quote};
 use super::attr::{CRATE, ToolAttr};
 use super::parse::{Site, replace_self_tokens};
 use super::{expand, fallback, parse, strip_param_docs, validate};
+use crate::ctxt::Ctxt;
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let mut errors: Vec<syn::Error> = Vec::new();
+    let mut errors = Ctxt::new();
     let krate = toolbox_crate(attr, &mut errors);
 
     let item_impl: syn::ItemImpl = match syn::parse2(item.clone()) {
@@ -53,8 +54,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             self_ty,
             "`#[toolbox]` needs a named type (`impl Server { .. }`)",
         ));
-        let errors = errors.iter().map(syn::Error::to_compile_error);
-        return quote!(#(#errors)* #item);
+        let errors = errors.to_compile_errors();
+        return quote!(#errors #item);
     };
     let prefix = prefix.trim_start_matches("r#").to_string();
 
@@ -83,21 +84,20 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         if !tool_paths.contains(first.path()) {
             tool_paths.push(first.path().clone());
         }
-        let mut tool_errors = Vec::new();
+        let mut tool_errors = Ctxt::new();
         for extra in tool_attrs {
             tool_errors.push(syn::Error::new_spanned(
                 extra,
                 "duplicate `#[tool]` attribute: put every key in one `#[tool(...)]`",
             ));
         }
-        let (mut attr, attr_errors) = ToolAttr::from_attribute(first);
-        tool_errors.extend(attr_errors);
+        let mut attr = ToolAttr::from_attribute(first, &mut tool_errors);
         if attr.krate.is_none() {
             attr.krate = krate.clone();
         }
         // Paths in the keys may say `Self::..`; the generated impls are outside this block.
         replace_self_in_paths(&mut attr, &self_tokens);
-        let mut def = parse::tool_def(
+        let def = parse::tool_def(
             &f.sig,
             &f.vis,
             &f.attrs,
@@ -108,15 +108,15 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             },
             &mut tool_errors,
         );
-        validate::validate(&mut def, &mut tool_errors);
+        validate::validate(&def, &mut tool_errors);
         tool_idents.push(def.tool_ident.clone());
         tool_cfgs.push(def.cfgs.clone());
         if tool_errors.is_empty() {
             generated.push(expand::expand(&def));
         } else {
-            let errs = tool_errors.iter().map(syn::Error::to_compile_error);
+            let errs = tool_errors.to_compile_errors();
             let stand_in = fallback::fallback(&def);
-            generated.push(quote!(#(#errs)* #stand_in));
+            generated.push(quote!(#errs #stand_in));
         }
     }
     if tool_idents.is_empty() {
@@ -128,10 +128,10 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
 
     let krate = krate.map_or_else(|| quote!(::dsh_runtime), |p| p.to_token_stream());
     let count = tool_idents.len();
-    let errors = errors.iter().map(syn::Error::to_compile_error);
+    let errors = errors.to_compile_errors();
     let allows = expand::allows();
     quote! {
-        #(#errors)*
+        #errors
         #cleaned
         #(#generated)*
         #allows
@@ -165,7 +165,7 @@ fn is_tool_attr(a: &syn::Attribute) -> bool {
 }
 
 /// `#[toolbox]` or `#[toolbox(crate = "..")]`.
-fn toolbox_crate(attr: TokenStream, errors: &mut Vec<syn::Error>) -> Option<syn::Path> {
+fn toolbox_crate(attr: TokenStream, errors: &mut Ctxt) -> Option<syn::Path> {
     if attr.is_empty() {
         return None;
     }
@@ -180,9 +180,7 @@ fn toolbox_crate(attr: TokenStream, errors: &mut Vec<syn::Error>) -> Option<syn:
     for item in &items {
         let parsed = match item {
             NestedMeta::Meta(m @ syn::Meta::NameValue(nv)) if nv.path.is_ident(CRATE) => {
-                let (a, e) = ToolAttr::parse_lenient(m.to_token_stream());
-                errors.extend(e);
-                a.krate
+                ToolAttr::parse(m.to_token_stream(), errors).krate
             }
             other => {
                 errors.push(syn::Error::new_spanned(

@@ -3,18 +3,19 @@
 //! single key or parameter happen while parsing.
 
 use super::model::{Input, ToolDef};
+use crate::ctxt::Ctxt;
 
-pub fn validate(def: &mut ToolDef<'_>, errors: &mut Vec<syn::Error>) {
+pub fn validate(def: &ToolDef<'_>, errors: &mut Ctxt) {
     // The model reads the description to decide whether and how to call the tool, so a
     // tool without one is almost certainly a mistake.
     if def.attr.description.is_none() && def.description_blank {
-        errors.push(syn::Error::new(
+        errors.error_at(
             def.sig.ident.span(),
             format!(
                 "the tool `{}` has no description: add a doc comment saying what it does (`/// ...`) or `#[tool(description = \"...\")]`",
                 def.name
             ),
-        ));
+        );
     }
 
     // Two parameters with the same JSON name (`path` and `r#path`) would be one property.
@@ -24,18 +25,19 @@ pub fn validate(def: &mut ToolDef<'_>, errors: &mut Vec<syn::Error>) {
         .collect();
     for (i, (name, span)) in names.iter().enumerate() {
         if names[..i].iter().any(|(n, _)| n == name) {
-            errors.push(syn::Error::new(
+            errors.error_at(
                 *span,
                 format!("duplicate property `{name}`: two parameters have this JSON name"),
-            ));
+            );
         }
     }
 
-    // Each `# Arguments` entry documents exactly one schema parameter, once.
-    let entries = std::mem::take(&mut def.entries);
-    for entry in &entries {
-        let wanted = entry.name.strip_prefix("r#").unwrap_or(&entry.name);
-        let role = def.inputs.iter_mut().find_map(|i| match i {
+    // Each `# Arguments` entry documents exactly one schema parameter, once. (Parsing
+    // gave each undocumented parameter the text of its first entry; these rules report
+    // the entries that cannot be used.)
+    for (i, entry) in def.entries.iter().enumerate() {
+        let wanted = entry.unraw_name();
+        let role = def.inputs.iter().find_map(|input| match input {
             Input::Field(f) if f.name == wanted => Some(Role::Field(f)),
             Input::Context { name: Some(n), .. } if n == wanted => Some(Role::Context),
             Input::Args { name: Some(n), .. } if n == wanted => Some(Role::Args),
@@ -44,26 +46,24 @@ pub fn validate(def: &mut ToolDef<'_>, errors: &mut Vec<syn::Error>) {
         match role {
             Some(Role::Field(f)) => {
                 if !f.docs.is_empty() {
-                    errors.push(syn::Error::new(
+                    errors.error_at(
                         entry.span,
                         format!("`{wanted}` is documented twice, on the parameter and in `# Arguments`: keep one"),
-                    ));
-                } else if f.entry.is_some() {
-                    errors.push(syn::Error::new(
+                    );
+                } else if def.entries[..i].iter().any(|e| e.unraw_name() == wanted) {
+                    errors.error_at(
                         entry.span,
                         format!("`{wanted}` has two entries in `# Arguments`"),
-                    ));
-                } else {
-                    f.entry = Some(entry.text.clone());
+                    );
                 }
             }
             // The context is a real parameter, just not a property: documenting it for
             // rustdoc is fine.
             Some(Role::Context) => {}
-            Some(Role::Args) => errors.push(syn::Error::new(
+            Some(Role::Args) => errors.error_at(
                 entry.span,
                 format!("`{wanted}` is the arguments struct (`#[tool(args)]`): its fields carry the descriptions, document them instead"),
-            )),
+            ),
             None => {
                 let known: Vec<String> = names.iter().map(|(n, _)| format!("`{n}`")).collect();
                 let known = if known.is_empty() {
@@ -71,21 +71,20 @@ pub fn validate(def: &mut ToolDef<'_>, errors: &mut Vec<syn::Error>) {
                 } else {
                     format!("parameters: {}", known.join(", "))
                 };
-                errors.push(syn::Error::new(
+                errors.error_at(
                     entry.span,
                     format!(
                         "`# Arguments` documents `{}`, which is not a parameter of `{}` ({known})",
                         entry.name, def.sig.ident
                     ),
-                ));
+                );
             }
         }
     }
-    def.entries = entries;
 }
 
 enum Role<'f> {
-    Field(&'f mut super::model::Field),
+    Field(&'f super::model::Field),
     Context,
     Args,
 }

@@ -5,6 +5,8 @@ use serde::Deserialize;
 struct Query {
     #[schema(minimum = 3)]
     limit: u32,
+    #[schema(lenght(max = 10))]
+    text: String,
 }
 
 fn main() {}
