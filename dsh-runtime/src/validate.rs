@@ -478,6 +478,11 @@ fn check_object(r: &ObjectRules, obj: &Object, nulls: &mut bool) -> bool {
                 Some(i) => i,
                 None => match &r.additional {
                     Additional::Open => continue,
+                    Additional::Ignored => {
+                        // Normalization removes it before the body sees the arguments.
+                        *nulls = true;
+                        continue;
+                    }
                     Additional::Closed => return false,
                     Additional::Schema(s) => {
                         if check(s, v, nulls) {
@@ -791,7 +796,7 @@ impl Reporter<'_> {
                 continue;
             }
             match &r.additional {
-                Additional::Open => return,
+                Additional::Open | Additional::Ignored => return,
                 Additional::Closed => self.fail(&Path::Key(path, k), |m| {
                     m.push_str(" is not a declared property (additionalProperties: false)")
                 }),
@@ -1009,6 +1014,7 @@ fn strip(schema: &Schema, value: &Value) -> Option<Value> {
                             }
                         }
                     }
+                    None if r.additional == Additional::Ignored => changed = true,
                     None => {
                         let nv = match &r.additional {
                             Additional::Schema(s) => strip(s, v),

@@ -61,13 +61,41 @@ async fn non_lossless_arguments_go_straight_to_finalize_and_observers() {
         .execute(ToolCall::new("c1", "echo", r#"{"text": "#))
         .await;
     let (code, message, content) = failure(&r);
-    assert_eq!(code, None);
-    assert!(
-        message.starts_with("tool execution arguments must be losslessly JSON-serializable: "),
-        "{message}"
+    assert_eq!(code, Some("INVALID_ARGS"));
+    assert_eq!(
+        message,
+        "arguments are not valid JSON: unexpected end of input at arguments.text (line 1, column 10)"
     );
     assert_eq!(content, [format!("Error: {message}")]);
     assert_eq!(log.take(), ["finalize", "observe"]);
+
+    // Each kind of snapshot failure has its own plain first sentence.
+    for (text, first) in [
+        (
+            r#"{"text":"a","text":"b"}"#,
+            "arguments have a duplicate key: ",
+        ),
+        (
+            r#"{"text":"a","n":-0}"#,
+            "arguments are not lossless JSON: ",
+        ),
+        (
+            r#"{"text":"a","n":12345678901234567890123}"#,
+            "arguments are not lossless JSON: ",
+        ),
+        ("[1,2", "arguments are not valid JSON: "),
+    ] {
+        let r = registry.execute(ToolCall::new("c", "echo", text)).await;
+        assert_eq!(r.code(), Some("INVALID_ARGS"), "{text}");
+        assert_eq!(
+            r.error_code(),
+            Some(dsh_runtime::ErrorCode::InvalidArgs),
+            "{text}"
+        );
+        let message = r.message().unwrap();
+        assert!(message.starts_with(first), "{text}: {message}");
+        assert_eq!(log.take(), ["finalize", "observe"]);
+    }
 
     // A serde_json value holding -0.0 is not lossless either.
     let r = registry
@@ -77,10 +105,13 @@ async fn non_lossless_arguments_go_straight_to_finalize_and_observers() {
             serde_json::json!({ "text": "x", "n": -0.0 }),
         ))
         .await;
+    assert_eq!(r.code(), Some("INVALID_ARGS"));
     assert!(
         r.message()
             .unwrap()
-            .starts_with("tool execution arguments must be losslessly JSON-serializable")
+            .starts_with("arguments are not lossless JSON: "),
+        "{:?}",
+        r.message()
     );
     assert_eq!(log.take(), ["finalize", "observe"]);
 }
@@ -91,11 +122,11 @@ async fn non_lossless_arguments_outrank_a_pre_aborted_token_and_an_unknown_name(
     let call = ToolCall::new("c1", "nope", "[1,");
     call.cancel.cancel();
     let r = registry.execute(call).await;
-    assert_eq!(r.code(), None);
+    assert_eq!(r.code(), Some("INVALID_ARGS"));
     assert!(
         r.message()
             .unwrap()
-            .starts_with("tool execution arguments must be losslessly JSON-serializable")
+            .starts_with("arguments are not valid JSON: ")
     );
     // Unknown tool: no finalizer was captured.
     assert_eq!(log.take(), ["observe"]);
@@ -566,7 +597,7 @@ async fn panicking_callbacks_are_contained_as_final_errors() {
         let r = registry
             .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
             .await;
-        assert_eq!(r.code(), None, "{what}");
+        assert_eq!(r.code(), Some("TOOL_PANICKED"), "{what}");
         assert_eq!(r.message(), Some(message), "{what}");
         assert_eq!(log.take(), stages, "{what}");
     }
@@ -580,6 +611,7 @@ async fn panicking_callbacks_are_contained_as_final_errors() {
         .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#).with_agent(scope.id()))
         .await;
     assert_eq!(r.message(), Some("approval handler panicked: approval bug"));
+    assert_eq!(r.code(), Some("TOOL_PANICKED"));
     assert_eq!(log.take(), ["pre", "finalize", "observe"]);
 }
 
@@ -716,7 +748,7 @@ async fn body_panics_are_contained_and_pass_post() {
     let r = registry
         .execute(ToolCall::new("c", "boom", r#"{"text":"x"}"#))
         .await;
-    assert_eq!(r.code(), None);
+    assert_eq!(r.code(), Some("TOOL_PANICKED"));
     assert_eq!(r.message(), Some(r#"tool "boom" panicked: kaboom"#));
     assert_eq!(
         log.take(),
@@ -777,9 +809,7 @@ async fn projector_failures_are_invalid_tool_output() {
         .unwrap();
     for (name, expected) in [
         ("render_err", "output.render failed: template missing"),
-        ("render_panic", "output.render failed: renderer bug"),
         ("meta_err", "output.presentation_meta failed: no meta"),
-        ("meta_panic", "output.presentation_meta failed: meta bug"),
     ] {
         let r = registry
             .execute(ToolCall::new("c", name, r#"{"text":"x"}"#))
@@ -789,6 +819,17 @@ async fn projector_failures_are_invalid_tool_output() {
             r.message().unwrap(),
             format!("tool \"{name}\" returned invalid output: {expected}")
         );
+    }
+    // A projector that panics is `TOOL_PANICKED`.
+    for (name, expected) in [
+        ("render_panic", "output.render panicked: renderer bug"),
+        ("meta_panic", "output.presentation_meta panicked: meta bug"),
+    ] {
+        let r = registry
+            .execute(ToolCall::new("c", name, r#"{"text":"x"}"#))
+            .await;
+        assert_eq!(r.code(), Some("TOOL_PANICKED"), "{name}");
+        assert_eq!(r.message().unwrap(), format!("tool \"{name}\": {expected}"));
     }
 }
 

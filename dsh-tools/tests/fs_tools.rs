@@ -264,7 +264,7 @@ fn concurrency_classification() {
     let safe = |name: &str, args: &str| {
         tools
             .registry
-            .get(None, name)
+            .get(name)
             .expect("registered")
             .erased()
             .is_concurrency_safe(&v(args))
@@ -283,7 +283,7 @@ fn concurrency_classification() {
     let def = |name: &str| {
         tools
             .registry
-            .get(None, name)
+            .get(name)
             .expect("registered")
             .definition()
             .annotations

@@ -15,9 +15,9 @@ use crate::{Registry, ToolDefinition};
 /// catalog's header names it.
 pub fn catalog(registry: &Registry, regenerate: Option<&str>) -> String {
     let definitions: Vec<ToolDefinition> = registry
-        .names(None)
+        .names()
         .iter()
-        .filter_map(|name| registry.get(None, name))
+        .filter_map(|name| registry.get(name))
         .map(|tool| tool.definition().clone())
         .collect();
     catalog_of(&definitions, regenerate)

@@ -162,7 +162,7 @@ async fn run(host: &Host, command: Command) -> ExitCode {
 }
 
 fn list(host: &Host, as_json: bool) -> ExitCode {
-    let schemas = host.registry().schemas(None);
+    let schemas = host.registry().schemas();
     if as_json {
         outln!("{}", pretty(&schemas));
         return ExitCode::SUCCESS;
@@ -172,9 +172,11 @@ fn list(host: &Host, as_json: bool) -> ExitCode {
         let summary = s.description.lines().next().unwrap_or("");
         let params = s
             .parameters
-            .get("properties")
-            .and_then(Value::as_object)
-            .map(|props| props.keys().collect::<Vec<_>>().join(", "))
+            .as_object()
+            .map(|rules| {
+                let names: Vec<&str> = rules.properties.iter().map(|p| &*p.name).collect();
+                names.join(", ")
+            })
             .unwrap_or_default();
         outln!("{:width$}  {summary}", s.name);
         outln!("{:width$}  ({params})", "");
@@ -199,9 +201,7 @@ async fn call(
     let call_id = format!("call_{}", std::process::id());
     let result = host.call(&call_id, name, args_text).await;
     let summary = result.summary();
-    let card = host
-        .registry()
-        .present_result(None, name, &arguments, &summary);
+    let card = host.registry().present_result(name, &arguments, &summary);
 
     if as_json {
         let mut doc = json::Object::new();
@@ -213,7 +213,7 @@ async fn call(
         doc.insert("result", result.to_json());
         doc.insert(
             "callCard",
-            to_json(&host.registry().present_call(None, name, &arguments)),
+            to_json(&host.registry().present_call(name, &arguments)),
         );
         doc.insert("resultCard", to_json(&card));
         outln!("{}", pretty(&Value::Object(doc)));
