@@ -9,8 +9,13 @@
 //! - after the type, a node's constraints (`minimum`/`maximum`, lengths, `pattern`,
 //!   `minItems`/`maxItems`) are each checked, then `enum`, then `const` (only the first of
 //!   those two that fails is reported);
-//! - `oneOf` counts the branches with no violation and reports one violation unless
-//!   exactly one matched; branch details are discarded.
+//! - `oneOf`: when several branches match, one violation says so. When none matches, a
+//!   tagged union (every branch an object requiring the same string-constant key, as
+//!   serde's internally and adjacently tagged enums are) reports its tag: missing, or not
+//!   one of the allowed values (listed), or, when the tag picks a branch, that branch's
+//!   violations with their full paths. Any other union reports which branch is closest
+//!   (the type fits, then the fewest violations) and that branch's violations; for
+//!   `oneOf [T, null]` only `T`'s.
 //!
 //! Paths: `path`, `a.b`, `items[2].name`, `m["odd key"]`; the root itself is named by a
 //! label (`arguments` for tool arguments, `value` for outputs, where paths are prefixed:
@@ -29,6 +34,7 @@ use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::fmt;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use crate::json::NumberRepr as N;
 use crate::json::{Number, Object, Value, write_json_string, write_value};
@@ -529,7 +535,7 @@ fn check_object(r: &ObjectRules, obj: &Object, nulls: &mut bool) -> bool {
 }
 
 #[inline(always)]
-fn check_one_of(branches: &[std::sync::Arc<Schema>], value: &Value, nulls: &mut bool) -> bool {
+fn check_one_of(branches: &[Arc<Schema>], value: &Value, nulls: &mut bool) -> bool {
     let mut matched = 0;
     let mut branch_nulls = false;
     for b in branches {
@@ -581,20 +587,7 @@ impl Reporter<'_> {
     fn node(&mut self, schema: &Schema, value: &Value, path: &Path<'_>) {
         match &schema.kind {
             Kind::Json => {}
-            Kind::OneOf(branches) => {
-                let matched = branches
-                    .iter()
-                    .filter(|b| check(b, value, &mut false))
-                    .count();
-                if matched != 1 {
-                    self.fail(path, |m| {
-                        m.push_str(" must match exactly one oneOf branch (matched ");
-                        push_int(m, matched as i128);
-                        m.push(')');
-                    });
-                }
-                return;
-            }
+            Kind::OneOf(branches) => return self.one_of(branches, value, path),
             Kind::String(r) => {
                 let Value::String(s) = value else {
                     return self.fail(path, |m| m.push_str(" must be a string"));
@@ -604,7 +597,7 @@ impl Reporter<'_> {
                 {
                     self.fail(path, |m| {
                         m.push_str(" must be at least ");
-                        push_int(m, i128::from(min));
+                        m.push_str(itoa::Buffer::new().format(min));
                         m.push_str(" characters long");
                     });
                 }
@@ -613,7 +606,7 @@ impl Reporter<'_> {
                 {
                     self.fail(path, |m| {
                         m.push_str(" must be at most ");
-                        push_int(m, i128::from(max));
+                        m.push_str(itoa::Buffer::new().format(max));
                         m.push_str(" characters long");
                     });
                 }
@@ -657,7 +650,7 @@ impl Reporter<'_> {
                 {
                     self.fail(path, |m| {
                         m.push_str(" must be at least ");
-                        push_int(m, min);
+                        m.push_str(itoa::Buffer::new().format(min));
                     });
                 }
                 if let Some(max) = r.maximum
@@ -665,7 +658,7 @@ impl Reporter<'_> {
                 {
                     self.fail(path, |m| {
                         m.push_str(" must be at most ");
-                        push_int(m, max);
+                        m.push_str(itoa::Buffer::new().format(max));
                     });
                 }
             }
@@ -689,7 +682,7 @@ impl Reporter<'_> {
                 {
                     self.fail(path, |m| {
                         m.push_str(" must have at least ");
-                        push_int(m, i128::from(min));
+                        m.push_str(itoa::Buffer::new().format(min));
                         m.push_str(" items");
                     });
                 }
@@ -698,7 +691,7 @@ impl Reporter<'_> {
                 {
                     self.fail(path, |m| {
                         m.push_str(" must have at most ");
-                        push_int(m, i128::from(max));
+                        m.push_str(itoa::Buffer::new().format(max));
                         m.push_str(" items");
                     });
                 }
@@ -741,6 +734,111 @@ impl Reporter<'_> {
             self.fail(path, |m| {
                 m.push_str(" must be ");
                 let _ = write_value(m, c);
+            });
+        }
+    }
+
+    /// A `oneOf`: nothing when exactly one branch matches. When several match, one
+    /// violation says so. When none does: for a tagged union, the tag's violation (missing,
+    /// or not one of the allowed values) or, when the tag picks a branch, that branch's
+    /// violations; for any other union, the closest branch's violations after a line
+    /// naming it.
+    fn one_of(&mut self, branches: &[Arc<Schema>], value: &Value, path: &Path<'_>) {
+        let matched = branches
+            .iter()
+            .filter(|b| check(b, value, &mut false))
+            .count();
+        if matched == 1 {
+            return;
+        }
+        if matched > 1 {
+            return self.fail(path, |m| {
+                m.push_str(" must match exactly one oneOf branch (matched ");
+                m.push_str(itoa::Buffer::new().format(matched));
+                m.push(')');
+            });
+        }
+        if let Some(tag) = union_tag(branches) {
+            return self.tagged(branches, tag, value, path);
+        }
+        // The closest branch: one whose type fits the value, then the fewest violations,
+        // then the first.
+        let mut best: Option<(bool, usize, usize, Violations)> = None;
+        for (i, b) in branches.iter().enumerate() {
+            let mut sub = Reporter {
+                out: Violations::new(),
+                label: self.label,
+                prefix: self.prefix,
+            };
+            sub.node(b, value, path);
+            let rank = (!type_fits(b, value), sub.out.len());
+            if best.as_ref().is_none_or(|(m, n, ..)| rank < (*m, *n)) {
+                best = Some((rank.0, rank.1, i, sub.out));
+            }
+        }
+        let Some((_, _, index, reasons)) = best else {
+            return self.fail(path, |m| {
+                m.push_str(" must match one oneOf branch (there are none)")
+            });
+        };
+        // `oneOf [T, null]` (an `Option<T>`): T's violations say it all.
+        let others_null = branches
+            .iter()
+            .enumerate()
+            .all(|(i, b)| i == index || matches!(b.kind, Kind::Null));
+        if !(others_null && !value.is_null()) {
+            self.fail(path, |m| {
+                m.push_str(" matches none of the ");
+                m.push_str(itoa::Buffer::new().format(branches.len()));
+                m.push_str(" oneOf branches; the closest is branch ");
+                m.push_str(itoa::Buffer::new().format(index + 1));
+                m.push(':');
+            });
+        }
+        for reason in &reasons {
+            self.out.push(reason);
+        }
+    }
+
+    /// A tagged union none of whose branches matched.
+    fn tagged(&mut self, branches: &[Arc<Schema>], tag: &str, value: &Value, path: &Path<'_>) {
+        let Value::Object(obj) = value else {
+            return self.fail(path, |m| m.push_str(" must be an object"));
+        };
+        let tag_path = Path::Key(path, tag);
+        let chosen = obj.get(tag).and_then(|v| {
+            branches
+                .iter()
+                .find(|b| branch_tag(b, tag).is_some_and(|c| json_eq(c, v)))
+        });
+        if let Some(branch) = chosen {
+            return self.node(branch, value, path);
+        }
+        let allowed = |m: &mut String| {
+            m.push('[');
+            for (i, b) in branches.iter().enumerate() {
+                if i > 0 {
+                    m.push(',');
+                }
+                if let Some(c) = branch_tag(b, tag) {
+                    let _ = write_value(m, c);
+                }
+            }
+            m.push(']');
+        };
+        if obj.get(tag).is_none() {
+            let (label, prefix) = (self.label, self.prefix);
+            let m = self.out.begin();
+            m.push_str("missing required property \"");
+            write_path(m, &tag_path, label, prefix);
+            m.push_str("\" (one of ");
+            allowed(m);
+            m.push(')');
+            self.out.end();
+        } else {
+            self.fail(&tag_path, |m| {
+                m.push_str(" must be one of ");
+                allowed(m);
             });
         }
     }
@@ -806,6 +904,46 @@ impl Reporter<'_> {
     }
 }
 
+/// The tag of a tagged union (serde's internally or adjacently tagged enums): a key that
+/// every branch declares as a required property whose schema is a string constant.
+fn union_tag(branches: &[Arc<Schema>]) -> Option<&str> {
+    let first = branches.first()?.as_object()?;
+    first
+        .properties
+        .iter()
+        .map(|p| &*p.name)
+        .find(|name| branches.iter().all(|b| branch_tag(b, name).is_some()))
+}
+
+/// The constant a branch requires for `tag`, when it is an object that does.
+fn branch_tag<'s>(branch: &'s Schema, tag: &str) -> Option<&'s Value> {
+    let p = branch
+        .as_object()?
+        .properties
+        .iter()
+        .find(|p| p.required && p.name == tag)?;
+    match (&p.schema.kind, &p.schema.const_value) {
+        (Kind::String(_), Some(c @ Value::String(_))) => Some(c),
+        _ => None,
+    }
+}
+
+/// Whether the value's JSON type is one the node admits (ignoring its constraints).
+fn type_fits(schema: &Schema, value: &Value) -> bool {
+    match (&schema.kind, value) {
+        (Kind::Json, _)
+        | (Kind::String(_), Value::String(_))
+        | (Kind::Number(_), Value::Number(_))
+        | (Kind::Boolean, Value::Bool(_))
+        | (Kind::Null, Value::Null)
+        | (Kind::Array(_), Value::Array(_))
+        | (Kind::Object(_), Value::Object(_)) => true,
+        (Kind::Integer(_), Value::Number(n)) => n.is_integer(),
+        (Kind::OneOf(branches), _) => branches.iter().any(|b| type_fits(b, value)),
+        _ => false,
+    }
+}
+
 /// Write `path` as it appears inside a JSON string literal (escaped), e.g.
 /// `items[2].name` or `m[\"odd key\"]`.
 fn write_path(out: &mut String, path: &Path<'_>, label: &str, prefix: bool) {
@@ -840,7 +978,7 @@ fn write_segments(out: &mut String, path: &Path<'_>, start: usize) {
         Path::Index(parent, i) => {
             write_segments(out, parent, start);
             out.push('[');
-            push_int(out, i as i128);
+            out.push_str(itoa::Buffer::new().format(i));
             out.push(']');
         }
     }
@@ -854,41 +992,6 @@ fn push_escaped(out: &mut String, s: &str) {
         let quoted = crate::schema::json_quote(s);
         out.push_str(&quoted[1..quoted.len() - 1]);
     }
-}
-
-/// Append the decimal digits of `n`.
-fn push_int(out: &mut String, n: i128) {
-    let mut buf = [0u8; 40];
-    let mut at = buf.len();
-    let magnitude = n.unsigned_abs();
-    // 64-bit division when the value allows it (128-bit division is a library call).
-    match u64::try_from(magnitude) {
-        Ok(mut u) => loop {
-            at -= 1;
-            buf[at] = b'0' + (u % 10) as u8;
-            u /= 10;
-            if u == 0 {
-                break;
-            }
-        },
-        Err(_) => {
-            let mut u = magnitude;
-            loop {
-                at -= 1;
-                buf[at] = b'0' + (u % 10) as u8;
-                u /= 10;
-                if u == 0 {
-                    break;
-                }
-            }
-        }
-    }
-    if n < 0 {
-        at -= 1;
-        buf[at] = b'-';
-    }
-    // Only ASCII digits and `-` were written.
-    out.push_str(std::str::from_utf8(&buf[at..]).unwrap_or_default());
 }
 
 /// String equality without a `memcmp` call for the short strings keys and enum values
