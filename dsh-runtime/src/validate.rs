@@ -786,7 +786,7 @@ impl Reporter<'_> {
             .iter()
             .enumerate()
             .all(|(i, b)| i == index || matches!(b.kind, Kind::Null));
-        if !(others_null && !value.is_null()) {
+        if !others_null || value.is_null() {
             self.fail(path, |m| {
                 m.push_str(" matches none of the ");
                 m.push_str(itoa::Buffer::new().format(branches.len()));
