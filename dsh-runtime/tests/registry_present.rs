@@ -197,6 +197,21 @@ fn stale_arguments_give_the_generic_cards() {
 }
 
 #[test]
+fn an_argument_that_no_longer_exists_still_renders_the_card() {
+    // A call logged when `peek` had an `encoding` parameter: the open root ignores the
+    // key, as a live call would, and the presenter gets the rest.
+    let registry = Registry::new();
+    let _peek = registry.register(Peek).unwrap();
+    let old = v(r#"{"path":"a.txt","first":3,"encoding":"utf8"}"#);
+    let card = registry.present_call("peek", &old);
+    assert!(
+        matches!(&card, CallView::Generic { title, locations: Some(l), .. }
+            if title == "Peek a.txt" && l[0].line == Some(3)),
+        "{card:?}"
+    );
+}
+
+#[test]
 fn registry_checks_arguments_even_for_presenters_that_do_not() {
     let registry = Registry::new();
     let def = ToolDefinition::new(

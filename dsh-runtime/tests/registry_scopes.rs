@@ -351,3 +351,183 @@ async fn dropping_a_scope_removes_its_tools_and_hooks() {
     drop(hook);
     assert_eq!(names(&registry), ["t"]);
 }
+
+/// A reference model of the views: each scope's view recomputed from scratch.
+mod model {
+    /// A layer's tools: registration number and name.
+    pub type Tools = Vec<(u64, String)>;
+    /// A scope: parent slot, own tools, denied names.
+    pub type ScopeModel = (Option<usize>, Tools, Vec<String>);
+
+    #[derive(Default)]
+    pub struct Model {
+        pub global: Tools,
+        /// Index = scope slot; `None` once dropped.
+        pub scopes: Vec<Option<ScopeModel>>,
+    }
+
+    impl Model {
+        pub fn view(&self, slot: Option<usize>) -> Vec<String> {
+            let Some(slot) = slot else {
+                return self.global.iter().map(|(_, n)| n.clone()).collect();
+            };
+            let Some((parent, own, denied)) = &self.scopes[slot] else {
+                return Vec::new();
+            };
+            let mut names: Vec<String> = self
+                .view(*parent)
+                .into_iter()
+                .filter(|n| !denied.contains(n))
+                .collect();
+            for (_, n) in own {
+                if !names.contains(n) {
+                    names.push(n.clone());
+                }
+            }
+            names
+        }
+    }
+}
+
+#[test]
+fn many_scopes_stay_correct_under_changes() {
+    use dsh_runtime::{Registration, Scope};
+    use std::collections::HashMap;
+
+    let registry = Registry::new();
+    let log = Log::new();
+    let mut model = model::Model::default();
+    let mut handles: Vec<Option<Scope>> = Vec::new();
+    let mut regs: HashMap<u64, (Option<usize>, Registration)> = HashMap::new();
+    let mut next_reg = 0u64;
+    // A deterministic pseudo-random sequence (no seed to pass around, reproducible).
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut rand = move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n.max(1) as u64) as usize
+    };
+    let live = |handles: &Vec<Option<Scope>>| -> Vec<usize> {
+        (0..handles.len())
+            .filter(|&i| handles[i].is_some())
+            .collect()
+    };
+
+    for step in 0..600 {
+        let live_slots = live(&handles);
+        match rand(10) {
+            // New scopes (most steps early on): top-level, or below a live scope.
+            0..=3 if handles.len() < 250 => {
+                let parent = if live_slots.is_empty() || rand(3) == 0 {
+                    None
+                } else {
+                    Some(live_slots[rand(live_slots.len())])
+                };
+                let scope = match parent {
+                    None => registry.scope(),
+                    Some(p) => handles[p].as_ref().unwrap().child(),
+                };
+                handles.push(Some(scope));
+                model.scopes.push(Some((parent, Vec::new(), Vec::new())));
+            }
+            // Register a tool globally or in a scope (names from a small set, so they
+            // shadow each other).
+            4..=6 => {
+                const NAMES: [&str; 8] = ["t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7"];
+                let name_ref = NAMES[rand(NAMES.len())];
+                let name = name_ref.to_string();
+                let layer = if live_slots.is_empty() || rand(4) == 0 {
+                    None
+                } else {
+                    Some(live_slots[rand(live_slots.len())])
+                };
+                let result = match layer {
+                    None => registry.register(Probe::new(name_ref, &log)),
+                    Some(s) => handles[s]
+                        .as_ref()
+                        .unwrap()
+                        .register(Probe::new(name_ref, &log)),
+                };
+                let own = match layer {
+                    None => &mut model.global,
+                    Some(s) => &mut model.scopes[s].as_mut().unwrap().1,
+                };
+                match result {
+                    Ok(reg) => {
+                        assert!(!own.iter().any(|(_, n)| *n == name), "step {step}");
+                        next_reg += 1;
+                        own.push((next_reg, name));
+                        regs.insert(next_reg, (layer, reg));
+                    }
+                    Err(_) => assert!(own.iter().any(|(_, n)| *n == name), "step {step}"),
+                }
+            }
+            // Unregister something.
+            7 if !regs.is_empty() => {
+                let mut ids: Vec<u64> = regs.keys().copied().collect();
+                ids.sort_unstable();
+                let id = ids[rand(ids.len())];
+                let (layer, reg) = regs.remove(&id).unwrap();
+                drop(reg);
+                let own = match layer {
+                    None => &mut model.global,
+                    Some(s) => match model.scopes[s].as_mut() {
+                        Some(state) => &mut state.1,
+                        None => continue,
+                    },
+                };
+                own.retain(|(r, _)| *r != id);
+            }
+            // Hide an inherited tool from a scope.
+            8 if !live_slots.is_empty() => {
+                let s = live_slots[rand(live_slots.len())];
+                let parent = model.scopes[s].as_ref().unwrap().0;
+                let inherited = model.view(parent);
+                let own: Vec<String> = model.scopes[s]
+                    .as_ref()
+                    .unwrap()
+                    .1
+                    .iter()
+                    .map(|(_, n)| n.clone())
+                    .collect();
+                let candidates: Vec<&String> =
+                    inherited.iter().filter(|n| !own.contains(n)).collect();
+                if let Some(name) = candidates.get(rand(candidates.len().max(1))) {
+                    let name = (*name).clone();
+                    handles[s]
+                        .as_ref()
+                        .unwrap()
+                        .restrict(Restriction::deny([name.clone()]))
+                        .unwrap_or_else(|e| panic!("step {step}: {e}"));
+                    model.scopes[s].as_mut().unwrap().2.push(name);
+                }
+            }
+            // Drop a scope handle that has no live children (a child keeps its parent).
+            9 if !live_slots.is_empty() => {
+                let s = live_slots[rand(live_slots.len())];
+                let has_children = model.scopes.iter().flatten().any(|(p, ..)| *p == Some(s));
+                if !has_children {
+                    handles[s] = None;
+                    model.scopes[s] = None;
+                    regs.retain(|_, (layer, _)| *layer != Some(s));
+                }
+            }
+            _ => {}
+        }
+        // Every live view matches the model.
+        assert_eq!(names(&registry), model.view(None), "global, step {step}");
+        for s in live(&handles) {
+            assert_eq!(
+                scope_names(handles[s].as_ref().unwrap()),
+                model.view(Some(s)),
+                "scope slot {s}, step {step}"
+            );
+        }
+    }
+    assert!(
+        handles.len() > 100,
+        "only {} scopes were created",
+        handles.len()
+    );
+}

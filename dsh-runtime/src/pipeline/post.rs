@@ -138,6 +138,8 @@ pub(super) fn finalize(call: &Call, mut data: ResultData) -> ToolResult {
 /// At most this many ignored keys are named, each cut to [`MAX_KEY_CHARS`] characters.
 const MAX_NAMED_KEYS: usize = 8;
 const MAX_KEY_CHARS: usize = 64;
+/// At most this many parameters are listed.
+const MAX_NAMED_PARAMETERS: usize = 32;
 
 /// The note naming the undeclared root keys a `#[tool]` ignored, e.g.
 /// `ignored unknown argument "limt" (tool "read" takes "path", "offset", "limit")`.
@@ -181,11 +183,15 @@ fn ignored_arguments(call: &Call) -> Option<String> {
     if rules.properties.is_empty() {
         text.push_str("takes no arguments)");
     } else {
-        let params: Vec<String> = rules
+        let mut params: Vec<String> = rules
             .properties
             .iter()
+            .take(MAX_NAMED_PARAMETERS)
             .map(|p| json_quote(&p.name))
             .collect();
+        if rules.properties.len() > MAX_NAMED_PARAMETERS {
+            params.push("…".to_string());
+        }
         text.push_str(&format!("takes {})", params.join(", ")));
     }
     Some(text)
