@@ -554,7 +554,7 @@ fn the_definition_is_what_the_model_sees() {
     assert_eq!(
         def.parameters.to_json_string(),
         concat!(
-            r#"{"type":"object","additionalProperties":false,"properties":{"#,
+            r#"{"type":"object","properties":{"#,
             r#""command":{"type":"string","description":"The command line to run.","minLength":1},"#,
             r#""description":{"type":"string","description":"What the command does, in a few words (shown to the user)."},"#,
             r#""timeout_ms":{"type":"integer","description":"Kill the command after this many milliseconds (default 120000, at most 600000).\nIgnored in the background.","minimum":1,"maximum":600000},"#,
