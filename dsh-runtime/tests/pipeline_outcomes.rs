@@ -1096,6 +1096,19 @@ async fn unknown_arguments_are_ignored_and_named_in_a_context() {
         r.contexts()[0],
         r#"ignored unknown arguments "x", "y" (tool "read_lines" takes "path", "limit")"#
     );
+    // A call that fails validation names them too, next to the violations.
+    let r = registry
+        .execute(ToolCall::new("c", "read_lines", r#"{"limt":5}"#))
+        .await;
+    assert_eq!(r.code(), Some("INVALID_ARGS"));
+    assert_eq!(
+        r.message(),
+        Some(r#"invalid arguments: missing required property "path""#)
+    );
+    assert_eq!(
+        r.contexts(),
+        [r#"ignored unknown argument "limt" (tool "read_lines" takes "path", "limit")"#]
+    );
     // Without unknown keys there is no note.
     let r = registry
         .execute(ToolCall::new(

@@ -15,7 +15,7 @@ use super::ToolCall;
 use super::batch::Gates;
 use super::dispatch::dispatch;
 use super::output::settle;
-use super::post::{finalize, post_execute};
+use super::post::{finalize, ignored_arguments, post_execute};
 use crate::hooks::{Approval, ApprovalRequest, CallInfo, PreDecision, PreNext};
 use crate::json::Value;
 use crate::panic;
@@ -72,20 +72,31 @@ impl Registry {
             g.enter_policy().await;
         }
         let call = enter(self, call); // 1-2
-        let outcome = self.through_output(&call, gates).await; // 3-8
+        let (outcome, note) = self.through_output(&call, gates).await; // 3-8
         if let Some(g) = gates {
             g.exit_policy();
             g.enter_post().await;
         }
         let data = post_execute(&call, outcome).await; // 9
-        finalize(&call, data) // 10
+        finalize(&call, data, note) // 10
     }
 
-    /// Stages 3 to 8: everything that may end the call early.
-    async fn through_output(&self, call: &Call, gates: Option<&Gates>) -> Outcome {
+    /// Stages 3 to 8: everything that may end the call early; also the note naming the
+    /// arguments validation ignored, for stage 10.
+    async fn through_output(
+        &self,
+        call: &Call,
+        gates: Option<&Gates>,
+    ) -> (Outcome, Option<String>) {
+        let mut note = None;
         let run = async {
             let tool = call.admitted()?; // the failures of stages 1-2
-            let args = validate(call, tool)?; // 3
+            let validated = validate(call, tool); // 3
+            // Only a failure or a normalized copy can involve unknown keys.
+            if !matches!(validated, Ok(Cow::Borrowed(_))) {
+                note = ignored_arguments(call, tool);
+            }
+            let args = validated?;
             policy(call).await?; // 4-5
             if let Some(g) = gates {
                 g.exit_policy();
@@ -93,9 +104,8 @@ impl Registry {
             let dispatched = dispatch(self, call, tool, &args).await?; // 6-7
             Ok(settle(call, tool, dispatched)) // 8
         };
-        match run.await {
-            Ok(outcome) | Err(outcome) => outcome,
-        }
+        let (Ok(outcome) | Err(outcome)) = run.await;
+        (outcome, note)
     }
 }
 

@@ -9,6 +9,7 @@ use crate::hooks::{Accept, Block, PostDecision, PostNext};
 use crate::panic;
 use crate::result::{Kind, ResultData, ToolResult};
 use crate::schema::{Additional, json_quote};
+use crate::tool::DynTool;
 
 /// Stage 9: the post-execute waterfall, for outcomes that pass it; then a caller abort
 /// turns a success into the cancellation result.
@@ -105,8 +106,8 @@ fn block(b: Block) -> ResultData {
 }
 
 /// Stage 10: finalize the content once (with the finalizer captured at entry), name the
-/// ignored arguments, freeze, observe.
-pub(super) fn finalize(call: &Call, mut data: ResultData) -> ToolResult {
+/// ignored arguments (`note`, first among the contexts), freeze, observe.
+pub(super) fn finalize(call: &Call, mut data: ResultData, note: Option<String>) -> ToolResult {
     let info = call.info();
     if let Some(tool) = &call.tool {
         let finalized = panic::contain(|| {
@@ -119,7 +120,7 @@ pub(super) fn finalize(call: &Call, mut data: ResultData) -> ToolResult {
             Err(p) => data = ResultData::panicked(format!("finalize_content panicked: {p}")),
         }
     }
-    if let Some(note) = ignored_arguments(call) {
+    if let Some(note) = note {
         data.contexts.insert(0, note);
     }
     let result = data.freeze();
@@ -143,8 +144,7 @@ const MAX_NAMED_PARAMETERS: usize = 32;
 
 /// The note naming the undeclared root keys a `#[tool]` ignored, e.g.
 /// `ignored unknown argument "limt" (tool "read" takes "path", "offset", "limit")`.
-fn ignored_arguments(call: &Call) -> Option<String> {
-    let tool = call.tool.as_ref()?;
+pub(super) fn ignored_arguments(call: &Call, tool: &DynTool) -> Option<String> {
     let rules = tool.definition().parameters.as_object()?;
     if rules.additional != Additional::Ignored {
         return None;
