@@ -26,6 +26,9 @@
 //! [`Validated::normalized`] removes such keys before the value is handed to serde, so
 //! serde sees exactly what the validator accepted.
 //!
+//! **Ignored keys.** At a `#[tool]`'s parameter root ([`Additional::Ignored`]),
+//! undeclared keys are accepted, and [`Validated::normalized`] removes them too.
+//!
 //! Recursion follows the schema, never the value: it is bounded by the schema depth
 //! (at most [`crate::schema::MAX_SCHEMA_DEPTH`] for imported schemas; derived schemas are
 //! finite), and `json` nodes are not descended into.
@@ -277,14 +280,16 @@ pub struct Validated {
 }
 
 impl Validated {
-    /// Whether some property that is not required was `null` and is to be treated as
-    /// omitted.
+    /// Whether [`Validated::normalized`] changes the value: some property that is not
+    /// required was `null` (to be treated as omitted), or an ignoring parameter root
+    /// ([`Additional::Ignored`]) had undeclared keys.
     pub fn has_omitted_nulls(&self) -> bool {
         self.omitted_nulls
     }
 
     /// The value serde should see: `value` itself, or a copy without the `null`s that
-    /// mean "omitted" (only built when there are any).
+    /// mean "omitted" and without the undeclared keys of an ignoring parameter root (only
+    /// built when there are any).
     pub fn normalized<'v>(&self, schema: &Schema, value: &'v Value) -> Cow<'v, Value> {
         if self.omitted_nulls {
             match strip(schema, value) {
