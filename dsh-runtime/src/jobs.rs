@@ -78,7 +78,6 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize};
@@ -86,6 +85,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::ToolSchema;
+use crate::panic::{CatchUnwind, panic_message};
 use crate::schema::Schema;
 
 mod output;
@@ -1125,41 +1125,14 @@ impl Job {
 
 /// Drives `done` to its settlement; a panic settles `failed`.
 async fn drive(job: Arc<Job>, done: DoneFuture) {
-    let settlement = match CatchUnwind(done).await {
+    let settlement = match CatchUnwind::new(done).await {
         Ok(settlement) => settlement,
-        Err(panic) => {
-            JobSettlement::failed().with_detail(format!("job panicked: {}", panic_message(&*panic)))
-        }
+        Err(panic) => JobSettlement::failed().with_detail(format!("job panicked: {panic}")),
     };
     job.settle(settlement);
 }
 
-/// Polls a future, turning a panic into an error.
-struct CatchUnwind(DoneFuture);
-
-impl Future for CatchUnwind {
-    type Output = Result<JobSettlement, Box<dyn std::any::Any + Send>>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match catch_unwind(AssertUnwindSafe(|| self.0.as_mut().poll(cx))) {
-            Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(settlement)) => Poll::Ready(Ok(settlement)),
-            Err(panic) => Poll::Ready(Err(panic)),
-        }
-    }
-}
-
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
-    if let Some(message) = panic.downcast_ref::<&str>() {
-        message
-    } else if let Some(message) = panic.downcast_ref::<String>() {
-        message
-    } else {
-        "(no message)"
-    }
-}
-
-/// Milliseconds since the Unix epoch (0 for a clock set before it).
+/// Milliseconds since the Unix epoch (0 if the clock is before it).
 fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

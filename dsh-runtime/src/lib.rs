@@ -40,7 +40,7 @@
 //! # }
 //! assert_eq!(
 //!     Greet.definition().parameters.to_json_string(),
-//!     r#"{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string","description":"Who to greet."}},"required":["name"]}"#
+//!     r#"{"type":"object","properties":{"name":{"type":"string","description":"Who to greet."}},"required":["name"]}"#
 //! );
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! let text = Greet.call(GreetArgs { name: "Ada".into() }, ToolContext::detached("greet")).await;
@@ -51,41 +51,54 @@
 //! See [`tool`](macro@tool) for everything `#[tool]` accepts and generates, and [`toolbox`](macro@toolbox) for tools
 //! that share state.
 //!
-//! Modules:
+//! Modules, in dependency order (each uses only the ones before it):
+//! - [`json`]: lossless snapshots of raw arguments (the `dsh-json` crate);
 //! - [`schema`]: the schema vocabulary, the [`ToolSchema`] trait and its std impls;
-//! - [`json`]: lossless snapshots of raw arguments;
 //! - [`validate`]: path-qualified validation reporting every violation;
-//! - [`export`]: the tools in the shape each model API (OpenAI, Anthropic, Gemini, MCP) takes;
-//! - [`tool`](mod@tool): the [`Tool`] trait, its definition, context and errors;
+//! - [`markers`]: the compile-time marker traits the derive checks and you may implement;
+//! - [`content`]: the model-facing [`ContentBlock`]s;
 //! - [`present`]: the card vocabulary presenters return;
-//! - [`jobs`]: background jobs with owners, output buffers and kill/wait;
-//! - [`registry`]: the [`Registry`] of tools, agent scopes and hooks;
-//! - [`pipeline`]: [`Registry::execute`] and what it produces ([`ToolResult`]);
+//! - [`tool`](mod@tool): the [`Tool`] trait, its definition, context and errors;
 //! - [`hooks`]: policy hooks (pre-execute, approval, guards, wrappers, post-execute,
-//!   observers).
+//!   observers) and what they see;
+//! - [`registry`]: the [`Registry`] of tools, agent scopes and hooks;
+//! - [`pipeline`]: [`Registry::execute`] and what it produces ([`ToolResult`],
+//!   [`ErrorCode`]);
+//! - [`jobs`]: background jobs with owners, output buffers and kill/wait;
+//! - [`codegen`]: text generated from tool definitions (the Markdown catalog, the
+//!   TypeScript and Python code-mode SDKs);
+//! - [`export`]: the tools in the shape each model API (OpenAI, Anthropic, Gemini, MCP) takes.
+//!
+//! Cancellation uses [`CancellationToken`] (re-exported from `tokio-util`, so you need no
+//! dependency of your own to cancel a call).
 #![deny(missing_docs)]
 
 // Lets the macros' `::dsh_runtime::...` paths resolve inside this crate (the job tools).
 extern crate self as dsh_runtime;
 
 pub mod codegen;
+pub mod content;
 pub mod export;
+pub mod hooks;
 pub mod jobs;
 #[doc(inline)]
 pub use dsh_json as json;
+mod lossless;
+pub mod markers;
+mod panic;
 pub mod pipeline;
 pub mod present;
 pub mod registry;
+mod result;
 pub mod schema;
 pub mod tool;
 pub mod validate;
-
-pub use pipeline::hooks;
 
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
 
+pub use content::ContentBlock;
 pub use pipeline::{
     Arguments, DispatchOutcome, ErrorCode, ExecutionMode, TimeoutWrapper, ToolCall, ToolCallError,
     ToolResult,
@@ -95,9 +108,9 @@ pub use registry::{
     Scope, ToolDescriptor,
 };
 pub use schema::{Schema, ToolSchema};
+pub use tokio_util::sync::CancellationToken;
 pub use tool::{
-    ContentBlock, DynTool, ExecToken, Execution, ScopeId, Tool, ToolContext, ToolDefinition,
-    ToolError, Toolbox,
+    DynTool, ExecToken, Execution, ScopeId, Tool, ToolContext, ToolDefinition, ToolError, Toolbox,
 };
 pub use validate::ToolArgsError;
 
@@ -131,10 +144,10 @@ pub use validate::ToolArgsError;
 /// assert_eq!(
 ///     def.parameters.to_json_string(),
 ///     concat!(
-///         r#"{"type":"object","additionalProperties":false,"properties":{"#,
+///         r#"{"type":"object","properties":{"#,
 ///         r#""path":{"type":"string","description":"Absolute path of the file."},"#,
-///         r#""offset":{"type":"integer","description":"1-based first line.","minimum":0,"maximum":18446744073709551615},"#,
-///         r#""limit":{"type":"integer","minimum":0,"maximum":18446744073709551615}},"#,
+///         r#""offset":{"type":"integer","description":"1-based first line.","minimum":0},"#,
+///         r#""limit":{"type":"integer","minimum":0}},"#,
 ///         r#""required":["path"]}"#,
 ///     )
 /// );
@@ -154,11 +167,12 @@ pub use validate::ToolArgsError;
 ///     from the keys below.
 /// - **An args struct** `ReadFileArgs` (the tool struct's name plus `Args`, or
 ///   `args_struct_name`) with one `pub` field per parameter (the context excepted), in
-///   order, documented like the parameter. It implements serde's `Deserialize`
-///   (reading the arguments object member by member, as the pipeline does; unknown fields
-///   are rejected) and derives `Serialize`, both through this crate, so you need no serde
-///   dependency of your own, and implements [`ToolSchema`] as a closed object
-///   (`additionalProperties: false`) whose properties keep the parameter order.
+///   order, documented like the parameter. It implements serde's `Deserialize` (reading
+///   the arguments object member by member, as the pipeline does; unknown fields are
+///   ignored unless `deny_unknown_args`) and derives `Serialize`, both through this crate,
+///   so you need no serde dependency of your own, and implements [`ToolSchema`] as the
+///   parameter root: an object whose properties keep the parameter order, open unless
+///   `deny_unknown_args` (see "Unknown arguments").
 ///
 /// **Naming the generated structs.** The default names can be taken: `fn text_stats`
 /// returning a `struct TextStats` of its own. The tool struct then cannot be named
@@ -221,7 +235,49 @@ pub use validate::ToolArgsError;
 ///     vec![field; limit as usize]
 /// }
 ///
-/// assert_eq!(Search.definition().parameters, Filter::schema());
+/// let parameters = &Search.definition().parameters;
+/// assert_eq!(parameters.as_object().unwrap().properties, Filter::schema().as_object().unwrap().properties);
+/// // As the parameter root, the object is open (nested, `Filter` stays closed).
+/// assert!(!parameters.to_json_string().contains("additionalProperties"));
+/// ```
+///
+/// # Unknown arguments
+///
+/// The parameter root is open: its published schema has no `additionalProperties`, and a
+/// key that names no parameter is not an error. Such keys never reach the body (they are
+/// removed before deserialization), and the result names them in a context
+/// ([`ToolResult::contexts`], the envelope's `additionalContexts`), e.g.
+/// `ignored unknown argument "limt" (tool "read_file" takes "path", "offset", "limit")`,
+/// so a misspelt optional parameter is caught without failing the call. Objects below the
+/// root stay closed.
+///
+/// `#[tool(deny_unknown_args)]` closes the root instead: `additionalProperties: false`,
+/// and an unknown key is `INVALID_ARGS` naming it. With `#[tool(args)]`, a type whose
+/// `Deserialize` rejects unknown fields (serde's `deny_unknown_fields`) closes the root
+/// too (found out once, when the definition is built).
+///
+/// ```
+/// # use dsh_runtime::{Registry, Tool, ToolCall, tool};
+/// /// Count to a number.
+/// #[tool]
+/// async fn count(to: u32, step: Option<u32>) -> u32 { to / step.unwrap_or(1) }
+///
+/// /// Count to a number, strictly.
+/// #[tool(deny_unknown_args)]
+/// async fn count_strictly(to: u32) -> u32 { to }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let registry = Registry::new();
+/// let _c = registry.register(Count).unwrap();
+/// let _s = registry.register(CountStrictly).unwrap();
+/// let r = registry.execute(ToolCall::new("1", "count", r#"{"to":6,"stpe":2}"#)).await;
+/// assert_eq!(r.text(), "6");
+/// assert_eq!(r.contexts(), [r#"ignored unknown argument "stpe" (tool "count" takes "to", "step")"#]);
+///
+/// let r = registry.execute(ToolCall::new("2", "count_strictly", r#"{"to":6,"stpe":2}"#)).await;
+/// assert_eq!(r.code(), Some("INVALID_ARGS"));
+/// assert_eq!(r.message(), Some(r#"invalid arguments: "stpe" is not a declared property (additionalProperties: false)"#));
+/// # });
 /// ```
 ///
 /// # Return type
@@ -254,6 +310,7 @@ pub use validate::ToolArgsError;
 /// | `presentation_meta = path` | durable card data: `fn(&Args, &Output) -> Option<impl Serialize>` (or any `Serialize`, e.g. a JSON value; `null` means none) |
 /// | `finalize_content = path` | replace the final content once: `fn(&Args, &[ContentBlock]) -> Option<Vec<ContentBlock>>` |
 /// | `args` | the single parameter is the whole arguments object (see above) |
+/// | `deny_unknown_args` | close the parameter root: an unknown key is `INVALID_ARGS` (see "Unknown arguments") |
 /// | `crate = "..."` | the path of this crate when it is renamed in `Cargo.toml` |
 /// | `struct_name = "..."` | the name of the generated tool struct (default: the fn name in PascalCase); the args struct becomes `<name>Args` |
 /// | `args_struct_name = "..."` | the name of the generated args struct (not with `args`, which generates none) |
@@ -517,24 +574,6 @@ pub use dsh_macros::ToolSchema;
 /// impl for a concrete type, e.g. `impl Server<Local>`); `#[toolbox]` takes no keys but
 /// `crate = "..."`.
 pub use dsh_macros::toolbox;
-
-pub mod markers {
-    //! Traits `#[derive(ToolSchema)]` checks at compile time.
-    //!
-    //! - [`SchemaNumber`], [`SchemaString`], [`SchemaLength`], [`SchemaBool`]: the field
-    //!   types `#[schema(range)]`, `pattern`, `length` and typed `enum`/`const` apply to.
-    //!   Implement one for your own newtype when its schema is of that kind.
-    //! - [`SchemaObject`]: types whose schema is an object node, which an internally
-    //!   tagged enum can carry in a newtype variant. Derived for structs with named fields.
-    //! - [`JsonShape`]: which JSON values a type's schema admits, known at compile time, so
-    //!   the variants of an untagged enum can be proved disjoint. Derived with
-    //!   `ToolSchema`; implement it next to a hand-written `ToolSchema` impl to use the type
-    //!   in an untagged enum.
-    pub use crate::__private::derive::{
-        JsonShape, Key, ObjectShape, SchemaBool, SchemaLength, SchemaNumber, SchemaObject,
-        SchemaString, Shape, kind,
-    };
-}
 
 /// The README's Rust examples, compiled and run as doctests so they stay true.
 #[cfg(doctest)]

@@ -34,8 +34,8 @@ use serde::de::Error as _;
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::content::ContentBlock;
 use crate::json::Value;
-use crate::tool::ContentBlock;
 
 /// What kind of action a call performs (an icon hint).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,5 +1,6 @@
 //! What a tool is: the [`Tool`] trait, its static [`ToolDefinition`], the
-//! [`ToolContext`] a body receives, [`ToolError`] and model-facing [`ContentBlock`]s.
+//! [`ToolContext`] a body receives and [`ToolError`]. What a tool shows the model is a
+//! list of [`ContentBlock`]s (see [`crate::content`]).
 //!
 //! `#[tool]` implements [`Tool`] for you; implement it by hand only for tools whose
 //! schemas are not derived from Rust types.
@@ -15,43 +16,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
+use crate::content::{ContentBlock, default_render};
 use crate::json::{Frozen, Value};
 use crate::present::{CallView, ResultSummary, ResultView};
 use crate::schema::Schema;
-
-/// A model-facing content block.
-#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum ContentBlock {
-    /// Plain text.
-    Text {
-        /// The text.
-        text: String,
-    },
-    /// An image, base64-encoded.
-    Image {
-        /// Base64 data.
-        data: String,
-        /// The media type, e.g. `image/png`.
-        media_type: String,
-    },
-}
-
-impl ContentBlock {
-    /// A text block.
-    pub fn text(text: impl Into<String>) -> Self {
-        ContentBlock::Text { text: text.into() }
-    }
-
-    /// The text, for a text block.
-    pub fn as_text(&self) -> Option<&str> {
-        match self {
-            ContentBlock::Text { text } => Some(text),
-            _ => None,
-        }
-    }
-}
 
 /// The error a tool body (or a hook) fails with.
 ///
@@ -374,14 +342,6 @@ pub mod hooks {
     pub const FINALIZE_CONTENT: u8 = 1 << 5;
     /// Every hook.
     pub const ALL: u8 = (1 << 6) - 1;
-}
-
-/// The default rendering of a canonical value.
-pub fn default_render(value: &Value) -> Vec<ContentBlock> {
-    match value {
-        Value::String(s) => vec![ContentBlock::text(s.to_string())],
-        other => vec![ContentBlock::text(other.to_string())],
-    }
 }
 
 /// An opaque execution token: compared for equality only, never serialized, never chosen
@@ -731,6 +691,11 @@ impl DynTool {
     pub fn definition(&self) -> &ToolDefinition {
         self.0.definition()
     }
+    /// Whether both handles share one tool (clones of one `DynTool`).
+    pub fn same_as(&self, other: &DynTool) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
     /// The Rust type of the erased tool (the `#[tool]` struct for derived tools).
     pub fn type_id(&self) -> std::any::TypeId {
         let any: &dyn std::any::Any = &*self.0;

@@ -9,8 +9,13 @@
 //! - after the type, a node's constraints (`minimum`/`maximum`, lengths, `pattern`,
 //!   `minItems`/`maxItems`) are each checked, then `enum`, then `const` (only the first of
 //!   those two that fails is reported);
-//! - `oneOf` counts the branches with no violation and reports one violation unless
-//!   exactly one matched; branch details are discarded.
+//! - `oneOf`: when several branches match, one violation says so. When none matches, a
+//!   tagged union (every branch an object requiring the same string-constant key, as
+//!   serde's internally and adjacently tagged enums are) reports its tag: missing, or not
+//!   one of the allowed values (listed), or, when the tag picks a branch, that branch's
+//!   violations with their full paths. Any other union reports which branch is closest
+//!   (the type fits, then the fewest violations) and that branch's violations; for
+//!   `oneOf [T, null]` only `T`'s.
 //!
 //! Paths: `path`, `a.b`, `items[2].name`, `m["odd key"]`; the root itself is named by a
 //! label (`arguments` for tool arguments, `value` for outputs, where paths are prefixed:
@@ -21,6 +26,9 @@
 //! [`Validated::normalized`] removes such keys before the value is handed to serde, so
 //! serde sees exactly what the validator accepted.
 //!
+//! **Ignored keys.** At a `#[tool]`'s parameter root ([`Additional::Ignored`]),
+//! undeclared keys are accepted, and [`Validated::normalized`] removes them too.
+//!
 //! Recursion follows the schema, never the value: it is bounded by the schema depth
 //! (at most [`crate::schema::MAX_SCHEMA_DEPTH`] for imported schemas; derived schemas are
 //! finite), and `json` nodes are not descended into.
@@ -29,6 +37,7 @@ use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::fmt;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use crate::json::NumberRepr as N;
 use crate::json::{Number, Object, Value, write_json_string, write_value};
@@ -271,14 +280,16 @@ pub struct Validated {
 }
 
 impl Validated {
-    /// Whether some property that is not required was `null` and is to be treated as
-    /// omitted.
+    /// Whether [`Validated::normalized`] changes the value: some property that is not
+    /// required was `null` (to be treated as omitted), or an ignoring parameter root
+    /// ([`Additional::Ignored`]) had undeclared keys.
     pub fn has_omitted_nulls(&self) -> bool {
         self.omitted_nulls
     }
 
     /// The value serde should see: `value` itself, or a copy without the `null`s that
-    /// mean "omitted" (only built when there are any).
+    /// mean "omitted" and without the undeclared keys of an ignoring parameter root (only
+    /// built when there are any).
     pub fn normalized<'v>(&self, schema: &Schema, value: &'v Value) -> Cow<'v, Value> {
         if self.omitted_nulls {
             match strip(schema, value) {
@@ -478,6 +489,11 @@ fn check_object(r: &ObjectRules, obj: &Object, nulls: &mut bool) -> bool {
                 Some(i) => i,
                 None => match &r.additional {
                     Additional::Open => continue,
+                    Additional::Ignored => {
+                        // Normalization removes it before the body sees the arguments.
+                        *nulls = true;
+                        continue;
+                    }
                     Additional::Closed => return false,
                     Additional::Schema(s) => {
                         if check(s, v, nulls) {
@@ -524,7 +540,7 @@ fn check_object(r: &ObjectRules, obj: &Object, nulls: &mut bool) -> bool {
 }
 
 #[inline(always)]
-fn check_one_of(branches: &[std::sync::Arc<Schema>], value: &Value, nulls: &mut bool) -> bool {
+fn check_one_of(branches: &[Arc<Schema>], value: &Value, nulls: &mut bool) -> bool {
     let mut matched = 0;
     let mut branch_nulls = false;
     for b in branches {
@@ -576,20 +592,7 @@ impl Reporter<'_> {
     fn node(&mut self, schema: &Schema, value: &Value, path: &Path<'_>) {
         match &schema.kind {
             Kind::Json => {}
-            Kind::OneOf(branches) => {
-                let matched = branches
-                    .iter()
-                    .filter(|b| check(b, value, &mut false))
-                    .count();
-                if matched != 1 {
-                    self.fail(path, |m| {
-                        m.push_str(" must match exactly one oneOf branch (matched ");
-                        push_int(m, matched as i128);
-                        m.push(')');
-                    });
-                }
-                return;
-            }
+            Kind::OneOf(branches) => return self.one_of(branches, value, path),
             Kind::String(r) => {
                 let Value::String(s) = value else {
                     return self.fail(path, |m| m.push_str(" must be a string"));
@@ -599,7 +602,7 @@ impl Reporter<'_> {
                 {
                     self.fail(path, |m| {
                         m.push_str(" must be at least ");
-                        push_int(m, i128::from(min));
+                        m.push_str(itoa::Buffer::new().format(min));
                         m.push_str(" characters long");
                     });
                 }
@@ -608,7 +611,7 @@ impl Reporter<'_> {
                 {
                     self.fail(path, |m| {
                         m.push_str(" must be at most ");
-                        push_int(m, i128::from(max));
+                        m.push_str(itoa::Buffer::new().format(max));
                         m.push_str(" characters long");
                     });
                 }
@@ -652,7 +655,7 @@ impl Reporter<'_> {
                 {
                     self.fail(path, |m| {
                         m.push_str(" must be at least ");
-                        push_int(m, min);
+                        m.push_str(itoa::Buffer::new().format(min));
                     });
                 }
                 if let Some(max) = r.maximum
@@ -660,7 +663,7 @@ impl Reporter<'_> {
                 {
                     self.fail(path, |m| {
                         m.push_str(" must be at most ");
-                        push_int(m, max);
+                        m.push_str(itoa::Buffer::new().format(max));
                     });
                 }
             }
@@ -684,7 +687,7 @@ impl Reporter<'_> {
                 {
                     self.fail(path, |m| {
                         m.push_str(" must have at least ");
-                        push_int(m, i128::from(min));
+                        m.push_str(itoa::Buffer::new().format(min));
                         m.push_str(" items");
                     });
                 }
@@ -693,7 +696,7 @@ impl Reporter<'_> {
                 {
                     self.fail(path, |m| {
                         m.push_str(" must have at most ");
-                        push_int(m, i128::from(max));
+                        m.push_str(itoa::Buffer::new().format(max));
                         m.push_str(" items");
                     });
                 }
@@ -736,6 +739,111 @@ impl Reporter<'_> {
             self.fail(path, |m| {
                 m.push_str(" must be ");
                 let _ = write_value(m, c);
+            });
+        }
+    }
+
+    /// A `oneOf`: nothing when exactly one branch matches. When several match, one
+    /// violation says so. When none does: for a tagged union, the tag's violation (missing,
+    /// or not one of the allowed values) or, when the tag picks a branch, that branch's
+    /// violations; for any other union, the closest branch's violations after a line
+    /// naming it.
+    fn one_of(&mut self, branches: &[Arc<Schema>], value: &Value, path: &Path<'_>) {
+        let matched = branches
+            .iter()
+            .filter(|b| check(b, value, &mut false))
+            .count();
+        if matched == 1 {
+            return;
+        }
+        if matched > 1 {
+            return self.fail(path, |m| {
+                m.push_str(" must match exactly one oneOf branch (matched ");
+                m.push_str(itoa::Buffer::new().format(matched));
+                m.push(')');
+            });
+        }
+        if let Some(tag) = union_tag(branches) {
+            return self.tagged(branches, tag, value, path);
+        }
+        // The closest branch: one whose type fits the value, then the fewest violations,
+        // then the first.
+        let mut best: Option<(bool, usize, usize, Violations)> = None;
+        for (i, b) in branches.iter().enumerate() {
+            let mut sub = Reporter {
+                out: Violations::new(),
+                label: self.label,
+                prefix: self.prefix,
+            };
+            sub.node(b, value, path);
+            let rank = (!type_fits(b, value), sub.out.len());
+            if best.as_ref().is_none_or(|(m, n, ..)| rank < (*m, *n)) {
+                best = Some((rank.0, rank.1, i, sub.out));
+            }
+        }
+        let Some((_, _, index, reasons)) = best else {
+            return self.fail(path, |m| {
+                m.push_str(" must match one oneOf branch (there are none)")
+            });
+        };
+        // `oneOf [T, null]` (an `Option<T>`): T's violations say it all.
+        let others_null = branches
+            .iter()
+            .enumerate()
+            .all(|(i, b)| i == index || matches!(b.kind, Kind::Null));
+        if !others_null || value.is_null() {
+            self.fail(path, |m| {
+                m.push_str(" matches none of the ");
+                m.push_str(itoa::Buffer::new().format(branches.len()));
+                m.push_str(" oneOf branches; the closest is branch ");
+                m.push_str(itoa::Buffer::new().format(index + 1));
+                m.push(':');
+            });
+        }
+        for reason in &reasons {
+            self.out.push(reason);
+        }
+    }
+
+    /// A tagged union none of whose branches matched.
+    fn tagged(&mut self, branches: &[Arc<Schema>], tag: &str, value: &Value, path: &Path<'_>) {
+        let Value::Object(obj) = value else {
+            return self.fail(path, |m| m.push_str(" must be an object"));
+        };
+        let tag_path = Path::Key(path, tag);
+        let chosen = obj.get(tag).and_then(|v| {
+            branches
+                .iter()
+                .find(|b| branch_tag(b, tag).is_some_and(|c| json_eq(c, v)))
+        });
+        if let Some(branch) = chosen {
+            return self.node(branch, value, path);
+        }
+        let allowed = |m: &mut String| {
+            m.push('[');
+            for (i, b) in branches.iter().enumerate() {
+                if i > 0 {
+                    m.push(',');
+                }
+                if let Some(c) = branch_tag(b, tag) {
+                    let _ = write_value(m, c);
+                }
+            }
+            m.push(']');
+        };
+        if obj.get(tag).is_none() {
+            let (label, prefix) = (self.label, self.prefix);
+            let m = self.out.begin();
+            m.push_str("missing required property \"");
+            write_path(m, &tag_path, label, prefix);
+            m.push_str("\" (one of ");
+            allowed(m);
+            m.push(')');
+            self.out.end();
+        } else {
+            self.fail(&tag_path, |m| {
+                m.push_str(" must be one of ");
+                allowed(m);
             });
         }
     }
@@ -791,13 +899,53 @@ impl Reporter<'_> {
                 continue;
             }
             match &r.additional {
-                Additional::Open => return,
+                Additional::Open | Additional::Ignored => return,
                 Additional::Closed => self.fail(&Path::Key(path, k), |m| {
                     m.push_str(" is not a declared property (additionalProperties: false)")
                 }),
                 Additional::Schema(s) => self.node(s, v, &Path::Key(path, k)),
             }
         }
+    }
+}
+
+/// The tag of a tagged union (serde's internally or adjacently tagged enums): a key that
+/// every branch declares as a required property whose schema is a string constant.
+fn union_tag(branches: &[Arc<Schema>]) -> Option<&str> {
+    let first = branches.first()?.as_object()?;
+    first
+        .properties
+        .iter()
+        .map(|p| &*p.name)
+        .find(|name| branches.iter().all(|b| branch_tag(b, name).is_some()))
+}
+
+/// The constant a branch requires for `tag`, when it is an object that does.
+fn branch_tag<'s>(branch: &'s Schema, tag: &str) -> Option<&'s Value> {
+    let p = branch
+        .as_object()?
+        .properties
+        .iter()
+        .find(|p| p.required && p.name == tag)?;
+    match (&p.schema.kind, &p.schema.const_value) {
+        (Kind::String(_), Some(c @ Value::String(_))) => Some(c),
+        _ => None,
+    }
+}
+
+/// Whether the value's JSON type is one the node admits (ignoring its constraints).
+fn type_fits(schema: &Schema, value: &Value) -> bool {
+    match (&schema.kind, value) {
+        (Kind::Json, _)
+        | (Kind::String(_), Value::String(_))
+        | (Kind::Number(_), Value::Number(_))
+        | (Kind::Boolean, Value::Bool(_))
+        | (Kind::Null, Value::Null)
+        | (Kind::Array(_), Value::Array(_))
+        | (Kind::Object(_), Value::Object(_)) => true,
+        (Kind::Integer(_), Value::Number(n)) => n.is_integer(),
+        (Kind::OneOf(branches), _) => branches.iter().any(|b| type_fits(b, value)),
+        _ => false,
     }
 }
 
@@ -835,7 +983,7 @@ fn write_segments(out: &mut String, path: &Path<'_>, start: usize) {
         Path::Index(parent, i) => {
             write_segments(out, parent, start);
             out.push('[');
-            push_int(out, i as i128);
+            out.push_str(itoa::Buffer::new().format(i));
             out.push(']');
         }
     }
@@ -849,41 +997,6 @@ fn push_escaped(out: &mut String, s: &str) {
         let quoted = crate::schema::json_quote(s);
         out.push_str(&quoted[1..quoted.len() - 1]);
     }
-}
-
-/// Append the decimal digits of `n`.
-fn push_int(out: &mut String, n: i128) {
-    let mut buf = [0u8; 40];
-    let mut at = buf.len();
-    let magnitude = n.unsigned_abs();
-    // 64-bit division when the value allows it (128-bit division is a library call).
-    match u64::try_from(magnitude) {
-        Ok(mut u) => loop {
-            at -= 1;
-            buf[at] = b'0' + (u % 10) as u8;
-            u /= 10;
-            if u == 0 {
-                break;
-            }
-        },
-        Err(_) => {
-            let mut u = magnitude;
-            loop {
-                at -= 1;
-                buf[at] = b'0' + (u % 10) as u8;
-                u /= 10;
-                if u == 0 {
-                    break;
-                }
-            }
-        }
-    }
-    if n < 0 {
-        at -= 1;
-        buf[at] = b'-';
-    }
-    // Only ASCII digits and `-` were written.
-    out.push_str(std::str::from_utf8(&buf[at..]).unwrap_or_default());
 }
 
 /// String equality without a `memcmp` call for the short strings keys and enum values
@@ -1009,6 +1122,7 @@ fn strip(schema: &Schema, value: &Value) -> Option<Value> {
                             }
                         }
                     }
+                    None if r.additional == Additional::Ignored => changed = true,
                     None => {
                         let nv = match &r.additional {
                             Additional::Schema(s) => strip(s, v),

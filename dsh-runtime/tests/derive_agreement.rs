@@ -1,6 +1,8 @@
 //! Agreement of three verdicts on the corpus of derived types (`derive_support`): our
-//! validator, the independent `jsonschema` crate on the published JSON Schema, and serde
-//! deserializing into the Rust type.
+//! validator, the independent `jsonschema` crate on the enforced JSON Schema (the
+//! published one with its hidden bounds shown, see `HiddenBounds`), and serde
+//! deserializing into the Rust type. The published schema itself must accept every value
+//! our validator accepts (hiding a bound only loosens the text).
 //!
 //! Values are generated from each type's [`Schema`] (conforming values, favouring bounds
 //! and optional keys given as `null`) and then mutated into near misses (wrong types,
@@ -20,7 +22,7 @@
 mod derive_support;
 
 use dsh_runtime::json;
-use dsh_runtime::schema::{Additional, Kind, Schema};
+use dsh_runtime::schema::{Additional, HiddenBounds, Kind, Schema};
 use dsh_runtime::validate::validate_labeled;
 use proptest::prelude::*;
 use proptest::strategy::Union;
@@ -143,7 +145,7 @@ fn conforming(schema: &Schema) -> BoxedStrategy<J> {
             }
             match &r.additional {
                 Additional::Closed => {}
-                Additional::Open => parts.push(
+                Additional::Open | Additional::Ignored => parts.push(
                     proptest::option::of(any_json())
                         .prop_map(|v| v.map(|v| ("x-extra".to_string(), v)).into_iter().collect())
                         .boxed(),
@@ -309,6 +311,7 @@ struct Checker {
     name: &'static str,
     schema: std::sync::Arc<Schema>,
     validator: jsonschema::Validator,
+    published: jsonschema::Validator,
     deserialize: fn(J) -> Result<(), String>,
 }
 
@@ -337,6 +340,10 @@ impl Checker {
                 prop_assert!(
                     self.validator.is_valid(&normalized),
                     "{name}: our validator accepts {value} but jsonschema rejects its normalized form {normalized}"
+                );
+                prop_assert!(
+                    self.published.is_valid(&normalized),
+                    "{name}: our validator accepts {value} but the published schema rejects {normalized}"
                 );
                 // The pipeline turns integral floats into integers before typed
                 // deserialization (the validator accepts `2.0` as an integer; serde does not).
@@ -368,17 +375,47 @@ fn checkers() -> Vec<Checker> {
     derive_support::corpus()
         .into_iter()
         .map(|e| {
-            let published = json::to_serde(&e.schema.to_json_schema());
-            let validator = jsonschema::validator_for(&published)
-                .unwrap_or_else(|err| panic!("{}: jsonschema rejects the schema: {err}", e.name));
+            let compile = |schema: &Schema| {
+                let text = json::to_serde(&schema.to_json_schema());
+                jsonschema::validator_for(&text).unwrap_or_else(|err| {
+                    panic!("{}: jsonschema rejects the schema: {err}", e.name)
+                })
+            };
             Checker {
                 name: e.name,
+                validator: compile(&enforced(&e.schema)),
+                published: compile(&e.schema),
                 schema: e.schema,
-                validator,
                 deserialize: e.deserialize,
             }
         })
         .collect()
+}
+
+/// `schema` with every hidden bound published: the rules the validator enforces.
+fn enforced(schema: &Schema) -> Schema {
+    let mut s = schema.clone();
+    let shown = |s: &std::sync::Arc<Schema>| std::sync::Arc::new(enforced(s));
+    match &mut s.kind {
+        Kind::Integer(r) => r.hidden = HiddenBounds::default(),
+        Kind::Number(r) => r.hidden = HiddenBounds::default(),
+        Kind::Array(r) => r.items = r.items.as_ref().map(shown),
+        Kind::Object(r) => {
+            for p in &mut r.properties {
+                p.schema = shown(&p.schema);
+            }
+            if let Additional::Schema(a) = &mut r.additional {
+                *a = shown(a);
+            }
+        }
+        Kind::OneOf(branches) => {
+            for b in branches.iter_mut() {
+                *b = shown(b);
+            }
+        }
+        _ => {}
+    }
+    s
 }
 
 #[test]

@@ -115,3 +115,100 @@ fn pretty_printing_keeps_strings_intact() {
         "{\n  \"a\": \"x,{}:\\\"\",\n  \"b\": [],\n  \"c\": [\n    1,\n    {}\n  ]\n}\n"
     );
 }
+
+/// Every violation of `text` against `T`'s schema (root label `value`, prefixed paths).
+fn violations<T: dsh_runtime::ToolSchema + 'static>(text: &str) -> Vec<String> {
+    let value = dsh_runtime::json::parse(text).expect("test JSON");
+    match dsh_runtime::validate::validate_labeled(&T::schema(), &value, "value", true) {
+        Ok(_) => Vec::new(),
+        Err(v) => v.to_vec(),
+    }
+}
+
+#[test]
+fn a_tagged_union_names_its_tag_or_the_chosen_branch() {
+    use derive_support::{Adjacent, Internal, Nested};
+    // A wrong tag: its path and the allowed values.
+    assert_eq!(
+        violations::<Internal>(r#"{"kind":"later"}"#),
+        [r#""value.kind" must be one of ["circle","point-at","labels","empty","box"]"#]
+    );
+    // No tag at all.
+    assert_eq!(
+        violations::<Internal>(r#"{"radius":1}"#),
+        [
+            r#"missing required property "value.kind" (one of ["circle","point-at","labels","empty","box"])"#
+        ]
+    );
+    // The tag picks a branch: that branch's violations, with full paths.
+    assert_eq!(
+        violations::<Internal>(r#"{"kind":"box","topLeft":{"x":"1"},"extra":true}"#),
+        [
+            r#"missing required property "value.topLeft.y""#,
+            r#""value.topLeft.x" must be an integer"#,
+            r#""value.extra" is not a declared property (additionalProperties: false)"#,
+        ]
+    );
+    assert_eq!(
+        violations::<Internal>(r#"{"kind":"circle"}"#),
+        [r#"missing required property "value.radius""#]
+    );
+    // Not an object.
+    assert_eq!(
+        violations::<Internal>(r#""circle""#),
+        [r#""value" must be an object"#]
+    );
+    // Adjacent tagging: the tag, then the content's violations.
+    assert_eq!(
+        violations::<Adjacent>(r#"{"t":"Move","c":{"to":{"x":1}}}"#),
+        [r#"missing required property "value.c.to.y""#]
+    );
+    assert_eq!(
+        violations::<Adjacent>(r#"{"t":"Jump"}"#),
+        [r#""value.t" must be one of ["Ping","Text","Count","Move"]"#]
+    );
+    // Nested: the union's paths continue the outer ones (an `Option` field).
+    assert_eq!(
+        violations::<Nested>(
+            r#"{"commands":[],"shape":{"kind":"circle","radius":"big"},"speeds":{},"count":1}"#
+        ),
+        [r#""value.shape.radius" must be a number"#]
+    );
+}
+
+#[test]
+fn an_untagged_union_explains_its_closest_branch() {
+    use derive_support::{External, Untagged, UntaggedObjects};
+    // The object branch fits the value's type: its violations, after a line naming it.
+    assert_eq!(
+        violations::<Untagged>(r#"{"a":1,"b":300}"#),
+        [
+            r#""value" matches none of the 5 oneOf branches; the closest is branch 5:"#,
+            r#""value.b" must be at most 255"#,
+        ]
+    );
+    assert_eq!(
+        violations::<UntaggedObjects>(r#"{"id":-1}"#),
+        [
+            r#""value" matches none of the 3 oneOf branches; the closest is branch 2:"#,
+            r#""value.id" must be at least 0"#,
+        ]
+    );
+    // Externally tagged: the variant's key picks the closest branch.
+    assert_eq!(
+        violations::<External>(r#"{"go":{"to":{"x":1,"y":2},"fast":"yes"}}"#),
+        [
+            r#""value" matches none of the 5 oneOf branches; the closest is branch 3:"#,
+            r#""value.go.fast" must be a boolean"#,
+        ]
+    );
+}
+
+#[test]
+fn an_optional_union_reports_only_the_value_branch() {
+    // `Option<T>` outside a property is `oneOf [T, null]`: T's violations say it all.
+    assert_eq!(
+        violations::<Vec<Option<u8>>>(r#"[1,null,"x"]"#),
+        [r#""value[2]" must be an integer"#]
+    );
+}

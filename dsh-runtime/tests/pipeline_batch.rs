@@ -337,7 +337,7 @@ async fn failing_calls_in_a_batch_never_block_the_rest() {
     assert_eq!(
         codes,
         [
-            None,
+            Some("INVALID_ARGS"),
             Some("UNKNOWN_TOOL"),
             Some("ABORTED_BEFORE_DISPATCH"),
             Some("INVALID_ARGS"),

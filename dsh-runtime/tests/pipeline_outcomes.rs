@@ -54,6 +54,83 @@ async fn success_runs_every_stage_in_order() {
     );
 }
 
+/// The numbered stages of a Markdown table (`| 4 | **pre-execute** hooks ...`): number
+/// and the first bold word, in order. `prefix` is what precedes each row (`//! ` in
+/// rustdoc).
+fn stage_table(text: &str, prefix: &str) -> Vec<(u32, String)> {
+    text.lines()
+        .filter_map(|line| {
+            let row = line.strip_prefix(prefix)?.strip_prefix("| ")?;
+            let (number, rest) = row.split_once(" | ")?;
+            let number: u32 = number.parse().ok()?;
+            let name = rest.strip_prefix("**")?.split("**").next()?;
+            Some((number, name.to_string()))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn one_numbering_of_the_stages_in_docs_and_trace() {
+    let pipeline_md = stage_table(include_str!("../PIPELINE.md"), "");
+    let rustdoc = stage_table(include_str!("../src/pipeline/mod.rs"), "//! ");
+    let expected: Vec<(u32, String)> = [
+        "resolve",
+        "snapshot",
+        "validate",
+        "pre-execute",
+        "guards",
+        "wrappers",
+        "body",
+        "output",
+        "post-execute",
+        "finalize",
+    ]
+    .iter()
+    .zip(1..)
+    .map(|(name, n)| (n, name.to_string()))
+    .collect();
+    assert_eq!(pipeline_md, expected, "PIPELINE.md");
+    assert_eq!(rustdoc, expected, "pipeline/mod.rs");
+
+    // The trace of a successful call, each event mapped to its documented stage: the
+    // stages run in their documented order.
+    let stage_of = |event: &str| -> u32 {
+        let name = match event {
+            "pre" => "pre-execute",
+            "guard" => "guards",
+            "wrap" => "wrappers",
+            "body" => "body",
+            "render" => "output",
+            "post" => "post-execute",
+            "finalize" | "observe" => "finalize",
+            other => panic!("unmapped event {other}"),
+        };
+        expected.iter().find(|(_, n)| n == name).unwrap().0
+    };
+    let (registry, log, _regs) = setup();
+    let r = registry
+        .execute(ToolCall::new("c1", "echo", r#"{"text":"hi"}"#))
+        .await;
+    assert!(r.is_success());
+    let stages: Vec<u32> = log.take().iter().map(|e| stage_of(e)).collect();
+    assert_eq!(stages, [4, 5, 6, 7, 8, 9, 10, 10]);
+}
+
+#[test]
+fn every_error_code_is_in_both_tables() {
+    let pipeline_md = include_str!("../PIPELINE.md");
+    let rustdoc = include_str!("../src/result.rs");
+    for code in ErrorCode::ALL {
+        let row = format!("| `{}` | `{}` |", code.as_str(), code.error_name());
+        assert!(pipeline_md.contains(&row), "PIPELINE.md lacks {row}");
+        assert!(
+            rustdoc.contains(&format!("/// {row}")),
+            "ErrorCode docs lack {row}"
+        );
+        assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
+    }
+}
+
 #[tokio::test]
 async fn non_lossless_arguments_go_straight_to_finalize_and_observers() {
     let (registry, log, _regs) = setup();
@@ -61,13 +138,41 @@ async fn non_lossless_arguments_go_straight_to_finalize_and_observers() {
         .execute(ToolCall::new("c1", "echo", r#"{"text": "#))
         .await;
     let (code, message, content) = failure(&r);
-    assert_eq!(code, None);
-    assert!(
-        message.starts_with("tool execution arguments must be losslessly JSON-serializable: "),
-        "{message}"
+    assert_eq!(code, Some("INVALID_ARGS"));
+    assert_eq!(
+        message,
+        "arguments are not valid JSON: unexpected end of input at arguments.text (line 1, column 10)"
     );
     assert_eq!(content, [format!("Error: {message}")]);
     assert_eq!(log.take(), ["finalize", "observe"]);
+
+    // Each kind of snapshot failure has its own plain first sentence.
+    for (text, first) in [
+        (
+            r#"{"text":"a","text":"b"}"#,
+            "arguments have a duplicate key: ",
+        ),
+        (
+            r#"{"text":"a","n":-0}"#,
+            "arguments are not lossless JSON: ",
+        ),
+        (
+            r#"{"text":"a","n":12345678901234567890123}"#,
+            "arguments are not lossless JSON: ",
+        ),
+        ("[1,2", "arguments are not valid JSON: "),
+    ] {
+        let r = registry.execute(ToolCall::new("c", "echo", text)).await;
+        assert_eq!(r.code(), Some("INVALID_ARGS"), "{text}");
+        assert_eq!(
+            r.error_code(),
+            Some(dsh_runtime::ErrorCode::InvalidArgs),
+            "{text}"
+        );
+        let message = r.message().unwrap();
+        assert!(message.starts_with(first), "{text}: {message}");
+        assert_eq!(log.take(), ["finalize", "observe"]);
+    }
 
     // A serde_json value holding -0.0 is not lossless either.
     let r = registry
@@ -77,10 +182,13 @@ async fn non_lossless_arguments_go_straight_to_finalize_and_observers() {
             serde_json::json!({ "text": "x", "n": -0.0 }),
         ))
         .await;
+    assert_eq!(r.code(), Some("INVALID_ARGS"));
     assert!(
         r.message()
             .unwrap()
-            .starts_with("tool execution arguments must be losslessly JSON-serializable")
+            .starts_with("arguments are not lossless JSON: "),
+        "{:?}",
+        r.message()
     );
     assert_eq!(log.take(), ["finalize", "observe"]);
 }
@@ -91,11 +199,11 @@ async fn non_lossless_arguments_outrank_a_pre_aborted_token_and_an_unknown_name(
     let call = ToolCall::new("c1", "nope", "[1,");
     call.cancel.cancel();
     let r = registry.execute(call).await;
-    assert_eq!(r.code(), None);
+    assert_eq!(r.code(), Some("INVALID_ARGS"));
     assert!(
         r.message()
             .unwrap()
-            .starts_with("tool execution arguments must be losslessly JSON-serializable")
+            .starts_with("arguments are not valid JSON: ")
     );
     // Unknown tool: no finalizer was captured.
     assert_eq!(log.take(), ["observe"]);
@@ -566,7 +674,7 @@ async fn panicking_callbacks_are_contained_as_final_errors() {
         let r = registry
             .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
             .await;
-        assert_eq!(r.code(), None, "{what}");
+        assert_eq!(r.code(), Some("TOOL_PANICKED"), "{what}");
         assert_eq!(r.message(), Some(message), "{what}");
         assert_eq!(log.take(), stages, "{what}");
     }
@@ -580,6 +688,7 @@ async fn panicking_callbacks_are_contained_as_final_errors() {
         .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#).with_agent(scope.id()))
         .await;
     assert_eq!(r.message(), Some("approval handler panicked: approval bug"));
+    assert_eq!(r.code(), Some("TOOL_PANICKED"));
     assert_eq!(log.take(), ["pre", "finalize", "observe"]);
 }
 
@@ -716,7 +825,7 @@ async fn body_panics_are_contained_and_pass_post() {
     let r = registry
         .execute(ToolCall::new("c", "boom", r#"{"text":"x"}"#))
         .await;
-    assert_eq!(r.code(), None);
+    assert_eq!(r.code(), Some("TOOL_PANICKED"));
     assert_eq!(r.message(), Some(r#"tool "boom" panicked: kaboom"#));
     assert_eq!(
         log.take(),
@@ -777,9 +886,7 @@ async fn projector_failures_are_invalid_tool_output() {
         .unwrap();
     for (name, expected) in [
         ("render_err", "output.render failed: template missing"),
-        ("render_panic", "output.render failed: renderer bug"),
         ("meta_err", "output.presentation_meta failed: no meta"),
-        ("meta_panic", "output.presentation_meta failed: meta bug"),
     ] {
         let r = registry
             .execute(ToolCall::new("c", name, r#"{"text":"x"}"#))
@@ -789,6 +896,17 @@ async fn projector_failures_are_invalid_tool_output() {
             r.message().unwrap(),
             format!("tool \"{name}\" returned invalid output: {expected}")
         );
+    }
+    // A projector that panics is `TOOL_PANICKED`.
+    for (name, expected) in [
+        ("render_panic", "output.render panicked: renderer bug"),
+        ("meta_panic", "output.presentation_meta panicked: meta bug"),
+    ] {
+        let r = registry
+            .execute(ToolCall::new("c", name, r#"{"text":"x"}"#))
+            .await;
+        assert_eq!(r.code(), Some("TOOL_PANICKED"), "{name}");
+        assert_eq!(r.message().unwrap(), format!("tool \"{name}\": {expected}"));
     }
 }
 
@@ -917,4 +1035,158 @@ async fn error_codes_round_trip() {
     assert_eq!(ErrorCode::UnsupportedSchema.as_str(), "UNSUPPORTED_SCHEMA");
     assert_eq!(ErrorCode::CodeRunFailed.as_str(), "CODE_RUN_FAILED");
     assert_eq!(ErrorCode::parse("FS_NOT_FOUND"), None);
+}
+
+// --- the open parameter root ---
+
+/// Read some lines.
+#[dsh_runtime::tool]
+async fn read_lines(
+    path: String,
+    limit: Option<u32>,
+    cx: dsh_runtime::ToolContext,
+) -> Result<String, ToolError> {
+    cx.defer_context("deferred by the body");
+    if path == "missing" {
+        return Err(ToolError::with_code("FS_NOT_FOUND", "no such file"));
+    }
+    Ok(format!("{path}:{limit:?}"))
+}
+
+/// Read some lines, strictly.
+#[dsh_runtime::tool(deny_unknown_args)]
+async fn read_strict(path: String) -> String {
+    path
+}
+
+#[tokio::test]
+async fn unknown_arguments_are_ignored_and_named_in_a_context() {
+    let registry = Registry::new();
+    let _t = registry.register(ReadLines).unwrap();
+    // A misspelt optional parameter: the call succeeds without it, and the model is told.
+    let r = registry
+        .execute(ToolCall::new("c", "read_lines", r#"{"path":"a","limt":5}"#))
+        .await;
+    assert!(r.is_success(), "{r:?}");
+    assert_eq!(r.text(), "a:None");
+    assert_eq!(
+        r.contexts(),
+        [
+            r#"ignored unknown argument "limt" (tool "read_lines" takes "path", "limit")"#,
+            "deferred by the body",
+        ]
+    );
+    // Not part of the canonical value, but of the envelope's contexts.
+    assert_eq!(**r.value().unwrap(), v(r#""a:None""#));
+    assert!(
+        r.to_json()
+            .to_string()
+            .contains(r#""additionalContexts":["ignored unknown argument \"limt\""#)
+    );
+    // Failures carry the note too.
+    let r = registry
+        .execute(ToolCall::new(
+            "c",
+            "read_lines",
+            r#"{"path":"missing","x":1,"y":2}"#,
+        ))
+        .await;
+    assert_eq!(r.code(), Some("FS_NOT_FOUND"));
+    assert_eq!(
+        r.contexts()[0],
+        r#"ignored unknown arguments "x", "y" (tool "read_lines" takes "path", "limit")"#
+    );
+    // A call that fails validation names them too, next to the violations.
+    let r = registry
+        .execute(ToolCall::new("c", "read_lines", r#"{"limt":5}"#))
+        .await;
+    assert_eq!(r.code(), Some("INVALID_ARGS"));
+    assert_eq!(
+        r.message(),
+        Some(r#"invalid arguments: missing required property "path""#)
+    );
+    assert_eq!(
+        r.contexts(),
+        [r#"ignored unknown argument "limt" (tool "read_lines" takes "path", "limit")"#]
+    );
+    // Without unknown keys there is no note.
+    let r = registry
+        .execute(ToolCall::new(
+            "c",
+            "read_lines",
+            r#"{"path":"a","limit":2}"#,
+        ))
+        .await;
+    assert_eq!(r.contexts(), ["deferred by the body"]);
+    // Many or long keys are named within bounds.
+    let keys: Vec<String> = (0..12).map(|i| format!(r#""k{i}":0"#)).collect();
+    let long = "z".repeat(100);
+    let text = format!(r#"{{"path":"a",{},"{long}":1}}"#, keys.join(","));
+    let r = registry
+        .execute(ToolCall::new("c", "read_lines", text))
+        .await;
+    let note = &r.contexts()[0];
+    assert!(
+        note.starts_with(r#"ignored unknown arguments "k0", "k1","#),
+        "{note}"
+    );
+    assert!(note.contains(" and 5 more (tool"), "{note}");
+    assert!(!note.contains(&long), "{note}");
+}
+
+#[tokio::test]
+async fn unknown_arguments_never_reach_the_body() {
+    let registry = Registry::new();
+    let seen = Arc::new(Mutex::new(None));
+    let s = seen.clone();
+    // A raw tool sees what it is given: its schema's openness is its own.
+    let params = v(r#"{"type":"object","properties":{"path":{"type":"string"}}}"#);
+    let raw = dsh_runtime::RawTool::new("raw", "Raw.", &params, &v("{}"), move |args, _| {
+        *s.lock().unwrap() = Some(args.clone());
+        async { Ok(Value::Null) }
+    })
+    .unwrap();
+    let _raw = registry.register(raw).unwrap();
+    let r = registry
+        .execute(ToolCall::new("c", "raw", r#"{"path":"a","extra":1}"#))
+        .await;
+    assert!(r.is_success());
+    assert_eq!(
+        seen.lock().unwrap().take(),
+        Some(v(r#"{"path":"a","extra":1}"#))
+    );
+    assert!(r.contexts().is_empty());
+
+    // A `#[tool]`'s typed body reads only its parameters; the erased body gets the
+    // arguments without the unknown key.
+    let _t = registry.register(ReadLines).unwrap();
+    let tool = registry.get("read_lines").unwrap();
+    let def = tool.definition();
+    let raw_args = v(r#"{"path":"a","limit":1,"extra":{"deep":[1]}}"#);
+    let validated = dsh_runtime::validate::validate_arguments(&def.parameters, &raw_args).unwrap();
+    assert_eq!(
+        *validated.normalized(&def.parameters, &raw_args),
+        v(r#"{"path":"a","limit":1}"#)
+    );
+}
+
+#[tokio::test]
+async fn deny_unknown_args_makes_an_unknown_key_invalid() {
+    let registry = Registry::new();
+    let _t = registry.register(ReadStrict).unwrap();
+    let r = registry
+        .execute(ToolCall::new(
+            "c",
+            "read_strict",
+            r#"{"path":"a","limt":5}"#,
+        ))
+        .await;
+    assert_eq!(r.code(), Some("INVALID_ARGS"));
+    assert_eq!(
+        r.message(),
+        Some(
+            r#"invalid arguments: "limt" is not a declared property (additionalProperties: false)"#
+        )
+    );
+    assert!(r.contexts().is_empty());
 }

@@ -418,6 +418,7 @@ async fn a_throwing_post_execute_hook_is_a_final_error() {
     }));
     let r = registry.execute(call("echo")).await;
     assert_eq!(r.message(), Some("post-execute hook panicked: post bug"));
+    assert_eq!(r.code(), Some("TOOL_PANICKED"));
     assert_eq!(
         log.take(),
         [
@@ -467,6 +468,7 @@ async fn a_panicking_finalizer_turns_the_outcome_into_an_error() {
         r.message(),
         Some("finalize_content panicked: finalizer bug")
     );
+    assert_eq!(r.code(), Some("TOOL_PANICKED"));
     assert_eq!(
         r.content(),
         &[ContentBlock::text(

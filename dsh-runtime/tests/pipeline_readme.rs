@@ -113,12 +113,9 @@ async fn readme_examples() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!(r.message(), Some("rm is destructive and needs review"));
 
     let text: String = registry
-        .call::<ReadFile>(
-            None,
-            ReadFileArgs {
-                path: "/etc/hosts".into(),
-            },
-        )
+        .call::<ReadFile>(ReadFileArgs {
+            path: "/etc/hosts".into(),
+        })
         .await?;
     assert_eq!(text, "contents of /etc/hosts");
     Ok(())

@@ -159,7 +159,7 @@ async fn schemas_are_consistent_snapshots_under_churn() {
         }
     });
     for _ in 0..2_000 {
-        let names: Vec<String> = registry.names(None).iter().map(|n| n.to_string()).collect();
+        let names: Vec<String> = registry.names().iter().map(|n| n.to_string()).collect();
         assert!(
             [
                 vec!["a"],

@@ -14,7 +14,7 @@ use pipeline_support::{Add, AddArgs, Log, v};
 async fn a_typed_call_returns_the_typed_output() {
     let registry = Registry::new();
     let _t = registry.register(Add::new()).unwrap();
-    let sum = registry.call::<Add>(None, AddArgs { a: 2, b: 40 }).await;
+    let sum = registry.call::<Add>(AddArgs { a: 2, b: 40 }).await;
     assert_eq!(sum, Ok(42));
 }
 
@@ -32,10 +32,7 @@ async fn a_typed_call_runs_policy_and_returns_the_final_value() {
         let doubled = r.value()?.as_number()?.as_i64()? * 2;
         Some(Accept::new().with_value(Value::from(doubled)).into())
     }));
-    assert_eq!(
-        registry.call::<Add>(None, AddArgs { a: 1, b: 2 }).await,
-        Ok(6)
-    );
+    assert_eq!(registry.call::<Add>(AddArgs { a: 1, b: 2 }).await, Ok(6));
     assert_eq!(log.take(), [r#"guard add {"a":1,"b":2}"#]);
 }
 
@@ -44,7 +41,7 @@ async fn a_typed_call_failure_is_a_tool_call_error() {
     let registry = Registry::new();
     let _t = registry.register(Add::new()).unwrap();
     let err = registry
-        .call::<Add>(None, AddArgs { a: i64::MAX, b: 1 })
+        .call::<Add>(AddArgs { a: i64::MAX, b: 1 })
         .await
         .unwrap_err();
     assert_eq!(err.tool_name, "add");
@@ -54,7 +51,7 @@ async fn a_typed_call_failure_is_a_tool_call_error() {
 
     let _d = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::deny("not allowed"))));
     let err = registry
-        .call::<Add>(None, AddArgs { a: 1, b: 1 })
+        .call::<Add>(AddArgs { a: 1, b: 1 })
         .await
         .unwrap_err();
     assert_eq!(
@@ -67,7 +64,7 @@ async fn a_typed_call_failure_is_a_tool_call_error() {
 async fn a_typed_call_resolves_in_the_callers_scope() {
     let registry = Registry::new();
     let err: ToolCallError = registry
-        .call::<Add>(None, AddArgs { a: 1, b: 1 })
+        .call::<Add>(AddArgs { a: 1, b: 1 })
         .await
         .unwrap_err();
     assert!(
@@ -79,25 +76,10 @@ async fn a_typed_call_resolves_in_the_callers_scope() {
 
     let scope = registry.scope();
     let _t = scope.register(Add::new()).unwrap();
-    assert_eq!(
-        registry
-            .call::<Add>(Some(scope.id()), AddArgs { a: 1, b: 1 })
-            .await,
-        Ok(2)
-    );
-    assert!(
-        registry
-            .call::<Add>(None, AddArgs { a: 1, b: 1 })
-            .await
-            .is_err()
-    );
+    assert_eq!(scope.call::<Add>(AddArgs { a: 1, b: 1 }).await, Ok(2));
+    assert!(registry.call::<Add>(AddArgs { a: 1, b: 1 }).await.is_err());
     let child = scope.child();
-    assert_eq!(
-        registry
-            .call::<Add>(Some(child.id()), AddArgs { a: 3, b: 1 })
-            .await,
-        Ok(4)
-    );
+    assert_eq!(child.call::<Add>(AddArgs { a: 3, b: 1 }).await, Ok(4));
 }
 
 fn raw_tool() -> RawTool {
@@ -123,7 +105,7 @@ async fn raw_tools_go_through_the_same_pipeline() {
     let registry = Registry::new();
     let _t = registry.register(raw_tool()).unwrap();
     assert_eq!(
-        registry.schemas_json(None),
+        registry.schemas_json(),
         r#"[{"name":"lookup","description":"Look a key up.","parameters":{"type":"object","additionalProperties":true,"properties":{"key":{"type":"string","description":"The key."},"limit":{"type":"integer"}},"required":["key"]}}]"#
     );
     let ok = registry
@@ -191,7 +173,7 @@ async fn raw_schemas_outside_the_vocabulary_are_refused() {
             .starts_with(r#"tool "x": unsupported JSON schema: output"#),
         "{err}"
     );
-    assert!(registry.names(None).is_empty());
+    assert!(registry.names().is_empty());
 }
 
 #[tokio::test]

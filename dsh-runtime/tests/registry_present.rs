@@ -155,13 +155,13 @@ fn summary(text: &str) -> ResultSummary {
 fn call_card_from_the_presenter() {
     let registry = Registry::new();
     let _peek = registry.register(Peek).unwrap();
-    let card = registry.present_call(None, "peek", &v(r#"{"path":"a.txt","first":7}"#));
+    let card = registry.present_call("peek", &v(r#"{"path":"a.txt","first":7}"#));
     assert_eq!(
         serde_json::to_string(&card).unwrap(),
         r#"{"card":"generic","title":"Peek a.txt","kind":"read","locations":[{"path":"a.txt","line":7}]}"#
     );
     // Lenient forms the validator accepts reach the presenter normalized.
-    let card = registry.present_call(None, "peek", &v(r#"{"path":"a.txt","first":null}"#));
+    let card = registry.present_call("peek", &v(r#"{"path":"a.txt","first":null}"#));
     assert!(
         matches!(&card, CallView::Generic { title, .. } if title == "Peek a.txt"),
         "{card:?}"
@@ -175,7 +175,7 @@ fn stale_arguments_give_the_generic_cards() {
     // An older version of the tool called the parameter `file`.
     let stale = v(r#"{"file":"a.txt","first":2}"#);
     assert_eq!(
-        registry.present_call(None, "peek", &stale),
+        registry.present_call("peek", &stale),
         CallView::generic("peek", Some(stale.clone()))
     );
     let s = ResultSummary {
@@ -185,14 +185,29 @@ fn stale_arguments_give_the_generic_cards() {
         ..summary("two lines")
     };
     assert_eq!(
-        registry.present_result(None, "peek", &stale, &s),
+        registry.present_result("peek", &stale, &s),
         ResultView::generic(&s)
     );
     // Wrong types are stale too.
     let wrong = v(r#"{"path":7}"#);
     assert_eq!(
-        registry.present_call(None, "peek", &wrong),
+        registry.present_call("peek", &wrong),
         CallView::generic("peek", Some(wrong.clone()))
+    );
+}
+
+#[test]
+fn an_argument_that_no_longer_exists_still_renders_the_card() {
+    // A call logged when `peek` had an `encoding` parameter: the open root ignores the
+    // key, as a live call would, and the presenter gets the rest.
+    let registry = Registry::new();
+    let _peek = registry.register(Peek).unwrap();
+    let old = v(r#"{"path":"a.txt","first":3,"encoding":"utf8"}"#);
+    let card = registry.present_call("peek", &old);
+    assert!(
+        matches!(&card, CallView::Generic { title, locations: Some(l), .. }
+            if title == "Peek a.txt" && l[0].line == Some(3)),
+        "{card:?}"
     );
 }
 
@@ -212,12 +227,12 @@ fn registry_checks_arguments_even_for_presenters_that_do_not() {
     let _t = registry.register(Trusting { def }).unwrap();
     let good = v(r#"{"cmd":"ls"}"#);
     assert_eq!(
-        registry.present_call(None, "trusting", &good),
+        registry.present_call("trusting", &good),
         CallView::terminal(r#"{"cmd":"ls"}"#)
     );
     let stale = v(r#"{"command":"ls"}"#);
     assert_eq!(
-        registry.present_call(None, "trusting", &stale),
+        registry.present_call("trusting", &stale),
         CallView::generic("trusting", Some(stale.clone()))
     );
 }
@@ -231,29 +246,29 @@ fn unknown_tool_and_missing_or_declining_presenters_fall_back() {
     let s = summary("hi");
 
     assert_eq!(
-        registry.present_call(None, "gone", &args),
+        registry.present_call("gone", &args),
         CallView::generic("gone", Some(args.clone()))
     );
     assert_eq!(
-        registry.present_result(None, "gone", &args, &s),
+        registry.present_result("gone", &args, &s),
         ResultView::generic(&s)
     );
     assert_eq!(
-        registry.present_call(None, "plain", &args),
+        registry.present_call("plain", &args),
         CallView::generic("plain", Some(args.clone()))
     );
     assert_eq!(
-        registry.present_result(None, "plain", &args, &s),
+        registry.present_result("plain", &args, &s),
         ResultView::generic(&s)
     );
     // `peek` declines for this path, and has no meta to build a result card from.
     let decline = v(r#"{"path":"decline"}"#);
     assert_eq!(
-        registry.present_call(None, "peek", &decline),
+        registry.present_call("peek", &decline),
         CallView::generic("peek", Some(decline.clone()))
     );
     assert_eq!(
-        registry.present_result(None, "peek", &decline, &s),
+        registry.present_result("peek", &decline, &s),
         ResultView::generic(&s)
     );
 }
@@ -265,11 +280,11 @@ fn panicking_presenters_are_contained() {
     let args = v(r#"{"x":1}"#);
     let s = summary("done");
     assert_eq!(
-        registry.present_call(None, "boom", &args),
+        registry.present_call("boom", &args),
         CallView::generic("boom", Some(args.clone()))
     );
     assert_eq!(
-        registry.present_result(None, "boom", &args, &s),
+        registry.present_result("boom", &args, &s),
         ResultView::generic(&s)
     );
 }
@@ -286,12 +301,12 @@ fn cards_come_from_the_tool_the_scope_sees() {
     let args = v(r#"{"path":"a.txt"}"#);
 
     assert!(matches!(
-        registry.present_call(Some(agent.id()), "peek", &args),
+        agent.present_call("peek", &args),
         CallView::Generic { title, .. } if title == "Peek a.txt"
     ));
     // `peek` lives only in the scope: the global view falls back.
     assert_eq!(
-        registry.present_call(None, "peek", &args),
+        registry.present_call("peek", &args),
         CallView::generic("peek", Some(args.clone()))
     );
 
@@ -299,11 +314,11 @@ fn cards_come_from_the_tool_the_scope_sees() {
     let child = agent.child();
     child.restrict(Restriction::deny(["peek"])).unwrap();
     assert_eq!(
-        registry.present_call(Some(child.id()), "peek", &args),
+        child.present_call("peek", &args),
         CallView::generic("peek", Some(args.clone()))
     );
     assert!(matches!(
-        registry.present_call(Some(agent.id()), "peek", &args),
+        agent.present_call("peek", &args),
         CallView::Generic { title, .. } if title == "Peek a.txt"
     ));
 }
@@ -317,7 +332,7 @@ async fn replay_uses_the_persisted_summary_not_the_value() {
         .execute(dsh_runtime::ToolCall::new("c1", "peek", args))
         .await;
     assert!(result.is_success(), "{result:?}");
-    let live = registry.present_result(None, "peek", &v(args), &result.summary());
+    let live = registry.present_result("peek", &v(args), &result.summary());
     let expected: ResultView = ReadView::new(
         "notes.md",
         3,
@@ -333,10 +348,7 @@ async fn replay_uses_the_persisted_summary_not_the_value() {
     assert!(!persisted.contains(r#""value""#), "{persisted}");
     assert!(!persisted.contains(r#""first""#), "{persisted}");
     let back: ResultSummary = serde_json::from_str(&persisted).unwrap();
-    assert_eq!(
-        registry.present_result(None, "peek", &v(args), &back),
-        expected
-    );
+    assert_eq!(registry.present_result("peek", &v(args), &back), expected);
 }
 
 #[tokio::test]
@@ -358,7 +370,7 @@ async fn nested_calls_carry_no_meta_so_their_cards_are_generic() {
     assert_eq!(nested.meta(), None);
     let s = nested.summary();
     assert_eq!(
-        registry.present_result(None, "peek", &v(args), &s),
+        registry.present_result("peek", &v(args), &s),
         ResultView::generic(&s)
     );
 }

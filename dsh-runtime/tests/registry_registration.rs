@@ -11,8 +11,12 @@ use dsh_runtime::schema::{Property, Schema};
 use dsh_runtime::{DynTool, ErrorCode, RegisterError, Registry, ToolCall, Toolbox};
 use pipeline_support::{Log, Probe};
 
-fn names(r: &Registry, scope: Option<dsh_runtime::ScopeId>) -> Vec<String> {
-    r.names(scope).iter().map(|n| n.to_string()).collect()
+fn names(r: &Registry) -> Vec<String> {
+    r.names().iter().map(|n| n.to_string()).collect()
+}
+
+fn scope_names(s: &dsh_runtime::Scope) -> Vec<String> {
+    s.names().iter().map(|n| n.to_string()).collect()
 }
 
 #[tokio::test]
@@ -21,18 +25,18 @@ async fn dropping_a_registration_removes_exactly_that_entry() {
     let log = Log::new();
     let a = registry.register(Probe::new("a", &log)).unwrap();
     let _b = registry.register(Probe::new("b", &log)).unwrap();
-    assert_eq!(names(&registry, None), ["a", "b"]);
+    assert_eq!(names(&registry), ["a", "b"]);
     drop(a);
-    assert_eq!(names(&registry, None), ["b"]);
+    assert_eq!(names(&registry), ["b"]);
     let r = registry
         .execute(ToolCall::new("1", "a", r#"{"text":"x"}"#))
         .await;
     assert_eq!(r.code(), Some("UNKNOWN_TOOL"));
     // Re-registering appends in registration order.
     let a = registry.register(Probe::new("a", &log)).unwrap();
-    assert_eq!(names(&registry, None), ["b", "a"]);
+    assert_eq!(names(&registry), ["b", "a"]);
     a.unregister();
-    assert_eq!(names(&registry, None), ["b"]);
+    assert_eq!(names(&registry), ["b"]);
 }
 
 #[test]
@@ -45,7 +49,7 @@ fn unregistering_is_idempotent_and_survives_the_registry() {
     let b = registry.register(Probe::new("b", &log)).unwrap();
     drop(b);
     let _b2 = registry.register(Probe::new("b", &log)).unwrap();
-    assert_eq!(names(&registry, None), ["a", "b"]);
+    assert_eq!(names(&registry), ["a", "b"]);
     drop(registry);
     assert!(!a.is_held());
     drop(a);
@@ -56,7 +60,7 @@ fn keep_leaves_the_registration_in_place() {
     let registry = Registry::new();
     let log = Log::new();
     registry.register(Probe::new("a", &log)).unwrap().keep();
-    assert_eq!(names(&registry, None), ["a"]);
+    assert_eq!(names(&registry), ["a"]);
 }
 
 #[test]
@@ -165,7 +169,7 @@ fn schemas_are_checked_at_registration() {
             .starts_with(r#"tool "t": unsupported JSON schema: output"#),
         "{err}"
     );
-    assert!(registry.names(None).is_empty());
+    assert!(registry.names().is_empty());
 }
 
 struct Pair {
@@ -202,7 +206,7 @@ fn toolboxes_register_all_or_nothing() {
             scoped: false
         }
     );
-    assert_eq!(names(&registry, None), ["x"]);
+    assert_eq!(names(&registry), ["x"]);
 
     let err = registry
         .register_toolbox(Arc::new(Pair {
@@ -212,7 +216,7 @@ fn toolboxes_register_all_or_nothing() {
         }))
         .unwrap_err();
     assert!(matches!(err, RegisterError::Duplicate { .. }));
-    assert_eq!(names(&registry, None), ["x"]);
+    assert_eq!(names(&registry), ["x"]);
 
     let both = registry
         .register_toolbox(Arc::new(Pair {
@@ -221,9 +225,9 @@ fn toolboxes_register_all_or_nothing() {
             log: log.clone(),
         }))
         .unwrap();
-    assert_eq!(names(&registry, None), ["x", "a", "b"]);
+    assert_eq!(names(&registry), ["x", "a", "b"]);
     drop(both);
-    assert_eq!(names(&registry, None), ["x"]);
+    assert_eq!(names(&registry), ["x"]);
 
     let scope = registry.scope();
     let _in_scope = scope
@@ -233,7 +237,7 @@ fn toolboxes_register_all_or_nothing() {
             log: log.clone(),
         }))
         .unwrap();
-    assert_eq!(names(&registry, Some(scope.id())), ["x", "y"]);
+    assert_eq!(scope_names(&scope), ["x", "y"]);
 }
 
 #[tokio::test]
@@ -247,19 +251,17 @@ async fn register_in_and_register_dyn() {
     let _s = registry
         .register_in(scope.id(), Probe::new("s", &log))
         .unwrap();
-    assert_eq!(names(&registry, Some(scope.id())), ["g", "s"]);
-    assert_eq!(names(&registry, None), ["g"]);
+    assert_eq!(scope_names(&scope), ["g", "s"]);
+    assert_eq!(names(&registry), ["g"]);
     let id = scope.id();
     drop(scope);
     let err = registry.register_in(id, Probe::new("s", &log)).unwrap_err();
     assert_eq!(err, RegisterError::ScopeGone { scope: id });
     assert_eq!(
-        registry
-            .get(None, "g")
-            .map(|t| t.definition().name.to_string()),
+        registry.get("g").map(|t| t.definition().name.to_string()),
         Some("g".to_string())
     );
-    assert!(registry.get(None, "s").is_none());
+    assert!(registry.get("s").is_none());
 }
 
 #[tokio::test]

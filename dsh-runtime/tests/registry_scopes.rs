@@ -7,8 +7,12 @@ use dsh_runtime::json::Value;
 use dsh_runtime::{Registry, RestrictError, Restriction, ScopeId, ToolCall};
 use pipeline_support::{Log, Probe};
 
-fn names(r: &Registry, scope: Option<ScopeId>) -> Vec<String> {
-    r.names(scope).iter().map(|n| n.to_string()).collect()
+fn names(r: &Registry) -> Vec<String> {
+    r.names().iter().map(|n| n.to_string()).collect()
+}
+
+fn scope_names(s: &dsh_runtime::Scope) -> Vec<String> {
+    s.names().iter().map(|n| n.to_string()).collect()
 }
 
 fn tagged(name: &'static str, tag: &'static str, log: &Log) -> Probe {
@@ -40,13 +44,10 @@ async fn scoped_tools_shadow_in_place_for_the_scope_and_its_descendants() {
     let _aa = agent.register(tagged("a", "agent a", &log)).unwrap();
     let _ae = agent.register(tagged("e", "agent e", &log)).unwrap();
 
-    assert_eq!(names(&registry, None), ["a", "b", "c"]);
-    assert_eq!(names(&registry, Some(preset.id())), ["a", "b", "c", "d"]);
-    assert_eq!(
-        names(&registry, Some(agent.id())),
-        ["a", "b", "c", "d", "e"]
-    );
-    assert_eq!(names(&registry, Some(sibling.id())), ["a", "b", "c"]);
+    assert_eq!(names(&registry), ["a", "b", "c"]);
+    assert_eq!(scope_names(&preset), ["a", "b", "c", "d"]);
+    assert_eq!(scope_names(&agent), ["a", "b", "c", "d", "e"]);
+    assert_eq!(scope_names(&sibling), ["a", "b", "c"]);
 
     assert_eq!(run(&registry, None, "b").await.unwrap(), "global b");
     assert_eq!(
@@ -83,7 +84,7 @@ fn schemas_are_byte_stable_and_in_view_order() {
     let _a = registry.register(Probe::new("alpha", &log)).unwrap();
     let scope = registry.scope();
     let _own = scope.register(Probe::new("zeta", &log)).unwrap();
-    let json = registry.schemas_json(Some(scope.id()));
+    let json = scope.schemas_json();
     let params = r#"{"type":"object","additionalProperties":false,"properties":{"text":{"type":"string"},"n":{"type":"integer"}},"required":["text"]}"#;
     assert_eq!(
         json,
@@ -91,8 +92,8 @@ fn schemas_are_byte_stable_and_in_view_order() {
             r#"[{{"name":"zeta","description":"The zeta probe.","parameters":{params}}},{{"name":"alpha","description":"The alpha probe.","parameters":{params}}}]"#
         )
     );
-    assert_eq!(registry.schemas_json(Some(scope.id())), json);
-    let list = registry.schemas(Some(scope.id()));
+    assert_eq!(scope.schemas_json(), json);
+    let list = scope.schemas();
     // Through serde the content is the same (key order is the json module's business).
     assert_eq!(
         serde_json::to_value(&list).unwrap(),
@@ -109,16 +110,16 @@ async fn deny_masks_hide_inherited_tools_and_admit_later_globals() {
     let _b = registry.register(Probe::new("b", &log)).unwrap();
     let scope = registry.scope();
     scope.restrict(Restriction::deny(["a"])).unwrap();
-    assert_eq!(names(&registry, Some(scope.id())), ["b"]);
+    assert_eq!(scope_names(&scope), ["b"]);
     assert_eq!(
         run(&registry, Some(scope.id()), "a").await.unwrap_err(),
         r#"unknown tool "a""#
     );
-    assert!(registry.get(Some(scope.id()), "a").is_none());
+    assert!(scope.get("a").is_none());
     let _c = registry.register(Probe::new("c", &log)).unwrap();
-    assert_eq!(names(&registry, Some(scope.id())), ["b", "c"]);
+    assert_eq!(scope_names(&scope), ["b", "c"]);
     // The global view is unaffected.
-    assert_eq!(names(&registry, None), ["a", "b", "c"]);
+    assert_eq!(names(&registry), ["a", "b", "c"]);
 }
 
 #[test]
@@ -129,9 +130,9 @@ fn allow_masks_keep_only_the_listed_names_and_exclude_later_globals() {
     let _b = registry.register(Probe::new("b", &log)).unwrap();
     let scope = registry.scope();
     scope.restrict(Restriction::allow(["b"])).unwrap();
-    assert_eq!(names(&registry, Some(scope.id())), ["b"]);
+    assert_eq!(scope_names(&scope), ["b"]);
     let _c = registry.register(Probe::new("c", &log)).unwrap();
-    assert_eq!(names(&registry, Some(scope.id())), ["b"]);
+    assert_eq!(scope_names(&scope), ["b"]);
 }
 
 #[test]
@@ -145,7 +146,7 @@ fn masks_never_hide_the_scopes_own_tools() {
     let _own_a = scope.register(Probe::new("a", &log)).unwrap();
     let _own_z = scope.register(Probe::new("z", &log)).unwrap();
     // The inherited `a` is masked; the scope's own `a` is appended.
-    assert_eq!(names(&registry, Some(scope.id())), ["b", "a", "z"]);
+    assert_eq!(scope_names(&scope), ["b", "a", "z"]);
 }
 
 #[test]
@@ -169,8 +170,8 @@ fn masks_intersect_along_the_chain() {
     );
     agent.restrict(Restriction::allow(["b", "c"])).unwrap();
     agent.restrict(Restriction::deny(["c"])).unwrap();
-    assert_eq!(names(&registry, Some(agent.id())), ["b"]);
-    assert_eq!(names(&registry, Some(preset.id())), ["b", "c"]);
+    assert_eq!(scope_names(&agent), ["b"]);
+    assert_eq!(scope_names(&preset), ["b", "c"]);
 }
 
 #[test]
@@ -206,7 +207,7 @@ fn restrict_errors() {
         r#"unknown tools "nope", "gone"; inherited tools are: "alpha", "zed""#
     );
     // Nothing changed.
-    assert_eq!(names(&registry, Some(scope.id())), ["zed", "alpha", "mine"]);
+    assert_eq!(scope_names(&scope), ["zed", "alpha", "mine"]);
 
     let empty = Registry::new().scope();
     assert_eq!(
@@ -306,10 +307,12 @@ async fn a_child_scope_keeps_its_parent_alive() {
         run(&registry, Some(agent.id()), "p").await.unwrap(),
         "preset p"
     );
-    assert_eq!(names(&registry, Some(preset_id)), ["p"]);
+    assert_eq!(
+        run(&registry, Some(preset_id), "p").await.unwrap(),
+        "preset p"
+    );
     drop(agent);
     // Both scopes are gone: a call naming them sees no tools.
-    assert!(names(&registry, Some(preset_id)).is_empty());
     assert_eq!(
         run(&registry, Some(preset_id), "p").await.unwrap_err(),
         r#"unknown tool "p""#
@@ -346,5 +349,185 @@ async fn dropping_a_scope_removes_its_tools_and_hooks() {
     // The registration of the vanished scope is inert.
     drop(reg);
     drop(hook);
-    assert_eq!(names(&registry, None), ["t"]);
+    assert_eq!(names(&registry), ["t"]);
+}
+
+/// A reference model of the views: each scope's view recomputed from scratch.
+mod model {
+    /// A layer's tools: registration number and name.
+    pub type Tools = Vec<(u64, String)>;
+    /// A scope: parent slot, own tools, denied names.
+    pub type ScopeModel = (Option<usize>, Tools, Vec<String>);
+
+    #[derive(Default)]
+    pub struct Model {
+        pub global: Tools,
+        /// Index = scope slot; `None` once dropped.
+        pub scopes: Vec<Option<ScopeModel>>,
+    }
+
+    impl Model {
+        pub fn view(&self, slot: Option<usize>) -> Vec<String> {
+            let Some(slot) = slot else {
+                return self.global.iter().map(|(_, n)| n.clone()).collect();
+            };
+            let Some((parent, own, denied)) = &self.scopes[slot] else {
+                return Vec::new();
+            };
+            let mut names: Vec<String> = self
+                .view(*parent)
+                .into_iter()
+                .filter(|n| !denied.contains(n))
+                .collect();
+            for (_, n) in own {
+                if !names.contains(n) {
+                    names.push(n.clone());
+                }
+            }
+            names
+        }
+    }
+}
+
+#[test]
+fn many_scopes_stay_correct_under_changes() {
+    use dsh_runtime::{Registration, Scope};
+    use std::collections::HashMap;
+
+    let registry = Registry::new();
+    let log = Log::new();
+    let mut model = model::Model::default();
+    let mut handles: Vec<Option<Scope>> = Vec::new();
+    let mut regs: HashMap<u64, (Option<usize>, Registration)> = HashMap::new();
+    let mut next_reg = 0u64;
+    // A deterministic pseudo-random sequence (no seed to pass around, reproducible).
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut rand = move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n.max(1) as u64) as usize
+    };
+    let live = |handles: &Vec<Option<Scope>>| -> Vec<usize> {
+        (0..handles.len())
+            .filter(|&i| handles[i].is_some())
+            .collect()
+    };
+
+    for step in 0..600 {
+        let live_slots = live(&handles);
+        match rand(10) {
+            // New scopes (most steps early on): top-level, or below a live scope.
+            0..=3 if handles.len() < 250 => {
+                let parent = if live_slots.is_empty() || rand(3) == 0 {
+                    None
+                } else {
+                    Some(live_slots[rand(live_slots.len())])
+                };
+                let scope = match parent {
+                    None => registry.scope(),
+                    Some(p) => handles[p].as_ref().unwrap().child(),
+                };
+                handles.push(Some(scope));
+                model.scopes.push(Some((parent, Vec::new(), Vec::new())));
+            }
+            // Register a tool globally or in a scope (names from a small set, so they
+            // shadow each other).
+            4..=6 => {
+                const NAMES: [&str; 8] = ["t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7"];
+                let name_ref = NAMES[rand(NAMES.len())];
+                let name = name_ref.to_string();
+                let layer = if live_slots.is_empty() || rand(4) == 0 {
+                    None
+                } else {
+                    Some(live_slots[rand(live_slots.len())])
+                };
+                let result = match layer {
+                    None => registry.register(Probe::new(name_ref, &log)),
+                    Some(s) => handles[s]
+                        .as_ref()
+                        .unwrap()
+                        .register(Probe::new(name_ref, &log)),
+                };
+                let own = match layer {
+                    None => &mut model.global,
+                    Some(s) => &mut model.scopes[s].as_mut().unwrap().1,
+                };
+                match result {
+                    Ok(reg) => {
+                        assert!(!own.iter().any(|(_, n)| *n == name), "step {step}");
+                        next_reg += 1;
+                        own.push((next_reg, name));
+                        regs.insert(next_reg, (layer, reg));
+                    }
+                    Err(_) => assert!(own.iter().any(|(_, n)| *n == name), "step {step}"),
+                }
+            }
+            // Unregister something.
+            7 if !regs.is_empty() => {
+                let mut ids: Vec<u64> = regs.keys().copied().collect();
+                ids.sort_unstable();
+                let id = ids[rand(ids.len())];
+                let (layer, reg) = regs.remove(&id).unwrap();
+                drop(reg);
+                let own = match layer {
+                    None => &mut model.global,
+                    Some(s) => match model.scopes[s].as_mut() {
+                        Some(state) => &mut state.1,
+                        None => continue,
+                    },
+                };
+                own.retain(|(r, _)| *r != id);
+            }
+            // Hide an inherited tool from a scope.
+            8 if !live_slots.is_empty() => {
+                let s = live_slots[rand(live_slots.len())];
+                let parent = model.scopes[s].as_ref().unwrap().0;
+                let inherited = model.view(parent);
+                let own: Vec<String> = model.scopes[s]
+                    .as_ref()
+                    .unwrap()
+                    .1
+                    .iter()
+                    .map(|(_, n)| n.clone())
+                    .collect();
+                let candidates: Vec<&String> =
+                    inherited.iter().filter(|n| !own.contains(n)).collect();
+                if let Some(name) = candidates.get(rand(candidates.len().max(1))) {
+                    let name = (*name).clone();
+                    handles[s]
+                        .as_ref()
+                        .unwrap()
+                        .restrict(Restriction::deny([name.clone()]))
+                        .unwrap_or_else(|e| panic!("step {step}: {e}"));
+                    model.scopes[s].as_mut().unwrap().2.push(name);
+                }
+            }
+            // Drop a scope handle that has no live children (a child keeps its parent).
+            9 if !live_slots.is_empty() => {
+                let s = live_slots[rand(live_slots.len())];
+                let has_children = model.scopes.iter().flatten().any(|(p, ..)| *p == Some(s));
+                if !has_children {
+                    handles[s] = None;
+                    model.scopes[s] = None;
+                    regs.retain(|_, (layer, _)| *layer != Some(s));
+                }
+            }
+            _ => {}
+        }
+        // Every live view matches the model.
+        assert_eq!(names(&registry), model.view(None), "global, step {step}");
+        for s in live(&handles) {
+            assert_eq!(
+                scope_names(handles[s].as_ref().unwrap()),
+                model.view(Some(s)),
+                "scope slot {s}, step {step}"
+            );
+        }
+    }
+    assert!(
+        handles.len() > 100,
+        "only {} scopes were created",
+        handles.len()
+    );
 }

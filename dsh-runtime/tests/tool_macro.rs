@@ -40,7 +40,9 @@ async fn read_file(
     Ok(format!("{}:{path}:{offset:?}:{limit:?}", cx.name()))
 }
 
-const READ_FILE_PARAMETERS: &str = r#"{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string","description":"Absolute path of the file."},"offset":{"type":"integer","description":"1-based first line.","minimum":0,"maximum":18446744073709551615},"limit":{"type":"integer","minimum":0,"maximum":18446744073709551615}},"required":["path"]}"#;
+/// The parameter root is open (no `additionalProperties`), and a `u64` publishes only its
+/// minimum.
+const READ_FILE_PARAMETERS: &str = r#"{"type":"object","properties":{"path":{"type":"string","description":"Absolute path of the file."},"offset":{"type":"integer","description":"1-based first line.","minimum":0},"limit":{"type":"integer","minimum":0}},"required":["path"]}"#;
 
 #[test]
 fn definition_comes_from_the_signature_and_docs() {
@@ -85,11 +87,54 @@ fn arguments_validate_and_deserialize() {
         [
             r#"missing required property "path""#,
             r#""offset" must be at least 0"#,
-            r#""extra" is not a declared property (additionalProperties: false)"#,
         ]
     );
-    // serde agrees that unknown fields are errors.
-    assert!(json::from_value::<ReadFileArgs>(&v(r#"{"path":"p","extra":1}"#)).is_err());
+    // An unknown key passes the open root, and normalization removes it.
+    let extra = v(r#"{"path":"p","extra":1}"#);
+    let validated = validate_arguments(&def.parameters, &extra).expect("open root");
+    assert_eq!(
+        *validated.normalized(&def.parameters, &extra),
+        v(r#"{"path":"p"}"#)
+    );
+    // serde, and the generated reader, ignore it too.
+    assert!(json::from_value::<ReadFileArgs>(&extra).is_ok());
+    assert_eq!(
+        ReadFile::args_from_json(&extra).map(|a| a.path).ok(),
+        Some("p".to_string())
+    );
+    // The type's range is still enforced although `maximum` is not published.
+    let huge = v(r#"{"path":"p","limit":18446744073709551616}"#);
+    assert_eq!(
+        validate_arguments(&def.parameters, &huge)
+            .expect_err("out of range")
+            .violations(),
+        [r#""limit" must be at most 18446744073709551615"#]
+    );
+}
+
+/// Read strictly.
+#[tool(deny_unknown_args)]
+async fn read_strictly(path: String) -> String {
+    path
+}
+
+#[test]
+fn deny_unknown_args_closes_the_root() {
+    let def = ReadStrictly.definition();
+    assert_eq!(
+        def.parameters.to_json_string(),
+        r#"{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"}},"required":["path"]}"#
+    );
+    let extra = v(r#"{"path":"p","limt":1}"#);
+    assert_eq!(
+        validate_arguments(&def.parameters, &extra)
+            .expect_err("closed")
+            .violations(),
+        [r#""limt" is not a declared property (additionalProperties: false)"#]
+    );
+    // The generated struct and reader reject it too.
+    assert!(json::from_value::<ReadStrictlyArgs>(&extra).is_err());
+    assert!(ReadStrictly::args_from_json(&extra).is_err());
 }
 
 #[tokio::test]
@@ -174,7 +219,7 @@ async fn custom_error() -> Result<bool, MyError> {
 async fn return_forms() {
     assert_eq!(
         Ping.definition().parameters.to_json_string(),
-        r#"{"type":"object","additionalProperties":false}"#
+        r#"{"type":"object"}"#
     );
     assert_eq!(
         Ping.definition().output.to_json_string(),
@@ -185,7 +230,7 @@ async fn return_forms() {
     assert!(Add.definition().annotations.idempotent);
     assert_eq!(
         Add.definition().parameters.to_json_string(),
-        r#"{"type":"object","additionalProperties":false,"properties":{"a":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"b":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"required":["a","b"]}"#
+        r#"{"type":"object","properties":{"a":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"b":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"required":["a","b"]}"#
     );
     assert_eq!(Add.call(AddArgs { a: 2, b: 40 }, cx("add")).await, Ok(42));
     assert_eq!(add(1, 1).await, 2);
@@ -240,7 +285,7 @@ async fn arguments_section_context_by_ref_and_raw_names() {
     assert_eq!(def.description, "Search the index.\n\n# Errors\n\nNever.");
     assert_eq!(
         def.parameters.to_json_string(),
-        r#"{"type":"object","additionalProperties":false,"properties":{"query":{"type":"string","description":"What to look for,\nin plain words."},"type":{"type":"string","description":"The kind of document."}},"required":["query"]}"#
+        r#"{"type":"object","properties":{"query":{"type":"string","description":"What to look for,\nin plain words."},"type":{"type":"string","description":"The kind of document."}},"required":["query"]}"#
     );
     let args: SearchArgs =
         json::from_value(&v(r#"{"query":"q","type":"pdf"}"#)).expect("deserializes");
@@ -351,7 +396,7 @@ async fn every_key() {
     assert!(!a.read_only && a.destructive && a.idempotent && a.open_world);
     assert_eq!(
         def.output.to_json_string(),
-        r#"{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"lines":{"type":"integer","minimum":0,"maximum":18446744073709551615}},"required":["path","lines"]}"#
+        r#"{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"lines":{"type":"integer","minimum":0}},"required":["path","lines"]}"#
     );
 
     let good = v(r#"{"path":"/f","dry_run":true}"#);
@@ -451,6 +496,19 @@ fn tools_without_hooks_use_the_defaults() {
 
 // --- one struct as the whole arguments (`#[tool(args)]`) ---
 
+/// An edit that rejects unknown fields.
+#[derive(Debug, serde::Deserialize, ToolSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StrictEdit {
+    path: String,
+}
+
+/// Apply an edit, strictly.
+#[tool(args)]
+async fn apply_strict(edit: StrictEdit) -> String {
+    edit.path
+}
+
 /// Apply an edit.
 #[tool(args)]
 async fn apply(edit: Edit, cx: ToolContext) -> String {
@@ -459,9 +517,29 @@ async fn apply(edit: Edit, cx: ToolContext) -> String {
 
 #[tokio::test]
 async fn args_struct() {
+    // The struct's schema, with an open root (nested, `Edit` stays closed).
     assert_eq!(
         Apply.definition().parameters.to_json_string(),
-        Edit::schema().to_json_string()
+        Edit::schema()
+            .to_json_string()
+            .replace(r#""additionalProperties":false,"#, "")
+    );
+    assert!(
+        Edit::schema()
+            .to_json_string()
+            .contains(r#""additionalProperties":false"#)
+    );
+    // A struct with `deny_unknown_fields` keeps the root closed.
+    assert_eq!(
+        ApplyStrict.definition().parameters.to_json_string(),
+        StrictEdit::schema().to_json_string()
+    );
+    assert!(
+        ApplyStrict
+            .definition()
+            .parameters
+            .to_json_string()
+            .contains(r#""additionalProperties":false"#)
     );
     let edit: <Apply as Tool>::Args =
         json::from_value(&v(r#"{"path":"p","lines":2}"#)).expect("args");
@@ -525,7 +603,7 @@ async fn toolbox_exposes_every_tool_method() {
     assert_eq!(names, ["greet", "count", "version"]);
     assert_eq!(
         tools[0].definition().parameters.to_json_string(),
-        r#"{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string","description":"Who to greet."}},"required":["name"]}"#
+        r#"{"type":"object","properties":{"name":{"type":"string","description":"Who to greet."}},"required":["name"]}"#
     );
     assert!(tools[1].definition().annotations.read_only);
 

@@ -66,7 +66,7 @@ impl fmt::Debug for Host {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Host")
             .field("root", &self.root)
-            .field("tools", &self.registry.names(None))
+            .field("tools", &self.registry.names())
             .finish_non_exhaustive()
     }
 }

@@ -24,7 +24,7 @@ fn golden_dir() -> PathBuf {
 
 fn host_definitions() -> Vec<dsh_runtime::ToolDefinition> {
     let host = Host::new(env!("CARGO_MANIFEST_DIR")).expect("host");
-    export::definitions(host.registry(), None)
+    host.registry().definitions()
 }
 
 /// Compare `text` with the golden file `name` (or write it under `UPDATE_GOLDEN=1`).

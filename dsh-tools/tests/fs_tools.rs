@@ -336,7 +336,7 @@ fn concurrency_classification() {
     let safe = |name: &str, args: &str| {
         tools
             .registry
-            .get(None, name)
+            .get(name)
             .expect("registered")
             .erased()
             .is_concurrency_safe(&v(args))
@@ -352,7 +352,7 @@ fn concurrency_classification() {
     let def = |name: &str| {
         tools
             .registry
-            .get(None, name)
+            .get(name)
             .expect("registered")
             .definition()
             .annotations

@@ -374,7 +374,7 @@ fn the_host_publishes_the_reference_tools() {
     let names: Vec<String> = f
         .host
         .registry()
-        .names(None)
+        .names()
         .iter()
         .map(|n| n.to_string())
         .collect();

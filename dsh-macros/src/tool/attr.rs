@@ -31,6 +31,7 @@ pub const PRESENT_RESULT: &str = "present_result";
 pub const PRESENTATION_META: &str = "presentation_meta";
 pub const FINALIZE_CONTENT: &str = "finalize_content";
 pub const ARGS: &str = "args";
+pub const DENY_UNKNOWN_ARGS: &str = "deny_unknown_args";
 pub const CRATE: &str = "crate";
 pub const STRUCT_NAME: &str = "struct_name";
 pub const ARGS_STRUCT_NAME: &str = "args_struct_name";
@@ -52,6 +53,7 @@ const KEYS: &[&str] = &[
     PRESENTATION_META,
     FINALIZE_CONTENT,
     ARGS,
+    DENY_UNKNOWN_ARGS,
     CRATE,
     STRUCT_NAME,
     ARGS_STRUCT_NAME,
@@ -106,6 +108,8 @@ pub struct ToolAttr {
     pub finalize_content: Option<syn::Path>,
     /// `args`: the single parameter is the whole arguments object.
     pub args: Flag,
+    /// `deny_unknown_args`: undeclared root keys are `INVALID_ARGS` (the root is closed).
+    pub deny_unknown_args: Flag,
     /// `crate = "path"`: where `dsh_runtime` is (for renamed dependencies).
     pub krate: Option<syn::Path>,
     /// `struct_name = "Name"`: the generated tool struct (and, by default, `NameArgs`).
@@ -228,6 +232,7 @@ impl ToolAttr {
             }
             FINALIZE_CONTENT => self.finalize_content = Some(fn_path(FINALIZE_CONTENT, meta)?),
             ARGS => self.args = flag(ARGS, meta)?,
+            DENY_UNKNOWN_ARGS => self.deny_unknown_args = flag(DENY_UNKNOWN_ARGS, meta)?,
             CRATE => self.krate = Some(crate_path(meta)?),
             STRUCT_NAME => self.struct_name = Some(ident(STRUCT_NAME, meta)?),
             ARGS_STRUCT_NAME => self.args_struct_name = Some(ident(ARGS_STRUCT_NAME, meta)?),

@@ -204,7 +204,7 @@ fn args_struct(def: &ToolDef<'_>) -> TokenStream {
         #(#cfgs)*
         #[doc = #doc]
         #[derive(#krate::__private::serde::Serialize)]
-        #[serde(crate = #serde_crate, deny_unknown_fields, bound(serialize = #serialize_bound))]
+        #[serde(crate = #serde_crate, bound(serialize = #serialize_bound))]
         #vis struct #args {
             #(#fields)*
         }
@@ -235,13 +235,15 @@ fn args_deserialize(def: &ToolDef<'_>) -> TokenStream {
     }
 }
 
-/// `impl ToolSchema for ReadFileArgs`: a closed object, one property per parameter.
+/// `impl ToolSchema for ReadFileArgs`: the parameter root (open, or closed with
+/// `deny_unknown_args`), one property per parameter.
 fn schema_impl(def: &ToolDef<'_>) -> TokenStream {
     if def.args_param().is_some() {
         return TokenStream::new();
     }
     let krate = &def.krate;
     let args = &def.args_ident;
+    let deny = def.attr.deny_unknown_args.is_present();
     let props = def.fields().map(|f| {
         let name = &f.name;
         let ty = &f.ty;
@@ -261,7 +263,7 @@ fn schema_impl(def: &ToolDef<'_>) -> TokenStream {
         #[automatically_derived]
         impl #krate::ToolSchema for #args {
             fn build_schema() -> #krate::Schema {
-                #krate::__private::closed(::std::vec![#(#props),*])
+                #krate::__private::parameters(::std::vec![#(#props),*], #deny)
             }
         }
     }
@@ -303,6 +305,7 @@ fn args_reader(def: &ToolDef<'_>) -> TokenStream {
     }
     let krate = &def.krate;
     let args = &def.args_ident;
+    let deny = def.attr.deny_unknown_args.is_present();
     let names: Vec<&String> = def.fields().map(|f| &f.name).collect();
     let members = def.fields().map(|f| {
         let ident = &f.ident;
@@ -315,7 +318,7 @@ fn args_reader(def: &ToolDef<'_>) -> TokenStream {
         fn args_from_json(
             __dsh_v: &#krate::json::Value,
         ) -> ::core::result::Result<<Self as #krate::Tool>::Args, #krate::json::DeError> {
-            let __dsh_m = #krate::__private::args_members(__dsh_v, &[#(#names),*])?;
+            let __dsh_m = #krate::__private::args_members(__dsh_v, &[#(#names),*], #deny)?;
             ::core::result::Result::Ok(#args { #(#members)* })
         }
     }
@@ -349,7 +352,8 @@ fn definition_fn(def: &ToolDef<'_>) -> TokenStream {
                 let () = <#t as #krate::markers::SchemaObject>::OK;
                 <#t as #krate::ToolSchema>::schema()
             });
-            quote!(#krate::__private::args_object(#name, #schema, ::core::any::type_name::<#t>()))
+            let deny = def.attr.deny_unknown_args.is_present();
+            quote!(#krate::__private::args_object::<#t>(#name, #schema, #deny))
         }
         None => {
             let args = &def.args_ident;

@@ -15,9 +15,9 @@ use crate::{Registry, ToolDefinition};
 /// catalog's header names it.
 pub fn catalog(registry: &Registry, regenerate: Option<&str>) -> String {
     let definitions: Vec<ToolDefinition> = registry
-        .names(None)
+        .names()
         .iter()
-        .filter_map(|name| registry.get(None, name))
+        .filter_map(|name| registry.get(name))
         .map(|tool| tool.definition().clone())
         .collect();
     catalog_of(&definitions, regenerate)
@@ -81,8 +81,14 @@ fn tool_section(out: &mut String, def: &ToolDefinition) {
                     cell(description(p)),
                 );
             }
-            if matches!(rules.additional, Additional::Open) {
-                out.push_str("\nOther keys are accepted and passed to the tool.\n");
+            match rules.additional {
+                Additional::Open => {
+                    out.push_str("\nOther keys are accepted and passed to the tool.\n");
+                }
+                Additional::Ignored => {
+                    out.push_str("\nOther keys are ignored, and the result names them.\n");
+                }
+                _ => {}
             }
             out.push('\n');
         }

@@ -13,7 +13,7 @@ pub mod typescript;
 
 use crate::export::ExportWarning;
 use crate::registry::RUN_CODE;
-use crate::{Registry, ScopeId, ToolDefinition};
+use crate::ToolDefinition;
 
 /// A rendered code-mode SDK.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,11 +50,6 @@ where
         .collect();
     list.sort_by(|a, b| a.name.encode_utf16().cmp(b.name.encode_utf16()));
     list
-}
-
-/// The definitions a registry view shows a caller (see [`crate::export::definitions`]).
-pub(crate) fn view(registry: &Registry, scope: Option<ScopeId>) -> Vec<ToolDefinition> {
-    crate::export::definitions(registry, scope)
 }
 
 /// Collapse whitespace runs to one space and trim: one-line docs, stable across

@@ -38,7 +38,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use crate::export::ExportWarning;
 use crate::json::Value;
 use crate::schema::{Additional, Kind, MAX_SCHEMA_DEPTH, Schema};
-use crate::{Registry, ScopeId, ToolDefinition};
+use crate::{Registry, ToolDefinition};
 
 use super::{Sdk, sdk_tools};
 
@@ -320,7 +320,7 @@ impl State {
                 }
                 if r.properties.is_empty() {
                     match &r.additional {
-                        Additional::Open => {
+                        Additional::Open | Additional::Ignored => {
                             self.use_typing("Any");
                             return "dict[str, Any]".to_string();
                         }
@@ -357,7 +357,7 @@ impl State {
                 }
                 match &r.additional {
                     Additional::Closed => {}
-                    Additional::Open => {
+                    Additional::Open | Additional::Ignored => {
                         lines.push(format!("{}# Other keys are accepted too.", pad(1)));
                     }
                     Additional::Schema(_) => {
@@ -455,7 +455,8 @@ where
     }
 }
 
-/// Render the SDK for what a registry view shows (`scope` `None`: the global view).
-pub fn render_registry(registry: &Registry, scope: Option<ScopeId>) -> Sdk {
-    render(&super::view(registry, scope))
+/// Render the SDK for what the global view of a registry shows (for a scope, render
+/// [`Scope::definitions`](crate::Scope::definitions)).
+pub fn render_registry(registry: &Registry) -> Sdk {
+    render(&registry.definitions())
 }

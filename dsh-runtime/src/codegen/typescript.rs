@@ -29,7 +29,7 @@
 
 use crate::export::ExportWarning;
 use crate::schema::{Additional, Kind, MAX_SCHEMA_DEPTH, Schema};
-use crate::{Registry, ScopeId, ToolDefinition};
+use crate::{Registry, ToolDefinition};
 
 use super::{Sdk, one_line, sdk_tools};
 
@@ -159,7 +159,7 @@ impl Renderer<'_> {
                 if r.properties.is_empty() {
                     return match &r.additional {
                         Additional::Closed => "Record<string, never>".to_string(),
-                        Additional::Open => "Record<string, JsonValue>".to_string(),
+                        Additional::Open | Additional::Ignored => "Record<string, JsonValue>".to_string(),
                         Additional::Schema(values) => {
                             let len = path.len();
                             path.push_str(".additionalProperties");
@@ -193,7 +193,7 @@ impl Renderer<'_> {
                 out.push('}');
                 match &r.additional {
                     Additional::Closed => out,
-                    Additional::Open => format!("{out} & Record<string, JsonValue>"),
+                    Additional::Open | Additional::Ignored => format!("{out} & Record<string, JsonValue>"),
                     Additional::Schema(_) => {
                         self.warn(
                             path,
@@ -254,9 +254,10 @@ where
     }
 }
 
-/// Render the SDK for what a registry view shows (`scope` `None`: the global view).
-pub fn render_registry(registry: &Registry, scope: Option<ScopeId>) -> Sdk {
-    render(&super::view(registry, scope))
+/// Render the SDK for what the global view of a registry shows (for a scope, render
+/// [`Scope::definitions`](crate::Scope::definitions)).
+pub fn render_registry(registry: &Registry) -> Sdk {
+    render(&registry.definitions())
 }
 
 /// The TypeScript type of one schema node (members indented for nesting level 1), and

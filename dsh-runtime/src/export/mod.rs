@@ -55,7 +55,7 @@
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! let registry = Registry::new();
 //! let _add = registry.register(Add).unwrap();
-//! let tools = export::export_registry(&registry, None, Target::OpenAiResponsesStrict);
+//! let tools = export::export_registry(&registry, Target::OpenAiResponsesStrict);
 //! let request = serde_json::json!({ "model": "gpt-5", "input": "2 + 3?", "tools": tools.to_serde() });
 //! # assert_eq!(request["tools"][0]["name"], "add");
 //! // ... the response's `output` holds the model's calls:
@@ -80,7 +80,7 @@
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! # let registry = Registry::new();
 //! # let _add = registry.register(Add).unwrap();
-//! let tools = export::export_registry(&registry, None, Target::OpenAiChatStrict);
+//! let tools = export::export_registry(&registry, Target::OpenAiChatStrict);
 //! let request = serde_json::json!({ "model": "gpt-5", "messages": [], "tools": tools.to_serde() });
 //! # assert_eq!(request["tools"][0]["function"]["name"], "add");
 //! // ... `choices[0].message.tool_calls` of the response:
@@ -107,7 +107,7 @@
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! # let registry = Registry::new();
 //! # let _add = registry.register(Add).unwrap();
-//! let tools = export::export_registry(&registry, None, Target::Anthropic);
+//! let tools = export::export_registry(&registry, Target::Anthropic);
 //! let request = serde_json::json!({ "model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": [], "tools": tools.to_serde() });
 //! # assert_eq!(request["tools"][0]["input_schema"]["type"], "object");
 //! // ... the response's `content` blocks:
@@ -133,7 +133,7 @@
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! # let registry = Registry::new();
 //! # let _add = registry.register(Add).unwrap();
-//! let tools = export::export_registry(&registry, None, Target::GeminiJsonSchema);
+//! let tools = export::export_registry(&registry, Target::GeminiJsonSchema);
 //! let request = serde_json::json!({ "contents": [], "tools": tools.to_serde() });
 //! # assert_eq!(request["tools"][0]["functionDeclarations"][0]["name"], "add");
 //! // ... `candidates[0].content.parts` of the response:
@@ -162,7 +162,7 @@
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! # let registry = Registry::new();
 //! # let _add = registry.register(Add).unwrap();
-//! let list = export::export_registry(&registry, None, Target::Mcp2025_11_25);
+//! let list = export::export_registry(&registry, Target::Mcp2025_11_25);
 //! let list_result = list.to_serde(); // the `tools/list` result
 //! # assert_eq!(list_result["tools"][0]["outputSchema"]["required"][0], "result");
 //! // `tools/call` with params { name, arguments }:
@@ -186,7 +186,7 @@ use std::str::FromStr;
 
 use crate::json::{Object, Value};
 use crate::schema::{Kind, Schema};
-use crate::{Registry, ScopeId, ToolDefinition};
+use crate::{Registry, ToolDefinition};
 
 use project::{Flavor, Projector};
 
@@ -439,20 +439,10 @@ impl Export {
     }
 }
 
-/// The definitions a registry view publishes (`scope` `None`: the global view), in
-/// publication order.
-pub fn definitions(registry: &Registry, scope: Option<ScopeId>) -> Vec<ToolDefinition> {
-    registry
-        .names(scope)
-        .iter()
-        .filter_map(|name| registry.get(scope, name))
-        .map(|tool| tool.definition().clone())
-        .collect()
-}
-
-/// Export what a registry view publishes (see [`export`]).
-pub fn export_registry(registry: &Registry, scope: Option<ScopeId>, target: Target) -> Export {
-    export(&definitions(registry, scope), target)
+/// Export what the global view of a registry publishes (see [`export`]; for a scope,
+/// export [`Scope::definitions`](crate::Scope::definitions)).
+pub fn export_registry(registry: &Registry, target: Target) -> Export {
+    export(&registry.definitions(), target)
 }
 
 /// The key a non-object MCP output is wrapped under for revision 2025-11-25.

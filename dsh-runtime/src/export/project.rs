@@ -272,13 +272,13 @@ impl<'a> Projector<'a> {
                         "additionalProperties: false dropped (the OpenAPI subset has no such field): the schema no longer tells the model that other keys are rejected",
                     ),
                     (Additional::Closed, _) => tail.push(("additionalProperties", Value::Bool(false))),
-                    (Additional::Open, Flavor::Json) => {
+                    (Additional::Open | Additional::Ignored, Flavor::Json) => {
                         if !root {
                             tail.push(("additionalProperties", Value::Bool(true)));
                         }
                     }
-                    (Additional::Open, Flavor::GeminiOpenApi) => {}
-                    (Additional::Open, _) => {
+                    (Additional::Open | Additional::Ignored, Flavor::GeminiOpenApi) => {}
+                    (Additional::Open | Additional::Ignored, _) => {
                         self.warn(
                             path,
                             if root {

@@ -1,11 +1,21 @@
 //! Concurrency: classifying calls and running a batch (contract §7).
+//!
+//! A batch limits concurrency with a [`Semaphore`] (a parallel call holds one permit, an
+//! exclusive call all of them) and orders the policy stages and the closing stages of
+//! its calls with two [`Turnstile`]s (call `i` enters a stage when call `i - 1` has left
+//! it). The calls run as tasks of a [`JoinSet`].
 
-use tokio_util::sync::CancellationToken;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio::sync::{Notify, Semaphore};
+use tokio::task::JoinSet;
 
 use super::ToolCall;
-use super::panic;
-use super::result::{ResultData, ToolResult};
+use crate::panic;
 use crate::registry::Registry;
+use crate::result::{ResultData, ToolResult};
 use crate::validate::is_valid;
 
 /// How a call may be scheduled.
@@ -23,17 +33,18 @@ impl Registry {
     /// (unknown or hidden tool, invalid arguments, a panicking classifier) is
     /// `Exclusive`.
     pub fn execution_mode(&self, call: &ToolCall) -> ExecutionMode {
-        let snap = self.inner.snapshot();
-        let Some(entry) = snap.view(call.agent).get(&call.name) else {
+        let snap = self.snapshot(call.agent);
+        let Some(entry) = snap.view().get(&call.name) else {
             return ExecutionMode::Exclusive;
         };
-        let Ok(args) = call.arguments.peek(&self.inner.parse) else {
+        let Ok(args) = call.arguments.peek(self.parse_options()) else {
             return ExecutionMode::Exclusive;
         };
-        if !is_valid(&entry.tool.definition().parameters, &args) {
+        let tool = entry.tool();
+        if !is_valid(&tool.definition().parameters, &args) {
             return ExecutionMode::Exclusive;
         }
-        match panic::contain(|| entry.tool.erased().is_concurrency_safe(&args)) {
+        match panic::contain(|| tool.erased().is_concurrency_safe(&args)) {
             Ok(true) => ExecutionMode::Parallel,
             _ => ExecutionMode::Exclusive,
         }
@@ -51,7 +62,8 @@ impl Registry {
     /// mode is classified just before it starts.
     ///
     /// Calls run as Tokio tasks (so parallel bodies use every worker thread); outside a
-    /// Tokio runtime they run one after another in this task.
+    /// Tokio runtime they run one after another in this task. Dropping the returned
+    /// future stops starting calls; the calls already started run to completion.
     pub async fn execute_batch(
         &self,
         calls: Vec<ToolCall>,
@@ -64,101 +76,138 @@ impl Registry {
             }
             return out;
         }
-        let cap = max_parallel.max(1);
-        let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
-        let mut handles = Vec::with_capacity(calls.len());
-        let mut in_flight = 0usize;
-        let mut prev: Option<(CancellationToken, CancellationToken)> = None;
-        for call in calls {
-            let mode = self.execution_mode(&call);
-            let limit = match mode {
-                ExecutionMode::Parallel => cap - 1,
-                ExecutionMode::Exclusive => 0,
+        let cap = u32::try_from(max_parallel.clamp(1, Semaphore::MAX_PERMITS)).unwrap_or(u32::MAX);
+        let permits = Arc::new(Semaphore::new(cap as usize));
+        let order = Arc::new(Order::default());
+        let mut tasks = Detached(JoinSet::new());
+        let mut index_of = HashMap::with_capacity(calls.len());
+        let count = calls.len();
+        for (index, call) in calls.into_iter().enumerate() {
+            let wanted = match self.execution_mode(&call) {
+                ExecutionMode::Parallel => 1,
+                ExecutionMode::Exclusive => cap,
             };
-            while in_flight > limit {
-                // Every task signals exactly once (on drop), so this cannot hang.
-                let _ = done_rx.recv().await;
-                in_flight -= 1;
-            }
-            let gates = Gates::after(prev.take());
-            prev = Some((gates.policy_done.clone(), gates.post_done.clone()));
+            // The semaphore is fair: calls acquire in submission order, and an exclusive
+            // call's request holds back every later one until it is granted.
+            let Ok(permit) = permits.clone().acquire_many_owned(wanted).await else {
+                break; // never closed
+            };
+            let gates = Gates {
+                order: order.clone(),
+                index,
+            };
             let registry = self.clone();
-            let signal = SignalOnDrop(done_tx.clone());
-            handles.push(tokio::spawn(async move {
-                let result = registry.inner.execute(call, Some(&gates)).await;
+            let handle = tasks.0.spawn(async move {
+                let result = registry.execute_gated(call, Some(&gates)).await;
                 drop(gates);
-                drop(signal);
-                result
-            }));
-            in_flight += 1;
-            if mode == ExecutionMode::Exclusive {
-                let _ = done_rx.recv().await;
-                in_flight -= 1;
+                drop(permit);
+                (index, result)
+            });
+            index_of.insert(handle.id(), index);
+        }
+        let mut out: Vec<Option<ToolResult>> = vec![None; count];
+        while let Some(joined) = tasks.0.join_next().await {
+            match joined {
+                Ok((index, result)) => out[index] = Some(result),
+                Err(e) => {
+                    if let Some(&index) = index_of.get(&e.id()) {
+                        out[index] = Some(
+                            ResultData::failure(None, format!("tool call task failed: {e}"))
+                                .freeze(),
+                        );
+                    }
+                }
             }
         }
-        let mut out = Vec::with_capacity(handles.len());
-        for handle in handles {
-            out.push(match handle.await {
-                Ok(result) => result,
-                Err(e) => ResultData::failure(None, format!("tool call task failed: {e}")).freeze(),
-            });
-        }
-        out
+        out.into_iter()
+            .map(|r| {
+                r.unwrap_or_else(|| {
+                    ResultData::failure(None, "tool call task failed".to_string()).freeze()
+                })
+            })
+            .collect()
     }
 }
 
-struct SignalOnDrop(tokio::sync::mpsc::UnboundedSender<()>);
+/// A join set whose tasks keep running when it is dropped (a started body is always
+/// awaited to completion, never dropped).
+struct Detached<T: 'static>(JoinSet<T>);
 
-impl Drop for SignalOnDrop {
+impl<T: 'static> Drop for Detached<T> {
     fn drop(&mut self) {
-        let _ = self.0.send(());
+        self.0.detach_all();
     }
 }
 
-/// Orders the policy and completion stages of a batch's calls: each call enters a stage
-/// only after the previous call left it. Both latches open on drop, so a call that ends
-/// early never blocks the next.
+/// One stage, entered by a batch's calls one at a time in submission order.
+#[derive(Default)]
+struct Turnstile {
+    /// The index of the call whose turn it is.
+    turn: AtomicUsize,
+    changed: Notify,
+}
+
+impl Turnstile {
+    /// Wait for call `index`'s turn.
+    async fn enter(&self, index: usize) {
+        loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            // Registered before the check, so a `leave` in between is not missed.
+            changed.as_mut().enable();
+            if self.turn.load(Ordering::Acquire) >= index {
+                return;
+            }
+            changed.await;
+        }
+    }
+
+    /// Call `index` leaves (idempotent): the next call's turn.
+    fn leave(&self, index: usize) {
+        if self
+            .turn
+            .compare_exchange(index, index + 1, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            self.changed.notify_waiters();
+        }
+    }
+}
+
+/// The two ordered stages of a batch.
+#[derive(Default)]
+struct Order {
+    policy: Turnstile,
+    post: Turnstile,
+}
+
+/// One call's place in its batch's [`Order`]. Dropping it leaves both stages, so a call
+/// that ends early never blocks the next.
 pub(crate) struct Gates {
-    policy_prev: Option<CancellationToken>,
-    pub(crate) policy_done: CancellationToken,
-    post_prev: Option<CancellationToken>,
-    pub(crate) post_done: CancellationToken,
+    order: Arc<Order>,
+    index: usize,
 }
 
 impl Gates {
-    fn after(prev: Option<(CancellationToken, CancellationToken)>) -> Gates {
-        let (policy_prev, post_prev) = match prev {
-            Some((a, b)) => (Some(a), Some(b)),
-            None => (None, None),
-        };
-        Gates {
-            policy_prev,
-            policy_done: CancellationToken::new(),
-            post_prev,
-            post_done: CancellationToken::new(),
-        }
-    }
-
+    /// Wait until every earlier call left the policy stages.
     pub(crate) async fn enter_policy(&self) {
-        if let Some(p) = &self.policy_prev {
-            p.cancelled().await;
-        }
+        self.order.policy.enter(self.index).await;
     }
 
+    /// Leave the policy stages (idempotent).
     pub(crate) fn exit_policy(&self) {
-        self.policy_done.cancel();
+        self.order.policy.leave(self.index);
     }
 
+    /// Wait until every earlier call left the closing stages.
     pub(crate) async fn enter_post(&self) {
-        if let Some(p) = &self.post_prev {
-            p.cancelled().await;
-        }
+        self.order.post.enter(self.index).await;
     }
 }
 
 impl Drop for Gates {
     fn drop(&mut self) {
-        self.policy_done.cancel();
-        self.post_done.cancel();
+        self.order.policy.leave(self.index);
+        self.order.post.leave(self.index);
     }
 }

@@ -22,19 +22,24 @@ pub enum Arguments {
 }
 
 impl Arguments {
-    /// The frozen snapshot, or why the arguments are not lossless JSON.
+    /// The frozen snapshot, or why the arguments cannot be snapshotted: a plain first
+    /// sentence (`arguments are not valid JSON: …`, `arguments have a duplicate key: …`,
+    /// `arguments are not lossless JSON: …`, `arguments are nested too deeply: …`)
+    /// followed by the detail.
     pub(crate) fn snapshot(self, opts: &json::ParseOptions) -> Result<Frozen, String> {
         match self {
             Arguments::Text(text) => json::parse_with(&text, opts)
                 .map(Arc::new)
-                .map_err(|e| e.to_string()),
+                .map_err(|e| parse_failure(&e)),
             Arguments::Value(v) => {
-                super::lossless::check(&v, "arguments")?;
+                crate::lossless::check(&v, "arguments").map_err(not_lossless)?;
                 Ok(v)
             }
-            Arguments::Serde(v) => json::to_value(&v)
-                .map_err(|e| e.to_string())
-                .and_then(|v| super::lossless::check(&v, "arguments").map(|()| Arc::new(v))),
+            Arguments::Serde(v) => {
+                let value = json::to_value(&v).map_err(|e| conversion_failure(&e))?;
+                crate::lossless::check(&value, "arguments").map_err(not_lossless)?;
+                Ok(Arc::new(value))
+            }
         }
     }
 
@@ -45,13 +50,38 @@ impl Arguments {
                 .map(Cow::Owned)
                 .map_err(|e| e.to_string()),
             Arguments::Value(v) => {
-                super::lossless::check(v, "arguments").map(|()| Cow::Borrowed(&**v))
+                crate::lossless::check(v, "arguments").map(|()| Cow::Borrowed(&**v))
             }
             Arguments::Serde(v) => json::to_value(v)
                 .map_err(|e| e.to_string())
-                .and_then(|v| super::lossless::check(&v, "arguments").map(|()| Cow::Owned(v))),
+                .and_then(|v| crate::lossless::check(&v, "arguments").map(|()| Cow::Owned(v))),
         }
     }
+}
+
+fn not_lossless(detail: String) -> String {
+    format!("arguments are not lossless JSON: {detail}")
+}
+
+fn parse_failure(e: &json::ParseError) -> String {
+    use json::ParseErrorKind as K;
+    let sentence = match e.kind() {
+        K::DuplicateKey(_) => "arguments have a duplicate key",
+        K::NegativeZero | K::InexactNumber(_) | K::NumberOutOfRange(_) => {
+            "arguments are not lossless JSON"
+        }
+        K::TooDeep { .. } => "arguments are nested too deeply",
+        _ => "arguments are not valid JSON",
+    };
+    format!("{sentence}: {e}")
+}
+
+fn conversion_failure(e: &json::LosslessError) -> String {
+    let sentence = match e.kind() {
+        json::LosslessErrorKind::DuplicateKey(_) => "arguments have a duplicate key",
+        _ => "arguments are not lossless JSON",
+    };
+    format!("{sentence}: {e}")
 }
 
 impl fmt::Debug for Arguments {

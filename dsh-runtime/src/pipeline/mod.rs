@@ -3,47 +3,47 @@
 //!
 //! # Stages
 //!
-//! 1. **Resolve** the name in the caller's view (capturing the tool's
-//!    `finalize_content` for the end), then **snapshot** the arguments losslessly and
-//!    freeze them; mint the execution's opaque token. A snapshot failure
-//!    (`tool execution arguments must be losslessly JSON-serializable: <detail>`)
-//!    outranks everything and goes straight to finalize and observers. An unknown name
-//!    fails with `UNKNOWN_TOOL` (`unknown tool "<n>"`) without reaching policy.
-//! 2. **Validate** against the parameter schema: `INVALID_ARGS` with every violation; no
-//!    policy, no body.
-//! 3. A caller token already cancelled: `ABORTED_BEFORE_DISPATCH` (finalize and
-//!    observers only).
-//! 4. **Pre-execute** waterfall ([`hooks::PreExecute`]): allow, deny, or ask; ask goes
-//!    to the [`hooks::ApprovalHandler`].
-//! 5. **Guards** ([`hooks::Guard`]): the first denial wins.
-//! 6. **Wrappers** ([`hooks::Wrapper`]) around the **body** (the built-in
-//!    [`TimeoutWrapper`] outermost): the body gets a child of the caller's token (fused
-//!    with a wrapper's replacement), is always awaited, and a panic becomes a failure.
-//!    A success is snapshotted, validated against the output schema
-//!    (`INVALID_TOOL_OUTPUT`), frozen, rendered, and given presentation meta when the
-//!    call has no parent. A success when the token was cancelled becomes `ABORTED`.
-//! 7. **Post-execute** ([`hooks::PostExecute`]) on every result that got here: accept
-//!    (replace content *or* value), block, attach contexts. A caller abort then turns a
-//!    success into the cancellation result.
-//! 8. **Finalize** content once, freeze, notify **observers** ([`hooks::Observer`]).
+//! Each stage is one function in this module's source (`exec.rs` runs them in order):
+//!
+//! | # | stage | function | on failure |
+//! | --- | --- | --- | --- |
+//! | 1 | **resolve** the name in the caller's view (capturing the tool's `finalize_content`) | `exec::enter` | unknown name: `UNKNOWN_TOOL`, through post-execute |
+//! | 2 | **snapshot** the arguments losslessly, freeze them, mint the execution's token | `exec::enter` | `INVALID_ARGS`, straight to finalize (outranks an unknown name) |
+//! | 3 | **validate** against the parameter schema | `exec::validate` | `INVALID_ARGS` with every violation, through post-execute |
+//! | 4 | **pre-execute** waterfall ([`hooks::PreExecute`](crate::hooks::PreExecute)), approval on `ask` ([`hooks::ApprovalHandler`](crate::hooks::ApprovalHandler)); a caller token already cancelled stops here first | `exec::policy` | cancelled: `ABORTED_BEFORE_DISPATCH`, straight to finalize · denial: codeless failure, through post-execute |
+//! | 5 | **guards** ([`hooks::Guard`](crate::hooks::Guard)), the first denial wins | `exec::policy` | denial: codeless failure, through post-execute |
+//! | 6 | **wrappers** ([`hooks::Wrapper`](crate::hooks::Wrapper)) around the dispatch, the built-in [`TimeoutWrapper`] outermost | `dispatch::dispatch` | `TOOL_TIMEOUT` · a wrapper's own error, straight to finalize |
+//! | 7 | **body**, with a child of the caller's token (fused with a wrapper's replacement) | `dispatch::Dispatcher::body` | the tool's error and code · `INVALID_ARGS` when serde rejects the validated arguments · `ABORTED` after a cancelled success |
+//! | 8 | **output**: snapshot, validate against the output schema, freeze, render, presentation meta (top-level calls) | `output::success`, `output::settle` | `INVALID_TOOL_OUTPUT` |
+//! | 9 | **post-execute** ([`hooks::PostExecute`](crate::hooks::PostExecute)): accept (replace content *or* value), block, attach contexts; then a caller abort turns a success into `ABORTED` | `post::post_execute` | the hook's error |
+//! | 10 | **finalize** the content once, freeze, notify **observers** ([`hooks::Observer`](crate::hooks::Observer)) | `post::finalize` | a panicking finalizer: `TOOL_PANICKED` |
 //!
 //! Denials (pre-execute, approval, guards) are codeless failures that still pass
 //! post-execute (`ABORTED_BEFORE_DISPATCH` instead when the caller aborted meanwhile). A
-//! hook, approval handler, guard or wrapper that errs or panics ends the call with that
-//! error, skipping post-execute.
+//! hook, approval handler, guard or wrapper that errs ends the call with that error,
+//! skipping post-execute; one that panics does the same with `TOOL_PANICKED`.
+//!
+//! Undeclared keys at a `#[tool]`'s parameter root pass validation (the root is open) and
+//! never reach the body; stage 10 names them in a context of the result (see
+//! [`crate::tool`](macro@crate::tool), "Unknown arguments").
+//!
+//! # Error codes
+//!
+//! Every failure the registry produces has a code ([`ErrorCode`]) except policy denials
+//! (pre-execute, approval, guards, post-execute `block`), which carry the policy's
+//! message only. A tool's own code passes through unchanged.
 
 mod batch;
 mod call;
+mod dispatch;
 mod exec;
-pub mod hooks;
-pub(crate) mod lossless;
-pub(crate) mod panic;
-mod result;
+mod output;
+mod post;
 mod timeout;
 mod typed;
 
+pub use crate::result::{DispatchOutcome, ErrorCode, ToolResult};
 pub use batch::ExecutionMode;
 pub use call::{Arguments, ToolCall};
-pub use result::{DispatchOutcome, ErrorCode, ToolResult};
 pub use timeout::TimeoutWrapper;
 pub use typed::ToolCallError;

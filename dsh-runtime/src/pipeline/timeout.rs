@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::hooks::{CallInfo, HookFuture, Next, Wrapper};
-use super::panic;
-use super::result::{DispatchOutcome, ErrorCode};
+use crate::hooks::{CallInfo, HookFuture, Next, Wrapper};
+use crate::panic;
+use crate::result::{DispatchOutcome, ErrorCode};
 use crate::tool::ToolError;
 
 /// Honours a tool's [`crate::ToolDefinition::timeout_ms`]: arms a deadline on the

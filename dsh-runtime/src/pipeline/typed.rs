@@ -9,8 +9,8 @@ use serde::de::DeserializeOwned;
 
 use super::ToolCall;
 use crate::json;
-use crate::registry::Registry;
-use crate::registry::state::ByType;
+use crate::registry::{ByType, Registry, Scope};
+use crate::result::ErrorCode;
 use crate::schema::json_quote;
 use crate::tool::{ScopeId, Tool};
 
@@ -42,13 +42,22 @@ impl fmt::Display for ToolCallError {
 impl std::error::Error for ToolCallError {}
 
 impl Registry {
-    /// Call the visible tool of type `T` from `scope` (`None`: the global view) through
-    /// the full pipeline, and return its final value (after post-execute) as
-    /// `T::Output`.
+    /// Call the global tool of type `T` through the full pipeline (policy included), and
+    /// return its final value (after post-execute) as `T::Output`. See [`Scope::call`]
+    /// for a call from an agent scope.
     ///
-    /// The tool is found by its Rust type among the tools visible to `scope`; the call
-    /// gets a fresh id (`typed-<n>`) and its own cancellation token.
-    pub async fn call<T>(
+    /// The tool is found by its Rust type among the global tools; the call gets a fresh
+    /// id (`typed-<n>`) and its own cancellation token.
+    pub async fn call<T>(&self, args: T::Args) -> Result<T::Output, ToolCallError>
+    where
+        T: Tool,
+        T::Args: Serialize,
+        T::Output: DeserializeOwned,
+    {
+        self.call_from::<T>(None, args).await
+    }
+
+    async fn call_from<T>(
         &self,
         scope: Option<ScopeId>,
         args: T::Args,
@@ -59,31 +68,27 @@ impl Registry {
         T::Output: DeserializeOwned,
     {
         static NEXT: AtomicU64 = AtomicU64::new(1);
-        let name = {
-            let snap = self.inner.snapshot();
-            let view = snap.view(scope);
-            match view.by_type(TypeId::of::<T>()) {
-                ByType::Found(entry) => entry.name.clone(),
-                ByType::Missing => {
-                    return Err(ToolCallError {
-                        tool_name: std::any::type_name::<T>().to_string(),
-                        message: format!(
-                            "no tool of type `{}` is visible to this caller",
-                            std::any::type_name::<T>()
-                        ),
-                        code: Some(super::ErrorCode::UnknownTool.as_str().to_string()),
-                    });
-                }
-                ByType::Ambiguous => {
-                    return Err(ToolCallError {
-                        tool_name: std::any::type_name::<T>().to_string(),
-                        message: format!(
-                            "several tools of type `{}` are visible to this caller; call one by name with `execute`",
-                            std::any::type_name::<T>()
-                        ),
-                        code: None,
-                    });
-                }
+        let type_name = std::any::type_name::<T>();
+        let unresolved = |message: String, code: Option<ErrorCode>| ToolCallError {
+            tool_name: type_name.to_string(),
+            message,
+            code: code.map(|c| c.as_str().to_string()),
+        };
+        let name = match self.snapshot(scope).view().by_type(TypeId::of::<T>()) {
+            ByType::Found(entry) => entry.name().clone(),
+            ByType::Missing => {
+                return Err(unresolved(
+                    format!("no tool of type `{type_name}` is visible to this caller"),
+                    Some(ErrorCode::UnknownTool),
+                ));
+            }
+            ByType::Ambiguous => {
+                return Err(unresolved(
+                    format!(
+                        "several tools of type `{type_name}` are visible to this caller; call one by name with `execute`"
+                    ),
+                    None,
+                ));
             }
         };
         let fail = |message: String, code: Option<&str>| ToolCallError {
@@ -93,8 +98,8 @@ impl Registry {
         };
         let value = json::to_value(&args).map_err(|e| {
             fail(
-                format!("tool execution arguments must be losslessly JSON-serializable: {e}"),
-                None,
+                format!("arguments are not lossless JSON: {e}"),
+                Some(ErrorCode::InvalidArgs.as_str()),
             )
         })?;
         let id = format!("typed-{}", NEXT.fetch_add(1, Ordering::Relaxed));
@@ -116,5 +121,18 @@ impl Registry {
                 result.code(),
             )),
         }
+    }
+}
+
+impl Scope {
+    /// Call the tool of type `T` that this scope sees, through the full pipeline (this
+    /// scope's hooks included), as [`Registry::call`] does for the global view.
+    pub async fn call<T>(&self, args: T::Args) -> Result<T::Output, ToolCallError>
+    where
+        T: Tool,
+        T::Args: Serialize,
+        T::Output: DeserializeOwned,
+    {
+        self.registry().call_from::<T>(Some(self.id()), args).await
     }
 }

@@ -23,7 +23,16 @@
 //! toolbox registers all of its tools or none.
 //!
 //! Reads are cheap and consistent under concurrent registration: each call works on one
-//! immutable snapshot (see `state.rs`).
+//! immutable snapshot of its scope's view. A change rebuilds only the views it affects (a
+//! scope's change: that scope and its descendants), so creating and changing agent scopes
+//! costs the same however many scopes exist; a change to the global layer rebuilds every
+//! view (see `state.rs`).
+//!
+//! # Global and scoped reads
+//!
+//! [`Registry`]'s read methods ([`Registry::get`], [`Registry::names`],
+//! [`Registry::schemas`], [`Registry::call`](crate::Registry::call), the presenters) see the
+//! global layer; the same methods on a [`Scope`] see what calls from that scope see.
 
 mod present;
 mod raw;
@@ -31,15 +40,17 @@ pub(crate) mod state;
 
 use std::collections::HashSet;
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, Weak};
 
 use tokio::sync::watch;
 
+use crate::hooks::{ApprovalHandler, Guard, Observer, PostExecute, PreExecute, Wrapper};
 use crate::json::{Object, Value};
-use crate::pipeline::hooks::{ApprovalHandler, Guard, Observer, PostExecute, PreExecute, Wrapper};
-use crate::schema::{Kind, SchemaError};
+use crate::schema::{Kind, Schema, SchemaError};
 use crate::tool::{DynTool, ErasedTool, ScopeId, Toolbox};
-use state::{Dirty, Entry, Hook, HookEntry, Mask, Master, RegId, ScopeState, Snapshot};
+use state::{Dirty, Entry, Hook, HookEntry, Layer, Mask, Master, Published, RegId, ScopeState};
+
+pub(crate) use state::{ByType, CallSnapshot};
 
 pub use raw::RawTool;
 
@@ -51,20 +62,20 @@ pub const RUN_CODE: &str = "run_code";
 /// ```
 /// # use dsh_runtime::Registry;
 /// let registry = Registry::new();
-/// assert!(registry.schemas(None).is_empty());
+/// assert!(registry.schemas().is_empty());
 /// ```
 #[derive(Clone)]
 pub struct Registry {
-    pub(crate) inner: Arc<Inner>,
+    inner: Arc<Inner>,
 }
 
-pub(crate) struct Inner {
-    current: RwLock<Arc<Snapshot>>,
+struct Inner {
+    published: RwLock<Published>,
     master: Mutex<Master>,
     /// Whether the built-in timeout wrapper runs (outermost) for tools with `timeout_ms`.
-    pub(crate) timeouts: bool,
+    timeouts: bool,
     /// How raw argument text is snapshotted (nesting limit).
-    pub(crate) parse: crate::json::ParseOptions,
+    parse: crate::json::ParseOptions,
     changes: watch::Sender<u64>,
 }
 
@@ -99,7 +110,7 @@ impl RegistryBuilder {
     pub fn build(self) -> Registry {
         Registry {
             inner: Arc::new(Inner {
-                current: RwLock::new(Arc::new(Snapshot::empty())),
+                published: RwLock::new(Published::empty()),
                 master: Mutex::new(Master::default()),
                 timeouts: self.timeouts,
                 parse: crate::json::ParseOptions {
@@ -119,23 +130,27 @@ impl Default for Registry {
 
 impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let snap = self.inner.snapshot();
+        let published = self.inner.read();
         f.debug_struct("Registry")
             .field(
                 "global_tools",
-                &snap
+                &published
                     .global
-                    .tools
+                    .tools()
                     .iter()
-                    .map(|e| &*e.name)
+                    .map(|e| &**e.name())
                     .collect::<Vec<_>>(),
             )
-            .field("scopes", &snap.scopes.len())
+            .field("scopes", &published.scopes.len())
             .finish_non_exhaustive()
     }
 }
 
 /// One entry of [`Registry::schemas`]: what a model is shown of a tool.
+///
+/// `parameters` is the tool's parameter [`Schema`], the same value as
+/// [`ToolDefinition::parameters`](crate::ToolDefinition::parameters); print it with
+/// [`Schema::to_json_string`] (or the whole descriptor with [`ToolDescriptor::to_json`]).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct ToolDescriptor {
@@ -143,17 +158,18 @@ pub struct ToolDescriptor {
     pub name: Arc<str>,
     /// The model-facing description.
     pub description: String,
-    /// The parameter schema as JSON Schema (byte-stable key order).
-    pub parameters: Value,
+    /// The parameter schema.
+    pub parameters: Arc<Schema>,
 }
 
 impl ToolDescriptor {
-    /// `{"name":…,"description":…,"parameters":…}`.
+    /// `{"name":…,"description":…,"parameters":…}`, the parameters projected to JSON
+    /// Schema (byte-stable key order).
     pub fn to_json(&self) -> Value {
         let mut o = Object::new();
         o.insert("name", Value::from(&*self.name));
         o.insert("description", Value::from(self.description.as_str()));
-        o.insert("parameters", self.parameters.clone());
+        o.insert("parameters", self.parameters.to_json_schema());
         Value::Object(o)
     }
 }
@@ -164,7 +180,7 @@ impl serde::Serialize for ToolDescriptor {
         let mut m = s.serialize_map(Some(3))?;
         m.serialize_entry("name", &*self.name)?;
         m.serialize_entry("description", &self.description)?;
-        m.serialize_entry("parameters", &self.parameters)?;
+        m.serialize_entry("parameters", &self.parameters.to_json_schema())?;
         m.end()
     }
 }
@@ -192,14 +208,19 @@ impl Registry {
     fn new_scope(&self, parent: Option<Arc<ScopeHandle>>) -> Scope {
         let mut m = self.inner.lock();
         let id = ScopeId(m.next_id());
+        let parent_id = parent.as_ref().map(|p| p.id);
         m.scopes.insert(
             id,
             ScopeState {
-                parent: parent.as_ref().map(|p| p.id),
-                own: Vec::new(),
+                parent: parent_id,
+                children: Vec::new(),
+                layer: Layer::default(),
                 masks: Vec::new(),
             },
         );
+        if let Some(p) = parent_id.and_then(|p| m.scopes.get_mut(&p)) {
+            p.children.push(id);
+        }
         self.inner.commit(m, Dirty::Scope(id), true);
         Scope(Arc::new(ScopeHandle {
             registry: self.clone(),
@@ -277,45 +298,86 @@ impl Registry {
         Registration::new(&self.inner, reg)
     }
 
-    /// The visible tool `name` for a caller in `scope` (`None`: the global view).
-    pub fn get(&self, scope: Option<ScopeId>, name: &str) -> Option<DynTool> {
-        let snap = self.inner.snapshot();
-        snap.view(scope).get(name).map(|e| e.tool.clone())
+    /// The global tool `name` (see [`Scope::get`] for a scope's view).
+    pub fn get(&self, name: &str) -> Option<DynTool> {
+        self.get_in(None, name)
     }
 
-    /// The visible tool names for `scope`, in publication order.
-    pub fn names(&self, scope: Option<ScopeId>) -> Vec<Arc<str>> {
-        let snap = self.inner.snapshot();
-        snap.view(scope)
-            .tools
+    /// The global tool names, in publication order (see [`Scope::names`]).
+    pub fn names(&self) -> Vec<Arc<str>> {
+        self.names_in(None)
+    }
+
+    /// The definitions of the global tools, in publication order (see
+    /// [`Scope::definitions`]): what exports, SDKs and catalogs are generated from.
+    pub fn definitions(&self) -> Vec<crate::ToolDefinition> {
+        self.definitions_in(None)
+    }
+
+    fn definitions_in(&self, scope: Option<ScopeId>) -> Vec<crate::ToolDefinition> {
+        self.names_in(scope)
             .iter()
-            .map(|e| e.name.clone())
+            .filter_map(|name| self.get_in(scope, name))
+            .map(|tool| tool.definition().clone())
             .collect()
     }
 
-    /// What a model in `scope` is shown: `{name, description, parameters}` per visible
-    /// tool, in publication order. Byte-identical for an unchanged tool set.
-    pub fn schemas(&self, scope: Option<ScopeId>) -> Vec<ToolDescriptor> {
-        let snap = self.inner.snapshot();
-        snap.view(scope)
-            .tools
+    /// What a model calling from the global view is shown: `{name, description,
+    /// parameters}` per tool, in publication order (see [`Scope::schemas`]).
+    /// Byte-identical for an unchanged tool set.
+    pub fn schemas(&self) -> Vec<ToolDescriptor> {
+        self.schemas_in(None)
+    }
+
+    /// [`Registry::schemas`] as compact JSON text.
+    pub fn schemas_json(&self) -> String {
+        schemas_text(&self.schemas())
+    }
+
+    pub(crate) fn get_in(&self, scope: Option<ScopeId>, name: &str) -> Option<DynTool> {
+        let snap = self.inner.snapshot(scope);
+        snap.view().get(name).map(|e| e.tool().clone())
+    }
+
+    fn names_in(&self, scope: Option<ScopeId>) -> Vec<Arc<str>> {
+        let snap = self.inner.snapshot(scope);
+        snap.view()
+            .tools()
             .iter()
-            .map(|e| ToolDescriptor {
-                name: e.name.clone(),
-                description: e.tool.definition().description.to_string(),
-                parameters: e.parameters_json.clone(),
+            .map(|e| e.name().clone())
+            .collect()
+    }
+
+    fn schemas_in(&self, scope: Option<ScopeId>) -> Vec<ToolDescriptor> {
+        let snap = self.inner.snapshot(scope);
+        snap.view()
+            .tools()
+            .iter()
+            .map(|e| {
+                let def = e.tool().definition();
+                ToolDescriptor {
+                    name: e.name().clone(),
+                    description: def.description.to_string(),
+                    parameters: def.parameters.clone(),
+                }
             })
             .collect()
     }
 
-    /// [`Registry::schemas`] as compact JSON text.
-    pub fn schemas_json(&self, scope: Option<ScopeId>) -> String {
-        let list: Vec<Value> = self
-            .schemas(scope)
-            .iter()
-            .map(ToolDescriptor::to_json)
-            .collect();
-        Value::from(list).to_string()
+    /// The snapshot a call from `agent` works on (the pipeline's interface to the
+    /// registry's state).
+    pub(crate) fn snapshot(&self, agent: Option<ScopeId>) -> CallSnapshot {
+        self.inner.snapshot(agent)
+    }
+
+    /// Whether the built-in timeout wrapper runs.
+    pub(crate) fn timeouts(&self) -> bool {
+        self.inner.timeouts
+    }
+
+    /// How raw argument text is parsed.
+    pub(crate) fn parse_options(&self) -> &crate::json::ParseOptions {
+        &self.inner.parse
     }
 
     /// A receiver that is notified whenever the visible tool sets may have changed
@@ -326,27 +388,33 @@ impl Registry {
     }
 }
 
+fn schemas_text(list: &[ToolDescriptor]) -> String {
+    let list: Vec<Value> = list.iter().map(ToolDescriptor::to_json).collect();
+    Value::from(list).to_string()
+}
+
 impl Inner {
-    pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
-        self.current
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+    fn read(&self) -> RwLockReadGuard<'_, Published> {
+        self.published.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn snapshot(&self, agent: Option<ScopeId>) -> CallSnapshot {
+        CallSnapshot::new(&self.read(), agent)
     }
 
     fn lock(&self) -> MutexGuard<'_, Master> {
         self.master.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Publish the master's new state. The old snapshot is dropped after the lock is
-    /// released, so user `Drop` impls never run under it.
+    /// Publish the views the change made stale. What they replace is dropped after the
+    /// locks are released, so user `Drop` impls never run under them.
     fn commit(&self, mut m: MutexGuard<'_, Master>, dirty: Dirty, tools_changed: bool) {
-        let prev = self.snapshot();
-        let next = Arc::new(m.rebuild(&prev, dirty));
-        let old = std::mem::replace(
-            &mut *self.current.write().unwrap_or_else(|e| e.into_inner()),
-            next,
-        );
+        let changes = m.rebuild(&self.read(), dirty);
+        let replaced = self
+            .published
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .apply(changes);
         let generation = if tools_changed {
             m.generation += 1;
             Some(m.generation)
@@ -354,8 +422,7 @@ impl Inner {
             None
         };
         drop(m);
-        drop(old);
-        drop(prev);
+        drop(replaced);
         if let Some(g) = generation {
             self.changes.send_replace(g);
         }
@@ -384,63 +451,47 @@ impl Inner {
                 )])));
             }
             def.output.check("output").map_err(schema_err)?;
-            let parameters_json = def.parameters.to_json_schema();
-            let type_id = tool.type_id();
-            prepared.push((name, tool, parameters_json, type_id));
+            prepared.push((name, tool));
         }
 
         let mut m = self.lock();
         let reg = m.next_id();
-        let existing: &Vec<Arc<Entry>> = match layer {
-            None => &m.global,
-            Some(id) => match m.scopes.get(&id) {
-                Some(s) => &s.own,
+        let existing = match layer {
+            None => &mut m.global,
+            Some(id) => match m.scopes.get_mut(&id) {
+                Some(s) => &mut s.layer,
                 None => return Err(RegisterError::ScopeGone { scope: id }),
             },
         };
         let mut seen: HashSet<&str> = HashSet::new();
-        for (name, ..) in &prepared {
-            if !seen.insert(name) || existing.iter().any(|e| e.name == *name) {
+        for (name, _) in &prepared {
+            if !seen.insert(name) || existing.tools.iter().any(|e| e.name() == name) {
                 return Err(RegisterError::Duplicate {
                     name: name.to_string(),
                     scoped: layer.is_some(),
                 });
             }
         }
-        let entries = prepared
-            .into_iter()
-            .map(|(name, tool, parameters_json, type_id)| {
-                Arc::new(Entry {
-                    reg,
-                    name,
-                    tool,
-                    type_id,
-                    parameters_json,
-                })
-            });
-        match layer {
-            None => m.global.extend(entries),
-            Some(id) => {
-                if let Some(s) = m.scopes.get_mut(&id) {
-                    s.own.extend(entries);
-                }
-            }
-        }
+        existing.tools.extend(
+            prepared
+                .into_iter()
+                .map(|(name, tool)| Arc::new(Entry::new(reg, name, tool))),
+        );
+        m.owners.insert(reg, layer);
         self.commit(m, Dirty::of(layer), true);
         Ok(Registration::new(self, reg))
     }
 
     fn add_hook(self: &Arc<Self>, layer: Option<ScopeId>, hook: Hook) -> Registration {
         let mut m = self.lock();
-        if let Some(id) = layer
-            && !m.scopes.contains_key(&id)
-        {
+        let reg = m.next_id();
+        let Some(target) = m.layer_mut(layer) else {
             // The scope is gone: nothing would ever see this hook.
             drop(m);
             return Registration::inert();
-        }
-        let reg = m.next_id();
-        m.hooks.push(HookEntry { reg, layer, hook });
+        };
+        target.hooks.push(HookEntry { reg, hook });
+        m.owners.insert(reg, layer);
         self.commit(m, Dirty::of(layer), false);
         Registration::new(self, reg)
     }
@@ -453,22 +504,27 @@ impl Inner {
         let Some(state) = m.scopes.get(&scope) else {
             return Err(RestrictError::ScopeGone { scope });
         };
-        let snap = self.snapshot();
-        let inherited: Vec<Arc<str>> = match state.parent {
-            None => &snap.global,
-            Some(p) => snap.scopes.get(&p).unwrap_or(&snap.orphan),
-        }
-        .tools
-        .iter()
-        .map(|e| e.name.clone())
-        .collect();
+        let inherited: Vec<Arc<str>> = {
+            let published = self.read();
+            published
+                .view(state.parent)
+                .tools()
+                .iter()
+                .map(|e| e.name().clone())
+                .collect()
+        };
         let names = r.allow.iter().chain(r.deny.iter()).flatten();
         let mut unknown = Vec::new();
         for name in names {
             if name == RUN_CODE {
                 return Err(RestrictError::Reserved);
             }
-            if state.own.iter().any(|e| &*e.name == name.as_str()) {
+            if state
+                .layer
+                .tools
+                .iter()
+                .any(|e| &**e.name() == name.as_str())
+            {
                 return Err(RestrictError::OwnTool { name: name.clone() });
             }
             if !inherited.iter().any(|n| &**n == name.as_str()) && !unknown.contains(name) {
@@ -488,7 +544,6 @@ impl Inner {
             allow: r.allow.map(set),
             deny: r.deny.map(set).unwrap_or_default(),
         };
-        drop(snap);
         let mut m = m;
         if let Some(s) = m.scopes.get_mut(&scope) {
             s.masks.push(mask);
@@ -499,53 +554,23 @@ impl Inner {
 
     fn unregister(&self, reg: RegId) {
         let mut m = self.lock();
-        let mut dirty = Dirty::Nothing;
-        let mut tools_changed = false;
-        let mut removed_tools: Vec<Arc<Entry>> = Vec::new();
-        let mut removed_hooks: Vec<HookEntry> = Vec::new();
-        let mut removed_approvals = Vec::new();
-
-        let mut take = |list: &mut Vec<Arc<Entry>>| {
-            let before = list.len();
-            let (gone, kept): (Vec<_>, Vec<_>) =
-                std::mem::take(list).into_iter().partition(|e| e.reg == reg);
-            *list = kept;
-            let changed = list.len() != before;
-            removed_tools.extend(gone);
-            changed
-        };
-        if take(&mut m.global) {
-            dirty = Dirty::All;
-            tools_changed = true;
-        }
-        let ids: Vec<ScopeId> = m.scopes.keys().copied().collect();
-        for id in ids {
-            if let Some(s) = m.scopes.get_mut(&id)
-                && take(&mut s.own)
-            {
-                dirty = dirty.merge(Dirty::Scope(id));
-                tools_changed = true;
-            }
-        }
-        if m.hooks.iter().any(|h| h.reg == reg) {
-            let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut m.hooks)
-                .into_iter()
-                .partition(|h| h.reg == reg);
-            m.hooks = kept;
-            for h in &gone {
-                dirty = dirty.merge(Dirty::of(h.layer));
-            }
-            removed_hooks = gone;
-        }
         if let Some(i) = m.approvals.iter().position(|(r, _)| *r == reg) {
-            // The snapshot carries the active handler: the commit republishes it.
-            removed_approvals.push(m.approvals.remove(i));
-        }
-        if removed_tools.is_empty() && removed_hooks.is_empty() && removed_approvals.is_empty() {
+            // The published state carries the active handler: the commit republishes it.
+            let removed = m.approvals.remove(i);
+            self.commit(m, Dirty::Nothing, false);
+            drop(removed);
             return;
         }
-        self.commit(m, dirty, tools_changed);
-        drop((removed_tools, removed_hooks, removed_approvals));
+        let Some(layer) = m.owners.remove(&reg) else {
+            return;
+        };
+        let Some(target) = m.layer_mut(layer) else {
+            return;
+        };
+        let removed = target.remove(reg);
+        let tools_changed = !removed.0.is_empty();
+        self.commit(m, Dirty::of(layer), tools_changed);
+        drop(removed);
     }
 
     fn remove_scope(&self, scope: ScopeId) {
@@ -553,12 +578,25 @@ impl Inner {
         let Some(state) = m.scopes.remove(&scope) else {
             return;
         };
-        let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut m.hooks)
-            .into_iter()
-            .partition(|h| h.layer == Some(scope));
-        m.hooks = kept;
-        self.commit(m, Dirty::Nothing, true);
-        drop((state, gone));
+        if let Some(parent) = state.parent.and_then(|p| m.scopes.get_mut(&p)) {
+            parent.children.retain(|c| *c != scope);
+        }
+        for e in &state.layer.tools {
+            m.owners.remove(&e.reg());
+        }
+        for h in &state.layer.hooks {
+            m.owners.remove(&h.reg);
+        }
+        let view = self
+            .published
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(scope);
+        m.generation += 1;
+        let generation = m.generation;
+        drop(m);
+        drop((state, view));
+        self.changes.send_replace(generation);
     }
 }
 
@@ -676,6 +714,32 @@ impl Scope {
     /// The registry.
     pub fn registry(&self) -> &Registry {
         &self.0.registry
+    }
+
+    /// The tool `name` as calls from this scope see it.
+    pub fn get(&self, name: &str) -> Option<DynTool> {
+        self.0.registry.get_in(Some(self.0.id), name)
+    }
+
+    /// The tool names calls from this scope see, in publication order.
+    pub fn names(&self) -> Vec<Arc<str>> {
+        self.0.registry.names_in(Some(self.0.id))
+    }
+
+    /// The definitions of the tools calls from this scope see, in publication order.
+    pub fn definitions(&self) -> Vec<crate::ToolDefinition> {
+        self.0.registry.definitions_in(Some(self.0.id))
+    }
+
+    /// What a model calling from this scope is shown: `{name, description, parameters}`
+    /// per visible tool, in publication order. Byte-identical for an unchanged tool set.
+    pub fn schemas(&self) -> Vec<ToolDescriptor> {
+        self.0.registry.schemas_in(Some(self.0.id))
+    }
+
+    /// [`Scope::schemas`] as compact JSON text.
+    pub fn schemas_json(&self) -> String {
+        schemas_text(&self.schemas())
     }
 
     /// A scope below this one: it inherits this scope's view.

@@ -14,16 +14,16 @@
 //!   reports it).
 
 use crate::json::Value;
-use crate::pipeline::panic;
+use crate::panic;
 use crate::present::{CallView, ResultSummary, ResultView};
 use crate::tool::{DynTool, ScopeId};
 use crate::validate::is_valid;
 
-use super::Registry;
+use super::{Registry, Scope};
 
 impl Registry {
-    /// The pending card of a call to `name` with `raw_args`, as a caller in `scope` sees
-    /// the tool (`None`: the global view).
+    /// The pending card of a call to the global tool `name` with `raw_args` (see
+    /// [`Scope::present_call`] for a scope's view).
     ///
     /// The tool's [`present_call`](crate::Tool::present_call) runs only on arguments that
     /// validate against its parameter schema; otherwise, and whenever the presenter is
@@ -37,11 +37,31 @@ impl Registry {
     /// let args = json::parse(r#"{"file_path":"README.md"}"#).unwrap();
     /// // No such tool: still a card, never an error.
     /// assert_eq!(
-    ///     registry.present_call(None, "read", &args),
+    ///     registry.present_call("read", &args),
     ///     CallView::generic("read", Some(args.clone()))
     /// );
     /// ```
-    pub fn present_call(&self, scope: Option<ScopeId>, name: &str, raw_args: &Value) -> CallView {
+    pub fn present_call(&self, name: &str, raw_args: &Value) -> CallView {
+        self.present_call_in(None, name, raw_args)
+    }
+
+    /// The completed card of a result of the global tool `name` called with `raw_args`
+    /// (see [`Scope::present_result`] for a scope's view).
+    ///
+    /// `result` is the persisted part of a result ([`crate::ToolResult::summary`]: content,
+    /// error flag and presentation meta, never the value), so the same call serves a live
+    /// result and a replayed log. Fallbacks are as for [`Registry::present_call`]; the
+    /// generic card is [`ResultView::generic`] (the result's content).
+    pub fn present_result(
+        &self,
+        name: &str,
+        raw_args: &Value,
+        result: &ResultSummary,
+    ) -> ResultView {
+        self.present_result_in(None, name, raw_args, result)
+    }
+
+    fn present_call_in(&self, scope: Option<ScopeId>, name: &str, raw_args: &Value) -> CallView {
         panic::contain(|| {
             self.presentable(scope, name, raw_args)?
                 .erased()
@@ -52,14 +72,7 @@ impl Registry {
         .unwrap_or_else(|| CallView::generic(name, Some(raw_args.clone())))
     }
 
-    /// The completed card of a result of `name` called with `raw_args`, as a caller in
-    /// `scope` sees the tool (`None`: the global view).
-    ///
-    /// `result` is the persisted part of a result ([`crate::ToolResult::summary`]: content,
-    /// error flag and presentation meta, never the value), so the same call serves a live
-    /// result and a replayed log. Fallbacks are as for [`Registry::present_call`]; the
-    /// generic card is [`ResultView::generic`] (the result's content).
-    pub fn present_result(
+    fn present_result_in(
         &self,
         scope: Option<ScopeId>,
         name: &str,
@@ -80,7 +93,28 @@ impl Registry {
     /// Runs inside the caller's panic guard (a hand-written tool's `definition` is user
     /// code too).
     fn presentable(&self, scope: Option<ScopeId>, name: &str, raw_args: &Value) -> Option<DynTool> {
-        let tool = self.get(scope, name)?;
+        let tool = self.get_in(scope, name)?;
         is_valid(&tool.definition().parameters, raw_args).then_some(tool)
+    }
+}
+
+impl Scope {
+    /// The pending card of a call to `name` with `raw_args`, as calls from this scope see
+    /// the tool. Fallbacks are as for [`Registry::present_call`].
+    pub fn present_call(&self, name: &str, raw_args: &Value) -> CallView {
+        self.registry()
+            .present_call_in(Some(self.id()), name, raw_args)
+    }
+
+    /// The completed card of a result of `name` called with `raw_args`, as calls from
+    /// this scope see the tool. Fallbacks are as for [`Registry::present_result`].
+    pub fn present_result(
+        &self,
+        name: &str,
+        raw_args: &Value,
+        result: &ResultSummary,
+    ) -> ResultView {
+        self.registry()
+            .present_result_in(Some(self.id()), name, raw_args, result)
     }
 }

@@ -6,12 +6,12 @@ use std::future::Future;
 use std::num::NonZeroU64;
 use std::sync::Arc;
 
+use crate::content::{ContentBlock, default_render};
 use crate::json::Value;
 use crate::present::{CallView, ResultSummary, ResultView};
 use crate::schema::{Schema, SchemaError};
 use crate::tool::{
-    BodyOutcome, BoxFuture, ContentBlock, ErasedTool, ToolAnnotations, ToolContext, ToolDefinition,
-    ToolError, default_render,
+    BodyOutcome, BoxFuture, ErasedTool, ToolAnnotations, ToolContext, ToolDefinition, ToolError,
 };
 
 type Handler =
@@ -142,7 +142,7 @@ impl ErasedTool for RawTool {
         let fut = (self.handler)(args.clone(), cx);
         Box::pin(async move {
             match fut.await {
-                Ok(v) => match crate::pipeline::lossless::check(&v, "value") {
+                Ok(v) => match crate::lossless::check(&v, "value") {
                     Ok(()) => BodyOutcome::Value(v),
                     Err(e) => BodyOutcome::NotLossless(e),
                 },

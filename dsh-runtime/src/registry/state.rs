@@ -1,32 +1,64 @@
 //! The registry's state: a mutable master copy (behind a mutex, touched only by
-//! registration changes) and immutable snapshots of every scope's resolved view (what
-//! calls read).
+//! registration changes) and the published, immutable view of every scope (what calls
+//! read).
 //!
-//! Each change rebuilds the views it affects (a global change: all of them; a scope's:
-//! that scope and its descendants) and publishes a new [`Snapshot`]. A call clones the
-//! current snapshot's `Arc` once and resolves everything against it, so it sees one
-//! consistent tool set and hook set however registrations change meanwhile; name lookup
-//! is a hash-map probe that allocates nothing.
+//! Each change rebuilds only the views it affects, and replaces them one by one in the
+//! published map:
+//!
+//! - a change to a scope (a tool, a hook, a restriction; creating the scope) rebuilds that
+//!   scope's view and its descendants' views;
+//! - removing a scope removes its view;
+//! - a change to the global layer rebuilds every view (every scope inherits it);
+//! - installing an approval handler rebuilds nothing.
+//!
+//! So the cost of a scope's change does not grow with the number of scopes. A call takes
+//! one [`CallSnapshot`] (its scope's view and the approval handler, read together) and
+//! resolves everything against it, so it sees one consistent tool set and hook set however
+//! registrations change meanwhile; name lookup is a hash-map probe that allocates nothing.
 
 use std::any::TypeId;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::json::Value;
-use crate::pipeline::hooks::{ApprovalHandler, Guard, Observer, PostExecute, PreExecute, Wrapper};
+use crate::hooks::{ApprovalHandler, Guard, Observer, PostExecute, PreExecute, Wrapper};
 use crate::tool::{DynTool, ScopeId};
 
-/// Identifies one registration (a tool, a toolbox's tools, a hook).
+/// Identifies one registration (a tool, a toolbox's tools, a hook, an approval handler).
 pub(crate) type RegId = u64;
 
-/// A registered tool.
+/// A registered tool, as views hold it.
 pub(crate) struct Entry {
-    pub(crate) reg: RegId,
-    pub(crate) name: Arc<str>,
-    pub(crate) tool: DynTool,
-    pub(crate) type_id: TypeId,
-    /// `parameters.to_json_schema()`, computed once at registration.
-    pub(crate) parameters_json: Value,
+    reg: RegId,
+    name: Arc<str>,
+    tool: DynTool,
+    type_id: TypeId,
+}
+
+impl Entry {
+    pub(crate) fn new(reg: RegId, name: Arc<str>, tool: DynTool) -> Entry {
+        let type_id = tool.type_id();
+        Entry {
+            reg,
+            name,
+            tool,
+            type_id,
+        }
+    }
+
+    /// The registration that added it.
+    pub(crate) fn reg(&self) -> RegId {
+        self.reg
+    }
+
+    /// The registered name.
+    pub(crate) fn name(&self) -> &Arc<str> {
+        &self.name
+    }
+
+    /// The tool.
+    pub(crate) fn tool(&self) -> &DynTool {
+        &self.tool
+    }
 }
 
 #[derive(Clone)]
@@ -40,7 +72,6 @@ pub(crate) enum Hook {
 
 pub(crate) struct HookEntry {
     pub(crate) reg: RegId,
-    pub(crate) layer: Option<ScopeId>,
     pub(crate) hook: Hook,
 }
 
@@ -56,16 +87,40 @@ impl Mask {
     }
 }
 
+/// The registrations of one layer (the global layer or a scope), in registration order.
+#[derive(Default)]
+pub(crate) struct Layer {
+    pub(crate) tools: Vec<Arc<Entry>>,
+    pub(crate) hooks: Vec<HookEntry>,
+}
+
+impl Layer {
+    /// Remove what registration `reg` added; the removed items are returned so that they
+    /// can be dropped outside the locks.
+    pub(crate) fn remove(&mut self, reg: RegId) -> (Vec<Arc<Entry>>, Vec<HookEntry>) {
+        let (tools, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.tools)
+            .into_iter()
+            .partition(|e| e.reg == reg);
+        self.tools = kept;
+        let (hooks, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.hooks)
+            .into_iter()
+            .partition(|h| h.reg == reg);
+        self.hooks = kept;
+        (tools, hooks)
+    }
+}
+
 pub(crate) struct ScopeState {
     pub(crate) parent: Option<ScopeId>,
-    pub(crate) own: Vec<Arc<Entry>>,
+    pub(crate) children: Vec<ScopeId>,
+    pub(crate) layer: Layer,
     pub(crate) masks: Vec<Mask>,
 }
 
 /// What a change touched.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Dirty {
-    /// Only registry-wide data (the approval handler, a removed scope).
+    /// No view (the approval handler).
     Nothing,
     /// One scope and its descendants.
     Scope(ScopeId),
@@ -77,22 +132,15 @@ impl Dirty {
     pub(crate) fn of(layer: Option<ScopeId>) -> Dirty {
         layer.map_or(Dirty::All, Dirty::Scope)
     }
-
-    pub(crate) fn merge(self, other: Dirty) -> Dirty {
-        match (self, other) {
-            (Dirty::Nothing, d) | (d, Dirty::Nothing) => d,
-            (Dirty::Scope(a), Dirty::Scope(b)) if a == b => Dirty::Scope(a),
-            _ => Dirty::All,
-        }
-    }
 }
 
 #[derive(Default)]
 pub(crate) struct Master {
-    pub(crate) next_id: u64,
-    pub(crate) global: Vec<Arc<Entry>>,
-    pub(crate) scopes: BTreeMap<ScopeId, ScopeState>,
-    pub(crate) hooks: Vec<HookEntry>,
+    next_id: u64,
+    pub(crate) global: Layer,
+    pub(crate) scopes: HashMap<ScopeId, ScopeState>,
+    /// The layer each tool or hook registration lives in.
+    pub(crate) owners: HashMap<RegId, Option<ScopeId>>,
     pub(crate) approvals: Vec<(RegId, Arc<dyn ApprovalHandler>)>,
     pub(crate) generation: u64,
 }
@@ -103,8 +151,16 @@ impl Master {
         self.next_id
     }
 
-    /// The layers a call from `scope` is subject to, farthest first (excluding the
-    /// global layer).
+    /// The registrations of a layer, when it exists.
+    pub(crate) fn layer_mut(&mut self, layer: Option<ScopeId>) -> Option<&mut Layer> {
+        match layer {
+            None => Some(&mut self.global),
+            Some(id) => self.scopes.get_mut(&id).map(|s| &mut s.layer),
+        }
+    }
+
+    /// The scopes a call from `scope` is subject to, farthest first (the global layer
+    /// excluded).
     fn chain(&self, scope: ScopeId) -> Vec<ScopeId> {
         let mut chain = Vec::new();
         let mut cur = Some(scope);
@@ -116,9 +172,22 @@ impl Master {
         chain
     }
 
+    /// The hooks of the global layer and of `chain`, into `view`: pre-execute, wrappers,
+    /// post-execute and observers in registration order across those layers; guards by
+    /// layer (global first, then the chain from the farthest scope), registration order
+    /// within a layer.
     fn hooks_for(&self, chain: &[ScopeId], view: &mut View) {
-        let sees = |layer: Option<ScopeId>| layer.is_none_or(|l| chain.contains(&l));
-        for h in self.hooks.iter().filter(|h| sees(h.layer)) {
+        let layers: Vec<&Layer> = std::iter::once(&self.global)
+            .chain(
+                chain
+                    .iter()
+                    .filter_map(|id| self.scopes.get(id).map(|s| &s.layer)),
+            )
+            .collect();
+        let mut ordered: Vec<&HookEntry> = layers.iter().flat_map(|l| l.hooks.iter()).collect();
+        // Each layer is already in registration order; a stable sort by id merges them.
+        ordered.sort_by_key(|h| h.reg);
+        for h in ordered {
             match &h.hook {
                 Hook::Pre(p) => view.pre.push(p.clone()),
                 Hook::Wrap(w) => view.wrappers.push(w.clone()),
@@ -127,10 +196,8 @@ impl Master {
                 Hook::Guard(_) => {}
             }
         }
-        // Guards: the global layer, then the chain from the farthest scope to the
-        // nearest; registration order within a layer.
-        for layer in std::iter::once(None).chain(chain.iter().copied().map(Some)) {
-            for h in self.hooks.iter().filter(|h| h.layer == layer) {
+        for layer in layers {
+            for h in &layer.hooks {
                 if let Hook::Guard(g) = &h.hook {
                     view.guards.push(g.clone());
                 }
@@ -141,7 +208,7 @@ impl Master {
     fn global_view(&self) -> View {
         let mut view = View::default();
         self.hooks_for(&[], &mut view);
-        view.set_tools(self.global.clone());
+        view.set_tools(self.global.tools.clone());
         view
     }
 
@@ -151,9 +218,9 @@ impl Master {
         view
     }
 
-    /// A scope's view: the parent's view (or the global one) minus what this scope's
-    /// masks reject, then this scope's own tools (replacing an inherited tool of the same
-    /// name in place, else appended).
+    /// A scope's view: the parent's view (`base`) minus what this scope's masks reject,
+    /// then this scope's own tools (replacing an inherited tool of the same name in
+    /// place, else appended).
     fn scope_view(&self, id: ScopeId, state: &ScopeState, base: &View) -> View {
         let mut tools: Vec<Arc<Entry>> = base
             .tools
@@ -161,59 +228,135 @@ impl Master {
             .filter(|e| state.masks.iter().all(|m| m.admits(&e.name)))
             .cloned()
             .collect();
-        for own in &state.own {
-            match tools.iter().position(|e| e.name == own.name) {
-                Some(i) => tools[i] = own.clone(),
-                None => tools.push(own.clone()),
+        let mut index: HashMap<Arc<str>, usize> = tools
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.name.clone(), i))
+            .collect();
+        for own in &state.layer.tools {
+            match index.get(&own.name) {
+                Some(&i) => tools[i] = own.clone(),
+                None => {
+                    index.insert(own.name.clone(), tools.len());
+                    tools.push(own.clone());
+                }
             }
         }
         let mut view = View::default();
         self.hooks_for(&self.chain(id), &mut view);
-        view.set_tools(tools);
+        view.set_tools_indexed(tools, index);
         view
     }
 
-    /// A new snapshot after a change, reusing the views the change did not affect.
-    pub(crate) fn rebuild(&self, prev: &Snapshot, dirty: Dirty) -> Snapshot {
-        let all = dirty == Dirty::All;
-        let global = if all {
-            Arc::new(self.global_view())
-        } else {
-            prev.global.clone()
-        };
-        let orphan = if all {
-            Arc::new(self.orphan_view())
-        } else {
-            prev.orphan.clone()
-        };
-        let mut scopes: HashMap<ScopeId, Arc<View>> = HashMap::with_capacity(self.scopes.len());
-        let mut rebuilt: HashSet<ScopeId> = HashSet::new();
-        // Ascending ids visit parents before children (a parent exists before its child).
-        for (&id, state) in &self.scopes {
-            let stale = all
-                || dirty == Dirty::Scope(id)
-                || state.parent.is_some_and(|p| rebuilt.contains(&p))
-                || !prev.scopes.contains_key(&id);
-            let view = match (stale, prev.scopes.get(&id)) {
-                (false, Some(v)) => v.clone(),
-                _ => {
-                    rebuilt.insert(id);
-                    let base = state
-                        .parent
-                        .and_then(|p| scopes.get(&p))
-                        .unwrap_or(&global)
-                        .clone();
-                    Arc::new(self.scope_view(id, state, &base))
-                }
-            };
-            scopes.insert(id, view);
-        }
-        Snapshot {
-            global,
-            scopes,
-            orphan,
+    /// The views a change makes stale, rebuilt against `published` (the views before
+    /// the change).
+    pub(crate) fn rebuild(&self, published: &Published, dirty: Dirty) -> Changes {
+        let mut changes = Changes {
             approval: self.approvals.last().map(|(_, h)| h.clone()),
+            ..Changes::default()
+        };
+        match dirty {
+            Dirty::Nothing => {}
+            Dirty::All => {
+                let global = Arc::new(self.global_view());
+                for (&id, state) in &self.scopes {
+                    if state.parent.is_none() {
+                        self.subtree(id, &global, &mut changes.scopes);
+                    }
+                }
+                changes.global = Some(global);
+                changes.orphan = Some(Arc::new(self.orphan_view()));
+            }
+            Dirty::Scope(id) => {
+                if let Some(state) = self.scopes.get(&id) {
+                    let base = match state.parent {
+                        None => &published.global,
+                        Some(p) => published.scopes.get(&p).unwrap_or(&published.orphan),
+                    };
+                    self.subtree(id, base, &mut changes.scopes);
+                }
+            }
         }
+        changes
+    }
+
+    /// Rebuild `root` on `base`, then its descendants on their parents' new views.
+    fn subtree(&self, root: ScopeId, base: &Arc<View>, out: &mut Vec<(ScopeId, Arc<View>)>) {
+        let mut stack = vec![(root, base.clone())];
+        while let Some((id, base)) = stack.pop() {
+            let Some(state) = self.scopes.get(&id) else {
+                continue;
+            };
+            let view = Arc::new(self.scope_view(id, state, &base));
+            for &child in &state.children {
+                stack.push((child, view.clone()));
+            }
+            out.push((id, view));
+        }
+    }
+}
+
+/// Rebuilt views, to publish.
+#[derive(Default)]
+pub(crate) struct Changes {
+    global: Option<Arc<View>>,
+    orphan: Option<Arc<View>>,
+    scopes: Vec<(ScopeId, Arc<View>)>,
+    approval: Option<Arc<dyn ApprovalHandler>>,
+}
+
+/// The views calls read.
+pub(crate) struct Published {
+    pub(crate) global: Arc<View>,
+    pub(crate) scopes: HashMap<ScopeId, Arc<View>>,
+    /// For calls from a scope that does not exist (any more): no tools, global hooks.
+    pub(crate) orphan: Arc<View>,
+    pub(crate) approval: Option<Arc<dyn ApprovalHandler>>,
+}
+
+/// What publishing replaced, dropped by the caller once no lock is held (a tool's or a
+/// hook's `Drop` is user code).
+pub(crate) type Replaced = (Vec<Arc<View>>, Option<Arc<dyn ApprovalHandler>>);
+
+impl Published {
+    pub(crate) fn empty() -> Published {
+        Published {
+            global: Arc::default(),
+            scopes: HashMap::new(),
+            orphan: Arc::default(),
+            approval: None,
+        }
+    }
+
+    /// The view of a caller.
+    pub(crate) fn view(&self, agent: Option<ScopeId>) -> &Arc<View> {
+        match agent {
+            None => &self.global,
+            Some(id) => self.scopes.get(&id).unwrap_or(&self.orphan),
+        }
+    }
+
+    /// Publish rebuilt views.
+    pub(crate) fn apply(&mut self, changes: Changes) -> Replaced {
+        let mut old = Vec::new();
+        if let Some(g) = changes.global {
+            old.push(std::mem::replace(&mut self.global, g));
+        }
+        if let Some(o) = changes.orphan {
+            old.push(std::mem::replace(&mut self.orphan, o));
+        }
+        for (id, view) in changes.scopes {
+            if let Some(prev) = self.scopes.insert(id, view) {
+                old.push(prev);
+            }
+        }
+        let approval = std::mem::replace(&mut self.approval, changes.approval);
+        (old, approval)
+    }
+
+    /// Remove a scope's view.
+    pub(crate) fn remove(&mut self, scope: ScopeId) -> Option<Arc<View>> {
+        self.scopes.remove(&scope)
     }
 }
 
@@ -221,7 +364,7 @@ impl Master {
 /// see calls from it.
 #[derive(Default)]
 pub(crate) struct View {
-    pub(crate) tools: Vec<Arc<Entry>>,
+    tools: Vec<Arc<Entry>>,
     index: HashMap<Arc<str>, usize>,
     /// The visible tool of a Rust type; `None` when several are visible.
     by_type: HashMap<TypeId, Option<usize>>,
@@ -241,11 +384,16 @@ pub(crate) enum ByType<'a> {
 
 impl View {
     fn set_tools(&mut self, tools: Vec<Arc<Entry>>) {
-        self.index = tools
+        let index = tools
             .iter()
             .enumerate()
             .map(|(i, e)| (e.name.clone(), i))
             .collect();
+        self.set_tools_indexed(tools, index);
+    }
+
+    fn set_tools_indexed(&mut self, tools: Vec<Arc<Entry>>, index: HashMap<Arc<str>, usize>) {
+        self.index = index;
         self.by_type.clear();
         for (i, e) in tools.iter().enumerate() {
             self.by_type
@@ -256,11 +404,17 @@ impl View {
         self.tools = tools;
     }
 
+    /// The visible tools, in publication order.
+    pub(crate) fn tools(&self) -> &[Arc<Entry>] {
+        &self.tools
+    }
+
     /// The visible tool with this name.
     pub(crate) fn get(&self, name: &str) -> Option<&Arc<Entry>> {
         self.index.get(name).map(|&i| &self.tools[i])
     }
 
+    /// The visible tool of a Rust type.
     pub(crate) fn by_type(&self, id: TypeId) -> ByType<'_> {
         match self.by_type.get(&id) {
             Some(Some(i)) => ByType::Found(&self.tools[*i]),
@@ -270,30 +424,29 @@ impl View {
     }
 }
 
-/// An immutable, consistent picture of the registry.
-pub(crate) struct Snapshot {
-    pub(crate) global: Arc<View>,
-    pub(crate) scopes: HashMap<ScopeId, Arc<View>>,
-    /// For calls from a scope that does not exist (any more): no tools, global hooks.
-    pub(crate) orphan: Arc<View>,
-    pub(crate) approval: Option<Arc<dyn ApprovalHandler>>,
+/// What one call reads of the registry, taken once at entry: the caller's view and the
+/// approval handler, consistent with each other. This is the pipeline's whole interface
+/// to the registry's state.
+pub(crate) struct CallSnapshot {
+    view: Arc<View>,
+    approval: Option<Arc<dyn ApprovalHandler>>,
 }
 
-impl Snapshot {
-    pub(crate) fn empty() -> Snapshot {
-        Snapshot {
-            global: Arc::default(),
-            scopes: HashMap::new(),
-            orphan: Arc::default(),
-            approval: None,
+impl CallSnapshot {
+    pub(crate) fn new(published: &Published, agent: Option<ScopeId>) -> CallSnapshot {
+        CallSnapshot {
+            view: published.view(agent).clone(),
+            approval: published.approval.clone(),
         }
     }
 
-    /// The view of a caller.
-    pub(crate) fn view(&self, agent: Option<ScopeId>) -> &View {
-        match agent {
-            None => &self.global,
-            Some(id) => self.scopes.get(&id).unwrap_or(&self.orphan),
-        }
+    /// The caller's view: tools and hooks.
+    pub(crate) fn view(&self) -> &View {
+        &self.view
+    }
+
+    /// The installed approval handler.
+    pub(crate) fn approval(&self) -> Option<&Arc<dyn ApprovalHandler>> {
+        self.approval.as_ref()
     }
 }

@@ -2,9 +2,13 @@
 //!
 //! Each schema states exactly what the type's serde implementation accepts:
 //!
-//! - integers publish their range as `minimum`/`maximum`; `i128` and `u128` publish the
-//!   range a snapshot can hold exactly (`i64::MIN..=u64::MAX`, `0..=u64::MAX`);
-//! - `f32` publishes its finite range, `f64` is unbounded;
+//! - integers enforce their range as `minimum`/`maximum` (`i128` and `u128` the part a
+//!   snapshot can hold exactly: `i64::MIN..=u64::MAX`, `0..=u64::MAX`). A bound is
+//!   published only when it informs: bounds within ±2^53 (the integers every JSON
+//!   consumer, JavaScript included, holds exactly) are published, wider ones are hidden
+//!   ([`HiddenBounds`](super::HiddenBounds)) but still enforced. So `u8`..`u32`,
+//!   `i8`..`i32` publish both bounds, `u64`/`usize` only `minimum: 0`, `i64` none;
+//! - `f32` enforces its finite range without publishing it, `f64` is unbounded;
 //! - `char` is a string of exactly one Unicode scalar value;
 //! - `Option<T>` as an object property is `T` and not required; elsewhere (array items,
 //!   an output root) it is `oneOf [T, null]`, or just `T` when `T` already admits `null`;
@@ -23,11 +27,21 @@ use std::sync::Arc;
 
 use super::{Additional, Schema, ToolSchema};
 
+/// The largest magnitude whose bound is published (2^53, beyond which a JSON number read
+/// as a double is no longer exact).
+const PUBLISHED_MAGNITUDE: i128 = 1 << 53;
+
+/// An integer type's range, wide bounds hidden (see the module docs).
+fn type_range(min: i128, max: i128) -> Schema {
+    Schema::integer_range(Some(min), Some(max))
+        .with_hidden_bounds(min < -PUBLISHED_MAGNITUDE, max > PUBLISHED_MAGNITUDE)
+}
+
 macro_rules! int_impls {
     ($($t:ty => $min:expr, $max:expr;)*) => {$(
         impl ToolSchema for $t {
             fn build_schema() -> Schema {
-                Schema::integer_range(Some($min), Some($max))
+                type_range($min, $max)
             }
         }
     )*};
@@ -52,7 +66,7 @@ macro_rules! nonzero_impls {
     ($($t:ty => $min:expr, $max:expr;)*) => {$(
         impl ToolSchema for $t {
             fn build_schema() -> Schema {
-                Schema::integer_range(Some($min), Some($max))
+                type_range($min, $max)
             }
         }
     )*};
@@ -75,6 +89,7 @@ impl ToolSchema for f64 {
 impl ToolSchema for f32 {
     fn build_schema() -> Schema {
         Schema::number_range(Some(f32::MIN as f64), Some(f32::MAX as f64))
+            .with_hidden_bounds(true, true)
     }
 }
 

@@ -3,7 +3,8 @@
 //! Every schema the SDK publishes is a [`Schema`]. The validator in [`crate::validate`]
 //! interprets exactly this structure, and [`Schema::to_json_schema`] projects it to JSON
 //! Schema text with a fixed key order, so the published schema and the enforced rules
-//! cannot drift apart.
+//! cannot drift apart. One deliberate difference: bounds marked [`HiddenBounds`] (the
+//! range of wide Rust types such as `u64` and `f32`) are enforced but not published.
 //!
 //! # Node kinds
 //!
@@ -11,11 +12,11 @@
 //! | --- | --- | --- |
 //! | [`Kind::String`] | `{"type":"string"}` | `minLength`, `maxLength` (in Unicode scalar values), `pattern` |
 //! | [`Kind::Number`] | `{"type":"number"}` | `minimum`, `maximum` |
-//! | [`Kind::Integer`] | `{"type":"integer"}` | `minimum`, `maximum` (every Rust integer type publishes its range) |
+//! | [`Kind::Integer`] | `{"type":"integer"}` | `minimum`, `maximum` (every Rust integer type enforces its range; bounds beyond ±2^53 are enforced but not published, see [`HiddenBounds`]) |
 //! | [`Kind::Boolean`] | `{"type":"boolean"}` | |
 //! | [`Kind::Null`] | `{"type":"null"}` | |
 //! | [`Kind::Array`] | `{"type":"array"}` | `items`, `minItems`, `maxItems` |
-//! | [`Kind::Object`] | `{"type":"object"}` | `properties`, `required`, `additionalProperties` (always explicit) |
+//! | [`Kind::Object`] | `{"type":"object"}` | `properties`, `required`, `additionalProperties` (explicit, except at a `#[tool]`'s open parameter root: [`Additional::Ignored`]) |
 //! | [`Kind::Json`] | `{}` | any JSON value |
 //! | [`Kind::OneOf`] | `{"oneOf":[..]}` | at least two branches; exactly one must match |
 //!
@@ -28,8 +29,9 @@
 //! The projection is byte-stable: a prompt is byte-identical for an unchanged tool set.
 //! Keys appear as `type`, annotations (`description`, `title`, `default`, `examples`), the
 //! kind's constraints, then `enum`/`const` for scalars; `items` last for arrays;
-//! `additionalProperties`, `properties`, `required` last for objects; `oneOf` first for
-//! unions. Properties and `required` keep declaration order.
+//! `additionalProperties`, `properties`, `required` last for objects (a `#[tool]`'s
+//! parameter root has no `additionalProperties`: `type`, `properties`, `required`);
+//! `oneOf` first for unions. Properties and `required` keep declaration order.
 //!
 //! # Depth
 //!
@@ -124,6 +126,8 @@ pub struct NumberRules {
     pub minimum: Option<f64>,
     /// Inclusive upper bound.
     pub maximum: Option<f64>,
+    /// Which bounds are enforced without being published.
+    pub hidden: HiddenBounds,
 }
 
 /// Constraints of an integer node.
@@ -137,6 +141,24 @@ pub struct IntegerRules {
     pub minimum: Option<i128>,
     /// Inclusive upper bound.
     pub maximum: Option<i128>,
+    /// Which bounds are enforced without being published.
+    pub hidden: HiddenBounds,
+}
+
+/// Bounds a number or integer node enforces but leaves out of its JSON Schema: the range
+/// of a wide Rust type (`u64`'s maximum, `i64`'s and `f32`'s range), which tells a model
+/// nothing, costs tokens, and loses precision in JavaScript hosts.
+///
+/// The validator checks hidden bounds like published ones (and serde enforces the type's
+/// range anyway), so a value beyond them is still `INVALID_ARGS` with a message naming the
+/// bound; only the published text omits them. See [`Schema::with_hidden_bounds`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HiddenBounds {
+    /// The `minimum` is not published.
+    pub minimum: bool,
+    /// The `maximum` is not published.
+    pub maximum: bool,
 }
 
 /// Constraints of an array node.
@@ -161,13 +183,27 @@ pub struct ObjectRules {
     pub additional: Additional,
 }
 
+impl ObjectRules {
+    /// Whether `key` is a declared property.
+    pub fn declares(&self, key: &str) -> bool {
+        self.properties.iter().any(|p| p.name == key)
+    }
+}
+
 /// The `additionalProperties` of an object node.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Additional {
     /// `additionalProperties: false`: undeclared keys are violations.
     Closed,
-    /// `additionalProperties: true`: undeclared keys are ignored.
+    /// `additionalProperties: true`: undeclared keys are accepted and kept.
     Open,
+    /// No `additionalProperties` is published: the implicit, open parameter root of a
+    /// `#[tool]`. Undeclared keys are accepted, removed by [`Validated::normalized`]
+    /// before the arguments reach the body, and named in a context of the call's result.
+    /// Only a tool's parameter root may be `Ignored` ([`Schema::check`]).
+    ///
+    /// [`Validated::normalized`]: crate::validate::Validated::normalized
+    Ignored,
     /// `additionalProperties: {schema}`: every undeclared key's value must match the schema
     /// (maps such as `HashMap<String, T>`).
     Schema(Arc<Schema>),
@@ -267,11 +303,19 @@ impl Schema {
     }
     /// `{"type":"integer"}` with inclusive bounds.
     pub fn integer_range(minimum: Option<i128>, maximum: Option<i128>) -> Schema {
-        Schema::of(Kind::Integer(IntegerRules { minimum, maximum }))
+        Schema::of(Kind::Integer(IntegerRules {
+            minimum,
+            maximum,
+            hidden: HiddenBounds::default(),
+        }))
     }
     /// `{"type":"number"}` with inclusive bounds.
     pub fn number_range(minimum: Option<f64>, maximum: Option<f64>) -> Schema {
-        Schema::of(Kind::Number(NumberRules { minimum, maximum }))
+        Schema::of(Kind::Number(NumberRules {
+            minimum,
+            maximum,
+            hidden: HiddenBounds::default(),
+        }))
     }
     /// `{"type":"boolean"}`.
     pub fn boolean() -> Schema {
@@ -380,25 +424,53 @@ impl Schema {
     }
     /// Narrow integer or number bounds (the tighter of the existing and new bound wins,
     /// so an author range never widens a Rust type's range). On integer nodes a
-    /// fractional bound is rounded inwards.
+    /// fractional bound is rounded inwards. A bound the author states is published, even
+    /// where the type's own bound was hidden.
     pub fn with_range(mut self, min: Option<Bound>, max: Option<Bound>) -> Schema {
+        /// The new bound, and whether the author's bound is the one kept.
+        fn narrow<T: PartialOrd + Copy>(old: Option<T>, new: T, lower: bool) -> (T, bool) {
+            match old {
+                Some(o) if (lower && o > new) || (!lower && o < new) => (o, false),
+                _ => (new, true),
+            }
+        }
         match &mut self.kind {
             Kind::Integer(r) => {
                 if let Some(m) = min.map(Bound::ceil_int) {
-                    r.minimum = Some(r.minimum.map_or(m, |old| old.max(m)));
+                    let (v, authored) = narrow(r.minimum, m, true);
+                    r.minimum = Some(v);
+                    r.hidden.minimum &= !authored;
                 }
                 if let Some(m) = max.map(Bound::floor_int) {
-                    r.maximum = Some(r.maximum.map_or(m, |old| old.min(m)));
+                    let (v, authored) = narrow(r.maximum, m, false);
+                    r.maximum = Some(v);
+                    r.hidden.maximum &= !authored;
                 }
             }
             Kind::Number(r) => {
                 if let Some(m) = min.map(Bound::as_f64) {
-                    r.minimum = Some(r.minimum.map_or(m, |old| old.max(m)));
+                    let (v, authored) = narrow(r.minimum, m, true);
+                    r.minimum = Some(v);
+                    r.hidden.minimum &= !authored;
                 }
                 if let Some(m) = max.map(Bound::as_f64) {
-                    r.maximum = Some(r.maximum.map_or(m, |old| old.min(m)));
+                    let (v, authored) = narrow(r.maximum, m, false);
+                    r.maximum = Some(v);
+                    r.hidden.maximum &= !authored;
                 }
             }
+            _ => {}
+        }
+        self
+    }
+
+    /// Keep enforcing a number or integer node's bounds but leave the chosen ones out of
+    /// the published JSON Schema ([`HiddenBounds`]). Ignored on other kinds.
+    pub fn with_hidden_bounds(mut self, minimum: bool, maximum: bool) -> Schema {
+        let hidden = HiddenBounds { minimum, maximum };
+        match &mut self.kind {
+            Kind::Integer(r) => r.hidden = hidden,
+            Kind::Number(r) => r.hidden = hidden,
             _ => {}
         }
         self
@@ -463,7 +535,7 @@ impl Schema {
             Kind::Number(r) => {
                 ty(&mut out, "number");
                 self.annotations(&mut out);
-                for (key, bound) in [("minimum", r.minimum), ("maximum", r.maximum)] {
+                for (key, bound) in r.hidden.published(r.minimum, r.maximum) {
                     if let Some(n) = bound.and_then(Number::from_f64) {
                         out.insert(key, Value::Number(n));
                     }
@@ -472,7 +544,7 @@ impl Schema {
             Kind::Integer(r) => {
                 ty(&mut out, "integer");
                 self.annotations(&mut out);
-                for (key, bound) in [("minimum", r.minimum), ("maximum", r.maximum)] {
+                for (key, bound) in r.hidden.published(r.minimum, r.maximum) {
                     if let Some(n) = bound.and_then(int_number) {
                         out.insert(key, Value::Number(n));
                     }
@@ -503,11 +575,14 @@ impl Schema {
                 ty(&mut out, "object");
                 self.annotations(&mut out);
                 let additional = match &r.additional {
-                    Additional::Closed => Value::Bool(false),
-                    Additional::Open => Value::Bool(true),
-                    Additional::Schema(s) => s.to_json_schema(),
+                    Additional::Closed => Some(Value::Bool(false)),
+                    Additional::Open => Some(Value::Bool(true)),
+                    Additional::Schema(s) => Some(s.to_json_schema()),
+                    Additional::Ignored => None,
                 };
-                out.insert("additionalProperties", additional);
+                if let Some(additional) = additional {
+                    out.insert("additionalProperties", additional);
+                }
                 if !r.properties.is_empty() {
                     let mut props = Object::new();
                     for p in &r.properties {
@@ -552,8 +627,7 @@ impl Schema {
         }
     }
 
-    /// Project a tool's parameter schema: an object node keeps its openness explicit
-    /// (`additionalProperties` is emitted), exactly like nested objects.
+    /// [`Schema::to_json_schema`] as compact JSON text.
     pub fn to_json_string(&self) -> String {
         self.to_json_schema().to_string()
     }
@@ -584,6 +658,20 @@ impl Schema {
     /// open (the reference framework's implicit open root).
     pub fn parameters_from_json_schema(value: &Value) -> Result<Schema, SchemaError> {
         raw::import(value, raw::Root::Parameters)
+    }
+}
+
+impl HiddenBounds {
+    /// The bounds to publish, keyed `minimum` / `maximum` (hidden ones as `None`).
+    fn published<T>(
+        self,
+        minimum: Option<T>,
+        maximum: Option<T>,
+    ) -> [(&'static str, Option<T>); 2] {
+        [
+            ("minimum", minimum.filter(|_| !self.minimum)),
+            ("maximum", maximum.filter(|_| !self.maximum)),
+        ]
     }
 }
 
@@ -666,7 +754,10 @@ pub(crate) fn json_quote(s: &str) -> String {
 /// Implemented for the std types listed in the crate docs and derived with
 /// `#[derive(ToolSchema)]`. The schema describes exactly what the type's serde
 /// implementation accepts, so the validator (which interprets the schema) and
-/// deserialization agree.
+/// deserialization agree. Integer and float impls enforce their type's whole range but
+/// publish only the bounds that inform a model: `u8`..`u32` and `i8`..`i32` publish
+/// both, `u64`/`usize` only `minimum: 0`, `i64`, `isize` and `f32` none
+/// ([`HiddenBounds`]); the validator and serde still reject a value out of range.
 ///
 /// Schemas are built once per type and cached: call [`ToolSchema::schema`]; implement
 /// [`ToolSchema::build_schema`].

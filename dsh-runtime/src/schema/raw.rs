@@ -512,6 +512,11 @@ pub(super) fn check_node(
             }
         }
         Kind::Object(r) => {
+            if r.additional == Additional::Ignored && depth > 0 {
+                errors.push(format!(
+                    "{path}: only a tool's parameter root may ignore undeclared keys (`Additional::Ignored`); use `Additional::Open`"
+                ));
+            }
             for (i, p) in r.properties.iter().enumerate() {
                 if r.properties[..i].iter().any(|q| q.name == p.name) {
                     errors.push(format!(

@@ -46,8 +46,59 @@ fn projection_key_order_is_fixed() {
 fn std_impls_publish_ranges_and_shapes() {
     assert_eq!(
         u64::schema().to_json_string(),
-        r#"{"type":"integer","minimum":0,"maximum":18446744073709551615}"#
+        r#"{"type":"integer","minimum":0}"#
     );
+    // The hidden maximum is still enforced.
+    assert_eq!(
+        u64::schema().as_ref().kind,
+        Kind::Integer(IntegerRules {
+            minimum: Some(0),
+            maximum: Some(u64::MAX as i128),
+            hidden: HiddenBounds {
+                minimum: false,
+                maximum: true
+            },
+        })
+    );
+    assert!(!crate::validate::is_valid(
+        &u64::schema(),
+        &crate::json::parse("18446744073709551616").unwrap()
+    ));
+    for (schema, text) in [
+        (i64::schema(), r#"{"type":"integer"}"#),
+        (
+            u32::schema(),
+            r#"{"type":"integer","minimum":0,"maximum":4294967295}"#,
+        ),
+        (
+            i32::schema(),
+            r#"{"type":"integer","minimum":-2147483648,"maximum":2147483647}"#,
+        ),
+        (
+            std::num::NonZeroU64::schema(),
+            r#"{"type":"integer","minimum":1}"#,
+        ),
+        (f32::schema(), r#"{"type":"number"}"#),
+        (f64::schema(), r#"{"type":"number"}"#),
+    ] {
+        assert_eq!(schema.to_json_string(), text);
+    }
+    assert!(!crate::validate::is_valid(
+        &f32::schema(),
+        &crate::json::parse("1e39").unwrap()
+    ));
+    // An author's bound is published even where the type's own was hidden.
+    let ranged = (*u64::schema())
+        .clone()
+        .with_range(None, Some(Bound::Int(100)));
+    assert_eq!(
+        ranged.to_json_string(),
+        r#"{"type":"integer","minimum":0,"maximum":100}"#
+    );
+    let loose = (*u64::schema())
+        .clone()
+        .with_range(Some(Bound::Int(-5)), None);
+    assert_eq!(loose.to_json_string(), r#"{"type":"integer","minimum":0}"#);
     assert_eq!(
         i8::schema().to_json_string(),
         r#"{"type":"integer","minimum":-128,"maximum":127}"#

@@ -167,7 +167,7 @@ impl Tool for Probe {
         self.log.push("render");
         match &self.render {
             Some(f) => f(args, value),
-            None => Ok(dsh_runtime::tool::default_render(value)),
+            None => Ok(dsh_runtime::content::default_render(value)),
         }
     }
 

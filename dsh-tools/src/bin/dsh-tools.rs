@@ -333,7 +333,7 @@ async fn run(host: &Host, command: Command, cancel: CancellationToken) -> ExitCo
 }
 
 fn list(host: &Host, as_json: bool) -> ExitCode {
-    let schemas = host.registry().schemas(None);
+    let schemas = host.registry().schemas();
     if as_json {
         outln!("{}", pretty(&schemas));
         return ExitCode::SUCCESS;
@@ -341,22 +341,16 @@ fn list(host: &Host, as_json: bool) -> ExitCode {
     let width = schemas.iter().map(|s| s.name.len()).max().unwrap_or(0);
     for s in &schemas {
         let summary = s.description.lines().next().unwrap_or("");
-        let required: Vec<&str> = s
-            .parameters
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| r.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
         let params = s
             .parameters
-            .get("properties")
-            .and_then(Value::as_object)
-            .map(|props| {
-                props
+            .as_object()
+            .map(|rules| {
+                rules
+                    .properties
                     .iter()
-                    .map(|(name, schema)| {
-                        let mark = if required.contains(&name) { "*" } else { "" };
-                        format!("{name}{mark}: {}", type_name(schema))
+                    .map(|p| {
+                        let mark = if p.required { "*" } else { "" };
+                        format!("{}{mark}: {}", p.name, type_name(&p.schema.to_json_schema()))
                     })
                     .collect::<Vec<_>>()
                     .join(", ")
@@ -426,7 +420,7 @@ enum Output {
 /// A close tool name for an unknown one.
 fn did_you_mean(host: &Host, name: &str) -> Option<String> {
     host.registry()
-        .schemas(None)
+        .schemas()
         .into_iter()
         .map(|s| (strsim::jaro_winkler(name, &s.name), s.name))
         .filter(|(score, _)| *score >= 0.8)
@@ -465,9 +459,7 @@ async fn call(
     let call_id = format!("call_{}", std::process::id());
     let result = execute(host, &call_id, name, args_text, &cancel).await;
     let summary = result.summary();
-    let card = host
-        .registry()
-        .present_result(None, name, &arguments, &summary);
+    let card = host.registry().present_result(name, &arguments, &summary);
 
     match output {
         Output::Json => {
@@ -480,7 +472,7 @@ async fn call(
             doc.insert("result", result.to_json());
             doc.insert(
                 "callCard",
-                to_json(&host.registry().present_call(None, name, &arguments)),
+                to_json(&host.registry().present_call(name, &arguments)),
             );
             doc.insert("resultCard", to_json(&card));
             outln!("{}", pretty(&Value::Object(doc)));
@@ -625,14 +617,14 @@ async fn session_call(
     o.insert("result", result.to_json());
     o.insert(
         "callCard",
-        to_json(&host.registry().present_call(None, name, &arguments)),
+        to_json(&host.registry().present_call(name, &arguments)),
     );
     o.insert(
         "resultCard",
         to_json(
             &host
                 .registry()
-                .present_result(None, name, &arguments, &summary),
+                .present_result(name, &arguments, &summary),
         ),
     );
     if result.error_code() == Some(ErrorCode::UnknownTool)

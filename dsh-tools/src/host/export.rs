@@ -33,7 +33,7 @@ pub fn export(registry: &Registry, provider: &str) -> Output {
             };
         }
     };
-    let e = export::export_registry(registry, None, target);
+    let e = export::export_registry(registry, target);
     let mut stderr: Vec<String> = e.warnings.iter().map(|w| format!("warning: {w}")).collect();
     stderr.extend(e.errors.iter().map(|err| format!("error: {err}")));
     Output {
@@ -47,8 +47,8 @@ pub fn export(registry: &Registry, provider: &str) -> Output {
 /// as warnings on stderr.
 pub fn sdk(registry: &Registry, lang: &str) -> Output {
     let sdk = match lang {
-        "ts" | "typescript" => typescript::render_registry(registry, None),
-        "py" | "python" => python::render_registry(registry, None),
+        "ts" | "typescript" => typescript::render_registry(registry),
+        "py" | "python" => python::render_registry(registry),
         other => {
             return Output {
                 stdout: String::new(),
@@ -76,11 +76,11 @@ pub fn sdk(registry: &Registry, lang: &str) -> Output {
 pub fn sizes(registry: &Registry, provider: Option<Target>) -> Vec<(String, usize)> {
     match provider {
         None => registry
-            .schemas(None)
+            .schemas()
             .iter()
             .map(|d| (d.name.to_string(), d.to_json().to_string().len()))
             .collect(),
-        Some(t) => export::export_registry(registry, None, t)
+        Some(t) => export::export_registry(registry, t)
             .tools
             .iter()
             .map(|tool| (tool.name.clone(), tool.definition.to_string().len()))

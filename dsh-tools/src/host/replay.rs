@@ -25,7 +25,7 @@
 
 use dsh_runtime::json::{self, Value};
 use dsh_runtime::present::{CallView, ResultSummary, ResultView};
-use dsh_runtime::{Registry, ScopeId, ToolResult};
+use dsh_runtime::{Registry, Scope, ToolResult};
 use serde::{Deserialize, Serialize};
 
 /// One line of a call log.
@@ -112,7 +112,7 @@ pub struct ReplayReport {
 /// `scope` sees them. Stale arguments, unknown tools and presenters that fail give the
 /// generic cards ([`Registry::present_call`]); only lines that are not records are
 /// errors, and they do not stop the replay.
-pub fn replay(registry: &Registry, scope: Option<ScopeId>, log: &str) -> ReplayReport {
+pub fn replay(registry: &Registry, scope: Option<&Scope>, log: &str) -> ReplayReport {
     let mut report = ReplayReport::default();
     for (index, line) in log.lines().enumerate() {
         let number = index + 1;
@@ -122,11 +122,15 @@ pub fn replay(registry: &Registry, scope: Option<ScopeId>, log: &str) -> ReplayR
         match parse_record(line) {
             Ok(record) => {
                 let args = record.call.arguments_value();
-                let call_card = registry.present_call(scope, &record.call.name, &args);
-                let result_card = record
-                    .result
-                    .as_ref()
-                    .map(|r| registry.present_result(scope, &record.call.name, &args, r));
+                let name = &record.call.name;
+                let call_card = match scope {
+                    Some(s) => s.present_call(name, &args),
+                    None => registry.present_call(name, &args),
+                };
+                let result_card = record.result.as_ref().map(|r| match scope {
+                    Some(s) => s.present_result(name, &args, r),
+                    None => registry.present_result(name, &args, r),
+                });
                 report.calls.push(ReplayedCall {
                     line: number,
                     id: record.call.id,

@@ -47,13 +47,13 @@ impl Tools {
 
     /// The pending card, through the registry.
     pub fn call_card(&self, name: &str, args: &str) -> CallView {
-        self.registry.present_call(None, name, &v(args))
+        self.registry.present_call(name, &v(args))
     }
 
     /// The completed card of a result, through the registry, from its persisted summary.
     pub fn result_card(&self, name: &str, args: &str, result: &ToolResult) -> ResultView {
         self.registry
-            .present_result(None, name, &v(args), &result.summary())
+            .present_result(name, &v(args), &result.summary())
     }
 }
 

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use dsh_runtime::json;
 use dsh_runtime::schema::Schema;
-use dsh_runtime::{Tool, ToolDefinition, ToolSchema, export, tool};
+use dsh_runtime::{Tool, ToolDefinition, ToolSchema, tool};
 use dsh_tools::host::Host;
 
 /// How a record is matched.
@@ -105,7 +105,7 @@ pub fn odd_tool() -> ToolDefinition {
 /// The host's tools, `search_records` and `odd-name`.
 pub fn definitions() -> Vec<ToolDefinition> {
     let host = Host::new(env!("CARGO_MANIFEST_DIR")).expect("host");
-    let mut defs = export::definitions(host.registry(), None);
+    let mut defs = host.registry().definitions();
     defs.push(SearchRecords.definition().clone());
     defs.push(odd_tool());
     defs

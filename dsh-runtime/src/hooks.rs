@@ -17,7 +17,8 @@
 //! Hooks return a [`HookFuture`]: [`HookFuture::ready`] for synchronous decisions
 //! (no allocation) or [`HookFuture::new`] for asynchronous ones. A hook that returns
 //! `Err` or panics "throws": the call ends with that error and post-execute is skipped
-//! (a throwing wrapper or observer is handled likewise; see the crate's pipeline docs).
+//! (a throwing wrapper is handled likewise; a panicking observer is contained and logged;
+//! see [`crate::pipeline`]).
 //!
 //! The `*_fn` helpers turn closures into hooks: `registry.guard(guard_fn(|call| …))`.
 
@@ -29,12 +30,10 @@ use std::task::{Context, Poll};
 
 use tokio_util::sync::CancellationToken;
 
-use super::exec::Dispatcher;
-use super::result::{DispatchOutcome, ToolResult};
+use crate::content::ContentBlock;
 use crate::json::{Frozen, Value};
-use crate::tool::{
-    BoxFuture, ContentBlock, DynTool, ExecToken, Execution, ScopeId, ToolDefinition, ToolError,
-};
+use crate::result::{DispatchOutcome, ToolResult};
+use crate::tool::{BoxFuture, DynTool, ExecToken, Execution, ScopeId, ToolDefinition, ToolError};
 
 /// The future a hook returns: either an immediate value (no allocation) or a boxed
 /// future.
@@ -380,11 +379,25 @@ pub trait Wrapper: Send + Sync + 'static {
     ) -> HookFuture<'a, Result<DispatchOutcome, ToolError>>;
 }
 
+/// The end of the wrapper chain: what runs the body. Implemented by the pipeline, so that
+/// this module does not depend on it.
+pub(crate) trait Dispatch<'a>: Sync {
+    /// The call being dispatched.
+    fn info(&self) -> &'a CallInfo<'a>;
+    /// One run of the body with `cancel` (`replaced`: a wrapper chose that token); never
+    /// an `Err` (the body's own failures are outcomes).
+    fn body(
+        &'a self,
+        cancel: CancellationToken,
+        replaced: bool,
+    ) -> HookFuture<'a, Result<DispatchOutcome, ToolError>>;
+}
+
 /// The rest of the dispatch: later wrappers, then the body.
 #[derive(Clone)]
 pub struct Next<'a> {
     pub(crate) wrappers: &'a [Arc<dyn Wrapper>],
-    pub(crate) dispatch: &'a Dispatcher<'a>,
+    pub(crate) dispatch: &'a dyn Dispatch<'a>,
     pub(crate) cancel: CancellationToken,
     pub(crate) replaced: bool,
 }
@@ -412,7 +425,7 @@ impl<'a> Next<'a> {
     pub fn run(&self) -> HookFuture<'a, Result<DispatchOutcome, ToolError>> {
         match self.wrappers.split_first() {
             Some((w, rest)) => w.around(
-                self.dispatch.info,
+                self.dispatch.info(),
                 Next {
                     wrappers: rest,
                     dispatch: self.dispatch,
@@ -420,12 +433,7 @@ impl<'a> Next<'a> {
                     replaced: self.replaced,
                 },
             ),
-            None => {
-                let dispatch = self.dispatch;
-                let cancel = self.cancel.clone();
-                let replaced = self.replaced;
-                HookFuture::new(async move { Ok(dispatch.body(cancel, replaced).await) })
-            }
+            None => self.dispatch.body(self.cancel.clone(), self.replaced),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The one result every call produces ([`ToolResult`]), the registry's error codes
 //! ([`ErrorCode`]) and what a dispatch produces before post-execute ([`DispatchOutcome`]).
+//! Public through [`crate::pipeline`] and the crate root.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -7,24 +8,44 @@ use std::sync::Arc;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
+use crate::content::ContentBlock;
 use crate::json::{Frozen, Value};
 use crate::present::ResultSummary;
-use crate::tool::{ContentBlock, ExecToken, ToolError};
+use crate::tool::{ExecToken, ToolError};
 
 /// The error codes the registry itself produces.
 ///
 /// A failure's code is a string ([`ToolResult::code`]): one of these, or a tool's own code
-/// (e.g. `FS_NOT_FOUND`), which passes through unchanged. Policy denials carry no code.
+/// (e.g. `FS_NOT_FOUND`), which passes through unchanged. Every failure the registry
+/// produces has one, except policy denials (pre-execute `deny`, a refused approval, a
+/// guard, post-execute `block`), which carry the policy's message only, so an agent loop
+/// can branch on the code of every other failure.
+///
+/// | code | error name | when | message |
+/// | --- | --- | --- | --- |
+/// | `UNKNOWN_TOOL` | `UnknownToolError` | no visible tool has the called name (at entry, or unregistered before dispatch) | `unknown tool "<n>"` |
+/// | `INVALID_ARGS` | `ToolArgsError` | the arguments are not JSON, have a duplicate key, are not lossless JSON or are nested too deeply; or they fail the parameter schema (every violation); or serde rejects what the schema accepted | `arguments are not valid JSON: …`, `arguments have a duplicate key: …`, `arguments are not lossless JSON: …`, `arguments are nested too deeply: …`, `invalid arguments: …` |
+/// | `INVALID_TOOL_OUTPUT` | `ToolOutputError` | the value fails the output schema or is not lossless, or a projector (`render`, `presentation_meta`) fails | `tool "<n>" returned invalid output: …` |
+/// | `TOOL_PANICKED` | `ToolPanicError` | a body, projector, finalizer, hook, guard, approval handler or wrapper panicked | `tool "<n>" panicked: …`, `tool "<n>": output.render panicked: …`, `<hook> panicked: …` |
+/// | `ABORTED_BEFORE_DISPATCH` | `AbortError` | the caller cancelled before the body started | `tool call aborted before dispatch` |
+/// | `ABORTED` | `AbortError` | the caller cancelled after the body started, and it would have succeeded | `tool call aborted` |
+/// | `TOOL_TIMEOUT` | `ToolTimeoutError` | the built-in timeout wrapper's deadline fired | `tool call timed out after <ms>ms` |
+/// | `UNSUPPORTED_SCHEMA` | `JsonSchemaError` | a schema outside the vocabulary (at registration, never from a call) | every violation |
+/// | `CODE_RUN_FAILED` | `CodeRunError` | a code-mode run failed | |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorCode {
     /// No visible tool has the called name (`unknown tool "<n>"`).
     UnknownTool,
-    /// The arguments do not match the parameter schema (`invalid arguments: …`).
+    /// The arguments cannot be snapshotted (not JSON, a duplicate key, not lossless,
+    /// nested too deeply) or do not match the parameter schema.
     InvalidArgs,
     /// The body (or a wrapper or post-execute hook) produced a value that fails the output
     /// schema, is not lossless JSON, or could not be rendered.
     InvalidToolOutput,
+    /// User code run by the pipeline panicked: the body, a projector, the finalizer, a
+    /// hook, guard, approval handler or wrapper.
+    ToolPanicked,
     /// The call was cancelled before its body started.
     AbortedBeforeDispatch,
     /// The call was cancelled after its body started and would otherwise have succeeded.
@@ -39,10 +60,11 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 8] = [
+    pub const ALL: [ErrorCode; 9] = [
         ErrorCode::UnknownTool,
         ErrorCode::InvalidArgs,
         ErrorCode::InvalidToolOutput,
+        ErrorCode::ToolPanicked,
         ErrorCode::AbortedBeforeDispatch,
         ErrorCode::Aborted,
         ErrorCode::ToolTimeout,
@@ -56,6 +78,7 @@ impl ErrorCode {
             ErrorCode::UnknownTool => "UNKNOWN_TOOL",
             ErrorCode::InvalidArgs => "INVALID_ARGS",
             ErrorCode::InvalidToolOutput => "INVALID_TOOL_OUTPUT",
+            ErrorCode::ToolPanicked => "TOOL_PANICKED",
             ErrorCode::AbortedBeforeDispatch => "ABORTED_BEFORE_DISPATCH",
             ErrorCode::Aborted => "ABORTED",
             ErrorCode::ToolTimeout => "TOOL_TIMEOUT",
@@ -71,6 +94,7 @@ impl ErrorCode {
             ErrorCode::UnknownTool => "UnknownToolError",
             ErrorCode::InvalidArgs => "ToolArgsError",
             ErrorCode::InvalidToolOutput => "ToolOutputError",
+            ErrorCode::ToolPanicked => "ToolPanicError",
             ErrorCode::AbortedBeforeDispatch | ErrorCode::Aborted => "AbortError",
             ErrorCode::ToolTimeout => "ToolTimeoutError",
             ErrorCode::UnsupportedSchema => "JsonSchemaError",
@@ -155,6 +179,31 @@ impl ResultData {
 
     pub(crate) fn code(code: ErrorCode, message: String) -> Self {
         ResultData::failure(Some(code.into()), message)
+    }
+
+    /// A contained panic (`TOOL_PANICKED`).
+    pub(crate) fn panicked(message: String) -> Self {
+        ResultData::code(ErrorCode::ToolPanicked, message)
+    }
+
+    /// The cancellation result: `ABORTED` once a body was started, else
+    /// `ABORTED_BEFORE_DISPATCH`.
+    pub(crate) fn aborted(invoked: bool) -> Self {
+        if invoked {
+            ResultData::code(ErrorCode::Aborted, "tool call aborted".to_string())
+        } else {
+            ResultData::code(
+                ErrorCode::AbortedBeforeDispatch,
+                "tool call aborted before dispatch".to_string(),
+            )
+        }
+    }
+
+    /// The cancellation result replacing this one, keeping its contexts.
+    pub(crate) fn into_aborted(self, invoked: bool) -> Self {
+        let mut out = ResultData::aborted(invoked);
+        out.contexts = self.contexts;
+        out
     }
 
     pub(crate) fn from_error(e: ToolError) -> Self {

@@ -1,0 +1,370 @@
+//! Traits `#[derive(ToolSchema)]` and `#[tool]` check at compile time, and that you may
+//! implement for your own types.
+//!
+//! - [`SchemaNumber`], [`SchemaString`], [`SchemaLength`], [`SchemaBool`]: the field
+//!   types `#[schema(range)]`, `pattern`, `length` and typed `enum`/`const` apply to.
+//!   Implement one for your own newtype when its schema is of that kind.
+//! - [`SchemaObject`]: types whose schema is an object node: the arguments of a
+//!   `#[tool(args)]` tool, and the payload of an internally tagged newtype variant.
+//!   Derived for structs with named fields.
+//! - [`JsonShape`]: which JSON values a type's schema admits, known at compile time, so
+//!   the variants of an untagged enum can be proved disjoint. Derived with
+//!   `ToolSchema`; implement it next to a hand-written `ToolSchema` impl to use the type
+//!   in an untagged enum.
+//!
+//! ```
+//! use dsh_runtime::markers::{JsonShape, SchemaString, Shape, kind};
+//! use dsh_runtime::schema::Schema;
+//! use dsh_runtime::ToolSchema;
+//!
+//! /// A file path, validated by serde elsewhere.
+//! pub struct FilePath(String);
+//!
+//! impl ToolSchema for FilePath {
+//!     fn build_schema() -> Schema {
+//!         Schema::string().with_description("A path.")
+//!     }
+//! }
+//! // `#[schema(pattern = ..)]` and `length` may now be put on `FilePath` fields, and the
+//! // type may be the payload of an untagged enum variant.
+//! impl SchemaString for FilePath {}
+//! impl JsonShape for FilePath {
+//!     const SHAPE: Shape = Shape::of(kind::STRING);
+//! }
+//! # let _ = FilePath(String::new()).0;
+//! ```
+
+use std::borrow::Cow as StdCow;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::num::{NonZeroU8, NonZeroU16, NonZeroU32, NonZeroU64, NonZeroUsize};
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+
+// Marker traits: the derive asserts them at the field's type (spanned there), so a
+// constraint on the wrong kind of field is a compile error naming the field's type. Their
+// impls are `do_not_recommend` so the error does not list this module's impls.
+
+/// Types whose schema is a number node (`range` applies).
+#[diagnostic::on_unimplemented(
+    message = "this `#[schema(..)]` key applies only to numbers, but `{Self}` is not a number",
+    label = "not a number",
+    note = "`range` and number-valued `enum`/`const` accept integer and float fields (and `Option`s of them)"
+)]
+pub trait SchemaNumber {
+    /// Evaluated by the assertion.
+    const OK: () = ();
+}
+
+/// Types whose schema is a string node (`pattern`, string `enum`/`const` apply).
+#[diagnostic::on_unimplemented(
+    message = "this `#[schema(..)]` key applies only to strings, but `{Self}` is not a string",
+    label = "not a string",
+    note = "`pattern` and string-valued `enum`/`const` accept `String`-like fields (and `Option`s of them)"
+)]
+pub trait SchemaString {
+    /// Evaluated by the assertion.
+    const OK: () = ();
+}
+
+/// Types whose schema is a string or array node (`length` applies).
+#[diagnostic::on_unimplemented(
+    message = "`length` applies only to strings and arrays, but `{Self}` is neither",
+    label = "not a string or array",
+    note = "`#[schema(length(..))]` accepts `String`-like, `Vec`-like and set fields (and `Option`s of them)"
+)]
+pub trait SchemaLength {
+    /// Evaluated by the assertion.
+    const OK: () = ();
+}
+
+/// Types whose schema is a boolean node (boolean `enum`/`const` apply).
+#[diagnostic::on_unimplemented(
+    message = "a boolean `enum`/`const` applies only to `bool`, but `{Self}` is not a boolean",
+    label = "not a boolean"
+)]
+pub trait SchemaBool {
+    /// Evaluated by the assertion.
+    const OK: () = ();
+}
+
+/// Types whose schema is an object node: tool arguments taken whole (`#[tool(args)]`)
+/// and the payload of an internally tagged newtype variant (serde reads the tag and the
+/// payload's keys from one object).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` must have an object schema (a struct with named fields or a string-keyed map)",
+    label = "not an object",
+    note = "tool arguments taken whole with `#[tool(args)]`, and the payload of an internally tagged newtype variant, are one JSON object: use a struct with named fields that derives `ToolSchema`, list the tool's parameters one by one, or use adjacent tagging (`#[serde(tag = \"..\", content = \"..\")]`)"
+)]
+pub trait SchemaObject {
+    /// Evaluated by the assertion.
+    const OK: () = ();
+}
+
+macro_rules! markers {
+    ($tr:ident: $($t:ty),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl $tr for $t {}
+    )*};
+}
+
+markers!(SchemaNumber: u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64,
+    NonZeroU8, NonZeroU16, NonZeroU32, NonZeroU64, NonZeroUsize);
+markers!(SchemaString: String, str, StdCow<'static, str>, PathBuf);
+markers!(SchemaLength: String, str, StdCow<'static, str>, PathBuf);
+markers!(SchemaBool: bool);
+markers!(SchemaObject: serde_json::Map<String, serde_json::Value>, crate::json::Object);
+
+macro_rules! wrapper_markers {
+    ($($tr:ident),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<T: $tr + ?Sized> $tr for Box<T> {}
+        #[diagnostic::do_not_recommend]
+        impl<T: $tr + ?Sized> $tr for Arc<T> {}
+        #[diagnostic::do_not_recommend]
+        impl<T: $tr + ?Sized> $tr for Rc<T> {}
+    )*};
+}
+wrapper_markers!(
+    SchemaNumber,
+    SchemaString,
+    SchemaLength,
+    SchemaBool,
+    SchemaObject
+);
+
+macro_rules! option_markers {
+    ($($tr:ident),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<T: $tr> $tr for Option<T> {}
+    )*};
+}
+option_markers!(SchemaNumber, SchemaString, SchemaLength, SchemaBool);
+
+#[diagnostic::do_not_recommend]
+impl<T> SchemaLength for Vec<T> {}
+#[diagnostic::do_not_recommend]
+impl<T> SchemaLength for VecDeque<T> {}
+#[diagnostic::do_not_recommend]
+impl<T> SchemaLength for BTreeSet<T> {}
+#[diagnostic::do_not_recommend]
+impl<T, S> SchemaLength for HashSet<T, S> {}
+#[diagnostic::do_not_recommend]
+impl<T, const N: usize> SchemaLength for [T; N] {}
+#[diagnostic::do_not_recommend]
+impl<T> SchemaObject for BTreeMap<String, T> {}
+#[diagnostic::do_not_recommend]
+impl<T, S> SchemaObject for HashMap<String, T, S> {}
+
+// JSON shapes: what kinds of JSON value a type's schema admits, known at compile time, so
+// the derive can prove the branches of an untagged enum disjoint (`oneOf` needs exactly
+// one branch to match) in a constant evaluated by rustc.
+
+/// The JSON kinds of [`Shape::kinds`] (integers count as numbers: every integer is one).
+pub mod kind {
+    /// `null`.
+    pub const NULL: u8 = 1;
+    /// `true` / `false`.
+    pub const BOOLEAN: u8 = 2;
+    /// Any number, integral or not.
+    pub const NUMBER: u8 = 4;
+    /// A string.
+    pub const STRING: u8 = 8;
+    /// An array.
+    pub const ARRAY: u8 = 16;
+    /// An object.
+    pub const OBJECT: u8 = 32;
+    /// Any JSON value.
+    pub const ANY: u8 = 63;
+}
+
+/// A declared key of an object shape.
+#[derive(Clone, Copy, Debug)]
+pub struct Key {
+    /// The key.
+    pub name: &'static str,
+    /// Whether every admitted object has it.
+    pub required: bool,
+}
+
+/// The object part of a [`Shape`], when it is exactly one known object node.
+#[derive(Clone, Copy, Debug)]
+pub struct ObjectShape {
+    /// Every declared key.
+    pub keys: &'static [Key],
+    /// Undeclared keys are rejected.
+    pub closed: bool,
+}
+
+/// The JSON values a schema admits, coarsely: a set of kinds, plus the keys of its object
+/// node when that is known exactly.
+#[derive(Clone, Copy, Debug)]
+pub struct Shape {
+    /// Bit set of [`kind`] constants.
+    pub kinds: u8,
+    /// Present only when the object part is one object node with exactly these keys.
+    pub object: Option<ObjectShape>,
+}
+
+impl Shape {
+    /// A shape of the given kinds, with no known object keys.
+    pub const fn of(kinds: u8) -> Shape {
+        Shape {
+            kinds,
+            object: None,
+        }
+    }
+
+    /// One object node with exactly these keys.
+    pub const fn object(keys: &'static [Key], closed: bool) -> Shape {
+        Shape {
+            kinds: kind::OBJECT,
+            object: Some(ObjectShape { keys, closed }),
+        }
+    }
+
+    /// `self` or `null`.
+    pub const fn or_null(self) -> Shape {
+        Shape {
+            kinds: self.kinds | kind::NULL,
+            object: self.object,
+        }
+    }
+
+    /// Values admitted by either shape.
+    pub const fn union(self, other: Shape) -> Shape {
+        let object = if self.kinds & kind::OBJECT != 0 && other.kinds & kind::OBJECT != 0 {
+            None
+        } else if self.kinds & kind::OBJECT != 0 {
+            self.object
+        } else {
+            other.object
+        };
+        Shape {
+            kinds: self.kinds | other.kinds,
+            object,
+        }
+    }
+}
+
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Whether `closed` (a closed object) rejects every object `other` admits: `other`
+/// requires a key that `closed` does not declare.
+const fn excludes(closed: &ObjectShape, other: &ObjectShape) -> bool {
+    if !closed.closed {
+        return false;
+    }
+    let mut i = 0;
+    while i < other.keys.len() {
+        let k = &other.keys[i];
+        if k.required {
+            let mut declared = false;
+            let mut j = 0;
+            while j < closed.keys.len() {
+                if str_eq(closed.keys[j].name, k.name) {
+                    declared = true;
+                }
+                j += 1;
+            }
+            if !declared {
+                return true;
+            }
+        }
+        i += 1;
+    }
+    false
+}
+
+/// The first JSON kind (a [`kind`] bit) that both shapes may admit, or 0 when they are
+/// provably disjoint (used by the derive's disjointness check).
+#[doc(hidden)]
+pub const fn overlap(a: &Shape, b: &Shape) -> u8 {
+    let mut common = a.kinds & b.kinds;
+    if common & kind::OBJECT != 0
+        && let (Some(x), Some(y)) = (&a.object, &b.object)
+        && (excludes(x, y) || excludes(y, x))
+    {
+        common &= !kind::OBJECT;
+    }
+    common & common.wrapping_neg()
+}
+
+/// Types whose [`Shape`] is known at compile time: the payloads of untagged enum variants.
+#[diagnostic::on_unimplemented(
+    message = "cannot prove the variants of this untagged enum disjoint: `{Self}` does not declare which JSON values it accepts",
+    label = "payload of an untagged variant",
+    note = "exactly one `oneOf` branch must match; derive `ToolSchema` for `{Self}`, or tag the enum (`#[serde(tag = \"..\")]`)"
+)]
+pub trait JsonShape {
+    /// The shape of this type's schema.
+    const SHAPE: Shape;
+}
+
+macro_rules! shapes {
+    ($k:ident: $($t:ty),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl JsonShape for $t {
+            const SHAPE: Shape = Shape::of(kind::$k);
+        }
+    )*};
+}
+
+shapes!(NUMBER: u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64,
+    NonZeroU8, NonZeroU16, NonZeroU32, NonZeroU64, NonZeroUsize);
+shapes!(STRING: String, Box<str>, Arc<str>, Rc<str>, StdCow<'static, str>, PathBuf, char);
+shapes!(BOOLEAN: bool);
+shapes!(NULL: ());
+shapes!(ANY: serde_json::Value, crate::json::Value);
+shapes!(OBJECT: serde_json::Map<String, serde_json::Value>, crate::json::Object);
+
+#[diagnostic::do_not_recommend]
+impl<T: JsonShape> JsonShape for Option<T> {
+    const SHAPE: Shape = T::SHAPE.or_null();
+}
+
+macro_rules! delegate_shapes {
+    ($($p:ident),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<T: JsonShape + ?Sized> JsonShape for $p<T> {
+            const SHAPE: Shape = T::SHAPE;
+        }
+    )*};
+}
+delegate_shapes!(Box, Arc, Rc);
+
+macro_rules! array_shapes {
+    ($($t:ident $(<$extra:ident>)?),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<T $(, $extra)?> JsonShape for $t<T $(, $extra)?> {
+            const SHAPE: Shape = Shape::of(kind::ARRAY);
+        }
+    )*};
+}
+array_shapes!(Vec, VecDeque, BTreeSet, HashSet<S>);
+
+#[diagnostic::do_not_recommend]
+impl<T, const N: usize> JsonShape for [T; N] {
+    const SHAPE: Shape = Shape::of(kind::ARRAY);
+}
+#[diagnostic::do_not_recommend]
+impl<T> JsonShape for BTreeMap<String, T> {
+    const SHAPE: Shape = Shape::of(kind::OBJECT);
+}
+#[diagnostic::do_not_recommend]
+impl<T, S> JsonShape for HashMap<String, T, S> {
+    const SHAPE: Shape = Shape::of(kind::OBJECT);
+}

@@ -1,0 +1,217 @@
+//! Stages 6 and 7: the wrappers around the dispatch, and the body.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+
+use super::exec::{Call, Outcome, Stage};
+use super::output::success;
+use super::timeout::TimeoutWrapper;
+use crate::hooks::{CallInfo, Dispatch, HookFuture, Next, Wrapper};
+use crate::json::Value;
+use crate::panic::{self, CatchUnwind};
+use crate::registry::Registry;
+use crate::result::{DispatchOutcome, ErrorCode, ResultData};
+use crate::schema::json_quote;
+use crate::tool::{BodyOutcome, DynTool, SideChannel, ToolContext, ToolError};
+use crate::validate::validate_arguments;
+
+/// What stages 6 and 7 produced: the outcome the outermost wrapper returned, and what the
+/// body sent on the side.
+pub(super) struct Dispatched {
+    pub(super) outcome: DispatchOutcome,
+    pub(super) side: Arc<SideChannel>,
+    pub(super) invoked: bool,
+}
+
+/// Stage 6: run the wrappers (the built-in timeout wrapper outermost) around the body. A
+/// wrapper's own error or panic ends the call, skipping post-execute.
+pub(super) async fn dispatch(
+    registry: &Registry,
+    call: &Call,
+    tool: &DynTool,
+    args: &Value,
+) -> Stage<Dispatched> {
+    let info = call.info();
+    let dispatcher = Dispatcher {
+        registry,
+        info: &info,
+        call,
+        tool,
+        args,
+        side: Arc::new(SideChannel::default()),
+        invoked: AtomicBool::new(false),
+    };
+    let wrappers = &call.snap.view().wrappers;
+    let timeout = registry.timeouts() && tool.definition().timeout_ms.is_some();
+    let outcome = if wrappers.is_empty() && !timeout {
+        Ok(Ok(dispatcher.run_body(call.cancel.clone(), false).await))
+    } else {
+        let next = Next {
+            wrappers,
+            dispatch: &dispatcher,
+            cancel: call.cancel.clone(),
+            replaced: false,
+        };
+        panic::contained(|| {
+            if timeout {
+                TimeoutWrapper.around(&info, next)
+            } else {
+                next.run()
+            }
+        })
+        .await
+    };
+    let invoked = dispatcher.invoked.load(Ordering::Acquire);
+    let fail = |data| Outcome {
+        data,
+        post: false,
+        invoked,
+    };
+    match outcome {
+        Ok(Ok(outcome)) => Ok(Dispatched {
+            outcome,
+            side: dispatcher.side,
+            invoked,
+        }),
+        Ok(Err(e)) => Err(fail(ResultData::from_error(e))),
+        Err(p) => Err(fail(ResultData::panicked(format!(
+            "dispatch wrapper panicked: {p}"
+        )))),
+    }
+}
+
+/// The end of the wrapper chain; every run of [`Next`] comes here.
+struct Dispatcher<'a> {
+    registry: &'a Registry,
+    info: &'a CallInfo<'a>,
+    call: &'a Call,
+    /// The tool resolved at entry.
+    tool: &'a DynTool,
+    /// The validated, normalized arguments.
+    args: &'a Value,
+    side: Arc<SideChannel>,
+    invoked: AtomicBool,
+}
+
+impl<'a> Dispatch<'a> for Dispatcher<'a> {
+    fn info(&self) -> &'a CallInfo<'a> {
+        self.info
+    }
+
+    fn body(
+        &'a self,
+        cancel: CancellationToken,
+        replaced: bool,
+    ) -> HookFuture<'a, Result<DispatchOutcome, ToolError>> {
+        HookFuture::new(async move { Ok(self.run_body(cancel, replaced).await) })
+    }
+}
+
+impl Dispatcher<'_> {
+    /// Stage 7, one dispatch: re-check cancellation, re-resolve, run the body, build the
+    /// canonical outcome. `current` is the token the wrappers chose; when it was
+    /// replaced, it is fused with the caller's for the body.
+    async fn run_body(&self, current: CancellationToken, replaced: bool) -> DispatchOutcome {
+        let exec = &self.call.exec;
+        let canonical = |data| DispatchOutcome {
+            data,
+            origin: Some(exec.token),
+        };
+        let caller = &self.call.cancel;
+        if caller.is_cancelled() || (replaced && current.is_cancelled()) {
+            return canonical(ResultData::aborted(false));
+        }
+        let (tool, revalidated) = match self.resolve_again() {
+            Ok(found) => found,
+            Err(data) => return canonical(data),
+        };
+        let args = revalidated.as_ref().unwrap_or(self.args);
+
+        // The body gets a child of the caller's token: the caller's cancellation reaches
+        // it, and the body cannot cancel the caller.
+        let fused = caller.child_token();
+        self.invoked.store(true, Ordering::Release);
+        let cx = ToolContext::new(exec.clone(), fused.clone(), self.side.clone());
+        let outcome = match panic::contain(|| tool.erased().call_json(args, cx)) {
+            Err(p) => Err(p),
+            Ok(fut) if replaced => {
+                Fused {
+                    body: CatchUnwind::new(fut),
+                    watch: Some(Box::pin(current.cancelled_owned())),
+                    fused: &fused,
+                }
+                .await
+            }
+            Ok(fut) => CatchUnwind::new(fut).await,
+        };
+        let name = json_quote(&exec.name);
+        let data = match outcome {
+            Err(p) => ResultData::panicked(format!("tool {name} panicked: {p}")),
+            Ok(BodyOutcome::Value(v)) => success(&tool, exec, v),
+            Ok(BodyOutcome::Failed(e)) => ResultData::from_error(e),
+            Ok(BodyOutcome::ArgsRejected(m)) => {
+                ResultData::code(ErrorCode::InvalidArgs, format!("invalid arguments: {m}"))
+            }
+            Ok(BodyOutcome::NotLossless(m)) => ResultData::code(
+                ErrorCode::InvalidToolOutput,
+                format!("tool {name} returned invalid output: value is not lossless JSON: {m}"),
+            ),
+        };
+        if data.is_success() && fused.is_cancelled() {
+            return canonical(ResultData::aborted(true));
+        }
+        canonical(data)
+    }
+
+    /// The tool may have been unregistered or replaced while policy ran: resolve the name
+    /// again, and validate the arguments again for a replaced tool.
+    fn resolve_again(&self) -> Result<(DynTool, Option<Value>), ResultData> {
+        let exec = &self.call.exec;
+        let snap = self.registry.snapshot(exec.agent);
+        let Some(entry) = snap.view().get(&exec.name) else {
+            return Err(ResultData::code(
+                ErrorCode::UnknownTool,
+                format!("unknown tool {}", json_quote(&exec.name)),
+            ));
+        };
+        let tool = entry.tool();
+        if tool.same_as(self.tool) {
+            return Ok((tool.clone(), None));
+        }
+        let params = &tool.definition().parameters;
+        match validate_arguments(params, &exec.arguments) {
+            Ok(v) => {
+                let normalized = v.normalized(params, &exec.arguments).into_owned();
+                Ok((tool.clone(), Some(normalized)))
+            }
+            Err(e) => Err(ResultData::code(ErrorCode::InvalidArgs, e.to_string())),
+        }
+    }
+}
+
+/// Polls the body while watching a wrapper's replacement token; when that fires, the
+/// body's token is cancelled too. The body itself is never dropped early.
+struct Fused<'t, F> {
+    body: CatchUnwind<F>,
+    watch: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
+    fused: &'t CancellationToken,
+}
+
+impl<F: Future + Unpin> Future for Fused<'_, F> {
+    type Output = Result<F::Output, String>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if let Some(w) = self.watch.as_mut()
+            && w.as_mut().poll(cx).is_ready()
+        {
+            self.fused.cancel();
+            self.watch = None;
+        }
+        Pin::new(&mut self.body).poll(cx)
+    }
+}

@@ -1,0 +1,119 @@
+//! Stage 8: the output. A value becomes the canonical success (lossless check, output
+//! validation, freeze, render, presentation meta), and what the dispatch returned becomes
+//! the result post-execute sees.
+
+use std::sync::Arc;
+
+use super::dispatch::Dispatched;
+use super::exec::{Call, Outcome};
+use crate::json::Value;
+use crate::lossless;
+use crate::panic;
+use crate::result::{ErrorCode, Kind, ResultData};
+use crate::schema::json_quote;
+use crate::tool::{DynTool, Execution, ToolError};
+use crate::validate::validate_labeled;
+
+fn invalid_output(name: &str, violation: &str) -> ResultData {
+    ResultData::code(
+        ErrorCode::InvalidToolOutput,
+        format!(
+            "tool {} returned invalid output: {violation}",
+            json_quote(name)
+        ),
+    )
+}
+
+/// A projector (`render`, `presentation_meta`) that failed: its panic is `TOOL_PANICKED`
+/// (whether the pipeline caught it or a `#[tool]` projector reported it with that code),
+/// anything else an invalid output.
+fn projector_failed(name: &str, projector: &str, failure: Result<ToolError, String>) -> ResultData {
+    let panicked = |message: &str| {
+        ResultData::panicked(format!("tool {}: output.{message}", json_quote(name)))
+    };
+    match failure {
+        Err(p) => panicked(&format!("{projector} panicked: {p}")),
+        Ok(e) if e.code() == Some(ErrorCode::ToolPanicked.as_str()) => panicked(e.message()),
+        Ok(e) => invalid_output(name, &format!("output.{projector} failed: {}", e.message())),
+    }
+}
+
+/// The canonical success for a value: lossless check, output validation (all violations,
+/// root label `value`), freeze, render, and presentation meta for top-level calls.
+pub(crate) fn success(tool: &DynTool, exec: &Execution, value: Value) -> ResultData {
+    let name = &exec.name;
+    if let Err(e) = lossless::check(&value, "value") {
+        return invalid_output(name, &format!("value is not lossless JSON: {e}"));
+    }
+    let def = tool.definition();
+    if let Err(violations) = validate_labeled(&def.output, &value, "value", true) {
+        return invalid_output(name, violations.joined());
+    }
+    let value = Arc::new(value);
+    let content = match panic::contain(|| tool.erased().render(&exec.arguments, &value)) {
+        Ok(Ok(c)) => c,
+        Ok(Err(e)) => return projector_failed(name, "render", Ok(e)),
+        Err(p) => return projector_failed(name, "render", Err(p)),
+    };
+    let meta = if exec.parent.is_none() {
+        match panic::contain(|| tool.erased().presentation_meta(&exec.arguments, &value)) {
+            Ok(Ok(None)) => None,
+            Ok(Ok(Some(m))) => {
+                if lossless::check(&m, "meta").is_err() {
+                    return invalid_output(
+                        name,
+                        "output.presentation_meta returned non-lossless JSON",
+                    );
+                }
+                Some(Arc::new(m))
+            }
+            Ok(Err(e)) => return projector_failed(name, "presentation_meta", Ok(e)),
+            Err(p) => return projector_failed(name, "presentation_meta", Err(p)),
+        }
+    } else {
+        None
+    };
+    ResultData::success(value, content, meta)
+}
+
+/// What the dispatch returned, as the result post-execute sees: this call's canonical
+/// outcome passes; a wrapper-authored (or another call's) success is validated and
+/// rendered again (failing that ends the call); the body's deferred contexts are
+/// prepended; a success after the caller aborted becomes the cancellation result.
+pub(super) fn settle(call: &Call, tool: &DynTool, dispatched: Dispatched) -> Outcome {
+    let Dispatched {
+        outcome,
+        side,
+        invoked,
+    } = dispatched;
+    let mut data = match outcome.data.kind {
+        Kind::Success { value, .. } if outcome.origin != Some(call.exec.token) => {
+            let value = Arc::try_unwrap(value).unwrap_or_else(|v| (*v).clone());
+            let data = success(tool, &call.exec, value);
+            if !data.is_success() {
+                return Outcome {
+                    data,
+                    post: false,
+                    invoked,
+                };
+            }
+            data
+        }
+        _ => outcome.data,
+    };
+    let deferred = side.take_deferred();
+    if !deferred.is_empty() {
+        data.contexts.splice(0..0, deferred);
+    }
+    if let Kind::Success { concludes_turn, .. } = &mut data.kind {
+        *concludes_turn = side.concludes_turn();
+    }
+    if data.is_success() && call.cancel.is_cancelled() {
+        data = data.into_aborted(invoked);
+    }
+    Outcome {
+        data,
+        post: true,
+        invoked,
+    }
+}

@@ -1,0 +1,198 @@
+//! Stages 9 and 10: post-execute, then finalize and observe.
+
+use std::sync::Arc;
+
+use super::exec::{Call, Outcome};
+use super::output::success;
+use crate::content::ContentBlock;
+use crate::hooks::{Accept, Block, PostDecision, PostNext};
+use crate::panic;
+use crate::result::{Kind, ResultData, ToolResult};
+use crate::schema::{Additional, json_quote};
+use crate::tool::DynTool;
+
+/// Stage 9: the post-execute waterfall, for outcomes that pass it; then a caller abort
+/// turns a success into the cancellation result.
+pub(super) async fn post_execute(call: &Call, outcome: Outcome) -> ResultData {
+    let Outcome {
+        mut data,
+        post,
+        invoked,
+    } = outcome;
+    if !post {
+        return data;
+    }
+    let hooks = &call.snap.view().post;
+    if !hooks.is_empty() {
+        let info = call.info();
+        let current = data.freeze();
+        let decision = {
+            let next = PostNext {
+                hooks,
+                call: &info,
+                result: &current,
+            };
+            panic::contained(|| next.run()).await
+        };
+        data = Arc::try_unwrap(current.0).unwrap_or_else(|shared| (*shared).clone());
+        data = match decision {
+            Err(p) => ResultData::panicked(format!("post-execute hook panicked: {p}")),
+            Ok(Err(e)) => ResultData::from_error(e),
+            Ok(Ok(PostDecision::Accept(a))) => accept(call, data, a),
+            Ok(Ok(PostDecision::Block(b))) => block(b),
+        };
+    }
+    if data.is_success() && call.cancel.is_cancelled() {
+        data = data.into_aborted(invoked);
+    }
+    data
+}
+
+fn accept(call: &Call, mut data: ResultData, a: Accept) -> ResultData {
+    match (a.content, a.value) {
+        (Some(_), Some(_)) => {
+            return ResultData::failure(
+                None,
+                "tools/post-execute accept decision cannot replace both value and content"
+                    .to_string(),
+            );
+        }
+        (None, Some(value)) => {
+            let (Kind::Success { concludes_turn, .. }, Some(tool)) = (&data.kind, &call.tool)
+            else {
+                return ResultData::failure(
+                    None,
+                    "tools/post-execute cannot replace the value of a failed result".to_string(),
+                );
+            };
+            let concludes = *concludes_turn;
+            let mut replaced = success(tool, &call.exec, value);
+            if !replaced.is_success() {
+                return replaced;
+            }
+            if let Kind::Success { concludes_turn, .. } = &mut replaced.kind {
+                *concludes_turn = concludes;
+            }
+            replaced.contexts = std::mem::take(&mut data.contexts);
+            data = replaced;
+        }
+        (Some(content), None) => data.content = content,
+        (None, None) => {}
+    }
+    data.contexts.extend(a.contexts);
+    data
+}
+
+fn block(b: Block) -> ResultData {
+    let parts: Vec<String> = b
+        .feedback
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Text { text } => text.clone(),
+            ContentBlock::Image { .. } => "[image content]".to_string(),
+        })
+        .collect();
+    let message = if parts.is_empty() {
+        "tool result blocked by post-execute policy".to_string()
+    } else {
+        parts.join("\n")
+    };
+    let mut data = ResultData::failure(None, message);
+    if !b.feedback.is_empty() {
+        data.content = b.feedback;
+    }
+    data.contexts = b.contexts;
+    data
+}
+
+/// Stage 10: finalize the content once (with the finalizer captured at entry), name the
+/// ignored arguments (`note`, first among the contexts), freeze, observe.
+pub(super) fn finalize(call: &Call, mut data: ResultData, note: Option<String>) -> ToolResult {
+    let info = call.info();
+    if let Some(tool) = &call.tool {
+        let finalized = panic::contain(|| {
+            tool.erased()
+                .finalize_content(info.arguments(), &data.content)
+        });
+        match finalized {
+            Ok(Some(content)) => data.content = content,
+            Ok(None) => {}
+            Err(p) => data = ResultData::panicked(format!("finalize_content panicked: {p}")),
+        }
+    }
+    if let Some(note) = note {
+        data.contexts.insert(0, note);
+    }
+    let result = data.freeze();
+    for observer in &call.snap.view().observers {
+        if let Err(p) = panic::contain(|| observer.observe(&info, &result)) {
+            tracing::warn!(
+                tool = info.name(),
+                call_id = info.call_id(),
+                "result observer panicked: {p}"
+            );
+        }
+    }
+    result
+}
+
+/// At most this many ignored keys are named, each cut to [`MAX_KEY_CHARS`] characters.
+const MAX_NAMED_KEYS: usize = 8;
+const MAX_KEY_CHARS: usize = 64;
+/// At most this many parameters are listed.
+const MAX_NAMED_PARAMETERS: usize = 32;
+
+/// The note naming the undeclared root keys a `#[tool]` ignored, e.g.
+/// `ignored unknown argument "limt" (tool "read" takes "path", "offset", "limit")`.
+pub(super) fn ignored_arguments(call: &Call, tool: &DynTool) -> Option<String> {
+    let rules = tool.definition().parameters.as_object()?;
+    if rules.additional != Additional::Ignored {
+        return None;
+    }
+    let args = call.exec.arguments.as_object()?;
+    if args.len() <= rules.properties.len() && args.iter().all(|(k, _)| rules.declares(k)) {
+        return None;
+    }
+    let ignored: Vec<&str> = args
+        .iter()
+        .map(|(k, _)| k)
+        .filter(|k| !rules.declares(k))
+        .collect();
+    if ignored.is_empty() {
+        return None;
+    }
+    let quote = |k: &str| match k.char_indices().nth(MAX_KEY_CHARS) {
+        Some((cut, _)) => format!("{}…", json_quote(&k[..cut])),
+        None => json_quote(k),
+    };
+    let mut text = String::from(if ignored.len() == 1 {
+        "ignored unknown argument "
+    } else {
+        "ignored unknown arguments "
+    });
+    let named: Vec<String> = ignored
+        .iter()
+        .take(MAX_NAMED_KEYS)
+        .map(|k| quote(k))
+        .collect();
+    text.push_str(&named.join(", "));
+    if ignored.len() > MAX_NAMED_KEYS {
+        text.push_str(&format!(" and {} more", ignored.len() - MAX_NAMED_KEYS));
+    }
+    text.push_str(&format!(" (tool {} ", json_quote(&call.exec.name)));
+    if rules.properties.is_empty() {
+        text.push_str("takes no arguments)");
+    } else {
+        let mut params: Vec<String> = rules
+            .properties
+            .iter()
+            .take(MAX_NAMED_PARAMETERS)
+            .map(|p| json_quote(&p.name))
+            .collect();
+        if rules.properties.len() > MAX_NAMED_PARAMETERS {
+            params.push("…".to_string());
+        }
+        text.push_str(&format!("takes {})", params.join(", ")));
+    }
+    Some(text)
+}
