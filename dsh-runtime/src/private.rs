@@ -175,6 +175,11 @@ pub fn args_object<T: DeserializeOwned>(
     deny_unknown: bool,
 ) -> Arc<Schema> {
     let mut root = Arc::unwrap_or_clone(schema);
+    // The parameter root carries no annotations (contract §1.2: `type`, `properties`,
+    // `required`): the struct's doc comment documents the Rust type, and what the model
+    // reads about the call is the tool's description.
+    root.description = None;
+    root.title = None;
     match &mut root.kind {
         Kind::Object(rules) => {
             if rules.additional == crate::schema::Additional::Closed {
