@@ -366,12 +366,24 @@ impl Inner {
         layer: Option<ScopeId>,
         tools: Vec<DynTool>,
     ) -> Result<Registration, RegisterError> {
+        self.add_tools_with(layer, tools, false)
+    }
+
+    /// `run_code_ok`: the reserved name is accepted (code mode's own registration).
+    fn add_tools_with(
+        self: &Arc<Self>,
+        layer: Option<ScopeId>,
+        tools: Vec<DynTool>,
+        run_code_ok: bool,
+    ) -> Result<Registration, RegisterError> {
         // Everything that calls user code (definitions) or may fail runs before the lock.
         let mut prepared = Vec::with_capacity(tools.len());
         for tool in tools {
             let def = tool.definition();
             let name: Arc<str> = Arc::from(def.name.as_ref());
-            check_name(&name)?;
+            if !(run_code_ok && &*name == RUN_CODE) {
+                check_name(&name)?;
+            }
             let schema_err = |error: SchemaError| RegisterError::Schema {
                 name: name.to_string(),
                 error,
@@ -703,6 +715,22 @@ impl Scope {
             .registry
             .inner
             .add_tools(Some(self.0.id), toolbox.tools())
+    }
+
+    /// Register code mode's `run_code` tool in this scope, shadowing an inherited one.
+    /// `run_code` is the name every other registration refuses; this is how a code-mode
+    /// implementation (the `dsh-code` crate) installs it. The tool must be named
+    /// `run_code`.
+    pub fn register_run_code(&self, tool: DynTool) -> Result<Registration, RegisterError> {
+        if tool.definition().name != RUN_CODE {
+            return Err(RegisterError::InvalidName {
+                name: tool.definition().name.to_string(),
+            });
+        }
+        self.0
+            .registry
+            .inner
+            .add_tools_with(Some(self.0.id), vec![tool], true)
     }
 
     /// Hide inherited tools from this scope and its descendants.

@@ -1,0 +1,2 @@
+//! Benchmarks (written below).
+fn main() {}
