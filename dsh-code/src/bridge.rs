@@ -316,3 +316,66 @@ fn reply(result: &ToolResult) -> Reply {
         None => (false, result.message().unwrap_or_default().to_string()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dsh_runtime::{ToolContext, tool};
+
+    /// Wait until cancelled.
+    #[tool]
+    async fn hold(cx: ToolContext) -> bool {
+        cx.cancellation().cancelled().await;
+        true
+    }
+
+    fn empty() -> Value {
+        Value::Object(Default::default())
+    }
+
+    #[tokio::test]
+    async fn settlement_abandons_queued_calls_and_refuses_late_ones() {
+        let registry = Registry::new();
+        let _hold = registry.register(Hold).unwrap();
+        let bridge = Bridge::new(
+            registry,
+            Outer {
+                call_id: "run".into(),
+                root_call_id: "run".into(),
+                agent: None,
+                token: ExecToken::mint(),
+            },
+            CancellationToken::new(),
+            10,
+        );
+        let first = bridge.submit("hold", empty());
+        let second = bridge.submit("hold", empty());
+        std::future::poll_fn(|cx| {
+            bridge.poll(cx);
+            Poll::Ready(())
+        })
+        .await;
+        // `hold` is exclusive: the first runs, the second waits.
+        assert_eq!(bridge.running.get(), 1);
+        bridge.settle("run_code settled");
+        bridge.drain().await;
+        assert_eq!(
+            second.wait().await,
+            (
+                false,
+                "run_code run is over (run_code settled); hold tool call abandoned".to_string()
+            )
+        );
+        // The running call saw the run's token cancelled and ended as aborted.
+        assert_eq!(first.wait().await, (false, "tool call aborted".to_string()));
+        let late = bridge.submit("hold", empty());
+        assert_eq!(
+            late.wait().await,
+            (
+                false,
+                "run_code run is over (run_code settled); hold not dispatched".to_string()
+            )
+        );
+        assert_eq!(bridge.submitted(), 2);
+    }
+}

@@ -217,13 +217,15 @@ async fn run_here(job: Job, started: Instant) -> Report {
         let mut cancelled = pin!(job.cancel.cancelled());
         std::future::poll_fn(|cx| {
             loop {
+                // Cancellation first: tool calls (which see it too and may fail because
+                // of it) only make progress inside `bridge.poll`, after this check.
+                if cancelled.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(End::Cancelled);
+                }
                 bridge.poll(cx);
                 let before = bridge.submitted();
                 if let Poll::Ready(end) = js.as_mut().poll(cx) {
                     return Poll::Ready(End::Js(end));
-                }
-                if cancelled.as_mut().poll(cx).is_ready() {
-                    return Poll::Ready(End::Cancelled);
                 }
                 if sleep.as_mut().poll(cx).is_ready() {
                     return Poll::Ready(End::Deadline);
@@ -250,6 +252,15 @@ async fn run_here(job: Job, started: Instant) -> Report {
             }
         }
     };
+    if let End::Js(JsEnd::Settled(_)) = end {
+        // Calls the program made before it finished were submitted while it ran: let
+        // the scheduler start what it may before the rest is abandoned.
+        std::future::poll_fn(|cx| {
+            bridge.poll(cx);
+            Poll::Ready(())
+        })
+        .await;
+    }
     bridge.settle(reason);
     bridge.drain().await;
     drop(ctx);

@@ -1,12 +1,16 @@
 //! Probe tools and helpers shared by the dsh-code tests.
 #![allow(dead_code)]
 
+pub mod programs;
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use dsh_code::{CodeConfig, CodeMode, Mode, Presentation};
 use dsh_runtime::json::{self, Value};
-use dsh_runtime::{Registration, Registry, Scope, ToolCall, ToolContext, ToolError, ToolResult, tool, toolbox};
+use dsh_runtime::{
+    Registration, Registry, Scope, ToolCall, ToolContext, ToolError, ToolResult, tool, toolbox,
+};
 
 /// What a probe tool saw.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,7 +53,13 @@ impl Probe {
             .collect()
     }
 
-    async fn sleep(&self, what: &'static str, label: &str, ms: u64, cx: &ToolContext) -> Result<String, ToolError> {
+    async fn sleep(
+        &self,
+        what: &'static str,
+        label: &str,
+        ms: u64,
+        cx: &ToolContext,
+    ) -> Result<String, ToolError> {
         self.record(what, label, cx);
         tokio::select! {
             _ = tokio::time::sleep(Duration::from_millis(ms)) => {
@@ -86,7 +96,12 @@ impl Probe {
 
     /// Like `slow`, but it must run alone.
     #[tool]
-    async fn exclusive(&self, label: String, ms: u64, cx: ToolContext) -> Result<String, ToolError> {
+    async fn exclusive(
+        &self,
+        label: String,
+        ms: u64,
+        cx: ToolContext,
+    ) -> Result<String, ToolError> {
         self.sleep("start", &label, ms, &cx).await
     }
 
@@ -122,7 +137,11 @@ pub fn env(mode: Mode, config: CodeConfig) -> Env {
     });
     let tools = registry.register_toolbox(probe.clone()).unwrap();
     let scope = registry.scope();
-    let presentation = Some(CodeMode::with_config(config).present_as(&scope, mode).unwrap());
+    let presentation = Some(
+        CodeMode::with_config(config)
+            .present_as(&scope, mode)
+            .unwrap(),
+    );
     Env {
         registry,
         scope,
