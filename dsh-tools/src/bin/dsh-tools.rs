@@ -5,6 +5,7 @@
 //! dsh-tools [--root DIR] call NAME [ARGS] [--json] [--log FILE]
 //! dsh-tools [--root DIR] docs [--out FILE]
 //! dsh-tools [--root DIR] replay FILE [--json]
+//! dsh-tools [--root DIR] code PROGRAM|- [--json]
 //! ```
 //!
 //! Exit status: 0 on success; 2 when the request itself is wrong (usage errors, ARGS that
@@ -73,6 +74,15 @@ enum Command {
         /// Write to this file instead of standard output.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+    },
+    /// Run a TypeScript program against the tools through `run_code` (`-` reads it
+    /// from standard input).
+    Code {
+        /// The program: the body of an async function, e.g. `return await tools.glob({pattern: "*.md"})`.
+        program: String,
+        /// Print the result envelope as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Print the cards of every call in a JSON Lines log.
     Replay {
@@ -158,6 +168,9 @@ async fn run(host: &Host, command: Command) -> ExitCode {
         } => call(host, &name, &args, json, log).await,
         Command::Docs { out } => write_docs(host, out),
         Command::Replay { file, json } => replay_log(host, &file, json),
+        Command::Code { program, json } => {
+            dsh_tools::host::code::command(host, &program, json).await
+        }
     }
 }
 
