@@ -30,7 +30,8 @@ fn run_call(code: &str) -> ToolCall {
     ToolCall::new("bench", "run_code", Value::Object(args))
 }
 
-const SEQUENTIAL: &str = "let s = 0;\nfor (let i = 0; i < 1000; i++) s += await tools.echo({value: i});\nreturn s;";
+const SEQUENTIAL: &str =
+    "let s = 0;\nfor (let i = 0; i < 1000; i++) s += await tools.echo({value: i});\nreturn s;";
 const CONCURRENT: &str = "const xs = await Promise.all(Array.from({length: 1000}, (_, i) => tools.echo({value: i})));\nreturn xs.length;";
 
 fn benches(c: &mut Criterion) {
@@ -57,10 +58,16 @@ fn benches(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1));
     g.bench_function("direct_execute", |b| {
         b.iter(|| {
-            rt.block_on(registry.execute(
-                ToolCall::new("d", "echo", Value::from_iter_object([("value", Value::from(7))]))
+            rt.block_on(
+                registry.execute(
+                    ToolCall::new(
+                        "d",
+                        "echo",
+                        Value::from_iter_object([("value", Value::from(7))]),
+                    )
                     .with_agent(agent),
-            ))
+                ),
+            )
         })
     });
     g.throughput(Throughput::Elements(1000));
@@ -76,10 +83,16 @@ fn benches(c: &mut Criterion) {
     let mut g = c.benchmark_group("run");
     g.bench_function("direct_execute", |b| {
         b.iter(|| {
-            rt.block_on(registry.execute(
-                ToolCall::new("d", "echo", Value::from_iter_object([("value", Value::from(7))]))
+            rt.block_on(
+                registry.execute(
+                    ToolCall::new(
+                        "d",
+                        "echo",
+                        Value::from_iter_object([("value", Value::from(7))]),
+                    )
                     .with_agent(agent),
-            ))
+                ),
+            )
         })
     });
     g.bench_function("trivial", |b| {

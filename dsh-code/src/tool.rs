@@ -208,7 +208,7 @@ const INDENT: &str = "  ";
 const MAX_INDENT_CHARS: usize = 10;
 
 /// Two-space indented JSON whose containers go compact (no spaces) once their children
-/// would be indented past [`MAX_INDENT_CHARS`]. Iterative: any depth is fine.
+/// would be indented past ten characters. Iterative: any depth is fine.
 pub fn render_json(root: &Value) -> String {
     enum Task<'a> {
         Value(&'a Value, usize, bool),
