@@ -105,7 +105,7 @@ pub use pipeline::{
 };
 pub use registry::{
     RawTool, RegisterError, Registration, Registry, RegistryBuilder, RestrictError, Restriction,
-    Scope, ToolDescriptor,
+    Scope, ToolDescriptor, View,
 };
 pub use schema::{Schema, ToolSchema};
 pub use tokio_util::sync::CancellationToken;

@@ -29,6 +29,7 @@
 //! with several hard links is refused. It is a boundary for the file tools, not a sandbox:
 //! `bash` can still reach anything the process can.
 
+pub mod code;
 pub mod export;
 pub mod replay;
 

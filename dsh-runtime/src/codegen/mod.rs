@@ -11,9 +11,9 @@ pub mod markdown;
 pub mod python;
 pub mod typescript;
 
+use crate::ToolDefinition;
 use crate::export::ExportWarning;
 use crate::registry::RUN_CODE;
-use crate::ToolDefinition;
 
 /// A rendered code-mode SDK.
 #[derive(Clone, Debug, PartialEq, Eq)]

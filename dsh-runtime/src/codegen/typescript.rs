@@ -159,7 +159,9 @@ impl Renderer<'_> {
                 if r.properties.is_empty() {
                     return match &r.additional {
                         Additional::Closed => "Record<string, never>".to_string(),
-                        Additional::Open | Additional::Ignored => "Record<string, JsonValue>".to_string(),
+                        Additional::Open | Additional::Ignored => {
+                            "Record<string, JsonValue>".to_string()
+                        }
                         Additional::Schema(values) => {
                             let len = path.len();
                             path.push_str(".additionalProperties");
@@ -193,7 +195,9 @@ impl Renderer<'_> {
                 out.push('}');
                 match &r.additional {
                     Additional::Closed => out,
-                    Additional::Open | Additional::Ignored => format!("{out} & Record<string, JsonValue>"),
+                    Additional::Open | Additional::Ignored => {
+                        format!("{out} & Record<string, JsonValue>")
+                    }
                     Additional::Schema(_) => {
                         self.warn(
                             path,

@@ -334,6 +334,18 @@ impl Registry {
         schemas_text(&self.schemas())
     }
 
+    /// The tools a call from `agent` sees, for code that holds only the id of the calling
+    /// scope (a tool body reading its caller's view through [`ToolContext::agent`]); `None`
+    /// is the global view. With a [`Scope`] handle, use its own reads instead.
+    ///
+    /// [`ToolContext::agent`]: crate::ToolContext::agent
+    pub fn view_of(&self, agent: Option<ScopeId>) -> View<'_> {
+        View {
+            registry: self,
+            agent,
+        }
+    }
+
     pub(crate) fn get_in(&self, scope: Option<ScopeId>, name: &str) -> Option<DynTool> {
         let snap = self.inner.snapshot(scope);
         snap.view().get(name).map(|e| e.tool().clone())
@@ -433,12 +445,24 @@ impl Inner {
         layer: Option<ScopeId>,
         tools: Vec<DynTool>,
     ) -> Result<Registration, RegisterError> {
+        self.add_tools_with(layer, tools, false)
+    }
+
+    /// `run_code_ok`: the reserved name is accepted (code mode's own registration).
+    fn add_tools_with(
+        self: &Arc<Self>,
+        layer: Option<ScopeId>,
+        tools: Vec<DynTool>,
+        run_code_ok: bool,
+    ) -> Result<Registration, RegisterError> {
         // Everything that calls user code (definitions) or may fail runs before the lock.
         let mut prepared = Vec::with_capacity(tools.len());
         for tool in tools {
             let def = tool.definition();
             let name: Arc<str> = Arc::from(def.name.as_ref());
-            check_name(&name)?;
+            if !(run_code_ok && &*name == RUN_CODE) {
+                check_name(&name)?;
+            }
             let schema_err = |error: SchemaError| RegisterError::Schema {
                 name: name.to_string(),
                 error,
@@ -769,6 +793,22 @@ impl Scope {
             .add_tools(Some(self.0.id), toolbox.tools())
     }
 
+    /// Register code mode's `run_code` tool in this scope, shadowing an inherited one.
+    /// `run_code` is the name every other registration refuses; this is how a code-mode
+    /// implementation (the `dsh-code` crate) installs it. The tool must be named
+    /// `run_code`.
+    pub fn register_run_code(&self, tool: DynTool) -> Result<Registration, RegisterError> {
+        if tool.definition().name != RUN_CODE {
+            return Err(RegisterError::InvalidName {
+                name: tool.definition().name.to_string(),
+            });
+        }
+        self.0
+            .registry
+            .inner
+            .add_tools_with(Some(self.0.id), vec![tool], true)
+    }
+
     /// Hide inherited tools from this scope and its descendants.
     ///
     /// With `allow`, only the listed inherited names stay visible (and global tools
@@ -1014,3 +1054,34 @@ impl fmt::Display for RestrictError {
 }
 
 impl std::error::Error for RestrictError {}
+
+/// The tools one caller sees (see [`Registry::view_of`]): the same reads as [`Scope`]'s,
+/// for a scope known only by its id.
+#[derive(Clone, Copy, Debug)]
+pub struct View<'a> {
+    registry: &'a Registry,
+    agent: Option<ScopeId>,
+}
+
+impl View<'_> {
+    /// The tool `name` as this caller sees it.
+    pub fn get(&self, name: &str) -> Option<DynTool> {
+        self.registry.get_in(self.agent, name)
+    }
+
+    /// The tool names this caller sees, in publication order.
+    pub fn names(&self) -> Vec<Arc<str>> {
+        self.registry.names_in(self.agent)
+    }
+
+    /// The definitions of the tools this caller sees, in publication order.
+    pub fn definitions(&self) -> Vec<crate::ToolDefinition> {
+        self.registry.definitions_in(self.agent)
+    }
+
+    /// What a model calling from here is shown: `{name, description, parameters}` per
+    /// visible tool, in publication order.
+    pub fn schemas(&self) -> Vec<ToolDescriptor> {
+        self.registry.schemas_in(self.agent)
+    }
+}

@@ -9,6 +9,7 @@
 //! dsh-tools export --provider openai|openai-strict|anthropic|gemini|mcp|...
 //! dsh-tools sdk --lang ts|py
 //! dsh-tools list --tokens [--provider NAME]
+//! dsh-tools [--root DIR] code PROGRAM|- [--json]
 //! ```
 //!
 //! `session` reads calls as JSON Lines on stdin, `{"id", "name", "arguments"}` (the
@@ -120,6 +121,15 @@ enum Command {
         /// Write to this file instead of standard output.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+    },
+    /// Run a TypeScript program against the tools through `run_code` (`-` reads it
+    /// from standard input).
+    Code {
+        /// The program: the body of an async function, e.g. `return await tools.glob({pattern: "*.md"})`.
+        program: String,
+        /// Print the result envelope as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Print the cards of every call in a JSON Lines log.
     Replay {
@@ -329,6 +339,9 @@ async fn run(host: &Host, command: Command, cancel: CancellationToken) -> ExitCo
         Command::Session => session(host, cancel).await,
         Command::Docs { out } => write_docs(host, out),
         Command::Replay { file, json } => replay_log(host, &file, json),
+        Command::Code { program, json } => {
+            dsh_tools::host::code::command(host, &program, json).await
+        }
     }
 }
 
@@ -350,7 +363,11 @@ fn list(host: &Host, as_json: bool) -> ExitCode {
                     .iter()
                     .map(|p| {
                         let mark = if p.required { "*" } else { "" };
-                        format!("{}{mark}: {}", p.name, type_name(&p.schema.to_json_schema()))
+                        format!(
+                            "{}{mark}: {}",
+                            p.name,
+                            type_name(&p.schema.to_json_schema())
+                        )
                     })
                     .collect::<Vec<_>>()
                     .join(", ")
@@ -621,11 +638,7 @@ async fn session_call(
     );
     o.insert(
         "resultCard",
-        to_json(
-            &host
-                .registry()
-                .present_result(name, &arguments, &summary),
-        ),
+        to_json(&host.registry().present_result(name, &arguments, &summary)),
     );
     if result.error_code() == Some(ErrorCode::UnknownTool)
         && let Some(close) = did_you_mean(host, name)

@@ -1,0 +1,381 @@
+//! The `tools.<name>(args)` bridge: numbering, scheduling and ordered delivery of a
+//! run's tool calls (contract §7 and §10).
+//!
+//! Everything here lives on the run's thread. A call enters from the program (the host
+//! function `call` parses the snapshotted arguments and [`Bridge::submit`]s it), waits
+//! in the queue, is started in submission order when the concurrency rule allows it, and
+//! runs through [`Registry::execute`]. The bridge owns the started futures and polls them
+//! itself (never inside the engine), so it can keep driving them after the program has
+//! stopped: settlement cancels them through the run's token and waits for each to end.
+//!
+//! - Consecutive parallel-safe calls overlap, at most `cap` at a time.
+//! - An exclusive call starts only when nothing is running, and nothing starts while it
+//!   runs (its post-execute included, which is part of `execute`).
+//! - The mode of the call at the head of the queue is read when it is about to start.
+//! - Results are delivered in submission order: a call that finished early waits for
+//!   the calls submitted before it.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use dsh_runtime::json::Value;
+use dsh_runtime::{ExecToken, ExecutionMode, Registry, ScopeId, ToolCall, ToolResult};
+use tokio_util::sync::CancellationToken;
+
+/// What a call resolves to in the program: `(true, json)` or `(false, message)`.
+pub(crate) type Reply = (bool, String);
+
+/// Where a call's reply lands; the program's promise waits on it.
+#[derive(Default)]
+pub(crate) struct Slot {
+    reply: RefCell<Option<Reply>>,
+    waker: RefCell<Option<Waker>>,
+}
+
+impl Slot {
+    fn fill(&self, reply: Reply) {
+        *self.reply.borrow_mut() = Some(reply);
+        if let Some(w) = self.waker.borrow_mut().take() {
+            w.wake();
+        }
+    }
+
+    /// Wait for the reply.
+    pub(crate) fn wait(self: Rc<Self>) -> impl Future<Output = Reply> {
+        std::future::poll_fn(move |cx| {
+            if let Some(reply) = self.reply.borrow_mut().take() {
+                return Poll::Ready(reply);
+            }
+            *self.waker.borrow_mut() = Some(cx.waker().clone());
+            Poll::Pending
+        })
+    }
+}
+
+/// The identity every sub-call inherits from the outer `run_code` execution.
+pub(crate) struct Outer {
+    pub(crate) call_id: Arc<str>,
+    pub(crate) root_call_id: Arc<str>,
+    pub(crate) agent: Option<ScopeId>,
+    pub(crate) token: ExecToken,
+}
+
+struct Queued {
+    name: Arc<str>,
+    call: ToolCall,
+    slot: Rc<Slot>,
+}
+
+type LocalFuture = Pin<Box<dyn Future<Output = ToolResult>>>;
+
+struct Started {
+    exclusive: bool,
+    future: Option<LocalFuture>,
+    result: Option<ToolResult>,
+    slot: Rc<Slot>,
+}
+
+/// What delivered sub-call results forward to the outer call, in dispatch order.
+#[derive(Default, Debug)]
+pub(crate) struct Forwarded {
+    pub(crate) contexts: Vec<String>,
+    pub(crate) concludes_turn: bool,
+}
+
+/// One run's bridge.
+pub(crate) struct Bridge {
+    registry: Registry,
+    outer: Outer,
+    /// Cancelled when the outer call is, and when the run settles.
+    run_token: CancellationToken,
+    cap: usize,
+    submitted: Cell<u64>,
+    queue: RefCell<VecDeque<Queued>>,
+    started: RefCell<VecDeque<Started>>,
+    running: Cell<usize>,
+    exclusive_running: Cell<bool>,
+    over: RefCell<Option<String>>,
+    forwarded: RefCell<Forwarded>,
+    waker: RefCell<Option<Waker>>,
+}
+
+impl Bridge {
+    pub(crate) fn new(
+        registry: Registry,
+        outer: Outer,
+        run_token: CancellationToken,
+        cap: usize,
+    ) -> Bridge {
+        Bridge {
+            registry,
+            outer,
+            run_token,
+            cap: cap.max(1),
+            submitted: Cell::new(0),
+            queue: RefCell::default(),
+            started: RefCell::default(),
+            running: Cell::new(0),
+            exclusive_running: Cell::new(false),
+            over: RefCell::default(),
+            forwarded: RefCell::default(),
+            waker: RefCell::default(),
+        }
+    }
+
+    /// How many calls were numbered so far.
+    pub(crate) fn submitted(&self) -> u64 {
+        self.submitted.get()
+    }
+
+    /// Number and queue a call whose arguments passed the snapshot; its reply arrives in
+    /// the returned slot.
+    pub(crate) fn submit(&self, name: &str, arguments: Value) -> Rc<Slot> {
+        let slot = Rc::new(Slot::default());
+        if let Some(reason) = self.over.borrow().as_deref() {
+            slot.fill((
+                false,
+                format!("run_code run is over ({reason}); {name} not dispatched"),
+            ));
+            return slot;
+        }
+        let n = self.submitted.get() + 1;
+        self.submitted.set(n);
+        let mut call = ToolCall::new(format!("{}:code:{n}", self.outer.call_id), name, arguments)
+            .with_cancellation(self.run_token.clone())
+            .with_parent(self.outer.token)
+            .with_root_call_id(self.outer.root_call_id.clone());
+        call.agent = self.outer.agent;
+        self.queue.borrow_mut().push_back(Queued {
+            name: Arc::from(name),
+            call,
+            slot: slot.clone(),
+        });
+        if let Some(w) = self.waker.borrow().as_ref() {
+            w.wake_by_ref();
+        }
+        slot
+    }
+
+    /// Start what may start, poll what runs, deliver what is due. Returns whether
+    /// anything was delivered (the program may be able to continue).
+    pub(crate) fn poll(&self, cx: &mut Context<'_>) -> bool {
+        {
+            let mut w = self.waker.borrow_mut();
+            if !w.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                *w = Some(cx.waker().clone());
+            }
+        }
+        let mut delivered = false;
+        loop {
+            let started = self.start_ready();
+            let finished = self.poll_running(cx);
+            delivered |= self.deliver();
+            if !started && !finished {
+                return delivered;
+            }
+        }
+    }
+
+    fn start_ready(&self) -> bool {
+        let mut any = false;
+        loop {
+            if self.over.borrow().is_some() || self.exclusive_running.get() {
+                return any;
+            }
+            let mode = match self.queue.borrow().front() {
+                None => return any,
+                Some(head) => self.registry.execution_mode(&head.call),
+            };
+            let exclusive = mode == ExecutionMode::Exclusive;
+            let running = self.running.get();
+            let may_start = if exclusive {
+                running == 0
+            } else {
+                running < self.cap
+            };
+            if !may_start {
+                return any;
+            }
+            let Some(next) = self.queue.borrow_mut().pop_front() else {
+                return any;
+            };
+            let registry = self.registry.clone();
+            let call = next.call;
+            let future: LocalFuture = Box::pin(async move { registry.execute(call).await });
+            self.started.borrow_mut().push_back(Started {
+                exclusive,
+                future: Some(future),
+                result: None,
+                slot: next.slot,
+            });
+            self.running.set(running + 1);
+            self.exclusive_running.set(exclusive);
+            any = true;
+        }
+    }
+
+    fn poll_running(&self, cx: &mut Context<'_>) -> bool {
+        let mut any = false;
+        let mut started = self.started.borrow_mut();
+        for s in started.iter_mut() {
+            let Some(future) = s.future.as_mut() else {
+                continue;
+            };
+            if let Poll::Ready(result) = future.as_mut().poll(cx) {
+                s.future = None;
+                s.result = Some(result);
+                self.running.set(self.running.get() - 1);
+                if s.exclusive {
+                    self.exclusive_running.set(false);
+                }
+                any = true;
+            }
+        }
+        any
+    }
+
+    fn deliver(&self) -> bool {
+        let mut any = false;
+        loop {
+            let done = {
+                let mut started = self.started.borrow_mut();
+                match started.front() {
+                    Some(s) if s.result.is_some() => started.pop_front(),
+                    _ => None,
+                }
+            };
+            let Some(Started {
+                result: Some(result),
+                slot,
+                ..
+            }) = done
+            else {
+                return any;
+            };
+            if self.over.borrow().is_none() {
+                self.forward(&result);
+            }
+            slot.fill(reply(&result));
+            any = true;
+        }
+    }
+
+    fn forward(&self, result: &ToolResult) {
+        let mut f = self.forwarded.borrow_mut();
+        f.contexts.extend(result.contexts().iter().cloned());
+        f.concludes_turn |= result.concludes_turn();
+    }
+
+    /// The run is over: cancel what runs, abandon what waits. Call [`Bridge::drain`]
+    /// next.
+    pub(crate) fn settle(&self, reason: &str) {
+        if self.over.borrow().is_some() {
+            return;
+        }
+        *self.over.borrow_mut() = Some(reason.to_string());
+        self.run_token.cancel();
+        let abandoned: Vec<Queued> = self.queue.borrow_mut().drain(..).collect();
+        for q in abandoned {
+            q.slot.fill((
+                false,
+                format!(
+                    "run_code run is over ({reason}); {} tool call abandoned",
+                    q.name
+                ),
+            ));
+        }
+    }
+
+    /// Wait until every started call has ended (their results are discarded).
+    pub(crate) async fn drain(&self) {
+        std::future::poll_fn(|cx| {
+            self.poll(cx);
+            if self.running.get() == 0 {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        })
+        .await
+    }
+
+    /// What delivered results forwarded.
+    pub(crate) fn take_forwarded(&self) -> Forwarded {
+        std::mem::take(&mut *self.forwarded.borrow_mut())
+    }
+}
+
+fn reply(result: &ToolResult) -> Reply {
+    match result.value() {
+        Some(v) => (true, v.to_string()),
+        None => (false, result.message().unwrap_or_default().to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dsh_runtime::{ToolContext, tool};
+
+    /// Wait until cancelled.
+    #[tool]
+    async fn hold(cx: ToolContext) -> bool {
+        cx.cancellation().cancelled().await;
+        true
+    }
+
+    fn empty() -> Value {
+        Value::Object(Default::default())
+    }
+
+    #[tokio::test]
+    async fn settlement_abandons_queued_calls_and_refuses_late_ones() {
+        let registry = Registry::new();
+        let _hold = registry.register(Hold).unwrap();
+        let bridge = Bridge::new(
+            registry,
+            Outer {
+                call_id: "run".into(),
+                root_call_id: "run".into(),
+                agent: None,
+                token: ExecToken::mint(),
+            },
+            CancellationToken::new(),
+            10,
+        );
+        let first = bridge.submit("hold", empty());
+        let second = bridge.submit("hold", empty());
+        std::future::poll_fn(|cx| {
+            bridge.poll(cx);
+            Poll::Ready(())
+        })
+        .await;
+        // `hold` is exclusive: the first runs, the second waits.
+        assert_eq!(bridge.running.get(), 1);
+        bridge.settle("run_code settled");
+        bridge.drain().await;
+        assert_eq!(
+            second.wait().await,
+            (
+                false,
+                "run_code run is over (run_code settled); hold tool call abandoned".to_string()
+            )
+        );
+        // The running call saw the run's token cancelled and ended as aborted.
+        assert_eq!(first.wait().await, (false, "tool call aborted".to_string()));
+        let late = bridge.submit("hold", empty());
+        assert_eq!(
+            late.wait().await,
+            (
+                false,
+                "run_code run is over (run_code settled); hold not dispatched".to_string()
+            )
+        );
+        assert_eq!(bridge.submitted(), 2);
+    }
+}

@@ -1,0 +1,444 @@
+//! One run: a fresh QuickJS runtime and context on a thread of its own.
+//!
+//! The run's thread drives three things in one task: the engine (the program and the
+//! promises of its tool calls), the [`Bridge`] (the tool calls themselves, polled here,
+//! outside the engine), and the run's deadline and cancellation. The engine's interrupt
+//! handler stops code that never yields (a loop, a regular expression) when the deadline
+//! passes, the outer call is cancelled, or the program printed too much; a program that
+//! is stuck awaiting a tool is stopped by the same deadline and cancellation from
+//! outside. Either way the bridge then settles: queued calls are abandoned, running ones
+//! are cancelled through the run's token and awaited, and only then does the run report.
+
+use std::cell::{Cell, RefCell};
+use std::pin::pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::Instant;
+
+use dsh_runtime::json::{self, Value};
+use dsh_runtime::{ExecToken, Registry, ScopeId};
+use rquickjs::context::EvalOptions;
+use rquickjs::function::Async;
+use rquickjs::prelude::List;
+use rquickjs::{AsyncContext, AsyncRuntime, Ctx, Function, Promise};
+use tokio_util::sync::CancellationToken;
+
+use crate::bridge::{Bridge, Forwarded, Outer, Reply};
+use crate::config::CodeConfig;
+use crate::strip;
+
+const PRELUDE: &str = include_str!("prelude.js");
+
+/// Native stack the run's thread has beyond the engine's own limit (the host functions,
+/// the bridge and the tool futures it polls).
+const THREAD_STACK_MARGIN: usize = 2 << 20;
+
+/// Why a run failed: the kind (`exception`, `timeout`, `abort`, `worker-exit`,
+/// `invalid-output`, `output-limit`) and a message for the model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunFailure {
+    /// The failure class.
+    pub kind: &'static str,
+    /// What happened, in words a model can act on.
+    pub message: String,
+}
+
+/// What a run produced.
+#[derive(Debug)]
+pub(crate) struct Report {
+    pub(crate) logs: Vec<String>,
+    pub(crate) outcome: Result<Option<Value>, RunFailure>,
+    pub(crate) forwarded: Forwarded,
+}
+
+impl Report {
+    fn failed(kind: &'static str, message: impl Into<String>) -> Report {
+        Report {
+            logs: Vec::new(),
+            outcome: Err(RunFailure {
+                kind,
+                message: message.into(),
+            }),
+            forwarded: Forwarded::default(),
+        }
+    }
+}
+
+/// Everything a run needs (all `Send`, moved to the run's thread).
+pub(crate) struct Job {
+    pub(crate) program: String,
+    pub(crate) names: Vec<String>,
+    pub(crate) registry: Registry,
+    pub(crate) call_id: Arc<str>,
+    pub(crate) root_call_id: Arc<str>,
+    pub(crate) agent: Option<ScopeId>,
+    pub(crate) token: ExecToken,
+    /// The outer call's token (as its body sees it).
+    pub(crate) cancel: CancellationToken,
+    pub(crate) config: CodeConfig,
+}
+
+/// Run a program on a thread of its own and wait for its report.
+pub(crate) async fn run(job: Job) -> Report {
+    let started = Instant::now();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let handle = tokio::runtime::Handle::try_current().ok();
+    let stack = job.config.stack_limit.saturating_add(THREAD_STACK_MARGIN);
+    let spawned = std::thread::Builder::new()
+        .name("dsh-code-run".to_string())
+        .stack_size(stack)
+        .spawn(move || {
+            let report = match handle {
+                Some(handle) => handle.block_on(run_here(job, started)),
+                None => match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt.block_on(run_here(job, started)),
+                    Err(e) => Report::failed(
+                        "worker-exit",
+                        format!("cannot start the engine's async runtime: {e}"),
+                    ),
+                },
+            };
+            let _ = tx.send(report);
+        });
+    if let Err(e) = spawned {
+        return Report::failed(
+            "worker-exit",
+            format!("cannot start the engine's thread: {e}"),
+        );
+    }
+    rx.await.unwrap_or_else(|_| {
+        Report::failed(
+            "worker-exit",
+            "the engine's thread stopped without a report",
+        )
+    })
+}
+
+/// Captured `console` output, capped in bytes (lines joined with `\n`).
+struct Logs {
+    lines: Vec<String>,
+    bytes: usize,
+    cap: usize,
+    over: Rc<Cell<bool>>,
+}
+
+impl Logs {
+    fn push(&mut self, line: String) {
+        if self.over.get() {
+            return;
+        }
+        let added = line.len() + usize::from(!self.lines.is_empty());
+        if self.bytes + added > self.cap {
+            self.over.set(true);
+            return;
+        }
+        self.bytes += added;
+        self.lines.push(line);
+    }
+}
+
+/// How the engine side ended.
+enum JsEnd {
+    /// The prelude's `finish` settled: `[tag, text]`.
+    Settled(Vec<String>),
+    /// Interrupted (deadline, cancellation, output limit): uncatchable.
+    Interrupted,
+    /// An exception escaped the engine (out of memory, a syntax error).
+    Threw(String),
+}
+
+enum End {
+    Js(JsEnd),
+    Deadline,
+    Cancelled,
+}
+
+async fn run_here(job: Job, started: Instant) -> Report {
+    let config = job.config.clone();
+    let deadline = started + config.deadline;
+    let script = match strip::strip(&job.program) {
+        Ok(s) => s,
+        Err(m) => {
+            return Report::failed("exception", format!("TypeScript: {m}"));
+        }
+    };
+    let rt = match AsyncRuntime::new() {
+        Ok(rt) => rt,
+        Err(e) => return Report::failed("worker-exit", format!("cannot create the engine: {e}")),
+    };
+    rt.set_memory_limit(config.memory_limit).await;
+    rt.set_max_stack_size(config.stack_limit).await;
+    let over = Rc::new(Cell::new(false));
+    {
+        let cancel = job.cancel.clone();
+        let over = over.clone();
+        rt.set_interrupt_handler(Some(Box::new(move || {
+            over.get() || cancel.is_cancelled() || Instant::now() >= deadline
+        })))
+        .await;
+    }
+    let ctx = match AsyncContext::full(&rt).await {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            return Report::failed("worker-exit", format!("cannot create the engine: {e}"));
+        }
+    };
+    let logs = Rc::new(RefCell::new(Logs {
+        lines: Vec::new(),
+        bytes: 0,
+        cap: config.max_output_bytes,
+        over: over.clone(),
+    }));
+    let bridge = Rc::new(Bridge::new(
+        job.registry.clone(),
+        Outer {
+            call_id: job.call_id.clone(),
+            root_call_id: job.root_call_id.clone(),
+            agent: job.agent,
+            token: job.token,
+        },
+        job.cancel.child_token(),
+        config.max_parallel(),
+    ));
+
+    let end = {
+        let js = ctx.async_with({
+            let bridge = bridge.clone();
+            let logs = logs.clone();
+            let names = job.names.clone();
+            async move |ctx| evaluate(ctx, script, names, bridge, logs).await
+        });
+        let mut js = pin!(js);
+        let mut sleep = pin!(tokio::time::sleep_until(deadline.into()));
+        let mut cancelled = pin!(job.cancel.cancelled());
+        std::future::poll_fn(|cx| {
+            loop {
+                // Cancellation first: tool calls (which see it too and may fail because
+                // of it) only make progress inside `bridge.poll`, after this check.
+                if cancelled.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(End::Cancelled);
+                }
+                bridge.poll(cx);
+                let before = bridge.submitted();
+                if let Poll::Ready(end) = js.as_mut().poll(cx) {
+                    return Poll::Ready(End::Js(end));
+                }
+                if sleep.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(End::Deadline);
+                }
+                if bridge.submitted() == before {
+                    return Poll::Pending;
+                }
+            }
+        })
+        .await
+    };
+
+    let reason = match &end {
+        End::Js(JsEnd::Settled(_) | JsEnd::Threw(_)) => "run_code settled",
+        End::Cancelled => "cancelled",
+        End::Deadline => "deadline exceeded",
+        End::Js(JsEnd::Interrupted) => {
+            if over.get() {
+                "output limit exceeded"
+            } else if job.cancel.is_cancelled() {
+                "cancelled"
+            } else {
+                "deadline exceeded"
+            }
+        }
+    };
+    if let End::Js(JsEnd::Settled(_)) = end {
+        // Calls the program made before it finished were submitted while it ran: let
+        // the scheduler start what it may before the rest is abandoned.
+        std::future::poll_fn(|cx| {
+            bridge.poll(cx);
+            Poll::Ready(())
+        })
+        .await;
+    }
+    bridge.settle(reason);
+    bridge.drain().await;
+    drop(ctx);
+    drop(rt);
+
+    let forwarded = bridge.take_forwarded();
+    let logs = std::mem::take(&mut logs.borrow_mut().lines);
+    let outcome = outcome(end, &config, &job.cancel, over.get(), &logs);
+    Report {
+        logs,
+        outcome,
+        forwarded,
+    }
+}
+
+fn outcome(
+    end: End,
+    config: &CodeConfig,
+    cancel: &CancellationToken,
+    log_over: bool,
+    logs: &[String],
+) -> Result<Option<Value>, RunFailure> {
+    let fail = |kind, message: String| Err(RunFailure { kind, message });
+    let output_limit = || {
+        fail(
+            "output-limit",
+            format!(
+                "the program printed more than {} bytes",
+                config.max_output_bytes
+            ),
+        )
+    };
+    let stopped = || {
+        if log_over {
+            output_limit()
+        } else if cancel.is_cancelled() {
+            fail("abort", "the run was cancelled".to_string())
+        } else {
+            fail(
+                "timeout",
+                format!("the run exceeded its deadline of {:?}", config.deadline),
+            )
+        }
+    };
+    let parts = match end {
+        End::Cancelled | End::Deadline | End::Js(JsEnd::Interrupted) => return stopped(),
+        End::Js(JsEnd::Threw(message)) => return threw(message, config),
+        End::Js(JsEnd::Settled(parts)) => parts,
+    };
+    if log_over {
+        return output_limit();
+    }
+    let tag = parts.first().map(String::as_str).unwrap_or("");
+    let text = parts.get(1).cloned().unwrap_or_default();
+    match tag {
+        "u" => Ok(None),
+        "r" => {
+            let log_bytes: usize =
+                logs.iter().map(String::len).sum::<usize>() + logs.len().saturating_sub(1);
+            if log_bytes + text.len() > config.max_output_bytes {
+                return fail(
+                    "output-limit",
+                    format!(
+                        "the program's output (logs and result) is {} bytes, over the limit of {} bytes",
+                        log_bytes + text.len(),
+                        config.max_output_bytes
+                    ),
+                );
+            }
+            match json::parse(&text) {
+                Ok(v) => Ok(Some(v)),
+                Err(e) => fail(
+                    "invalid-output",
+                    format!("the result is not lossless JSON: {e}"),
+                ),
+            }
+        }
+        "i" => fail(
+            "invalid-output",
+            format!("the result is not lossless JSON: {text}"),
+        ),
+        "e" => threw(text, config),
+        _ => fail(
+            "worker-exit",
+            "the engine returned an unexpected settlement".to_string(),
+        ),
+    }
+}
+
+fn threw(message: String, config: &CodeConfig) -> Result<Option<Value>, RunFailure> {
+    if message.starts_with("InternalError: out of memory") {
+        return Err(RunFailure {
+            kind: "worker-exit",
+            message: format!(
+                "the program ran out of memory (limit {} bytes)",
+                config.memory_limit
+            ),
+        });
+    }
+    Err(RunFailure {
+        kind: "exception",
+        message,
+    })
+}
+
+fn eval_options(filename: &str) -> EvalOptions {
+    let mut o = EvalOptions::default();
+    o.filename = Some(filename.to_string());
+    o
+}
+
+/// Install the prelude, evaluate the program, and wait for `finish` to settle it.
+async fn evaluate<'js>(
+    ctx: Ctx<'js>,
+    script: String,
+    names: Vec<String>,
+    bridge: Rc<Bridge>,
+    logs: Rc<RefCell<Logs>>,
+) -> JsEnd {
+    let result: rquickjs::Result<Vec<String>> = async {
+        let prelude: Function = ctx.eval_with_options(PRELUDE, eval_options("prelude"))?;
+        let call = Function::new(
+            ctx.clone(),
+            Async(move |name: String, args: String| {
+                let pending = host_call(&bridge, &name, &args);
+                async move {
+                    let reply = match pending {
+                        Pending::Ready(reply) => reply,
+                        Pending::Wait(slot) => slot.wait().await,
+                    };
+                    List(reply)
+                }
+            }),
+        )?;
+        let log = Function::new(ctx.clone(), move |line: String| {
+            logs.borrow_mut().push(line);
+        })?;
+        let prefix = i32::try_from(strip::PREFIX.chars().count()).unwrap_or(0);
+        let finish: Function = prelude.call((call, log, names, prefix))?;
+        let program: Promise = ctx.eval_with_options(script, eval_options("program"))?;
+        let settled: Promise = finish.call((program,))?;
+        settled.into_future::<Vec<String>>().await
+    }
+    .await;
+    match result {
+        Ok(parts) => JsEnd::Settled(parts),
+        Err(rquickjs::Error::Exception) => {
+            let caught = ctx.catch();
+            if caught.is_uncatchable_error() {
+                return JsEnd::Interrupted;
+            }
+            let message = match caught.as_exception() {
+                Some(e) => {
+                    let msg = e.message().unwrap_or_default();
+                    let name = e
+                        .get::<_, String>("name")
+                        .unwrap_or_else(|_| "Error".to_string());
+                    format!("{name}: {msg}")
+                }
+                None => format!("uncaught {caught:?}"),
+            };
+            JsEnd::Threw(message)
+        }
+        Err(e) => JsEnd::Threw(format!("engine error: {e}")),
+    }
+}
+
+enum Pending {
+    Ready(Reply),
+    Wait(Rc<crate::bridge::Slot>),
+}
+
+/// The synchronous part of a tool call from the program: parse the snapshotted
+/// arguments (the prelude produced them with `JSON.stringify`) and hand the call to
+/// the bridge.
+fn host_call(bridge: &Bridge, name: &str, args: &str) -> Pending {
+    match json::parse(args) {
+        Ok(value) => Pending::Wait(bridge.submit(name, value)),
+        Err(e) => Pending::Ready((false, format!("tool arguments must be lossless JSON: {e}"))),
+    }
+}

@@ -1,0 +1,91 @@
+//! # dsh-code
+//!
+//! Code mode for [`dsh_runtime`]: the `run_code` tool, which runs a model-written
+//! TypeScript program in an embedded, sandboxed QuickJS engine, where every tool the
+//! calling scope sees is `await tools.<name>(args)` and runs through the registry's full
+//! pipeline.
+//!
+//! ```
+//! # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
+//! use dsh_code::{CodeMode, Mode};
+//! use dsh_runtime::{Registry, ToolCall};
+//!
+//! let registry = Registry::new();
+//! let scope = registry.scope();
+//! let _presentation = CodeMode::new().present_as(&scope, Mode::Both).unwrap();
+//! let call = ToolCall::new(
+//!     "call_1",
+//!     "run_code",
+//!     r#"{"code":"const xs: number[] = [1, 2, 3];\nconsole.log('sum');\nreturn xs.reduce((a, b) => a + b, 0);","description":"Add three numbers"}"#,
+//! )
+//! .with_agent(scope.id());
+//! let result = registry.execute(call).await;
+//! assert_eq!(result.text(), "sum\n6");
+//! # });
+//! ```
+//!
+//! # Runs
+//!
+//! `run_code {code, description}` strips the TypeScript types (erasable syntax only;
+//! errors carry the program's own line numbers), then runs the program as the body of
+//! an async function in a fresh engine on a thread of its own, and returns
+//! `{logs: string[], result?: json}`. Its content is the logs joined with newlines,
+//! then the result (a string as is, other values as indented JSON), or
+//! `(run_code completed with no output)`. A failed run is `CODE_RUN_FAILED`:
+//! `code run failed (<kind>): <message>`, plus `Captured output:` and the logs.
+//! Kinds: `exception` (the program threw, or its TypeScript was rejected), `timeout`,
+//! `abort` (the outer call was cancelled), `worker-exit` (out of memory, or the engine
+//! could not run), `invalid-output` (the result is not lossless JSON), `output-limit`.
+//!
+//! # The bridge
+//!
+//! - The program sees the tools its caller's scope sees, except `run_code`.
+//! - A call's arguments are copied to lossless JSON first; anything else (NaN, `-0`,
+//!   `undefined`, cycles, holes, class instances, accessors…) rejects only that call,
+//!   with `tool arguments must be lossless JSON: <path> <why>`, and uses no number.
+//! - Call `n` (in submission order) has the id `<callId>:code:<n>`, the outer call's
+//!   root id and agent, and the outer execution's token as `parent`; its cancellation
+//!   token follows the outer call's and is cancelled when the run settles.
+//! - Scheduling follows the concurrency contract: consecutive parallel-safe calls
+//!   overlap up to [`CodeConfig::max_parallel_sub_calls`] (default 10), an exclusive
+//!   call runs alone, and results are delivered in submission order.
+//! - A success resolves to the final value (after post-execute); a failure rejects with
+//!   a `ToolCallError` whose only properties are `name`, `toolName` and `message`.
+//! - Contexts attached to sub-call results and their `concludes_turn` are forwarded to
+//!   the outer call in dispatch order.
+//! - When the run settles, queued calls are abandoned
+//!   (`run_code run is over (<reason>); <name> tool call abandoned`) and running ones
+//!   are cancelled and awaited before `run_code` returns.
+//!
+//! # The sandbox
+//!
+//! The program has the language's builtins, `console`, `tools` and `ToolCallError`:
+//! no file system, network, timers, `require`, modules or process. The engine has a
+//! memory limit and a stack limit; an interrupt stops code that never yields (busy
+//! loops, catastrophic regular expressions) at the run's deadline or when the outer
+//! call is cancelled, and the same deadline ends a run stuck awaiting a tool. Captured
+//! output is capped in bytes. See [`CodeConfig`].
+//!
+//! # Modes and prompts
+//!
+//! [`CodeMode::present_as`] sets a scope's [`Mode`]; [`prompt`] assembles what a model
+//! in a scope is shown, with the SDK from [`sdk_text`].
+
+mod bridge;
+mod config;
+mod engine;
+mod mode;
+mod sdk;
+mod strip;
+mod tool;
+
+pub use config::CodeConfig;
+pub use engine::RunFailure;
+pub use mode::{
+    CodeMode, CodePrompt, Mode, PresentAsError, Presentation, collapse_message, effective_mode,
+    prompt,
+};
+pub use sdk::{CODE_ONLY_RULE, INSTRUCTIONS, sdk_text};
+pub use tool::{
+    DESCRIPTION, RunCode, RunCodeArgs, RunCodeOutput, output_value, render_json, render_output,
+};

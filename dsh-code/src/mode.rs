@@ -1,0 +1,272 @@
+//! Code mode per scope: `native`, `code` or `both`, the collapse of direct calls in
+//! `code`, and what a model in a scope is shown.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use dsh_runtime::hooks::{CallInfo, HookFuture, PreDecision, PreExecute, PreNext};
+use dsh_runtime::registry::RUN_CODE;
+use dsh_runtime::{
+    DynTool, ErrorCode, RegisterError, Registration, Registry, Scope, ScopeId, ToolDescriptor,
+    ToolError,
+};
+
+use crate::config::CodeConfig;
+use crate::sdk;
+use crate::tool::RunCode;
+
+/// How a scope presents its tools to the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Mode {
+    /// Every visible tool is offered for direct calls; no `run_code` (the default).
+    #[default]
+    Native,
+    /// Only `run_code` is offered; every other visible tool is reached from a program,
+    /// and a direct call to one fails with `UNKNOWN_TOOL`.
+    Code,
+    /// The visible tools and `run_code`, both callable directly.
+    Both,
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mode::Native => "native",
+            Mode::Code => "code",
+            Mode::Both => "both",
+        })
+    }
+}
+
+/// Installs code mode in agent scopes.
+///
+/// ```
+/// # use dsh_code::{CodeMode, Mode};
+/// # use dsh_runtime::Registry;
+/// let registry = Registry::new();
+/// let scope = registry.scope();
+/// let code_mode = CodeMode::new();
+/// let _presentation = code_mode.present_as(&scope, Mode::Code).unwrap();
+/// assert_eq!(dsh_code::effective_mode(&registry, Some(scope.id())), Mode::Code);
+/// // The model in this scope sees only run_code.
+/// let prompt = dsh_code::prompt(&registry, Some(scope.id()));
+/// assert_eq!(prompt.tools.len(), 1);
+/// assert_eq!(&*prompt.tools[0].name, "run_code");
+/// ```
+#[derive(Debug, Default)]
+pub struct CodeMode {
+    config: Arc<CodeConfig>,
+    presented: Arc<Mutex<HashSet<ScopeId>>>,
+}
+
+impl CodeMode {
+    /// Code mode with the default limits.
+    pub fn new() -> CodeMode {
+        CodeMode::default()
+    }
+
+    /// Code mode with these limits for every run.
+    pub fn with_config(config: CodeConfig) -> CodeMode {
+        CodeMode {
+            config: Arc::new(config),
+            presented: Arc::default(),
+        }
+    }
+
+    /// The limits runs use.
+    pub fn config(&self) -> &CodeConfig {
+        &self.config
+    }
+
+    /// Set how `scope` (and its descendants, unless one of them sets its own) presents
+    /// its tools. Once per scope; the nearest scope on a chain wins.
+    ///
+    /// - `code` and `both` register `run_code` in the scope; `code` also makes a direct
+    ///   call (no `parent`) to any other visible tool from the scope or below fail with
+    ///   `UNKNOWN_TOOL`, naming `run_code` as the way to reach it. Calls a program makes
+    ///   carry a `parent` and may use any visible tool.
+    /// - `native` below a scope in code mode registers a `run_code` that reports the
+    ///   scope as native (so neither collapse nor runs happen there); [`prompt`] leaves
+    ///   it out.
+    ///
+    /// Dropping the returned [`Presentation`] undoes all of it.
+    pub fn present_as(&self, scope: &Scope, mode: Mode) -> Result<Presentation, PresentAsError> {
+        let id = scope.id();
+        {
+            let mut presented = self.presented.lock().unwrap_or_else(|e| e.into_inner());
+            if !presented.insert(id) {
+                return Err(PresentAsError::AlreadyPresented);
+            }
+        }
+        let mut presentation = Presentation {
+            registrations: Vec::new(),
+            presented: self.presented.clone(),
+            scope: id,
+        };
+        let registry = scope.registry();
+        let inherited = effective_mode(registry, Some(id));
+        if mode != Mode::Native || inherited != Mode::Native {
+            let tool = RunCode::new(registry.clone(), self.config.clone(), mode);
+            let registration = scope
+                .register_run_code(DynTool::new(tool))
+                .map_err(PresentAsError::Register)?;
+            presentation.registrations.push(registration);
+        }
+        if mode == Mode::Code {
+            presentation.registrations.push(scope.pre_execute(Collapse {
+                registry: registry.clone(),
+            }));
+        }
+        Ok(presentation)
+    }
+}
+
+/// Keeps a scope's presentation; dropping it restores the inherited one.
+#[must_use = "dropping a `Presentation` undoes it at once"]
+pub struct Presentation {
+    registrations: Vec<Registration>,
+    presented: Arc<Mutex<HashSet<ScopeId>>>,
+    scope: ScopeId,
+}
+
+impl fmt::Debug for Presentation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Presentation")
+            .field("scope", &self.scope)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Presentation {
+    fn drop(&mut self) {
+        self.registrations.clear();
+        self.presented
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.scope);
+    }
+}
+
+/// Why [`CodeMode::present_as`] refused.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum PresentAsError {
+    /// The scope already has a presentation.
+    AlreadyPresented,
+    /// The registry refused `run_code` (e.g. the scope is gone).
+    Register(RegisterError),
+}
+
+impl fmt::Display for PresentAsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PresentAsError::AlreadyPresented => f.write_str(
+                "this scope already has a presentation (present_as is allowed once per scope; drop the previous `Presentation` first)",
+            ),
+            PresentAsError::Register(e) => write!(f, "cannot register run_code: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for PresentAsError {}
+
+/// The mode in effect for callers in `scope`: that of the nearest scope on its chain
+/// that set one, else native.
+pub fn effective_mode(registry: &Registry, scope: Option<ScopeId>) -> Mode {
+    registry
+        .view_of(scope)
+        .get(RUN_CODE)
+        .and_then(|tool| run_code_of(&tool).map(RunCode::mode))
+        .unwrap_or(Mode::Native)
+}
+
+fn run_code_of(tool: &DynTool) -> Option<&RunCode> {
+    let any: &dyn std::any::Any = tool.erased();
+    any.downcast_ref::<RunCode>()
+}
+
+/// The message of a collapsed direct call.
+pub fn collapse_message(name: &str) -> String {
+    let quoted = dsh_runtime::json::Value::from(name).to_string();
+    format!(
+        "unknown tool {quoted}: this agent calls tools from programs only; call run_code with a program that uses `await tools[{quoted}](args)`"
+    )
+}
+
+/// The pre-execute hook that makes direct calls fail in `code` mode.
+struct Collapse {
+    registry: Registry,
+}
+
+impl PreExecute for Collapse {
+    fn pre_execute<'a>(
+        &'a self,
+        call: &'a CallInfo<'a>,
+        next: PreNext<'a>,
+    ) -> HookFuture<'a, Result<PreDecision, ToolError>> {
+        if call.parent().is_none()
+            && call.name() != RUN_CODE
+            && call.tool().is_some()
+            && effective_mode(&self.registry, call.agent()) == Mode::Code
+        {
+            return HookFuture::ready(Err(ToolError::with_code(
+                ErrorCode::UnknownTool,
+                collapse_message(call.name()),
+            )));
+        }
+        next.run()
+    }
+}
+
+/// What a model in a scope is shown.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct CodePrompt {
+    /// The mode in effect.
+    pub mode: Mode,
+    /// The tools to offer for direct calls, in publication order (`run_code` last).
+    pub tools: Vec<ToolDescriptor>,
+    /// The system-prompt text for code mode: in `code`, the rule that only `run_code`
+    /// may be called directly, then the SDK; in `both`, the SDK; `None` in `native`.
+    pub instructions: Option<String>,
+}
+
+/// Assemble what a model in `scope` is shown (see [`CodePrompt`]). The SDK text comes
+/// from [`crate::sdk_text`], over the visible tools except `run_code`.
+pub fn prompt(registry: &Registry, scope: Option<ScopeId>) -> CodePrompt {
+    let mode = effective_mode(registry, scope);
+    let mut tools = registry.view_of(scope).schemas();
+    let run_code = tools
+        .iter()
+        .position(|t| &*t.name == RUN_CODE)
+        .map(|i| tools.remove(i));
+    let definitions: Vec<DynTool> = tools
+        .iter()
+        .filter_map(|t| registry.view_of(scope).get(&t.name))
+        .collect();
+    match (mode, run_code) {
+        (Mode::Code, Some(rc)) => CodePrompt {
+            mode,
+            tools: vec![rc],
+            instructions: Some(format!(
+                "{}\n\n{}",
+                sdk::CODE_ONLY_RULE,
+                sdk::sdk_text(&definitions)
+            )),
+        },
+        (Mode::Both, Some(rc)) => {
+            tools.push(rc);
+            CodePrompt {
+                mode,
+                tools,
+                instructions: Some(sdk::sdk_text(&definitions)),
+            }
+        }
+        (mode, _) => CodePrompt {
+            mode,
+            tools,
+            instructions: None,
+        },
+    }
+}

@@ -1,0 +1,295 @@
+//! See each test.
+//! The `tools.<name>(args)` bridge, rule by rule (contract §10 and §7).
+
+mod support;
+
+use dsh_code::{CodeConfig, Mode};
+use dsh_runtime::hooks::{Accept, PostDecision, post_execute_fn};
+use dsh_runtime::json::Value;
+use dsh_runtime::{ErrorCode, ToolCall};
+use support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sub_calls_are_numbered_in_submission_order_and_carry_the_outer_identity() {
+    let env = default_env();
+    let call = run_code_call(programs::TWO_ECHOES)
+        .with_agent(env.scope.id())
+        .with_root_call_id("root-7");
+    let result = env.registry.execute(call).await;
+    assert!(result.is_success(), "{:?}", result.message());
+    let events = env.probe.events();
+    let ids: Vec<&str> = events.iter().map(|e| e.call_id.as_str()).collect();
+    assert_eq!(ids, ["outer:code:1", "outer:code:2"]);
+    assert!(events.iter().all(|e| e.has_parent));
+    assert!(events.iter().all(|e| e.root_call_id == "root-7"));
+    assert_eq!(
+        result.value().unwrap().get("result"),
+        Some(&v("[1,{\"b\":[true,null]}]"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn non_lossless_arguments_reject_only_that_call_and_use_no_number() {
+    let env = default_env();
+    let got = env.value(programs::LOSSY_ARGUMENTS).await;
+    let list = got.as_array().unwrap();
+    let messages: Vec<&str> = list.iter().map(|m| m.as_str().unwrap()).collect();
+    let expected = [
+        "args.value is NaN, not a finite number",
+        "args.value is -0",
+        "args.value is Infinity, not a finite number",
+        "args.value is undefined",
+        "args.value.self contains itself (a cycle)",
+        "args.value[1] is a hole (sparse array)",
+        "args.value is a Date object, not a plain object",
+        "args.value is a Map object, not a plain object",
+        "args.value has a symbol key",
+        "args.value.g is an accessor",
+        "args.value is a BigInt",
+        "args.value is a function",
+        "args.value[\"not an ident\"] is undefined",
+        "(call the tool with an arguments object, e.g. `{}`)",
+    ];
+    assert_eq!(messages.len(), expected.len() + 1, "{messages:?}");
+    for (m, want) in messages.iter().zip(expected) {
+        assert_eq!(*m, format!("tool arguments must be lossless JSON: {want}"));
+    }
+    // The last entry is the one call that was dispatched: it got number 1.
+    assert_eq!(messages[expected.len()], "ok");
+    let ids: Vec<String> = env.probe.events().into_iter().map(|e| e.call_id).collect();
+    assert_eq!(ids, ["outer:code:1"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_substructure_is_lossless() {
+    let env = default_env();
+    let got = env.value(programs::SHARED_SUBSTRUCTURE).await;
+    assert_eq!(got, v(r#"[{"a":1},{"a":1}]"#));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_call_rejects_with_a_tool_call_error_carrying_only_name_tool_name_and_message() {
+    let env = default_env();
+    let got = env.value(programs::TOOL_CALL_ERROR_SHAPE).await;
+    assert_eq!(
+        got,
+        v(
+            r#"{"name":"ToolCallError","toolName":"fail","message":"boom","own":["message","name","toolName"],"isToolCallError":true,"isError":true,"code":"undefined","invalid":"invalid arguments: missing required property \"value\""}"#
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_success_resolves_to_the_final_value_after_post_execute() {
+    let env = default_env();
+    let _hook = env.scope.post_execute(post_execute_fn(|call, _result| {
+        (call.name() == "echo")
+            .then(|| PostDecision::from(Accept::new().with_value(Value::from("replaced"))))
+    }));
+    let got = env.value("return await tools.echo({value: 1});").await;
+    assert_eq!(got, Value::from("replaced"));
+}
+
+/// The indices of `what` events in the probe's log, by label.
+fn order(env: &Env) -> Vec<(String, String)> {
+    env.probe
+        .events()
+        .into_iter()
+        .map(|e| (e.what.to_string(), e.label))
+        .collect()
+}
+
+fn most_running(events: &[(String, String)]) -> usize {
+    let mut running = 0usize;
+    let mut most = 0;
+    for (what, _) in events {
+        match what.as_str() {
+            "start" => {
+                running += 1;
+                most = most.max(running);
+            }
+            "end" | "cancelled" => running -= 1,
+            _ => {}
+        }
+    }
+    most
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn consecutive_parallel_calls_overlap_up_to_the_cap() {
+    let env = env(Mode::Both, CodeConfig::default().max_parallel_sub_calls(2));
+    let got = env.value(programs::FOUR_SLOW).await;
+    assert_eq!(got, v(r#"["a","b","c","d"]"#));
+    let events = order(&env);
+    assert_eq!(most_running(&events), 2, "{events:?}");
+    // Started in submission order.
+    assert_eq!(env.probe.labels("start"), ["a", "b", "c", "d"]);
+
+    let env = default_env();
+    env.value(programs::FOUR_SLOW).await;
+    let events = order(&env);
+    assert_eq!(most_running(&events), 4, "{events:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exclusive_call_is_a_barrier() {
+    let env = default_env();
+    let got = env.value(programs::BARRIER).await;
+    assert_eq!(got, v(r#"["a","b","x","c","d"]"#));
+    let events = order(&env);
+    let pos = |what: &str, label: &str| {
+        events
+            .iter()
+            .position(|(w, l)| w == what && l == label)
+            .unwrap_or_else(|| panic!("no {what} {label} in {events:?}"))
+    };
+    // a and b overlap; x starts only after both ended; c and d only after x ended.
+    assert!(pos("start", "b") < pos("end", "a"), "{events:?}");
+    assert!(pos("end", "a") < pos("start", "x") && pos("end", "b") < pos("start", "x"));
+    assert!(pos("end", "x") < pos("start", "c") && pos("end", "x") < pos("start", "d"));
+    assert!(pos("start", "d") < pos("end", "c"), "{events:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_are_delivered_in_submission_order() {
+    let env = default_env();
+    let got = env.value(programs::DELIVERY_ORDER).await;
+    assert_eq!(got, v(r#"["slow","fast"]"#));
+    // ... although the later call finished first.
+    let ends = env.probe.labels("end");
+    assert_eq!(ends, ["fast", "slow"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sub_call_contexts_and_concludes_turn_reach_the_outer_call() {
+    let env = default_env();
+    let r = env.run(programs::REMARKS).await;
+    assert!(r.is_success(), "{:?}", r.message());
+    assert_eq!(r.contexts(), ["first", "second"]);
+    assert!(r.concludes_turn());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settlement_cancels_running_calls_abandons_queued_ones_and_drains() {
+    let env = default_env();
+    let r = env.run(programs::FIRE_AND_FORGET).await;
+    assert_eq!(r.value().unwrap().get("result"), Some(&Value::from("done")));
+    // By the time run_code returned, the running call was cancelled and awaited...
+    assert_eq!(env.probe.labels("cancelled"), ["long"]);
+    // ... and the queued one never started.
+    assert_eq!(env.probe.labels("start"), ["long"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn code_run_failed_carries_the_kind_and_the_captured_logs() {
+    let env = default_env();
+    let r = env
+        .run("console.log('a');\nconsole.log({b: 1});\nthrow new Error('boom');")
+        .await;
+    assert_eq!(r.error_code(), Some(ErrorCode::CodeRunFailed));
+    let message = r.message().unwrap();
+    assert_eq!(
+        message,
+        "code run failed (exception): Error: boom (at line 3, column 11)\nCaptured output:\na\n{\"b\":1}"
+    );
+    assert_eq!(r.text(), format!("Error: {message}"));
+    let envelope = r.to_json();
+    assert_eq!(
+        envelope.get("error").and_then(|e| e.get("info")),
+        Some(&v(r#"{"name":"CodeRunError","code":"CODE_RUN_FAILED"}"#))
+    );
+
+    let r = env.run("throw 'plain';").await;
+    assert_eq!(
+        r.message(),
+        Some("code run failed (exception): uncaught plain")
+    );
+
+    let r = env.run("const a = 1;\nenum E { A }\nreturn a;").await;
+    let message = r.message().unwrap();
+    assert!(
+        message.starts_with("code run failed (exception): TypeScript: 2:1: "),
+        "{message}"
+    );
+
+    let r = env.run("return NaN;").await;
+    assert_eq!(
+        r.message(),
+        Some(
+            "code run failed (invalid-output): the result is not lossless JSON: result is NaN, not a finite number"
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_content_renders_logs_then_the_result() {
+    let env = default_env();
+    let text = |code: &'static str| {
+        let env = &env;
+        async move { env.run(code).await.text() }
+    };
+    assert_eq!(text("return 'raw text';").await, "raw text");
+    assert_eq!(text("console.log('x'); return null;").await, "x\nnull");
+    assert_eq!(text("return;").await, "(run_code completed with no output)");
+    assert_eq!(
+        text("return '';").await,
+        "(run_code completed with no output)"
+    );
+    assert_eq!(
+        text("console.log('n', 1, [2]); return {a: [1, {b: {c: {d: {e: [1, 2]}}}}], s: 'x'};")
+            .await,
+        "n 1 [2]\n{\n  \"a\": [\n    1,\n    {\n      \"b\": {\n        \"c\": {\n          \"d\": {\"e\":[1,2]}\n        }\n      }\n    }\n  ],\n  \"s\": \"x\"\n}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blank_description_is_refused() {
+    let env = default_env();
+    let mut call = run_code_call("return 1;");
+    call.arguments = dsh_runtime::Arguments::from(r#"{"code":"return 1;","description":"  "}"#);
+    let r = env.registry.execute(call.with_agent(env.scope.id())).await;
+    assert_eq!(
+        r.message(),
+        Some("invalid description: expected a non-empty string")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_program_sees_the_scopes_tools_except_run_code() {
+    let env = default_env();
+    let got = env.value(programs::TOOL_NAMES).await;
+    assert_eq!(
+        got,
+        v(
+            r#"{"names":["echo","slow","exclusive","fail","remark"],"hasRunCode":false,"unknown":"unknown tool \"nope\"; available tools: echo, slow, exclusive, fail, remark"}"#
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_program_calling_a_thousand_tools_completes() {
+    let env = default_env();
+    let got = env.value(programs::THOUSAND_CALLS).await;
+    assert_eq!(got, v(r#"{"sequential":499500,"concurrent":499500}"#));
+    let events = env.probe.events();
+    assert_eq!(events.len(), 2000);
+    assert_eq!(events[1999].call_id, "outer:code:2000");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sub_call_gets_the_outer_agent() {
+    let env = default_env();
+    // The scope's own tool shadows the global echo: the program must reach it.
+    let scoped = env.registry.scope();
+    let _p = dsh_code::CodeMode::new()
+        .present_as(&scoped, Mode::Code)
+        .unwrap();
+    let call = ToolCall::new(
+        "o2",
+        "run_code",
+        r#"{"code":"return await tools.echo({value: 5});","description":"Echo"}"#,
+    )
+    .with_agent(scoped.id());
+    let r = env.registry.execute(call).await;
+    assert_eq!(r.value().unwrap().get("result"), Some(&v("5")));
+}

@@ -1,0 +1,128 @@
+//! The programs the tests run that a model could write: each must type-check against
+//! the SDK declaration of the probe tools (see `typecheck.rs`).
+
+pub const TWO_ECHOES: &str = "const a = await tools.echo({value: 1});
+const b = await tools.echo({value: {b: [true, null]}});
+return [a, b];";
+
+pub const LOSSY_ARGUMENTS: &str = r#"const out: string[] = [];
+const attempt = async (args: any) => {
+  try {
+    await tools.echo(args);
+    out.push('ok');
+  } catch (e) {
+    out.push((e as ToolCallError).message);
+  }
+};
+const cyclic: any = {};
+cyclic.self = cyclic;
+const sparse = [1, , 3];
+const getter = { get g() { return 1; } };
+await attempt({value: NaN});
+await attempt({value: -0});
+await attempt({value: Infinity});
+await attempt({value: undefined});
+await attempt({value: cyclic});
+await attempt({value: sparse});
+await attempt({value: new Date(0)});
+await attempt({value: new Map()});
+await attempt({value: {[Symbol('s')]: 1}});
+await attempt({value: getter});
+await attempt({value: 10n});
+await attempt({value: () => 1});
+await attempt({value: {'not an ident': undefined}});
+await attempt(undefined);
+await attempt({value: 1});
+return out;"#;
+
+pub const SHARED_SUBSTRUCTURE: &str = "const s = {a: 1};
+return await tools.echo({value: [s, s]});";
+
+pub const TOOL_CALL_ERROR_SHAPE: &str = r#"let failed: ToolCallError | undefined;
+try {
+  await tools.fail({message: 'boom'});
+} catch (e) {
+  failed = e as ToolCallError;
+}
+let invalid = '';
+try {
+  await tools.echo({} as { value: JsonValue });
+} catch (e) {
+  if (e instanceof ToolCallError) invalid = e.message;
+}
+if (failed === undefined) return null;
+return {
+  name: failed.name,
+  toolName: failed.toolName,
+  message: failed.message,
+  own: Object.getOwnPropertyNames(failed).sort(),
+  isToolCallError: failed instanceof ToolCallError,
+  isError: failed instanceof Error,
+  code: typeof (failed as unknown as Record<string, unknown>).code,
+  invalid,
+};"#;
+
+pub const FOUR_SLOW: &str = "return await Promise.all([
+  tools.slow({label: 'a', ms: 150}),
+  tools.slow({label: 'b', ms: 150}),
+  tools.slow({label: 'c', ms: 150}),
+  tools.slow({label: 'd', ms: 150}),
+]);";
+
+pub const BARRIER: &str = "return await Promise.all([
+  tools.slow({label: 'a', ms: 100}),
+  tools.slow({label: 'b', ms: 100}),
+  tools.exclusive({label: 'x', ms: 50}),
+  tools.slow({label: 'c', ms: 100}),
+  tools.slow({label: 'd', ms: 100}),
+]);";
+
+pub const DELIVERY_ORDER: &str = "const order: string[] = [];
+await Promise.all([
+  tools.slow({label: 'slow', ms: 300}).then((l) => order.push(l)),
+  tools.slow({label: 'fast', ms: 1}).then((l) => order.push(l)),
+]);
+return order;";
+
+pub const REMARKS: &str = "await tools.remark({text: 'first'});
+await tools.remark({text: 'second'});";
+
+pub const FIRE_AND_FORGET: &str =
+    "void tools.exclusive({label: 'long', ms: 60000}).catch(() => {});
+void tools.slow({label: 'queued', ms: 1}).catch(() => {});
+return 'done';";
+
+pub const TOOL_NAMES: &str = "let unknown = '';
+try {
+  (tools as unknown as Record<string, unknown>)['nope'];
+} catch (e) {
+  unknown = (e as Error).message;
+}
+return {names: Object.keys(tools), hasRunCode: 'run_code' in tools, unknown};";
+
+pub const THOUSAND_CALLS: &str = "let sequential = 0;
+for (let i = 0; i < 1000; i++) {
+  const v = await tools.echo({value: i});
+  if (typeof v === 'number') sequential += v;
+}
+const all = await Promise.all(Array.from({length: 1000}, (_, i) => tools.echo({value: i})));
+const concurrent = all.reduce((s: number, v) => s + (typeof v === 'number' ? v : 0), 0);
+return {sequential, concurrent};";
+
+pub const AWAIT_SLOW: &str = "return await tools.slow({label: 'stuck', ms: 60000});";
+
+/// Every program above, for the type check.
+pub const ALL: &[(&str, &str)] = &[
+    ("TWO_ECHOES", TWO_ECHOES),
+    ("LOSSY_ARGUMENTS", LOSSY_ARGUMENTS),
+    ("SHARED_SUBSTRUCTURE", SHARED_SUBSTRUCTURE),
+    ("TOOL_CALL_ERROR_SHAPE", TOOL_CALL_ERROR_SHAPE),
+    ("FOUR_SLOW", FOUR_SLOW),
+    ("BARRIER", BARRIER),
+    ("DELIVERY_ORDER", DELIVERY_ORDER),
+    ("REMARKS", REMARKS),
+    ("FIRE_AND_FORGET", FIRE_AND_FORGET),
+    ("TOOL_NAMES", TOOL_NAMES),
+    ("THOUSAND_CALLS", THOUSAND_CALLS),
+    ("AWAIT_SLOW", AWAIT_SLOW),
+];
