@@ -26,7 +26,7 @@ fn a_program_reads_and_greps_concurrently() {
     let out = bin(dir.path())
         .args([
             "code",
-            r#"const [a, b] = await Promise.all([tools.read({file_path: "README.md"}), tools.grep({pattern: "tool"})]); return {lines: a.lines.length, matches: b.total}"#,
+            r#"const [a, b] = await Promise.all([tools.read({file_path: "README.md"}), tools.grep({pattern: "tool"})]); return {lines: a.lines.length, matches: b.matches.length}"#,
         ])
         .output()
         .unwrap();

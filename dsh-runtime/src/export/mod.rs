@@ -170,7 +170,7 @@
 //! let name = params["name"].as_str().unwrap_or("");
 //! let result = registry.execute(ToolCall::new("req-7", name, params["arguments"].clone())).await;
 //! let mut call_result = serde_json::json!({ "content": [{ "type": "text", "text": result.text() }], "isError": result.is_error() });
-//! if let (Some(value), Some(tool)) = (result.value(), registry.get(None, name)) {
+//! if let (Some(value), Some(tool)) = (result.value(), registry.get(name)) {
 //!     let structured = export::mcp_structured_content(&tool.definition().output, value, Target::Mcp2025_11_25);
 //!     call_result["structuredContent"] = dsh_runtime::json::to_serde(&structured);
 //! }
