@@ -45,15 +45,19 @@ impl Default for ParseOptions {
 pub enum ParseErrorKind {
     /// The text is not JSON here; the message says what was expected.
     Syntax(String),
-    /// The key occurs twice in one object (compared after unescaping).
+    /// The key occurs twice in one object (compared after unescaping). A key
+    /// longer than [`path::MAX_ECHO_CHARS`](crate::path::MAX_ECHO_CHARS)
+    /// characters is given shortened by [`path::elide`](crate::path::elide).
     DuplicateKey(String),
     /// `-0`, `-0.0`, `-0e5`, …: JSON data cannot carry a negative zero losslessly.
     NegativeZero,
-    /// The number literal (given) has more precision than an `i64`, `u64` or
-    /// `f64` holds, so accepting it would round it.
+    /// The number literal (given, shortened like keys when long) has more
+    /// precision than an `i64`, `u64` or `f64` holds, so accepting it would
+    /// round it.
     InexactNumber(String),
-    /// The number literal (given) is beyond the finite range of an `f64`
-    /// (it would become infinite, or zero for a non-zero literal).
+    /// The number literal (given, shortened like keys when long) is beyond the
+    /// finite range of an `f64` (it would become infinite, or zero for a
+    /// non-zero literal).
     NumberOutOfRange(String),
     /// Arrays/objects are nested deeper than the limit.
     TooDeep {
@@ -115,6 +119,9 @@ impl fmt::Display for ParseErrorKind {
 /// `duplicate key "a" at arguments.filters[2] (line 1, column 31)`. The path
 /// is rooted at `arguments` and names the value being parsed (for a duplicate
 /// key: the object holding it; between members: the enclosing container).
+///
+/// The message stays short whatever the input: long keys, number literals and
+/// paths are shortened (see [`crate::path`]), so a 10 MB literal is not echoed.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ParseError(Box<ErrorInner>);
 
@@ -563,7 +570,7 @@ impl<'a> Parser<'a> {
         };
         let existing = &self.members[frame.members_start..];
         if frame.dups.is_duplicate(existing, &key) {
-            let kind = ParseErrorKind::DuplicateKey(key.into());
+            let kind = ParseErrorKind::DuplicateKey(path::elide(&key).into_owned());
             return Err(self.fail((kind, start), false));
         }
         frame.key = key;
@@ -871,7 +878,10 @@ fn decimal_number(
     };
     let f = if negative { -f } else { f };
     if !f.is_finite() || f == 0.0 {
-        return Err((ParseErrorKind::NumberOutOfRange(literal.to_owned()), start));
+        return Err((
+            ParseErrorKind::NumberOutOfRange(path::elide(literal).into_owned()),
+            start,
+        ));
     }
     let n = Number::normalise_finite(f);
     let exact = match n {
@@ -888,7 +898,10 @@ fn decimal_number(
         N::Float(_) => shortest_is(f, mant, exp10) || exact_integral(f, literal),
     };
     if !exact {
-        return Err((ParseErrorKind::InexactNumber(literal.to_owned()), start));
+        return Err((
+            ParseErrorKind::InexactNumber(path::elide(literal).into_owned()),
+            start,
+        ));
     }
     Ok(Number(n))
 }
@@ -1182,7 +1195,10 @@ fn float_literal(literal: &str, negative: bool, start: usize) -> Result<Number, 
         return Err(syntax("invalid number", start));
     };
     if !f.is_finite() || f == 0.0 {
-        return Err((ParseErrorKind::NumberOutOfRange(literal.to_owned()), start));
+        return Err((
+            ParseErrorKind::NumberOutOfRange(path::elide(literal).into_owned()),
+            start,
+        ));
     }
     let n = Number::normalise_finite(f);
     let exact = match n {
@@ -1198,7 +1214,10 @@ fn float_literal(literal: &str, negative: bool, start: usize) -> Result<Number, 
         }
     };
     if !exact {
-        return Err((ParseErrorKind::InexactNumber(literal.to_owned()), start));
+        return Err((
+            ParseErrorKind::InexactNumber(path::elide(literal).into_owned()),
+            start,
+        ));
     }
     Ok(Number(n))
 }

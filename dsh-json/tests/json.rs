@@ -218,7 +218,7 @@ fn error_number_out_of_range() {
     let huge = format!("1{}", "0".repeat(400));
     assert_eq!(
         perr(&huge).kind(),
-        &ParseErrorKind::NumberOutOfRange(huge.clone())
+        &ParseErrorKind::NumberOutOfRange(format!("1{}…(401 bytes)", "0".repeat(63)))
     );
 }
 
@@ -647,10 +647,22 @@ fn hundred_thousand_deep_parses_on_small_stack() {
                 .kind(),
             &ParseErrorKind::TooDeep { limit: n - 1 }
         );
-        // Errors deep inside render the full path.
+        // Errors deep inside render the path's beginning and end around its
+        // length; a path up to the bound is rendered in full.
         let text = format!("{}-0{}", "[".repeat(1000), "]".repeat(1000));
         let e = parse_with(&text, &opts).unwrap_err();
-        assert_eq!(e.path(), format!("arguments{}", "[0]".repeat(1000)));
+        let full = format!("arguments{}", "[0]".repeat(1000));
+        assert_eq!(
+            e.path(),
+            format!(
+                "{}…(path of 3009 bytes)…{}",
+                &full[..128],
+                &full[full.len() - 128..]
+            )
+        );
+        let text = format!("{}-0{}", "[".repeat(80), "]".repeat(80));
+        let e = parse_with(&text, &opts).unwrap_err();
+        assert_eq!(e.path(), format!("arguments{}", "[0]".repeat(80)));
     });
 }
 
@@ -1599,8 +1611,71 @@ fn long_integers_exactly_held_by_an_f64_are_accepted() {
     ] {
         assert_eq!(
             perr(lit).kind(),
-            &ParseErrorKind::InexactNumber(lit.to_string()),
+            &ParseErrorKind::InexactNumber(dsh_json::path::elide(lit).into_owned()),
             "{lit}"
         );
     }
+}
+
+/// Every parse error message stays under this many bytes, whatever the input.
+const MESSAGE_BOUND: usize = 600;
+
+fn bounded(text: &str) -> ParseError {
+    let e = perr(text);
+    let msg = e.to_string();
+    assert!(
+        msg.len() < MESSAGE_BOUND,
+        "{} bytes: {}",
+        msg.len(),
+        &msg[..300]
+    );
+    e
+}
+
+#[test]
+fn huge_inputs_give_short_parse_errors() {
+    let ten_mb = 10 * 1024 * 1024;
+    // A 10 MB number literal, inexact and out of range.
+    let inexact = format!("{{\"n\":0.{}}}", "1".repeat(ten_mb));
+    let e = bounded(&inexact);
+    let ParseErrorKind::InexactNumber(lit) = e.kind() else {
+        panic!("{e}")
+    };
+    assert_eq!(lit, &format!("0.{}…({} bytes)", "1".repeat(62), ten_mb + 2));
+    let huge = format!("[{}]", "9".repeat(ten_mb));
+    let e = bounded(&huge);
+    assert!(
+        matches!(e.kind(), ParseErrorKind::NumberOutOfRange(_)),
+        "{e}"
+    );
+    assert!(e.to_string().starts_with(&format!(
+        "number {}…({ten_mb} bytes) is out of",
+        "9".repeat(64)
+    )));
+    // A 10 MB key, duplicated, and as a path segment.
+    let key = "k".repeat(ten_mb);
+    let e = bounded(&format!("{{\"{key}\":1,\"{key}\":2}}"));
+    assert_eq!(
+        e.kind(),
+        &ParseErrorKind::DuplicateKey(format!("{}…({ten_mb} bytes)", "k".repeat(64)))
+    );
+    let e = bounded(&format!("{{\"{key}\":[1,-0]}}"));
+    assert_eq!(
+        e.path(),
+        format!("arguments[\"{}…({ten_mb} bytes)\"][1]", "k".repeat(64))
+    );
+    // A path a million levels deep.
+    let deep = format!("{}-0{}", "[".repeat(1_000_000), "]".repeat(1_000_000));
+    let e = dsh_json::parse_with(&deep, &ParseOptions::with_max_depth(2_000_000)).unwrap_err();
+    assert_eq!(e.kind(), &ParseErrorKind::NegativeZero);
+    assert!(
+        e.to_string().len() < MESSAGE_BOUND,
+        "{}",
+        e.to_string().len()
+    );
+    assert!(
+        e.path().contains("…(path of 3000009 bytes)…"),
+        "{}",
+        e.path()
+    );
 }
