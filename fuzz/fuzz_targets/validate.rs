@@ -15,12 +15,22 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     let mut u = Unstructured::new(data);
     let Ok(s) = schema(&mut u, 4) else { return };
-    assert!(s.check("schema").is_ok(), "generated an invalid schema: {:?}", s.check("schema"));
-    let Ok(value) = value_for(&mut u, &s, 5) else { return };
+    assert!(
+        s.check("schema").is_ok(),
+        "generated an invalid schema: {:?}",
+        s.check("schema")
+    );
+    let Ok(value) = value_for(&mut u, &s, 5) else {
+        return;
+    };
 
     let ours = validate_labeled(&s, &value, "value", true);
     let reported = report_all(&s, &value, "value", true);
-    assert_eq!(reported.is_empty(), ours.is_ok(), "passes disagree: {reported:?}");
+    assert_eq!(
+        reported.is_empty(),
+        ours.is_ok(),
+        "passes disagree: {reported:?}"
+    );
     if let Err(v) = &ours {
         assert_eq!(v, &reported);
         assert!(v.len() <= MAX_REPORTED_VIOLATIONS);
