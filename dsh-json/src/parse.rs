@@ -895,7 +895,11 @@ fn decimal_number(
         N::Float(_) if pow10_exceeds_ulp(f, exp10) => true,
         // No shortest representation has more than 17 digits.
         N::Float(_) if mant >= 100_000_000_000_000_000 => exact_integral(f, literal),
-        N::Float(_) => shortest_is(f, mant, exp10) || exact_integral(f, literal),
+        N::Float(_) => match shortest_is_exact(f.abs(), mant, exp10) {
+            Some(true) => true,
+            Some(false) => exact_integral(f, literal),
+            None => shortest_is(f, mant, exp10) || exact_integral(f, literal),
+        },
     };
     if !exact {
         return Err((
@@ -964,6 +968,78 @@ fn pow10_exceeds_ulp(f: f64, exp10: i64) -> bool {
     const LOG2_10_FIX40: i64 = 3_652_498_566_964; // log2(10) * 2^40
     let floor_log2 = (exp10 * LOG2_10_FIX40) >> 40;
     e - 52 <= floor_log2
+}
+
+/// Compares `a * 10^p` with `b * 2^t` exactly in 128-bit arithmetic; `None` when the
+/// operands do not fit (then the caller takes the general path).
+fn cmp_dec_bin(a: u128, p: i64, b: u128, t: i64) -> Option<std::cmp::Ordering> {
+    let k = usize::try_from(p.unsigned_abs()).ok()?;
+    let pow5 = u128::from(*POW5_U64.get(k)?);
+    // a * 5^p * 2^p versus b * 2^t, with the power of five moved to the side where
+    // it is a factor: then x versus y * 2^d.
+    let (x, y) = if p >= 0 {
+        (a.checked_mul(pow5)?, b)
+    } else {
+        (a, b.checked_mul(pow5)?)
+    };
+    let d = t - p;
+    let shift = |v: u128, by: i64| -> Option<u128> {
+        let by = u32::try_from(by).ok()?;
+        (v.leading_zeros() > by).then(|| v << by)
+    };
+    Some(if d >= 0 {
+        x.cmp(&shift(y, d)?)
+    } else {
+        shift(x, -d)?.cmp(&y)
+    })
+}
+
+/// Whether `mant * 10^exp10` (no trailing zero in `mant`, rounding to the positive
+/// normal `f`) is the shortest round-trip decimal of `f`, decided exactly without
+/// formatting: it is iff no decimal with fewer digits rounds to `f` (the two nearest
+/// such decimals bracket every other one) and it is strictly the closest decimal with
+/// its own number of digits to `f`. `None` when the arithmetic does not fit 128 bits or
+/// on an exact tie (the caller then formats with `ryu`).
+fn shortest_is_exact(f: f64, mant: u64, exp10: i64) -> Option<bool> {
+    use std::cmp::Ordering::{Equal, Greater, Less};
+    if !f.is_normal() || mant < 10 {
+        return None;
+    }
+    let bits = f.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i64;
+    let m = u128::from((bits & ((1 << 52) - 1)) | (1 << 52));
+    let e = biased - 1075;
+    // The reals that round to `f` (ties to even: bounds included when `m` is even).
+    let inclusive = m % 2 == 0;
+    let (lo_m, lo_e) = if m == 1 << 52 && biased > 1 {
+        (4 * m - 1, e - 2)
+    } else {
+        (2 * m - 1, e - 1)
+    };
+    let (hi_m, hi_e) = (2 * m + 1, e - 1);
+    let inside = |a: u128, p: i64| -> Option<bool> {
+        let above = cmp_dec_bin(a, p, lo_m, lo_e)?;
+        let below = cmp_dec_bin(a, p, hi_m, hi_e)?;
+        Some(if inclusive {
+            above != Less && below != Greater
+        } else {
+            above == Greater && below == Less
+        })
+    };
+    let shorter = u128::from(mant / 10);
+    if inside(shorter, exp10 + 1)? || inside(shorter + 1, exp10 + 1)? {
+        return Some(false);
+    }
+    // |L - f| < 10^exp10 / 2, i.e. (2M-1) 10^exp10 < 2f < (2M+1) 10^exp10.
+    let twice = u128::from(mant) * 2;
+    match (
+        cmp_dec_bin(twice - 1, exp10, m, e + 1)?,
+        cmp_dec_bin(twice + 1, exp10, m, e + 1)?,
+    ) {
+        (Less, Greater) => Some(true),
+        (Equal, _) | (_, Equal) => None,
+        _ => Some(false),
+    }
 }
 
 /// Whether the shortest round-trip decimal of `f` is `mant * 10^exp10` (with
@@ -1304,6 +1380,78 @@ mod fast_float_tests {
                 prop_assert!(shortest_is(f, mant, exp10), "{}", lit);
             }
         }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(50_000))]
+
+        /// The exact shortest-form decision agrees with formatting by ryu.
+        #[test]
+        fn exact_shortest_agrees_with_ryu(
+            mant in prop_oneof![
+                10_000_000_000_000_000u64..100_000_000_000_000_000,
+                1_000_000_000_000_000u64..10_000_000_000_000_000,
+                10u64..1_000_000_000_000_000,
+            ],
+            exp10 in prop_oneof![-40i64..=10, -330i64..=300],
+            // Also literals that are the shortest form of a random double.
+            from_double in any::<bool>(),
+            bits in any::<u64>(),
+        ) {
+            let (mut mant, mut exp10) = (mant, exp10);
+            if from_double {
+                let f = f64::from_bits(bits & !(1 << 63));
+                prop_assume!(f.is_normal());
+                let mut buf = ryu::Buffer::new();
+                let d = Decimal::of(buf.format_finite(f));
+                prop_assume!(!d.overflow && d.len > 0);
+                mant = d.digits[..d.len].iter().fold(0, |m, &x| m * 10 + u64::from(x));
+                exp10 = d.exp;
+            }
+            while mant.is_multiple_of(10) {
+                mant /= 10;
+                exp10 += 1;
+            }
+            let lit = format!("{mant}e{exp10}");
+            let f: f64 = lit.parse().unwrap();
+            prop_assume!(f.is_normal());
+            if let Some(fast) = shortest_is_exact(f, mant, exp10) {
+                prop_assert_eq!(fast, shortest_is(f, mant, exp10), "{}", lit);
+            }
+        }
+    }
+
+    #[test]
+    fn exact_shortest_decides_typical_literals() {
+        // Shortest forms of doubles: 17 and 16 digits.
+        for lit in [
+            "0.12345678901234568",
+            "0.5476834209876543",
+            "3.141592653589793",
+        ] {
+            let d = Decimal::of(lit);
+            let mant = d.digits[..d.len]
+                .iter()
+                .fold(0u64, |m, &x| m * 10 + u64::from(x));
+            let f: f64 = lit.parse().unwrap();
+            assert_eq!(shortest_is_exact(f, mant, d.exp), Some(true), "{lit}");
+        }
+        // Rounds to 0.1, whose shortest form is shorter.
+        assert_eq!(
+            shortest_is_exact(0.1, 10_000_000_000_000_001, -17),
+            Some(false)
+        );
+        // Rounds to 0.12345678901234566 but is not the closest 17-digit decimal.
+        let f: f64 = "0.12345678901234567".parse().unwrap();
+        assert_eq!(f, 0.12345678901234566);
+        assert_eq!(
+            shortest_is_exact(f, 12_345_678_901_234_567, -17),
+            Some(false)
+        );
+        assert_eq!(
+            shortest_is_exact(f, 12_345_678_901_234_566, -17),
+            Some(true)
+        );
     }
 
     #[test]
