@@ -45,15 +45,19 @@ impl Default for ParseOptions {
 pub enum ParseErrorKind {
     /// The text is not JSON here; the message says what was expected.
     Syntax(String),
-    /// The key occurs twice in one object (compared after unescaping).
+    /// The key occurs twice in one object (compared after unescaping). A key
+    /// longer than [`path::MAX_ECHO_CHARS`](crate::path::MAX_ECHO_CHARS)
+    /// characters is given shortened by [`path::elide`](crate::path::elide).
     DuplicateKey(String),
     /// `-0`, `-0.0`, `-0e5`, …: JSON data cannot carry a negative zero losslessly.
     NegativeZero,
-    /// The number literal (given) has more precision than an `i64`, `u64` or
-    /// `f64` holds, so accepting it would round it.
+    /// The number literal (given, shortened like keys when long) has more
+    /// precision than an `i64`, `u64` or `f64` holds, so accepting it would
+    /// round it.
     InexactNumber(String),
-    /// The number literal (given) is beyond the finite range of an `f64`
-    /// (it would become infinite, or zero for a non-zero literal).
+    /// The number literal (given, shortened like keys when long) is beyond the
+    /// finite range of an `f64` (it would become infinite, or zero for a
+    /// non-zero literal).
     NumberOutOfRange(String),
     /// Arrays/objects are nested deeper than the limit.
     TooDeep {
@@ -115,6 +119,9 @@ impl fmt::Display for ParseErrorKind {
 /// `duplicate key "a" at arguments.filters[2] (line 1, column 31)`. The path
 /// is rooted at `arguments` and names the value being parsed (for a duplicate
 /// key: the object holding it; between members: the enclosing container).
+///
+/// The message stays short whatever the input: long keys, number literals and
+/// paths are shortened (see [`crate::path`]), so a 10 MB literal is not echoed.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ParseError(Box<ErrorInner>);
 
@@ -196,6 +203,10 @@ impl std::error::Error for ParseError {}
 ///   trailing zeros and the placement of the exponent). Literals whose value
 ///   is an integer in `i64::MIN..=u64::MAX` become that integer exactly,
 ///   whatever their spelling (`2.0` and `1e2` are the integers 2 and 100).
+///   An integral literal beyond that range is accepted when the nearest
+///   `f64` is exactly that integer, however many digits it is written with
+///   (`1180591620717411303424`, which is 2^70, but not
+///   `1180591620717411303425`).
 ///   So `0.1`, `1.5e3`, `2.0`, `1.0e2`, `-3.25`, `1e300` and
 ///   `100000000000000000000000` are accepted, while `3.141592653589793238`,
 ///   `12345678901234567890123` and `12345678901234567890123.0` fail with
@@ -298,14 +309,43 @@ struct Parser<'a> {
 const WORD_ONES: u64 = 0x0101_0101_0101_0101;
 const WORD_HIGHS: u64 = 0x8080_8080_8080_8080;
 
-/// Whether any byte of `w` is `"`, `\` or below 0x20.
+/// The high bit of each byte of `w` (little-endian) that is `"`, `\` or below
+/// 0x20 is set in the result, except that bytes above the first such byte may be
+/// flagged spuriously (borrows propagate upwards): the *lowest* set bit is
+/// always exact, which is all [`scan_string`] uses.
 #[inline]
-fn word_needs_attention(w: u64) -> bool {
+fn attention_mask(w: u64) -> u64 {
     let quote = w ^ (WORD_ONES * u64::from(b'"'));
     let backslash = w ^ (WORD_ONES * u64::from(b'\\'));
-    let has_zero = |v: u64| v.wrapping_sub(WORD_ONES) & !v & WORD_HIGHS;
-    let below_space = w.wrapping_sub(WORD_ONES * 0x20) & !w & WORD_HIGHS;
-    (has_zero(quote) | has_zero(backslash) | below_space) != 0
+    let has_zero = |v: u64| v.wrapping_sub(WORD_ONES) & !v;
+    let below_space = w.wrapping_sub(WORD_ONES * 0x20) & !w;
+    (has_zero(quote) | has_zero(backslash) | below_space) & WORD_HIGHS
+}
+
+/// Whether `b` ends a run of plain string bytes: `"`, `\` or a control byte.
+#[inline]
+fn needs_attention(b: u8) -> bool {
+    b == b'"' || b == b'\\' || b < 0x20
+}
+
+/// The offset of the first `"`, `\` or control byte (below 0x20) at or after
+/// `i`, or `bytes.len()` if there is none. Scans eight bytes at a time.
+#[inline]
+fn scan_string(bytes: &[u8], mut i: usize) -> usize {
+    while let Some(chunk) = bytes.get(i..).and_then(<[u8]>::first_chunk::<8>) {
+        let mask = attention_mask(u64::from_le_bytes(*chunk));
+        if mask != 0 {
+            return i + (mask.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while let Some(&b) = bytes.get(i) {
+        if needs_attention(b) {
+            return i;
+        }
+        i += 1;
+    }
+    i
 }
 
 impl<'a> Parser<'a> {
@@ -469,7 +509,13 @@ impl<'a> Parser<'a> {
                         Some(b'}') => {
                             self.pos += 1;
                             self.frames.pop();
-                            let entries = self.members.split_off(members_start);
+                            // The outermost container takes the whole stack
+                            // (no copy); inner ones split their part off.
+                            let entries = if self.frames.is_empty() {
+                                std::mem::take(&mut self.members)
+                            } else {
+                                self.members.split_off(members_start)
+                            };
                             value = Value::Object(Object::from_unique(entries));
                         }
                         None => return Err(self.fail((ParseErrorKind::Eof, self.pos), false)),
@@ -489,7 +535,11 @@ impl<'a> Parser<'a> {
                         Some(b']') => {
                             self.pos += 1;
                             self.frames.pop();
-                            let items = self.values.split_off(values_start);
+                            let items = if self.frames.is_empty() {
+                                std::mem::take(&mut self.values)
+                            } else {
+                                self.values.split_off(values_start)
+                            };
                             value = Value::Array(Array::from(items));
                         }
                         None => return Err(self.fail((ParseErrorKind::Eof, self.pos), false)),
@@ -520,7 +570,7 @@ impl<'a> Parser<'a> {
         };
         let existing = &self.members[frame.members_start..];
         if frame.dups.is_duplicate(existing, &key) {
-            let kind = ParseErrorKind::DuplicateKey(key.into());
+            let kind = ParseErrorKind::DuplicateKey(path::elide(&key).into_owned());
             return Err(self.fail((kind, start), false));
         }
         frame.key = key;
@@ -559,27 +609,16 @@ impl<'a> Parser<'a> {
     fn parse_string(&mut self) -> Result<Box<str>, Fail> {
         let bytes = self.bytes;
         let start = self.pos + 1;
-        let mut i = start;
         // Fast path: no escapes, copy the slice.
-        loop {
-            while let Some(chunk) = bytes.get(i..i + 8) {
-                let mut w = [0u8; 8];
-                w.copy_from_slice(chunk);
-                if word_needs_attention(u64::from_le_bytes(w)) {
-                    break;
-                }
-                i += 8;
+        let i = scan_string(bytes, start);
+        match bytes.get(i) {
+            None => return Err((ParseErrorKind::Eof, bytes.len())),
+            Some(b'"') => {
+                self.pos = i + 1;
+                return Ok(Box::from(&self.text[start..i]));
             }
-            match bytes.get(i) {
-                None => return Err((ParseErrorKind::Eof, bytes.len())),
-                Some(b'"') => {
-                    self.pos = i + 1;
-                    return Ok(Box::from(&self.text[start..i]));
-                }
-                Some(b'\\') => break,
-                Some(&b) if b < 0x20 => return Err((ParseErrorKind::ControlCharacter, i)),
-                Some(_) => i += 1,
-            }
+            Some(b'\\') => {}
+            Some(_) => return Err((ParseErrorKind::ControlCharacter, i)),
         }
         // Slow path: unescape into the scratch buffer.
         let mut out = std::mem::take(&mut self.scratch);
@@ -646,21 +685,11 @@ impl<'a> Parser<'a> {
             }
             // Copy the run up to the next quote, backslash or control byte.
             let run_start = i;
-            loop {
-                while let Some(chunk) = bytes.get(i..i + 8) {
-                    let mut w = [0u8; 8];
-                    w.copy_from_slice(chunk);
-                    if word_needs_attention(u64::from_le_bytes(w)) {
-                        break;
-                    }
-                    i += 8;
-                }
-                match bytes.get(i) {
-                    None => return Err((ParseErrorKind::Eof, bytes.len())),
-                    Some(b'"') | Some(b'\\') => break,
-                    Some(&b) if b < 0x20 => return Err((ParseErrorKind::ControlCharacter, i)),
-                    Some(_) => i += 1,
-                }
+            i = scan_string(bytes, i);
+            match bytes.get(i) {
+                None => return Err((ParseErrorKind::Eof, bytes.len())),
+                Some(b'"') | Some(b'\\') => {}
+                Some(_) => return Err((ParseErrorKind::ControlCharacter, i)),
             }
             out.push_str(&self.text[run_start..i]);
             if bytes[i] == b'"' {
@@ -696,53 +725,56 @@ impl<'a> Parser<'a> {
         if negative {
             i += 1;
         }
-        // The significant digits (without leading zeros) as an integer, while
-        // there are at most 19 of them; `long` records that there were more.
+        // All digits of the integer and fraction parts are accumulated into
+        // `mant` (wrapping); it is exact when there are at most 19 of them.
+        // Longer literals take the general path.
         let mut mant: u64 = 0;
-        let mut sig: u32 = 0;
-        let mut long = false;
-        match bytes.get(i) {
-            Some(b'0') => {
-                i += 1;
-                if matches!(bytes.get(i), Some(b'0'..=b'9')) {
-                    return Err(syntax("leading zeros are not allowed in numbers", i - 1));
-                }
+        let int_start = i;
+        while let Some(&b) = bytes.get(i) {
+            let d = b.wrapping_sub(b'0');
+            if d > 9 {
+                break;
             }
-            Some(b'1'..=b'9') => {
-                while let Some(&d @ b'0'..=b'9') = bytes.get(i) {
-                    if sig < 19 {
-                        mant = mant * 10 + u64::from(d - b'0');
-                        sig += 1;
-                    } else {
-                        long = true;
-                    }
-                    i += 1;
-                }
+            mant = mant.wrapping_mul(10).wrapping_add(u64::from(d));
+            i += 1;
+        }
+        let int_len = i - int_start;
+        match int_len {
+            0 => {
+                return match bytes.get(i) {
+                    Some(_) => Err(syntax("expected a digit after `-`", i)),
+                    None => Err((ParseErrorKind::Eof, bytes.len())),
+                };
             }
-            Some(_) => return Err(syntax("expected a digit after `-`", i)),
-            None => return Err((ParseErrorKind::Eof, bytes.len())),
+            1 => {}
+            _ if bytes[int_start] == b'0' => {
+                return Err(syntax(
+                    "leading zeros are not allowed in numbers",
+                    int_start,
+                ));
+            }
+            _ => {}
         }
         let mut is_int = true;
-        let mut frac_len: i64 = 0;
+        let mut frac_len: usize = 0;
         if bytes.get(i) == Some(&b'.') {
             is_int = false;
             i += 1;
-            match bytes.get(i) {
-                Some(b'0'..=b'9') => {}
-                Some(_) => return Err(syntax("expected a digit after the decimal point", i)),
-                None => return Err((ParseErrorKind::Eof, bytes.len())),
-            }
-            while let Some(&d @ b'0'..=b'9') = bytes.get(i) {
-                if sig == 0 && d == b'0' {
-                    // Leading zero: not significant.
-                } else if sig < 19 {
-                    mant = mant * 10 + u64::from(d - b'0');
-                    sig += 1;
-                } else {
-                    long = true;
+            let frac_start = i;
+            while let Some(&b) = bytes.get(i) {
+                let d = b.wrapping_sub(b'0');
+                if d > 9 {
+                    break;
                 }
-                frac_len += 1;
+                mant = mant.wrapping_mul(10).wrapping_add(u64::from(d));
                 i += 1;
+            }
+            frac_len = i - frac_start;
+            if frac_len == 0 {
+                return match bytes.get(i) {
+                    Some(_) => Err(syntax("expected a digit after the decimal point", i)),
+                    None => Err((ParseErrorKind::Eof, bytes.len())),
+                };
             }
         }
         let mut exp: i64 = 0;
@@ -771,9 +803,8 @@ impl<'a> Parser<'a> {
             }
         }
         self.pos = i;
-        let literal = &self.text[start..i];
-        if long {
-            return float_literal(literal, negative, start);
+        if int_len + frac_len > 19 {
+            return float_literal(&self.text[start..i], negative, start);
         }
         if is_int {
             if !negative {
@@ -786,7 +817,9 @@ impl<'a> Parser<'a> {
                 return Ok(Number(N::NegInt(0i64.wrapping_sub(mant as i64))));
             }
         }
-        decimal_number(mant, exp - frac_len, negative, literal, start)
+        // `frac_len` is at most 19 here.
+        let exp10 = exp - frac_len as i64;
+        decimal_number(mant, exp10, negative, &self.text[start..i], start)
     }
 }
 
@@ -830,20 +863,25 @@ fn decimal_number(
         }
     }
     // Correctly rounded: exact operands and a single rounding (Clinger's fast
-    // path); otherwise the standard library's parser.
+    // path), exact 128-bit arithmetic, or else the standard library's parser.
     let f = if mant <= 1u64 << 53 && (-22..=22).contains(&exp10) {
         let m = mant as f64;
         let p = POW10_F64[exp10.unsigned_abs() as usize];
-        let f = if exp10 >= 0 { m * p } else { m / p };
-        if negative { -f } else { f }
+        if exp10 >= 0 { m * p } else { m / p }
+    } else if let Some(f) = mul_pow10_u128(mant, exp10) {
+        f
     } else {
         match literal.parse::<f64>() {
-            Ok(f) => f,
+            Ok(f) => f.abs(),
             Err(_) => return Err(syntax("invalid number", start)),
         }
     };
+    let f = if negative { -f } else { f };
     if !f.is_finite() || f == 0.0 {
-        return Err((ParseErrorKind::NumberOutOfRange(literal.to_owned()), start));
+        return Err((
+            ParseErrorKind::NumberOutOfRange(path::elide(literal).into_owned()),
+            start,
+        ));
     }
     let n = Number::normalise_finite(f);
     let exact = match n {
@@ -852,14 +890,156 @@ fn decimal_number(
         // Any decimal with at most 15 significant digits in the normal range
         // survives decimal -> f64 -> shortest decimal unchanged.
         N::Float(_) if mant < 1_000_000_000_000_000 && f.is_normal() => true,
+        // The literal's digit step exceeds the float's spacing, so it is the
+        // only decimal this short that rounds to `f`: it is the shortest.
+        N::Float(_) if pow10_exceeds_ulp(f, exp10) => true,
         // No shortest representation has more than 17 digits.
         N::Float(_) if mant >= 100_000_000_000_000_000 => exact_integral(f, literal),
-        N::Float(_) => shortest_is(f, mant, exp10) || exact_integral(f, literal),
+        N::Float(_) => match shortest_is_exact(f.abs(), mant, exp10) {
+            Some(true) => true,
+            Some(false) => exact_integral(f, literal),
+            None => shortest_is(f, mant, exp10) || exact_integral(f, literal),
+        },
     };
     if !exact {
-        return Err((ParseErrorKind::InexactNumber(literal.to_owned()), start));
+        return Err((
+            ParseErrorKind::InexactNumber(path::elide(literal).into_owned()),
+            start,
+        ));
     }
     Ok(Number(n))
+}
+
+/// `5^k` for `k` in `0..=27` (all below 2^63).
+const POW5_U64: [u64; 28] = {
+    let mut t = [1u64; 28];
+    let mut k = 1;
+    while k < 28 {
+        t[k] = t[k - 1] * 5;
+        k += 1;
+    }
+    t
+};
+
+/// `mant * 10^exp10`, correctly rounded to the nearest `f64` (ties to even),
+/// for `exp10` in `-27..=27`, by exact 128-bit integer arithmetic; `None`
+/// outside that range. `mant` must not be zero.
+fn mul_pow10_u128(mant: u64, exp10: i64) -> Option<f64> {
+    let k = usize::try_from(exp10.unsigned_abs()).ok()?;
+    let pow5 = u128::from(*POW5_U64.get(k)?);
+    if exp10 >= 0 {
+        // mant * 5^k < 2^64 * 2^63 is exact; the conversion rounds once and
+        // the power-of-two scaling is exact (no overflow this small).
+        let p = u128::from(mant) * pow5;
+        return Some(p as f64 * f64::from_bits((1023 + k as u64) << 52));
+    }
+    // mant / (5^k * 2^k): shift `mant` to the top of a u128 so the quotient
+    // keeps at least 64 significant bits, then fold the remainder into a
+    // sticky bit, so that the single rounding in the conversion sees whether
+    // anything was cut off.
+    let shift = mant.leading_zeros() + 63;
+    let n = u128::from(mant) << shift;
+    let q = n / pow5;
+    let sticky = u128::from(n - q * pow5 != 0);
+    let scale = u64::from(shift) + k as u64;
+    // 2^-scale with scale <= 126 + 27 is a normal f64; the result is at
+    // least 1e-27, far from the subnormal range, so the scaling is exact.
+    Some((q | sticky) as f64 * f64::from_bits((1023 - scale) << 52))
+}
+
+/// Whether `10^exp10 > ulp(f)` for a normal, finite `f`. Then any other
+/// decimal with no more significant digits than `m * 10^exp10` (where
+/// `m * 10^exp10` rounds to `f` and `m` has no trailing zero) is at least
+/// `10^exp10` away from it, hence more than half an ulp from `f`: the
+/// literal is the only such decimal that rounds to `f`, i.e. its shortest
+/// form.
+fn pow10_exceeds_ulp(f: f64, exp10: i64) -> bool {
+    if !f.is_normal() || !(-400..=400).contains(&exp10) {
+        return false;
+    }
+    // ulp(f) = 2^(e - 52) with e the unbiased binary exponent.
+    let e = ((f.to_bits() >> 52) & 0x7ff) as i64 - 1023;
+    if exp10 == 0 {
+        return e - 52 < 0;
+    }
+    // floor(exp10 * log2(10)); the product is never an integer for exp10 != 0
+    // and is at least 1e-3 away from one for |exp10| <= 400, far more than
+    // the error of this 2^-40 fixed-point constant.
+    const LOG2_10_FIX40: i64 = 3_652_498_566_964; // log2(10) * 2^40
+    let floor_log2 = (exp10 * LOG2_10_FIX40) >> 40;
+    e - 52 <= floor_log2
+}
+
+/// Compares `a * 10^p` with `b * 2^t` exactly in 128-bit arithmetic; `None` when the
+/// operands do not fit (then the caller takes the general path).
+fn cmp_dec_bin(a: u128, p: i64, b: u128, t: i64) -> Option<std::cmp::Ordering> {
+    let k = usize::try_from(p.unsigned_abs()).ok()?;
+    let pow5 = u128::from(*POW5_U64.get(k)?);
+    // a * 5^p * 2^p versus b * 2^t, with the power of five moved to the side where
+    // it is a factor: then x versus y * 2^d.
+    let (x, y) = if p >= 0 {
+        (a.checked_mul(pow5)?, b)
+    } else {
+        (a, b.checked_mul(pow5)?)
+    };
+    let d = t - p;
+    let shift = |v: u128, by: i64| -> Option<u128> {
+        let by = u32::try_from(by).ok()?;
+        (v.leading_zeros() > by).then(|| v << by)
+    };
+    Some(if d >= 0 {
+        x.cmp(&shift(y, d)?)
+    } else {
+        shift(x, -d)?.cmp(&y)
+    })
+}
+
+/// Whether `mant * 10^exp10` (no trailing zero in `mant`, rounding to the positive
+/// normal `f`) is the shortest round-trip decimal of `f`, decided exactly without
+/// formatting: it is iff no decimal with fewer digits rounds to `f` (the two nearest
+/// such decimals bracket every other one) and it is strictly the closest decimal with
+/// its own number of digits to `f`. `None` when the arithmetic does not fit 128 bits or
+/// on an exact tie (the caller then formats with `ryu`).
+fn shortest_is_exact(f: f64, mant: u64, exp10: i64) -> Option<bool> {
+    use std::cmp::Ordering::{Equal, Greater, Less};
+    if !f.is_normal() || mant < 10 {
+        return None;
+    }
+    let bits = f.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i64;
+    let m = u128::from((bits & ((1 << 52) - 1)) | (1 << 52));
+    let e = biased - 1075;
+    // The reals that round to `f` (ties to even: bounds included when `m` is even).
+    let inclusive = m % 2 == 0;
+    let (lo_m, lo_e) = if m == 1 << 52 && biased > 1 {
+        (4 * m - 1, e - 2)
+    } else {
+        (2 * m - 1, e - 1)
+    };
+    let (hi_m, hi_e) = (2 * m + 1, e - 1);
+    let inside = |a: u128, p: i64| -> Option<bool> {
+        let above = cmp_dec_bin(a, p, lo_m, lo_e)?;
+        let below = cmp_dec_bin(a, p, hi_m, hi_e)?;
+        Some(if inclusive {
+            above != Less && below != Greater
+        } else {
+            above == Greater && below == Less
+        })
+    };
+    let shorter = u128::from(mant / 10);
+    if inside(shorter, exp10 + 1)? || inside(shorter + 1, exp10 + 1)? {
+        return Some(false);
+    }
+    // |L - f| < 10^exp10 / 2, i.e. (2M-1) 10^exp10 < 2f < (2M+1) 10^exp10.
+    let twice = u128::from(mant) * 2;
+    match (
+        cmp_dec_bin(twice - 1, exp10, m, e + 1)?,
+        cmp_dec_bin(twice + 1, exp10, m, e + 1)?,
+    ) {
+        (Less, Greater) => Some(true),
+        (Equal, _) | (_, Equal) => None,
+        _ => Some(false),
+    }
 }
 
 /// Whether the shortest round-trip decimal of `f` is `mant * 10^exp10` (with
@@ -867,30 +1047,28 @@ fn decimal_number(
 fn shortest_is(f: f64, mant: u64, exp10: i64) -> bool {
     let mut buf = ryu::Buffer::new();
     let s = buf.format_finite(f.abs()).as_bytes();
+    // `ryu` writes at most 17 significant digits, plus at most 16 leading or
+    // trailing zeros (`0.0001234`, `1000000000000000.0`): the digits fit a
+    // u64 because leading zeros add nothing.
     let mut m: u64 = 0;
     let mut frac: i64 = 0;
     let mut in_frac = false;
-    let mut i = 0;
-    while let Some(&b) = s.get(i) {
-        match b {
-            b'0'..=b'9' => {
-                // At most 17 significant digits plus zeros: fits a u64 once
-                // leading zeros are skipped.
-                if m != 0 || b != b'0' {
-                    m = m.wrapping_mul(10).wrapping_add(u64::from(b - b'0'));
-                }
-                if in_frac {
-                    frac += 1;
-                }
-            }
-            b'.' => in_frac = true,
-            _ => break,
+    let mut rest: &[u8] = &[];
+    for (k, &b) in s.iter().enumerate() {
+        let d = b.wrapping_sub(b'0');
+        if d <= 9 {
+            m = m.wrapping_mul(10).wrapping_add(u64::from(d));
+            frac += i64::from(in_frac);
+        } else if b == b'.' {
+            in_frac = true;
+        } else {
+            rest = &s[k..];
+            break;
         }
-        i += 1;
     }
     let mut e: i64 = 0;
-    if s.get(i) == Some(&b'e') {
-        let text = std::str::from_utf8(&s[i + 1..]).unwrap_or("0");
+    if let [b'e', exp @ ..] = rest {
+        let text = std::str::from_utf8(exp).unwrap_or("0");
         e = text.parse().unwrap_or(0);
     }
     let mut e = e - frac;
@@ -906,9 +1084,54 @@ fn shortest_is(f: f64, mant: u64, exp10: i64) -> bool {
 
 /// Whether `f` is an integral `f64` whose exact value is the literal's value
 /// (e.g. `18446744073709551616`, which is 2^64 exactly though not its shortest
-/// form). Formatting with an explicit precision prints the exact value.
+/// form, or 2^70 written out in 22 digits). Formatting with an explicit
+/// precision prints the exact value, so any number of digits compares
+/// exactly.
 fn exact_integral(f: f64, literal: &str) -> bool {
-    f.fract() == 0.0 && Decimal::of(literal).same_value(&Decimal::of(&format!("{f:.0}")))
+    if f.fract() != 0.0 {
+        return false;
+    }
+    let exact = format!("{:.0}", f.abs());
+    let (a_digits, a_exp) = normal_form(literal);
+    let (b_digits, b_exp) = normal_form(&exact);
+    a_exp == b_exp && a_digits.eq(b_digits)
+}
+
+/// The normal form of a number literal of any length: its significant digits
+/// (no leading or trailing zeros) and the power of ten of the last one, or
+/// `None` for the exponent when the value is zero or the exponent is beyond
+/// any `f64`.
+fn normal_form(literal: &str) -> (impl Iterator<Item = u8> + '_, Option<i64>) {
+    let body = literal.strip_prefix('-').unwrap_or(literal);
+    let (mantissa, exp) = match body.find(['e', 'E']) {
+        Some(k) => (&body[..k], body[k + 1..].parse::<i64>().ok()),
+        None => (body, Some(0)),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = int.bytes().chain(frac.bytes());
+    let total = int.len() + frac.len();
+    let leading = int
+        .bytes()
+        .chain(frac.bytes())
+        .take_while(|&b| b == b'0')
+        .count();
+    let trailing = frac
+        .bytes()
+        .rev()
+        .chain(int.bytes().rev())
+        .take_while(|&b| b == b'0')
+        .count();
+    if leading == total {
+        return (digits.skip(total).take(0), None);
+    }
+    let sig = total - leading - trailing;
+    // The last significant digit's power of ten.
+    let exp = exp.and_then(|e| {
+        let frac_len = i64::try_from(frac.len()).ok()?;
+        let trailing = i64::try_from(trailing).ok()?;
+        e.checked_sub(frac_len)?.checked_add(trailing)
+    });
+    (digits.skip(leading).take(sig), exp)
 }
 
 /// The decimal value of a number literal in normal form: significant digits
@@ -1048,7 +1271,10 @@ fn float_literal(literal: &str, negative: bool, start: usize) -> Result<Number, 
         return Err(syntax("invalid number", start));
     };
     if !f.is_finite() || f == 0.0 {
-        return Err((ParseErrorKind::NumberOutOfRange(literal.to_owned()), start));
+        return Err((
+            ParseErrorKind::NumberOutOfRange(path::elide(literal).into_owned()),
+            start,
+        ));
     }
     let n = Number::normalise_finite(f);
     let exact = match n {
@@ -1064,7 +1290,10 @@ fn float_literal(literal: &str, negative: bool, start: usize) -> Result<Number, 
         }
     };
     if !exact {
-        return Err((ParseErrorKind::InexactNumber(literal.to_owned()), start));
+        return Err((
+            ParseErrorKind::InexactNumber(path::elide(literal).into_owned()),
+            start,
+        ));
     }
     Ok(Number(n))
 }
@@ -1110,6 +1339,129 @@ mod tests {
                 assert!(exact_slow(&lit), "{lit}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod fast_float_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+
+        /// The 128-bit conversion is the standard library's correctly rounded parse.
+        #[test]
+        fn mul_pow10_u128_is_correctly_rounded(
+            mant in prop_oneof![1u64..=u64::MAX, 1u64..(1 << 53), 1_000_000_000_000_000u64..100_000_000_000_000_000],
+            exp10 in -27i64..=27,
+        ) {
+            let fast = mul_pow10_u128(mant, exp10).unwrap();
+            let slow: f64 = format!("{mant}e{exp10}").parse().unwrap();
+            prop_assert_eq!(fast.to_bits(), slow.to_bits(), "{}e{}", mant, exp10);
+        }
+
+        /// When the shortcut says the literal is the shortest form, ryu agrees.
+        #[test]
+        fn pow10_shortcut_agrees_with_ryu(
+            mant in prop_oneof![1_000_000_000_000_000u64..10_000_000_000_000_000, 1u64..=u64::MAX],
+            exp10 in prop_oneof![-40i64..=40, -330i64..=310],
+        ) {
+            let mut mant = mant;
+            let mut exp10 = exp10;
+            while mant.is_multiple_of(10) {
+                mant /= 10;
+                exp10 += 1;
+            }
+            let lit = format!("{mant}e{exp10}");
+            let f: f64 = lit.parse().unwrap();
+            prop_assume!(f.is_normal());
+            if pow10_exceeds_ulp(f, exp10) {
+                prop_assert!(shortest_is(f, mant, exp10), "{}", lit);
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(50_000))]
+
+        /// The exact shortest-form decision agrees with formatting by ryu.
+        #[test]
+        fn exact_shortest_agrees_with_ryu(
+            mant in prop_oneof![
+                10_000_000_000_000_000u64..100_000_000_000_000_000,
+                1_000_000_000_000_000u64..10_000_000_000_000_000,
+                10u64..1_000_000_000_000_000,
+            ],
+            exp10 in prop_oneof![-40i64..=10, -330i64..=300],
+            // Also literals that are the shortest form of a random double.
+            from_double in any::<bool>(),
+            bits in any::<u64>(),
+        ) {
+            let (mut mant, mut exp10) = (mant, exp10);
+            if from_double {
+                let f = f64::from_bits(bits & !(1 << 63));
+                prop_assume!(f.is_normal());
+                let mut buf = ryu::Buffer::new();
+                let d = Decimal::of(buf.format_finite(f));
+                prop_assume!(!d.overflow && d.len > 0);
+                mant = d.digits[..d.len].iter().fold(0, |m, &x| m * 10 + u64::from(x));
+                exp10 = d.exp;
+            }
+            while mant.is_multiple_of(10) {
+                mant /= 10;
+                exp10 += 1;
+            }
+            let lit = format!("{mant}e{exp10}");
+            let f: f64 = lit.parse().unwrap();
+            prop_assume!(f.is_normal());
+            if let Some(fast) = shortest_is_exact(f, mant, exp10) {
+                prop_assert_eq!(fast, shortest_is(f, mant, exp10), "{}", lit);
+            }
+        }
+    }
+
+    #[test]
+    fn exact_shortest_decides_typical_literals() {
+        // Shortest forms of doubles: 17 and 16 digits.
+        for lit in [
+            "0.12345678901234568",
+            "0.5476834209876543",
+            "3.141592653589793",
+        ] {
+            let d = Decimal::of(lit);
+            let mant = d.digits[..d.len]
+                .iter()
+                .fold(0u64, |m, &x| m * 10 + u64::from(x));
+            let f: f64 = lit.parse().unwrap();
+            assert_eq!(shortest_is_exact(f, mant, d.exp), Some(true), "{lit}");
+        }
+        // Rounds to 0.1, whose shortest form is shorter.
+        assert_eq!(
+            shortest_is_exact(0.1, 10_000_000_000_000_001, -17),
+            Some(false)
+        );
+        // Rounds to 0.12345678901234566 but is not the closest 17-digit decimal.
+        let f: f64 = "0.12345678901234567".parse().unwrap();
+        assert_eq!(f, 0.12345678901234566);
+        assert_eq!(
+            shortest_is_exact(f, 12_345_678_901_234_567, -17),
+            Some(false)
+        );
+        assert_eq!(
+            shortest_is_exact(f, 12_345_678_901_234_566, -17),
+            Some(true)
+        );
+    }
+
+    #[test]
+    fn pow10_shortcut_fires_on_sixteen_digits() {
+        // 16 significant digits, step 1e-16 against an ulp of 2^-53 ~ 1.1e-16.
+        assert!(pow10_exceeds_ulp(0.1234567890123456, -16));
+        // 17 digits never pass: the step is below the ulp.
+        assert!(!pow10_exceeds_ulp(0.12345678901234567, -17));
+        assert!(pow10_exceeds_ulp(1.5, 0));
+        assert!(!pow10_exceeds_ulp(1e300, 0));
     }
 }
 

@@ -520,7 +520,9 @@ impl MapSerializer<'_> {
 
     fn check_key(&mut self, key: &str) -> Result<(), LosslessError> {
         if self.dups.is_duplicate(&self.entries, key) {
-            return Err(self.error(LosslessErrorKind::DuplicateKey(key.to_owned())));
+            return Err(self.error(LosslessErrorKind::DuplicateKey(
+                super::path::elide(key).into_owned(),
+            )));
         }
         Ok(())
     }

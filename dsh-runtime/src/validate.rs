@@ -88,8 +88,18 @@ impl fmt::Display for ToolArgsError {
 
 impl std::error::Error for ToolArgsError {}
 
+/// The most violations one report spells out; any further ones are only counted, and
+/// the report ends with `and N more violations` (see [`Violations::omitted`]). A million
+/// bad array items thus give a message of a few kilobytes, not tens of megabytes.
+pub const MAX_REPORTED_VIOLATIONS: usize = 20;
+
 /// The violations of one validation, in schema-walk order: full sentences such as
 /// `"path" must be a string`.
+///
+/// At most [`MAX_REPORTED_VIOLATIONS`] are kept as messages; later ones are counted by
+/// [`Violations::omitted`] and summarized at the end of [`Violations::joined`]
+/// (`…; and 999980 more violations`). Keys echoed in paths are shortened when long (see
+/// [`crate::json::path::elide`]), so a report stays small whatever the input.
 ///
 /// All messages share one buffer (a failed validation allocates twice, however many
 /// violations it reports). Index with [`Violations::get`], iterate with
@@ -97,10 +107,12 @@ impl std::error::Error for ToolArgsError {}
 /// compares equal to an array or `Vec` of the same messages.
 #[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct Violations {
-    /// The messages, joined by `; `.
+    /// The messages, joined by `; `, then the summary of the omitted ones, if any.
     text: String,
     /// Where each message ends in `text`.
     ends: Vec<usize>,
+    /// Violations found beyond [`MAX_REPORTED_VIOLATIONS`].
+    omitted: usize,
 }
 
 /// The separator between messages in [`Violations::joined`].
@@ -112,9 +124,14 @@ impl Violations {
         Violations::default()
     }
 
-    /// Number of violations.
+    /// Number of violations spelled out (at most [`MAX_REPORTED_VIOLATIONS`]).
     pub fn len(&self) -> usize {
         self.ends.len()
+    }
+
+    /// Number of further violations that were found but not spelled out.
+    pub fn omitted(&self) -> usize {
+        self.omitted
     }
 
     /// Whether there are none.
@@ -141,7 +158,8 @@ impl Violations {
         }
     }
 
-    /// Every violation joined by `; ` (no allocation).
+    /// Every violation joined by `; ` (no allocation), followed by `; and N more
+    /// violations` when some were omitted.
     pub fn joined(&self) -> &str {
         &self.text
     }
@@ -151,10 +169,40 @@ impl Violations {
         self.iter().map(str::to_owned).collect()
     }
 
-    /// Append one violation.
+    /// Append one violation (only counted once [`MAX_REPORTED_VIOLATIONS`] are kept).
     pub fn push(&mut self, message: &str) {
+        if self.count_if_full() {
+            self.seal();
+            return;
+        }
         self.begin().push_str(message);
         self.end();
+    }
+
+    /// When the report is full, counts one more omitted violation and returns `true`;
+    /// the caller then builds no message. [`Violations::seal`] writes the summary.
+    fn count_if_full(&mut self) -> bool {
+        if self.ends.len() < MAX_REPORTED_VIOLATIONS {
+            return false;
+        }
+        self.omitted += 1;
+        true
+    }
+
+    /// Writes (or rewrites) the summary of the omitted violations after the messages.
+    fn seal(&mut self) {
+        if self.omitted == 0 {
+            return;
+        }
+        self.text.truncate(self.ends.last().copied().unwrap_or(0));
+        self.text.push_str(SEPARATOR);
+        self.text.push_str("and ");
+        self.text.push_str(itoa::Buffer::new().format(self.omitted));
+        self.text.push_str(if self.omitted == 1 {
+            " more violation"
+        } else {
+            " more violations"
+        });
     }
 
     /// Start a message: the buffer to write it into.
@@ -338,11 +386,13 @@ pub fn report_all(schema: &Schema, value: &Value, label: &str, prefix: bool) -> 
         out: Violations {
             text: String::with_capacity(512),
             ends: Vec::with_capacity(8),
+            omitted: 0,
         },
         label,
         prefix,
     };
     r.node(schema, value, &Path::Root);
+    r.out.seal();
     r.out
 }
 
@@ -580,6 +630,9 @@ struct Reporter<'l> {
 impl Reporter<'_> {
     /// Record a violation at `path`: the quoted path followed by what `tail` writes.
     fn fail(&mut self, path: &Path<'_>, tail: impl FnOnce(&mut String)) {
+        if self.out.count_if_full() {
+            return;
+        }
         let (label, prefix) = (self.label, self.prefix);
         let m = self.out.begin();
         m.push('"');
@@ -870,7 +923,7 @@ impl Reporter<'_> {
         };
         // (1) missing required properties, in declaration order.
         for (slot, p) in found.iter().zip(&r.properties) {
-            if p.required && slot.is_none() {
+            if p.required && slot.is_none() && !self.out.count_if_full() {
                 let (label, prefix) = (self.label, self.prefix);
                 let m = self.out.begin();
                 m.push_str("missing required property \"");
@@ -969,6 +1022,7 @@ fn write_segments(out: &mut String, path: &Path<'_>, start: usize) {
         Path::Root => {}
         Path::Key(parent, k) => {
             write_segments(out, parent, start);
+            let k = &*crate::json::path::elide(k);
             if crate::schema::is_ident_key(k) {
                 if out.len() > start {
                     out.push('.');

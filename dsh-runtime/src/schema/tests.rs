@@ -322,3 +322,80 @@ fn json_quote_escapes_like_the_json_printer() {
         assert_eq!(json_quote(s), Value::from(s).to_string(), "{s:?}");
     }
 }
+
+#[test]
+fn json_nodes_reject_enum_and_const_at_definition_time() {
+    // Contract §1.1: `enum`/`const` belong to scalar nodes only. An any-JSON node
+    // carrying them would publish `{}` and enforce nothing, so it is refused.
+    let s = Schema::closed_object(props(vec![
+        ("a", Schema::json().with_const(Value::from(5u8)), true),
+        (
+            "b",
+            Schema::json().with_enum(vec![Value::from("x"), Value::from(1u8)]),
+            false,
+        ),
+    ]));
+    let err = s.check("parameters").unwrap_err();
+    assert_eq!(
+        err.violations(),
+        &[
+            "parameters.properties.a: `enum` and `const` apply only to string, number, integer, boolean and null nodes",
+            "parameters.properties.b: `enum` and `const` apply only to string, number, integer, boolean and null nodes",
+        ]
+    );
+    for raw in [
+        r#"{"const":5}"#,
+        r#"{"enum":[1,"x"]}"#,
+        r#"{"description":"d","const":null}"#,
+    ] {
+        let err = Schema::from_json_schema(&parse(raw).unwrap()).unwrap_err();
+        assert_eq!(err.violations().len(), 1, "{raw}: {err}");
+        let msg = err.violations().first().cloned().unwrap_or_default();
+        assert!(msg.starts_with("schema: "), "{raw}: {msg}");
+        assert!(
+            msg.contains("`enum`") || msg.contains("`const`"),
+            "{raw}: {msg}"
+        );
+    }
+}
+
+#[test]
+fn pattern_shorthand_classes_follow_ecma_262() {
+    let m = |pat: &str, text: &str| Pattern::new(pat.to_string()).unwrap().is_match(text);
+    // `\d` is ASCII: an Arabic-Indic three is not a digit.
+    assert!(!m(r"^\d$", "٣"));
+    assert!(m(r"^\d$", "3"));
+    assert!(m(r"^\D$", "٣"));
+    assert!(!m(r"^\D$", "3"));
+    // `\w` is [A-Za-z0-9_].
+    assert!(m(r"^\w+$", "a_Z9"));
+    assert!(!m(r"^\w$", "é"));
+    assert!(m(r"^\W$", "é"));
+    // `\b` by ASCII `\w`: `é` is not a word character, so `x` starts a word.
+    assert!(m(r"\bx\b", "éx"));
+    assert!(!m(r"\Bx", "éx"));
+    assert!(m(r"\Bx", "ax"));
+    // `\s` is ECMA-262's set: NBSP and BOM are in, NEL (U+0085) is not.
+    for ws in [
+        "\t", "\u{b}", " ", "\u{a0}", "\u{2005}", "\u{2028}", "\u{feff}",
+    ] {
+        assert!(m(r"^\s$", ws), "{ws:?}");
+        assert!(!m(r"^\S$", ws), "{ws:?}");
+    }
+    assert!(!m(r"^\s$", "\u{85}"));
+    assert!(m(r"^\S$", "\u{85}"));
+    // Inside classes, including complements and `[\b]` (backspace).
+    assert!(m(r"^[\d.]+$", "1.5"));
+    assert!(!m(r"^[\d]$", "٣"));
+    assert!(m(r"^[^\d]$", "٣"));
+    assert!(m(r"^[\D]$", "a"));
+    assert!(!m(r"^[\D]$", "1"));
+    assert!(m(r"^[\s,]+$", "\u{a0}, "));
+    assert!(m(r"^[\b]$", "\u{8}"));
+    assert!(m(r"^[]\d]+$", "]7"));
+    // Other escapes are untouched: an escaped backslash, Unicode properties.
+    assert!(m(r"^\\d$", r"\d"));
+    assert!(m(r"^\p{L}$", "é"));
+    // The published source is the author's text.
+    assert_eq!(Pattern::new(r"^\d+$").unwrap().as_str(), r"^\d+$");
+}
