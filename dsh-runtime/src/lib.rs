@@ -94,8 +94,8 @@ pub use registry::{
 };
 pub use schema::{Schema, ToolSchema};
 pub use tool::{
-    ContentBlock, DynTool, ExecToken, Execution, ScopeId, Tool, ToolContext, ToolDefinition,
-    ToolError, Toolbox,
+    ContentBlock, DynTool, ExecToken, Execution, Progress, ProgressReporter, ScopeId, Tool,
+    ToolContext, ToolDefinition, ToolError, Toolbox, with_progress,
 };
 pub use validate::ToolArgsError;
 
