@@ -6,6 +6,14 @@
 //! they are forwarded. A tool whose schema is outside the vocabulary is not imported: it
 //! is reported with `UNSUPPORTED_SCHEMA` and every violation, and the others still are.
 //!
+//! Before that import, three spellings that mean the same in JSON Schema 2020-12 are
+//! brought into the vocabulary's form, since nearly every server emits them: a root
+//! `$schema` naming draft 2020-12, 2019-09 or 07 is dropped (MCP's dialect is 2020-12,
+//! and these drafts agree on every keyword of the vocabulary); `format` is dropped (an
+//! annotation, never asserted by default in 2020-12); and an object node without
+//! `additionalProperties` states the JSON Schema default, `true`. Nothing else is
+//! rewritten: `anyOf`, `$ref`, `minLength` and the like stay violations.
+//!
 //! The canonical value of an imported call is the server's `structuredContent` when the
 //! tool publishes an output schema, and otherwise the result's `content` array as the
 //! protocol encodes it (rendered back to text and image blocks). A result with
@@ -103,10 +111,10 @@ pub fn import_tools(client: &Peer<RoleClient>, tools: Vec<Tool>) -> Imported {
 
 fn import_tool(client: &Peer<RoleClient>, tool: Tool) -> Result<DynTool, Rejected> {
     let name = tool.name.to_string();
-    let parameters = to_lossless(&Value::Object(tool.input_schema.as_ref().clone()));
+    let parameters = to_lossless(&normalized(&tool.input_schema));
     let structured = tool.output_schema.is_some();
     let output = match &tool.output_schema {
-        Some(schema) => to_lossless(&Value::Object(schema.as_ref().clone())),
+        Some(schema) => to_lossless(&normalized(schema)),
         // Without an output schema the value is the content array.
         None => to_lossless(&json!({"type": "array"})),
     };
@@ -229,6 +237,53 @@ fn render_content(value: &JsonValue) -> Vec<ContentBlock> {
             other => ContentBlock::text(serde_json::to_string(other).unwrap_or_default()),
         })
         .collect()
+}
+
+/// A copy of a published schema with the equivalent spellings brought into the
+/// vocabulary's form (see the module docs).
+fn normalized(schema: &JsonObject) -> Value {
+    let mut schema = Value::Object(schema.clone());
+    if let Some(root) = schema.as_object_mut() {
+        let known_dialect = root
+            .get("$schema")
+            .and_then(Value::as_str)
+            .is_some_and(|s| {
+                const DIALECTS: [&str; 3] = [
+                    "json-schema.org/draft/2020-12/schema",
+                    "json-schema.org/draft/2019-09/schema",
+                    "json-schema.org/draft-07/schema",
+                ];
+                let s = s.trim_end_matches('#');
+                DIALECTS
+                    .iter()
+                    .any(|d| s == format!("https://{d}") || s == format!("http://{d}"))
+            });
+        if known_dialect {
+            root.remove("$schema");
+        }
+    }
+    // Walk the schema positions of the vocabulary without recursion.
+    let mut stack = vec![&mut schema];
+    while let Some(node) = stack.pop() {
+        let Some(o) = node.as_object_mut() else {
+            continue;
+        };
+        o.remove("format");
+        if o.get("type").and_then(Value::as_str) == Some("object")
+            && !o.contains_key("additionalProperties")
+        {
+            o.insert("additionalProperties".to_string(), Value::Bool(true));
+        }
+        for (key, child) in o.iter_mut() {
+            match (key.as_str(), child) {
+                ("properties", Value::Object(props)) => stack.extend(props.values_mut()),
+                ("items" | "additionalProperties", child @ Value::Object(_)) => stack.push(child),
+                ("oneOf", Value::Array(branches)) => stack.extend(branches.iter_mut()),
+                _ => {}
+            }
+        }
+    }
+    schema
 }
 
 fn to_lossless(value: &Value) -> JsonValue {
