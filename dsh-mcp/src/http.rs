@@ -30,14 +30,15 @@ pub struct HttpOptions {
     /// When set, every request must carry `Authorization: Bearer <token>`; others get
     /// `401`.
     pub bearer_token: Option<String>,
-    /// Keep a session per client that initializes (default off: stateless).
+    /// Keep a session for each client that starts with `initialize` (default on).
     ///
-    /// Stateless, every request is served on its own, so several server processes can
-    /// share one load balancer; calls see the registry's global view and
-    /// [`McpServer::on_session`] is not used. With sessions, clients on protocol
-    /// revisions that have `initialize` get a session (an agent scope, the session
-    /// setup, list-change notifications); requests on later revisions are always served
-    /// statelessly (the protocol has no sessions there).
+    /// Requests on protocol revisions without `initialize` (2026-07-28 on) are always
+    /// served statelessly: each on its own, seeing the registry's global view, so
+    /// several server processes can share one load balancer. Clients on earlier
+    /// revisions need a session for what they send outside a request (above all
+    /// `notifications/cancelled`); with sessions on, each gets one: an agent scope, the
+    /// [`McpServer::on_session`] setup, list-change notifications. Turn sessions off to
+    /// serve those clients statelessly too; their cancellations then reach no call.
     pub sessions: bool,
     /// Host names (or `host:port`) accepted in the `Host` header. Empty (the default):
     /// loopback names when bound to loopback, any host otherwise.
@@ -50,7 +51,7 @@ impl Default for HttpOptions {
             bind: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
             path: "/mcp".to_string(),
             bearer_token: None,
-            sessions: false,
+            sessions: true,
             allowed_hosts: Vec::new(),
         }
     }
@@ -137,7 +138,8 @@ impl HttpServer {
     }
 }
 
-/// Serve `server` over Streamable HTTP until [`HttpServer::shutdown`].
+/// Serve `server` over Streamable HTTP until [`HttpServer::shutdown`] (see
+/// [`HttpOptions`]).
 ///
 /// # Errors
 ///

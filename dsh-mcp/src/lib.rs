@@ -8,7 +8,7 @@
 //!
 //! [`serve_stdio`] serves on the process's standard input and output until the client
 //! disconnects; [`serve_http`] serves over Streamable HTTP (loopback by default, an
-//! optional bearer token, stateless unless sessions are asked for). Both go through
+//! optional bearer token, stateless for clients that allow it). Both go through
 //! [`McpServer`], which also configures the server's name, instructions and the
 //! per-session setup.
 //!

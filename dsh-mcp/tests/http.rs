@@ -43,7 +43,9 @@ async fn stateless_server_with_a_bearer_token() {
     let (registry, _regs) = registry();
     let http = serve_http(
         &McpServer::new(registry),
-        HttpOptions::default().bearer_token("s3cret"),
+        HttpOptions::default()
+            .sessions(false)
+            .bearer_token("s3cret"),
     )
     .await
     .unwrap();
@@ -102,9 +104,7 @@ async fn sessions_get_an_agent_scope_and_are_closed() {
         let c = c.clone();
         SessionGuard::new().on_close(async move { c.lock().unwrap().push(id) })
     });
-    let http = serve_http(&server, HttpOptions::default().sessions(true))
-        .await
-        .unwrap();
+    let http = serve_http(&server, HttpOptions::default()).await.unwrap();
     let client = connect_http(&http.url(), None).await.unwrap();
     let r = client.call_tool(call("whoami", json!({}))).await.unwrap();
     let ids = opened.lock().unwrap().clone();

@@ -27,6 +27,7 @@
 //! (see the registry's pipeline). It is a convenience boundary for an agent working in a
 //! checkout, not a sandbox: `bash` can still reach anything the process can.
 
+pub mod mcp;
 pub mod replay;
 
 use std::fmt;

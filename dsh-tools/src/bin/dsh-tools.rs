@@ -5,7 +5,10 @@
 //! dsh-tools [--root DIR] call NAME [ARGS] [--json] [--log FILE]
 //! dsh-tools [--root DIR] docs [--out FILE]
 //! dsh-tools [--root DIR] replay FILE [--json]
+//! dsh-tools [--root DIR] mcp [--http ADDR [--stateless] [--bearer-token-env VAR]]
 //! ```
+//!
+//! `--mcp 'CMD ARGS'` (repeatable, any command) adds an external MCP server's tools.
 //!
 //! Exit status: 0 on success; 2 when the request itself is wrong (usage errors, ARGS that
 //! are not JSON, an unknown tool, arguments that fail the schema: `UNKNOWN_TOOL`,
@@ -21,7 +24,7 @@ use dsh_runtime::codegen::markdown;
 use dsh_runtime::json::{self, Value};
 use dsh_runtime::{ContentBlock, ErrorCode, ToolResult};
 use dsh_tools::REGENERATE_CATALOG;
-use dsh_tools::host::{Host, replay};
+use dsh_tools::host::{Host, mcp, replay};
 use serde::Serialize;
 
 /// Run the dsh-rs reference tools (read, write, edit, grep, glob, bash, job control)
@@ -42,6 +45,10 @@ struct Cli {
     /// cannot reach outside it.
     #[arg(long, global = true, value_name = "DIR", default_value = ".")]
     root: PathBuf,
+    /// Add the tools of an external MCP server, started from this command line
+    /// (repeatable).
+    #[arg(long = "mcp", global = true, value_name = "CMD ARGS")]
+    mcp: Vec<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -74,6 +81,8 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
+    /// Serve the tools over MCP (stdio, or Streamable HTTP with --http).
+    Mcp(mcp::McpArgs),
     /// Print the cards of every call in a JSON Lines log.
     Replay {
         /// The log.
@@ -141,7 +150,17 @@ fn main() -> ExitCode {
         }
     };
     runtime.block_on(async move {
-        let code = run(&host, cli.command).await;
+        let code = match mcp::import_all(&host, &cli.mcp).await {
+            Ok(imports) => {
+                let code = run(&host, cli.command).await;
+                imports.close().await;
+                code
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        };
         host.shutdown().await;
         code
     })
@@ -158,6 +177,13 @@ async fn run(host: &Host, command: Command) -> ExitCode {
         } => call(host, &name, &args, json, log).await,
         Command::Docs { out } => write_docs(host, out),
         Command::Replay { file, json } => replay_log(host, &file, json),
+        Command::Mcp(args) => match mcp::run(host, &args).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
     }
 }
 
