@@ -324,7 +324,10 @@ impl ListCache {
         {
             return list.clone();
         }
-        let list = Arc::new(build_list(&shared.registry, scope, generation));
+        // A session shares the global view's list, or its published tools, where its
+        // own view agrees (most sessions see exactly the global tools).
+        let global = scope.map(|_| shared.global.get(shared, None));
+        let list = build_list(&shared.registry, scope, generation, global);
         *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(list.clone());
         list
     }
@@ -340,24 +343,44 @@ fn visible(registry: &Registry, scope: Option<ScopeId>) -> Vec<DynTool> {
         .collect()
 }
 
-fn build_list(registry: &Registry, scope: Option<ScopeId>, generation: u64) -> ToolList {
+fn build_list(
+    registry: &Registry,
+    scope: Option<ScopeId>,
+    generation: u64,
+    reuse: Option<Arc<ToolList>>,
+) -> Arc<ToolList> {
     let visible = visible(registry, scope);
+    let fingerprint: Vec<(Arc<str>, usize)> = visible
+        .iter()
+        .map(|tool| {
+            let def = tool.definition();
+            (
+                Arc::from(def.name.as_ref()),
+                std::ptr::from_ref(def) as usize,
+            )
+        })
+        .collect();
+    if let Some(reuse) = &reuse
+        && reuse.fingerprint == fingerprint
+    {
+        return reuse.clone();
+    }
     let mut tools = Vec::with_capacity(visible.len());
     let mut by_name = HashMap::with_capacity(visible.len());
-    let mut fingerprint = Vec::with_capacity(visible.len());
-    for tool in &visible {
-        let def = tool.definition();
-        let name: Arc<str> = Arc::from(def.name.as_ref());
+    for (tool, (name, address)) in visible.iter().zip(&fingerprint) {
+        let shared = reuse.as_ref().and_then(|r| {
+            let &i = r.by_name.get(name)?;
+            (r.fingerprint[i].1 == *address).then(|| r.tools[i].clone())
+        });
         by_name.insert(name.clone(), tools.len());
-        fingerprint.push((name, std::ptr::from_ref(def) as usize));
-        tools.push(Arc::new(mcp_tool(def)));
+        tools.push(shared.unwrap_or_else(|| Arc::new(mcp_tool(tool.definition()))));
     }
-    ToolList {
+    Arc::new(ToolList {
         generation,
         tools,
         by_name,
         fingerprint,
-    }
+    })
 }
 
 /// The rmcp handler for one connection (or one stateless HTTP request).
