@@ -317,7 +317,13 @@ async fn progress_flows_when_a_token_was_sent() {
     // rmcp's client puts a progress token in every request.
     let r = c.client.call_tool(call("count", json!({}))).await.unwrap();
     assert_eq!(r.structured_content, Some(json!({"result": 3})));
-    // Notifications are sent before the result; the non-increasing report is dropped.
+    // The non-increasing report is dropped. (The server sends the notifications before
+    // the result, but the client may hand them to its handler after the result.)
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while c.progress.lock().unwrap().len() < 3 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
     let progress = c.progress.lock().unwrap().clone();
     let seen: Vec<(f64, Option<f64>, Option<String>)> = progress
         .iter()
