@@ -547,19 +547,13 @@ impl ServerHandler for Handler {
             .get_progress_token()
             .map(|token| ProgressForwarder::start(context.peer.clone(), token));
         let reporter = progress.as_ref().map(|p| p.reporter());
-        // The call runs on its own task so that it is always awaited to its end (its
-        // body sees the cancellation and cleans up) even if this request is dropped.
-        let task = tokio::spawn(async move {
-            match reporter {
-                Some(reporter) => {
-                    dsh_runtime::with_progress(reporter, registry.execute(call)).await
-                }
-                None => registry.execute(call).await,
-            }
-        });
-        let result = task
-            .await
-            .map_err(|e| McpError::internal_error(format!("tool call task failed: {e}"), None))?;
+        // rmcp runs each request handler on its own detached task and signals
+        // cancellation through the token, never by dropping the handler, so the call is
+        // always awaited to its end here (its body sees the cancellation and cleans up).
+        let result = match reporter {
+            Some(reporter) => dsh_runtime::with_progress(reporter, registry.execute(call)).await,
+            None => registry.execute(call).await,
+        };
         if let Some(progress) = progress {
             progress.finish().await;
         }
