@@ -41,7 +41,7 @@
 //!
 //! # Importing
 //!
-//! [`import`] lists a connected server's tools and returns them as raw tools whose calls
+//! [`import()`] lists a connected server's tools and returns them as raw tools whose calls
 //! are forwarded to the server (see the [`import`](mod@import) module for the details):
 //!
 //! ```no_run
