@@ -454,6 +454,50 @@ pub struct ToolContext {
     exec: Arc<Execution>,
     cancel: CancellationToken,
     side: Arc<SideChannel>,
+    progress: Option<ProgressReporter>,
+}
+
+/// One progress update of a running call (see [`ToolContext::report_progress`]).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Progress {
+    /// How much is done; increases from one update to the next.
+    pub progress: f64,
+    /// The total, when known.
+    pub total: Option<f64>,
+    /// A short human-readable note.
+    pub message: Option<String>,
+}
+
+/// Where the progress updates of calls go (e.g. an MCP server forwarding them as
+/// `notifications/progress`). Install one around [`crate::Registry::execute`] with
+/// [`with_progress`].
+#[derive(Clone)]
+pub struct ProgressReporter(Arc<dyn Fn(Progress) + Send + Sync>);
+
+impl ProgressReporter {
+    /// A reporter calling `f` for every update. `f` runs on the reporting task: keep it
+    /// short (e.g. push into a channel).
+    pub fn new(f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        ProgressReporter(Arc::new(f))
+    }
+}
+
+impl fmt::Debug for ProgressReporter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ProgressReporter(..)")
+    }
+}
+
+tokio::task_local! {
+    static PROGRESS: ProgressReporter;
+}
+
+/// Run `fut` (typically a [`crate::Registry::execute`]) with `reporter` receiving the
+/// progress updates of the calls it executes. A context picks the reporter up when the
+/// pipeline creates it, so clones moved to other tasks keep reporting to it.
+pub async fn with_progress<F: Future>(reporter: ProgressReporter, fut: F) -> F::Output {
+    PROGRESS.scope(reporter, fut).await
 }
 
 /// Context a body sends to the final result.
@@ -479,7 +523,13 @@ impl ToolContext {
     /// A context for an execution (used by the pipeline and by tests that call bodies
     /// directly).
     pub fn new(exec: Arc<Execution>, cancel: CancellationToken, side: Arc<SideChannel>) -> Self {
-        ToolContext { exec, cancel, side }
+        let progress = PROGRESS.try_with(Clone::clone).ok();
+        ToolContext {
+            exec,
+            cancel,
+            side,
+            progress,
+        }
     }
 
     /// A context for calling a tool body directly, outside any registry (unit tests).
@@ -544,6 +594,18 @@ impl ToolContext {
     /// Ask the agent loop to end the turn after this result (success only).
     pub fn conclude_turn(&self) {
         self.side.concludes_turn.store(true, Ordering::Release);
+    }
+    /// Report progress to whoever executes the call (a no-op unless the caller installed
+    /// a reporter with [`with_progress`], as the MCP server does when the client asked
+    /// for progress). `progress` should increase from one report to the next.
+    pub fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(reporter) = &self.progress {
+            (reporter.0)(Progress {
+                progress,
+                total,
+                message: message.map(str::to_string),
+            });
+        }
     }
 }
 

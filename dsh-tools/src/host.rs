@@ -31,6 +31,7 @@
 
 pub mod code;
 pub mod export;
+pub mod mcp;
 pub mod replay;
 
 use std::fmt;

@@ -10,6 +10,7 @@
 //! dsh-tools sdk --lang ts|py
 //! dsh-tools list --tokens [--provider NAME]
 //! dsh-tools [--root DIR] code PROGRAM|- [--json]
+//! dsh-tools [--root DIR] mcp [--http ADDR [--stateless] [--bearer-token-env VAR]]
 //! ```
 //!
 //! `session` reads calls as JSON Lines on stdin, `{"id", "name", "arguments"}` (the
@@ -20,6 +21,8 @@
 //! adds `didYouMean` when a tool name is close). A line that is not such an object gets
 //! `{"line", "error"}`. At the end of input, or on `SIGINT`, `SIGTERM` or `SIGHUP`, the
 //! running call is cancelled and every background job is stopped before the process exits.
+//!
+//! `--mcp 'CMD ARGS'` (repeatable, any command) adds an external MCP server's tools.
 //!
 //! Exit status: 0 on success; 2 when the request itself is wrong (usage errors, ARGS that
 //! are not JSON, an unknown tool, arguments that fail the schema: `UNKNOWN_TOOL`,
@@ -37,7 +40,7 @@ use dsh_runtime::codegen::markdown;
 use dsh_runtime::json::{self, Value};
 use dsh_runtime::{ContentBlock, ErrorCode, ToolCall, ToolResult};
 use dsh_tools::REGENERATE_CATALOG;
-use dsh_tools::host::{Host, export as export_cmd, replay};
+use dsh_tools::host::{Host, export as export_cmd, mcp, replay};
 use serde::Serialize;
 use tokio::io::AsyncBufReadExt as _;
 use tokio_util::sync::CancellationToken;
@@ -63,6 +66,10 @@ struct Cli {
     /// cannot reach outside it.
     #[arg(long, global = true, value_name = "DIR", default_value = ".")]
     root: PathBuf,
+    /// Add the tools of an external MCP server, started from this command line
+    /// (repeatable).
+    #[arg(long = "mcp", global = true, value_name = "CMD ARGS")]
+    mcp: Vec<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -131,6 +138,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the tools over MCP (stdio, or Streamable HTTP with --http).
+    Mcp(mcp::McpArgs),
     /// Print the cards of every call in a JSON Lines log.
     Replay {
         /// The log.
@@ -216,6 +225,14 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
+        let imports = match mcp::import_all(&host, &cli.mcp).await {
+            Ok(imports) => imports,
+            Err(e) => {
+                eprintln!("error: {e}");
+                host.shutdown().await;
+                return ExitCode::FAILURE;
+            }
+        };
         let cancel = CancellationToken::new();
         let work = run(&host, cli.command, cancel.clone());
         tokio::pin!(work);
@@ -232,6 +249,7 @@ fn main() -> ExitCode {
                 ExitCode::from(128 + signal)
             }
         };
+        imports.close().await;
         // Stop every background job and wait for them, unless another signal insists.
         tokio::select! {
             () = host.jobs().shutdown() => {}
@@ -342,6 +360,13 @@ async fn run(host: &Host, command: Command, cancel: CancellationToken) -> ExitCo
         Command::Code { program, json } => {
             dsh_tools::host::code::command(host, &program, json).await
         }
+        Command::Mcp(args) => match mcp::run(host, &args).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
     }
 }
 

@@ -1,0 +1,167 @@
+//! `mcp`: `tools/call` round trips per second through an MCP connection, our server
+//! (`dsh_mcp::McpServer` over a registry, what `dsh-tools mcp` runs) against an rmcp
+//! server exposing the same tools (`#[tool_router]` + the default `#[tool_handler]`),
+//! in the same run.
+//!
+//! Both servers run on a Unix socket pair (kernel I/O like the pipes of stdio) on a
+//! two-worker tokio runtime, with rmcp's client on the other end; the tools are the
+//! `read_window` and `search` stand-ins of `common/` (the same bodies on both sides).
+//! One iteration is one `tools/call` awaited to its response. Groups: `mcp/<case>`, ids
+//! `ours` and `rmcp`; throughput is reported in calls per second.
+//!
+//! Before timing, the bench prints the heap held by one idle session (live bytes after
+//! 64 handshakes, client and server, divided by 64) for each server, measured with a
+//! counting global allocator; the client side is the same rmcp client for both.
+//!
+//! Run: `cargo bench -p dsh-benches --bench mcp`.
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicIsize, Ordering};
+
+use common::{A_VALID, B_VALID, RmcpServer, registry, rmcp_params};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use rmcp::RoleClient;
+use rmcp::ServiceExt;
+use rmcp::model::JsonObject;
+use rmcp::service::RunningService;
+use tokio::net::UnixStream;
+
+struct Counting;
+
+/// Bytes allocated and not yet freed.
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: every method forwards to `System` with the caller's arguments unchanged; the
+// counter is a side effect only.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: forwarded as received.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: forwarded as received.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: forwarded as received.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE.fetch_add(
+            new_size as isize - layout.size() as isize,
+            Ordering::Relaxed,
+        );
+        // SAFETY: forwarded as received.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[derive(Clone, Copy)]
+enum Contender {
+    Ours,
+    Rmcp,
+}
+
+/// Everything one connection keeps alive.
+struct Connection {
+    client: RunningService<RoleClient, ()>,
+    _server: tokio::task::JoinHandle<()>,
+}
+
+async fn connect(contender: Contender, ours: &dsh_mcp::McpServer) -> Connection {
+    let (server_end, client_end) = UnixStream::pair().expect("socket pair");
+    let server = match contender {
+        Contender::Ours => {
+            let ours = ours.clone();
+            tokio::spawn(async move {
+                let _ = ours.serve(server_end).await;
+            })
+        }
+        Contender::Rmcp => tokio::spawn(async move {
+            if let Ok(running) = RmcpServer::new().serve(server_end).await {
+                let _ = running.waiting().await;
+            }
+        }),
+    };
+    let client = ().serve(client_end).await.expect("client handshake");
+    Connection {
+        client,
+        _server: server,
+    }
+}
+
+fn args(text: &str) -> JsonObject {
+    match serde_json::from_str(text) {
+        Ok(serde_json::Value::Object(o)) => o,
+        _ => panic!("inputs are objects"),
+    }
+}
+
+fn idle_session_bytes(rt: &tokio::runtime::Runtime, ours: &dsh_mcp::McpServer) {
+    const SESSIONS: isize = 64;
+    for (label, contender) in [("ours", Contender::Ours), ("rmcp", Contender::Rmcp)] {
+        // Warm up lazily built statics.
+        let warm = rt.block_on(connect(contender, ours));
+        rt.block_on(async { warm.client.list_all_tools().await.expect("list") });
+        drop(warm);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let before = LIVE.load(Ordering::Relaxed);
+        let sessions: Vec<Connection> = (0..SESSIONS)
+            .map(|_| rt.block_on(connect(contender, ours)))
+            .collect();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let after = LIVE.load(Ordering::Relaxed);
+        println!(
+            "mcp/idle_session_bytes/{label}: {} bytes per idle session (client and server)",
+            (after - before) / SESSIONS
+        );
+        drop(sessions);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let (registry, _registrations) = registry();
+    let ours = dsh_mcp::McpServer::new(registry);
+    idle_session_bytes(&rt, &ours);
+
+    for (case, tool, text) in [
+        ("A_valid", "read_window", A_VALID),
+        ("B_valid", "search", B_VALID),
+    ] {
+        let mut group = c.benchmark_group(format!("mcp/{case}"));
+        group.throughput(Throughput::Elements(1));
+        for (id, contender) in [("ours", Contender::Ours), ("rmcp", Contender::Rmcp)] {
+            let conn = rt.block_on(connect(contender, &ours));
+            let params = rmcp_params(tool, args(text));
+            // Both answer with the same successful result before being timed.
+            let check = rt
+                .block_on(conn.client.call_tool(params.clone()))
+                .expect("call");
+            assert_ne!(check.is_error, Some(true), "{id}: {check:?}");
+            group.bench_function(id, |b| {
+                b.iter(|| {
+                    rt.block_on(conn.client.call_tool(params.clone()))
+                        .expect("call")
+                });
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

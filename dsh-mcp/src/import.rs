@@ -1,0 +1,360 @@
+//! Bringing the tools of a running MCP server into a [`dsh_runtime::Registry`].
+//!
+//! Each remote tool becomes a [`RawTool`] whose schemas are the server's, read through
+//! the registry's raw JSON Schema import, so calls pass the same pipeline as local tools
+//! (validation against the published schema, policy, guards, timeouts, observers) before
+//! they are forwarded. A tool whose schema is outside the vocabulary is not imported: it
+//! is reported with `UNSUPPORTED_SCHEMA` and every violation, and the others still are.
+//!
+//! Before that import, three spellings that mean the same in JSON Schema 2020-12 are
+//! brought into the vocabulary's form, since nearly every server emits them: a root
+//! `$schema` naming draft 2020-12, 2019-09 or 07 is dropped (MCP's dialect is 2020-12,
+//! and these drafts agree on every keyword of the vocabulary); `format` is dropped (an
+//! annotation, never asserted by default in 2020-12); and an object node without
+//! `additionalProperties` states the JSON Schema default, `true`. Nothing else is
+//! rewritten: `anyOf`, `$ref`, `minLength` and the like stay violations.
+//!
+//! The canonical value of an imported call is the server's `structuredContent` when the
+//! tool publishes an output schema, and otherwise the result's `content` array as the
+//! protocol encodes it (rendered back to text and image blocks). A result with
+//! `isError: true` fails with code `MCP_TOOL_ERROR` and the result's text; a protocol or
+//! transport error fails with `MCP_REQUEST_FAILED`.
+
+use std::fmt;
+use std::process::Stdio;
+
+use dsh_runtime::json::Value as JsonValue;
+use dsh_runtime::schema::SchemaError;
+use dsh_runtime::tool::ToolAnnotations;
+use dsh_runtime::{ContentBlock, DynTool, ErrorCode, RawTool, ToolContext, ToolError};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, JsonObject, Tool};
+use rmcp::service::{RunningService, ServiceError};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{Peer, RoleClient, ServiceExt as _};
+use serde_json::{Value, json};
+
+/// The code of an imported call whose result had `isError: true`.
+pub const MCP_TOOL_ERROR: &str = "MCP_TOOL_ERROR";
+/// The code of an imported call the server answered with an error, or that could not be
+/// sent.
+pub const MCP_REQUEST_FAILED: &str = "MCP_REQUEST_FAILED";
+
+/// A connection to an MCP server, as [`connect_command`] and [`connect_http`] return it.
+/// Keep it alive while its imported tools are registered: dropping it closes the
+/// connection (and stops a child server).
+pub type McpClient = RunningService<RoleClient, ()>;
+
+/// What [`import`] brought in.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct Imported {
+    /// The imported tools, in the server's order, ready to register.
+    pub tools: Vec<DynTool>,
+    /// The tools left out, with why.
+    pub rejected: Vec<Rejected>,
+}
+
+/// A remote tool that was not imported because a schema is outside the vocabulary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Rejected {
+    /// The remote tool's name.
+    pub name: String,
+    /// Every violation of its `inputSchema`, if any.
+    pub input: Option<SchemaError>,
+    /// Every violation of its `outputSchema`, if any.
+    pub output: Option<SchemaError>,
+}
+
+impl Rejected {
+    /// Always [`ErrorCode::UnsupportedSchema`].
+    pub fn code(&self) -> ErrorCode {
+        ErrorCode::UnsupportedSchema
+    }
+}
+
+impl fmt::Display for Rejected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "tool {:?} not imported ({}): ", self.name, self.code())?;
+        let parts: Vec<String> = [("inputSchema", &self.input), ("outputSchema", &self.output)]
+            .into_iter()
+            .filter_map(|(label, e)| e.as_ref().map(|e| format!("{label}: {e}")))
+            .collect();
+        f.write_str(&parts.join("; "))
+    }
+}
+
+impl std::error::Error for Rejected {}
+
+/// Import every tool `client` lists (following pagination).
+///
+/// # Errors
+///
+/// When listing the tools fails; schema problems are reported per tool in
+/// [`Imported::rejected`].
+pub async fn import(client: &Peer<RoleClient>) -> Result<Imported, ServiceError> {
+    let tools = client.list_all_tools().await?;
+    Ok(import_tools(client, tools))
+}
+
+/// Import these tools (already listed) of `client`.
+pub fn import_tools(client: &Peer<RoleClient>, tools: Vec<Tool>) -> Imported {
+    let mut out = Imported::default();
+    for tool in tools {
+        match import_tool(client, tool) {
+            Ok(tool) => out.tools.push(tool),
+            Err(rejected) => out.rejected.push(rejected),
+        }
+    }
+    out
+}
+
+fn import_tool(client: &Peer<RoleClient>, tool: Tool) -> Result<DynTool, Rejected> {
+    let name = tool.name.to_string();
+    let parameters = to_lossless(&normalized(&tool.input_schema));
+    let structured = tool.output_schema.is_some();
+    let output = match &tool.output_schema {
+        Some(schema) => to_lossless(&normalized(schema)),
+        // Without an output schema the value is the content array.
+        None => to_lossless(&json!({"type": "array"})),
+    };
+    let input_error = dsh_runtime::Schema::parameters_from_json_schema(&parameters).err();
+    let output_error = dsh_runtime::Schema::from_json_schema(&output).err();
+    if input_error.is_some() || output_error.is_some() {
+        return Err(Rejected {
+            name,
+            input: input_error,
+            output: output_error,
+        });
+    }
+    let peer = client.clone();
+    let remote_name = tool.name.clone();
+    let handler = move |args: JsonValue, cx: ToolContext| {
+        let peer = peer.clone();
+        let remote_name = remote_name.clone();
+        async move { forward(&peer, remote_name, &args, &cx, structured).await }
+    };
+    let description = tool.description.as_deref().unwrap_or("").to_string();
+    let raw = RawTool::new(name.clone(), description, &parameters, &output, handler).map_err(
+        // Unreachable after the checks above; report it the same way.
+        |e| Rejected {
+            name,
+            input: Some(e),
+            output: None,
+        },
+    )?;
+    let hints = tool.annotations.unwrap_or_default();
+    let mut annotations = ToolAnnotations::default();
+    // Absent hints take the protocol's defaults.
+    annotations.read_only = hints.read_only_hint.unwrap_or(false);
+    annotations.destructive = hints.destructive_hint.unwrap_or(true);
+    annotations.idempotent = hints.idempotent_hint.unwrap_or(false);
+    annotations.open_world = hints.open_world_hint.unwrap_or(true);
+    let mut raw = raw
+        .with_annotations(annotations)
+        .with_concurrency_safe(annotations.read_only);
+    if !structured {
+        raw = raw.with_render(|_args, value| Ok(render_content(value)));
+    }
+    Ok(DynTool::new(raw))
+}
+
+async fn forward(
+    peer: &Peer<RoleClient>,
+    name: std::borrow::Cow<'static, str>,
+    args: &JsonValue,
+    cx: &ToolContext,
+    structured: bool,
+) -> Result<JsonValue, ToolError> {
+    let arguments = match serde_json::to_value(args) {
+        Ok(Value::Object(o)) => o,
+        Ok(_) => JsonObject::new(),
+        Err(e) => return Err(ToolError::with_code(MCP_REQUEST_FAILED, e.to_string())),
+    };
+    let params = CallToolRequestParams::new(name).with_arguments(arguments);
+    // Dropping the request on cancellation sends `notifications/cancelled`.
+    let response = tokio::select! {
+        response = peer.call_tool_once(params) => response,
+        () = cx.cancellation().cancelled() => {
+            return Err(ToolError::with_code(ErrorCode::Aborted, "tool call aborted"));
+        }
+    };
+    let result = match response {
+        Ok(CallToolResponse::Complete(result)) => result,
+        Ok(_) => {
+            return Err(ToolError::with_code(
+                MCP_REQUEST_FAILED,
+                "the server asked for input or started a task, which imported tools do not support",
+            ));
+        }
+        Err(e) => return Err(ToolError::with_code(MCP_REQUEST_FAILED, e.to_string())),
+    };
+    if result.is_error == Some(true) {
+        return Err(ToolError::with_code(MCP_TOOL_ERROR, result_text(&result)));
+    }
+    if structured {
+        let value = match result.structured_content {
+            Some(value) => value,
+            // A server that sent no structured content: its text should be the JSON.
+            None => serde_json::from_str(&result_text(&result)).map_err(|e| {
+                ToolError::with_code(
+                    MCP_TOOL_ERROR,
+                    format!("the result has no structuredContent and its text is not JSON: {e}"),
+                )
+            })?,
+        };
+        return Ok(to_lossless(&value));
+    }
+    let content = serde_json::to_value(&result.content)
+        .map_err(|e| ToolError::with_code(MCP_TOOL_ERROR, e.to_string()))?;
+    Ok(to_lossless(&content))
+}
+
+fn result_text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A content array (the canonical value of a tool without an output schema) as content
+/// blocks: text and images as they are, anything else as its JSON.
+fn render_content(value: &JsonValue) -> Vec<ContentBlock> {
+    let blocks: Vec<rmcp::model::ContentBlock> = serde_json::to_value(value)
+        .ok()
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or_default();
+    blocks
+        .iter()
+        .map(|block| match block {
+            rmcp::model::ContentBlock::Text(t) => ContentBlock::text(t.text.clone()),
+            rmcp::model::ContentBlock::Image(i) => ContentBlock::Image {
+                data: i.data.clone(),
+                media_type: i.mime_type.clone(),
+            },
+            other => ContentBlock::text(serde_json::to_string(other).unwrap_or_default()),
+        })
+        .collect()
+}
+
+/// A copy of a published schema with the equivalent spellings brought into the
+/// vocabulary's form (see the module docs).
+fn normalized(schema: &JsonObject) -> Value {
+    let mut schema = Value::Object(schema.clone());
+    if let Some(root) = schema.as_object_mut() {
+        let known_dialect = root
+            .get("$schema")
+            .and_then(Value::as_str)
+            .is_some_and(|s| {
+                const DIALECTS: [&str; 3] = [
+                    "json-schema.org/draft/2020-12/schema",
+                    "json-schema.org/draft/2019-09/schema",
+                    "json-schema.org/draft-07/schema",
+                ];
+                let s = s.trim_end_matches('#');
+                DIALECTS
+                    .iter()
+                    .any(|d| s == format!("https://{d}") || s == format!("http://{d}"))
+            });
+        if known_dialect {
+            root.remove("$schema");
+        }
+    }
+    // Walk the schema positions of the vocabulary without recursion.
+    let mut stack = vec![&mut schema];
+    while let Some(node) = stack.pop() {
+        let Some(o) = node.as_object_mut() else {
+            continue;
+        };
+        o.remove("format");
+        if o.get("type").and_then(Value::as_str) == Some("object")
+            && !o.contains_key("additionalProperties")
+        {
+            o.insert("additionalProperties".to_string(), Value::Bool(true));
+        }
+        for (key, child) in o.iter_mut() {
+            match (key.as_str(), child) {
+                ("properties", Value::Object(props)) => stack.extend(props.values_mut()),
+                ("items" | "additionalProperties", child @ Value::Object(_)) => stack.push(child),
+                ("oneOf", Value::Array(branches)) => stack.extend(branches.iter_mut()),
+                _ => {}
+            }
+        }
+    }
+    schema
+}
+
+fn to_lossless(value: &Value) -> JsonValue {
+    dsh_runtime::json::to_value(value).unwrap_or(JsonValue::Null)
+}
+
+/// Why connecting to a server failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ConnectError {
+    /// The command line is empty or its quoting is unbalanced.
+    CommandLine(String),
+    /// The server process could not be started.
+    Spawn(std::io::Error),
+    /// The MCP handshake failed.
+    Handshake(Box<rmcp::service::ClientInitializeError>),
+}
+
+impl fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConnectError::CommandLine(line) => {
+                write!(f, "cannot split the command line {line:?} into words")
+            }
+            ConnectError::Spawn(e) => write!(f, "cannot start the MCP server: {e}"),
+            ConnectError::Handshake(e) => write!(f, "MCP handshake failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ConnectError {}
+
+/// Start `command_line` (split like a POSIX shell does, without running one) as a
+/// child MCP server on stdio, its stderr inherited, and connect to it.
+///
+/// # Errors
+///
+/// See [`ConnectError`].
+pub async fn connect_command(command_line: &str) -> Result<McpClient, ConnectError> {
+    let words = shlex::split(command_line)
+        .filter(|w| !w.is_empty())
+        .ok_or_else(|| ConnectError::CommandLine(command_line.to_string()))?;
+    let mut command = tokio::process::Command::new(&words[0]);
+    command.args(&words[1..]);
+    let (transport, _) = TokioChildProcess::builder(command)
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(ConnectError::Spawn)?;
+    ().serve(transport)
+        .await
+        .map_err(|e| ConnectError::Handshake(Box::new(e)))
+}
+
+/// Connect to a Streamable HTTP server at `url`, sending `Authorization: Bearer <token>`
+/// when a token is given. `https://` URLs need this crate's `https` feature.
+///
+/// # Errors
+///
+/// See [`ConnectError`].
+pub async fn connect_http(
+    url: &str,
+    bearer_token: Option<&str>,
+) -> Result<McpClient, ConnectError> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+    if let Some(token) = bearer_token {
+        config = config.auth_header(token.to_string());
+    }
+    let transport = StreamableHttpClientTransport::from_config(config);
+    ().serve(transport)
+        .await
+        .map_err(|e| ConnectError::Handshake(Box::new(e)))
+}

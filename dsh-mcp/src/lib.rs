@@ -1,0 +1,106 @@
+//! # dsh-mcp
+//!
+//! The Model Context Protocol for a [`dsh_runtime::Registry`], built on rmcp (the
+//! official Rust SDK): serve a registry's tools to MCP clients (desktop assistants, IDEs,
+//! other agent harnesses), and bring an MCP server's tools into a registry.
+//!
+//! # Serving
+//!
+//! [`serve_stdio`] serves on the process's standard input and output until the client
+//! disconnects; [`serve_http`] serves over Streamable HTTP (loopback by default, an
+//! optional bearer token, stateless for clients that allow it). Both go through
+//! [`McpServer`], which also configures the server's name, instructions and the
+//! per-session setup.
+//!
+//! - `tools/list` publishes the tools visible to the session, each mapped by
+//!   [`definition::mcp_tool`]: input schema, output schema (a non-object output is
+//!   wrapped as `{"result": …}`), annotations. It announces `tools.listChanged` and sends
+//!   `notifications/tools/list_changed` when the published list changes.
+//! - `tools/call` runs [`Registry::execute`](dsh_runtime::Registry::execute): the result's
+//!   content blocks become MCP content, the canonical value `structuredContent`; argument
+//!   errors, tool errors and policy denials are results with `isError: true` whose text
+//!   is the registry's path-qualified message, so a model can correct itself. An unknown
+//!   tool is a JSON-RPC error (`-32602`), as the protocol asks.
+//! - `notifications/cancelled` cancels the call's token: the body sees it, and the call
+//!   ends as `ABORTED`.
+//! - With a `progressToken` in the request, [`ToolContext::report_progress`] becomes
+//!   `notifications/progress`.
+//! - Each session is an agent scope of the registry ([`dsh_runtime::Scope`]): calls carry
+//!   its id, so policy hooks see which session a call comes from, and
+//!   [`McpServer::on_session`] can register per-session tools and hooks there.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use dsh_runtime::Registry;
+//!
+//! let registry = Registry::new();
+//! // ... register tools ...
+//! dsh_mcp::serve_stdio(registry).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Importing
+//!
+//! [`import()`] lists a connected server's tools and returns them as raw tools whose calls
+//! are forwarded to the server (see the [`import`](mod@import) module for the details):
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use dsh_runtime::Registry;
+//!
+//! let client = dsh_mcp::connect_command("npx -y @modelcontextprotocol/server-everything").await?;
+//! let imported = dsh_mcp::import(client.peer()).await?;
+//! for rejected in &imported.rejected {
+//!     eprintln!("{rejected}");
+//! }
+//! let registry = Registry::new();
+//! let _registrations = imported
+//!     .tools
+//!     .into_iter()
+//!     .map(|tool| registry.register_dyn(tool))
+//!     .collect::<Result<Vec<_>, _>>()?;
+//! // Keep `client` alive while the tools are registered.
+//! # Ok(()) }
+//! ```
+//!
+//! [`ToolContext::report_progress`]: dsh_runtime::ToolContext::report_progress
+#![deny(missing_docs)]
+
+pub mod definition;
+mod http;
+pub mod import;
+mod server;
+
+pub use http::{HttpOptions, HttpServer, serve_http};
+pub use import::{
+    ConnectError, Imported, McpClient, Rejected, connect_command, connect_http, import,
+    import_tools,
+};
+pub use server::{McpServer, SessionGuard};
+
+/// The rmcp version this crate is built on, re-exported for its types.
+pub use rmcp;
+
+/// Serve every visible tool of `registry` on standard input and output until the client
+/// disconnects (see [`McpServer::serve`] for other transports and settings).
+///
+/// # Errors
+///
+/// When the connection fails before the client initialized.
+pub async fn serve_stdio(
+    registry: dsh_runtime::Registry,
+) -> Result<(), rmcp::service::ServerInitializeError> {
+    McpServer::new(registry).serve_stdio().await
+}
+
+impl McpServer {
+    /// Serve on standard input and output until the client disconnects, then close the
+    /// session.
+    ///
+    /// # Errors
+    ///
+    /// When the connection fails before the client initialized.
+    pub async fn serve_stdio(&self) -> Result<(), rmcp::service::ServerInitializeError> {
+        self.serve(rmcp::transport::stdio_pipes()).await
+    }
+}

@@ -1,0 +1,665 @@
+//! Serving a [`Registry`] over MCP: [`McpServer`], its sessions, and the rmcp handler.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+use dsh_runtime::{
+    Arguments, ContentBlock, DynTool, ErrorCode, Progress, ProgressReporter, Registry, Scope,
+    ScopeId, ToolCall, ToolResult,
+};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
+    ServerConfig, SubscriptionFilter, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use crate::definition::{McpTool, mcp_tool, to_serde};
+
+type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+type SessionSetup = dyn Fn(&Scope) -> SessionGuard + Send + Sync;
+
+/// What a session's setup leaves behind: values kept alive while the session lasts and
+/// futures run when it ends (see [`McpServer::on_session`]).
+#[derive(Default)]
+pub struct SessionGuard {
+    keep: Vec<Box<dyn Any + Send>>,
+    close: Vec<BoxFuture>,
+}
+
+impl SessionGuard {
+    /// A guard holding nothing.
+    pub fn new() -> Self {
+        SessionGuard::default()
+    }
+
+    /// Keep `value` (e.g. a [`dsh_runtime::Registration`] in the session's scope) until
+    /// the session ends; it is dropped after the close futures ran.
+    #[must_use]
+    pub fn keep(mut self, value: impl Send + 'static) -> Self {
+        self.keep.push(Box::new(value));
+        self
+    }
+
+    /// Run `future` when the session ends (e.g. stop the session's background jobs and
+    /// wait until they have settled). Close futures run in the order they were added.
+    #[must_use]
+    pub fn on_close(mut self, future: impl Future<Output = ()> + Send + 'static) -> Self {
+        self.close.push(Box::pin(future));
+        self
+    }
+
+    async fn close(self) {
+        for future in self.close {
+            future.await;
+        }
+        drop(self.keep);
+    }
+}
+
+impl fmt::Debug for SessionGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SessionGuard")
+            .field("kept", &self.keep.len())
+            .field("on_close", &self.close.len())
+            .finish()
+    }
+}
+
+/// Serves the visible tools of a [`Registry`] over MCP (see the crate docs).
+///
+/// Cheap to clone; every clone serves the same registry with the same settings.
+#[derive(Clone)]
+pub struct McpServer {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    registry: Registry,
+    changes: watch::Receiver<u64>,
+    info: Implementation,
+    instructions: Option<String>,
+    on_session: Option<Arc<SessionSetup>>,
+    /// The tool list of calls made outside any session (stateless HTTP requests).
+    global: ListCache,
+}
+
+impl fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpServer")
+            .field("registry", &self.shared.registry)
+            .field("server_info", &self.shared.info.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// A server for `registry`, announcing itself as `dsh-mcp` with this crate's version.
+    pub fn new(registry: Registry) -> Self {
+        McpServer {
+            shared: Arc::new(Shared {
+                changes: registry.changes(),
+                registry,
+                info: Implementation::new("dsh-mcp", env!("CARGO_PKG_VERSION")),
+                instructions: None,
+                on_session: None,
+                global: ListCache::default(),
+            }),
+        }
+    }
+
+    fn edit(mut self, f: impl FnOnce(&mut Shared)) -> Self {
+        match Arc::get_mut(&mut self.shared) {
+            Some(shared) => f(shared),
+            None => {
+                let old = &*self.shared;
+                let mut shared = Shared {
+                    registry: old.registry.clone(),
+                    changes: old.registry.changes(),
+                    info: old.info.clone(),
+                    instructions: old.instructions.clone(),
+                    on_session: old.on_session.clone(),
+                    global: ListCache::default(),
+                };
+                f(&mut shared);
+                self.shared = Arc::new(shared);
+            }
+        }
+        self
+    }
+
+    /// The name and version announced to clients.
+    #[must_use]
+    pub fn with_server_info(self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        let info = Implementation::new(name, version);
+        self.edit(|s| s.info = info)
+    }
+
+    /// Instructions for the client's model, sent at initialization.
+    #[must_use]
+    pub fn with_instructions(self, text: impl Into<String>) -> Self {
+        let text = text.into();
+        self.edit(|s| s.instructions = Some(text))
+    }
+
+    /// Run `setup` when a session starts, with the session's agent scope: register
+    /// per-session tools or hooks there (they shadow global tools for this session only)
+    /// and return what must live as long as the session, and what to run when it ends.
+    ///
+    /// A session is one stdio connection, or one Streamable HTTP session (clients on
+    /// protocol revisions with `initialize`, when the HTTP server keeps sessions).
+    /// Stateless HTTP requests have no session: they see the global view.
+    #[must_use]
+    pub fn on_session(
+        self,
+        setup: impl Fn(&Scope) -> SessionGuard + Send + Sync + 'static,
+    ) -> Self {
+        let setup: Arc<SessionSetup> = Arc::new(setup);
+        self.edit(|s| s.on_session = Some(setup))
+    }
+
+    /// The registry served.
+    pub fn registry(&self) -> &Registry {
+        &self.shared.registry
+    }
+
+    /// An rmcp handler with a session opened now (one connection: stdio, tests), and the
+    /// handle that closes it.
+    pub(crate) fn session_handler(&self) -> (Handler, SessionHandle) {
+        let cell = Arc::new(SessionCell::default());
+        cell.open(&self.shared);
+        (
+            Handler {
+                shared: self.shared.clone(),
+                cell: cell.clone(),
+                open_on_initialize: false,
+            },
+            SessionHandle(cell),
+        )
+    }
+
+    /// An rmcp handler for Streamable HTTP: a session opens when the client initializes
+    /// (when `sessions` is on); without one, calls see the global view.
+    pub(crate) fn http_handler(&self, sessions: bool) -> Handler {
+        Handler {
+            shared: self.shared.clone(),
+            cell: Arc::new(SessionCell::default()),
+            open_on_initialize: sessions,
+        }
+    }
+
+    /// Serve one connection on `transport` (any rmcp server transport: stdio, a child's
+    /// pipes, an in-memory duplex) until the client disconnects, then close the session.
+    ///
+    /// # Errors
+    ///
+    /// When the connection fails before the client initialized.
+    pub async fn serve<T, E, A>(
+        &self,
+        transport: T,
+    ) -> Result<(), rmcp::service::ServerInitializeError>
+    where
+        T: rmcp::transport::IntoTransport<RoleServer, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        use rmcp::ServiceExt as _;
+        let (handler, session) = self.session_handler();
+        let result = match handler.serve(transport).await {
+            Ok(running) => {
+                let _ = running.waiting().await;
+                Ok(())
+            }
+            Err(e) => Err(e),
+        };
+        session.close().await;
+        result
+    }
+}
+
+/// Closes a session opened by [`McpServer::session_handler`].
+pub(crate) struct SessionHandle(Arc<SessionCell>);
+
+impl SessionHandle {
+    pub(crate) async fn close(self) {
+        let session = self.0.take();
+        if let Some(session) = session {
+            session.close().await;
+        }
+    }
+}
+
+#[derive(Default)]
+struct SessionCell(Mutex<Option<Arc<Session>>>);
+
+impl SessionCell {
+    fn get(&self) -> Option<Arc<Session>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn take(&self) -> Option<Arc<Session>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    fn open(&self, shared: &Shared) -> Arc<Session> {
+        let mut slot = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(session) = &*slot {
+            return session.clone();
+        }
+        let scope = shared.registry.scope();
+        let guard = shared.on_session.as_ref().map(|setup| setup(&scope));
+        let session = Arc::new(Session {
+            scope,
+            guard: Mutex::new(guard),
+            stop: CancellationToken::new(),
+            tools: ListCache::default(),
+        });
+        *slot = Some(session.clone());
+        session
+    }
+}
+
+/// One MCP session: its agent scope, what its setup keeps, its tool list.
+struct Session {
+    scope: Scope,
+    guard: Mutex<Option<SessionGuard>>,
+    /// Cancelled when the session ends (stops the list-change watchers).
+    stop: CancellationToken,
+    tools: ListCache,
+}
+
+impl Session {
+    async fn close(&self) {
+        self.stop.cancel();
+        let guard = self.guard.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(guard) = guard {
+            guard.close().await;
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.stop.cancel();
+        let guard = self
+            .guard
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(guard) = guard {
+            match tokio::runtime::Handle::try_current() {
+                Ok(handle) => {
+                    handle.spawn(guard.close());
+                }
+                Err(_) => drop(guard),
+            }
+        }
+    }
+}
+
+/// The published tools of one view, built once per registry generation.
+struct ToolList {
+    generation: u64,
+    tools: Vec<Arc<McpTool>>,
+    by_name: HashMap<Arc<str>, usize>,
+    /// Names and definition addresses: whether two lists publish the same tools.
+    fingerprint: Vec<(Arc<str>, usize)>,
+}
+
+#[derive(Default)]
+struct ListCache(Mutex<Option<Arc<ToolList>>>);
+
+impl ListCache {
+    fn get(&self, shared: &Shared, scope: Option<ScopeId>) -> Arc<ToolList> {
+        let generation = *shared.changes.borrow();
+        if let Some(list) = &*self.0.lock().unwrap_or_else(|e| e.into_inner())
+            && list.generation == generation
+        {
+            return list.clone();
+        }
+        // A session shares the global view's list, or its published tools, where its
+        // own view agrees (most sessions see exactly the global tools).
+        let global = scope.map(|_| shared.global.get(shared, None));
+        let list = build_list(&shared.registry, scope, generation, global);
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(list.clone());
+        list
+    }
+}
+
+/// The tools visible from `scope`, in publication order. The only place the server reads
+/// the registry's views.
+fn visible(registry: &Registry, scope: Option<ScopeId>) -> Vec<DynTool> {
+    let view = registry.view_of(scope);
+    view.names()
+        .iter()
+        .filter_map(|name| view.get(name))
+        .collect()
+}
+
+fn build_list(
+    registry: &Registry,
+    scope: Option<ScopeId>,
+    generation: u64,
+    reuse: Option<Arc<ToolList>>,
+) -> Arc<ToolList> {
+    let visible = visible(registry, scope);
+    let fingerprint: Vec<(Arc<str>, usize)> = visible
+        .iter()
+        .map(|tool| {
+            let def = tool.definition();
+            (
+                Arc::from(def.name.as_ref()),
+                std::ptr::from_ref(def) as usize,
+            )
+        })
+        .collect();
+    if let Some(reuse) = &reuse
+        && reuse.fingerprint == fingerprint
+    {
+        return reuse.clone();
+    }
+    let mut tools = Vec::with_capacity(visible.len());
+    let mut by_name = HashMap::with_capacity(visible.len());
+    for (tool, (name, address)) in visible.iter().zip(&fingerprint) {
+        let shared = reuse.as_ref().and_then(|r| {
+            let &i = r.by_name.get(name)?;
+            (r.fingerprint[i].1 == *address).then(|| r.tools[i].clone())
+        });
+        by_name.insert(name.clone(), tools.len());
+        tools.push(shared.unwrap_or_else(|| Arc::new(mcp_tool(tool.definition()))));
+    }
+    Arc::new(ToolList {
+        generation,
+        tools,
+        by_name,
+        fingerprint,
+    })
+}
+
+/// The rmcp handler for one connection (or one stateless HTTP request).
+pub(crate) struct Handler {
+    shared: Arc<Shared>,
+    cell: Arc<SessionCell>,
+    open_on_initialize: bool,
+}
+
+impl Handler {
+    fn session(&self) -> Option<Arc<Session>> {
+        self.cell.get()
+    }
+
+    fn tool_list(&self, session: Option<&Session>) -> Arc<ToolList> {
+        match session {
+            Some(s) => s.tools.get(&self.shared, Some(s.scope.id())),
+            None => self.shared.global.get(&self.shared, None),
+        }
+    }
+
+    /// Send `notifications/tools/list_changed` through `send` whenever the session's
+    /// published list changes, until the session (or `until`) ends.
+    fn watch_list<F, Fut>(&self, session: Arc<Session>, until: CancellationToken, send: F)
+    where
+        F: Fn() -> Fut + Send + 'static,
+        Fut: Future<Output = bool> + Send,
+    {
+        let shared = self.shared.clone();
+        let mut changes = shared.registry.changes();
+        let mut last = self.tool_list(Some(&session)).fingerprint.clone();
+        let stop = session.stop.clone();
+        let weak = Arc::downgrade(&session);
+        drop(session);
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = stop.cancelled() => break,
+                    _ = until.cancelled() => break,
+                    changed = changes.changed() => if changed.is_err() { break },
+                }
+                let Some(session) = weak.upgrade() else { break };
+                let list = session.tools.get(&shared, Some(session.scope.id()));
+                drop(session);
+                if list.fingerprint != last {
+                    last = list.fingerprint.clone();
+                    if !send().await {
+                        break;
+                    }
+                }
+            }
+        });
+    }
+}
+
+impl ServerHandler for Handler {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        let mut config = ServerConfig::new(capabilities).with_server_info(self.shared.info.clone());
+        if let Some(text) = &self.shared.instructions {
+            config = config.with_instructions(text.clone());
+        }
+        config
+    }
+
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        if self.open_on_initialize {
+            self.cell.open(&self.shared);
+        }
+        self.negotiate_initialize(&request)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // Sessions on revisions with `initialize` get list changes as plain notifications.
+        if let Some(session) = self.session() {
+            let peer: Peer<RoleServer> = context.peer.clone();
+            self.watch_list(session, CancellationToken::new(), move || {
+                let peer = peer.clone();
+                async move { peer.notify_tool_list_changed().await.is_ok() }
+            });
+        }
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let _ = requested;
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        // Revisions without `initialize` ask for list changes on a listen stream.
+        if context.accepted().tools_list_changed == Some(true) {
+            let session = match self.session() {
+                Some(session) => session,
+                None => self.cell.open(&self.shared),
+            };
+            let sink = context.sink().clone();
+            let until = context.request_context().ct.clone();
+            self.watch_list(session, until, move || {
+                let sink = sink.clone();
+                async move { sink.notify_tool_list_changed().await.is_ok() }
+            });
+        }
+        context.cancelled().await;
+        Ok(())
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let _ = context;
+        if let Some(cursor) = request.and_then(|r| r.cursor) {
+            return Err(McpError::invalid_params(
+                format!("invalid cursor {cursor:?}: this server lists every tool in one page"),
+                None,
+            ));
+        }
+        let session = self.session();
+        let list = self.tool_list(session.as_deref());
+        Ok(ListToolsResult::with_all_items(
+            list.tools.iter().map(|t| t.tool.clone()).collect(),
+        ))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        let session = self.session();
+        let list = self.tool_list(session.as_deref());
+        let index = *list.by_name.get(name)?;
+        Some(list.tools[index].tool.clone())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let session = self.session();
+        let list = self.tool_list(session.as_deref());
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let mut call = ToolCall::new(
+            request_id_text(&context.id),
+            request.name.as_ref(),
+            Arguments::Serde(arguments),
+        )
+        .with_cancellation(context.ct.clone());
+        if let Some(session) = &session {
+            call = call.with_agent(session.scope.id());
+        }
+        let registry = self.shared.registry.clone();
+        let progress = context
+            .meta
+            .get_progress_token()
+            .map(|token| ProgressForwarder::start(context.peer.clone(), token));
+        let reporter = progress.as_ref().map(|p| p.reporter());
+        // rmcp runs each request handler on its own detached task and signals
+        // cancellation through the token, never by dropping the handler, so the call is
+        // always awaited to its end here (its body sees the cancellation and cleans up).
+        let result = match reporter {
+            Some(reporter) => dsh_runtime::with_progress(reporter, registry.execute(call)).await,
+            None => registry.execute(call).await,
+        };
+        if let Some(progress) = progress {
+            progress.finish().await;
+        }
+        if result.error_code() == Some(ErrorCode::UnknownTool)
+            && !list.by_name.contains_key(request.name.as_ref())
+        {
+            // The protocol's answer to an unknown tool is a JSON-RPC error.
+            return Err(McpError::invalid_params(
+                result.message().unwrap_or("unknown tool").to_string(),
+                None,
+            ));
+        }
+        let tool = list
+            .by_name
+            .get(request.name.as_ref())
+            .map(|&i| list.tools[i].clone());
+        Ok(CallToolResponse::Complete(to_mcp_result(
+            &result,
+            tool.as_deref(),
+        )))
+    }
+}
+
+/// A pipeline result as a `tools/call` result: the content blocks; on success the
+/// canonical value as `structuredContent` (wrapped when the tool's output is not an
+/// object, see [`crate::definition`]); on failure `isError: true` with the registry's
+/// `Error: <message>` text.
+pub(crate) fn to_mcp_result(result: &ToolResult, tool: Option<&McpTool>) -> CallToolResult {
+    let mut content: Vec<rmcp::model::ContentBlock> =
+        result.content().iter().map(content_block).collect();
+    for context in result.contexts() {
+        content.push(rmcp::model::ContentBlock::text(context.clone()));
+    }
+    if result.is_error() {
+        return CallToolResult::error(content);
+    }
+    let mut out = CallToolResult::success(content);
+    if let Some(value) = result.value() {
+        let value = to_serde(value);
+        out.structured_content = Some(match tool {
+            Some(tool) => tool.structured_content(value),
+            None => value,
+        });
+    }
+    out
+}
+
+fn content_block(block: &ContentBlock) -> rmcp::model::ContentBlock {
+    match block {
+        ContentBlock::Text { text } => rmcp::model::ContentBlock::text(text.clone()),
+        ContentBlock::Image { data, media_type } => {
+            rmcp::model::ContentBlock::image(data.clone(), media_type.clone())
+        }
+        other => rmcp::model::ContentBlock::text(
+            serde_json::to_string(other).unwrap_or_else(|e| format!("[content block: {e}]")),
+        ),
+    }
+}
+
+fn request_id_text(id: &rmcp::model::RequestId) -> String {
+    match id {
+        rmcp::model::NumberOrString::Number(n) => format!("mcp-{n}"),
+        rmcp::model::NumberOrString::String(s) => format!("mcp-{s}"),
+    }
+}
+
+/// Forwards a call's progress reports as `notifications/progress`, in order, dropping
+/// reports that do not increase, and stops before the result is sent.
+struct ProgressForwarder {
+    tx: mpsc::UnboundedSender<Option<Progress>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl ProgressForwarder {
+    fn start(peer: Peer<RoleServer>, token: ProgressToken) -> Self {
+        let (tx, mut rx) = mpsc::unbounded_channel::<Option<Progress>>();
+        let task = tokio::spawn(async move {
+            let mut last: Option<f64> = None;
+            // `None` marks the end of the call: nothing after it is sent.
+            while let Some(Some(p)) = rx.recv().await {
+                if last.is_some_and(|l| p.progress <= l) || !p.progress.is_finite() {
+                    continue;
+                }
+                last = Some(p.progress);
+                let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
+                param.total = p.total;
+                param.message = p.message;
+                if peer.notify_progress(param).await.is_err() {
+                    break;
+                }
+            }
+        });
+        ProgressForwarder { tx, task }
+    }
+
+    fn reporter(&self) -> ProgressReporter {
+        let tx = self.tx.clone();
+        ProgressReporter::new(move |p| {
+            let _ = tx.send(Some(p));
+        })
+    }
+
+    /// Send what was reported so far; later reports (from tasks the body left running)
+    /// are dropped.
+    async fn finish(self) {
+        let _ = self.tx.send(None);
+        let _ = self.task.await;
+    }
+}

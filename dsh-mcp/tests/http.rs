@@ -1,0 +1,125 @@
+//! The Streamable HTTP server with rmcp's HTTP client: loopback binding, the bearer
+//! token, stateless serving, sessions (agent scope, setup and close), and importing
+//! over HTTP.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use dsh_mcp::{HttpOptions, McpServer, SessionGuard, connect_http, import, serve_http};
+use dsh_runtime::{Registry, ScopeId, ToolCall, ToolContext, ToolError, tool};
+use rmcp::model::CallToolRequestParams;
+use serde_json::json;
+
+/// Greet someone.
+#[tool(read_only)]
+async fn greet(name: String) -> Result<String, ToolError> {
+    Ok(format!("Hello, {name}!"))
+}
+
+/// The agent scope of the call (0 outside any session).
+#[tool]
+async fn whoami(cx: ToolContext) -> Result<u64, ToolError> {
+    Ok(cx.agent().map_or(0, ScopeId::get))
+}
+
+fn registry() -> (Registry, Vec<dsh_runtime::Registration>) {
+    let registry = Registry::new();
+    let regs = vec![
+        registry.register(Greet).unwrap(),
+        registry.register(Whoami).unwrap(),
+    ];
+    (registry, regs)
+}
+
+fn call(name: &str, args: serde_json::Value) -> CallToolRequestParams {
+    let serde_json::Value::Object(args) = args else {
+        panic!("object")
+    };
+    CallToolRequestParams::new(name.to_string()).with_arguments(args)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stateless_server_with_a_bearer_token() {
+    let (registry, _regs) = registry();
+    let http = serve_http(
+        &McpServer::new(registry),
+        HttpOptions::default()
+            .sessions(false)
+            .bearer_token("s3cret"),
+    )
+    .await
+    .unwrap();
+    assert!(http.local_addr().ip().is_loopback());
+    let url = http.url();
+
+    // Without the token, or with a wrong one, the handshake is refused.
+    assert!(connect_http(&url, None).await.is_err());
+    assert!(connect_http(&url, Some("wrong")).await.is_err());
+
+    let client = connect_http(&url, Some("s3cret")).await.unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(
+        tools.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(),
+        ["greet", "whoami"]
+    );
+    let r = client
+        .call_tool(call("greet", json!({"name": "Ada"})))
+        .await
+        .unwrap();
+    assert_eq!(r.structured_content, Some(json!({"result": "Hello, Ada!"})));
+    // Stateless: no session, so calls see the global view.
+    let r = client.call_tool(call("whoami", json!({}))).await.unwrap();
+    assert_eq!(r.structured_content, Some(json!({"result": 0})));
+    let r = client
+        .call_tool(call("greet", json!({"name": 1})))
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(true));
+
+    // Import over HTTP.
+    let imported = import(client.peer()).await.unwrap();
+    let local = Registry::new();
+    let _r = local.register_dyn(imported.tools[0].clone()).unwrap();
+    let r = local
+        .execute(ToolCall::new("1", "greet", r#"{"name":"Bo"}"#))
+        .await;
+    assert_eq!(
+        serde_json::to_value(r.value().unwrap()).unwrap(),
+        json!({"result": "Hello, Bo!"})
+    );
+
+    client.cancel().await.unwrap();
+    http.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_get_an_agent_scope_and_are_closed() {
+    let (registry, _regs) = registry();
+    let opened: Arc<Mutex<Vec<ScopeId>>> = Arc::default();
+    let closed: Arc<Mutex<Vec<ScopeId>>> = Arc::default();
+    let (o, c) = (opened.clone(), closed.clone());
+    let server = McpServer::new(registry).on_session(move |scope| {
+        let id = scope.id();
+        o.lock().unwrap().push(id);
+        let c = c.clone();
+        SessionGuard::new().on_close(async move { c.lock().unwrap().push(id) })
+    });
+    let http = serve_http(&server, HttpOptions::default()).await.unwrap();
+    let client = connect_http(&http.url(), None).await.unwrap();
+    let r = client.call_tool(call("whoami", json!({}))).await.unwrap();
+    let ids = opened.lock().unwrap().clone();
+    assert_eq!(ids.len(), 1, "one session for one client");
+    assert_eq!(r.structured_content, Some(json!({"result": ids[0].get()})));
+    let r = client.call_tool(call("whoami", json!({}))).await.unwrap();
+    assert_eq!(r.structured_content, Some(json!({"result": ids[0].get()})));
+
+    // Closing the client ends the session.
+    client.cancel().await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while closed.lock().unwrap().is_empty() {
+        assert!(tokio::time::Instant::now() < deadline, "session not closed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(*closed.lock().unwrap(), ids);
+    http.shutdown().await.unwrap();
+}

@@ -1,0 +1,305 @@
+//! Importing the tools of an rmcp server (written with rmcp's own macros) into a
+//! registry, and calling them through the pipeline: local validation against the
+//! published schema, structured and content values, remote errors, policy, and
+//! cancellation forwarded as `notifications/cancelled`. One tool's schema is outside the
+//! vocabulary: it is rejected with every violation while the others import.
+
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use dsh_mcp::{McpServer, import};
+use dsh_runtime::hooks::{CallInfo, guard_fn};
+use dsh_runtime::{ErrorCode, Registry, ToolCall, ToolError, tool};
+use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::{ErrorData, ServerHandler, ServiceExt, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+static REMOTE_CALLS: AtomicUsize = AtomicUsize::new(0);
+static REMOTE_CANCELLED: std::sync::LazyLock<tokio::sync::watch::Sender<bool>> =
+    std::sync::LazyLock::new(|| tokio::sync::watch::Sender::new(false));
+
+#[derive(Deserialize, JsonSchema)]
+struct EchoArgs {
+    /// The text to send back.
+    text: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct SumArgs {
+    a: i64,
+    b: i64,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct SumOut {
+    sum: i64,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Nothing {}
+
+/// Arguments whose published schema uses keywords outside the vocabulary.
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct WeirdArgs {
+    a: String,
+}
+
+impl JsonSchema for WeirdArgs {
+    fn schema_name() -> Cow<'static, str> {
+        "WeirdArgs".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "string", "not": {"const": "x"}},
+                "b": {"allOf": [{"type": "integer"}]}
+            },
+            "required": ["a"]
+        })
+    }
+}
+
+/// rmcp's `#[tool_handler]` builds the router from `Self::tool_router()`.
+#[derive(Clone)]
+struct Fixture;
+
+#[tool_router]
+impl Fixture {
+    /// Send the text back.
+    #[rmcp::tool(annotations(read_only_hint = true))]
+    async fn echo(&self, Parameters(args): Parameters<EchoArgs>) -> String {
+        REMOTE_CALLS.fetch_add(1, Ordering::SeqCst);
+        args.text
+    }
+
+    /// Add two integers.
+    #[rmcp::tool]
+    async fn sum(&self, Parameters(args): Parameters<SumArgs>) -> Json<SumOut> {
+        REMOTE_CALLS.fetch_add(1, Ordering::SeqCst);
+        Json(SumOut {
+            sum: args.a + args.b,
+        })
+    }
+
+    /// Always fail.
+    #[rmcp::tool]
+    async fn fail(&self, Parameters(_): Parameters<Nothing>) -> Result<CallToolResult, ErrorData> {
+        REMOTE_CALLS.fetch_add(1, Ordering::SeqCst);
+        Ok(CallToolResult::error(vec![ContentBlock::text(
+            "the disk is full",
+        )]))
+    }
+
+    /// Wait until the call is cancelled.
+    #[rmcp::tool]
+    async fn hold(&self, Parameters(_): Parameters<Nothing>, ct: CancellationToken) -> String {
+        ct.cancelled().await;
+        REMOTE_CANCELLED.send_replace(true);
+        "cancelled".to_string()
+    }
+
+    /// A tool with a schema outside the vocabulary.
+    #[rmcp::tool]
+    async fn weird(&self, Parameters(args): Parameters<WeirdArgs>) -> String {
+        args.a
+    }
+}
+
+#[tool_handler]
+impl ServerHandler for Fixture {
+    fn get_info(&self) -> rmcp::model::ServerConfig {
+        rmcp::model::ServerConfig::new(
+            rmcp::model::ServerCapabilities::builder()
+                .enable_tools()
+                .build(),
+        )
+    }
+}
+
+async fn connect_fixture() -> dsh_mcp::McpClient {
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let running = Fixture.serve(server_io).await.expect("fixture handshake");
+        let _ = running.waiting().await;
+    });
+    ().serve(client_io).await.expect("client handshake")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn imports_every_tool_in_the_vocabulary_and_reports_the_rest() {
+    let client = connect_fixture().await;
+    let imported = import(client.peer()).await.unwrap();
+    let names: Vec<&str> = imported
+        .tools
+        .iter()
+        .map(|t| t.definition().name.as_ref())
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, ["echo", "fail", "hold", "sum"]);
+
+    assert_eq!(imported.rejected.len(), 1);
+    let rejected = &imported.rejected[0];
+    assert_eq!(rejected.name, "weird");
+    assert_eq!(rejected.code(), ErrorCode::UnsupportedSchema);
+    let input = rejected.input.as_ref().expect("input schema violations");
+    // Every violation, not only the first.
+    assert_eq!(input.violations().len(), 2, "{input}");
+    let text = rejected.to_string();
+    assert!(text.starts_with("tool \"weird\" not imported (UNSUPPORTED_SCHEMA): inputSchema: unsupported JSON schema: "), "{text}");
+    assert!(
+        text.contains("properties.a") && text.contains("\"not\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("properties.b") && text.contains("\"allOf\""),
+        "{text}"
+    );
+
+    // Definitions carry the remote description and hints.
+    let echo = imported
+        .tools
+        .iter()
+        .find(|t| t.definition().name == "echo")
+        .unwrap();
+    assert_eq!(echo.definition().description, "Send the text back.");
+    assert!(echo.definition().annotations.read_only);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn imported_tools_run_through_the_pipeline() {
+    let client = connect_fixture().await;
+    let imported = import(client.peer()).await.unwrap();
+    let registry = Registry::new();
+    let _regs: Vec<_> = imported
+        .tools
+        .into_iter()
+        .map(|t| registry.register_dyn(t).unwrap())
+        .collect();
+    let _deny = registry.guard(guard_fn(|call: &CallInfo<'_>| {
+        (call.arguments().get("text").and_then(|v| v.as_str()) == Some("forbidden"))
+            .then(|| "not that text".to_string())
+    }));
+
+    // A tool without an output schema: the value is the content array.
+    let r = registry
+        .execute(ToolCall::new("1", "echo", r#"{"text":"hi"}"#))
+        .await;
+    assert!(r.is_success(), "{:?}", r.message());
+    assert_eq!(r.text(), "hi");
+    assert_eq!(
+        serde_json::to_value(r.value().unwrap()).unwrap(),
+        json!([{"type": "text", "text": "hi"}])
+    );
+
+    // With an output schema: the value is the structured content.
+    let r = registry
+        .execute(ToolCall::new("2", "sum", r#"{"a":2,"b":3}"#))
+        .await;
+    assert_eq!(
+        serde_json::to_value(r.value().unwrap()).unwrap(),
+        json!({"sum": 5})
+    );
+    assert_eq!(r.text(), r#"{"sum":5}"#);
+
+    // Invalid arguments and policy denials never reach the server.
+    let before = REMOTE_CALLS.load(Ordering::SeqCst);
+    let r = registry
+        .execute(ToolCall::new("3", "sum", r#"{"a":"two"}"#))
+        .await;
+    assert_eq!(r.error_code(), Some(ErrorCode::InvalidArgs));
+    let message = r.message().unwrap();
+    assert!(message.contains("a") && message.contains("b"), "{message}");
+    let r = registry
+        .execute(ToolCall::new("4", "echo", r#"{"text":"forbidden"}"#))
+        .await;
+    assert_eq!(r.message(), Some("not that text"));
+    assert_eq!(REMOTE_CALLS.load(Ordering::SeqCst), before);
+
+    // A remote error result.
+    let r = registry.execute(ToolCall::new("5", "fail", "{}")).await;
+    assert_eq!(r.code(), Some(dsh_mcp::import::MCP_TOOL_ERROR));
+    assert_eq!(r.message(), Some("the disk is full"));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_an_imported_call_cancels_the_remote_one() {
+    let client = connect_fixture().await;
+    let imported = import(client.peer()).await.unwrap();
+    let registry = Registry::new();
+    let hold = imported
+        .tools
+        .into_iter()
+        .find(|t| t.definition().name == "hold")
+        .unwrap();
+    let _reg = registry.register_dyn(hold).unwrap();
+    let mut seen = REMOTE_CANCELLED.subscribe();
+    let token = CancellationToken::new();
+    let call = ToolCall::new("1", "hold", "{}").with_cancellation(token.clone());
+    let running = tokio::spawn({
+        let registry = registry.clone();
+        async move { registry.execute(call).await }
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!running.is_finished());
+    token.cancel();
+    let r = tokio::time::timeout(Duration::from_secs(10), running)
+        .await
+        .expect("the call ends")
+        .unwrap();
+    assert_eq!(r.error_code(), Some(ErrorCode::Aborted));
+    tokio::time::timeout(Duration::from_secs(10), seen.wait_for(|s| *s))
+        .await
+        .expect("the server saw notifications/cancelled")
+        .unwrap();
+    client.cancel().await.unwrap();
+}
+
+/// Double a number.
+#[tool]
+async fn double(n: i64) -> Result<i64, ToolError> {
+    Ok(n * 2)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_served_registry_imports_back_unchanged() {
+    // Round trip: serve a registry, import its tools into another one.
+    let served = Registry::new();
+    let _reg = served.register(Double).unwrap();
+    let server = McpServer::new(served.clone());
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move { server.serve(server_io).await });
+    let client = ().serve(client_io).await.unwrap();
+    let imported = import(client.peer()).await.unwrap();
+    assert!(imported.rejected.is_empty(), "{:?}", imported.rejected);
+    let def = imported.tools[0].definition();
+    assert_eq!(
+        def.parameters.to_json_string(),
+        served
+            .get("double")
+            .unwrap()
+            .definition()
+            .parameters
+            .to_json_string()
+    );
+    let registry = Registry::new();
+    let _r = registry.register_dyn(imported.tools[0].clone()).unwrap();
+    let r = registry
+        .execute(ToolCall::new("1", "double", r#"{"n":21}"#))
+        .await;
+    // The served value is wrapped (a non-object output), and comes back as such.
+    assert_eq!(
+        serde_json::to_value(r.value().unwrap()).unwrap(),
+        json!({"result": 42})
+    );
+    client.cancel().await.unwrap();
+}

@@ -1,0 +1,510 @@
+//! Serving a registry over MCP, driven by rmcp's own client on an in-memory connection:
+//! tools/list (schemas, output wrapping, annotations), tools/call (structured content,
+//! isError with the path-qualified message, unknown tool), cancellation, progress, the
+//! session as agent scope, per-session setup and its close, and list-change
+//! notifications on both lifecycles (initialize and discover).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use dsh_mcp::{McpServer, SessionGuard};
+use dsh_runtime::hooks::{CallInfo, guard_fn};
+use dsh_runtime::{Registry, ScopeId, ToolContext, ToolError, ToolSchema, tool};
+use rmcp::model::{
+    CallToolRequestParams, ClientRequest, ProgressNotificationParam, ProtocolVersion,
+    SubscriptionFilter,
+};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RunningService};
+use rmcp::{ClientHandler, RoleClient};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+/// Greet someone.
+#[tool(read_only, idempotent)]
+async fn greet(
+    /// Who to greet.
+    name: String,
+) -> Result<String, ToolError> {
+    Ok(format!("Hello, {name}!"))
+}
+
+/// A sum and a product.
+#[derive(Serialize, Deserialize, ToolSchema)]
+struct Totals {
+    /// a + b.
+    sum: i64,
+    /// a * b.
+    product: i64,
+}
+
+/// Add and multiply two numbers.
+#[tool]
+async fn arith(a: i64, b: i64) -> Result<Totals, ToolError> {
+    Ok(Totals {
+        sum: a + b,
+        product: a * b,
+    })
+}
+
+/// Wait until cancelled, then say so.
+#[tool]
+async fn wait_for_cancel(cx: ToolContext) -> Result<String, ToolError> {
+    cx.cancellation().cancelled().await;
+    CANCELLED_SEEN.send_replace(true);
+    Ok("cancelled".to_string())
+}
+
+static CANCELLED_SEEN: std::sync::LazyLock<tokio::sync::watch::Sender<bool>> =
+    std::sync::LazyLock::new(|| tokio::sync::watch::Sender::new(false));
+
+/// Report progress three times.
+#[tool]
+async fn count(cx: ToolContext) -> Result<u32, ToolError> {
+    for i in 1..=3 {
+        cx.report_progress(f64::from(i), Some(3.0), Some(&format!("step {i}")));
+    }
+    // Not increasing: never sent.
+    cx.report_progress(2.0, Some(3.0), None);
+    Ok(3)
+}
+
+/// The agent scope of the call.
+#[tool]
+async fn whoami(cx: ToolContext) -> Result<u64, ToolError> {
+    Ok(cx.agent().map_or(0, ScopeId::get))
+}
+
+fn registry() -> (Registry, Vec<dsh_runtime::Registration>) {
+    let registry = Registry::new();
+    let regs = vec![
+        registry.register(Greet).unwrap(),
+        registry.register(Arith).unwrap(),
+        registry.register(WaitForCancel).unwrap(),
+        registry.register(Count).unwrap(),
+        registry.register(Whoami).unwrap(),
+    ];
+    (registry, regs)
+}
+
+/// A client recording list changes and progress.
+#[derive(Clone)]
+struct Recorder {
+    list_changed: mpsc::UnboundedSender<()>,
+    progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+}
+
+impl ClientHandler for Recorder {
+    async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
+        let _ = self.list_changed.send(());
+    }
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _cx: NotificationContext<RoleClient>,
+    ) {
+        self.progress.lock().unwrap().push(params);
+    }
+}
+
+struct Connected {
+    client: RunningService<RoleClient, Recorder>,
+    list_changed: mpsc::UnboundedReceiver<()>,
+    progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+    server: tokio::task::JoinHandle<()>,
+}
+
+async fn connect_with(server: &McpServer, lifecycle: ClientLifecycleMode) -> Connected {
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    let server = server.clone();
+    let server = tokio::spawn(async move {
+        server.serve(server_io).await.expect("server handshake");
+    });
+    let (tx, list_changed) = mpsc::unbounded_channel();
+    let progress = Arc::new(Mutex::new(Vec::new()));
+    let recorder = Recorder {
+        list_changed: tx,
+        progress: progress.clone(),
+    };
+    let client = recorder
+        .serve_with_lifecycle(client_io, lifecycle)
+        .await
+        .expect("client handshake");
+    Connected {
+        client,
+        list_changed,
+        progress,
+        server,
+    }
+}
+
+async fn connect(server: &McpServer) -> Connected {
+    connect_with(server, ClientLifecycleMode::Initialize).await
+}
+
+fn call(name: &str, args: Value) -> CallToolRequestParams {
+    let Value::Object(args) = args else {
+        panic!("arguments must be an object")
+    };
+    CallToolRequestParams::new(name.to_string()).with_arguments(args)
+}
+
+fn text_of(result: &rmcp::model::CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_publishes_schemas_output_schemas_and_annotations() {
+    let (registry, _regs) = registry();
+    let server = McpServer::new(registry.clone());
+    let c = connect(&server).await;
+    let tools = c.client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        ["greet", "arith", "wait_for_cancel", "count", "whoami"]
+    );
+
+    let greet = &tools[0];
+    assert_eq!(greet.description.as_deref(), Some("Greet someone."));
+    // The input schema is the registry's parameter schema, unchanged.
+    let expected: Value = serde_json::from_str(
+        &registry
+            .get("greet")
+            .unwrap()
+            .definition()
+            .parameters
+            .to_json_string(),
+    )
+    .unwrap();
+    assert_eq!(Value::Object((*greet.input_schema).clone()), expected);
+    // A string output is wrapped in an object root.
+    assert_eq!(
+        Value::Object((*greet.output_schema.clone().unwrap()).clone()),
+        json!({
+            "type": "object",
+            "properties": {"result": {"type": "string"}},
+            "required": ["result"],
+            "additionalProperties": false
+        })
+    );
+    let hints = greet.annotations.clone().unwrap();
+    assert_eq!(hints.read_only_hint, Some(true));
+    assert_eq!(hints.idempotent_hint, Some(true));
+    assert_eq!(hints.destructive_hint, Some(false));
+    assert_eq!(hints.open_world_hint, Some(false));
+
+    // An object output is published as it is.
+    let arith = &tools[1];
+    let out = Value::Object((*arith.output_schema.clone().unwrap()).clone());
+    assert_eq!(out["type"], "object");
+    assert_eq!(out["required"], json!(["sum", "product"]));
+    c.client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_return_content_and_structured_content() {
+    let (registry, _regs) = registry();
+    let c = connect(&McpServer::new(registry)).await;
+
+    let r = c
+        .client
+        .call_tool(call("greet", json!({"name": "Ada"})))
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(false));
+    assert_eq!(text_of(&r), "Hello, Ada!");
+    assert_eq!(r.structured_content, Some(json!({"result": "Hello, Ada!"})));
+
+    let r = c
+        .client
+        .call_tool(call("arith", json!({"a": 6, "b": 7})))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.structured_content,
+        Some(json!({"sum": 13, "product": 42}))
+    );
+    assert_eq!(text_of(&r), r#"{"sum":13,"product":42}"#);
+    c.client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_arguments_are_error_results_with_every_violation() {
+    let (registry, _regs) = registry();
+    let c = connect(&McpServer::new(registry)).await;
+    let r = c
+        .client
+        .call_tool(call("arith", json!({"a": "six", "c": 1})))
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(true));
+    assert_eq!(r.structured_content, None);
+    let text = text_of(&r);
+    assert!(text.starts_with("Error: invalid arguments"), "{text}");
+    for needle in ["a", "b", "\"c\""] {
+        assert!(text.contains(needle), "{needle} missing from {text}");
+    }
+    assert!(text.contains("integer"), "{text}");
+    c.client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_tool_is_a_protocol_error() {
+    let (registry, _regs) = registry();
+    let c = connect(&McpServer::new(registry)).await;
+    let err = c
+        .client
+        .call_tool(call("nope", json!({})))
+        .await
+        .expect_err("unknown tool");
+    match err {
+        rmcp::service::ServiceError::McpError(e) => {
+            assert_eq!(e.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+            assert_eq!(e.message, "unknown tool \"nope\"");
+        }
+        other => panic!("expected a JSON-RPC error, got {other:?}"),
+    }
+    c.client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancellation_cancels_the_call_token() {
+    let (registry, _regs) = registry();
+    let c = connect(&McpServer::new(registry)).await;
+    let mut seen = CANCELLED_SEEN.subscribe();
+    CANCELLED_SEEN.send_replace(false);
+    let handle = c
+        .client
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(call(
+                "wait_for_cancel",
+                json!({}),
+            ))),
+            rmcp::service::PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        !*seen.borrow_and_update(),
+        "the body ran to its end uncancelled"
+    );
+    c.client
+        .notify_cancelled(rmcp::model::CancelledNotificationParam::new(
+            Some(handle.id.clone()),
+            Some("test".to_string()),
+        ))
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), seen.wait_for(|s| *s))
+        .await
+        .expect("the body saw the cancellation")
+        .unwrap();
+    drop(handle);
+    c.client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_flows_when_a_token_was_sent() {
+    let (registry, _regs) = registry();
+    let c = connect(&McpServer::new(registry)).await;
+    // rmcp's client puts a progress token in every request.
+    let r = c.client.call_tool(call("count", json!({}))).await.unwrap();
+    assert_eq!(r.structured_content, Some(json!({"result": 3})));
+    // The non-increasing report is dropped. (The server sends the notifications before
+    // the result, but the client may hand them to its handler after the result.)
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while c.progress.lock().unwrap().len() < 3 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let progress = c.progress.lock().unwrap().clone();
+    let seen: Vec<(f64, Option<f64>, Option<String>)> = progress
+        .iter()
+        .map(|p| {
+            assert_eq!(p.progress_token, progress[0].progress_token);
+            (p.progress, p.total, p.message.clone())
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (1.0, Some(3.0), Some("step 1".to_string())),
+            (2.0, Some(3.0), Some("step 2".to_string())),
+            (3.0, Some(3.0), Some("step 3".to_string())),
+        ]
+    );
+    c.client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_session_is_an_agent_scope_with_its_own_setup() {
+    let (registry, _regs) = registry();
+    // The scopes of the sessions, in order, and the sessions closed.
+    let scopes: Arc<Mutex<Vec<ScopeId>>> = Arc::default();
+    let closed: Arc<Mutex<Vec<ScopeId>>> = Arc::default();
+    // A guard (a policy hook) that sees which session each call comes from.
+    let agents: Arc<Mutex<Vec<Option<ScopeId>>>> = Arc::default();
+    let seen = agents.clone();
+    let _guard = registry.guard(guard_fn(move |call: &CallInfo<'_>| {
+        seen.lock().unwrap().push(call.agent());
+        (call.name() == "greet"
+            && call.arguments().get("name").and_then(|v| v.as_str()) == Some("Mallory"))
+        .then(|| "no greetings for Mallory".to_string())
+    }));
+    let (s, cl) = (scopes.clone(), closed.clone());
+    let server = McpServer::new(registry.clone()).on_session(move |scope| {
+        s.lock().unwrap().push(scope.id());
+        let id = scope.id();
+        let cl = cl.clone();
+        SessionGuard::new().on_close(async move {
+            cl.lock().unwrap().push(id);
+        })
+    });
+
+    let a = connect(&server).await;
+    let b = connect(&server).await;
+    let ra = a.client.call_tool(call("whoami", json!({}))).await.unwrap();
+    let rb = b.client.call_tool(call("whoami", json!({}))).await.unwrap();
+    let ids = scopes.lock().unwrap().clone();
+    assert_eq!(ids.len(), 2);
+    assert_eq!(ra.structured_content, Some(json!({"result": ids[0].get()})));
+    assert_eq!(rb.structured_content, Some(json!({"result": ids[1].get()})));
+    assert_eq!(*agents.lock().unwrap(), [Some(ids[0]), Some(ids[1])]);
+
+    // A guard's denial is an error result carrying its reason.
+    let denied = a
+        .client
+        .call_tool(call("greet", json!({"name": "Mallory"})))
+        .await
+        .unwrap();
+    assert_eq!(denied.is_error, Some(true));
+    assert!(text_of(&denied).contains("no greetings for Mallory"));
+
+    // Ending a session runs its close.
+    a.client.cancel().await.unwrap();
+    a.server.await.unwrap();
+    assert_eq!(*closed.lock().unwrap(), [ids[0]]);
+    b.client.cancel().await.unwrap();
+    b.server.await.unwrap();
+    assert_eq!(*closed.lock().unwrap(), [ids[0], ids[1]]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_session_tools_shadow_global_ones() {
+    let (registry, _regs) = registry();
+    /// The session's own greeting.
+    #[tool]
+    async fn greet(name: String) -> Result<String, ToolError> {
+        Ok(format!("Session hello, {name}"))
+    }
+    let server = McpServer::new(registry).on_session(|scope| {
+        SessionGuard::new().keep(scope.register(Greet).expect("register in scope"))
+    });
+    let c = connect(&server).await;
+    let tools = c.client.list_all_tools().await.unwrap();
+    assert_eq!(tools[0].name, "greet");
+    assert_eq!(
+        tools[0].description.as_deref(),
+        Some("The session's own greeting.")
+    );
+    let r = c
+        .client
+        .call_tool(call("greet", json!({"name": "Ada"})))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&r), "Session hello, Ada");
+    c.client.cancel().await.unwrap();
+}
+
+/// Another tool, registered while clients are connected.
+#[tool]
+async fn later() -> Result<bool, ToolError> {
+    Ok(true)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_changes_are_notified_on_initialize_sessions() {
+    let (registry, _regs) = registry();
+    let server = McpServer::new(registry.clone());
+    let mut c = connect(&server).await;
+    // The client sends `notifications/initialized` before its first request.
+    c.client.list_all_tools().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+
+    // Another session's scope coming and going changes nothing this session sees.
+    let other = connect(&server).await;
+    other.client.cancel().await.unwrap();
+    let reg = registry.register(Later).unwrap();
+    tokio::time::timeout(Duration::from_secs(10), c.list_changed.recv())
+        .await
+        .expect("a list_changed notification")
+        .unwrap();
+    assert!(
+        c.list_changed.try_recv().is_err(),
+        "one notification per change"
+    );
+    let names: Vec<String> = c
+        .client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(names.contains(&"later".to_string()));
+
+    drop(reg);
+    tokio::time::timeout(Duration::from_secs(10), c.list_changed.recv())
+        .await
+        .expect("a list_changed notification on removal")
+        .unwrap();
+    c.client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_changes_are_notified_on_discover_listen_streams() {
+    let (registry, _regs) = registry();
+    let server = McpServer::new(registry.clone());
+    let c = connect_with(
+        &server,
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+    )
+    .await;
+    let mut subscription = c
+        .client
+        .listen(SubscriptionFilter::builder().tools_list_changed().build())
+        .await
+        .unwrap();
+    assert_eq!(subscription.acknowledged().tools_list_changed, Some(true));
+    let _reg = registry.register(Later).unwrap();
+    let note = tokio::time::timeout(Duration::from_secs(10), subscription.next())
+        .await
+        .expect("a notification on the listen stream")
+        .unwrap()
+        .expect("the stream is open");
+    assert!(
+        matches!(
+            note,
+            rmcp::model::ServerNotification::ToolListChangedNotification(_)
+        ),
+        "{note:?}"
+    );
+    // Calls work the same on this lifecycle.
+    let r = c
+        .client
+        .call_tool(call("greet", json!({"name": "Bo"})))
+        .await
+        .unwrap();
+    assert_eq!(r.structured_content, Some(json!({"result": "Hello, Bo!"})));
+    subscription.cancel().await.unwrap();
+    c.client.cancel().await.unwrap();
+}

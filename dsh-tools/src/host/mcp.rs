@@ -1,0 +1,192 @@
+//! `dsh-tools mcp` (serve the host over MCP) and `dsh-tools --mcp 'CMD ARGS'` (add the
+//! tools of an external MCP server to the host).
+//!
+//! # Serving
+//!
+//! Over stdio (the default) the process is one MCP session; with `--http ADDR` it serves
+//! Streamable HTTP at `http://ADDR/mcp` and prints that URL on stderr. Clients on
+//! protocol revisions with `initialize` get a session each (unless `--stateless`);
+//! requests on later revisions are served statelessly, as that protocol has it. `--bearer-token-env VAR` requires `Authorization: Bearer`
+//! with the value of the environment variable `VAR`.
+//!
+//! The server runs as long as its client does, so background jobs that `bash` starts
+//! keep running between calls, and `job_output`/`job_kill` reach them in later calls.
+//! Each session gets its own job runtime (a `bash`, `job_output`, `job_list` and
+//! `job_kill` registered in the session's agent scope): its jobs are killed when the
+//! session ends. Stateless HTTP requests share the host's runtime, whose jobs are killed
+//! when the server stops.
+//!
+//! # Importing
+//!
+//! Each `--mcp 'CMD ARGS'` starts `CMD` as a child MCP server on stdio (the line is
+//! split into words like a POSIX shell would, without running one) and registers its
+//! tools in the host's global layer. A tool whose schema is outside the vocabulary is
+//! reported on stderr with every violation, and the others are still added.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use dsh_mcp::{HttpOptions, McpClient, McpServer, SessionGuard};
+use dsh_runtime::Registration;
+use dsh_runtime::jobs::JobRuntime;
+use dsh_runtime::jobs::tools::Jobs;
+
+use super::Host;
+use crate::bash::{BashConfig, Shell};
+
+/// The options of `dsh-tools mcp`.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct McpArgs {
+    /// Serve Streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio.
+    /// Anything but a loopback address exposes a shell to the network: use a token.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<SocketAddr>,
+    /// With --http: serve clients on protocol revisions with `initialize` statelessly
+    /// too, instead of giving each a session (its own agent scope and jobs). Their
+    /// cancellations then reach no call.
+    #[arg(long, requires = "http")]
+    pub stateless: bool,
+    /// With --http: require `Authorization: Bearer <token>`, the token being the value
+    /// of this environment variable.
+    #[arg(long, value_name = "VAR", requires = "http")]
+    pub bearer_token_env: Option<String>,
+}
+
+/// The MCP server for `host`: every tool of its registry, and per session a job
+/// runtime of its own with the shell and job tools over it.
+pub fn server(host: &Host) -> McpServer {
+    McpServer::new(host.registry().clone())
+        .with_server_info("dsh-tools", env!("CARGO_PKG_VERSION"))
+        .on_session(|scope| {
+            let jobs = JobRuntime::new();
+            let shell = Arc::new(Shell::new(jobs.clone(), BashConfig::default()));
+            let mut guard = SessionGuard::new();
+            for registered in [
+                scope.register_toolbox(shell),
+                scope.register_toolbox(Arc::new(Jobs::new(jobs.clone()))),
+            ] {
+                match registered {
+                    Ok(registration) => guard = guard.keep(registration),
+                    // The global tools stay visible; report why the session has none.
+                    Err(e) => eprintln!("dsh-tools mcp: session tools not registered: {e}"),
+                }
+            }
+            guard.on_close(async move { jobs.shutdown().await })
+        })
+}
+
+/// Run `dsh-tools mcp` until the client disconnects (stdio) or the process is asked to
+/// stop (HTTP: Ctrl-C or SIGTERM).
+///
+/// # Errors
+///
+/// A message for stderr: the handshake failed, the address could not be bound, the
+/// token variable is unset.
+pub async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
+    let server = server(host);
+    let Some(addr) = args.http else {
+        return server
+            .serve_stdio()
+            .await
+            .map_err(|e| format!("MCP over stdio: {e}"));
+    };
+    let mut options = HttpOptions::default().bind(addr).sessions(!args.stateless);
+    if let Some(var) = &args.bearer_token_env {
+        let token = std::env::var(var)
+            .map_err(|e| format!("--bearer-token-env {var}: cannot read the token: {e}"))?;
+        if token.is_empty() {
+            return Err(format!("--bearer-token-env {var}: the variable is empty"));
+        }
+        options = options.bearer_token(token);
+    }
+    let http = dsh_mcp::serve_http(&server, options)
+        .await
+        .map_err(|e| format!("cannot serve on {addr}: {e}"))?;
+    eprintln!("dsh-tools: serving MCP at {}", http.url());
+    stop_signal().await;
+    http.shutdown()
+        .await
+        .map_err(|e| format!("MCP over HTTP: {e}"))
+}
+
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+/// The external servers added with `--mcp`: their connections and registrations, kept
+/// for the host's lifetime.
+#[derive(Default)]
+pub struct Imports {
+    clients: Vec<McpClient>,
+    registrations: Vec<Registration>,
+}
+
+impl std::fmt::Debug for Imports {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Imports")
+            .field("servers", &self.clients.len())
+            .field("tools", &self.registrations.len())
+            .finish()
+    }
+}
+
+impl Imports {
+    /// Unregister the tools and stop the servers.
+    pub async fn close(self) {
+        drop(self.registrations);
+        for client in self.clients {
+            let _ = client.cancel().await;
+        }
+    }
+}
+
+/// Start each command line as an MCP server and register its tools in the host's
+/// global layer. Tools outside the vocabulary, or whose name is taken or invalid, are
+/// reported on stderr and skipped.
+///
+/// # Errors
+///
+/// When a server cannot be started or does not answer the handshake or `tools/list`.
+pub async fn import_all(host: &Host, commands: &[String]) -> Result<Imports, String> {
+    let mut imports = Imports::default();
+    for line in commands {
+        let client = match dsh_mcp::connect_command(line).await {
+            Ok(client) => client,
+            Err(e) => {
+                imports.close().await;
+                return Err(format!("--mcp {line:?}: {e}"));
+            }
+        };
+        let imported = match dsh_mcp::import(client.peer()).await {
+            Ok(imported) => imported,
+            Err(e) => {
+                let _ = client.cancel().await;
+                imports.close().await;
+                return Err(format!("--mcp {line:?}: cannot list its tools: {e}"));
+            }
+        };
+        for rejected in &imported.rejected {
+            eprintln!("warning: --mcp {line:?}: {rejected}");
+        }
+        for tool in imported.tools {
+            let name = tool.definition().name.to_string();
+            match host.registry().register_dyn(tool) {
+                Ok(registration) => imports.registrations.push(registration),
+                Err(e) => eprintln!("warning: --mcp {line:?}: tool {name:?} not added: {e}"),
+            }
+        }
+        imports.clients.push(client);
+    }
+    Ok(imports)
+}
