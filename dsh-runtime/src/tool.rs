@@ -10,7 +10,7 @@ use std::fmt;
 use std::future::Future;
 use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -393,6 +393,12 @@ pub struct Execution {
     /// The enclosing execution's token for a sub-dispatch.
     pub parent: Option<ExecToken>,
     has_arguments: bool,
+    /// What the body of this execution sends on the side (kept here rather than in an
+    /// allocation of its own).
+    side: SideChannel,
+    /// The caller's token (kept here so that the body's context can make a child of it
+    /// without a handle of its own).
+    cancel: CancellationToken,
 }
 
 impl Execution {
@@ -405,15 +411,40 @@ impl Execution {
         agent: Option<ScopeId>,
         parent: Option<ExecToken>,
     ) -> Self {
+        Execution::for_call(
+            call_id,
+            root_call_id,
+            name,
+            Some(arguments),
+            agent,
+            parent,
+            CancellationToken::new(),
+        )
+    }
+
+    /// The pipeline's identity of a call whose caller holds `cancel`; `arguments` is
+    /// `None` when they failed the lossless snapshot (they are then `null`).
+    pub(crate) fn for_call(
+        call_id: Arc<str>,
+        root_call_id: Arc<str>,
+        name: Arc<str>,
+        arguments: Option<Frozen>,
+        agent: Option<ScopeId>,
+        parent: Option<ExecToken>,
+        cancel: CancellationToken,
+    ) -> Self {
+        let has_arguments = arguments.is_some();
         Execution {
             call_id,
             root_call_id,
             name,
-            arguments,
+            arguments: arguments.unwrap_or_else(|| Arc::new(Value::Null)),
             token: ExecToken::mint(),
             agent,
             parent,
-            has_arguments: true,
+            has_arguments,
+            side: SideChannel::default(),
+            cancel,
         }
     }
 
@@ -424,24 +455,24 @@ impl Execution {
         self.has_arguments
     }
 
-    /// An identity whose arguments failed the lossless snapshot.
-    pub(crate) fn without_arguments(
-        call_id: Arc<str>,
-        root_call_id: Arc<str>,
-        name: Arc<str>,
-        agent: Option<ScopeId>,
-        parent: Option<ExecToken>,
-    ) -> Self {
-        let mut exec = Execution::new(
-            call_id,
-            root_call_id,
-            name,
-            Arc::new(Value::Null),
-            agent,
-            parent,
-        );
-        exec.has_arguments = false;
-        exec
+    /// What the pipeline's body of this execution sent on the side.
+    pub(crate) fn side(&self) -> &SideChannel {
+        &self.side
+    }
+
+    /// The caller's token.
+    pub(crate) fn caller_token(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Whether the body's token of the only run of this execution's body (made lazily,
+    /// see [`ToolContext`]) is cancelled: a child not made yet is cancelled exactly when
+    /// the caller's token is.
+    pub(crate) fn lazy_child_cancelled(&self) -> bool {
+        match self.side.child.get() {
+            Some(child) => child.is_cancelled(),
+            None => self.cancel.is_cancelled(),
+        }
     }
 }
 
@@ -452,8 +483,12 @@ impl Execution {
 #[derive(Clone, Debug)]
 pub struct ToolContext {
     exec: Arc<Execution>,
-    cancel: CancellationToken,
-    side: Arc<SideChannel>,
+    /// The body's token; `None`: a child of the caller's token (kept by the execution),
+    /// made the first time it is asked for and kept in the execution's side channel.
+    cancel: Option<CancellationToken>,
+    /// The side channel given to [`ToolContext::new`]; `None`: the execution's own.
+    side: Option<Arc<SideChannel>>,
+    /// Where progress updates go (captured from [`with_progress`] when the context is made).
     progress: Option<ProgressReporter>,
 }
 
@@ -505,6 +540,9 @@ pub async fn with_progress<F: Future>(reporter: ProgressReporter, fut: F) -> F::
 pub struct SideChannel {
     deferred: Mutex<Vec<String>>,
     concludes_turn: AtomicBool,
+    /// The body's cancellation token, when the pipeline let it be created lazily (a child
+    /// of the caller's token, made the first time the body asks for it).
+    child: OnceLock<CancellationToken>,
 }
 
 impl SideChannel {
@@ -523,13 +561,40 @@ impl ToolContext {
     /// A context for an execution (used by the pipeline and by tests that call bodies
     /// directly).
     pub fn new(exec: Arc<Execution>, cancel: CancellationToken, side: Arc<SideChannel>) -> Self {
-        let progress = PROGRESS.try_with(Clone::clone).ok();
         ToolContext {
             exec,
-            cancel,
-            side,
-            progress,
+            cancel: Some(cancel),
+            side: Some(side),
+            progress: PROGRESS.try_with(Clone::clone).ok(),
         }
+    }
+
+    /// The pipeline's context for one run of a body: the execution's own side channel
+    /// and this token.
+    pub(crate) fn for_run(exec: Arc<Execution>, cancel: CancellationToken) -> Self {
+        ToolContext {
+            exec,
+            cancel: Some(cancel),
+            side: None,
+            progress: PROGRESS.try_with(Clone::clone).ok(),
+        }
+    }
+
+    /// The pipeline's context for the only run of a body, whose token is a child of the
+    /// caller's, made only if the body asks for it (a body that never looks at its token
+    /// costs no token). The execution's side channel keeps the child, so there must be
+    /// no other run of a body for this execution.
+    pub(crate) fn for_only_run(exec: Arc<Execution>) -> Self {
+        ToolContext {
+            exec,
+            cancel: None,
+            side: None,
+            progress: PROGRESS.try_with(Clone::clone).ok(),
+        }
+    }
+
+    fn side(&self) -> &SideChannel {
+        self.side.as_deref().unwrap_or(&self.exec.side)
     }
 
     /// A context for calling a tool body directly, outside any registry (unit tests).
@@ -576,16 +641,26 @@ impl ToolContext {
     /// The cancellation token: cancelled when the caller aborts or a deadline fires.
     /// Bodies should stop promptly when it fires.
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.cancel
+        match &self.cancel {
+            Some(token) => token,
+            None => self
+                .exec
+                .side
+                .child
+                .get_or_init(|| self.exec.cancel.child_token()),
+        }
     }
     /// Whether cancellation was requested.
     pub fn is_cancelled(&self) -> bool {
-        self.cancel.is_cancelled()
+        match &self.cancel {
+            Some(token) => token.is_cancelled(),
+            None => self.exec.lazy_child_cancelled(),
+        }
     }
     /// Attach model-facing context to the final result (kept on success, prepended to
     /// the contexts post-execute attaches).
     pub fn defer_context(&self, text: impl Into<String>) {
-        self.side
+        self.side()
             .deferred
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -593,7 +668,7 @@ impl ToolContext {
     }
     /// Ask the agent loop to end the turn after this result (success only).
     pub fn conclude_turn(&self) {
-        self.side.concludes_turn.store(true, Ordering::Release);
+        self.side().concludes_turn.store(true, Ordering::Release);
     }
     /// Report progress to whoever executes the call (a no-op unless the caller installed
     /// a reporter with [`with_progress`], as the MCP server does when the client asked

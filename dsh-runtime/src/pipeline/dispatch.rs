@@ -2,7 +2,6 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 
@@ -17,14 +16,13 @@ use crate::panic::{self, CatchUnwind};
 use crate::registry::Registry;
 use crate::result::{DispatchOutcome, ErrorCode, ResultData};
 use crate::schema::json_quote;
-use crate::tool::{BodyOutcome, DynTool, SideChannel, ToolContext, ToolError};
+use crate::tool::{BodyOutcome, DynTool, ToolContext, ToolError};
 use crate::validate::validate_arguments;
 
 /// What stages 6 and 7 produced: the outcome the outermost wrapper returned, and what the
 /// body sent on the side.
 pub(super) struct Dispatched {
     pub(super) outcome: DispatchOutcome,
-    pub(super) side: Arc<SideChannel>,
     pub(super) invoked: bool,
 }
 
@@ -43,18 +41,17 @@ pub(super) async fn dispatch(
         call,
         tool,
         args,
-        side: Arc::new(SideChannel::default()),
         invoked: AtomicBool::new(false),
     };
     let wrappers = &call.snap.view().wrappers;
     let timeout = registry.timeouts() && tool.definition().timeout_ms.is_some();
     let outcome = if wrappers.is_empty() && !timeout {
-        Ok(Ok(dispatcher.run_body(call.cancel.clone(), false).await))
+        Ok(Ok(dispatcher.run_body(call.cancel(), false, true).await))
     } else {
         let next = Next {
             wrappers,
             dispatch: &dispatcher,
-            cancel: call.cancel.clone(),
+            cancel: call.cancel().clone(),
             replaced: false,
         };
         panic::contained(|| {
@@ -73,11 +70,7 @@ pub(super) async fn dispatch(
         invoked,
     };
     match outcome {
-        Ok(Ok(outcome)) => Ok(Dispatched {
-            outcome,
-            side: dispatcher.side,
-            invoked,
-        }),
+        Ok(Ok(outcome)) => Ok(Dispatched { outcome, invoked }),
         Ok(Err(e)) => Err(fail(ResultData::from_error(e))),
         Err(p) => Err(fail(ResultData::panicked(format!(
             "dispatch wrapper panicked: {p}"
@@ -94,7 +87,6 @@ struct Dispatcher<'a> {
     tool: &'a DynTool,
     /// The validated, normalized arguments.
     args: &'a Value,
-    side: Arc<SideChannel>,
     invoked: AtomicBool,
 }
 
@@ -108,70 +100,98 @@ impl<'a> Dispatch<'a> for Dispatcher<'a> {
         cancel: CancellationToken,
         replaced: bool,
     ) -> HookFuture<'a, Result<DispatchOutcome, ToolError>> {
-        HookFuture::new(async move { Ok(self.run_body(cancel, replaced).await) })
+        HookFuture::new(async move { Ok(self.run_body(&cancel, replaced, false).await) })
     }
 }
 
 impl Dispatcher<'_> {
     /// Stage 7, one dispatch: re-check cancellation, re-resolve, run the body, build the
     /// canonical outcome. `current` is the token the wrappers chose; when it was
-    /// replaced, it is fused with the caller's for the body.
-    async fn run_body(&self, current: CancellationToken, replaced: bool) -> DispatchOutcome {
+    /// replaced, it is fused with the caller's for the body. `only` says this is the one
+    /// run of the body (no wrapper can run it again).
+    async fn run_body(
+        &self,
+        current: &CancellationToken,
+        replaced: bool,
+        only: bool,
+    ) -> DispatchOutcome {
         let exec = &self.call.exec;
         let canonical = |data| DispatchOutcome {
             data,
             origin: Some(exec.token),
         };
-        let caller = &self.call.cancel;
+        let caller = self.call.cancel();
         if caller.is_cancelled() || (replaced && current.is_cancelled()) {
             return canonical(ResultData::aborted(false));
         }
-        let (tool, revalidated) = match self.resolve_again() {
+        let again = match self.resolve_again() {
             Ok(found) => found,
             Err(data) => return canonical(data),
         };
-        let args = revalidated.as_ref().unwrap_or(self.args);
+        let (tool, args) = match &again {
+            None => (self.tool, self.args),
+            Some((tool, revalidated)) => (tool, revalidated.as_ref().unwrap_or(self.args)),
+        };
 
         // The body gets a child of the caller's token: the caller's cancellation reaches
-        // it, and the body cannot cancel the caller.
-        let fused = caller.child_token();
+        // it, and the body cannot cancel the caller. On the only run of an unwrapped call
+        // the child is made only if the body asks for its token.
+        let eager = (replaced || !only).then(|| caller.child_token());
         self.invoked.store(true, Ordering::Release);
-        let cx = ToolContext::new(exec.clone(), fused.clone(), self.side.clone());
+        let cx = match &eager {
+            Some(fused) => ToolContext::for_run(exec.clone(), fused.clone()),
+            None => ToolContext::for_only_run(exec.clone()),
+        };
         let outcome = match panic::contain(|| tool.erased().call_json(args, cx)) {
             Err(p) => Err(p),
-            Ok(fut) if replaced => {
-                Fused {
-                    body: CatchUnwind::new(fut),
-                    watch: Some(Box::pin(current.cancelled_owned())),
-                    fused: &fused,
+            Ok(fut) => match &eager {
+                Some(fused) if replaced => {
+                    Fused {
+                        body: CatchUnwind::new(fut),
+                        watch: Some(Box::pin(current.clone().cancelled_owned())),
+                        fused,
+                    }
+                    .await
                 }
-                .await
-            }
-            Ok(fut) => CatchUnwind::new(fut).await,
+                _ => CatchUnwind::new(fut).await,
+            },
         };
-        let name = json_quote(&exec.name);
+        // Quoted only on the failures that name the tool.
+        let name = || json_quote(&exec.name);
         let data = match outcome {
-            Err(p) => ResultData::panicked(format!("tool {name} panicked: {p}")),
-            Ok(BodyOutcome::Value(v)) => success(&tool, exec, v),
+            Err(p) => ResultData::panicked(format!("tool {} panicked: {p}", name())),
+            Ok(BodyOutcome::Value(v)) => success(tool, exec, v),
             Ok(BodyOutcome::Failed(e)) => ResultData::from_error(e),
             Ok(BodyOutcome::ArgsRejected(m)) => {
                 ResultData::code(ErrorCode::InvalidArgs, format!("invalid arguments: {m}"))
             }
             Ok(BodyOutcome::NotLossless(m)) => ResultData::code(
                 ErrorCode::InvalidToolOutput,
-                format!("tool {name} returned invalid output: value is not lossless JSON: {m}"),
+                format!(
+                    "tool {} returned invalid output: value is not lossless JSON: {m}",
+                    name()
+                ),
             ),
         };
-        if data.is_success() && fused.is_cancelled() {
+        let cancelled = match &eager {
+            Some(fused) => fused.is_cancelled(),
+            None => exec.lazy_child_cancelled(),
+        };
+        if data.is_success() && cancelled {
             return canonical(ResultData::aborted(true));
         }
         canonical(data)
     }
 
     /// The tool may have been unregistered or replaced while policy ran: resolve the name
-    /// again, and validate the arguments again for a replaced tool.
-    fn resolve_again(&self) -> Result<(DynTool, Option<Value>), ResultData> {
+    /// again, and validate the arguments again for a replaced tool. `None`: the caller's
+    /// view is the one resolved at entry (nothing was published since), so is the tool.
+    #[allow(clippy::type_complexity)]
+    fn resolve_again(&self) -> Result<Option<(DynTool, Option<Value>)>, ResultData> {
         let exec = &self.call.exec;
+        if self.registry.still_current(exec.agent, &self.call.snap) {
+            return Ok(None);
+        }
         let snap = self.registry.snapshot(exec.agent);
         let Some(entry) = snap.view().get(&exec.name) else {
             return Err(ResultData::code(
@@ -181,13 +201,13 @@ impl Dispatcher<'_> {
         };
         let tool = entry.tool();
         if tool.same_as(self.tool) {
-            return Ok((tool.clone(), None));
+            return Ok(Some((tool.clone(), None)));
         }
         let params = &tool.definition().parameters;
         match validate_arguments(params, &exec.arguments) {
             Ok(v) => {
                 let normalized = v.normalized(params, &exec.arguments).into_owned();
-                Ok((tool.clone(), Some(normalized)))
+                Ok(Some((tool.clone(), Some(normalized))))
             }
             Err(e) => Err(ResultData::code(ErrorCode::InvalidArgs, e.to_string())),
         }

@@ -148,9 +148,8 @@ pub(super) struct Call {
     pub(super) snap: CallSnapshot,
     /// The tool the name resolved to at entry (its finalizer runs at the end).
     pub(super) tool: Option<DynTool>,
+    /// The identity, which also holds the caller's token.
     pub(super) exec: Arc<Execution>,
-    /// The caller's token.
-    pub(super) cancel: CancellationToken,
     /// Why the arguments could not be snapshotted.
     unsnapshotted: Option<String>,
 }
@@ -161,8 +160,13 @@ impl Call {
         CallInfo {
             exec: &self.exec,
             tool: self.tool.as_ref(),
-            cancel: &self.cancel,
+            cancel: self.cancel(),
         }
+    }
+
+    /// The caller's token.
+    pub(super) fn cancel(&self) -> &CancellationToken {
+        self.exec.caller_token()
     }
 
     /// The resolved tool, or the outcome of a failed stage 1 or 2 (a snapshot failure
@@ -198,21 +202,15 @@ fn enter(registry: &Registry, call: ToolCall) -> Call {
     let root = root_call_id.unwrap_or_else(|| call_id.clone());
     let snap = registry.snapshot(agent);
     let tool = snap.view().get(&name).map(|e| e.tool().clone());
-    let (exec, unsnapshotted) = match arguments.snapshot(registry.parse_options()) {
-        Ok(args) => (
-            Execution::new(call_id, root, name, args, agent, parent),
-            None,
-        ),
-        Err(message) => (
-            Execution::without_arguments(call_id, root, name, agent, parent),
-            Some(message),
-        ),
+    let (args, unsnapshotted) = match arguments.snapshot(registry.parse_options()) {
+        Ok(args) => (Some(args), None),
+        Err(message) => (None, Some(message)),
     };
+    let exec = Execution::for_call(call_id, root, name, args, agent, parent, cancel);
     Call {
         snap,
         tool,
         exec: Arc::new(exec),
-        cancel,
         unsnapshotted,
     }
 }
@@ -233,7 +231,7 @@ fn validate<'c>(call: &'c Call, tool: &DynTool) -> Stage<Cow<'c, Value>> {
 /// Stages 4 and 5: a caller token already cancelled, the pre-execute waterfall with
 /// approval, then the guards.
 async fn policy(call: &Call) -> Stage<()> {
-    if call.cancel.is_cancelled() {
+    if call.cancel().is_cancelled() {
         return Err(Outcome::last(ResultData::aborted(false)));
     }
     let info = call.info();
@@ -244,7 +242,7 @@ async fn policy(call: &Call) -> Stage<()> {
 /// A policy denial: a codeless failure through post-execute, or
 /// `ABORTED_BEFORE_DISPATCH` when the caller aborted meanwhile.
 fn deny(call: &Call, reason: String) -> Outcome {
-    Outcome::post(if call.cancel.is_cancelled() {
+    Outcome::post(if call.cancel().is_cancelled() {
         ResultData::aborted(false)
     } else {
         ResultData::failure(None, reason)

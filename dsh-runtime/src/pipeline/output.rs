@@ -81,11 +81,8 @@ pub(crate) fn success(tool: &DynTool, exec: &Execution, value: Value) -> ResultD
 /// rendered again (failing that ends the call); the body's deferred contexts are
 /// prepended; a success after the caller aborted becomes the cancellation result.
 pub(super) fn settle(call: &Call, tool: &DynTool, dispatched: Dispatched) -> Outcome {
-    let Dispatched {
-        outcome,
-        side,
-        invoked,
-    } = dispatched;
+    let Dispatched { outcome, invoked } = dispatched;
+    let side = call.exec.side();
     let mut data = match outcome.data.kind {
         Kind::Success { value, .. } if outcome.origin != Some(call.exec.token) => {
             let value = Arc::try_unwrap(value).unwrap_or_else(|v| (*v).clone());
@@ -108,7 +105,7 @@ pub(super) fn settle(call: &Call, tool: &DynTool, dispatched: Dispatched) -> Out
     if let Kind::Success { concludes_turn, .. } = &mut data.kind {
         *concludes_turn = side.concludes_turn();
     }
-    if data.is_success() && call.cancel.is_cancelled() {
+    if data.is_success() && call.cancel().is_cancelled() {
         data = data.into_aborted(invoked);
     }
     Outcome {

@@ -1,14 +1,16 @@
 //! Stages 9 and 10: post-execute, then finalize and observe.
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 use super::exec::{Call, Outcome};
 use super::output::success;
 use crate::content::ContentBlock;
 use crate::hooks::{Accept, Block, PostDecision, PostNext};
+use crate::json::Object;
 use crate::panic;
 use crate::result::{Kind, ResultData, ToolResult};
-use crate::schema::{Additional, json_quote};
+use crate::schema::{Additional, ObjectRules, json_quote_into};
 use crate::tool::DynTool;
 
 /// Stage 9: the post-execute waterfall, for outcomes that pass it; then a caller abort
@@ -42,7 +44,7 @@ pub(super) async fn post_execute(call: &Call, outcome: Outcome) -> ResultData {
             Ok(Ok(PostDecision::Block(b))) => block(b),
         };
     }
-    if data.is_success() && call.cancel.is_cancelled() {
+    if data.is_success() && call.cancel().is_cancelled() {
         data = data.into_aborted(invoked);
     }
     data
@@ -149,50 +151,164 @@ pub(super) fn ignored_arguments(call: &Call, tool: &DynTool) -> Option<String> {
     if rules.additional != Additional::Ignored {
         return None;
     }
-    let args = call.exec.arguments.as_object()?;
+    ignored_note(rules, call.exec.arguments.as_object()?, &call.exec.name)
+}
+
+/// The note for arguments `args` of the tool `name` whose parameter root is `rules`, built
+/// in one string.
+fn ignored_note(rules: &ObjectRules, args: &Object, name: &str) -> Option<String> {
+    let undeclared = || args.iter().map(|(k, _)| k).filter(|k| !rules.declares(k));
     if args.len() <= rules.properties.len() && args.iter().all(|(k, _)| rules.declares(k)) {
         return None;
     }
-    let ignored: Vec<&str> = args
-        .iter()
-        .map(|(k, _)| k)
-        .filter(|k| !rules.declares(k))
-        .collect();
-    if ignored.is_empty() {
+    let count = undeclared().count();
+    if count == 0 {
         return None;
     }
-    let quote = |k: &str| match k.char_indices().nth(MAX_KEY_CHARS) {
-        Some((cut, _)) => format!("{}…", json_quote(&k[..cut])),
-        None => json_quote(k),
-    };
-    let mut text = String::from(if ignored.len() == 1 {
+    let mut text = String::with_capacity(128);
+    text.push_str(if count == 1 {
         "ignored unknown argument "
     } else {
         "ignored unknown arguments "
     });
-    let named: Vec<String> = ignored
-        .iter()
-        .take(MAX_NAMED_KEYS)
-        .map(|k| quote(k))
-        .collect();
-    text.push_str(&named.join(", "));
-    if ignored.len() > MAX_NAMED_KEYS {
-        text.push_str(&format!(" and {} more", ignored.len() - MAX_NAMED_KEYS));
+    for (i, k) in undeclared().take(MAX_NAMED_KEYS).enumerate() {
+        if i > 0 {
+            text.push_str(", ");
+        }
+        match k.char_indices().nth(MAX_KEY_CHARS) {
+            Some((cut, _)) => {
+                json_quote_into(&mut text, &k[..cut]);
+                text.push('…');
+            }
+            None => json_quote_into(&mut text, k),
+        }
     }
-    text.push_str(&format!(" (tool {} ", json_quote(&call.exec.name)));
+    if count > MAX_NAMED_KEYS {
+        let _ = write!(text, " and {} more", count - MAX_NAMED_KEYS);
+    }
+    text.push_str(" (tool ");
+    json_quote_into(&mut text, name);
     if rules.properties.is_empty() {
-        text.push_str("takes no arguments)");
+        text.push_str(" takes no arguments)");
     } else {
-        let mut params: Vec<String> = rules
+        text.push_str(" takes ");
+        for (i, p) in rules
             .properties
             .iter()
             .take(MAX_NAMED_PARAMETERS)
-            .map(|p| json_quote(&p.name))
-            .collect();
-        if rules.properties.len() > MAX_NAMED_PARAMETERS {
-            params.push("…".to_string());
+            .enumerate()
+        {
+            if i > 0 {
+                text.push_str(", ");
+            }
+            json_quote_into(&mut text, &p.name);
         }
-        text.push_str(&format!("takes {})", params.join(", ")));
+        if rules.properties.len() > MAX_NAMED_PARAMETERS {
+            text.push_str(", …");
+        }
+        text.push(')');
     }
     Some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::json::Value;
+    use crate::schema::{Schema, json_quote};
+
+    /// The note as it was built before it was written into one string: the reference.
+    fn reference(rules: &ObjectRules, args: &Object, name: &str) -> Option<String> {
+        if args.len() <= rules.properties.len() && args.iter().all(|(k, _)| rules.declares(k)) {
+            return None;
+        }
+        let ignored: Vec<&str> = args
+            .iter()
+            .map(|(k, _)| k)
+            .filter(|k| !rules.declares(k))
+            .collect();
+        if ignored.is_empty() {
+            return None;
+        }
+        let quote = |k: &str| match k.char_indices().nth(MAX_KEY_CHARS) {
+            Some((cut, _)) => format!("{}…", json_quote(&k[..cut])),
+            None => json_quote(k),
+        };
+        let mut text = String::from(if ignored.len() == 1 {
+            "ignored unknown argument "
+        } else {
+            "ignored unknown arguments "
+        });
+        let named: Vec<String> = ignored
+            .iter()
+            .take(MAX_NAMED_KEYS)
+            .map(|k| quote(k))
+            .collect();
+        text.push_str(&named.join(", "));
+        if ignored.len() > MAX_NAMED_KEYS {
+            text.push_str(&format!(" and {} more", ignored.len() - MAX_NAMED_KEYS));
+        }
+        text.push_str(&format!(" (tool {} ", json_quote(name)));
+        if rules.properties.is_empty() {
+            text.push_str("takes no arguments)");
+        } else {
+            let mut params: Vec<String> = rules
+                .properties
+                .iter()
+                .take(MAX_NAMED_PARAMETERS)
+                .map(|p| json_quote(&p.name))
+                .collect();
+            if rules.properties.len() > MAX_NAMED_PARAMETERS {
+                params.push("…".to_string());
+            }
+            text.push_str(&format!("takes {})", params.join(", ")));
+        }
+        Some(text)
+    }
+
+    fn key() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-d]{1,3}",
+            "[a-z\"\\\\\n\u{1}é]{0,8}",
+            "[a-z]{60,70}",
+            "[a-zé\"]{62,66}",
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn json_quote_agrees_with_serde_json(s in any::<String>(), t in "[\"\\\\\u{0}-\u{1f}a-zé\u{7f}]{0,24}") {
+            for s in [&s, &t] {
+                prop_assert_eq!(json_quote(s), serde_json::to_string(s).expect("a string"));
+            }
+        }
+
+        #[test]
+        fn the_note_agrees_with_the_reference(
+            declared in proptest::collection::btree_set(key(), 0..40),
+            sent in proptest::collection::btree_set(key(), 0..14),
+            name in key(),
+        ) {
+            let mut props = crate::json::Object::new();
+            for d in &declared {
+                props.insert(d.as_str(), Value::Object(Default::default()));
+            }
+            let mut root = crate::json::Object::new();
+            root.insert("type", Value::from("object"));
+            root.insert("properties", Value::Object(props));
+            let schema = Schema::parameters_from_json_schema(&Value::Object(root))
+                .expect("a parameter schema");
+            let rules = schema.as_object().expect("an object node");
+            let mut args = crate::json::Object::new();
+            for k in declared.iter().take(3).chain(sent.iter()) {
+                args.insert(k.as_str(), Value::Null);
+            }
+            prop_assert_eq!(
+                ignored_note(rules, &args, &name),
+                reference(rules, &args, &name)
+            );
+        }
+    }
 }

@@ -382,6 +382,12 @@ impl Registry {
         self.inner.snapshot(agent)
     }
 
+    /// Whether the view a call from `agent` would take now is the one `snap` holds (no
+    /// change was published to it since), compared without cloning anything.
+    pub(crate) fn still_current(&self, agent: Option<ScopeId>, snap: &CallSnapshot) -> bool {
+        snap.is_view(self.inner.read().view(agent))
+    }
+
     /// Whether the built-in timeout wrapper runs.
     pub(crate) fn timeouts(&self) -> bool {
         self.inner.timeouts

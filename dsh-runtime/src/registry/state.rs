@@ -18,6 +18,7 @@
 
 use std::any::TypeId;
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use crate::hooks::{ApprovalHandler, Guard, Observer, PostExecute, PreExecute, Wrapper};
@@ -228,7 +229,7 @@ impl Master {
             .filter(|e| state.masks.iter().all(|m| m.admits(&e.name)))
             .cloned()
             .collect();
-        let mut index: HashMap<Arc<str>, usize> = tools
+        let mut index: NameIndex = tools
             .iter()
             .enumerate()
             .map(|(i, e)| (e.name.clone(), i))
@@ -360,12 +361,64 @@ impl Published {
     }
 }
 
+/// A view's name table: tool name to position, hashed with [`NameHasher`].
+pub(crate) type NameIndex = HashMap<Arc<str>, usize, BuildHasherDefault<NameHasher>>;
+
+/// The hash of a view's name table: a multiply-rotate hash over eight bytes at a time
+/// (the scheme of rustc's `FxHasher`), a fraction of SipHash's cost on short names.
+///
+/// It is not keyed, which is safe here: the table's keys are registered names, fixed
+/// when the view is built, so a caller choosing the looked-up name cannot make the table
+/// degrade; the worst it can do is probe one bucket chain of the registered names.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct NameHasher(u64);
+
+impl NameHasher {
+    const K: u64 = 0xf135_7aea_2e62_a9c5;
+
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0 ^ word).wrapping_mul(Self::K).rotate_left(26);
+    }
+}
+
+impl Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            // The length keeps "a" and "a\0" apart.
+            self.add(u64::from_le_bytes(word) ^ ((rest.len() as u64) << 56));
+        }
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        // Spread the high bits (where the multiply leaves most entropy) to the low ones
+        // the table indexes with.
+        self.0 ^ (self.0 >> 29)
+    }
+}
+
 /// One scope's resolved view: visible tools in publication order, plus the hooks that
 /// see calls from it.
 #[derive(Default)]
 pub(crate) struct View {
     tools: Vec<Arc<Entry>>,
-    index: HashMap<Arc<str>, usize>,
+    index: NameIndex,
     /// The visible tool of a Rust type; `None` when several are visible.
     by_type: HashMap<TypeId, Option<usize>>,
     pub(crate) pre: Vec<Arc<dyn PreExecute>>,
@@ -392,7 +445,7 @@ impl View {
         self.set_tools_indexed(tools, index);
     }
 
-    fn set_tools_indexed(&mut self, tools: Vec<Arc<Entry>>, index: HashMap<Arc<str>, usize>) {
+    fn set_tools_indexed(&mut self, tools: Vec<Arc<Entry>>, index: NameIndex) {
         self.index = index;
         self.by_type.clear();
         for (i, e) in tools.iter().enumerate() {
@@ -448,5 +501,11 @@ impl CallSnapshot {
     /// The installed approval handler.
     pub(crate) fn approval(&self) -> Option<&Arc<dyn ApprovalHandler>> {
         self.approval.as_ref()
+    }
+
+    /// Whether `view` is this snapshot's view. Published views are immutable and this
+    /// snapshot keeps its own alive, so the same address means the same view.
+    pub(crate) fn is_view(&self, view: &Arc<View>) -> bool {
+        Arc::ptr_eq(&self.view, view)
     }
 }
