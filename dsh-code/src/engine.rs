@@ -19,12 +19,10 @@ use std::time::Instant;
 use dsh_runtime::json::{self, Value};
 use dsh_runtime::{ExecToken, Registry, ScopeId};
 use rquickjs::context::EvalOptions;
-use rquickjs::function::Async;
-use rquickjs::prelude::List;
 use rquickjs::{AsyncContext, AsyncRuntime, Ctx, Function, Promise};
 use tokio_util::sync::CancellationToken;
 
-use crate::bridge::{Bridge, Forwarded, Outer, Reply};
+use crate::bridge::{Bridge, Forwarded, Outbox, Outer};
 use crate::config::CodeConfig;
 use crate::strip;
 
@@ -79,32 +77,29 @@ pub(crate) struct Job {
     pub(crate) config: CodeConfig,
 }
 
-/// Run a program on a thread of its own and wait for its report.
+/// Run a program on an engine thread and wait for its report.
 pub(crate) async fn run(job: Job) -> Report {
     let started = Instant::now();
     let (tx, rx) = tokio::sync::oneshot::channel();
     let handle = tokio::runtime::Handle::try_current().ok();
     let stack = job.config.stack_limit.saturating_add(THREAD_STACK_MARGIN);
-    let spawned = std::thread::Builder::new()
-        .name("dsh-code-run".to_string())
-        .stack_size(stack)
-        .spawn(move || {
-            let report = match handle {
-                Some(handle) => handle.block_on(run_here(job, started)),
-                None => match tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                {
-                    Ok(rt) => rt.block_on(run_here(job, started)),
-                    Err(e) => Report::failed(
-                        "worker-exit",
-                        format!("cannot start the engine's async runtime: {e}"),
-                    ),
-                },
-            };
-            let _ = tx.send(report);
-        });
-    if let Err(e) = spawned {
+    let task: Task = Box::new(move || {
+        let report = match handle {
+            Some(handle) => handle.block_on(run_here(job, started)),
+            None => match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt.block_on(run_here(job, started)),
+                Err(e) => Report::failed(
+                    "worker-exit",
+                    format!("cannot start the engine's async runtime: {e}"),
+                ),
+            },
+        };
+        let _ = tx.send(report);
+    });
+    if let Err(e) = pool::submit(stack, task) {
         return Report::failed(
             "worker-exit",
             format!("cannot start the engine's thread: {e}"),
@@ -116,6 +111,88 @@ pub(crate) async fn run(job: Job) -> Report {
             "the engine's thread stopped without a report",
         )
     })
+}
+
+type Task = Box<dyn FnOnce() + Send>;
+
+/// Engine threads, reused across runs: starting a thread (and its stack) per run is a
+/// large part of a short run's cost. A thread runs one run at a time; an idle one waits
+/// for the next run with the same stack size and exits after [`pool::IDLE_FOR`].
+/// Nothing of a run survives on its thread but the thread itself.
+mod pool {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+    use std::time::Duration;
+
+    use super::Task;
+
+    /// How long an idle engine thread waits for another run.
+    pub(super) const IDLE_FOR: Duration = Duration::from_secs(10);
+
+    struct Idle {
+        id: u64,
+        stack: usize,
+        tx: Sender<Task>,
+    }
+
+    static IDLE: Mutex<Vec<Idle>> = Mutex::new(Vec::new());
+    static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
+    fn idle() -> std::sync::MutexGuard<'static, Vec<Idle>> {
+        IDLE.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Run `task` on an idle thread with this stack size, or on a new one.
+    pub(super) fn submit(stack: usize, mut task: Task) -> std::io::Result<()> {
+        loop {
+            let taken = {
+                let mut idle = idle();
+                let i = idle.iter().rposition(|w| w.stack == stack);
+                i.map(|i| idle.swap_remove(i))
+            };
+            let Some(worker) = taken else { break };
+            // A thread taken from the list waits for its task (it leaves the list
+            // itself before exiting), so the send fails only if it died.
+            match worker.tx.send(task) {
+                Ok(()) => return Ok(()),
+                Err(mpsc::SendError(t)) => task = t,
+            }
+        }
+        let (tx, rx) = mpsc::channel::<Task>();
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let own = tx.clone();
+        std::thread::Builder::new()
+            .name("dsh-code-run".to_string())
+            .stack_size(stack)
+            .spawn(move || {
+                let mut next = Some(task);
+                loop {
+                    if let Some(task) = next.take() {
+                        task();
+                        idle().push(Idle {
+                            id,
+                            stack,
+                            tx: own.clone(),
+                        });
+                    }
+                    match rx.recv_timeout(IDLE_FOR) {
+                        Ok(task) => next = Some(task),
+                        Err(RecvTimeoutError::Disconnected) => return,
+                        Err(RecvTimeoutError::Timeout) => {
+                            let mut idle = idle();
+                            if let Some(i) = idle.iter().position(|w| w.id == id) {
+                                idle.swap_remove(i);
+                                return;
+                            }
+                            // Taken just now: its task is on the way.
+                        }
+                    }
+                }
+            })?;
+        drop(tx);
+        Ok(())
+    }
 }
 
 /// Captured `console` output, capped in bytes (lines joined with `\n`).
@@ -372,7 +449,9 @@ fn eval_options(filename: &str) -> EvalOptions {
     o
 }
 
-/// Install the prelude, evaluate the program, and wait for `finish` to settle it.
+/// Install the prelude, evaluate the program, and wait for `finish` to settle it,
+/// handing the program each tool call's reply (through the prelude's `deliver`) as the
+/// bridge produces it.
 async fn evaluate<'js>(
     ctx: Ctx<'js>,
     script: String,
@@ -380,29 +459,51 @@ async fn evaluate<'js>(
     bridge: Rc<Bridge>,
     logs: Rc<RefCell<Logs>>,
 ) -> JsEnd {
+    let outbox: Rc<Outbox> = Rc::default();
     let result: rquickjs::Result<Vec<String>> = async {
         let prelude: Function = ctx.eval_with_options(PRELUDE, eval_options("prelude"))?;
-        let call = Function::new(
-            ctx.clone(),
-            Async(move |name: String, args: String| {
-                let pending = host_call(&bridge, &name, &args);
-                async move {
-                    let reply = match pending {
-                        Pending::Ready(reply) => reply,
-                        Pending::Wait(slot) => slot.wait().await,
-                    };
-                    List(reply)
-                }
-            }),
-        )?;
+        let submit = Function::new(ctx.clone(), {
+            let outbox = outbox.clone();
+            let next_id = Cell::new(0u32);
+            move |ctx: Ctx<'js>,
+                  name: String,
+                  args: String|
+                  -> rquickjs::Result<rquickjs::Value<'js>> {
+                let refused = match json::parse(&args) {
+                    Ok(value) => {
+                        let id = next_id.get();
+                        next_id.set(id.wrapping_add(1));
+                        match bridge.submit(&name, value).route(&outbox, id) {
+                            None => return Ok(rquickjs::Value::new_number(ctx, f64::from(id))),
+                            Some((_, message)) => message,
+                        }
+                    }
+                    Err(e) => format!("tool arguments must be lossless JSON: {e}"),
+                };
+                Ok(rquickjs::String::from_str(ctx, &refused)?.into_value())
+            }
+        })?;
         let log = Function::new(ctx.clone(), move |line: String| {
             logs.borrow_mut().push(line);
         })?;
         let prefix = i32::try_from(strip::PREFIX.chars().count()).unwrap_or(0);
-        let finish: Function = prelude.call((call, log, names, prefix))?;
+        let parts: rquickjs::Array = prelude.call((submit, log, names, prefix))?;
+        let finish: Function = parts.get(0)?;
+        let deliver: Function = parts.get(1)?;
         let program: Promise = ctx.eval_with_options(script, eval_options("program"))?;
         let settled: Promise = finish.call((program,))?;
-        settled.into_future::<Vec<String>>().await
+        let mut settled = pin!(settled.into_future::<Vec<String>>());
+        std::future::poll_fn(|cx| {
+            loop {
+                let next = outbox.borrow_mut().pop_front();
+                let Some((id, (ok, text))) = next else { break };
+                if let Err(e) = deliver.call::<_, ()>((id, ok, text)) {
+                    return Poll::Ready(Err(e));
+                }
+            }
+            settled.as_mut().poll(cx)
+        })
+        .await
     }
     .await;
     match result {
@@ -425,20 +526,5 @@ async fn evaluate<'js>(
             JsEnd::Threw(message)
         }
         Err(e) => JsEnd::Threw(format!("engine error: {e}")),
-    }
-}
-
-enum Pending {
-    Ready(Reply),
-    Wait(Rc<crate::bridge::Slot>),
-}
-
-/// The synchronous part of a tool call from the program: parse the snapshotted
-/// arguments (the prelude produced them with `JSON.stringify`) and hand the call to
-/// the bridge.
-fn host_call(bridge: &Bridge, name: &str, args: &str) -> Pending {
-    match json::parse(args) {
-        Ok(value) => Pending::Wait(bridge.submit(name, value)),
-        Err(e) => Pending::Ready((false, format!("tool arguments must be lossless JSON: {e}"))),
     }
 }
