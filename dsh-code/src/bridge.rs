@@ -32,14 +32,14 @@ pub(crate) type Reply = (bool, String);
 
 /// Replies routed to the engine, tagged with the engine's id for the call, in the order
 /// they were given.
-pub(crate) type Outbox = RefCell<VecDeque<(u32, Reply)>>;
+pub(crate) type Outbox = RefCell<VecDeque<(i32, Reply)>>;
 
 /// Where a call's reply lands: kept until taken, or routed to an [`Outbox`].
 #[derive(Default)]
 pub(crate) struct Slot {
     reply: RefCell<Option<Reply>>,
     waker: RefCell<Option<Waker>>,
-    route: RefCell<Option<(Rc<Outbox>, u32)>>,
+    route: RefCell<Option<(Rc<Outbox>, i32)>>,
 }
 
 impl Slot {
@@ -55,7 +55,7 @@ impl Slot {
 
     /// The reply if it is already there; otherwise it will be pushed to `outbox` as
     /// `(id, reply)` when it comes.
-    pub(crate) fn route(&self, outbox: &Rc<Outbox>, id: u32) -> Option<Reply> {
+    pub(crate) fn route(&self, outbox: &Rc<Outbox>, id: i32) -> Option<Reply> {
         if let Some(reply) = self.reply.borrow_mut().take() {
             return Some(reply);
         }

@@ -10,6 +10,7 @@
 //! are cancelled through the run's token and awaited, and only then does the run report.
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::pin::pin;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -27,6 +28,9 @@ use crate::config::CodeConfig;
 use crate::strip;
 
 const PRELUDE: &str = include_str!("prelude.js");
+
+/// Bytes allocated before the engine's first garbage collection.
+const GC_THRESHOLD: usize = 4 << 20;
 
 /// Native stack the run's thread has beyond the engine's own limit (the host functions,
 /// the bridge and the tool futures it polls).
@@ -249,6 +253,10 @@ async fn run_here(job: Job, started: Instant) -> Report {
     };
     rt.set_memory_limit(config.memory_limit).await;
     rt.set_max_stack_size(config.stack_limit).await;
+    // No collection while the context and the prelude are set up (the default
+    // threshold, 256 KiB, is passed before the program starts); the memory limit still
+    // applies, and the collector runs as usual once the threshold is reached.
+    rt.set_gc_threshold(GC_THRESHOLD).await;
     let over = Rc::new(Cell::new(false));
     {
         let cancel = job.cancel.clone();
@@ -449,6 +457,20 @@ fn eval_options(filename: &str) -> EvalOptions {
     o
 }
 
+/// A call the program awaits: the tool's name and its promise's resolving functions.
+type Waiting<'js> = (String, Function<'js>, Function<'js>);
+
+/// Empties the pending calls when dropped: the closure of the submit function shares
+/// the table, and engine values left in it would outlive their context.
+struct ClearOnDrop<'js>(Rc<RefCell<HashMap<i32, Waiting<'js>>>>);
+
+impl Drop for ClearOnDrop<'_> {
+    fn drop(&mut self) {
+        let pending: Vec<_> = self.0.borrow_mut().drain().collect();
+        drop(pending);
+    }
+}
+
 /// Install the prelude, evaluate the program, and wait for `finish` to settle it,
 /// handing the program each tool call's reply (through the prelude's `deliver`) as the
 /// bridge produces it.
@@ -460,27 +482,35 @@ async fn evaluate<'js>(
     logs: Rc<RefCell<Logs>>,
 ) -> JsEnd {
     let outbox: Rc<Outbox> = Rc::default();
+    // The program's pending calls: id -> (tool, resolve, reject). Emptied before this
+    // returns, so no engine value outlives the run's scope here.
+    let waiting: Rc<RefCell<HashMap<i32, Waiting<'js>>>> = Rc::default();
+    // Also when this future is dropped unfinished (deadline, cancellation).
+    let _clear = ClearOnDrop(waiting.clone());
     let result: rquickjs::Result<Vec<String>> = async {
         let prelude: Function = ctx.eval_with_options(PRELUDE, eval_options("prelude"))?;
         let submit = Function::new(ctx.clone(), {
             let outbox = outbox.clone();
-            let next_id = Cell::new(0u32);
-            move |ctx: Ctx<'js>,
-                  name: String,
-                  args: String|
-                  -> rquickjs::Result<rquickjs::Value<'js>> {
-                let refused = match json::parse(&args) {
-                    Ok(value) => {
-                        let id = next_id.get();
-                        next_id.set(id.wrapping_add(1));
-                        match bridge.submit(&name, value).route(&outbox, id) {
-                            None => return Ok(rquickjs::Value::new_number(ctx, f64::from(id))),
-                            Some((_, message)) => message,
-                        }
-                    }
-                    Err(e) => format!("tool arguments must be lossless JSON: {e}"),
+            let waiting = waiting.clone();
+            let next_id = Cell::new(0i32);
+            move |name: String,
+                  args: String,
+                  resolve: Function<'js>,
+                  reject: Function<'js>|
+                  -> Option<String> {
+                let value = match json::parse(&args) {
+                    Ok(value) => value,
+                    Err(e) => return Some(format!("tool arguments must be lossless JSON: {e}")),
                 };
-                Ok(rquickjs::String::from_str(ctx, &refused)?.into_value())
+                let id = next_id.get();
+                next_id.set(id.wrapping_add(1));
+                match bridge.submit(&name, value).route(&outbox, id) {
+                    None => {
+                        waiting.borrow_mut().insert(id, (name, resolve, reject));
+                        None
+                    }
+                    Some((_, message)) => Some(message),
+                }
             }
         })?;
         let log = Function::new(ctx.clone(), move |line: String| {
@@ -497,7 +527,10 @@ async fn evaluate<'js>(
             loop {
                 let next = outbox.borrow_mut().pop_front();
                 let Some((id, (ok, text))) = next else { break };
-                if let Err(e) = deliver.call::<_, ()>((id, ok, text)) {
+                let Some((name, resolve, reject)) = waiting.borrow_mut().remove(&id) else {
+                    continue;
+                };
+                if let Err(e) = deliver.call::<_, ()>((resolve, reject, name, ok, text)) {
                     return Poll::Ready(Err(e));
                 }
             }

@@ -31,7 +31,6 @@
   const MakeMap = Map;
   const mapGet = Map.prototype.get;
   const mapSet = Map.prototype.set;
-  const mapDelete = Map.prototype.delete;
   const MakePromise = Promise;
   const push = (a, v) => { a[a.length] = v; };
   const join = (a, sep) => Array.prototype.join.call(a, sep);
@@ -49,6 +48,20 @@
   // value is read once, so what is checked is what is written. An object inside itself
   // is a cycle, a shared one is fine; too deep a value is the engine's RangeError. The
   // path is assembled only on failure, from the keys walked so far.
+  // Quoted object keys, remembered (keys repeat across calls; quoting is costly).
+  const quotedKeys = new MakeMap();
+  let quotedCount = 0;
+  const quoteKey = (k) => {
+    let q = mapGet.call(quotedKeys, k);
+    if (q === undefined) {
+      q = stringify(k);
+      if (quotedCount < 4096) {
+        mapSet.call(quotedKeys, k, q);
+        quotedCount++;
+      }
+    }
+    return q;
+  };
   const encode = (root, label) => {
     const trail = [];
     const objects = [];
@@ -126,7 +139,7 @@
       for (let i = 0; i < values.length; i++) {
         const k = array ? i : keys[i];
         if (i > 0) out += ',';
-        if (!array) out += stringify(k) + ':';
+        if (!array) out += quoteKey(k) + ':';
         push(trail, k);
         out += walk(values[i]);
         trail.length--;
@@ -156,8 +169,6 @@
   }
   define(ToolCallError.prototype, 'name', { value: 'ToolCallError', writable: true, configurable: true });
 
-  // Calls waiting for the host: id -> [name, resolve, reject].
-  const waiting = new MakeMap();
   const rejected = (e) => new MakePromise((_, reject) => { reject(e); });
 
   const binding = (name) => function (args) {
@@ -172,26 +183,22 @@
       return rejected(new ToolCallError(name, `tool arguments must be lossless JSON: ${why}`));
     }
     return new MakePromise((resolve, reject) => {
-      // A number: the call is queued and `deliver` settles it. A string: refused now.
-      const id = hostSubmit(name, text);
-      if (typeof id === 'number') mapSet.call(waiting, id, [name, resolve, reject]);
-      else reject(new ToolCallError(name, id));
+      // The host keeps `resolve` and `reject` for `deliver`; a string: refused now.
+      const refused = hostSubmit(name, text, resolve, reject);
+      if (typeof refused === 'string') reject(new ToolCallError(name, refused));
     });
   };
 
-  const deliver = (id, ok, text) => {
-    const w = mapGet.call(waiting, id);
-    if (w === undefined) return;
-    mapDelete.call(waiting, id);
-    if (!ok) { w[2](new ToolCallError(w[0], text)); return; }
+  const deliver = (resolve, reject, name, ok, text) => {
+    if (!ok) { reject(new ToolCallError(name, text)); return; }
     let value;
     try {
       value = parse(text);
     } catch (e) {
-      w[2](new ToolCallError(w[0], e instanceof RangeErr ? 'the tool result is nested too deeply' : messageOf(e)));
+      reject(new ToolCallError(name, e instanceof RangeErr ? 'the tool result is nested too deeply' : messageOf(e)));
       return;
     }
-    w[1](value);
+    resolve(value);
   };
 
   const table = create(null);
