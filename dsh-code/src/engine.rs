@@ -29,6 +29,46 @@ use crate::strip;
 
 const PRELUDE: &str = include_str!("prelude.js");
 
+/// The prelude as a module whose default export is the prelude's function, callable
+/// once (so a program reaching the module through `import("prelude")` gets nothing it
+/// can use).
+fn prelude_module() -> String {
+    format!(
+        "let used = false;\nconst prelude = {PRELUDE};\nexport default function (submit, log, names, prefix) {{\n  if (used) throw new TypeError('not available');\n  used = true;\n  return prelude(submit, log, names, prefix);\n}}\n"
+    )
+}
+
+/// The prelude module compiled to bytecode once per process (parsing it was the
+/// largest part of a short run); `None` when that failed, and runs parse it instead.
+fn prelude_bytecode() -> Option<&'static [u8]> {
+    static BYTECODE: std::sync::OnceLock<Option<Vec<u8>>> = std::sync::OnceLock::new();
+    BYTECODE
+        .get_or_init(|| {
+            let rt = rquickjs::Runtime::new().ok()?;
+            let ctx = rquickjs::Context::full(&rt).ok()?;
+            ctx.with(|ctx| {
+                rquickjs::Module::declare(ctx, "prelude", prelude_module())
+                    .and_then(|m| m.write(rquickjs::WriteOptions::default()))
+                    .ok()
+            })
+        })
+        .as_deref()
+}
+
+/// Instantiate the prelude in `ctx` and return its function.
+fn load_prelude<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Function<'js>> {
+    let module = match prelude_bytecode() {
+        // SAFETY: the bytes are what `Module::write` produced for our own prelude in
+        // this process (same engine build), and they live for the rest of the process,
+        // as reading with ROM data requires.
+        #[allow(unsafe_code)]
+        Some(bytes) => unsafe { rquickjs::Module::load(ctx.clone(), bytes)? },
+        None => rquickjs::Module::declare(ctx.clone(), "prelude", prelude_module())?,
+    };
+    let (module, _evaluated) = module.eval()?;
+    module.get("default")
+}
+
 /// Bytes allocated before the engine's first garbage collection.
 const GC_THRESHOLD: usize = 4 << 20;
 
@@ -488,7 +528,7 @@ async fn evaluate<'js>(
     // Also when this future is dropped unfinished (deadline, cancellation).
     let _clear = ClearOnDrop(waiting.clone());
     let result: rquickjs::Result<Vec<String>> = async {
-        let prelude: Function = ctx.eval_with_options(PRELUDE, eval_options("prelude"))?;
+        let prelude = load_prelude(&ctx)?;
         let submit = Function::new(ctx.clone(), {
             let outbox = outbox.clone();
             let waiting = waiting.clone();
