@@ -66,7 +66,7 @@
     const trail = [];
     const objects = [];
     let depth = 0;
-    const deep = new MakeSet();
+    let deep = null; // ancestors past the first 64, made when needed
     const bad = (what) => {
       let path = label;
       for (let i = 0; i < trail.length; i++) path = member(path, trail[i]);
@@ -75,7 +75,7 @@
     const onPath = (v) => {
       const n = depth < 64 ? depth : 64;
       for (let i = 0; i < n; i++) if (objects[i] === v) return true;
-      return depth > 64 && setHas.call(deep, v);
+      return deep !== null && setHas.call(deep, v);
     };
     const walk = (v) => {
       switch (typeof v) {
@@ -113,7 +113,7 @@
             push(trail, i);
             bad(d === undefined ? 'is a hole (sparse array)' : 'is an accessor');
           }
-          push(values, d.value);
+          values[i] = d.value;
         }
       } else {
         if (proto !== objectProto && proto !== null) {
@@ -129,10 +129,15 @@
             push(trail, k);
             bad(!d.enumerable ? 'is not enumerable' : 'is an accessor');
           }
-          push(values, d.value);
+          values[i] = d.value;
         }
       }
-      if (depth < 64) objects[depth] = v; else setAdd.call(deep, v);
+      if (depth < 64) {
+        objects[depth] = v;
+      } else {
+        if (deep === null) deep = new MakeSet();
+        setAdd.call(deep, v);
+      }
       depth++;
       const array = isArray(v);
       out = array ? '[' : '{';
