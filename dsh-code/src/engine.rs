@@ -1,4 +1,4 @@
-//! One run: a fresh QuickJS runtime and context on a thread of its own.
+//! One run: a fresh QuickJS runtime and context, on an engine thread reused across runs.
 //!
 //! The run's thread drives three things in one task: the engine (the program and the
 //! promises of its tool calls), the [`Bridge`] (the tool calls themselves, polled here,
