@@ -6,6 +6,8 @@
 //!   times in a row (throughput per element = per sub-call, the run's fixed cost
 //!   spread over them);
 //! - `sub_call/promise_all_in_program`: 1,000 calls under one `Promise.all`;
+//! - `sub_call/await_only_in_program`: the same loop awaiting a resolved promise and
+//!   calling no tool: the engine's own share of an awaited call (a floor, not a target);
 //! - `run/trivial`: one whole `run_code` call of `return 1` (fresh engine, strip, run),
 //!   against `run/direct_execute`, the same pipeline around a trivial Rust tool.
 
@@ -32,6 +34,8 @@ fn run_call(code: &str) -> ToolCall {
 
 const SEQUENTIAL: &str =
     "let s = 0;\nfor (let i = 0; i < 1000; i++) s += await tools.echo({value: i});\nreturn s;";
+const AWAIT_ONLY: &str =
+    "let s = 0;\nfor (let i = 0; i < 1000; i++) s += await Promise.resolve(i);\nreturn s;";
 const CONCURRENT: &str = "const xs = await Promise.all(Array.from({length: 1000}, (_, i) => tools.echo({value: i})));\nreturn xs.length;";
 
 fn benches(c: &mut Criterion) {
@@ -53,6 +57,8 @@ fn benches(c: &mut Criterion) {
     assert_eq!(check.text(), "499500", "{:?}", check.message());
     let check = rt.block_on(registry.execute(run_call(CONCURRENT).with_agent(agent)));
     assert_eq!(check.text(), "1000", "{:?}", check.message());
+    let check = rt.block_on(registry.execute(run_call(AWAIT_ONLY).with_agent(agent)));
+    assert_eq!(check.text(), "499500", "{:?}", check.message());
 
     let mut g = c.benchmark_group("sub_call");
     g.throughput(Throughput::Elements(1));
@@ -77,6 +83,9 @@ fn benches(c: &mut Criterion) {
     });
     g.bench_function("promise_all_in_program", |b| {
         b.iter(|| rt.block_on(registry.execute(run_call(CONCURRENT).with_agent(agent))))
+    });
+    g.bench_function("await_only_in_program", |b| {
+        b.iter(|| rt.block_on(registry.execute(run_call(AWAIT_ONLY).with_agent(agent))))
     });
     g.finish();
 

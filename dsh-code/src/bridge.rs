@@ -30,22 +30,41 @@ use tokio_util::sync::CancellationToken;
 /// What a call resolves to in the program: `(true, json)` or `(false, message)`.
 pub(crate) type Reply = (bool, String);
 
-/// Where a call's reply lands; the program's promise waits on it.
+/// Replies routed to the engine, tagged with the engine's id for the call, in the order
+/// they were given.
+pub(crate) type Outbox = RefCell<VecDeque<(i32, Reply)>>;
+
+/// Where a call's reply lands: kept until taken, or routed to an [`Outbox`].
 #[derive(Default)]
 pub(crate) struct Slot {
     reply: RefCell<Option<Reply>>,
     waker: RefCell<Option<Waker>>,
+    route: RefCell<Option<(Rc<Outbox>, i32)>>,
 }
 
 impl Slot {
     fn fill(&self, reply: Reply) {
-        *self.reply.borrow_mut() = Some(reply);
+        match self.route.borrow_mut().take() {
+            Some((outbox, id)) => outbox.borrow_mut().push_back((id, reply)),
+            None => *self.reply.borrow_mut() = Some(reply),
+        }
         if let Some(w) = self.waker.borrow_mut().take() {
             w.wake();
         }
     }
 
-    /// Wait for the reply.
+    /// The reply if it is already there; otherwise it will be pushed to `outbox` as
+    /// `(id, reply)` when it comes.
+    pub(crate) fn route(&self, outbox: &Rc<Outbox>, id: i32) -> Option<Reply> {
+        if let Some(reply) = self.reply.borrow_mut().take() {
+            return Some(reply);
+        }
+        *self.route.borrow_mut() = Some((outbox.clone(), id));
+        None
+    }
+
+    /// Wait for the reply (the engine routes replies instead; see [`Slot::route`]).
+    #[cfg(test)]
     pub(crate) fn wait(self: Rc<Self>) -> impl Future<Output = Reply> {
         std::future::poll_fn(move |cx| {
             if let Some(reply) = self.reply.borrow_mut().take() {

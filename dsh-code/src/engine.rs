@@ -1,4 +1,4 @@
-//! One run: a fresh QuickJS runtime and context on a thread of its own.
+//! One run: a fresh QuickJS runtime and context, on an engine thread reused across runs.
 //!
 //! The run's thread drives three things in one task: the engine (the program and the
 //! promises of its tool calls), the [`Bridge`] (the tool calls themselves, polled here,
@@ -10,6 +10,7 @@
 //! are cancelled through the run's token and awaited, and only then does the run report.
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::pin::pin;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -19,16 +20,57 @@ use std::time::Instant;
 use dsh_runtime::json::{self, Value};
 use dsh_runtime::{ExecToken, Registry, ScopeId};
 use rquickjs::context::EvalOptions;
-use rquickjs::function::Async;
-use rquickjs::prelude::List;
 use rquickjs::{AsyncContext, AsyncRuntime, Ctx, Function, Promise};
 use tokio_util::sync::CancellationToken;
 
-use crate::bridge::{Bridge, Forwarded, Outer, Reply};
+use crate::bridge::{Bridge, Forwarded, Outbox, Outer};
 use crate::config::CodeConfig;
 use crate::strip;
 
 const PRELUDE: &str = include_str!("prelude.js");
+
+/// The prelude as a module whose default export is the prelude's function, callable
+/// once (so a program reaching the module through `import("prelude")` gets nothing it
+/// can use).
+fn prelude_module() -> String {
+    format!(
+        "let used = false;\nconst prelude = {PRELUDE};\nexport default function (submit, log, names, prefix) {{\n  if (used) throw new TypeError('not available');\n  used = true;\n  return prelude(submit, log, names, prefix);\n}}\n"
+    )
+}
+
+/// The prelude module compiled to bytecode once per process (parsing it was the
+/// largest part of a short run); `None` when that failed, and runs parse it instead.
+fn prelude_bytecode() -> Option<&'static [u8]> {
+    static BYTECODE: std::sync::OnceLock<Option<Vec<u8>>> = std::sync::OnceLock::new();
+    BYTECODE
+        .get_or_init(|| {
+            let rt = rquickjs::Runtime::new().ok()?;
+            let ctx = rquickjs::Context::full(&rt).ok()?;
+            ctx.with(|ctx| {
+                rquickjs::Module::declare(ctx, "prelude", prelude_module())
+                    .and_then(|m| m.write(rquickjs::WriteOptions::default()))
+                    .ok()
+            })
+        })
+        .as_deref()
+}
+
+/// Instantiate the prelude in `ctx` and return its function.
+fn load_prelude<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Function<'js>> {
+    let module = match prelude_bytecode() {
+        // SAFETY: the bytes are what `Module::write` produced for our own prelude in
+        // this process (same engine build), and they live for the rest of the process,
+        // as reading with ROM data requires.
+        #[allow(unsafe_code)]
+        Some(bytes) => unsafe { rquickjs::Module::load(ctx.clone(), bytes)? },
+        None => rquickjs::Module::declare(ctx.clone(), "prelude", prelude_module())?,
+    };
+    let (module, _evaluated) = module.eval()?;
+    module.get("default")
+}
+
+/// Bytes allocated before the engine's first garbage collection.
+const GC_THRESHOLD: usize = 4 << 20;
 
 /// Native stack the run's thread has beyond the engine's own limit (the host functions,
 /// the bridge and the tool futures it polls).
@@ -79,32 +121,29 @@ pub(crate) struct Job {
     pub(crate) config: CodeConfig,
 }
 
-/// Run a program on a thread of its own and wait for its report.
+/// Run a program on an engine thread and wait for its report.
 pub(crate) async fn run(job: Job) -> Report {
     let started = Instant::now();
     let (tx, rx) = tokio::sync::oneshot::channel();
     let handle = tokio::runtime::Handle::try_current().ok();
     let stack = job.config.stack_limit.saturating_add(THREAD_STACK_MARGIN);
-    let spawned = std::thread::Builder::new()
-        .name("dsh-code-run".to_string())
-        .stack_size(stack)
-        .spawn(move || {
-            let report = match handle {
-                Some(handle) => handle.block_on(run_here(job, started)),
-                None => match tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                {
-                    Ok(rt) => rt.block_on(run_here(job, started)),
-                    Err(e) => Report::failed(
-                        "worker-exit",
-                        format!("cannot start the engine's async runtime: {e}"),
-                    ),
-                },
-            };
-            let _ = tx.send(report);
-        });
-    if let Err(e) = spawned {
+    let task: Task = Box::new(move || {
+        let report = match handle {
+            Some(handle) => handle.block_on(run_here(job, started)),
+            None => match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt.block_on(run_here(job, started)),
+                Err(e) => Report::failed(
+                    "worker-exit",
+                    format!("cannot start the engine's async runtime: {e}"),
+                ),
+            },
+        };
+        let _ = tx.send(report);
+    });
+    if let Err(e) = pool::submit(stack, task) {
         return Report::failed(
             "worker-exit",
             format!("cannot start the engine's thread: {e}"),
@@ -116,6 +155,88 @@ pub(crate) async fn run(job: Job) -> Report {
             "the engine's thread stopped without a report",
         )
     })
+}
+
+type Task = Box<dyn FnOnce() + Send>;
+
+/// Engine threads, reused across runs: starting a thread (and its stack) per run is a
+/// large part of a short run's cost. A thread runs one run at a time; an idle one waits
+/// for the next run with the same stack size and exits after [`pool::IDLE_FOR`].
+/// Nothing of a run survives on its thread but the thread itself.
+mod pool {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+    use std::time::Duration;
+
+    use super::Task;
+
+    /// How long an idle engine thread waits for another run.
+    pub(super) const IDLE_FOR: Duration = Duration::from_secs(10);
+
+    struct Idle {
+        id: u64,
+        stack: usize,
+        tx: Sender<Task>,
+    }
+
+    static IDLE: Mutex<Vec<Idle>> = Mutex::new(Vec::new());
+    static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
+    fn idle() -> std::sync::MutexGuard<'static, Vec<Idle>> {
+        IDLE.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Run `task` on an idle thread with this stack size, or on a new one.
+    pub(super) fn submit(stack: usize, mut task: Task) -> std::io::Result<()> {
+        loop {
+            let taken = {
+                let mut idle = idle();
+                let i = idle.iter().rposition(|w| w.stack == stack);
+                i.map(|i| idle.swap_remove(i))
+            };
+            let Some(worker) = taken else { break };
+            // A thread taken from the list waits for its task (it leaves the list
+            // itself before exiting), so the send fails only if it died.
+            match worker.tx.send(task) {
+                Ok(()) => return Ok(()),
+                Err(mpsc::SendError(t)) => task = t,
+            }
+        }
+        let (tx, rx) = mpsc::channel::<Task>();
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let own = tx.clone();
+        std::thread::Builder::new()
+            .name("dsh-code-run".to_string())
+            .stack_size(stack)
+            .spawn(move || {
+                let mut next = Some(task);
+                loop {
+                    if let Some(task) = next.take() {
+                        task();
+                        idle().push(Idle {
+                            id,
+                            stack,
+                            tx: own.clone(),
+                        });
+                    }
+                    match rx.recv_timeout(IDLE_FOR) {
+                        Ok(task) => next = Some(task),
+                        Err(RecvTimeoutError::Disconnected) => return,
+                        Err(RecvTimeoutError::Timeout) => {
+                            let mut idle = idle();
+                            if let Some(i) = idle.iter().position(|w| w.id == id) {
+                                idle.swap_remove(i);
+                                return;
+                            }
+                            // Taken just now: its task is on the way.
+                        }
+                    }
+                }
+            })?;
+        drop(tx);
+        Ok(())
+    }
 }
 
 /// Captured `console` output, capped in bytes (lines joined with `\n`).
@@ -172,6 +293,10 @@ async fn run_here(job: Job, started: Instant) -> Report {
     };
     rt.set_memory_limit(config.memory_limit).await;
     rt.set_max_stack_size(config.stack_limit).await;
+    // No collection while the context and the prelude are set up (the default
+    // threshold, 256 KiB, is passed before the program starts); the memory limit still
+    // applies, and the collector runs as usual once the threshold is reached.
+    rt.set_gc_threshold(GC_THRESHOLD).await;
     let over = Rc::new(Cell::new(false));
     {
         let cancel = job.cancel.clone();
@@ -372,7 +497,23 @@ fn eval_options(filename: &str) -> EvalOptions {
     o
 }
 
-/// Install the prelude, evaluate the program, and wait for `finish` to settle it.
+/// A call the program awaits: the tool's name and its promise's resolving functions.
+type Waiting<'js> = (String, Function<'js>, Function<'js>);
+
+/// Empties the pending calls when dropped: the closure of the submit function shares
+/// the table, and engine values left in it would outlive their context.
+struct ClearOnDrop<'js>(Rc<RefCell<HashMap<i32, Waiting<'js>>>>);
+
+impl Drop for ClearOnDrop<'_> {
+    fn drop(&mut self) {
+        let pending: Vec<_> = self.0.borrow_mut().drain().collect();
+        drop(pending);
+    }
+}
+
+/// Install the prelude, evaluate the program, and wait for `finish` to settle it,
+/// handing the program each tool call's reply (through the prelude's `deliver`) as the
+/// bridge produces it.
 async fn evaluate<'js>(
     ctx: Ctx<'js>,
     script: String,
@@ -380,29 +521,62 @@ async fn evaluate<'js>(
     bridge: Rc<Bridge>,
     logs: Rc<RefCell<Logs>>,
 ) -> JsEnd {
+    let outbox: Rc<Outbox> = Rc::default();
+    // The program's pending calls: id -> (tool, resolve, reject). Emptied before this
+    // returns, so no engine value outlives the run's scope here.
+    let waiting: Rc<RefCell<HashMap<i32, Waiting<'js>>>> = Rc::default();
+    // Also when this future is dropped unfinished (deadline, cancellation).
+    let _clear = ClearOnDrop(waiting.clone());
     let result: rquickjs::Result<Vec<String>> = async {
-        let prelude: Function = ctx.eval_with_options(PRELUDE, eval_options("prelude"))?;
-        let call = Function::new(
-            ctx.clone(),
-            Async(move |name: String, args: String| {
-                let pending = host_call(&bridge, &name, &args);
-                async move {
-                    let reply = match pending {
-                        Pending::Ready(reply) => reply,
-                        Pending::Wait(slot) => slot.wait().await,
-                    };
-                    List(reply)
+        let prelude = load_prelude(&ctx)?;
+        let submit = Function::new(ctx.clone(), {
+            let outbox = outbox.clone();
+            let waiting = waiting.clone();
+            let next_id = Cell::new(0i32);
+            move |name: String,
+                  args: String,
+                  resolve: Function<'js>,
+                  reject: Function<'js>|
+                  -> Option<String> {
+                let value = match json::parse(&args) {
+                    Ok(value) => value,
+                    Err(e) => return Some(format!("tool arguments must be lossless JSON: {e}")),
+                };
+                let id = next_id.get();
+                next_id.set(id.wrapping_add(1));
+                match bridge.submit(&name, value).route(&outbox, id) {
+                    None => {
+                        waiting.borrow_mut().insert(id, (name, resolve, reject));
+                        None
+                    }
+                    Some((_, message)) => Some(message),
                 }
-            }),
-        )?;
+            }
+        })?;
         let log = Function::new(ctx.clone(), move |line: String| {
             logs.borrow_mut().push(line);
         })?;
         let prefix = i32::try_from(strip::PREFIX.chars().count()).unwrap_or(0);
-        let finish: Function = prelude.call((call, log, names, prefix))?;
+        let parts: rquickjs::Array = prelude.call((submit, log, names, prefix))?;
+        let finish: Function = parts.get(0)?;
+        let deliver: Function = parts.get(1)?;
         let program: Promise = ctx.eval_with_options(script, eval_options("program"))?;
         let settled: Promise = finish.call((program,))?;
-        settled.into_future::<Vec<String>>().await
+        let mut settled = pin!(settled.into_future::<Vec<String>>());
+        std::future::poll_fn(|cx| {
+            loop {
+                let next = outbox.borrow_mut().pop_front();
+                let Some((id, (ok, text))) = next else { break };
+                let Some((name, resolve, reject)) = waiting.borrow_mut().remove(&id) else {
+                    continue;
+                };
+                if let Err(e) = deliver.call::<_, ()>((resolve, reject, name, ok, text)) {
+                    return Poll::Ready(Err(e));
+                }
+            }
+            settled.as_mut().poll(cx)
+        })
+        .await
     }
     .await;
     match result {
@@ -425,20 +599,5 @@ async fn evaluate<'js>(
             JsEnd::Threw(message)
         }
         Err(e) => JsEnd::Threw(format!("engine error: {e}")),
-    }
-}
-
-enum Pending {
-    Ready(Reply),
-    Wait(Rc<crate::bridge::Slot>),
-}
-
-/// The synchronous part of a tool call from the program: parse the snapshotted
-/// arguments (the prelude produced them with `JSON.stringify`) and hand the call to
-/// the bridge.
-fn host_call(bridge: &Bridge, name: &str, args: &str) -> Pending {
-    match json::parse(args) {
-        Ok(value) => Pending::Wait(bridge.submit(name, value)),
-        Err(e) => Pending::Ready((false, format!("tool arguments must be lossless JSON: {e}"))),
     }
 }

@@ -28,7 +28,7 @@
 //!
 //! `run_code {code, description}` strips the TypeScript types (erasable syntax only;
 //! errors carry the program's own line numbers), then runs the program as the body of
-//! an async function in a fresh engine on a thread of its own, and returns
+//! an async function in a fresh engine (on an engine thread reused across runs), and returns
 //! `{logs: string[], result?: json}`. Its content is the logs joined with newlines,
 //! then the result (a string as is, other values as indented JSON), or
 //! `(run_code completed with no output)`. A failed run is `CODE_RUN_FAILED`:
@@ -69,7 +69,8 @@
 //! # Modes and prompts
 //!
 //! [`CodeMode::present_as`] sets a scope's [`Mode`]; [`prompt`] assembles what a model
-//! in a scope is shown, with the SDK from [`sdk_text`].
+//! in a scope is shown, with the typed SDK from [`sdk_text`] (the runtime's TypeScript
+//! generator) and its warnings.
 
 mod bridge;
 mod config;

@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
+use dsh_runtime::export::ExportWarning;
 use dsh_runtime::hooks::{CallInfo, HookFuture, PreDecision, PreExecute, PreNext};
 use dsh_runtime::registry::RUN_CODE;
 use dsh_runtime::{
@@ -230,6 +231,9 @@ pub struct CodePrompt {
     /// The system-prompt text for code mode: in `code`, the rule that only `run_code`
     /// may be called directly, then the SDK; in `both`, the SDK; `None` in `native`.
     pub instructions: Option<String>,
+    /// What the SDK states less precisely than the tools' schemas (empty in `native`):
+    /// worth logging when a tool set is assembled, since the model reads the looser type.
+    pub warnings: Vec<ExportWarning>,
 }
 
 /// Assemble what a model in `scope` is shown (see [`CodePrompt`]). The SDK text comes
@@ -246,27 +250,34 @@ pub fn prompt(registry: &Registry, scope: Option<ScopeId>) -> CodePrompt {
         .filter_map(|t| registry.view_of(scope).get(&t.name))
         .collect();
     match (mode, run_code) {
-        (Mode::Code, Some(rc)) => CodePrompt {
-            mode,
-            tools: vec![rc],
-            instructions: Some(format!(
-                "{}\n\n{}",
-                sdk::CODE_ONLY_RULE,
-                sdk::sdk_text(&definitions)
-            )),
-        },
+        (Mode::Code, Some(rc)) => {
+            let sdk = sdk::sdk_text(&definitions);
+            CodePrompt {
+                mode,
+                tools: vec![rc],
+                instructions: Some(format!(
+                    "{}\n\n{}",
+                    sdk::CODE_ONLY_RULE,
+                    sdk.prompt_section()
+                )),
+                warnings: sdk.warnings,
+            }
+        }
         (Mode::Both, Some(rc)) => {
             tools.push(rc);
+            let sdk = sdk::sdk_text(&definitions);
             CodePrompt {
                 mode,
                 tools,
-                instructions: Some(sdk::sdk_text(&definitions)),
+                instructions: Some(sdk.prompt_section()),
+                warnings: sdk.warnings,
             }
         }
         (mode, _) => CodePrompt {
             mode,
             tools,
             instructions: None,
+            warnings: Vec::new(),
         },
     }
 }

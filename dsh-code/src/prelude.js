@@ -1,8 +1,9 @@
 // Evaluated once per run, before the program. It is a function expression: the host
 // calls it with its two functions and the visible tool names, so nothing of the host
-// ever becomes a global. Every builtin it relies on is captured here, so a program that
+// ever becomes a global. It returns `[finish, deliver]`: `finish` settles the program's
+// promise into what the host reads, `deliver` is how the host settles a tool call. Every builtin it relies on is captured here, so a program that
 // replaces `JSON.stringify` or `Array.isArray` cannot change how arguments cross.
-(function (hostCall, hostLog, names, prefixLength) {
+(function (hostSubmit, hostLog, names, prefixLength) {
   'use strict';
   const G = globalThis;
   const isArray = Array.isArray;
@@ -27,6 +28,10 @@
   const setHas = Set.prototype.has;
   const setAdd = Set.prototype.add;
   const setDelete = Set.prototype.delete;
+  const MakeMap = Map;
+  const mapGet = Map.prototype.get;
+  const mapSet = Map.prototype.set;
+  const MakePromise = Promise;
   const push = (a, v) => { a[a.length] = v; };
   const join = (a, sep) => Array.prototype.join.call(a, sep);
 
@@ -36,81 +41,119 @@
 
   const fail = (path, what) => { throw new TypeErr(`${path} ${what}`); };
 
-  // A detached copy made only of null, booleans, finite numbers (not -0), strings,
-  // dense plain arrays and plain objects with enumerable string keys; anything else
-  // fails with the path of the first offending value. Iterative, so deep values
-  // cannot exhaust the stack here; an object inside itself is a cycle, a shared
-  // one is fine.
-  const snapshot = (root, label) => {
-    const out = { v: undefined };
-    const onPath = new MakeSet();
-    const tasks = [{ leave: false, v: root, holder: out, key: 'v', path: label }];
-    while (tasks.length > 0) {
-      const t = tasks.pop();
-      if (t.leave) { setDelete.call(onPath, t.v); continue; }
-      const v = t.v;
-      const path = t.path;
+  // The JSON text of `root` when it is made only of null, booleans, finite numbers
+  // (not -0), strings, dense plain arrays and plain objects with enumerable string-keyed
+  // data properties; otherwise a TypeError with the path of the first offending value
+  // (an object's own keys are all checked before any of its values is visited). Every
+  // value is read once, so what is checked is what is written. An object inside itself
+  // is a cycle, a shared one is fine; too deep a value is the engine's RangeError. The
+  // path is assembled only on failure, from the keys walked so far.
+  // Quoted object keys, remembered (keys repeat across calls; quoting is costly).
+  const quotedKeys = new MakeMap();
+  let quotedCount = 0;
+  const quoteKey = (k) => {
+    let q = mapGet.call(quotedKeys, k);
+    if (q === undefined) {
+      q = stringify(k);
+      if (quotedCount < 4096) {
+        mapSet.call(quotedKeys, k, q);
+        quotedCount++;
+      }
+    }
+    return q;
+  };
+  const encode = (root, label) => {
+    const trail = [];
+    const objects = [];
+    let depth = 0;
+    let deep = null; // ancestors past the first 64, made when needed
+    const bad = (what) => {
+      let path = label;
+      for (let i = 0; i < trail.length; i++) path = member(path, trail[i]);
+      fail(path, what);
+    };
+    const onPath = (v) => {
+      const n = depth < 64 ? depth : 64;
+      for (let i = 0; i < n; i++) if (objects[i] === v) return true;
+      return deep !== null && setHas.call(deep, v);
+    };
+    const walk = (v) => {
       switch (typeof v) {
-        case 'string': case 'boolean': t.holder[t.key] = v; continue;
+        case 'string': return stringify(v);
+        case 'boolean': return v ? 'true' : 'false';
         case 'number':
-          if (!isFinite(v)) fail(path, `is ${v}, not a finite number`);
-          if (v === 0 && 1 / v < 0) fail(path, 'is -0');
-          t.holder[t.key] = v;
-          continue;
-        case 'undefined': fail(path, 'is undefined'); break;
-        case 'bigint': fail(path, 'is a BigInt'); break;
-        case 'symbol': fail(path, 'is a symbol'); break;
-        case 'function': fail(path, 'is a function'); break;
+          if (!isFinite(v)) bad(`is ${v}, not a finite number`);
+          if (v === 0 && 1 / v < 0) bad('is -0');
+          return toStr(v);
+        case 'undefined': return bad('is undefined');
+        case 'bigint': return bad('is a BigInt');
+        case 'symbol': return bad('is a symbol');
+        case 'function': return bad('is a function');
         default: break;
       }
-      if (v === null) { t.holder[t.key] = null; continue; }
-      if (setHas.call(onPath, v)) fail(path, 'contains itself (a cycle)');
+      if (v === null) return 'null';
+      if (onPath(v)) bad('contains itself (a cycle)');
       const proto = getProto(v);
       const keys = ownKeys(v);
-      let copy;
-      const children = [];
+      const values = [];
+      let out;
       if (isArray(v)) {
-        if (proto !== arrayProto) fail(path, 'is not a plain array');
+        if (proto !== arrayProto) bad('is not a plain array');
         const length = v.length;
-        copy = [];
         for (let i = 0; i < keys.length; i++) {
           const k = keys[i];
           if (k === 'length') continue;
           if (typeof k !== 'string' || toStr(k >>> 0) !== k || (k >>> 0) >= length) {
-            fail(path, `has a property ${typeof k === 'symbol' ? 'keyed by a symbol' : stringify(k)} besides its items`);
+            bad(`has a property ${typeof k === 'symbol' ? 'keyed by a symbol' : stringify(k)} besides its items`);
           }
         }
         for (let i = 0; i < length; i++) {
           const d = getOwn(v, i);
-          if (d === undefined) fail(member(path, i), 'is a hole (sparse array)');
-          if (!('value' in d)) fail(member(path, i), 'is an accessor');
-          push(children, [i, d.value]);
+          if (d === undefined || !('value' in d)) {
+            push(trail, i);
+            bad(d === undefined ? 'is a hole (sparse array)' : 'is an accessor');
+          }
+          values[i] = d.value;
         }
       } else {
         if (proto !== objectProto && proto !== null) {
           const ctor = proto && getOwn(proto, 'constructor');
           const kind = ctor && typeof ctor.value === 'function' && ctor.value.name ? ctor.value.name : 'non-plain';
-          fail(path, `is a ${kind} object, not a plain object`);
+          bad(`is a ${kind} object, not a plain object`);
         }
-        copy = create(null);
         for (let i = 0; i < keys.length; i++) {
           const k = keys[i];
-          if (typeof k === 'symbol') fail(path, 'has a symbol key');
+          if (typeof k === 'symbol') bad('has a symbol key');
           const d = getOwn(v, k);
-          if (!d.enumerable) fail(member(path, k), 'is not enumerable');
-          if (!('value' in d)) fail(member(path, k), 'is an accessor');
-          push(children, [k, d.value]);
+          if (!d.enumerable || !('value' in d)) {
+            push(trail, k);
+            bad(!d.enumerable ? 'is not enumerable' : 'is an accessor');
+          }
+          values[i] = d.value;
         }
       }
-      t.holder[t.key] = copy;
-      setAdd.call(onPath, v);
-      push(tasks, { leave: true, v });
-      for (let i = children.length - 1; i >= 0; i--) {
-        const k = children[i][0];
-        push(tasks, { leave: false, v: children[i][1], holder: copy, key: k, path: member(path, k) });
+      if (depth < 64) {
+        objects[depth] = v;
+      } else {
+        if (deep === null) deep = new MakeSet();
+        setAdd.call(deep, v);
       }
-    }
-    return out.v;
+      depth++;
+      const array = isArray(v);
+      out = array ? '[' : '{';
+      for (let i = 0; i < values.length; i++) {
+        const k = array ? i : keys[i];
+        if (i > 0) out += ',';
+        if (!array) out += quoteKey(k) + ':';
+        push(trail, k);
+        out += walk(values[i]);
+        trail.length--;
+      }
+      depth--;
+      if (depth >= 64) setDelete.call(deep, v);
+      return out + (array ? ']' : '}');
+    };
+    return walk(root);
   };
 
   const messageOf = (e) => {
@@ -131,20 +174,36 @@
   }
   define(ToolCallError.prototype, 'name', { value: 'ToolCallError', writable: true, configurable: true });
 
-  const binding = (name) => async function (args) {
+  const rejected = (e) => new MakePromise((_, reject) => { reject(e); });
+
+  const binding = (name) => function (args) {
     let text;
     try {
       if (args === undefined) {
         throw new TypeErr('(call the tool with an arguments object, e.g. `{}`)');
       }
-      text = stringify(snapshot(args, 'args'));
+      text = encode(args, 'args');
     } catch (e) {
       const why = e instanceof RangeErr ? 'args are nested too deeply' : messageOf(e);
-      throw new ToolCallError(name, `tool arguments must be lossless JSON: ${why}`);
+      return rejected(new ToolCallError(name, `tool arguments must be lossless JSON: ${why}`));
     }
-    const reply = await hostCall(name, text);
-    if (reply[0]) return parse(reply[1]);
-    throw new ToolCallError(name, reply[1]);
+    return new MakePromise((resolve, reject) => {
+      // The host keeps `resolve` and `reject` for `deliver`; a string: refused now.
+      const refused = hostSubmit(name, text, resolve, reject);
+      if (typeof refused === 'string') reject(new ToolCallError(name, refused));
+    });
+  };
+
+  const deliver = (resolve, reject, name, ok, text) => {
+    if (!ok) { reject(new ToolCallError(name, text)); return; }
+    let value;
+    try {
+      value = parse(text);
+    } catch (e) {
+      reject(new ToolCallError(name, e instanceof RangeErr ? 'the tool result is nested too deeply' : messageOf(e)));
+      return;
+    }
+    resolve(value);
   };
 
   const table = create(null);
@@ -235,7 +294,7 @@
 
   // Settles the program's promise into [tag, text]: ['u'] no result, ['r', json] a
   // result, ['i', why] a result that is not lossless JSON, ['e', why] a throw.
-  return async function finish(program) {
+  const finish = async function (program) {
     let value;
     try {
       value = await program;
@@ -244,9 +303,10 @@
     }
     if (value === undefined) return ['u', ''];
     try {
-      return ['r', stringify(snapshot(value, 'result'))];
+      return ['r', encode(value, 'result')];
     } catch (e) {
       return ['i', e instanceof RangeErr ? 'the result is nested too deeply' : messageOf(e)];
     }
   };
+  return [finish, deliver];
 })

@@ -68,6 +68,22 @@ async fn shared_substructure_is_lossless() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deep_arguments_cross_and_a_deep_cycle_is_named() {
+    let env = default_env();
+    let got = env.value(programs::DEEP_ARGUMENTS).await;
+    assert_eq!(got.get("deep"), Some(&Value::from(201)));
+    assert_eq!(got.get("twice"), Some(&Value::from(337)));
+    let message = got.get("message").and_then(Value::as_str).unwrap();
+    // The cycle closes below `nodes[100]` (101 levels), back to a node 70 levels down:
+    // past the ancestors kept in a list, in the set.
+    let path = format!("args.value{}", "[0]".repeat(101));
+    assert_eq!(
+        message,
+        format!("tool arguments must be lossless JSON: {path} contains itself (a cycle)")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_call_rejects_with_a_tool_call_error_carrying_only_name_tool_name_and_message() {
     let env = default_env();
     let got = env.value(programs::TOOL_CALL_ERROR_SHAPE).await;

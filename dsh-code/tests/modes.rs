@@ -117,6 +117,8 @@ async fn the_prompt_shows_what_the_mode_allows() {
     assert!(text.starts_with(CODE_ONLY_RULE));
     assert!(text.contains("```ts\ntype JsonValue"));
     assert!(text.contains("  /** Return the value it was given. */\n  echo: "));
+    assert!(text.contains("  slow: string;\n"), "{text}");
+    assert!(shown.warnings.is_empty(), "{:?}", shown.warnings);
     assert!(!text.contains("run_code: "));
     // Byte-identical for an unchanged tool set.
     assert_eq!(

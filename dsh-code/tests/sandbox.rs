@@ -122,6 +122,22 @@ return [typeof g.process, typeof g.setTimeout, typeof g.setInterval, typeof g.fe
         "{message}"
     );
     assert!(message.contains("fs"), "{message}");
+    // The engine's own prelude module, if reachable by name, is spent: calling its
+    // export again hands the program nothing.
+    let got = env
+        .value(
+            "try {
+  const m: any = await import('prelude');
+  try { m.default(() => 0, () => 0, [], 0); return 'called'; } catch (e) { return String(e); }
+} catch (e) {
+  return 'no module';
+}",
+        )
+        .await;
+    assert!(
+        got == Value::from("no module") || got == Value::from("TypeError: not available"),
+        "{got:?}"
+    );
 
     // The global object reached through `Function` holds nothing beyond the builtins.
     let got = env

@@ -1,6 +1,6 @@
 //! The programs the tests run type-check, with `tsc --strict --noEmit`, against the SDK
-//! declaration of the probe tools; and the SDK text `sdk_text` generates is valid
-//! TypeScript.
+//! `sdk_text` generates for the probe tools (the declarations a model in code mode is
+//! shown), and programs misusing a tool fail the same check.
 //!
 //! `typescript` is installed with npm into `target/dsh-code-tsc` on the first run.
 
@@ -11,43 +11,6 @@ use std::process::Command;
 
 use dsh_runtime::Registry;
 use support::*;
-
-/// The SDK a model would be shown for the probe tools, with exact types (what the typed
-/// generator produces for them).
-const PROBE_SDK: &str = r#"type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }
-
-interface ToolArgsMap {
-  /** Return the value it was given. */
-  echo: { value: JsonValue; };
-  /** Like `slow`, but it must run alone. */
-  exclusive: { label: string; ms: number; };
-  /** Always fails. */
-  fail: { message: string; };
-  /** Attach a context and end the turn. */
-  remark: { text: string; };
-  /** Wait `ms` milliseconds, then return `label`; stops early when cancelled. */
-  slow: { label: string; ms: number; };
-}
-
-interface ToolOutputMap {
-  echo: JsonValue;
-  exclusive: string;
-  fail: JsonValue;
-  remark: boolean;
-  slow: string;
-}
-
-type ToolName = keyof ToolOutputMap
-
-declare class ToolCallError extends Error {
-  readonly name: "ToolCallError";
-  readonly toolName: ToolName;
-}
-
-declare const tools: {
-  [K in ToolName]: (args: ToolArgsMap[K]) => Promise<ToolOutputMap[K]>;
-}
-"#;
 
 /// What every program also has: `console` (not part of the ES library).
 const CONSOLE: &str = "declare const console: {\n  log(...data: unknown[]): void;\n  info(...data: unknown[]): void;\n  warn(...data: unknown[]): void;\n  error(...data: unknown[]): void;\n  debug(...data: unknown[]): void;\n};\n";
@@ -122,61 +85,89 @@ fn program_file(body: &str) -> String {
     )
 }
 
-#[test]
-fn the_test_programs_type_check_against_the_sdk() {
-    let mut files = vec![
-        ("sdk.d.ts".to_string(), PROBE_SDK.to_string()),
-        ("console.d.ts".to_string(), CONSOLE.to_string()),
-    ];
-    for (name, body) in programs::ALL {
-        files.push((format!("{name}.ts"), program_file(body)));
-    }
-    if let Err(e) = check(&files) {
-        panic!("tsc rejected the test programs:\n{e}");
-    }
-}
-
-#[test]
-fn the_checker_rejects_a_program_misusing_the_sdk() {
-    // Guards the check above against passing vacuously.
-    let files = vec![
-        ("sdk.d.ts".to_string(), PROBE_SDK.to_string()),
-        ("console.d.ts".to_string(), CONSOLE.to_string()),
-        (
-            "bad.ts".to_string(),
-            program_file("const s: number = await tools.slow({label: 1, ms: 5});\nreturn s;"),
-        ),
-    ];
-    let err = check(&files).unwrap_err();
-    assert!(err.contains("bad.ts"), "{err}");
-}
-
-#[test]
-fn the_generated_sdk_text_is_valid_typescript() {
+/// The `ts` block of the prompt section a model in the probe scope is shown.
+fn probe_sdk() -> String {
     let env = default_env();
+    let shown = dsh_code::prompt(&env.registry, Some(env.scope.id()));
+    assert!(
+        shown.warnings.is_empty(),
+        "the probe tools are fully typed: {:?}",
+        shown.warnings
+    );
+    let text = shown.instructions.expect("the probe scope shows the SDK");
+    let block = text
+        .split_once("```ts\n")
+        .and_then(|(_, rest)| rest.split_once("\n```"))
+        .map(|(ts, _)| ts.to_string())
+        .expect("a ts block");
+    // The generator is the one prompt assembly uses.
     let registry: &Registry = &env.registry;
     let tools: Vec<_> = registry
         .names()
         .iter()
         .filter_map(|n| registry.get(n))
         .collect();
-    let text = dsh_code::sdk_text(&tools);
-    let block = text
-        .split_once("```ts\n")
-        .and_then(|(_, rest)| rest.split_once("\n```"))
-        .map(|(ts, _)| ts.to_string())
-        .expect("a ts block");
-    let files = vec![
-        ("sdk.d.ts".to_string(), block),
+    assert_eq!(dsh_code::sdk_text(&tools).code, block);
+    block
+}
+
+fn with_sdk(programs: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut files = vec![
+        ("sdk.d.ts".to_string(), probe_sdk()),
         ("console.d.ts".to_string(), CONSOLE.to_string()),
+    ];
+    for (name, body) in programs {
+        files.push((format!("{name}.ts"), program_file(body)));
+    }
+    files
+}
+
+#[test]
+fn the_test_programs_type_check_against_the_sdk() {
+    if let Err(e) = check(&with_sdk(programs::ALL)) {
+        panic!(
+            "tsc rejected the test programs:\n{e}\nSDK:\n{}",
+            probe_sdk()
+        );
+    }
+}
+
+#[test]
+fn programs_misusing_the_sdk_fail_the_check() {
+    // Each is wrong in one way the typed SDK states; a loose SDK would accept them all.
+    let bad = [
         (
-            "use.ts".to_string(),
-            program_file(
-                "const v = await tools.echo({value: 1});\nconsole.log(v);\ntry { await tools.fail({message: 'x'}); } catch (e) { if (e instanceof ToolCallError) return e.toolName; }\nreturn v;",
-            ),
+            "wrong_argument_type",
+            "await tools.slow({label: 1, ms: 5});",
+        ),
+        ("missing_argument", "await tools.slow({label: 'a'});"),
+        ("unknown_tool", "await tools.nope({});"),
+        (
+            "run_code_is_not_a_tool",
+            "await tools.run_code({code: '', description: 'x'});",
+        ),
+        (
+            "output_type",
+            "const s: number = await tools.slow({label: 'a', ms: 5});\nreturn s;",
+        ),
+        (
+            "output_type_of_remark",
+            "const s: string = await tools.remark({text: 'a'});\nreturn s;",
+        ),
+        (
+            "tool_name_type",
+            "try { await tools.fail({message: 'x'}); } catch (e) { if (e instanceof ToolCallError) { const n: 'nope' = e.toolName; return n; } }",
         ),
     ];
-    if let Err(e) = check(&files) {
-        panic!("tsc rejected the generated SDK:\n{e}\n{text}");
+    // One tsc run; it reports errors per file, so each file must be named.
+    let err = match check(&with_sdk(&bad)) {
+        Ok(()) => panic!("tsc accepted every misuse"),
+        Err(e) => e,
+    };
+    for (name, body) in bad {
+        assert!(
+            err.contains(&format!("{name}.ts(")),
+            "tsc accepted {name}: {body}\n{err}"
+        );
     }
 }

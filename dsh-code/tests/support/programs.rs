@@ -112,7 +112,32 @@ return {sequential, concurrent};";
 pub const AWAIT_SLOW: &str = "return await tools.slow({label: 'stuck', ms: 60000});";
 
 /// Every program above, for the type check.
+pub const DEEP_ARGUMENTS: &str = r#"const chain = (n: number, leaf: JsonValue): JsonValue => {
+  let v: JsonValue = leaf;
+  for (let i = 0; i < n; i++) v = [v];
+  return v;
+};
+const deep = await tools.echo({value: chain(100, 1)});
+const shared = {a: 1};
+const twice = await tools.echo({value: [chain(80, shared), chain(80, shared)]});
+const root: any[] = [];
+const nodes: any[][] = [root];
+for (let i = 0; i < 100; i++) {
+  const next: any[] = [];
+  nodes[nodes.length - 1].push(next);
+  nodes.push(next);
+}
+nodes[100].push(nodes[70]);
+let message = '';
+try {
+  await tools.echo({value: root});
+} catch (e) {
+  message = (e as ToolCallError).message;
+}
+return {deep: JSON.stringify(deep).length, twice: JSON.stringify(twice).length, message};"#;
+
 pub const ALL: &[(&str, &str)] = &[
+    ("DEEP_ARGUMENTS", DEEP_ARGUMENTS),
     ("TWO_ECHOES", TWO_ECHOES),
     ("LOSSY_ARGUMENTS", LOSSY_ARGUMENTS),
     ("SHARED_SUBSTRUCTURE", SHARED_SUBSTRUCTURE),
