@@ -1,5 +1,10 @@
 //! One `tracing` span per call, with the tool name, call id, outcome and duration.
+//!
+//! A test binary of its own: `tracing` caches each callsite's interest process-wide, so a
+//! call made on another test's thread before this test installs its subscriber can leave
+//! the span disabled for it.
 
+#[path = "pipeline/pipeline_support.rs"]
 mod pipeline_support;
 
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -5,7 +5,7 @@
 //! Rewrite the snapshots with `DSH_BLESS=1 cargo test -p dsh-runtime --test derive_schemas`
 //! and review the diff.
 
-mod derive_support;
+use crate::derive_support;
 
 use std::path::PathBuf;
 

@@ -19,7 +19,7 @@
 //! CI runs a few hundred cases per type; for a longer campaign set `PROPTEST_CASES`, e.g.
 //! `PROPTEST_CASES=20000 cargo test -p dsh-runtime --test derive_agreement --release`.
 
-mod derive_support;
+use crate::derive_support;
 
 use dsh_runtime::json;
 use dsh_runtime::schema::{Additional, HiddenBounds, Kind, Schema};

@@ -1,7 +1,7 @@
 //! The host's root guard, in process: paths inside the root pass, `..`, absolute paths
 //! and symbolic links that lead outside are denied with a reason naming path and root.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

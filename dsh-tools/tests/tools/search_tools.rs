@@ -2,7 +2,7 @@
 //! values, the model-facing text, order, ripgrep's hidden/ignore rules, filters, caps, cards
 //! and error codes.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::time::{Duration, SystemTime};

@@ -1,7 +1,7 @@
 //! Contract §8 (registration): RAII guards, duplicates, reserved and invalid names,
 //! schema checks, all-or-nothing toolboxes, change notifications.
 
-mod pipeline_support;
+use crate::pipeline_support;
 
 use std::sync::Arc;
 

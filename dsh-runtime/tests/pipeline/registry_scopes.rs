@@ -1,6 +1,6 @@
 //! Contract §8 (scopes): views, shadowing, restrict masks, scoped hooks, lifetimes.
 
-mod pipeline_support;
+use crate::pipeline_support;
 
 use dsh_runtime::hooks::{guard_fn, observer_fn, pre_execute_fn};
 use dsh_runtime::json::Value;

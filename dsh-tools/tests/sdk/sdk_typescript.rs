@@ -4,8 +4,7 @@
 //!
 //! TypeScript is installed on first run into `target/sdk-check/node_modules`.
 
-#[path = "support/sdk_check.rs"]
-mod sdk_check;
+use crate::sdk_check;
 
 use std::path::Path;
 use std::process::Command;

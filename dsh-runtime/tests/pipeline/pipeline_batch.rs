@@ -2,7 +2,7 @@
 //! barriers (two bodies can only pass a two-party barrier together), never with sleeps;
 //! a generous timeout turns a scheduling bug into a failure instead of a hang.
 
-mod pipeline_support;
+use crate::pipeline_support;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};

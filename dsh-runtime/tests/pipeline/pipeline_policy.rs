@@ -1,6 +1,6 @@
 //! Contract §5 stages 6-8: around-dispatch wrappers, post-execute, finalize, observers.
 
-mod pipeline_support;
+use crate::pipeline_support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

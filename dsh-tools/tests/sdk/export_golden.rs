@@ -8,8 +8,7 @@
 //!
 //! and review the diff.
 
-#[path = "support/sdk_check.rs"]
-mod sdk_check;
+use crate::sdk_check;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

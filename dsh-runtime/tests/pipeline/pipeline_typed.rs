@@ -1,6 +1,6 @@
 //! Typed calls through the full pipeline, and raw-schema tools.
 
-mod pipeline_support;
+use crate::pipeline_support;
 
 use dsh_runtime::hooks::{Accept, PreDecision, post_execute_fn, pre_execute_fn};
 use dsh_runtime::json::Value;

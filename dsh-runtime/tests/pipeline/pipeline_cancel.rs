@@ -4,7 +4,7 @@
 //! body that waits for cancellation can only be released by the deadline (or by the
 //! test cancelling explicitly).
 
-mod pipeline_support;
+use crate::pipeline_support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

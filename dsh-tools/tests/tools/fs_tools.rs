@@ -2,7 +2,7 @@
 //! values, the model-facing text, cards (live and from the persisted summary), error codes,
 //! atomicity and the "nothing lost" property of `edit`.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -5,7 +5,7 @@
 //! The default count finishes in a few seconds in a debug build; set
 //! `DSH_STRESS_CALLS=100000` for the long run.
 
-mod pipeline_support;
+use crate::pipeline_support;
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

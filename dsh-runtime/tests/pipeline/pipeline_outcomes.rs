@@ -1,7 +1,7 @@
 //! Contract §5: every row of the outcome table, with the exact code, message, content,
 //! and which stages ran.
 
-mod pipeline_support;
+use crate::pipeline_support;
 
 use dsh_runtime::hooks::{
     Approval, ApprovalHandler, ApprovalRequest, CallInfo, Guard, HookFuture, Next, PreDecision,
@@ -71,8 +71,8 @@ fn stage_table(text: &str, prefix: &str) -> Vec<(u32, String)> {
 
 #[tokio::test]
 async fn one_numbering_of_the_stages_in_docs_and_trace() {
-    let pipeline_md = stage_table(include_str!("../PIPELINE.md"), "");
-    let rustdoc = stage_table(include_str!("../src/pipeline/mod.rs"), "//! ");
+    let pipeline_md = stage_table(include_str!("../../PIPELINE.md"), "");
+    let rustdoc = stage_table(include_str!("../../src/pipeline/mod.rs"), "//! ");
     let expected: Vec<(u32, String)> = [
         "resolve",
         "snapshot",
@@ -118,8 +118,8 @@ async fn one_numbering_of_the_stages_in_docs_and_trace() {
 
 #[test]
 fn every_error_code_is_in_both_tables() {
-    let pipeline_md = include_str!("../PIPELINE.md");
-    let rustdoc = include_str!("../src/result.rs");
+    let pipeline_md = include_str!("../../PIPELINE.md");
+    let rustdoc = include_str!("../../src/result.rs");
     for code in ErrorCode::ALL {
         let row = format!("| `{}` | `{}` |", code.as_str(), code.error_name());
         assert!(pipeline_md.contains(&row), "PIPELINE.md lacks {row}");

@@ -5,8 +5,7 @@
 //!
 //! mypy is installed on first run into a virtual environment at `target/sdk-check/venv`.
 
-#[path = "support/sdk_check.rs"]
-mod sdk_check;
+use crate::sdk_check;
 
 use std::process::Command;
 

@@ -1,0 +1,4 @@
+//! Integration tests of `dsh-runtime`, grouped in one test binary (one link instead of one per file).
+
+mod job_tools;
+mod jobs;

@@ -1,0 +1,17 @@
+//! Integration tests of `dsh-runtime`, grouped in one test binary (one link instead of one per file).
+
+mod pipeline_batch;
+mod pipeline_cancel;
+mod pipeline_outcomes;
+mod pipeline_policy;
+mod pipeline_readme;
+mod pipeline_stress;
+mod pipeline_typed;
+mod present_cards;
+mod registry_depth;
+mod registry_present;
+mod registry_registration;
+mod registry_scopes;
+
+// Shared helpers.
+mod pipeline_support;

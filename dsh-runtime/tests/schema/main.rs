@@ -1,0 +1,9 @@
+//! Integration tests of `dsh-runtime`, grouped in one test binary (one link instead of one per file).
+
+mod derive_agreement;
+mod derive_schemas;
+mod tool_macro;
+mod validate_agreement;
+
+// Shared helpers.
+mod derive_support;

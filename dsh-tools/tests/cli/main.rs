@@ -1,0 +1,6 @@
+//! Integration tests of `dsh-tools`, grouped in one test binary (one link instead of one per file).
+
+mod cli;
+mod code_command;
+mod docs_sync;
+mod export_cli;

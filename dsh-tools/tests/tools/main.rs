@@ -1,0 +1,10 @@
+//! Integration tests of `dsh-tools`, grouped in one test binary (one link instead of one per file).
+
+mod bash_tool;
+mod fs_tools;
+mod host_guard;
+mod process_jobs;
+mod search_tools;
+
+// Shared helpers.
+mod support;
