@@ -4,6 +4,7 @@ mod derive_agreement;
 mod derive_schemas;
 mod tool_macro;
 mod validate_agreement;
+mod validate_bounds;
 
 // Shared helpers.
 mod derive_support;

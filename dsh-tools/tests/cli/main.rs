@@ -4,3 +4,5 @@ mod cli;
 mod code_command;
 mod docs_sync;
 mod export_cli;
+mod mcp_host;
+mod mcp_python;
