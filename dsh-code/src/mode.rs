@@ -1,5 +1,23 @@
 //! Code mode per scope: `native`, `code` or `both`, the collapse of direct calls in
 //! `code`, and what a model in a scope is shown.
+//!
+//! # Departures from the reference
+//!
+//! - **Collapse is a pre-execute hook** registered on the code-mode scope, not a check
+//!   when the call is created. So invalid arguments to a collapsed tool report
+//!   `INVALID_ARGS` first (arguments are validated before policy everywhere in dsh-rs),
+//!   global pre-execute hooks registered before [`CodeMode::present_as`] run before it, and
+//!   the tool's `finalize_content` still runs on the `UNKNOWN_TOOL` result. Guards,
+//!   wrappers and the body never run, and calls with a `parent` (from a program) are
+//!   exempt, as in the reference.
+//! - **Policy order across overlapping sub-calls.** The bridge decides when sub-calls start
+//!   and delivers results in submission order, but each sub-call runs
+//!   `Registry::execute` whole, so the policy stages of two overlapping read-only calls are
+//!   not serialized in submission order the way `Registry::execute_batch` serializes them.
+//! - **Not forwarded:** start/settle events per sub-call and image content of sub-call
+//!   results.
+//! - The `run_code` tool holds a clone of its registry: drop the [`Presentation`] to
+//!   release it (do not `keep` its registrations).
 
 use std::collections::HashSet;
 use std::fmt;
