@@ -292,7 +292,11 @@ async fn a_served_registry_imports_back_unchanged() {
             .definition()
             .parameters
             .to_json_string()
-            .replacen(r#""type":"object","#, r#""type":"object","additionalProperties":true,"#, 1)
+            .replacen(
+                r#""type":"object","#,
+                r#""type":"object","additionalProperties":true,"#,
+                1
+            )
     );
     let registry = Registry::new();
     let _r = registry.register_dyn(imported.tools[0].clone()).unwrap();
