@@ -236,8 +236,10 @@ fn main() -> ExitCode {
         let cancel = CancellationToken::new();
         let work = run(&host, cli.command, cancel.clone());
         tokio::pin!(work);
+        // `biased`, signals first: a command that stops on the signal itself (the MCP
+        // server shuts down gracefully) still exits with 128 + the signal, as documented.
         let code = tokio::select! {
-            code = &mut work => code,
+            biased;
             signal = signals.next() => {
                 // Cancel the running call (which stops what it started), and give it a
                 // moment to report; a second signal stops waiting.
@@ -248,6 +250,7 @@ fn main() -> ExitCode {
                 }
                 ExitCode::from(128 + signal)
             }
+            code = &mut work => code,
         };
         imports.close().await;
         // Stop every background job and wait for them, unless another signal insists.
