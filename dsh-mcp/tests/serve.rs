@@ -111,11 +111,62 @@ struct Connected {
     client: RunningService<RoleClient, Recorder>,
     list_changed: mpsc::UnboundedReceiver<()>,
     progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+    /// The progress notifications as they crossed the wire, in the server's order
+    /// (rmcp's client runs each notification handler on its own task, so `progress`
+    /// holds them in whatever order those tasks ran).
+    wire_progress: Arc<Mutex<Vec<Value>>>,
     server: tokio::task::JoinHandle<()>,
 }
 
+/// Copy the server's messages to the client line by line, recording progress
+/// notifications in the order the server wrote them.
+fn tap_server_output(
+    from_server: tokio::io::DuplexStream,
+    to_client: tokio::io::DuplexStream,
+    wire_progress: Arc<Mutex<Vec<Value>>>,
+) {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    let (server_read, mut server_write) = tokio::io::split(from_server);
+    let (mut client_read, mut client_write) = tokio::io::split(to_client);
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(server_read).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Ok(message) = serde_json::from_str::<Value>(&line)
+                && message["method"] == "notifications/progress"
+            {
+                wire_progress
+                    .lock()
+                    .unwrap()
+                    .push(message["params"].clone());
+            }
+            let line = line + "\n";
+            if client_write.write_all(line.as_bytes()).await.is_err() {
+                break;
+            }
+        }
+        let _ = client_write.shutdown().await;
+    });
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; 1 << 14];
+        loop {
+            match client_read.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if server_write.write_all(&buf[..n]).await.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        let _ = server_write.shutdown().await;
+    });
+}
+
 async fn connect_with(server: &McpServer, lifecycle: ClientLifecycleMode) -> Connected {
-    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    let (client_io, tap_client_side) = tokio::io::duplex(1 << 16);
+    let (tap_server_side, server_io) = tokio::io::duplex(1 << 16);
+    let wire_progress = Arc::new(Mutex::new(Vec::new()));
+    tap_server_output(tap_server_side, tap_client_side, wire_progress.clone());
     let server = server.clone();
     let server = tokio::spawn(async move {
         server.serve(server_io).await.expect("server handshake");
@@ -134,6 +185,7 @@ async fn connect_with(server: &McpServer, lifecycle: ClientLifecycleMode) -> Con
         client,
         list_changed,
         progress,
+        wire_progress,
         server,
     }
 }
@@ -317,29 +369,43 @@ async fn progress_flows_when_a_token_was_sent() {
     // rmcp's client puts a progress token in every request.
     let r = c.client.call_tool(call("count", json!({}))).await.unwrap();
     assert_eq!(r.structured_content, Some(json!({"result": 3})));
-    // The non-increasing report is dropped. (The server sends the notifications before
-    // the result, but the client may hand them to its handler after the result.)
+    // The non-increasing report is dropped, and the rest leave the server in order.
+    // The server sends them before the result, but the client's handler may see them
+    // after it, and in any order, so the order is read from the wire.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while c.progress.lock().unwrap().len() < 3 && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     tokio::time::sleep(Duration::from_millis(50)).await;
+    let expected = [
+        (1.0, Some(3.0), Some("step 1".to_string())),
+        (2.0, Some(3.0), Some("step 2".to_string())),
+        (3.0, Some(3.0), Some("step 3".to_string())),
+    ];
+    let wire: Vec<(f64, Option<f64>, Option<String>)> = c
+        .wire_progress
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["progress"].as_f64().unwrap(),
+                p["total"].as_f64(),
+                p["message"].as_str().map(str::to_string),
+            )
+        })
+        .collect();
+    assert_eq!(wire, expected);
     let progress = c.progress.lock().unwrap().clone();
-    let seen: Vec<(f64, Option<f64>, Option<String>)> = progress
+    let mut seen: Vec<(f64, Option<f64>, Option<String>)> = progress
         .iter()
         .map(|p| {
             assert_eq!(p.progress_token, progress[0].progress_token);
             (p.progress, p.total, p.message.clone())
         })
         .collect();
-    assert_eq!(
-        seen,
-        [
-            (1.0, Some(3.0), Some("step 1".to_string())),
-            (2.0, Some(3.0), Some("step 2".to_string())),
-            (3.0, Some(3.0), Some("step 3".to_string())),
-        ]
-    );
+    seen.sort_by(|a, b| a.0.total_cmp(&b.0));
+    assert_eq!(seen, expected);
     c.client.cancel().await.unwrap();
 }
 
