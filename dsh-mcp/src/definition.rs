@@ -1,5 +1,7 @@
-//! A [`ToolDefinition`] as an MCP tool: the one place where definitions become what
-//! `tools/list` publishes, so this mapping can later come from a shared export.
+//! A [`ToolDefinition`] as an MCP tool. What `tools/list` publishes is exactly the entry
+//! of `dsh_runtime`'s MCP export ([`export`](dsh_runtime::export::export) with
+//! [`Target::Mcp2025_11_25`]), so the server, `dsh-tools export mcp` and any host that
+//! builds its own MCP list agree byte for byte:
 //!
 //! - `name`, `title`, `description` as defined;
 //! - `inputSchema`: the parameter schema's JSON Schema (always an object root);
@@ -7,20 +9,25 @@
 //!   revision 2025-11-25 requires an object root (and object `structuredContent`), so any
 //!   other output schema `S` is published wrapped as
 //!   `{"type":"object","properties":{"result":S},"required":["result"],"additionalProperties":false}`
-//!   and the canonical value `v` is sent as `structuredContent: {"result": v}`. The same
-//!   shape is used for every protocol revision, so the list never depends on the client;
-//! - `annotations`: `readOnlyHint`, `destructiveHint`, `idempotentHint` and
-//!   `openWorldHint` from the definition's annotations (each always present, so a client
-//!   never falls back to the protocol's defaults, which differ from ours), plus the title.
-
-use std::sync::Arc;
+//!   and the canonical value `v` is sent as `structuredContent: {"result": v}`. That
+//!   shape is valid on every later revision too, so the list never depends on the
+//!   client;
+//! - `annotations`: the title, `readOnlyHint` always, and `destructiveHint`,
+//!   `idempotentHint` and `openWorldHint` only where the author declared them (a
+//!   read-only tool also states `destructiveHint: false`). An undeclared hint keeps the
+//!   protocol's cautious default (destructive, not idempotent, open world), so a client
+//!   is never told a tool is safer than its author said.
 
 use dsh_runtime::ToolDefinition;
-use rmcp::model::{JsonObject, Tool, ToolAnnotations};
-use serde_json::{Value, json};
+use dsh_runtime::export::{self, Target};
+use rmcp::model::Tool;
+use serde_json::Value;
+
+/// The export target every `tools/list` is built from (see the module docs).
+pub const TARGET: Target = Target::Mcp2025_11_25;
 
 /// The key a non-object canonical value is wrapped in (see the module docs).
-pub const RESULT_KEY: &str = "result";
+pub const RESULT_KEY: &str = export::MCP_WRAP_KEY;
 
 /// What `tools/list` publishes for one definition, and how its values are sent.
 #[derive(Clone, Debug)]
@@ -35,7 +42,7 @@ impl McpTool {
     /// The `structuredContent` for a canonical value of this tool.
     pub fn structured_content(&self, value: Value) -> Value {
         if self.wraps_output {
-            let mut o = JsonObject::new();
+            let mut o = serde_json::Map::new();
             o.insert(RESULT_KEY.to_string(), value);
             Value::Object(o)
         } else {
@@ -44,58 +51,52 @@ impl McpTool {
     }
 }
 
-/// Map a definition to the MCP tool published for it (see the module docs).
-pub fn mcp_tool(def: &ToolDefinition) -> McpTool {
-    let input = match to_serde(&def.parameters.to_json_schema()) {
-        Value::Object(o) => o,
-        // The registry refuses non-object parameter schemas; keep the protocol's
-        // invariant anyway.
-        _ => json_object(json!({"type": "object"})),
-    };
-    let output = to_serde(&def.output.to_json_schema());
-    let is_object = output.get("type").and_then(Value::as_str) == Some("object");
-    let output = if is_object {
-        json_object(output)
-    } else {
-        json_object(json!({
-            "type": "object",
-            "properties": { RESULT_KEY: output },
-            "required": [RESULT_KEY],
-            "additionalProperties": false,
-        }))
-    };
-    let hints = def.annotations;
-    let mut annotations = ToolAnnotations::new()
-        .read_only(hints.read_only)
-        .destructive(hints.destructive)
-        .idempotent(hints.idempotent)
-        .open_world(hints.open_world);
-    if let Some(title) = &def.title {
-        annotations.title = Some(title.to_string());
+/// Why a definition cannot be published over MCP.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotPublished {
+    /// The tool's name.
+    pub tool: String,
+    /// The export's reason (or the protocol type's refusal).
+    pub reason: String,
+}
+
+impl std::fmt::Display for NotPublished {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "tool `{}` is not published over MCP: {}",
+            self.tool, self.reason
+        )
     }
-    let mut tool = Tool::new(def.name.clone(), def.description.clone(), Arc::new(input))
-        .with_raw_output_schema(Arc::new(output))
-        .with_annotations(annotations);
-    if let Some(title) = &def.title {
-        tool = tool.with_title(title.to_string());
+}
+
+impl std::error::Error for NotPublished {}
+
+/// Map a definition to the MCP tool published for it: its MCP export entry (see the
+/// module docs). Fails only when the export leaves the tool out.
+pub fn mcp_tool(def: &ToolDefinition) -> Result<McpTool, NotPublished> {
+    let exported = export::export(std::iter::once(def), TARGET);
+    let not_published = |reason: String| NotPublished {
+        tool: def.name.to_string(),
+        reason,
+    };
+    if let Some(error) = exported.errors.first() {
+        return Err(not_published(error.to_string()));
     }
-    McpTool {
+    let entry = exported
+        .tools
+        .first()
+        .ok_or_else(|| not_published("the export produced no entry".to_string()))?;
+    let tool: Tool = serde_json::from_value(dsh_runtime::json::to_serde(&entry.definition))
+        .map_err(|e| not_published(format!("the export entry is not an MCP tool: {e}")))?;
+    Ok(McpTool {
         tool,
-        wraps_output: !is_object,
-    }
+        wraps_output: export::mcp_output_is_wrapped(&def.output, TARGET),
+    })
 }
 
 /// A lossless JSON value as `serde_json` (numbers beyond `f64`/`u64`/`i64` are carried as
 /// their nearest `f64`; schemas never hold such numbers in practice).
 pub(crate) fn to_serde(value: &dsh_runtime::json::Value) -> Value {
-    serde_json::to_value(value)
-        .or_else(|_| serde_json::from_str(&value.to_string()))
-        .unwrap_or(Value::Null)
-}
-
-fn json_object(value: Value) -> JsonObject {
-    match value {
-        Value::Object(o) => o,
-        _ => JsonObject::new(),
-    }
+    dsh_runtime::json::to_serde(value)
 }

@@ -13,8 +13,10 @@
 //! per-session setup.
 //!
 //! - `tools/list` publishes the tools visible to the session, each mapped by
-//!   [`definition::mcp_tool`]: input schema, output schema (a non-object output is
-//!   wrapped as `{"result": …}`), annotations. It announces `tools.listChanged` and sends
+//!   [`definition::mcp_tool`], which is the tool's entry in `dsh_runtime`'s MCP export
+//!   ([`export`](dsh_runtime::export::export), `Target::Mcp2025_11_25`): input schema,
+//!   output schema (a non-object output is wrapped as `{"result": …}`), annotations. It
+//!   announces `tools.listChanged` and sends
 //!   `notifications/tools/list_changed` when the published list changes.
 //! - `tools/call` runs [`Registry::execute`](dsh_runtime::Registry::execute): the result's
 //!   content blocks become MCP content, the canonical value `structuredContent`; argument

@@ -307,7 +307,10 @@ impl Drop for Session {
 /// The published tools of one view, built once per registry generation.
 struct ToolList {
     generation: u64,
-    tools: Vec<Arc<McpTool>>,
+    /// One entry per visible tool, aligned with `fingerprint`; `None` where the MCP
+    /// export leaves the tool out (it is then neither listed nor callable).
+    tools: Vec<Option<Arc<McpTool>>>,
+    /// The published tools' names and their index in `tools`.
     by_name: HashMap<Arc<str>, usize>,
     /// Names and definition addresses: whether two lists publish the same tools.
     fingerprint: Vec<(Arc<str>, usize)>,
@@ -370,10 +373,21 @@ fn build_list(
     for (tool, (name, address)) in visible.iter().zip(&fingerprint) {
         let shared = reuse.as_ref().and_then(|r| {
             let &i = r.by_name.get(name)?;
-            (r.fingerprint[i].1 == *address).then(|| r.tools[i].clone())
+            (r.fingerprint[i].1 == *address)
+                .then(|| r.tools[i].clone())
+                .flatten()
         });
-        by_name.insert(name.clone(), tools.len());
-        tools.push(shared.unwrap_or_else(|| Arc::new(mcp_tool(tool.definition()))));
+        let published = shared.or_else(|| match mcp_tool(tool.definition()) {
+            Ok(t) => Some(Arc::new(t)),
+            Err(e) => {
+                tracing::warn!("{e}");
+                None
+            }
+        });
+        if published.is_some() {
+            by_name.insert(name.clone(), tools.len());
+        }
+        tools.push(published);
     }
     Arc::new(ToolList {
         generation,
@@ -513,7 +527,11 @@ impl ServerHandler for Handler {
         let session = self.session();
         let list = self.tool_list(session.as_deref());
         Ok(ListToolsResult::with_all_items(
-            list.tools.iter().map(|t| t.tool.clone()).collect(),
+            list.tools
+                .iter()
+                .flatten()
+                .map(|t| t.tool.clone())
+                .collect(),
         ))
     }
 
@@ -521,7 +539,7 @@ impl ServerHandler for Handler {
         let session = self.session();
         let list = self.tool_list(session.as_deref());
         let index = *list.by_name.get(name)?;
-        Some(list.tools[index].tool.clone())
+        Some(list.tools[index].as_ref()?.tool.clone())
     }
 
     async fn call_tool(
@@ -531,6 +549,20 @@ impl ServerHandler for Handler {
     ) -> Result<CallToolResponse, McpError> {
         let session = self.session();
         let list = self.tool_list(session.as_deref());
+        if !list.by_name.contains_key(request.name.as_ref())
+            && list
+                .fingerprint
+                .iter()
+                .any(|(name, _)| **name == *request.name)
+        {
+            // Visible but left out of the list: as unknown to the client as a tool
+            // that does not exist. (The registry's own schema limits keep every
+            // registered tool within the export's, so this is a safeguard.)
+            return Err(McpError::invalid_params(
+                format!("tool `{}` is not published over MCP", request.name),
+                None,
+            ));
+        }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let mut call = ToolCall::new(
             request_id_text(&context.id),
@@ -569,7 +601,7 @@ impl ServerHandler for Handler {
         let tool = list
             .by_name
             .get(request.name.as_ref())
-            .map(|&i| list.tools[i].clone());
+            .and_then(|&i| list.tools[i].clone());
         Ok(CallToolResponse::Complete(to_mcp_result(
             &result,
             tool.as_deref(),

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dsh_mcp::{McpServer, SessionGuard};
+use dsh_runtime::export::Target;
 use dsh_runtime::hooks::{CallInfo, guard_fn};
 use dsh_runtime::{Registry, ScopeId, ToolContext, ToolError, ToolSchema, tool};
 use rmcp::model::{
@@ -249,7 +250,25 @@ async fn list_publishes_schemas_output_schemas_and_annotations() {
     assert_eq!(hints.read_only_hint, Some(true));
     assert_eq!(hints.idempotent_hint, Some(true));
     assert_eq!(hints.destructive_hint, Some(false));
-    assert_eq!(hints.open_world_hint, Some(false));
+    // Undeclared, so the protocol's cautious default (open world) stands.
+    assert_eq!(hints.open_world_hint, None);
+    // An undeclared tool claims nothing beyond "not read-only".
+    let arith_hints = tools[1].annotations.clone().unwrap();
+    assert_eq!(arith_hints.read_only_hint, Some(false));
+    assert_eq!(arith_hints.destructive_hint, None);
+    assert_eq!(arith_hints.idempotent_hint, None);
+
+    // Every listed tool is, byte for byte, its entry in the runtime's MCP export.
+    let export = dsh_runtime::export::export_registry(&registry, Target::Mcp2025_11_25);
+    for tool in &tools {
+        let exported = dsh_runtime::json::to_serde(export.tool(&tool.name).unwrap());
+        assert_eq!(
+            serde_json::to_value(tool).unwrap(),
+            exported,
+            "{}",
+            tool.name
+        );
+    }
 
     // An object output is published as it is.
     let arith = &tools[1];
