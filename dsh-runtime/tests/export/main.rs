@@ -2,3 +2,7 @@
 
 mod export_props;
 mod export_rules;
+
+// Random-schema generators shared with the other grouped test binary.
+#[path = "../common/random_schema.rs"]
+mod random_schema;

@@ -17,7 +17,7 @@
 //! default of ignoring unknown keys), never less.
 //!
 //! CI runs a few hundred cases per type; for a longer campaign set `PROPTEST_CASES`, e.g.
-//! `PROPTEST_CASES=20000 cargo test -p dsh-runtime --test derive_agreement --release`.
+//! `PROPTEST_CASES=20000 cargo test -p dsh-runtime --test schema derive_agreement --release`.
 
 use crate::derive_support;
 

@@ -2,7 +2,7 @@
 //! file per type under `tests/snapshots/derive/`. The projection is byte-stable, so any
 //! change in a derived schema shows up here as a diff.
 //!
-//! Rewrite the snapshots with `DSH_BLESS=1 cargo test -p dsh-runtime --test derive_schemas`
+//! Rewrite the snapshots with `DSH_BLESS=1 cargo test -p dsh-runtime --test schema derive_schemas`
 //! and review the diff.
 
 use crate::derive_support;

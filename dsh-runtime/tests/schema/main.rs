@@ -8,3 +8,7 @@ mod validate_bounds;
 
 // Shared helpers.
 mod derive_support;
+
+// Random-schema generators shared with the other grouped test binary.
+#[path = "../common/random_schema.rs"]
+mod random_schema;

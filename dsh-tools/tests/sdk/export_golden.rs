@@ -4,7 +4,7 @@
 //!
 //! Regenerate after an intended change with
 //!
-//!     UPDATE_GOLDEN=1 cargo test -p dsh-tools --test export_golden
+//!     UPDATE_GOLDEN=1 cargo test -p dsh-tools --test sdk export_golden
 //!
 //! and review the diff.
 
@@ -85,7 +85,7 @@ fn reference_tools_in_every_format() {
     );
     assert!(
         stale.is_empty(),
-        "golden files are stale: {stale:?}\nRegenerate with `UPDATE_GOLDEN=1 cargo test -p dsh-tools --test export_golden` and review the diff."
+        "golden files are stale: {stale:?}\nRegenerate with `UPDATE_GOLDEN=1 cargo test -p dsh-tools --test sdk export_golden` and review the diff."
     );
 }
 
