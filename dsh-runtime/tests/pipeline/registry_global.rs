@@ -303,3 +303,137 @@ fn a_dropped_global_tool_is_released_once_every_scope_moved_on() {
     drop(idle);
     assert_eq!(dropped.load(Ordering::SeqCst), 1);
 }
+
+#[test]
+fn scoped_reads_race_global_changes_consistently() {
+    use std::sync::atomic::AtomicBool;
+
+    let registry = Registry::new();
+    let quiet = Log::new();
+    let _a = registry.register(Probe::new("a", &quiet)).unwrap();
+    let preset = registry.scope();
+    let scopes: Vec<Scope> = vec![preset.child(), preset.child(), registry.scope()];
+    let _own: Vec<Registration> = scopes
+        .iter()
+        .map(|s| s.register(Probe::new("own", &quiet)).unwrap())
+        .collect();
+    let done = Arc::new(AtomicBool::new(false));
+    let churn = std::thread::spawn({
+        let (registry, done, quiet) = (registry.clone(), done.clone(), quiet.clone());
+        move || {
+            let mut rounds = 0;
+            while !done.load(Ordering::SeqCst) || rounds < 100 {
+                let b = registry.register(Probe::new("b", &quiet)).unwrap();
+                let hook = registry.pre_execute(pre_execute_fn(|_| None));
+                drop(b);
+                drop(hook);
+                rounds += 1;
+            }
+            rounds
+        }
+    });
+    let readers: Vec<_> = scopes
+        .iter()
+        .cloned()
+        .chain([scopes[0].clone()])
+        .map(|scope| {
+            std::thread::spawn(move || {
+                for _ in 0..2_000 {
+                    let names = scope_names(&scope);
+                    assert!(
+                        names == ["a", "own"] || names == ["a", "b", "own"],
+                        "{names:?}"
+                    );
+                    let b = scope.get("b");
+                    assert!(b.is_none_or(|t| &*t.definition().name == "b"));
+                }
+            })
+        })
+        .collect();
+    for r in readers {
+        r.join().unwrap();
+    }
+    done.store(true, Ordering::SeqCst);
+    assert!(churn.join().unwrap() >= 100);
+    assert_eq!(scope_names(&scopes[1]), ["a", "own"]);
+}
+
+#[test]
+fn a_tool_released_by_a_scope_rebuild_can_use_the_registry_in_its_drop() {
+    // The stale view a rebuild replaces is the dropped tool's last holder: its `Drop`
+    // (user code) runs once the registry's locks are released, so it can change the
+    // registry (which takes them) without deadlocking.
+    struct ChangesRegistryOnDrop {
+        probe: Probe,
+        registry: Registry,
+        scope: ScopeId,
+        seen: Seen,
+    }
+    impl Drop for ChangesRegistryOnDrop {
+        fn drop(&mut self) {
+            let late = self
+                .registry
+                .register(Probe::new("late", &Log::new()))
+                .unwrap();
+            let names = self.registry.view_of(Some(self.scope)).names();
+            *self.seen.lock().unwrap() = Some(names.iter().map(|n| n.to_string()).collect());
+            drop(late);
+        }
+    }
+    impl dsh_runtime::Tool for ChangesRegistryOnDrop {
+        type Args = Value;
+        type Output = Value;
+        fn definition(&self) -> &dsh_runtime::ToolDefinition {
+            self.probe.definition()
+        }
+        fn call(
+            &self,
+            args: Value,
+            cx: dsh_runtime::ToolContext,
+        ) -> impl Future<Output = Result<Value, dsh_runtime::ToolError>> + Send {
+            self.probe.call(args, cx)
+        }
+    }
+    // A deadlock fails the test instead of hanging it.
+    let (done, finished) = std::sync::mpsc::channel();
+    let run = std::thread::spawn(move || {
+        released_by_rebuild::<ChangesRegistryOnDrop>(|registry, scope, seen| {
+            ChangesRegistryOnDrop {
+                probe: Probe::new("t", &Log::new()),
+                registry,
+                scope,
+                seen,
+            }
+        });
+        done.send(()).unwrap();
+    });
+    match finished.recv_timeout(std::time::Duration::from_secs(60)) {
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("deadlock: the dropped tool's `Drop` could not take the registry's locks")
+        }
+        // Finished, or panicked (the join reports it).
+        _ => run.join().unwrap(),
+    }
+}
+
+type Seen = Arc<Mutex<Option<Vec<String>>>>;
+
+fn released_by_rebuild<T: dsh_runtime::Tool>(make: impl FnOnce(Registry, ScopeId, Seen) -> T) {
+    let registry = Registry::new();
+    let scope = registry.scope();
+    let _own = scope.register(Probe::new("own", &Log::new())).unwrap();
+    let seen = Arc::new(Mutex::new(None));
+    let reg = registry
+        .register(make(registry.clone(), scope.id(), seen.clone()))
+        .unwrap();
+    assert_eq!(scope_names(&scope), ["t", "own"]);
+    drop(reg);
+    // The scope's stale view still holds it: the rebuild below is what releases it.
+    assert!(seen.lock().unwrap().is_none());
+    assert_eq!(scope_names(&scope), ["own"]);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        Some(vec!["late".to_string(), "own".to_string()])
+    );
+    assert_eq!(scope_names(&scope), ["own"]);
+}
