@@ -22,6 +22,11 @@
 //! exactly what it added (idempotent). A failed registration changes nothing; a
 //! toolbox registers all of its tools or none.
 //!
+//! A removed tool or hook disappears from every view at once; the value itself is dropped
+//! once nothing holds it any more: calls already running keep theirs until they finish,
+//! and a scope that has not been used since a global tool or hook was removed keeps it
+//! until its next use (or its removal), when its view is rebuilt.
+//!
 //! Reads are cheap and consistent under concurrent registration: each call works on one
 //! immutable snapshot of its scope's view. A change rebuilds only the views it affects (a
 //! scope's change: that scope and its descendants; a global change: the global view, each
