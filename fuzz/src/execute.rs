@@ -9,6 +9,7 @@
 //! `INVALID_TOOL_OUTPUT`. One known gap is tolerated (and only with its exact message):
 //! text that is not lossless JSON fails without a code today, where the contract's
 //! recorded departure (e) asks for `INVALID_ARGS`.
+
 use std::sync::{Arc, OnceLock};
 
 use super::generate::{schema, value_for};

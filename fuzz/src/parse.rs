@@ -8,6 +8,7 @@
 //!   lone surrogate, or nesting beyond our limit; and it is explained by the value
 //!   serde_json produced (the duplicated key is in it; a `-0` or a number is in it).
 //! - Every error message stays short, whatever the input.
+
 use dsh_json::{ParseErrorKind, ParseOptions, Value, from_serde, parse_slice};
 
 /// No parse error message is longer than this.

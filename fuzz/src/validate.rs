@@ -4,6 +4,7 @@
 //! verdict equals jsonschema's, except where the value relies on the documented null
 //! leniency; the verdict pass and the reporting walk agree; and a report spells out at
 //! most `MAX_REPORTED_VIOLATIONS` violations.
+
 use super::generate::{has_lenient_null, schema, value_for};
 use arbitrary::Unstructured;
 use dsh_runtime::json;
