@@ -2,10 +2,12 @@
 //!
 //! Each case runs with a registry that already holds `N` agent scopes (each with one
 //! tool) and measures one operation: creating (and dropping) a scope, registering (and
-//! dropping) a tool in one scope, and registering a tool in the global layer (which every
-//! scope inherits, so it rebuilds every view). Read the results as ratios to the `N = 10`
-//! row of the same case, measured in the same run: scope changes should stay near 1x as
-//! `N` grows (each rebuilds only that scope's view); global changes grow with `N`.
+//! dropping) a tool in one scope, registering (and dropping) a tool in the global layer,
+//! which every scope inherits, and the same followed by one lookup from one scope (which
+//! rebuilds that scope's view, stale since the global change). Read the results as
+//! ratios to the `N = 10` row of the same case, measured in the same run: every case
+//! should stay near 1x as `N` grows (a scope change rebuilds only that scope's view, a
+//! global change only the global view; each scope's view is rebuilt on its next use).
 //!
 //! Run: `cargo bench -p dsh-benches --bench registry`.
 
@@ -54,6 +56,17 @@ fn registry_changes(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("register_global", n), &n, |b, _| {
             b.iter(|| drop(black_box(registry.register(Quiet).expect("register"))))
         });
+        group.bench_with_input(
+            BenchmarkId::new("register_global_then_use_scope", n),
+            &n,
+            |b, _| {
+                b.iter(|| {
+                    let registration = registry.register(Quiet).expect("register");
+                    assert!(black_box(target.get("quiet")).is_some());
+                    drop(registration);
+                })
+            },
+        );
     }
     group.finish();
 }

@@ -1,49 +1,16 @@
 //! The validator against the `jsonschema` crate on the projected schema.
 //!
-//! For a generated schema (the whole vocabulary) and a mostly conforming value: our
-//! verdict equals jsonschema's, except where the value relies on the documented null
-//! leniency; the verdict pass and the reporting walk agree; and a report spells out at
-//! most `MAX_REPORTED_VIOLATIONS` violations.
+//! The body is [`dsh_fuzz::validate::run`] (`src/validate.rs`, whose documentation lists the
+//! invariants), shared with the main workspace's replay test. Inputs the body cannot use
+//! are kept out of the corpus.
 #![no_main]
 
-use arbitrary::Unstructured;
-use dsh_fuzz::{has_lenient_null, schema, value_for};
-use dsh_runtime::json;
-use dsh_runtime::validate::{MAX_REPORTED_VIOLATIONS, report_all, validate_labeled};
-use libfuzzer_sys::fuzz_target;
+use libfuzzer_sys::{Corpus, fuzz_target};
 
-fuzz_target!(|data: &[u8]| {
-    let mut u = Unstructured::new(data);
-    let Ok(s) = schema(&mut u, 4) else { return };
-    assert!(
-        s.check("schema").is_ok(),
-        "generated an invalid schema: {:?}",
-        s.check("schema")
-    );
-    let Ok(value) = value_for(&mut u, &s, 5) else {
-        return;
-    };
-
-    let ours = validate_labeled(&s, &value, "value", true);
-    let reported = report_all(&s, &value, "value", true);
-    assert_eq!(
-        reported.is_empty(),
-        ours.is_ok(),
-        "passes disagree: {reported:?}"
-    );
-    if let Err(v) = &ours {
-        assert_eq!(v, &reported);
-        assert!(v.len() <= MAX_REPORTED_VIOLATIONS);
-    }
-
-    let projected = json::to_serde(&s.to_json_schema());
-    let validator = jsonschema::validator_for(&projected).expect("projected schema compiles");
-    let theirs = validator.is_valid(&json::to_serde(&value));
-    if ours.is_ok() != theirs && !has_lenient_null(&s, &value) {
-        panic!(
-            "disagreement: ours {:?}, jsonschema {theirs} on schema {} value {value}",
-            ours,
-            s.to_json_schema()
-        );
+fuzz_target!(|data: &[u8]| -> Corpus {
+    if dsh_fuzz::validate::run(data) {
+        Corpus::Keep
+    } else {
+        Corpus::Reject
     }
 });

@@ -22,11 +22,16 @@
 //! exactly what it added (idempotent). A failed registration changes nothing; a
 //! toolbox registers all of its tools or none.
 //!
+//! A removed tool or hook disappears from every view at once; the value itself is dropped
+//! once nothing holds it any more: calls already running keep theirs until they finish,
+//! and a scope that has not been used since a global tool or hook was removed keeps it
+//! until its next use (or its removal), when its view is rebuilt.
+//!
 //! Reads are cheap and consistent under concurrent registration: each call works on one
 //! immutable snapshot of its scope's view. A change rebuilds only the views it affects (a
-//! scope's change: that scope and its descendants), so creating and changing agent scopes
-//! costs the same however many scopes exist; a change to the global layer rebuilds every
-//! view (see `state.rs`).
+//! scope's change: that scope and its descendants; a global change: the global view, each
+//! scope's view being rebuilt on its next use), so no registration change costs more as
+//! agent scopes accumulate (see `state.rs`).
 //!
 //! # Global and scoped reads
 //!
@@ -385,7 +390,10 @@ impl Registry {
     /// Whether the view a call from `agent` would take now is the one `snap` holds (no
     /// change was published to it since), compared without cloning anything.
     pub(crate) fn still_current(&self, agent: Option<ScopeId>, snap: &CallSnapshot) -> bool {
-        snap.is_view(self.inner.read().view(agent))
+        self.inner
+            .read()
+            .current(agent)
+            .is_some_and(|view| snap.is_view(view))
     }
 
     /// Whether the built-in timeout wrapper runs.
@@ -417,7 +425,36 @@ impl Inner {
     }
 
     fn snapshot(&self, agent: Option<ScopeId>) -> CallSnapshot {
-        CallSnapshot::new(&self.read(), agent)
+        // The read guard is released at the end of this statement, before `refresh`
+        // takes the locks itself.
+        let current = CallSnapshot::current(&self.read(), agent);
+        current.unwrap_or_else(|| self.refresh(agent))
+    }
+
+    /// The snapshot of a caller whose view went stale with a global change: rebuild it
+    /// (and its stale ancestors) and publish them.
+    #[cold]
+    fn refresh(&self, agent: Option<ScopeId>) -> CallSnapshot {
+        // Every writer of the published state holds the master lock: between the read and
+        // the write below, nothing else is published.
+        let m = self.lock();
+        let mut rebuilt = Vec::new();
+        let snap = {
+            let published = self.read();
+            let view = m.current(&published, agent, &mut rebuilt);
+            CallSnapshot::new(view, &published)
+        };
+        let replaced = if rebuilt.is_empty() {
+            Vec::new()
+        } else {
+            self.published
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .publish(rebuilt)
+        };
+        drop(m);
+        drop(replaced);
+        snap
     }
 
     fn lock(&self) -> MutexGuard<'_, Master> {
@@ -427,6 +464,9 @@ impl Inner {
     /// Publish the views the change made stale. What they replace is dropped after the
     /// locks are released, so user `Drop` impls never run under them.
     fn commit(&self, mut m: MutexGuard<'_, Master>, dirty: Dirty, tools_changed: bool) {
+        if dirty == Dirty::All {
+            m.epoch += 1;
+        }
         let changes = m.rebuild(&self.read(), dirty);
         let replaced = self
             .published
@@ -534,15 +574,14 @@ impl Inner {
         let Some(state) = m.scopes.get(&scope) else {
             return Err(RestrictError::ScopeGone { scope });
         };
-        let inherited: Vec<Arc<str>> = {
-            let published = self.read();
-            published
-                .view(state.parent)
-                .tools()
-                .iter()
-                .map(|e| e.name().clone())
-                .collect()
-        };
+        // The parent's current view (rebuilt here if a global change made it stale; the
+        // commit below rebuilds it again and publishes it).
+        let inherited: Vec<Arc<str>> = m
+            .current(&self.read(), state.parent, &mut Vec::new())
+            .tools()
+            .iter()
+            .map(|e| e.name().clone())
+            .collect();
         let names = r.allow.iter().chain(r.deny.iter()).flatten();
         let mut unknown = Vec::new();
         for name in names {

@@ -8,13 +8,24 @@
 //! - a change to a scope (a tool, a hook, a restriction; creating the scope) rebuilds that
 //!   scope's view and its descendants' views;
 //! - removing a scope removes its view;
-//! - a change to the global layer rebuilds every view (every scope inherits it);
+//! - a change to the global layer (a tool or a hook) rebuilds the global view and bumps
+//!   the global *epoch*; every scope view built at an earlier epoch is now stale, and is
+//!   rebuilt on its first use (a call or a read from that scope; a change to the scope or
+//!   an ancestor), with its stale ancestors, under the master lock;
 //! - installing an approval handler rebuilds nothing.
 //!
-//! So the cost of a scope's change does not grow with the number of scopes. A call takes
-//! one [`CallSnapshot`] (its scope's view and the approval handler, read together) and
-//! resolves everything against it, so it sees one consistent tool set and hook set however
-//! registrations change meanwhile; name lookup is a hash-map probe that allocates nothing.
+//! So no change costs more with the number of scopes: a scope's change rebuilds its
+//! subtree, a global change the global view, and each scope pays for at most one rebuild
+//! per global epoch, when it is next used, however many global changes came between. The
+//! price of laziness: a stale view keeps the global tools and hooks it was built with
+//! alive until the scope is next used or removed (it never exposes them: a stale view is
+//! never handed out).
+//!
+//! A call takes one [`CallSnapshot`] (its scope's current view and the approval handler,
+//! read together) and resolves everything against it, so it sees one consistent tool set
+//! and hook set however registrations change meanwhile; name lookup is a hash-map probe
+//! that allocates nothing, and telling a current view from a stale one is one integer
+//! comparison.
 
 use std::any::TypeId;
 use std::collections::{HashMap, HashSet};
@@ -125,7 +136,7 @@ pub(crate) enum Dirty {
     Nothing,
     /// One scope and its descendants.
     Scope(ScopeId),
-    /// Everything (the global layer).
+    /// The global layer: the global view now, every scope's on its next use.
     All,
 }
 
@@ -143,7 +154,11 @@ pub(crate) struct Master {
     /// The layer each tool or hook registration lives in.
     pub(crate) owners: HashMap<RegId, Option<ScopeId>>,
     pub(crate) approvals: Vec<(RegId, Arc<dyn ApprovalHandler>)>,
+    /// The change counter of [`crate::Registry::changes`].
     pub(crate) generation: u64,
+    /// The global layer's epoch: bumped by each change to it. A view built at an earlier
+    /// epoch is stale.
+    pub(crate) epoch: u64,
 }
 
 impl Master {
@@ -207,16 +222,24 @@ impl Master {
     }
 
     fn global_view(&self) -> View {
-        let mut view = View::default();
+        let mut view = self.empty_view();
         self.hooks_for(&[], &mut view);
         view.set_tools(self.global.tools.clone());
         view
     }
 
     fn orphan_view(&self) -> View {
-        let mut view = View::default();
+        let mut view = self.empty_view();
         self.hooks_for(&[], &mut view);
         view
+    }
+
+    /// A view with nothing in it, of the current epoch.
+    fn empty_view(&self) -> View {
+        View {
+            epoch: self.epoch,
+            ..View::default()
+        }
     }
 
     /// A scope's view: the parent's view (`base`) minus what this scope's masks reject,
@@ -243,9 +266,55 @@ impl Master {
                 }
             }
         }
-        let mut view = View::default();
+        let mut view = self.empty_view();
         self.hooks_for(&self.chain(id), &mut view);
         view.set_tools_indexed(tools, index);
+        view
+    }
+
+    /// The current view of a caller (`None`: the global layer; a scope that does not
+    /// exist: the orphan view). When the scope's published view is stale, it is rebuilt,
+    /// after its stale ancestors (farthest first), and every view rebuilt is pushed to
+    /// `out` to be published.
+    pub(crate) fn current(
+        &self,
+        published: &Published,
+        agent: Option<ScopeId>,
+        out: &mut Vec<(ScopeId, Arc<View>)>,
+    ) -> Arc<View> {
+        let Some(id) = agent else {
+            return published.global.clone();
+        };
+        if !self.scopes.contains_key(&id) {
+            return published.orphan.clone();
+        }
+        // Walk up to the nearest current view (or the top of the chain), then rebuild
+        // down from there.
+        let mut stale = Vec::new();
+        let mut base = None;
+        let mut cur = Some(id);
+        while let Some(s) = cur {
+            let Some(state) = self.scopes.get(&s) else {
+                // A parent that is gone (it cannot be while a child holds it).
+                base = Some(published.orphan.clone());
+                break;
+            };
+            match published.scopes.get(&s) {
+                Some(v) if v.epoch == self.epoch => {
+                    base = Some(v.clone());
+                    break;
+                }
+                _ => {
+                    stale.push((s, state));
+                    cur = state.parent;
+                }
+            }
+        }
+        let mut view = base.unwrap_or_else(|| published.global.clone());
+        for (s, state) in stale.into_iter().rev() {
+            view = Arc::new(self.scope_view(s, state, &view));
+            out.push((s, view.clone()));
+        }
         view
     }
 
@@ -259,22 +328,18 @@ impl Master {
         match dirty {
             Dirty::Nothing => {}
             Dirty::All => {
-                let global = Arc::new(self.global_view());
-                for (&id, state) in &self.scopes {
-                    if state.parent.is_none() {
-                        self.subtree(id, &global, &mut changes.scopes);
-                    }
-                }
-                changes.global = Some(global);
+                // The caller bumped the epoch: every scope view is stale from now on.
+                changes.global = Some(Arc::new(self.global_view()));
                 changes.orphan = Some(Arc::new(self.orphan_view()));
+                changes.epoch = Some(self.epoch);
             }
             Dirty::Scope(id) => {
                 if let Some(state) = self.scopes.get(&id) {
                     let base = match state.parent {
-                        None => &published.global,
-                        Some(p) => published.scopes.get(&p).unwrap_or(&published.orphan),
+                        None => published.global.clone(),
+                        Some(p) => self.current(published, Some(p), &mut changes.scopes),
                     };
-                    self.subtree(id, base, &mut changes.scopes);
+                    self.subtree(id, &base, &mut changes.scopes);
                 }
             }
         }
@@ -302,6 +367,8 @@ impl Master {
 pub(crate) struct Changes {
     global: Option<Arc<View>>,
     orphan: Option<Arc<View>>,
+    /// The new global epoch, when the global layer changed.
+    epoch: Option<u64>,
     scopes: Vec<(ScopeId, Arc<View>)>,
     approval: Option<Arc<dyn ApprovalHandler>>,
 }
@@ -309,9 +376,13 @@ pub(crate) struct Changes {
 /// The views calls read.
 pub(crate) struct Published {
     pub(crate) global: Arc<View>,
+    /// Each scope's view, possibly stale (built at an earlier epoch).
     pub(crate) scopes: HashMap<ScopeId, Arc<View>>,
     /// For calls from a scope that does not exist (any more): no tools, global hooks.
     pub(crate) orphan: Arc<View>,
+    /// The global layer's epoch (see [`Master::epoch`]); the global and orphan views are
+    /// always of this epoch.
+    pub(crate) epoch: u64,
     pub(crate) approval: Option<Arc<dyn ApprovalHandler>>,
 }
 
@@ -325,34 +396,48 @@ impl Published {
             global: Arc::default(),
             scopes: HashMap::new(),
             orphan: Arc::default(),
+            epoch: 0,
             approval: None,
         }
     }
 
-    /// The view of a caller.
-    pub(crate) fn view(&self, agent: Option<ScopeId>) -> &Arc<View> {
+    /// The published view of a caller, when it is current (`None`: the scope's view is
+    /// stale, see [`Master::current`]).
+    pub(crate) fn current(&self, agent: Option<ScopeId>) -> Option<&Arc<View>> {
         match agent {
-            None => &self.global,
-            Some(id) => self.scopes.get(&id).unwrap_or(&self.orphan),
+            None => Some(&self.global),
+            Some(id) => match self.scopes.get(&id) {
+                Some(view) => (view.epoch == self.epoch).then_some(view),
+                None => Some(&self.orphan),
+            },
         }
     }
 
     /// Publish rebuilt views.
     pub(crate) fn apply(&mut self, changes: Changes) -> Replaced {
-        let mut old = Vec::new();
+        let mut old = self.publish(changes.scopes);
         if let Some(g) = changes.global {
             old.push(std::mem::replace(&mut self.global, g));
         }
         if let Some(o) = changes.orphan {
             old.push(std::mem::replace(&mut self.orphan, o));
         }
-        for (id, view) in changes.scopes {
+        if let Some(epoch) = changes.epoch {
+            self.epoch = epoch;
+        }
+        let approval = std::mem::replace(&mut self.approval, changes.approval);
+        (old, approval)
+    }
+
+    /// Publish rebuilt scope views; returns the views they replace.
+    pub(crate) fn publish(&mut self, views: Vec<(ScopeId, Arc<View>)>) -> Vec<Arc<View>> {
+        let mut old = Vec::new();
+        for (id, view) in views {
             if let Some(prev) = self.scopes.insert(id, view) {
                 old.push(prev);
             }
         }
-        let approval = std::mem::replace(&mut self.approval, changes.approval);
-        (old, approval)
+        old
     }
 
     /// Remove a scope's view.
@@ -417,6 +502,8 @@ impl Hasher for NameHasher {
 /// see calls from it.
 #[derive(Default)]
 pub(crate) struct View {
+    /// The global epoch it was built at.
+    epoch: u64,
     tools: Vec<Arc<Entry>>,
     index: NameIndex,
     /// The visible tool of a Rust type; `None` when several are visible.
@@ -486,9 +573,19 @@ pub(crate) struct CallSnapshot {
 }
 
 impl CallSnapshot {
-    pub(crate) fn new(published: &Published, agent: Option<ScopeId>) -> CallSnapshot {
+    /// The snapshot of a caller whose published view is current (`None` when it is
+    /// stale).
+    pub(crate) fn current(published: &Published, agent: Option<ScopeId>) -> Option<CallSnapshot> {
+        Some(CallSnapshot::new(
+            published.current(agent)?.clone(),
+            published,
+        ))
+    }
+
+    /// The snapshot of `view` with the published approval handler.
+    pub(crate) fn new(view: Arc<View>, published: &Published) -> CallSnapshot {
         CallSnapshot {
-            view: published.view(agent).clone(),
+            view,
             approval: published.approval.clone(),
         }
     }

@@ -10,6 +10,7 @@ mod pipeline_stress;
 mod pipeline_typed;
 mod present_cards;
 mod registry_depth;
+mod registry_global;
 mod registry_present;
 mod registry_registration;
 mod registry_scopes;

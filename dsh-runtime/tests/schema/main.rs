@@ -2,6 +2,7 @@
 
 mod derive_agreement;
 mod derive_schemas;
+mod fuzz_replay;
 mod tool_macro;
 mod validate_agreement;
 mod validate_bounds;
