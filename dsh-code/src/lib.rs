@@ -84,7 +84,7 @@ pub use config::CodeConfig;
 pub use engine::RunFailure;
 pub use mode::{
     CodeMode, CodePrompt, Mode, PresentAsError, Presentation, collapse_message, effective_mode,
-    prompt,
+    offered_tools, prompt,
 };
 pub use sdk::{CODE_ONLY_RULE, INSTRUCTIONS, sdk_text};
 pub use tool::{

@@ -65,14 +65,19 @@ impl std::fmt::Debug for RunCode {
 }
 
 impl RunCode {
-    pub(crate) fn new(registry: Registry, config: Arc<CodeConfig>, mode: Mode) -> RunCode {
+    pub(crate) fn new(
+        registry: Registry,
+        config: Arc<CodeConfig>,
+        mode: Mode,
+        description: Option<String>,
+    ) -> RunCode {
         RunCode {
             registry,
             config,
             mode,
             definition: ToolDefinition::new(
                 RUN_CODE,
-                DESCRIPTION,
+                description.unwrap_or_else(|| DESCRIPTION.to_string()),
                 RunCodeArgs::schema(),
                 RunCodeOutput::schema(),
             ),
