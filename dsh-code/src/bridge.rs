@@ -8,7 +8,10 @@
 //! itself (never inside the engine), so it can keep driving them after the program has
 //! stopped: settlement cancels them through the run's token and waits for each to end.
 //!
-//! - Consecutive parallel-safe calls overlap, at most `cap` at a time.
+//! - Consecutive parallel-safe calls overlap, at most `cap` at a time. Their policy
+//!   stages (pre-execute, approval, guards) run one call at a time in submission order,
+//!   and so do their closing stages (post-execute, finalize, observers): each call runs
+//!   through [`Registry::execute_ordered`] with the run's [`CallOrder`].
 //! - An exclusive call starts only when nothing is running, and nothing starts while it
 //!   runs (its post-execute included, which is part of `execute`).
 //! - The mode of the call at the head of the queue is read when it is about to start.
@@ -24,7 +27,12 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use dsh_runtime::json::Value;
-use dsh_runtime::{ExecToken, ExecutionMode, Registry, ScopeId, ToolCall, ToolResult};
+use dsh_runtime::{
+    Arguments, CallOrder, ContentBlock, ExecToken, ExecutionMode, Registry, ScopeId, ToolCall,
+    ToolResult,
+};
+
+use crate::events::{SubCall, SubCallObserver};
 use tokio_util::sync::CancellationToken;
 
 /// What a call resolves to in the program: `(true, json)` or `(false, message)`.
@@ -82,6 +90,8 @@ pub(crate) struct Outer {
     pub(crate) root_call_id: Arc<str>,
     pub(crate) agent: Option<ScopeId>,
     pub(crate) token: ExecToken,
+    /// Told when calls start and settle (only for calls with an agent).
+    pub(crate) observer: Option<Arc<dyn SubCallObserver>>,
 }
 
 struct Queued {
@@ -97,6 +107,8 @@ struct Started {
     future: Option<LocalFuture>,
     result: Option<ToolResult>,
     slot: Rc<Slot>,
+    /// For the settle event: the name and the call id (kept only with an observer).
+    event: Option<(Arc<str>, Arc<str>)>,
 }
 
 /// What delivered sub-call results forward to the outer call, in dispatch order.
@@ -104,6 +116,8 @@ struct Started {
 pub(crate) struct Forwarded {
     pub(crate) contexts: Vec<String>,
     pub(crate) concludes_turn: bool,
+    /// The content of every successful call whose content holds an image.
+    pub(crate) content: Vec<ContentBlock>,
 }
 
 /// One run's bridge.
@@ -113,6 +127,8 @@ pub(crate) struct Bridge {
     /// Cancelled when the outer call is, and when the run settles.
     run_token: CancellationToken,
     cap: usize,
+    /// Orders the policy and closing stages of the started calls.
+    order: CallOrder,
     submitted: Cell<u64>,
     queue: RefCell<VecDeque<Queued>>,
     started: RefCell<VecDeque<Started>>,
@@ -135,6 +151,7 @@ impl Bridge {
             outer,
             run_token,
             cap: cap.max(1),
+            order: CallOrder::new(),
             submitted: Cell::new(0),
             queue: RefCell::default(),
             started: RefCell::default(),
@@ -223,14 +240,29 @@ impl Bridge {
             let Some(next) = self.queue.borrow_mut().pop_front() else {
                 return any;
             };
-            let registry = self.registry.clone();
             let call = next.call;
-            let future: LocalFuture = Box::pin(async move { registry.execute(call).await });
+            let event = match (&self.outer.observer, self.outer.agent, &call.arguments) {
+                (Some(observer), Some(agent), Arguments::Value(arguments)) => {
+                    let sub = SubCall {
+                        root_call_id: &self.outer.root_call_id,
+                        parent_call_id: &self.outer.call_id,
+                        call_id: &call.call_id,
+                        name: &next.name,
+                        agent,
+                    };
+                    crate::events::contained("started", || observer.started(&sub, arguments));
+                    Some((next.name.clone(), call.call_id.clone()))
+                }
+                _ => None,
+            };
+            // Policy and closing stages in start order, which is submission order.
+            let future: LocalFuture = Box::pin(self.registry.execute_ordered(call, &self.order));
             self.started.borrow_mut().push_back(Started {
                 exclusive,
                 future: Some(future),
                 result: None,
                 slot: next.slot,
+                event,
             });
             self.running.set(running + 1);
             self.exclusive_running.set(exclusive);
@@ -271,6 +303,7 @@ impl Bridge {
             let Some(Started {
                 result: Some(result),
                 slot,
+                event,
                 ..
             }) = done
             else {
@@ -278,6 +311,18 @@ impl Bridge {
             };
             if self.over.borrow().is_none() {
                 self.forward(&result);
+            }
+            if let (Some((name, call_id)), Some(observer), Some(agent)) =
+                (event, &self.outer.observer, self.outer.agent)
+            {
+                let call = SubCall {
+                    root_call_id: &self.outer.root_call_id,
+                    parent_call_id: &self.outer.call_id,
+                    call_id: &call_id,
+                    name: &name,
+                    agent,
+                };
+                crate::events::contained("settled", || observer.settled(&call, &result));
             }
             slot.fill(reply(&result));
             any = true;
@@ -288,6 +333,14 @@ impl Bridge {
         let mut f = self.forwarded.borrow_mut();
         f.contexts.extend(result.contexts().iter().cloned());
         f.concludes_turn |= result.concludes_turn();
+        if result.is_success()
+            && result
+                .content()
+                .iter()
+                .any(|b| matches!(b, ContentBlock::Image { .. }))
+        {
+            f.content.extend(result.content().iter().cloned());
+        }
     }
 
     /// The run is over: cancel what runs, abandon what waits. Call [`Bridge::drain`]
@@ -363,6 +416,7 @@ mod tests {
                 root_call_id: "run".into(),
                 agent: None,
                 token: ExecToken::mint(),
+                observer: None,
             },
             CancellationToken::new(),
             10,

@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::bridge::{Bridge, Forwarded, Outbox, Outer};
 use crate::config::CodeConfig;
+use crate::events::SubCallObserver;
 use crate::strip;
 
 const PRELUDE: &str = include_str!("prelude.js");
@@ -119,6 +120,7 @@ pub(crate) struct Job {
     /// The outer call's token (as its body sees it).
     pub(crate) cancel: CancellationToken,
     pub(crate) config: CodeConfig,
+    pub(crate) observer: Option<Arc<dyn SubCallObserver>>,
 }
 
 /// Run a program on an engine thread and wait for its report.
@@ -325,6 +327,7 @@ async fn run_here(job: Job, started: Instant) -> Report {
             root_call_id: job.root_call_id.clone(),
             agent: job.agent,
             token: job.token,
+            observer: job.observer.clone(),
         },
         job.cancel.child_token(),
         config.max_parallel(),

@@ -10,12 +10,10 @@
 //!   the tool's `finalize_content` still runs on the `UNKNOWN_TOOL` result. Guards,
 //!   wrappers and the body never run, and calls with a `parent` (from a program) are
 //!   exempt, as in the reference.
-//! - **Policy order across overlapping sub-calls.** The bridge decides when sub-calls start
-//!   and delivers results in submission order, but each sub-call runs
-//!   `Registry::execute` whole, so the policy stages of two overlapping read-only calls are
-//!   not serialized in submission order the way `Registry::execute_batch` serializes them.
-//! - **Not forwarded:** start/settle events per sub-call and image content of sub-call
-//!   results.
+//! - **Start and settle events** go to a [`SubCallObserver`] set on the [`CodeMode`]
+//!   rather than to a session log (the runtime has none).
+//! - **Image-bearing content** of sub-call results is appended to the outer result's
+//!   content rather than attached as a separate message: contexts are text here.
 //! - The `run_code` tool holds a clone of its registry: drop the [`Presentation`] to
 //!   release it (do not `keep` its registrations).
 
@@ -32,6 +30,7 @@ use dsh_runtime::{
 };
 
 use crate::config::CodeConfig;
+use crate::events::SubCallObserver;
 use crate::sdk;
 use crate::tool::RunCode;
 
@@ -73,11 +72,22 @@ impl fmt::Display for Mode {
 /// assert_eq!(prompt.tools.len(), 1);
 /// assert_eq!(&*prompt.tools[0].name, "run_code");
 /// ```
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct CodeMode {
     config: Arc<CodeConfig>,
     presented: Arc<Mutex<HashSet<ScopeId>>>,
     sdk_in_description: bool,
+    observer: Option<Arc<dyn SubCallObserver>>,
+}
+
+impl fmt::Debug for CodeMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CodeMode")
+            .field("config", &self.config)
+            .field("sdk_in_description", &self.sdk_in_description)
+            .field("observed", &self.observer.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl CodeMode {
@@ -92,7 +102,16 @@ impl CodeMode {
             config: Arc::new(config),
             presented: Arc::default(),
             sdk_in_description: false,
+            observer: None,
         }
+    }
+
+    /// Tell `observer` when the tool calls of programs run in scopes presented from
+    /// now on start and settle (see [`SubCallObserver`]).
+    #[must_use]
+    pub fn observe_sub_calls(mut self, observer: impl SubCallObserver) -> CodeMode {
+        self.observer = Some(Arc::new(observer));
+        self
     }
 
     /// Put the scope's code-mode instructions (in `code` the code-only rule, then the
@@ -160,7 +179,13 @@ impl CodeMode {
             } else {
                 None
             };
-            let tool = RunCode::new(registry.clone(), self.config.clone(), mode, description);
+            let tool = RunCode::new(
+                registry.clone(),
+                self.config.clone(),
+                mode,
+                description,
+                self.observer.clone(),
+            );
             let registration = scope
                 .register_run_code(DynTool::new(tool))
                 .map_err(PresentAsError::Register)?;

@@ -136,7 +136,45 @@ try {
 }
 return {deep: JSON.stringify(deep).length, twice: JSON.stringify(twice).length, message};"#;
 
+/// Four overlapping reads whose bodies end in the reverse of their submission order.
+pub const STAGGERED: &str = "return await Promise.all([
+  tools.slow({label: 'a', ms: 240}),
+  tools.slow({label: 'b', ms: 180}),
+  tools.slow({label: 'c', ms: 120}),
+  tools.slow({label: 'd', ms: 60}),
+]);";
+
+/// A success, a failure, a call still running when the program returns (cancelled
+/// then) and one still queued (abandoned).
+pub const OBSERVED: &str = "const a = await tools.echo({value: {n: 1}});
+let message = '';
+try {
+  await tools.fail({message: 'boom'});
+} catch (e) {
+  message = (e as ToolCallError).message;
+}
+void tools.slow({label: 'long', ms: 60000}).catch(() => {});
+void tools.exclusive({label: 'queued', ms: 1}).catch(() => {});
+return [a, message];";
+
+/// Pictures among other calls, then a value.
+pub const PICTURES: &str = "const [a, b] = await Promise.all([
+  tools.picture({caption: 'first'}),
+  tools.echo({value: 'plain'}),
+]);
+const c = await tools.picture({caption: 'second'});
+console.log(a, b, c);
+return 'seen';";
+
+/// A picture, then a failure that ends the run.
+pub const PICTURE_THEN_THROW: &str = "await tools.picture({caption: 'lost'});
+throw new Error('no');";
+
 pub const ALL: &[(&str, &str)] = &[
+    ("OBSERVED", OBSERVED),
+    ("PICTURES", PICTURES),
+    ("PICTURE_THEN_THROW", PICTURE_THEN_THROW),
+    ("STAGGERED", STAGGERED),
     ("DEEP_ARGUMENTS", DEEP_ARGUMENTS),
     ("TWO_ECHOES", TWO_ECHOES),
     ("LOSSY_ARGUMENTS", LOSSY_ARGUMENTS),

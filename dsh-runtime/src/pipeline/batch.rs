@@ -6,6 +6,7 @@
 //! it). The calls run as tasks of a [`JoinSet`].
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -126,6 +127,56 @@ impl Registry {
                 })
             })
             .collect()
+    }
+}
+
+/// The order of the policy and closing stages across calls that a scheduler of its own
+/// starts one after another (code mode's bridge), as [`Registry::execute_batch`] orders
+/// its calls: the policy stages (pre-execute, approval, guards) of the calls entered
+/// through one `CallOrder` run one call at a time, in the order the calls were entered,
+/// and so do their post-execute, finalization and observers; bodies overlap freely.
+#[derive(Default)]
+pub struct CallOrder {
+    order: Arc<Order>,
+    entered: AtomicUsize,
+}
+
+impl std::fmt::Debug for CallOrder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallOrder")
+            .field("entered", &self.entered.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+impl CallOrder {
+    /// An empty order.
+    pub fn new() -> Self {
+        CallOrder::default()
+    }
+}
+
+impl Registry {
+    /// [`Registry::execute`] as the next call of `order` (its place is taken now, not when
+    /// the future is first polled): its policy stages start once every call entered
+    /// earlier has left theirs, its closing stages once every earlier call has left
+    /// those. Drive each returned future to its end, as with `execute`: a call dropped
+    /// before its turn would hold back the calls entered after it.
+    pub fn execute_ordered(
+        &self,
+        call: ToolCall,
+        order: &CallOrder,
+    ) -> impl Future<Output = ToolResult> + Send + 'static {
+        let gates = Gates {
+            order: order.order.clone(),
+            index: order.entered.fetch_add(1, Ordering::Relaxed),
+        };
+        let registry = self.clone();
+        async move {
+            let result = registry.execute_gated(call, Some(&gates)).await;
+            drop(gates);
+            result
+        }
     }
 }
 
