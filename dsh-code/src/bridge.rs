@@ -14,7 +14,10 @@
 //!   through [`Registry::execute_ordered`] with the run's [`CallOrder`].
 //! - An exclusive call starts only when nothing is running, and nothing starts while it
 //!   runs (its post-execute included, which is part of `execute`).
-//! - The mode of the call at the head of the queue is read when it is about to start.
+//! - The mode of the call at the head of the queue is read when it is about to start,
+//!   unless nothing runs and nothing else waits: it then starts at once, and its mode is
+//!   read when another call wants to start while it still runs (so a program that awaits
+//!   each call costs no classification).
 //! - Results are delivered in submission order: a call that finished early waits for
 //!   the calls submitted before it.
 
@@ -103,7 +106,11 @@ struct Queued {
 type LocalFuture = Pin<Box<dyn Future<Output = ToolResult>>>;
 
 struct Started {
-    exclusive: bool,
+    /// Whether the call runs alone; `None` until classified (a call that started alone
+    /// is classified only if another call wants to start while it runs).
+    exclusive: Option<bool>,
+    /// What to classify the call by, while `exclusive` is `None`.
+    twin: Option<ToolCall>,
     future: Option<LocalFuture>,
     result: Option<ToolResult>,
     slot: Rc<Slot>,
@@ -223,16 +230,25 @@ impl Bridge {
             if self.over.borrow().is_some() || self.exclusive_running.get() {
                 return any;
             }
-            let mode = match self.queue.borrow().front() {
-                None => return any,
-                Some(head) => self.registry.execution_mode(&head.call),
-            };
-            let exclusive = mode == ExecutionMode::Exclusive;
             let running = self.running.get();
-            let may_start = if exclusive {
-                running == 0
-            } else {
-                running < self.cap
+            // A call that starts with nothing running and nothing queued behind it may
+            // start whatever its mode: its classification waits until another call
+            // wants to start while it runs (most awaited calls never need one).
+            let alone = running == 0 && self.queue.borrow().len() == 1;
+            if running > 0 && self.classify_running() {
+                return any;
+            }
+            let exclusive = match self.queue.borrow().front() {
+                None => return any,
+                Some(_) if alone => None,
+                Some(head) => {
+                    Some(self.registry.execution_mode(&head.call) == ExecutionMode::Exclusive)
+                }
+            };
+            let may_start = match exclusive {
+                None => true,
+                Some(true) => running == 0,
+                Some(false) => running < self.cap,
             };
             if !may_start {
                 return any;
@@ -241,6 +257,7 @@ impl Bridge {
                 return any;
             };
             let call = next.call;
+            let twin = exclusive.is_none().then(|| call.clone());
             let event = match (&self.outer.observer, self.outer.agent, &call.arguments) {
                 (Some(observer), Some(agent), Arguments::Value(arguments)) => {
                     let sub = SubCall {
@@ -259,15 +276,35 @@ impl Bridge {
             let future: LocalFuture = Box::pin(self.registry.execute_ordered(call, &self.order));
             self.started.borrow_mut().push_back(Started {
                 exclusive,
+                twin,
                 future: Some(future),
                 result: None,
                 slot: next.slot,
                 event,
             });
             self.running.set(running + 1);
-            self.exclusive_running.set(exclusive);
+            self.exclusive_running.set(exclusive == Some(true));
             any = true;
         }
+    }
+
+    /// Classify the running calls not classified yet; whether one of the running calls
+    /// is exclusive (nothing may start beside it).
+    fn classify_running(&self) -> bool {
+        let mut started = self.started.borrow_mut();
+        for s in started.iter_mut() {
+            if s.future.is_none() {
+                continue;
+            }
+            if let Some(twin) = s.twin.take() {
+                let exclusive = self.registry.execution_mode(&twin) == ExecutionMode::Exclusive;
+                s.exclusive = Some(exclusive);
+                if exclusive {
+                    self.exclusive_running.set(true);
+                }
+            }
+        }
+        self.exclusive_running.get()
     }
 
     fn poll_running(&self, cx: &mut Context<'_>) -> bool {
@@ -281,7 +318,8 @@ impl Bridge {
                 s.future = None;
                 s.result = Some(result);
                 self.running.set(self.running.get() - 1);
-                if s.exclusive {
+                s.twin = None;
+                if s.exclusive == Some(true) {
                     self.exclusive_running.set(false);
                 }
                 any = true;

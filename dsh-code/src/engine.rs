@@ -20,10 +20,10 @@ use std::time::Instant;
 use dsh_runtime::json::{self, Value};
 use dsh_runtime::{ExecToken, Registry, ScopeId};
 use rquickjs::context::EvalOptions;
-use rquickjs::{AsyncContext, AsyncRuntime, Ctx, Function, Promise};
+use rquickjs::{AsyncContext, AsyncRuntime, Ctx, Function, IntoJs, Promise};
 use tokio_util::sync::CancellationToken;
 
-use crate::bridge::{Bridge, Forwarded, Outbox, Outer};
+use crate::bridge::{Bridge, Forwarded, Outbox, Outer, Reply};
 use crate::config::CodeConfig;
 use crate::events::SubCallObserver;
 use crate::strip;
@@ -500,8 +500,9 @@ fn eval_options(filename: &str) -> EvalOptions {
     o
 }
 
-/// A call the program awaits: the tool's name and its promise's resolving functions.
-type Waiting<'js> = (String, Function<'js>, Function<'js>);
+/// A call the program awaits: the tool's index in the names and its promise's resolving
+/// functions.
+type Waiting<'js> = (usize, Function<'js>, Function<'js>);
 
 /// Empties the pending calls when dropped: the closure of the submit function shares
 /// the table, and engine values left in it would outlive their context.
@@ -514,9 +515,42 @@ impl Drop for ClearOnDrop<'_> {
     }
 }
 
+/// Settle a call's promise with its reply: a success resolves to the value parsed from
+/// its JSON; a failure (or a value too deep for the engine) rejects through the
+/// prelude's `refuse`, with a `ToolCallError`.
+fn settle_call<'js>(
+    ctx: &Ctx<'js>,
+    refuse: &Function<'js>,
+    name: &str,
+    (resolve, reject): (Function<'js>, Function<'js>),
+    (ok, text): Reply,
+) -> rquickjs::Result<()> {
+    if ok {
+        match ctx.json_parse(text) {
+            Ok(value) => return resolve.call((value,)),
+            Err(rquickjs::Error::Exception) => {
+                let caught = ctx.catch();
+                if caught.is_uncatchable_error() {
+                    // Interrupted: let the engine stop.
+                    return Err(ctx.throw(caught));
+                }
+                let message = match caught.as_exception() {
+                    Some(e) if e.get::<_, String>("name").is_ok_and(|n| n == "RangeError") => {
+                        "the tool result is nested too deeply".to_string()
+                    }
+                    Some(e) => e.message().unwrap_or_default(),
+                    None => "the tool result could not be read".to_string(),
+                };
+                return refuse.call((reject, name, message));
+            }
+            Err(e) => return refuse.call((reject, name, e.to_string())),
+        }
+    }
+    refuse.call((reject, name, text))
+}
+
 /// Install the prelude, evaluate the program, and wait for `finish` to settle it,
-/// handing the program each tool call's reply (through the prelude's `deliver`) as the
-/// bridge produces it.
+/// settling each tool call's promise as the bridge produces its reply.
 async fn evaluate<'js>(
     ctx: Ctx<'js>,
     script: String,
@@ -530,29 +564,36 @@ async fn evaluate<'js>(
     let waiting: Rc<RefCell<HashMap<i32, Waiting<'js>>>> = Rc::default();
     // Also when this future is dropped unfinished (deadline, cancellation).
     let _clear = ClearOnDrop(waiting.clone());
+    let names: Rc<[Arc<str>]> = names.iter().map(|n| Arc::from(n.as_str())).collect();
     let result: rquickjs::Result<Vec<String>> = async {
         let prelude = load_prelude(&ctx)?;
         let submit = Function::new(ctx.clone(), {
             let outbox = outbox.clone();
             let waiting = waiting.clone();
+            let names = names.clone();
             let next_id = Cell::new(0i32);
-            move |name: String,
-                  args: String,
-                  resolve: Function<'js>,
-                  reject: Function<'js>|
-                  -> Option<String> {
+            move |ctx: Ctx<'js>,
+                  index: usize,
+                  args: rquickjs::String<'js>|
+                  -> rquickjs::Result<rquickjs::Value<'js>> {
+                let refused = |message: String| message.into_js(&ctx);
+                let Some(name) = names.get(index) else {
+                    return refused("no such tool".to_string());
+                };
+                let args = args.to_string()?;
                 let value = match json::parse(&args) {
                     Ok(value) => value,
-                    Err(e) => return Some(format!("tool arguments must be lossless JSON: {e}")),
+                    Err(e) => return refused(format!("tool arguments must be lossless JSON: {e}")),
                 };
                 let id = next_id.get();
                 next_id.set(id.wrapping_add(1));
-                match bridge.submit(&name, value).route(&outbox, id) {
+                match bridge.submit(name, value).route(&outbox, id) {
                     None => {
-                        waiting.borrow_mut().insert(id, (name, resolve, reject));
-                        None
+                        let (promise, resolve, reject) = Promise::new(&ctx)?;
+                        waiting.borrow_mut().insert(id, (index, resolve, reject));
+                        Ok(promise.into_value())
                     }
-                    Some((_, message)) => Some(message),
+                    Some((_, message)) => refused(message),
                 }
             }
         })?;
@@ -560,20 +601,22 @@ async fn evaluate<'js>(
             logs.borrow_mut().push(line);
         })?;
         let prefix = i32::try_from(strip::PREFIX.chars().count()).unwrap_or(0);
-        let parts: rquickjs::Array = prelude.call((submit, log, names, prefix))?;
+        let name_list: Vec<&str> = names.iter().map(|n| &**n).collect();
+        let parts: rquickjs::Array = prelude.call((submit, log, name_list, prefix))?;
         let finish: Function = parts.get(0)?;
-        let deliver: Function = parts.get(1)?;
+        let refuse: Function = parts.get(1)?;
         let program: Promise = ctx.eval_with_options(script, eval_options("program"))?;
         let settled: Promise = finish.call((program,))?;
         let mut settled = pin!(settled.into_future::<Vec<String>>());
         std::future::poll_fn(|cx| {
             loop {
                 let next = outbox.borrow_mut().pop_front();
-                let Some((id, (ok, text))) = next else { break };
-                let Some((name, resolve, reject)) = waiting.borrow_mut().remove(&id) else {
+                let Some((id, reply)) = next else { break };
+                let Some((index, resolve, reject)) = waiting.borrow_mut().remove(&id) else {
                     continue;
                 };
-                if let Err(e) = deliver.call::<_, ()>((resolve, reject, name, ok, text)) {
+                let name = names.get(index).map(|n| &**n).unwrap_or_default();
+                if let Err(e) = settle_call(&ctx, &refuse, name, (resolve, reject), reply) {
                     return Poll::Ready(Err(e));
                 }
             }
