@@ -23,6 +23,7 @@ use rquickjs::context::EvalOptions;
 use rquickjs::{AsyncContext, AsyncRuntime, Ctx, Function, IntoJs, Promise};
 use tokio_util::sync::CancellationToken;
 
+use crate::args;
 use crate::bridge::{Bridge, Forwarded, Outbox, Outer, Reply};
 use crate::config::CodeConfig;
 use crate::events::SubCallObserver;
@@ -35,7 +36,7 @@ const PRELUDE: &str = include_str!("prelude.js");
 /// can use).
 fn prelude_module() -> String {
     format!(
-        "let used = false;\nconst prelude = {PRELUDE};\nexport default function (submit, log, names, prefix) {{\n  if (used) throw new TypeError('not available');\n  used = true;\n  return prelude(submit, log, names, prefix);\n}}\n"
+        "let used = false;\nconst prelude = {PRELUDE};\nexport default function (submit, submitText, log, names, prefix) {{\n  if (used) throw new TypeError('not available');\n  used = true;\n  return prelude(submit, submitText, log, names, prefix);\n}}\n"
     )
 }
 
@@ -567,33 +568,55 @@ async fn evaluate<'js>(
     let names: Rc<[Arc<str>]> = names.iter().map(|n| Arc::from(n.as_str())).collect();
     let result: rquickjs::Result<Vec<String>> = async {
         let prelude = load_prelude(&ctx)?;
-        let submit = Function::new(ctx.clone(), {
+        // Both submit functions number the call, hand it to the bridge and return its
+        // promise, or the reason it was refused at once.
+        let enqueue = {
             let outbox = outbox.clone();
             let waiting = waiting.clone();
-            let names = names.clone();
-            let next_id = Cell::new(0i32);
-            move |ctx: Ctx<'js>,
-                  index: usize,
-                  args: rquickjs::String<'js>|
-                  -> rquickjs::Result<rquickjs::Value<'js>> {
-                let refused = |message: String| message.into_js(&ctx);
-                let Some(name) = names.get(index) else {
-                    return refused("no such tool".to_string());
-                };
-                let args = args.to_string()?;
-                let value = match json::parse(&args) {
-                    Ok(value) => value,
-                    Err(e) => return refused(format!("tool arguments must be lossless JSON: {e}")),
-                };
+            let next_id = Rc::new(Cell::new(0i32));
+            move |ctx: &Ctx<'js>, index: usize, name: &str, value: Value| {
                 let id = next_id.get();
                 next_id.set(id.wrapping_add(1));
                 match bridge.submit(name, value).route(&outbox, id) {
                     None => {
-                        let (promise, resolve, reject) = Promise::new(&ctx)?;
+                        let (promise, resolve, reject) = Promise::new(ctx)?;
                         waiting.borrow_mut().insert(id, (index, resolve, reject));
                         Ok(promise.into_value())
                     }
-                    Some((_, message)) => refused(message),
+                    Some((_, message)) => message.into_js(ctx),
+                }
+            }
+        };
+        let enqueue = Rc::new(enqueue);
+        let protos = args::Protos::of(&ctx)?;
+        let submit = Function::new(ctx.clone(), {
+            let enqueue = enqueue.clone();
+            let names = names.clone();
+            move |ctx: Ctx<'js>,
+                  index: usize,
+                  args: rquickjs::Value<'js>|
+                  -> rquickjs::Result<rquickjs::Value<'js>> {
+                let Some(name) = names.get(index) else {
+                    return "no such tool".into_js(&ctx);
+                };
+                match args::plain(&ctx, &protos, &args) {
+                    Some(value) => enqueue(&ctx, index, name, value),
+                    None => Ok(rquickjs::Value::new_undefined(ctx.clone())),
+                }
+            }
+        })?;
+        let submit_text = Function::new(ctx.clone(), {
+            let names = names.clone();
+            move |ctx: Ctx<'js>,
+                  index: usize,
+                  text: rquickjs::String<'js>|
+                  -> rquickjs::Result<rquickjs::Value<'js>> {
+                let Some(name) = names.get(index) else {
+                    return "no such tool".into_js(&ctx);
+                };
+                match json::parse(&text.to_string()?) {
+                    Ok(value) => enqueue(&ctx, index, name, value),
+                    Err(e) => format!("tool arguments must be lossless JSON: {e}").into_js(&ctx),
                 }
             }
         })?;
@@ -602,7 +625,7 @@ async fn evaluate<'js>(
         })?;
         let prefix = i32::try_from(strip::PREFIX.chars().count()).unwrap_or(0);
         let name_list: Vec<&str> = names.iter().map(|n| &**n).collect();
-        let parts: rquickjs::Array = prelude.call((submit, log, name_list, prefix))?;
+        let parts: rquickjs::Array = prelude.call((submit, submit_text, log, name_list, prefix))?;
         let finish: Function = parts.get(0)?;
         let refuse: Function = parts.get(1)?;
         let program: Promise = ctx.eval_with_options(script, eval_options("program"))?;

@@ -78,6 +78,7 @@
 //! in a scope is shown, with the typed SDK from [`sdk_text`] (the runtime's TypeScript
 //! generator) and its warnings.
 
+mod args;
 mod bridge;
 mod config;
 mod engine;

@@ -5,7 +5,7 @@
 // success the host resolves itself). Every builtin it relies on is captured here, so a
 // program that replaces `JSON.stringify` or `Array.isArray` cannot change how arguments
 // cross.
-(function (hostSubmit, hostLog, names, prefixLength) {
+(function (hostSubmit, hostSubmitText, hostLog, names, prefixLength) {
   'use strict';
   const G = globalThis;
   const isArray = Array.isArray;
@@ -178,19 +178,24 @@
   const rejected = (e) => new MakePromise((_, reject) => { reject(e); });
 
   // `tools.<name>(args)`: the host makes the promise and settles it (a string: the call
-  // was refused now). The tool is named to the host by its index in `names`.
+  // was refused now). The tool is named to the host by its index in `names`. The host
+  // reads plain arguments itself (`undefined`: not plainly JSON, or none); the others
+  // cross as the encoder's JSON text, or are refused with the encoder's reason.
   const binding = (name, index) => function (args) {
-    let text;
-    try {
-      if (args === undefined) {
-        throw new TypeErr('(call the tool with an arguments object, e.g. `{}`)');
+    let promise = args === undefined ? undefined : hostSubmit(index, args);
+    if (promise === undefined) {
+      let text;
+      try {
+        if (args === undefined) {
+          throw new TypeErr('(call the tool with an arguments object, e.g. `{}`)');
+        }
+        text = encode(args, 'args');
+      } catch (e) {
+        const why = e instanceof RangeErr ? 'args are nested too deeply' : messageOf(e);
+        return rejected(new ToolCallError(name, `tool arguments must be lossless JSON: ${why}`));
       }
-      text = encode(args, 'args');
-    } catch (e) {
-      const why = e instanceof RangeErr ? 'args are nested too deeply' : messageOf(e);
-      return rejected(new ToolCallError(name, `tool arguments must be lossless JSON: ${why}`));
+      promise = hostSubmitText(index, text);
     }
-    const promise = hostSubmit(index, text);
     return typeof promise === 'string' ? rejected(new ToolCallError(name, promise)) : promise;
   };
 

@@ -515,3 +515,18 @@ async fn image_bearing_results_are_appended_to_the_outer_content_in_dispatch_ord
     assert_eq!(r.error_code(), Some(ErrorCode::CodeRunFailed));
     assert_eq!(r.content().len(), 1, "{:?}", r.content());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_read_by_the_host_or_the_encoder_give_the_same_calls() {
+    let env = default_env();
+    let got = env.value(programs::HOST_READS).await;
+    assert_eq!(
+        got,
+        v(r#"{
+            "numbers": [0.1, 1e21, 9007199254740992, -5, 1.5e-7, 3.5, 3, "é ✓", {}, [], null, true],
+            "proxied": {"outer": [1, {"inner": {"a": 1}}]},
+            "message": "tool arguments must be lossless JSON: args.value.bad.g is an accessor",
+            "counts": {"getPrototypeOf": 1, "ownKeys": 1, "getOwnPropertyDescriptor": 1}
+        }"#)
+    );
+}

@@ -170,7 +170,28 @@ return 'seen';";
 pub const PICTURE_THEN_THROW: &str = "await tools.picture({caption: 'lost'});
 throw new Error('no');";
 
+/// Arguments the host reads itself, and arguments only the encoder may read (a proxy
+/// inside a plain object, a getter): no trap or getter runs more than the encoder runs it.
+pub const HOST_READS: &str = r#"const counts: Record<string, number> = {};
+const count = (what: string) => { counts[what] = (counts[what] ?? 0) + 1; };
+const proxy = new Proxy({a: 1}, {
+  getPrototypeOf(t) { count('getPrototypeOf'); return Object.getPrototypeOf(t); },
+  ownKeys(t) { count('ownKeys'); return Reflect.ownKeys(t); },
+  getOwnPropertyDescriptor(t, k) { count('getOwnPropertyDescriptor'); return Reflect.getOwnPropertyDescriptor(t, k); },
+  get(t, k) { count('get'); return Reflect.get(t, k); },
+});
+const numbers = await tools.echo({value: [0.1, 1e21, 2 ** 53, -5, 1.5e-7, 7 / 2, 6 / 2, 'é ✓', {}, [], null, true]});
+const proxied = await tools.echo({value: {outer: [1, {inner: proxy}]}});
+let message = '';
+try {
+  await tools.echo({value: {ok: 1, bad: {get g() { count('getter'); return 1; }}}});
+} catch (e) {
+  message = (e as ToolCallError).message;
+}
+return {numbers, proxied, message, counts};"#;
+
 pub const ALL: &[(&str, &str)] = &[
+    ("HOST_READS", HOST_READS),
     ("OBSERVED", OBSERVED),
     ("PICTURES", PICTURES),
     ("PICTURE_THEN_THROW", PICTURE_THEN_THROW),
