@@ -29,7 +29,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use dsh_runtime::json::Value;
+use dsh_runtime::json::{Frozen, Value};
 use dsh_runtime::{
     Arguments, CallOrder, ContentBlock, ExecToken, ExecutionMode, Registry, ScopeId, ToolCall,
     ToolResult,
@@ -38,8 +38,8 @@ use dsh_runtime::{
 use crate::events::{SubCall, SubCallObserver};
 use tokio_util::sync::CancellationToken;
 
-/// What a call resolves to in the program: `(true, json)` or `(false, message)`.
-pub(crate) type Reply = (bool, String);
+/// What a call resolves to in the program: its value, or the message it rejects with.
+pub(crate) type Reply = Result<Frozen, String>;
 
 /// Replies routed to the engine, tagged with the engine's id for the call, in the order
 /// they were given.
@@ -180,10 +180,9 @@ impl Bridge {
     pub(crate) fn submit(&self, name: &str, arguments: Value) -> Rc<Slot> {
         let slot = Rc::new(Slot::default());
         if let Some(reason) = self.over.borrow().as_deref() {
-            slot.fill((
-                false,
-                format!("run_code run is over ({reason}); {name} not dispatched"),
-            ));
+            slot.fill(Err(format!(
+                "run_code run is over ({reason}); {name} not dispatched"
+            )));
             return slot;
         }
         let n = self.submitted.get() + 1;
@@ -391,13 +390,10 @@ impl Bridge {
         self.run_token.cancel();
         let abandoned: Vec<Queued> = self.queue.borrow_mut().drain(..).collect();
         for q in abandoned {
-            q.slot.fill((
-                false,
-                format!(
-                    "run_code run is over ({reason}); {} tool call abandoned",
-                    q.name
-                ),
-            ));
+            q.slot.fill(Err(format!(
+                "run_code run is over ({reason}); {} tool call abandoned",
+                q.name
+            )));
         }
     }
 
@@ -422,8 +418,8 @@ impl Bridge {
 
 fn reply(result: &ToolResult) -> Reply {
     match result.value() {
-        Some(v) => (true, v.to_string()),
-        None => (false, result.message().unwrap_or_default().to_string()),
+        Some(v) => Ok(v.clone()),
+        None => Err(result.message().unwrap_or_default().to_string()),
     }
 }
 
@@ -472,20 +468,14 @@ mod tests {
         bridge.drain().await;
         assert_eq!(
             second.wait().await,
-            (
-                false,
-                "run_code run is over (run_code settled); hold tool call abandoned".to_string()
-            )
+            Err("run_code run is over (run_code settled); hold tool call abandoned".to_string())
         );
         // The running call saw the run's token cancelled and ended as aborted.
-        assert_eq!(first.wait().await, (false, "tool call aborted".to_string()));
+        assert_eq!(first.wait().await, Err("tool call aborted".to_string()));
         let late = bridge.submit("hold", empty());
         assert_eq!(
             late.wait().await,
-            (
-                false,
-                "run_code run is over (run_code settled); hold not dispatched".to_string()
-            )
+            Err("run_code run is over (run_code settled); hold not dispatched".to_string())
         );
         assert_eq!(bridge.submitted(), 2);
     }

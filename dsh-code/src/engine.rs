@@ -516,38 +516,53 @@ impl Drop for ClearOnDrop<'_> {
     }
 }
 
-/// Settle a call's promise with its reply: a success resolves to the value parsed from
-/// its JSON; a failure (or a value too deep for the engine) rejects through the
-/// prelude's `refuse`, with a `ToolCallError`.
+/// Settle a call's promise with its reply: a success resolves to its value (a scalar
+/// made directly, anything else parsed from its JSON by the engine); a failure (or a
+/// value too deep for the engine) rejects through the prelude's `refuse`, with a
+/// `ToolCallError`.
 fn settle_call<'js>(
     ctx: &Ctx<'js>,
     refuse: &Function<'js>,
     name: &str,
     (resolve, reject): (Function<'js>, Function<'js>),
-    (ok, text): Reply,
+    reply: Reply,
 ) -> rquickjs::Result<()> {
-    if ok {
-        match ctx.json_parse(text) {
-            Ok(value) => return resolve.call((value,)),
-            Err(rquickjs::Error::Exception) => {
-                let caught = ctx.catch();
-                if caught.is_uncatchable_error() {
-                    // Interrupted: let the engine stop.
-                    return Err(ctx.throw(caught));
-                }
-                let message = match caught.as_exception() {
-                    Some(e) if e.get::<_, String>("name").is_ok_and(|n| n == "RangeError") => {
-                        "the tool result is nested too deeply".to_string()
-                    }
-                    Some(e) => e.message().unwrap_or_default(),
-                    None => "the tool result could not be read".to_string(),
-                };
-                return refuse.call((reject, name, message));
-            }
-            Err(e) => return refuse.call((reject, name, e.to_string())),
-        }
+    let value = match reply {
+        Err(message) => return refuse.call((reject, name, message)),
+        Ok(value) => value,
+    };
+    let scalar = match &*value {
+        Value::Null => Some(rquickjs::Value::new_null(ctx.clone())),
+        Value::Bool(b) => Some(rquickjs::Value::new_bool(ctx.clone(), *b)),
+        Value::Number(n) => Some(match n.as_i64().and_then(|i| i32::try_from(i).ok()) {
+            Some(i) => rquickjs::Value::new_int(ctx.clone(), i),
+            None => rquickjs::Value::new_number(ctx.clone(), n.as_f64().unwrap_or_default()),
+        }),
+        Value::String(s) => Some(s.as_ref().into_js(ctx)?),
+        Value::Array(_) | Value::Object(_) => None,
+    };
+    if let Some(scalar) = scalar {
+        return resolve.call((scalar,));
     }
-    refuse.call((reject, name, text))
+    match ctx.json_parse(value.to_string()) {
+        Ok(value) => resolve.call((value,)),
+        Err(rquickjs::Error::Exception) => {
+            let caught = ctx.catch();
+            if caught.is_uncatchable_error() {
+                // Interrupted: let the engine stop.
+                return Err(ctx.throw(caught));
+            }
+            let message = match caught.as_exception() {
+                Some(e) if e.get::<_, String>("name").is_ok_and(|n| n == "RangeError") => {
+                    "the tool result is nested too deeply".to_string()
+                }
+                Some(e) => e.message().unwrap_or_default(),
+                None => "the tool result could not be read".to_string(),
+            };
+            refuse.call((reject, name, message))
+        }
+        Err(e) => refuse.call((reject, name, e.to_string())),
+    }
 }
 
 /// Install the prelude, evaluate the program, and wait for `finish` to settle it,
@@ -583,7 +598,8 @@ async fn evaluate<'js>(
                         waiting.borrow_mut().insert(id, (index, resolve, reject));
                         Ok(promise.into_value())
                     }
-                    Some((_, message)) => message.into_js(ctx),
+                    Some(Err(message)) => message.into_js(ctx),
+                    Some(Ok(_)) => "the call was answered before it was made".into_js(ctx),
                 }
             }
         };
