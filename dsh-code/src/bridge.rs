@@ -109,8 +109,9 @@ struct Started {
     /// Whether the call runs alone; `None` until classified (a call that started alone
     /// is classified only if another call wants to start while it runs).
     exclusive: Option<bool>,
-    /// What to classify the call by, while `exclusive` is `None`.
-    twin: Option<ToolCall>,
+    /// What to classify the call by (its arguments), while `exclusive` is `None`.
+    twin: Option<Frozen>,
+    name: Arc<str>,
     future: Option<LocalFuture>,
     result: Option<ToolResult>,
     slot: Rc<Slot>,
@@ -177,7 +178,7 @@ impl Bridge {
 
     /// Number and queue a call whose arguments passed the snapshot; its reply arrives in
     /// the returned slot.
-    pub(crate) fn submit(&self, name: &str, arguments: Value) -> Rc<Slot> {
+    pub(crate) fn submit(&self, name: &Arc<str>, arguments: Value) -> Rc<Slot> {
         let slot = Rc::new(Slot::default());
         if let Some(reason) = self.over.borrow().as_deref() {
             slot.fill(Err(format!(
@@ -187,13 +188,17 @@ impl Bridge {
         }
         let n = self.submitted.get() + 1;
         self.submitted.set(n);
-        let mut call = ToolCall::new(format!("{}:code:{n}", self.outer.call_id), name, arguments)
+        let mut call_id = String::with_capacity(self.outer.call_id.len() + 26);
+        call_id.push_str(&self.outer.call_id);
+        call_id.push_str(":code:");
+        push_decimal(&mut call_id, n);
+        let mut call = ToolCall::new(call_id, name.clone(), arguments)
             .with_cancellation(self.run_token.clone())
             .with_parent(self.outer.token)
             .with_root_call_id(self.outer.root_call_id.clone());
         call.agent = self.outer.agent;
         self.queue.borrow_mut().push_back(Queued {
-            name: Arc::from(name),
+            name: name.clone(),
             call,
             slot: slot.clone(),
         });
@@ -229,11 +234,15 @@ impl Bridge {
             if self.over.borrow().is_some() || self.exclusive_running.get() {
                 return any;
             }
+            let queued = self.queue.borrow().len();
+            if queued == 0 {
+                return any;
+            }
             let running = self.running.get();
             // A call that starts with nothing running and nothing queued behind it may
             // start whatever its mode: its classification waits until another call
             // wants to start while it runs (most awaited calls never need one).
-            let alone = running == 0 && self.queue.borrow().len() == 1;
+            let alone = running == 0 && queued == 1;
             if running > 0 && self.classify_running() {
                 return any;
             }
@@ -256,7 +265,10 @@ impl Bridge {
                 return any;
             };
             let call = next.call;
-            let twin = exclusive.is_none().then(|| call.clone());
+            let twin = match (&call.arguments, exclusive) {
+                (Arguments::Value(arguments), None) => Some(arguments.clone()),
+                _ => None,
+            };
             let event = match (&self.outer.observer, self.outer.agent, &call.arguments) {
                 (Some(observer), Some(agent), Arguments::Value(arguments)) => {
                     let sub = SubCall {
@@ -276,6 +288,7 @@ impl Bridge {
             self.started.borrow_mut().push_back(Started {
                 exclusive,
                 twin,
+                name: next.name.clone(),
                 future: Some(future),
                 result: None,
                 slot: next.slot,
@@ -295,8 +308,16 @@ impl Bridge {
             if s.future.is_none() {
                 continue;
             }
-            if let Some(twin) = s.twin.take() {
-                let exclusive = self.registry.execution_mode(&twin) == ExecutionMode::Exclusive;
+            if s.exclusive.is_none() {
+                let exclusive = match s.twin.take() {
+                    Some(arguments) => {
+                        let mut twin =
+                            ToolCall::new("", s.name.clone(), Arguments::Value(arguments));
+                        twin.agent = self.outer.agent;
+                        self.registry.execution_mode(&twin) == ExecutionMode::Exclusive
+                    }
+                    None => true,
+                };
                 s.exclusive = Some(exclusive);
                 if exclusive {
                     self.exclusive_running.set(true);
@@ -416,6 +437,24 @@ impl Bridge {
     }
 }
 
+/// Append `n` in decimal (what `format!` does, without its machinery: this is on every
+/// call's path).
+fn push_decimal(out: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[start..] {
+        out.push(char::from(d));
+    }
+}
+
 fn reply(result: &ToolResult) -> Reply {
     match result.value() {
         Some(v) => Ok(v.clone()),
@@ -426,6 +465,15 @@ fn reply(result: &ToolResult) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimals_are_written_as_format_writes_them() {
+        for n in [0, 7, 10, 99, 1000, 123_456_789, u64::MAX] {
+            let mut s = String::from("x:");
+            push_decimal(&mut s, n);
+            assert_eq!(s, format!("x:{n}"));
+        }
+    }
     use dsh_runtime::{ToolContext, tool};
 
     /// Wait until cancelled.
@@ -455,8 +503,9 @@ mod tests {
             CancellationToken::new(),
             10,
         );
-        let first = bridge.submit("hold", empty());
-        let second = bridge.submit("hold", empty());
+        let hold: Arc<str> = Arc::from("hold");
+        let first = bridge.submit(&hold, empty());
+        let second = bridge.submit(&hold, empty());
         std::future::poll_fn(|cx| {
             bridge.poll(cx);
             Poll::Ready(())
@@ -472,7 +521,7 @@ mod tests {
         );
         // The running call saw the run's token cancelled and ended as aborted.
         assert_eq!(first.wait().await, Err("tool call aborted".to_string()));
-        let late = bridge.submit("hold", empty());
+        let late = bridge.submit(&hold, empty());
         assert_eq!(
             late.wait().await,
             Err("run_code run is over (run_code settled); hold not dispatched".to_string())

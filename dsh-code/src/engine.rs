@@ -589,7 +589,7 @@ async fn evaluate<'js>(
             let outbox = outbox.clone();
             let waiting = waiting.clone();
             let next_id = Rc::new(Cell::new(0i32));
-            move |ctx: &Ctx<'js>, index: usize, name: &str, value: Value| {
+            move |ctx: &Ctx<'js>, index: usize, name: &Arc<str>, value: Value| {
                 let id = next_id.get();
                 next_id.set(id.wrapping_add(1));
                 match bridge.submit(name, value).route(&outbox, id) {
