@@ -10,7 +10,7 @@
 //! are cancelled through the run's token and awaited, and only then does the run report.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::VecDeque;
 use std::pin::pin;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -505,13 +505,17 @@ fn eval_options(filename: &str) -> EvalOptions {
 /// functions.
 type Waiting<'js> = (usize, Function<'js>, Function<'js>);
 
+/// The calls the program awaits, by id, in the order they were made (replies come in
+/// that order, so the one looked for is almost always the first).
+type Pending<'js> = VecDeque<(i32, Waiting<'js>)>;
+
 /// Empties the pending calls when dropped: the closure of the submit function shares
 /// the table, and engine values left in it would outlive their context.
-struct ClearOnDrop<'js>(Rc<RefCell<HashMap<i32, Waiting<'js>>>>);
+struct ClearOnDrop<'js>(Rc<RefCell<Pending<'js>>>);
 
 impl Drop for ClearOnDrop<'_> {
     fn drop(&mut self) {
-        let pending: Vec<_> = self.0.borrow_mut().drain().collect();
+        let pending: Vec<_> = self.0.borrow_mut().drain(..).collect();
         drop(pending);
     }
 }
@@ -577,7 +581,7 @@ async fn evaluate<'js>(
     let outbox: Rc<Outbox> = Rc::default();
     // The program's pending calls: id -> (tool, resolve, reject). Emptied before this
     // returns, so no engine value outlives the run's scope here.
-    let waiting: Rc<RefCell<HashMap<i32, Waiting<'js>>>> = Rc::default();
+    let waiting: Rc<RefCell<Pending<'js>>> = Rc::default();
     // Also when this future is dropped unfinished (deadline, cancellation).
     let _clear = ClearOnDrop(waiting.clone());
     let names: Rc<[Arc<str>]> = names.iter().map(|n| Arc::from(n.as_str())).collect();
@@ -595,7 +599,9 @@ async fn evaluate<'js>(
                 match bridge.submit(name, value).route(&outbox, id) {
                     None => {
                         let (promise, resolve, reject) = Promise::new(ctx)?;
-                        waiting.borrow_mut().insert(id, (index, resolve, reject));
+                        waiting
+                            .borrow_mut()
+                            .push_back((id, (index, resolve, reject)));
                         Ok(promise.into_value())
                     }
                     Some(Err(message)) => message.into_js(ctx),
@@ -651,7 +657,12 @@ async fn evaluate<'js>(
             loop {
                 let next = outbox.borrow_mut().pop_front();
                 let Some((id, reply)) = next else { break };
-                let Some((index, resolve, reject)) = waiting.borrow_mut().remove(&id) else {
+                let found = {
+                    let mut waiting = waiting.borrow_mut();
+                    let at = waiting.iter().position(|(w, _)| *w == id);
+                    at.and_then(|at| waiting.remove(at)).map(|(_, w)| w)
+                };
+                let Some((index, resolve, reject)) = found else {
                     continue;
                 };
                 let name = names.get(index).map(|n| &**n).unwrap_or_default();
