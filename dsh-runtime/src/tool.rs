@@ -676,6 +676,26 @@ impl ToolContext {
     /// renders (dropped when the call fails; replaced with the rest of the content when
     /// post-execute replaces it). For content a body relays rather than renders, such as
     /// the images `run_code` forwards from the calls of a program.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use dsh_runtime::{ContentBlock, Registry, ToolCall, ToolContext, tool};
+    ///
+    /// /// Describe a chart, and show it.
+    /// #[tool(read_only)]
+    /// async fn chart(cx: ToolContext) -> String {
+    ///     cx.attach_content(ContentBlock::Image { data: "iVBORw0KGgo=".into(), media_type: "image/png".into() });
+    ///     "a rising line".to_string()
+    /// }
+    ///
+    /// let registry = Registry::new();
+    /// let _chart = registry.register(Chart).unwrap();
+    /// let result = registry.execute(ToolCall::new("1", "chart", "{}")).await;
+    /// assert_eq!(result.content().len(), 2);
+    /// assert_eq!(result.content()[0].as_text(), Some("a rising line"));
+    /// assert!(matches!(result.content()[1], ContentBlock::Image { .. }));
+    /// # });
+    /// ```
     pub fn attach_content(&self, block: ContentBlock) {
         self.side()
             .attached

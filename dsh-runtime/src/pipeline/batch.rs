@@ -162,6 +162,47 @@ impl Registry {
     /// earlier has left theirs, its closing stages once every earlier call has left
     /// those. Drive each returned future to its end, as with `execute`: a call dropped
     /// before its turn would hold back the calls entered after it.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use std::sync::{Arc, Mutex};
+    /// use dsh_runtime::hooks::{CallInfo, HookFuture, PreDecision, PreExecute, PreNext};
+    /// use dsh_runtime::{CallOrder, Registry, ToolCall, ToolError, tool};
+    ///
+    /// /// Say hello.
+    /// #[tool(read_only, concurrency_safe)]
+    /// async fn hello() -> String { "hello".to_string() }
+    ///
+    /// /// Records the calls entering and leaving pre-execute; the first one stays longer.
+    /// struct Log(Arc<Mutex<Vec<String>>>);
+    /// impl PreExecute for Log {
+    ///     fn pre_execute<'a>(&'a self, call: &'a CallInfo<'a>, next: PreNext<'a>)
+    ///         -> HookFuture<'a, Result<PreDecision, ToolError>> {
+    ///         HookFuture::new(async move {
+    ///             self.0.lock().unwrap().push(format!("in {}", call.call_id()));
+    ///             if call.call_id() == "1" {
+    ///                 tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    ///             }
+    ///             self.0.lock().unwrap().push(format!("out {}", call.call_id()));
+    ///             next.run().await
+    ///         })
+    ///     }
+    /// }
+    ///
+    /// let registry = Registry::new();
+    /// let _hello = registry.register(Hello).unwrap();
+    /// let log = Arc::new(Mutex::new(Vec::new()));
+    /// let _hook = registry.pre_execute(Log(log.clone()));
+    /// let order = CallOrder::new();
+    /// let first = registry.execute_ordered(ToolCall::new("1", "hello", "{}"), &order);
+    /// let second = registry.execute_ordered(ToolCall::new("2", "hello", "{}"), &order);
+    /// // Polled together, and the second first: its policy still waits for the first's.
+    /// let (b, a) = tokio::join!(second, first);
+    /// assert_eq!(a.text(), "hello");
+    /// assert_eq!(b.text(), "hello");
+    /// assert_eq!(*log.lock().unwrap(), ["in 1", "out 1", "in 2", "out 2"]);
+    /// # });
+    /// ```
     pub fn execute_ordered(
         &self,
         call: ToolCall,
