@@ -524,6 +524,9 @@ async fn arguments_read_by_the_host_or_the_encoder_give_the_same_calls() {
         got,
         v(r#"{
             "numbers": [0.1, 1e21, 9007199254740992, -5, 1.5e-7, 3.5, 3, "é ✓", {}, [], null, true],
+            "keys": {"0": "zero", "1": "one", "b": 2, "\ufffd": "replacement"},
+            "lone": "tool arguments must be lossless JSON: unpaired surrogate in \\u escape (lone half of a UTF-16 pair) at arguments.value (line 1, column 12)",
+            "nullProto": {"x": [[1]]},
             "proxied": {"outer": [1, {"inner": {"a": 1}}]},
             "message": "tool arguments must be lossless JSON: args.value.bad.g is an accessor",
             "counts": {"getPrototypeOf": 1, "ownKeys": 1, "getOwnPropertyDescriptor": 1}

@@ -181,6 +181,9 @@ const proxy = new Proxy({a: 1}, {
   get(t, k) { count('get'); return Reflect.get(t, k); },
 });
 const numbers = await tools.echo({value: [0.1, 1e21, 2 ** 53, -5, 1.5e-7, 7 / 2, 6 / 2, 'é ✓', {}, [], null, true]});
+const keys = await tools.echo({value: {b: 2, 1: 'one', 0: 'zero', '\ufffd': 'replacement'}});
+const lone = await tools.echo({value: {[String.fromCharCode(0xd800)]: 1}}).catch((e: ToolCallError) => e.message);
+const nullProto = await tools.echo({value: Object.assign(Object.create(null), {x: [Object.freeze([1])]})});
 const proxied = await tools.echo({value: {outer: [1, {inner: proxy}]}});
 let message = '';
 try {
@@ -188,7 +191,7 @@ try {
 } catch (e) {
   message = (e as ToolCallError).message;
 }
-return {numbers, proxied, message, counts};"#;
+return {numbers, keys, lone, nullProto, proxied, message, counts};"#;
 
 pub const ALL: &[(&str, &str)] = &[
     ("HOST_READS", HOST_READS),
