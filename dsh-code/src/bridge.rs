@@ -137,6 +137,9 @@ pub(crate) struct Bridge {
     cap: usize,
     /// Orders the policy and closing stages of the started calls.
     order: CallOrder,
+    /// What every call shares: the run's token, the outer call's token as parent, its
+    /// root call id and agent.
+    template: ToolCall,
     submitted: Cell<u64>,
     queue: RefCell<VecDeque<Queued>>,
     started: RefCell<VecDeque<Started>>,
@@ -154,8 +157,14 @@ impl Bridge {
         run_token: CancellationToken,
         cap: usize,
     ) -> Bridge {
+        let mut template = ToolCall::new("", "", Value::Null)
+            .with_cancellation(run_token.clone())
+            .with_parent(outer.token)
+            .with_root_call_id(outer.root_call_id.clone());
+        template.agent = outer.agent;
         Bridge {
             registry,
+            template,
             outer,
             run_token,
             cap: cap.max(1),
@@ -192,11 +201,11 @@ impl Bridge {
         call_id.push_str(&self.outer.call_id);
         call_id.push_str(":code:");
         push_decimal(&mut call_id, n);
-        let mut call = ToolCall::new(call_id, name.clone(), arguments)
-            .with_cancellation(self.run_token.clone())
-            .with_parent(self.outer.token)
-            .with_root_call_id(self.outer.root_call_id.clone());
-        call.agent = self.outer.agent;
+        // From the template: no cancellation token made and dropped per call.
+        let mut call = self.template.clone();
+        call.call_id = call_id.into();
+        call.name = name.clone();
+        call.arguments = Arguments::Value(Arc::new(arguments));
         self.queue.borrow_mut().push_back(Queued {
             name: name.clone(),
             call,
