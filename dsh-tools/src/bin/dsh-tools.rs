@@ -138,7 +138,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Serve the tools over MCP (stdio, or Streamable HTTP with --http).
+    /// Serve the tools over MCP (stdio, or Streamable HTTP with --http); with
+    /// --code-mode code|both, each session is offered run_code.
     Mcp(mcp::McpArgs),
     /// Print the cards of every call in a JSON Lines log.
     Replay {

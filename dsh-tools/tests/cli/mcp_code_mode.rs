@@ -175,6 +175,12 @@ async fn both_mode_keeps_the_tools_callable_next_to_run_code() {
 #[test]
 fn native_is_the_default_and_stateless_http_refuses_code_mode() {
     let out = std::process::Command::new(DSH_TOOLS)
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("--code-mode code|both"), "{help}");
+    let out = std::process::Command::new(DSH_TOOLS)
         .args(["mcp", "--help"])
         .output()
         .unwrap();
