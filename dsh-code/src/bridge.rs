@@ -8,10 +8,16 @@
 //! itself (never inside the engine), so it can keep driving them after the program has
 //! stopped: settlement cancels them through the run's token and waits for each to end.
 //!
-//! - Consecutive parallel-safe calls overlap, at most `cap` at a time.
+//! - Consecutive parallel-safe calls overlap, at most `cap` at a time. Their policy
+//!   stages (pre-execute, approval, guards) run one call at a time in submission order,
+//!   and so do their closing stages (post-execute, finalize, observers): each call runs
+//!   through [`Registry::execute_ordered`] with the run's [`CallOrder`].
 //! - An exclusive call starts only when nothing is running, and nothing starts while it
 //!   runs (its post-execute included, which is part of `execute`).
-//! - The mode of the call at the head of the queue is read when it is about to start.
+//! - The mode of the call at the head of the queue is read when it is about to start,
+//!   unless nothing runs and nothing else waits: it then starts at once, and its mode is
+//!   read when another call wants to start while it still runs (so a program that awaits
+//!   each call costs no classification).
 //! - Results are delivered in submission order: a call that finished early waits for
 //!   the calls submitted before it.
 
@@ -23,12 +29,17 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use dsh_runtime::json::Value;
-use dsh_runtime::{ExecToken, ExecutionMode, Registry, ScopeId, ToolCall, ToolResult};
+use dsh_runtime::json::{Frozen, Value};
+use dsh_runtime::{
+    Arguments, CallOrder, ContentBlock, ExecToken, ExecutionMode, Registry, ScopeId, ToolCall,
+    ToolResult,
+};
+
+use crate::events::{SubCall, SubCallObserver};
 use tokio_util::sync::CancellationToken;
 
-/// What a call resolves to in the program: `(true, json)` or `(false, message)`.
-pub(crate) type Reply = (bool, String);
+/// What a call resolves to in the program: its value, or the message it rejects with.
+pub(crate) type Reply = Result<Frozen, String>;
 
 /// Replies routed to the engine, tagged with the engine's id for the call, in the order
 /// they were given.
@@ -82,6 +93,8 @@ pub(crate) struct Outer {
     pub(crate) root_call_id: Arc<str>,
     pub(crate) agent: Option<ScopeId>,
     pub(crate) token: ExecToken,
+    /// Told when calls start and settle (only for calls with an agent).
+    pub(crate) observer: Option<Arc<dyn SubCallObserver>>,
 }
 
 struct Queued {
@@ -93,10 +106,17 @@ struct Queued {
 type LocalFuture = Pin<Box<dyn Future<Output = ToolResult>>>;
 
 struct Started {
-    exclusive: bool,
+    /// Whether the call runs alone; `None` until classified (a call that started alone
+    /// is classified only if another call wants to start while it runs).
+    exclusive: Option<bool>,
+    /// What to classify the call by (its arguments), while `exclusive` is `None`.
+    twin: Option<Frozen>,
+    name: Arc<str>,
     future: Option<LocalFuture>,
     result: Option<ToolResult>,
     slot: Rc<Slot>,
+    /// For the settle event: the name and the call id (kept only with an observer).
+    event: Option<(Arc<str>, Arc<str>)>,
 }
 
 /// What delivered sub-call results forward to the outer call, in dispatch order.
@@ -104,6 +124,8 @@ struct Started {
 pub(crate) struct Forwarded {
     pub(crate) contexts: Vec<String>,
     pub(crate) concludes_turn: bool,
+    /// The content of every successful call whose content holds an image.
+    pub(crate) content: Vec<ContentBlock>,
 }
 
 /// One run's bridge.
@@ -113,6 +135,11 @@ pub(crate) struct Bridge {
     /// Cancelled when the outer call is, and when the run settles.
     run_token: CancellationToken,
     cap: usize,
+    /// Orders the policy and closing stages of the started calls.
+    order: CallOrder,
+    /// What every call shares: the run's token, the outer call's token as parent, its
+    /// root call id and agent.
+    template: ToolCall,
     submitted: Cell<u64>,
     queue: RefCell<VecDeque<Queued>>,
     started: RefCell<VecDeque<Started>>,
@@ -130,11 +157,18 @@ impl Bridge {
         run_token: CancellationToken,
         cap: usize,
     ) -> Bridge {
+        let mut template = ToolCall::new("", "", Value::Null)
+            .with_cancellation(run_token.clone())
+            .with_parent(outer.token)
+            .with_root_call_id(outer.root_call_id.clone());
+        template.agent = outer.agent;
         Bridge {
             registry,
+            template,
             outer,
             run_token,
             cap: cap.max(1),
+            order: CallOrder::new(),
             submitted: Cell::new(0),
             queue: RefCell::default(),
             started: RefCell::default(),
@@ -153,24 +187,27 @@ impl Bridge {
 
     /// Number and queue a call whose arguments passed the snapshot; its reply arrives in
     /// the returned slot.
-    pub(crate) fn submit(&self, name: &str, arguments: Value) -> Rc<Slot> {
+    pub(crate) fn submit(&self, name: &Arc<str>, arguments: Value) -> Rc<Slot> {
         let slot = Rc::new(Slot::default());
         if let Some(reason) = self.over.borrow().as_deref() {
-            slot.fill((
-                false,
-                format!("run_code run is over ({reason}); {name} not dispatched"),
-            ));
+            slot.fill(Err(format!(
+                "run_code run is over ({reason}); {name} not dispatched"
+            )));
             return slot;
         }
         let n = self.submitted.get() + 1;
         self.submitted.set(n);
-        let mut call = ToolCall::new(format!("{}:code:{n}", self.outer.call_id), name, arguments)
-            .with_cancellation(self.run_token.clone())
-            .with_parent(self.outer.token)
-            .with_root_call_id(self.outer.root_call_id.clone());
-        call.agent = self.outer.agent;
+        let mut call_id = String::with_capacity(self.outer.call_id.len() + 26);
+        call_id.push_str(&self.outer.call_id);
+        call_id.push_str(":code:");
+        push_decimal(&mut call_id, n);
+        // From the template: no cancellation token made and dropped per call.
+        let mut call = self.template.clone();
+        call.call_id = call_id.into();
+        call.name = name.clone();
+        call.arguments = Arguments::Value(Arc::new(arguments));
         self.queue.borrow_mut().push_back(Queued {
-            name: Arc::from(name),
+            name: name.clone(),
             call,
             slot: slot.clone(),
         });
@@ -206,16 +243,29 @@ impl Bridge {
             if self.over.borrow().is_some() || self.exclusive_running.get() {
                 return any;
             }
-            let mode = match self.queue.borrow().front() {
-                None => return any,
-                Some(head) => self.registry.execution_mode(&head.call),
-            };
-            let exclusive = mode == ExecutionMode::Exclusive;
+            let queued = self.queue.borrow().len();
+            if queued == 0 {
+                return any;
+            }
             let running = self.running.get();
-            let may_start = if exclusive {
-                running == 0
-            } else {
-                running < self.cap
+            // A call that starts with nothing running and nothing queued behind it may
+            // start whatever its mode: its classification waits until another call
+            // wants to start while it runs (most awaited calls never need one).
+            let alone = running == 0 && queued == 1;
+            if running > 0 && self.classify_running() {
+                return any;
+            }
+            let exclusive = match self.queue.borrow().front() {
+                None => return any,
+                Some(_) if alone => None,
+                Some(head) => {
+                    Some(self.registry.execution_mode(&head.call) == ExecutionMode::Exclusive)
+                }
+            };
+            let may_start = match exclusive {
+                None => true,
+                Some(true) => running == 0,
+                Some(false) => running < self.cap,
             };
             if !may_start {
                 return any;
@@ -223,19 +273,67 @@ impl Bridge {
             let Some(next) = self.queue.borrow_mut().pop_front() else {
                 return any;
             };
-            let registry = self.registry.clone();
             let call = next.call;
-            let future: LocalFuture = Box::pin(async move { registry.execute(call).await });
+            let twin = match (&call.arguments, exclusive) {
+                (Arguments::Value(arguments), None) => Some(arguments.clone()),
+                _ => None,
+            };
+            let event = match (&self.outer.observer, self.outer.agent, &call.arguments) {
+                (Some(observer), Some(agent), Arguments::Value(arguments)) => {
+                    let sub = SubCall {
+                        root_call_id: &self.outer.root_call_id,
+                        parent_call_id: &self.outer.call_id,
+                        call_id: &call.call_id,
+                        name: &next.name,
+                        agent,
+                    };
+                    crate::events::contained("started", || observer.started(&sub, arguments));
+                    Some((next.name.clone(), call.call_id.clone()))
+                }
+                _ => None,
+            };
+            // Policy and closing stages in start order, which is submission order.
+            let future: LocalFuture = Box::pin(self.registry.execute_ordered(call, &self.order));
             self.started.borrow_mut().push_back(Started {
                 exclusive,
+                twin,
+                name: next.name.clone(),
                 future: Some(future),
                 result: None,
                 slot: next.slot,
+                event,
             });
             self.running.set(running + 1);
-            self.exclusive_running.set(exclusive);
+            self.exclusive_running.set(exclusive == Some(true));
             any = true;
         }
+    }
+
+    /// Classify the running calls not classified yet; whether one of the running calls
+    /// is exclusive (nothing may start beside it).
+    fn classify_running(&self) -> bool {
+        let mut started = self.started.borrow_mut();
+        for s in started.iter_mut() {
+            if s.future.is_none() {
+                continue;
+            }
+            if s.exclusive.is_none() {
+                let exclusive = match s.twin.take() {
+                    Some(arguments) => {
+                        let mut twin =
+                            ToolCall::new("", s.name.clone(), Arguments::Value(arguments));
+                        twin.agent = self.outer.agent;
+                        self.registry.execution_mode(&twin) == ExecutionMode::Exclusive
+                    }
+                    None => true,
+                };
+                s.exclusive = Some(exclusive);
+                if exclusive {
+                    self.exclusive_running.set(true);
+                }
+            }
+        }
+        self.exclusive_running.get()
     }
 
     fn poll_running(&self, cx: &mut Context<'_>) -> bool {
@@ -249,7 +347,8 @@ impl Bridge {
                 s.future = None;
                 s.result = Some(result);
                 self.running.set(self.running.get() - 1);
-                if s.exclusive {
+                s.twin = None;
+                if s.exclusive == Some(true) {
                     self.exclusive_running.set(false);
                 }
                 any = true;
@@ -271,6 +370,7 @@ impl Bridge {
             let Some(Started {
                 result: Some(result),
                 slot,
+                event,
                 ..
             }) = done
             else {
@@ -278,6 +378,18 @@ impl Bridge {
             };
             if self.over.borrow().is_none() {
                 self.forward(&result);
+            }
+            if let (Some((name, call_id)), Some(observer), Some(agent)) =
+                (event, &self.outer.observer, self.outer.agent)
+            {
+                let call = SubCall {
+                    root_call_id: &self.outer.root_call_id,
+                    parent_call_id: &self.outer.call_id,
+                    call_id: &call_id,
+                    name: &name,
+                    agent,
+                };
+                crate::events::contained("settled", || observer.settled(&call, &result));
             }
             slot.fill(reply(&result));
             any = true;
@@ -288,6 +400,14 @@ impl Bridge {
         let mut f = self.forwarded.borrow_mut();
         f.contexts.extend(result.contexts().iter().cloned());
         f.concludes_turn |= result.concludes_turn();
+        if result.is_success()
+            && result
+                .content()
+                .iter()
+                .any(|b| matches!(b, ContentBlock::Image { .. }))
+        {
+            f.content.extend(result.content().iter().cloned());
+        }
     }
 
     /// The run is over: cancel what runs, abandon what waits. Call [`Bridge::drain`]
@@ -300,13 +420,10 @@ impl Bridge {
         self.run_token.cancel();
         let abandoned: Vec<Queued> = self.queue.borrow_mut().drain(..).collect();
         for q in abandoned {
-            q.slot.fill((
-                false,
-                format!(
-                    "run_code run is over ({reason}); {} tool call abandoned",
-                    q.name
-                ),
-            ));
+            q.slot.fill(Err(format!(
+                "run_code run is over ({reason}); {} tool call abandoned",
+                q.name
+            )));
         }
     }
 
@@ -329,16 +446,43 @@ impl Bridge {
     }
 }
 
+/// Append `n` in decimal (what `format!` does, without its machinery: this is on every
+/// call's path).
+fn push_decimal(out: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[start..] {
+        out.push(char::from(d));
+    }
+}
+
 fn reply(result: &ToolResult) -> Reply {
     match result.value() {
-        Some(v) => (true, v.to_string()),
-        None => (false, result.message().unwrap_or_default().to_string()),
+        Some(v) => Ok(v.clone()),
+        None => Err(result.message().unwrap_or_default().to_string()),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimals_are_written_as_format_writes_them() {
+        for n in [0, 7, 10, 99, 1000, 123_456_789, u64::MAX] {
+            let mut s = String::from("x:");
+            push_decimal(&mut s, n);
+            assert_eq!(s, format!("x:{n}"));
+        }
+    }
     use dsh_runtime::{ToolContext, tool};
 
     /// Wait until cancelled.
@@ -363,12 +507,14 @@ mod tests {
                 root_call_id: "run".into(),
                 agent: None,
                 token: ExecToken::mint(),
+                observer: None,
             },
             CancellationToken::new(),
             10,
         );
-        let first = bridge.submit("hold", empty());
-        let second = bridge.submit("hold", empty());
+        let hold: Arc<str> = Arc::from("hold");
+        let first = bridge.submit(&hold, empty());
+        let second = bridge.submit(&hold, empty());
         std::future::poll_fn(|cx| {
             bridge.poll(cx);
             Poll::Ready(())
@@ -380,20 +526,14 @@ mod tests {
         bridge.drain().await;
         assert_eq!(
             second.wait().await,
-            (
-                false,
-                "run_code run is over (run_code settled); hold tool call abandoned".to_string()
-            )
+            Err("run_code run is over (run_code settled); hold tool call abandoned".to_string())
         );
         // The running call saw the run's token cancelled and ended as aborted.
-        assert_eq!(first.wait().await, (false, "tool call aborted".to_string()));
-        let late = bridge.submit("hold", empty());
+        assert_eq!(first.wait().await, Err("tool call aborted".to_string()));
+        let late = bridge.submit(&hold, empty());
         assert_eq!(
             late.wait().await,
-            (
-                false,
-                "run_code run is over (run_code settled); hold not dispatched".to_string()
-            )
+            Err("run_code run is over (run_code settled); hold not dispatched".to_string())
         );
         assert_eq!(bridge.submitted(), 2);
     }

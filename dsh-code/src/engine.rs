@@ -10,7 +10,7 @@
 //! are cancelled through the run's token and awaited, and only then does the run report.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::VecDeque;
 use std::pin::pin;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -20,11 +20,13 @@ use std::time::Instant;
 use dsh_runtime::json::{self, Value};
 use dsh_runtime::{ExecToken, Registry, ScopeId};
 use rquickjs::context::EvalOptions;
-use rquickjs::{AsyncContext, AsyncRuntime, Ctx, Function, Promise};
+use rquickjs::{AsyncContext, AsyncRuntime, Ctx, Function, IntoJs, Promise};
 use tokio_util::sync::CancellationToken;
 
-use crate::bridge::{Bridge, Forwarded, Outbox, Outer};
+use crate::args;
+use crate::bridge::{Bridge, Forwarded, Outbox, Outer, Reply};
 use crate::config::CodeConfig;
+use crate::events::SubCallObserver;
 use crate::strip;
 
 const PRELUDE: &str = include_str!("prelude.js");
@@ -34,7 +36,7 @@ const PRELUDE: &str = include_str!("prelude.js");
 /// can use).
 fn prelude_module() -> String {
     format!(
-        "let used = false;\nconst prelude = {PRELUDE};\nexport default function (submit, log, names, prefix) {{\n  if (used) throw new TypeError('not available');\n  used = true;\n  return prelude(submit, log, names, prefix);\n}}\n"
+        "let used = false;\nconst prelude = {PRELUDE};\nexport default function (submit, submitText, log, names, prefix) {{\n  if (used) throw new TypeError('not available');\n  used = true;\n  return prelude(submit, submitText, log, names, prefix);\n}}\n"
     )
 }
 
@@ -119,6 +121,7 @@ pub(crate) struct Job {
     /// The outer call's token (as its body sees it).
     pub(crate) cancel: CancellationToken,
     pub(crate) config: CodeConfig,
+    pub(crate) observer: Option<Arc<dyn SubCallObserver>>,
 }
 
 /// Run a program on an engine thread and wait for its report.
@@ -325,6 +328,7 @@ async fn run_here(job: Job, started: Instant) -> Report {
             root_call_id: job.root_call_id.clone(),
             agent: job.agent,
             token: job.token,
+            observer: job.observer.clone(),
         },
         job.cancel.child_token(),
         config.max_parallel(),
@@ -497,23 +501,76 @@ fn eval_options(filename: &str) -> EvalOptions {
     o
 }
 
-/// A call the program awaits: the tool's name and its promise's resolving functions.
-type Waiting<'js> = (String, Function<'js>, Function<'js>);
+/// A call the program awaits: the tool's index in the names and its promise's resolving
+/// functions.
+type Waiting<'js> = (usize, Function<'js>, Function<'js>);
+
+/// The calls the program awaits, by id, in the order they were made (replies come in
+/// that order, so the one looked for is almost always the first).
+type Pending<'js> = VecDeque<(i32, Waiting<'js>)>;
 
 /// Empties the pending calls when dropped: the closure of the submit function shares
 /// the table, and engine values left in it would outlive their context.
-struct ClearOnDrop<'js>(Rc<RefCell<HashMap<i32, Waiting<'js>>>>);
+struct ClearOnDrop<'js>(Rc<RefCell<Pending<'js>>>);
 
 impl Drop for ClearOnDrop<'_> {
     fn drop(&mut self) {
-        let pending: Vec<_> = self.0.borrow_mut().drain().collect();
+        let pending: Vec<_> = self.0.borrow_mut().drain(..).collect();
         drop(pending);
     }
 }
 
+/// Settle a call's promise with its reply: a success resolves to its value (a scalar
+/// made directly, anything else parsed from its JSON by the engine); a failure (or a
+/// value too deep for the engine) rejects through the prelude's `refuse`, with a
+/// `ToolCallError`.
+fn settle_call<'js>(
+    ctx: &Ctx<'js>,
+    refuse: &Function<'js>,
+    name: &str,
+    (resolve, reject): (Function<'js>, Function<'js>),
+    reply: Reply,
+) -> rquickjs::Result<()> {
+    let value = match reply {
+        Err(message) => return refuse.call((reject, name, message)),
+        Ok(value) => value,
+    };
+    let scalar = match &*value {
+        Value::Null => Some(rquickjs::Value::new_null(ctx.clone())),
+        Value::Bool(b) => Some(rquickjs::Value::new_bool(ctx.clone(), *b)),
+        Value::Number(n) => Some(match n.as_i64().and_then(|i| i32::try_from(i).ok()) {
+            Some(i) => rquickjs::Value::new_int(ctx.clone(), i),
+            None => rquickjs::Value::new_number(ctx.clone(), n.as_f64().unwrap_or_default()),
+        }),
+        Value::String(s) => Some(s.as_ref().into_js(ctx)?),
+        Value::Array(_) | Value::Object(_) => None,
+    };
+    if let Some(scalar) = scalar {
+        return resolve.call((scalar,));
+    }
+    match ctx.json_parse(value.to_string()) {
+        Ok(value) => resolve.call((value,)),
+        Err(rquickjs::Error::Exception) => {
+            let caught = ctx.catch();
+            if caught.is_uncatchable_error() {
+                // Interrupted: let the engine stop.
+                return Err(ctx.throw(caught));
+            }
+            let message = match caught.as_exception() {
+                Some(e) if e.get::<_, String>("name").is_ok_and(|n| n == "RangeError") => {
+                    "the tool result is nested too deeply".to_string()
+                }
+                Some(e) => e.message().unwrap_or_default(),
+                None => "the tool result could not be read".to_string(),
+            };
+            refuse.call((reject, name, message))
+        }
+        Err(e) => refuse.call((reject, name, e.to_string())),
+    }
+}
+
 /// Install the prelude, evaluate the program, and wait for `finish` to settle it,
-/// handing the program each tool call's reply (through the prelude's `deliver`) as the
-/// bridge produces it.
+/// settling each tool call's promise as the bridge produces its reply.
 async fn evaluate<'js>(
     ctx: Ctx<'js>,
     script: String,
@@ -524,32 +581,64 @@ async fn evaluate<'js>(
     let outbox: Rc<Outbox> = Rc::default();
     // The program's pending calls: id -> (tool, resolve, reject). Emptied before this
     // returns, so no engine value outlives the run's scope here.
-    let waiting: Rc<RefCell<HashMap<i32, Waiting<'js>>>> = Rc::default();
+    let waiting: Rc<RefCell<Pending<'js>>> = Rc::default();
     // Also when this future is dropped unfinished (deadline, cancellation).
     let _clear = ClearOnDrop(waiting.clone());
+    let names: Rc<[Arc<str>]> = names.iter().map(|n| Arc::from(n.as_str())).collect();
     let result: rquickjs::Result<Vec<String>> = async {
         let prelude = load_prelude(&ctx)?;
-        let submit = Function::new(ctx.clone(), {
+        // Both submit functions number the call, hand it to the bridge and return its
+        // promise, or the reason it was refused at once.
+        let enqueue = {
             let outbox = outbox.clone();
             let waiting = waiting.clone();
-            let next_id = Cell::new(0i32);
-            move |name: String,
-                  args: String,
-                  resolve: Function<'js>,
-                  reject: Function<'js>|
-                  -> Option<String> {
-                let value = match json::parse(&args) {
-                    Ok(value) => value,
-                    Err(e) => return Some(format!("tool arguments must be lossless JSON: {e}")),
-                };
+            let next_id = Rc::new(Cell::new(0i32));
+            move |ctx: &Ctx<'js>, index: usize, name: &Arc<str>, value: Value| {
                 let id = next_id.get();
                 next_id.set(id.wrapping_add(1));
-                match bridge.submit(&name, value).route(&outbox, id) {
+                match bridge.submit(name, value).route(&outbox, id) {
                     None => {
-                        waiting.borrow_mut().insert(id, (name, resolve, reject));
-                        None
+                        let (promise, resolve, reject) = Promise::new(ctx)?;
+                        waiting
+                            .borrow_mut()
+                            .push_back((id, (index, resolve, reject)));
+                        Ok(promise.into_value())
                     }
-                    Some((_, message)) => Some(message),
+                    Some(Err(message)) => message.into_js(ctx),
+                    Some(Ok(_)) => "the call was answered before it was made".into_js(ctx),
+                }
+            }
+        };
+        let enqueue = Rc::new(enqueue);
+        let protos = args::Protos::of(&ctx)?;
+        let submit = Function::new(ctx.clone(), {
+            let enqueue = enqueue.clone();
+            let names = names.clone();
+            move |ctx: Ctx<'js>,
+                  index: usize,
+                  args: rquickjs::Value<'js>|
+                  -> rquickjs::Result<rquickjs::Value<'js>> {
+                let Some(name) = names.get(index) else {
+                    return "no such tool".into_js(&ctx);
+                };
+                match args::plain(&ctx, &protos, &args) {
+                    Some(value) => enqueue(&ctx, index, name, value),
+                    None => Ok(rquickjs::Value::new_undefined(ctx.clone())),
+                }
+            }
+        })?;
+        let submit_text = Function::new(ctx.clone(), {
+            let names = names.clone();
+            move |ctx: Ctx<'js>,
+                  index: usize,
+                  text: rquickjs::String<'js>|
+                  -> rquickjs::Result<rquickjs::Value<'js>> {
+                let Some(name) = names.get(index) else {
+                    return "no such tool".into_js(&ctx);
+                };
+                match json::parse(&text.to_string()?) {
+                    Ok(value) => enqueue(&ctx, index, name, value),
+                    Err(e) => format!("tool arguments must be lossless JSON: {e}").into_js(&ctx),
                 }
             }
         })?;
@@ -557,20 +646,27 @@ async fn evaluate<'js>(
             logs.borrow_mut().push(line);
         })?;
         let prefix = i32::try_from(strip::PREFIX.chars().count()).unwrap_or(0);
-        let parts: rquickjs::Array = prelude.call((submit, log, names, prefix))?;
+        let name_list: Vec<&str> = names.iter().map(|n| &**n).collect();
+        let parts: rquickjs::Array = prelude.call((submit, submit_text, log, name_list, prefix))?;
         let finish: Function = parts.get(0)?;
-        let deliver: Function = parts.get(1)?;
+        let refuse: Function = parts.get(1)?;
         let program: Promise = ctx.eval_with_options(script, eval_options("program"))?;
         let settled: Promise = finish.call((program,))?;
         let mut settled = pin!(settled.into_future::<Vec<String>>());
         std::future::poll_fn(|cx| {
             loop {
                 let next = outbox.borrow_mut().pop_front();
-                let Some((id, (ok, text))) = next else { break };
-                let Some((name, resolve, reject)) = waiting.borrow_mut().remove(&id) else {
+                let Some((id, reply)) = next else { break };
+                let found = {
+                    let mut waiting = waiting.borrow_mut();
+                    let at = waiting.iter().position(|(w, _)| *w == id);
+                    at.and_then(|at| waiting.remove(at)).map(|(_, w)| w)
+                };
+                let Some((index, resolve, reject)) = found else {
                     continue;
                 };
-                if let Err(e) = deliver.call::<_, ()>((resolve, reject, name, ok, text)) {
+                let name = names.get(index).map(|n| &**n).unwrap_or_default();
+                if let Err(e) = settle_call(&ctx, &refuse, name, (resolve, reject), reply) {
                     return Poll::Ready(Err(e));
                 }
             }

@@ -52,7 +52,13 @@
 //! - A success resolves to the final value (after post-execute); a failure rejects with
 //!   a `ToolCallError` whose only properties are `name`, `toolName` and `message`.
 //! - Contexts attached to sub-call results and their `concludes_turn` are forwarded to
-//!   the outer call in dispatch order.
+//!   the outer call in dispatch order, and so is the content of every successful call
+//!   whose content holds an image: it is appended to the outer result's content, after
+//!   the program's output (a model sees the images the program looked at).
+//! - The policy stages of overlapping calls (pre-execute, approval, guards) run one call
+//!   at a time in submission order, and so do their closing stages (post-execute,
+//!   finalize, observers).
+//! - A [`SubCallObserver`] hears each started call start and settle.
 //! - When the run settles, queued calls are abandoned
 //!   (`run_code run is over (<reason>); <name> tool call abandoned`) and running ones
 //!   are cancelled and awaited before `run_code` returns.
@@ -72,9 +78,11 @@
 //! in a scope is shown, with the typed SDK from [`sdk_text`] (the runtime's TypeScript
 //! generator) and its warnings.
 
+mod args;
 mod bridge;
 mod config;
 mod engine;
+mod events;
 mod mode;
 mod sdk;
 mod strip;
@@ -82,9 +90,10 @@ mod tool;
 
 pub use config::CodeConfig;
 pub use engine::RunFailure;
+pub use events::{SubCall, SubCallObserver};
 pub use mode::{
     CodeMode, CodePrompt, Mode, PresentAsError, Presentation, collapse_message, effective_mode,
-    prompt,
+    offered_tools, prompt,
 };
 pub use sdk::{CODE_ONLY_RULE, INSTRUCTIONS, sdk_text};
 pub use tool::{

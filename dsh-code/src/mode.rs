@@ -10,12 +10,10 @@
 //!   the tool's `finalize_content` still runs on the `UNKNOWN_TOOL` result. Guards,
 //!   wrappers and the body never run, and calls with a `parent` (from a program) are
 //!   exempt, as in the reference.
-//! - **Policy order across overlapping sub-calls.** The bridge decides when sub-calls start
-//!   and delivers results in submission order, but each sub-call runs
-//!   `Registry::execute` whole, so the policy stages of two overlapping read-only calls are
-//!   not serialized in submission order the way `Registry::execute_batch` serializes them.
-//! - **Not forwarded:** start/settle events per sub-call and image content of sub-call
-//!   results.
+//! - **Start and settle events** go to a [`SubCallObserver`] set on the [`CodeMode`]
+//!   rather than to a session log (the runtime has none).
+//! - **Image-bearing content** of sub-call results is appended to the outer result's
+//!   content rather than attached as a separate message: contexts are text here.
 //! - The `run_code` tool holds a clone of its registry: drop the [`Presentation`] to
 //!   release it (do not `keep` its registrations).
 
@@ -32,6 +30,7 @@ use dsh_runtime::{
 };
 
 use crate::config::CodeConfig;
+use crate::events::SubCallObserver;
 use crate::sdk;
 use crate::tool::RunCode;
 
@@ -73,10 +72,22 @@ impl fmt::Display for Mode {
 /// assert_eq!(prompt.tools.len(), 1);
 /// assert_eq!(&*prompt.tools[0].name, "run_code");
 /// ```
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct CodeMode {
     config: Arc<CodeConfig>,
     presented: Arc<Mutex<HashSet<ScopeId>>>,
+    sdk_in_description: bool,
+    observer: Option<Arc<dyn SubCallObserver>>,
+}
+
+impl fmt::Debug for CodeMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CodeMode")
+            .field("config", &self.config)
+            .field("sdk_in_description", &self.sdk_in_description)
+            .field("observed", &self.observer.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl CodeMode {
@@ -90,7 +101,42 @@ impl CodeMode {
         CodeMode {
             config: Arc::new(config),
             presented: Arc::default(),
+            sdk_in_description: false,
+            observer: None,
         }
+    }
+
+    /// Tell `observer` when the tool calls of programs run in scopes presented from
+    /// now on start and settle (see [`SubCallObserver`]).
+    #[must_use]
+    pub fn observe_sub_calls(mut self, observer: impl SubCallObserver) -> CodeMode {
+        self.observer = Some(Arc::new(observer));
+        self
+    }
+
+    /// Put the scope's code-mode instructions (in `code` the code-only rule, then the
+    /// SDK of the tools the scope sees) after `run_code`'s own description, for hosts
+    /// whose clients read tool descriptions but take no system prompt from them (an MCP
+    /// server). The text is what [`prompt`] would return as `instructions`, computed
+    /// when [`CodeMode::present_as`] runs: register the scope's own tools first, and
+    /// present again after the scope's tool set changes.
+    ///
+    /// ```
+    /// # use dsh_code::{CodeMode, Mode};
+    /// # use dsh_runtime::Registry;
+    /// let registry = Registry::new();
+    /// let scope = registry.scope();
+    /// let _p = CodeMode::new().sdk_in_description().present_as(&scope, Mode::Code).unwrap();
+    /// let run_code = registry.view_of(Some(scope.id())).get("run_code").unwrap();
+    /// let description = &run_code.definition().description;
+    /// assert!(description.starts_with(dsh_code::DESCRIPTION));
+    /// assert!(description.contains(dsh_code::CODE_ONLY_RULE));
+    /// assert!(description.contains("declare const tools"));
+    /// ```
+    #[must_use]
+    pub fn sdk_in_description(mut self) -> CodeMode {
+        self.sdk_in_description = true;
+        self
     }
 
     /// The limits runs use.
@@ -126,7 +172,20 @@ impl CodeMode {
         let registry = scope.registry();
         let inherited = effective_mode(registry, Some(id));
         if mode != Mode::Native || inherited != Mode::Native {
-            let tool = RunCode::new(registry.clone(), self.config.clone(), mode);
+            let description = if self.sdk_in_description {
+                let tools: Vec<DynTool> = visible_tools(registry, Some(id));
+                instructions(mode, &tools)
+                    .map(|(text, _)| format!("{}\n\n{text}", crate::DESCRIPTION))
+            } else {
+                None
+            };
+            let tool = RunCode::new(
+                registry.clone(),
+                self.config.clone(),
+                mode,
+                description,
+                self.observer.clone(),
+            );
             let registration = scope
                 .register_run_code(DynTool::new(tool))
                 .map_err(PresentAsError::Register)?;
@@ -254,6 +313,71 @@ pub struct CodePrompt {
     pub warnings: Vec<ExportWarning>,
 }
 
+/// The tools `scope` sees, in publication order, `run_code` left out.
+fn visible_tools(registry: &Registry, scope: Option<ScopeId>) -> Vec<DynTool> {
+    let view = registry.view_of(scope);
+    view.names()
+        .iter()
+        .filter(|n| &***n != RUN_CODE)
+        .filter_map(|n| view.get(n))
+        .collect()
+}
+
+/// The system-prompt text of a mode over these tools, and the SDK's warnings.
+fn instructions(mode: Mode, tools: &[DynTool]) -> Option<(String, Vec<ExportWarning>)> {
+    let sdk = match mode {
+        Mode::Native => return None,
+        Mode::Code | Mode::Both => sdk::sdk_text(tools),
+    };
+    let text = match mode {
+        Mode::Code => format!("{}\n\n{}", sdk::CODE_ONLY_RULE, sdk.prompt_section()),
+        _ => sdk.prompt_section(),
+    };
+    Some((text, sdk.warnings))
+}
+
+/// Which of `visible` (the tools `scope` sees, in publication order) to offer a model
+/// for direct calls: the tools of [`prompt`], in the same order. In `code` only
+/// `run_code`; in `both` all of them; in `native` all but a `run_code` (one registered
+/// by a native scope below a scope in code mode). For hosts that publish tools
+/// themselves, such as an MCP server's tool list.
+///
+/// ```
+/// # use dsh_code::{CodeMode, Mode};
+/// # use dsh_runtime::{Registry, tool};
+/// /// Add two numbers.
+/// #[tool(read_only)]
+/// async fn add(a: i64, b: i64) -> i64 { a + b }
+///
+/// let registry = Registry::new();
+/// let _add = registry.register(Add).unwrap();
+/// let scope = registry.scope();
+/// let _p = CodeMode::new().present_as(&scope, Mode::Code).unwrap();
+/// let view = registry.view_of(Some(scope.id()));
+/// let visible: Vec<_> = view.names().iter().filter_map(|n| view.get(n)).collect();
+/// let offered = dsh_code::offered_tools(&registry, Some(scope.id()), visible);
+/// assert_eq!(offered.len(), 1);
+/// assert_eq!(&*offered[0].definition().name, "run_code");
+/// ```
+pub fn offered_tools(
+    registry: &Registry,
+    scope: Option<ScopeId>,
+    visible: Vec<DynTool>,
+) -> Vec<DynTool> {
+    let mode = effective_mode(registry, scope);
+    visible
+        .into_iter()
+        .filter(|t| {
+            let is_run_code = &*t.definition().name == RUN_CODE;
+            match mode {
+                Mode::Code => is_run_code,
+                Mode::Both => true,
+                Mode::Native => !is_run_code,
+            }
+        })
+        .collect()
+}
+
 /// Assemble what a model in `scope` is shown (see [`CodePrompt`]). The SDK text comes
 /// from [`crate::sdk_text`], over the visible tools except `run_code`.
 pub fn prompt(registry: &Registry, scope: Option<ScopeId>) -> CodePrompt {
@@ -263,39 +387,26 @@ pub fn prompt(registry: &Registry, scope: Option<ScopeId>) -> CodePrompt {
         .iter()
         .position(|t| &*t.name == RUN_CODE)
         .map(|i| tools.remove(i));
-    let definitions: Vec<DynTool> = tools
-        .iter()
-        .filter_map(|t| registry.view_of(scope).get(&t.name))
-        .collect();
-    match (mode, run_code) {
-        (Mode::Code, Some(rc)) => {
-            let sdk = sdk::sdk_text(&definitions);
-            CodePrompt {
-                mode,
-                tools: vec![rc],
-                instructions: Some(format!(
-                    "{}\n\n{}",
-                    sdk::CODE_ONLY_RULE,
-                    sdk.prompt_section()
-                )),
-                warnings: sdk.warnings,
-            }
-        }
+    let (mode_tools, text) = match (mode, run_code) {
+        (Mode::Code, Some(rc)) => (vec![rc], true),
         (Mode::Both, Some(rc)) => {
             tools.push(rc);
-            let sdk = sdk::sdk_text(&definitions);
-            CodePrompt {
-                mode,
-                tools,
-                instructions: Some(sdk.prompt_section()),
-                warnings: sdk.warnings,
-            }
+            (tools, true)
         }
-        (mode, _) => CodePrompt {
-            mode,
-            tools,
-            instructions: None,
-            warnings: Vec::new(),
-        },
+        (_, _) => (tools, false),
+    };
+    let (instructions, warnings) = if text {
+        match instructions(mode, &visible_tools(registry, scope)) {
+            Some((text, warnings)) => (Some(text), warnings),
+            None => (None, Vec::new()),
+        }
+    } else {
+        (None, Vec::new())
+    };
+    CodePrompt {
+        mode,
+        tools: mode_tools,
+        instructions,
+        warnings,
     }
 }

@@ -1,9 +1,11 @@
 // Evaluated once per run, before the program. It is a function expression: the host
 // calls it with its two functions and the visible tool names, so nothing of the host
-// ever becomes a global. It returns `[finish, deliver]`: `finish` settles the program's
-// promise into what the host reads, `deliver` is how the host settles a tool call. Every builtin it relies on is captured here, so a program that
-// replaces `JSON.stringify` or `Array.isArray` cannot change how arguments cross.
-(function (hostSubmit, hostLog, names, prefixLength) {
+// ever becomes a global. It returns `[finish, refuse]`: `finish` settles the program's
+// promise into what the host reads, `refuse` is how the host rejects a tool call (a
+// success the host resolves itself). Every builtin it relies on is captured here, so a
+// program that replaces `JSON.stringify` or `Array.isArray` cannot change how arguments
+// cross.
+(function (hostSubmit, hostSubmitText, hostLog, names, prefixLength) {
   'use strict';
   const G = globalThis;
   const isArray = Array.isArray;
@@ -16,7 +18,6 @@
   const create = Object.create;
   const freeze = Object.freeze;
   const stringify = JSON.stringify;
-  const parse = JSON.parse;
   const isFinite = Number.isFinite;
   const toStr = String;
   const ErrorBase = Error;
@@ -176,53 +177,48 @@
 
   const rejected = (e) => new MakePromise((_, reject) => { reject(e); });
 
-  const binding = (name) => function (args) {
-    let text;
-    try {
-      if (args === undefined) {
-        throw new TypeErr('(call the tool with an arguments object, e.g. `{}`)');
+  // `tools.<name>(args)`: the host makes the promise and settles it (a string: the call
+  // was refused now). The tool is named to the host by its index in `names`. The host
+  // reads plain arguments itself (`undefined`: not plainly JSON, or none); the others
+  // cross as the encoder's JSON text, or are refused with the encoder's reason.
+  const binding = (name, index) => function (args) {
+    let promise = args === undefined ? undefined : hostSubmit(index, args);
+    if (promise === undefined) {
+      let text;
+      try {
+        if (args === undefined) {
+          throw new TypeErr('(call the tool with an arguments object, e.g. `{}`)');
+        }
+        text = encode(args, 'args');
+      } catch (e) {
+        const why = e instanceof RangeErr ? 'args are nested too deeply' : messageOf(e);
+        return rejected(new ToolCallError(name, `tool arguments must be lossless JSON: ${why}`));
       }
-      text = encode(args, 'args');
-    } catch (e) {
-      const why = e instanceof RangeErr ? 'args are nested too deeply' : messageOf(e);
-      return rejected(new ToolCallError(name, `tool arguments must be lossless JSON: ${why}`));
+      promise = hostSubmitText(index, text);
     }
-    return new MakePromise((resolve, reject) => {
-      // The host keeps `resolve` and `reject` for `deliver`; a string: refused now.
-      const refused = hostSubmit(name, text, resolve, reject);
-      if (typeof refused === 'string') reject(new ToolCallError(name, refused));
-    });
+    return typeof promise === 'string' ? rejected(new ToolCallError(name, promise)) : promise;
   };
 
-  const deliver = (resolve, reject, name, ok, text) => {
-    if (!ok) { reject(new ToolCallError(name, text)); return; }
-    let value;
-    try {
-      value = parse(text);
-    } catch (e) {
-      reject(new ToolCallError(name, e instanceof RangeErr ? 'the tool result is nested too deeply' : messageOf(e)));
-      return;
-    }
-    resolve(value);
-  };
+  const refuse = (reject, name, message) => { reject(new ToolCallError(name, message)); };
 
-  const table = create(null);
-  for (let i = 0; i < names.length; i++) {
-    define(table, names[i], { value: binding(names[i]), enumerable: true });
-  }
-  freeze(table);
+  // The bindings are own properties of a frozen object, found without running any code;
+  // only a name that is not one reaches the prototype, a proxy that explains.
   const known = join(names, ', ');
-  const tools = new Proxy(table, {
+  const unknown = new Proxy(create(null), {
     get(target, key) {
-      if (typeof key === 'symbol' || key in target || key === 'then' || key === 'toJSON') {
-        return target[key];
-      }
+      if (typeof key === 'symbol' || key === 'then' || key === 'toJSON') return undefined;
       throw new TypeErr(`unknown tool ${stringify(key)}; available tools: ${known || '(none)'}`);
     },
     set() { return false; },
     defineProperty() { return false; },
     deleteProperty() { return false; },
+    setPrototypeOf() { return false; },
   });
+  const tools = create(unknown);
+  for (let i = 0; i < names.length; i++) {
+    define(tools, names[i], { value: binding(names[i], i), enumerable: true });
+  }
+  freeze(tools);
 
   // console: every method appends one line; strings print raw, other values as JSON
   // where possible.
@@ -308,5 +304,5 @@
       return ['i', e instanceof RangeErr ? 'the result is nested too deeply' : messageOf(e)];
     }
   };
-  return [finish, deliver];
+  return [finish, refuse];
 })

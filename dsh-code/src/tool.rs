@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::CodeConfig;
 use crate::engine::{self, Job};
+use crate::events::SubCallObserver;
 use crate::mode::Mode;
 
 /// The model-facing description of `run_code`.
@@ -20,7 +21,8 @@ pub const DESCRIPTION: &str = "Run a TypeScript program that calls the available
 call tools as `await tools.<name>(args)` following the declarations in the system prompt. \
 Only erasable TypeScript works (no enum, namespace or parameter properties): types are \
 removed, not checked. The run's output is what the program prints with console.log and \
-what it returns, so keep both to what you need.";
+what it returns, so keep both to what you need; a tool result holding an image is \
+attached after that output, so you can look at it.";
 
 /// Arguments of `run_code`.
 #[derive(Clone, Debug, Serialize, Deserialize, ToolSchema)]
@@ -53,6 +55,7 @@ pub struct RunCode {
     config: Arc<CodeConfig>,
     mode: Mode,
     definition: ToolDefinition,
+    observer: Option<Arc<dyn SubCallObserver>>,
 }
 
 impl std::fmt::Debug for RunCode {
@@ -65,14 +68,21 @@ impl std::fmt::Debug for RunCode {
 }
 
 impl RunCode {
-    pub(crate) fn new(registry: Registry, config: Arc<CodeConfig>, mode: Mode) -> RunCode {
+    pub(crate) fn new(
+        registry: Registry,
+        config: Arc<CodeConfig>,
+        mode: Mode,
+        description: Option<String>,
+        observer: Option<Arc<dyn SubCallObserver>>,
+    ) -> RunCode {
         RunCode {
             registry,
             config,
             mode,
+            observer,
             definition: ToolDefinition::new(
                 RUN_CODE,
-                DESCRIPTION,
+                description.unwrap_or_else(|| DESCRIPTION.to_string()),
                 RunCodeArgs::schema(),
                 RunCodeOutput::schema(),
             ),
@@ -130,6 +140,7 @@ impl Tool for RunCode {
             token: exec.token,
             cancel: cx.cancellation().clone(),
             config: (*self.config).clone(),
+            observer: self.observer.clone(),
         })
         .await;
         for context in report.forwarded.contexts {
@@ -137,6 +148,9 @@ impl Tool for RunCode {
         }
         if report.forwarded.concludes_turn {
             cx.conclude_turn();
+        }
+        for block in report.forwarded.content {
+            cx.attach_content(block);
         }
         match report.outcome {
             Ok(result) => Ok(RunCodeOutput {

@@ -3,9 +3,16 @@
 
 mod support;
 
-use dsh_code::{CodeConfig, Mode};
-use dsh_runtime::hooks::{Accept, PostDecision, post_execute_fn};
+use dsh_code::{CodeConfig, CodeMode, Mode, SubCall, SubCallObserver};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use dsh_runtime::hooks::{
+    Accept, CallInfo, HookFuture, PostDecision, PostExecute, PostNext, PreDecision, PreExecute,
+    PreNext, post_execute_fn,
+};
 use dsh_runtime::json::Value;
+use dsh_runtime::{ContentBlock, ToolResult};
 use dsh_runtime::{ErrorCode, ToolCall};
 use support::*;
 
@@ -277,7 +284,7 @@ async fn the_program_sees_the_scopes_tools_except_run_code() {
     assert_eq!(
         got,
         v(
-            r#"{"names":["echo","slow","exclusive","fail","remark"],"hasRunCode":false,"unknown":"unknown tool \"nope\"; available tools: echo, slow, exclusive, fail, remark"}"#
+            r#"{"names":["echo","slow","exclusive","fail","picture","remark"],"hasRunCode":false,"unknown":"unknown tool \"nope\"; available tools: echo, slow, exclusive, fail, picture, remark"}"#
         )
     );
 }
@@ -308,4 +315,221 @@ async fn a_sub_call_gets_the_outer_agent() {
     .with_agent(scoped.id());
     let r = env.registry.execute(call).await;
     assert_eq!(r.value().unwrap().get("result"), Some(&v("5")));
+}
+
+/// Records when each `slow` call enters and leaves a policy or closing stage, and
+/// sleeps in between: longer for earlier labels, so stages running unordered would
+/// interleave.
+#[derive(Clone, Default)]
+struct StageLog(Arc<Mutex<Vec<String>>>);
+
+impl StageLog {
+    fn label(call: &CallInfo<'_>) -> Option<String> {
+        if call.name() != "slow" {
+            return None;
+        }
+        call.arguments()
+            .get("label")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    }
+
+    async fn stay(&self, stage: &str, label: &str) {
+        self.0.lock().unwrap().push(format!("{stage}>{label}"));
+        let ms = match label {
+            "a" => 40,
+            "b" => 30,
+            "c" => 20,
+            _ => 10,
+        };
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        tokio::task::yield_now().await;
+        self.0.lock().unwrap().push(format!("{stage}<{label}"));
+    }
+
+    fn entries(&self) -> Vec<String> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+impl PreExecute for StageLog {
+    fn pre_execute<'a>(
+        &'a self,
+        call: &'a CallInfo<'a>,
+        next: PreNext<'a>,
+    ) -> HookFuture<'a, Result<PreDecision, dsh_runtime::ToolError>> {
+        let Some(label) = StageLog::label(call) else {
+            return next.run();
+        };
+        HookFuture::new(async move {
+            self.stay("pre", &label).await;
+            next.run().await
+        })
+    }
+}
+
+impl PostExecute for StageLog {
+    fn post_execute<'a>(
+        &'a self,
+        call: &'a CallInfo<'a>,
+        result: &'a ToolResult,
+        next: PostNext<'a>,
+    ) -> HookFuture<'a, Result<PostDecision, dsh_runtime::ToolError>> {
+        let _ = result;
+        let Some(label) = StageLog::label(call) else {
+            return next.run();
+        };
+        HookFuture::new(async move {
+            self.stay("post", &label).await;
+            next.run().await
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn policy_and_closing_stages_of_overlapping_calls_run_one_at_a_time_in_submission_order() {
+    let env = default_env();
+    let log = StageLog::default();
+    let _pre = env.scope.pre_execute(log.clone());
+    let _post = env.scope.post_execute(log.clone());
+    let got = env.value(programs::STAGGERED).await;
+    assert_eq!(got, v(r#"["a","b","c","d"]"#));
+    let entries = log.entries();
+    let stage = |name: &str| -> Vec<String> {
+        entries
+            .iter()
+            .filter(|e| e.starts_with(name))
+            .cloned()
+            .collect()
+    };
+    // One call at a time in each stage, in submission order, although the hook keeps
+    // earlier calls longer...
+    assert_eq!(
+        stage("pre"),
+        [
+            "pre>a", "pre<a", "pre>b", "pre<b", "pre>c", "pre<c", "pre>d", "pre<d"
+        ],
+        "{entries:?}"
+    );
+    // ... and although the last body ended first.
+    assert_eq!(
+        env.probe.labels("end").first().map(String::as_str),
+        Some("d")
+    );
+    assert_eq!(
+        stage("post"),
+        [
+            "post>a", "post<a", "post>b", "post<b", "post>c", "post<c", "post>d", "post<d"
+        ],
+        "{entries:?}"
+    );
+    // The bodies still overlapped: all four were running at once.
+    let events = order(&env);
+    assert_eq!(most_running(&events), 4, "{events:?}");
+}
+
+/// What a sub-call observer heard, one line per event.
+#[derive(Clone, Default)]
+struct Heard(Arc<Mutex<Vec<String>>>);
+
+impl SubCallObserver for Heard {
+    fn started(&self, call: &SubCall<'_>, arguments: &Value) {
+        self.0.lock().unwrap().push(format!(
+            "start {} {} {arguments} parent={} root={}",
+            call.call_id, call.name, call.parent_call_id, call.root_call_id
+        ));
+    }
+
+    fn settled(&self, call: &SubCall<'_>, result: &ToolResult) {
+        self.0.lock().unwrap().push(format!(
+            "settle {} {} error={} {}",
+            call.call_id,
+            call.name,
+            result.is_error(),
+            result.text()
+        ));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_started_call_is_heard_starting_and_settling_and_abandoned_ones_are_not() {
+    let heard = Heard::default();
+    let env = env_with(Mode::Both, CodeMode::new().observe_sub_calls(heard.clone()));
+    let got = env.value(programs::OBSERVED).await;
+    assert_eq!(got, v(r#"[{"n":1},"boom"]"#));
+    // By the time run_code returned, the call cancelled at settlement had settled too.
+    assert_eq!(
+        *heard.0.lock().unwrap(),
+        [
+            r#"start outer:code:1 echo {"value":{"n":1}} parent=outer root=outer"#,
+            r#"settle outer:code:1 echo error=false {"n":1}"#,
+            r#"start outer:code:2 fail {"message":"boom"} parent=outer root=outer"#,
+            "settle outer:code:2 fail error=true Error: boom",
+            r#"start outer:code:3 slow {"label":"long","ms":60000} parent=outer root=outer"#,
+            "settle outer:code:3 slow error=true Error: long was cancelled",
+        ]
+    );
+    assert_eq!(env.probe.labels("cancelled"), ["long"]);
+
+    // A panicking observer is contained: the run and its calls go on.
+    struct Panics;
+    impl SubCallObserver for Panics {
+        fn started(&self, _: &SubCall<'_>, _: &Value) {
+            panic!("observer bug");
+        }
+    }
+    let env = env_with(Mode::Both, CodeMode::new().observe_sub_calls(Panics));
+    assert_eq!(
+        env.value(programs::TWO_ECHOES).await,
+        v(r#"[1,{"b":[true,null]}]"#)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn image_bearing_results_are_appended_to_the_outer_content_in_dispatch_order() {
+    let env = default_env();
+    let r = env.run(programs::PICTURES).await;
+    assert!(r.is_success(), "{:?}", r.message());
+    let image = |caption: &str| ContentBlock::Image {
+        data: format!("BASE64-{caption}"),
+        media_type: "image/png".to_string(),
+    };
+    assert_eq!(
+        r.content(),
+        [
+            ContentBlock::text("first plain second\nseen"),
+            ContentBlock::text("picture: first"),
+            image("first"),
+            ContentBlock::text("picture: second"),
+            image("second"),
+        ]
+    );
+    // The value is the program's output alone.
+    assert_eq!(
+        **r.value().unwrap(),
+        v(r#"{"logs":["first plain second"],"result":"seen"}"#)
+    );
+
+    // A failed run forwards no images.
+    let r = env.run(programs::PICTURE_THEN_THROW).await;
+    assert_eq!(r.error_code(), Some(ErrorCode::CodeRunFailed));
+    assert_eq!(r.content().len(), 1, "{:?}", r.content());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_read_by_the_host_or_the_encoder_give_the_same_calls() {
+    let env = default_env();
+    let got = env.value(programs::HOST_READS).await;
+    assert_eq!(
+        got,
+        v(r#"{
+            "numbers": [0.1, 1e21, 9007199254740992, -5, 1.5e-7, 3.5, 3, "é ✓", {}, [], null, true],
+            "keys": {"0": "zero", "1": "one", "b": 2, "\ufffd": "replacement"},
+            "lone": "tool arguments must be lossless JSON: unpaired surrogate in \\u escape (lone half of a UTF-16 pair) at arguments.value (line 1, column 12)",
+            "nullProto": {"x": [[1]]},
+            "proxied": {"outer": [1, {"inner": {"a": 1}}]},
+            "message": "tool arguments must be lossless JSON: args.value.bad.g is an accessor",
+            "counts": {"getPrototypeOf": 1, "ownKeys": 1, "getOwnPropertyDescriptor": 1}
+        }"#)
+    );
 }

@@ -134,7 +134,15 @@ async fn the_prompt_shows_what_the_mode_allows() {
     let names: Vec<&str> = shown.tools.iter().map(|t| &*t.name).collect();
     assert_eq!(
         names,
-        ["echo", "slow", "exclusive", "fail", "remark", "run_code"]
+        [
+            "echo",
+            "slow",
+            "exclusive",
+            "fail",
+            "picture",
+            "remark",
+            "run_code"
+        ]
     );
     assert!(
         shown

@@ -30,6 +30,8 @@
 //! - Each session is an agent scope of the registry ([`dsh_runtime::Scope`]): calls carry
 //!   its id, so policy hooks see which session a call comes from, and
 //!   [`McpServer::on_session`] can register per-session tools and hooks there.
+//! - `tools/list` shows every visible tool, unless [`McpServer::with_listing`] narrows
+//!   it (code mode lists `run_code` alone).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {

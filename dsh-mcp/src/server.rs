@@ -26,6 +26,7 @@ use crate::definition::{McpTool, mcp_tool, to_serde};
 
 type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 type SessionSetup = dyn Fn(&Scope) -> SessionGuard + Send + Sync;
+type Listing = dyn Fn(&Registry, Option<ScopeId>, Vec<DynTool>) -> Vec<DynTool> + Send + Sync;
 
 /// What a session's setup leaves behind: values kept alive while the session lasts and
 /// futures run when it ends (see [`McpServer::on_session`]).
@@ -88,6 +89,7 @@ struct Shared {
     info: Implementation,
     instructions: Option<String>,
     on_session: Option<Arc<SessionSetup>>,
+    listing: Option<Arc<Listing>>,
     /// The tool list of calls made outside any session (stateless HTTP requests).
     global: ListCache,
 }
@@ -111,6 +113,7 @@ impl McpServer {
                 info: Implementation::new("dsh-mcp", env!("CARGO_PKG_VERSION")),
                 instructions: None,
                 on_session: None,
+                listing: None,
                 global: ListCache::default(),
             }),
         }
@@ -127,6 +130,7 @@ impl McpServer {
                     info: old.info.clone(),
                     instructions: old.instructions.clone(),
                     on_session: old.on_session.clone(),
+                    listing: old.listing.clone(),
                     global: ListCache::default(),
                 };
                 f(&mut shared);
@@ -164,6 +168,25 @@ impl McpServer {
     ) -> Self {
         let setup: Arc<SessionSetup> = Arc::new(setup);
         self.edit(|s| s.on_session = Some(setup))
+    }
+
+    /// Choose which visible tools `tools/list` shows: `list` gets the registry, the
+    /// session's scope (`None` without a session) and the visible tools in publication
+    /// order, and returns the tools to list, in order (e.g. only `run_code` for a scope in
+    /// code mode, see `dsh_code::offered_tools`).
+    ///
+    /// This shapes what the client's model is offered, not what it may call: a call by
+    /// name still goes to the registry, which decides as it does for any caller (code
+    /// mode's collapse answers a direct call with `UNKNOWN_TOOL`, which the server returns
+    /// as the protocol's unknown-tool error). Hide tools from calls with the registry's
+    /// scopes (`restrict`) or guards.
+    #[must_use]
+    pub fn with_listing(
+        self,
+        list: impl Fn(&Registry, Option<ScopeId>, Vec<DynTool>) -> Vec<DynTool> + Send + Sync + 'static,
+    ) -> Self {
+        let list: Arc<Listing> = Arc::new(list);
+        self.edit(|s| s.listing = Some(list))
     }
 
     /// The registry served.
@@ -330,7 +353,11 @@ impl ListCache {
         // A session shares the global view's list, or its published tools, where its
         // own view agrees (most sessions see exactly the global tools).
         let global = scope.map(|_| shared.global.get(shared, None));
-        let list = build_list(&shared.registry, scope, generation, global);
+        let mut visible = visible(&shared.registry, scope);
+        if let Some(listing) = &shared.listing {
+            visible = listing(&shared.registry, scope, visible);
+        }
+        let list = build_list(visible, generation, global);
         *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(list.clone());
         list
     }
@@ -347,12 +374,10 @@ fn visible(registry: &Registry, scope: Option<ScopeId>) -> Vec<DynTool> {
 }
 
 fn build_list(
-    registry: &Registry,
-    scope: Option<ScopeId>,
+    visible: Vec<DynTool>,
     generation: u64,
     reuse: Option<Arc<ToolList>>,
 ) -> Arc<ToolList> {
-    let visible = visible(registry, scope);
     let fingerprint: Vec<(Arc<str>, usize)> = visible
         .iter()
         .map(|tool| {

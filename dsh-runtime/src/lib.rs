@@ -100,8 +100,8 @@ pub mod __private;
 
 pub use content::ContentBlock;
 pub use pipeline::{
-    Arguments, DispatchOutcome, ErrorCode, ExecutionMode, TimeoutWrapper, ToolCall, ToolCallError,
-    ToolResult,
+    Arguments, CallOrder, DispatchOutcome, ErrorCode, ExecutionMode, TimeoutWrapper, ToolCall,
+    ToolCallError, ToolResult,
 };
 pub use registry::{
     RawTool, RegisterError, Registration, Registry, RegistryBuilder, RestrictError, Restriction,

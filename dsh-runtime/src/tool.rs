@@ -539,6 +539,7 @@ pub async fn with_progress<F: Future>(reporter: ProgressReporter, fut: F) -> F::
 #[derive(Debug, Default)]
 pub struct SideChannel {
     deferred: Mutex<Vec<String>>,
+    attached: Mutex<Vec<ContentBlock>>,
     concludes_turn: AtomicBool,
     /// The body's cancellation token, when the pipeline let it be created lazily (a child
     /// of the caller's token, made the first time the body asks for it).
@@ -549,6 +550,11 @@ impl SideChannel {
     /// Take the deferred contexts, in the order they were deferred.
     pub fn take_deferred(&self) -> Vec<String> {
         std::mem::take(&mut *self.deferred.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Take the attached content blocks, in the order they were attached.
+    pub fn take_attached(&self) -> Vec<ContentBlock> {
+        std::mem::take(&mut *self.attached.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// Whether the body asked to conclude the turn.
@@ -665,6 +671,37 @@ impl ToolContext {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(text.into());
+    }
+    /// Append `block` to the content of this call's success, after what the tool
+    /// renders (dropped when the call fails; replaced with the rest of the content when
+    /// post-execute replaces it). For content a body relays rather than renders, such as
+    /// the images `run_code` forwards from the calls of a program.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use dsh_runtime::{ContentBlock, Registry, ToolCall, ToolContext, tool};
+    ///
+    /// /// Describe a chart, and show it.
+    /// #[tool(read_only)]
+    /// async fn chart(cx: ToolContext) -> String {
+    ///     cx.attach_content(ContentBlock::Image { data: "iVBORw0KGgo=".into(), media_type: "image/png".into() });
+    ///     "a rising line".to_string()
+    /// }
+    ///
+    /// let registry = Registry::new();
+    /// let _chart = registry.register(Chart).unwrap();
+    /// let result = registry.execute(ToolCall::new("1", "chart", "{}")).await;
+    /// assert_eq!(result.content().len(), 2);
+    /// assert_eq!(result.content()[0].as_text(), Some("a rising line"));
+    /// assert!(matches!(result.content()[1], ContentBlock::Image { .. }));
+    /// # });
+    /// ```
+    pub fn attach_content(&self, block: ContentBlock) {
+        self.side()
+            .attached
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(block);
     }
     /// Ask the agent loop to end the turn after this result (success only).
     pub fn conclude_turn(&self) {

@@ -111,6 +111,12 @@ impl Probe {
         Err(ToolError::with_code("PROBE_FAILED", message))
     }
 
+    /// Return the caption; the content shows it with a tiny image.
+    #[tool(args, read_only, concurrency_safe, render = picture_content)]
+    async fn picture(&self, args: PictureArgs) -> String {
+        args.caption
+    }
+
     /// Attach a context and end the turn.
     #[tool]
     async fn remark(&self, text: String, cx: ToolContext) -> bool {
@@ -118,6 +124,23 @@ impl Probe {
         cx.conclude_turn();
         true
     }
+}
+
+/// Arguments of `picture`.
+#[derive(serde::Deserialize, dsh_runtime::ToolSchema)]
+pub struct PictureArgs {
+    /// What the picture shows.
+    pub caption: String,
+}
+
+fn picture_content(args: &PictureArgs, _out: &String) -> Vec<dsh_runtime::ContentBlock> {
+    vec![
+        dsh_runtime::ContentBlock::text(format!("picture: {}", args.caption)),
+        dsh_runtime::ContentBlock::Image {
+            data: format!("BASE64-{}", args.caption),
+            media_type: "image/png".to_string(),
+        },
+    ]
 }
 
 /// A registry with the probe tools in the global layer and one agent scope in `mode`.
@@ -130,6 +153,11 @@ pub struct Env {
 }
 
 pub fn env(mode: Mode, config: CodeConfig) -> Env {
+    env_with(mode, CodeMode::with_config(config))
+}
+
+/// [`env`] with the scope presented by `code_mode`.
+pub fn env_with(mode: Mode, code_mode: CodeMode) -> Env {
     let registry = Registry::new();
     let probe = Arc::new(Probe {
         events: Mutex::new(Vec::new()),
@@ -137,11 +165,7 @@ pub fn env(mode: Mode, config: CodeConfig) -> Env {
     });
     let tools = registry.register_toolbox(probe.clone()).unwrap();
     let scope = registry.scope();
-    let presentation = Some(
-        CodeMode::with_config(config)
-            .present_as(&scope, mode)
-            .unwrap(),
-    );
+    let presentation = Some(code_mode.present_as(&scope, mode).unwrap());
     Env {
         registry,
         scope,

@@ -136,7 +136,69 @@ try {
 }
 return {deep: JSON.stringify(deep).length, twice: JSON.stringify(twice).length, message};"#;
 
+/// Four overlapping reads whose bodies end in the reverse of their submission order.
+pub const STAGGERED: &str = "return await Promise.all([
+  tools.slow({label: 'a', ms: 240}),
+  tools.slow({label: 'b', ms: 180}),
+  tools.slow({label: 'c', ms: 120}),
+  tools.slow({label: 'd', ms: 60}),
+]);";
+
+/// A success, a failure, a call still running when the program returns (cancelled
+/// then) and one still queued (abandoned).
+pub const OBSERVED: &str = "const a = await tools.echo({value: {n: 1}});
+let message = '';
+try {
+  await tools.fail({message: 'boom'});
+} catch (e) {
+  message = (e as ToolCallError).message;
+}
+void tools.slow({label: 'long', ms: 60000}).catch(() => {});
+void tools.exclusive({label: 'queued', ms: 1}).catch(() => {});
+return [a, message];";
+
+/// Pictures among other calls, then a value.
+pub const PICTURES: &str = "const [a, b] = await Promise.all([
+  tools.picture({caption: 'first'}),
+  tools.echo({value: 'plain'}),
+]);
+const c = await tools.picture({caption: 'second'});
+console.log(a, b, c);
+return 'seen';";
+
+/// A picture, then a failure that ends the run.
+pub const PICTURE_THEN_THROW: &str = "await tools.picture({caption: 'lost'});
+throw new Error('no');";
+
+/// Arguments the host reads itself, and arguments only the encoder may read (a proxy
+/// inside a plain object, a getter): no trap or getter runs more than the encoder runs it.
+pub const HOST_READS: &str = r#"const counts: Record<string, number> = {};
+const count = (what: string) => { counts[what] = (counts[what] ?? 0) + 1; };
+const proxy = new Proxy({a: 1}, {
+  getPrototypeOf(t) { count('getPrototypeOf'); return Object.getPrototypeOf(t); },
+  ownKeys(t) { count('ownKeys'); return Reflect.ownKeys(t); },
+  getOwnPropertyDescriptor(t, k) { count('getOwnPropertyDescriptor'); return Reflect.getOwnPropertyDescriptor(t, k); },
+  get(t, k) { count('get'); return Reflect.get(t, k); },
+});
+const numbers = await tools.echo({value: [0.1, 1e21, 2 ** 53, -5, 1.5e-7, 7 / 2, 6 / 2, 'é ✓', {}, [], null, true]});
+const keys = await tools.echo({value: {b: 2, 1: 'one', 0: 'zero', '\ufffd': 'replacement'}});
+const lone = await tools.echo({value: {[String.fromCharCode(0xd800)]: 1}}).catch((e: ToolCallError) => e.message);
+const nullProto = await tools.echo({value: Object.assign(Object.create(null), {x: [Object.freeze([1])]})});
+const proxied = await tools.echo({value: {outer: [1, {inner: proxy}]}});
+let message = '';
+try {
+  await tools.echo({value: {ok: 1, bad: {get g() { count('getter'); return 1; }}}});
+} catch (e) {
+  message = (e as ToolCallError).message;
+}
+return {numbers, keys, lone, nullProto, proxied, message, counts};"#;
+
 pub const ALL: &[(&str, &str)] = &[
+    ("HOST_READS", HOST_READS),
+    ("OBSERVED", OBSERVED),
+    ("PICTURES", PICTURES),
+    ("PICTURE_THEN_THROW", PICTURE_THEN_THROW),
+    ("STAGGERED", STAGGERED),
     ("DEEP_ARGUMENTS", DEEP_ARGUMENTS),
     ("TWO_ECHOES", TWO_ECHOES),
     ("LOSSY_ARGUMENTS", LOSSY_ARGUMENTS),

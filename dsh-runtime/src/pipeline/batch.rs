@@ -6,6 +6,7 @@
 //! it). The calls run as tasks of a [`JoinSet`].
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -126,6 +127,97 @@ impl Registry {
                 })
             })
             .collect()
+    }
+}
+
+/// The order of the policy and closing stages across calls that a scheduler of its own
+/// starts one after another (code mode's bridge), as [`Registry::execute_batch`] orders
+/// its calls: the policy stages (pre-execute, approval, guards) of the calls entered
+/// through one `CallOrder` run one call at a time, in the order the calls were entered,
+/// and so do their post-execute, finalization and observers; bodies overlap freely.
+#[derive(Default)]
+pub struct CallOrder {
+    order: Arc<Order>,
+    entered: AtomicUsize,
+}
+
+impl std::fmt::Debug for CallOrder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallOrder")
+            .field("entered", &self.entered.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+impl CallOrder {
+    /// An empty order.
+    pub fn new() -> Self {
+        CallOrder::default()
+    }
+}
+
+impl Registry {
+    /// [`Registry::execute`] as the next call of `order` (its place is taken now, not when
+    /// the future is first polled): its policy stages start once every call entered
+    /// earlier has left theirs, its closing stages once every earlier call has left
+    /// those. Drive each returned future to its end, as with `execute`: a call dropped
+    /// before its turn would hold back the calls entered after it.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use std::sync::{Arc, Mutex};
+    /// use dsh_runtime::hooks::{CallInfo, HookFuture, PreDecision, PreExecute, PreNext};
+    /// use dsh_runtime::{CallOrder, Registry, ToolCall, ToolError, tool};
+    ///
+    /// /// Say hello.
+    /// #[tool(read_only, concurrency_safe)]
+    /// async fn hello() -> String { "hello".to_string() }
+    ///
+    /// /// Records the calls entering and leaving pre-execute; the first one stays longer.
+    /// struct Log(Arc<Mutex<Vec<String>>>);
+    /// impl PreExecute for Log {
+    ///     fn pre_execute<'a>(&'a self, call: &'a CallInfo<'a>, next: PreNext<'a>)
+    ///         -> HookFuture<'a, Result<PreDecision, ToolError>> {
+    ///         HookFuture::new(async move {
+    ///             self.0.lock().unwrap().push(format!("in {}", call.call_id()));
+    ///             if call.call_id() == "1" {
+    ///                 tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    ///             }
+    ///             self.0.lock().unwrap().push(format!("out {}", call.call_id()));
+    ///             next.run().await
+    ///         })
+    ///     }
+    /// }
+    ///
+    /// let registry = Registry::new();
+    /// let _hello = registry.register(Hello).unwrap();
+    /// let log = Arc::new(Mutex::new(Vec::new()));
+    /// let _hook = registry.pre_execute(Log(log.clone()));
+    /// let order = CallOrder::new();
+    /// let first = registry.execute_ordered(ToolCall::new("1", "hello", "{}"), &order);
+    /// let second = registry.execute_ordered(ToolCall::new("2", "hello", "{}"), &order);
+    /// // Polled together, and the second first: its policy still waits for the first's.
+    /// let (b, a) = tokio::join!(second, first);
+    /// assert_eq!(a.text(), "hello");
+    /// assert_eq!(b.text(), "hello");
+    /// assert_eq!(*log.lock().unwrap(), ["in 1", "out 1", "in 2", "out 2"]);
+    /// # });
+    /// ```
+    pub fn execute_ordered(
+        &self,
+        call: ToolCall,
+        order: &CallOrder,
+    ) -> impl Future<Output = ToolResult> + Send + 'static {
+        let gates = Gates {
+            order: order.order.clone(),
+            index: order.entered.fetch_add(1, Ordering::Relaxed),
+        };
+        let registry = self.clone();
+        async move {
+            let result = registry.execute_gated(call, Some(&gates)).await;
+            drop(gates);
+            result
+        }
     }
 }
 

@@ -43,7 +43,7 @@ mod timeout;
 mod typed;
 
 pub use crate::result::{DispatchOutcome, ErrorCode, ToolResult};
-pub use batch::ExecutionMode;
+pub use batch::{CallOrder, ExecutionMode};
 pub use call::{Arguments, ToolCall};
 pub use timeout::TimeoutWrapper;
 pub use typed::ToolCallError;

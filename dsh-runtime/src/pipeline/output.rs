@@ -79,7 +79,7 @@ pub(crate) fn success(tool: &DynTool, exec: &Execution, value: Value) -> ResultD
 /// What the dispatch returned, as the result post-execute sees: this call's canonical
 /// outcome passes; a wrapper-authored (or another call's) success is validated and
 /// rendered again (failing that ends the call); the body's deferred contexts are
-/// prepended; a success after the caller aborted becomes the cancellation result.
+/// prepended and, on success, its attached content appended; a success after the caller aborted becomes the cancellation result.
 pub(super) fn settle(call: &Call, tool: &DynTool, dispatched: Dispatched) -> Outcome {
     let Dispatched { outcome, invoked } = dispatched;
     let side = call.exec.side();
@@ -101,6 +101,10 @@ pub(super) fn settle(call: &Call, tool: &DynTool, dispatched: Dispatched) -> Out
     let deferred = side.take_deferred();
     if !deferred.is_empty() {
         data.contexts.splice(0..0, deferred);
+    }
+    let attached = side.take_attached();
+    if !attached.is_empty() && data.is_success() {
+        data.content.extend(attached);
     }
     if let Kind::Success { concludes_turn, .. } = &mut data.kind {
         *concludes_turn = side.concludes_turn();

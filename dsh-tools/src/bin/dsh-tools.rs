@@ -10,7 +10,7 @@
 //! dsh-tools sdk --lang ts|py
 //! dsh-tools list --tokens [--provider NAME]
 //! dsh-tools [--root DIR] code PROGRAM|- [--json]
-//! dsh-tools [--root DIR] mcp [--http ADDR [--stateless] [--bearer-token-env VAR]]
+//! dsh-tools [--root DIR] mcp [--http ADDR [--stateless] [--bearer-token-env VAR]] [--code-mode native|code|both]
 //! ```
 //!
 //! `session` reads calls as JSON Lines on stdin, `{"id", "name", "arguments"}` (the
@@ -138,7 +138,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Serve the tools over MCP (stdio, or Streamable HTTP with --http).
+    /// Serve the tools over MCP (stdio, or Streamable HTTP with --http); with
+    /// --code-mode code|both, each session is offered run_code.
     Mcp(mcp::McpArgs),
     /// Print the cards of every call in a JSON Lines log.
     Replay {

@@ -16,6 +16,18 @@
 //! session ends. Stateless HTTP requests share the host's runtime, whose jobs are killed
 //! when the server stops.
 //!
+//! # Code mode
+//!
+//! `--code-mode code|both` (default `native`) presents each session's agent scope in
+//! that mode (see the `dsh-code` crate), after the session's own tools are registered.
+//! `both` lists every tool and `run_code`; `code` lists `run_code` alone, and a direct
+//! call of any other tool is answered with the protocol's unknown-tool error, whose
+//! message names `run_code`. Since an MCP client takes no system prompt from the server,
+//! `run_code`'s description carries what a model in code mode is shown (in `code` the
+//! code-only rule, then the typed SDK of the session's tools). Requests without a
+//! session (stateless HTTP) see the tools natively, so `--code-mode` refuses
+//! `--stateless`.
+//!
 //! # Importing
 //!
 //! Each `--mcp 'CMD ARGS'` starts `CMD` as a child MCP server on stdio (the line is
@@ -26,6 +38,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use dsh_code::{CodeMode, Mode};
 use dsh_mcp::{HttpOptions, McpClient, McpServer, SessionGuard};
 use dsh_runtime::Registration;
 use dsh_runtime::jobs::JobRuntime;
@@ -50,29 +63,69 @@ pub struct McpArgs {
     /// of this environment variable.
     #[arg(long, value_name = "VAR", requires = "http")]
     pub bearer_token_env: Option<String>,
+    /// How each session is offered the tools: `native` (every tool), `code` (only
+    /// `run_code`, whose description holds the typed SDK; direct calls of other tools are
+    /// unknown) or `both` (every tool and `run_code`).
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = CodeModeArg::Native, conflicts_with = "stateless")]
+    pub code_mode: CodeModeArg,
+}
+
+/// The values of `--code-mode`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CodeModeArg {
+    /// Every tool, called directly; no `run_code`.
+    #[default]
+    Native,
+    /// Only `run_code`; the other tools are reached from programs.
+    Code,
+    /// Every tool and `run_code`.
+    Both,
+}
+
+impl From<CodeModeArg> for Mode {
+    fn from(arg: CodeModeArg) -> Mode {
+        match arg {
+            CodeModeArg::Native => Mode::Native,
+            CodeModeArg::Code => Mode::Code,
+            CodeModeArg::Both => Mode::Both,
+        }
+    }
 }
 
 /// The MCP server for `host`: every tool of its registry, and per session a job
-/// runtime of its own with the shell and job tools over it.
-pub fn server(host: &Host) -> McpServer {
-    McpServer::new(host.registry().clone())
-        .with_server_info("dsh-tools", env!("CARGO_PKG_VERSION"))
-        .on_session(|scope| {
-            let jobs = JobRuntime::new();
-            let shell = Arc::new(Shell::new(jobs.clone(), BashConfig::default()));
-            let mut guard = SessionGuard::new();
-            for registered in [
-                scope.register_toolbox(shell),
-                scope.register_toolbox(Arc::new(Jobs::new(jobs.clone()))),
-            ] {
-                match registered {
-                    Ok(registration) => guard = guard.keep(registration),
-                    // The global tools stay visible; report why the session has none.
-                    Err(e) => eprintln!("dsh-tools mcp: session tools not registered: {e}"),
-                }
+/// runtime of its own with the shell and job tools over it, the session's scope
+/// presented in `mode`.
+pub fn server(host: &Host, mode: Mode) -> McpServer {
+    let server = McpServer::new(host.registry().clone())
+        .with_server_info("dsh-tools", env!("CARGO_PKG_VERSION"));
+    let server = if mode == Mode::Native {
+        server
+    } else {
+        server.with_listing(dsh_code::offered_tools)
+    };
+    server.on_session(move |scope| {
+        let jobs = JobRuntime::new();
+        let shell = Arc::new(Shell::new(jobs.clone(), BashConfig::default()));
+        let mut guard = SessionGuard::new();
+        for registered in [
+            scope.register_toolbox(shell),
+            scope.register_toolbox(Arc::new(Jobs::new(jobs.clone()))),
+        ] {
+            match registered {
+                Ok(registration) => guard = guard.keep(registration),
+                // The global tools stay visible; report why the session has none.
+                Err(e) => eprintln!("dsh-tools mcp: session tools not registered: {e}"),
             }
-            guard.on_close(async move { jobs.shutdown().await })
-        })
+        }
+        if mode != Mode::Native {
+            // After the session's tools, so the SDK in run_code's description has them.
+            match CodeMode::new().sdk_in_description().present_as(scope, mode) {
+                Ok(presentation) => guard = guard.keep(presentation),
+                Err(e) => eprintln!("dsh-tools mcp: session not in {mode} mode: {e}"),
+            }
+        }
+        guard.on_close(async move { jobs.shutdown().await })
+    })
 }
 
 /// Run `dsh-tools mcp` until the client disconnects (stdio) or the process is asked to
@@ -83,7 +136,7 @@ pub fn server(host: &Host) -> McpServer {
 /// A message for stderr: the handshake failed, the address could not be bound, the
 /// token variable is unset.
 pub async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
-    let server = server(host);
+    let server = server(host, args.code_mode.into());
     let Some(addr) = args.http else {
         return server
             .serve_stdio()

@@ -4,5 +4,6 @@ mod cli;
 mod code_command;
 mod docs_sync;
 mod export_cli;
+mod mcp_code_mode;
 mod mcp_host;
 mod mcp_python;
