@@ -160,8 +160,8 @@ impl Registry {
     /// [`Registry::execute`] as the next call of `order` (its place is taken now, not when
     /// the future is first polled): its policy stages start once every call entered
     /// earlier has left theirs, its closing stages once every earlier call has left
-    /// those. Drive each returned future to its end, as with `execute`: a call dropped
-    /// before its turn would hold back the calls entered after it.
+    /// those. A future dropped before its turn gives its place up: it never holds back the
+    /// calls entered after it.
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -234,8 +234,10 @@ impl<T: 'static> Drop for Detached<T> {
 /// One stage, entered by a batch's calls one at a time in submission order.
 #[derive(Default)]
 struct Turnstile {
-    /// The index of the call whose turn it is.
+    /// The index of the call whose turn it is (read without the lock on the way in).
     turn: AtomicUsize,
+    /// Calls that left before their turn came (dropped early): skipped when it does.
+    left_early: std::sync::Mutex<std::collections::BTreeSet<usize>>,
     changed: Notify,
 }
 
@@ -254,15 +256,30 @@ impl Turnstile {
         }
     }
 
-    /// Call `index` leaves (idempotent): the next call's turn.
+    /// Call `index` leaves (idempotent). On its turn, the turn passes to the next call
+    /// that has not already left; before its turn, it is remembered and skipped then,
+    /// so a call that ends early (its future dropped) never holds back the calls after
+    /// it.
     fn leave(&self, index: usize) {
-        if self
-            .turn
-            .compare_exchange(index, index + 1, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
-        {
-            self.changed.notify_waiters();
+        let mut left_early = self
+            .left_early
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let turn = self.turn.load(Ordering::Acquire);
+        if index < turn {
+            return;
         }
+        if index > turn {
+            left_early.insert(index);
+            return;
+        }
+        let mut next = index + 1;
+        while left_early.remove(&next) {
+            next += 1;
+        }
+        self.turn.store(next, Ordering::Release);
+        drop(left_early);
+        self.changed.notify_waiters();
     }
 }
 

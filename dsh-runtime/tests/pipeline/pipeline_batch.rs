@@ -386,3 +386,50 @@ fn runs_without_a_tokio_runtime() {
     assert_eq!(rs.len(), 2);
     assert_eq!(*order.lock().unwrap(), ["a", "b"]);
 }
+
+/// A policy hook that records each call as it enters pre-execute.
+struct Entered(Arc<Mutex<Vec<String>>>);
+
+impl PreExecute for Entered {
+    fn pre_execute<'a>(
+        &'a self,
+        call: &'a CallInfo<'a>,
+        next: PreNext<'a>,
+    ) -> HookFuture<'a, Result<PreDecision, ToolError>> {
+        HookFuture::new(async move {
+            self.0.lock().unwrap().push(call.call_id().to_string());
+            next.run().await
+        })
+    }
+}
+
+#[tokio::test]
+async fn an_ordered_call_dropped_before_its_turn_gives_its_place_up() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _p = registry.register(Probe::new("plain", &log)).unwrap();
+    let entered = Arc::new(Mutex::new(Vec::new()));
+    let _hook = registry.pre_execute(Entered(entered.clone()));
+    let order = dsh_runtime::CallOrder::new();
+    let first = registry.execute_ordered(c("0", "plain", "a"), &order);
+    let second = registry.execute_ordered(c("1", "plain", "b"), &order);
+    let third = registry.execute_ordered(c("2", "plain", "c"), &order);
+    let fourth = registry.execute_ordered(c("3", "plain", "d"), &order);
+    // The second and third give up their places while the first still holds its turn.
+    drop(second);
+    drop(third);
+    let (a, d) = tokio::time::timeout(LIMIT, async { tokio::join!(fourth, first) })
+        .await
+        .expect("a dropped call held back the calls after it");
+    assert!(a.is_success() && d.is_success(), "{a:?} {d:?}");
+    assert_eq!(*entered.lock().unwrap(), ["0", "3"]);
+
+    // Dropping the call whose turn it is passes the turn on too.
+    let first = registry.execute_ordered(c("4", "plain", "e"), &order);
+    let second = registry.execute_ordered(c("5", "plain", "f"), &order);
+    drop(first);
+    let b = tokio::time::timeout(LIMIT, second)
+        .await
+        .expect("a dropped first call held back the second");
+    assert!(b.is_success(), "{b:?}");
+}
