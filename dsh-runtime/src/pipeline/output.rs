@@ -105,7 +105,7 @@ pub(super) fn settle(call: &Call, tool: &DynTool, dispatched: Dispatched) -> Out
     if let Kind::Success { concludes_turn, .. } = &mut data.kind {
         *concludes_turn = side.concludes_turn();
     }
-    if data.is_success() && call.cancel().is_cancelled() {
+    if data.is_success() && call.cancelled() {
         data = data.into_aborted(invoked);
     }
     Outcome {

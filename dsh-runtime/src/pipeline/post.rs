@@ -44,7 +44,7 @@ pub(super) async fn post_execute(call: &Call, outcome: Outcome) -> ResultData {
             Ok(Ok(PostDecision::Block(b))) => block(b),
         };
     }
-    if data.is_success() && call.cancel().is_cancelled() {
+    if data.is_success() && call.cancelled() {
         data = data.into_aborted(invoked);
     }
     data
