@@ -818,7 +818,7 @@ pub(crate) fn output_value<O: Serialize + 'static>(
     if let Some(s) = (&mut slot as &mut dyn std::any::Any).downcast_mut::<Option<String>>() {
         // `slot` is `Some` (it was just filled); `take` only moves the string out.
         return Ok(Value::String(
-            s.take().map(String::into_boxed_str).unwrap_or_default(),
+            s.take().map(crate::json::Str::from).unwrap_or_default(),
         ));
     }
     // `Some(out)` serializes exactly as `out` does.
