@@ -741,6 +741,14 @@ pub trait ErasedTool: std::any::Any + Send + Sync + 'static {
     /// See [`Tool::finalize_content`].
     fn finalize_content(&self, args: &Value, content: &[ContentBlock])
     -> Option<Vec<ContentBlock>>;
+    /// Which hooks may run code of the tool's own (a set of [`hooks`] bits; see
+    /// [`Tool::OVERRIDDEN_HOOKS`]). The pipeline runs the default of a hook whose bit is
+    /// clear itself, without a panic guard (the defaults cannot panic). The default says
+    /// "all", which is always correct.
+    #[doc(hidden)]
+    fn overridden_hooks(&self) -> u8 {
+        hooks::ALL
+    }
 }
 
 impl<T: Tool> ErasedTool for T {
@@ -805,6 +813,9 @@ impl<T: Tool> ErasedTool for T {
         } else {
             None
         }
+    }
+    fn overridden_hooks(&self) -> u8 {
+        T::OVERRIDDEN_HOOKS
     }
 }
 

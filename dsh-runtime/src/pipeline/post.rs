@@ -111,7 +111,9 @@ fn block(b: Block) -> ResultData {
 /// ignored arguments (`note`, first among the contexts), freeze, observe.
 pub(super) fn finalize(call: &Call, mut data: ResultData, note: Option<String>) -> ToolResult {
     let info = call.info();
-    if let Some(tool) = &call.tool {
+    if let Some(tool) = &call.tool
+        && tool.erased().overridden_hooks() & crate::tool::hooks::FINALIZE_CONTENT != 0
+    {
         let finalized = panic::contain(|| {
             tool.erased()
                 .finalize_content(info.arguments(), &data.content)
