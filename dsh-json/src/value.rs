@@ -498,11 +498,7 @@ enum Cloning<'a> {
 
 enum CloneFrame<'a> {
     Arr(std::slice::Iter<'a, Value>, Vec<Value>),
-    Obj(
-        std::slice::Iter<'a, (Str, Value)>,
-        Vec<(Str, Value)>,
-        Str,
-    ),
+    Obj(std::slice::Iter<'a, (Str, Value)>, Vec<(Str, Value)>, Str),
 }
 
 fn clone_value_iter(root: Cloning<'_>) -> Value {
