@@ -7,7 +7,9 @@
 //! valgrind --tool=callgrind target/release/deps/profile-<hash> B_valid ours_text 20000
 //! ```
 //!
-//! Contenders: `ours_text`, `ours_value`, `floor_text`, `rmcp_router`. Without arguments
+//! Contenders: `ours_text`, `ours_value`, `floor_text`, `rmcp_router` (a clone of the parsed
+//! map), `rmcp_router_text` (parsing the raw text first), `parse` (the snapshot alone),
+//! `serde_value` (`serde_json::Value` from the text). Without arguments
 //! (as under `cargo bench`) it runs nothing.
 
 mod common;
@@ -59,6 +61,24 @@ fn main() {
                     let a = serde_json::from_str::<SearchArgs>(case.text).ok();
                     black_box(a.map(|a| run_sync(common::search(a))));
                 }
+            }
+            "rmcp_router_text" => {
+                let map: Option<JsonObject> = serde_json::from_str(black_box(case.text)).ok();
+                if let Some(map) = map {
+                    let _ = black_box(run_sync(server.tool_router.call(ToolCallContext::new(
+                        &server,
+                        rmcp_params(case.tool, map),
+                        rmcp_cx.clone(),
+                    ))));
+                }
+            }
+            "parse" => {
+                let _ = black_box(dsh_runtime::json::parse(black_box(case.text)));
+            }
+            "serde_value" => {
+                let _ = black_box(serde_json::from_str::<serde_json::Value>(black_box(
+                    case.text,
+                )));
             }
             "rmcp_router" => {
                 let _ = black_box(run_sync(server.tool_router.call(ToolCallContext::new(

@@ -11,6 +11,7 @@ use serde::forward_to_deserialize_any;
 
 use super::keys::DupDetector;
 use super::number::{N, Number};
+use super::str::Str;
 use super::value::{Array, Object, Value};
 
 /// An error from deserializing a typed value out of a [`Value`].
@@ -251,7 +252,7 @@ impl<'de> SeqAccess<'de> for SeqDeserializer<'de> {
 }
 
 struct MapDeserializer<'de> {
-    iter: std::slice::Iter<'de, (Box<str>, Value)>,
+    iter: std::slice::Iter<'de, (Str, Value)>,
     value: Option<&'de Value>,
 }
 
@@ -484,7 +485,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Ok(Value::Array(Array::from(items)))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut entries: Vec<(Box<str>, Value)> =
+        let mut entries: Vec<(Str, Value)> =
             Vec::with_capacity(map.size_hint().unwrap_or(0).min(4096));
         let mut dups = DupDetector::default();
         while let Some(key) = map.next_key::<KeyString>()? {
@@ -502,7 +503,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
 }
 
 /// An object key read as an owned string.
-struct KeyString(Box<str>);
+struct KeyString(Str);
 
 impl<'de> de::Deserialize<'de> for KeyString {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<KeyString, D::Error> {
@@ -516,7 +517,7 @@ impl<'de> de::Deserialize<'de> for KeyString {
                 Ok(KeyString(v.into()))
             }
             fn visit_string<E: de::Error>(self, v: String) -> Result<KeyString, E> {
-                Ok(KeyString(v.into_boxed_str()))
+                Ok(KeyString(v.into()))
             }
         }
         d.deserialize_str(V)

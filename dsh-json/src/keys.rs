@@ -7,6 +7,7 @@
 use std::collections::HashSet;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
 
+use super::str::Str;
 use super::value::Value;
 
 /// Number of keys below which a linear scan is used.
@@ -46,7 +47,7 @@ impl DupDetector {
     /// Returns `true` when `key` already occurs in `existing` (the keys of the
     /// object so far, all distinct). Otherwise records `key`, which the caller
     /// must then append to the object.
-    pub(crate) fn is_duplicate<T>(&mut self, existing: &[(Box<str>, T)], key: &str) -> bool {
+    pub(crate) fn is_duplicate<T>(&mut self, existing: &[(Str, T)], key: &str) -> bool {
         if self.hashed.is_none() {
             if existing.len() < LINEAR_LIMIT {
                 return existing.iter().any(|(k, _)| &**k == key);
@@ -76,7 +77,7 @@ impl DupDetector {
 /// value of the last one (the semantics of repeated [`Object::insert`]).
 ///
 /// [`Object::insert`]: super::Object::insert
-pub(crate) fn dedup_last_wins(entries: &mut Vec<(Box<str>, Value)>) {
+pub(crate) fn dedup_last_wins(entries: &mut Vec<(Str, Value)>) {
     const NONE: usize = usize::MAX;
     let n = entries.len();
     if n < 2 {
@@ -135,7 +136,7 @@ mod tests {
     fn detects_small_and_large() {
         for n in [3usize, LINEAR_LIMIT, LINEAR_LIMIT * 10] {
             let mut d = DupDetector::default();
-            let mut entries: Vec<(Box<str>, ())> = Vec::new();
+            let mut entries: Vec<(Str, ())> = Vec::new();
             for i in 0..n {
                 let k = format!("k{i}");
                 assert!(!d.is_duplicate(&entries, &k));

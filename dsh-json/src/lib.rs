@@ -79,6 +79,7 @@ mod parse;
 pub mod path;
 mod ser;
 mod serde_json_bridge;
+mod str;
 mod value;
 mod write;
 
@@ -87,6 +88,7 @@ pub use number::{Number, NumberRepr};
 pub use parse::{ParseError, ParseErrorKind, ParseOptions, parse, parse_slice, parse_with};
 pub use ser::{LosslessError, LosslessErrorKind, to_value};
 pub use serde_json_bridge::{from_serde, to_serde};
+pub use str::Str;
 pub use value::{Array, Frozen, Object, ObjectIter, Value};
 pub use write::{write_json_string, write_value};
 

@@ -5,6 +5,7 @@ use std::fmt;
 use super::keys::DupDetector;
 use super::number::{N, Number};
 use super::path::{self, Seg};
+use super::str::Str;
 use super::value::{Array, Object, Value};
 
 /// Root label of the paths in parse error messages.
@@ -287,7 +288,7 @@ struct Frame {
     /// Length of the shared member stack when this frame opened.
     members_start: usize,
     /// Object only: the key of the member being parsed.
-    key: Box<str>,
+    key: Str,
     /// Object only: duplicate-key tracking.
     dups: DupDetector,
 }
@@ -301,7 +302,7 @@ struct Parser<'a> {
     /// Elements of all open arrays, innermost last.
     values: Vec<Value>,
     /// Members of all open objects, innermost last.
-    members: Vec<(Box<str>, Value)>,
+    members: Vec<(Str, Value)>,
     /// Buffer for strings with escapes.
     scratch: String,
 }
@@ -428,7 +429,7 @@ impl<'a> Parser<'a> {
                                 is_object: false,
                                 values_start: self.values.len(),
                                 members_start: self.members.len(),
-                                key: Box::default(),
+                                key: Str::default(),
                                 dups: DupDetector::default(),
                             });
                             continue 'value;
@@ -444,7 +445,7 @@ impl<'a> Parser<'a> {
                                     is_object: true,
                                     values_start: self.values.len(),
                                     members_start: self.members.len(),
-                                    key: Box::default(),
+                                    key: Str::default(),
                                     dups: DupDetector::default(),
                                 });
                                 self.parse_key()?;
@@ -606,7 +607,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Parses a string starting at the opening quote at `self.pos`.
-    fn parse_string(&mut self) -> Result<Box<str>, Fail> {
+    fn parse_string(&mut self) -> Result<Str, Fail> {
         let bytes = self.bytes;
         let start = self.pos + 1;
         // Fast path: no escapes, copy the slice.
@@ -615,7 +616,7 @@ impl<'a> Parser<'a> {
             None => return Err((ParseErrorKind::Eof, bytes.len())),
             Some(b'"') => {
                 self.pos = i + 1;
-                return Ok(Box::from(&self.text[start..i]));
+                return Ok(Str::from(&self.text[start..i]));
             }
             Some(b'\\') => {}
             Some(_) => return Err((ParseErrorKind::ControlCharacter, i)),
@@ -627,7 +628,7 @@ impl<'a> Parser<'a> {
         let result = self.unescape_rest(i, &mut out);
         let result = result.map(|end| {
             self.pos = end;
-            Box::from(out.as_str())
+            Str::from(out.as_str())
         });
         self.scratch = out;
         result

@@ -8,6 +8,7 @@ use serde::ser::{self, Impossible, Serialize, SerializeMap as _, SerializeSeq as
 use super::keys::DupDetector;
 use super::number::{N, Number};
 use super::path::{self, Seg};
+use super::str::Str;
 use super::value::{Array, Object, Value};
 
 /// Root label of the paths in [`LosslessError`] messages.
@@ -506,7 +507,7 @@ impl ser::SerializeTupleVariant for SeqSerializer<'_> {
 /// Builds objects (maps, structs and struct variants).
 struct MapSerializer<'p> {
     path: &'p mut Vec<PathSeg>,
-    entries: Vec<(Box<str>, Value)>,
+    entries: Vec<(Str, Value)>,
     dups: DupDetector,
     pending_key: Option<Box<str>>,
     /// For a struct variant: its name (whose path segment is on `path`).
@@ -535,9 +536,9 @@ impl MapSerializer<'_> {
         let (v, seg) = serialize_child(self.path, PathSeg::Key(key), value);
         let v = v?;
         let key = match seg {
-            PathSeg::Key(k) => k,
+            PathSeg::Key(k) => k.into(),
             PathSeg::Field(f) => f.into(),
-            PathSeg::Index(_) => Box::default(),
+            PathSeg::Index(_) => Str::default(),
         };
         self.entries.push((key, v));
         Ok(())

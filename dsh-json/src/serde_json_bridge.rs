@@ -3,6 +3,7 @@
 use super::number::{N, Number};
 use super::path::{self, Seg};
 use super::ser::{LosslessError, LosslessErrorKind};
+use super::str::Str;
 use super::value::{Array, Object, Value};
 
 /// Converts a `serde_json::Value` into a lossless [`Value`].
@@ -13,7 +14,7 @@ use super::value::{Array, Object, Value};
 pub fn from_serde(v: &serde_json::Value) -> Result<Value, LosslessError> {
     enum Frame<'a> {
         Arr(std::slice::Iter<'a, serde_json::Value>, Vec<Value>),
-        Obj(serde_json::map::Iter<'a>, Vec<(Box<str>, Value)>, &'a str),
+        Obj(serde_json::map::Iter<'a>, Vec<(Str, Value)>, &'a str),
     }
     fn path_of(stack: &[Frame<'_>]) -> String {
         path::render(
@@ -113,7 +114,7 @@ pub fn to_serde(v: &Value) -> serde_json::Value {
     enum Frame<'a> {
         Arr(std::slice::Iter<'a, Value>, Vec<serde_json::Value>),
         Obj(
-            std::slice::Iter<'a, (Box<str>, Value)>,
+            std::slice::Iter<'a, (Str, Value)>,
             serde_json::Map<String, serde_json::Value>,
             &'a str,
         ),

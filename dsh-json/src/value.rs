@@ -5,6 +5,7 @@ use std::ops::{Deref, Index};
 
 use super::keys::{LINEAR_LIMIT, dedup_last_wins};
 use super::number::Number;
+use super::str::Str;
 
 /// A lossless JSON value.
 ///
@@ -32,7 +33,7 @@ pub enum Value {
     /// A JSON number.
     Number(Number),
     /// A JSON string.
-    String(Box<str>),
+    String(Str),
     /// A JSON array.
     Array(Array),
     /// A JSON object.
@@ -258,7 +259,7 @@ impl PartialEq for Array {
 /// arguments consist of. Equality ignores key order (JSON object semantics);
 /// iteration and printing follow insertion order.
 #[derive(Default)]
-pub struct Object(pub(crate) Vec<(Box<str>, Value)>);
+pub struct Object(pub(crate) Vec<(Str, Value)>);
 
 impl Object {
     /// An empty object.
@@ -272,12 +273,12 @@ impl Object {
     }
 
     /// Wraps entries whose keys are known to be distinct.
-    pub(crate) fn from_unique(entries: Vec<(Box<str>, Value)>) -> Object {
+    pub(crate) fn from_unique(entries: Vec<(Str, Value)>) -> Object {
         Object(entries)
     }
 
     /// The members, in insertion order.
-    pub fn entries(&self) -> &[(Box<str>, Value)] {
+    pub fn entries(&self) -> &[(Str, Value)] {
         &self.0
     }
 
@@ -323,7 +324,7 @@ impl Object {
 
     /// Sets member `key`. An existing member keeps its position and its old
     /// value is returned; a new member is appended.
-    pub fn insert(&mut self, key: impl Into<Box<str>>, value: impl Into<Value>) -> Option<Value> {
+    pub fn insert(&mut self, key: impl Into<Str>, value: impl Into<Value>) -> Option<Value> {
         let key = key.into();
         let value = value.into();
         match self.get_mut(&key) {
@@ -343,14 +344,14 @@ impl Object {
     }
 
     /// The members as a vector of `(key, value)` pairs in insertion order.
-    pub fn into_vec(mut self) -> Vec<(Box<str>, Value)> {
+    pub fn into_vec(mut self) -> Vec<(Str, Value)> {
         std::mem::take(&mut self.0)
     }
 }
 
 /// Iterator over the members of an [`Object`], in insertion order.
 #[derive(Clone)]
-pub struct ObjectIter<'a>(std::slice::Iter<'a, (Box<str>, Value)>);
+pub struct ObjectIter<'a>(std::slice::Iter<'a, (Str, Value)>);
 
 impl<'a> Iterator for ObjectIter<'a> {
     type Item = (&'a str, &'a Value);
@@ -379,18 +380,18 @@ impl<'a> IntoIterator for &'a Object {
 }
 
 impl IntoIterator for Object {
-    type Item = (Box<str>, Value);
-    type IntoIter = std::vec::IntoIter<(Box<str>, Value)>;
+    type Item = (Str, Value);
+    type IntoIter = std::vec::IntoIter<(Str, Value)>;
     fn into_iter(self) -> Self::IntoIter {
         self.into_vec().into_iter()
     }
 }
 
-impl<K: Into<Box<str>>, V: Into<Value>> FromIterator<(K, V)> for Object {
+impl<K: Into<Str>, V: Into<Value>> FromIterator<(K, V)> for Object {
     /// Collects members; a repeated key keeps its first position and takes the
     /// last value (like repeated [`Object::insert`]).
     fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Object {
-        let mut entries: Vec<(Box<str>, Value)> = iter
+        let mut entries: Vec<(Str, Value)> = iter
             .into_iter()
             .map(|(k, v)| (k.into(), v.into()))
             .collect();
@@ -497,11 +498,7 @@ enum Cloning<'a> {
 
 enum CloneFrame<'a> {
     Arr(std::slice::Iter<'a, Value>, Vec<Value>),
-    Obj(
-        std::slice::Iter<'a, (Box<str>, Value)>,
-        Vec<(Box<str>, Value)>,
-        Box<str>,
-    ),
+    Obj(std::slice::Iter<'a, (Str, Value)>, Vec<(Str, Value)>, Str),
 }
 
 fn clone_value_iter(root: Cloning<'_>) -> Value {
@@ -710,7 +707,7 @@ from_int!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
 
 impl From<String> for Value {
     fn from(s: String) -> Value {
-        Value::String(s.into_boxed_str())
+        Value::String(Str::from(s))
     }
 }
 
@@ -722,6 +719,12 @@ impl From<&str> for Value {
 
 impl From<Box<str>> for Value {
     fn from(s: Box<str>) -> Value {
+        Value::String(s.into())
+    }
+}
+
+impl From<Str> for Value {
+    fn from(s: Str) -> Value {
         Value::String(s)
     }
 }

@@ -2,6 +2,7 @@
 
 use std::fmt::{self, Write};
 
+use super::str::Str;
 use super::value::{Array, Object, Value};
 
 const BB: u8 = b'b';
@@ -79,7 +80,7 @@ pub fn write_json_string(out: &mut impl Write, s: &str) -> fmt::Result {
 
 enum Frame<'a> {
     Arr(std::slice::Iter<'a, Value>),
-    Obj(std::slice::Iter<'a, (Box<str>, Value)>),
+    Obj(std::slice::Iter<'a, (Str, Value)>),
 }
 
 /// Writes `v` as compact JSON without recursion.

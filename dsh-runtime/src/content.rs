@@ -46,7 +46,7 @@ impl ContentBlock {
 /// compact JSON.
 pub fn default_render(value: &Value) -> Vec<ContentBlock> {
     match value {
-        Value::String(s) => vec![ContentBlock::text(s.to_string())],
+        Value::String(s) => vec![ContentBlock::text(String::from(&**s))],
         other => vec![ContentBlock::text(other.to_string())],
     }
 }

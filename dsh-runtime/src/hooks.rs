@@ -90,7 +90,6 @@ impl<T> fmt::Debug for HookFuture<'_, T> {
 pub struct CallInfo<'a> {
     pub(crate) exec: &'a Arc<Execution>,
     pub(crate) tool: Option<&'a DynTool>,
-    pub(crate) cancel: &'a CancellationToken,
 }
 
 impl<'a> CallInfo<'a> {
@@ -135,7 +134,7 @@ impl<'a> CallInfo<'a> {
     }
     /// The caller's cancellation token (never a wrapper's replacement).
     pub fn cancellation(&self) -> &'a CancellationToken {
-        self.cancel
+        self.exec.caller_token()
     }
 }
 

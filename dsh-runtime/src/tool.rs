@@ -397,8 +397,9 @@ pub struct Execution {
     /// allocation of its own).
     side: SideChannel,
     /// The caller's token (kept here so that the body's context can make a child of it
-    /// without a handle of its own).
-    cancel: CancellationToken,
+    /// without a handle of its own). Empty when the caller gave none and nothing has
+    /// asked for it yet: nobody else can hold it then, so it is not cancelled.
+    cancel: OnceLock<CancellationToken>,
 }
 
 impl Execution {
@@ -418,12 +419,13 @@ impl Execution {
             Some(arguments),
             agent,
             parent,
-            CancellationToken::new(),
+            None,
         )
     }
 
-    /// The pipeline's identity of a call whose caller holds `cancel`; `arguments` is
-    /// `None` when they failed the lossless snapshot (they are then `null`).
+    /// The pipeline's identity of a call whose caller holds `cancel` (`None`: the caller
+    /// holds no token, one is made if something asks for it); `arguments` is `None` when
+    /// they failed the lossless snapshot (they are then `null`).
     pub(crate) fn for_call(
         call_id: Arc<str>,
         root_call_id: Arc<str>,
@@ -431,9 +433,13 @@ impl Execution {
         arguments: Option<Frozen>,
         agent: Option<ScopeId>,
         parent: Option<ExecToken>,
-        cancel: CancellationToken,
+        cancel: Option<CancellationToken>,
     ) -> Self {
         let has_arguments = arguments.is_some();
+        let token = OnceLock::new();
+        if let Some(cancel) = cancel {
+            let _ = token.set(cancel);
+        }
         Execution {
             call_id,
             root_call_id,
@@ -444,7 +450,7 @@ impl Execution {
             parent,
             has_arguments,
             side: SideChannel::default(),
-            cancel,
+            cancel: token,
         }
     }
 
@@ -460,9 +466,17 @@ impl Execution {
         &self.side
     }
 
-    /// The caller's token.
+    /// The caller's token (made now if the caller gave none).
     pub(crate) fn caller_token(&self) -> &CancellationToken {
-        &self.cancel
+        self.cancel.get_or_init(CancellationToken::new)
+    }
+
+    /// Whether the caller's token is cancelled, without making one: a token nobody has
+    /// asked for yet cannot have been cancelled.
+    pub(crate) fn caller_cancelled(&self) -> bool {
+        self.cancel
+            .get()
+            .is_some_and(CancellationToken::is_cancelled)
     }
 
     /// Whether the body's token of the only run of this execution's body (made lazily,
@@ -471,7 +485,7 @@ impl Execution {
     pub(crate) fn lazy_child_cancelled(&self) -> bool {
         match self.side.child.get() {
             Some(child) => child.is_cancelled(),
-            None => self.cancel.is_cancelled(),
+            None => self.caller_cancelled(),
         }
     }
 }
@@ -653,7 +667,7 @@ impl ToolContext {
                 .exec
                 .side
                 .child
-                .get_or_init(|| self.exec.cancel.child_token()),
+                .get_or_init(|| self.exec.caller_token().child_token()),
         }
     }
     /// Whether cancellation was requested.
@@ -764,6 +778,14 @@ pub trait ErasedTool: std::any::Any + Send + Sync + 'static {
     /// See [`Tool::finalize_content`].
     fn finalize_content(&self, args: &Value, content: &[ContentBlock])
     -> Option<Vec<ContentBlock>>;
+    /// Which hooks may run code of the tool's own (a set of [`hooks`] bits; see
+    /// [`Tool::OVERRIDDEN_HOOKS`]). The pipeline runs the default of a hook whose bit is
+    /// clear itself, without a panic guard (the defaults cannot panic). The default says
+    /// "all", which is always correct.
+    #[doc(hidden)]
+    fn overridden_hooks(&self) -> u8 {
+        hooks::ALL
+    }
 }
 
 impl<T: Tool> ErasedTool for T {
@@ -777,7 +799,7 @@ impl<T: Tool> ErasedTool for T {
                 Err(e) => return BodyOutcome::ArgsRejected(e.to_string()),
             };
             match Tool::call(self, typed, cx).await {
-                Ok(out) => match crate::json::to_value(&out) {
+                Ok(out) => match output_value(out) {
                     Ok(v) => BodyOutcome::Value(v),
                     Err(e) => BodyOutcome::NotLossless(e.to_string()),
                 },
@@ -829,6 +851,26 @@ impl<T: Tool> ErasedTool for T {
             None
         }
     }
+    fn overridden_hooks(&self) -> u8 {
+        T::OVERRIDDEN_HOOKS
+    }
+}
+
+/// A body's output as a lossless value: what [`crate::json::to_value`] makes of it, except
+/// that a `String` is moved into the value instead of copied (the common output of a
+/// tool; a test compares both paths on generated values).
+pub(crate) fn output_value<O: Serialize + 'static>(
+    out: O,
+) -> Result<Value, crate::json::LosslessError> {
+    let mut slot = Some(out);
+    if let Some(s) = (&mut slot as &mut dyn std::any::Any).downcast_mut::<Option<String>>() {
+        // `slot` is `Some` (it was just filled); `take` only moves the string out.
+        return Ok(Value::String(
+            s.take().map(crate::json::Str::from).unwrap_or_default(),
+        ));
+    }
+    // `Some(out)` serializes exactly as `out` does.
+    crate::json::to_value(&slot)
 }
 
 /// [`Tool::OVERRIDDEN_HOOKS`] as one constant per hook (a constant operand lets the
@@ -889,4 +931,45 @@ impl fmt::Debug for DynTool {
 pub trait Toolbox: Send + Sync + 'static {
     /// Every tool of this value, sharing it.
     fn tools(self: Arc<Self>) -> Vec<DynTool>;
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::output_value;
+
+    /// The moved path and the general path make the same value (or the same error).
+    fn agrees<O: serde::Serialize + Clone + 'static>(out: &O) -> Result<(), TestCaseError> {
+        let general = crate::json::to_value(out).map_err(|e| e.to_string());
+        let fast = output_value(out.clone()).map_err(|e| e.to_string());
+        prop_assert_eq!(fast, general);
+        Ok(())
+    }
+
+    proptest! {
+        #[test]
+        fn output_value_agrees_with_to_value(
+            s in any::<String>(),
+            v in proptest::collection::vec(any::<String>(), 0..4),
+            o in proptest::option::of(any::<String>()),
+            n in any::<u64>(),
+            f in any::<f64>(),
+            m in proptest::collection::btree_map("[a-c]{0,2}", any::<i32>(), 0..4),
+        ) {
+            agrees(&s)?;
+            agrees(&String::with_capacity(s.len() + 7) )?;
+            let mut roomy = String::with_capacity(s.len() * 2 + 1);
+            roomy.push_str(&s);
+            agrees(&roomy)?;
+            agrees(&v)?;
+            agrees(&o)?;
+            agrees(&n)?;
+            agrees(&f)?;
+            agrees::<BTreeMap<String, i32>>(&m)?;
+            agrees(&(s.clone(), n))?;
+        }
+    }
 }

@@ -463,10 +463,20 @@ fn check_other(schema: &Schema, value: &Value, nulls: &mut bool) -> bool {
 
 #[inline(always)]
 fn enum_const_ok(schema: &Schema, value: &Value) -> bool {
-    if let Some(values) = &schema.enum_values
-        && !values.iter().any(|e| json_eq(e, value))
-    {
-        return false;
+    if let Some(values) = &schema.enum_values {
+        // A string is read once, not once per allowed value.
+        let found = match value {
+            Value::String(s) => {
+                let s: &str = s;
+                values
+                    .iter()
+                    .any(|e| matches!(e, Value::String(x) if str_eq(x, s)))
+            }
+            _ => values.iter().any(|e| e == value),
+        };
+        if !found {
+            return false;
+        }
     }
     match &schema.const_value {
         Some(c) => json_eq(c, value),
@@ -1214,7 +1224,33 @@ fn strip(schema: &Schema, value: &Value) -> Option<Value> {
 
 #[cfg(test)]
 mod tests {
-    use super::str_eq;
+    use proptest::prelude::*;
+
+    use super::{Schema, Value, enum_const_ok, json_eq, str_eq};
+
+    fn enum_member() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            "[a-c]{0,3}".prop_map(Value::from),
+            "[a-c]{20,30}".prop_map(Value::from),
+            (0u64..4).prop_map(Value::from),
+            any::<bool>().prop_map(Value::from),
+            Just(Value::Null),
+        ]
+    }
+
+    proptest! {
+        /// Enum membership with the argument's string read once agrees with comparing
+        /// every allowed value by `json_eq`.
+        #[test]
+        fn enum_check_agrees_with_the_general_comparison(
+            allowed in proptest::collection::vec(enum_member(), 1..6),
+            value in enum_member(),
+        ) {
+            let schema = Schema::json().with_enum(allowed.clone());
+            let general = allowed.iter().any(|e| json_eq(e, &value));
+            prop_assert_eq!(enum_const_ok(&schema, &value), general);
+        }
+    }
 
     #[test]
     fn str_eq_agrees_with_eq_at_every_length() {

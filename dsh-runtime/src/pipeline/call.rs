@@ -141,9 +141,12 @@ pub struct ToolCall {
     pub name: Arc<str>,
     /// The arguments.
     pub arguments: Arguments,
-    /// The caller's cancellation token (a fresh one by default). Cancelling it aborts the
-    /// call cooperatively: the body sees it, and a success becomes `ABORTED`.
-    pub cancel: CancellationToken,
+    /// The caller's cancellation token. Cancelling it aborts the call cooperatively: the
+    /// body sees it, and a success becomes `ABORTED`. `None` (the default): the caller
+    /// keeps no token, so nobody can cancel the call from outside; the pipeline then
+    /// makes one only if a hook, a wrapper or the body asks for it. Use
+    /// [`ToolCall::with_cancellation`] or [`ToolCall::cancellation`] to keep one.
+    pub cancel: Option<CancellationToken>,
     /// The agent scope the call comes from (`None`: the global layer's view).
     pub agent: Option<ScopeId>,
     /// The enclosing execution, for a sub-dispatch.
@@ -153,7 +156,8 @@ pub struct ToolCall {
 }
 
 impl ToolCall {
-    /// A top-level call from the global view with a fresh cancellation token.
+    /// A top-level call from the global view, with no cancellation token of the caller's
+    /// (see [`ToolCall::cancel`]).
     pub fn new(
         call_id: impl Into<Arc<str>>,
         name: impl Into<Arc<str>>,
@@ -163,7 +167,7 @@ impl ToolCall {
             call_id: call_id.into(),
             name: name.into(),
             arguments: arguments.into(),
-            cancel: CancellationToken::new(),
+            cancel: None,
             agent: None,
             parent: None,
             root_call_id: None,
@@ -172,8 +176,22 @@ impl ToolCall {
 
     /// Use this cancellation token.
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
-        self.cancel = token;
+        self.cancel = Some(token);
         self
+    }
+
+    /// The call's cancellation token, made now if it has none: cancelling it (or a clone)
+    /// aborts the call.
+    ///
+    /// ```
+    /// # use dsh_runtime::ToolCall;
+    /// let mut call = ToolCall::new("call_1", "read_file", r#"{"path":"/etc/hosts"}"#);
+    /// let token = call.cancellation().clone();
+    /// token.cancel();
+    /// assert!(call.cancel.as_ref().is_some_and(|t| t.is_cancelled()));
+    /// ```
+    pub fn cancellation(&mut self) -> &CancellationToken {
+        self.cancel.get_or_insert_with(CancellationToken::new)
     }
 
     /// Call from an agent scope.

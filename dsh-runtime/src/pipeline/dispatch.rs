@@ -46,7 +46,7 @@ pub(super) async fn dispatch(
     let wrappers = &call.snap.view().wrappers;
     let timeout = registry.timeouts() && tool.definition().timeout_ms.is_some();
     let outcome = if wrappers.is_empty() && !timeout {
-        Ok(Ok(dispatcher.run_body(call.cancel(), false, true).await))
+        Ok(Ok(dispatcher.run_body(None, false, true).await))
     } else {
         let next = Next {
             wrappers,
@@ -100,18 +100,19 @@ impl<'a> Dispatch<'a> for Dispatcher<'a> {
         cancel: CancellationToken,
         replaced: bool,
     ) -> HookFuture<'a, Result<DispatchOutcome, ToolError>> {
-        HookFuture::new(async move { Ok(self.run_body(&cancel, replaced, false).await) })
+        HookFuture::new(async move { Ok(self.run_body(Some(&cancel), replaced, false).await) })
     }
 }
 
 impl Dispatcher<'_> {
     /// Stage 7, one dispatch: re-check cancellation, re-resolve, run the body, build the
-    /// canonical outcome. `current` is the token the wrappers chose; when it was
-    /// replaced, it is fused with the caller's for the body. `only` says this is the one
-    /// run of the body (no wrapper can run it again).
+    /// canonical outcome. `current` is the token the wrappers chose (`None` without
+    /// wrappers: the caller's); when it was replaced, it is fused with the caller's for
+    /// the body. `only` says this is the one run of the body (no wrapper can run it
+    /// again).
     async fn run_body(
         &self,
-        current: &CancellationToken,
+        current: Option<&CancellationToken>,
         replaced: bool,
         only: bool,
     ) -> DispatchOutcome {
@@ -120,8 +121,8 @@ impl Dispatcher<'_> {
             data,
             origin: Some(exec.token),
         };
-        let caller = self.call.cancel();
-        if caller.is_cancelled() || (replaced && current.is_cancelled()) {
+        let replaced_cancelled = replaced && current.is_some_and(CancellationToken::is_cancelled);
+        if self.call.cancelled() || replaced_cancelled {
             return canonical(ResultData::aborted(false));
         }
         let again = match self.resolve_again() {
@@ -136,7 +137,7 @@ impl Dispatcher<'_> {
         // The body gets a child of the caller's token: the caller's cancellation reaches
         // it, and the body cannot cancel the caller. On the only run of an unwrapped call
         // the child is made only if the body asks for its token.
-        let eager = (replaced || !only).then(|| caller.child_token());
+        let eager = (replaced || !only).then(|| self.call.cancel().child_token());
         self.invoked.store(true, Ordering::Release);
         let cx = match &eager {
             Some(fused) => ToolContext::for_run(exec.clone(), fused.clone()),
@@ -144,8 +145,8 @@ impl Dispatcher<'_> {
         };
         let outcome = match panic::contain(|| tool.erased().call_json(args, cx)) {
             Err(p) => Err(p),
-            Ok(fut) => match &eager {
-                Some(fused) if replaced => {
+            Ok(fut) => match (&eager, current) {
+                (Some(fused), Some(current)) if replaced => {
                     Fused {
                         body: CatchUnwind::new(fut),
                         watch: Some(Box::pin(current.clone().cancelled_owned())),

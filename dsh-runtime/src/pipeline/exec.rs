@@ -160,13 +160,17 @@ impl Call {
         CallInfo {
             exec: &self.exec,
             tool: self.tool.as_ref(),
-            cancel: self.cancel(),
         }
     }
 
-    /// The caller's token.
+    /// The caller's token (made now if the caller gave none).
     pub(super) fn cancel(&self) -> &CancellationToken {
         self.exec.caller_token()
+    }
+
+    /// Whether the caller cancelled the call (never makes a token).
+    pub(super) fn cancelled(&self) -> bool {
+        self.exec.caller_cancelled()
     }
 
     /// The resolved tool, or the outcome of a failed stage 1 or 2 (a snapshot failure
@@ -231,7 +235,7 @@ fn validate<'c>(call: &'c Call, tool: &DynTool) -> Stage<Cow<'c, Value>> {
 /// Stages 4 and 5: a caller token already cancelled, the pre-execute waterfall with
 /// approval, then the guards.
 async fn policy(call: &Call) -> Stage<()> {
-    if call.cancel().is_cancelled() {
+    if call.cancelled() {
         return Err(Outcome::last(ResultData::aborted(false)));
     }
     let info = call.info();
@@ -242,7 +246,7 @@ async fn policy(call: &Call) -> Stage<()> {
 /// A policy denial: a codeless failure through post-execute, or
 /// `ABORTED_BEFORE_DISPATCH` when the caller aborted meanwhile.
 fn deny(call: &Call, reason: String) -> Outcome {
-    Outcome::post(if call.cancel().is_cancelled() {
+    Outcome::post(if call.cancelled() {
         ResultData::aborted(false)
     } else {
         ResultData::failure(None, reason)

@@ -6,12 +6,13 @@ use std::sync::Arc;
 
 use super::dispatch::Dispatched;
 use super::exec::{Call, Outcome};
+use crate::content::default_render;
 use crate::json::Value;
 use crate::lossless;
 use crate::panic;
 use crate::result::{ErrorCode, Kind, ResultData};
 use crate::schema::json_quote;
-use crate::tool::{DynTool, Execution, ToolError};
+use crate::tool::{DynTool, Execution, ToolError, hooks};
 use crate::validate::validate_labeled;
 
 fn invalid_output(name: &str, violation: &str) -> ResultData {
@@ -50,12 +51,19 @@ pub(crate) fn success(tool: &DynTool, exec: &Execution, value: Value) -> ResultD
         return invalid_output(name, violations.joined());
     }
     let value = Arc::new(value);
-    let content = match panic::contain(|| tool.erased().render(&exec.arguments, &value)) {
-        Ok(Ok(c)) => c,
-        Ok(Err(e)) => return projector_failed(name, "render", Ok(e)),
-        Err(p) => return projector_failed(name, "render", Err(p)),
+    // A hook the tool does not override runs its default here, unguarded (it cannot
+    // panic).
+    let own = tool.erased().overridden_hooks();
+    let content = if own & hooks::RENDER == 0 {
+        default_render(&value)
+    } else {
+        match panic::contain(|| tool.erased().render(&exec.arguments, &value)) {
+            Ok(Ok(c)) => c,
+            Ok(Err(e)) => return projector_failed(name, "render", Ok(e)),
+            Err(p) => return projector_failed(name, "render", Err(p)),
+        }
     };
-    let meta = if exec.parent.is_none() {
+    let meta = if exec.parent.is_none() && own & hooks::PRESENTATION_META != 0 {
         match panic::contain(|| tool.erased().presentation_meta(&exec.arguments, &value)) {
             Ok(Ok(None)) => None,
             Ok(Ok(Some(m))) => {
@@ -109,7 +117,7 @@ pub(super) fn settle(call: &Call, tool: &DynTool, dispatched: Dispatched) -> Out
     if let Kind::Success { concludes_turn, .. } = &mut data.kind {
         *concludes_turn = side.concludes_turn();
     }
-    if data.is_success() && call.cancel().is_cancelled() {
+    if data.is_success() && call.cancelled() {
         data = data.into_aborted(invoked);
     }
     Outcome {

@@ -44,7 +44,7 @@ pub(super) async fn post_execute(call: &Call, outcome: Outcome) -> ResultData {
             Ok(Ok(PostDecision::Block(b))) => block(b),
         };
     }
-    if data.is_success() && call.cancel().is_cancelled() {
+    if data.is_success() && call.cancelled() {
         data = data.into_aborted(invoked);
     }
     data
@@ -111,7 +111,9 @@ fn block(b: Block) -> ResultData {
 /// ignored arguments (`note`, first among the contexts), freeze, observe.
 pub(super) fn finalize(call: &Call, mut data: ResultData, note: Option<String>) -> ToolResult {
     let info = call.info();
-    if let Some(tool) = &call.tool {
+    if let Some(tool) = &call.tool
+        && tool.erased().overridden_hooks() & crate::tool::hooks::FINALIZE_CONTENT != 0
+    {
         let finalized = panic::contain(|| {
             tool.erased()
                 .finalize_content(info.arguments(), &data.content)

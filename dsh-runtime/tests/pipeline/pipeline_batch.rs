@@ -321,8 +321,8 @@ async fn failing_calls_in_a_batch_never_block_the_rest() {
     let _t = registry
         .register(Probe::new("job", &log).safe(|_| true))
         .unwrap();
-    let pre_aborted = c("3", "job", "x");
-    pre_aborted.cancel.cancel();
+    let mut pre_aborted = c("3", "job", "x");
+    pre_aborted.cancellation().cancel();
     let calls = vec![
         ToolCall::new("1", "job", "{"),
         c("2", "missing", "x"),

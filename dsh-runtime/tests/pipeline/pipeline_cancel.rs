@@ -109,8 +109,8 @@ async fn a_caller_abort_is_not_a_timeout() {
     let _t = registry
         .register(waits_for_cancel("slow", &log).timeout_ms(600_000))
         .unwrap();
-    let c = call("slow");
-    let token = c.cancel.clone();
+    let mut c = call("slow");
+    let token = c.cancellation().clone();
     let task = tokio::spawn({
         let registry = registry.clone();
         async move { registry.execute(c).await }
@@ -218,8 +218,8 @@ async fn a_replaced_token_cannot_detach_the_caller() {
     let _w = registry.wrap(Detach {
         token: CancellationToken::new(),
     });
-    let c = call("slow");
-    let caller = c.cancel.clone();
+    let mut c = call("slow");
+    let caller = c.cancellation().clone();
     let task = tokio::spawn({
         let registry = registry.clone();
         async move { registry.execute(c).await }
@@ -290,8 +290,8 @@ async fn cancellation_only_replaces_a_success() {
         )
         .unwrap();
     for (name, code) in [("fails", "FS_BUSY"), ("bad_output", "INVALID_TOOL_OUTPUT")] {
-        let c = call(name);
-        let token = c.cancel.clone();
+        let mut c = call(name);
+        let token = c.cancellation().clone();
         let task = tokio::spawn({
             let registry = registry.clone();
             async move { registry.execute(c).await }
@@ -377,8 +377,8 @@ async fn the_body_cannot_cancel_the_caller() {
             Ok(Value::from("done"))
         }))
         .unwrap();
-    let c = call("self_cancel");
-    let caller = c.cancel.clone();
+    let mut c = call("self_cancel");
+    let caller = c.cancellation().clone();
     let r = registry.execute(c).await;
     assert!(!caller.is_cancelled());
     // The body's own token was cancelled when it returned.

@@ -196,8 +196,8 @@ async fn non_lossless_arguments_go_straight_to_finalize_and_observers() {
 #[tokio::test]
 async fn non_lossless_arguments_outrank_a_pre_aborted_token_and_an_unknown_name() {
     let (registry, log, _regs) = setup();
-    let call = ToolCall::new("c1", "nope", "[1,");
-    call.cancel.cancel();
+    let mut call = ToolCall::new("c1", "nope", "[1,");
+    call.cancellation().cancel();
     let r = registry.execute(call).await;
     assert_eq!(r.code(), Some("INVALID_ARGS"));
     assert!(
@@ -229,8 +229,8 @@ async fn observers_see_an_execution_without_arguments_after_a_snapshot_failure()
 #[tokio::test]
 async fn pre_aborted_call_is_aborted_before_dispatch_without_post() {
     let (registry, log, _regs) = setup();
-    let call = ToolCall::new("c1", "echo", r#"{"text":"hi"}"#);
-    call.cancel.cancel();
+    let mut call = ToolCall::new("c1", "echo", r#"{"text":"hi"}"#);
+    call.cancellation().cancel();
     let r = registry.execute(call).await;
     let (code, message, content) = failure(&r);
     assert_eq!(code, Some("ABORTED_BEFORE_DISPATCH"));
@@ -478,8 +478,8 @@ async fn async_approval_handler_observes_caller_cancellation() {
     let scope = registry.scope();
     let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
     let _h = registry.set_approval_handler(WaitsForCancel);
-    let call = ToolCall::new("c1", "echo", r#"{"text":"hi"}"#).with_agent(scope.id());
-    let token = call.cancel.clone();
+    let mut call = ToolCall::new("c1", "echo", r#"{"text":"hi"}"#).with_agent(scope.id());
+    let token = call.cancellation().clone();
     let task = tokio::spawn({
         let registry = registry.clone();
         async move { registry.execute(call).await }
@@ -755,8 +755,8 @@ async fn invalid_arguments_skip_policy_and_body_but_pass_post() {
 #[tokio::test]
 async fn invalid_arguments_outrank_a_pre_aborted_token() {
     let (registry, log, _regs) = setup();
-    let call = ToolCall::new("c1", "echo", "{}");
-    call.cancel.cancel();
+    let mut call = ToolCall::new("c1", "echo", "{}");
+    call.cancellation().cancel();
     let r = registry.execute(call).await;
     assert_eq!(r.code(), Some("INVALID_ARGS"));
     assert_eq!(log.take(), ["post", "finalize", "observe"]);
@@ -955,8 +955,8 @@ async fn abort_after_the_body_started_turns_success_into_aborted() {
             Ok(Value::from("finished anyway"))
         }))
         .unwrap();
-    let call = ToolCall::new("c", "slow", r#"{"text":"x"}"#);
-    let token = call.cancel.clone();
+    let mut call = ToolCall::new("c", "slow", r#"{"text":"x"}"#);
+    let token = call.cancellation().clone();
     let task = tokio::spawn({
         let registry = registry.clone();
         async move { registry.execute(call).await }
