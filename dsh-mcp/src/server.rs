@@ -204,6 +204,7 @@ impl McpServer {
                 shared: self.shared.clone(),
                 cell: cell.clone(),
                 open_on_initialize: false,
+                listen_baseline: Mutex::default(),
             },
             SessionHandle(cell),
         )
@@ -216,6 +217,7 @@ impl McpServer {
             shared: self.shared.clone(),
             cell: Arc::new(SessionCell::default()),
             open_on_initialize: sessions,
+            listen_baseline: Mutex::default(),
         }
     }
 
@@ -427,6 +429,9 @@ pub(crate) struct Handler {
     shared: Arc<Shared>,
     cell: Arc<SessionCell>,
     open_on_initialize: bool,
+    /// The session's published list when a listen stream was accepted, before the
+    /// client was told so: changes from then on are notified on that stream.
+    listen_baseline: Mutex<Option<Vec<(Arc<str>, usize)>>>,
 }
 
 impl Handler {
@@ -442,25 +447,38 @@ impl Handler {
     }
 
     /// Send `notifications/tools/list_changed` through `send` whenever the session's
-    /// published list changes, until the session (or `until`) ends.
-    fn watch_list<F, Fut>(&self, session: Arc<Session>, until: CancellationToken, send: F)
-    where
+    /// published list differs from the last one seen (at first `baseline`, or the list
+    /// now), until the session (or `until`) ends.
+    fn watch_list<F, Fut>(
+        &self,
+        session: Arc<Session>,
+        baseline: Option<Vec<(Arc<str>, usize)>>,
+        until: CancellationToken,
+        send: F,
+    ) where
         F: Fn() -> Fut + Send + 'static,
         Fut: Future<Output = bool> + Send,
     {
         let shared = self.shared.clone();
         let mut changes = shared.registry.changes();
-        let mut last = self.tool_list(Some(&session)).fingerprint.clone();
+        let mut last =
+            baseline.unwrap_or_else(|| self.tool_list(Some(&session)).fingerprint.clone());
         let stop = session.stop.clone();
         let weak = Arc::downgrade(&session);
         drop(session);
         tokio::spawn(async move {
+            // The first round compares at once: a change between the baseline and this
+            // task's start is not missed.
+            let mut first = true;
             loop {
-                tokio::select! {
-                    _ = stop.cancelled() => break,
-                    _ = until.cancelled() => break,
-                    changed = changes.changed() => if changed.is_err() { break },
+                if !first {
+                    tokio::select! {
+                        _ = stop.cancelled() => break,
+                        _ = until.cancelled() => break,
+                        changed = changes.changed() => if changed.is_err() { break },
+                    }
                 }
+                first = false;
                 let Some(session) = weak.upgrade() else { break };
                 let list = session.tools.get(&shared, Some(session.scope.id()));
                 drop(session);
@@ -472,6 +490,14 @@ impl Handler {
                 }
             }
         });
+    }
+
+    /// The session a listen stream belongs to (opened now if there is none yet).
+    fn listen_session(&self) -> Arc<Session> {
+        match self.session() {
+            Some(session) => session,
+            None => self.cell.open(&self.shared),
+        }
     }
 }
 
@@ -504,7 +530,7 @@ impl ServerHandler for Handler {
         // Sessions on revisions with `initialize` get list changes as plain notifications.
         if let Some(session) = self.session() {
             let peer: Peer<RoleServer> = context.peer.clone();
-            self.watch_list(session, CancellationToken::new(), move || {
+            self.watch_list(session, None, CancellationToken::new(), move || {
                 let peer = peer.clone();
                 async move { peer.notify_tool_list_changed().await.is_ok() }
             });
@@ -515,20 +541,31 @@ impl ServerHandler for Handler {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        let _ = requested;
+        if requested.tools_list_changed == Some(true) {
+            // Called before the client is told the stream is open: what it sees from
+            // here on is what the stream reports changes against.
+            let session = self.listen_session();
+            let baseline = self.tool_list(Some(&session)).fingerprint.clone();
+            *self
+                .listen_baseline
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = Some(baseline);
+        }
         Some(SubscriptionFilter::builder().tools_list_changed().build())
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
         // Revisions without `initialize` ask for list changes on a listen stream.
         if context.accepted().tools_list_changed == Some(true) {
-            let session = match self.session() {
-                Some(session) => session,
-                None => self.cell.open(&self.shared),
-            };
+            let session = self.listen_session();
+            let baseline = self
+                .listen_baseline
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
             let sink = context.sink().clone();
             let until = context.request_context().ct.clone();
-            self.watch_list(session, until, move || {
+            self.watch_list(session, baseline, until, move || {
                 let sink = sink.clone();
                 async move { sink.notify_tool_list_changed().await.is_ok() }
             });

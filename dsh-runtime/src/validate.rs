@@ -543,6 +543,8 @@ fn check_object(r: &ObjectRules, obj: &Object, nulls: &mut bool) -> bool {
     let mut seen = 0u64;
     let mut matched = 0usize;
     for (k, v) in obj.entries() {
+        // Read the key's text once (an inline key decides where its bytes are on each read).
+        let k: &str = k;
         let i = match props.get(next) {
             Some(p) if str_eq(k, &p.name) => next,
             _ => match props.iter().position(|p| str_eq(k, &p.name)) {
