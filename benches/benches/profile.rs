@@ -9,6 +9,7 @@
 //!
 //! Contenders: `ours_text`, `ours_value`, `floor_text`, `rmcp_router` (a clone of the parsed
 //! map), `rmcp_router_text` (parsing the raw text first), `parse` (the snapshot alone),
+//! `validate` (validating the snapshot against the tool's parameter schema),
 //! `serde_value` (`serde_json::Value` from the text). Without arguments
 //! (as under `cargo bench`) it runs nothing.
 
@@ -44,6 +45,12 @@ fn main() {
     let server = RmcpServer::new();
     let (rmcp_cx, _keep) = rmcp_context(&server);
     let map: JsonObject = serde_json::from_str(case.text).expect("object");
+    let schema = registry
+        .get(case.tool)
+        .expect("the case's tool")
+        .definition()
+        .parameters
+        .clone();
     for _ in 0..n {
         match who.as_str() {
             "ours_text" => {
@@ -71,6 +78,12 @@ fn main() {
                         rmcp_cx.clone(),
                     ))));
                 }
+            }
+            "validate" => {
+                let _ = black_box(dsh_runtime::validate::validate_arguments(
+                    &schema,
+                    black_box(&frozen),
+                ));
             }
             "parse" => {
                 let _ = black_box(dsh_runtime::json::parse(black_box(case.text)));
