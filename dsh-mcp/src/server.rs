@@ -329,6 +329,10 @@ impl Drop for Session {
     }
 }
 
+/// Names and definition addresses of a view's tools: whether two lists publish the same
+/// tools.
+type Fingerprint = Vec<(Arc<str>, usize)>;
+
 /// The published tools of one view, built once per registry generation.
 struct ToolList {
     generation: u64,
@@ -338,7 +342,7 @@ struct ToolList {
     /// The published tools' names and their index in `tools`.
     by_name: HashMap<Arc<str>, usize>,
     /// Names and definition addresses: whether two lists publish the same tools.
-    fingerprint: Vec<(Arc<str>, usize)>,
+    fingerprint: Fingerprint,
 }
 
 #[derive(Default)]
@@ -380,7 +384,7 @@ fn build_list(
     generation: u64,
     reuse: Option<Arc<ToolList>>,
 ) -> Arc<ToolList> {
-    let fingerprint: Vec<(Arc<str>, usize)> = visible
+    let fingerprint: Fingerprint = visible
         .iter()
         .map(|tool| {
             let def = tool.definition();
@@ -431,7 +435,7 @@ pub(crate) struct Handler {
     open_on_initialize: bool,
     /// The session's published list when a listen stream was accepted, before the
     /// client was told so: changes from then on are notified on that stream.
-    listen_baseline: Mutex<Option<Vec<(Arc<str>, usize)>>>,
+    listen_baseline: Mutex<Option<Fingerprint>>,
 }
 
 impl Handler {
@@ -452,7 +456,7 @@ impl Handler {
     fn watch_list<F, Fut>(
         &self,
         session: Arc<Session>,
-        baseline: Option<Vec<(Arc<str>, usize)>>,
+        baseline: Option<Fingerprint>,
         until: CancellationToken,
         send: F,
     ) where
