@@ -283,3 +283,28 @@ impl Wrapper for LogWrapper {
 pub fn text(result: &dsh_runtime::ToolResult) -> String {
     result.text()
 }
+
+/// The names a scope sees, as owned strings.
+pub fn scope_names(s: &dsh_runtime::Scope) -> Vec<String> {
+    s.names().iter().map(|n| n.to_string()).collect()
+}
+
+/// A probe tool whose value is `tag` (which of several same-named tools answered).
+pub fn tagged(name: &'static str, tag: &'static str, log: &Log) -> Probe {
+    Probe::new(name, log).body(move |_, _| async move { Ok(Value::from(tag)) })
+}
+
+/// Run `name` from `scope` with `{"text":"x"}`: its value as text, or its error message.
+pub async fn run(
+    r: &dsh_runtime::Registry,
+    scope: Option<dsh_runtime::ScopeId>,
+    name: &str,
+) -> Result<String, String> {
+    let mut call = dsh_runtime::ToolCall::new("c", name, r#"{"text":"x"}"#);
+    call.agent = scope;
+    let result = r.execute(call).await;
+    match result.value() {
+        Some(v) => Ok(v.as_str().unwrap_or_default().to_string()),
+        None => Err(result.message().unwrap_or_default().to_string()),
+    }
+}

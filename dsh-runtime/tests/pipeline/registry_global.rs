@@ -9,26 +9,8 @@ use crate::pipeline_support;
 
 use dsh_runtime::hooks::{guard_fn, observer_fn, pre_execute_fn};
 use dsh_runtime::json::Value;
-use dsh_runtime::{Registration, Registry, Restriction, Scope, ScopeId, ToolCall};
-use pipeline_support::{Log, Probe};
-
-fn scope_names(s: &Scope) -> Vec<String> {
-    s.names().iter().map(|n| n.to_string()).collect()
-}
-
-fn tagged(name: &'static str, tag: &'static str, log: &Log) -> Probe {
-    Probe::new(name, log).body(move |_, _| async move { Ok(Value::from(tag)) })
-}
-
-async fn run(r: &Registry, scope: Option<ScopeId>, name: &str) -> Result<String, String> {
-    let mut call = ToolCall::new("c", name, r#"{"text":"x"}"#);
-    call.agent = scope;
-    let result = r.execute(call).await;
-    match result.value() {
-        Some(v) => Ok(v.as_str().unwrap_or_default().to_string()),
-        None => Err(result.message().unwrap_or_default().to_string()),
-    }
-}
+use dsh_runtime::{Registration, Registry, Restriction, Scope, ScopeId};
+use pipeline_support::{Log, Probe, run, scope_names, tagged};
 
 #[tokio::test]
 async fn a_global_registration_reaches_scopes_created_and_used_earlier() {

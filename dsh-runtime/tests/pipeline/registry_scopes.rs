@@ -3,30 +3,11 @@
 use crate::pipeline_support;
 
 use dsh_runtime::hooks::{guard_fn, observer_fn, pre_execute_fn};
-use dsh_runtime::json::Value;
-use dsh_runtime::{Registry, RestrictError, Restriction, ScopeId, ToolCall};
-use pipeline_support::{Log, Probe};
+use dsh_runtime::{Registry, RestrictError, Restriction};
+use pipeline_support::{Log, Probe, run, scope_names, tagged};
 
 fn names(r: &Registry) -> Vec<String> {
     r.names().iter().map(|n| n.to_string()).collect()
-}
-
-fn scope_names(s: &dsh_runtime::Scope) -> Vec<String> {
-    s.names().iter().map(|n| n.to_string()).collect()
-}
-
-fn tagged(name: &'static str, tag: &'static str, log: &Log) -> Probe {
-    Probe::new(name, log).body(move |_, _| async move { Ok(Value::from(tag)) })
-}
-
-async fn run(r: &Registry, scope: Option<ScopeId>, name: &str) -> Result<String, String> {
-    let mut call = ToolCall::new("c", name, r#"{"text":"x"}"#);
-    call.agent = scope;
-    let result = r.execute(call).await;
-    match result.value() {
-        Some(v) => Ok(v.as_str().unwrap_or_default().to_string()),
-        None => Err(result.message().unwrap_or_default().to_string()),
-    }
 }
 
 #[tokio::test]
