@@ -463,20 +463,10 @@ fn check_other(schema: &Schema, value: &Value, nulls: &mut bool) -> bool {
 
 #[inline(always)]
 fn enum_const_ok(schema: &Schema, value: &Value) -> bool {
-    if let Some(values) = &schema.enum_values {
-        // A string is read once, not once per allowed value.
-        let found = match value {
-            Value::String(s) => {
-                let s: &str = s;
-                values
-                    .iter()
-                    .any(|e| matches!(e, Value::String(x) if str_eq(x, s)))
-            }
-            _ => values.iter().any(|e| e == value),
-        };
-        if !found {
-            return false;
-        }
+    if let Some(values) = &schema.enum_values
+        && !values.contains(value)
+    {
+        return false;
     }
     match &schema.const_value {
         Some(c) => json_eq(c, value),
@@ -781,7 +771,7 @@ impl Reporter<'_> {
             }
         }
         if let Some(values) = &schema.enum_values
-            && !values.iter().any(|e| json_eq(e, value))
+            && !values.contains(value)
         {
             self.fail(path, |m| {
                 m.push_str(" must be one of [");
@@ -914,25 +904,25 @@ impl Reporter<'_> {
     }
 
     fn object(&mut self, r: &ObjectRules, obj: &Object, path: &Path<'_>) {
-        let entries = obj.entries();
-        // Each declared property's value, looked up once.
-        let lookup = |p: &crate::schema::Property| {
-            entries
-                .iter()
-                .find(|(k, _)| str_eq(k, &p.name))
-                .map(|(_, v)| v)
-        };
+        // Each declared property's value (the first one given), in one pass over the
+        // value's members that reads each key's text once.
         let mut inline: [Option<&Value>; 16] = [None; 16];
-        let spilled: Vec<Option<&Value>>;
-        let found: &[Option<&Value>] = if r.properties.len() <= inline.len() {
-            for (slot, p) in inline.iter_mut().zip(&r.properties) {
-                *slot = lookup(p);
-            }
-            &inline[..r.properties.len()]
+        let mut spilled: Vec<Option<&Value>>;
+        let found: &mut [Option<&Value>] = if r.properties.len() <= inline.len() {
+            &mut inline[..r.properties.len()]
         } else {
-            spilled = r.properties.iter().map(lookup).collect();
-            &spilled
+            spilled = vec![None; r.properties.len()];
+            &mut spilled
         };
+        for (k, v) in obj.entries() {
+            let k: &str = k;
+            if let Some(i) = r.properties.iter().position(|p| str_eq(k, &p.name))
+                && found[i].is_none()
+            {
+                found[i] = Some(v);
+            }
+        }
+        let found = &*found;
         // (1) missing required properties, in declaration order.
         for (slot, p) in found.iter().zip(&r.properties) {
             if p.required && slot.is_none() && !self.out.count_if_full() {
@@ -960,7 +950,8 @@ impl Reporter<'_> {
             return;
         }
         for (k, v) in obj.iter() {
-            if r.properties.iter().any(|p| str_eq(k, &p.name)) {
+            let text: &str = k;
+            if r.properties.iter().any(|p| str_eq(text, &p.name)) {
                 continue;
             }
             match &r.additional {
@@ -1068,7 +1059,7 @@ fn push_escaped(out: &mut String, s: &str) {
 /// String equality without a `memcmp` call for the short strings keys and enum values
 /// usually are (compared as overlapping machine words).
 #[inline(always)]
-fn str_eq(a: &str, b: &str) -> bool {
+pub(crate) fn str_eq(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     let n = a.len();
     if n != b.len() {

@@ -40,6 +40,7 @@
 //! recurse at most that deep.
 
 mod cache;
+mod enums;
 mod impls;
 mod raw;
 
@@ -49,6 +50,7 @@ use std::sync::Arc;
 
 use crate::json::{Number, Object, Value};
 
+pub use enums::EnumValues;
 pub use raw::SchemaError;
 pub(crate) use raw::is_ident as is_ident_key;
 
@@ -77,7 +79,7 @@ pub struct Schema {
     /// `examples` annotation (documentation only: never validated).
     pub examples: Option<Vec<Value>>,
     /// `enum`: the value must equal one of these (scalar kinds only).
-    pub enum_values: Option<Vec<Value>>,
+    pub enum_values: Option<EnumValues>,
     /// `const`: the value must equal this (scalar kinds only).
     pub const_value: Option<Value>,
 }
@@ -469,7 +471,7 @@ impl Schema {
     }
     /// Set `enum`.
     pub fn with_enum(mut self, values: Vec<Value>) -> Schema {
-        self.enum_values = Some(values);
+        self.enum_values = Some(values.into());
         self
     }
     /// Set `const`.

@@ -230,7 +230,7 @@ fn read_node(
                 None => errors.push(format!("{path}: `examples` must be an array, found {v}")),
             },
             "enum" => match v.as_array() {
-                Some(a) => schema.enum_values = Some(a.to_vec()),
+                Some(a) => schema.enum_values = Some(a.to_vec().into()),
                 None => errors.push(format!("{path}: `enum` must be an array, found {v}")),
             },
             "const" => schema.const_value = Some(v.clone()),

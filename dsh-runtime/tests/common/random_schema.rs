@@ -128,7 +128,7 @@ pub(crate) fn any_scalar() -> BoxedStrategy<Value> {
 /// pattern: that only adds near-misses).
 pub(crate) fn conforming(schema: &Schema) -> BoxedStrategy<Value> {
     if let Some(values) = &schema.enum_values {
-        return proptest::sample::select(values.clone()).boxed();
+        return proptest::sample::select(values.to_vec()).boxed();
     }
     if let Some(c) = &schema.const_value {
         return Just(c.clone()).boxed();
