@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use smallvec::SmallVec;
+
 use super::keys::DupDetector;
 use super::number::{N, Number};
 use super::path::{self, Seg};
@@ -280,6 +282,10 @@ fn syntax(msg: &str, at: usize) -> Fail {
     (ParseErrorKind::Syntax(msg.to_owned()), at)
 }
 
+/// How many open containers the parser holds without allocating (tool arguments rarely
+/// nest deeper).
+const INLINE_FRAMES: usize = 8;
+
 /// One open array or object.
 struct Frame {
     is_object: bool,
@@ -298,7 +304,8 @@ struct Parser<'a> {
     bytes: &'a [u8],
     pos: usize,
     max_depth: usize,
-    frames: Vec<Frame>,
+    /// The open containers, outermost first (inline up to [`INLINE_FRAMES`] deep).
+    frames: SmallVec<[Frame; INLINE_FRAMES]>,
     /// Elements of all open arrays, innermost last.
     values: Vec<Value>,
     /// Members of all open objects, innermost last.
@@ -356,7 +363,7 @@ impl<'a> Parser<'a> {
             bytes: text.as_bytes(),
             pos: 0,
             max_depth: opts.max_depth,
-            frames: Vec::new(),
+            frames: SmallVec::new(),
             values: Vec::new(),
             members: Vec::new(),
             scratch: String::new(),

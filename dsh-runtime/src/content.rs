@@ -45,8 +45,17 @@ impl ContentBlock {
 /// The default rendering of a canonical value: a string as its raw text, anything else as
 /// compact JSON.
 pub fn default_render(value: &Value) -> Vec<ContentBlock> {
+    vec![default_block(value)]
+}
+
+/// The one block of [`default_render`].
+pub(crate) fn default_block(value: &Value) -> ContentBlock {
     match value {
-        Value::String(s) => vec![ContentBlock::text(String::from(&**s))],
-        other => vec![ContentBlock::text(other.to_string())],
+        Value::String(s) => ContentBlock::text(String::from(&**s)),
+        other => ContentBlock::text(other.to_string()),
     }
 }
+
+/// The content of a result as the pipeline holds it: the usual single block is kept
+/// without an allocation of its own.
+pub(crate) type Blocks = smallvec::SmallVec<[ContentBlock; 1]>;

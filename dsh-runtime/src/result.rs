@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
-use crate::content::ContentBlock;
+use crate::content::{Blocks, ContentBlock};
 use crate::json::{Frozen, Value};
 use crate::present::ResultSummary;
 use crate::tool::{ExecToken, ToolError};
@@ -138,7 +138,7 @@ pub(crate) type Code = Option<Cow<'static, str>>;
 #[derive(Clone, Debug)]
 pub(crate) struct ResultData {
     pub(crate) kind: Kind,
-    pub(crate) content: Vec<ContentBlock>,
+    content: Blocks,
     pub(crate) contexts: Vec<String>,
 }
 
@@ -151,12 +151,26 @@ pub(crate) enum Kind {
     },
     Failure {
         code: Code,
-        message: String,
+        message: Message,
     },
 }
 
+/// A failure's message.
+#[derive(Clone, Debug)]
+pub(crate) enum Message {
+    /// Its own text.
+    Own(String),
+    /// The text of the first content block after its `Error: ` prefix: the registry's
+    /// own failure block, which holds the message once. [`ResultData::set_content`]
+    /// makes it [`Message::Own`] before that block is replaced.
+    InContent,
+}
+
+/// The prefix of the registry's failure block.
+const ERROR_PREFIX: &str = "Error: ";
+
 impl ResultData {
-    pub(crate) fn success(value: Frozen, content: Vec<ContentBlock>, meta: Option<Frozen>) -> Self {
+    pub(crate) fn success(value: Frozen, content: Blocks, meta: Option<Frozen>) -> Self {
         ResultData {
             kind: Kind::Success {
                 value,
@@ -170,15 +184,101 @@ impl ResultData {
 
     /// A failure whose content is the registry's `Error: <message>` block.
     pub(crate) fn failure(code: Code, message: String) -> Self {
+        ResultData::failure_text(code, [ERROR_PREFIX, &message].concat())
+    }
+
+    /// [`ResultData::failure`] with the message written straight into the content block
+    /// (one allocation for both).
+    pub(crate) fn failure_fmt(code: Code, message: fmt::Arguments<'_>) -> Self {
+        let text = match message.as_str() {
+            Some(m) => [ERROR_PREFIX, m].concat(),
+            None => {
+                // Most messages fit; a longer one grows the buffer.
+                let mut text = String::with_capacity(96);
+                text.push_str(ERROR_PREFIX);
+                let _ = fmt::Write::write_fmt(&mut text, message);
+                text
+            }
+        };
+        ResultData::failure_text(code, text)
+    }
+
+    /// A failure whose message is the concatenation of `parts` (one allocation, of the
+    /// exact size).
+    pub(crate) fn code_parts(code: ErrorCode, parts: &[&str]) -> Self {
+        let len = ERROR_PREFIX.len() + parts.iter().map(|p| p.len()).sum::<usize>();
+        let mut text = String::with_capacity(len);
+        text.push_str(ERROR_PREFIX);
+        parts.iter().for_each(|p| text.push_str(p));
+        ResultData::failure_text(Some(code.into()), text)
+    }
+
+    /// A failure whose content block is `text`, which starts with [`ERROR_PREFIX`].
+    fn failure_text(code: Code, text: String) -> Self {
+        debug_assert!(text.starts_with(ERROR_PREFIX));
         ResultData {
-            content: vec![ContentBlock::text(format!("Error: {message}"))],
-            kind: Kind::Failure { code, message },
+            content: smallvec::smallvec![ContentBlock::text(text)],
+            kind: Kind::Failure {
+                code,
+                message: Message::InContent,
+            },
             contexts: Vec::new(),
         }
     }
 
     pub(crate) fn code(code: ErrorCode, message: String) -> Self {
         ResultData::failure(Some(code.into()), message)
+    }
+
+    /// [`ResultData::code`] with the message written straight into the content block.
+    pub(crate) fn code_fmt(code: ErrorCode, message: fmt::Arguments<'_>) -> Self {
+        ResultData::failure_fmt(Some(code.into()), message)
+    }
+
+    /// The failure's message (`None` on success).
+    pub(crate) fn message(&self) -> Option<&str> {
+        match &self.kind {
+            Kind::Failure {
+                message: Message::Own(m),
+                ..
+            } => Some(m),
+            Kind::Failure {
+                message: Message::InContent,
+                ..
+            } => Some(
+                self.content
+                    .first()
+                    .and_then(ContentBlock::as_text)
+                    .and_then(|t| t.strip_prefix(ERROR_PREFIX))
+                    .unwrap_or_default(),
+            ),
+            Kind::Success { .. } => None,
+        }
+    }
+
+    /// The content.
+    pub(crate) fn content(&self) -> &[ContentBlock] {
+        &self.content
+    }
+
+    /// Replace the content, keeping a failure's message.
+    pub(crate) fn set_content(&mut self, content: Blocks) {
+        if let Kind::Failure { message, .. } = &self.kind
+            && matches!(message, Message::InContent)
+        {
+            let own = self.message().unwrap_or_default().to_owned();
+            if let Kind::Failure { message, .. } = &mut self.kind {
+                *message = Message::Own(own);
+            }
+        }
+        self.content = content;
+    }
+
+    /// Append blocks to a success's content (a failure's content is left alone).
+    pub(crate) fn append_content(&mut self, blocks: Vec<ContentBlock>) {
+        if self.is_success() {
+            self.content.extend(blocks);
+        }
     }
 
     /// A contained panic (`TOOL_PANICKED`).
@@ -208,7 +308,7 @@ impl ResultData {
 
     pub(crate) fn from_error(e: ToolError) -> Self {
         let code = e.code().map(|c| Cow::Owned(c.to_string()));
-        ResultData::failure(code, e.message().to_string())
+        ResultData::failure_fmt(code, format_args!("{}", e.message()))
     }
 
     pub(crate) fn is_success(&self) -> bool {
@@ -254,12 +354,17 @@ impl ToolResult {
 
     /// The final model-facing content.
     pub fn content(&self) -> &[ContentBlock] {
-        &self.0.content
+        self.0.content()
     }
 
     /// The text blocks of the content, joined with `\n`.
     pub fn text(&self) -> String {
-        let texts: Vec<&str> = self.0.content.iter().filter_map(|b| b.as_text()).collect();
+        let texts: Vec<&str> = self
+            .0
+            .content()
+            .iter()
+            .filter_map(|b| b.as_text())
+            .collect();
         texts.join("\n")
     }
 
@@ -303,16 +408,13 @@ impl ToolResult {
 
     /// The failure's message (without the `Error: ` prefix of the content).
     pub fn message(&self) -> Option<&str> {
-        match &self.0.kind {
-            Kind::Failure { message, .. } => Some(message),
-            Kind::Success { .. } => None,
-        }
+        self.0.message()
     }
 
     /// What result presenters see: content, error flag and meta (never the value).
     pub fn summary(&self) -> ResultSummary {
         ResultSummary {
-            content: self.0.content.clone(),
+            content: self.0.content().to_vec(),
             is_error: self.is_error(),
             meta: self.meta().map(|m| (**m).clone()),
         }
@@ -333,9 +435,9 @@ impl ToolResult {
             Kind::Success { value, .. } => {
                 o.insert("value", (**value).clone());
             }
-            Kind::Failure { code, message } => {
+            Kind::Failure { code, .. } => {
                 let mut e = Object::new();
-                e.insert("message", Value::from(message.as_str()));
+                e.insert("message", Value::from(self.0.message().unwrap_or_default()));
                 if let Some(code) = code {
                     let mut info = Object::new();
                     info.insert("name", Value::from(error_name(code)));
@@ -415,12 +517,12 @@ impl fmt::Debug for ToolResult {
                     d.field("concludes_turn", &true);
                 }
             }
-            Kind::Failure { code, message } => {
+            Kind::Failure { code, .. } => {
                 d.field("code", code);
-                d.field("message", message);
+                d.field("message", &self.0.message().unwrap_or_default());
             }
         }
-        d.field("content", &self.0.content);
+        d.field("content", &self.0.content());
         if !self.0.contexts.is_empty() {
             d.field("contexts", &self.0.contexts);
         }
@@ -455,11 +557,12 @@ impl Serialize for ToolResult {
         m.serialize_entry("isError", &self.is_error())?;
         match &self.0.kind {
             Kind::Success { value, .. } => m.serialize_entry("value", &**value)?,
-            Kind::Failure { code, message } => {
-                m.serialize_entry("error", &ErrorBody(code, message))?
-            }
+            Kind::Failure { code, .. } => m.serialize_entry(
+                "error",
+                &ErrorBody(code, self.0.message().unwrap_or_default()),
+            )?,
         }
-        m.serialize_entry("content", &self.0.content)?;
+        m.serialize_entry("content", self.0.content())?;
         if let Some(meta) = self.meta() {
             m.serialize_entry("meta", &**meta)?;
         }
@@ -492,7 +595,7 @@ impl DispatchOutcome {
     /// A wrapper-authored success; the pipeline validates and renders `value`.
     pub fn success(value: Value) -> Self {
         DispatchOutcome {
-            data: ResultData::success(Arc::new(value), Vec::new(), None),
+            data: ResultData::success(Arc::new(value), Blocks::new(), None),
             origin: None,
         }
     }
@@ -520,7 +623,7 @@ impl DispatchOutcome {
 
     /// The content (empty for a wrapper-authored success, which is rendered later).
     pub fn content(&self) -> &[ContentBlock] {
-        &self.data.content
+        self.data.content()
     }
 
     /// The failure's code.
@@ -533,9 +636,6 @@ impl DispatchOutcome {
 
     /// The failure's message.
     pub fn message(&self) -> Option<&str> {
-        match &self.data.kind {
-            Kind::Failure { message, .. } => Some(message),
-            Kind::Success { .. } => None,
-        }
+        self.data.message()
     }
 }

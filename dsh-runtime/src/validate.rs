@@ -55,6 +55,9 @@ impl ToolArgsError {
     /// The error code of argument failures.
     pub const CODE: &'static str = "INVALID_ARGS";
 
+    /// What the message starts with, before the violations.
+    pub const PREFIX: &'static str = "invalid arguments: ";
+
     /// An error with the given violations (each a full sentence such as
     /// `"path" must be a string`).
     pub fn new<I, S>(violations: I) -> Self
@@ -81,7 +84,7 @@ impl From<Violations> for ToolArgsError {
 
 impl fmt::Display for ToolArgsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("invalid arguments: ")?;
+        f.write_str(Self::PREFIX)?;
         f.write_str(self.violations.joined())
     }
 }

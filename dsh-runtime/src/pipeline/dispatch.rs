@@ -163,12 +163,13 @@ impl Dispatcher<'_> {
             Err(p) => ResultData::panicked(format!("tool {} panicked: {p}", name())),
             Ok(BodyOutcome::Value(v)) => success(tool, exec, v),
             Ok(BodyOutcome::Failed(e)) => ResultData::from_error(e),
-            Ok(BodyOutcome::ArgsRejected(m)) => {
-                ResultData::code(ErrorCode::InvalidArgs, format!("invalid arguments: {m}"))
-            }
-            Ok(BodyOutcome::NotLossless(m)) => ResultData::code(
+            Ok(BodyOutcome::ArgsRejected(m)) => ResultData::code_fmt(
+                ErrorCode::InvalidArgs,
+                format_args!("invalid arguments: {m}"),
+            ),
+            Ok(BodyOutcome::NotLossless(m)) => ResultData::code_fmt(
                 ErrorCode::InvalidToolOutput,
-                format!(
+                format_args!(
                     "tool {} returned invalid output: value is not lossless JSON: {m}",
                     name()
                 ),
@@ -195,9 +196,9 @@ impl Dispatcher<'_> {
         }
         let snap = self.registry.snapshot(exec.agent);
         let Some(entry) = snap.view().get(&exec.name) else {
-            return Err(ResultData::code(
+            return Err(ResultData::code_fmt(
                 ErrorCode::UnknownTool,
-                format!("unknown tool {}", json_quote(&exec.name)),
+                format_args!("unknown tool {}", json_quote(&exec.name)),
             ));
         };
         let tool = entry.tool();

@@ -23,7 +23,7 @@ use crate::registry::{CallSnapshot, Registry};
 use crate::result::{ErrorCode, ResultData, ToolResult};
 use crate::schema::json_quote;
 use crate::tool::{DynTool, Execution};
-use crate::validate::validate_arguments;
+use crate::validate::{ToolArgsError, validate_arguments};
 
 impl Registry {
     /// Run one call through the whole pipeline. Never panics; every outcome is one
@@ -183,9 +183,9 @@ impl Call {
             )));
         }
         self.tool.as_ref().ok_or_else(|| {
-            Outcome::post(ResultData::code(
+            Outcome::post(ResultData::code_fmt(
                 ErrorCode::UnknownTool,
-                format!("unknown tool {}", json_quote(&self.exec.name)),
+                format_args!("unknown tool {}", json_quote(&self.exec.name)),
             ))
         })
     }
@@ -225,9 +225,9 @@ fn validate<'c>(call: &'c Call, tool: &DynTool) -> Stage<Cow<'c, Value>> {
     let params = &tool.definition().parameters;
     match validate_arguments(params, &call.exec.arguments) {
         Ok(v) => Ok(v.normalized(params, &call.exec.arguments)),
-        Err(e) => Err(Outcome::post(ResultData::code(
+        Err(e) => Err(Outcome::post(ResultData::code_parts(
             ErrorCode::InvalidArgs,
-            e.to_string(),
+            &[ToolArgsError::PREFIX, e.violations().joined()],
         ))),
     }
 }

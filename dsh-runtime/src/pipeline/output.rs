@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::dispatch::Dispatched;
 use super::exec::{Call, Outcome};
-use crate::content::default_render;
+use crate::content::default_block;
 use crate::json::Value;
 use crate::lossless;
 use crate::panic;
@@ -16,9 +16,9 @@ use crate::tool::{DynTool, Execution, ToolError, hooks};
 use crate::validate::validate_labeled;
 
 fn invalid_output(name: &str, violation: &str) -> ResultData {
-    ResultData::code(
+    ResultData::code_fmt(
         ErrorCode::InvalidToolOutput,
-        format!(
+        format_args!(
             "tool {} returned invalid output: {violation}",
             json_quote(name)
         ),
@@ -55,10 +55,10 @@ pub(crate) fn success(tool: &DynTool, exec: &Execution, value: Value) -> ResultD
     // panic).
     let own = tool.erased().overridden_hooks();
     let content = if own & hooks::RENDER == 0 {
-        default_render(&value)
+        smallvec::smallvec![default_block(&value)]
     } else {
         match panic::contain(|| tool.erased().render(&exec.arguments, &value)) {
-            Ok(Ok(c)) => c,
+            Ok(Ok(c)) => c.into(),
             Ok(Err(e)) => return projector_failed(name, "render", Ok(e)),
             Err(p) => return projector_failed(name, "render", Err(p)),
         }
@@ -111,8 +111,8 @@ pub(super) fn settle(call: &Call, tool: &DynTool, dispatched: Dispatched) -> Out
         data.contexts.splice(0..0, deferred);
     }
     let attached = side.take_attached();
-    if !attached.is_empty() && data.is_success() {
-        data.content.extend(attached);
+    if !attached.is_empty() {
+        data.append_content(attached);
     }
     if let Kind::Success { concludes_turn, .. } = &mut data.kind {
         *concludes_turn = side.concludes_turn();

@@ -78,7 +78,7 @@ fn accept(call: &Call, mut data: ResultData, a: Accept) -> ResultData {
             replaced.contexts = std::mem::take(&mut data.contexts);
             data = replaced;
         }
-        (Some(content), None) => data.content = content,
+        (Some(content), None) => data.set_content(content.into()),
         (None, None) => {}
     }
     data.contexts.extend(a.contexts);
@@ -101,7 +101,7 @@ fn block(b: Block) -> ResultData {
     };
     let mut data = ResultData::failure(None, message);
     if !b.feedback.is_empty() {
-        data.content = b.feedback;
+        data.set_content(b.feedback.into());
     }
     data.contexts = b.contexts;
     data
@@ -116,10 +116,10 @@ pub(super) fn finalize(call: &Call, mut data: ResultData, note: Option<String>) 
     {
         let finalized = panic::contain(|| {
             tool.erased()
-                .finalize_content(info.arguments(), &data.content)
+                .finalize_content(info.arguments(), data.content())
         });
         match finalized {
-            Ok(Some(content)) => data.content = content,
+            Ok(Some(content)) => data.set_content(content.into()),
             Ok(None) => {}
             Err(p) => data = ResultData::panicked(format!("finalize_content panicked: {p}")),
         }

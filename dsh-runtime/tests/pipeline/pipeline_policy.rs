@@ -251,6 +251,42 @@ async fn post_execute_content_replacement_applies_to_failures() {
     let r = registry.execute(call("nope")).await;
     assert_eq!(r.code(), Some("UNKNOWN_TOOL"));
     assert_eq!(r.content(), &[ContentBlock::text("try another tool")]);
+    // The message is the failure's own, whatever the content became (the registry keeps
+    // it once, in its `Error: ` block, until that block is replaced).
+    assert_eq!(r.message(), Some(r#"unknown tool "nope""#));
+    let json = r.to_json();
+    assert_eq!(
+        json.get("error").and_then(|e| e.get("message")),
+        Some(&Value::from(r#"unknown tool "nope""#))
+    );
+    let serialized = serde_json::to_value(&r).unwrap();
+    assert_eq!(serialized["error"]["message"], r#"unknown tool "nope""#);
+    assert_eq!(serialized["content"][0]["text"], "try another tool");
+}
+
+#[tokio::test]
+async fn a_failure_keeps_its_message_when_its_content_is_finalized() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let _t = registry
+        .register(
+            Probe::new("echo", &log)
+                .body(|_, _| async { Err(ToolError::with_code("E_BOOM", "boom")) })
+                .finalize(|_, _| Some(vec![ContentBlock::text("finalized")])),
+        )
+        .unwrap();
+    let r = registry.execute(call("echo")).await;
+    assert_eq!(r.code(), Some("E_BOOM"));
+    assert_eq!(r.message(), Some("boom"));
+    assert_eq!(r.content(), &[ContentBlock::text("finalized")]);
+
+    // Without a replacement the message and the `Error: ` block agree.
+    let r = registry.execute(call("missing")).await;
+    assert_eq!(r.message(), Some(r#"unknown tool "missing""#));
+    assert_eq!(
+        r.content(),
+        &[ContentBlock::text(r#"Error: unknown tool "missing""#)]
+    );
 }
 
 #[tokio::test]
