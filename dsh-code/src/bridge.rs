@@ -39,7 +39,9 @@ use crate::events::{SubCall, SubCallObserver};
 use tokio_util::sync::CancellationToken;
 
 /// What a call resolves to in the program: its value, or the message it rejects with.
-pub(crate) type Reply = Result<Frozen, String>;
+/// A settled sub-call: `Ok` holds a successful result (it has a value), `Err` a
+/// failure's message.
+pub(crate) type Reply = Result<ToolResult, String>;
 
 /// Replies routed to the engine, tagged with the engine's id for the call, in the order
 /// they were given.
@@ -466,7 +468,7 @@ fn push_decimal(out: &mut String, mut n: u64) {
 
 fn reply(result: &ToolResult) -> Reply {
     match result.value() {
-        Some(v) => Ok(v.clone()),
+        Some(_) => Ok(result.clone()),
         None => Err(result.message().unwrap_or_default().to_string()),
     }
 }
@@ -525,15 +527,18 @@ mod tests {
         bridge.settle("run_code settled");
         bridge.drain().await;
         assert_eq!(
-            second.wait().await,
-            Err("run_code run is over (run_code settled); hold tool call abandoned".to_string())
+            second.wait().await.err().as_deref(),
+            Some("run_code run is over (run_code settled); hold tool call abandoned")
         );
         // The running call saw the run's token cancelled and ended as aborted.
-        assert_eq!(first.wait().await, Err("tool call aborted".to_string()));
+        assert_eq!(
+            first.wait().await.err().as_deref(),
+            Some("tool call aborted")
+        );
         let late = bridge.submit(&hold, empty());
         assert_eq!(
-            late.wait().await,
-            Err("run_code run is over (run_code settled); hold not dispatched".to_string())
+            late.wait().await.err().as_deref(),
+            Some("run_code run is over (run_code settled); hold not dispatched")
         );
         assert_eq!(bridge.submitted(), 2);
     }

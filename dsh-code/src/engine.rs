@@ -531,11 +531,12 @@ fn settle_call<'js>(
     (resolve, reject): (Function<'js>, Function<'js>),
     reply: Reply,
 ) -> rquickjs::Result<()> {
-    let value = match reply {
+    let result = match reply {
         Err(message) => return refuse.call((reject, name, message)),
-        Ok(value) => value,
+        Ok(result) => result,
     };
-    let scalar = match &*value {
+    let value = result.value().unwrap_or(&Value::Null);
+    let scalar = match value {
         Value::Null => Some(rquickjs::Value::new_null(ctx.clone())),
         Value::Bool(b) => Some(rquickjs::Value::new_bool(ctx.clone(), *b)),
         Value::Number(n) => Some(match n.as_i64().and_then(|i| i32::try_from(i).ok()) {

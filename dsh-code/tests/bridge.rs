@@ -506,7 +506,7 @@ async fn image_bearing_results_are_appended_to_the_outer_content_in_dispatch_ord
     );
     // The value is the program's output alone.
     assert_eq!(
-        **r.value().unwrap(),
+        *r.value().unwrap(),
         v(r#"{"logs":["first plain second"],"result":"seen"}"#)
     );
 

@@ -171,7 +171,7 @@ return {same: g === globalThis && viaEval === globalThis, names: Object.getOwnPr
 
 async fn still_serving(env: &Env) {
     let direct = env.direct("echo", r#"{"value":3}"#).await;
-    assert_eq!(direct.value().map(|v| (**v).clone()), Some(v("3")));
+    assert_eq!(direct.value().cloned(), Some(v("3")));
     assert_eq!(
         env.value("return await tools.echo({value: 4});").await,
         v("4")

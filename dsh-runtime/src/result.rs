@@ -145,7 +145,7 @@ pub(crate) struct ResultData {
 #[derive(Clone, Debug)]
 pub(crate) enum Kind {
     Success {
-        value: Frozen,
+        value: Value,
         meta: Option<Frozen>,
         concludes_turn: bool,
     },
@@ -170,7 +170,7 @@ pub(crate) enum Message {
 const ERROR_PREFIX: &str = "Error: ";
 
 impl ResultData {
-    pub(crate) fn success(value: Frozen, content: Blocks, meta: Option<Frozen>) -> Self {
+    pub(crate) fn success(value: Value, content: Blocks, meta: Option<Frozen>) -> Self {
         ResultData {
             kind: Kind::Success {
                 value,
@@ -344,8 +344,9 @@ impl ToolResult {
         !self.is_success()
     }
 
-    /// The canonical value (success only), frozen.
-    pub fn value(&self) -> Option<&Frozen> {
+    /// The canonical value (success only). It is immutable: the result holds it, and a
+    /// result is never changed once made.
+    pub fn value(&self) -> Option<&Value> {
         match &self.0.kind {
             Kind::Success { value, .. } => Some(value),
             Kind::Failure { .. } => None,
@@ -433,7 +434,7 @@ impl ToolResult {
         o.insert("isError", Value::Bool(self.is_error()));
         match &self.0.kind {
             Kind::Success { value, .. } => {
-                o.insert("value", (**value).clone());
+                o.insert("value", value.clone());
             }
             Kind::Failure { code, .. } => {
                 let mut e = Object::new();
@@ -556,7 +557,7 @@ impl Serialize for ToolResult {
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("isError", &self.is_error())?;
         match &self.0.kind {
-            Kind::Success { value, .. } => m.serialize_entry("value", &**value)?,
+            Kind::Success { value, .. } => m.serialize_entry("value", value)?,
             Kind::Failure { code, .. } => m.serialize_entry(
                 "error",
                 &ErrorBody(code, self.0.message().unwrap_or_default()),
@@ -595,7 +596,7 @@ impl DispatchOutcome {
     /// A wrapper-authored success; the pipeline validates and renders `value`.
     pub fn success(value: Value) -> Self {
         DispatchOutcome {
-            data: ResultData::success(Arc::new(value), Blocks::new(), None),
+            data: ResultData::success(value, Blocks::new(), None),
             origin: None,
         }
     }
@@ -614,7 +615,7 @@ impl DispatchOutcome {
     }
 
     /// The value of a success.
-    pub fn value(&self) -> Option<&Frozen> {
+    pub fn value(&self) -> Option<&Value> {
         match &self.data.kind {
             Kind::Success { value, .. } => Some(value),
             Kind::Failure { .. } => None,

@@ -50,7 +50,6 @@ pub(crate) fn success(tool: &DynTool, exec: &Execution, value: Value) -> ResultD
     if let Err(violations) = validate_labeled(&def.output, &value, "value", true) {
         return invalid_output(name, violations.joined());
     }
-    let value = Arc::new(value);
     // A hook the tool does not override runs its default here, unguarded (it cannot
     // panic).
     let own = tool.erased().overridden_hooks();
@@ -93,7 +92,6 @@ pub(super) fn settle(call: &Call, tool: &DynTool, dispatched: Dispatched) -> Out
     let side = call.exec.side();
     let mut data = match outcome.data.kind {
         Kind::Success { value, .. } if outcome.origin != Some(call.exec.token) => {
-            let value = Arc::try_unwrap(value).unwrap_or_else(|v| (*v).clone());
             let data = success(tool, &call.exec, value);
             if !data.is_success() {
                 return Outcome {

@@ -136,7 +136,7 @@ async fn parallel_calls_overlap_and_an_exclusive_call_is_a_barrier() {
         .expect("the batch deadlocked: parallel calls did not overlap");
     let values: Vec<Value> = results
         .iter()
-        .map(|r| (**r.value().unwrap()).clone())
+        .map(|r| (*r.value().unwrap()).clone())
         .collect();
     assert_eq!(
         values,
@@ -221,8 +221,8 @@ async fn post_execute_and_observers_keep_submission_order_when_a_later_body_fini
     let results = tokio::time::timeout(LIMIT, registry.execute_batch(calls, 8))
         .await
         .expect("deadlock");
-    assert_eq!(**results[0].value().unwrap(), Value::from("first"));
-    assert_eq!(**results[1].value().unwrap(), Value::from("second"));
+    assert_eq!(*results[0].value().unwrap(), Value::from("first"));
+    assert_eq!(*results[1].value().unwrap(), Value::from("second"));
     let log = log.get();
     assert!(pos(&log, "end second") < pos(&log, "end first"));
     let tail: Vec<&String> = log
@@ -375,7 +375,7 @@ fn runs_without_a_tokio_runtime() {
         .register(Probe::new("job", &log).safe(|_| true))
         .unwrap();
     let r = block_on(registry.execute(c("1", "job", "one")));
-    assert_eq!(**r.value().unwrap(), Value::from("one"));
+    assert_eq!(*r.value().unwrap(), Value::from("one"));
     let order = Arc::new(Mutex::new(Vec::new()));
     let o = order.clone();
     let _p = registry.post_execute(post_execute_fn(move |call, _| {

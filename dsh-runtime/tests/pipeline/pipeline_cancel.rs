@@ -99,7 +99,7 @@ async fn a_call_within_its_deadline_is_unaffected() {
         .register(Probe::new("fast", &log).timeout_ms(600_000))
         .unwrap();
     let r = registry.execute(call("fast")).await;
-    assert_eq!(**r.value().unwrap(), Value::from("x"));
+    assert_eq!(*r.value().unwrap(), Value::from("x"));
 }
 
 #[tokio::test]
@@ -146,7 +146,7 @@ async fn timeouts_can_be_turned_off() {
         )
         .unwrap();
     let r = registry.execute(call("t")).await;
-    assert_eq!(**r.value().unwrap(), Value::from("not cancelled"));
+    assert_eq!(*r.value().unwrap(), Value::from("not cancelled"));
 }
 
 /// Retries once after a timeout.
@@ -188,7 +188,7 @@ async fn the_timeout_wrapper_can_be_placed_inside_a_retry() {
     let _r = registry.wrap(RetryTimeouts(log.clone()));
     let _w = registry.wrap(TimeoutWrapper);
     let r = registry.execute(call("t")).await;
-    assert_eq!(**r.value().unwrap(), Value::from("second attempt"));
+    assert_eq!(*r.value().unwrap(), Value::from("second attempt"));
     assert_eq!(
         log.take(),
         ["body", "render", "retry", "body", "render", "finalize"]

@@ -43,7 +43,7 @@ async fn success_runs_every_stage_in_order() {
         .execute(ToolCall::new("c1", "echo", r#"{"text":"hi"}"#))
         .await;
     assert!(r.is_success());
-    assert_eq!(**r.value().unwrap(), v(r#""hi""#));
+    assert_eq!(*r.value().unwrap(), v(r#""hi""#));
     assert_eq!(r.content(), &[ContentBlock::text("hi")]);
     assert_eq!(r.code(), None);
     assert_eq!(
@@ -410,7 +410,7 @@ async fn approval_outcomes() {
         }));
         let r = ask_with(&registry, Some(scope.id())).await;
         match expected {
-            None => assert_eq!(**r.value().unwrap(), v(r#""hi""#)),
+            None => assert_eq!(*r.value().unwrap(), v(r#""hi""#)),
             Some(msg) => {
                 assert_eq!(r.code(), None);
                 assert_eq!(r.message(), Some(msg));
@@ -1077,7 +1077,7 @@ async fn unknown_arguments_are_ignored_and_named_in_a_context() {
         ]
     );
     // Not part of the canonical value, but of the envelope's contexts.
-    assert_eq!(**r.value().unwrap(), v(r#""a:None""#));
+    assert_eq!(*r.value().unwrap(), v(r#""a:None""#));
     assert!(
         r.to_json()
             .to_string()

@@ -56,7 +56,7 @@ async fn a_wrapper_may_call_next_more_than_once() {
         .unwrap();
     let _w = registry.wrap(Retry(log.clone()));
     let r = registry.execute(call("flaky")).await;
-    assert_eq!(**r.value().unwrap(), Value::from("second time lucky"));
+    assert_eq!(*r.value().unwrap(), Value::from("second time lucky"));
     assert_eq!(attempts.load(Ordering::SeqCst), 2);
     assert_eq!(log.take(), ["body", "retry", "body", "render", "finalize"]);
 }
@@ -98,7 +98,7 @@ async fn a_wrapper_authored_success_is_revalidated_and_rendered_again() {
     );
     let w = registry.wrap(Author(Value::from("from the wrapper")));
     let r = registry.execute(call("echo")).await;
-    assert_eq!(**r.value().unwrap(), Value::from("from the wrapper"));
+    assert_eq!(*r.value().unwrap(), Value::from("from the wrapper"));
     assert_eq!(
         r.content(),
         &[ContentBlock::text(r#"rendered "from the wrapper""#)]
@@ -185,7 +185,7 @@ async fn a_canonical_outcome_passes_through_unchanged() {
         .unwrap();
     let _w = registry.wrap(KeepFirst);
     let r = registry.execute(call("count")).await;
-    assert_eq!(**r.value().unwrap(), Value::from("attempt 0"));
+    assert_eq!(*r.value().unwrap(), Value::from("attempt 0"));
     // The canonical result is not rendered again.
     assert_eq!(log.take(), ["body", "render", "body", "render", "finalize"]);
 }
@@ -233,7 +233,7 @@ async fn post_execute_content_replacement_keeps_value_and_meta() {
         )
     }));
     let r = registry.execute(call("echo")).await;
-    assert_eq!(**r.value().unwrap(), Value::from("x"));
+    assert_eq!(*r.value().unwrap(), Value::from("x"));
     assert_eq!(**r.meta().unwrap(), Value::from("m"));
     assert_eq!(r.content(), &[ContentBlock::text("redacted")]);
 }
@@ -304,7 +304,7 @@ async fn post_execute_value_replacement_is_revalidated_rendered_and_meta_recompu
         Some(Accept::new().with_value(Value::from("replaced")).into())
     }));
     let r = registry.execute(call("echo")).await;
-    assert_eq!(**r.value().unwrap(), Value::from("replaced"));
+    assert_eq!(*r.value().unwrap(), Value::from("replaced"));
     assert_eq!(r.content(), &[ContentBlock::text(r#"<"replaced">"#)]);
     assert_eq!(**r.meta().unwrap(), Value::from("replaced"));
     assert_eq!(
@@ -540,7 +540,7 @@ async fn the_finalizer_is_captured_at_entry() {
     }));
     let r = registry.execute(call("t")).await;
     // The new tool's body ran (re-resolved at dispatch), the old finalizer applied.
-    assert_eq!(**r.value().unwrap(), Value::from("new body"));
+    assert_eq!(*r.value().unwrap(), Value::from("new body"));
     assert_eq!(r.content(), &[ContentBlock::text("old finalizer")]);
 }
 

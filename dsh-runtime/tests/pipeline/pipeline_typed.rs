@@ -115,7 +115,7 @@ async fn raw_tools_go_through_the_same_pipeline() {
             r#"{"key":"present","extra":1}"#,
         ))
         .await;
-    assert_eq!(**ok.value().unwrap(), v(r#"{"found":true}"#));
+    assert_eq!(*ok.value().unwrap(), v(r#"{"found":true}"#));
     assert_eq!(ok.content(), &[ContentBlock::text(r#"{"found":true}"#)]);
 
     let invalid = registry
