@@ -9,7 +9,9 @@
 //! - after the type, a node's constraints (`minimum`/`maximum`, lengths, `pattern`,
 //!   `minItems`/`maxItems`) are each checked, then `enum`, then `const` (only the first of
 //!   those two that fails is reported);
-//! - `oneOf`: when several branches match, one violation says so. When none matches, a
+//! - `oneOf`: when several branches match, one violation says so, unless exactly one of
+//!   them matches the value as given (the others only because a `null` counts as
+//!   omitted): that one is the match. When none matches, a
 //!   tagged union (every branch an object requiring the same string-constant key, as
 //!   serde's internally and adjacently tagged enums are) reports its tag: missing, or not
 //!   one of the allowed values (listed), or, when the tag picks a branch, that branch's
@@ -596,21 +598,54 @@ fn check_object(r: &ObjectRules, obj: &Object, nulls: &mut bool) -> bool {
 
 #[inline(always)]
 fn check_one_of(branches: &[Arc<Schema>], value: &Value, nulls: &mut bool) -> bool {
-    let mut matched = 0;
-    let mut branch_nulls = false;
-    for b in branches {
+    match one_of_match(branches, value) {
+        OneOfMatch::One { nulls: n, .. } => {
+            // A lenient `null` inside the matching branch must be normalized away too.
+            *nulls |= n;
+            true
+        }
+        OneOfMatch::NoBranch | OneOfMatch::Several(_) => false,
+    }
+}
+
+/// Which branch of a `oneOf` a value matches.
+enum OneOfMatch {
+    /// Exactly this branch (`nulls`: it matches thanks to the null leniency).
+    One { index: usize, nulls: bool },
+    /// None does.
+    NoBranch,
+    /// This many branches do, and it is not the case that exactly one of them matches
+    /// the value as given.
+    Several(usize),
+}
+
+/// The branch a value matches: the only one that matches, or, when several match, the
+/// only one that matches without reading a `null` as "omitted" (the null leniency only
+/// ever widens what a schema accepts; it never makes a value that one branch takes as
+/// given ambiguous).
+fn one_of_match(branches: &[Arc<Schema>], value: &Value) -> OneOfMatch {
+    let (mut matched, mut first) = (0usize, None);
+    let (mut strict, mut first_strict) = (0usize, None);
+    for (i, b) in branches.iter().enumerate() {
         let mut n = false;
         if check(b, value, &mut n) {
             matched += 1;
-            if matched > 1 {
-                return false;
+            first.get_or_insert((i, n));
+            if !n {
+                strict += 1;
+                first_strict.get_or_insert(i);
             }
-            branch_nulls = n;
         }
     }
-    // A lenient `null` inside the matching branch must be normalized away too.
-    *nulls |= branch_nulls;
-    matched == 1
+    match (matched, first, strict, first_strict) {
+        (1, Some((index, nulls)), ..) => OneOfMatch::One { index, nulls },
+        (_, _, 1, Some(index)) => OneOfMatch::One {
+            index,
+            nulls: false,
+        },
+        (0, ..) => OneOfMatch::NoBranch,
+        (n, ..) => OneOfMatch::Several(n),
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -807,19 +842,16 @@ impl Reporter<'_> {
     /// violations; for any other union, the closest branch's violations after a line
     /// naming it.
     fn one_of(&mut self, branches: &[Arc<Schema>], value: &Value, path: &Path<'_>) {
-        let matched = branches
-            .iter()
-            .filter(|b| check(b, value, &mut false))
-            .count();
-        if matched == 1 {
-            return;
-        }
-        if matched > 1 {
-            return self.fail(path, |m| {
-                m.push_str(" must match exactly one oneOf branch (matched ");
-                m.push_str(itoa::Buffer::new().format(matched));
-                m.push(')');
-            });
+        match one_of_match(branches, value) {
+            OneOfMatch::One { .. } => return,
+            OneOfMatch::Several(matched) => {
+                return self.fail(path, |m| {
+                    m.push_str(" must match exactly one oneOf branch (matched ");
+                    m.push_str(itoa::Buffer::new().format(matched));
+                    m.push(')');
+                });
+            }
+            OneOfMatch::NoBranch => {}
         }
         if let Some(tag) = union_tag(branches) {
             return self.tagged(branches, tag, value, path);
@@ -1210,10 +1242,10 @@ fn strip(schema: &Schema, value: &Value) -> Option<Value> {
                 .collect();
             changed.then(|| Value::from(out))
         }
-        (Kind::OneOf(branches), _) => {
-            let branch = branches.iter().find(|b| is_valid(b, value))?;
-            strip(branch, value)
-        }
+        (Kind::OneOf(branches), _) => match one_of_match(branches, value) {
+            OneOfMatch::One { index, .. } => strip(&branches[index], value),
+            OneOfMatch::NoBranch | OneOfMatch::Several(_) => None,
+        },
         _ => None,
     }
 }
@@ -1246,6 +1278,35 @@ mod tests {
             let general = allowed.iter().any(|e| json_eq(e, &value));
             prop_assert_eq!(enum_const_ok(&schema, &value), general);
         }
+    }
+
+    #[test]
+    fn a_branch_matching_as_given_wins_over_one_matching_by_null_leniency() {
+        let schema = Schema::from_json_schema(
+            &crate::json::parse(
+                r#"{"type":"object","additionalProperties":false,"properties":{"p":{"oneOf":[
+                    {"type":"object","additionalProperties":false,"properties":{"a":{"type":"string"}}},
+                    {"type":"string","enum":["fast","slow"]},
+                    {"type":"object","additionalProperties":false,"properties":{"a":{"type":"null"}}}
+                ]}}}"#,
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        let value = |t: &str| crate::json::parse(t).unwrap();
+        // Branch 1 takes `null` as "omitted"; branch 3 takes it as given: branch 3.
+        let given = value(r#"{"p":{"a":null}}"#);
+        let validated = super::validate_arguments(&schema, &given).unwrap();
+        assert!(!validated.has_omitted_nulls());
+        assert_eq!(*validated.normalized(&schema, &given), given);
+        // Only branch 1 takes a string.
+        assert!(super::is_valid(&schema, &value(r#"{"p":{"a":"x"}}"#)));
+        // Both object branches take `{}` as given: ambiguous, reported as such.
+        let e = super::validate_arguments(&schema, &value(r#"{"p":{}}"#)).unwrap_err();
+        assert_eq!(
+            e.violations().joined(),
+            r#""p" must match exactly one oneOf branch (matched 2)"#
+        );
     }
 
     #[test]
