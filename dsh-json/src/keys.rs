@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
 
-use super::str::Str;
+use super::str::{Str, text_eq};
 use super::value::Value;
 
 /// Number of keys below which a linear scan is used.
@@ -50,7 +50,7 @@ impl DupDetector {
     pub(crate) fn is_duplicate<T>(&mut self, existing: &[(Str, T)], key: &str) -> bool {
         if self.hashed.is_none() {
             if existing.len() < LINEAR_LIMIT {
-                return existing.iter().any(|(k, _)| &**k == key);
+                return existing.iter().any(|(k, _)| text_eq(k, key));
             }
             let state = RandomState::new();
             let mut seen =

@@ -96,4 +96,5 @@ pub use write::{write_json_string, write_value};
 /// Not public API: what `dsh-runtime`'s generated code needs.
 pub mod __private {
     pub use crate::de::MissingField;
+    pub use crate::str::text_eq;
 }

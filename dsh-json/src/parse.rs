@@ -614,17 +614,27 @@ impl<'a> Parser<'a> {
     }
 
     /// Parses a string starting at the opening quote at `self.pos`.
+    #[inline]
     fn parse_string(&mut self) -> Result<Str, Fail> {
         let bytes = self.bytes;
         let start = self.pos + 1;
         // Fast path: no escapes, copy the slice.
         let i = scan_string(bytes, start);
+        if let Some(b'"') = bytes.get(i) {
+            self.pos = i + 1;
+            return Ok(Str::from(&self.text[start..i]));
+        }
+        self.parse_string_rest(start, i)
+    }
+
+    /// [`Parser::parse_string`] from the first byte at `i` that is not plain text
+    /// (an escape, or an error).
+    #[cold]
+    #[inline(never)]
+    fn parse_string_rest(&mut self, start: usize, i: usize) -> Result<Str, Fail> {
+        let bytes = self.bytes;
         match bytes.get(i) {
             None => return Err((ParseErrorKind::Eof, bytes.len())),
-            Some(b'"') => {
-                self.pos = i + 1;
-                return Ok(Str::from(&self.text[start..i]));
-            }
             Some(b'\\') => {}
             Some(_) => return Err((ParseErrorKind::ControlCharacter, i)),
         }

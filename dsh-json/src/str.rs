@@ -147,6 +147,34 @@ impl PartialEq<Str> for &str {
     }
 }
 
+/// String equality without a `memcmp` call for the short strings that object keys and
+/// enum values usually are (compared as overlapping machine words).
+#[inline(always)]
+pub fn text_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let word8 = |s: &[u8], at: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&s[at..at + 8]);
+        u64::from_ne_bytes(w)
+    };
+    let word4 = |s: &[u8], at: usize| {
+        let mut w = [0u8; 4];
+        w.copy_from_slice(&s[at..at + 4]);
+        u32::from_ne_bytes(w)
+    };
+    match n {
+        0 => true,
+        1..=3 => a.iter().zip(b).all(|(x, y)| x == y),
+        4..=7 => word4(a, 0) == word4(b, 0) && word4(a, n - 4) == word4(b, n - 4),
+        8..=16 => word8(a, 0) == word8(b, 0) && word8(a, n - 8) == word8(b, n - 8),
+        _ => a == b,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -167,5 +195,30 @@ mod tests {
                 prop_assert_eq!(format!("{:?}", Str::from(t.as_str())), format!("{t:?}"));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod text_eq_tests {
+    use super::text_eq;
+
+    #[test]
+    fn text_eq_agrees_with_eq_at_every_length() {
+        let base = "abcdefghijklmnopqrstuvwxyz0123456789";
+        for n in 0..=base.len() {
+            let a = &base[..n];
+            assert!(text_eq(a, a));
+            for i in 0..n {
+                let mut b = a.as_bytes().to_vec();
+                b[i] = b'_';
+                let b = std::str::from_utf8(&b).unwrap();
+                assert!(!text_eq(a, b), "{a} vs {b}");
+            }
+            if n > 0 {
+                assert!(!text_eq(a, &base[..n - 1]));
+            }
+        }
+        assert!(text_eq("é✓", "é✓"));
+        assert!(!text_eq("é✓", "e✓x"));
     }
 }

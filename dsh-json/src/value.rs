@@ -464,26 +464,52 @@ fn drop_stack(mut stack: Vec<Value>) {
     }
 }
 
-// Dropping never recurses more than two levels: deep children are detached
-// onto an explicit stack first. Shallow trees (the common case) are dropped
-// in place without touching the stack.
-impl Drop for Array {
-    fn drop(&mut self) {
+/// How many containers deep a drop recurses before it switches to the explicit
+/// stack (a few hundred bytes of the thread's stack per level).
+const RECURSIVE_DROP_DEPTH: u32 = 48;
+
+thread_local! {
+    /// How many container drops are running on this thread, one inside another.
+    static DROP_DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Drops `children` (the contents of one container): recursively while the
+/// containers being dropped on this thread are fewer than
+/// [`RECURSIVE_DROP_DEPTH`], which is what typical trees need and costs no
+/// allocation; deeper down, the deep children are detached onto an explicit
+/// stack first, so dropping never recurses further than that plus two levels.
+#[inline]
+fn drop_contents<T>(children: &mut Vec<T>, deep: impl FnOnce(&mut Vec<T>, &mut Vec<Value>)) {
+    if children.is_empty() {
+        return;
+    }
+    let depth = DROP_DEPTH.get();
+    if depth < RECURSIVE_DROP_DEPTH {
+        DROP_DEPTH.set(depth + 1);
+        drop(std::mem::take(children));
+        DROP_DEPTH.set(depth);
+    } else {
         let mut stack = Vec::new();
-        detach_deep(self.0.iter_mut(), &mut stack);
+        deep(children, &mut stack);
         if !stack.is_empty() {
             drop_stack(stack);
         }
     }
 }
 
+impl Drop for Array {
+    fn drop(&mut self) {
+        drop_contents(&mut self.0, |items, stack| {
+            detach_deep(items.iter_mut(), stack)
+        });
+    }
+}
+
 impl Drop for Object {
     fn drop(&mut self) {
-        let mut stack = Vec::new();
-        detach_deep(self.0.iter_mut().map(|(_, v)| v), &mut stack);
-        if !stack.is_empty() {
-            drop_stack(stack);
-        }
+        drop_contents(&mut self.0, |members, stack| {
+            detach_deep(members.iter_mut().map(|(_, v)| v), stack)
+        });
     }
 }
 
