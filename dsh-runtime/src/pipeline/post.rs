@@ -159,32 +159,43 @@ pub(super) fn ignored_arguments(call: &Call, tool: &DynTool) -> Option<String> {
 /// The note for arguments `args` of the tool `name` whose parameter root is `rules`, built
 /// in one string.
 fn ignored_note(rules: &ObjectRules, args: &Object, name: &str) -> Option<String> {
-    let undeclared = || args.iter().map(|(k, _)| k).filter(|k| !rules.declares(k));
-    if args.len() <= rules.properties.len() && args.iter().all(|(k, _)| rules.declares(k)) {
-        return None;
-    }
-    let count = undeclared().count();
-    if count == 0 {
-        return None;
-    }
-    let mut text = String::with_capacity(128);
-    text.push_str(if count == 1 {
-        "ignored unknown argument "
-    } else {
-        "ignored unknown arguments "
-    });
-    for (i, k) in undeclared().take(MAX_NAMED_KEYS).enumerate() {
-        if i > 0 {
+    // One pass over the keys: the undeclared ones are counted and the first few quoted.
+    let mut listed: Option<String> = None;
+    let mut count = 0usize;
+    for (k, _) in args.iter() {
+        if rules.declares(k) {
+            continue;
+        }
+        count += 1;
+        if count > MAX_NAMED_KEYS {
+            continue;
+        }
+        let text = listed.get_or_insert_with(|| String::with_capacity(128));
+        if count > 1 {
             text.push_str(", ");
         }
-        match k.char_indices().nth(MAX_KEY_CHARS) {
+        // A key of at most `MAX_KEY_CHARS` bytes has at most that many characters.
+        let cut = match k.len() > MAX_KEY_CHARS {
+            true => k.char_indices().nth(MAX_KEY_CHARS),
+            false => None,
+        };
+        match cut {
             Some((cut, _)) => {
-                json_quote_into(&mut text, &k[..cut]);
+                json_quote_into(text, &k[..cut]);
                 text.push('…');
             }
-            None => json_quote_into(&mut text, k),
+            None => json_quote_into(text, k),
         }
     }
+    let mut text = listed?;
+    text.insert_str(
+        0,
+        if count == 1 {
+            "ignored unknown argument "
+        } else {
+            "ignored unknown arguments "
+        },
+    );
     if count > MAX_NAMED_KEYS {
         let _ = write!(text, " and {} more", count - MAX_NAMED_KEYS);
     }

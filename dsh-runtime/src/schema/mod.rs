@@ -188,7 +188,9 @@ pub struct ObjectRules {
 impl ObjectRules {
     /// Whether `key` is a declared property.
     pub fn declares(&self, key: &str) -> bool {
-        self.properties.iter().any(|p| p.name == key)
+        self.properties
+            .iter()
+            .any(|p| crate::json::__private::text_eq(&p.name, key))
     }
 }
 

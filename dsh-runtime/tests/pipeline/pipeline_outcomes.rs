@@ -1132,6 +1132,21 @@ async fn unknown_arguments_are_ignored_and_named_in_a_context() {
     );
     assert!(note.contains(" and 5 more (tool"), "{note}");
     assert!(!note.contains(&long), "{note}");
+    // A long key that is named is cut after its 64th character (a character boundary,
+    // whatever the bytes), then marked as cut; a key of exactly 64 is named whole.
+    let long = "é".repeat(70);
+    let exact = "y".repeat(64);
+    let text = format!(r#"{{"path":"a","{long}":1,"{exact}":2}}"#);
+    let r = registry
+        .execute(ToolCall::new("c", "read_lines", text))
+        .await;
+    assert_eq!(
+        r.contexts()[0],
+        format!(
+            r#"ignored unknown arguments "{}"…, "{exact}" (tool "read_lines" takes "path", "limit")"#,
+            "é".repeat(64)
+        )
+    );
 }
 
 #[tokio::test]
