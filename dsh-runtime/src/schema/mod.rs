@@ -814,34 +814,11 @@ pub(crate) fn json_quote(s: &str) -> String {
     out
 }
 
-/// [`json_quote`], appended to `out`. The runs between characters that need an escape are
-/// copied whole.
+/// [`json_quote`], appended to `out`.
+#[inline]
 pub(crate) fn json_quote_into(out: &mut String, s: &str) {
-    out.push('"');
-    let mut rest = s;
-    while let Some(i) = rest
-        .bytes()
-        .position(|b| b == b'"' || b == b'\\' || b < 0x20)
-    {
-        out.push_str(&rest[..i]);
-        // An ASCII byte: `i` and `i + 1` are character boundaries.
-        match rest.as_bytes()[i] {
-            b'"' => out.push_str("\\\""),
-            b'\\' => out.push_str("\\\\"),
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            b'\t' => out.push_str("\\t"),
-            0x08 => out.push_str("\\b"),
-            0x0c => out.push_str("\\f"),
-            c => {
-                use std::fmt::Write as _;
-                let _ = write!(out, "\\u{c:04x}");
-            }
-        }
-        rest = &rest[i + 1..];
-    }
-    out.push_str(rest);
-    out.push('"');
+    // Writing to a `String` cannot fail.
+    let _ = crate::json::write_json_string(out, s);
 }
 
 /// Types that publish a schema for the JSON they deserialize from (or serialize to).
