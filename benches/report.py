@@ -39,20 +39,28 @@ CONTENDERS = [
     "rmcp_handler_text_noop",
     "rmcp_handler_map_tokio",
 ]
-# Issue targets for ours / floor (at most): nested B valid 3x, every invalid case 4x.
-FLOOR_TARGETS = {"B_valid": 3.0, "A_invalid": 4.0, "B_invalid": 4.0}
-# (label, numerator, denominator, target): a float target is "at least", "floor" means
-# FLOOR_TARGETS per case ("at most"), None no target.
+# The dispatch issue's targets, all from raw text. Per case: ("max", x) means at most x,
+# ("min", x) at least x; a case without an entry has no target.
+FLOOR = {"A_valid": ("max", 3.0), "B_valid": ("max", 2.0)}
+ROUTER = {"A_valid": ("min", 1.5), "B_valid": ("min", 1.5),
+          "A_invalid": ("min", 1.0), "B_invalid": ("min", 1.0)}
+HANDLER = {case: ("min", 10.0) for case in CASES}
+TARGET_LABELS = {
+    "ours / floor, raw text": "≤ 3x (A valid), ≤ 2x (B valid)",
+    "rmcp ToolRouter::call / ours, raw text": "≥ 1.5x valid, ≥ 1x invalid",
+    "rmcp default call_tool / ours, raw text": "≥ 10x",
+}
+# (label, numerator, denominator, targets per case)
 RATIOS = [
-    ("ours / floor, raw text", "ours_text_noop", "floor_text", "floor"),
-    ("ours / floor, parsed", "ours_value_noop", "floor_value", "floor"),
-    ("rmcp ToolRouter::call / ours, raw text", "rmcp_router_text_noop", "ours_text_noop", 1.5),
-    ("rmcp ToolRouter::call / ours, parsed", "rmcp_router_map_noop", "ours_value_noop", 1.5),
-    ("rmcp default call_tool / ours, raw text", "rmcp_handler_text_noop", "ours_text_noop", 10.0),
-    ("rmcp default call_tool / ours, parsed", "rmcp_handler_map_noop", "ours_value_noop", 10.0),
-    ("ours: tokio block_on / no-op poll", "ours_text_tokio", "ours_text_noop", None),
-    ("rmcp router: tokio block_on / no-op poll", "rmcp_router_map_tokio", "rmcp_router_map_noop", None),
-    ("rmcp handler: tokio block_on / no-op poll", "rmcp_handler_map_tokio", "rmcp_handler_map_noop", None),
+    ("ours / floor, raw text", "ours_text_noop", "floor_text", FLOOR),
+    ("ours / floor, parsed", "ours_value_noop", "floor_value", {}),
+    ("rmcp ToolRouter::call / ours, raw text", "rmcp_router_text_noop", "ours_text_noop", ROUTER),
+    ("rmcp ToolRouter::call / ours, parsed", "rmcp_router_map_noop", "ours_value_noop", {}),
+    ("rmcp default call_tool / ours, raw text", "rmcp_handler_text_noop", "ours_text_noop", HANDLER),
+    ("rmcp default call_tool / ours, parsed", "rmcp_handler_map_noop", "ours_value_noop", {}),
+    ("ours: tokio block_on / no-op poll", "ours_text_tokio", "ours_text_noop", {}),
+    ("rmcp router: tokio block_on / no-op poll", "rmcp_router_map_tokio", "rmcp_router_map_noop", {}),
+    ("rmcp handler: tokio block_on / no-op poll", "rmcp_handler_map_tokio", "rmcp_handler_map_noop", {}),
 ]
 
 
@@ -127,7 +135,7 @@ def main() -> int:
     print(f"\n### Ratios (median of per-run ratios, [min–max] over {len(runs)} runs)\n")
     print("| ratio | target | " + " | ".join(CASES) + " |")
     print("|---|---|" + "---|" * len(CASES))
-    for label, num, den, target in RATIOS:
+    for label, num, den, targets in RATIOS:
         cells = []
         for case in CASES:
             rs = [r[(case, num)] / r[(case, den)] for r in runs
@@ -137,16 +145,12 @@ def main() -> int:
                 continue
             med = statistics.median(rs)
             cell = f"{med:.2f}x [{min(rs):.2f}–{max(rs):.2f}]"
-            if target == "floor":
-                if case in FLOOR_TARGETS:
-                    cell += " ✓" if med <= FLOOR_TARGETS[case] else " ✗"
-            elif target is not None:
-                cell += " ✓" if med >= target else " ✗"
+            if case in targets:
+                kind, bound = targets[case]
+                met = med <= bound if kind == "max" else med >= bound
+                cell += " ✓" if met else " ✗"
             cells.append(cell)
-        if target == "floor":
-            tgt = "≤ 3x (B valid), ≤ 4x (invalid)"
-        else:
-            tgt = f"≥ {target}x" if target is not None else ""
+        tgt = TARGET_LABELS.get(label, "")
         print(f"| {label} | {tgt} | " + " | ".join(cells) + " |")
     return 0
 
