@@ -155,16 +155,11 @@ pub(crate) enum Kind {
     },
 }
 
-/// A failure's message.
-#[derive(Clone, Debug)]
-pub(crate) enum Message {
-    /// Its own text.
-    Own(String),
-    /// The text of the first content block after its `Error: ` prefix: the registry's
-    /// own failure block, which holds the message once. [`ResultData::set_content`]
-    /// makes it [`Message::Own`] before that block is replaced.
-    InContent,
-}
+/// A failure's message: its own text, or (`None`) the text of the first content block
+/// after its `Error: ` prefix, the registry's own failure block, which then holds the
+/// message once. [`ResultData::set_content`] gives the message its own text before that
+/// block is replaced. (A box, not a `String`, keeps a result small enough to move cheaply.)
+pub(crate) type Message = Option<Box<str>>;
 
 /// The prefix of the registry's failure block.
 const ERROR_PREFIX: &str = "Error: ";
@@ -220,7 +215,7 @@ impl ResultData {
             content: smallvec::smallvec![ContentBlock::text(text)],
             kind: Kind::Failure {
                 code,
-                message: Message::InContent,
+                message: None,
             },
             contexts: Vec::new(),
         }
@@ -239,11 +234,11 @@ impl ResultData {
     pub(crate) fn message(&self) -> Option<&str> {
         match &self.kind {
             Kind::Failure {
-                message: Message::Own(m),
+                message: Some(m),
                 ..
             } => Some(m),
             Kind::Failure {
-                message: Message::InContent,
+                message: None,
                 ..
             } => Some(
                 self.content
@@ -264,11 +259,11 @@ impl ResultData {
     /// Replace the content, keeping a failure's message.
     pub(crate) fn set_content(&mut self, content: Blocks) {
         if let Kind::Failure { message, .. } = &self.kind
-            && matches!(message, Message::InContent)
+            && message.is_none()
         {
-            let own = self.message().unwrap_or_default().to_owned();
+            let own = Box::from(self.message().unwrap_or_default());
             if let Kind::Failure { message, .. } = &mut self.kind {
-                *message = Message::Own(own);
+                *message = Some(own);
             }
         }
         self.content = content;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
-use tracing::{Instrument, Span};
+use tracing::Instrument;
 
 use super::ToolCall;
 use super::batch::Gates;
@@ -32,20 +32,13 @@ impl Registry {
     /// Cancel a call with its [`ToolCall::cancel`] token rather than by dropping this
     /// future: a started body is always awaited to completion, which a dropped future
     /// cannot do.
-    ///
-    /// The call's `tool_call` tracing span is made here, as a child of the span current
-    /// when `execute` is called; the stages run when the future is first polled.
-    pub fn execute(&self, call: ToolCall) -> impl Future<Output = ToolResult> + Send + '_ {
-        self.execute_gated(call, None)
+    pub async fn execute(&self, call: ToolCall) -> ToolResult {
+        self.execute_gated(call, None).await
     }
 
     /// [`Registry::execute`] inside a batch, whose gates order the policy and closing
     /// stages across calls.
-    pub(crate) fn execute_gated<'a>(
-        &'a self,
-        call: ToolCall,
-        gates: Option<&'a Gates>,
-    ) -> impl Future<Output = ToolResult> + Send + 'a {
+    pub(crate) async fn execute_gated(&self, call: ToolCall, gates: Option<&Gates>) -> ToolResult {
         let span = tracing::info_span!(
             "tool_call",
             tool = %call.name,
@@ -53,15 +46,28 @@ impl Registry {
             outcome = tracing::field::Empty,
             duration_us = tracing::field::Empty,
         );
-        // One future, not one wrapping another: a disabled span costs the run nothing
-        // but a check per poll, and the future is no larger than the run itself.
-        let traced = (!span.is_disabled()).then(|| span.clone());
-        self.run(call, gates, traced).instrument(span)
+        if span.is_disabled() {
+            return self.run(call, gates).await;
+        }
+        let start = Instant::now();
+        let result = self.run(call, gates).instrument(span.clone()).await;
+        span.record(
+            "outcome",
+            if result.is_success() {
+                "ok"
+            } else {
+                result.code().unwrap_or("error")
+            },
+        );
+        span.record(
+            "duration_us",
+            u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX),
+        );
+        result
     }
 
-    /// The stages, in order; with `traced`, the outcome and duration are recorded on it.
-    async fn run(&self, call: ToolCall, gates: Option<&Gates>, traced: Option<Span>) -> ToolResult {
-        let start = traced.as_ref().map(|_| Instant::now());
+    /// The stages, in order.
+    async fn run(&self, call: ToolCall, gates: Option<&Gates>) -> ToolResult {
         if let Some(g) = gates {
             g.enter_policy().await;
         }
@@ -72,11 +78,7 @@ impl Registry {
             g.enter_post().await;
         }
         let data = post_execute(&call, outcome).await; // 9
-        let result = finalize(&call, data, note); // 10
-        if let (Some(span), Some(start)) = (traced, start) {
-            record(&span, &result, start);
-        }
-        result
+        finalize(&call, data, note) // 10
     }
 
     /// Stages 3 to 8: everything that may end the call early; also the note naming the
@@ -105,22 +107,6 @@ impl Registry {
         let (Ok(outcome) | Err(outcome)) = run.await;
         (outcome, note)
     }
-}
-
-/// Records a finished call's outcome and duration on its span.
-fn record(span: &Span, result: &ToolResult, start: Instant) {
-    span.record(
-        "outcome",
-        if result.is_success() {
-            "ok"
-        } else {
-            result.code().unwrap_or("error")
-        },
-    );
-    span.record(
-        "duration_us",
-        u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX),
-    );
 }
 
 /// A stage's result: go on with `T`, or end the call with an [`Outcome`].
