@@ -4,7 +4,9 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::sync::Arc;
+use std::ops::{Deref, DerefMut};
+
+use triomphe::{Arc, UniqueArc};
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
@@ -134,12 +136,48 @@ impl PartialEq<&str> for ErrorCode {
 
 pub(crate) type Code = Option<Cow<'static, str>>;
 
-/// The data of a result, mutable while the pipeline builds it.
+/// The data of a result.
 #[derive(Clone, Debug)]
-pub(crate) struct ResultData {
+pub(crate) struct ResultInner {
     pub(crate) kind: Kind,
     content: Blocks,
     pub(crate) contexts: Vec<String>,
+}
+
+/// A result while the pipeline builds it. Its data already sits in the allocation the
+/// frozen [`ToolResult`] shares (a unique handle, mutable without atomics), so the stages
+/// hand each other a pointer rather than moving the data.
+pub(crate) struct ResultData(UniqueArc<ResultInner>);
+
+impl ResultData {
+    fn new(inner: ResultInner) -> Self {
+        ResultData(UniqueArc::new(inner))
+    }
+}
+
+impl Deref for ResultData {
+    type Target = ResultInner;
+    fn deref(&self) -> &ResultInner {
+        &self.0
+    }
+}
+
+impl DerefMut for ResultData {
+    fn deref_mut(&mut self) -> &mut ResultInner {
+        &mut self.0
+    }
+}
+
+impl Clone for ResultData {
+    fn clone(&self) -> Self {
+        ResultData::new(ResultInner::clone(self))
+    }
+}
+
+impl fmt::Debug for ResultData {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -166,7 +204,7 @@ const ERROR_PREFIX: &str = "Error: ";
 
 impl ResultData {
     pub(crate) fn success(value: Value, content: Blocks, meta: Option<Frozen>) -> Self {
-        ResultData {
+        ResultData::new(ResultInner {
             kind: Kind::Success {
                 value,
                 meta,
@@ -174,7 +212,7 @@ impl ResultData {
             },
             content,
             contexts: Vec::new(),
-        }
+        })
     }
 
     /// A failure whose content is the registry's `Error: <message>` block.
@@ -211,14 +249,14 @@ impl ResultData {
     /// A failure whose content block is `text`, which starts with [`ERROR_PREFIX`].
     fn failure_text(code: Code, text: String) -> Self {
         debug_assert!(text.starts_with(ERROR_PREFIX));
-        ResultData {
+        ResultData::new(ResultInner {
             content: smallvec::smallvec![ContentBlock::text(text)],
             kind: Kind::Failure {
                 code,
                 message: None,
             },
             contexts: Vec::new(),
-        }
+        })
     }
 
     pub(crate) fn code(code: ErrorCode, message: String) -> Self {
@@ -230,17 +268,62 @@ impl ResultData {
         ResultData::failure_fmt(Some(code.into()), message)
     }
 
+    /// A contained panic (`TOOL_PANICKED`).
+    pub(crate) fn panicked(message: String) -> Self {
+        ResultData::code(ErrorCode::ToolPanicked, message)
+    }
+
+    /// The cancellation result: `ABORTED` once a body was started, else
+    /// `ABORTED_BEFORE_DISPATCH`.
+    pub(crate) fn aborted(invoked: bool) -> Self {
+        if invoked {
+            ResultData::code(ErrorCode::Aborted, "tool call aborted".to_string())
+        } else {
+            ResultData::code(
+                ErrorCode::AbortedBeforeDispatch,
+                "tool call aborted before dispatch".to_string(),
+            )
+        }
+    }
+
+    /// The cancellation result replacing this one, keeping its contexts.
+    pub(crate) fn into_aborted(mut self, invoked: bool) -> Self {
+        let mut out = ResultData::aborted(invoked);
+        out.contexts = std::mem::take(&mut self.contexts);
+        out
+    }
+
+    pub(crate) fn from_error(e: ToolError) -> Self {
+        let code = e.code().map(|c| Cow::Owned(c.to_string()));
+        ResultData::failure_fmt(code, format_args!("{}", e.message()))
+    }
+
+    pub(crate) fn freeze(self) -> ToolResult {
+        ToolResult(self.0.shareable())
+    }
+
+    /// The data of a frozen result, to build on: taken back when nothing else holds the
+    /// result (no copy), else copied.
+    pub(crate) fn thaw(result: ToolResult) -> Self {
+        match Arc::try_unique(result.0) {
+            Ok(unique) => ResultData(unique),
+            Err(shared) => ResultData::new(ResultInner::clone(&shared)),
+        }
+    }
+}
+
+impl ResultInner {
+    pub(crate) fn is_success(&self) -> bool {
+        matches!(self.kind, Kind::Success { .. })
+    }
+
     /// The failure's message (`None` on success).
     pub(crate) fn message(&self) -> Option<&str> {
         match &self.kind {
             Kind::Failure {
-                message: Some(m),
-                ..
+                message: Some(m), ..
             } => Some(m),
-            Kind::Failure {
-                message: None,
-                ..
-            } => Some(
+            Kind::Failure { message: None, .. } => Some(
                 self.content
                     .first()
                     .and_then(ContentBlock::as_text)
@@ -275,44 +358,6 @@ impl ResultData {
             self.content.extend(blocks);
         }
     }
-
-    /// A contained panic (`TOOL_PANICKED`).
-    pub(crate) fn panicked(message: String) -> Self {
-        ResultData::code(ErrorCode::ToolPanicked, message)
-    }
-
-    /// The cancellation result: `ABORTED` once a body was started, else
-    /// `ABORTED_BEFORE_DISPATCH`.
-    pub(crate) fn aborted(invoked: bool) -> Self {
-        if invoked {
-            ResultData::code(ErrorCode::Aborted, "tool call aborted".to_string())
-        } else {
-            ResultData::code(
-                ErrorCode::AbortedBeforeDispatch,
-                "tool call aborted before dispatch".to_string(),
-            )
-        }
-    }
-
-    /// The cancellation result replacing this one, keeping its contexts.
-    pub(crate) fn into_aborted(self, invoked: bool) -> Self {
-        let mut out = ResultData::aborted(invoked);
-        out.contexts = self.contexts;
-        out
-    }
-
-    pub(crate) fn from_error(e: ToolError) -> Self {
-        let code = e.code().map(|c| Cow::Owned(c.to_string()));
-        ResultData::failure_fmt(code, format_args!("{}", e.message()))
-    }
-
-    pub(crate) fn is_success(&self) -> bool {
-        matches!(self.kind, Kind::Success { .. })
-    }
-
-    pub(crate) fn freeze(self) -> ToolResult {
-        ToolResult(Arc::new(self))
-    }
 }
 
 /// The immutable outcome of one call: a success (value, content, optional presentation
@@ -326,7 +371,7 @@ impl ResultData {
 ///
 /// `info` is present only when the failure has a code; policy denials have none.
 #[derive(Clone)]
-pub struct ToolResult(pub(crate) Arc<ResultData>);
+pub struct ToolResult(pub(crate) Arc<ResultInner>);
 
 impl ToolResult {
     /// Whether the call succeeded.

@@ -90,20 +90,20 @@ pub(crate) fn success(tool: &DynTool, exec: &Execution, value: Value) -> ResultD
 pub(super) fn settle(call: &Call, tool: &DynTool, dispatched: Dispatched) -> Outcome {
     let Dispatched { outcome, invoked } = dispatched;
     let side = call.exec.side();
-    let mut data = match outcome.data.kind {
-        Kind::Success { value, .. } if outcome.origin != Some(call.exec.token) => {
-            let data = success(tool, &call.exec, value);
-            if !data.is_success() {
-                return Outcome {
-                    data,
-                    post: false,
-                    invoked,
-                };
-            }
-            data
+    let foreign = outcome.origin != Some(call.exec.token);
+    let mut data = outcome.data;
+    if foreign && let Kind::Success { value, .. } = &mut data.kind {
+        let value = std::mem::take(value);
+        let rendered = success(tool, &call.exec, value);
+        if !rendered.is_success() {
+            return Outcome {
+                data: rendered,
+                post: false,
+                invoked,
+            };
         }
-        _ => outcome.data,
-    };
+        data = rendered;
+    }
     let deferred = side.take_deferred();
     if !deferred.is_empty() {
         data.contexts.splice(0..0, deferred);

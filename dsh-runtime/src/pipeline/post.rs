@@ -1,7 +1,6 @@
 //! Stages 9 and 10: post-execute, then finalize and observe.
 
 use std::fmt::Write as _;
-use std::sync::Arc;
 
 use super::exec::{Call, Outcome};
 use super::output::success;
@@ -36,7 +35,7 @@ pub(super) async fn post_execute(call: &Call, outcome: Outcome) -> ResultData {
             };
             panic::contained(|| next.run()).await
         };
-        data = Arc::try_unwrap(current.0).unwrap_or_else(|shared| (*shared).clone());
+        data = ResultData::thaw(current);
         data = match decision {
             Err(p) => ResultData::panicked(format!("post-execute hook panicked: {p}")),
             Ok(Err(e)) => ResultData::from_error(e),
