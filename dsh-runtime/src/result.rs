@@ -195,8 +195,8 @@ pub(crate) enum Kind {
 
 /// A failure's message: its own text, or (`None`) the text of the first content block
 /// after its `Error: ` prefix, the registry's own failure block, which then holds the
-/// message once. [`ResultData::set_content`] gives the message its own text before that
-/// block is replaced. (A box, not a `String`, keeps a result small enough to move cheaply.)
+/// message once. [`ResultInner::set_content`] gives the message its own text before that
+/// block is replaced.
 pub(crate) type Message = Option<Box<str>>;
 
 /// The prefix of the registry's failure block.

@@ -33,11 +33,6 @@
 //! (pre-execute, approval, guards, post-execute `block`), which carry the policy's
 //! message only. A tool's own code passes through unchanged.
 
-// A stage that ends the call early returns the result so far by value: it is built
-// once and moved a few times, which costs less than boxing it (an allocation per failed
-// call).
-#![allow(clippy::result_large_err)]
-
 mod batch;
 mod call;
 mod dispatch;
