@@ -47,11 +47,19 @@ impl DupDetector {
     /// Returns `true` when `key` already occurs in `existing` (the keys of the
     /// object so far, all distinct). Otherwise records `key`, which the caller
     /// must then append to the object.
+    #[inline]
     pub(crate) fn is_duplicate<T>(&mut self, existing: &[(Str, T)], key: &str) -> bool {
+        if self.hashed.is_none() && existing.len() < LINEAR_LIMIT {
+            return existing.iter().any(|(k, _)| text_eq(k, key));
+        }
+        self.is_duplicate_hashed(existing, key)
+    }
+
+    /// [`DupDetector::is_duplicate`] for an object with many keys.
+    #[cold]
+    #[inline(never)]
+    fn is_duplicate_hashed<T>(&mut self, existing: &[(Str, T)], key: &str) -> bool {
         if self.hashed.is_none() {
-            if existing.len() < LINEAR_LIMIT {
-                return existing.iter().any(|(k, _)| text_eq(k, key));
-            }
             let state = RandomState::new();
             let mut seen =
                 HashSet::with_capacity_and_hasher(existing.len() * 2, Default::default());
