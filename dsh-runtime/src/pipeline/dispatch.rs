@@ -17,7 +17,7 @@ use crate::registry::Registry;
 use crate::result::{DispatchOutcome, ErrorCode, ResultData};
 use crate::schema::json_quote;
 use crate::tool::{BodyOutcome, DynTool, ToolContext, ToolError};
-use crate::validate::validate_arguments;
+use crate::validate::{ToolArgsError, validate_arguments};
 
 /// What stages 6 and 7 produced: the outcome the outermost wrapper returned, and what the
 /// body sent on the side.
@@ -163,10 +163,9 @@ impl Dispatcher<'_> {
             Err(p) => ResultData::panicked(format!("tool {} panicked: {p}", name())),
             Ok(BodyOutcome::Value(v)) => success(tool, exec, v),
             Ok(BodyOutcome::Failed(e)) => ResultData::from_error(e),
-            Ok(BodyOutcome::ArgsRejected(m)) => ResultData::code_fmt(
-                ErrorCode::InvalidArgs,
-                format_args!("invalid arguments: {m}"),
-            ),
+            Ok(BodyOutcome::ArgsRejected(m)) => {
+                ResultData::code_parts(ErrorCode::InvalidArgs, &[ToolArgsError::PREFIX, &m])
+            }
             Ok(BodyOutcome::NotLossless(m)) => ResultData::code_fmt(
                 ErrorCode::InvalidToolOutput,
                 format_args!(
