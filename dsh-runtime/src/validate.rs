@@ -382,6 +382,49 @@ pub fn validate_labeled(
     Err(report(schema, value, label, prefix))
 }
 
+/// Validate a tool's output and return the value to send: `value` itself, or, when an
+/// optional property held a `null` that the null leniency reads as "omitted", a copy
+/// without those keys (root label `value`, paths prefixed: `value.before`).
+///
+/// What leaves the SDK never holds more than the published schema says, judged by
+/// standard JSON Schema as a consumer reads it: serde writes `None` as `null`, while the
+/// schema of an `Option<T>` field that is not required types it as plain `T`, so such a
+/// `null` is removed here rather than sent. A value that, once those keys are removed, no
+/// longer matches exactly (a `oneOf` that becomes ambiguous) is rejected: sending it would
+/// break a validating client.
+///
+/// # Errors
+///
+/// Every violation, as [`validate_labeled`] reports them.
+pub fn validate_output(schema: &Schema, value: Value) -> Result<Value, Violations> {
+    let validated = validate_labeled(schema, &value, "value", true)?;
+    if !validated.has_omitted_nulls() {
+        return Ok(value);
+    }
+    let Some(stripped) = strip(schema, &value) else {
+        return Ok(value);
+    };
+    let mut nulls = false;
+    if check(schema, &stripped, &mut nulls) && !nulls {
+        return Ok(stripped);
+    }
+    let mut out = report_all(schema, &stripped, "value", true);
+    if out.is_empty() {
+        let m = out.begin();
+        m.push_str(
+            "\"value\" still relies on a null read as omitted after those nulls were removed",
+        );
+        out.end();
+    }
+    let mut all = Violations::new();
+    for v in out.iter() {
+        all.push(&format!(
+            "{v} (once the nulls of optional properties are left out, as they are sent)"
+        ));
+    }
+    Err(all)
+}
+
 /// Every violation the reporting walk finds, without the verdict pass first (empty when
 /// `value` matches). For tests that check the two passes agree; not a stable API.
 #[doc(hidden)]

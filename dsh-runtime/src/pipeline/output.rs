@@ -13,7 +13,7 @@ use crate::panic;
 use crate::result::{ErrorCode, Kind, ResultData};
 use crate::schema::json_quote;
 use crate::tool::{DynTool, Execution, ToolError, hooks};
-use crate::validate::validate_labeled;
+use crate::validate::validate_output;
 
 fn invalid_output(name: &str, violation: &str) -> ResultData {
     ResultData::code_fmt(
@@ -40,16 +40,19 @@ fn projector_failed(name: &str, projector: &str, failure: Result<ToolError, Stri
 }
 
 /// The canonical success for a value: lossless check, output validation (all violations,
-/// root label `value`), freeze, render, and presentation meta for top-level calls.
+/// root label `value`) with the nulls of omitted optional properties left out, freeze, render, and presentation meta for top-level calls.
 pub(crate) fn success(tool: &DynTool, exec: &Execution, value: Value) -> ResultData {
     let name = &exec.name;
     if let Err(e) = lossless::check(&value, "value") {
         return invalid_output(name, &format!("value is not lossless JSON: {e}"));
     }
     let def = tool.definition();
-    if let Err(violations) = validate_labeled(&def.output, &value, "value", true) {
-        return invalid_output(name, violations.joined());
-    }
+    // The value sent is the one published: a `null` the validator reads as an omitted
+    // optional property is left out (see `validate_output`).
+    let value = match validate_output(&def.output, value) {
+        Ok(v) => v,
+        Err(violations) => return invalid_output(name, violations.joined()),
+    };
     // A hook the tool does not override runs its default here, unguarded (it cannot
     // panic).
     let own = tool.erased().overridden_hooks();

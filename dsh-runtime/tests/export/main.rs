@@ -2,6 +2,7 @@
 
 mod export_props;
 mod export_rules;
+mod output_agreement;
 
 // Random-schema generators shared with the other grouped test binary.
 #[path = "../common/random_schema.rs"]
