@@ -133,6 +133,32 @@ async def main() -> None:
         check(text.startswith("Error: invalid arguments"), f"error text {text!r}")
         check('"file_path" must be a string' in text and '"offset" must be at least 1' in text, f"violations {text!r}")
 
+        # Every reference tool, called so that it completes: `call_tool` validates each
+        # result's structuredContent against the listed outputSchema (the SDK raises on a
+        # mismatch), so a `null` the schema does not publish would fail here.
+        async def completes(name: str, arguments: dict) -> dict:
+            result = await session.call_tool(name, arguments)
+            check(not result.is_error, f"{name} {arguments} failed: {text_of(result)}")
+            check(result.structured_content is not None, f"{name}: no structuredContent")
+            return result.structured_content
+
+        sc = await completes("write", {"file_path": "made/new.txt", "content": "one\n"})
+        check(sc["operation"] == "create" and "before" not in sc, f"write (create) {sc}")
+        sc = await completes("write", {"file_path": "made/new.txt", "content": "two\n"})
+        check(sc["operation"] == "update" and sc["before"] == "one\n", f"write (update) {sc}")
+        await completes("edit", {"file_path": "made/new.txt", "old_string": "two", "new_string": "three"})
+        sc = await completes("grep", {"pattern": "thr+ee"})
+        check(len(sc["matches"]) == 1, f"grep {sc}")
+        await completes("grep", {"pattern": "nowhere to be found"})
+        await completes("glob", {"pattern": "**/*.txt"})
+        sc = (await completes("bash", {"command": "echo hi", "description": "say hi"}))["result"]
+        check(sc["exitCode"] == 0 and "signal" not in sc, f"bash exit 0 {sc}")
+        sc = (await completes("bash", {"command": "exit 7", "description": "fail"}))["result"]
+        check(sc["exitCode"] == 7, f"bash exit 7 {sc}")
+        sc = (await completes("bash", {"command": "kill -KILL $$", "description": "killed"}))["result"]
+        check("exitCode" not in sc and sc.get("signal"), f"bash killed by a signal {sc}")
+        await completes("job_list", {})
+
         # A background job keeps running between calls; its output is read later.
         result = await session.call_tool(
             "bash",
@@ -145,6 +171,9 @@ async def main() -> None:
         check(not result.is_error, f"job_output failed: {text_of(result)}")
         out = json.dumps(result.structured_content)
         check("first" in out and "second" in out, f"job output {out}")
+        sc = await completes("job_kill", {"job_id": job_id})
+        check(sc["outcome"] == "already-finished", f"job_kill {sc}")
+        await completes("job_list", {})
 
         # Cancelling a long foreground command: the call ends and the process is gone.
         pid_file = Path(ROOT) / f"sleep-{TRANSPORT}-{LIFECYCLE}.pid"
