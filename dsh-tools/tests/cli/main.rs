@@ -7,3 +7,4 @@ mod export_cli;
 mod mcp_code_mode;
 mod mcp_host;
 mod mcp_python;
+mod mcp_typescript;

@@ -1,0 +1,102 @@
+//! `dsh-tools mcp` against the official MCP TypeScript SDK client
+//! (`@modelcontextprotocol/sdk`), over stdio and Streamable HTTP.
+//!
+//! On first run the SDK is installed with npm into `<target>/mcp-node`; later runs reuse
+//! it. When that is impossible (no `node`/`npm`, no registry) the test fails and says what
+//! is missing.
+//!
+//! `tests/node/mcp_client.mjs` lists the tools and calls every reference tool so that it
+//! completes (write creating and replacing a file, edit, grep with and without matches,
+//! glob, foreground bash exiting 0, 7 and killed by a signal, a background job with
+//! every job tool). The client's `callTool` checks each result's `structuredContent`
+//! against the listed `outputSchema` with its own validator and throws on a mismatch.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, OnceLock};
+
+const DSH_TOOLS: &str = env!("CARGO_BIN_EXE_dsh-tools");
+const SDK: &str = "@modelcontextprotocol/sdk@^1.32";
+
+/// `<target>/mcp-node`, with the SDK installed.
+fn sdk_dir() -> &'static Path {
+    static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    static INSTALL: Mutex<()> = Mutex::new(());
+    let _guard = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
+    match DIR.get_or_init(install) {
+        Ok(dir) => dir,
+        Err(e) => panic!("cannot set up the MCP TypeScript SDK: {e}"),
+    }
+}
+
+fn install() -> Result<PathBuf, String> {
+    // The binary is `<target>/<profile>/dsh-tools`.
+    let target = Path::new(DSH_TOOLS)
+        .parent()
+        .and_then(Path::parent)
+        .ok_or("cannot locate the target directory")?;
+    let dir = target.join("mcp-node");
+    let marker = dir.join("node_modules/@modelcontextprotocol/sdk/package.json");
+    if marker.exists() {
+        return Ok(dir);
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
+    // A package.json of its own, so npm installs here and not into a parent project.
+    std::fs::write(
+        dir.join("package.json"),
+        r#"{"name":"dsh-mcp-node-check","private":true}"#,
+    )
+    .map_err(|e| format!("write package.json: {e}"))?;
+    let out = Command::new("npm")
+        .args(["install", "--no-audit", "--no-fund", "--no-save", "--prefix"])
+        .arg(&dir)
+        .arg(SDK)
+        .output()
+        .map_err(|e| format!("`npm` is needed (with node 18 or later): {e}"))?;
+    if !out.status.success() || !marker.exists() {
+        return Err(format!(
+            "`npm install {SDK}` failed (the npm registry must be reachable): {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(dir)
+}
+
+fn run_client(transport: &str) {
+    let sdk = sdk_dir();
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/node/mcp_client.mjs");
+    let out = Command::new("node")
+        .arg(script)
+        .arg(sdk)
+        .arg(DSH_TOOLS)
+        .arg(root.path())
+        .arg(transport)
+        .output()
+        .expect("run node (needed for the TypeScript client)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.trim_end().ends_with("checks"),
+        "{transport} failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
+    let checks: usize = stdout
+        .trim_end()
+        .rsplit("ok: ")
+        .next()
+        .and_then(|s| s.trim_end_matches(" checks").parse().ok())
+        .expect("a check count");
+    assert!(checks >= 40, "only {checks} checks ran:\n{stdout}");
+}
+
+#[test]
+fn typescript_client_validates_every_reference_tool_over_stdio() {
+    run_client("stdio");
+}
+
+#[test]
+fn typescript_client_validates_every_reference_tool_over_http() {
+    run_client("http");
+}
