@@ -90,6 +90,7 @@ pub mod pipeline;
 pub mod present;
 pub mod registry;
 mod result;
+pub mod round_trip;
 pub mod schema;
 pub mod tool;
 pub mod validate;

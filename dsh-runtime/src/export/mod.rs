@@ -42,8 +42,12 @@
 //!
 //! The pattern is the same for every provider: put [`Export::fragment`] in the request's
 //! `tools`, then send each tool call the model makes through [`Registry::execute`] and
-//! give the model [`crate::ToolResult::text`] back. The argument text a provider sends is
-//! passed through unparsed: the registry snapshots and validates it.
+//! give the model the result. The argument text a provider sends is passed through
+//! unparsed: the registry snapshots and validates it. The examples below show the
+//! fragment in a request with a hand-written minimal reply
+//! ([`crate::ToolResult::text`] only); [`crate::round_trip`] does the whole round trip
+//! per provider, with the contexts (the note naming ignored arguments, deferred
+//! contexts) and images that `text()` leaves out.
 //!
 //! **OpenAI Responses** (`Target::OpenAiResponsesStrict`, or `OpenAiResponses`):
 //!

@@ -14,6 +14,7 @@ mod registry_global;
 mod registry_present;
 mod registry_registration;
 mod registry_scopes;
+mod round_trip;
 
 // Shared helpers.
 mod pipeline_support;

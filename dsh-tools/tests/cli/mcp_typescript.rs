@@ -48,7 +48,13 @@ fn install() -> Result<PathBuf, String> {
     )
     .map_err(|e| format!("write package.json: {e}"))?;
     let out = Command::new("npm")
-        .args(["install", "--no-audit", "--no-fund", "--no-save", "--prefix"])
+        .args([
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--no-save",
+            "--prefix",
+        ])
         .arg(&dir)
         .arg(SDK)
         .output()

@@ -1,0 +1,115 @@
+"""Check a recorded round trip with the providers' official client libraries' own models.
+
+Usage: python check_models.py OUT.json
+
+OUT.json holds, per provider, the recorded `responses` and the `request` our adapters
+built from them (the first request with every round's turn and tool results). Each
+response must parse with the library's response model; every item of the request's
+conversation must validate against the library's request type for it, and lose nothing
+in validation (a key the type does not have would be dropped by the TypedDict
+validators, so the validated value must equal the input). Prints `ok: N checks`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Mapping
+
+from pydantic import TypeAdapter
+
+CHECKS = 0
+
+
+def check(condition: bool, what: str) -> None:
+    global CHECKS
+    if not condition:
+        raise AssertionError(what)
+    CHECKS += 1
+
+
+def plain(value):
+    """The validated value as plain JSON data (lazy iterables read out)."""
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (str, bytes, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, Iterable):
+        return [plain(v) for v in value]
+    return value
+
+
+def exact(adapter: TypeAdapter, item, what: str) -> None:
+    validated = plain(adapter.validate_python(item))
+    check(validated == item, f"{what}: validation changed the item\n  in:  {item}\n  out: {validated}")
+
+
+def openai_chat(case) -> None:
+    from openai.types.chat import ChatCompletion, ChatCompletionMessageParam, ChatCompletionToolMessageParam
+
+    for r in case["responses"]:
+        ChatCompletion.model_validate(r)
+        check(True, "response parses")
+    message = TypeAdapter(ChatCompletionMessageParam)
+    tool = TypeAdapter(ChatCompletionToolMessageParam)
+    for i, m in enumerate(case["request"]["messages"]):
+        exact(message, m, f"openai_chat messages[{i}]")
+        if m["role"] == "tool":
+            exact(tool, m, f"openai_chat messages[{i}] as a tool message")
+
+
+def openai_responses(case) -> None:
+    from openai.types.responses import Response, ResponseInputItemParam
+    from openai.types.responses.response_input_item_param import FunctionCallOutput
+
+    for r in case["responses"]:
+        Response.model_validate(r)
+        check(True, "response parses")
+    item = TypeAdapter(ResponseInputItemParam)
+    output = TypeAdapter(FunctionCallOutput)
+    for i, it in enumerate(case["request"]["input"]):
+        item.validate_python(it)
+        check(True, f"input[{i}] validates")
+        if it.get("type") == "function_call_output":
+            exact(output, it, f"openai_responses input[{i}]")
+
+
+def anthropic(case) -> None:
+    from anthropic.types import Message, MessageParam
+
+    for r in case["responses"]:
+        Message.model_validate(r)
+        check(True, "response parses")
+    message = TypeAdapter(MessageParam)
+    for i, m in enumerate(case["request"]["messages"]):
+        if m["role"] == "user" and isinstance(m["content"], list):
+            exact(message, m, f"anthropic messages[{i}]")
+        else:
+            message.validate_python(m)
+            check(True, f"messages[{i}] validates")
+
+
+def gemini(case) -> None:
+    from google.genai import types
+
+    for r in case["responses"]:
+        types.GenerateContentResponse.model_validate(r)
+        check(True, "response parses")
+    for i, c in enumerate(case["request"]["contents"]):
+        # The models forbid unknown keys (camelCase aliases accepted).
+        types.Content.model_validate(c)
+        check(True, f"contents[{i}] validates")
+
+
+def main() -> None:
+    with open(sys.argv[1]) as f:
+        cases = json.load(f)
+    checkers = {"openai_chat": openai_chat, "openai_responses": openai_responses, "anthropic": anthropic, "gemini": gemini}
+    for name, case in cases.items():
+        checkers[name](case)
+    check(set(cases) == set(checkers), f"every provider was checked: {sorted(cases)}")
+    print(f"ok: {CHECKS} checks")
+
+
+if __name__ == "__main__":
+    main()
