@@ -265,25 +265,27 @@ where
 pub enum Approval {
     /// Run this call (once).
     AllowedOnce,
-    /// Denied: `the user rejected tool "<n>"`.
+    /// Denied, `APPROVAL_REJECTED`: `the user rejected tool "<n>"`.
     Rejected,
-    /// Denied: `approval for tool "<n>" was cancelled` (or `ABORTED_BEFORE_DISPATCH`
-    /// when the caller aborted too).
+    /// Denied, `APPROVAL_CANCELLED`: `approval for tool "<n>" was cancelled` (or
+    /// `ABORTED_BEFORE_DISPATCH` when the caller aborted too).
     Cancelled,
-    /// Denied: `tool "<n>" requires approval, but no approval channel is available`.
+    /// Denied, `POLICY_DENIED`: `tool "<n>" requires approval, but no approval channel
+    /// is available`.
     Unavailable,
 }
 
-/// A request for approval, made when pre-execute answers `ask` for a call that has an
-/// agent.
+/// A request for approval, made when pre-execute answers `ask` (for calls from an agent
+/// scope and from the global view alike).
 #[derive(Clone, Copy, Debug)]
 pub struct ApprovalRequest<'a> {
     /// The call.
     pub call: &'a CallInfo<'a>,
     /// The reason pre-execute gave.
     pub reason: Option<&'a str>,
-    /// The agent to route the question through.
-    pub agent: ScopeId,
+    /// The agent scope the call comes from, to route the question through (`None`: a
+    /// call from the global view; the registry's handler answers it).
+    pub agent: Option<ScopeId>,
 }
 
 /// Routes `ask` decisions to a user (installed with

@@ -19,9 +19,8 @@ use crate::tool::{ExecToken, ToolError};
 ///
 /// A failure's code is a string ([`ToolResult::code`]): one of these, or a tool's own code
 /// (e.g. `FS_NOT_FOUND`), which passes through unchanged. Every failure the registry
-/// produces has one, except policy denials (pre-execute `deny`, a refused approval, a
-/// guard, post-execute `block`), which carry the policy's message only, so an agent loop
-/// can branch on the code of every other failure.
+/// produces has one, policy denials included, so an agent loop can branch on every
+/// failure but a tool's own codeless [`ToolError`].
 ///
 /// | code | error name | when | message |
 /// | --- | --- | --- | --- |
@@ -34,6 +33,12 @@ use crate::tool::{ExecToken, ToolError};
 /// | `TOOL_TIMEOUT` | `ToolTimeoutError` | the built-in timeout wrapper's deadline fired | `tool call timed out after <ms>ms` |
 /// | `UNSUPPORTED_SCHEMA` | `JsonSchemaError` | a schema outside the vocabulary (at registration, never from a call) | every violation |
 /// | `CODE_RUN_FAILED` | `CodeRunError` | a code-mode run failed | |
+/// | `POLICY_DENIED` | `PolicyDeniedError` | pre-execute policy denied the call, or asked for an approval no handler could give | the policy's reason, or `tool "<n>" requires approval, but …` |
+/// | `GUARD_DENIED` | `GuardDeniedError` | a guard denied the call (final) | the guard's reason |
+/// | `APPROVAL_REJECTED` | `ApprovalError` | the approval handler's answer was no | `the user rejected tool "<n>"` |
+/// | `APPROVAL_CANCELLED` | `ApprovalError` | the approval was cancelled before an answer | `approval for tool "<n>" was cancelled` |
+/// | `RESULT_BLOCKED` | `ResultBlockedError` | post-execute blocked the result | the hook's feedback, or `tool result blocked by post-execute policy` |
+/// | `TASK_FAILED` | `TaskError` | the task running a batch call ended without a result (the runtime shut down) | `tool call task failed: …` |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorCode {
@@ -58,11 +63,24 @@ pub enum ErrorCode {
     UnsupportedSchema,
     /// A code-mode run failed.
     CodeRunFailed,
+    /// Pre-execute policy denied the call (`deny`, or `ask` with no handler that could
+    /// answer).
+    PolicyDenied,
+    /// A guard denied the call.
+    GuardDenied,
+    /// The approval handler answered no.
+    ApprovalRejected,
+    /// The approval was cancelled before an answer.
+    ApprovalCancelled,
+    /// Post-execute blocked the result.
+    ResultBlocked,
+    /// The task running a batch call ended without a result.
+    TaskFailed,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 9] = [
+    pub const ALL: [ErrorCode; 15] = [
         ErrorCode::UnknownTool,
         ErrorCode::InvalidArgs,
         ErrorCode::InvalidToolOutput,
@@ -72,6 +90,12 @@ impl ErrorCode {
         ErrorCode::ToolTimeout,
         ErrorCode::UnsupportedSchema,
         ErrorCode::CodeRunFailed,
+        ErrorCode::PolicyDenied,
+        ErrorCode::GuardDenied,
+        ErrorCode::ApprovalRejected,
+        ErrorCode::ApprovalCancelled,
+        ErrorCode::ResultBlocked,
+        ErrorCode::TaskFailed,
     ];
 
     /// The wire form, e.g. `"UNKNOWN_TOOL"`.
@@ -86,6 +110,12 @@ impl ErrorCode {
             ErrorCode::ToolTimeout => "TOOL_TIMEOUT",
             ErrorCode::UnsupportedSchema => "UNSUPPORTED_SCHEMA",
             ErrorCode::CodeRunFailed => "CODE_RUN_FAILED",
+            ErrorCode::PolicyDenied => "POLICY_DENIED",
+            ErrorCode::GuardDenied => "GUARD_DENIED",
+            ErrorCode::ApprovalRejected => "APPROVAL_REJECTED",
+            ErrorCode::ApprovalCancelled => "APPROVAL_CANCELLED",
+            ErrorCode::ResultBlocked => "RESULT_BLOCKED",
+            ErrorCode::TaskFailed => "TASK_FAILED",
         }
     }
 
@@ -101,6 +131,11 @@ impl ErrorCode {
             ErrorCode::ToolTimeout => "ToolTimeoutError",
             ErrorCode::UnsupportedSchema => "JsonSchemaError",
             ErrorCode::CodeRunFailed => "CodeRunError",
+            ErrorCode::PolicyDenied => "PolicyDeniedError",
+            ErrorCode::GuardDenied => "GuardDeniedError",
+            ErrorCode::ApprovalRejected | ErrorCode::ApprovalCancelled => "ApprovalError",
+            ErrorCode::ResultBlocked => "ResultBlockedError",
+            ErrorCode::TaskFailed => "TaskError",
         }
     }
 

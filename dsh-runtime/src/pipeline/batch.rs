@@ -16,7 +16,7 @@ use tokio::task::JoinSet;
 use super::ToolCall;
 use crate::panic;
 use crate::registry::Registry;
-use crate::result::{ResultData, ToolResult};
+use crate::result::{ErrorCode, ResultData, ToolResult};
 use crate::validate::is_valid;
 
 /// How a call may be scheduled.
@@ -113,7 +113,7 @@ impl Registry {
                 Err(e) => {
                     if let Some(&index) = index_of.get(&e.id()) {
                         out[index] = Some(
-                            ResultData::failure(None, format!("tool call task failed: {e}"))
+                            ResultData::code(ErrorCode::TaskFailed, format!("tool call task failed: {e}"))
                                 .freeze(),
                         );
                     }
@@ -123,7 +123,8 @@ impl Registry {
         out.into_iter()
             .map(|r| {
                 r.unwrap_or_else(|| {
-                    ResultData::failure(None, "tool call task failed".to_string()).freeze()
+                    ResultData::code(ErrorCode::TaskFailed, "tool call task failed".to_string())
+                        .freeze()
                 })
             })
             .collect()

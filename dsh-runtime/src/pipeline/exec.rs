@@ -243,13 +243,13 @@ async fn policy(call: &Call) -> Stage<()> {
     guards(call, &info).await
 }
 
-/// A policy denial: a codeless failure through post-execute, or
-/// `ABORTED_BEFORE_DISPATCH` when the caller aborted meanwhile.
-fn deny(call: &Call, reason: String) -> Outcome {
+/// A policy denial with its code, through post-execute, or `ABORTED_BEFORE_DISPATCH`
+/// when the caller aborted meanwhile.
+fn deny(call: &Call, code: ErrorCode, reason: String) -> Outcome {
     Outcome::post(if call.cancelled() {
         ResultData::aborted(false)
     } else {
-        ResultData::failure(None, reason)
+        ResultData::code(code, reason)
     })
 }
 
@@ -274,7 +274,7 @@ async fn pre_execute(call: &Call, info: &CallInfo<'_>) -> Stage<()> {
     let decision = thrown("pre-execute hook", panic::contained(|| next.run()).await)?;
     let reason = match decision {
         PreDecision::Allow => return Ok(()),
-        PreDecision::Deny { reason } => return Err(deny(call, reason)),
+        PreDecision::Deny { reason } => return Err(deny(call, ErrorCode::PolicyDenied, reason)),
         PreDecision::Ask { reason } => reason,
     };
     // Quoted only here: the messages of `ask` outcomes are its only use.
@@ -282,29 +282,30 @@ async fn pre_execute(call: &Call, info: &CallInfo<'_>) -> Stage<()> {
     let Some(handler) = call.snap.approval() else {
         let reason =
             reason.unwrap_or_else(|| format!("tool {name} requires approval (not yet supported)"));
-        return Err(deny(call, reason));
-    };
-    let Some(agent) = info.agent() else {
-        return Err(deny(
-            call,
-            format!("tool {name} requires approval, but the call has no agent to route it through"),
-        ));
+        return Err(deny(call, ErrorCode::PolicyDenied, reason));
     };
     let request = ApprovalRequest {
         call: info,
         reason: reason.as_deref(),
-        agent,
+        agent: info.agent(),
     };
     let answer = panic::contained(|| handler.request(request)).await;
-    let refusal = match thrown("approval handler", answer)? {
+    let (code, refusal) = match thrown("approval handler", answer)? {
         Approval::AllowedOnce => return Ok(()),
-        Approval::Rejected => format!("the user rejected tool {name}"),
-        Approval::Cancelled => format!("approval for tool {name} was cancelled"),
-        Approval::Unavailable => {
-            format!("tool {name} requires approval, but no approval channel is available")
-        }
+        Approval::Rejected => (
+            ErrorCode::ApprovalRejected,
+            format!("the user rejected tool {name}"),
+        ),
+        Approval::Cancelled => (
+            ErrorCode::ApprovalCancelled,
+            format!("approval for tool {name} was cancelled"),
+        ),
+        Approval::Unavailable => (
+            ErrorCode::PolicyDenied,
+            format!("tool {name} requires approval, but no approval channel is available"),
+        ),
     };
-    Err(deny(call, refusal))
+    Err(deny(call, code, refusal))
 }
 
 /// Stage 5: the guards, in order; the first denial wins.
@@ -312,7 +313,7 @@ async fn guards(call: &Call, info: &CallInfo<'_>) -> Stage<()> {
     for guard in &call.snap.view().guards {
         let verdict = thrown("guard", panic::contained(|| guard.check(info)).await)?;
         if let Some(reason) = verdict {
-            return Err(deny(call, reason));
+            return Err(deny(call, ErrorCode::GuardDenied, reason));
         }
     }
     Ok(())

@@ -8,7 +8,7 @@ use crate::content::ContentBlock;
 use crate::hooks::{Accept, Block, PostDecision, PostNext};
 use crate::json::Object;
 use crate::panic;
-use crate::result::{Kind, ResultData, ToolResult};
+use crate::result::{ErrorCode, Kind, ResultData, ToolResult};
 use crate::schema::{Additional, ObjectRules, json_quote_into};
 use crate::tool::DynTool;
 
@@ -98,7 +98,7 @@ fn block(b: Block) -> ResultData {
     } else {
         parts.join("\n")
     };
-    let mut data = ResultData::failure(None, message);
+    let mut data = ResultData::code(ErrorCode::ResultBlocked, message);
     if !b.feedback.is_empty() {
         data.set_content(b.feedback.into());
     }

@@ -260,14 +260,14 @@ async fn abort_during_policy_is_aborted_before_dispatch_through_post() {
 }
 
 #[tokio::test]
-async fn pre_execute_deny_is_a_codeless_failure_through_post() {
+async fn pre_execute_deny_is_policy_denied_through_post() {
     let (registry, log, _regs) = setup();
     let _d = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::deny("not today"))));
     let r = registry
         .execute(ToolCall::new("c1", "echo", r#"{"text":"hi"}"#))
         .await;
     let (code, message, content) = failure(&r);
-    assert_eq!(code, None);
+    assert_eq!(code, Some("POLICY_DENIED"));
     assert_eq!(message, "not today");
     assert_eq!(content, ["Error: not today"]);
     assert_eq!(log.take(), ["pre", "post", "finalize", "observe"]);
@@ -353,7 +353,8 @@ async fn ask_without_an_approval_handler_denies() {
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
     let ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::Ask { reason: None })));
     let r = ask_with(&registry, None).await;
-    assert_eq!(r.code(), None);
+    assert_eq!(r.code(), Some("POLICY_DENIED"));
+    assert_eq!(r.error_code(), Some(ErrorCode::PolicyDenied));
     assert_eq!(
         r.message(),
         Some(r#"tool "echo" requires approval (not yet supported)"#)
@@ -365,18 +366,24 @@ async fn ask_without_an_approval_handler_denies() {
     assert!(!log.get().contains(&"body".to_string()));
 }
 
+/// A call from the global view (no agent scope) is asked through the registry's
+/// handler too: the request says it has no agent.
 #[tokio::test]
-async fn ask_without_an_agent_denies_even_with_a_handler() {
+async fn ask_from_the_global_view_goes_to_the_registry_handler() {
     let registry = Registry::new();
     let log = Log::new();
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
     let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
-    let _h = registry.set_approval_handler(approval_fn(|_| Approval::AllowedOnce));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let _h = registry.set_approval_handler(approval_fn(move |req: &ApprovalRequest<'_>| {
+        s.lock().unwrap().push(req.agent);
+        Approval::AllowedOnce
+    }));
     let r = ask_with(&registry, None).await;
-    assert_eq!(
-        r.message(),
-        Some(r#"tool "echo" requires approval, but the call has no agent to route it through"#)
-    );
+    assert_eq!(*r.value().unwrap(), v(r#""hi""#));
+    assert_eq!(*seen.lock().unwrap(), [None]);
+    assert!(log.get().contains(&"body".to_string()));
 }
 
 #[tokio::test]
@@ -389,14 +396,23 @@ async fn approval_outcomes() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     for (answer, expected) in [
         (Approval::AllowedOnce, None),
-        (Approval::Rejected, Some(r#"the user rejected tool "echo""#)),
+        (
+            Approval::Rejected,
+            Some(("APPROVAL_REJECTED", r#"the user rejected tool "echo""#)),
+        ),
         (
             Approval::Cancelled,
-            Some(r#"approval for tool "echo" was cancelled"#),
+            Some((
+                "APPROVAL_CANCELLED",
+                r#"approval for tool "echo" was cancelled"#,
+            )),
         ),
         (
             Approval::Unavailable,
-            Some(r#"tool "echo" requires approval, but no approval channel is available"#),
+            Some((
+                "POLICY_DENIED",
+                r#"tool "echo" requires approval, but no approval channel is available"#,
+            )),
         ),
     ] {
         let s = seen.clone();
@@ -411,8 +427,8 @@ async fn approval_outcomes() {
         let r = ask_with(&registry, Some(scope.id())).await;
         match expected {
             None => assert_eq!(*r.value().unwrap(), v(r#""hi""#)),
-            Some(msg) => {
-                assert_eq!(r.code(), None);
+            Some((code, msg)) => {
+                assert_eq!(r.code(), Some(code));
                 assert_eq!(r.message(), Some(msg));
             }
         }
@@ -422,7 +438,7 @@ async fn approval_outcomes() {
     assert!(
         seen.iter()
             .all(|(reason, agent, name)| reason.as_deref() == Some("why")
-                && *agent == scope.id()
+                && *agent == Some(scope.id())
                 && name == "echo")
     );
 }
@@ -491,7 +507,7 @@ async fn async_approval_handler_observes_caller_cancellation() {
 }
 
 #[tokio::test]
-async fn guard_denial_is_codeless_and_passes_post() {
+async fn guard_denial_is_guard_denied_and_passes_post() {
     let (registry, log, _regs) = setup();
     let l = log.clone();
     let _g = registry.guard(guard_fn(move |_| {
@@ -507,7 +523,7 @@ async fn guard_denial_is_codeless_and_passes_post() {
         .execute(ToolCall::new("c1", "echo", r#"{"text":"hi"}"#))
         .await;
     let (code, message, content) = failure(&r);
-    assert_eq!(code, None);
+    assert_eq!(code, Some("GUARD_DENIED"));
     assert_eq!(message, "blocked by guard");
     assert_eq!(content, ["Error: blocked by guard"]);
     assert_eq!(
@@ -1013,7 +1029,7 @@ async fn envelope_serialization() {
     let denied = registry
         .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
         .await;
-    let expected = r#"{"isError":true,"error":{"message":"no"},"content":[{"type":"text","text":"Error: no"}]}"#;
+    let expected = r#"{"isError":true,"error":{"message":"no","info":{"name":"PolicyDeniedError","code":"POLICY_DENIED"}},"content":[{"type":"text","text":"Error: no"}]}"#;
     assert_eq!(serde_json::to_string(&denied).unwrap(), expected);
 }
 

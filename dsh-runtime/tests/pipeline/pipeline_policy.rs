@@ -418,7 +418,7 @@ async fn block_turns_a_result_into_a_failure_with_feedback() {
     }));
     let r = registry.execute(call("echo")).await;
     assert!(r.is_error() && r.value().is_none());
-    assert_eq!(r.code(), None);
+    assert_eq!(r.code(), Some("RESULT_BLOCKED"));
     assert_eq!(
         r.message(),
         Some("output withheld\n[image content]\nask the user")

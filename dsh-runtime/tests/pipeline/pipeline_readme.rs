@@ -80,7 +80,7 @@ async fn readme_examples() -> Result<(), Box<dyn std::error::Error>> {
         ))
         .await;
     assert_eq!(denied.message(), Some("that file is off limits"));
-    assert_eq!(denied.code(), None);
+    assert_eq!(denied.code(), Some("POLICY_DENIED"));
 
     let params = json::parse(r#"{"type":"object","properties":{}}"#)?;
     let output = json::parse(r#"{"type":"string"}"#)?;

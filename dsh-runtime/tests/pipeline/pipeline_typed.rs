@@ -56,7 +56,7 @@ async fn a_typed_call_failure_is_a_tool_call_error() {
         .unwrap_err();
     assert_eq!(
         (err.tool_name.as_str(), err.message.as_str(), err.code),
-        ("add", "not allowed", None)
+        ("add", "not allowed", Some("POLICY_DENIED".into()))
     );
 }
 
