@@ -287,7 +287,7 @@ fn the_root_guard_denies_paths_outside() {
     assert_eq!(
         stderr(&o),
         format!(
-            "error: path \"../secret.txt\" is outside the root {} (it resolves to {})\n",
+            "error[GUARD_DENIED]: path \"../secret.txt\" is outside the root {} (it resolves to {})\n",
             root.display(),
             root.with_file_name("secret.txt").display()
         )
