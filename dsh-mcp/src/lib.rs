@@ -73,7 +73,10 @@
 pub mod definition;
 mod http;
 pub mod import;
+mod layer;
+mod raw;
 mod server;
+mod transport;
 
 pub use http::{HttpOptions, HttpServer, serve_http};
 pub use import::{
@@ -105,6 +108,6 @@ impl McpServer {
     ///
     /// When the connection fails before the client initialized.
     pub async fn serve_stdio(&self) -> Result<(), rmcp::service::ServerInitializeError> {
-        self.serve(rmcp::transport::stdio_pipes()).await
+        self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
     }
 }
