@@ -228,11 +228,12 @@ where
                 ServerJsonRpcMessage::Error(e) => e.id.clone(),
                 _ => None,
             };
-            let result = write_message(&write, &item).await;
+            // Marked before writing: a client may reuse the id as soon as it reads the
+            // answer, and rmcp forgot the request before handing the answer over.
             if let Some(id) = answered {
                 in_flight.answered(&id);
             }
-            result
+            write_message(&write, &item).await
         }
     }
 
