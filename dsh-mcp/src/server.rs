@@ -721,7 +721,8 @@ impl ServerHandler for Handler {
     }
 }
 
-/// A pipeline result as a `tools/call` result: the content blocks; on success the
+/// A pipeline result as a `tools/call` result: the content blocks, then each context as
+/// a text block marked with [`crate::definition::CONTEXT_META_KEY`]; on success the
 /// canonical value as `structuredContent` (wrapped when the tool's output is not an
 /// object, see [`crate::definition`]); on failure `isError: true` with the registry's
 /// `Error: <message>` text.
@@ -729,7 +730,12 @@ pub(crate) fn to_mcp_result(result: &ToolResult, tool: Option<&McpTool>) -> Call
     let mut content: Vec<rmcp::model::ContentBlock> =
         result.content().iter().map(content_block).collect();
     for context in result.contexts() {
-        content.push(rmcp::model::ContentBlock::text(context.clone()));
+        let mut text = rmcp::model::TextContent::new(context.clone());
+        let mut meta = rmcp::model::MetaObject::new();
+        meta.0
+            .insert(crate::definition::CONTEXT_META_KEY.to_string(), Value::Bool(true));
+        text.meta = Some(meta);
+        content.push(rmcp::model::ContentBlock::Text(text));
     }
     if result.is_error() {
         return CallToolResult::error(content);
