@@ -108,7 +108,9 @@ async fn read_messages(
     if let Some(arguments) = arguments {
         parts.extensions.insert(arguments);
     }
-    parts.headers.insert(header::CONTENT_LENGTH, text.len().into());
+    parts
+        .headers
+        .insert(header::CONTENT_LENGTH, text.len().into());
     let response = next.run(Request::from_parts(parts, Body::from(text))).await;
     let Some(key) = key else {
         return response;
@@ -137,12 +139,7 @@ impl Drop for Answered {
 
 fn json_rpc(status: StatusCode, message: &ServerJsonRpcMessage) -> Response {
     match serde_json::to_vec(message) {
-        Ok(body) => (
-            status,
-            [(header::CONTENT_TYPE, "application/json")],
-            body,
-        )
-            .into_response(),
+        Ok(body) => (status, [(header::CONTENT_TYPE, "application/json")], body).into_response(),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
     }
 }

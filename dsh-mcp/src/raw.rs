@@ -212,7 +212,11 @@ mod tests {
         );
         assert_eq!(arguments_of(&message).as_deref(), Some(args));
         let prepared = prepare(message.as_bytes()).ok().unwrap();
-        assert!(prepared.text.contains(r#""arguments":{}"#), "{}", prepared.text);
+        assert!(
+            prepared.text.contains(r#""arguments":{}"#),
+            "{}",
+            prepared.text
+        );
     }
 
     #[test]

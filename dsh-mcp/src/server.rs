@@ -732,8 +732,10 @@ pub(crate) fn to_mcp_result(result: &ToolResult, tool: Option<&McpTool>) -> Call
     for context in result.contexts() {
         let mut text = rmcp::model::TextContent::new(context.clone());
         let mut meta = rmcp::model::MetaObject::new();
-        meta.0
-            .insert(crate::definition::CONTEXT_META_KEY.to_string(), Value::Bool(true));
+        meta.0.insert(
+            crate::definition::CONTEXT_META_KEY.to_string(),
+            Value::Bool(true),
+        );
         text.meta = Some(meta);
         content.push(rmcp::model::ContentBlock::Text(text));
     }

@@ -102,7 +102,11 @@ pub(crate) fn cancelled_id(message: &ClientJsonRpcMessage) -> Option<rmcp::model
 
 /// Insert what the handler needs from a prepared message: its raw arguments and its
 /// in-flight token.
-pub(crate) fn attach(message: &mut ClientJsonRpcMessage, prepared_arguments: Option<crate::raw::RawArguments>, token: Option<HandlerToken>) {
+pub(crate) fn attach(
+    message: &mut ClientJsonRpcMessage,
+    prepared_arguments: Option<crate::raw::RawArguments>,
+    token: Option<HandlerToken>,
+) {
     if let ClientJsonRpcMessage::Request(request) = message {
         use rmcp::model::GetExtensions as _;
         let extensions = request.request.extensions_mut();

@@ -245,11 +245,15 @@ async fn the_raw_value_key_is_a_key_like_any_other_over_a_stream() {
 async fn a_line_that_is_not_json_gets_a_parse_error_over_a_stream() {
     let (registry, _regs) = registry();
     let mut client = LineClient::start(&McpServer::new(registry)).await;
-    client.send(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call""#).await;
+    client
+        .send(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call""#)
+        .await;
     let answer = client.answer_to(&Value::Null).await;
     assert_eq!(answer["error"]["code"], -32700, "{answer}");
     // The connection goes on.
-    client.send(&call_line(10, "greet", r#"{"name":"Bo"}"#)).await;
+    client
+        .send(&call_line(10, "greet", r#"{"name":"Bo"}"#))
+        .await;
     let answer = client.answer_to(&json!(10)).await;
     assert_eq!(answer["result"]["isError"], false, "{answer}");
 }
@@ -258,18 +262,30 @@ async fn a_line_that_is_not_json_gets_a_parse_error_over_a_stream() {
 async fn a_request_id_in_flight_is_refused_over_a_stream() {
     let (registry, _regs) = registry();
     let mut client = LineClient::start(&McpServer::new(registry)).await;
-    client.send(&call_line(77, "nap", r#"{"tag":"first"}"#)).await;
+    client
+        .send(&call_line(77, "nap", r#"{"tag":"first"}"#))
+        .await;
     tokio::time::sleep(Duration::from_millis(50)).await;
-    client.send(&call_line(77, "nap", r#"{"tag":"second"}"#)).await;
+    client
+        .send(&call_line(77, "nap", r#"{"tag":"second"}"#))
+        .await;
     let refused = client.answer_to(&json!(77)).await;
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
     let message = refused["error"]["message"].as_str().unwrap_or_default();
-    assert!(message.contains("77") && message.contains("in use"), "{message}");
+    assert!(
+        message.contains("77") && message.contains("in use"),
+        "{message}"
+    );
     let answered = client.answer_to(&json!(77)).await;
-    assert_eq!(answered["result"]["structuredContent"]["result"], "first", "{answered}");
+    assert_eq!(
+        answered["result"]["structuredContent"]["result"], "first",
+        "{answered}"
+    );
     assert_eq!((naps("first"), naps("second")), (1, 0));
     // Once answered, the id is free again.
-    client.send(&call_line(77, "greet", r#"{"name":"Cy"}"#)).await;
+    client
+        .send(&call_line(77, "greet", r#"{"name":"Cy"}"#))
+        .await;
     let again = client.answer_to(&json!(77)).await;
     assert_eq!(again["result"]["isError"], false, "{again}");
 }
@@ -360,10 +376,15 @@ async fn http_arguments_reach_the_lossless_parser() {
         .unwrap();
         let client = HttpSession::start(http.url(), sessions).await;
         for (i, (args, sentence)) in hostile().into_iter().enumerate() {
-            let (status, answer) = client.answer(&call_line(i as u64 + 1, "greet", &args)).await;
+            let (status, answer) = client
+                .answer(&call_line(i as u64 + 1, "greet", &args))
+                .await;
             assert_eq!(status, 200, "{args}: {answer}");
             let result = &answer["result"];
-            assert_eq!(result["isError"], true, "sessions {sessions}, {args}: {answer}");
+            assert_eq!(
+                result["isError"], true,
+                "sessions {sessions}, {args}: {answer}"
+            );
             let text = text_of(result);
             assert!(text.contains(sentence), "{args}: {text}");
             assert_eq!(text, direct_text(&registry, &args).await, "{args}");
@@ -404,7 +425,10 @@ async fn a_request_id_in_flight_is_refused_over_http() {
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
     assert_eq!(refused["id"], 88, "{refused}");
     let message = refused["error"]["message"].as_str().unwrap_or_default();
-    assert!(message.contains("88") && message.contains("in use"), "{message}");
+    assert!(
+        message.contains("88") && message.contains("in use"),
+        "{message}"
+    );
     let (_, answered) = first.await.unwrap();
     assert_eq!(
         answered["result"]["structuredContent"]["result"], "http-first",
@@ -412,7 +436,9 @@ async fn a_request_id_in_flight_is_refused_over_http() {
     );
     assert_eq!((naps("http-first"), naps("http-second")), (1, 0));
     // Once answered, the id is free again.
-    let (_, again) = client.answer(&call_line(88, "greet", r#"{"name":"Cy"}"#)).await;
+    let (_, again) = client
+        .answer(&call_line(88, "greet", r#"{"name":"Cy"}"#))
+        .await;
     assert_eq!(again["result"]["isError"], false, "{again}");
     http.shutdown().await.unwrap();
 }

@@ -629,17 +629,20 @@ async fn a_2026_list_carries_what_the_revision_requires_as_the_export_does() {
         "{list}"
     );
     // The export for this revision states the same fields.
-    let fragment = dsh_runtime::export::export_registry(&registry, Target::Mcp2026_07_28).to_serde();
+    let fragment =
+        dsh_runtime::export::export_registry(&registry, Target::Mcp2026_07_28).to_serde();
     let keys = |v: &Value| {
         let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
         k.sort();
         k
     };
     assert_eq!(keys(&fragment), keys(list), "{fragment}");
-    assert!(dsh_runtime::export::check::check(
-        Target::Mcp2026_07_28,
-        &dsh_runtime::json::to_value(&fragment).unwrap()
-    )
-    .is_empty());
+    assert!(
+        dsh_runtime::export::check::check(
+            Target::Mcp2026_07_28,
+            &dsh_runtime::json::to_value(&fragment).unwrap()
+        )
+        .is_empty()
+    );
     c.client.cancel().await.unwrap();
 }
