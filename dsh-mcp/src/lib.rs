@@ -131,6 +131,9 @@ impl McpServer {
     ///
     /// When the connection fails before the client initialized.
     pub async fn serve_stdio(&self) -> Result<(), rmcp::service::ServerInitializeError> {
-        self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
+        // rmcp's pipes: non-blocking when both streams are FIFOs, as clients start
+        // stdio servers.
+        let (read, write) = rmcp::transport::stdio_pipes();
+        self.serve_io(read, write).await
     }
 }
