@@ -29,6 +29,12 @@ pub const TARGET: Target = Target::Mcp2025_11_25;
 /// The key a non-object canonical value is wrapped in (see the module docs).
 pub const RESULT_KEY: &str = export::MCP_WRAP_KEY;
 
+/// The `_meta` key marking a text block of a `tools/call` result as one of the result's
+/// contexts (model-facing notes such as the ignored-argument note, sent after the
+/// content as `{"_meta": {"dsh/context": true}}` text blocks), so an importing client can
+/// tell them from the content.
+pub const CONTEXT_META_KEY: &str = "dsh/context";
+
 /// What `tools/list` publishes for one definition, and how its values are sent.
 #[derive(Clone, Debug)]
 pub struct McpTool {

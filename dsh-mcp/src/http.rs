@@ -164,7 +164,8 @@ pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    let mut router = axum::Router::new().nest_service(&options.path, service);
+    let mut router =
+        crate::layer::read_messages_first(axum::Router::new().nest_service(&options.path, service));
     if let Some(token) = options.bearer_token.clone() {
         let expected: Arc<str> = Arc::from(format!("Bearer {token}"));
         router = router.layer(axum::middleware::from_fn_with_state(

@@ -16,9 +16,17 @@
 //!
 //! The canonical value of an imported call is the server's `structuredContent` when the
 //! tool publishes an output schema, and otherwise the result's `content` array as the
-//! protocol encodes it (rendered back to text and image blocks). A result with
-//! `isError: true` fails with code `MCP_TOOL_ERROR` and the result's text; a protocol or
-//! transport error fails with `MCP_REQUEST_FAILED`.
+//! protocol encodes it (rendered back to text and image blocks). An output schema that is
+//! exactly the wrapping a dsh-mcp server publishes for a non-object output
+//! (`{"type":"object","properties":{"result":S},"required":["result"],"additionalProperties":false}`
+//! with `S` not an object schema, see [`crate::definition`]) is imported as `S`, and the
+//! value is taken out of `{"result": …}`; an object output that is not such a wrapping
+//! (its `result` an object) is imported as it is. A result with `isError: true` fails with
+//! code `MCP_TOOL_ERROR` and the result's text (a leading `Error: ` taken off, since the
+//! registry words every failure so); a protocol or transport error fails with
+//! `MCP_REQUEST_FAILED`. Text blocks marked as contexts
+//! ([`CONTEXT_META_KEY`](crate::definition::CONTEXT_META_KEY), e.g. the served registry's
+//! note on arguments it ignored) become contexts of the imported result, not content.
 
 use std::fmt;
 use std::process::Stdio;
@@ -32,6 +40,8 @@ use rmcp::service::{RunningService, ServiceError};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{Peer, RoleClient, ServiceExt as _};
 use serde_json::{Value, json};
+
+use crate::definition::{CONTEXT_META_KEY, RESULT_KEY};
 
 /// The code of an imported call whose result had `isError: true`.
 pub const MCP_TOOL_ERROR: &str = "MCP_TOOL_ERROR";
@@ -113,10 +123,13 @@ fn import_tool(client: &Peer<RoleClient>, tool: Tool) -> Result<DynTool, Rejecte
     let name = tool.name.to_string();
     let parameters = to_lossless(&normalized(&tool.input_schema));
     let structured = tool.output_schema.is_some();
-    let output = match &tool.output_schema {
-        Some(schema) => to_lossless(&normalized(schema)),
+    let wrapped = tool.output_schema.as_deref().and_then(wrapped_output);
+    let unwrap = wrapped.is_some();
+    let output = match (wrapped, &tool.output_schema) {
+        (Some(inner), _) => to_lossless(&normalized(inner)),
+        (None, Some(schema)) => to_lossless(&normalized(schema)),
         // Without an output schema the value is the content array.
-        None => to_lossless(&json!({"type": "array"})),
+        (None, None) => to_lossless(&json!({"type": "array"})),
     };
     let input_error = dsh_runtime::Schema::parameters_from_json_schema(&parameters).err();
     let output_error = dsh_runtime::Schema::from_json_schema(&output).err();
@@ -132,7 +145,7 @@ fn import_tool(client: &Peer<RoleClient>, tool: Tool) -> Result<DynTool, Rejecte
     let handler = move |args: JsonValue, cx: ToolContext| {
         let peer = peer.clone();
         let remote_name = remote_name.clone();
-        async move { forward(&peer, remote_name, &args, &cx, structured).await }
+        async move { forward(&peer, remote_name, &args, &cx, structured, unwrap).await }
     };
     let description = tool.description.as_deref().unwrap_or("").to_string();
     let raw = RawTool::new(name.clone(), description, &parameters, &output, handler).map_err(
@@ -165,6 +178,7 @@ async fn forward(
     args: &JsonValue,
     cx: &ToolContext,
     structured: bool,
+    unwrap: bool,
 ) -> Result<JsonValue, ToolError> {
     let arguments = match serde_json::to_value(args) {
         Ok(Value::Object(o)) => o,
@@ -179,7 +193,7 @@ async fn forward(
             return Err(ToolError::with_code(ErrorCode::Aborted, "tool call aborted"));
         }
     };
-    let result = match response {
+    let mut result = match response {
         Ok(CallToolResponse::Complete(result)) => result,
         Ok(_) => {
             return Err(ToolError::with_code(
@@ -189,8 +203,20 @@ async fn forward(
         }
         Err(e) => return Err(ToolError::with_code(MCP_REQUEST_FAILED, e.to_string())),
     };
+    // The server's contexts (e.g. which undeclared arguments it ignored) stay contexts.
+    result.content.retain(|block| match context_text(block) {
+        Some(text) => {
+            cx.defer_context(text);
+            false
+        }
+        None => true,
+    });
     if result.is_error == Some(true) {
-        return Err(ToolError::with_code(MCP_TOOL_ERROR, result_text(&result)));
+        let text = result_text(&result);
+        // The registry prefixes the message with `Error: ` itself; a server that already
+        // did (a dsh-mcp server always does) is not prefixed twice.
+        let message = text.strip_prefix("Error: ").unwrap_or(&text);
+        return Err(ToolError::with_code(MCP_TOOL_ERROR, message));
     }
     if structured {
         let value = match result.structured_content {
@@ -203,11 +229,57 @@ async fn forward(
                 )
             })?,
         };
-        return Ok(to_lossless(&value));
+        if !unwrap {
+            return Ok(to_lossless(&value));
+        }
+        return match value {
+            Value::Object(mut o) if o.len() == 1 && o.contains_key(RESULT_KEY) => {
+                Ok(to_lossless(&o.remove(RESULT_KEY).unwrap_or(Value::Null)))
+            }
+            _ => Err(ToolError::with_code(
+                MCP_TOOL_ERROR,
+                format!(
+                    "the structuredContent is not wrapped as {{\"{RESULT_KEY}\": …}}, as the tool's outputSchema says"
+                ),
+            )),
+        };
     }
     let content = serde_json::to_value(&result.content)
         .map_err(|e| ToolError::with_code(MCP_TOOL_ERROR, e.to_string()))?;
     Ok(to_lossless(&content))
+}
+
+/// The text of a block the server marked as one of the result's contexts.
+fn context_text(block: &rmcp::model::ContentBlock) -> Option<String> {
+    let rmcp::model::ContentBlock::Text(text) = block else {
+        return None;
+    };
+    let marked = text
+        .meta
+        .as_ref()
+        .and_then(|m| m.0.get(CONTEXT_META_KEY))
+        .is_some_and(|v| v == &Value::Bool(true));
+    marked.then(|| text.text.clone())
+}
+
+/// The schema inside an output schema that is exactly the wrapping a dsh-mcp server
+/// publishes for a non-object output (see [`crate::definition`]):
+/// `{"type":"object","properties":{"result":S},"required":["result"],"additionalProperties":false}`
+/// with `S` not an object schema.
+fn wrapped_output(schema: &JsonObject) -> Option<&JsonObject> {
+    if schema.len() != 4
+        || schema.get("type") != Some(&json!("object"))
+        || schema.get("additionalProperties") != Some(&Value::Bool(false))
+        || schema.get("required") != Some(&json!([RESULT_KEY]))
+    {
+        return None;
+    }
+    let properties = schema.get("properties")?.as_object()?;
+    if properties.len() != 1 {
+        return None;
+    }
+    let inner = properties.get(RESULT_KEY)?.as_object()?;
+    (inner.get("type") != Some(&json!("object"))).then_some(inner)
 }
 
 fn result_text(result: &CallToolResult) -> String {

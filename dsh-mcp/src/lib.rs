@@ -19,10 +19,33 @@
 //!   announces `tools.listChanged` and sends
 //!   `notifications/tools/list_changed` when the published list changes.
 //! - `tools/call` runs [`Registry::execute`](dsh_runtime::Registry::execute): the result's
-//!   content blocks become MCP content, the canonical value `structuredContent`; argument
-//!   errors, tool errors and policy denials are results with `isError: true` whose text
-//!   is the registry's path-qualified message, so a model can correct itself. An unknown
-//!   tool is a JSON-RPC error (`-32602`), as the protocol asks.
+//!   content blocks become MCP content (then each of the result's contexts as a text
+//!   block marked `_meta: {"dsh/context": true}`), the canonical value
+//!   `structuredContent`; argument errors, tool errors and policy denials are results
+//!   with `isError: true` whose text is the registry's path-qualified message, so a model
+//!   can correct itself. An unknown tool is a JSON-RPC error (`-32602`), as the protocol
+//!   asks.
+//! - The arguments of a `tools/call` reach the registry as the exact text the client
+//!   sent, over stdio ([`serve_stdio`], [`McpServer::serve`], [`McpServer::serve_io`])
+//!   and over Streamable HTTP ([`serve_http`]): each incoming message is read as text
+//!   before rmcp parses it, its `params.arguments` taken out unconverted and given to the
+//!   registry's lossless parser, as text arguments are. So a duplicate key (at any
+//!   depth), `-0`, a number a double cannot hold exactly (`1e400`) and nesting deeper
+//!   than the registry's limit are `INVALID_ARGS` results with the parser's message,
+//!   exactly as for `ToolCall::new(id, name, text)`, and every key is a key
+//!   (`serde_json`'s private `$serde_json::private::RawValue` too). A message whose
+//!   envelope or `params` repeats a key is an invalid request (`-32600`).
+//!   [`McpServer::serve_transport`] takes messages an rmcp transport already parsed with
+//!   `serde_json` and has no such guarantee.
+//! - A message that is not JSON is answered with a JSON-RPC parse error (`-32700`, over
+//!   HTTP with status `400`), a message that is not a valid MCP request with an invalid
+//!   request (`-32600`); neither is ever left unanswered (notifications excepted, which
+//!   JSON-RPC never answers; over HTTP they get `400`).
+//! - A request whose id is that of a request still in flight on the same connection
+//!   (stdio) or session (HTTP) is refused with an invalid request (`-32600`, "request id
+//!   … is already in use by a request in flight") and never runs; the first is answered
+//!   as usual. The id is free again once the first request was answered (or cancelled
+//!   and its handler ended).
 //! - `notifications/cancelled` cancels the call's token: the body sees it, and the call
 //!   ends as `ABORTED`.
 //! - With a `progressToken` in the request, [`ToolContext::report_progress`] becomes
@@ -73,7 +96,10 @@
 pub mod definition;
 mod http;
 pub mod import;
+mod layer;
+mod raw;
 mod server;
+mod transport;
 
 pub use http::{HttpOptions, HttpServer, serve_http};
 pub use import::{
@@ -105,6 +131,9 @@ impl McpServer {
     ///
     /// When the connection fails before the client initialized.
     pub async fn serve_stdio(&self) -> Result<(), rmcp::service::ServerInitializeError> {
-        self.serve(rmcp::transport::stdio_pipes()).await
+        // rmcp's pipes: non-blocking when both streams are FIFOs, as clients start
+        // stdio servers.
+        let (read, write) = rmcp::transport::stdio_pipes();
+        self.serve_io(read, write).await
     }
 }

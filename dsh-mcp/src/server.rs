@@ -23,6 +23,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::definition::{McpTool, mcp_tool, to_serde};
+use crate::raw::RawArguments;
 
 type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 type SessionSetup = dyn Fn(&Scope) -> SessionGuard + Send + Sync;
@@ -221,13 +222,55 @@ impl McpServer {
         }
     }
 
-    /// Serve one connection on `transport` (any rmcp server transport: stdio, a child's
-    /// pipes, an in-memory duplex) until the client disconnects, then close the session.
+    /// Serve one connection on a byte stream (a socket, an in-memory duplex), one
+    /// JSON-RPC message a line, until the client disconnects, then close the session.
+    ///
+    /// The arguments of each `tools/call` reach the registry as the text the client sent
+    /// (see the crate docs).
     ///
     /// # Errors
     ///
     /// When the connection fails before the client initialized.
-    pub async fn serve<T, E, A>(
+    pub async fn serve<S>(&self, stream: S) -> Result<(), rmcp::service::ServerInitializeError>
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + 'static,
+    {
+        let (read, write) = tokio::io::split(stream);
+        self.serve_io(read, write).await
+    }
+
+    /// Serve one connection reading messages from `read` and writing to `write` (a
+    /// process's standard input and output, a child's pipes), one JSON-RPC message a
+    /// line, as [`McpServer::serve`] does.
+    ///
+    /// # Errors
+    ///
+    /// When the connection fails before the client initialized.
+    pub async fn serve_io<R, W>(
+        &self,
+        read: R,
+        write: W,
+    ) -> Result<(), rmcp::service::ServerInitializeError>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        self.serve_transport(crate::transport::RawTransport::new(read, write))
+            .await
+    }
+
+    /// Serve one connection on any rmcp server transport until the client disconnects,
+    /// then close the session.
+    ///
+    /// Such a transport hands over messages rmcp already parsed with `serde_json`, so the
+    /// arguments of a `tools/call` are converted from `serde_json` values: duplicate keys
+    /// were already merged and numbers rounded. Prefer [`McpServer::serve`] or
+    /// [`McpServer::serve_io`], which read the client's text.
+    ///
+    /// # Errors
+    ///
+    /// When the connection fails before the client initialized.
+    pub async fn serve_transport<T, E, A>(
         &self,
         transport: T,
     ) -> Result<(), rmcp::service::ServerInitializeError>
@@ -629,11 +672,14 @@ impl ServerHandler for Handler {
                 None,
             ));
         }
-        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let arguments = match raw_arguments(&context) {
+            Some(text) => Arguments::Text(text),
+            None => Arguments::Serde(Value::Object(request.arguments.unwrap_or_default())),
+        };
         let mut call = ToolCall::new(
             request_id_text(&context.id),
             request.name.as_ref(),
-            Arguments::Serde(arguments),
+            arguments,
         )
         .with_cancellation(context.ct.clone());
         if let Some(session) = &session {
@@ -675,7 +721,8 @@ impl ServerHandler for Handler {
     }
 }
 
-/// A pipeline result as a `tools/call` result: the content blocks; on success the
+/// A pipeline result as a `tools/call` result: the content blocks, then each context as
+/// a text block marked with [`crate::definition::CONTEXT_META_KEY`]; on success the
 /// canonical value as `structuredContent` (wrapped when the tool's output is not an
 /// object, see [`crate::definition`]); on failure `isError: true` with the registry's
 /// `Error: <message>` text.
@@ -683,7 +730,14 @@ pub(crate) fn to_mcp_result(result: &ToolResult, tool: Option<&McpTool>) -> Call
     let mut content: Vec<rmcp::model::ContentBlock> =
         result.content().iter().map(content_block).collect();
     for context in result.contexts() {
-        content.push(rmcp::model::ContentBlock::text(context.clone()));
+        let mut text = rmcp::model::TextContent::new(context.clone());
+        let mut meta = rmcp::model::MetaObject::new();
+        meta.0.insert(
+            crate::definition::CONTEXT_META_KEY.to_string(),
+            Value::Bool(true),
+        );
+        text.meta = Some(meta);
+        content.push(rmcp::model::ContentBlock::Text(text));
     }
     if result.is_error() {
         return CallToolResult::error(content);
@@ -709,6 +763,18 @@ fn content_block(block: &ContentBlock) -> rmcp::model::ContentBlock {
             serde_json::to_string(other).unwrap_or_else(|e| format!("[content block: {e}]")),
         ),
     }
+}
+
+/// The arguments of the call as the client sent them: carried by the byte-stream
+/// transport, or by the HTTP layer in the request's parts.
+fn raw_arguments(context: &RequestContext<RoleServer>) -> Option<Arc<str>> {
+    let raw = context.extensions.get::<RawArguments>().or_else(|| {
+        context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<RawArguments>())
+    })?;
+    Some(raw.0.clone())
 }
 
 fn request_id_text(id: &rmcp::model::RequestId) -> String {

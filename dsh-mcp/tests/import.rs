@@ -303,10 +303,106 @@ async fn a_served_registry_imports_back_unchanged() {
     let r = registry
         .execute(ToolCall::new("1", "double", r#"{"n":21}"#))
         .await;
-    // The served value is wrapped (a non-object output), and comes back as such.
+    // The served value is wrapped (a non-object output); the import reads the wrapping
+    // from the output schema and takes it off.
+    assert_eq!(serde_json::to_value(r.value().unwrap()).unwrap(), json!(42));
+    assert_eq!(
+        def.output.to_json_string(),
+        served
+            .get("double")
+            .unwrap()
+            .definition()
+            .output
+            .to_json_string()
+    );
+    client.cancel().await.unwrap();
+}
+
+/// Greet someone.
+#[tool]
+async fn hello(name: String) -> Result<String, ToolError> {
+    Ok(format!("Hello, {name}!"))
+}
+
+/// Always refuse.
+#[tool]
+async fn refuse() -> Result<String, ToolError> {
+    Err(ToolError::new("the user rejected tool `refuse`"))
+}
+
+/// Where the object a tool answers came from.
+#[derive(Serialize, Deserialize, dsh_runtime::ToolSchema)]
+struct Wrapper {
+    /// Not a wrapping: an object output whose one property happens to be `result`.
+    result: Inner,
+}
+
+/// An inner object.
+#[derive(Serialize, Deserialize, dsh_runtime::ToolSchema)]
+struct Inner {
+    /// A number.
+    n: i64,
+}
+
+/// Answer an object with a `result` property.
+#[tool]
+async fn boxed() -> Result<Wrapper, ToolError> {
+    Ok(Wrapper {
+        result: Inner { n: 1 },
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn imported_results_keep_their_message_value_and_notes() {
+    let served = Registry::new();
+    let _regs = [
+        served.register(Double).unwrap(),
+        served.register(Hello).unwrap(),
+        served.register(Refuse).unwrap(),
+        served.register(Boxed).unwrap(),
+    ];
+    let server = McpServer::new(served.clone());
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move { server.serve(server_io).await });
+    let client = ().serve(client_io).await.unwrap();
+    let imported = import(client.peer()).await.unwrap();
+    assert!(imported.rejected.is_empty(), "{:?}", imported.rejected);
+    let registry = Registry::new();
+    let _r: Vec<_> = imported
+        .tools
+        .iter()
+        .map(|t| registry.register_dyn(t.clone()).unwrap())
+        .collect();
+
+    // A failure is prefixed once, as the served registry words it.
+    let direct = served.execute(ToolCall::new("1", "refuse", "{}")).await;
+    let r = registry.execute(ToolCall::new("1", "refuse", "{}")).await;
+    assert!(r.is_error());
+    assert_eq!(r.code(), Some(dsh_mcp::import::MCP_TOOL_ERROR));
+    assert!(!r.text().contains("Error: Error:"), "{}", r.text());
+    assert_eq!(r.text(), direct.text());
+
+    // A wrapped value comes back as the served value.
+    let r = registry
+        .execute(ToolCall::new("2", "double", r#"{"n":4}"#))
+        .await;
+    assert_eq!(serde_json::to_value(r.value().unwrap()).unwrap(), json!(8));
+    assert_eq!(r.text(), "8");
+
+    // An object output with a `result` property is not a wrapping.
+    let r = registry.execute(ToolCall::new("3", "boxed", "{}")).await;
     assert_eq!(
         serde_json::to_value(r.value().unwrap()).unwrap(),
-        json!({"result": 42})
+        json!({"result": {"n": 1}})
     );
+
+    // The served registry's ignored-argument note is a context of the imported result.
+    let args = r#"{"name":"Ada","nmae":"x"}"#;
+    let direct = served.execute(ToolCall::new("4", "hello", args)).await;
+    assert_eq!(direct.contexts().len(), 1, "{direct:?}");
+    let r = registry.execute(ToolCall::new("4", "hello", args)).await;
+    assert!(!r.is_error(), "{}", r.text());
+    assert_eq!(r.contexts(), direct.contexts());
+    assert_eq!(r.text(), direct.text());
     client.cancel().await.unwrap();
 }

@@ -116,6 +116,8 @@ struct Connected {
     /// (rmcp's client runs each notification handler on its own task, so `progress`
     /// holds them in whatever order those tasks ran).
     wire_progress: Arc<Mutex<Vec<Value>>>,
+    /// The `tools/list` results as they crossed the wire.
+    wire_lists: Arc<Mutex<Vec<Value>>>,
     server: tokio::task::JoinHandle<()>,
 }
 
@@ -125,6 +127,7 @@ fn tap_server_output(
     from_server: tokio::io::DuplexStream,
     to_client: tokio::io::DuplexStream,
     wire_progress: Arc<Mutex<Vec<Value>>>,
+    wire_lists: Arc<Mutex<Vec<Value>>>,
 ) {
     use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
     let (server_read, mut server_write) = tokio::io::split(from_server);
@@ -132,13 +135,16 @@ fn tap_server_output(
     tokio::spawn(async move {
         let mut lines = BufReader::new(server_read).lines();
         while let Ok(Some(line)) = lines.next_line().await {
-            if let Ok(message) = serde_json::from_str::<Value>(&line)
-                && message["method"] == "notifications/progress"
-            {
-                wire_progress
-                    .lock()
-                    .unwrap()
-                    .push(message["params"].clone());
+            if let Ok(message) = serde_json::from_str::<Value>(&line) {
+                if message["method"] == "notifications/progress" {
+                    wire_progress
+                        .lock()
+                        .unwrap()
+                        .push(message["params"].clone());
+                }
+                if message["result"]["tools"].is_array() {
+                    wire_lists.lock().unwrap().push(message["result"].clone());
+                }
             }
             let line = line + "\n";
             if client_write.write_all(line.as_bytes()).await.is_err() {
@@ -167,7 +173,13 @@ async fn connect_with(server: &McpServer, lifecycle: ClientLifecycleMode) -> Con
     let (client_io, tap_client_side) = tokio::io::duplex(1 << 16);
     let (tap_server_side, server_io) = tokio::io::duplex(1 << 16);
     let wire_progress = Arc::new(Mutex::new(Vec::new()));
-    tap_server_output(tap_server_side, tap_client_side, wire_progress.clone());
+    let wire_lists = Arc::new(Mutex::new(Vec::new()));
+    tap_server_output(
+        tap_server_side,
+        tap_client_side,
+        wire_progress.clone(),
+        wire_lists.clone(),
+    );
     let server = server.clone();
     let server = tokio::spawn(async move {
         server.serve(server_io).await.expect("server handshake");
@@ -187,6 +199,7 @@ async fn connect_with(server: &McpServer, lifecycle: ClientLifecycleMode) -> Con
         list_changed,
         progress,
         wire_progress,
+        wire_lists,
         server,
     }
 }
@@ -591,5 +604,45 @@ async fn list_changes_are_notified_on_discover_listen_streams() {
         .unwrap();
     assert_eq!(r.structured_content, Some(json!({"result": "Hello, Bo!"})));
     subscription.cancel().await.unwrap();
+    c.client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_list_carries_what_the_revision_requires_as_the_export_does() {
+    let (registry, _regs) = registry();
+    let server = McpServer::new(registry.clone());
+    let c = connect_with(
+        &server,
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+    )
+    .await;
+    let tools = c.client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 5);
+    let lists = c.wire_lists.lock().unwrap().clone();
+    let list = lists.last().expect("a tools/list result on the wire");
+    assert_eq!(list["resultType"], "complete", "{list}");
+    assert!(list["ttlMs"].is_u64(), "{list}");
+    assert!(
+        matches!(list["cacheScope"].as_str(), Some("public" | "private")),
+        "{list}"
+    );
+    // The export for this revision states the same fields.
+    let fragment =
+        dsh_runtime::export::export_registry(&registry, Target::Mcp2026_07_28).to_serde();
+    let keys = |v: &Value| {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(keys(&fragment), keys(list), "{fragment}");
+    assert!(
+        dsh_runtime::export::check::check(
+            Target::Mcp2026_07_28,
+            &dsh_runtime::json::to_value(&fragment).unwrap()
+        )
+        .is_empty()
+    );
     c.client.cancel().await.unwrap();
 }

@@ -22,7 +22,9 @@
 //!   names `[A-Za-z_][A-Za-z0-9_]*` (at most 64), `required` naming declared properties,
 //!   no `OBJECT` without properties.
 //! - MCP: `inputSchema` rooted at an object; for 2025-11-25 an object-rooted
-//!   `outputSchema`; annotations only the five hint keys with the right types.
+//!   `outputSchema`; annotations only the five hint keys with the right types; for
+//!   2026-07-28 the result's `resultType` (`"complete"`), `ttlMs` (an integer >= 0) and
+//!   `cacheScope` (`"public"` or `"private"`), which that revision requires.
 
 use crate::json::Value;
 
@@ -446,8 +448,40 @@ pub fn check(target: Target, fragment: &Value) -> Vec<String> {
                 Vec::new()
             }
         },
-        Target::Mcp2025_11_25 | Target::Mcp2026_07_28 => {
+        Target::Mcp2025_11_25 => {
             keys_within("request", "result", fragment, &["tools"], &mut out);
+            fragment
+                .get("tools")
+                .and_then(Value::as_array)
+                .map(|l| l.iter().collect())
+                .unwrap_or_default()
+        }
+        Target::Mcp2026_07_28 => {
+            keys_within(
+                "request",
+                "result",
+                fragment,
+                &["resultType", "ttlMs", "cacheScope", "tools"],
+                &mut out,
+            );
+            if fragment.get("resultType").and_then(Value::as_str) != Some("complete") {
+                out.push("request: result: resultType: must be \"complete\"".to_string());
+            }
+            let ttl_ok = match fragment.get("ttlMs") {
+                Some(Value::Number(n)) => n.as_u64().is_some(),
+                _ => false,
+            };
+            if !ttl_ok {
+                out.push("request: result: ttlMs: must be an integer >= 0".to_string());
+            }
+            if !matches!(
+                fragment.get("cacheScope").and_then(Value::as_str),
+                Some("public" | "private")
+            ) {
+                out.push(
+                    "request: result: cacheScope: must be \"public\" or \"private\"".to_string(),
+                );
+            }
             fragment
                 .get("tools")
                 .and_then(Value::as_array)

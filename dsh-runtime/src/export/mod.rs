@@ -397,7 +397,10 @@ impl Export {
 
     /// The request fragment: the `tools` array for OpenAI, Anthropic and Gemini (for
     /// Gemini one `{"functionDeclarations":[…]}` entry), the `tools/list` result
-    /// `{"tools":[…]}` for MCP.
+    /// `{"tools":[…]}` for MCP 2025-11-25, and for 2026-07-28
+    /// `{"resultType":"complete","ttlMs":0,"cacheScope":"private","tools":[…]}` (the
+    /// fields that revision requires, with the most cautious caching hints: stale at
+    /// once, not shared across authorization contexts).
     pub fn fragment(&self) -> Value {
         let list = Value::from(
             self.tools
@@ -411,8 +414,19 @@ impl Export {
                 o.insert("functionDeclarations", list);
                 Value::from(vec![Value::Object(o)])
             }
-            Target::Mcp2025_11_25 | Target::Mcp2026_07_28 => {
+            Target::Mcp2025_11_25 => {
                 let mut o = Object::new();
+                o.insert("tools", list);
+                Value::Object(o)
+            }
+            Target::Mcp2026_07_28 => {
+                // The revision requires these on every complete `tools/list` result; the
+                // most cautious caching hints (stale at once, not shared), as rmcp's
+                // server sends them.
+                let mut o = Object::new();
+                o.insert("resultType", Value::from("complete"));
+                o.insert("ttlMs", Value::from(0u64));
+                o.insert("cacheScope", Value::from("private"));
                 o.insert("tools", list);
                 Value::Object(o)
             }

@@ -1,0 +1,145 @@
+//! The HTTP side of reading messages as the client sent them: a layer in front of rmcp's
+//! Streamable HTTP service that reads each POSTed JSON-RPC message with
+//! [`crate::raw::prepare`] before rmcp does.
+//!
+//! - A body that is not JSON is answered `400` with a JSON-RPC parse error (`-32700`); a
+//!   message that is not a valid MCP message, `400` with an invalid request (`-32600`).
+//! - The arguments of a `tools/call` are put in the HTTP request's extensions (rmcp hands
+//!   the request's parts to the handler) and replaced by `{}` in the body rmcp parses.
+//! - Within a session (`Mcp-Session-Id`), a request whose id is in flight is answered
+//!   with an invalid request naming the id and is not handed on. The id is free again
+//!   once the first request's handler ended and its response stream closed.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt as _;
+use rmcp::model::{ClientJsonRpcMessage, RequestId, ServerJsonRpcMessage};
+
+use crate::raw::{Prepared, Refused, prepare};
+use crate::transport::{InFlight, cancelled_id, id_in_use};
+
+/// The largest body read, as rmcp's own limit: 4 MiB.
+const MAX_BODY: usize = 4 * 1024 * 1024;
+
+type Key = (Arc<str>, RequestId);
+
+/// Put the layer in front of `router`'s routes (the MCP endpoint).
+pub(crate) fn read_messages_first(router: axum::Router) -> axum::Router {
+    let table: Arc<InFlight<Key>> = InFlight::new();
+    router.layer(axum::middleware::from_fn_with_state(table, read_messages))
+}
+
+async fn read_messages(
+    State(table): State<Arc<InFlight<Key>>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let is_json = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|e| e.trim().eq_ignore_ascii_case("application/json"))
+        });
+    if request.method() != Method::POST || !is_json {
+        return next.run(request).await;
+    }
+    let (mut parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, MAX_BODY).await {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            return (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("cannot read the request body (at most {MAX_BODY} bytes): {e}"),
+            )
+                .into_response();
+        }
+    };
+    let Prepared {
+        text,
+        message,
+        arguments,
+    } = match prepare(&bytes) {
+        Ok(prepared) => prepared,
+        Err(Refused::Answer(error)) => return json_rpc(StatusCode::BAD_REQUEST, &error),
+        Err(Refused::Drop(why)) => {
+            let error = ServerJsonRpcMessage::error(
+                rmcp::model::ErrorData::invalid_request(why, None),
+                None,
+            );
+            return json_rpc(StatusCode::BAD_REQUEST, &error);
+        }
+    };
+    let session: Option<Arc<str>> = parts
+        .headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(Arc::from);
+    let mut key = None;
+    if let Some(session) = &session {
+        if let Some(id) = cancelled_id(&message) {
+            // No response is sent for a cancelled request.
+            table.answered(&(session.clone(), id));
+        }
+        if let ClientJsonRpcMessage::Request(request) = &message {
+            let k = (session.clone(), request.id.clone());
+            match table.begin(k.clone()) {
+                Some(token) => {
+                    parts.extensions.insert(token);
+                    key = Some(k);
+                }
+                None => {
+                    let error = ServerJsonRpcMessage::error(
+                        id_in_use(&request.id),
+                        Some(request.id.clone()),
+                    );
+                    return json_rpc(StatusCode::OK, &error);
+                }
+            }
+        }
+    }
+    if let Some(arguments) = arguments {
+        parts.extensions.insert(arguments);
+    }
+    parts
+        .headers
+        .insert(header::CONTENT_LENGTH, text.len().into());
+    let response = next.run(Request::from_parts(parts, Body::from(text))).await;
+    let Some(key) = key else {
+        return response;
+    };
+    // The request's response stream ends after its response (or is dropped when the
+    // client goes away): the id is answered then.
+    let answered = Answered(Some((table, key)));
+    let (parts, body) = response.into_parts();
+    let stream = body.into_data_stream().map(move |chunk| {
+        let _keep = &answered;
+        chunk
+    });
+    Response::from_parts(parts, Body::from_stream(stream))
+}
+
+/// Marks its key answered when dropped.
+struct Answered(Option<(Arc<InFlight<Key>>, Key)>);
+
+impl Drop for Answered {
+    fn drop(&mut self) {
+        if let Some((table, key)) = self.0.take() {
+            table.answered(&key);
+        }
+    }
+}
+
+fn json_rpc(status: StatusCode, message: &ServerJsonRpcMessage) -> Response {
+    match serde_json::to_vec(message) {
+        Ok(body) => (status, [(header::CONTENT_TYPE, "application/json")], body).into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}

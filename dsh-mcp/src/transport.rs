@@ -1,0 +1,310 @@
+//! The byte-stream transport the server reads its messages with (stdio, pipes,
+//! in-memory streams), and the table of request ids in flight shared with the HTTP layer.
+//!
+//! Each line is one JSON-RPC message, read by [`crate::raw::prepare`]: a line that is
+//! not JSON is answered with a parse error (`-32700`), a message that is not a valid MCP
+//! message with an invalid request (`-32600`), and a request whose id is already in
+//! flight on the connection with an invalid request naming the id; none of them reaches
+//! the handler.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::{Arc, Mutex};
+
+use rmcp::RoleServer;
+use rmcp::model::{ClientJsonRpcMessage, ClientNotification, ErrorData, ServerJsonRpcMessage};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+
+use crate::raw::{Prepared, Refused, prepare};
+
+/// The longest line read (one message), as rmcp's own stdio transport: 16 MiB.
+const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// The requests in flight, by key (a request id, or a session and a request id): a key
+/// is free again once its handler ended and its answer was sent (or the client
+/// cancelled it, after which no answer is sent).
+pub(crate) struct InFlight<K>(Mutex<HashMap<K, Slot>>);
+
+#[derive(Default)]
+struct Slot {
+    handler_done: bool,
+    answered: bool,
+}
+
+impl<K: Eq + Hash + Clone + Send + Sync + 'static> InFlight<K> {
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(InFlight(Mutex::new(HashMap::new())))
+    }
+
+    /// Take `key`: `None` when a request with that key is in flight, else the token the
+    /// handler holds (dropping its last clone marks the handler done).
+    pub(crate) fn begin(self: &Arc<Self>, key: K) -> Option<HandlerToken> {
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if map.contains_key(&key) {
+            return None;
+        }
+        map.insert(key.clone(), Slot::default());
+        let table = self.clone();
+        Some(HandlerToken(Arc::new(TokenInner(Box::new(move || {
+            table.update(&key, |s| s.handler_done = true);
+        })))))
+    }
+
+    /// The request `key` was answered (or cancelled: no answer will be sent).
+    pub(crate) fn answered(&self, key: &K) {
+        self.update(key, |s| s.answered = true);
+    }
+
+    fn update(&self, key: &K, f: impl FnOnce(&mut Slot)) {
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(slot) = map.get_mut(key) {
+            f(slot);
+            if slot.handler_done && slot.answered {
+                map.remove(key);
+            }
+        }
+    }
+}
+
+/// Carried in a request's extensions to its handler: the request's handler has ended
+/// when the last clone is dropped.
+#[derive(Clone)]
+pub(crate) struct HandlerToken(#[allow(dead_code)] Arc<TokenInner>);
+
+struct TokenInner(Box<dyn Fn() + Send + Sync>);
+
+impl Drop for TokenInner {
+    fn drop(&mut self) {
+        (self.0)();
+    }
+}
+
+/// The error answering a request whose id is in flight.
+pub(crate) fn id_in_use(id: &rmcp::model::RequestId) -> ErrorData {
+    ErrorData::invalid_request(
+        format!("request id {id} is already in use by a request in flight"),
+        None,
+    )
+}
+
+/// A request's id, or the id a cancellation names, as the key of [`InFlight`].
+pub(crate) fn cancelled_id(message: &ClientJsonRpcMessage) -> Option<rmcp::model::RequestId> {
+    match message {
+        ClientJsonRpcMessage::Notification(n) => match &n.notification {
+            ClientNotification::CancelledNotification(c) => c.params.request_id.clone(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Insert what the handler needs from a prepared message: its raw arguments and its
+/// in-flight token.
+pub(crate) fn attach(
+    message: &mut ClientJsonRpcMessage,
+    prepared_arguments: Option<crate::raw::RawArguments>,
+    token: Option<HandlerToken>,
+) {
+    if let ClientJsonRpcMessage::Request(request) = message {
+        use rmcp::model::GetExtensions as _;
+        let extensions = request.request.extensions_mut();
+        if let Some(arguments) = prepared_arguments {
+            extensions.insert(arguments);
+        }
+        if let Some(token) = token {
+            extensions.insert(token);
+        }
+    }
+}
+
+type Writer<W> = Arc<tokio::sync::Mutex<Option<W>>>;
+
+/// A server transport over a byte stream pair (see the module docs).
+pub(crate) struct RawTransport<R, W> {
+    read: BufReader<R>,
+    line: Vec<u8>,
+    /// Set while the rest of an over-long line is skipped.
+    discarding: bool,
+    write: Writer<W>,
+    in_flight: Arc<InFlight<rmcp::model::RequestId>>,
+}
+
+impl<R, W> RawTransport<R, W>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    pub(crate) fn new(read: R, write: W) -> Self {
+        RawTransport {
+            read: BufReader::new(read),
+            line: Vec::new(),
+            discarding: false,
+            write: Arc::new(tokio::sync::Mutex::new(Some(write))),
+            in_flight: InFlight::new(),
+        }
+    }
+
+    /// Read one line into `self.line` (cancel-safe: a partial line stays buffered).
+    /// `None` at the end of the stream; `Some(false)` for an over-long line, dropped.
+    async fn read_line(&mut self) -> Option<bool> {
+        loop {
+            let available = match self.read.fill_buf().await {
+                Ok(a) => a,
+                Err(e) => {
+                    tracing::error!("cannot read the MCP input: {e}");
+                    return None;
+                }
+            };
+            if available.is_empty() {
+                return None;
+            }
+            let newline = available.iter().position(|&b| b == b'\n');
+            let take = newline.map_or(available.len(), |i| i + 1);
+            let mut over = false;
+            if self.discarding {
+                if newline.is_some() {
+                    self.discarding = false;
+                }
+            } else if self.line.len() + take > MAX_LINE {
+                self.line.clear();
+                self.discarding = newline.is_none();
+                over = true;
+            } else {
+                self.line.extend_from_slice(&available[..take]);
+            }
+            self.read.consume(take);
+            if over {
+                return Some(false);
+            }
+            if newline.is_some() && !self.discarding && !self.line.is_empty() {
+                return Some(true);
+            }
+        }
+    }
+
+    /// Write `message` on a task of its own (so a cancelled `receive` never leaves half
+    /// a line written).
+    fn answer(&self, message: ServerJsonRpcMessage) {
+        let write = self.write.clone();
+        tokio::spawn(async move {
+            if let Err(e) = write_message(&write, &message).await {
+                tracing::error!("cannot answer an unreadable MCP message: {e}");
+            }
+        });
+    }
+}
+
+async fn write_message<W: AsyncWrite + Unpin>(
+    write: &Writer<W>,
+    message: &ServerJsonRpcMessage,
+) -> std::io::Result<()> {
+    let mut text = serde_json::to_vec(message)?;
+    text.push(b'\n');
+    let mut guard = write.lock().await;
+    let Some(w) = guard.as_mut() else {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotConnected,
+            "the MCP connection is closed",
+        ));
+    };
+    w.write_all(&text).await?;
+    w.flush().await
+}
+
+impl<R, W> Transport<RoleServer> for RawTransport<R, W>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let write = self.write.clone();
+        let in_flight = self.in_flight.clone();
+        async move {
+            let answered = match &item {
+                ServerJsonRpcMessage::Response(r) => Some(r.id.clone()),
+                ServerJsonRpcMessage::Error(e) => e.id.clone(),
+                _ => None,
+            };
+            // Marked before writing: a client may reuse the id as soon as it reads the
+            // answer, and rmcp forgot the request before handing the answer over.
+            if let Some(id) = answered {
+                in_flight.answered(&id);
+            }
+            write_message(&write, &item).await
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            match self.read_line().await? {
+                true => {}
+                false => {
+                    tracing::error!("an MCP message longer than {MAX_LINE} bytes was dropped");
+                    continue;
+                }
+            }
+            let line = std::mem::take(&mut self.line);
+            let mut text = line.strip_suffix(b"\n").unwrap_or(&line);
+            text = text.strip_suffix(b"\r").unwrap_or(text);
+            if text.iter().all(u8::is_ascii_whitespace) {
+                self.line = line;
+                self.line.clear();
+                continue;
+            }
+            let prepared = prepare(text);
+            self.line = line;
+            self.line.clear();
+            let Prepared {
+                mut message,
+                arguments,
+                ..
+            } = match prepared {
+                Ok(p) => p,
+                Err(Refused::Answer(error)) => {
+                    self.answer(*error);
+                    continue;
+                }
+                Err(Refused::Drop(why)) => {
+                    tracing::debug!("ignoring an unreadable MCP message: {why}");
+                    continue;
+                }
+            };
+            if let Some(id) = cancelled_id(&message) {
+                // No answer is sent for a cancelled request.
+                self.in_flight.answered(&id);
+            }
+            let token = match &message {
+                ClientJsonRpcMessage::Request(request) => {
+                    match self.in_flight.begin(request.id.clone()) {
+                        Some(token) => Some(token),
+                        None => {
+                            self.answer(ServerJsonRpcMessage::error(
+                                id_in_use(&request.id),
+                                Some(request.id.clone()),
+                            ));
+                            continue;
+                        }
+                    }
+                }
+                _ => None,
+            };
+            attach(&mut message, arguments, token);
+            return Some(message);
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        let mut write = self.write.lock().await;
+        if let Some(mut w) = write.take() {
+            let _ = w.shutdown().await;
+        }
+        Ok(())
+    }
+}
