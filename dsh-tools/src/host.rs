@@ -192,8 +192,10 @@ pub fn root_guard(root: PathBuf) -> impl Guard {
     })
 }
 
-/// Resolve `path` against `base` and check it is `root` or inside it. The error says
-/// which path resolved where.
+/// Resolve `path` against `base` and check it is `root` or inside it. The error names
+/// the path as given and the root, never where the path resolved to: the target of a
+/// symbolic link pointing out of the root (or of a `/proc/self/fd/N` entry) is not
+/// echoed.
 pub fn check_within(root: &Path, base: &Path, path: &str) -> Result<PathBuf, String> {
     let resolved = resolve(base, Path::new(path))
         .map_err(|e| format!("cannot resolve path {:?}: {e}", shown(path)))?;
@@ -201,10 +203,9 @@ pub fn check_within(root: &Path, base: &Path, path: &str) -> Result<PathBuf, Str
         Ok(resolved)
     } else {
         Err(format!(
-            "path {:?} is outside the root {} (it resolves to {})",
+            "path {:?} leads outside the root {}",
             shown(path),
-            root.display(),
-            shown(&resolved.to_string_lossy())
+            root.display()
         ))
     }
 }
@@ -213,27 +214,75 @@ pub fn check_within(root: &Path, base: &Path, path: &str) -> Result<PathBuf, Str
 /// canonical): `.` is dropped, `..` goes to the parent of the real directory reached so
 /// far, and each existing symbolic link is replaced by its target. Components that do
 /// not exist are kept as written.
+///
+/// A path longer than [`MAX_PATH_BYTES`] bytes or with more than [`MAX_PATH_COMPONENTS`]
+/// components is refused before anything is looked up. The work is linear in the length
+/// of the path (and of the link targets followed): once a component does not exist, the
+/// components below it are applied without asking the file system, until `..` climbs
+/// back to a directory that exists.
 pub fn resolve(base: &Path, path: &Path) -> Result<PathBuf, String> {
+    check_path_size(path.as_os_str().as_encoded_bytes())?;
     let mut links = 0;
     resolve_from(base.to_path_buf(), path, &mut links)
 }
 
+/// The longest path, in bytes, that the file tools and the root guard resolve (Linux's
+/// `PATH_MAX`).
+pub const MAX_PATH_BYTES: usize = 4096;
+
+/// The most components (names, `.` and `..`, separated by `/`) in a path that the file
+/// tools and the root guard resolve.
+pub const MAX_PATH_COMPONENTS: usize = 1024;
+
+/// Refuse a path over [`MAX_PATH_BYTES`] or [`MAX_PATH_COMPONENTS`], naming the limit.
+pub(crate) fn check_path_size(path: &[u8]) -> Result<(), String> {
+    if path.len() > MAX_PATH_BYTES {
+        return Err(format!(
+            "the path is {} bytes long, over the limit of {MAX_PATH_BYTES} bytes",
+            path.len()
+        ));
+    }
+    let components = path
+        .split(|b| *b == b'/')
+        .filter(|part| !part.is_empty())
+        .count();
+    if components > MAX_PATH_COMPONENTS {
+        return Err(format!(
+            "the path has {components} components, over the limit of {MAX_PATH_COMPONENTS}"
+        ));
+    }
+    Ok(())
+}
+
 fn resolve_from(mut out: PathBuf, path: &Path, links: &mut usize) -> Result<PathBuf, String> {
+    // How many components at the end of `out` lie below one that does not exist: those
+    // cannot be links, so they are not looked up.
+    let mut missing = 0usize;
     for component in path.components() {
         match component {
             Component::Prefix(_) | Component::RootDir => {
                 out = PathBuf::from(component.as_os_str());
+                missing = 0;
             }
             Component::CurDir => {}
             Component::ParentDir => {
                 out.pop();
+                missing = missing.saturating_sub(1);
             }
             Component::Normal(name) => {
                 out.push(name);
-                let is_link = std::fs::symlink_metadata(&out)
-                    .map(|m| m.file_type().is_symlink())
-                    .unwrap_or(false);
-                if is_link {
+                if missing > 0 {
+                    missing += 1;
+                    continue;
+                }
+                let meta = match std::fs::symlink_metadata(&out) {
+                    Ok(meta) => meta,
+                    Err(_) => {
+                        missing = 1;
+                        continue;
+                    }
+                };
+                if meta.file_type().is_symlink() {
                     *links += 1;
                     if *links > MAX_SYMLINKS {
                         return Err("too many levels of symbolic links".to_string());
@@ -277,7 +326,7 @@ mod tests {
         let err = check_within(root, root, "../app2/x").unwrap_err();
         assert_eq!(
             err,
-            "path \"../app2/x\" is outside the root /nonexistent-root/app (it resolves to /nonexistent-root/app2/x)"
+            "path \"../app2/x\" leads outside the root /nonexistent-root/app"
         );
     }
 }

@@ -50,6 +50,10 @@ pub const MAX_ECHOED_PATH_CHARS: usize = 4096;
 /// The error code for a path or file that leads outside a confined scope's root.
 pub const OUTSIDE_ROOT: &str = "FS_OUTSIDE_ROOT";
 
+/// The error code for a path over [`crate::host::MAX_PATH_BYTES`] bytes or
+/// [`crate::host::MAX_PATH_COMPONENTS`] components, refused before it is resolved.
+pub const PATH_TOO_LONG: &str = "FS_PATH_TOO_LONG";
+
 /// Where the file tools resolve paths and what they may reach (see the [module
 /// documentation](self)). Cheap to clone.
 #[derive(Clone, Debug)]
@@ -101,6 +105,12 @@ impl FsScope {
 
     /// Resolve a path given by the model for `verb` (`read`, `write`, ...).
     pub(crate) fn locate(&self, verb: &str, given: &str) -> Result<Target, ToolError> {
+        crate::host::check_path_size(given.as_bytes()).map_err(|why| {
+            ToolError::with_code(
+                PATH_TOO_LONG,
+                format!("cannot {verb} \"{}\": {why}", shown(given)),
+            )
+        })?;
         let base = self.base().map_err(|e| {
             ToolError::with_code(
                 "FS_IO_ERROR",
@@ -192,21 +202,26 @@ impl FsScope {
     /// is synced and renamed over it. `like`: the file replaced, whose permission bits (and,
     /// where the process may set it, owner) the new file gets; `None` creates it with the
     /// default mode (`0o666` less the umask).
+    #[cfg(test)]
     pub(crate) fn write_atomic(
         &self,
         target: &Target,
         bytes: &[u8],
         like: Option<Stat>,
     ) -> io::Result<()> {
-        self.write_atomic_with(target, like, |file| file.write_all(bytes))
+        self.write_atomic_with(target, like, None, |file| file.write_all(bytes))
     }
 
     /// [`write_atomic`](Self::write_atomic) with the content produced by `fill` (which may
-    /// fail: the target is then left as it was).
+    /// fail: the target is then left as it was). `old`: the file replaced, as opened and
+    /// read: its extended attributes are copied to the new file, and when `old.expect` is
+    /// set the replacement is refused ([`is_stale`]) if the file under the name is no
+    /// longer the one read, unchanged, just before the rename.
     pub(crate) fn write_atomic_with(
         &self,
         target: &Target,
         like: Option<Stat>,
+        old: Option<Old<'_>>,
         fill: impl FnOnce(&mut std::fs::File) -> io::Result<()>,
     ) -> io::Result<()> {
         let (parent, name) = match (&self.root, &target.rel) {
@@ -228,7 +243,7 @@ impl FsScope {
                 )
             }
         };
-        replace_in(&parent, Path::new(&name), like, fill)
+        replace_in(&parent, Path::new(&name), like, old, fill)
     }
 
     /// Open a file a directory walk found at `path` (absolute, under the walk's directory),
@@ -256,6 +271,55 @@ impl FsScope {
             return Err(escaped());
         }
         Ok(file)
+    }
+
+    /// The directory that bounds the files a walk of `search_dir` (absolute, real) reads on
+    /// its own (ignore files), with a handle on it: the root under a confined scope; under
+    /// an ambient one, the working directory when `search_dir` is inside it, else
+    /// `search_dir` itself.
+    pub(crate) fn walk_boundary(&self, search_dir: &Path) -> io::Result<(PathBuf, Dir)> {
+        match &self.root {
+            Some(root) => Ok((root.path.clone(), root.dir.try_clone()?)),
+            None => {
+                let cwd = self.base()?;
+                let boundary = if search_dir.starts_with(&cwd) {
+                    cwd
+                } else {
+                    search_dir.to_path_buf()
+                };
+                let dir = Dir::open_ambient_dir(&boundary, cap_std::ambient_authority())?;
+                Ok((boundary, dir))
+            }
+        }
+    }
+
+    /// The content of the file at `rel` under `boundary` (a handle from
+    /// [`walk_boundary`](Self::walk_boundary)), opened like every file the tools read: through
+    /// the handle (a path, or a symbolic link, that leads out of it is refused), without
+    /// blocking, regular files only, and (confined) not a file with several hard links; a
+    /// file over `max` bytes is refused without being read whole.
+    pub(crate) fn read_bounded(&self, boundary: &Dir, rel: &Path, max: u64) -> io::Result<Vec<u8>> {
+        use std::io::Read as _;
+        let file = boundary.open_with(dot(rel), &read_options())?.into_std();
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(io::Error::new(
+                ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
+        }
+        if self.root.is_some() && meta.nlink() > 1 {
+            return Err(escaped());
+        }
+        let mut bytes = Vec::new();
+        file.take(max + 1).read_to_end(&mut bytes)?;
+        if bytes.len() as u64 > max {
+            return Err(io::Error::new(
+                ErrorKind::FileTooLarge,
+                format!("over {max} bytes"),
+            ));
+        }
+        Ok(bytes)
     }
 
     /// The modification time of a regular file a directory walk found at `path` (absolute),
@@ -435,12 +499,113 @@ pub(crate) fn shown(text: &str) -> std::borrow::Cow<'_, str> {
     crate::fs::cut(text, MAX_ECHOED_PATH_CHARS)
 }
 
+/// The file a replacement replaces, as the tool opened and read it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Old<'a> {
+    /// The open file: its extended attributes go to the new file.
+    pub file: &'a std::fs::File,
+    /// What it was when read; `None`: no check before the rename.
+    pub expect: Option<Identity>,
+}
+
+/// Which file, at which size and modification time: two equal identities are taken to be
+/// the same unchanged file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Identity {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: i64,
+    mtime_nsec: i64,
+    ctime: i64,
+    ctime_nsec: i64,
+}
+
+impl Identity {
+    /// The identity of an open file.
+    pub(crate) fn of(file: &std::fs::File) -> io::Result<Identity> {
+        Ok(Identity::from_meta(&file.metadata()?))
+    }
+
+    fn from_meta(m: &std::fs::Metadata) -> Identity {
+        Identity {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            mtime: m.mtime(),
+            mtime_nsec: m.mtime_nsec(),
+            ctime: m.ctime(),
+            ctime_nsec: m.ctime_nsec(),
+        }
+    }
+}
+
+/// The error of a replacement refused because the file changed after it was read.
+#[derive(Debug)]
+struct Stale;
+
+impl std::fmt::Display for Stale {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the file changed after it was read")
+    }
+}
+
+impl std::error::Error for Stale {}
+
+/// Whether `e` is a replacement refused because the file changed after it was read.
+pub(crate) fn is_stale(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<Stale>())
+}
+
+/// Copy the extended attributes of `from` to `to`, best effort: an attribute the file
+/// system or the process's privileges do not allow setting (`security.*`, `trusted.*`
+/// for an unprivileged process) is skipped.
+#[allow(unsafe_code)]
+fn copy_xattrs(from: &std::fs::File, to: &std::fs::File) {
+    use std::os::fd::AsRawFd as _;
+    let (src, dst) = (from.as_raw_fd(), to.as_raw_fd());
+    // SAFETY (all calls below): valid descriptors borrowed for the call, and buffers whose
+    // lengths are passed with them.
+    let size = unsafe { libc::flistxattr(src, std::ptr::null_mut(), 0) };
+    let Ok(size) = usize::try_from(size) else {
+        return;
+    };
+    if size == 0 {
+        return;
+    }
+    let mut names = vec![0u8; size];
+    let got = unsafe { libc::flistxattr(src, names.as_mut_ptr().cast(), names.len()) };
+    let Ok(got) = usize::try_from(got) else {
+        return;
+    };
+    names.truncate(got);
+    for name in names.split(|b| *b == 0).filter(|n| !n.is_empty()) {
+        let Ok(cname) = std::ffi::CString::new(name) else {
+            continue;
+        };
+        let len = unsafe { libc::fgetxattr(src, cname.as_ptr(), std::ptr::null_mut(), 0) };
+        let Ok(len) = usize::try_from(len) else {
+            continue;
+        };
+        let mut value = vec![0u8; len];
+        let read = unsafe { libc::fgetxattr(src, cname.as_ptr(), value.as_mut_ptr().cast(), len) };
+        let Ok(read) = usize::try_from(read) else {
+            continue;
+        };
+        unsafe {
+            libc::fsetxattr(dst, cname.as_ptr(), value.as_ptr().cast(), read, 0);
+        }
+    }
+}
+
 /// The atomic replacement inside one directory handle: temporary file, fill, sync, set the
-/// mode, rename over `name`; the temporary file is removed on failure.
+/// mode (and copy the old file's extended attributes), check the old file is unchanged,
+/// rename over `name`; the temporary file is removed on failure.
 fn replace_in(
     parent: &Dir,
     name: &Path,
     like: Option<Stat>,
+    old: Option<Old<'_>>,
     fill: impl FnOnce(&mut std::fs::File) -> io::Result<()>,
 ) -> io::Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -475,19 +640,70 @@ fn replace_in(
             let _ = std::os::unix::fs::fchown(&file, Some(like.uid), Some(like.gid));
             file.set_permissions(std::fs::Permissions::from_mode(like.mode))?;
         }
+        if let Some(old) = old {
+            copy_xattrs(old.file, &file);
+        }
         file.sync_all()?;
         drop(file);
+        if let Some(Old {
+            expect: Some(expect),
+            ..
+        }) = old
+        {
+            // The last look before the rename: the name must still be the file read, as
+            // it was read.
+            let now = parent
+                .open_with(name, &read_options())
+                .map(cap_std::fs::File::into_std)
+                .and_then(|f| Identity::of(&f));
+            if now.ok() != Some(expect) {
+                return Err(io::Error::other(Stale));
+            }
+        }
         parent.rename(&temp_name, parent, name)
     })();
     if let Err(e) = written {
         let _ = parent.remove_file(&temp_name);
         return Err(e);
     }
+    // An append that reached the old file between the last look and the rename (through a
+    // descriptor opened before it) is carried over to the new file.
+    if let Some(Old {
+        file: old_file,
+        expect: Some(expect),
+    }) = old
+    {
+        carry_over_appends(parent, name, old_file, expect.size);
+    }
     // Make the rename itself durable (best effort: not every file system supports it).
     if let Ok(dir) = parent.open(".") {
         let _ = dir.sync_all();
     }
     Ok(())
+}
+
+/// Append to `name` what was appended to `old` past `size` (best effort).
+fn carry_over_appends(parent: &Dir, name: &Path, old: &std::fs::File, size: u64) {
+    use std::os::unix::fs::FileExt as _;
+    let Ok(now) = old.metadata().map(|m| m.len()) else {
+        return;
+    };
+    if now <= size {
+        return;
+    }
+    let Ok(len) = usize::try_from(now - size) else {
+        return;
+    };
+    let mut tail = vec![0u8; len.min(64 * 1024 * 1024)];
+    let Ok(n) = old.read_at(&mut tail, size) else {
+        return;
+    };
+    let mut options = OpenOptions::new();
+    options.append(true);
+    if let Ok(new) = parent.open_with(name, &options) {
+        let mut new = new.into_std();
+        let _ = new.write_all(&tail[..n]);
+    }
 }
 
 #[cfg(test)]
@@ -516,7 +732,7 @@ mod tests {
                 .locate("write", file.to_str().unwrap())
                 .expect("inside");
             let err = scope
-                .write_atomic_with(&target, None, |f| {
+                .write_atomic_with(&target, None, None, |f| {
                     f.write_all(b"half of the new con")?;
                     Err(io::Error::other("no space left on device"))
                 })

@@ -32,12 +32,9 @@ fn fixture() -> Fixture {
     }
 }
 
-fn denial(root: &Path, given: &str, resolved: &Path) -> String {
-    format!(
-        "path {given:?} is outside the root {} (it resolves to {})",
-        root.display(),
-        resolved.display()
-    )
+/// The guard's denial: the path as given and the root, never where the path led.
+fn denial(root: &Path, given: &str, _resolved: &Path) -> String {
+    format!("path {given:?} leads outside the root {}", root.display())
 }
 
 #[tokio::test]
@@ -385,4 +382,91 @@ fn the_host_publishes_the_reference_tools() {
         );
     }
     assert_eq!(f.host.root(), f.root);
+}
+
+#[tokio::test]
+async fn a_denial_does_not_say_where_an_outside_link_points() {
+    let f = fixture();
+    let token = "api-token-3f9c1d77e2";
+    let target = format!("/nonexistent/{token}/key");
+    std::os::unix::fs::symlink(&target, f.root.join("creds")).unwrap();
+    for args in [
+        r#"{"file_path":"creds"}"#.to_string(),
+        r#"{"file_path":"creds/deeper.txt"}"#.to_string(),
+    ] {
+        let r = f.host.call("c", "read", &args).await;
+        let (_, message) = failure(&r);
+        assert!(message.contains("leads outside the root"), "{message}");
+        assert!(!message.contains(token), "the link's target is echoed: {message}");
+        assert!(!message.contains("/nonexistent"), "{message}");
+    }
+    // The targets of /proc/self/fd entries are not echoed either.
+    let file = std::fs::File::open(f.outside.join("secret.txt")).unwrap();
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
+    let r = f
+        .host
+        .call(
+            "c",
+            "read",
+            &format!(r#"{{"file_path":"/proc/self/fd/{fd}"}}"#),
+        )
+        .await;
+    let (_, message) = failure(&r);
+    assert!(message.contains("leads outside the root"), "{message}");
+    assert!(!message.contains("secret.txt"), "the fd's target is echoed: {message}");
+    assert!(
+        !message.contains(f.outside.to_str().unwrap()),
+        "the fd's target is echoed: {message}"
+    );
+    drop(file);
+    // The tools themselves (without the guard) do not say it either.
+    let tools = support::Tools::confined(&f.root);
+    let r = tools.call("read", r#"{"file_path":"creds"}"#).await;
+    let (_, message) = failure(&r);
+    assert!(!message.contains(token), "{message}");
+}
+
+#[tokio::test]
+async fn an_overlong_path_is_refused_naming_the_limit() {
+    let f = fixture();
+    // 2 MB of components: refused before it is resolved (resolving it component by
+    // component used to take minutes).
+    let long = "a/".repeat(1_000_000);
+    let args = format!(r#"{{"file_path":"{long}"}}"#);
+    let r = f.host.call("c", "read", &args).await;
+    let (_, message) = failure(&r);
+    assert!(
+        message.contains("over the limit of 4096 bytes"),
+        "{}",
+        &message[..message.len().min(300)]
+    );
+    // The tools refuse it with their own code (no guard in front of them here).
+    let tools = support::Tools::confined(&f.root);
+    for (tool, args) in [
+        ("read", format!(r#"{{"file_path":"{long}"}}"#)),
+        ("write", format!(r#"{{"file_path":"{long}","content":"x"}}"#)),
+        ("grep", format!(r#"{{"pattern":"x","path":"{long}"}}"#)),
+    ] {
+        let r = tools.call(tool, &args).await;
+        let (code, message) = failure(&r);
+        assert_eq!(code, Some("FS_PATH_TOO_LONG"), "{tool}");
+        assert!(message.contains("over the limit of 4096 bytes"), "{tool}");
+    }
+    // Many short components: the component limit.
+    let many = "./".repeat(1500);
+    let r = tools
+        .call("read", &format!(r#"{{"file_path":"{many}inside.txt"}}"#))
+        .await;
+    let (code, message) = failure(&r);
+    assert_eq!(code, Some("FS_PATH_TOO_LONG"));
+    assert!(
+        message.contains("1501 components, over the limit of 1024"),
+        "{message}"
+    );
+    // Resolution stays correct below the limits: a path through a missing directory and
+    // back up reaches a real link again.
+    std::os::unix::fs::symlink(&f.outside, f.root.join("out")).unwrap();
+    let resolved = resolve(&f.root, Path::new("missing/x/../../out/secret.txt")).unwrap();
+    assert_eq!(resolved, f.outside.join("secret.txt"));
+    assert!(check_within(&f.root, &f.root, "missing/x/../../out/secret.txt").is_err());
 }
