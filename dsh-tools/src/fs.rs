@@ -47,9 +47,15 @@
 //! hunks (3 lines of context) when done, from meta too, so a replayed log shows the same cards
 //! without the canonical value.
 //!
+//! - A path over 4096 bytes or 1024 components is refused before it is resolved
+//!   (`FS_PATH_TOO_LONG`, naming the limit).
+//! - `edit` refuses (`FS_STALE_VERSION`) a file that changed twice between its read and its
+//!   replacement, and keeps the file's extended attributes; what confinement and the atomic
+//!   replacement guarantee, and the window they leave, is stated in [`crate::scope`].
+//!
 //! Error codes: `FS_NOT_FOUND`, `FS_NOT_REGULAR_FILE`, `FS_NOT_TEXT`, `FS_PERMISSION_DENIED`,
 //! `FS_IO_ERROR`, `FS_EDIT_NOT_FOUND`, `FS_AMBIGUOUS_EDIT`, `FS_TOO_LARGE`, `FS_OUTSIDE_ROOT`,
-//! and `INVALID_ARGS`.
+//! `FS_PATH_TOO_LONG`, `FS_STALE_VERSION`, and `INVALID_ARGS`.
 
 use std::io::{Read as _, Write as _};
 use std::path::Path;

@@ -41,6 +41,8 @@ use dsh_runtime::hooks::{CallInfo, Guard, guard_fn};
 use dsh_runtime::jobs::JobRuntime;
 use dsh_runtime::{RegisterError, Registration, Registry, ToolCall, ToolResult};
 
+use crate::bash::BashConfig;
+use crate::process::SpillBudget;
 use crate::scope::{FsScope, shown};
 
 /// The tools the root guard confines, with their path argument and its default when the
@@ -56,12 +58,64 @@ pub const CONFINED_TOOLS: &[(&str, &str, Option<&str>)] = &[
 /// How many symbolic links one resolution follows before giving up (as Linux does).
 const MAX_SYMLINKS: usize = 40;
 
+/// The total spill bytes of one host (one `session`), and of each MCP session: 1 GiB.
+pub const SESSION_SPILL_BYTES: u64 = 1 << 30;
+
+/// A private spill directory (mode `0700`), removed when dropped, and the spill budget of
+/// the commands writing there.
+pub(crate) struct SpillDir {
+    dir: std::sync::Mutex<Option<tempfile::TempDir>>,
+    path: PathBuf,
+    budget: SpillBudget,
+}
+
+impl SpillDir {
+    /// A new private directory under the system temporary directory.
+    pub(crate) fn new() -> std::io::Result<SpillDir> {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::Builder::new()
+            .prefix("dsh-tools-")
+            .permissions(std::fs::Permissions::from_mode(0o700))
+            .tempdir()?;
+        Ok(SpillDir {
+            path: dir.path().to_path_buf(),
+            dir: std::sync::Mutex::new(Some(dir)),
+            budget: SpillBudget::new(SESSION_SPILL_BYTES),
+        })
+    }
+
+    /// The default shell config, spilling here within the budget.
+    pub(crate) fn bash_config(&self) -> BashConfig {
+        BashConfig::default()
+            .with_spill_dir(&self.path)
+            .with_spill_budget(self.budget.clone())
+    }
+
+    fn keep(&self) -> PathBuf {
+        let mut dir = self
+            .dir
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(dir) = dir.take() {
+            let _ = dir.keep();
+        }
+        self.path.clone()
+    }
+}
+
 /// A registry holding every reference tool, its job runtime and the root guard.
+///
+/// Spill files of its commands go to a private directory (mode `0700`) of its own, at most
+/// [`SESSION_SPILL_BYTES`] in all; the directory is removed when the host is dropped
+/// (after [`shutdown`](Host::shutdown)), unless [`keep_spill_files`](Host::keep_spill_files)
+/// was called.
 pub struct Host {
     registry: Registry,
     jobs: JobRuntime,
     root: PathBuf,
     _registrations: Vec<Registration>,
+    // Last: removed after the registrations (and the shell) are gone.
+    spill: SpillDir,
 }
 
 impl fmt::Debug for Host {
@@ -122,16 +176,32 @@ impl Host {
             )));
         }
         let scope = FsScope::confined(&root_path).map_err(root_error)?;
+        let spill = SpillDir::new().map_err(|error| HostError::Root {
+            root: std::env::temp_dir(),
+            error,
+        })?;
         let registry = Registry::new();
         let jobs = JobRuntime::new();
-        let mut registrations = register_tools(&registry, &jobs, &scope)?;
+        let mut registrations = register_tools_with(&registry, &jobs, &scope, spill.bash_config())?;
         registrations.push(registry.guard(root_guard(root_path.clone())));
         Ok(Host {
             registry,
             jobs,
             root: root_path,
             _registrations: registrations,
+            spill,
         })
+    }
+
+    /// The directory the host's commands spill their long output to.
+    pub fn spill_dir(&self) -> &Path {
+        &self.spill.path
+    }
+
+    /// Keep the spill directory after the host is dropped (for a one-shot call whose
+    /// result points at its spill files); its path.
+    pub fn keep_spill_files(&self) -> PathBuf {
+        self.spill.keep()
     }
 
     /// The registry (every reference tool, and the root guard).
@@ -170,9 +240,19 @@ pub fn register_tools(
     jobs: &JobRuntime,
     scope: &FsScope,
 ) -> Result<Vec<Registration>, RegisterError> {
+    register_tools_with(registry, jobs, scope, BashConfig::default())
+}
+
+/// [`register_tools`] with `bash` configured by `bash`.
+pub fn register_tools_with(
+    registry: &Registry,
+    jobs: &JobRuntime,
+    scope: &FsScope,
+    bash: BashConfig,
+) -> Result<Vec<Registration>, RegisterError> {
     let mut all = crate::fs::register_in(registry, scope.clone())?;
     all.extend(crate::search::register_in(registry, scope.clone())?);
-    all.extend(crate::bash::register(registry, jobs)?);
+    all.extend(crate::bash::register_with(registry, jobs, bash)?);
     all.extend(dsh_runtime::jobs::tools::register(registry, jobs)?);
     Ok(all)
 }

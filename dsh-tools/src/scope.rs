@@ -20,6 +20,29 @@
 //! therefore refused by `read`, `write` and `edit` (`FS_OUTSIDE_ROOT`) and skipped by
 //! `grep`; the check is made on the opened file, not on the path.
 //!
+//! # What confinement guarantees, and what escapes it
+//!
+//! Guaranteed under a confined scope, for `read`, `write`, `edit`, `grep` and `glob`:
+//!
+//! - every file they open, the ignore files `grep` reads on its own included, is opened
+//!   through the root handle, without blocking (`O_NONBLOCK`), and used only when it is a
+//!   regular file with one link; FIFOs, devices, sockets and symbolic links that lead out
+//!   (to `/dev/zero`, or to a file outside the root) are refused or skipped;
+//! - nothing read outside the root influences a result: no ignore file above the root is
+//!   read (no parent-directory ignore files, no global git excludes, no `.git` file of a
+//!   worktree followed), only whether a `.git` entry exists above the root is looked at, to
+//!   know whether the root is inside a git repository;
+//! - what is read is bounded: lines by `grep` ([`crate::search::GREP_VALUE_LINE_BYTES`]),
+//!   ignore files ([`crate::search::MAX_IGNORE_FILE_BYTES`]), edited files
+//!   ([`crate::fs::MAX_EDIT_BYTES`]), paths ([`crate::host::MAX_PATH_BYTES`],
+//!   [`crate::host::MAX_PATH_COMPONENTS`]);
+//! - a refusal names the path as given and the root, never where a symbolic link (or a
+//!   `/proc/self/fd/N` entry) pointed.
+//!
+//! Not covered: `bash` and the job tools (which reach whatever the process can); the time a
+//! walk takes over a large tree (bounded by the tools' timeouts and cancellation); metadata
+//! of entries inside the root (names, sizes and times are what `glob` reports).
+//!
 //! # Writes
 //!
 //! `write` and `edit` never write a file in place: the new content goes to a temporary file
@@ -30,6 +53,17 @@
 //! replaces the file it points to; a file with several hard links (possible only under an
 //! ambient scope) gets a new file under the name written, and its other names keep the old
 //! content.
+//!
+//! The new file keeps the old one's permission bits, owner (where the process may set
+//! it) and extended attributes (those the process may set: `user.*` always, `security.*`
+//! and `trusted.*` only with privileges). `edit` checks, just before the rename, that the
+//! name still holds the file it read, unchanged (device, inode, size, modification and
+//! change times); if not, it reads and edits the file again, and after a second change
+//! refuses with `FS_STALE_VERSION`, writing nothing. Bytes appended to the old file after
+//! that check (by a writer that opened it before the rename) are carried over to the new
+//! file during a few milliseconds after the rename; a writer that stalls longer between
+//! its open and its write, across the rename, writes to the replaced file, and that
+//! append is lost: no rename-based replacement can close this window.
 
 use std::io::{self, ErrorKind, Write as _};
 use std::os::unix::fs::MetadataExt as _;
@@ -666,44 +700,58 @@ fn replace_in(
         let _ = parent.remove_file(&temp_name);
         return Err(e);
     }
-    // An append that reached the old file between the last look and the rename (through a
-    // descriptor opened before it) is carried over to the new file.
+    // Make the rename itself durable (best effort: not every file system supports it).
+    if let Ok(dir) = parent.open(".") {
+        let _ = dir.sync_all();
+    }
+    // An append that reached the old file after the last look (through a descriptor opened
+    // before the rename) is carried over to the new file: looked for now, and twice more a
+    // millisecond apart, for a writer caught between its open and its write.
     if let Some(Old {
         file: old_file,
         expect: Some(expect),
     }) = old
     {
-        carry_over_appends(parent, name, old_file, expect.size);
-    }
-    // Make the rename itself durable (best effort: not every file system supports it).
-    if let Ok(dir) = parent.open(".") {
-        let _ = dir.sync_all();
+        let mut copied = expect.size;
+        for round in 0..CARRY_OVER_ROUNDS {
+            if round > 0 {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            copied = carry_over_appends(parent, name, old_file, copied);
+        }
     }
     Ok(())
 }
 
-/// Append to `name` what was appended to `old` past `size` (best effort).
-fn carry_over_appends(parent: &Dir, name: &Path, old: &std::fs::File, size: u64) {
+/// How many times a replacement looks for appends that reached the file it replaced.
+const CARRY_OVER_ROUNDS: usize = 3;
+
+/// Append to `name` what was appended to `old` past `size` (best effort); the size of
+/// `old` now carried over.
+fn carry_over_appends(parent: &Dir, name: &Path, old: &std::fs::File, size: u64) -> u64 {
     use std::os::unix::fs::FileExt as _;
     let Ok(now) = old.metadata().map(|m| m.len()) else {
-        return;
+        return size;
     };
     if now <= size {
-        return;
+        return size;
     }
     let Ok(len) = usize::try_from(now - size) else {
-        return;
+        return size;
     };
     let mut tail = vec![0u8; len.min(64 * 1024 * 1024)];
     let Ok(n) = old.read_at(&mut tail, size) else {
-        return;
+        return size;
     };
     let mut options = OpenOptions::new();
     options.append(true);
     if let Ok(new) = parent.open_with(name, &options) {
         let mut new = new.into_std();
-        let _ = new.write_all(&tail[..n]);
+        if new.write_all(&tail[..n]).is_ok() {
+            return size + n as u64;
+        }
     }
+    size
 }
 
 #[cfg(test)]

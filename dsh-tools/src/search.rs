@@ -36,6 +36,18 @@
 //! - Under a confined scope, a `path` outside the root is refused (`FS_OUTSIDE_ROOT`), and
 //!   every file reported is opened (`grep`) or checked (`glob`) through the root handle, so
 //!   a directory swapped for a symbolic link mid-walk cannot leak what lies outside.
+//! - `grep` reads ignore files itself, through the scope, like `read` opens files: inside
+//!   the root only (under an ambient scope, inside the working directory, or the searched
+//!   directory when it is elsewhere), regular files with one link, at most
+//!   [`MAX_IGNORE_FILE_BYTES`] each; FIFOs, devices and links leading out are skipped as if
+//!   absent. ripgrep also reads the ignore files of the directories above, the global git
+//!   excludes file and a worktree's `.git` file; `grep` does not. Per directory, the
+//!   precedence is ripgrep's: `.rgignore`, then `.ignore`, then `.gitignore`, then
+//!   `.git/info/exclude` (these two inside a git repository, up to its top directory).
+//! - `grep` keeps and searches at most [`GREP_VALUE_LINE_BYTES`] (64 KiB) of each line: a
+//!   match in the first 64 KiB of a longer line is reported with that part, ending with
+//!   ` (line truncated)`; text past it is read through (holes of sparse files skipped) but
+//!   not searched. ripgrep searches a line whole, however long.
 //!
 //! The pending card is a generic one (`kind: search`); the completed card is a `search` card
 //! rebuilt from presentation meta (at most 64 KiB), matches grouped by file for `grep`, a
@@ -55,8 +67,8 @@ use dsh_runtime::{
     toolbox,
 };
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
-use ignore::{Match, WalkBuilder};
 use ignore::overrides::{Override, OverrideBuilder};
+use ignore::{Match, WalkBuilder};
 use regex::bytes::{Regex, RegexBuilder};
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
@@ -868,9 +880,7 @@ impl IgnoreRules {
         let git = self.handle.symlink_metadata(rel.join(".git").as_path());
         let has_git = git.is_ok();
         let exclude = match git {
-            Ok(meta) if meta.is_dir() => {
-                self.read_rules(dir, &rel.join(".git/info/exclude"))
-            }
+            Ok(meta) if meta.is_dir() => self.read_rules(dir, &rel.join(".git/info/exclude")),
             _ => None,
         };
         DirRules {

@@ -356,6 +356,8 @@ async fn run(host: &Host, command: Command, cancel: CancellationToken) -> ExitCo
             } else {
                 Output::Human
             };
+            // The result may point at spill files: they outlive this one call.
+            host.keep_spill_files();
             call(host, &name, &args, output, log, cancel).await
         }
         Command::Session => session(host, cancel).await,

@@ -803,7 +803,11 @@ fn a_session_answers_a_line_that_is_not_utf8_and_goes_on() {
     let started = session.call(
         r#"{"name":"bash","arguments":{"command":"exec sleep 300","description":"Sleep","run_in_background":true}}"#,
     );
-    assert_eq!(started["result"]["isError"].as_bool(), Some(false), "{started}");
+    assert_eq!(
+        started["result"]["isError"].as_bool(),
+        Some(false),
+        "{started}"
+    );
     session.send_bytes(b"{\"name\":\"job_list\",\"arguments\":\"\xff\xfe\"}");
     let bad = session.recv();
     assert_eq!(bad["line"].as_u64(), Some(2), "{bad}");

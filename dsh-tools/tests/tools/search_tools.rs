@@ -463,7 +463,13 @@ fn mkfifo(path: &Path) {
     let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
     // SAFETY: a valid NUL-terminated path.
     let rc = unsafe { libc::mkfifo(c.as_ptr(), 0o644) };
-    assert_eq!(rc, 0, "mkfifo {}: {}", path.display(), std::io::Error::last_os_error());
+    assert_eq!(
+        rc,
+        0,
+        "mkfifo {}: {}",
+        path.display(),
+        std::io::Error::last_os_error()
+    );
 }
 
 /// Wake a reader blocked opening the FIFO at `path` (it then reads end of file).
@@ -520,7 +526,11 @@ async fn grep_skips_ignore_files_that_are_devices_or_lead_out() {
     let tools = Tools::new();
     let args = format!(r#"{{"pattern":"needle","path":{}}}"#, support::q(&root));
     let r = tools.call("grep", &args).await;
-    assert_eq!(value(&r)["matches"].as_array().map(|a| a.len()), Some(2), "{r:?}");
+    assert_eq!(
+        value(&r)["matches"].as_array().map(|a| a.len()),
+        Some(2),
+        "{r:?}"
+    );
 }
 
 #[tokio::test]
@@ -530,7 +540,10 @@ async fn grep_reads_no_ignore_file_outside_the_root() {
     let dir = tempfile::tempdir().unwrap();
     let base = dir.path().canonicalize().unwrap();
     let root = base.join("root");
-    write(&base.join("outside/words.txt"), "secret1.txt\nsecret3.txt\n");
+    write(
+        &base.join("outside/words.txt"),
+        "secret1.txt\nsecret3.txt\n",
+    );
     for n in 1..=3 {
         write(&root.join(format!("sub/secret{n}.txt")), "needle\n");
     }
