@@ -29,7 +29,11 @@
 //! byte) is also written to a spill file in a private directory (mode `0700`, file mode
 //! `0600`), whose path the results carry, so the part left out of a result is still
 //! there to read. A spill file holds at most [`ProcessLimits::max_spill_bytes`]; a stream
-//! longer than that keeps its first part in the file and says so.
+//! longer than that keeps its first part in the file and says so. A [`SpillBudget`]
+//! ([`ProcessLimits::spill_budget`]) caps the spill bytes of every stream sharing it (the
+//! `dsh-tools` host gives each session one): a stream that reaches it keeps its first
+//! part in its file and says so in the same way (`spillTruncated`), and a stream that
+//! outgrows memory once the budget is spent gets no spill file.
 //!
 //! # Jobs
 //!
@@ -612,9 +616,8 @@ pub struct StreamText {
     /// The file holding the whole stream, when it outgrew the in-memory window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spill_path: Option<String>,
-    /// Present (`true`) when the stream outgrew the spill file's cap too (or the total
-    /// spill cap shared with other commands, e.g. a session's): the file holds only its
-    /// first part.
+    /// Present (`true`) when the stream outgrew the spill file's cap too: the file holds
+    /// only its first part.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub spill_truncated: bool,
 }
