@@ -61,7 +61,7 @@
 //! change times); if not, it reads and edits the file again, and after a second change
 //! refuses with `FS_STALE_VERSION`, writing nothing. Bytes appended to the old file after
 //! that check (by a writer that opened it before the rename) are carried over to the new
-//! file during a few milliseconds after the rename; a writer that stalls longer between
+//! file during 15 milliseconds after the rename; a writer that stalls longer between
 //! its open and its write, across the rename, writes to the replaced file, and that
 //! append is lost: no rename-based replacement can close this window.
 
@@ -705,26 +705,26 @@ fn replace_in(
         let _ = dir.sync_all();
     }
     // An append that reached the old file after the last look (through a descriptor opened
-    // before the rename) is carried over to the new file: looked for now, and twice more a
-    // millisecond apart, for a writer caught between its open and its write.
+    // before the rename) is carried over to the new file: looked for now, and again during
+    // 15 ms, for a writer caught between its open and its write.
     if let Some(Old {
         file: old_file,
         expect: Some(expect),
     }) = old
     {
         let mut copied = expect.size;
-        for round in 0..CARRY_OVER_ROUNDS {
-            if round > 0 {
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            }
+        for pause in CARRY_OVER_PAUSES_MS {
             copied = carry_over_appends(parent, name, old_file, copied);
+            std::thread::sleep(std::time::Duration::from_millis(*pause));
         }
+        carry_over_appends(parent, name, old_file, copied);
     }
     Ok(())
 }
 
-/// How many times a replacement looks for appends that reached the file it replaced.
-const CARRY_OVER_ROUNDS: usize = 3;
+/// The pauses between the looks a replacement takes for appends that reached the file it
+/// replaced (15 ms in all).
+const CARRY_OVER_PAUSES_MS: &[u64] = &[1, 2, 4, 8];
 
 /// Append to `name` what was appended to `old` past `size` (best effort); the size of
 /// `old` now carried over.
