@@ -28,6 +28,20 @@
 //! root, so a symbolic link swapped in after the guard's check cannot lead out, and a file
 //! with several hard links is refused. It is a boundary for the file tools, not a sandbox:
 //! `bash` can still reach anything the process can.
+//!
+//! What the confinement guarantees, and what escapes it, is stated in [`crate::scope`].
+//!
+//! # Spill files
+//!
+//! `bash` writes the whole of a long output stream to a spill file. A [`Host`] gives its
+//! commands a private directory of its own (mode `0700`, files `0600`), and caps the
+//! spill bytes of all of them at [`SESSION_SPILL_BYTES`]: a stream that reaches the cap
+//! keeps its first part in its file (`spillTruncated: true`, and the notice says the file
+//! holds the first part), and once the cap is spent, output that outgrows memory gets no
+//! spill file. The directory is removed when the host is dropped, so with `dsh-tools
+//! session` the spill files live as long as the session; `dsh-tools call` keeps them
+//! ([`Host::keep_spill_files`]), since its one result points at them. Over MCP, each
+//! session's shell gets a directory and a cap of its own, removed when the session ends.
 
 pub mod code;
 pub mod export;

@@ -49,6 +49,15 @@
 //!   ` (line truncated)`; text past it is read through (holes of sparse files skipped) but
 //!   not searched. ripgrep searches a line whole, however long.
 //!
+//! # Confinement
+//!
+//! Under a confined scope, `grep` and `glob` read nothing outside the root and nothing
+//! that is not a regular file: the files `grep` searches and the ignore files it reads are
+//! all opened through the root handle, without blocking, one link only, with bounded
+//! reads (lines at [`GREP_VALUE_LINE_BYTES`], ignore files at [`MAX_IGNORE_FILE_BYTES`]).
+//! Of the world above the root, only whether a `.git` entry exists there is looked at.
+//! The full statement, and what escapes it, is in [`crate::scope`].
+//!
 //! The pending card is a generic one (`kind: search`); the completed card is a `search` card
 //! rebuilt from presentation meta (at most 64 KiB), matches grouped by file for `grep`, a
 //! flat path list for `glob`.

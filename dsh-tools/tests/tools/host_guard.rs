@@ -569,3 +569,28 @@ async fn spill_bytes_are_capped_per_session() {
     assert_eq!(total, 100_000, "spill bytes on disk");
     jobs.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_default_private_spill_directory_is_0700() {
+    use std::os::unix::fs::PermissionsExt as _;
+    // Without a spill directory configured, `bash` makes a private one on first use.
+    let registry = dsh_runtime::Registry::new();
+    let jobs = dsh_runtime::jobs::JobRuntime::new();
+    let config = dsh_tools::bash::BashConfig::default().with_max_output_bytes(1000);
+    let _regs = dsh_tools::bash::register_with(&registry, &jobs, config).unwrap();
+    let r = registry
+        .execute(dsh_runtime::ToolCall::new(
+            "c",
+            "bash",
+            r#"{"command":"head -c 5000 /dev/zero | tr '\\0' a","description":"Long"}"#,
+        ))
+        .await;
+    let spill = value(&r)["stdout"]["spillPath"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no spill file: {r:?}"))
+        .to_string();
+    let dir = Path::new(&spill).parent().unwrap();
+    let mode = std::fs::metadata(dir).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "{}", dir.display());
+    jobs.shutdown().await;
+}
