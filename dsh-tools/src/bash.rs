@@ -105,6 +105,9 @@ pub struct BashConfig {
     pub max_spill_bytes: u64,
     /// Where spill files go; `None`: a private temporary directory.
     pub spill_dir: Option<PathBuf>,
+    /// A total cap on the spill bytes of every command run with this config (shared by
+    /// its clones); `None`: only the per-stream cap.
+    pub spill_budget: Option<process::SpillBudget>,
     /// Whether `run_in_background` is allowed.
     pub background: bool,
     /// How long to keep reading the pipes after the shell exited, when something it left
@@ -134,6 +137,7 @@ impl Default for BashConfig {
             max_output_bytes: process::DEFAULT_MAX_OUTPUT_BYTES,
             max_spill_bytes: process::DEFAULT_MAX_SPILL_BYTES,
             spill_dir: None,
+            spill_budget: None,
             background: true,
             drain_grace: Duration::from_millis(500),
             kill_grace: Duration::from_secs(3),
@@ -175,6 +179,13 @@ impl BashConfig {
         self
     }
 
+    /// The same config with the spill bytes of all its commands counted against `budget`.
+    #[must_use]
+    pub fn with_spill_budget(mut self, budget: process::SpillBudget) -> Self {
+        self.spill_budget = Some(budget);
+        self
+    }
+
     /// The same config with background jobs allowed or not.
     #[must_use]
     pub fn with_background(mut self, allowed: bool) -> Self {
@@ -197,6 +208,9 @@ impl BashConfig {
             .with_max_spill_bytes(self.max_spill_bytes);
         if let Some(dir) = &self.spill_dir {
             limits = limits.with_spill_dir(dir);
+        }
+        if let Some(budget) = &self.spill_budget {
+            limits = limits.with_spill_budget(budget.clone());
         }
         limits
     }

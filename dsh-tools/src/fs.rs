@@ -47,11 +47,17 @@
 //! hunks (3 lines of context) when done, from meta too, so a replayed log shows the same cards
 //! without the canonical value.
 //!
+//! - A path over 4096 bytes or 1024 components is refused before it is resolved
+//!   (`FS_PATH_TOO_LONG`, naming the limit).
+//! - `edit` refuses (`FS_STALE_VERSION`) a file that changed twice between its read and its
+//!   replacement, and keeps the file's extended attributes; what confinement and the atomic
+//!   replacement guarantee, and the window they leave, is stated in [`crate::scope`].
+//!
 //! Error codes: `FS_NOT_FOUND`, `FS_NOT_REGULAR_FILE`, `FS_NOT_TEXT`, `FS_PERMISSION_DENIED`,
 //! `FS_IO_ERROR`, `FS_EDIT_NOT_FOUND`, `FS_AMBIGUOUS_EDIT`, `FS_TOO_LARGE`, `FS_OUTSIDE_ROOT`,
-//! and `INVALID_ARGS`.
+//! `FS_PATH_TOO_LONG`, `FS_STALE_VERSION`, and `INVALID_ARGS`.
 
-use std::io::Read as _;
+use std::io::{Read as _, Write as _};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -66,7 +72,7 @@ use dsh_runtime::{
 use serde::{Deserialize, Serialize};
 use similar::{ChangeTag, TextDiff};
 
-use crate::scope::{FsScope, OUTSIDE_ROOT, Target, not_regular, shown};
+use crate::scope::{FsScope, Identity, OUTSIDE_ROOT, Old, Target, is_stale, not_regular, shown};
 
 /// The most lines one `read` returns, and its default window.
 pub const MAX_READ_LINES: u64 = 2000;
@@ -82,6 +88,10 @@ pub const DIFF_CONTEXT_LINES: usize = 3;
 pub const MAX_EDIT_BYTES: usize = 10 * 1024 * 1024;
 /// `write` reports the previous content (`before`) only for files below this size (bytes).
 pub const MAX_DIFF_BASIS_BYTES: usize = 10 * 1024 * 1024;
+/// The error code of an `edit` refused because the file kept changing while it was edited.
+pub const STALE: &str = "FS_STALE_VERSION";
+/// How many times `edit` reads, edits and tries to replace a file that changes meanwhile.
+pub const EDIT_ATTEMPTS: u32 = 2;
 /// The most bytes of hunk text kept in the presentation metadata of `write` and `edit`.
 pub const MAX_DIFF_META_BYTES: usize = 64 * 1024;
 
@@ -306,8 +316,13 @@ impl Files {
                 }
                 _ => None,
             };
+            // The replaced file's extended attributes are kept (when it can be opened).
+            let old_file = existing.and_then(|_| scope.open_file("write", &target).ok());
+            let old = old_file.as_ref().map(|file| Old { file, expect: None });
             scope
-                .write_atomic(&target, args.content.as_bytes(), existing)
+                .write_atomic_with(&target, existing, old, |f| {
+                    f.write_all(args.content.as_bytes())
+                })
                 .map_err(|e| scope.io_error("write", &target.display, e))?;
             Ok(WriteOutput {
                 path: target.display,
@@ -355,28 +370,53 @@ impl Files {
             if !stat.is_file {
                 return Err(not_regular("edit", &target.display));
             }
-            let file = scope.open_file("edit", &target)?;
-            let raw = read_for_edit(file, &target)?;
-            let edited = apply_edit(
-                &raw,
-                &args.old_string,
-                &args.new_string,
-                args.replace_all.unwrap_or(false),
-                &target.display,
-            )?;
-            if edited.raw_after.len() > MAX_EDIT_BYTES {
-                return Err(ToolError::with_code(
-                    "FS_TOO_LARGE",
-                    format!(
-                        "cannot edit \"{}\": the edited file would have {} bytes, over the {MAX_EDIT_BYTES}-byte limit",
-                        shown(&target.display),
-                        edited.raw_after.len()
-                    ),
-                ));
-            }
-            scope
-                .write_atomic(&target, edited.raw_after.as_bytes(), Some(stat))
-                .map_err(|e| scope.io_error("edit", &target.display, e))?;
+            // A file that changes between the read and the rename is read and edited once
+            // more; a second change refuses the edit.
+            let mut attempt = 0;
+            let edited = loop {
+                attempt += 1;
+                let file = scope.open_file("edit", &target)?;
+                let identity = Identity::of(&file)
+                    .map_err(|e| scope.io_error("edit", &target.display, e))?;
+                let raw = read_for_edit(&file, &target)?;
+                let edited = apply_edit(
+                    &raw,
+                    &args.old_string,
+                    &args.new_string,
+                    args.replace_all.unwrap_or(false),
+                    &target.display,
+                )?;
+                if edited.raw_after.len() > MAX_EDIT_BYTES {
+                    return Err(ToolError::with_code(
+                        "FS_TOO_LARGE",
+                        format!(
+                            "cannot edit \"{}\": the edited file would have {} bytes, over the {MAX_EDIT_BYTES}-byte limit",
+                            shown(&target.display),
+                            edited.raw_after.len()
+                        ),
+                    ));
+                }
+                let old = Old {
+                    file: &file,
+                    expect: Some(identity),
+                };
+                match scope.write_atomic_with(&target, Some(stat), Some(old), |f| {
+                    f.write_all(edited.raw_after.as_bytes())
+                }) {
+                    Ok(()) => break edited,
+                    Err(e) if is_stale(&e) && attempt < EDIT_ATTEMPTS => continue,
+                    Err(e) if is_stale(&e) => {
+                        return Err(ToolError::with_code(
+                            STALE,
+                            format!(
+                                "cannot edit \"{}\": the file changed while it was being edited ({EDIT_ATTEMPTS} attempts); nothing was written, read it again and retry",
+                                shown(&target.display)
+                            ),
+                        ));
+                    }
+                    Err(e) => return Err(scope.io_error("edit", &target.display, e)),
+                }
+            };
             Ok(EditOutput {
                 path: target.display,
                 before: edited.before,
@@ -790,7 +830,7 @@ fn write_result_card(args: &WriteArgs, result: &ResultSummary) -> Option<ResultV
 
 /// The file's text for `edit`: refused when over [`MAX_EDIT_BYTES`], with a NUL byte, or not
 /// UTF-8.
-fn read_for_edit(file: std::fs::File, target: &Target) -> Result<String, ToolError> {
+fn read_for_edit(file: &std::fs::File, target: &Target) -> Result<String, ToolError> {
     let mut bytes = Vec::new();
     file.take(MAX_EDIT_BYTES as u64 + 1)
         .read_to_end(&mut bytes)

@@ -28,6 +28,20 @@
 //! root, so a symbolic link swapped in after the guard's check cannot lead out, and a file
 //! with several hard links is refused. It is a boundary for the file tools, not a sandbox:
 //! `bash` can still reach anything the process can.
+//!
+//! What the confinement guarantees, and what escapes it, is stated in [`crate::scope`].
+//!
+//! # Spill files
+//!
+//! `bash` writes the whole of a long output stream to a spill file. A [`Host`] gives its
+//! commands a private directory of its own (mode `0700`, files `0600`), and caps the
+//! spill bytes of all of them at [`SESSION_SPILL_BYTES`]: a stream that reaches the cap
+//! keeps its first part in its file (`spillTruncated: true`, and the notice says the file
+//! holds the first part), and once the cap is spent, output that outgrows memory gets no
+//! spill file. The directory is removed when the host is dropped, so with `dsh-tools
+//! session` the spill files live as long as the session; `dsh-tools call` keeps them
+//! ([`Host::keep_spill_files`]), since its one result points at them. Over MCP, each
+//! session's shell gets a directory and a cap of its own, removed when the session ends.
 
 pub mod code;
 pub mod export;
@@ -41,6 +55,8 @@ use dsh_runtime::hooks::{CallInfo, Guard, guard_fn};
 use dsh_runtime::jobs::JobRuntime;
 use dsh_runtime::{RegisterError, Registration, Registry, ToolCall, ToolResult};
 
+use crate::bash::BashConfig;
+use crate::process::SpillBudget;
 use crate::scope::{FsScope, shown};
 
 /// The tools the root guard confines, with their path argument and its default when the
@@ -56,12 +72,64 @@ pub const CONFINED_TOOLS: &[(&str, &str, Option<&str>)] = &[
 /// How many symbolic links one resolution follows before giving up (as Linux does).
 const MAX_SYMLINKS: usize = 40;
 
+/// The total spill bytes of one host (one `session`), and of each MCP session: 1 GiB.
+pub const SESSION_SPILL_BYTES: u64 = 1 << 30;
+
+/// A private spill directory (mode `0700`), removed when dropped, and the spill budget of
+/// the commands writing there.
+pub(crate) struct SpillDir {
+    dir: std::sync::Mutex<Option<tempfile::TempDir>>,
+    path: PathBuf,
+    budget: SpillBudget,
+}
+
+impl SpillDir {
+    /// A new private directory under the system temporary directory.
+    pub(crate) fn new() -> std::io::Result<SpillDir> {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::Builder::new()
+            .prefix("dsh-tools-")
+            .permissions(std::fs::Permissions::from_mode(0o700))
+            .tempdir()?;
+        Ok(SpillDir {
+            path: dir.path().to_path_buf(),
+            dir: std::sync::Mutex::new(Some(dir)),
+            budget: SpillBudget::new(SESSION_SPILL_BYTES),
+        })
+    }
+
+    /// The default shell config, spilling here within the budget.
+    pub(crate) fn bash_config(&self) -> BashConfig {
+        BashConfig::default()
+            .with_spill_dir(&self.path)
+            .with_spill_budget(self.budget.clone())
+    }
+
+    fn keep(&self) -> PathBuf {
+        let mut dir = self
+            .dir
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(dir) = dir.take() {
+            let _ = dir.keep();
+        }
+        self.path.clone()
+    }
+}
+
 /// A registry holding every reference tool, its job runtime and the root guard.
+///
+/// Spill files of its commands go to a private directory (mode `0700`) of its own, at most
+/// [`SESSION_SPILL_BYTES`] in all; the directory is removed when the host is dropped
+/// (after [`shutdown`](Host::shutdown)), unless [`keep_spill_files`](Host::keep_spill_files)
+/// was called.
 pub struct Host {
     registry: Registry,
     jobs: JobRuntime,
     root: PathBuf,
     _registrations: Vec<Registration>,
+    // Last: removed after the registrations (and the shell) are gone.
+    spill: SpillDir,
 }
 
 impl fmt::Debug for Host {
@@ -122,16 +190,32 @@ impl Host {
             )));
         }
         let scope = FsScope::confined(&root_path).map_err(root_error)?;
+        let spill = SpillDir::new().map_err(|error| HostError::Root {
+            root: std::env::temp_dir(),
+            error,
+        })?;
         let registry = Registry::new();
         let jobs = JobRuntime::new();
-        let mut registrations = register_tools(&registry, &jobs, &scope)?;
+        let mut registrations = register_tools_with(&registry, &jobs, &scope, spill.bash_config())?;
         registrations.push(registry.guard(root_guard(root_path.clone())));
         Ok(Host {
             registry,
             jobs,
             root: root_path,
             _registrations: registrations,
+            spill,
         })
+    }
+
+    /// The directory the host's commands spill their long output to.
+    pub fn spill_dir(&self) -> &Path {
+        &self.spill.path
+    }
+
+    /// Keep the spill directory after the host is dropped (for a one-shot call whose
+    /// result points at its spill files); its path.
+    pub fn keep_spill_files(&self) -> PathBuf {
+        self.spill.keep()
     }
 
     /// The registry (every reference tool, and the root guard).
@@ -170,9 +254,19 @@ pub fn register_tools(
     jobs: &JobRuntime,
     scope: &FsScope,
 ) -> Result<Vec<Registration>, RegisterError> {
+    register_tools_with(registry, jobs, scope, BashConfig::default())
+}
+
+/// [`register_tools`] with `bash` configured by `bash`.
+pub fn register_tools_with(
+    registry: &Registry,
+    jobs: &JobRuntime,
+    scope: &FsScope,
+    bash: BashConfig,
+) -> Result<Vec<Registration>, RegisterError> {
     let mut all = crate::fs::register_in(registry, scope.clone())?;
     all.extend(crate::search::register_in(registry, scope.clone())?);
-    all.extend(crate::bash::register(registry, jobs)?);
+    all.extend(crate::bash::register_with(registry, jobs, bash)?);
     all.extend(dsh_runtime::jobs::tools::register(registry, jobs)?);
     Ok(all)
 }
@@ -192,8 +286,10 @@ pub fn root_guard(root: PathBuf) -> impl Guard {
     })
 }
 
-/// Resolve `path` against `base` and check it is `root` or inside it. The error says
-/// which path resolved where.
+/// Resolve `path` against `base` and check it is `root` or inside it. The error names
+/// the path as given and the root, never where the path resolved to: the target of a
+/// symbolic link pointing out of the root (or of a `/proc/self/fd/N` entry) is not
+/// echoed.
 pub fn check_within(root: &Path, base: &Path, path: &str) -> Result<PathBuf, String> {
     let resolved = resolve(base, Path::new(path))
         .map_err(|e| format!("cannot resolve path {:?}: {e}", shown(path)))?;
@@ -201,10 +297,9 @@ pub fn check_within(root: &Path, base: &Path, path: &str) -> Result<PathBuf, Str
         Ok(resolved)
     } else {
         Err(format!(
-            "path {:?} is outside the root {} (it resolves to {})",
+            "path {:?} leads outside the root {}",
             shown(path),
-            root.display(),
-            shown(&resolved.to_string_lossy())
+            root.display()
         ))
     }
 }
@@ -213,27 +308,75 @@ pub fn check_within(root: &Path, base: &Path, path: &str) -> Result<PathBuf, Str
 /// canonical): `.` is dropped, `..` goes to the parent of the real directory reached so
 /// far, and each existing symbolic link is replaced by its target. Components that do
 /// not exist are kept as written.
+///
+/// A path longer than [`MAX_PATH_BYTES`] bytes or with more than [`MAX_PATH_COMPONENTS`]
+/// components is refused before anything is looked up. The work is linear in the length
+/// of the path (and of the link targets followed): once a component does not exist, the
+/// components below it are applied without asking the file system, until `..` climbs
+/// back to a directory that exists.
 pub fn resolve(base: &Path, path: &Path) -> Result<PathBuf, String> {
+    check_path_size(path.as_os_str().as_encoded_bytes())?;
     let mut links = 0;
     resolve_from(base.to_path_buf(), path, &mut links)
 }
 
+/// The longest path, in bytes, that the file tools and the root guard resolve (Linux's
+/// `PATH_MAX`).
+pub const MAX_PATH_BYTES: usize = 4096;
+
+/// The most components (names, `.` and `..`, separated by `/`) in a path that the file
+/// tools and the root guard resolve.
+pub const MAX_PATH_COMPONENTS: usize = 1024;
+
+/// Refuse a path over [`MAX_PATH_BYTES`] or [`MAX_PATH_COMPONENTS`], naming the limit.
+pub(crate) fn check_path_size(path: &[u8]) -> Result<(), String> {
+    if path.len() > MAX_PATH_BYTES {
+        return Err(format!(
+            "the path is {} bytes long, over the limit of {MAX_PATH_BYTES} bytes",
+            path.len()
+        ));
+    }
+    let components = path
+        .split(|b| *b == b'/')
+        .filter(|part| !part.is_empty())
+        .count();
+    if components > MAX_PATH_COMPONENTS {
+        return Err(format!(
+            "the path has {components} components, over the limit of {MAX_PATH_COMPONENTS}"
+        ));
+    }
+    Ok(())
+}
+
 fn resolve_from(mut out: PathBuf, path: &Path, links: &mut usize) -> Result<PathBuf, String> {
+    // How many components at the end of `out` lie below one that does not exist: those
+    // cannot be links, so they are not looked up.
+    let mut missing = 0usize;
     for component in path.components() {
         match component {
             Component::Prefix(_) | Component::RootDir => {
                 out = PathBuf::from(component.as_os_str());
+                missing = 0;
             }
             Component::CurDir => {}
             Component::ParentDir => {
                 out.pop();
+                missing = missing.saturating_sub(1);
             }
             Component::Normal(name) => {
                 out.push(name);
-                let is_link = std::fs::symlink_metadata(&out)
-                    .map(|m| m.file_type().is_symlink())
-                    .unwrap_or(false);
-                if is_link {
+                if missing > 0 {
+                    missing += 1;
+                    continue;
+                }
+                let meta = match std::fs::symlink_metadata(&out) {
+                    Ok(meta) => meta,
+                    Err(_) => {
+                        missing = 1;
+                        continue;
+                    }
+                };
+                if meta.file_type().is_symlink() {
                     *links += 1;
                     if *links > MAX_SYMLINKS {
                         return Err("too many levels of symbolic links".to_string());
@@ -277,7 +420,7 @@ mod tests {
         let err = check_within(root, root, "../app2/x").unwrap_err();
         assert_eq!(
             err,
-            "path \"../app2/x\" is outside the root /nonexistent-root/app (it resolves to /nonexistent-root/app2/x)"
+            "path \"../app2/x\" leads outside the root /nonexistent-root/app"
         );
     }
 }

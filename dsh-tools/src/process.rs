@@ -29,7 +29,11 @@
 //! byte) is also written to a spill file in a private directory (mode `0700`, file mode
 //! `0600`), whose path the results carry, so the part left out of a result is still
 //! there to read. A spill file holds at most [`ProcessLimits::max_spill_bytes`]; a stream
-//! longer than that keeps its first part in the file and says so.
+//! longer than that keeps its first part in the file and says so. A [`SpillBudget`]
+//! ([`ProcessLimits::spill_budget`]) caps the spill bytes of every stream sharing it (the
+//! `dsh-tools` host gives each session one): a stream that reaches it keeps its first
+//! part in its file and says so in the same way (`spillTruncated`), and a stream that
+//! outgrows memory once the budget is spent gets no spill file.
 //!
 //! # Jobs
 //!
@@ -93,6 +97,60 @@ pub struct ProcessLimits {
     /// Where spill files go; `None`: a private directory made under the system temporary
     /// directory on first use.
     pub spill_dir: Option<PathBuf>,
+    /// A total cap on spill bytes shared with other processes (e.g. every command of one
+    /// session); `None`: only the per-stream cap.
+    pub spill_budget: Option<SpillBudget>,
+}
+
+/// A cap on the spill bytes written by every stream that shares it (a clone shares it).
+/// A stream that reaches it keeps the first part of its output in its spill file and says
+/// so (`spillTruncated`), as at the per-stream cap.
+#[derive(Clone, Debug)]
+pub struct SpillBudget {
+    total: u64,
+    left: Arc<std::sync::atomic::AtomicU64>,
+}
+
+/// Two budgets are equal when they are the same shared budget.
+impl PartialEq for SpillBudget {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.left, &other.left)
+    }
+}
+
+impl Eq for SpillBudget {}
+
+impl SpillBudget {
+    /// A budget of `total` bytes.
+    pub fn new(total: u64) -> SpillBudget {
+        SpillBudget {
+            total,
+            left: Arc::new(std::sync::atomic::AtomicU64::new(total)),
+        }
+    }
+
+    /// The bytes the budget started with.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// The bytes still unspent.
+    pub fn remaining(&self) -> u64 {
+        self.left.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Spend up to `want` bytes; how many were granted.
+    fn take(&self, want: u64) -> u64 {
+        use std::sync::atomic::Ordering;
+        let mut granted = 0;
+        let _ = self
+            .left
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                granted = left.min(want);
+                Some(left - granted)
+            });
+        granted
+    }
 }
 
 impl Default for ProcessLimits {
@@ -103,11 +161,19 @@ impl Default for ProcessLimits {
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
             max_spill_bytes: DEFAULT_MAX_SPILL_BYTES,
             spill_dir: None,
+            spill_budget: None,
         }
     }
 }
 
 impl ProcessLimits {
+    /// The same limits with spill bytes counted against `budget` too.
+    #[must_use]
+    pub fn with_spill_budget(mut self, budget: SpillBudget) -> Self {
+        self.spill_budget = Some(budget);
+        self
+    }
+
     /// The same limits with another drain grace.
     #[must_use]
     pub fn with_drain_grace(mut self, grace: Duration) -> Self {
@@ -144,12 +210,15 @@ impl ProcessLimits {
     }
 
     fn collector(&self, label: &'static str) -> Arc<Mutex<Collector>> {
-        Arc::new(Mutex::new(Collector::new(
-            label,
-            self.max_output_bytes,
-            self.max_spill_bytes,
-            self.spill_dir.clone(),
-        )))
+        Arc::new(Mutex::new(
+            Collector::new(
+                label,
+                self.max_output_bytes,
+                self.max_spill_bytes,
+                self.spill_dir.clone(),
+            )
+            .with_spill_budget(self.spill_budget.clone()),
+        ))
     }
 }
 
@@ -605,6 +674,7 @@ pub struct Collector {
     window: VecDeque<u8>,
     total: u64,
     spill: Spill,
+    budget: Option<SpillBudget>,
 }
 
 impl std::fmt::Debug for Collector {
@@ -633,6 +703,22 @@ impl Collector {
             window: VecDeque::new(),
             total: 0,
             spill: Spill::None,
+            budget: None,
+        }
+    }
+
+    /// The same collector with its spill bytes counted against `budget` too.
+    #[must_use]
+    pub fn with_spill_budget(mut self, budget: Option<SpillBudget>) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// How many of `want` more spill bytes the shared budget grants.
+    fn granted(&self, want: u64) -> u64 {
+        match &self.budget {
+            Some(budget) => budget.take(want),
+            None => want,
         }
     }
 
@@ -650,7 +736,7 @@ impl Collector {
     }
 
     fn open_spill(&mut self) {
-        if self.max_spill == 0 {
+        if self.max_spill == 0 || self.budget.as_ref().is_some_and(|b| b.remaining() == 0) {
             self.spill = Spill::Failed;
             return;
         }
@@ -660,6 +746,7 @@ impl Collector {
                 let (a, b) = self.window.as_slices();
                 let earlier = a.len() as u64 + b.len() as u64;
                 if earlier <= self.max_spill
+                    && self.granted(earlier) == earlier
                     && file.write_all(a).is_ok()
                     && file.write_all(b).is_ok()
                 {
@@ -689,7 +776,12 @@ impl Collector {
             return;
         };
         let room = self.max_spill.saturating_sub(*written);
-        let take = usize::try_from(room).unwrap_or(usize::MAX).min(bytes.len());
+        let want = usize::try_from(room).unwrap_or(usize::MAX).min(bytes.len());
+        let granted = match &self.budget {
+            Some(budget) => budget.take(want as u64),
+            None => want as u64,
+        };
+        let take = usize::try_from(granted).unwrap_or(want).min(want);
         let ok = file.write_all(&bytes[..take]).is_ok();
         *written += take as u64;
         if !ok || take < bytes.len() {
@@ -794,6 +886,7 @@ fn spill_file(dir: Option<&Path>, label: &str) -> io::Result<(File, PathBuf)> {
                 // Kept after the host exits: results point at these files.
                 tempfile::Builder::new()
                     .prefix("dsh-tools-")
+                    .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
                     .tempdir()
                     .map(tempfile::TempDir::keep)
                     .map_err(|e| e.to_string())

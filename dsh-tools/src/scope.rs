@@ -20,6 +20,29 @@
 //! therefore refused by `read`, `write` and `edit` (`FS_OUTSIDE_ROOT`) and skipped by
 //! `grep`; the check is made on the opened file, not on the path.
 //!
+//! # What confinement guarantees, and what escapes it
+//!
+//! Guaranteed under a confined scope, for `read`, `write`, `edit`, `grep` and `glob`:
+//!
+//! - every file they open, the ignore files `grep` reads on its own included, is opened
+//!   through the root handle, without blocking (`O_NONBLOCK`), and used only when it is a
+//!   regular file with one link; FIFOs, devices, sockets and symbolic links that lead out
+//!   (to `/dev/zero`, or to a file outside the root) are refused or skipped;
+//! - nothing read outside the root influences a result: no ignore file above the root is
+//!   read (no parent-directory ignore files, no global git excludes, no `.git` file of a
+//!   worktree followed), only whether a `.git` entry exists above the root is looked at, to
+//!   know whether the root is inside a git repository;
+//! - what is read is bounded: lines by `grep` ([`crate::search::GREP_VALUE_LINE_BYTES`]),
+//!   ignore files ([`crate::search::MAX_IGNORE_FILE_BYTES`]), edited files
+//!   ([`crate::fs::MAX_EDIT_BYTES`]), paths ([`crate::host::MAX_PATH_BYTES`],
+//!   [`crate::host::MAX_PATH_COMPONENTS`]);
+//! - a refusal names the path as given and the root, never where a symbolic link (or a
+//!   `/proc/self/fd/N` entry) pointed.
+//!
+//! Not covered: `bash` and the job tools (which reach whatever the process can); the time a
+//! walk takes over a large tree (bounded by the tools' timeouts and cancellation); metadata
+//! of entries inside the root (names, sizes and times are what `glob` reports).
+//!
 //! # Writes
 //!
 //! `write` and `edit` never write a file in place: the new content goes to a temporary file
@@ -30,6 +53,17 @@
 //! replaces the file it points to; a file with several hard links (possible only under an
 //! ambient scope) gets a new file under the name written, and its other names keep the old
 //! content.
+//!
+//! The new file keeps the old one's permission bits, owner (where the process may set
+//! it) and extended attributes (those the process may set: `user.*` always, `security.*`
+//! and `trusted.*` only with privileges). `edit` checks, just before the rename, that the
+//! name still holds the file it read, unchanged (device, inode, size, modification and
+//! change times); if not, it reads and edits the file again, and after a second change
+//! refuses with `FS_STALE_VERSION`, writing nothing. Bytes appended to the old file after
+//! that check (by a writer that opened it before the rename) are carried over to the new
+//! file during 15 milliseconds after the rename; a writer that stalls longer between
+//! its open and its write, across the rename, writes to the replaced file, and that
+//! append is lost: no rename-based replacement can close this window.
 
 use std::io::{self, ErrorKind, Write as _};
 use std::os::unix::fs::MetadataExt as _;
@@ -49,6 +83,10 @@ pub const MAX_ECHOED_PATH_CHARS: usize = 4096;
 
 /// The error code for a path or file that leads outside a confined scope's root.
 pub const OUTSIDE_ROOT: &str = "FS_OUTSIDE_ROOT";
+
+/// The error code for a path over [`crate::host::MAX_PATH_BYTES`] bytes or
+/// [`crate::host::MAX_PATH_COMPONENTS`] components, refused before it is resolved.
+pub const PATH_TOO_LONG: &str = "FS_PATH_TOO_LONG";
 
 /// Where the file tools resolve paths and what they may reach (see the [module
 /// documentation](self)). Cheap to clone.
@@ -101,6 +139,12 @@ impl FsScope {
 
     /// Resolve a path given by the model for `verb` (`read`, `write`, ...).
     pub(crate) fn locate(&self, verb: &str, given: &str) -> Result<Target, ToolError> {
+        crate::host::check_path_size(given.as_bytes()).map_err(|why| {
+            ToolError::with_code(
+                PATH_TOO_LONG,
+                format!("cannot {verb} \"{}\": {why}", shown(given)),
+            )
+        })?;
         let base = self.base().map_err(|e| {
             ToolError::with_code(
                 "FS_IO_ERROR",
@@ -192,21 +236,26 @@ impl FsScope {
     /// is synced and renamed over it. `like`: the file replaced, whose permission bits (and,
     /// where the process may set it, owner) the new file gets; `None` creates it with the
     /// default mode (`0o666` less the umask).
+    #[cfg(test)]
     pub(crate) fn write_atomic(
         &self,
         target: &Target,
         bytes: &[u8],
         like: Option<Stat>,
     ) -> io::Result<()> {
-        self.write_atomic_with(target, like, |file| file.write_all(bytes))
+        self.write_atomic_with(target, like, None, |file| file.write_all(bytes))
     }
 
     /// [`write_atomic`](Self::write_atomic) with the content produced by `fill` (which may
-    /// fail: the target is then left as it was).
+    /// fail: the target is then left as it was). `old`: the file replaced, as opened and
+    /// read: its extended attributes are copied to the new file, and when `old.expect` is
+    /// set the replacement is refused ([`is_stale`]) if the file under the name is no
+    /// longer the one read, unchanged, just before the rename.
     pub(crate) fn write_atomic_with(
         &self,
         target: &Target,
         like: Option<Stat>,
+        old: Option<Old<'_>>,
         fill: impl FnOnce(&mut std::fs::File) -> io::Result<()>,
     ) -> io::Result<()> {
         let (parent, name) = match (&self.root, &target.rel) {
@@ -228,7 +277,7 @@ impl FsScope {
                 )
             }
         };
-        replace_in(&parent, Path::new(&name), like, fill)
+        replace_in(&parent, Path::new(&name), like, old, fill)
     }
 
     /// Open a file a directory walk found at `path` (absolute, under the walk's directory),
@@ -256,6 +305,55 @@ impl FsScope {
             return Err(escaped());
         }
         Ok(file)
+    }
+
+    /// The directory that bounds the files a walk of `search_dir` (absolute, real) reads on
+    /// its own (ignore files), with a handle on it: the root under a confined scope; under
+    /// an ambient one, the working directory when `search_dir` is inside it, else
+    /// `search_dir` itself.
+    pub(crate) fn walk_boundary(&self, search_dir: &Path) -> io::Result<(PathBuf, Dir)> {
+        match &self.root {
+            Some(root) => Ok((root.path.clone(), root.dir.try_clone()?)),
+            None => {
+                let cwd = self.base()?;
+                let boundary = if search_dir.starts_with(&cwd) {
+                    cwd
+                } else {
+                    search_dir.to_path_buf()
+                };
+                let dir = Dir::open_ambient_dir(&boundary, cap_std::ambient_authority())?;
+                Ok((boundary, dir))
+            }
+        }
+    }
+
+    /// The content of the file at `rel` under `boundary` (a handle from
+    /// [`walk_boundary`](Self::walk_boundary)), opened like every file the tools read: through
+    /// the handle (a path, or a symbolic link, that leads out of it is refused), without
+    /// blocking, regular files only, and (confined) not a file with several hard links; a
+    /// file over `max` bytes is refused without being read whole.
+    pub(crate) fn read_bounded(&self, boundary: &Dir, rel: &Path, max: u64) -> io::Result<Vec<u8>> {
+        use std::io::Read as _;
+        let file = boundary.open_with(dot(rel), &read_options())?.into_std();
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(io::Error::new(
+                ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
+        }
+        if self.root.is_some() && meta.nlink() > 1 {
+            return Err(escaped());
+        }
+        let mut bytes = Vec::new();
+        file.take(max + 1).read_to_end(&mut bytes)?;
+        if bytes.len() as u64 > max {
+            return Err(io::Error::new(
+                ErrorKind::FileTooLarge,
+                format!("over {max} bytes"),
+            ));
+        }
+        Ok(bytes)
     }
 
     /// The modification time of a regular file a directory walk found at `path` (absolute),
@@ -435,12 +533,113 @@ pub(crate) fn shown(text: &str) -> std::borrow::Cow<'_, str> {
     crate::fs::cut(text, MAX_ECHOED_PATH_CHARS)
 }
 
+/// The file a replacement replaces, as the tool opened and read it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Old<'a> {
+    /// The open file: its extended attributes go to the new file.
+    pub file: &'a std::fs::File,
+    /// What it was when read; `None`: no check before the rename.
+    pub expect: Option<Identity>,
+}
+
+/// Which file, at which size and modification time: two equal identities are taken to be
+/// the same unchanged file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Identity {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: i64,
+    mtime_nsec: i64,
+    ctime: i64,
+    ctime_nsec: i64,
+}
+
+impl Identity {
+    /// The identity of an open file.
+    pub(crate) fn of(file: &std::fs::File) -> io::Result<Identity> {
+        Ok(Identity::from_meta(&file.metadata()?))
+    }
+
+    fn from_meta(m: &std::fs::Metadata) -> Identity {
+        Identity {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            mtime: m.mtime(),
+            mtime_nsec: m.mtime_nsec(),
+            ctime: m.ctime(),
+            ctime_nsec: m.ctime_nsec(),
+        }
+    }
+}
+
+/// The error of a replacement refused because the file changed after it was read.
+#[derive(Debug)]
+struct Stale;
+
+impl std::fmt::Display for Stale {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the file changed after it was read")
+    }
+}
+
+impl std::error::Error for Stale {}
+
+/// Whether `e` is a replacement refused because the file changed after it was read.
+pub(crate) fn is_stale(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<Stale>())
+}
+
+/// Copy the extended attributes of `from` to `to`, best effort: an attribute the file
+/// system or the process's privileges do not allow setting (`security.*`, `trusted.*`
+/// for an unprivileged process) is skipped.
+#[allow(unsafe_code)]
+fn copy_xattrs(from: &std::fs::File, to: &std::fs::File) {
+    use std::os::fd::AsRawFd as _;
+    let (src, dst) = (from.as_raw_fd(), to.as_raw_fd());
+    // SAFETY (all calls below): valid descriptors borrowed for the call, and buffers whose
+    // lengths are passed with them.
+    let size = unsafe { libc::flistxattr(src, std::ptr::null_mut(), 0) };
+    let Ok(size) = usize::try_from(size) else {
+        return;
+    };
+    if size == 0 {
+        return;
+    }
+    let mut names = vec![0u8; size];
+    let got = unsafe { libc::flistxattr(src, names.as_mut_ptr().cast(), names.len()) };
+    let Ok(got) = usize::try_from(got) else {
+        return;
+    };
+    names.truncate(got);
+    for name in names.split(|b| *b == 0).filter(|n| !n.is_empty()) {
+        let Ok(cname) = std::ffi::CString::new(name) else {
+            continue;
+        };
+        let len = unsafe { libc::fgetxattr(src, cname.as_ptr(), std::ptr::null_mut(), 0) };
+        let Ok(len) = usize::try_from(len) else {
+            continue;
+        };
+        let mut value = vec![0u8; len];
+        let read = unsafe { libc::fgetxattr(src, cname.as_ptr(), value.as_mut_ptr().cast(), len) };
+        let Ok(read) = usize::try_from(read) else {
+            continue;
+        };
+        unsafe {
+            libc::fsetxattr(dst, cname.as_ptr(), value.as_ptr().cast(), read, 0);
+        }
+    }
+}
+
 /// The atomic replacement inside one directory handle: temporary file, fill, sync, set the
-/// mode, rename over `name`; the temporary file is removed on failure.
+/// mode (and copy the old file's extended attributes), check the old file is unchanged,
+/// rename over `name`; the temporary file is removed on failure.
 fn replace_in(
     parent: &Dir,
     name: &Path,
     like: Option<Stat>,
+    old: Option<Old<'_>>,
     fill: impl FnOnce(&mut std::fs::File) -> io::Result<()>,
 ) -> io::Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -475,8 +674,26 @@ fn replace_in(
             let _ = std::os::unix::fs::fchown(&file, Some(like.uid), Some(like.gid));
             file.set_permissions(std::fs::Permissions::from_mode(like.mode))?;
         }
+        if let Some(old) = old {
+            copy_xattrs(old.file, &file);
+        }
         file.sync_all()?;
         drop(file);
+        if let Some(Old {
+            expect: Some(expect),
+            ..
+        }) = old
+        {
+            // The last look before the rename: the name must still be the file read, as
+            // it was read.
+            let now = parent
+                .open_with(name, &read_options())
+                .map(cap_std::fs::File::into_std)
+                .and_then(|f| Identity::of(&f));
+            if now.ok() != Some(expect) {
+                return Err(io::Error::other(Stale));
+            }
+        }
         parent.rename(&temp_name, parent, name)
     })();
     if let Err(e) = written {
@@ -487,7 +704,54 @@ fn replace_in(
     if let Ok(dir) = parent.open(".") {
         let _ = dir.sync_all();
     }
+    // An append that reached the old file after the last look (through a descriptor opened
+    // before the rename) is carried over to the new file: looked for now, and again during
+    // 15 ms, for a writer caught between its open and its write.
+    if let Some(Old {
+        file: old_file,
+        expect: Some(expect),
+    }) = old
+    {
+        let mut copied = expect.size;
+        for pause in CARRY_OVER_PAUSES_MS {
+            copied = carry_over_appends(parent, name, old_file, copied);
+            std::thread::sleep(std::time::Duration::from_millis(*pause));
+        }
+        carry_over_appends(parent, name, old_file, copied);
+    }
     Ok(())
+}
+
+/// The pauses between the looks a replacement takes for appends that reached the file it
+/// replaced (15 ms in all).
+const CARRY_OVER_PAUSES_MS: &[u64] = &[1, 2, 4, 8];
+
+/// Append to `name` what was appended to `old` past `size` (best effort); the size of
+/// `old` now carried over.
+fn carry_over_appends(parent: &Dir, name: &Path, old: &std::fs::File, size: u64) -> u64 {
+    use std::os::unix::fs::FileExt as _;
+    let Ok(now) = old.metadata().map(|m| m.len()) else {
+        return size;
+    };
+    if now <= size {
+        return size;
+    }
+    let Ok(len) = usize::try_from(now - size) else {
+        return size;
+    };
+    let mut tail = vec![0u8; len.min(64 * 1024 * 1024)];
+    let Ok(n) = old.read_at(&mut tail, size) else {
+        return size;
+    };
+    let mut options = OpenOptions::new();
+    options.append(true);
+    if let Ok(new) = parent.open_with(name, &options) {
+        let mut new = new.into_std();
+        if new.write_all(&tail[..n]).is_ok() {
+            return size + n as u64;
+        }
+    }
+    size
 }
 
 #[cfg(test)]
@@ -516,7 +780,7 @@ mod tests {
                 .locate("write", file.to_str().unwrap())
                 .expect("inside");
             let err = scope
-                .write_atomic_with(&target, None, |f| {
+                .write_atomic_with(&target, None, None, |f| {
                     f.write_all(b"half of the new con")?;
                     Err(io::Error::other("no space left on device"))
                 })

@@ -36,14 +36,35 @@
 //! - Under a confined scope, a `path` outside the root is refused (`FS_OUTSIDE_ROOT`), and
 //!   every file reported is opened (`grep`) or checked (`glob`) through the root handle, so
 //!   a directory swapped for a symbolic link mid-walk cannot leak what lies outside.
+//! - `grep` reads ignore files itself, through the scope, like `read` opens files: inside
+//!   the root only (under an ambient scope, inside the working directory, or the searched
+//!   directory when it is elsewhere), regular files with one link, at most
+//!   [`MAX_IGNORE_FILE_BYTES`] each; FIFOs, devices and links leading out are skipped as if
+//!   absent. ripgrep also reads the ignore files of the directories above, the global git
+//!   excludes file and a worktree's `.git` file; `grep` does not. Per directory, the
+//!   precedence is ripgrep's: `.rgignore`, then `.ignore`, then `.gitignore`, then
+//!   `.git/info/exclude` (these two inside a git repository, up to its top directory).
+//! - `grep` keeps and searches at most [`GREP_VALUE_LINE_BYTES`] (64 KiB) of each line: a
+//!   match in the first 64 KiB of a longer line is reported with that part, ending with
+//!   ` (line truncated)`; text past it is read through (holes of sparse files skipped) but
+//!   not searched. ripgrep searches a line whole, however long.
+//!
+//! # Confinement
+//!
+//! Under a confined scope, `grep` and `glob` read nothing outside the root and nothing
+//! that is not a regular file: the files `grep` searches and the ignore files it reads are
+//! all opened through the root handle, without blocking, one link only, with bounded
+//! reads (lines at [`GREP_VALUE_LINE_BYTES`], ignore files at [`MAX_IGNORE_FILE_BYTES`]).
+//! Of the world above the root, only whether a `.git` entry exists there is looked at.
+//! The full statement, and what escapes it, is in [`crate::scope`].
 //!
 //! The pending card is a generic one (`kind: search`); the completed card is a `search` card
 //! rebuilt from presentation meta (at most 64 KiB), matches grouped by file for `grep`, a
 //! flat path list for `glob`.
 
-use std::io::{BufRead, BufReader};
+use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use dsh_runtime::json::Value;
@@ -54,13 +75,15 @@ use dsh_runtime::{
     ContentBlock, RegisterError, Registration, Registry, ToolContext, ToolError, ToolSchema, tool,
     toolbox,
 };
-use ignore::WalkBuilder;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::overrides::{Override, OverrideBuilder};
+use ignore::{Match, WalkBuilder};
 use regex::bytes::{Regex, RegexBuilder};
 use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
 
 use crate::fs::{blocking, meta_of};
-use crate::scope::{FsScope, OUTSIDE_ROOT, Target, shown};
+use crate::scope::{FsScope, OUTSIDE_ROOT, PATH_TOO_LONG, Target, shown};
 
 /// How many matches `grep` shows the model.
 pub const GREP_MAX_MATCHES: usize = 250;
@@ -79,6 +102,9 @@ pub const SEARCH_META_MAX_BYTES: usize = 64 * 1024;
 pub const MAX_PATTERN_CHARS: usize = 4096;
 /// Directories `glob` never lists the contents of.
 pub const GLOB_VCS_EXCLUDES: &[&str] = &[".git", ".svn", ".hg", ".bzr", ".jj", ".sl"];
+/// The largest ignore file (`.gitignore`, `.ignore`, `.rgignore`, `.git/info/exclude`)
+/// `grep` reads; a larger one is skipped, as if it were not there.
+pub const MAX_IGNORE_FILE_BYTES: u64 = 1024 * 1024;
 /// A walked file with a NUL byte in its first this many bytes is skipped as binary.
 const BINARY_WINDOW: usize = 64 * 1024;
 
@@ -217,20 +243,30 @@ impl Search {
                 let file = scope
                     .open_file("search", &search.target)
                     .map_err(|e| failed("grep", search.given(), e.message()))?;
-                grep_file(&regex, file, false, &search.shown(Path::new("")), &mut out)?;
+                grep_file(
+                    &regex,
+                    file,
+                    false,
+                    &search.shown(Path::new("")),
+                    &mut out,
+                    &token,
+                )?;
                 return Ok(GrepOutput {
                     matches: out.matches,
                 });
             }
-            let mut walker = WalkBuilder::new(&search.target.real);
-            walker
-                .add_custom_ignore_filename(".rgignore")
+            // The walk reads no file on its own: ignore files are read by `IgnoreRules`,
+            // through the scope (see the module docs).
+            let rules = IgnoreRules::new(&scope, &search.target.real)
+                .map_err(|e| failed("grep", search.given(), &e.to_string()))?;
+            let rules = Arc::new(rules);
+            let walker = WalkBuilder::new(&search.target.real)
+                .standard_filters(false)
                 .follow_links(false)
-                .sort_by_file_name(|a, b| a.cmp(b));
-            if let Some(filter) = filter {
-                walker.overrides(filter);
-            }
-            for entry in walker.build() {
+                .sort_by_file_name(|a, b| a.cmp(b))
+                .filter_entry(move |entry| rules.keep(entry, filter.as_ref()))
+                .build();
+            for entry in walker {
                 if token.is_cancelled() {
                     return Err(aborted("grep"));
                 }
@@ -246,7 +282,7 @@ impl Search {
                 let Ok(file) = scope.open_walked(entry.path()) else {
                     continue;
                 };
-                grep_file(&regex, file, true, &search.shown(within), &mut out)?;
+                grep_file(&regex, file, true, &search.shown(within), &mut out, &token)?;
             }
             Ok(GrepOutput {
                 matches: out.matches,
@@ -379,53 +415,159 @@ impl Collector {
 }
 
 /// Search one file line by line. `walked`: found by a walk, so a NUL byte makes it binary.
+///
+/// At most [`GREP_VALUE_LINE_BYTES`] of a line are kept (and searched): the rest of a
+/// longer line is read past, in fixed-size chunks, and a match in it is reported cut,
+/// ending with ` (line truncated)`. Past the kept part of a line, holes of a sparse file
+/// (which hold only NUL bytes, never a line end) are skipped without being read.
 fn grep_file(
     regex: &Regex,
-    file: std::fs::File,
+    mut file: std::fs::File,
     walked: bool,
     shown: &str,
     out: &mut Collector,
+    token: &CancellationToken,
 ) -> Result<(), ToolError> {
-    let mut reader = BufReader::with_capacity(BINARY_WINDOW, file);
-    if walked {
-        let Ok(head) = reader.fill_buf() else {
-            return Ok(());
-        };
-        if head.contains(&0) {
-            return Ok(());
-        }
-    }
-    let mut line = Vec::new();
+    use std::io::Read as _;
+    let mut buf = vec![0u8; BINARY_WINDOW];
+    let (mut start, mut end) = (0usize, 0usize);
+    // The file offset just past `buf[..end]`.
+    let mut offset = 0u64;
+    let mut first = true;
+    let mut line: Vec<u8> = Vec::new();
+    let mut cut = false;
+    let mut in_line = false;
     let mut number = 0u64;
     loop {
-        line.clear();
-        // Unreadable mid-way: keep what was found, like an unreadable file.
-        let Ok(n) = reader.read_until(b'\n', &mut line) else {
-            break;
+        if start == end {
+            if token.is_cancelled() {
+                return Err(aborted("grep"));
+            }
+            if cut {
+                match skip_hole(&mut file, offset) {
+                    Hole::None => {}
+                    // NUL bytes: binary for a walked file.
+                    Hole::To(_) | Hole::ToEnd if walked => return Ok(()),
+                    Hole::To(next) => offset = next,
+                    Hole::ToEnd => {
+                        // The line runs to the end of the file.
+                        number += 1;
+                        return report(regex, &line, true, number, shown, out);
+                    }
+                }
+            }
+            let n = match file.read(&mut buf) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                // Unreadable mid-way: keep what was found, like an unreadable file.
+                Err(_) => return Ok(()),
+            };
+            if n == 0 {
+                if in_line {
+                    number += 1;
+                    report(regex, &line, cut, number, shown, out)?;
+                }
+                return Ok(());
+            }
+            if first && walked && buf[..n].contains(&0) {
+                return Ok(());
+            }
+            first = false;
+            (start, end) = (0, n);
+            offset += n as u64;
+        }
+        let chunk = &buf[start..end];
+        let newline = chunk.iter().position(|b| *b == b'\n');
+        let piece = &chunk[..newline.unwrap_or(chunk.len())];
+        if walked && piece.contains(&0) {
+            return Ok(());
+        }
+        in_line = true;
+        let keep = (GREP_VALUE_LINE_BYTES - line.len()).min(piece.len());
+        line.extend_from_slice(&piece[..keep]);
+        cut |= keep < piece.len();
+        start += piece.len() + usize::from(newline.is_some());
+        if newline.is_some() {
+            number += 1;
+            report(regex, &line, cut, number, shown, out)?;
+            line.clear();
+            cut = false;
+            in_line = false;
+        }
+    }
+}
+
+/// What `lseek(SEEK_DATA)` found at an offset.
+enum Hole {
+    /// Data (or no way to tell): read on.
+    None,
+    /// A hole up to this offset, where data starts.
+    To(u64),
+    /// A hole up to the end of the file.
+    ToEnd,
+}
+
+/// Move `file` past a hole starting at `offset` (its current position), if there is one.
+#[allow(unsafe_code)]
+fn skip_hole(file: &mut std::fs::File, offset: u64) -> Hole {
+    use std::io::{Seek as _, SeekFrom};
+    use std::os::fd::AsRawFd as _;
+    let Ok(at) = libc::off_t::try_from(offset) else {
+        return Hole::None;
+    };
+    // SAFETY: lseek on a descriptor this function borrows; it changes only its offset.
+    let next = unsafe { libc::lseek(file.as_raw_fd(), at, libc::SEEK_DATA) };
+    if next < 0 {
+        let past_end = std::io::Error::last_os_error().raw_os_error() == Some(libc::ENXIO)
+            && file.metadata().is_ok_and(|m| m.len() > offset);
+        // Put the offset back where reading left it (lseek failed, or found no data).
+        if file.seek(SeekFrom::Start(offset)).is_err() {
+            return Hole::ToEnd;
+        }
+        return if past_end { Hole::ToEnd } else { Hole::None };
+    }
+    match u64::try_from(next) {
+        Ok(next) if next > offset => Hole::To(next),
+        _ => Hole::None,
+    }
+}
+
+/// Report `line` (without its `\n`) when it matches. `cut`: only its first
+/// [`GREP_VALUE_LINE_BYTES`] are there.
+fn report(
+    regex: &Regex,
+    line: &[u8],
+    cut: bool,
+    number: u64,
+    shown: &str,
+    out: &mut Collector,
+) -> Result<(), ToolError> {
+    if !regex.is_match(line) {
+        return Ok(());
+    }
+    let text = if cut {
+        // Cut at a byte count: drop a character the cut split.
+        let valid = match std::str::from_utf8(line) {
+            Ok(text) => Some(text),
+            Err(e) if e.error_len().is_none() => std::str::from_utf8(&line[..e.valid_up_to()]).ok(),
+            Err(_) => None,
         };
-        if n == 0 {
-            break;
+        match valid {
+            Some(text) => format!("{text} (line truncated)"),
+            None => "(line is not valid UTF-8)".to_string(),
         }
-        number += 1;
-        if walked && line.contains(&0) {
-            break;
-        }
-        let content = line.strip_suffix(b"\n").unwrap_or(&line);
-        if !regex.is_match(content) {
-            continue;
-        }
-        let content = content.strip_suffix(b"\r").unwrap_or(content);
-        let text = match std::str::from_utf8(content) {
+    } else {
+        let content = line.strip_suffix(b"\r").unwrap_or(line);
+        match std::str::from_utf8(content) {
             Ok(text) => preview(text, GREP_VALUE_LINE_BYTES),
             Err(_) => "(line is not valid UTF-8)".to_string(),
-        };
-        out.push(GrepMatch {
-            path: shown.to_string(),
-            line_number: number,
-            line: text,
-        })?;
-    }
-    Ok(())
+        }
+    };
+    out.push(GrepMatch {
+        path: shown.to_string(),
+        line_number: number,
+        line: text,
+    })
 }
 
 /// `line` cut after `max` bytes (at a character boundary), marked ` (line truncated)`.
@@ -620,6 +762,165 @@ fn in_vcs_dir(path: &Path) -> bool {
 }
 
 // ---------------------------------------------------------------------------------------
+// ignore files
+
+/// The ignore files `grep` reads, per directory, in ripgrep's precedence.
+const RGIGNORE: &str = ".rgignore";
+const IGNORE: &str = ".ignore";
+const GITIGNORE: &str = ".gitignore";
+
+/// The rules of `grep`'s walk, read from ignore files through the scope: only files inside
+/// the boundary (the root), opened like `read` opens files, each at most
+/// [`MAX_IGNORE_FILE_BYTES`]; the rest is skipped.
+struct IgnoreRules {
+    scope: FsScope,
+    /// Real, absolute.
+    boundary: PathBuf,
+    handle: cap_std::fs::Dir,
+    /// Whether a directory above the boundary has a `.git` entry (checked, never read).
+    git_above: bool,
+    dirs: Mutex<HashMap<PathBuf, Arc<DirRules>>>,
+}
+
+/// The ignore files of one directory.
+#[derive(Default)]
+struct DirRules {
+    rgignore: Option<Gitignore>,
+    ignore: Option<Gitignore>,
+    gitignore: Option<Gitignore>,
+    exclude: Option<Gitignore>,
+    has_git: bool,
+}
+
+impl IgnoreRules {
+    fn new(scope: &FsScope, search_dir: &Path) -> std::io::Result<IgnoreRules> {
+        let (boundary, handle) = scope.walk_boundary(search_dir)?;
+        let git_above = boundary
+            .ancestors()
+            .skip(1)
+            .any(|dir| std::fs::symlink_metadata(dir.join(".git")).is_ok());
+        Ok(IgnoreRules {
+            scope: scope.clone(),
+            boundary,
+            handle,
+            git_above,
+            dirs: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Whether the walk keeps `entry` (and, for a directory, descends into it): the
+    /// `include` filter first, then the ignore files, then the hidden rule, as ripgrep
+    /// decides.
+    fn keep(&self, entry: &ignore::DirEntry, filter: Option<&Override>) -> bool {
+        if entry.depth() == 0 {
+            return true;
+        }
+        let path = entry.path();
+        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+        if let Some(filter) = filter {
+            let m = filter.matched(path, is_dir);
+            if m.is_ignore() {
+                return false;
+            }
+            if m.is_whitelist() {
+                return true;
+            }
+        }
+        match self.matched(path, is_dir) {
+            Match::Ignore(()) => false,
+            Match::Whitelist(()) => true,
+            Match::None => !entry.file_name().as_encoded_bytes().starts_with(b"."),
+        }
+    }
+
+    /// The ignore files' verdict on `path`: per kind, the deepest directory with a
+    /// matching rule decides; `.rgignore` over `.ignore` over `.gitignore` over
+    /// `.git/info/exclude`; the git files only inside a git repository, and only up to its
+    /// top directory.
+    fn matched(&self, path: &Path, is_dir: bool) -> Match<()> {
+        let chain: Vec<Arc<DirRules>> = path
+            .ancestors()
+            .skip(1)
+            .take_while(|dir| dir.starts_with(&self.boundary))
+            .map(|dir| self.rules_of(dir))
+            .collect();
+        let any_git = self.git_above || chain.iter().any(|d| d.has_git);
+        let (mut rg, mut ig, mut gi, mut ex) = (Match::None, Match::None, Match::None, Match::None);
+        let mut saw_git = false;
+        for dir in &chain {
+            let of = |m: &Option<Gitignore>| match m {
+                Some(m) => m.matched(path, is_dir).map(|_| ()),
+                None => Match::None,
+            };
+            if rg.is_none() {
+                rg = of(&dir.rgignore);
+            }
+            if ig.is_none() {
+                ig = of(&dir.ignore);
+            }
+            if any_git && !saw_git && gi.is_none() {
+                gi = of(&dir.gitignore);
+            }
+            if any_git && !saw_git && ex.is_none() {
+                ex = of(&dir.exclude);
+            }
+            saw_git = saw_git || dir.has_git;
+        }
+        rg.or(ig).or(gi).or(ex)
+    }
+
+    fn rules_of(&self, dir: &Path) -> Arc<DirRules> {
+        let mut dirs = self
+            .dirs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(rules) = dirs.get(dir) {
+            return rules.clone();
+        }
+        let rules = Arc::new(self.read_dir_rules(dir));
+        dirs.insert(dir.to_path_buf(), rules.clone());
+        rules
+    }
+
+    fn read_dir_rules(&self, dir: &Path) -> DirRules {
+        let Ok(rel) = dir.strip_prefix(&self.boundary) else {
+            return DirRules::default();
+        };
+        let git = self.handle.symlink_metadata(rel.join(".git").as_path());
+        let has_git = git.is_ok();
+        let exclude = match git {
+            Ok(meta) if meta.is_dir() => self.read_rules(dir, &rel.join(".git/info/exclude")),
+            _ => None,
+        };
+        DirRules {
+            rgignore: self.read_rules(dir, &rel.join(RGIGNORE)),
+            ignore: self.read_rules(dir, &rel.join(IGNORE)),
+            gitignore: self.read_rules(dir, &rel.join(GITIGNORE)),
+            exclude,
+            has_git,
+        }
+    }
+
+    /// The rules of one ignore file (`rel`, under the boundary) for the directory `dir`;
+    /// `None` when it is missing or refused.
+    fn read_rules(&self, dir: &Path, rel: &Path) -> Option<Gitignore> {
+        let bytes = self
+            .scope
+            .read_bounded(&self.handle, rel, MAX_IGNORE_FILE_BYTES)
+            .ok()?;
+        let text = String::from_utf8_lossy(&bytes);
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        let from = self.boundary.join(rel);
+        let mut builder = GitignoreBuilder::new(dir);
+        for line in text.lines() {
+            // A line that is not a valid glob is skipped, as ripgrep skips it.
+            let _ = builder.add_line(Some(from.clone()), line);
+        }
+        builder.build().ok().filter(|g| !g.is_empty())
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // shared
 
 /// The file or directory a search starts from.
@@ -635,7 +936,7 @@ impl SearchRoot {
     fn locate(scope: &FsScope, tool: &str, path: Option<&str>) -> Result<SearchRoot, ToolError> {
         let given = path.unwrap_or(".");
         let target = scope.locate("search", given).map_err(|e| {
-            if e.code() == Some(OUTSIDE_ROOT) {
+            if e.code() == Some(OUTSIDE_ROOT) || e.code() == Some(PATH_TOO_LONG) {
                 e
             } else {
                 failed(tool, given, e.message())

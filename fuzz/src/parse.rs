@@ -8,8 +8,74 @@
 //!   lone surrogate, or nesting beyond our limit; and it is explained by the value
 //!   serde_json produced (the duplicated key is in it; a `-0` or a number is in it).
 //! - Every error message stays short, whatever the input.
+//!
+//! serde_json's side is built by [`Plain`], a visitor of our own, not by deserializing a
+//! `serde_json::Value`: with serde_json's `raw_value` feature enabled (the main workspace
+//! enables it, and the replay test compiles this file there), `Value`'s own visitor treats
+//! an object whose first key is `$serde_json::private::RawValue` as an embedded raw value
+//! and replaces the object by the parse of its string, which is no part of JSON.
 
 use dsh_json::{ParseErrorKind, ParseOptions, Value, from_serde, parse_slice};
+
+/// A JSON value as serde_json's parser reads the text, key for key: duplicate keys keep
+/// the last value (as `serde_json::Value` does), and no key is special.
+struct Plain(serde_json::Value);
+
+impl<'de> serde::Deserialize<'de> for Plain {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(PlainVisitor)
+    }
+}
+
+struct PlainVisitor;
+
+impl<'de> serde::de::Visitor<'de> for PlainVisitor {
+    type Value = Plain;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<Plain, E> {
+        Ok(Plain(serde_json::Value::Bool(b)))
+    }
+    fn visit_i64<E>(self, n: i64) -> Result<Plain, E> {
+        Ok(Plain(n.into()))
+    }
+    fn visit_u64<E>(self, n: u64) -> Result<Plain, E> {
+        Ok(Plain(n.into()))
+    }
+    fn visit_f64<E>(self, n: f64) -> Result<Plain, E> {
+        Ok(Plain(
+            serde_json::Number::from_f64(n).map_or(serde_json::Value::Null, Into::into),
+        ))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Plain, E> {
+        Ok(Plain(serde_json::Value::String(s.to_owned())))
+    }
+    fn visit_string<E>(self, s: String) -> Result<Plain, E> {
+        Ok(Plain(serde_json::Value::String(s)))
+    }
+    fn visit_unit<E>(self) -> Result<Plain, E> {
+        Ok(Plain(serde_json::Value::Null))
+    }
+    fn visit_none<E>(self) -> Result<Plain, E> {
+        Ok(Plain(serde_json::Value::Null))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Plain, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Plain(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Plain(serde_json::Value::Array(items)))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Plain, A::Error> {
+        let mut object = serde_json::Map::new();
+        while let Some((key, Plain(value))) = map.next_entry::<String, Plain>()? {
+            object.insert(key, value);
+        }
+        Ok(Plain(serde_json::Value::Object(object)))
+    }
+}
 
 /// No parse error message is longer than this.
 const MESSAGE_BOUND: usize = 600;
@@ -61,7 +127,7 @@ fn agree(ours: &Value, theirs: &serde_json::Value) -> bool {
 /// `true` (the signature of every body).
 pub fn run(data: &[u8]) -> bool {
     let ours = parse_slice(data, &ParseOptions::default());
-    let theirs = serde_json::from_slice::<serde_json::Value>(data);
+    let theirs = serde_json::from_slice::<Plain>(data).map(|Plain(value)| value);
     match (ours, theirs) {
         (Ok(v), Ok(s)) => {
             assert!(agree(&v, &s), "values differ: ours {v}, serde_json {s}");

@@ -18,8 +18,8 @@
 //! runs them one after the other in this one process, so background jobs started by one
 //! call can be read by the next, and prints one JSON line per call: `{"id", "name",
 //! "result", "callCard", "resultCard"}` (`result` is the result envelope; an unknown name
-//! adds `didYouMean` when a tool name is close). A line that is not such an object gets
-//! `{"line", "error"}`. At the end of input, or on `SIGINT`, `SIGTERM` or `SIGHUP`, the
+//! adds `didYouMean` when a tool name is close). A line that is not such an object, or is
+//! not UTF-8, gets `{"line", "error"}` and the session goes on. At the end of input, or on `SIGINT`, `SIGTERM` or `SIGHUP`, the
 //! running call is cancelled and every background job is stopped before the process exits.
 //!
 //! `--mcp 'CMD ARGS'` (repeatable, any command) adds an external MCP server's tools.
@@ -356,6 +356,8 @@ async fn run(host: &Host, command: Command, cancel: CancellationToken) -> ExitCo
             } else {
                 Output::Human
             };
+            // The result may point at spill files: they outlive this one call.
+            host.keep_spill_files();
             call(host, &name, &args, output, log, cancel).await
         }
         Command::Session => session(host, cancel).await,
@@ -570,27 +572,38 @@ async fn call(
 
 /// `session`: calls from stdin, one JSON line out per line in.
 async fn session(host: &Host, cancel: CancellationToken) -> ExitCode {
-    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    let mut input = tokio::io::BufReader::new(tokio::io::stdin());
+    let mut raw = Vec::new();
     let mut number = 0usize;
     let mut malformed = false;
     loop {
-        let line = tokio::select! {
-            line = lines.next_line() => line,
+        raw.clear();
+        let read = tokio::select! {
+            read = input.read_until(b'\n', &mut raw) => read,
             () = cancel.cancelled() => return ExitCode::from(USAGE),
         };
-        let line = match line {
-            Ok(Some(line)) => line,
-            Ok(None) => break,
+        match read {
+            Ok(0) => break,
+            Ok(_) => {}
             Err(e) => {
                 eprintln!("error: cannot read standard input: {e}");
                 return ExitCode::FAILURE;
             }
-        };
-        number += 1;
-        if line.trim().is_empty() {
-            continue;
         }
-        let out = match session_request(&line) {
+        number += 1;
+        let bytes = raw.strip_suffix(b"\n").unwrap_or(&raw);
+        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        // A line that is not UTF-8 is answered like any other malformed line; the session
+        // (and its jobs) go on.
+        let parsed = match std::str::from_utf8(bytes) {
+            Ok(line) if line.trim().is_empty() => continue,
+            Ok(line) => session_request(line),
+            Err(e) => Err(format!(
+                "not UTF-8: invalid byte at offset {}",
+                e.valid_up_to()
+            )),
+        };
+        let out = match parsed {
             Ok(request) => session_call(host, request, number, &cancel).await,
             Err(error) => {
                 malformed = true;

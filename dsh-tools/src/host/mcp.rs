@@ -105,7 +105,19 @@ pub fn server(host: &Host, mode: Mode) -> McpServer {
     };
     server.on_session(move |scope| {
         let jobs = JobRuntime::new();
-        let shell = Arc::new(Shell::new(jobs.clone(), BashConfig::default()));
+        // Each session spills to a private directory of its own, within its own budget,
+        // removed when the session ends.
+        let spill = match super::SpillDir::new() {
+            Ok(spill) => Some(spill),
+            Err(e) => {
+                eprintln!("dsh-tools mcp: no spill directory for the session: {e}");
+                None
+            }
+        };
+        let config = spill
+            .as_ref()
+            .map_or_else(BashConfig::default, super::SpillDir::bash_config);
+        let shell = Arc::new(Shell::new(jobs.clone(), config));
         let mut guard = SessionGuard::new();
         for registered in [
             scope.register_toolbox(shell),
@@ -124,7 +136,10 @@ pub fn server(host: &Host, mode: Mode) -> McpServer {
                 Err(e) => eprintln!("dsh-tools mcp: session not in {mode} mode: {e}"),
             }
         }
-        guard.on_close(async move { jobs.shutdown().await })
+        guard.on_close(async move {
+            jobs.shutdown().await;
+            drop(spill);
+        })
     })
 }
 

@@ -32,12 +32,9 @@ fn fixture() -> Fixture {
     }
 }
 
-fn denial(root: &Path, given: &str, resolved: &Path) -> String {
-    format!(
-        "path {given:?} is outside the root {} (it resolves to {})",
-        root.display(),
-        resolved.display()
-    )
+/// The guard's denial: the path as given and the root, never where the path led.
+fn denial(root: &Path, given: &str, _resolved: &Path) -> String {
+    format!("path {given:?} leads outside the root {}", root.display())
 }
 
 #[tokio::test]
@@ -385,4 +382,215 @@ fn the_host_publishes_the_reference_tools() {
         );
     }
     assert_eq!(f.host.root(), f.root);
+}
+
+#[tokio::test]
+async fn a_denial_does_not_say_where_an_outside_link_points() {
+    let f = fixture();
+    let token = "api-token-3f9c1d77e2";
+    let target = format!("/nonexistent/{token}/key");
+    std::os::unix::fs::symlink(&target, f.root.join("creds")).unwrap();
+    for args in [
+        r#"{"file_path":"creds"}"#.to_string(),
+        r#"{"file_path":"creds/deeper.txt"}"#.to_string(),
+    ] {
+        let r = f.host.call("c", "read", &args).await;
+        let (_, message) = failure(&r);
+        assert!(message.contains("leads outside the root"), "{message}");
+        assert!(
+            !message.contains(token),
+            "the link's target is echoed: {message}"
+        );
+        assert!(!message.contains("/nonexistent"), "{message}");
+    }
+    // The targets of /proc/self/fd entries are not echoed either.
+    let file = std::fs::File::open(f.outside.join("secret.txt")).unwrap();
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
+    let r = f
+        .host
+        .call(
+            "c",
+            "read",
+            &format!(r#"{{"file_path":"/proc/self/fd/{fd}"}}"#),
+        )
+        .await;
+    let (_, message) = failure(&r);
+    assert!(message.contains("leads outside the root"), "{message}");
+    assert!(
+        !message.contains("secret.txt"),
+        "the fd's target is echoed: {message}"
+    );
+    assert!(
+        !message.contains(f.outside.to_str().unwrap()),
+        "the fd's target is echoed: {message}"
+    );
+    drop(file);
+    // The tools themselves (without the guard) do not say it either.
+    let tools = support::Tools::confined(&f.root);
+    let r = tools.call("read", r#"{"file_path":"creds"}"#).await;
+    let (_, message) = failure(&r);
+    assert!(!message.contains(token), "{message}");
+}
+
+#[tokio::test]
+async fn an_overlong_path_is_refused_naming_the_limit() {
+    let f = fixture();
+    // 2 MB of components: refused before it is resolved (resolving it component by
+    // component used to take minutes).
+    let long = "a/".repeat(1_000_000);
+    let args = format!(r#"{{"file_path":"{long}"}}"#);
+    let r = f.host.call("c", "read", &args).await;
+    let (_, message) = failure(&r);
+    assert!(
+        message.contains("over the limit of 4096 bytes"),
+        "{}",
+        &message[..message.len().min(300)]
+    );
+    // The tools refuse it with their own code (no guard in front of them here).
+    let tools = support::Tools::confined(&f.root);
+    for (tool, args) in [
+        ("read", format!(r#"{{"file_path":"{long}"}}"#)),
+        (
+            "write",
+            format!(r#"{{"file_path":"{long}","content":"x"}}"#),
+        ),
+        ("grep", format!(r#"{{"pattern":"x","path":"{long}"}}"#)),
+    ] {
+        let r = tools.call(tool, &args).await;
+        let (code, message) = failure(&r);
+        assert_eq!(code, Some("FS_PATH_TOO_LONG"), "{tool}");
+        assert!(message.contains("over the limit of 4096 bytes"), "{tool}");
+    }
+    // Many short components: the component limit.
+    let many = "./".repeat(1500);
+    let r = tools
+        .call("read", &format!(r#"{{"file_path":"{many}inside.txt"}}"#))
+        .await;
+    let (code, message) = failure(&r);
+    assert_eq!(code, Some("FS_PATH_TOO_LONG"));
+    assert!(
+        message.contains("1501 components, over the limit of 1024"),
+        "{message}"
+    );
+    // Resolution stays correct below the limits: a path through a missing directory and
+    // back up reaches a real link again.
+    std::os::unix::fs::symlink(&f.outside, f.root.join("out")).unwrap();
+    let resolved = resolve(&f.root, Path::new("missing/x/../../out/secret.txt")).unwrap();
+    assert_eq!(resolved, f.outside.join("secret.txt"));
+    assert!(check_within(&f.root, &f.root, "missing/x/../../out/secret.txt").is_err());
+}
+
+// ---- spill files ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn the_spill_directory_is_private_and_removed_with_the_host() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let f = fixture();
+    let spill_dir = f.host.spill_dir().to_path_buf();
+    let mode = std::fs::metadata(&spill_dir).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "{}", spill_dir.display());
+    // 200 000 bytes of stdout: more than a result keeps, so it spills.
+    let r = f
+        .host
+        .call(
+            "c",
+            "bash",
+            r#"{"command":"head -c 200000 /dev/zero | tr '\\0' a","description":"Long"}"#,
+        )
+        .await;
+    let spill = value(&r)["stdout"]["spillPath"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no spill file: {r:?}"))
+        .to_string();
+    assert!(Path::new(&spill).starts_with(&spill_dir), "{spill}");
+    assert_eq!(std::fs::metadata(&spill).unwrap().len(), 200_000);
+    let file_mode = std::fs::metadata(&spill).unwrap().permissions().mode() & 0o777;
+    assert_eq!(file_mode, 0o600);
+    f.host.shutdown().await;
+    assert!(
+        !Path::new(&spill).exists(),
+        "the spill file outlived the host"
+    );
+    assert!(!spill_dir.exists(), "the spill directory outlived the host");
+}
+
+#[tokio::test]
+async fn spill_bytes_are_capped_per_session() {
+    use dsh_tools::bash::BashConfig;
+    use dsh_tools::process::SpillBudget;
+    let dir = tempfile::tempdir().unwrap();
+    let registry = dsh_runtime::Registry::new();
+    let jobs = dsh_runtime::jobs::JobRuntime::new();
+    let budget = SpillBudget::new(100_000);
+    let config = BashConfig::default()
+        .with_spill_dir(dir.path())
+        .with_max_output_bytes(1000)
+        .with_spill_budget(budget.clone());
+    let _regs = dsh_tools::bash::register_with(&registry, &jobs, config).unwrap();
+    let long = r#"{"command":"head -c 80000 /dev/zero | tr '\\0' a","description":"Long"}"#;
+    let mut results = Vec::new();
+    for n in 0..3 {
+        let r = registry
+            .execute(dsh_runtime::ToolCall::new(format!("c{n}"), "bash", long))
+            .await;
+        results.push(r);
+    }
+    // The first spills whole, the second gets what is left and says it was cut, the
+    // third gets no file.
+    let stdout = |r: &dsh_runtime::ToolResult| value(r)["stdout"].clone();
+    let first = stdout(&results[0]);
+    let path = first["spillPath"]
+        .as_str()
+        .expect("first spill")
+        .to_string();
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 80_000);
+    assert!(first["spillTruncated"].is_null(), "{first}");
+    let second = stdout(&results[1]);
+    let path = second["spillPath"]
+        .as_str()
+        .expect("second spill")
+        .to_string();
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 20_000);
+    assert_eq!(second["spillTruncated"].as_bool(), Some(true), "{second}");
+    assert!(
+        results[1]
+            .text()
+            .contains("[output truncated; the first part is in: "),
+        "{}",
+        results[1].text()
+    );
+    let third = stdout(&results[2]);
+    assert!(third["spillPath"].is_null(), "{third}");
+    assert_eq!(budget.remaining(), 0);
+    let total: u64 = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    assert_eq!(total, 100_000, "spill bytes on disk");
+    jobs.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_default_private_spill_directory_is_0700() {
+    use std::os::unix::fs::PermissionsExt as _;
+    // Without a spill directory configured, `bash` makes a private one on first use.
+    let registry = dsh_runtime::Registry::new();
+    let jobs = dsh_runtime::jobs::JobRuntime::new();
+    let config = dsh_tools::bash::BashConfig::default().with_max_output_bytes(1000);
+    let _regs = dsh_tools::bash::register_with(&registry, &jobs, config).unwrap();
+    let r = registry
+        .execute(dsh_runtime::ToolCall::new(
+            "c",
+            "bash",
+            r#"{"command":"head -c 5000 /dev/zero | tr '\\0' a","description":"Long"}"#,
+        ))
+        .await;
+    let spill = value(&r)["stdout"]["spillPath"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no spill file: {r:?}"))
+        .to_string();
+    let dir = Path::new(&spill).parent().unwrap();
+    let mode = std::fs::metadata(dir).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "{}", dir.display());
+    jobs.shutdown().await;
 }

@@ -453,3 +453,184 @@ async fn glob_errors() {
     let r = tools.call("glob", r#"{"pattern":"*","path":".."}"#).await;
     assert_eq!(failure(&r).0, Some("FS_OUTSIDE_ROOT"));
 }
+
+// ---- the files grep reads on its own --------------------------------------------------
+
+/// Make a FIFO at `path`.
+#[allow(unsafe_code)]
+fn mkfifo(path: &Path) {
+    use std::os::unix::ffi::OsStrExt as _;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    let rc = unsafe { libc::mkfifo(c.as_ptr(), 0o644) };
+    assert_eq!(
+        rc,
+        0,
+        "mkfifo {}: {}",
+        path.display(),
+        std::io::Error::last_os_error()
+    );
+}
+
+/// Wake a reader blocked opening the FIFO at `path` (it then reads end of file).
+fn unblock_fifo(path: &Path) {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path);
+}
+
+/// `<tmp>/root` with `sub/a.txt` (and `.git`, so `.gitignore` files apply).
+fn nested_root() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap().join("root");
+    write(&root.join("sub/a.txt"), "needle\n");
+    std::fs::create_dir(root.join(".git")).unwrap();
+    (dir, root)
+}
+
+#[tokio::test]
+async fn grep_does_not_block_on_fifo_ignore_files() {
+    for name in [".ignore", ".rgignore", ".gitignore"] {
+        for place in ["root", "sub", "parent"] {
+            let (_dir, root) = nested_root();
+            let fifo = match place {
+                "root" => root.join(name),
+                "sub" => root.join("sub").join(name),
+                _ => root.parent().unwrap().join(name),
+            };
+            mkfifo(&fifo);
+            let tools = Tools::confined(&root);
+            let call = tools.call("grep", r#"{"pattern":"needle"}"#);
+            let answered = tokio::time::timeout(Duration::from_secs(10), call).await;
+            // Wake a blocked walk either way, so a failure ends instead of hanging.
+            unblock_fifo(&fifo);
+            let r = answered.unwrap_or_else(|_| panic!("grep blocked on a FIFO {name} in {place}"));
+            assert_eq!(paths_of(&r, "matches"), ["sub/a.txt"], "{name} in {place}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn grep_skips_ignore_files_that_are_devices_or_lead_out() {
+    let (_dir, root) = nested_root();
+    write(&root.join("sub/b.txt"), "needle\n");
+    std::os::unix::fs::symlink("/dev/zero", root.join(".ignore")).unwrap();
+    std::os::unix::fs::symlink("/dev/urandom", root.join("sub/.rgignore")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", root.join("sub/.gitignore")).unwrap();
+    let tools = Tools::confined(&root);
+    let r = tools.call("grep", r#"{"pattern":"needle"}"#).await;
+    assert_eq!(paths_of(&r, "matches"), ["sub/a.txt", "sub/b.txt"]);
+    // Unconfined too.
+    let tools = Tools::new();
+    let args = format!(r#"{{"pattern":"needle","path":{}}}"#, support::q(&root));
+    let r = tools.call("grep", &args).await;
+    assert_eq!(
+        value(&r)["matches"].as_array().map(|a| a.len()),
+        Some(2),
+        "{r:?}"
+    );
+}
+
+#[tokio::test]
+async fn grep_reads_no_ignore_file_outside_the_root() {
+    // The membership oracle: an ignore file linked to a file outside the root would hide
+    // exactly the inside files named by its lines.
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let root = base.join("root");
+    write(
+        &base.join("outside/words.txt"),
+        "secret1.txt\nsecret3.txt\n",
+    );
+    for n in 1..=3 {
+        write(&root.join(format!("sub/secret{n}.txt")), "needle\n");
+    }
+    std::os::unix::fs::symlink("../../outside/words.txt", root.join("sub/.ignore")).unwrap();
+    // And ignore files in the root's parent, outside it, are not read.
+    write(&base.join(".ignore"), "secret2.txt\n");
+    write(&base.join(".rgignore"), "secret2.txt\n");
+    let tools = Tools::confined(&root);
+    let r = tools.call("grep", r#"{"pattern":"needle"}"#).await;
+    assert_eq!(
+        paths_of(&r, "matches"),
+        ["sub/secret1.txt", "sub/secret2.txt", "sub/secret3.txt"]
+    );
+    // A link to an ignore file inside the root is read as before.
+    write(&root.join("rules.txt"), "secret2.txt\n");
+    std::fs::remove_file(root.join("sub/.ignore")).unwrap();
+    std::os::unix::fs::symlink("../rules.txt", root.join("sub/.ignore")).unwrap();
+    let r = tools.call("grep", r#"{"pattern":"needle"}"#).await;
+    assert_eq!(
+        paths_of(&r, "matches"),
+        ["sub/secret1.txt", "sub/secret3.txt"]
+    );
+    // The root's own ignore files apply to a search of a directory below it.
+    write(&root.join(".ignore"), "secret3.txt\n");
+    let r = tools
+        .call("grep", r#"{"pattern":"needle","path":"sub"}"#)
+        .await;
+    assert_eq!(paths_of(&r, "matches"), ["sub/secret1.txt"]);
+}
+
+/// The process's peak resident set, in KiB.
+fn peak_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/self/status")
+}
+
+#[tokio::test]
+async fn grep_reads_lines_with_a_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // A sparse file whose first line is 16 GiB long, then a short line.
+    let huge = root.join("huge.txt");
+    {
+        use std::io::{Seek as _, SeekFrom, Write as _};
+        let mut f = std::fs::File::create(&huge).unwrap();
+        f.write_all(b"needle at the start").unwrap();
+        f.set_len(16 << 30).unwrap();
+        f.seek(SeekFrom::End(0)).unwrap();
+        f.write_all(b"\nneedle two\n").unwrap();
+    }
+    let tools = Tools::confined(root);
+    let before = peak_rss_kib();
+    let r = tools
+        .call("grep", r#"{"pattern":"needle","path":"huge.txt"}"#)
+        .await;
+    let grown = peak_rss_kib().saturating_sub(before);
+    assert!(grown < 512 * 1024, "grep's peak memory grew by {grown} KiB");
+    let matches = value(&r)["matches"].as_array().unwrap();
+    assert_eq!(matches.len(), 2, "{r:?}");
+    let first = matches[0]["line"].as_str().unwrap();
+    assert!(first.starts_with("needle at the start\0"));
+    assert!(first.ends_with(" (line truncated)"));
+    assert_eq!(
+        first.len(),
+        dsh_tools::search::GREP_VALUE_LINE_BYTES + " (line truncated)".len()
+    );
+    assert_eq!(matches[1]["lineNumber"].as_u64(), Some(2));
+    assert_eq!(matches[1]["line"].as_str(), Some("needle two"));
+    assert!(r.text().contains(" (line truncated)"));
+    std::fs::remove_file(&huge).unwrap();
+
+    // A long line in a walked file: the match is reported cut, the next line is found.
+    let long = format!("needle {}", "é".repeat(100_000));
+    write(&root.join("long.txt"), format!("{long}\nneedle again\n"));
+    let r = tools.call("grep", r#"{"pattern":"needle"}"#).await;
+    let matches = value(&r)["matches"].as_array().unwrap();
+    assert_eq!(matches.len(), 2, "{r:?}");
+    let cut = matches[0]["line"].as_str().unwrap();
+    let kept = dsh_tools::search::GREP_VALUE_LINE_BYTES;
+    // Cut at a character boundary at or below the cap.
+    assert!(long.starts_with(cut.strip_suffix(" (line truncated)").unwrap()));
+    assert!(cut.len() <= kept + " (line truncated)".len());
+    assert!(cut.len() >= kept - 1 + " (line truncated)".len());
+    assert_eq!(matches[1]["line"].as_str(), Some("needle again"));
+    assert_eq!(matches[1]["lineNumber"].as_u64(), Some(2));
+}
