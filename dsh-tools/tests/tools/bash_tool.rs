@@ -169,7 +169,7 @@ async fn a_non_zero_exit_is_a_successful_call() {
     let value = result.value().unwrap().to_string();
     assert_eq!(
         value,
-        r#"{"kind":"foreground","exitCode":3,"signal":null,"timedOut":false,"aborted":false,"timeoutMs":120000,"stdout":{"text":"hi\n","truncated":false},"stderr":{"text":"bad\n","truncated":false}}"#
+        r#"{"kind":"foreground","exitCode":3,"timedOut":false,"aborted":false,"timeoutMs":120000,"stdout":{"text":"hi\n","truncated":false},"stderr":{"text":"bad\n","truncated":false}}"#
     );
 }
 

@@ -381,7 +381,7 @@ async fn write_creates_files_and_parent_directories() {
     assert_eq!(
         value(&r),
         &v(&format!(
-            r#"{{"path":{},"operation":"create","before":null,"after":"hello\nworld\n"}}"#,
+            r#"{{"path":{},"operation":"create","after":"hello\nworld\n"}}"#,
             q(&file)
         ))
     );

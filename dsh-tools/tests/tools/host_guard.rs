@@ -90,7 +90,7 @@ async fn escapes_are_denied() {
     assert_eq!(
         failure(&r),
         (
-            None,
+            Some("GUARD_DENIED"),
             denial(&f.root, secret.to_str().unwrap(), &secret).as_str()
         )
     );
@@ -103,7 +103,7 @@ async fn escapes_are_denied() {
         .await;
     assert_eq!(
         failure(&r),
-        (None, denial(&f.root, &sneaky, &secret).as_str())
+        (Some("GUARD_DENIED"), denial(&f.root, &sneaky, &secret).as_str())
     );
 
     // A sibling whose name merely starts with the root's.
