@@ -92,6 +92,7 @@ pub mod registry;
 mod result;
 pub mod round_trip;
 pub mod schema;
+mod suggest;
 pub mod tool;
 pub mod validate;
 

@@ -801,7 +801,9 @@ impl<T: Tool> ErasedTool for T {
             match Tool::call(self, typed, cx).await {
                 Ok(out) => match output_value(out) {
                     Ok(v) => BodyOutcome::Value(v),
-                    Err(e) => BodyOutcome::NotLossless(e.to_string()),
+                    // The reason and where, under the one "not lossless" prefix the
+                    // pipeline adds.
+                    Err(e) => BodyOutcome::NotLossless(format!("{} at {}", e.kind(), e.path())),
                 },
                 Err(e) => BodyOutcome::Failed(e),
             }

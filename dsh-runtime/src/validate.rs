@@ -899,6 +899,30 @@ impl Reporter<'_> {
         if let Some(tag) = union_tag(branches) {
             return self.tagged(branches, tag, value, path);
         }
+        // A union of constants (a unit-variant enum whose variants are documented) reads
+        // like an `enum`.
+        let constants: Option<Vec<&Value>> = branches
+            .iter()
+            .map(|b| match (&b.const_value, &b.enum_values) {
+                (Some(c), None) => Some(c),
+                _ => None,
+            })
+            .collect();
+        if let Some(constants) = constants.filter(|c| !c.is_empty()) {
+            return self.fail(path, |m| {
+                m.push_str(" must be one of [");
+                for (i, e) in constants.iter().enumerate() {
+                    if i > 0 {
+                        m.push(',');
+                    }
+                    let _ = match e {
+                        Value::String(text) => write_json_string(m, text),
+                        other => write_value(m, other),
+                    };
+                }
+                m.push(']');
+            });
+        }
         // The closest branch: one whose type fits the value, then the fewest violations,
         // then the first.
         let mut best: Option<(bool, usize, usize, Violations)> = None;
@@ -924,16 +948,22 @@ impl Reporter<'_> {
             .iter()
             .enumerate()
             .all(|(i, b)| i == index || matches!(b.kind, Kind::Null));
+        let mut reasons = reasons.iter();
         if !others_null || value.is_null() {
+            // The header and the closest branch's first violation are one message.
+            let first = reasons.next();
             self.fail(path, |m| {
                 m.push_str(" matches none of the ");
                 m.push_str(itoa::Buffer::new().format(branches.len()));
                 m.push_str(" oneOf branches; the closest is branch ");
                 m.push_str(itoa::Buffer::new().format(index + 1));
-                m.push(':');
+                if let Some(first) = first {
+                    m.push_str(": ");
+                    m.push_str(first);
+                }
             });
         }
-        for reason in &reasons {
+        for reason in reasons {
             self.out.push(reason);
         }
     }
@@ -1001,14 +1031,31 @@ impl Reporter<'_> {
             }
         }
         let found = &*found;
-        // (1) missing required properties, in declaration order.
+        // (1) missing required properties, in declaration order; at an ignoring
+        // parameter root, one given under a close misspelling says so instead.
+        let misspelt = if r.additional == Additional::Ignored {
+            misspelt_required(r, obj)
+        } else {
+            Vec::new()
+        };
         for (slot, p) in found.iter().zip(&r.properties) {
             if p.required && slot.is_none() && !self.out.count_if_full() {
                 let (label, prefix) = (self.label, self.prefix);
                 let m = self.out.begin();
-                m.push_str("missing required property \"");
-                write_path(m, &Path::Key(path, &p.name), label, prefix);
-                m.push('"');
+                match misspelt.iter().find(|(_, name)| *name == &*p.name) {
+                    Some((given, _)) => {
+                        m.push_str("unknown argument ");
+                        push_quoted(m, given);
+                        m.push_str(": did you mean \"");
+                        write_path(m, &Path::Key(path, &p.name), label, prefix);
+                        m.push_str("\"?");
+                    }
+                    None => {
+                        m.push_str("missing required property \"");
+                        write_path(m, &Path::Key(path, &p.name), label, prefix);
+                        m.push('"');
+                    }
+                }
                 self.out.end();
             }
         }
@@ -1041,6 +1088,35 @@ impl Reporter<'_> {
             }
         }
     }
+}
+
+/// The undeclared keys of `obj` that stand for a missing required property of `r`, each
+/// with that property's name: for each missing required property in declaration order,
+/// the first undeclared key (in the value's order) close to its name that no earlier one
+/// took (`qeury` for `query`).
+pub(crate) fn misspelt_required<'o, 'r>(
+    r: &'r ObjectRules,
+    obj: &'o Object,
+) -> Vec<(&'o str, &'r str)> {
+    let mut out: Vec<(&str, &str)> = Vec::new();
+    for p in r.properties.iter().filter(|p| p.required) {
+        if obj.get(&p.name).is_some() {
+            continue;
+        }
+        let given = obj.iter().map(|(k, _)| -> &str { k }).find(|k| {
+            !r.declares(k)
+                && !out.iter().any(|(taken, _)| taken == k)
+                && crate::suggest::is_close(k, &p.name)
+        });
+        if let Some(k) = given {
+            out.push((k, &p.name));
+        }
+    }
+    out
+}
+
+fn push_quoted(out: &mut String, s: &str) {
+    crate::schema::json_quote_into(out, s);
 }
 
 /// The tag of a tagged union (serde's internally or adjacently tagged enums): a key that

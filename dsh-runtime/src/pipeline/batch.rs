@@ -113,8 +113,11 @@ impl Registry {
                 Err(e) => {
                     if let Some(&index) = index_of.get(&e.id()) {
                         out[index] = Some(
-                            ResultData::code(ErrorCode::TaskFailed, format!("tool call task failed: {e}"))
-                                .freeze(),
+                            ResultData::code(
+                                ErrorCode::TaskFailed,
+                                format!("tool call task failed: {e}"),
+                            )
+                            .freeze(),
                         );
                     }
                 }

@@ -183,12 +183,37 @@ impl Call {
             )));
         }
         self.tool.as_ref().ok_or_else(|| {
-            Outcome::post(ResultData::code_fmt(
+            Outcome::post(ResultData::code(
                 ErrorCode::UnknownTool,
-                format_args!("unknown tool {}", json_quote(&self.exec.name)),
+                unknown_tool(&self.exec.name, self.snap.view().tools()),
             ))
         })
     }
+}
+
+/// At most this many visible tools are listed in an unknown tool's message.
+const LISTED_TOOLS: usize = 16;
+
+/// `unknown tool "<n>"`, then the closest visible names (`; did you mean "a" or "b"?`)
+/// and, for a short list, every visible tool (`; available tools: "a", "b"`), so a model
+/// can correct the name in one step.
+fn unknown_tool(name: &str, visible: &[Arc<crate::registry::state::Entry>]) -> String {
+    let mut m = format!("unknown tool {}", json_quote(name));
+    let close = crate::suggest::closest(name, visible.iter().map(|e| &**e.name()), 3);
+    if !close.is_empty() {
+        let quoted: Vec<String> = close.iter().map(|n| json_quote(n)).collect();
+        m.push_str("; did you mean ");
+        m.push_str(&quoted.join(" or "));
+        m.push('?');
+    }
+    if visible.is_empty() {
+        m.push_str("; no tool is available");
+    } else if visible.len() <= LISTED_TOOLS {
+        let quoted: Vec<String> = visible.iter().map(|e| json_quote(e.name())).collect();
+        m.push_str("; available tools: ");
+        m.push_str(&quoted.join(", "));
+    }
+    m
 }
 
 /// Stages 1 and 2: resolve the name in the caller's view, snapshot and freeze the

@@ -161,8 +161,17 @@ fn ignored_note(rules: &ObjectRules, args: &Object, name: &str) -> Option<String
     // One pass over the keys: the undeclared ones are counted and the first few quoted.
     let mut listed: Option<String> = None;
     let mut count = 0usize;
+    // A key that stands for a missing required property is named by the call's failure
+    // (`unknown argument "qeury": did you mean "query"?`), not noted again.
+    // Computed at the first undeclared key only: a call without any pays nothing.
+    let mut misspelt: Option<Vec<(&str, &str)>> = None;
     for (k, _) in args.iter() {
         if rules.declares(k) {
+            continue;
+        }
+        let misspelt =
+            misspelt.get_or_insert_with(|| crate::validate::misspelt_required(rules, args));
+        if misspelt.iter().any(|(given, _)| *given == k) {
             continue;
         }
         count += 1;

@@ -716,8 +716,14 @@ async fn unknown_tool_fails_at_entry_without_policy_but_through_post() {
         .await;
     let (code, message, content) = failure(&r);
     assert_eq!(code, Some("UNKNOWN_TOOL"));
-    assert_eq!(message, r#"unknown tool "missing""#);
-    assert_eq!(content, [r#"Error: unknown tool "missing""#]);
+    assert_eq!(
+        message,
+        r#"unknown tool "missing"; available tools: "echo""#
+    );
+    assert_eq!(
+        content,
+        [r#"Error: unknown tool "missing"; available tools: "echo""#]
+    );
     // No finalizer: nothing was resolved.
     assert_eq!(log.take(), ["post", "observe"]);
 }
@@ -726,7 +732,10 @@ async fn unknown_tool_fails_at_entry_without_policy_but_through_post() {
 async fn unknown_tool_name_is_json_quoted() {
     let registry = Registry::new();
     let r = registry.execute(ToolCall::new("c", "a\"b", "{}")).await;
-    assert_eq!(r.message(), Some(r#"unknown tool "a\"b""#));
+    assert_eq!(
+        r.message(),
+        Some(r#"unknown tool "a\"b"; no tool is available"#)
+    );
 }
 
 #[tokio::test]
@@ -1014,7 +1023,7 @@ async fn envelope_serialization() {
     assert_eq!(ok.to_json().to_string(), expected);
 
     let unknown = registry.execute(ToolCall::new("c", "nope", "{}")).await;
-    let expected = r#"{"isError":true,"error":{"message":"unknown tool \"nope\"","info":{"name":"UnknownToolError","code":"UNKNOWN_TOOL"}},"content":[{"type":"text","text":"Error: unknown tool \"nope\""}]}"#;
+    let expected = r#"{"isError":true,"error":{"message":"unknown tool \"nope\"; available tools: \"echo\"","info":{"name":"UnknownToolError","code":"UNKNOWN_TOOL"}},"content":[{"type":"text","text":"Error: unknown tool \"nope\"; available tools: \"echo\""}]}"#;
     assert_eq!(serde_json::to_string(&unknown).unwrap(), expected);
     assert_eq!(unknown.to_json().to_string(), expected);
 
@@ -1277,5 +1286,110 @@ mod optional_output_fields {
             .await
             .unwrap();
         assert!(typed.before.is_none() && typed.lines.is_none());
+    }
+}
+
+mod model_facing_errors {
+    use dsh_runtime::{Registry, ToolCall, ToolError, tool};
+
+    /// Return negative zero.
+    #[tool]
+    async fn negative_zero() -> Result<f64, ToolError> {
+        Ok(-0.0)
+    }
+
+    /// Search the notes.
+    #[tool]
+    async fn search_notes(query: String, limit: Option<u32>) -> Result<String, ToolError> {
+        Ok(format!("{query} {limit:?}"))
+    }
+
+    /// Add a note.
+    #[tool]
+    async fn add_note(title: String) -> Result<String, ToolError> {
+        Ok(title)
+    }
+
+    fn registry() -> (Registry, Vec<dsh_runtime::Registration>) {
+        let registry = Registry::new();
+        let regs = vec![
+            registry.register(NegativeZero).unwrap(),
+            registry.register(SearchNotes).unwrap(),
+            registry.register(AddNote).unwrap(),
+        ];
+        (registry, regs)
+    }
+
+    #[tokio::test]
+    async fn negative_zero_output_is_reported_once() {
+        let (registry, _regs) = registry();
+        let r = registry
+            .execute(ToolCall::new("c", "negative_zero", "{}"))
+            .await;
+        assert_eq!(r.code(), Some("INVALID_TOOL_OUTPUT"));
+        let m = r.message().unwrap();
+        assert_eq!(m.matches("not lossless JSON").count(), 1, "{m}");
+    }
+
+    /// An unknown name is answered with the closest visible names and, the list being
+    /// short, every visible tool.
+    #[tokio::test]
+    async fn an_unknown_tool_names_the_closest_and_the_available_tools() {
+        let (registry, _regs) = registry();
+        let r = registry
+            .execute(ToolCall::new("c", "serach_notes", r#"{"query":"q"}"#))
+            .await;
+        assert_eq!(r.code(), Some("UNKNOWN_TOOL"));
+        assert_eq!(
+            r.message(),
+            Some(
+                r#"unknown tool "serach_notes"; did you mean "search_notes"?; available tools: "negative_zero", "search_notes", "add_note""#
+            )
+        );
+        let r = registry.execute(ToolCall::new("c", "zzz", "{}")).await;
+        assert_eq!(
+            r.message(),
+            Some(
+                r#"unknown tool "zzz"; available tools: "negative_zero", "search_notes", "add_note""#
+            )
+        );
+        let empty = Registry::new();
+        let r = empty.execute(ToolCall::new("c", "zzz", "{}")).await;
+        assert_eq!(
+            r.message(),
+            Some(r#"unknown tool "zzz"; no tool is available"#)
+        );
+    }
+
+    /// A required argument given under a close misspelling is one message naming both,
+    /// not a missing property plus a note about an ignored key.
+    #[tokio::test]
+    async fn a_misspelt_required_argument_is_one_message() {
+        let (registry, _regs) = registry();
+        let r = registry
+            .execute(ToolCall::new(
+                "c",
+                "search_notes",
+                r#"{"qeury":"q","other":1}"#,
+            ))
+            .await;
+        assert_eq!(r.code(), Some("INVALID_ARGS"));
+        assert_eq!(
+            r.message(),
+            Some(r#"invalid arguments: unknown argument "qeury": did you mean "query"?"#)
+        );
+        // The unrelated key is still noted; the misspelt one is not noted twice.
+        assert_eq!(
+            r.contexts(),
+            [r#"ignored unknown argument "other" (tool "search_notes" takes "query", "limit")"#]
+        );
+        // A far-off key is no misspelling: the property is missing.
+        let r = registry
+            .execute(ToolCall::new("c", "search_notes", r#"{"zzz":"q"}"#))
+            .await;
+        assert_eq!(
+            r.message(),
+            Some(r#"invalid arguments: missing required property "query""#)
+        );
     }
 }

@@ -253,14 +253,20 @@ async fn post_execute_content_replacement_applies_to_failures() {
     assert_eq!(r.content(), &[ContentBlock::text("try another tool")]);
     // The message is the failure's own, whatever the content became (the registry keeps
     // it once, in its `Error: ` block, until that block is replaced).
-    assert_eq!(r.message(), Some(r#"unknown tool "nope""#));
+    assert_eq!(
+        r.message(),
+        Some(r#"unknown tool "nope"; no tool is available"#)
+    );
     let json = r.to_json();
     assert_eq!(
         json.get("error").and_then(|e| e.get("message")),
-        Some(&Value::from(r#"unknown tool "nope""#))
+        Some(&Value::from(r#"unknown tool "nope"; no tool is available"#))
     );
     let serialized = serde_json::to_value(&r).unwrap();
-    assert_eq!(serialized["error"]["message"], r#"unknown tool "nope""#);
+    assert_eq!(
+        serialized["error"]["message"],
+        r#"unknown tool "nope"; no tool is available"#
+    );
     assert_eq!(serialized["content"][0]["text"], "try another tool");
 }
 
@@ -282,10 +288,15 @@ async fn a_failure_keeps_its_message_when_its_content_is_finalized() {
 
     // Without a replacement the message and the `Error: ` block agree.
     let r = registry.execute(call("missing")).await;
-    assert_eq!(r.message(), Some(r#"unknown tool "missing""#));
+    assert_eq!(
+        r.message(),
+        Some(r#"unknown tool "missing"; available tools: "echo""#)
+    );
     assert_eq!(
         r.content(),
-        &[ContentBlock::text(r#"Error: unknown tool "missing""#)]
+        &[ContentBlock::text(
+            r#"Error: unknown tool "missing"; available tools: "echo""#
+        )]
     );
 }
 

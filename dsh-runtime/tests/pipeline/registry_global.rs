@@ -76,7 +76,7 @@ async fn a_dropped_global_tool_disappears_from_every_scope() {
         assert!(s.get("gone").is_none());
         assert_eq!(
             run(&registry, Some(s.id()), "gone").await.unwrap_err(),
-            r#"unknown tool "gone""#
+            r#"unknown tool "gone"; available tools: "keep""#
         );
     }
     keep.unregister();
@@ -84,7 +84,7 @@ async fn a_dropped_global_tool_disappears_from_every_scope() {
         assert!(scope_names(s).is_empty(), "{s:?}");
         assert_eq!(
             run(&registry, Some(s.id()), "keep").await.unwrap_err(),
-            r#"unknown tool "keep""#
+            r#"unknown tool "keep"; no tool is available"#
         );
     }
 }

@@ -49,11 +49,11 @@ async fn scoped_tools_shadow_in_place_for_the_scope_and_its_descendants() {
     );
     assert_eq!(
         run(&registry, Some(sibling.id()), "d").await.unwrap_err(),
-        r#"unknown tool "d""#
+        r#"unknown tool "d"; available tools: "a", "b", "c""#
     );
     assert_eq!(
         run(&registry, None, "e").await.unwrap_err(),
-        r#"unknown tool "e""#
+        r#"unknown tool "e"; available tools: "a", "b", "c""#
     );
 }
 
@@ -94,7 +94,7 @@ async fn deny_masks_hide_inherited_tools_and_admit_later_globals() {
     assert_eq!(scope_names(&scope), ["b"]);
     assert_eq!(
         run(&registry, Some(scope.id()), "a").await.unwrap_err(),
-        r#"unknown tool "a""#
+        r#"unknown tool "a"; available tools: "b""#
     );
     assert!(scope.get("a").is_none());
     let _c = registry.register(Probe::new("c", &log)).unwrap();
@@ -296,7 +296,7 @@ async fn a_child_scope_keeps_its_parent_alive() {
     // Both scopes are gone: a call naming them sees no tools.
     assert_eq!(
         run(&registry, Some(preset_id), "p").await.unwrap_err(),
-        r#"unknown tool "p""#
+        r#"unknown tool "p"; no tool is available"#
     );
 }
 
@@ -324,7 +324,7 @@ async fn dropping_a_scope_removes_its_tools_and_hooks() {
     log.take();
     assert_eq!(
         run(&registry, Some(id), "t").await.unwrap_err(),
-        r#"unknown tool "t""#
+        r#"unknown tool "t"; no tool is available"#
     );
     assert_eq!(log.take(), ["global observer sees agent true"]);
     // The registration of the vanished scope is inert.

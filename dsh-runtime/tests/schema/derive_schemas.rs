@@ -179,29 +179,56 @@ fn a_tagged_union_names_its_tag_or_the_chosen_branch() {
 #[test]
 fn an_untagged_union_explains_its_closest_branch() {
     use derive_support::{External, Untagged, UntaggedObjects};
-    // The object branch fits the value's type: its violations, after a line naming it.
+    // The object branch fits the value's type: its violations, the first one in the line
+    // naming it (no message ends in an empty clause).
     assert_eq!(
         violations::<Untagged>(r#"{"a":1,"b":300}"#),
         [
-            r#""value" matches none of the 5 oneOf branches; the closest is branch 5:"#,
-            r#""value.b" must be at most 255"#,
+            r#""value" matches none of the 5 oneOf branches; the closest is branch 5: "value.b" must be at most 255"#,
         ]
     );
     assert_eq!(
         violations::<UntaggedObjects>(r#"{"id":-1}"#),
         [
-            r#""value" matches none of the 3 oneOf branches; the closest is branch 2:"#,
-            r#""value.id" must be at least 0"#,
+            r#""value" matches none of the 3 oneOf branches; the closest is branch 2: "value.id" must be at least 0"#,
         ]
     );
     // Externally tagged: the variant's key picks the closest branch.
     assert_eq!(
         violations::<External>(r#"{"go":{"to":{"x":1,"y":2},"fast":"yes"}}"#),
         [
-            r#""value" matches none of the 5 oneOf branches; the closest is branch 3:"#,
-            r#""value.go.fast" must be a boolean"#,
+            r#""value" matches none of the 5 oneOf branches; the closest is branch 3: "value.go.fast" must be a boolean"#,
         ]
     );
+}
+
+/// A unit-variant enum whose variants are documented (a `oneOf` of constants) fails like
+/// an undocumented one.
+#[test]
+fn a_documented_unit_enum_fails_like_an_enum() {
+    #[derive(serde::Deserialize, dsh_runtime::ToolSchema)]
+    #[serde(rename_all = "lowercase")]
+    #[allow(dead_code)]
+    enum Documented {
+        /// Whenever.
+        Low,
+        /// Soon.
+        Normal,
+        /// Now.
+        High,
+    }
+    #[derive(serde::Deserialize, dsh_runtime::ToolSchema)]
+    #[serde(rename_all = "lowercase")]
+    #[allow(dead_code)]
+    enum Plain {
+        Low,
+        Normal,
+        High,
+    }
+    let expected = [r#""value" must be one of ["low","normal","high"]"#];
+    assert_eq!(violations::<Documented>(r#""urgent""#), expected);
+    assert_eq!(violations::<Plain>(r#""urgent""#), expected);
+    assert_eq!(violations::<Documented>("3"), expected);
 }
 
 #[test]

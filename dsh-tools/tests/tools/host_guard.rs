@@ -103,7 +103,10 @@ async fn escapes_are_denied() {
         .await;
     assert_eq!(
         failure(&r),
-        (Some("GUARD_DENIED"), denial(&f.root, &sneaky, &secret).as_str())
+        (
+            Some("GUARD_DENIED"),
+            denial(&f.root, &sneaky, &secret).as_str()
+        )
     );
 
     // A sibling whose name merely starts with the root's.
