@@ -35,6 +35,7 @@
 
 mod batch;
 mod call;
+mod detach;
 mod dispatch;
 mod exec;
 mod output;
@@ -45,5 +46,6 @@ mod typed;
 pub use crate::result::{DispatchOutcome, ErrorCode, ToolResult};
 pub use batch::{CallOrder, ExecutionMode};
 pub use call::{Arguments, ToolCall};
+pub(crate) use detach::{DEFAULT_GRACE, DEFAULT_MAX_DETACHED, Detacher};
 pub use timeout::TimeoutWrapper;
 pub use typed::ToolCallError;
