@@ -4,23 +4,54 @@
 //! # The process tree
 //!
 //! [`isolate`] prepares a [`Command`] so that its process starts a new session (and
-//! process group) whose id is its pid, and, on Linux, receives `SIGKILL` when the host
-//! goes away (a parent-death signal, so even a host killed with `SIGKILL` takes the
-//! shell down). A [`ProcessTree`] names everything that process started: on Linux, every
-//! process of its session or process group, and every descendant of those (so neither
-//! `set -m` job control, which moves jobs to groups of their own, nor a `setsid` child
-//! whose parent is still a member, escapes); elsewhere on Unix, its process group.
+//! process group) whose id is its pid, carries a tag unique to the tree in its
+//! environment ([`TREE_ENV`], inherited by everything it starts), and, on Linux,
+//! receives `SIGKILL` when the host goes away (a parent-death signal). On Linux it also
+//! makes the host a child subreaper, so that orphaned descendants are re-parented to the
+//! host rather than to init while the host lives.
 //!
-//! [`ProcessTree::terminate`] stops a tree the way a terminal would: `SIGTERM` to every
-//! member, up to a grace period for them to go, then `SIGKILL`, and again up to the grace
-//! period. It reports success only once no member is left (zombies count as gone).
+//! A [`ProcessTree`] names everything that process started. On Linux, a scan of `/proc`
+//! finds: every process of its session or process group; every process seen as a member
+//! by an earlier scan (by pid and start time, so a member that left the session and
+//! lost its parent stays a member); every orphan adopted by the host that carries the
+//! tree's tag; and the descendants of all of those (so neither `set -m` job control,
+//! which moves jobs to groups of their own, nor a `setsid` child escapes). Elsewhere on
+//! Unix, a tree is its process group.
+//!
+//! [`ProcessTree::terminate`] stops a tree the way a terminal would, but without races:
+//! the members are collected *before* any is signalled, then `SIGTERM` goes to each of
+//! them, and the tree gets up to a grace period to go. Then every member is stopped with
+//! `SIGSTOP`, and the tree re-scanned, until a scan finds no new member (a stopped process
+//! cannot fork, and its children keep it as their parent); then each is sent `SIGKILL`,
+//! and up to the grace period again, every scan kills what it finds. It reports success
+//! only once no member is left (zombies count as gone; adopted members that died are
+//! reaped).
 //!
 //! While the host lives, a small watchdog process (one per host process, a `/bin/sh`
 //! script) holds the list of trees still running; if the host dies without stopping them
-//! (a crash, `SIGKILL`), the watchdog sees its pipe close and kills those trees' groups
-//! and sessions. A process that both leaves the session and outlives its parent is out
-//! of reach of all of this; so is anything elsewhere than Unix, where only the spawned
-//! process itself is killed.
+//! (a crash, `SIGKILL`), the watchdog sees its pipe close and stops, then kills, each
+//! tree's group, the members of its session and group, and every process carrying its
+//! tag. The host in turn watches the watchdog: if the watchdog dies while the host lives
+//! (a job can find it and kill it, as it runs as the same user), the host at once kills
+//! every tree it guarded, and starts a new watchdog for later trees. So a tree is never
+//! left unguarded, at the price that a job killing the watchdog ends every running job.
+//!
+//! ## What still escapes
+//!
+//! - While the host lives (a stop, a job kill, a timeout): a process the tree started
+//!   that both left the session and group and lost its parent before any scan saw it,
+//!   *and* removed or changed [`TREE_ENV`] in its environment (e.g. `env -i`), *or*
+//!   whose orphaning went to another subreaper than the host (one it set up itself) or to
+//!   init (when `PR_SET_CHILD_SUBREAPER` failed). A process that changed its user (a
+//!   set-uid program) cannot be signalled at all; one that entered another pid namespace
+//!   is found only as long as it stays a descendant.
+//! - When the host dies: the shell (the tree's leader) is killed by the kernel at once,
+//!   and the watchdog finds the rest by group, session and tag only, so a process that
+//!   left the session and group and changed its environment escapes; so does everything
+//!   if the watchdog died at the same moment as the host (a job killing the watchdog and
+//!   the host together), or if `/bin/sh` is missing (no watchdog: only the leader dies).
+//! - Elsewhere than Linux, only the process group is signalled; elsewhere than Unix, only
+//!   the spawned process itself is killed.
 //!
 //! # Output
 //!
@@ -447,7 +478,7 @@ mod members {
         // session before it is found.
         let found = scan(leader, known);
         let sig = raw(signal);
-        let mut count = usize::from(send_u32(leader, 0) && group(leader, sig));
+        let mut count = usize::from(group(leader, sig));
         for m in &found {
             if send_u32(m.pid, sig) {
                 count += 1;

@@ -111,6 +111,15 @@ impl Detacher {
             out
         });
         let mut handle = tokio::spawn(tracing::Instrument::in_current_span(task));
+        // Should this future be dropped before the body returns, the body is cancelled
+        // and detached.
+        let mut guard = DetachOnDrop {
+            detacher: self,
+            state: &state,
+            token,
+            tool,
+            armed: true,
+        };
         let joined = |r: Result<Result<BodyOutcome, String>, tokio::task::JoinError>| {
             Isolated::Returned(r.unwrap_or_else(|e| Err(format!("its task ended: {e}"))))
         };
@@ -118,27 +127,45 @@ impl Detacher {
         let never = CancellationToken::new();
         tokio::select! {
             biased;
-            r = &mut handle => return joined(r),
+            r = &mut handle => {
+                guard.armed = false;
+                return joined(r);
+            }
             () = token.cancelled() => {}
             () = watch.unwrap_or(&never).cancelled() => token.cancel(),
         }
         // The grace period (without a timer, the body is awaited as before).
         let Ok(grace) = panic::contain(|| tokio::time::sleep(self.grace)) else {
-            return joined(handle.await);
+            let r = handle.await;
+            guard.armed = false;
+            return joined(r);
         };
         tokio::select! {
             biased;
-            r = &mut handle => return joined(r),
+            r = &mut handle => {
+                guard.armed = false;
+                return joined(r);
+            }
             () = grace => {}
         }
+        guard.armed = false;
+        if self.detach(&state, tool) {
+            Isolated::Detached
+        } else {
+            // It returned just now.
+            joined(handle.await)
+        }
+    }
+
+    /// Counts the body of `state` as detached, unless it returned already (`false`).
+    fn detach(&self, state: &AtomicU8, tool: &str) -> bool {
         self.running.fetch_add(1, Ordering::AcqRel);
         if state
             .compare_exchange(RUNNING, DETACHED, Ordering::AcqRel, Ordering::Acquire)
             .is_err()
         {
-            // It returned just now.
             self.running.fetch_sub(1, Ordering::AcqRel);
-            return joined(handle.await);
+            return false;
         }
         let total = self.total.fetch_add(1, Ordering::AcqRel) + 1;
         tracing::warn!(
@@ -146,8 +173,27 @@ impl Detacher {
             grace_ms = u64::try_from(self.grace.as_millis()).unwrap_or(u64::MAX),
             detached = self.running(),
             detached_total = total,
-            "a cancelled tool body did not return within the grace period: detached"
+            "a cancelled tool body did not return in time: detached"
         );
-        Isolated::Detached
+        true
     }
 }
+
+/// Cancels and detaches a body whose call was dropped while it ran.
+struct DetachOnDrop<'a> {
+    detacher: &'a Detacher,
+    state: &'a AtomicU8,
+    token: &'a CancellationToken,
+    tool: &'a str,
+    armed: bool,
+}
+
+impl Drop for DetachOnDrop<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.token.cancel();
+            self.detacher.detach(self.state, self.tool);
+        }
+    }
+}
+

@@ -222,3 +222,35 @@ async fn a_body_that_returns_within_the_grace_is_awaited_not_detached() {
     assert!(log.get().contains(&"cleaned up".to_string()));
     assert_eq!(registry.detached_total(), 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_call_cancels_its_body_and_counts_it_until_it_returns() {
+    let registry = Registry::new();
+    let log = Log::new();
+    let l = log.clone();
+    let _t = registry
+        .register(Probe::new("waits", &log).body(move |_, cx| {
+            let l = l.clone();
+            async move {
+                cx.cancellation().cancelled().await;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                l.push("body saw cancellation");
+                Ok(Value::from("late"))
+            }
+        }))
+        .unwrap();
+    let mut c = call("waits");
+    let _token = c.cancellation().clone();
+    let dropped = tokio::time::timeout(Duration::from_millis(50), registry.execute(c)).await;
+    assert!(dropped.is_err(), "the call ended on its own: {dropped:?}");
+    assert_eq!(registry.detached_total(), 1);
+    assert!(
+        eventually(Duration::from_secs(5), || log
+            .get()
+            .contains(&"body saw cancellation".to_string()))
+        .await,
+        "the body of the dropped call was never cancelled: {:?}",
+        log.get()
+    );
+    assert!(eventually(Duration::from_secs(5), || registry.detached_bodies() == 0).await);
+}
