@@ -562,10 +562,7 @@ mod members {
                 continue;
             };
             let fields: Vec<&str> = rest.split_ascii_whitespace().collect();
-            let state = fields
-                .first()
-                .and_then(|s| s.chars().next())
-                .unwrap_or('?');
+            let state = fields.first().and_then(|s| s.chars().next()).unwrap_or('?');
             let number = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
             let (Some(ppid), Some(pgrp), Some(session), Some(start)) =
                 (number(1), number(2), number(3), number(19))

@@ -196,4 +196,3 @@ impl Drop for DetachOnDrop<'_> {
         }
     }
 }
-

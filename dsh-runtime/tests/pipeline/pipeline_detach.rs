@@ -41,7 +41,11 @@ impl Fifo {
             .arg(&path)
             .status()
             .expect("running `mkfifo` (coreutils) to make the test's FIFO");
-        assert!(status.success(), "mkfifo {} failed: {status}", path.display());
+        assert!(
+            status.success(),
+            "mkfifo {} failed: {status}",
+            path.display()
+        );
         let (tx, rx) = mpsc::channel::<()>();
         let p = path.clone();
         // Opening the FIFO for writing completes the reader's blocked open. The thread
@@ -121,7 +125,10 @@ async fn a_timeout_fires_on_time_while_the_body_is_blocked_in_a_system_call() {
         took < ON_TIME,
         "the timeout answered after {took:?}, not at its 100ms deadline (plus the grace)"
     );
-    assert!(took >= Duration::from_millis(100), "answered early: {took:?}");
+    assert!(
+        took >= Duration::from_millis(100),
+        "answered early: {took:?}"
+    );
     // The stuck body is counted until it returns.
     assert_eq!(registry.detached_bodies(), 1);
     assert_eq!(registry.detached_total(), 1);

@@ -419,7 +419,13 @@ fn marker(trial: u32) -> String {
     static NEXT: AtomicU32 = AtomicU32::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     // Seconds: long enough to outlive every test; the fraction makes it unique.
-    format!("{}.{}{:03}{:03}", 7000 + trial, std::process::id(), n, trial)
+    format!(
+        "{}.{}{:03}{:03}",
+        7000 + trial,
+        std::process::id(),
+        n,
+        trial
+    )
 }
 
 /// The pids of running (not zombie) processes whose command line is `sleep <marker>`.
@@ -427,8 +433,15 @@ fn marker(trial: u32) -> String {
 fn sleepers(marker: &str) -> Vec<u32> {
     let want = format!("sleep\0{marker}\0");
     let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc is readable").flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+    for entry in std::fs::read_dir("/proc")
+        .expect("/proc is readable")
+        .flatten()
+    {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
             continue;
         };
         let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
