@@ -34,7 +34,10 @@
 //! *and* clears its environment; one that changes its user) is listed under "What still
 //! escapes" in [`process`]. A non-zero exit is a *successful* call:
 //! the value reports the exit code, the model decides what it means. A cancelled call
-//! returns after the kill and the pipeline reports it as `ABORTED`.
+//! returns after the kill and the pipeline reports it as `ABORTED`; when the kill takes
+//! longer than the registry's detach grace (`dsh_runtime::RegistryBuilder::detach_grace`,
+//! e.g. a child that ignores `SIGTERM`), the pipeline answers `ABORTED` at the end of the
+//! grace and the kill completes on the body's own task.
 //!
 //! **Background.** With `run_in_background`, the command is started as a `bash` job on
 //! the [`JobRuntime`] (unowned, labelled with the command) and the call returns its id at

@@ -201,8 +201,10 @@ pub const TREE_ENV: &str = "DSH_PROCESS_TREE";
 /// On Linux, the first call also makes the host process a child subreaper
 /// (`PR_SET_CHILD_SUBREAPER`): an orphaned descendant of any process the host started
 /// is re-parented to the host instead of to init, so that a tree's members stay
-/// findable while the host lives. The host then inherits such orphans; the ones that
-/// belong to a tree are reaped when the tree is stopped.
+/// findable while the host lives. The host then inherits such orphans: the ones that
+/// belong to a tree are reaped when the tree is stopped; one left running on purpose (a
+/// daemon a job started, outliving the job) stays a zombie of the host once it exits,
+/// until the host exits.
 ///
 /// The process no longer belongs to the caller's terminal session, so a terminal's
 /// Ctrl-C does not reach it: whoever starts it owns stopping it.
@@ -855,9 +857,13 @@ done
 
     pub(super) fn unregister(leader: u32, known: &Arc<Mutex<members::Known>>) {
         let mut state = lock(&STATE);
+        let before = state.trees.len();
         state.trees.retain(|(_, k)| !Arc::ptr_eq(k, known));
-        let line = entry('-', leader, known);
-        send(&mut state, &line);
+        // A tree no longer listed was killed when its watchdog died: nothing to forget.
+        if state.trees.len() < before {
+            let line = entry('-', leader, known);
+            send(&mut state, &line);
+        }
     }
 }
 
