@@ -32,9 +32,11 @@
 //! (a crash, `SIGKILL`), the watchdog sees its pipe close and stops, then kills, each
 //! tree's group, the members of its session and group, and every process carrying its
 //! tag. The host in turn watches the watchdog: if the watchdog dies while the host lives
-//! (a job can find it and kill it, as it runs as the same user), the host at once kills
-//! every tree it guarded, and starts a new watchdog for later trees. So a tree is never
-//! left unguarded, at the price that a job killing the watchdog ends every running job.
+//! (a job can find it and kill it, as it runs as the same user), or is stopped (checked
+//! every 100 ms on Linux; it is then killed), the host at once kills every tree it
+//! guarded, after starting a new watchdog for them. So a tree is left unguarded only
+//! between the watchdog's death and the host noticing it (milliseconds; up to 100 ms for
+//! a stop), at the price that a job killing the watchdog ends every running job.
 //!
 //! ## What still escapes
 //!
@@ -49,7 +51,8 @@
 //!   and the watchdog finds the rest by group, session and tag only, so a process that
 //!   left the session and group and changed its environment escapes; so does everything
 //!   if the watchdog died at the same moment as the host (a job killing the watchdog and
-//!   the host together), or if `/bin/sh` is missing (no watchdog: only the leader dies).
+//!   the host together, or stopping the watchdog less than 100 ms before the host dies),
+//!   or if `/bin/sh` is missing (no watchdog: only the leader dies).
 //! - Elsewhere than Linux, only the process group is signalled; elsewhere than Unix, only
 //!   the spawned process itself is killed.
 //!
@@ -763,12 +766,13 @@ done
         // pipe closes, which is when the host exits.
         let mut child = command.spawn().ok()?;
         let stdout = child.stdout.take();
+        let pid = child.id();
         // Its stdout closes when it dies: while the host lives, that means it was killed.
-        if let Some(mut stdout) = stdout {
+        if let Some(stdout) = stdout {
             let spawned = std::thread::Builder::new()
                 .name("dsh-watchdog-monitor".into())
                 .spawn(move || {
-                    let _ = io::copy(&mut stdout, &mut io::sink());
+                    monitor(stdout, pid);
                     died(generation);
                 });
             if spawned.is_err() {
@@ -778,6 +782,58 @@ done
         child.stdin.take()
     }
 
+    /// Returns once the watchdog `pid` is dead, or stopped (`SIGSTOP`, a tracer), which
+    /// would keep it from acting: it is then killed. A stop is noticed within 100 ms.
+    #[cfg(target_os = "linux")]
+    fn monitor(mut stdout: std::process::ChildStdout, pid: u32) {
+        use std::io::Read as _;
+        use std::os::fd::AsRawFd as _;
+        let mut buf = [0_u8; 64];
+        loop {
+            let mut pfd = libc::pollfd {
+                fd: stdout.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid `pollfd` we own, for the duration of the call.
+            #[allow(unsafe_code)]
+            let rc = unsafe { libc::poll(&raw mut pfd, 1, 100) };
+            if rc > 0 {
+                match stdout.read(&mut buf) {
+                    Ok(0) => return,
+                    Ok(_) => continue,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(_) => return,
+                }
+            }
+            if rc < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                return;
+            }
+            let stopped = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    let (_, rest) = stat.rsplit_once(')')?;
+                    rest.trim_start().chars().next()
+                })
+                .is_some_and(|state| matches!(state, 'T' | 't'));
+            if stopped {
+                if let Ok(pid) = libc::pid_t::try_from(pid) {
+                    // SAFETY: `kill` takes two integers and touches no memory of ours.
+                    #[allow(unsafe_code)]
+                    unsafe {
+                        libc::kill(pid, libc::SIGKILL);
+                    }
+                }
+                return;
+            }
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn monitor(mut stdout: std::process::ChildStdout, _pid: u32) {
+        let _ = io::copy(&mut stdout, &mut io::sink());
+    }
+
     /// The watchdog of `generation` died: kill every tree it guarded.
     fn died(generation: u64) {
         let trees = {
@@ -785,8 +841,11 @@ done
             if state.generation != generation {
                 return;
             }
+            // First a new watchdog for the trees, so that none is unguarded should the
+            // host die while they are killed.
             state.pipe = None;
-            std::mem::take(&mut state.trees)
+            send(&mut state, "");
+            state.trees.clone()
         };
         if trees.is_empty() {
             return;
@@ -857,13 +916,9 @@ done
 
     pub(super) fn unregister(leader: u32, known: &Arc<Mutex<members::Known>>) {
         let mut state = lock(&STATE);
-        let before = state.trees.len();
         state.trees.retain(|(_, k)| !Arc::ptr_eq(k, known));
-        // A tree no longer listed was killed when its watchdog died: nothing to forget.
-        if state.trees.len() < before {
-            let line = entry('-', leader, known);
-            send(&mut state, &line);
-        }
+        let line = entry('-', leader, known);
+        send(&mut state, &line);
     }
 }
 
