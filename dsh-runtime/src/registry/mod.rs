@@ -130,9 +130,11 @@ impl RegistryBuilder {
     /// message naming the limit. Calls that start concurrently may each pass the check,
     /// so the count can exceed the limit by the number of calls in flight.
     ///
-    /// Running on its own task costs one task spawn per such call (about a microsecond
-    /// and one allocation besides the task; calls without a deadline or caller's token
-    /// still run on the caller's task, with no spawn). A body that blocks its thread in a
+    /// Running on its own task costs one task spawn per such call: measured on a trivial
+    /// tool, about 2.5 µs more per call when the caller is a task on a runtime worker, and
+    /// about 11 µs more when it is a `block_on` outside the workers (the body is then
+    /// handed to a worker thread and its result back). Calls without a deadline or a
+    /// caller's token still run on the caller's task, with no spawn, as before. A body that blocks its thread in a
     /// system call occupies a runtime worker until the call returns: on a current-thread
     /// runtime nothing, not even the deadline, can run meanwhile; on a multi-thread
     /// runtime the other workers answer the call on time. With 0, or outside a Tokio
