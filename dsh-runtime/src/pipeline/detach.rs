@@ -89,13 +89,16 @@ impl Detacher {
         self.total.load(Ordering::Acquire)
     }
 
-    /// Run `body` on a task of its own until it returns, or until `token` is cancelled
-    /// and the grace period has passed. `watch`, a wrapper's replacement token, cancels
-    /// `token` when it fires.
+    /// Run `body` on a task of its own until it returns, or until the call is cancelled
+    /// from outside (the `caller`'s token, or `watch`, a wrapper's replacement token) and
+    /// the grace period has passed. `token` is the body's (a child of the caller's); it is
+    /// cancelled when `watch` fires. A body cancelling its own token is not a reason to
+    /// stop waiting for it.
     pub(crate) async fn run(
         self: &Arc<Self>,
         body: BoxFuture<'static, BodyOutcome>,
         token: &CancellationToken,
+        caller: &CancellationToken,
         watch: Option<&CancellationToken>,
         tool: &str,
     ) -> Isolated {
@@ -124,15 +127,20 @@ impl Detacher {
             Isolated::Returned(r.unwrap_or_else(|e| Err(format!("its task ended: {e}"))))
         };
         // Until the body returns or its token is cancelled.
-        let never = CancellationToken::new();
+        let watched = async {
+            match watch {
+                Some(w) => w.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             biased;
             r = &mut handle => {
                 guard.armed = false;
                 return joined(r);
             }
-            () = token.cancelled() => {}
-            () = watch.unwrap_or(&never).cancelled() => token.cancel(),
+            () = caller.cancelled() => {}
+            () = watched => token.cancel(),
         }
         // The grace period (without a timer, the body is awaited as before).
         let Ok(grace) = panic::contain(|| tokio::time::sleep(self.grace)) else {

@@ -165,7 +165,8 @@ impl Dispatcher<'_> {
                 let body: crate::tool::BoxFuture<'static, BodyOutcome> =
                     Box::pin(async move { tool.erased().call_json(&args, cx).await });
                 let watch = current.filter(|_| replaced);
-                match detacher.run(body, fused, watch, &exec.name).await {
+                let caller = self.call.cancel();
+                match detacher.run(body, fused, caller, watch, &exec.name).await {
                     Isolated::Returned(outcome) => outcome,
                     Isolated::Detached => return canonical(ResultData::aborted(true)),
                 }

@@ -261,3 +261,35 @@ async fn dropping_the_call_cancels_its_body_and_counts_it_until_it_returns() {
     );
     assert!(eventually(Duration::from_secs(5), || registry.detached_bodies() == 0).await);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_cancelling_its_own_token_is_awaited_past_the_grace() {
+    let registry = Registry::builder()
+        .detach_grace(Duration::from_millis(20))
+        .build();
+    let log = Log::new();
+    let l = log.clone();
+    let _t = registry
+        .register(Probe::new("self_cancel", &log).body(move |_, cx| {
+            let l = l.clone();
+            async move {
+                cx.cancellation().cancel();
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                l.push("finished");
+                Ok(Value::from("done"))
+            }
+        }))
+        .unwrap();
+    let mut c = call("self_cancel");
+    let caller = c.cancellation().clone();
+    let r = registry.execute(c).await;
+    assert!(!caller.is_cancelled());
+    assert!(
+        log.get().contains(&"finished".to_string()),
+        "{:?}",
+        log.get()
+    );
+    // As on the caller's task: the body's own token was cancelled when it returned.
+    assert_eq!(r.code(), Some("ABORTED"));
+    assert_eq!(registry.detached_total(), 0);
+}
