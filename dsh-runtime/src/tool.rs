@@ -471,6 +471,12 @@ impl Execution {
         self.cancel.get_or_init(CancellationToken::new)
     }
 
+    /// Whether the caller gave a token (or one was made since), i.e. whether the call can
+    /// be cancelled from outside.
+    pub(crate) fn has_caller_token(&self) -> bool {
+        self.cancel.get().is_some()
+    }
+
     /// Whether the caller's token is cancelled, without making one: a token nobody has
     /// asked for yet cannot have been cancelled.
     pub(crate) fn caller_cancelled(&self) -> bool {
@@ -547,6 +553,18 @@ tokio::task_local! {
 /// pipeline creates it, so clones moved to other tasks keep reporting to it.
 pub async fn with_progress<F: Future>(reporter: ProgressReporter, fut: F) -> F::Output {
     PROGRESS.scope(reporter, fut).await
+}
+
+/// `fut` with the progress reporter current here (if any) installed, for running it on
+/// another task.
+pub(crate) fn progress_scoped<F: Future>(fut: F) -> impl Future<Output = F::Output> {
+    let reporter = PROGRESS.try_with(Clone::clone).ok();
+    async move {
+        match reporter {
+            Some(r) => PROGRESS.scope(r, fut).await,
+            None => fut.await,
+        }
+    }
 }
 
 /// Context a body sends to the final result.

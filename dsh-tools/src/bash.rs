@@ -18,7 +18,8 @@
 //! **Environment.** Commands get the host's environment without credential-like
 //! variables (names containing `KEY`, `PASSWORD`, `SECRET` or `TOKEN`, any case) and
 //! without `DSH_*` ones, plus `NO_COLOR=1`, `TERM=dumb`, `PAGER=cat`, `GIT_PAGER=cat` and
-//! `DSH_SHELL=1` ([`BashConfig::env`], [`BashConfig::scrub_env`]).
+//! `DSH_SHELL=1` ([`BashConfig::env`], [`BashConfig::scrub_env`]), and the tree's tag
+//! ([`process::TREE_ENV`]).
 //!
 //! **Foreground.** The command runs as `<shell> -c <command>` (`/bin/bash` when present,
 //! else `/bin/sh`) with stdin closed, leading a process tree of its own
@@ -26,9 +27,17 @@
 //! [`BashConfig::max_output_bytes`] in the result; a longer stream is written whole to a
 //! spill file whose path the value carries (`spillPath`), so nothing is lost. When the
 //! timeout fires or the call is cancelled, the whole tree is stopped: `SIGTERM`, then
-//! `SIGKILL` after [`BashConfig::kill_grace`]. A non-zero exit is a *successful* call:
+//! `SIGKILL` after [`BashConfig::kill_grace`]. The tree includes children that left the
+//! session (`setsid`), ignore `SIGTERM`, or were orphaned; it dies with the host, even a
+//! host killed with `SIGKILL`, and even when a job killed the host's watchdog. What can
+//! still escape (a process that leaves the session, loses its parent before it is seen
+//! *and* clears its environment; one that changes its user) is listed under "What still
+//! escapes" in [`process`]. A non-zero exit is a *successful* call:
 //! the value reports the exit code, the model decides what it means. A cancelled call
-//! returns after the kill and the pipeline reports it as `ABORTED`.
+//! returns after the kill and the pipeline reports it as `ABORTED`; when the kill takes
+//! longer than the registry's detach grace (`dsh_runtime::RegistryBuilder::detach_grace`,
+//! e.g. a child that ignores `SIGTERM`), the pipeline answers `ABORTED` at the end of the
+//! grace and the kill completes on the body's own task.
 //!
 //! **Background.** With `run_in_background`, the command is started as a `bash` job on
 //! the [`JobRuntime`] (unowned, labelled with the command) and the call returns its id at

@@ -4,23 +4,57 @@
 //! # The process tree
 //!
 //! [`isolate`] prepares a [`Command`] so that its process starts a new session (and
-//! process group) whose id is its pid, and, on Linux, receives `SIGKILL` when the host
-//! goes away (a parent-death signal, so even a host killed with `SIGKILL` takes the
-//! shell down). A [`ProcessTree`] names everything that process started: on Linux, every
-//! process of its session or process group, and every descendant of those (so neither
-//! `set -m` job control, which moves jobs to groups of their own, nor a `setsid` child
-//! whose parent is still a member, escapes); elsewhere on Unix, its process group.
+//! process group) whose id is its pid, carries a tag unique to the tree in its
+//! environment ([`TREE_ENV`], inherited by everything it starts), and, on Linux,
+//! receives `SIGKILL` when the host goes away (a parent-death signal). On Linux it also
+//! makes the host a child subreaper, so that orphaned descendants are re-parented to the
+//! host rather than to init while the host lives.
 //!
-//! [`ProcessTree::terminate`] stops a tree the way a terminal would: `SIGTERM` to every
-//! member, up to a grace period for them to go, then `SIGKILL`, and again up to the grace
-//! period. It reports success only once no member is left (zombies count as gone).
+//! A [`ProcessTree`] names everything that process started. On Linux, a scan of `/proc`
+//! finds: every process of its session or process group; every process seen as a member
+//! by an earlier scan (by pid and start time, so a member that left the session and
+//! lost its parent stays a member); every orphan adopted by the host that carries the
+//! tree's tag; and the descendants of all of those (so neither `set -m` job control,
+//! which moves jobs to groups of their own, nor a `setsid` child escapes). Elsewhere on
+//! Unix, a tree is its process group.
+//!
+//! [`ProcessTree::terminate`] stops a tree the way a terminal would, but without races:
+//! the members are collected *before* any is signalled, then `SIGTERM` goes to each of
+//! them, and the tree gets up to a grace period to go. Then every member is stopped with
+//! `SIGSTOP`, and the tree re-scanned, until a scan finds no new member (a stopped process
+//! cannot fork, and its children keep it as their parent); then each is sent `SIGKILL`,
+//! and up to the grace period again, every scan kills what it finds. It reports success
+//! only once no member is left (zombies count as gone; adopted members that died are
+//! reaped).
 //!
 //! While the host lives, a small watchdog process (one per host process, a `/bin/sh`
 //! script) holds the list of trees still running; if the host dies without stopping them
-//! (a crash, `SIGKILL`), the watchdog sees its pipe close and kills those trees' groups
-//! and sessions. A process that both leaves the session and outlives its parent is out
-//! of reach of all of this; so is anything elsewhere than Unix, where only the spawned
-//! process itself is killed.
+//! (a crash, `SIGKILL`), the watchdog sees its pipe close and stops, then kills, each
+//! tree's group, the members of its session and group, and every process carrying its
+//! tag. The host in turn watches the watchdog: if the watchdog dies while the host lives
+//! (a job can find it and kill it, as it runs as the same user), or is stopped (checked
+//! every 100 ms on Linux; it is then killed), the host at once kills every tree it
+//! guarded, after starting a new watchdog for them. So a tree is left unguarded only
+//! between the watchdog's death and the host noticing it (milliseconds; up to 100 ms for
+//! a stop), at the price that a job killing the watchdog ends every running job.
+//!
+//! ## What still escapes
+//!
+//! - While the host lives (a stop, a job kill, a timeout): a process the tree started
+//!   that both left the session and group and lost its parent before any scan saw it,
+//!   *and* removed or changed [`TREE_ENV`] in its environment (e.g. `env -i`), *or*
+//!   whose orphaning went to another subreaper than the host (one it set up itself) or to
+//!   init (when `PR_SET_CHILD_SUBREAPER` failed). A process that changed its user (a
+//!   set-uid program) cannot be signalled at all; one that entered another pid namespace
+//!   is found only as long as it stays a descendant.
+//! - When the host dies: the shell (the tree's leader) is killed by the kernel at once,
+//!   and the watchdog finds the rest by group, session and tag only, so a process that
+//!   left the session and group and changed its environment escapes; so does everything
+//!   if the watchdog died at the same moment as the host (a job killing the watchdog and
+//!   the host together, or stopping the watchdog less than 100 ms before the host dies),
+//!   or if `/bin/sh` is missing (no watchdog: only the leader dies).
+//! - Elsewhere than Linux, only the process group is signalled; elsewhere than Unix, only
+//!   the spawned process itself is killed.
 //!
 //! # Output
 //!
@@ -224,14 +258,44 @@ impl ProcessLimits {
 
 // ---- the tree ---------------------------------------------------------------------------
 
+/// The environment variable [`isolate`] sets in a tree's leader, which every process of
+/// the tree inherits unless it changes its environment: a tag unique to the tree
+/// (`<host pid>.<sequence number>`), by which members that left the session and lost
+/// their parent are still found.
+pub const TREE_ENV: &str = "DSH_PROCESS_TREE";
+
 /// Prepares `command` to lead a process tree of its own: a new session and process group
-/// (ids equal to its pid) and, on Linux, `SIGKILL` when the thread that spawned it ends
-/// (with Tokio, a runtime worker: the host process). Spawn it from a long-lived thread;
-/// not from a `spawn_blocking` thread, which may end first.
+/// (ids equal to its pid), the tree's tag in [`TREE_ENV`] and, on Linux, `SIGKILL` when
+/// the thread that spawned it ends (with Tokio, a runtime worker: the host process).
+/// Spawn it from a long-lived thread; not from a `spawn_blocking` thread, which may end
+/// first.
+///
+/// On Linux, the first call also makes the host process a child subreaper
+/// (`PR_SET_CHILD_SUBREAPER`): an orphaned descendant of any process the host started
+/// is re-parented to the host instead of to init, so that a tree's members stay
+/// findable while the host lives. The host then inherits such orphans: the ones that
+/// belong to a tree are reaped when the tree is stopped; one left running on purpose (a
+/// daemon a job started, outliving the job) stays a zombie of the host once it exits,
+/// until the host exits.
 ///
 /// The process no longer belongs to the caller's terminal session, so a terminal's
 /// Ctrl-C does not reach it: whoever starts it owns stopping it.
 pub fn isolate(command: &mut Command) -> &mut Command {
+    isolate_tagged(command);
+    command
+}
+
+/// [`isolate`], returning the tree's tag.
+fn isolate_tagged(command: &mut Command) -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let tag = format!(
+        "{}.{}",
+        std::process::id(),
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    command.env(TREE_ENV, &tag);
+    #[cfg(target_os = "linux")]
+    members::become_subreaper();
     #[cfg(unix)]
     {
         #[cfg(target_os = "linux")]
@@ -261,13 +325,15 @@ pub fn isolate(command: &mut Command) -> &mut Command {
             });
         }
     }
-    command
+    tag
 }
 
 /// The process tree a process prepared with [`isolate`] leads (see the module docs).
 #[derive(Debug)]
 pub struct ProcessTree {
     leader: Option<u32>,
+    /// What scans learnt: the tag, and every member seen so far.
+    known: Arc<Mutex<members::Known>>,
     watched: bool,
 }
 
@@ -282,11 +348,21 @@ pub enum TreeSignal {
 
 impl ProcessTree {
     /// The tree led by the process `leader` (`None`: a process whose pid is unknown, a
-    /// tree with no members). The watchdog learns about it until
-    /// [`release`](ProcessTree::release) or drop.
+    /// tree with no members). On Linux its tag is read from the leader's environment.
+    /// The watchdog learns about it until [`release`](ProcessTree::release) or drop.
     pub fn new(leader: Option<u32>) -> Self {
-        let watched = leader.is_some_and(watchdog::register);
-        ProcessTree { leader, watched }
+        let tag = leader.and_then(members::tag_of);
+        ProcessTree::tagged(leader, tag)
+    }
+
+    fn tagged(leader: Option<u32>, tag: Option<String>) -> Self {
+        let known = Arc::new(Mutex::new(members::Known::new(tag)));
+        let watched = leader.is_some_and(|l| watchdog::register(l, &known));
+        ProcessTree {
+            leader,
+            known,
+            watched,
+        }
     }
 
     /// The leader's pid, which is also the session and process group id.
@@ -294,15 +370,25 @@ impl ProcessTree {
         self.leader
     }
 
-    /// Sends `signal` to every member; returns how many were signalled.
+    /// Sends `signal` to every member; returns how many were signalled. The members are
+    /// collected before any is signalled; `Kill` first stops every member with
+    /// `SIGSTOP` until no new one appears (a stopped process cannot fork), then kills
+    /// them all.
     pub fn signal(&self, signal: TreeSignal) -> usize {
         let Some(leader) = self.leader else { return 0 };
-        members::signal(leader, signal)
+        let mut known = lock(&self.known);
+        match signal {
+            TreeSignal::Term => members::signal(leader, &mut known, signal),
+            TreeSignal::Kill => members::kill_frozen(leader, &mut known),
+        }
     }
 
     /// The members that are still running (zombies excluded).
     pub fn survivors(&self) -> Vec<u32> {
-        self.leader.map(members::live).unwrap_or_default()
+        let Some(leader) = self.leader else {
+            return Vec::new();
+        };
+        members::live(leader, &mut lock(&self.known))
     }
 
     /// Whether any member is still running.
@@ -310,8 +396,10 @@ impl ProcessTree {
         !self.survivors().is_empty()
     }
 
-    /// Stops the tree: `SIGTERM`, up to `grace` for the members to go, `SIGKILL`, up to
-    /// `grace` again.
+    /// Stops the tree: `SIGTERM`, up to `grace` for the members to go, `SIGKILL` (after
+    /// stopping every member), up to `grace` again, killing whatever is found meanwhile.
+    /// Members seen once stay members (by pid and start time) even after they left the
+    /// session and their parent died, so a member that ignores `SIGTERM` is still killed.
     ///
     /// # Errors
     ///
@@ -322,7 +410,7 @@ impl ProcessTree {
         }
         for signal in [TreeSignal::Term, TreeSignal::Kill] {
             self.signal(signal);
-            if self.wait_gone(grace).await {
+            if self.wait_gone(grace, signal == TreeSignal::Kill).await {
                 return Ok(());
             }
         }
@@ -334,7 +422,9 @@ impl ProcessTree {
         }
     }
 
-    async fn wait_gone(&self, grace: Duration) -> bool {
+    /// Waits up to `grace` for the tree to be gone; `sweep`: killing every member found
+    /// meanwhile.
+    async fn wait_gone(&self, grace: Duration, sweep: bool) -> bool {
         let until = Instant::now() + grace;
         loop {
             if !self.is_alive() {
@@ -342,6 +432,9 @@ impl ProcessTree {
             }
             if Instant::now() >= until {
                 return false;
+            }
+            if sweep {
+                self.signal(TreeSignal::Kill);
             }
             tokio::time::sleep(Duration::from_millis(15)).await;
         }
@@ -353,7 +446,7 @@ impl ProcessTree {
         if std::mem::take(&mut self.watched)
             && let Some(leader) = self.leader
         {
-            watchdog::unregister(leader);
+            watchdog::unregister(leader, &self.known);
         }
     }
 }
@@ -380,6 +473,24 @@ mod members {
     //! Finding and signalling a tree's members.
     use super::TreeSignal;
 
+    /// What a tree learnt about itself: its tag, and the members seen so far (pid and
+    /// start time, so that a reused pid is not taken for a member).
+    #[derive(Debug, Default)]
+    pub(crate) struct Known {
+        pub(super) tag: Option<String>,
+        #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+        seen: std::collections::HashMap<u32, u64>,
+    }
+
+    impl Known {
+        pub(super) fn new(tag: Option<String>) -> Known {
+            Known {
+                tag,
+                seen: std::collections::HashMap::new(),
+            }
+        }
+    }
+
     #[cfg(unix)]
     fn raw(signal: TreeSignal) -> libc::c_int {
         match signal {
@@ -396,17 +507,54 @@ mod members {
         rc == 0
     }
 
+    #[cfg(unix)]
+    fn send_u32(pid: u32, signal: libc::c_int) -> bool {
+        libc::pid_t::try_from(pid).is_ok_and(|pid| pid > 1 && send(pid, signal))
+    }
+
+    /// Makes the host a child subreaper (once; a failure leaves orphans to init).
     #[cfg(target_os = "linux")]
-    pub(super) fn signal(leader: u32, signal: TreeSignal) -> usize {
-        let Ok(group) = libc::pid_t::try_from(leader) else {
-            return 0;
-        };
+    pub(super) fn become_subreaper() {
+        static DONE: std::sync::Once = std::sync::Once::new();
+        DONE.call_once(|| {
+            // SAFETY: `prctl` with integer arguments touches no memory of ours.
+            #[allow(unsafe_code)]
+            let rc = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+            if rc == -1 {
+                tracing::warn!(
+                    error = %std::io::Error::last_os_error(),
+                    "PR_SET_CHILD_SUBREAPER failed: orphaned tree members go to init"
+                );
+            }
+        });
+    }
+
+    /// The tag in the environment of `pid`.
+    #[cfg(target_os = "linux")]
+    pub(super) fn tag_of(pid: u32) -> Option<String> {
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+        let prefix = [super::TREE_ENV.as_bytes(), b"="].concat();
+        environ
+            .split(|b| *b == 0)
+            .find_map(|var| var.strip_prefix(prefix.as_slice()))
+            .and_then(|tag| std::str::from_utf8(tag).ok())
+            .map(str::to_string)
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(super) fn tag_of(_pid: u32) -> Option<String> {
+        None
+    }
+
+    #[cfg(target_os = "linux")]
+    pub(super) fn signal(leader: u32, known: &mut Known, signal: TreeSignal) -> usize {
+        // Collect first: signalling a parent first could orphan a child that left the
+        // session before it is found.
+        let found = scan(leader, known);
         let sig = raw(signal);
-        let mut count = usize::from(group > 1 && send(-group, sig));
-        for (pid, _) in scan(leader) {
-            if let Ok(pid) = libc::pid_t::try_from(pid)
-                && send(pid, sig)
-            {
+        let mut count = usize::from(group(leader, sig));
+        for m in &found {
+            if send_u32(m.pid, sig) {
                 count += 1;
             }
         }
@@ -414,25 +562,59 @@ mod members {
     }
 
     #[cfg(target_os = "linux")]
-    pub(super) fn live(leader: u32) -> Vec<u32> {
-        scan(leader)
+    fn group(leader: u32, sig: libc::c_int) -> bool {
+        libc::pid_t::try_from(leader).is_ok_and(|g| g > 1 && send(-g, sig))
+    }
+
+    /// Stops every member until no new one appears (bounded), then kills them all.
+    #[cfg(target_os = "linux")]
+    pub(super) fn kill_frozen(leader: u32, known: &mut Known) -> usize {
+        let mut stopped = std::collections::HashSet::new();
+        group(leader, libc::SIGSTOP);
+        for _ in 0..64 {
+            let mut grew = false;
+            for m in scan(leader, known) {
+                if stopped.insert(m.pid) {
+                    grew = true;
+                    send_u32(m.pid, libc::SIGSTOP);
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+        group(leader, libc::SIGKILL);
+        let mut count = 0;
+        for pid in &stopped {
+            if send_u32(*pid, libc::SIGKILL) {
+                count += 1;
+            }
+        }
+        count
+    }
+
+    #[cfg(target_os = "linux")]
+    pub(super) fn live(leader: u32, known: &mut Known) -> Vec<u32> {
+        scan(leader, known)
             .into_iter()
-            .filter(|(_, state)| !matches!(state, 'Z' | 'X' | 'x'))
-            .map(|(pid, _)| pid)
+            .filter(|m| !matches!(m.state, 'Z' | 'X' | 'x'))
+            .map(|m| m.pid)
             .collect()
     }
 
-    /// The members of the tree led by `leader`, with their states: processes of its
-    /// session or group, and their descendants.
     #[cfg(target_os = "linux")]
-    fn scan(leader: u32) -> Vec<(u32, char)> {
-        struct Stat {
-            pid: u32,
-            state: char,
-            ppid: u32,
-            pgrp: u32,
-            session: u32,
-        }
+    pub(super) struct Stat {
+        pub(super) pid: u32,
+        state: char,
+        ppid: u32,
+        pgrp: u32,
+        session: u32,
+        start: u64,
+    }
+
+    /// Every process in `/proc`.
+    #[cfg(target_os = "linux")]
+    fn all() -> Vec<Stat> {
         let Ok(dir) = std::fs::read_dir("/proc") else {
             return Vec::new();
         };
@@ -453,10 +635,19 @@ mod members {
             let Some((_, rest)) = text.rsplit_once(')') else {
                 continue;
             };
-            let mut fields = rest.split_ascii_whitespace();
-            let state = fields.next().and_then(|s| s.chars().next()).unwrap_or('?');
-            let mut number = || fields.next().and_then(|f| f.parse::<u32>().ok());
-            let (Some(ppid), Some(pgrp), Some(session)) = (number(), number(), number()) else {
+            let fields: Vec<&str> = rest.split_ascii_whitespace().collect();
+            let state = fields.first().and_then(|s| s.chars().next()).unwrap_or('?');
+            let number = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
+            let (Some(ppid), Some(pgrp), Some(session), Some(start)) =
+                (number(1), number(2), number(3), number(19))
+            else {
+                continue;
+            };
+            let (Ok(ppid), Ok(pgrp), Ok(session)) = (
+                u32::try_from(ppid),
+                u32::try_from(pgrp),
+                u32::try_from(session),
+            ) else {
                 continue;
             };
             all.push(Stat {
@@ -465,37 +656,78 @@ mod members {
                 ppid,
                 pgrp,
                 session,
+                start,
             });
         }
+        all
+    }
+
+    /// The members of the tree led by `leader`: processes of its session or group,
+    /// members seen before, orphans adopted by the host that carry the tree's tag, and
+    /// the descendants of all of those. Remembers them, and reaps the adopted ones that
+    /// are zombies.
+    #[cfg(target_os = "linux")]
+    fn scan(leader: u32, known: &mut Known) -> Vec<Stat> {
+        let host = std::process::id();
+        let all = all();
         let mut member: Vec<bool> = all
             .iter()
-            .map(|s| s.session == leader || s.pgrp == leader)
+            .map(|s| {
+                s.session == leader
+                    || s.pgrp == leader
+                    || known.seen.get(&s.pid) == Some(&s.start)
+                    || (s.ppid == host
+                        && s.pid != leader
+                        && known.tag.is_some()
+                        && tag_of(s.pid) == known.tag)
+            })
             .collect();
         // Descendants of members, to a fixed point (parents may be listed after children).
+        let mut pids: std::collections::HashSet<u32> = all
+            .iter()
+            .zip(&member)
+            .filter(|(_, m)| **m)
+            .map(|(s, _)| s.pid)
+            .collect();
         loop {
             let mut grew = false;
-            for i in 0..all.len() {
-                if !member[i] {
-                    let ppid = all[i].ppid;
-                    if all.iter().zip(&member).any(|(p, m)| *m && p.pid == ppid) {
-                        member[i] = true;
-                        grew = true;
-                    }
+            for (s, m) in all.iter().zip(member.iter_mut()) {
+                if !*m && pids.contains(&s.ppid) {
+                    *m = true;
+                    pids.insert(s.pid);
+                    grew = true;
                 }
             }
             if !grew {
                 break;
             }
         }
-        all.iter()
+        let found: Vec<Stat> = all
+            .into_iter()
             .zip(member)
             .filter(|(_, m)| *m)
-            .map(|(s, _)| (s.pid, s.state))
-            .collect()
+            .map(|(s, _)| s)
+            .collect();
+        for s in &found {
+            known.seen.insert(s.pid, s.start);
+            // An adopted member that died is ours to reap (the leader is its spawner's).
+            if s.state == 'Z'
+                && s.ppid == host
+                && s.pid != leader
+                && let Ok(pid) = libc::pid_t::try_from(s.pid)
+            {
+                // SAFETY: `waitpid` on one pid, with no status pointer.
+                #[allow(unsafe_code)]
+                unsafe {
+                    libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG);
+                }
+            }
+        }
+        found
     }
 
     #[cfg(all(unix, not(target_os = "linux")))]
-    pub(super) fn signal(leader: u32, signal: TreeSignal) -> usize {
+    pub(super) fn signal(leader: u32, _known: &mut Known, signal: TreeSignal) -> usize {
         match libc::pid_t::try_from(leader) {
             Ok(group) if group > 1 => usize::from(send(-group, raw(signal))),
             _ => 0,
@@ -503,7 +735,12 @@ mod members {
     }
 
     #[cfg(all(unix, not(target_os = "linux")))]
-    pub(super) fn live(leader: u32) -> Vec<u32> {
+    pub(super) fn kill_frozen(leader: u32, known: &mut Known) -> usize {
+        signal(leader, known, TreeSignal::Kill)
+    }
+
+    #[cfg(all(unix, not(target_os = "linux")))]
+    pub(super) fn live(leader: u32, _known: &mut Known) -> Vec<u32> {
         match libc::pid_t::try_from(leader) {
             Ok(group) if group > 1 && send(-group, 0) => vec![leader],
             _ => Vec::new(),
@@ -511,24 +748,32 @@ mod members {
     }
 
     #[cfg(not(unix))]
-    pub(super) fn signal(_leader: u32, _signal: TreeSignal) -> usize {
+    pub(super) fn signal(_leader: u32, _known: &mut Known, _signal: TreeSignal) -> usize {
         0
     }
 
     #[cfg(not(unix))]
-    pub(super) fn live(_leader: u32) -> Vec<u32> {
+    pub(super) fn kill_frozen(_leader: u32, _known: &mut Known) -> usize {
+        0
+    }
+
+    #[cfg(not(unix))]
+    pub(super) fn live(_leader: u32, _known: &mut Known) -> Vec<u32> {
         Vec::new()
     }
 }
 
 mod watchdog {
     //! One `/bin/sh` per host process that kills the registered trees when the host's
-    //! end of its pipe closes without a goodbye: the host died.
+    //! end of its pipe closes without a goodbye: the host died. The host in turn watches
+    //! the watchdog: should it die while the host lives (a job may kill it), the host
+    //! kills every tree it guarded at once, so no tree is left unguarded.
 
     use super::*;
 
-    /// The watchdog script: `+ID` registers a tree, `-ID` forgets it; at end of input it
-    /// kills the group and (with /proc) the session and group members of each tree left.
+    /// The watchdog script: `+ID/TAG` registers a tree, `-ID/TAG` forgets it; at end of
+    /// input it stops, then kills, each tree left: its group, and (with /proc) the
+    /// members of its session and group and every process carrying its tag.
     const SCRIPT: &str = r#"trap '' INT HUP TERM PIPE
 ids=' '
 while IFS= read -r line; do
@@ -538,24 +783,41 @@ while IFS= read -r line; do
         case $ids in *" $id "*) ids="${ids%%" $id "*} ${ids#*" $id "}" ;; esac ;;
   esac
 done
-for round in 1 2 3; do
-  for id in $ids; do
-    kill -KILL -"$id" 2>/dev/null
+for round in 1 2 3 4 5 6; do
+  sig=STOP; [ "$round" -gt 3 ] && sig=KILL
+  for e in $ids; do
+    id=${e%%/*}; tag=${e#*/}
+    kill -$sig -"$id" 2>/dev/null
     [ -d /proc ] || continue
+    for f in $(grep -lxzF "DSH_PROCESS_TREE=$tag" /proc/[0-9]*/environ 2>/dev/null); do
+      p=${f#/proc/}; kill -$sig "${p%/environ}" 2>/dev/null
+    done
     for f in /proc/[0-9]*/stat; do
       IFS= read -r s < "$f" 2>/dev/null || continue
       set -- ${s##*") "}
       if [ "$3" = "$id" ] || [ "$4" = "$id" ]; then
-        p=${f#/proc/}; kill -KILL "${p%/stat}" 2>/dev/null
+        p=${f#/proc/}; kill -$sig "${p%/stat}" 2>/dev/null
       fi
     done
   done
 done
 "#;
 
-    static PIPE: OnceLock<Mutex<Option<std::process::ChildStdin>>> = OnceLock::new();
+    /// The pipe to the watchdog, and the trees it guards.
+    struct State {
+        pipe: Option<std::process::ChildStdin>,
+        /// Bumped for each watchdog started, so a stale death notice is ignored.
+        generation: u64,
+        trees: Vec<(u32, Arc<Mutex<members::Known>>)>,
+    }
 
-    fn start() -> Option<std::process::ChildStdin> {
+    static STATE: Mutex<State> = Mutex::new(State {
+        pipe: None,
+        generation: 0,
+        trees: Vec::new(),
+    });
+
+    fn start(generation: u64) -> Option<std::process::ChildStdin> {
         if !cfg!(unix) || !Path::new("/bin/sh").exists() {
             return None;
         }
@@ -563,43 +825,169 @@ done
         command
             .arg("-c")
             .arg(SCRIPT)
+            .env_remove(TREE_ENV)
             .stdin(Stdio::piped())
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::null());
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
         // The child handle is dropped: the watchdog lives until the host's end of the
         // pipe closes, which is when the host exits.
-        command.spawn().ok()?.stdin.take()
+        let mut child = command.spawn().ok()?;
+        let stdout = child.stdout.take();
+        let pid = child.id();
+        // Its stdout closes when it dies: while the host lives, that means it was killed.
+        if let Some(stdout) = stdout {
+            let spawned = std::thread::Builder::new()
+                .name("dsh-watchdog-monitor".into())
+                .spawn(move || {
+                    monitor(stdout, pid);
+                    died(generation);
+                });
+            if spawned.is_err() {
+                return None;
+            }
+        }
+        child.stdin.take()
     }
 
-    fn send(line: &str) -> bool {
-        let pipe = PIPE.get_or_init(|| Mutex::new(None));
-        let mut pipe = pipe
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        for _ in 0..2 {
-            if pipe.is_none() {
-                *pipe = start();
+    /// Returns once the watchdog `pid` is dead, or stopped (`SIGSTOP`, a tracer), which
+    /// would keep it from acting: it is then killed. A stop is noticed within 100 ms.
+    #[cfg(target_os = "linux")]
+    fn monitor(mut stdout: std::process::ChildStdout, pid: u32) {
+        use std::io::Read as _;
+        use std::os::fd::AsRawFd as _;
+        let mut buf = [0_u8; 64];
+        loop {
+            let mut pfd = libc::pollfd {
+                fd: stdout.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid `pollfd` we own, for the duration of the call.
+            #[allow(unsafe_code)]
+            let rc = unsafe { libc::poll(&raw mut pfd, 1, 100) };
+            if rc > 0 {
+                match stdout.read(&mut buf) {
+                    Ok(0) => return,
+                    Ok(_) => continue,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(_) => return,
+                }
             }
-            let Some(stdin) = pipe.as_mut() else {
+            if rc < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                return;
+            }
+            let stopped = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    let (_, rest) = stat.rsplit_once(')')?;
+                    rest.trim_start().chars().next()
+                })
+                .is_some_and(|state| matches!(state, 'T' | 't'));
+            if stopped {
+                if let Ok(pid) = libc::pid_t::try_from(pid) {
+                    // SAFETY: `kill` takes two integers and touches no memory of ours.
+                    #[allow(unsafe_code)]
+                    unsafe {
+                        libc::kill(pid, libc::SIGKILL);
+                    }
+                }
+                return;
+            }
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn monitor(mut stdout: std::process::ChildStdout, _pid: u32) {
+        let _ = io::copy(&mut stdout, &mut io::sink());
+    }
+
+    /// The watchdog of `generation` died: kill every tree it guarded.
+    fn died(generation: u64) {
+        let trees = {
+            let mut state = lock(&STATE);
+            if state.generation != generation {
+                return;
+            }
+            // First a new watchdog for the trees, so that none is unguarded should the
+            // host die while they are killed.
+            state.pipe = None;
+            send(&mut state, "");
+            state.trees.clone()
+        };
+        if trees.is_empty() {
+            return;
+        }
+        tracing::warn!(
+            trees = trees.len(),
+            "the process watchdog died while the host lives: killing the trees it guarded"
+        );
+        for (leader, known) in trees {
+            let mut known = lock(&known);
+            for _ in 0..3 {
+                members::kill_frozen(leader, &mut known);
+                if members::live(leader, &mut known).is_empty() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+
+    fn send(state: &mut State, line: &str) -> bool {
+        for _ in 0..2 {
+            if state.pipe.is_none() {
+                state.generation += 1;
+                state.pipe = start(state.generation);
+                if state.pipe.is_some() {
+                    // A new watchdog knows nothing yet: tell it every tree still guarded.
+                    let lines: String = state
+                        .trees
+                        .iter()
+                        .map(|(leader, known)| entry('+', *leader, known))
+                        .collect();
+                    if let Some(stdin) = state.pipe.as_mut()
+                        && (stdin.write_all(lines.as_bytes()).is_err() || stdin.flush().is_err())
+                    {
+                        state.pipe = None;
+                        continue;
+                    }
+                }
+            }
+            let Some(stdin) = state.pipe.as_mut() else {
                 return false;
             };
             if stdin.write_all(line.as_bytes()).is_ok() && stdin.flush().is_ok() {
                 return true;
             }
             // The watchdog is gone: start another.
-            *pipe = None;
+            state.pipe = None;
         }
         false
     }
 
-    pub(super) fn register(leader: u32) -> bool {
-        send(&format!("+{leader}\n"))
+    fn entry(sign: char, leader: u32, known: &Mutex<members::Known>) -> String {
+        let tag = lock(known).tag.clone().unwrap_or_else(|| "-".to_string());
+        format!("{sign}{leader}/{tag}\n")
     }
 
-    pub(super) fn unregister(leader: u32) {
-        send(&format!("-{leader}\n"));
+    pub(super) fn register(leader: u32, known: &Arc<Mutex<members::Known>>) -> bool {
+        let mut state = lock(&STATE);
+        let line = entry('+', leader, known);
+        if send(&mut state, &line) {
+            state.trees.push((leader, Arc::clone(known)));
+            true
+        } else {
+            false
+        }
+    }
+
+    pub(super) fn unregister(leader: u32, known: &Arc<Mutex<members::Known>>) {
+        let mut state = lock(&STATE);
+        state.trees.retain(|(_, k)| !Arc::ptr_eq(k, known));
+        let line = entry('-', leader, known);
+        send(&mut state, &line);
     }
 }
 
@@ -958,13 +1346,14 @@ pub struct RunEnd {
 ///
 /// The spawn's.
 pub fn spawn(mut command: Command, limits: ProcessLimits) -> io::Result<Spawned> {
-    isolate(&mut command)
+    let tag = isolate_tagged(&mut command);
+    command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     let mut child = command.spawn()?;
-    let tree = ProcessTree::new(child.id());
+    let tree = ProcessTree::tagged(child.id(), Some(tag));
     let pipes = (child.stdout.take(), child.stderr.take());
     Ok(Spawned {
         child,

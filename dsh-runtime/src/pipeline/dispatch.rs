@@ -7,6 +7,7 @@ use std::task::{Context, Poll};
 
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
+use super::detach::Isolated;
 use super::exec::{Call, Outcome, Stage};
 use super::output::success;
 use super::timeout::TimeoutWrapper;
@@ -137,24 +138,52 @@ impl Dispatcher<'_> {
         // The body gets a child of the caller's token: the caller's cancellation reaches
         // it, and the body cannot cancel the caller. On the only run of an unwrapped call
         // the child is made only if the body asks for its token.
-        let eager = (replaced || !only).then(|| self.call.cancel().child_token());
+        //
+        // A body that someone can cancel (a wrapper's replacement token, such as the
+        // timeout wrapper's deadline, or a caller's token) runs on a task of its own, so
+        // that a body stuck where cancellation cannot reach it is detached instead of
+        // holding the result (see `detach`).
+        let detacher = self.registry.detacher();
+        let isolate = (replaced || exec.has_caller_token()) && detacher.available();
+        if isolate && let Some(refusal) = detacher.refusal(|| json_quote(&exec.name)) {
+            return canonical(ResultData::failure(None, refusal));
+        }
+        let eager = (replaced || !only || isolate).then(|| self.call.cancel().child_token());
         self.invoked.store(true, Ordering::Release);
         let cx = match &eager {
             Some(fused) => ToolContext::for_run(exec.clone(), fused.clone()),
             None => ToolContext::for_only_run(exec.clone()),
         };
-        let outcome = match panic::contain(|| tool.erased().call_json(args, cx)) {
-            Err(p) => Err(p),
-            Ok(fut) => match (&eager, current) {
-                (Some(fused), Some(current)) if replaced => {
-                    Fused {
-                        body: CatchUnwind::new(fut),
-                        watch: Some(Box::pin(current.clone().cancelled_owned())),
-                        fused,
-                    }
-                    .await
+        let outcome = match (&eager, isolate) {
+            (Some(fused), true) => {
+                let tool = tool.clone();
+                let args = if std::ptr::eq(args, &*exec.arguments) {
+                    exec.arguments.clone()
+                } else {
+                    std::sync::Arc::new(args.clone())
+                };
+                let body: crate::tool::BoxFuture<'static, BodyOutcome> =
+                    Box::pin(async move { tool.erased().call_json(&args, cx).await });
+                let watch = current.filter(|_| replaced);
+                let caller = self.call.cancel();
+                match detacher.run(body, fused, caller, watch, &exec.name).await {
+                    Isolated::Returned(outcome) => outcome,
+                    Isolated::Detached => return canonical(ResultData::aborted(true)),
                 }
-                _ => CatchUnwind::new(fut).await,
+            }
+            _ => match panic::contain(|| tool.erased().call_json(args, cx)) {
+                Err(p) => Err(p),
+                Ok(fut) => match (&eager, current) {
+                    (Some(fused), Some(current)) if replaced => {
+                        Fused {
+                            body: CatchUnwind::new(fut),
+                            watch: Some(Box::pin(current.clone().cancelled_owned())),
+                            fused,
+                        }
+                        .await
+                    }
+                    _ => CatchUnwind::new(fut).await,
+                },
             },
         };
         // Quoted only on the failures that name the tool.

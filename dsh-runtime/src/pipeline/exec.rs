@@ -30,8 +30,12 @@ impl Registry {
     /// immutable [`ToolResult`].
     ///
     /// Cancel a call with its [`ToolCall::cancel`] token rather than by dropping this
-    /// future: a started body is always awaited to completion, which a dropped future
-    /// cannot do.
+    /// future: a started body is awaited to completion, which a dropped future cannot do
+    /// (except a cancelled body that does not return within the grace period: it is
+    /// detached, see [`crate::RegistryBuilder::max_detached`]). Dropping the future of a
+    /// call whose body runs on a task of its own (a call with a deadline or a caller's
+    /// token) cancels the body's token and leaves it to finish there, counted as
+    /// detached; any other body is dropped with the future.
     pub async fn execute(&self, call: ToolCall) -> ToolResult {
         self.execute_gated(call, None).await
     }

@@ -13,7 +13,7 @@
 //! | 4 | **pre-execute** waterfall ([`hooks::PreExecute`](crate::hooks::PreExecute)), approval on `ask` ([`hooks::ApprovalHandler`](crate::hooks::ApprovalHandler)); a caller token already cancelled stops here first | `exec::policy` | cancelled: `ABORTED_BEFORE_DISPATCH`, straight to finalize · denial: codeless failure, through post-execute |
 //! | 5 | **guards** ([`hooks::Guard`](crate::hooks::Guard)), the first denial wins | `exec::policy` | denial: codeless failure, through post-execute |
 //! | 6 | **wrappers** ([`hooks::Wrapper`](crate::hooks::Wrapper)) around the dispatch, the built-in [`TimeoutWrapper`] outermost | `dispatch::dispatch` | `TOOL_TIMEOUT` · a wrapper's own error, straight to finalize |
-//! | 7 | **body**, with a child of the caller's token (fused with a wrapper's replacement) | `dispatch::Dispatcher::body` | the tool's error and code · `INVALID_ARGS` when serde rejects the validated arguments · `ABORTED` after a cancelled success |
+//! | 7 | **body**, with a child of the caller's token (fused with a wrapper's replacement); on a task of its own when it can be cancelled (`detach`) | `dispatch::Dispatcher::body` | the tool's error and code · `INVALID_ARGS` when serde rejects the validated arguments · `ABORTED` after a cancelled success, or when a cancelled body was detached · a codeless refusal while the detached bodies reach the registry's limit |
 //! | 8 | **output**: snapshot, validate against the output schema, freeze, render, presentation meta (top-level calls) | `output::success`, `output::settle` | `INVALID_TOOL_OUTPUT` |
 //! | 9 | **post-execute** ([`hooks::PostExecute`](crate::hooks::PostExecute)): accept (replace content *or* value), block, attach contexts; then a caller abort turns a success into `ABORTED` | `post::post_execute` | the hook's error |
 //! | 10 | **finalize** the content once, freeze, notify **observers** ([`hooks::Observer`](crate::hooks::Observer)) | `post::finalize` | a panicking finalizer: `TOOL_PANICKED` |
@@ -35,6 +35,7 @@
 
 mod batch;
 mod call;
+mod detach;
 mod dispatch;
 mod exec;
 mod output;
@@ -45,5 +46,6 @@ mod typed;
 pub use crate::result::{DispatchOutcome, ErrorCode, ToolResult};
 pub use batch::{CallOrder, ExecutionMode};
 pub use call::{Arguments, ToolCall};
+pub(crate) use detach::{DEFAULT_GRACE, DEFAULT_MAX_DETACHED, Detacher};
 pub use timeout::TimeoutWrapper;
 pub use typed::ToolCallError;

@@ -17,8 +17,13 @@ use crate::tool::ToolError;
 /// dispatch returned into `TOOL_TIMEOUT` (`tool call timed out after <ms>ms`).
 ///
 /// Cancellation is cooperative: when the deadline fires the body's token is cancelled
-/// and the wrapper waits for the body to return; it never abandons it. A caller abort
-/// is not a timeout. Tools without `timeout_ms` pass through untouched.
+/// and the body gets the registry's grace period to return
+/// ([`crate::RegistryBuilder::detach_grace`]); a cooperative body is awaited. A body that
+/// does not return by then (stuck in a blocking system call, or ignoring its token) is
+/// detached: it runs on, on its own task, counted by [`crate::Registry::detached_bodies`],
+/// and the call answers `TOOL_TIMEOUT` at once (see
+/// [`crate::RegistryBuilder::max_detached`]). A caller abort is not a timeout. Tools
+/// without `timeout_ms` pass through untouched.
 ///
 /// The registry runs this wrapper outermost by default (see
 /// [`crate::RegistryBuilder::timeouts`]); register it yourself with

@@ -2,6 +2,7 @@
 
 mod pipeline_batch;
 mod pipeline_cancel;
+mod pipeline_detach;
 mod pipeline_fast_paths;
 mod pipeline_outcomes;
 mod pipeline_policy;

@@ -406,3 +406,286 @@ async fn closing_the_owner_waits_for_the_process() {
     assert_eq!(job.status, JobStatus::Killed);
     assert!(!process_exists(&pid), "process {pid} outlived close");
 }
+
+// ---- escapes ------------------------------------------------------------------------------
+//
+// Each escaping process is a `sleep` with a marker argument unique to the test run and
+// trial (e.g. `sleep 7001.42`), found by its command line in `/proc`.
+
+/// A marker argument for `sleep` no other process on the machine uses.
+#[cfg(target_os = "linux")]
+fn marker(trial: u32) -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    // Seconds: long enough to outlive every test; the fraction makes it unique.
+    format!(
+        "{}.{}{:03}{:03}",
+        7000 + trial,
+        std::process::id(),
+        n,
+        trial
+    )
+}
+
+/// The pids of running (not zombie) processes whose command line is `sleep <marker>`.
+#[cfg(target_os = "linux")]
+fn sleepers(marker: &str) -> Vec<u32> {
+    let want = format!("sleep\0{marker}\0");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc")
+        .expect("/proc is readable")
+        .flatten()
+    {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        if cmdline.ends_with(want.as_bytes())
+            && (cmdline.len() == want.len() || cmdline[cmdline.len() - want.len() - 1] == b'/')
+            && !process_stopped(&pid.to_string())
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Polls (every 10 ms, at most `limit`) until `sleepers(marker)` is non-empty (`true`) or
+/// empty (`false`); answers the last list.
+#[cfg(target_os = "linux")]
+async fn poll_sleepers(marker: &str, present: bool, limit: Duration) -> Vec<u32> {
+    let start = std::time::Instant::now();
+    loop {
+        let found = sleepers(marker);
+        if found.is_empty() != present || start.elapsed() >= limit {
+            return found;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Kills what a failed test left running.
+#[cfg(target_os = "linux")]
+fn kill_sleepers(marker: &str) {
+    kill_all(
+        &sleepers(marker)
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>(),
+    );
+}
+
+/// The kinds of escaping child: one that leaves the session (`setsid`), and one that
+/// also ignores every catchable signal first.
+#[cfg(target_os = "linux")]
+const ESCAPES: [&str; 2] = ["setsid", "trap+setsid"];
+
+/// The job script of an escape kind whose child is `sleep <marker>`.
+#[cfg(target_os = "linux")]
+fn escaping(kind: &str, marker: &str) -> String {
+    match kind {
+        "setsid" => format!("setsid sleep {marker} & wait"),
+        _ => format!("(trap '' TERM HUP INT; exec setsid sleep {marker}) & wait"),
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_that_leaves_the_session_is_killed_with_its_job() {
+    let jobs = JobRuntime::new();
+    for trial in 0..5 {
+        for kind in ESCAPES {
+            let marker = marker(trial);
+            let script = escaping(kind, &marker);
+            let mut command = tokio::process::Command::new("sh");
+            command.arg("-c").arg(&script);
+            let limits = ProcessLimits::default().with_kill_grace(Duration::from_millis(300));
+            let id = jobs
+                .start(JobSpec::new("bash", kind), spawn_command(command, limits))
+                .unwrap();
+            let running = poll_sleepers(&marker, true, LIVENESS).await;
+            assert!(!running.is_empty(), "{kind} trial {trial}: sleep never ran");
+            jobs.kill(&id, None, None).unwrap();
+            let job = settled(&jobs, &id, None).await;
+            let left = poll_sleepers(&marker, false, Duration::from_secs(5)).await;
+            kill_sleepers(&marker);
+            assert!(
+                left.is_empty(),
+                "{kind} trial {trial}: {left:?} survived job_kill ({job:?})"
+            );
+            assert_eq!(job.status, JobStatus::Killed, "{kind} trial {trial}");
+        }
+    }
+}
+
+/// A running `dsh-tools session` host with a background job.
+#[cfg(target_os = "linux")]
+struct SessionHost {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    root: std::path::PathBuf,
+}
+
+#[cfg(target_os = "linux")]
+impl SessionHost {
+    fn start() -> SessionHost {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let root = std::env::temp_dir().join(format!(
+            "dsh-tools-escape-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&root).expect("a temporary root");
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dsh-tools"))
+            .current_dir(&root)
+            .arg("--root")
+            .arg(&root)
+            .arg("session")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("dsh-tools session runs");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        SessionHost {
+            child,
+            stdin,
+            stdout,
+            root,
+        }
+    }
+
+    fn call(&mut self, name: &str, arguments: serde_json::Value) -> serde_json::Value {
+        use std::io::{BufRead as _, Write as _};
+        let line = serde_json::json!({"id": "c", "name": name, "arguments": arguments});
+        writeln!(self.stdin, "{line}").expect("the session reads");
+        self.stdin.flush().expect("the session reads");
+        let mut answer = String::new();
+        self.stdout
+            .read_line(&mut answer)
+            .expect("the session answers");
+        serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{e}: {answer:?}"))
+    }
+
+    fn background(&mut self, command: &str) {
+        let started = self.call(
+            "bash",
+            serde_json::json!({"command": command, "description": "escape", "run_in_background": true}),
+        );
+        assert_eq!(
+            started["result"]["value"]["kind"].as_str(),
+            Some("background"),
+            "{started}"
+        );
+    }
+
+    /// Sends `signal` to the host and waits (bounded) for it to exit.
+    fn signal(&mut self, signal: &str) {
+        let status = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill -{signal} failed");
+        let start = std::time::Instant::now();
+        while self.child.try_wait().expect("wait").is_none() {
+            assert!(start.elapsed() < LIVENESS, "the host outlived {signal}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for SessionHost {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn children_that_leave_the_session_die_with_a_signalled_host() {
+    for signal in ["TERM", "KILL"] {
+        for trial in 0..3 {
+            for kind in ESCAPES {
+                let marker = marker(trial);
+                let script = escaping(kind, &marker);
+                let mut host = SessionHost::start();
+                host.background(&script);
+                let running = poll_sleepers(&marker, true, LIVENESS).await;
+                assert!(!running.is_empty(), "{kind}: sleep never ran");
+                host.signal(signal);
+                let left = poll_sleepers(&marker, false, Duration::from_secs(10)).await;
+                kill_sleepers(&marker);
+                assert!(
+                    left.is_empty(),
+                    "{kind} trial {trial}: {left:?} survived SIG{signal} of the host"
+                );
+            }
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_that_kills_its_watchdog_still_dies_with_a_killed_host() {
+    watchdog_attack("-9").await;
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_that_stops_its_watchdog_still_dies_with_a_killed_host() {
+    watchdog_attack("-STOP").await;
+}
+
+/// A job sends `signal` to its host's watchdog; then the host is killed with `SIGKILL`.
+#[cfg(target_os = "linux")]
+async fn watchdog_attack(signal: &str) {
+    let marker = marker(0);
+    // The job finds its host's watchdog by its command line (and its parent, the host)
+    // and kills it; `$a` keeps the pattern out of the job's own command line.
+    let script = format!(
+        "setsid sleep {marker} & sleep 0.2; a=trap; \
+         for p in /proc/[0-9]*; do \
+           c=$(tr '\\0' ' ' < $p/cmdline 2>/dev/null); \
+           case \"$c\" in *\"$a '' INT HUP TERM PIPE\"*) \
+             read -r s < $p/stat; set -- ${{s##*\") \"}}; \
+             [ \"$2\" = \"$PPID\" ] && kill {signal} ${{p#/proc/}} && echo watchdog-killed;; \
+           esac; \
+         done; wait"
+    );
+    let mut host = SessionHost::start();
+    host.background(&script);
+    let start = std::time::Instant::now();
+    let mut text = String::new();
+    while !text.contains("watchdog-killed") {
+        assert!(
+            start.elapsed() < LIVENESS,
+            "the job did not report killing the watchdog: {text:?}"
+        );
+        let out = host.call("job_output", serde_json::json!({"job_id": "bash-1"}));
+        text.push_str(out["result"]["value"]["text"].as_str().unwrap_or(""));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The host notices a dead watchdog at once and a stopped one within 100 ms (a host
+    // killed sooner than it reacts is the documented escape).
+    std::thread::sleep(Duration::from_millis(500));
+    host.signal("KILL");
+    let left = poll_sleepers(&marker, false, Duration::from_secs(10)).await;
+    kill_sleepers(&marker);
+    assert!(
+        left.is_empty(),
+        "{left:?} survived SIGKILL of a host whose watchdog the job had sent {signal}"
+    );
+}
