@@ -39,6 +39,7 @@ use crate::tool::{ExecToken, ToolError};
 /// | `APPROVAL_CANCELLED` | `ApprovalError` | the approval was cancelled before an answer | `approval for tool "<n>" was cancelled` |
 /// | `RESULT_BLOCKED` | `ResultBlockedError` | post-execute blocked the result | the hook's feedback, or `tool result blocked by post-execute policy` |
 /// | `TASK_FAILED` | `TaskError` | the task running a batch call ended without a result (the runtime shut down) | `tool call task failed: …` |
+/// | `DETACHED_LIMIT` | `DetachedLimitError` | as many bodies of timed-out or aborted calls as the registry allows are still running detached; the body was not started | `tool "<n>" was not started: …` |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorCode {
@@ -76,11 +77,14 @@ pub enum ErrorCode {
     ResultBlocked,
     /// The task running a batch call ended without a result.
     TaskFailed,
+    /// Too many bodies of timed-out or aborted calls still run detached
+    /// (`RegistryBuilder::max_detached`): the body was not started.
+    DetachedLimit,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 15] = [
+    pub const ALL: [ErrorCode; 16] = [
         ErrorCode::UnknownTool,
         ErrorCode::InvalidArgs,
         ErrorCode::InvalidToolOutput,
@@ -96,6 +100,7 @@ impl ErrorCode {
         ErrorCode::ApprovalCancelled,
         ErrorCode::ResultBlocked,
         ErrorCode::TaskFailed,
+        ErrorCode::DetachedLimit,
     ];
 
     /// The wire form, e.g. `"UNKNOWN_TOOL"`.
@@ -116,6 +121,7 @@ impl ErrorCode {
             ErrorCode::ApprovalCancelled => "APPROVAL_CANCELLED",
             ErrorCode::ResultBlocked => "RESULT_BLOCKED",
             ErrorCode::TaskFailed => "TASK_FAILED",
+            ErrorCode::DetachedLimit => "DETACHED_LIMIT",
         }
     }
 
@@ -136,6 +142,7 @@ impl ErrorCode {
             ErrorCode::ApprovalRejected | ErrorCode::ApprovalCancelled => "ApprovalError",
             ErrorCode::ResultBlocked => "ResultBlockedError",
             ErrorCode::TaskFailed => "TaskError",
+            ErrorCode::DetachedLimit => "DetachedLimitError",
         }
     }
 

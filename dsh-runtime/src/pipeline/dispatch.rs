@@ -146,7 +146,7 @@ impl Dispatcher<'_> {
         let detacher = self.registry.detacher();
         let isolate = (replaced || exec.has_caller_token()) && detacher.available();
         if isolate && let Some(refusal) = detacher.refusal(|| json_quote(&exec.name)) {
-            return canonical(ResultData::failure(None, refusal));
+            return canonical(ResultData::code(ErrorCode::DetachedLimit, refusal));
         }
         let eager = (replaced || !only || isolate).then(|| self.call.cancel().child_token());
         self.invoked.store(true, Ordering::Release);

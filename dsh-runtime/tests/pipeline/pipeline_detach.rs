@@ -189,7 +189,7 @@ async fn calls_beyond_the_detached_limit_are_refused_before_their_body_starts() 
     // At the limit: refused, the body never ran.
     let r = registry.execute(call("quick")).await;
     assert!(r.is_error(), "{r:?}");
-    assert_eq!(r.code(), None);
+    assert_eq!(r.code(), Some("DETACHED_LIMIT"));
     assert_eq!(
         r.message(),
         Some(
