@@ -411,11 +411,19 @@ impl Origins {
     }
 }
 
-async fn check_origin(State(origins): State<Arc<Origins>>, request: Request, next: Next) -> Response {
+async fn check_origin(
+    State(origins): State<Arc<Origins>>,
+    request: Request,
+    next: Next,
+) -> Response {
     if origins.allow(request.headers()) {
         next.run(request).await
     } else {
-        (StatusCode::FORBIDDEN, "Forbidden: Origin header is not allowed").into_response()
+        (
+            StatusCode::FORBIDDEN,
+            "Forbidden: Origin header is not allowed",
+        )
+            .into_response()
     }
 }
 
@@ -483,8 +491,7 @@ async fn read_body(State(limits): State<BodyLimits>, request: Request, next: Nex
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();
-    let bytes = match tokio::time::timeout(limits.timeout, collect(body, limits.max_bytes)).await
-    {
+    let bytes = match tokio::time::timeout(limits.timeout, collect(body, limits.max_bytes)).await {
         Ok(Ok(bytes)) => bytes,
         Ok(Err(response)) => return response,
         Err(_) => {
@@ -517,7 +524,8 @@ async fn read_body(State(limits): State<BodyLimits>, request: Request, next: Nex
             ),
         };
     }
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
 }
 
 /// The whole body, at most `max_bytes` of it.

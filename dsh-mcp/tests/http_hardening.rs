@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use dsh_mcp::{HttpOptions, HttpServer, McpServer, serve_http};
-use dsh_runtime::{Registry, Registration, ToolError, tool};
+use dsh_runtime::{Registration, Registry, ToolError, tool};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
@@ -198,7 +198,11 @@ async fn a_foreign_origin_is_refused_with_403_and_runs_nothing() {
         assert_eq!(reply.status, 403, "{origin}: {}", reply.body);
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(!target.exists(), "a refused call wrote {}", target.display());
+    assert!(
+        !target.exists(),
+        "a refused call wrote {}",
+        target.display()
+    );
 
     // No Origin (a non-browser client) and loopback origins are served.
     for origin in [
@@ -259,7 +263,12 @@ async fn the_bearer_scheme_is_case_insensitive() {
     .await;
     let url = http.url();
     let client = reqwest::Client::new();
-    for good in ["Bearer s3cret", "bearer s3cret", "BEARER s3cret", "bEaReR  s3cret"] {
+    for good in [
+        "Bearer s3cret",
+        "bearer s3cret",
+        "BEARER s3cret",
+        "bEaReR  s3cret",
+    ] {
         let reply = post(
             &client,
             &url,
@@ -338,11 +347,23 @@ async fn allowed_origins_and_hosts_are_configurable() {
         ("http://app.example", 403),
         ("http://tool.example", 403),
     ] {
-        let reply = post(&client, &url, &[("origin", origin)], initialize().to_string()).await;
+        let reply = post(
+            &client,
+            &url,
+            &[("origin", origin)],
+            initialize().to_string(),
+        )
+        .await;
         assert_eq!(reply.status, status, "{origin}: {}", reply.body);
     }
     // The Host check stays on: a name that is not loopback is refused.
-    let reply = post(&client, &url, &[("host", "evil.example")], initialize().to_string()).await;
+    let reply = post(
+        &client,
+        &url,
+        &[("host", "evil.example")],
+        initialize().to_string(),
+    )
+    .await;
     assert_eq!(reply.status, 403, "{}", reply.body);
     http.shutdown().await.unwrap();
 
@@ -353,7 +374,11 @@ async fn allowed_origins_and_hosts_are_configurable() {
     )
     .await;
     let url = http.url();
-    for (host, status) in [("mcp.example", 200), ("localhost", 200), ("evil.example", 403)] {
+    for (host, status) in [
+        ("mcp.example", 200),
+        ("localhost", 200),
+        ("evil.example", 403),
+    ] {
         let reply = post(&client, &url, &[("host", host)], initialize().to_string()).await;
         assert_eq!(reply.status, status, "{host}: {}", reply.body);
     }
@@ -378,7 +403,9 @@ async fn allowed_origins_and_hosts_are_configurable() {
     .await
     .expect_err("an origin without a scheme is refused");
     assert!(
-        error.to_string().contains("HttpOptions::allowed_origins: \"app.example\""),
+        error
+            .to_string()
+            .contains("HttpOptions::allowed_origins: \"app.example\""),
         "{error}"
     );
 }
@@ -452,7 +479,10 @@ async fn a_call_longer_than_the_idle_timeout_keeps_its_session_and_result() {
             break;
         }
         assert_eq!(reply.status, 200, "{}", reply.body);
-        assert!(Instant::now() < deadline, "the idle session was never closed");
+        assert!(
+            Instant::now() < deadline,
+            "the idle session was never closed"
+        );
     }
     http.shutdown().await.unwrap();
 }
@@ -511,7 +541,11 @@ async fn connections_stalled_in_their_headers_are_closed_and_others_served() {
     // Each stalled connection is closed once the header timeout passed, not before.
     for (i, stream) in stalled.iter_mut().enumerate() {
         let (_, closed) = read_until_closed(stream, Duration::from_secs(15)).await;
-        assert!(closed, "stalled connection {i} still open after {:?}", opened.elapsed());
+        assert!(
+            closed,
+            "stalled connection {i} still open after {:?}",
+            opened.elapsed()
+        );
     }
     assert!(
         opened.elapsed() >= timeout - Duration::from_millis(100),
