@@ -5,28 +5,7 @@
 //! ([`HttpOptions::bearer_token`]) and the host names clients use
 //! ([`HttpOptions::allowed_hosts`]), and put TLS in front.
 //!
-//! Every request goes through, in this order:
-//!
-//! 1. the `Origin` check: a request without `Origin` (a non-browser client) or from a
-//!    loopback origin (`http` or `https` on `localhost`, `127.0.0.1` or `[::1]`, any
-//!    port) passes, and so do the origins of [`HttpOptions::allowed_origins`]; any other
-//!    is answered `403` before anything runs;
-//! 2. the bearer token, when set: `401` without `Authorization: Bearer <token>` (the
-//!    scheme in any case, the token compared in constant time);
-//! 3. for a JSON `POST`, the body, read within [`HttpOptions::body_read_timeout`]
-//!    (else `408`): one that is not JSON is answered `400` with a JSON-RPC parse error
-//!    (`-32700`, `id: null`), JSON that is no JSON-RPC message `400` with an invalid
-//!    request error (`-32600`); a wrong `Content-Type` stays `415`;
-//! 4. rmcp's Streamable HTTP service: the `Host` check (`403`), sessions, the calls.
-//!
-//! Connections get `TCP_NODELAY`; the request headers must arrive within
-//! [`HttpOptions::header_read_timeout`] (also between requests on a kept-alive
-//! connection); beyond [`HttpOptions::max_connections`] open connections, a new one is
-//! answered `503` and closed at once.
-//!
-//! A session ends after [`HttpOptions::session_idle_timeout`] without activity: the timer
-//! runs only while no request of the session is in progress and no stream of it is open,
-//! from the end of the last one, so a long call keeps its session and gets its result.
+//! What every request goes through is listed at [`serve_http`].
 
 mod accept;
 mod sessions;
@@ -249,10 +228,33 @@ impl HttpServer {
 /// Serve `server` over Streamable HTTP until [`HttpServer::shutdown`] (see
 /// [`HttpOptions`]).
 ///
+/// Every request goes through, in this order:
+///
+/// 1. the `Origin` check: a request without `Origin` (a non-browser client) or from a
+///    loopback origin (`http` or `https` on `localhost`, `127.0.0.1` or `[::1]`, any
+///    port) passes, and so do the origins of [`HttpOptions::allowed_origins`]; any other
+///    is answered `403` before anything runs;
+/// 2. the bearer token, when set: `401` without `Authorization: Bearer <token>` (the
+///    scheme in any case, the token compared in constant time);
+/// 3. for a JSON `POST`, the body, read within [`HttpOptions::body_read_timeout`]
+///    (else `408`): one that is not JSON is answered `400` with a JSON-RPC parse error
+///    (`-32700`, `id: null`), JSON that is no JSON-RPC message `400` with an invalid
+///    request error (`-32600`); a wrong `Content-Type` stays `415`;
+/// 4. rmcp's Streamable HTTP service: the `Host` check (`403`), sessions, the calls.
+///
+/// Connections get `TCP_NODELAY`; the request headers must arrive within
+/// [`HttpOptions::header_read_timeout`] (also between requests on a kept-alive
+/// connection); beyond [`HttpOptions::max_connections`] open connections, a new one is
+/// answered `503` and closed at once.
+///
+/// A session ends after [`HttpOptions::session_idle_timeout`] without activity: the timer
+/// runs only while no request of the session is in progress and no stream of it is open,
+/// from the end of the last one, so a long call keeps its session and gets its result.
+///
 /// # Errors
 ///
-/// When the address cannot be bound, or an entry of
-/// [`HttpOptions::allowed_origins`] is not an origin.
+/// When the address cannot be bound, an entry of [`HttpOptions::allowed_origins`] is
+/// not an origin, or [`HttpOptions::max_connections`] is 0.
 pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<HttpServer> {
     let origins = Arc::new(Origins::new(&options.allowed_origins)?);
     if options.max_connections == 0 {

@@ -408,6 +408,17 @@ async fn allowed_origins_and_hosts_are_configurable() {
             .contains("HttpOptions::allowed_origins: \"app.example\""),
         "{error}"
     );
+    let (registry, _regs) = crate::registry();
+    let error = serve_http(
+        &McpServer::new(registry),
+        HttpOptions::default().max_connections(0),
+    )
+    .await
+    .expect_err("a server that serves no connection is refused");
+    assert!(
+        error.to_string().contains("HttpOptions::max_connections"),
+        "{error}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,7 +14,8 @@
 //! one or given with `--allowed-origin` (repeatable); a request without `Origin` (any
 //! other client) passes. The `Host` header must be a loopback name, the bound address or
 //! a `--allowed-host` (repeatable), unless `--allow-any-host` says otherwise. Binding to
-//! an address other than loopback without a token prints a warning. A session without
+//! an address other than loopback without a token prints a warning, and so does binding
+//! to an unspecified address (`0.0.0.0`, `[::]`) without `--allowed-host`. A session without
 //! activity ends after `--session-idle-timeout SECS` (default 300; `0`: never); a call in
 //! progress or an open stream counts as activity.
 //!
@@ -192,6 +193,12 @@ pub async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
             "warning: dsh-tools mcp --http {addr}: serving a shell beyond loopback without a \
              token; anyone who can reach this address can run commands (use \
              --bearer-token-env VAR, and TLS in front)"
+        );
+    }
+    if addr.ip().is_unspecified() && args.allowed_hosts.is_empty() && !args.allow_any_host {
+        eprintln!(
+            "warning: dsh-tools mcp --http {addr}: only loopback names are accepted in the \
+             Host header; name the others clients use with --allowed-host HOST"
         );
     }
     let http = dsh_mcp::serve_http(&server, options)
