@@ -13,12 +13,19 @@
 //! 64 handshakes, client and server, divided by 64) for each server, measured with a
 //! counting global allocator; the client side is the same rmcp client for both.
 //!
+//! Latency, `mcp_latency/<case>` with ids `stdio` and `http`: sequential `tools/call`s
+//! against our server on the socket pair (stdio's kernel I/O) and over Streamable HTTP on
+//! loopback with rmcp's HTTP client, whose calls share one kept-alive connection; the
+//! bench first prints the median of each over the same calls and their ratio
+//! (`http/stdio`), then times both.
+//!
 //! Run: `cargo bench -p dsh-benches --bench mcp`.
 
 mod common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
+use std::time::{Duration, Instant};
 
 use common::{A_VALID, B_VALID, RmcpServer, registry, rmcp_params};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -163,5 +170,76 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench);
+/// Calls per contender for the printed medians.
+const LATENCY_ROUNDS: usize = 400;
+
+/// The median of `LATENCY_ROUNDS` sequential calls of `params` on `client`.
+fn median_call(
+    rt: &tokio::runtime::Runtime,
+    client: &RunningService<RoleClient, ()>,
+    params: &rmcp::model::CallToolRequestParams,
+) -> Duration {
+    let mut times: Vec<Duration> = (0..LATENCY_ROUNDS)
+        .map(|_| {
+            let started = Instant::now();
+            let result = rt.block_on(client.call_tool(params.clone())).expect("call");
+            assert_ne!(result.is_error, Some(true), "{result:?}");
+            started.elapsed()
+        })
+        .collect();
+    times.sort_unstable();
+    times[LATENCY_ROUNDS / 2]
+}
+
+fn latency(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let (registry, _registrations) = registry();
+    let ours = dsh_mcp::McpServer::new(registry);
+    let http = rt
+        .block_on(dsh_mcp::serve_http(&ours, dsh_mcp::HttpOptions::default()))
+        .expect("serve on loopback");
+    let over_http = rt
+        .block_on(dsh_mcp::connect_http(&http.url(), None))
+        .expect("HTTP client handshake");
+    let over_stdio = rt.block_on(connect(Contender::Ours, &ours));
+    for (case, tool, text) in [
+        ("A_valid", "read_window", A_VALID),
+        ("B_valid", "search", B_VALID),
+    ] {
+        let params = rmcp_params(tool, args(text));
+        // Warm both connections, then measure them in turn on the same calls.
+        let _ = median_call(&rt, &over_stdio.client, &params);
+        let _ = median_call(&rt, &over_http, &params);
+        let stdio = median_call(&rt, &over_stdio.client, &params);
+        let http_median = median_call(&rt, &over_http, &params);
+        println!(
+            "mcp_latency/{case}: median of {LATENCY_ROUNDS} sequential calls: http {http_median:?}, \
+             stdio {stdio:?}, http/stdio {:.2}x",
+            http_median.as_secs_f64() / stdio.as_secs_f64()
+        );
+        let mut group = c.benchmark_group(format!("mcp_latency/{case}"));
+        group.bench_function("stdio", |b| {
+            b.iter(|| {
+                rt.block_on(over_stdio.client.call_tool(params.clone()))
+                    .expect("call")
+            });
+        });
+        group.bench_function("http", |b| {
+            b.iter(|| {
+                rt.block_on(over_http.call_tool(params.clone()))
+                    .expect("call")
+            });
+        });
+        group.finish();
+    }
+    let _ = rt.block_on(over_http.cancel());
+    rt.block_on(http.shutdown())
+        .expect("shut the HTTP server down");
+}
+
+criterion_group!(benches, bench, latency);
 criterion_main!(benches);

@@ -1,19 +1,26 @@
-//! Serving over MCP's Streamable HTTP transport (rmcp's tower service on an axum server).
+//! Serving over MCP's Streamable HTTP transport (rmcp's tower service on hyper).
 //!
 //! The server binds to loopback by default. Binding to another address exposes every
 //! tool (a shell, for `dsh-tools`) to whoever can reach it: set a bearer token
 //! ([`HttpOptions::bearer_token`]) and the host names clients use
 //! ([`HttpOptions::allowed_hosts`]), and put TLS in front.
+//!
+//! What every request goes through is listed at [`serve_http`].
+
+mod accept;
+mod sessions;
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
+use std::time::Duration;
 
+use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use http_body_util::BodyExt as _;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
@@ -27,8 +34,8 @@ pub struct HttpOptions {
     pub bind: SocketAddr,
     /// The endpoint path (default `/mcp`).
     pub path: String,
-    /// When set, every request must carry `Authorization: Bearer <token>`; others get
-    /// `401`.
+    /// When set, every request must carry `Authorization: Bearer <token>` (the scheme
+    /// in any case); others get `401`.
     pub bearer_token: Option<String>,
     /// Keep a session for each client that starts with `initialize` (default on).
     ///
@@ -40,10 +47,36 @@ pub struct HttpOptions {
     /// [`McpServer::on_session`] setup, list-change notifications. Turn sessions off to
     /// serve those clients statelessly too; their cancellations then reach no call.
     pub sessions: bool,
-    /// Host names (or `host:port`) accepted in the `Host` header. Empty (the default):
-    /// loopback names when bound to loopback, any host otherwise.
+    /// Host names (or `host:port`) accepted in the `Host` header, besides the loopback
+    /// names (`localhost`, `127.0.0.1`, `::1`) and the bound address, which are always
+    /// accepted. Any other `Host` is answered `403` (a defence against DNS rebinding),
+    /// unless [`HttpOptions::allow_any_host`] is set.
     pub allowed_hosts: Vec<String>,
+    /// Accept any `Host` header (default off). Only behind a proxy that checks it, or
+    /// with a bearer token.
+    pub allow_any_host: bool,
+    /// Browser origins accepted in the `Origin` header besides the loopback ones, as
+    /// `scheme://host[:port]` (the port defaults to the scheme's), or `null`.
+    pub allowed_origins: Vec<String>,
+    /// How long a session lives without activity (default 300 s; `None`: until the
+    /// client ends it or the server stops). The timer stands still while a request of
+    /// the session is in progress or a stream of it is open, and restarts when the last
+    /// one ends.
+    pub session_idle_timeout: Option<Duration>,
+    /// How long a client has to send a request's headers (default 10 s), counted from
+    /// the connection's start or the end of its previous response; then the connection
+    /// is closed.
+    pub header_read_timeout: Duration,
+    /// How long a client has to send a request's body once its headers arrived
+    /// (default 30 s); then it is answered `408`.
+    pub body_read_timeout: Duration,
+    /// The most connections served at once (default 512); a connection beyond them is
+    /// answered `503` and closed at once.
+    pub max_connections: usize,
 }
+
+/// The default of [`HttpOptions::session_idle_timeout`].
+const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 
 impl Default for HttpOptions {
     fn default() -> Self {
@@ -53,6 +86,12 @@ impl Default for HttpOptions {
             bearer_token: None,
             sessions: true,
             allowed_hosts: Vec::new(),
+            allow_any_host: false,
+            allowed_origins: Vec::new(),
+            session_idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            max_connections: 512,
         }
     }
 }
@@ -86,7 +125,7 @@ impl HttpOptions {
         self
     }
 
-    /// Accept these `Host` header values.
+    /// Accept these `Host` header values too (see [`HttpOptions::allowed_hosts`]).
     #[must_use]
     pub fn allowed_hosts<I, S>(mut self, hosts: I) -> Self
     where
@@ -94,6 +133,53 @@ impl HttpOptions {
         S: Into<String>,
     {
         self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Accept any `Host` header (see [`HttpOptions::allow_any_host`]).
+    #[must_use]
+    pub fn allow_any_host(mut self, on: bool) -> Self {
+        self.allow_any_host = on;
+        self
+    }
+
+    /// Accept these browser origins too (see [`HttpOptions::allowed_origins`]).
+    #[must_use]
+    pub fn allowed_origins<I, S>(mut self, origins: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowed_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// End a session after this long without activity, or never with `None` (see
+    /// [`HttpOptions::session_idle_timeout`]).
+    #[must_use]
+    pub fn session_idle_timeout(mut self, timeout: impl Into<Option<Duration>>) -> Self {
+        self.session_idle_timeout = timeout.into();
+        self
+    }
+
+    /// Close a connection whose request headers take longer than this.
+    #[must_use]
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.header_read_timeout = timeout;
+        self
+    }
+
+    /// Answer `408` to a request whose body takes longer than this.
+    #[must_use]
+    pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.body_read_timeout = timeout;
+        self
+    }
+
+    /// Serve at most this many connections at once.
+    #[must_use]
+    pub fn max_connections(mut self, max: usize) -> Self {
+        self.max_connections = max;
         self
     }
 }
@@ -141,10 +227,41 @@ impl HttpServer {
 /// Serve `server` over Streamable HTTP until [`HttpServer::shutdown`] (see
 /// [`HttpOptions`]).
 ///
+/// Every request goes through, in this order:
+///
+/// 1. the `Origin` check: a request without `Origin` (a non-browser client) or from a
+///    loopback origin (`http` or `https` on `localhost`, `127.0.0.1` or `[::1]`, any
+///    port) passes, and so do the origins of [`HttpOptions::allowed_origins`]; any other
+///    is answered `403` before anything runs;
+/// 2. the bearer token, when set: `401` without `Authorization: Bearer <token>` (the
+///    scheme in any case, the token compared in constant time);
+/// 3. for a JSON `POST`, the body, read within [`HttpOptions::body_read_timeout`]
+///    (else `408`): one that is not JSON is answered `400` with a JSON-RPC parse error
+///    (`-32700`, `id: null`), JSON that is no JSON-RPC message `400` with an invalid
+///    request error (`-32600`); a wrong `Content-Type` stays `415`;
+/// 4. rmcp's Streamable HTTP service: the `Host` check (`403`), sessions, the calls.
+///
+/// Connections get `TCP_NODELAY`; the request headers must arrive within
+/// [`HttpOptions::header_read_timeout`] (also between requests on a kept-alive
+/// connection); beyond [`HttpOptions::max_connections`] open connections, a new one is
+/// answered `503` and closed at once.
+///
+/// A session ends after [`HttpOptions::session_idle_timeout`] without activity: the timer
+/// runs only while no request of the session is in progress and no stream of it is open,
+/// from the end of the last one, so a long call keeps its session and gets its result.
+///
 /// # Errors
 ///
-/// When the address cannot be bound.
+/// When the address cannot be bound, an entry of [`HttpOptions::allowed_origins`] is
+/// not an origin, or [`HttpOptions::max_connections`] is 0.
 pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<HttpServer> {
+    let origins = Arc::new(Origins::new(&options.allowed_origins)?);
+    if options.max_connections == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "HttpOptions::max_connections: must be at least 1",
+        ));
+    }
     let listener = tokio::net::TcpListener::bind(options.bind).await?;
     let addr = listener.local_addr()?;
     let stop = CancellationToken::new();
@@ -152,33 +269,53 @@ pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<
     let mut config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(options.sessions)
         .with_cancellation_token(stop.child_token());
-    if !options.allowed_hosts.is_empty() {
-        config = config.with_allowed_hosts(options.allowed_hosts.clone());
-    } else if !addr.ip().is_loopback() {
-        config = config.disable_allowed_hosts();
-    }
+    let max_body = config.max_request_body_bytes;
+    config = if options.allow_any_host {
+        config.disable_allowed_hosts()
+    } else {
+        let mut hosts = config.allowed_hosts.clone();
+        if !addr.ip().is_loopback() && !addr.ip().is_unspecified() {
+            hosts.push(addr.ip().to_string());
+        }
+        hosts.extend(options.allowed_hosts.iter().cloned());
+        config.with_allowed_hosts(hosts)
+    };
     let sessions = options.sessions;
     let factory = server.clone();
     let service = StreamableHttpService::new(
         move || Ok(factory.http_handler(sessions)),
-        Arc::new(LocalSessionManager::default()),
+        Arc::new(sessions::IdleSessions::new(
+            options.session_idle_timeout,
+            stop.child_token(),
+        )),
         config,
     );
+    // Layers run outside in: the last added first. The body is first read within its
+    // limits (`read_body`), then each message is read as the client sent it
+    // (`layer::read_messages_first`: parse errors, the arguments' text, ids in flight).
     let mut router =
-        crate::layer::read_messages_first(axum::Router::new().nest_service(&options.path, service));
+        crate::layer::read_messages_first(axum::Router::new().nest_service(&options.path, service))
+            .layer(axum::middleware::from_fn_with_state(
+                BodyLimits {
+                    timeout: options.body_read_timeout,
+                    max_bytes: max_body,
+                },
+                read_body,
+            ));
     if let Some(token) = options.bearer_token.clone() {
-        let expected: Arc<str> = Arc::from(format!("Bearer {token}"));
+        let expected: Arc<[u8]> = Arc::from(token.into_bytes());
         router = router.layer(axum::middleware::from_fn_with_state(
             expected,
             require_bearer,
         ));
     }
-    let shutdown = stop.clone();
-    let task = tokio::spawn(async move {
-        axum::serve(listener, router)
-            .with_graceful_shutdown(shutdown.cancelled_owned())
-            .await
-    });
+    router = router.layer(axum::middleware::from_fn_with_state(origins, check_origin));
+
+    let limits = accept::Limits {
+        header_read_timeout: options.header_read_timeout,
+        max_connections: options.max_connections,
+    };
+    let task = tokio::spawn(accept::serve(listener, router, limits, stop.clone()));
     Ok(HttpServer {
         addr,
         path: options.path,
@@ -187,16 +324,118 @@ pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<
     })
 }
 
-async fn require_bearer(
-    State(expected): State<Arc<str>>,
+/// A parsed origin: `null`, or a scheme, host and port.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Origin {
+    Null,
+    Tuple {
+        scheme: String,
+        host: String,
+        port: Option<u16>,
+    },
+}
+
+impl Origin {
+    /// Parse `scheme://host[:port]` (RFC 6454), the port defaulting to the scheme's.
+    fn parse(text: &str) -> Option<Origin> {
+        if text == "null" {
+            return Some(Origin::Null);
+        }
+        let uri: axum::http::Uri = text.parse().ok()?;
+        let scheme = uri.scheme_str()?.to_ascii_lowercase();
+        let authority = uri.authority()?;
+        // An origin has no user information, path, query or fragment.
+        if authority.as_str().contains('@')
+            || uri.path_and_query().is_some_and(|p| p.as_str() != "/")
+            || text.ends_with('/')
+        {
+            return None;
+        }
+        let host = authority
+            .host()
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_ascii_lowercase();
+        let port = authority.port_u16().or(match scheme.as_str() {
+            "http" => Some(80),
+            "https" => Some(443),
+            _ => None,
+        });
+        Some(Origin::Tuple { scheme, host, port })
+    }
+
+    /// `http` or `https` on a loopback host, any port.
+    fn is_loopback(&self) -> bool {
+        match self {
+            Origin::Null => false,
+            Origin::Tuple { scheme, host, .. } => {
+                (scheme == "http" || scheme == "https")
+                    && (host == "localhost"
+                        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback()))
+            }
+        }
+    }
+}
+
+/// The origins accepted besides the loopback ones.
+#[derive(Debug)]
+struct Origins(Vec<Origin>);
+
+impl Origins {
+    fn new(allowed: &[String]) -> io::Result<Origins> {
+        allowed
+            .iter()
+            .map(|text| {
+                Origin::parse(text).ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!(
+                            "HttpOptions::allowed_origins: {text:?} is not an origin \
+                             (scheme://host[:port], or null)"
+                        ),
+                    )
+                })
+            })
+            .collect::<io::Result<Vec<_>>>()
+            .map(Origins)
+    }
+
+    /// Whether a request with these headers may go on.
+    fn allow(&self, headers: &HeaderMap) -> bool {
+        let mut values = headers.get_all(header::ORIGIN).iter();
+        let (Some(value), None) = (values.next(), values.next()) else {
+            // No Origin (a client that is not a browser) passes; two are refused.
+            return headers.get(header::ORIGIN).is_none();
+        };
+        let Some(origin) = value.to_str().ok().and_then(Origin::parse) else {
+            return false;
+        };
+        origin.is_loopback() || self.0.contains(&origin)
+    }
+}
+
+async fn check_origin(
+    State(origins): State<Arc<Origins>>,
     request: Request,
     next: Next,
 ) -> Response {
-    let given = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok());
-    if given.is_some_and(|g| constant_time_eq(g.as_bytes(), expected.as_bytes())) {
+    if origins.allow(request.headers()) {
+        next.run(request).await
+    } else {
+        (
+            StatusCode::FORBIDDEN,
+            "Forbidden: Origin header is not allowed",
+        )
+            .into_response()
+    }
+}
+
+async fn require_bearer(
+    State(expected): State<Arc<[u8]>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if bearer_matches(request.headers().get(header::AUTHORIZATION), &expected) {
         next.run(request).await
     } else {
         (
@@ -208,7 +447,97 @@ async fn require_bearer(
     }
 }
 
+/// `Bearer <token>`: the scheme in any case (RFC 7235), the token exactly, compared in
+/// constant time.
+fn bearer_matches(value: Option<&HeaderValue>, expected: &[u8]) -> bool {
+    let Some(value) = value else {
+        return false;
+    };
+    let value = value.as_bytes();
+    let Some(space) = value.iter().position(|b| *b == b' ') else {
+        return false;
+    };
+    let (scheme, token) = value.split_at(space);
+    scheme.eq_ignore_ascii_case(b"bearer") && constant_time_eq(token.trim_ascii_start(), expected)
+}
+
 /// Compare without an early exit on the first differing byte.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    a.len() == b.len()
+        && std::hint::black_box(a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y))) == 0
+}
+
+/// The body limits of a `POST`.
+#[derive(Clone, Copy, Debug)]
+struct BodyLimits {
+    timeout: Duration,
+    max_bytes: usize,
+}
+
+/// `Content-Type: application/json`, with any parameters (what rmcp serves; it answers
+/// `415` to anything else).
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+        })
+}
+
+/// Read a JSON `POST`'s body within the timeout, and answer a body that is no JSON-RPC
+/// message with the JSON-RPC error for it.
+async fn read_body(State(limits): State<BodyLimits>, request: Request, next: Next) -> Response {
+    if request.method() != Method::POST || !is_json(request.headers()) {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = match tokio::time::timeout(limits.timeout, collect(body, limits.max_bytes)).await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(response)) => return response,
+        Err(_) => {
+            return (
+                StatusCode::REQUEST_TIMEOUT,
+                [(header::CONNECTION, "close")],
+                format!(
+                    "Request Timeout: the request body did not arrive within {:?}",
+                    limits.timeout
+                ),
+            )
+                .into_response();
+        }
+    };
+    // What the body says is read next, as the client sent it (`crate::layer`): a body that
+    // is not JSON or no JSON-RPC message is answered there, and serde_json's reading
+    // (which refuses `1e400`) never decides.
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+/// The whole body, at most `max_bytes` of it.
+async fn collect(mut body: Body, max_bytes: usize) -> Result<axum::body::Bytes, Response> {
+    let mut collected = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| {
+            (
+                StatusCode::BAD_REQUEST,
+                format!("Bad Request: cannot read the request body: {e}"),
+            )
+                .into_response()
+        })?;
+        if let Ok(data) = frame.into_data() {
+            if data.len() > max_bytes.saturating_sub(collected.len()) {
+                return Err((
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    [(header::CONNECTION, "close")],
+                    format!("Payload Too Large: the request body exceeds {max_bytes} bytes"),
+                )
+                    .into_response());
+            }
+            collected.extend_from_slice(&data);
+        }
+    }
+    Ok(collected.into())
 }

@@ -10,7 +10,7 @@
 //! dsh-tools sdk --lang ts|py
 //! dsh-tools list --tokens [--provider NAME]
 //! dsh-tools [--root DIR] code PROGRAM|- [--json]
-//! dsh-tools [--root DIR] mcp [--http ADDR [--stateless] [--bearer-token-env VAR]] [--code-mode native|code|both]
+//! dsh-tools [--root DIR] mcp [--http ADDR [--stateless] [--bearer-token-env VAR] [--allowed-origin ORIGIN]... [--allowed-host HOST]... [--allow-any-host] [--session-idle-timeout SECS]] [--code-mode native|code|both]
 //! ```
 //!
 //! `session` reads calls as JSON Lines on stdin, `{"id", "name", "arguments"}` (the

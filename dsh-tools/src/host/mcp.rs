@@ -6,8 +6,18 @@
 //! Over stdio (the default) the process is one MCP session; with `--http ADDR` it serves
 //! Streamable HTTP at `http://ADDR/mcp` and prints that URL on stderr. Clients on
 //! protocol revisions with `initialize` get a session each (unless `--stateless`);
-//! requests on later revisions are served statelessly, as that protocol has it. `--bearer-token-env VAR` requires `Authorization: Bearer`
-//! with the value of the environment variable `VAR`.
+//! requests on later revisions are served statelessly, as that protocol has it.
+//! `--bearer-token-env VAR` requires `Authorization: Bearer` with the value of the
+//! environment variable `VAR`.
+//!
+//! A request from a browser page is refused (`403`) unless its `Origin` is a loopback
+//! one or given with `--allowed-origin` (repeatable); a request without `Origin` (any
+//! other client) passes. The `Host` header must be a loopback name, the bound address or
+//! a `--allowed-host` (repeatable), unless `--allow-any-host` says otherwise. Binding to
+//! an address other than loopback without a token prints a warning, and so does binding
+//! to an unspecified address (`0.0.0.0`, `[::]`) without `--allowed-host`. A session without
+//! activity ends after `--session-idle-timeout SECS` (default 300; `0`: never); a call in
+//! progress or an open stream counts as activity.
 //!
 //! The server runs as long as its client does, so background jobs that `bash` starts
 //! keep running between calls, and `job_output`/`job_kill` reach them in later calls.
@@ -63,6 +73,24 @@ pub struct McpArgs {
     /// of this environment variable.
     #[arg(long, value_name = "VAR", requires = "http")]
     pub bearer_token_env: Option<String>,
+    /// With --http: also accept requests from browser pages of this origin
+    /// (`scheme://host[:port]`); loopback origins and requests without `Origin` are
+    /// always accepted, others are refused with 403. Repeatable.
+    #[arg(long = "allowed-origin", value_name = "ORIGIN", requires = "http")]
+    pub allowed_origins: Vec<String>,
+    /// With --http: also accept this `Host` header value (`host` or `host:port`);
+    /// loopback names and the bound address are always accepted. Repeatable.
+    #[arg(long = "allowed-host", value_name = "HOST", requires = "http")]
+    pub allowed_hosts: Vec<String>,
+    /// With --http: accept any `Host` header (no defence against DNS rebinding; for a
+    /// server behind a proxy that checks it).
+    #[arg(long, requires = "http", conflicts_with = "allowed_hosts")]
+    pub allow_any_host: bool,
+    /// With --http: end a session after this many seconds without activity (a call in
+    /// progress or an open stream is activity); 0 keeps sessions until the client ends
+    /// them.
+    #[arg(long, value_name = "SECS", default_value_t = 300, requires = "http")]
+    pub session_idle_timeout: u64,
     /// How each session is offered the tools: `native` (every tool), `code` (only
     /// `run_code`, whose description holds the typed SDK; direct calls of other tools are
     /// unknown) or `both` (every tool and `run_code`).
@@ -148,8 +176,8 @@ pub fn server(host: &Host, mode: Mode) -> McpServer {
 ///
 /// # Errors
 ///
-/// A message for stderr: the handshake failed, the address could not be bound, the
-/// token variable is unset.
+/// A message for stderr: the handshake failed, the address could not be bound, an
+/// `--allowed-origin` is not an origin, the token variable is unset.
 pub async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
     let server = server(host, args.code_mode.into());
     let Some(addr) = args.http else {
@@ -158,7 +186,15 @@ pub async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
             .await
             .map_err(|e| format!("MCP over stdio: {e}"));
     };
-    let mut options = HttpOptions::default().bind(addr).sessions(!args.stateless);
+    let idle = (args.session_idle_timeout > 0)
+        .then(|| std::time::Duration::from_secs(args.session_idle_timeout));
+    let mut options = HttpOptions::default()
+        .bind(addr)
+        .sessions(!args.stateless)
+        .allowed_origins(args.allowed_origins.iter().cloned())
+        .allowed_hosts(args.allowed_hosts.iter().cloned())
+        .allow_any_host(args.allow_any_host)
+        .session_idle_timeout(idle);
     if let Some(var) = &args.bearer_token_env {
         let token = std::env::var(var)
             .map_err(|e| format!("--bearer-token-env {var}: cannot read the token: {e}"))?;
@@ -166,6 +202,19 @@ pub async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
             return Err(format!("--bearer-token-env {var}: the variable is empty"));
         }
         options = options.bearer_token(token);
+    }
+    if !addr.ip().is_loopback() && options.bearer_token.is_none() {
+        eprintln!(
+            "warning: dsh-tools mcp --http {addr}: serving a shell beyond loopback without a \
+             token; anyone who can reach this address can run commands (use \
+             --bearer-token-env VAR, and TLS in front)"
+        );
+    }
+    if addr.ip().is_unspecified() && args.allowed_hosts.is_empty() && !args.allow_any_host {
+        eprintln!(
+            "warning: dsh-tools mcp --http {addr}: only loopback names are accepted in the \
+             Host header; name the others clients use with --allowed-host HOST"
+        );
     }
     let http = dsh_mcp::serve_http(&server, options)
         .await

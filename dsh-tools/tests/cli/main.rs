@@ -6,5 +6,6 @@ mod docs_sync;
 mod export_cli;
 mod mcp_code_mode;
 mod mcp_host;
+mod mcp_http;
 mod mcp_python;
 mod mcp_typescript;

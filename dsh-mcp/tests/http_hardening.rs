@@ -1,0 +1,643 @@
+//! The Streamable HTTP server against hostile or unusual clients, over loopback with a
+//! real HTTP client (reqwest) or raw TCP: `Origin` validation, the bearer scheme, bodies
+//! that are not JSON-RPC, header and body read timeouts, the connection cap, and
+//! sessions outliving their idle timeout while a call or a stream is open.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use dsh_mcp::{HttpOptions, HttpServer, McpServer, serve_http};
+use dsh_runtime::{Registration, Registry, ToolError, tool};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpStream;
+
+/// Write `x` to the file at `path`.
+#[tool]
+async fn touch(path: String) -> Result<String, ToolError> {
+    std::fs::write(&path, "x").map_err(|e| ToolError::new(format!("{path}: {e}")))?;
+    Ok(path)
+}
+
+/// Sleep `ms` milliseconds, then answer `done`.
+#[tool]
+async fn nap(ms: u64) -> Result<String, ToolError> {
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    Ok("done".to_string())
+}
+
+fn registry() -> (Registry, Vec<Registration>) {
+    let registry = Registry::new();
+    let regs = vec![
+        registry.register(Touch).unwrap(),
+        registry.register(Nap).unwrap(),
+    ];
+    (registry, regs)
+}
+
+async fn start(options: HttpOptions) -> (HttpServer, Vec<Registration>) {
+    let (registry, regs) = registry();
+    let http = serve_http(&McpServer::new(registry), options)
+        .await
+        .expect("serve on loopback");
+    (http, regs)
+}
+
+/// A path in the temporary directory no other test uses.
+fn fresh_path(name: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    std::env::temp_dir().join(format!("dsh-mcp-{name}-{}-{nanos}", std::process::id()))
+}
+
+const PROTOCOL: &str = "2025-06-18";
+
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": PROTOCOL,
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    }})
+}
+
+fn tools_call(id: u64, name: &str, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": name, "arguments": arguments}})
+}
+
+/// One POST: the status, the session id header and the body text.
+struct Reply {
+    status: u16,
+    session: Option<String>,
+    body: String,
+}
+
+impl Reply {
+    /// The JSON-RPC messages in the body (plain JSON or the `data:` lines of SSE).
+    fn messages(&self) -> Vec<Value> {
+        if let Ok(v) = serde_json::from_str::<Value>(&self.body) {
+            return vec![v];
+        }
+        self.body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str(d.trim()).ok())
+            .collect()
+    }
+}
+
+async fn post(
+    client: &reqwest::Client,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: impl Into<reqwest::Body>,
+) -> Reply {
+    let mut request = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = tokio::time::timeout(Duration::from_secs(30), request.body(body).send())
+        .await
+        .expect("the server answers within 30 s")
+        .expect("the request is sent");
+    let status = response.status().as_u16();
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let body = tokio::time::timeout(Duration::from_secs(30), response.text())
+        .await
+        .expect("the body ends within 30 s")
+        .expect("the body is read");
+    Reply {
+        status,
+        session,
+        body,
+    }
+}
+
+/// A session started with `initialize` and `notifications/initialized`; its id.
+async fn open_session(client: &reqwest::Client, url: &str) -> String {
+    let reply = post(client, url, &[], initialize().to_string()).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let session = reply.session.expect("a session id");
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let reply = post(
+        client,
+        url,
+        &[
+            ("mcp-session-id", &session),
+            ("mcp-protocol-version", PROTOCOL),
+        ],
+        note.to_string(),
+    )
+    .await;
+    assert_eq!(reply.status, 202, "{}", reply.body);
+    session
+}
+
+async fn call_in_session(
+    client: &reqwest::Client,
+    url: &str,
+    session: &str,
+    extra: &[(&str, &str)],
+    call: &Value,
+) -> Reply {
+    let mut headers = vec![
+        ("mcp-session-id", session),
+        ("mcp-protocol-version", PROTOCOL),
+    ];
+    headers.extend_from_slice(extra);
+    post(client, url, &headers, call.to_string()).await
+}
+
+fn result_text(reply: &Reply) -> Value {
+    let messages = reply.messages();
+    let response = messages
+        .iter()
+        .find(|m| m.get("id").is_some())
+        .unwrap_or_else(|| panic!("no response in {:?}", reply.body));
+    response["result"]["structuredContent"]["result"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreign_origin_is_refused_with_403_and_runs_nothing() {
+    let (http, _regs) = start(HttpOptions::default()).await;
+    let url = http.url();
+    let client = reqwest::Client::new();
+
+    // A browser page elsewhere cannot even start a session.
+    let reply = post(
+        &client,
+        &url,
+        &[("origin", "http://evil.example")],
+        initialize().to_string(),
+    )
+    .await;
+    assert_eq!(reply.status, 403, "{}", reply.body);
+    assert_eq!(reply.session, None);
+
+    // Nor call a tool in an existing session.
+    let session = open_session(&client, &url).await;
+    let target = fresh_path("origin");
+    let call = tools_call(2, "touch", json!({"path": target.to_string_lossy()}));
+    for origin in [
+        "http://evil.example",
+        "https://localhost.evil.example",
+        "http://127.0.0.1.evil.example:80",
+        "null",
+        "not an origin",
+    ] {
+        let reply = call_in_session(&client, &url, &session, &[("origin", origin)], &call).await;
+        assert_eq!(reply.status, 403, "{origin}: {}", reply.body);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !target.exists(),
+        "a refused call wrote {}",
+        target.display()
+    );
+
+    // No Origin (a non-browser client) and loopback origins are served.
+    for origin in [
+        None,
+        Some("http://localhost"),
+        Some("http://localhost:5173"),
+        Some("https://127.0.0.1:8443"),
+        Some("http://[::1]:3000"),
+    ] {
+        let _ = std::fs::remove_file(&target);
+        let extra: Vec<(&str, &str)> = origin.iter().map(|o| ("origin", *o)).collect();
+        let reply = call_in_session(&client, &url, &session, &extra, &call).await;
+        assert_eq!(reply.status, 200, "{origin:?}: {}", reply.body);
+        assert!(target.exists(), "{origin:?}: the call did not run");
+    }
+    let _ = std::fs::remove_file(&target);
+    http.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_is_not_json_is_a_400_parse_error() {
+    let (http, _regs) = start(HttpOptions::default().sessions(false)).await;
+    let url = http.url();
+    let client = reqwest::Client::new();
+    let reply = post(&client, &url, &[], "{not json").await;
+    assert_eq!(reply.status, 400, "{}", reply.body);
+    let body: Value = serde_json::from_str(&reply.body).expect("a JSON-RPC error body");
+    assert_eq!(body["jsonrpc"], "2.0", "{body}");
+    assert_eq!(body["id"], Value::Null, "{body}");
+    assert_eq!(body["error"]["code"], -32700, "{body}");
+
+    // JSON that is no JSON-RPC message: an invalid request.
+    let reply = post(&client, &url, &[], r#"{"hello": "world"}"#).await;
+    assert_eq!(reply.status, 400, "{}", reply.body);
+    let body: Value = serde_json::from_str(&reply.body).expect("a JSON-RPC error body");
+    assert_eq!(body["error"]["code"], -32600, "{body}");
+
+    // A wrong content type stays 415.
+    let response = client
+        .post(&url)
+        .header("content-type", "text/plain")
+        .header("accept", "application/json, text/event-stream")
+        .body(initialize().to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 415);
+    http.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bearer_scheme_is_case_insensitive() {
+    let (http, _regs) = start(
+        HttpOptions::default()
+            .sessions(false)
+            .bearer_token("s3cret"),
+    )
+    .await;
+    let url = http.url();
+    let client = reqwest::Client::new();
+    for good in [
+        "Bearer s3cret",
+        "bearer s3cret",
+        "BEARER s3cret",
+        "bEaReR  s3cret",
+    ] {
+        let reply = post(
+            &client,
+            &url,
+            &[("authorization", good)],
+            initialize().to_string(),
+        )
+        .await;
+        assert_eq!(reply.status, 200, "{good}: {}", reply.body);
+    }
+    for bad in [
+        "Bearer S3CRET",
+        "Bearer s3cre",
+        "Bearer s3cretX",
+        "Basic s3cret",
+        "Bearers3cret",
+        "s3cret",
+        "",
+    ] {
+        let reply = post(
+            &client,
+            &url,
+            &[("authorization", bad)],
+            initialize().to_string(),
+        )
+        .await;
+        assert_eq!(reply.status, 401, "{bad:?}: {}", reply.body);
+    }
+    http.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sequential_calls_on_a_kept_alive_connection_wait_for_no_delayed_ack() {
+    let (http, _regs) = start(HttpOptions::default()).await;
+    let url = http.url();
+    // One connection, kept alive between the calls.
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(1)
+        .build()
+        .unwrap();
+    let session = open_session(&client, &url).await;
+    let mut times = Vec::new();
+    for id in 0..40 {
+        let call = tools_call(10 + id, "nap", json!({"ms": 0}));
+        let started = Instant::now();
+        let reply = call_in_session(&client, &url, &session, &[], &call).await;
+        times.push(started.elapsed());
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        assert_eq!(result_text(&reply), json!("done"));
+    }
+    times.sort();
+    let median = times[times.len() / 2];
+    // Without TCP_NODELAY each response waits for the client's delayed ACK (40 ms on
+    // Linux); a loopback round trip takes a few milliseconds even in a debug build.
+    assert!(
+        median < Duration::from_millis(25),
+        "median call {median:?} on a kept-alive connection: {times:?}"
+    );
+    http.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allowed_origins_and_hosts_are_configurable() {
+    let (http, _regs) = start(
+        HttpOptions::default()
+            .sessions(false)
+            .allowed_origins(["https://app.example", "http://tool.example:8080"]),
+    )
+    .await;
+    let url = http.url();
+    let client = reqwest::Client::new();
+    for (origin, status) in [
+        ("https://app.example", 200),
+        ("https://APP.example:443", 200),
+        ("http://tool.example:8080", 200),
+        ("https://app.example:444", 403),
+        ("http://app.example", 403),
+        ("http://tool.example", 403),
+    ] {
+        let reply = post(
+            &client,
+            &url,
+            &[("origin", origin)],
+            initialize().to_string(),
+        )
+        .await;
+        assert_eq!(reply.status, status, "{origin}: {}", reply.body);
+    }
+    // The Host check stays on: a name that is not loopback is refused.
+    let reply = post(
+        &client,
+        &url,
+        &[("host", "evil.example")],
+        initialize().to_string(),
+    )
+    .await;
+    assert_eq!(reply.status, 403, "{}", reply.body);
+    http.shutdown().await.unwrap();
+
+    let (http, _regs) = start(
+        HttpOptions::default()
+            .sessions(false)
+            .allowed_hosts(["mcp.example"]),
+    )
+    .await;
+    let url = http.url();
+    for (host, status) in [
+        ("mcp.example", 200),
+        ("localhost", 200),
+        ("evil.example", 403),
+    ] {
+        let reply = post(&client, &url, &[("host", host)], initialize().to_string()).await;
+        assert_eq!(reply.status, status, "{host}: {}", reply.body);
+    }
+    http.shutdown().await.unwrap();
+
+    let (http, _regs) = start(HttpOptions::default().sessions(false).allow_any_host(true)).await;
+    let reply = post(
+        &client,
+        &http.url(),
+        &[("host", "evil.example")],
+        initialize().to_string(),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    http.shutdown().await.unwrap();
+
+    let (registry, _regs) = registry();
+    let error = serve_http(
+        &McpServer::new(registry),
+        HttpOptions::default().allowed_origins(["app.example"]),
+    )
+    .await
+    .expect_err("an origin without a scheme is refused");
+    assert!(
+        error
+            .to_string()
+            .contains("HttpOptions::allowed_origins: \"app.example\""),
+        "{error}"
+    );
+    let (registry, _regs) = crate::registry();
+    let error = serve_http(
+        &McpServer::new(registry),
+        HttpOptions::default().max_connections(0),
+    )
+    .await
+    .expect_err("a server that serves no connection is refused");
+    assert!(
+        error.to_string().contains("HttpOptions::max_connections"),
+        "{error}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_longer_than_the_idle_timeout_keeps_its_session_and_result() {
+    let idle = Duration::from_secs(1);
+    let (http, _regs) = start(HttpOptions::default().session_idle_timeout(idle)).await;
+    let url = http.url();
+    let client = reqwest::Client::new();
+    let session = open_session(&client, &url).await;
+
+    // A call sleeping past the idle timeout gets its result.
+    let reply = call_in_session(
+        &client,
+        &url,
+        &session,
+        &[],
+        &tools_call(2, "nap", json!({"ms": 2500})),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(result_text(&reply), json!("done"), "{}", reply.body);
+    // And the session still works right after.
+    let reply = call_in_session(
+        &client,
+        &url,
+        &session,
+        &[],
+        &tools_call(3, "nap", json!({"ms": 0})),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(result_text(&reply), json!("done"));
+
+    // An open GET stream keeps it alive too.
+    let stream = client
+        .get(&url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", PROTOCOL)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status().as_u16(), 200);
+    tokio::time::sleep(idle * 3).await;
+    let reply = call_in_session(
+        &client,
+        &url,
+        &session,
+        &[],
+        &tools_call(4, "nap", json!({"ms": 0})),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "with a GET stream open: {}", reply.body);
+    drop(stream);
+
+    // Idle for longer than the timeout, with nothing open: the session ends.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        tokio::time::sleep(idle * 3).await;
+        let reply = call_in_session(
+            &client,
+            &url,
+            &session,
+            &[],
+            &tools_call(5, "nap", json!({"ms": 0})),
+        )
+        .await;
+        if reply.status == 404 {
+            break;
+        }
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        assert!(
+            Instant::now() < deadline,
+            "the idle session was never closed"
+        );
+    }
+    http.shutdown().await.unwrap();
+}
+
+/// Open a connection and send part of a request head.
+async fn stall(addr: std::net::SocketAddr) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    stream
+        .write_all(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-ty")
+        .await
+        .unwrap();
+    stream
+}
+
+/// Read until the server closes the connection (EOF or reset) or `limit` passes; what
+/// it sent, and whether it closed.
+async fn read_until_closed(stream: &mut TcpStream, limit: Duration) -> (String, bool) {
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 512];
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        match tokio::time::timeout_at(deadline, stream.read(&mut buf)).await {
+            Err(_) => return (String::from_utf8_lossy(&seen).into_owned(), false),
+            Ok(Ok(0) | Err(_)) => return (String::from_utf8_lossy(&seen).into_owned(), true),
+            Ok(Ok(n)) => seen.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_stalled_in_their_headers_are_closed_and_others_served() {
+    let timeout = Duration::from_secs(3);
+    let (http, _regs) = start(HttpOptions::default().header_read_timeout(timeout)).await;
+    let opened = Instant::now();
+    let mut stalled = Vec::new();
+    for _ in 0..60 {
+        stalled.push(stall(http.local_addr()).await);
+    }
+    // A legitimate client is served while they are open.
+    let client = reqwest::Client::new();
+    let session = open_session(&client, &http.url()).await;
+    let reply = call_in_session(
+        &client,
+        &http.url(),
+        &session,
+        &[],
+        &tools_call(2, "nap", json!({"ms": 0})),
+    )
+    .await;
+    assert_eq!(result_text(&reply), json!("done"));
+    assert!(
+        opened.elapsed() < timeout,
+        "the legitimate client took {:?}, longer than the header timeout",
+        opened.elapsed()
+    );
+    // Each stalled connection is closed once the header timeout passed, not before.
+    for (i, stream) in stalled.iter_mut().enumerate() {
+        let (_, closed) = read_until_closed(stream, Duration::from_secs(15)).await;
+        assert!(
+            closed,
+            "stalled connection {i} still open after {:?}",
+            opened.elapsed()
+        );
+    }
+    assert!(
+        opened.elapsed() >= timeout - Duration::from_millis(100),
+        "closed after {:?}, before the header timeout",
+        opened.elapsed()
+    );
+    http.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_over_the_cap_are_refused_at_once() {
+    let (http, _regs) = start(HttpOptions::default().max_connections(4)).await;
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        held.push(stall(http.local_addr()).await);
+    }
+    // Let the server accept them.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for _ in 0..8 {
+        let started = Instant::now();
+        let mut extra = stall(http.local_addr()).await;
+        let (seen, closed) = read_until_closed(&mut extra, Duration::from_secs(5)).await;
+        assert!(closed, "a connection over the cap was kept open");
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "refused only after {:?}",
+            started.elapsed()
+        );
+        assert!(
+            seen.is_empty() || seen.starts_with("HTTP/1.1 503"),
+            "{seen}"
+        );
+    }
+    // The held ones are still served...
+    for stream in &mut held {
+        let (_, closed) = read_until_closed(stream, Duration::from_millis(100)).await;
+        assert!(!closed, "a connection under the cap was closed");
+    }
+    // ...and when one ends, a new client gets its place.
+    drop(held.pop());
+    let client = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let response = client
+            .post(http.url())
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(initialize().to_string())
+            .send()
+            .await;
+        if let Ok(response) = response
+            && response.status().as_u16() == 200
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no place freed for a new client");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    http.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_does_not_arrive_in_time_is_a_408() {
+    let timeout = Duration::from_secs(1);
+    let (http, _regs) = start(HttpOptions::default().body_read_timeout(timeout)).await;
+    let mut stream = TcpStream::connect(http.local_addr()).await.unwrap();
+    stream
+        .write_all(
+            b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
+              accept: application/json, text/event-stream\r\ncontent-length: 200\r\n\r\n{\"jsonrpc\"",
+        )
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let (seen, closed) = read_until_closed(&mut stream, Duration::from_secs(10)).await;
+    assert!(seen.starts_with("HTTP/1.1 408"), "{seen:?}");
+    assert!(closed, "the connection stays open after the 408");
+    assert!(
+        started.elapsed() >= timeout - Duration::from_millis(100),
+        "{:?}",
+        started.elapsed()
+    );
+    http.shutdown().await.unwrap();
+}
