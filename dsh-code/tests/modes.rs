@@ -35,9 +35,14 @@ async fn in_code_mode_a_direct_call_is_unknown_and_runs_no_policy() {
     assert_eq!(guarded.load(Ordering::SeqCst), 0);
     assert!(env.probe.events().is_empty());
 
-    // A name nobody registered stays a plain unknown tool.
+    // A name nobody registered stays a plain unknown tool (with the scope's tools).
     let r = env.direct("nope", "{}").await;
-    assert_eq!(r.message(), Some("unknown tool \"nope\""));
+    assert_eq!(
+        r.message(),
+        Some(
+            r#"unknown tool "nope"; available tools: "echo", "slow", "exclusive", "fail", "picture", "remark", "run_code""#
+        )
+    );
 
     // The same tool from a program (a call with a parent) runs, through policy.
     assert_eq!(

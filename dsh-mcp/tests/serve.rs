@@ -350,7 +350,10 @@ async fn an_unknown_tool_is_a_protocol_error() {
     match err {
         rmcp::service::ServiceError::McpError(e) => {
             assert_eq!(e.code, rmcp::model::ErrorCode::INVALID_PARAMS);
-            assert_eq!(e.message, "unknown tool \"nope\"");
+            assert_eq!(
+                e.message,
+                r#"unknown tool "nope"; available tools: "greet", "arith", "wait_for_cancel", "count", "whoami""#
+            );
         }
         other => panic!("expected a JSON-RPC error, got {other:?}"),
     }

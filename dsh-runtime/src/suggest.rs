@@ -6,6 +6,9 @@
 /// The similarity from which a name counts as a likely misspelling of another.
 const CLOSE: f64 = 0.8;
 
+/// How much less similar than the best a name may be and still be suggested with it.
+const NEAR_TIE: f64 = 0.02;
+
 /// Whether `given` is a likely misspelling of `known` (never of itself).
 pub(crate) fn is_close(given: &str, known: &str) -> bool {
     given != known && strsim::jaro_winkler(given, known) >= CLOSE
@@ -26,7 +29,15 @@ pub(crate) fn closest<'k>(
         .filter(|(score, ..)| *score >= CLOSE)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    scored.into_iter().take(max).map(|(.., k)| k).collect()
+    // Only the best and those about as close: a shared prefix alone (`job_`) makes many
+    // names similar, and a list of them would not help.
+    let best = scored.first().map_or(0.0, |s| s.0);
+    scored
+        .into_iter()
+        .take_while(|(score, ..)| *score >= best - NEAR_TIE)
+        .take(max)
+        .map(|(.., k)| k)
+        .collect()
 }
 
 #[cfg(test)]
@@ -41,8 +52,14 @@ mod tests {
         assert!(!is_close("nope", "search_notes"));
         assert_eq!(
             closest("serach", ["add_note", "search", "snapshot", "searches"], 3),
-            ["search", "searches"]
+            ["search"]
         );
+        assert_eq!(
+            closest("job_lst", ["job_output", "job_list", "job_kill"], 3),
+            ["job_list"]
+        );
+        // Equally close names are all suggested, in the order given.
+        assert_eq!(closest("ab", ["ax", "ay"], 3), ["ax", "ay"]);
         assert!(closest("zzz", ["add_note", "search"], 3).is_empty());
     }
 }

@@ -307,9 +307,9 @@ pub struct BackgroundJob {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToolSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Foreground {
-    /// The exit code; `null` when the shell was killed by a signal.
+    /// The exit code; absent when the shell was killed by a signal.
     pub exit_code: Option<i32>,
-    /// The signal that killed the shell, e.g. `SIGTERM`; `null` when it exited.
+    /// The signal that killed the shell, e.g. `SIGTERM`; absent when it exited.
     pub signal: Option<String>,
     /// Whether the timeout stopped it.
     pub timed_out: bool,

@@ -198,7 +198,7 @@ pub struct WriteOutput {
     pub path: String,
     /// Created or replaced.
     pub operation: WriteOperation,
-    /// The previous content, LF-normalized; `null` when the file was created, or was not
+    /// The previous content, LF-normalized; absent when the file was created, or was not
     /// UTF-8 text, or had 10 MiB or more.
     pub before: Option<String>,
     /// The content written, LF-normalized.

@@ -56,7 +56,7 @@ fn first_tool_shows_the_schema_and_runs_calls_end_to_end() {
     );
     has_line(
         &out,
-        r#"call-5: code=UNKNOWN_TOOL message=unknown tool "wave""#,
+        r#"call-5: code=UNKNOWN_TOOL message=unknown tool "wave"; available tools: "greet""#,
     );
     has_line(&out, "direct: Hello, Grace! (call direct)");
 }
@@ -128,11 +128,11 @@ fn policy_guard_timeout_typed_calls_and_scopes() {
     // Denials carry the policy's message and no code.
     has_line(
         &out,
-        "policy: denied or failed, code=- message=policy: ops/deploy.key is a key file",
+        "policy: denied or failed, code=POLICY_DENIED message=policy: ops/deploy.key is a key file",
     );
     has_line(
         &out,
-        "guard: denied or failed, code=- message=guard: read_doc may not use `..` in paths",
+        "guard: denied or failed, code=GUARD_DENIED message=guard: read_doc may not use `..` in paths",
     );
     has_line(
         &out,

@@ -280,7 +280,7 @@ pub struct Outcome {
 #[non_exhaustive]
 pub enum TurnError<E> {
     /// The caller's `send` failed.
-    Send(E),
+    Transport(E),
     /// A response (or the request) was not of the provider's shape.
     RoundTrip(RoundTripError),
 }
@@ -288,7 +288,7 @@ pub enum TurnError<E> {
 impl<E: fmt::Display> fmt::Display for TurnError<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            TurnError::Send(e) => write!(f, "sending the request failed: {e}"),
+            TurnError::Transport(e) => write!(f, "sending the request failed: {e}"),
             TurnError::RoundTrip(e) => e.fmt(f),
         }
     }
@@ -297,7 +297,7 @@ impl<E: fmt::Display> fmt::Display for TurnError<E> {
 impl<E: std::error::Error + 'static> std::error::Error for TurnError<E> {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            TurnError::Send(e) => Some(e),
+            TurnError::Transport(e) => Some(e),
             TurnError::RoundTrip(e) => Some(e),
         }
     }
@@ -312,7 +312,7 @@ impl<E: std::error::Error + 'static> std::error::Error for TurnError<E> {
 ///
 /// # Errors
 ///
-/// [`TurnError::Send`] when `send` fails, [`TurnError::RoundTrip`] when a response has
+/// [`TurnError::Transport`] when `send` fails, [`TurnError::RoundTrip`] when a response has
 /// no calls of the provider's shape where it should.
 pub async fn run_turn<P, S, F, E>(
     registry: &Registry,
@@ -331,7 +331,7 @@ where
     let mut rounds = 0;
     loop {
         rounds += 1;
-        let response = send(request.clone()).await.map_err(TurnError::Send)?;
+        let response = send(request.clone()).await.map_err(TurnError::Transport)?;
         let calls = provider.calls(&response).map_err(TurnError::RoundTrip)?;
         if calls.is_empty() {
             return Ok(Outcome {
