@@ -560,13 +560,7 @@ async fn call(
              `dsh-tools session` keeps them running across calls"
         );
     }
-    if result.error_code() == Some(ErrorCode::UnknownTool)
-        && let Some(close) = did_you_mean(host, name)
-    {
-        let status = failure_status(&result);
-        eprintln!("  did you mean `{close}`?");
-        return status;
-    }
+    // An unknown tool's message already names the closest tools (the registry's).
     failure_status(&result)
 }
 

@@ -240,7 +240,7 @@ fn invalid_arguments_exit_2_with_the_violations() {
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
         stderr(&o),
-        "error[UNKNOWN_TOOL]: unknown tool \"frobnicate\"\n"
+        "error[UNKNOWN_TOOL]: unknown tool \"frobnicate\"; available tools: \"read\", \"write\", \"edit\", \"grep\", \"glob\", \"bash\", \"job_output\", \"job_list\", \"job_kill\"\n"
     );
 
     let o = run(dir.path(), &["call", "read", "{not json"]);
@@ -618,11 +618,11 @@ fn an_unknown_tool_gets_a_suggestion() {
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
         stderr(&o),
-        "error[UNKNOWN_TOOL]: unknown tool \"job_lst\"\n  did you mean `job_list`?\n"
+        "error[UNKNOWN_TOOL]: unknown tool \"job_lst\"; did you mean \"job_list\"?; available tools: \"read\", \"write\", \"edit\", \"grep\", \"glob\", \"bash\", \"job_output\", \"job_list\", \"job_kill\"\n"
     );
     let o = run(dir.path(), &["call", "bsah", "{}"]);
     assert!(
-        stderr(&o).ends_with("did you mean `bash`?\n"),
+        stderr(&o).contains("did you mean \"bash\"?"),
         "{}",
         stderr(&o)
     );
