@@ -145,8 +145,14 @@ async fn consecutive_parallel_calls_overlap_up_to_the_cap() {
     assert_eq!(got, v(r#"["a","b","c","d"]"#));
     let events = order(&env);
     assert_eq!(most_running(&events), 2, "{events:?}");
-    // Started in submission order.
-    assert_eq!(env.probe.labels("start"), ["a", "b", "c", "d"]);
+    // Admitted in submission order, two at a time: a and b first, then c and d (the
+    // bodies of overlapping calls run on tasks of their own, so which of two admitted
+    // together starts its body first is not fixed).
+    let mut starts = env.probe.labels("start");
+    assert_eq!(starts.len(), 4);
+    starts[..2].sort();
+    starts[2..].sort();
+    assert_eq!(starts, ["a", "b", "c", "d"]);
 
     let env = default_env();
     env.value(programs::FOUR_SLOW).await;

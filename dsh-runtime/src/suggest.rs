@@ -59,7 +59,10 @@ mod tests {
             ["job_list"]
         );
         // Equally close names are all suggested, in the order given.
-        assert_eq!(closest("ab", ["ax", "ay"], 3), ["ax", "ay"]);
+        assert_eq!(
+            closest("note_x", ["note_a", "note_b"], 3),
+            ["note_a", "note_b"]
+        );
         assert!(closest("zzz", ["add_note", "search"], 3).is_empty());
     }
 }

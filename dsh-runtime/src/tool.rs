@@ -84,6 +84,47 @@ impl<E: std::error::Error> From<E> for ToolError {
     }
 }
 
+/// A [`ToolError`] as a standard error, for `?` in a function returning
+/// `Box<dyn std::error::Error + Send + Sync>` (such as `main`): it displays as the
+/// message, prefixed by the code when there is one (`FS_NOT_FOUND: …`).
+struct AsStdError(ToolError);
+
+impl fmt::Debug for AsStdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl fmt::Display for AsStdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0.code {
+            Some(code) => write!(f, "{code}: {}", self.0.message),
+            None => f.write_str(&self.0.message),
+        }
+    }
+}
+
+impl std::error::Error for AsStdError {}
+
+impl From<ToolError> for Box<dyn std::error::Error + Send + Sync + 'static> {
+    /// ```
+    /// fn run() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    ///     Err(dsh_runtime::ToolError::with_code("FS_NOT_FOUND", "no such file"))?;
+    ///     Ok(())
+    /// }
+    /// assert_eq!(run().unwrap_err().to_string(), "FS_NOT_FOUND: no such file");
+    /// ```
+    fn from(e: ToolError) -> Self {
+        Box::new(AsStdError(e))
+    }
+}
+
+impl From<ToolError> for Box<dyn std::error::Error + 'static> {
+    fn from(e: ToolError) -> Self {
+        Box::new(AsStdError(e))
+    }
+}
+
 /// MCP-style behaviour hints, published with the tool.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]

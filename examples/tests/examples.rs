@@ -157,7 +157,7 @@ fn policy_guard_timeout_typed_calls_and_scopes() {
     has_line(&out, "scoped call: ok 3");
     has_line(
         &out,
-        r#"global call: denied or failed, code=UNKNOWN_TOOL message=unknown tool "add""#,
+        r#"global call: denied or failed, code=UNKNOWN_TOOL message=unknown tool "add"; available tools: "read_doc", "wait_for_build""#,
     );
 }
 

@@ -434,9 +434,51 @@ impl Export {
         }
     }
 
-    /// [`Export::fragment`] as a `serde_json::Value`, for building a request body.
+    /// [`Export::fragment`] as a `serde_json::Value`, for building a request body. Its
+    /// objects keep the declared key order only with `serde_json`'s `preserve_order`
+    /// feature; [`Export::request_text`] keeps it without.
     pub fn to_serde(&self) -> serde_json::Value {
         crate::json::to_serde(&self.fragment())
+    }
+
+    /// The request body `request` with this export as its `tools`, as JSON text, the
+    /// tools' keys in their declared order: the order-keeping way to send a request.
+    ///
+    /// [`Export::to_serde`] goes through `serde_json::Value`, whose objects sort their
+    /// keys unless `serde_json`'s `preserve_order` feature is on, so a schema's
+    /// `title, body, tags` would reach the model as `body, tags, title`. Here the rest of
+    /// the request is written as `serde_json` writes it and `tools` (replacing any
+    /// `tools` already there) from the export itself. A `request` that is not an object
+    /// is written as `{"tools": …}` alone.
+    ///
+    /// ```
+    /// # use dsh_runtime::{tool, Registry, ToolError, export::{self, Target}};
+    /// /// Add a note.
+    /// #[tool]
+    /// async fn add_note(title: String, body: String, tags: Vec<String>) -> Result<(), ToolError> { Ok(()) }
+    /// let registry = Registry::new();
+    /// let _n = registry.register(AddNote).unwrap();
+    /// let tools = export::export_registry(&registry, Target::OpenAiChat);
+    /// let body = tools.request_text(&serde_json::json!({"model": "gpt-5", "messages": []}));
+    /// let title = body.find("\"title\"").unwrap();
+    /// assert!(title < body.find("\"body\"").unwrap() && body.find("\"body\"").unwrap() < body.find("\"tags\"").unwrap());
+    /// assert!(body.starts_with(r#"{"messages":[],"model":"gpt-5","tools":[{"#));
+    /// ```
+    pub fn request_text(&self, request: &serde_json::Value) -> String {
+        let mut out = String::from("{");
+        if let serde_json::Value::Object(fields) = request {
+            for (key, value) in fields.iter().filter(|(k, _)| k.as_str() != "tools") {
+                // Writing a `serde_json::Value` to text cannot fail.
+                out.push_str(&serde_json::to_string(key).unwrap_or_default());
+                out.push(':');
+                out.push_str(&serde_json::to_string(value).unwrap_or_default());
+                out.push(',');
+            }
+        }
+        out.push_str("\"tools\":");
+        out.push_str(&self.fragment().to_string());
+        out.push('}');
+        out
     }
 
     /// [`Export::fragment`] as pretty JSON text (two-space indent, a final newline):
