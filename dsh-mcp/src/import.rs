@@ -25,7 +25,7 @@
 //! code `MCP_TOOL_ERROR` and the result's text (a leading `Error: ` taken off, since the
 //! registry words every failure so); a protocol or transport error fails with
 //! `MCP_REQUEST_FAILED`. Text blocks marked as contexts
-//! ([`CONTEXT_META_KEY`](crate::definition::CONTEXT_META_KEY), e.g. the served registry's
+//! ([`CONTEXT_META_KEY`], e.g. the served registry's
 //! note on arguments it ignored) become contexts of the imported result, not content.
 
 use std::fmt;
