@@ -247,3 +247,29 @@ pub(crate) fn mutate(v: Value, choice: u8, replacement: Value) -> Value {
         _ => replacement,
     }
 }
+
+/// Whether `v` has, somewhere `schema` reaches, a `null` for a property that is not
+/// required and whose schema does not admit `null` (the documented leniency).
+pub(crate) fn has_lenient_null(schema: &Schema, v: &Value) -> bool {
+    match (&schema.kind, v) {
+        (Kind::Object(r), Value::Object(o)) => {
+            o.iter()
+                .any(|(k, val)| match r.properties.iter().find(|p| p.name == k) {
+                    Some(p) => {
+                        (!p.required && val.is_null() && !p.schema.admits_null())
+                            || has_lenient_null(&p.schema, val)
+                    }
+                    None => match &r.additional {
+                        Additional::Schema(s) => has_lenient_null(s, val),
+                        _ => false,
+                    },
+                })
+        }
+        (Kind::Array(r), Value::Array(a)) => r
+            .items
+            .as_ref()
+            .is_some_and(|s| a.iter().any(|x| has_lenient_null(s, x))),
+        (Kind::OneOf(b), _) => b.iter().any(|s| has_lenient_null(s, v)),
+        _ => false,
+    }
+}

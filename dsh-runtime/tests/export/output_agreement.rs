@@ -131,31 +131,6 @@ fn mcp_output_schema(def: &ToolDefinition, target: Target) -> serde_json::Value 
     )
 }
 
-/// Whether a `null` somewhere in `v` is one the leniency reads as "omitted".
-fn has_lenient_null(schema: &Schema, v: &Value) -> bool {
-    match (&schema.kind, v) {
-        (Kind::Object(r), Value::Object(o)) => {
-            o.iter()
-                .any(|(k, val)| match r.properties.iter().find(|p| p.name == k) {
-                    Some(p) => {
-                        (!p.required && val.is_null() && !p.schema.admits_null())
-                            || has_lenient_null(&p.schema, val)
-                    }
-                    None => match &r.additional {
-                        Additional::Schema(s) => has_lenient_null(s, val),
-                        _ => false,
-                    },
-                })
-        }
-        (Kind::Array(r), Value::Array(a)) => r
-            .items
-            .as_ref()
-            .is_some_and(|s| a.iter().any(|x| has_lenient_null(s, x))),
-        (Kind::OneOf(b), _) => b.iter().any(|s| has_lenient_null(s, v)),
-        _ => false,
-    }
-}
-
 proptest! {
     #![proptest_config(cases(3000))]
 

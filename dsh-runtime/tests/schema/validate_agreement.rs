@@ -20,32 +20,6 @@ use proptest::prelude::*;
 
 use crate::random_schema::*;
 
-/// Whether `v` has, somewhere `schema` reaches, a `null` for a property that is not
-/// required and whose schema does not admit `null` (the documented leniency).
-fn has_lenient_null(schema: &Schema, v: &Value) -> bool {
-    match (&schema.kind, v) {
-        (Kind::Object(r), Value::Object(o)) => {
-            o.iter()
-                .any(|(k, val)| match r.properties.iter().find(|p| p.name == k) {
-                    Some(p) => {
-                        (!p.required && val.is_null() && !p.schema.admits_null())
-                            || has_lenient_null(&p.schema, val)
-                    }
-                    None => match &r.additional {
-                        Additional::Schema(s) => has_lenient_null(s, val),
-                        _ => false,
-                    },
-                })
-        }
-        (Kind::Array(r), Value::Array(a)) => r
-            .items
-            .as_ref()
-            .is_some_and(|s| a.iter().any(|x| has_lenient_null(s, x))),
-        (Kind::OneOf(b), _) => b.iter().any(|s| has_lenient_null(s, v)),
-        _ => false,
-    }
-}
-
 fn oracle(schema: &Schema, value: &Value) -> bool {
     let projected = json::to_serde(&schema.to_json_schema());
     let validator = jsonschema::validator_for(&projected).expect("projected schema compiles");
