@@ -203,18 +203,13 @@ pub async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
         }
         options = options.bearer_token(token);
     }
-    if !addr.ip().is_loopback() && options.bearer_token.is_none() {
-        eprintln!(
-            "warning: dsh-tools mcp --http {addr}: serving a shell beyond loopback without a \
-             token; anyone who can reach this address can run commands (use \
-             --bearer-token-env VAR, and TLS in front)"
-        );
-    }
-    if addr.ip().is_unspecified() && args.allowed_hosts.is_empty() && !args.allow_any_host {
-        eprintln!(
-            "warning: dsh-tools mcp --http {addr}: only loopback names are accepted in the \
-             Host header; name the others clients use with --allowed-host HOST"
-        );
+    for warning in bind_warnings(
+        addr,
+        options.bearer_token.is_some(),
+        !args.allowed_hosts.is_empty(),
+        args.allow_any_host,
+    ) {
+        eprintln!("{warning}");
     }
     let http = dsh_mcp::serve_http(&server, options)
         .await
@@ -224,6 +219,31 @@ pub async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
     http.shutdown()
         .await
         .map_err(|e| format!("MCP over HTTP: {e}"))
+}
+
+/// The warnings for serving on `addr`: beyond loopback without a token (anyone who can
+/// reach it runs commands), and on every address with no other host names accepted.
+fn bind_warnings(
+    addr: SocketAddr,
+    has_token: bool,
+    has_allowed_hosts: bool,
+    allow_any_host: bool,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if !addr.ip().is_loopback() && !has_token {
+        out.push(format!(
+            "warning: dsh-tools mcp --http {addr}: serving a shell beyond loopback without a \
+             token; anyone who can reach this address can run commands (use \
+             --bearer-token-env VAR, and TLS in front)"
+        ));
+    }
+    if addr.ip().is_unspecified() && !has_allowed_hosts && !allow_any_host {
+        out.push(format!(
+            "warning: dsh-tools mcp --http {addr}: only loopback names are accepted in the \
+             Host header; name the others clients use with --allowed-host HOST"
+        ));
+    }
+    out
 }
 
 async fn stop_signal() {
@@ -306,4 +326,30 @@ pub async fn import_all(host: &Host, commands: &[String]) -> Result<Imports, Str
         imports.clients.push(client);
     }
     Ok(imports)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bind_warnings;
+
+    #[test]
+    fn a_bind_beyond_loopback_without_a_token_warns() {
+        let at = |s: &str| s.parse().unwrap();
+        assert!(bind_warnings(at("127.0.0.1:0"), false, false, false).is_empty());
+        assert!(bind_warnings(at("[::1]:8080"), false, false, false).is_empty());
+        let w = bind_warnings(at("192.0.2.7:8080"), false, false, false);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("without a token"), "{w:?}");
+        assert!(bind_warnings(at("192.0.2.7:8080"), true, false, false).is_empty());
+        // Every address: also the Host names, unless some are named or any is allowed.
+        let w = bind_warnings(at("0.0.0.0:8080"), true, false, false);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("--allowed-host"), "{w:?}");
+        assert!(bind_warnings(at("0.0.0.0:8080"), true, true, false).is_empty());
+        assert!(bind_warnings(at("0.0.0.0:8080"), true, false, true).is_empty());
+        assert_eq!(
+            bind_warnings(at("0.0.0.0:8080"), false, false, false).len(),
+            2
+        );
+    }
 }
