@@ -125,7 +125,7 @@ fn toolbox_tools_share_the_hosts_state() {
 fn policy_guard_timeout_typed_calls_and_scopes() {
     let out = run(env!("CARGO_BIN_EXE_policy"));
     has_line(&out, "allowed: ok Welcome to the guide.");
-    // Denials carry the policy's message and no code.
+    // Denials carry the policy's message and their code.
     has_line(
         &out,
         "policy: denied or failed, code=POLICY_DENIED message=policy: ops/deploy.key is a key file",
@@ -137,6 +137,16 @@ fn policy_guard_timeout_typed_calls_and_scopes() {
     has_line(
         &out,
         r#"invalid: denied or failed, code=INVALID_ARGS message=invalid arguments: "path" must be a string"#,
+    );
+    // `ask` reaches the registry's approval handler, for a call from the global view too.
+    has_line(
+        &out,
+        "asked: read_doc (drafts/guide.md is a draft), from the global view",
+    );
+    has_line(&out, "approved: ok A better guide, soon.");
+    has_line(
+        &out,
+        r#"rejected: denied or failed, code=APPROVAL_REJECTED message=the user rejected tool "read_doc""#,
     );
     has_line(
         &out,

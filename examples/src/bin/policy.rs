@@ -2,8 +2,10 @@
 //!
 //! What this teaches: everything a host decides around a call, in the order the pipeline
 //! runs it. A pre-execute policy hook sees only arguments that passed validation and may
-//! allow, deny or defer; a guard runs after policy allowed the call, and its denial is
-//! final. `#[tool(timeout_ms = N)]` gives a tool a deadline the built-in timeout wrapper
+//! allow, deny, defer, or ask: an `ask` goes to the registry's approval handler (a person,
+//! a prompt, a list), for calls from an agent scope and from the global view alike; a
+//! refusal is `APPROVAL_REJECTED`. A guard runs after policy allowed the call, and its
+//! denial is final. `#[tool(timeout_ms = N)]` gives a tool a deadline the built-in timeout wrapper
 //! enforces (`TOOL_TIMEOUT`), cancelling the body's token so it can stop. From Rust, a
 //! typed call (`registry.call::<T>(args)`) runs the same pipeline and returns the typed
 //! output. An agent scope (`registry.scope()`) adds tools and hooks that only calls from
@@ -14,7 +16,7 @@
 //!
 //! Read first: `toolbox`. Read next: `cards` (how a UI shows calls and results).
 
-use dsh_runtime::hooks::{PreDecision, guard_fn, pre_execute_fn};
+use dsh_runtime::hooks::{Approval, PreDecision, approval_fn, guard_fn, pre_execute_fn};
 use dsh_runtime::{Registry, ToolCall, ToolContext, ToolError, tool};
 
 /// Read one of the project's documents (from a built-in table).
@@ -27,6 +29,8 @@ async fn read_doc(
         "guide/intro.md" => Ok("Welcome to the guide.".into()),
         "guide/setup.md" => Ok("Install, then run.".into()),
         "ops/deploy.key" => Ok("-----BEGIN KEY-----".into()),
+        "drafts/guide.md" => Ok("A better guide, soon.".into()),
+        "drafts/plan.md" => Ok("The secret plan.".into()),
         _ => Err(ToolError::with_code(
             "NOT_FOUND",
             format!("no document {path:?}"),
@@ -85,6 +89,42 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("invalid", r#"{"path":42}"#),
     ];
     for (label, args) in calls {
+        let r = registry
+            .execute(ToolCall::new(label, "read_doc", args))
+            .await;
+        show(label, &r);
+    }
+
+    println!("== approval");
+    // Drafts need a person's yes: policy asks, and the approval handler answers (here a
+    // stand-in that approves the guide and refuses the rest; a real host asks its user).
+    let _ask = registry.pre_execute(pre_execute_fn(|call| {
+        let path = call.arguments().as_object()?.get("path")?.as_str()?;
+        path.starts_with("drafts/")
+            .then(|| PreDecision::ask(format!("{path} is a draft")))
+    }));
+    let _approver = registry.set_approval_handler(approval_fn(|request| {
+        let path = request.call.arguments().to_string();
+        println!(
+            "asked: {} ({}), from {}",
+            request.call.name(),
+            request.reason.unwrap_or("no reason"),
+            if request.agent.is_some() {
+                "an agent"
+            } else {
+                "the global view"
+            }
+        );
+        if path.contains("drafts/guide") {
+            Approval::AllowedOnce
+        } else {
+            Approval::Rejected
+        }
+    }));
+    for (label, args) in [
+        ("approved", r#"{"path":"drafts/guide.md"}"#),
+        ("rejected", r#"{"path":"drafts/plan.md"}"#),
+    ] {
         let r = registry
             .execute(ToolCall::new(label, "read_doc", args))
             .await;
