@@ -11,9 +11,12 @@
 //! <s>]` or (non-zero) `[exit code: <n>]`. A blank `command` or `description` is refused
 //! with `invalid command: expected a non-empty string` (resp. `description`), a
 //! `timeoutMs` that is not positive with `invalid timeoutMs: expected a positive number,
-//! got <json>`; a longer timeout than [`MAX_TIMEOUT_MS`] is cut to it. One departure is
+//! got <json>`; a longer timeout than [`MAX_TIMEOUT_MS`] is cut to it. Two departures are
 //! recorded: a `workdir` that is not a usable directory fails with `BASH_BAD_WORKDIR`
-//! naming it (the reference reports the spawn error `spawn bash ENOENT`).
+//! naming it (the reference reports the spawn error `spawn bash ENOENT`); and a foreground
+//! value leaves out `signal` when the shell exited and `exitCode` when a signal killed it,
+//! where the reference sends `null`, which the published output schema does not admit (a
+//! validating MCP client rejects it).
 //!
 //! **Environment.** Commands get the host's environment without credential-like
 //! variables (names containing `KEY`, `PASSWORD`, `SECRET` or `TOKEN`, any case) and

@@ -41,6 +41,9 @@
 //!   message without a code).
 //! - Under a confined scope, paths outside the root are refused (`FS_OUTSIDE_ROOT`), and so
 //!   are files with more than one hard link.
+//! - `write` of a new file has no `before` in its value; the reference sends
+//!   `"before": null`, which its own published output schema (a plain string) does not
+//!   admit, so validating MCP clients reject the call. What we send is what we publish.
 //!
 //! Cards: `read` shows a read card rebuilt from its presentation meta (the window it returned)
 //! and content; `write` and `edit` show the change as a diff card when called, and the applied
