@@ -75,8 +75,8 @@
 //! # Modes and prompts
 //!
 //! [`CodeMode::present_as`] sets a scope's [`Mode`]; [`prompt`] assembles what a model
-//! in a scope is shown, with the typed SDK from [`sdk_text`] (the runtime's TypeScript
-//! generator) and its warnings.
+//! in a scope is shown, with the typed SDK from [`sdk_text`] (the TypeScript generator of
+//! [`sdk`], which also renders the Python SDK) and its warnings.
 
 mod args;
 mod bridge;
@@ -84,7 +84,7 @@ mod config;
 mod engine;
 mod events;
 mod mode;
-mod sdk;
+pub mod sdk;
 mod strip;
 mod tool;
 
@@ -95,7 +95,7 @@ pub use mode::{
     CodeMode, CodePrompt, Mode, PresentAsError, Presentation, collapse_message, effective_mode,
     offered_tools, prompt,
 };
-pub use sdk::{CODE_ONLY_RULE, INSTRUCTIONS, sdk_text};
+pub use sdk::{CODE_ONLY_RULE, INSTRUCTIONS, Sdk, SdkWarning, sdk_text};
 pub use tool::{
     DESCRIPTION, RunCode, RunCodeArgs, RunCodeOutput, output_value, render_json, render_output,
 };

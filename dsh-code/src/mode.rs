@@ -21,7 +21,6 @@ use std::collections::HashSet;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use dsh_runtime::export::ExportWarning;
 use dsh_runtime::hooks::{CallInfo, HookFuture, PreDecision, PreExecute, PreNext};
 use dsh_runtime::registry::RUN_CODE;
 use dsh_runtime::{
@@ -31,7 +30,7 @@ use dsh_runtime::{
 
 use crate::config::CodeConfig;
 use crate::events::SubCallObserver;
-use crate::sdk;
+use crate::sdk::{self, SdkWarning};
 use crate::tool::RunCode;
 
 /// How a scope presents its tools to the model.
@@ -310,7 +309,7 @@ pub struct CodePrompt {
     pub instructions: Option<String>,
     /// What the SDK states less precisely than the tools' schemas (empty in `native`):
     /// worth logging when a tool set is assembled, since the model reads the looser type.
-    pub warnings: Vec<ExportWarning>,
+    pub warnings: Vec<SdkWarning>,
 }
 
 /// The tools `scope` sees, in publication order, `run_code` left out.
@@ -324,7 +323,7 @@ fn visible_tools(registry: &Registry, scope: Option<ScopeId>) -> Vec<DynTool> {
 }
 
 /// The system-prompt text of a mode over these tools, and the SDK's warnings.
-fn instructions(mode: Mode, tools: &[DynTool]) -> Option<(String, Vec<ExportWarning>)> {
+fn instructions(mode: Mode, tools: &[DynTool]) -> Option<(String, Vec<SdkWarning>)> {
     let sdk = match mode {
         Mode::Native => return None,
         Mode::Code | Mode::Both => sdk::sdk_text(tools),

@@ -1,21 +1,72 @@
-//! The SDK a model in code mode is shown about the tools it can call from a program.
+//! The code-mode SDKs: the typed `tools` API a model programs against in `run_code`.
 //!
-//! [`sdk_text`] is the one place prompt assembly gets the SDK from. It is the runtime's
-//! typed TypeScript generator ([`dsh_runtime::codegen::typescript`]) over the tools'
-//! definitions: every tool's arguments and output typed from its schemas, `run_code`
-//! left out, tools sorted by name, and the runtime's [`INSTRUCTIONS`] above the
-//! declarations, so a host that renders the SDK itself shows the same text.
+//! - [`typescript`] and [`python`] render the declarations for a set of tool definitions.
+//!   Both are deterministic and never fail: a construct a language cannot state degrades
+//!   (`unknown`, `Any`, a wider type) and the degradation is reported as an
+//!   [`SdkWarning`].
+//! - [`sdk_text`] is the one place prompt assembly gets the SDK from: the typed
+//!   TypeScript generator over the tools' definitions (every tool's arguments and output
+//!   typed from its schemas, `run_code` left out, tools sorted by name) with
+//!   [`INSTRUCTIONS`] above the declarations, so a host that renders the SDK itself
+//!   shows the same text.
 
-use dsh_runtime::DynTool;
-use dsh_runtime::codegen::{Sdk, typescript};
+pub mod python;
+pub mod typescript;
 
-/// How to write programs, shown above the declarations: the runtime's
-/// [`typescript::INSTRUCTIONS`], so every host shows one text.
-pub use dsh_runtime::codegen::typescript::INSTRUCTIONS;
+use std::fmt;
+
+use dsh_runtime::registry::RUN_CODE;
+use dsh_runtime::{DynTool, ToolDefinition};
+
+/// How to write programs, shown above the declarations: [`typescript::INSTRUCTIONS`], so
+/// every host shows one text.
+pub use typescript::INSTRUCTIONS;
 
 /// The rule a model in `code` mode is given before the SDK.
 pub const CODE_ONLY_RULE: &str = "`run_code` is the only tool you can call directly; a \
 direct call to any other tool fails. Use the tools declared below from inside a program.";
+
+/// A rendered code-mode SDK.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sdk {
+    /// The fence language: `ts` or `python`.
+    pub language: &'static str,
+    /// How to write a `run_code` program against the SDK (Markdown prose).
+    pub instructions: &'static str,
+    /// The declarations: valid TypeScript or Python source.
+    pub code: String,
+    /// Every construct that was rendered less precisely than the schema states.
+    pub warnings: Vec<SdkWarning>,
+}
+
+impl Sdk {
+    /// The prompt section: the instructions, then the declarations in a fenced block.
+    pub fn prompt_section(&self) -> String {
+        format!(
+            "{}\n\n```{}\n{}\n```",
+            self.instructions, self.language, self.code
+        )
+    }
+}
+
+/// A schema construct an SDK states less precisely than the schema (the validator still
+/// enforces it): which tool, where, and what the model reads instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SdkWarning {
+    /// The tool's name (`""` for [`typescript::type_of`]).
+    pub tool: String,
+    /// Where in the tool's schemas (`parameters.properties.limit`, `output.oneOf[1]`, `name`).
+    pub path: String,
+    /// What was lost or changed.
+    pub lost: String,
+}
+
+/// `<tool>: <path>: <lost>`.
+impl fmt::Display for SdkWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}: {}", self.tool, self.path, self.lost)
+    }
+}
 
 /// The TypeScript SDK for these tools (`run_code` among them is left out).
 ///
@@ -38,4 +89,33 @@ direct call to any other tool fails. Use the tools declared below from inside a 
 /// ```
 pub fn sdk_text(tools: &[DynTool]) -> Sdk {
     typescript::render(tools.iter().map(|t| t.definition()))
+}
+
+/// The tools an SDK declares: every definition but `run_code`, sorted by name in UTF-16
+/// code unit order (JavaScript's string comparison, so both SDKs list tools as a
+/// TypeScript host sorting them would).
+fn sdk_tools<'a, I>(definitions: I) -> Vec<&'a ToolDefinition>
+where
+    I: IntoIterator<Item = &'a ToolDefinition>,
+{
+    let mut list: Vec<&ToolDefinition> = definitions
+        .into_iter()
+        .filter(|d| d.name != RUN_CODE)
+        .collect();
+    list.sort_by(|a, b| a.name.encode_utf16().cmp(b.name.encode_utf16()));
+    list
+}
+
+/// Collapse whitespace runs to one space and trim: one-line docs, stable across
+/// reformatting of the source comments.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// JSON-quote a string, escaping exactly as the JSON printer does.
+fn json_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    // Writing to a `String` cannot fail.
+    let _ = dsh_runtime::json::write_json_string(&mut out, s);
+    out
 }

@@ -6,6 +6,13 @@
 
 mod support;
 
+// The SDK renderers' property tests (in this binary, to link one test binary less).
+#[path = "sdk/props.rs"]
+mod sdk_props;
+// Random-schema generators shared with dsh-runtime's property tests.
+#[path = "../../dsh-runtime/tests/common/random_schema.rs"]
+mod random_schema;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

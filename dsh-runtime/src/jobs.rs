@@ -89,7 +89,6 @@ use crate::panic::{CatchUnwind, panic_message};
 use crate::schema::Schema;
 
 mod output;
-pub mod tools;
 
 pub use output::OutputSink;
 
@@ -570,6 +569,9 @@ pub enum JobError {
         /// The hook's error.
         message: String,
     },
+    /// The tool call starting the job was cancelled before the job started: nothing ran
+    /// and nothing was registered, so no call returns the id of work nobody will read.
+    CallAborted,
     /// The job's output reader panicked.
     Output {
         /// The job.
@@ -596,6 +598,9 @@ impl fmt::Display for JobError {
             JobError::Output { id, message } => {
                 write!(f, "failed to read the output of job {id}: {message}")
             }
+            JobError::CallAborted => {
+                f.write_str("tool call aborted before the background job started")
+            }
         }
     }
 }
@@ -615,11 +620,12 @@ pub struct JobRuntime {
 
 #[derive(Default)]
 struct Inner {
-    registry: Mutex<Registry>,
+    table: Mutex<JobTable>,
 }
 
+/// Every job of a runtime, and what decides whether another may start.
 #[derive(Default)]
-struct Registry {
+struct JobTable {
     shut_down: bool,
     /// Jobs started per kind, for ids.
     counters: HashMap<String, u64>,
@@ -629,7 +635,7 @@ struct Registry {
     live_owners: HashSet<OwnerId>,
 }
 
-impl Registry {
+impl JobTable {
     fn preflight(&self, owner: Option<OwnerId>) -> Result<(), JobError> {
         if self.shut_down {
             return Err(JobError::ShutDown);
@@ -653,9 +659,9 @@ impl JobRuntime {
     /// closed.
     pub fn owner(&self) -> OwnerGuard {
         let id = OwnerId::fresh();
-        let mut registry = lock(&self.inner.registry);
-        if !registry.shut_down {
-            registry.live_owners.insert(id);
+        let mut table = lock(&self.inner.table);
+        if !table.shut_down {
+            table.live_owners.insert(id);
         }
         OwnerGuard {
             runtime: self.clone(),
@@ -666,7 +672,7 @@ impl JobRuntime {
 
     /// Whether `owner` is open on this runtime.
     pub fn is_live(&self, owner: OwnerId) -> bool {
-        lock(&self.inner.registry).live_owners.contains(&owner)
+        lock(&self.inner.table).live_owners.contains(&owner)
     }
 
     /// Starts a job: checks the runtime is open and the owner live, runs the producer
@@ -693,9 +699,9 @@ impl JobRuntime {
         }
         let handle = tokio::runtime::Handle::try_current().map_err(|_| JobError::NoTokioRuntime)?;
         let id = {
-            let mut registry = lock(&self.inner.registry);
-            registry.preflight(owner)?;
-            let n = registry.counters.entry(kind.clone()).or_insert(0);
+            let mut table = lock(&self.inner.table);
+            table.preflight(owner)?;
+            let n = table.counters.entry(kind.clone()).or_insert(0);
             *n += 1;
             JobId(format!("{kind}-{n}").into())
         };
@@ -754,10 +760,10 @@ impl JobRuntime {
         // the producer ran. Such a job is not registered, but it is still stopped and
         // driven to settlement so its resources are released.
         let registered = {
-            let mut registry = lock(&self.inner.registry);
-            registry.preflight(owner).map(|()| {
-                registry.jobs.push(job.clone());
-                registry.by_id.insert(id.clone(), job.clone());
+            let mut table = lock(&self.inner.table);
+            table.preflight(owner).map(|()| {
+                table.jobs.push(job.clone());
+                table.by_id.insert(id.clone(), job.clone());
             })
         };
         handle.spawn(drive(job.clone(), done));
@@ -785,8 +791,8 @@ impl JobRuntime {
 
     /// The jobs visible to `caller` (its own and the unowned ones), in start order.
     pub fn list(&self, caller: Option<OwnerId>) -> Vec<JobSnapshot> {
-        let registry = lock(&self.inner.registry);
-        registry
+        let table = lock(&self.inner.table);
+        table
             .jobs
             .iter()
             .filter(|job| job.visible_to(caller))
@@ -877,10 +883,10 @@ impl JobRuntime {
     /// job (owned or not) is asked to stop, and this waits until all of them settled.
     pub async fn shutdown(&self) {
         let jobs = {
-            let mut registry = lock(&self.inner.registry);
-            registry.shut_down = true;
-            registry.live_owners.clear();
-            registry.jobs.clone()
+            let mut table = lock(&self.inner.table);
+            table.shut_down = true;
+            table.live_owners.clear();
+            table.jobs.clone()
         };
         for job in &jobs {
             job.request_stop(Some("job runtime shut down"), Force::Yes)
@@ -894,9 +900,9 @@ impl JobRuntime {
     /// Closes `owner` and asks its jobs to stop, without waiting.
     fn release(&self, owner: OwnerId) -> Vec<Arc<Job>> {
         let jobs: Vec<Arc<Job>> = {
-            let mut registry = lock(&self.inner.registry);
-            registry.live_owners.remove(&owner);
-            registry
+            let mut table = lock(&self.inner.table);
+            table.live_owners.remove(&owner);
+            table
                 .jobs
                 .iter()
                 .filter(|job| job.owner == Some(owner))
@@ -910,8 +916,8 @@ impl JobRuntime {
     }
 
     fn lookup(&self, id: &str, caller: Option<OwnerId>) -> Result<Arc<Job>, JobError> {
-        let registry = lock(&self.inner.registry);
-        match registry.by_id.get(id) {
+        let table = lock(&self.inner.table);
+        match table.by_id.get(id) {
             Some(job) if job.visible_to(caller) => Ok(job.clone()),
             _ => Err(JobError::NotFound { id: id.to_string() }),
         }
@@ -920,11 +926,11 @@ impl JobRuntime {
 
 impl fmt::Debug for JobRuntime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let registry = lock(&self.inner.registry);
+        let table = lock(&self.inner.table);
         f.debug_struct("JobRuntime")
-            .field("jobs", &registry.jobs.len())
-            .field("live_owners", &registry.live_owners.len())
-            .field("shut_down", &registry.shut_down)
+            .field("jobs", &table.jobs.len())
+            .field("live_owners", &table.live_owners.len())
+            .field("shut_down", &table.shut_down)
             .finish()
     }
 }
@@ -933,11 +939,11 @@ impl Drop for Inner {
     fn drop(&mut self) {
         // No handle is left to control these jobs: stop them rather than leak them. Their
         // tasks keep running until they settle.
-        let registry = self
-            .registry
+        let table = self
+            .table
             .get_mut()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        for job in &registry.jobs {
+        for job in &table.jobs {
             job.request_stop(Some("job runtime dropped"), Force::Yes)
                 .ok();
         }
@@ -980,6 +986,146 @@ impl fmt::Debug for OwnerGuard {
         f.debug_struct("OwnerGuard")
             .field("id", &self.id)
             .finish_non_exhaustive()
+    }
+}
+
+// ---- one call's handle --------------------------------------------------------------------
+
+/// The job runtime as one tool call reaches it, through
+/// [`ToolContext::jobs`](crate::ToolContext::jobs): the one place a tool publishes work
+/// that outlives the call.
+///
+/// It acts for one owner or none ([`for_owner`](CallJobs::for_owner)): a job started
+/// through it belongs to that owner unless its spec names one, and reads, waits, kills and
+/// lists see that owner's jobs and the unowned ones. [`start`](CallJobs::start) refuses to
+/// run the producer once the call is cancelled ([`JobError::CallAborted`]); the runtime's
+/// own rules (owner cleanup, bounded output, first settlement final) apply as for
+/// [`JobRuntime::start`].
+///
+/// ```
+/// use dsh_runtime::jobs::{JobContext, JobRuntime, JobSettlement, JobSpec, RunningJob};
+/// use dsh_runtime::{Registry, ToolCall, ToolContext, ToolError, tool};
+///
+/// /// Count in the background; answer with the job's id.
+/// #[tool]
+/// async fn count(cx: ToolContext) -> Result<String, ToolError> {
+///     let jobs = cx.jobs()?;
+///     let id = jobs
+///         .start(JobSpec::new("count", "count to three"), |ctx: JobContext| {
+///             let out = ctx.output().clone();
+///             Ok::<_, std::io::Error>(RunningJob::new(async move {
+///                 out.write_str("1 2 3");
+///                 JobSettlement::completed()
+///             }))
+///         })
+///         .map_err(|e| ToolError::with_code("JOB_START_FAILED", e.to_string()))?;
+///     Ok(id.to_string())
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let jobs = JobRuntime::new();
+/// let registry = Registry::builder().jobs(jobs.clone()).build();
+/// let _count = registry.register(Count).unwrap();
+/// let result = registry.execute(ToolCall::new("1", "count", "{}")).await;
+/// assert_eq!(result.text(), "count-1");
+///
+/// // Without a job runtime, the tool says what is missing.
+/// let bare = Registry::new();
+/// let _count = bare.register(Count).unwrap();
+/// let result = bare.execute(ToolCall::new("1", "count", "{}")).await;
+/// assert_eq!(result.code(), Some("JOBS_UNAVAILABLE"));
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct CallJobs {
+    runtime: JobRuntime,
+    call: CancellationToken,
+    owner: Option<OwnerId>,
+}
+
+impl CallJobs {
+    /// The handle of a call whose cancellation token is `call`, acting for no owner.
+    pub fn new(runtime: JobRuntime, call: CancellationToken) -> Self {
+        CallJobs {
+            runtime,
+            call,
+            owner: None,
+        }
+    }
+
+    /// The same handle acting for `owner` (`None`: for no owner).
+    #[must_use]
+    pub fn for_owner(mut self, owner: Option<OwnerId>) -> Self {
+        self.owner = owner;
+        self
+    }
+
+    /// The owner this handle acts for.
+    pub fn owner(&self) -> Option<OwnerId> {
+        self.owner
+    }
+
+    /// The runtime behind the handle.
+    pub fn runtime(&self) -> &JobRuntime {
+        &self.runtime
+    }
+
+    /// Starts a job, owned by the spec's owner or else the handle's (see
+    /// [`JobRuntime::start`]).
+    ///
+    /// # Errors
+    ///
+    /// [`JobError::CallAborted`] when the call is cancelled (the producer does not run),
+    /// and every error of [`JobRuntime::start`].
+    pub fn start(&self, mut spec: JobSpec, producer: impl JobProducer) -> Result<JobId, JobError> {
+        if self.call.is_cancelled() {
+            return Err(JobError::CallAborted);
+        }
+        if spec.owner.is_none() {
+            spec.owner = self.owner;
+        }
+        self.runtime.start(spec, producer)
+    }
+
+    /// [`JobRuntime::snapshot`] for the handle's owner.
+    ///
+    /// # Errors
+    ///
+    /// [`JobError::NotFound`].
+    pub fn snapshot(&self, id: impl AsRef<str>) -> Result<JobSnapshot, JobError> {
+        self.runtime.snapshot(id, self.owner)
+    }
+
+    /// [`JobRuntime::list`] for the handle's owner.
+    pub fn list(&self) -> Vec<JobSnapshot> {
+        self.runtime.list(self.owner)
+    }
+
+    /// [`JobRuntime::read`] for the handle's owner.
+    ///
+    /// # Errors
+    ///
+    /// As [`JobRuntime::read`].
+    pub fn read(&self, id: impl AsRef<str>) -> Result<JobOutput, JobError> {
+        self.runtime.read(id, self.owner)
+    }
+
+    /// [`JobRuntime::kill`] for the handle's owner.
+    ///
+    /// # Errors
+    ///
+    /// As [`JobRuntime::kill`].
+    pub fn kill(&self, id: impl AsRef<str>, reason: Option<&str>) -> Result<KillOutcome, JobError> {
+        self.runtime.kill(id, reason, self.owner)
+    }
+
+    /// [`JobRuntime::wait`] for the handle's owner.
+    ///
+    /// # Errors
+    ///
+    /// [`JobError::NotFound`].
+    pub async fn wait(&self, id: impl AsRef<str>, timeout: Duration) -> Result<JobSnapshot, JobError> {
+        self.runtime.wait(id, timeout, self.owner).await
     }
 }
 

@@ -58,26 +58,40 @@
 //! - [`markers`]: the compile-time marker traits the derive checks and you may implement;
 //! - [`content`]: the model-facing [`ContentBlock`]s;
 //! - [`present`]: the card vocabulary presenters return;
+//! - [`jobs`]: background jobs with owners, bounded output buffers and kill/wait, which
+//!   a tool reaches through [`ToolContext::jobs`];
 //! - [`tool`](mod@tool): the [`Tool`] trait, its definition, context and errors;
 //! - [`hooks`]: policy hooks (pre-execute, approval, guards, wrappers, post-execute,
 //!   observers) and what they see;
 //! - [`registry`]: the [`Registry`] of tools, agent scopes and hooks;
 //! - [`pipeline`]: [`Registry::execute`] and what it produces ([`ToolResult`],
 //!   [`ErrorCode`]);
-//! - [`jobs`]: background jobs with owners, output buffers and kill/wait;
-//! - [`codegen`]: text generated from tool definitions (the Markdown catalog, the
-//!   TypeScript and Python code-mode SDKs);
-//! - [`export`]: the tools in the shape each model API (OpenAI, Anthropic, Gemini, MCP) takes.
+//! - [`docs`]: the Markdown catalog of a registry's tools, from their doc comments and
+//!   schemas;
+//! - `export` (feature `export`): the tools in the shape each model API (OpenAI,
+//!   Anthropic, Gemini, MCP) takes;
+//! - `round_trip` (feature `export`): provider tool-call messages to [`ToolCall`]s and
+//!   [`ToolResult`]s back to provider messages.
+//!
+//! The code-mode SDK generators (TypeScript and Python) are in the `dsh-code` crate
+//! (`dsh_code::sdk`), with the `run_code` tool they describe.
+//!
+//! # Features
+//!
+//! - `export` (default): the `export` and `round_trip` modules. Turn default features
+//!   off (`dsh-runtime = { version = "0.1", default-features = false }`) when the tools
+//!   are only called in-process or served by a host that publishes them itself: the
+//!   crate is then the registry, the pipeline, the schema vocabulary, validation, hooks,
+//!   results, the [`Tool`] contract with its presenters, jobs and the Markdown catalog.
+//!   `dsh-mcp` publishes its tool list through the MCP export, so it turns the feature on.
 //!
 //! Cancellation uses [`CancellationToken`] (re-exported from `tokio-util`, so you need no
 //! dependency of your own to cancel a call).
 #![deny(missing_docs)]
 
-// Lets the macros' `::dsh_runtime::...` paths resolve inside this crate (the job tools).
-extern crate self as dsh_runtime;
-
-pub mod codegen;
 pub mod content;
+pub mod docs;
+#[cfg(feature = "export")]
 pub mod export;
 pub mod hooks;
 pub mod jobs;
@@ -90,6 +104,7 @@ pub mod pipeline;
 pub mod present;
 pub mod registry;
 mod result;
+#[cfg(feature = "export")]
 pub mod round_trip;
 pub mod schema;
 mod suggest;

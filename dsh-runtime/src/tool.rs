@@ -16,6 +16,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
+use crate::jobs::{CallJobs, JobRuntime};
 use crate::content::{ContentBlock, default_render};
 use crate::json::{Frozen, Value};
 use crate::present::{CallView, ResultSummary, ResultView};
@@ -441,6 +442,8 @@ pub struct Execution {
     /// without a handle of its own). Empty when the caller gave none and nothing has
     /// asked for it yet: nobody else can hold it then, so it is not cancelled.
     cancel: OnceLock<CancellationToken>,
+    /// The registry's job runtime, if it has one (see [`ToolContext::jobs`]).
+    pub(crate) jobs: Option<JobRuntime>,
 }
 
 impl Execution {
@@ -492,6 +495,7 @@ impl Execution {
             has_arguments,
             side: SideChannel::default(),
             cancel: token,
+            jobs: None,
         }
     }
 
@@ -551,6 +555,8 @@ pub struct ToolContext {
     side: Option<Arc<SideChannel>>,
     /// Where progress updates go (captured from [`with_progress`] when the context is made).
     progress: Option<ProgressReporter>,
+    /// A job runtime given with [`ToolContext::with_jobs`], before the execution's.
+    jobs: Option<JobRuntime>,
 }
 
 /// One progress update of a running call (see [`ToolContext::report_progress`]).
@@ -645,6 +651,7 @@ impl ToolContext {
             cancel: Some(cancel),
             side: Some(side),
             progress: PROGRESS.try_with(Clone::clone).ok(),
+            jobs: None,
         }
     }
 
@@ -656,6 +663,7 @@ impl ToolContext {
             cancel: Some(cancel),
             side: None,
             progress: PROGRESS.try_with(Clone::clone).ok(),
+            jobs: None,
         }
     }
 
@@ -669,6 +677,7 @@ impl ToolContext {
             cancel: None,
             side: None,
             progress: PROGRESS.try_with(Clone::clone).ok(),
+            jobs: None,
         }
     }
 
@@ -728,6 +737,33 @@ impl ToolContext {
                 .child
                 .get_or_init(|| self.exec.caller_token().child_token()),
         }
+    }
+    /// The job runtime this call may publish background work on, acting for no owner
+    /// ([`CallJobs::for_owner`] picks one): the registry's
+    /// ([`RegistryBuilder::jobs`](crate::RegistryBuilder::jobs)), or the one given with
+    /// [`with_jobs`](ToolContext::with_jobs).
+    ///
+    /// # Errors
+    ///
+    /// `JOBS_UNAVAILABLE`, naming the tool, when there is none.
+    pub fn jobs(&self) -> Result<CallJobs, ToolError> {
+        match self.jobs.as_ref().or(self.exec.jobs.as_ref()) {
+            Some(runtime) => Ok(CallJobs::new(runtime.clone(), self.cancellation().clone())),
+            None => Err(ToolError::with_code(
+                "JOBS_UNAVAILABLE",
+                format!(
+                    "tool {} cannot start background work: the registry has no job runtime (build it with `Registry::builder().jobs(JobRuntime::new())`)",
+                    crate::schema::json_quote(&self.exec.name)
+                ),
+            )),
+        }
+    }
+    /// The same context with `jobs` as its job runtime (for calling bodies directly,
+    /// outside a registry).
+    #[must_use]
+    pub fn with_jobs(mut self, jobs: JobRuntime) -> Self {
+        self.jobs = Some(jobs);
+        self
     }
     /// Whether cancellation was requested.
     pub fn is_cancelled(&self) -> bool {

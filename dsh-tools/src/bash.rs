@@ -43,19 +43,22 @@
 //! grace and the kill completes on the body's own task.
 //!
 //! **Background.** With `run_in_background`, the command is started as a `bash` job on
-//! the [`JobRuntime`] (unowned, labelled with the command) and the call returns its id at
-//! once; `job_output`, `job_list` and `job_kill` (`dsh_runtime::jobs::tools`) take it from
-//! there (see [`process`] for what a read returns and how a job settles). Once the job is
-//! published, the call's cancellation no longer reaches it.
+//! the calling registry's job runtime (`RegistryBuilder::jobs`, reached through
+//! [`ToolContext::jobs`]), labelled with the command and owned by the shell's owner
+//! ([`Shell::for_owner`]; unowned by default), and the call returns its id at once;
+//! `job_output`, `job_list` and `job_kill` ([`crate::jobs`]) take it from there (see
+//! [`process`] for what a read returns and how a job settles). A call cancelled before
+//! the job starts starts nothing (`ABORTED_BEFORE_DISPATCH`); once the job is published,
+//! the call's cancellation no longer reaches it. A registry without a job runtime
+//! answers `JOBS_UNAVAILABLE`.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
 //! use dsh_runtime::jobs::JobRuntime;
 //! use dsh_runtime::{Registry, ToolCall};
 //!
-//! let registry = Registry::new();
-//! let jobs = JobRuntime::new();
-//! let _bash = dsh_tools::bash::register(&registry, &jobs).unwrap();
+//! let registry = Registry::builder().jobs(JobRuntime::new()).build();
+//! let _bash = dsh_tools::bash::register(&registry).unwrap();
 //! let result = registry
 //!     .execute(ToolCall::new(
 //!         "call_1",
@@ -75,7 +78,7 @@ use std::time::Duration;
 
 pub use crate::process::StreamText;
 use crate::process::{self, ProcessLimits};
-use dsh_runtime::jobs::{JobRuntime, JobSpec};
+use dsh_runtime::jobs::{JobError, JobSpec, OwnerId};
 use dsh_runtime::json::Value;
 use dsh_runtime::present::{CallView, ResultSummary, ResultView, TerminalExit, ToolCallKind};
 use dsh_runtime::{
@@ -238,16 +241,14 @@ pub fn scrubbed(name: &str) -> bool {
             .any(|word| upper.contains(word))
 }
 
-/// Registers `bash` with the default [`BashConfig`], its jobs going to `jobs`.
+/// Registers `bash` with the default [`BashConfig`], its background jobs going to the
+/// registry's job runtime, unowned.
 ///
 /// # Errors
 ///
 /// The registry's, e.g. when a tool named `bash` is already registered.
-pub fn register(
-    registry: &Registry,
-    jobs: &JobRuntime,
-) -> Result<Vec<Registration>, RegisterError> {
-    register_with(registry, jobs, BashConfig::default())
+pub fn register(registry: &Registry) -> Result<Vec<Registration>, RegisterError> {
+    register_with(registry, BashConfig::default())
 }
 
 /// Registers `bash` with `config`.
@@ -257,10 +258,9 @@ pub fn register(
 /// The registry's, e.g. when a tool named `bash` is already registered.
 pub fn register_with(
     registry: &Registry,
-    jobs: &JobRuntime,
     config: BashConfig,
 ) -> Result<Vec<Registration>, RegisterError> {
-    let shell = Arc::new(Shell::new(jobs.clone(), config));
+    let shell = Arc::new(Shell::new(config));
     Ok(vec![registry.register(ShellBash(shell))?])
 }
 
@@ -329,14 +329,26 @@ pub struct Foreground {
 /// Runs shell commands; the value behind the `bash` tool.
 #[derive(Debug)]
 pub struct Shell {
-    jobs: JobRuntime,
     config: BashConfig,
+    owner: Option<OwnerId>,
 }
 
 impl Shell {
-    /// A shell starting background jobs on `jobs`.
-    pub fn new(jobs: JobRuntime, config: BashConfig) -> Self {
-        Shell { jobs, config }
+    /// A shell whose background jobs are unowned.
+    pub fn new(config: BashConfig) -> Self {
+        Shell {
+            config,
+            owner: None,
+        }
+    }
+
+    /// A shell whose background jobs belong to `owner` (e.g. a session: they stop when
+    /// it closes, and only its job tools see them).
+    pub fn for_owner(owner: OwnerId, config: BashConfig) -> Self {
+        Shell {
+            config,
+            owner: Some(owner),
+        }
     }
 
     /// The configuration.
@@ -545,20 +557,17 @@ impl Shell {
                 "run_in_background is not available here; run the command in the foreground",
             ));
         }
-        // No job exists whose id a cancelled call could return.
-        if cx.is_cancelled() {
-            return Err(ToolError::with_code(
-                ErrorCode::AbortedBeforeDispatch,
-                "tool call aborted before the background job started",
-            ));
-        }
+        let jobs = cx.jobs()?.for_owner(self.owner);
         let spec = JobSpec::new("bash", label(&args.command));
         let producer =
             process::spawn_command(self.command(&args.command, cwd), self.config.limits());
-        let id = self
-            .jobs
-            .start(spec, producer)
-            .map_err(|err| ToolError::with_code("JOB_START_FAILED", err.to_string()))?;
+        // A call cancelled by now starts nothing: no job exists whose id it could return.
+        let id = jobs.start(spec, producer).map_err(|err| match err {
+            JobError::CallAborted => {
+                ToolError::with_code(ErrorCode::AbortedBeforeDispatch, err.to_string())
+            }
+            err => ToolError::with_code("JOB_START_FAILED", err.to_string()),
+        })?;
         Ok(BackgroundJob {
             job_id: id.to_string(),
         })

@@ -194,9 +194,9 @@ impl Host {
             root: std::env::temp_dir(),
             error,
         })?;
-        let registry = Registry::new();
         let jobs = JobRuntime::new();
-        let mut registrations = register_tools_with(&registry, &jobs, &scope, spill.bash_config())?;
+        let registry = Registry::builder().jobs(jobs.clone()).build();
+        let mut registrations = register_tools_with(&registry, &scope, spill.bash_config())?;
         registrations.push(registry.guard(root_guard(root_path.clone())));
         Ok(Host {
             registry,
@@ -247,27 +247,25 @@ impl Host {
 }
 
 /// Register every reference tool in the global layer: `read`, `write`, `edit`, `grep`,
-/// `glob` (resolving paths in `scope`), then the shell and job tools (which start
-/// background work on `jobs`).
+/// `glob` (resolving paths in `scope`), then the shell and job tools (which start and
+/// control background work on the registry's job runtime, `RegistryBuilder::jobs`).
 pub fn register_tools(
     registry: &Registry,
-    jobs: &JobRuntime,
     scope: &FsScope,
 ) -> Result<Vec<Registration>, RegisterError> {
-    register_tools_with(registry, jobs, scope, BashConfig::default())
+    register_tools_with(registry, scope, BashConfig::default())
 }
 
 /// [`register_tools`] with `bash` configured by `bash`.
 pub fn register_tools_with(
     registry: &Registry,
-    jobs: &JobRuntime,
     scope: &FsScope,
     bash: BashConfig,
 ) -> Result<Vec<Registration>, RegisterError> {
     let mut all = crate::fs::register_in(registry, scope.clone())?;
     all.extend(crate::search::register_in(registry, scope.clone())?);
-    all.extend(crate::bash::register_with(registry, jobs, bash)?);
-    all.extend(dsh_runtime::jobs::tools::register(registry, jobs)?);
+    all.extend(crate::bash::register_with(registry, bash)?);
+    all.extend(crate::jobs::register(registry)?);
     Ok(all)
 }
 

@@ -8,14 +8,15 @@
 //! - [`scope`]: where the file tools resolve paths, and the `--root` confinement;
 //! - [`host`]: the registry the `dsh-tools` binary serves, with its `--root` guard.
 //!
-//! The job control tools (`job_output`, `job_list`, `job_kill`) are generic and live in
-//! `dsh_runtime::jobs::tools`; the host registers them beside `bash`.
+//! - [`jobs`]: `job_output`, `job_list`, `job_kill`, generic over job kinds, over the
+//!   calling registry's job runtime;
 //!
 //! Install the host with `cargo install --path dsh-tools`.
 
 pub mod bash;
 pub mod fs;
 pub mod host;
+pub mod jobs;
 pub mod process;
 pub mod scope;
 pub mod search;

@@ -239,7 +239,8 @@ fn enter(registry: &Registry, call: ToolCall) -> Call {
         Ok(args) => (Some(args), None),
         Err(message) => (None, Some(message)),
     };
-    let exec = Execution::for_call(call_id, root, name, args, agent, parent, cancel);
+    let mut exec = Execution::for_call(call_id, root, name, args, agent, parent, cancel);
+    exec.jobs = registry.jobs().cloned();
     Call {
         snap,
         tool,

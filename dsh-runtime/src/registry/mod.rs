@@ -84,6 +84,8 @@ struct Inner {
     /// The bodies of cancelled calls left running (see [`RegistryBuilder::max_detached`]).
     detach: Arc<crate::pipeline::Detacher>,
     changes: watch::Sender<u64>,
+    /// The job runtime of [`ToolContext::jobs`](crate::ToolContext::jobs), if any.
+    jobs: Option<crate::jobs::JobRuntime>,
 }
 
 /// Configures a [`Registry`].
@@ -93,9 +95,18 @@ pub struct RegistryBuilder {
     max_depth: usize,
     max_detached: usize,
     detach_grace: std::time::Duration,
+    jobs: Option<crate::jobs::JobRuntime>,
 }
 
 impl RegistryBuilder {
+    /// The job runtime the registry's tools publish background work on, through
+    /// [`ToolContext::jobs`](crate::ToolContext::jobs) (default: none, and a tool asking
+    /// for one fails with `JOBS_UNAVAILABLE`).
+    pub fn jobs(mut self, jobs: crate::jobs::JobRuntime) -> Self {
+        self.jobs = Some(jobs);
+        self
+    }
+
     /// Whether the built-in timeout wrapper enforces tools' `timeout_ms` (default: on).
     ///
     /// Turn it off to place [`crate::TimeoutWrapper`] among your own wrappers yourself
@@ -164,6 +175,7 @@ impl RegistryBuilder {
                 },
                 detach: crate::pipeline::Detacher::new(self.max_detached, self.detach_grace),
                 changes: watch::Sender::new(0),
+                jobs: self.jobs,
             }),
         }
     }
@@ -245,7 +257,13 @@ impl Registry {
             max_depth: crate::json::ParseOptions::default().max_depth,
             max_detached: crate::pipeline::DEFAULT_MAX_DETACHED,
             detach_grace: crate::pipeline::DEFAULT_GRACE,
+            jobs: None,
         }
+    }
+
+    /// The job runtime set with [`RegistryBuilder::jobs`], if any.
+    pub fn jobs(&self) -> Option<&crate::jobs::JobRuntime> {
+        self.inner.jobs.as_ref()
     }
 
     /// Create a top-level agent scope. Dropping every handle of it removes the scope,

@@ -775,3 +775,120 @@ async fn concurrent_reads_lose_and_repeat_nothing() {
     let expected: String = (0..2000).map(|i| format!("{i}\n")).collect();
     assert_eq!(seen, expected);
 }
+
+// ---- the handle a call reaches the runtime through ---------------------------------------
+
+#[tokio::test]
+async fn a_cancelled_call_starts_nothing_through_its_handle() {
+    let jobs = JobRuntime::new();
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let handle = dsh_runtime::jobs::CallJobs::new(jobs.clone(), cancel);
+    let ran = Arc::new(AtomicBool::new(false));
+    let flag = ran.clone();
+    let err = handle
+        .start(JobSpec::new("fake", "never"), move |_ctx: JobContext| {
+            flag.store(true, Ordering::SeqCst);
+            Ok::<_, Infallible>(RunningJob::new(async { JobSettlement::completed() }))
+        })
+        .unwrap_err();
+    assert_eq!(err, JobError::CallAborted);
+    assert_eq!(
+        err.to_string(),
+        "tool call aborted before the background job started"
+    );
+    assert!(!ran.load(Ordering::SeqCst), "the producer ran");
+    assert!(jobs.list(None).is_empty());
+    // The number was not taken either: the next job of the kind is the first.
+    let id = jobs
+        .start(JobSpec::new("fake", "now"), |_ctx: JobContext| {
+            Ok::<_, Infallible>(RunningJob::new(async { JobSettlement::completed() }))
+        })
+        .unwrap();
+    assert_eq!(id.as_str(), "fake-1");
+}
+
+#[tokio::test]
+async fn a_handle_for_an_owner_starts_and_sees_that_owners_jobs() {
+    let jobs = JobRuntime::new();
+    let session = jobs.owner();
+    let other = jobs.owner();
+    let handle = dsh_runtime::jobs::CallJobs::new(jobs.clone(), CancellationToken::new())
+        .for_owner(Some(session.id()));
+    assert_eq!(handle.owner(), Some(session.id()));
+    let mine = handle
+        .start(JobSpec::new("fake", "mine"), |ctx: JobContext| {
+            let stop = ctx.stop_token().clone();
+            Ok::<_, Infallible>(RunningJob::new(async move {
+                stop.cancelled().await;
+                JobSettlement::killed()
+            }))
+        })
+        .unwrap();
+    // Owned by the handle's owner: invisible to others and to unowned callers.
+    assert_eq!(handle.snapshot(&mine).unwrap().owner, Some(session.id()));
+    assert_eq!(
+        jobs.read(&mine, Some(other.id())).unwrap_err(),
+        JobError::NotFound {
+            id: mine.to_string()
+        }
+    );
+    assert!(jobs.list(None).is_empty());
+    assert_eq!(handle.list().len(), 1);
+    // A spec naming its own owner keeps it.
+    let theirs = handle
+        .start(
+            JobSpec::new("fake", "theirs").owned_by(other.id()),
+            |_ctx: JobContext| {
+                Ok::<_, Infallible>(RunningJob::new(async { JobSettlement::completed() }))
+            },
+        )
+        .unwrap();
+    assert!(handle.read(&theirs).is_err());
+    // Closing the owner stops its jobs (and waits until they settled).
+    tokio::time::timeout(LIVENESS, session.close()).await.unwrap();
+    let settled = handle.wait(&mine, LIVENESS).await.unwrap();
+    assert_eq!(settled.status, JobStatus::Killed);
+    drop(other);
+}
+
+#[tokio::test]
+async fn a_tool_reaches_the_registrys_job_runtime_through_its_context() {
+    use dsh_runtime::{Registry, ToolCall, ToolContext, ToolError, tool};
+
+    /// Start a job that prints its kind.
+    #[tool]
+    async fn start_echo(cx: ToolContext) -> Result<String, ToolError> {
+        let jobs = cx.jobs()?;
+        let id = jobs
+            .start(JobSpec::new("echo", "echo"), |ctx: JobContext| {
+                ctx.output().write_str("echo\n");
+                Ok::<_, Infallible>(RunningJob::new(async { JobSettlement::completed() }))
+            })
+            .map_err(|e| ToolError::with_code("JOB_START_FAILED", e.to_string()))?;
+        Ok(id.to_string())
+    }
+
+    let jobs = JobRuntime::new();
+    let registry = Registry::builder().jobs(jobs.clone()).build();
+    assert!(registry.jobs().is_some());
+    let _tool = registry.register(StartEcho).unwrap();
+    let r = registry
+        .execute(ToolCall::new("1", "start_echo", "{}"))
+        .await;
+    assert_eq!(r.text(), "echo-1");
+    let done = jobs.wait("echo-1", LIVENESS, None).await.unwrap();
+    assert_eq!(done.status, JobStatus::Completed);
+    assert_eq!(jobs.read("echo-1", None).unwrap().text, "echo\n");
+
+    // A registry without one: the tool's error names what is missing.
+    let bare = Registry::new();
+    assert!(bare.jobs().is_none());
+    let _tool = bare.register(StartEcho).unwrap();
+    let r = bare.execute(ToolCall::new("1", "start_echo", "{}")).await;
+    assert_eq!(r.code(), Some("JOBS_UNAVAILABLE"));
+    assert_eq!(
+        r.text(),
+        "Error: tool \"start_echo\" cannot start background work: the registry has no job runtime (build it with `Registry::builder().jobs(JobRuntime::new())`)"
+    );
+}

@@ -1,4 +1,3 @@
 //! Integration tests of `dsh-runtime`, grouped in one test binary (one link instead of one per file).
 
-mod job_tools;
 mod jobs;

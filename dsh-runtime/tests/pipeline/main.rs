@@ -15,6 +15,7 @@ mod registry_global;
 mod registry_present;
 mod registry_registration;
 mod registry_scopes;
+#[cfg(feature = "export")]
 mod round_trip;
 
 // Shared helpers.

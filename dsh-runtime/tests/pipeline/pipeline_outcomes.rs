@@ -1231,6 +1231,7 @@ async fn deny_unknown_args_makes_an_unknown_key_invalid() {
     assert!(r.contexts().is_empty());
 }
 
+#[cfg(feature = "export")]
 mod optional_output_fields {
     use dsh_runtime::export::{self, Target};
     use dsh_runtime::{Registry, ToolCall, ToolError, ToolSchema, json, tool};

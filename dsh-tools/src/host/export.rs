@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use dsh_runtime::Registry;
-use dsh_runtime::codegen::{python, typescript};
+use dsh_code::sdk::{python, typescript};
 use dsh_runtime::export::{self, Target};
 use dsh_runtime::json::{Object, Value};
 

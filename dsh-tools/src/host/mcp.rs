@@ -51,8 +51,7 @@ use std::sync::Arc;
 use dsh_code::{CodeMode, Mode};
 use dsh_mcp::{HttpOptions, McpClient, McpServer, SessionGuard};
 use dsh_runtime::Registration;
-use dsh_runtime::jobs::JobRuntime;
-use dsh_runtime::jobs::tools::Jobs;
+use crate::jobs::Jobs;
 
 use super::Host;
 use crate::bash::{BashConfig, Shell};
@@ -120,8 +119,9 @@ impl From<CodeModeArg> for Mode {
     }
 }
 
-/// The MCP server for `host`: every tool of its registry, and per session a job
-/// runtime of its own with the shell and job tools over it, the session's scope
+/// The MCP server for `host`: every tool of its registry, and per session a job owner of
+/// its own on the host's job runtime, with the shell and job tools acting for it (a
+/// session sees only its own jobs, and they stop when it closes), the session's scope
 /// presented in `mode`.
 pub fn server(host: &Host, mode: Mode) -> McpServer {
     let server = McpServer::new(host.registry().clone())
@@ -131,8 +131,9 @@ pub fn server(host: &Host, mode: Mode) -> McpServer {
     } else {
         server.with_listing(dsh_code::offered_tools)
     };
+    let jobs = host.jobs().clone();
     server.on_session(move |scope| {
-        let jobs = JobRuntime::new();
+        let owner = jobs.owner();
         // Each session spills to a private directory of its own, within its own budget,
         // removed when the session ends.
         let spill = match super::SpillDir::new() {
@@ -145,11 +146,11 @@ pub fn server(host: &Host, mode: Mode) -> McpServer {
         let config = spill
             .as_ref()
             .map_or_else(BashConfig::default, super::SpillDir::bash_config);
-        let shell = Arc::new(Shell::new(jobs.clone(), config));
+        let shell = Arc::new(Shell::for_owner(owner.id(), config));
         let mut guard = SessionGuard::new();
         for registered in [
             scope.register_toolbox(shell),
-            scope.register_toolbox(Arc::new(Jobs::new(jobs.clone()))),
+            scope.register_toolbox(Arc::new(Jobs::for_owner(owner.id()))),
         ] {
             match registered {
                 Ok(registration) => guard = guard.keep(registration),
@@ -165,7 +166,7 @@ pub fn server(host: &Host, mode: Mode) -> McpServer {
             }
         }
         guard.on_close(async move {
-            jobs.shutdown().await;
+            owner.close().await;
             drop(spill);
         })
     })

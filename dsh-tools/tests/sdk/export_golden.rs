@@ -13,7 +13,7 @@ use crate::sdk_check;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use dsh_runtime::codegen::{python, typescript};
+use dsh_code::sdk::{python, typescript};
 use dsh_runtime::export::{self, Target, check};
 use dsh_tools::host::Host;
 

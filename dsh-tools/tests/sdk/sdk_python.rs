@@ -9,7 +9,7 @@ use crate::sdk_check;
 
 use std::process::Command;
 
-use dsh_runtime::codegen::python;
+use dsh_code::sdk::python;
 
 /// Check the SDK with `program` under `mypy --strict`; success and output.
 fn mypy(name: &str, program: &str) -> (bool, String) {

@@ -9,7 +9,7 @@ use crate::sdk_check;
 use std::path::Path;
 use std::process::Command;
 
-use dsh_runtime::codegen::typescript;
+use dsh_code::sdk::typescript;
 
 fn tsconfig(dir: &Path) {
     std::fs::write(

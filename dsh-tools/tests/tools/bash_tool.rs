@@ -27,10 +27,10 @@ struct Host {
 }
 
 fn host_with(config: BashConfig) -> Host {
-    let registry = Registry::new();
     let jobs = JobRuntime::new();
-    let mut tools = bash::register_with(&registry, &jobs, config).unwrap();
-    tools.extend(dsh_runtime::jobs::tools::register(&registry, &jobs).unwrap());
+    let registry = Registry::builder().jobs(jobs.clone()).build();
+    let mut tools = bash::register_with(&registry, config).unwrap();
+    tools.extend(dsh_tools::jobs::register(&registry).unwrap());
     Host {
         registry,
         jobs,
@@ -603,11 +603,12 @@ async fn a_cancelled_background_start_fails_and_starts_nothing() {
     // The pipeline refuses a pre-cancelled call before the body; the body refuses too,
     // for direct callers: no job exists whose id it could return.
     let jobs = JobRuntime::new();
-    let tool = ShellBash(Arc::new(Shell::new(jobs.clone(), BashConfig::default())));
+    let tool = ShellBash(Arc::new(Shell::new(BashConfig::default())));
     let cancel = CancellationToken::new();
     cancel.cancel();
     let detached = ToolContext::detached("bash");
-    let cx = ToolContext::new(detached.execution().clone(), cancel, Arc::default());
+    let cx = ToolContext::new(detached.execution().clone(), cancel, Arc::default())
+        .with_jobs(jobs.clone());
     let args = BashArgs {
         command: "true".into(),
         description: "never".into(),

@@ -522,14 +522,14 @@ async fn spill_bytes_are_capped_per_session() {
     use dsh_tools::bash::BashConfig;
     use dsh_tools::process::SpillBudget;
     let dir = tempfile::tempdir().unwrap();
-    let registry = dsh_runtime::Registry::new();
     let jobs = dsh_runtime::jobs::JobRuntime::new();
+    let registry = dsh_runtime::Registry::builder().jobs(jobs.clone()).build();
     let budget = SpillBudget::new(100_000);
     let config = BashConfig::default()
         .with_spill_dir(dir.path())
         .with_max_output_bytes(1000)
         .with_spill_budget(budget.clone());
-    let _regs = dsh_tools::bash::register_with(&registry, &jobs, config).unwrap();
+    let _regs = dsh_tools::bash::register_with(&registry, config).unwrap();
     let long = r#"{"command":"head -c 80000 /dev/zero | tr '\\0' a","description":"Long"}"#;
     let mut results = Vec::new();
     for n in 0..3 {
@@ -577,10 +577,10 @@ async fn spill_bytes_are_capped_per_session() {
 async fn the_default_private_spill_directory_is_0700() {
     use std::os::unix::fs::PermissionsExt as _;
     // Without a spill directory configured, `bash` makes a private one on first use.
-    let registry = dsh_runtime::Registry::new();
     let jobs = dsh_runtime::jobs::JobRuntime::new();
+    let registry = dsh_runtime::Registry::builder().jobs(jobs.clone()).build();
     let config = dsh_tools::bash::BashConfig::default().with_max_output_bytes(1000);
-    let _regs = dsh_tools::bash::register_with(&registry, &jobs, config).unwrap();
+    let _regs = dsh_tools::bash::register_with(&registry, config).unwrap();
     let r = registry
         .execute(dsh_runtime::ToolCall::new(
             "c",

@@ -3,6 +3,7 @@
 mod bash_tool;
 mod fs_tools;
 mod host_guard;
+mod job_tools;
 mod output_schemas;
 mod process_jobs;
 mod search_tools;

@@ -5,11 +5,11 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use dsh_runtime::jobs::tools::{self as job_tools, Jobs};
 use dsh_runtime::jobs::{
     JobContext, JobRuntime, JobSettlement, JobSpec, JobStatus, OwnerId, RunningJob,
 };
 use dsh_runtime::{ExecutionMode, Registration, Registry, ToolCall, ToolResult};
+use dsh_tools::jobs::{self as job_tools, Jobs};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -56,9 +56,9 @@ fn start_gated(jobs: &JobRuntime, spec: JobSpec, first: &str, then: &str) -> Gat
 }
 
 fn setup() -> (Registry, JobRuntime, Vec<Registration>) {
-    let registry = Registry::new();
     let jobs = JobRuntime::new();
-    let tools = job_tools::register(&registry, &jobs).unwrap();
+    let registry = Registry::builder().jobs(jobs.clone()).build();
+    let tools = job_tools::register(&registry).unwrap();
     (registry, jobs, tools)
 }
 
@@ -255,12 +255,12 @@ async fn unknown_and_foreign_ids_are_not_found() {
 
 #[tokio::test]
 async fn tools_for_an_owner_see_its_jobs() {
-    let registry = Registry::new();
     let jobs = JobRuntime::new();
+    let registry = Registry::builder().jobs(jobs.clone()).build();
     let owner = jobs.owner();
     let owner_id: OwnerId = owner.id();
     let _tools = registry
-        .register_toolbox(Arc::new(Jobs::for_owner(jobs.clone(), owner_id)))
+        .register_toolbox(Arc::new(Jobs::for_owner(owner_id)))
         .unwrap();
     let mine = start_gated(
         &jobs,
@@ -387,4 +387,25 @@ fn strip_times(json: &str) -> String {
         }
     }
     out
+}
+
+#[tokio::test]
+async fn a_registry_without_a_job_runtime_says_so() {
+    let registry = Registry::new();
+    let _tools = job_tools::register(&registry).unwrap();
+    for (name, args) in [
+        ("job_list", serde_json::json!({})),
+        ("job_output", serde_json::json!({"job_id": "bash-1"})),
+        ("job_kill", serde_json::json!({"job_id": "bash-1"})),
+    ] {
+        let r = run(&registry, name, args).await;
+        assert_eq!(r.code(), Some("JOBS_UNAVAILABLE"), "{name}: {r:?}");
+        assert_eq!(
+            r.text(),
+            format!(
+                "Error: tool \"{name}\" cannot start background work: the registry has no job runtime (build it with `Registry::builder().jobs(JobRuntime::new())`)"
+            ),
+            "{name}"
+        );
+    }
 }

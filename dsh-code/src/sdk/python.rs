@@ -1,4 +1,4 @@
-//! The Python code-mode SDK (contract section 10): the typed `tools` API a model
+//! The Python code-mode SDK: the typed `tools` API a model
 //! programs against in `run_code` when the runtime language is Python.
 //!
 //! The declarations are: `from typing import` exactly the symbols used (in the order
@@ -24,7 +24,8 @@
 //! invalid `Literal[1.5]` (with a warning).
 //!
 //! ```
-//! # use dsh_runtime::{tool, Tool, codegen::python};
+//! # use dsh_runtime::{tool, Tool};
+//! use dsh_code::sdk::python;
 //! /// Add two numbers.
 //! #[tool(read_only)]
 //! async fn add(a: i64, b: i64) -> i64 { a + b }
@@ -35,12 +36,11 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use crate::export::ExportWarning;
-use crate::json::Value;
-use crate::schema::{Additional, Kind, MAX_SCHEMA_DEPTH, Schema};
-use crate::{Registry, ToolDefinition};
+use dsh_runtime::json::Value;
+use dsh_runtime::schema::{Additional, Kind, MAX_SCHEMA_DEPTH, Schema};
+use dsh_runtime::{Registry, ToolDefinition};
 
-use super::{Sdk, sdk_tools};
+use super::{Sdk, SdkWarning, json_quote, sdk_tools};
 
 /// The usage notes above the declarations.
 pub const INSTRUCTIONS: &str = "## Programs for run_code
@@ -186,13 +186,13 @@ struct State {
     used: HashSet<String>,
     counters: HashMap<String, usize>,
     typing: BTreeSet<&'static str>,
-    warnings: Vec<ExportWarning>,
+    warnings: Vec<SdkWarning>,
     tool: String,
 }
 
 impl State {
     fn warn(&mut self, path: &str, lost: impl Into<String>) {
-        self.warnings.push(ExportWarning {
+        self.warnings.push(SdkWarning {
             tool: self.tool.clone(),
             path: path.to_string(),
             lost: lost.into(),
@@ -341,7 +341,7 @@ impl State {
                 for p in &r.properties {
                     let len = path.len();
                     path.push_str(".properties");
-                    crate::json::path::push_key(path, &p.name);
+                    dsh_runtime::json::path::push_key(path, &p.name);
                     let child = child_name(&name, &camel(&p.name));
                     let t = self.ty(&p.schema, &child, 1, depth + 1, path);
                     path.truncate(len);
@@ -376,6 +376,11 @@ impl State {
                 }
                 self.classes.push(lines.join("\n"));
                 name
+            }
+            // A kind added to the vocabulary after this renderer was written.
+            _ => {
+                self.warn(path, "a schema kind the SDK does not know: rendered as Any");
+                self.any()
             }
         }
     }
@@ -423,7 +428,7 @@ where
             members.push(format!(
                 "{}# tools[{}](args: {a}) -> {o}",
                 pad(1),
-                crate::schema::json_quote(name)
+                json_quote(name)
             ));
             if let Some(d) = describe(Some(&def.description)) {
                 members.push(format!("{}#   {d}", pad(1)));
@@ -456,7 +461,7 @@ where
 }
 
 /// Render the SDK for what the global view of a registry shows (for a scope, render
-/// [`Scope::definitions`](crate::Scope::definitions)).
+/// [`Scope::definitions`](dsh_runtime::Scope::definitions)).
 pub fn render_registry(registry: &Registry) -> Sdk {
     render(&registry.definitions())
 }

@@ -1,5 +1,6 @@
-//! A Markdown catalog of a registry's tools, generated from their definitions: the doc
-//! comments (descriptions), the parameter and output schemas, and the annotations.
+//! Documentation generated from tool definitions: a Markdown catalog of a registry's
+//! tools, from their doc comments (descriptions), parameter and output schemas, and
+//! annotations.
 //!
 //! The output depends only on the definitions, in publication order, so it is stable
 //! enough to check in (the `dsh-tools` crate keeps its `TOOLS.md` in sync by a test).

@@ -1,25 +1,27 @@
 //! `job_output`, `job_list` and `job_kill`: the model's handle on background jobs.
 //!
-//! The three tools are methods of [`Jobs`], a `#[toolbox]` value holding the
-//! [`JobRuntime`] that `bash` (with `run_in_background`) starts jobs on. A `Jobs` acts for
+//! The three tools are methods of [`Jobs`], a `#[toolbox]` value naming the owner the
+//! tools act for. They control the jobs of the calling registry's job runtime
+//! ([`ToolContext::jobs`], set with `RegistryBuilder::jobs`), which `bash` (with
+//! `run_in_background`) starts jobs on, and stay generic over job kinds. A `Jobs` acts for
 //! one owner, or for none: it sees that owner's jobs and the unowned ones, and an id it
-//! cannot see fails with `JOB_NOT_FOUND`, exactly like an unknown one.
+//! cannot see fails with `JOB_NOT_FOUND`, exactly like an unknown one. A registry without
+//! a job runtime answers `JOBS_UNAVAILABLE`.
 //!
-//! What the model sees follows the published reference tools: `job_output` ends with
+//! What the model sees: `job_output` ends with
 //! `[status: <s>]` (or `[status: <s>, <detail>]`) and says `(no new output)` when there is
 //! none; `job_list` prints `<id> [<kind>] <status> — <label>` per job; `job_kill` answers
 //! `cancellation-requested` or `already-finished`. A blank `job_id` is refused with
-//! `invalid job_id: expected a non-empty string, got ""` (no code, as the reference). One
-//! departure is recorded: unknown ids carry the code `JOB_NOT_FOUND`.
+//! `invalid job_id: expected a non-empty string, got ""` (no code); unknown ids carry the
+//! code `JOB_NOT_FOUND`.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
 //! use dsh_runtime::jobs::JobRuntime;
 //! use dsh_runtime::{Registry, ToolCall};
 //!
-//! let registry = Registry::new();
-//! let jobs = JobRuntime::new();
-//! let _tools = dsh_runtime::jobs::tools::register(&registry, &jobs).unwrap();
+//! let registry = Registry::builder().jobs(JobRuntime::new()).build();
+//! let _tools = dsh_tools::jobs::register(&registry).unwrap();
 //! let result = registry
 //!     .execute(ToolCall::new("call_1", "job_kill", r#"{"job_id":"bash-9"}"#))
 //!     .await;
@@ -31,8 +33,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::jobs::{JobError, JobOutput, JobRuntime, JobSnapshot, KillOutcome, OwnerId};
-use crate::{
+use dsh_runtime::jobs::{CallJobs, JobError, JobOutput, JobSnapshot, KillOutcome, OwnerId};
+use dsh_runtime::{
     ContentBlock, ErrorCode, RegisterError, Registration, Registry, ToolContext, ToolError,
     ToolSchema, tool, toolbox,
 };
@@ -43,43 +45,37 @@ pub const DEFAULT_WAIT_MS: u64 = 30_000;
 /// The longest wait `job_output` accepts: 10 minutes.
 pub const MAX_WAIT_MS: u64 = 600_000;
 
-/// Registers `job_output`, `job_list` and `job_kill` over `jobs`, acting for no owner
-/// (they see the unowned jobs, which is what `dsh_tools::bash::register` starts).
+/// Registers `job_output`, `job_list` and `job_kill`, acting for no owner (they see the
+/// unowned jobs, which is what [`crate::bash::register`] starts).
 ///
 /// # Errors
 ///
 /// The registry's, e.g. when one of the names is already registered (then none is).
-pub fn register(
-    registry: &Registry,
-    jobs: &JobRuntime,
-) -> Result<Vec<Registration>, RegisterError> {
-    Ok(vec![
-        registry.register_toolbox(Arc::new(Jobs::new(jobs.clone())))?,
-    ])
+pub fn register(registry: &Registry) -> Result<Vec<Registration>, RegisterError> {
+    Ok(vec![registry.register_toolbox(Arc::new(Jobs::new()))?])
 }
 
-/// The job control tools over one [`JobRuntime`], acting for one owner or none.
-#[derive(Debug)]
+/// The job control tools, acting for one owner or none, over the calling registry's job
+/// runtime.
+#[derive(Debug, Default)]
 pub struct Jobs {
-    runtime: JobRuntime,
     owner: Option<OwnerId>,
 }
 
 impl Jobs {
     /// Tools acting for no owner: they see only unowned jobs.
-    pub fn new(runtime: JobRuntime) -> Self {
-        Jobs {
-            runtime,
-            owner: None,
-        }
+    pub fn new() -> Self {
+        Jobs { owner: None }
     }
 
     /// Tools acting for `owner`: they see its jobs and the unowned ones.
-    pub fn for_owner(runtime: JobRuntime, owner: OwnerId) -> Self {
-        Jobs {
-            runtime,
-            owner: Some(owner),
-        }
+    pub fn for_owner(owner: OwnerId) -> Self {
+        Jobs { owner: Some(owner) }
+    }
+
+    /// The call's job handle, acting for this value's owner.
+    fn jobs(&self, cx: &ToolContext) -> Result<CallJobs, ToolError> {
+        Ok(cx.jobs()?.for_owner(self.owner))
     }
 }
 
@@ -101,7 +97,6 @@ pub struct JobOutputArgs {
 /// What `job_kill` did, as the tool reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ToolSchema)]
 #[serde(rename_all = "kebab-case")]
-#[schema(crate = crate)]
 pub enum KillReport {
     /// The job was asked to stop (now, or earlier); it settles as `killed` once its
     /// work is gone.
@@ -129,7 +124,7 @@ pub struct KillResult {
     pub job: JobSnapshot,
 }
 
-/// A `job_id` argument: non-empty, as the reference requires.
+/// A `job_id` argument: non-empty.
 fn checked_id(job_id: &str) -> Result<&str, ToolError> {
     if job_id.is_empty() {
         return Err(ToolError::new(format!(
@@ -171,10 +166,11 @@ impl Jobs {
         cx: ToolContext,
     ) -> Result<JobOutput, ToolError> {
         let id = checked_id(&args.job_id)?;
+        let jobs = self.jobs(&cx)?;
         if args.wait {
             let timeout = wait_timeout(args.timeout_ms, cx.arguments().get("timeout_ms"))?;
             tokio::select! {
-                waited = self.runtime.wait(id, timeout, self.owner) => {
+                waited = jobs.wait(id, timeout) => {
                     waited.map_err(job_error)?;
                 }
                 // Give up waiting without consuming output nobody would receive.
@@ -183,7 +179,7 @@ impl Jobs {
                 }
             }
         }
-        self.runtime.read(id, self.owner).map_err(job_error)
+        jobs.read(id).map_err(job_error)
     }
 
     /// List the background jobs you can reach, running or ended, oldest first.
@@ -196,8 +192,8 @@ impl Jobs {
         concurrency_safe,
         render = Self::render_list
     )]
-    pub async fn list(&self) -> Vec<JobSnapshot> {
-        self.runtime.list(self.owner)
+    pub async fn list(&self, cx: ToolContext) -> Result<Vec<JobSnapshot>, ToolError> {
+        Ok(self.jobs(&cx)?.list())
     }
 
     /// Ask a running background job to stop, by id.
@@ -211,13 +207,12 @@ impl Jobs {
         job_id: String,
         /// A few words on why, kept with the job and handed to it.
         reason: Option<String>,
+        cx: ToolContext,
     ) -> Result<KillResult, ToolError> {
         let id = checked_id(&job_id)?;
-        let outcome = self
-            .runtime
-            .kill(id, reason.as_deref(), self.owner)
-            .map_err(job_error)?;
-        let job = self.runtime.snapshot(id, self.owner).map_err(job_error)?;
+        let jobs = self.jobs(&cx)?;
+        let outcome = jobs.kill(id, reason.as_deref()).map_err(job_error)?;
+        let job = jobs.snapshot(id).map_err(job_error)?;
         Ok(KillResult {
             outcome: outcome.into(),
             job,
@@ -295,7 +290,7 @@ fn cut(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
 /// for the message.
 fn wait_timeout(
     timeout_ms: Option<f64>,
-    literal: Option<&crate::json::Value>,
+    literal: Option<&dsh_runtime::json::Value>,
 ) -> Result<Duration, ToolError> {
     let ms = match timeout_ms {
         None => return Ok(Duration::from_millis(DEFAULT_WAIT_MS)),

@@ -1,4 +1,4 @@
-//! The TypeScript code-mode SDK (contract section 10): the typed `tools` API a model
+//! The TypeScript code-mode SDK: the typed `tools` API a model
 //! programs against in `run_code`.
 //!
 //! The declarations are, in order: `JsonValue`; `interface ToolArgsMap` and
@@ -17,7 +17,8 @@
 //! `unknown`, with a warning.
 //!
 //! ```
-//! # use dsh_runtime::{tool, Tool, codegen::typescript};
+//! # use dsh_runtime::{tool, Tool};
+//! use dsh_code::sdk::typescript;
 //! /// Add two numbers.
 //! #[tool(read_only)]
 //! async fn add(a: i64, b: i64) -> i64 { a + b }
@@ -27,11 +28,10 @@
 //! assert!(sdk.code.contains("  add: number;\n"));
 //! ```
 
-use crate::export::ExportWarning;
-use crate::schema::{Additional, Kind, MAX_SCHEMA_DEPTH, Schema};
-use crate::{Registry, ToolDefinition};
+use dsh_runtime::schema::{Additional, Kind, MAX_SCHEMA_DEPTH, Schema};
+use dsh_runtime::{Registry, ToolDefinition};
 
-use super::{Sdk, one_line, sdk_tools};
+use super::{Sdk, SdkWarning, json_quote, one_line, sdk_tools};
 
 /// The usage notes above the declarations.
 pub const INSTRUCTIONS: &str = "## Programs for run_code
@@ -58,7 +58,7 @@ fn key(name: &str) -> String {
     if is_identifier(name) {
         name.to_string()
     } else {
-        crate::schema::json_quote(name)
+        json_quote(name)
     }
 }
 
@@ -80,12 +80,12 @@ fn doc_line(description: Option<&str>, indent: usize) -> Option<String> {
 
 struct Renderer<'a> {
     tool: &'a str,
-    warnings: Vec<ExportWarning>,
+    warnings: Vec<SdkWarning>,
 }
 
 impl Renderer<'_> {
     fn warn(&mut self, path: &str, lost: impl Into<String>) {
-        self.warnings.push(ExportWarning {
+        self.warnings.push(SdkWarning {
             tool: self.tool.to_string(),
             path: path.to_string(),
             lost: lost.into(),
@@ -179,7 +179,7 @@ impl Renderer<'_> {
                     }
                     let len = path.len();
                     path.push_str(".properties");
-                    crate::json::path::push_key(path, &p.name);
+                    dsh_runtime::json::path::push_key(path, &p.name);
                     let t = self.ty(&p.schema, indent + 1, depth + 1, path);
                     path.truncate(len);
                     out.push('\n');
@@ -206,6 +206,11 @@ impl Renderer<'_> {
                         format!("{out} & Record<string, JsonValue>")
                     }
                 }
+            }
+            // A kind added to the vocabulary after this renderer was written.
+            _ => {
+                self.warn(path, "a schema kind the SDK does not know: rendered as unknown");
+                "unknown".to_string()
             }
         }
     }
@@ -259,14 +264,14 @@ where
 }
 
 /// Render the SDK for what the global view of a registry shows (for a scope, render
-/// [`Scope::definitions`](crate::Scope::definitions)).
+/// [`Scope::definitions`](dsh_runtime::Scope::definitions)).
 pub fn render_registry(registry: &Registry) -> Sdk {
     render(&registry.definitions())
 }
 
 /// The TypeScript type of one schema node (members indented for nesting level 1), and
 /// the warnings its rendering produced (attributed to tool `""`).
-pub fn type_of(schema: &Schema) -> (String, Vec<ExportWarning>) {
+pub fn type_of(schema: &Schema) -> (String, Vec<SdkWarning>) {
     let mut r = Renderer {
         tool: "",
         warnings: Vec::new(),
