@@ -1,10 +1,14 @@
 //! Background jobs: work that outlives the tool call that started it.
 //!
-//! A tool (bash's `run_in_background`, say) hands a [`JobProducer`] to
-//! [`JobRuntime::start`] and returns the [`JobId`] at once; the job then runs on its own
-//! until it settles, and is observed and controlled by id: [`read`](JobRuntime::read)
-//! its output, [`wait`](JobRuntime::wait) for it, [`kill`](JobRuntime::kill) it,
-//! [`list`](JobRuntime::list) them.
+//! A registry holds one [`JobRuntime`] ([`RegistryBuilder::jobs`](crate::RegistryBuilder::jobs)),
+//! and a tool reaches it through its context: [`ToolContext::jobs`](crate::ToolContext::jobs)
+//! gives the call's [`CallJobs`] handle. The tool (bash's `run_in_background`, say) hands a
+//! [`JobProducer`] to [`CallJobs::start`] and returns the [`JobId`] at once; the job then
+//! runs on its own until it settles, and is observed and controlled by id:
+//! [`read`](JobRuntime::read) its output, [`wait`](JobRuntime::wait) for it,
+//! [`kill`](JobRuntime::kill) it, [`list`](JobRuntime::list) them. The model's job
+//! controls (`job_output`, `job_list`, `job_kill`) are tools of the `dsh-tools` crate,
+//! generic over job kinds.
 //!
 //! # Lifecycle
 //!
@@ -17,7 +21,9 @@
 //!
 //! Ids are `<kind>-<N>`, where `N` counts the jobs of that kind started on this runtime,
 //! from 1 (`bash-1`, `bash-2`, `fetch-1`). A start whose producer fails registers
-//! nothing, and its number is not reused.
+//! nothing, and its number is not reused. Numbers are shared by every owner of a runtime:
+//! where even how many jobs another session started must not show, give each session a
+//! runtime of its own.
 //!
 //! # Owners
 //!
@@ -1124,7 +1130,11 @@ impl CallJobs {
     /// # Errors
     ///
     /// [`JobError::NotFound`].
-    pub async fn wait(&self, id: impl AsRef<str>, timeout: Duration) -> Result<JobSnapshot, JobError> {
+    pub async fn wait(
+        &self,
+        id: impl AsRef<str>,
+        timeout: Duration,
+    ) -> Result<JobSnapshot, JobError> {
         self.runtime.wait(id, timeout, self.owner).await
     }
 }

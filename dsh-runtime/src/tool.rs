@@ -16,8 +16,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use crate::jobs::{CallJobs, JobRuntime};
 use crate::content::{ContentBlock, default_render};
+use crate::jobs::{CallJobs, JobRuntime};
 use crate::json::{Frozen, Value};
 use crate::present::{CallView, ResultSummary, ResultView};
 use crate::schema::Schema;

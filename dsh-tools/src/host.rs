@@ -43,11 +43,6 @@
 //! ([`Host::keep_spill_files`]), since its one result points at them. Over MCP, each
 //! session's shell gets a directory and a cap of its own, removed when the session ends.
 
-pub mod code;
-pub mod export;
-pub mod mcp;
-pub mod replay;
-
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
@@ -76,16 +71,21 @@ const MAX_SYMLINKS: usize = 40;
 pub const SESSION_SPILL_BYTES: u64 = 1 << 30;
 
 /// A private spill directory (mode `0700`), removed when dropped, and the spill budget of
-/// the commands writing there.
-pub(crate) struct SpillDir {
+/// the commands writing there (one per host, and one per MCP session).
+pub struct SpillDir {
     dir: std::sync::Mutex<Option<tempfile::TempDir>>,
     path: PathBuf,
     budget: SpillBudget,
 }
 
 impl SpillDir {
-    /// A new private directory under the system temporary directory.
-    pub(crate) fn new() -> std::io::Result<SpillDir> {
+    /// A new private directory under the system temporary directory, with a budget of
+    /// [`SESSION_SPILL_BYTES`].
+    ///
+    /// # Errors
+    ///
+    /// When the directory cannot be made.
+    pub fn new() -> std::io::Result<SpillDir> {
         use std::os::unix::fs::PermissionsExt as _;
         let dir = tempfile::Builder::new()
             .prefix("dsh-tools-")
@@ -99,7 +99,7 @@ impl SpillDir {
     }
 
     /// The default shell config, spilling here within the budget.
-    pub(crate) fn bash_config(&self) -> BashConfig {
+    pub fn bash_config(&self) -> BashConfig {
         BashConfig::default()
             .with_spill_dir(&self.path)
             .with_spill_budget(self.budget.clone())

@@ -846,7 +846,9 @@ async fn a_handle_for_an_owner_starts_and_sees_that_owners_jobs() {
         .unwrap();
     assert!(handle.read(&theirs).is_err());
     // Closing the owner stops its jobs (and waits until they settled).
-    tokio::time::timeout(LIVENESS, session.close()).await.unwrap();
+    tokio::time::timeout(LIVENESS, session.close())
+        .await
+        .unwrap();
     let settled = handle.wait(&mine, LIVENESS).await.unwrap();
     assert_eq!(settled.status, JobStatus::Killed);
     drop(other);

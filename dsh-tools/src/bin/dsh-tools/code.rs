@@ -13,7 +13,7 @@ use dsh_code::{CodeConfig, CodeMode, Mode, PresentAsError};
 use dsh_runtime::json::{Object, Value};
 use dsh_runtime::{ToolCall, ToolResult};
 
-use super::Host;
+use dsh_tools::host::Host;
 
 /// The program text: `-` reads standard input, anything else is the program itself.
 pub fn read_program(arg: &str) -> std::io::Result<String> {

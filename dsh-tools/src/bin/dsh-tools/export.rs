@@ -3,8 +3,8 @@
 
 use std::fmt::Write as _;
 
-use dsh_runtime::Registry;
 use dsh_code::sdk::{python, typescript};
+use dsh_runtime::Registry;
 use dsh_runtime::export::{self, Target};
 use dsh_runtime::json::{Object, Value};
 
@@ -169,4 +169,39 @@ pub fn list_tokens(
         stderr: Vec::new(),
         status: 0,
     })
+}
+
+// The command's rendering of a refused tool, over a registry the binary cannot be given
+// (the CLI runs on the reference tools, which every target exports).
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_tool_that_cannot_be_exported_fails_the_command() {
+        use std::sync::Arc;
+
+        use dsh_runtime::schema::{Additional, Property, Schema};
+        use dsh_runtime::{RawTool, Registry};
+
+        let registry = Registry::new();
+        let map = Schema::object(vec![], Additional::Schema(Arc::new(Schema::string())));
+        let tool = RawTool::from_schemas(
+            "env_tool",
+            "Takes a map.",
+            Schema::closed_object(vec![Property::new("env", map, true)]),
+            Schema::null(),
+            |_args, _cx| async { Ok(dsh_runtime::json::Value::Null) },
+        );
+        let _reg = registry.register(tool).expect("register");
+        let out = super::export(&registry, "openai-strict");
+        assert_eq!(out.status, 1);
+        assert_eq!(
+            out.stderr,
+            [
+                "error: env_tool: parameters.properties.env: is a map (additionalProperties with a schema), which strict mode cannot express (every object must be closed)"
+            ]
+        );
+        assert_eq!(out.stdout, "[]\n");
+        let ok = super::export(&registry, "openai");
+        assert_eq!(ok.status, 0);
+    }
 }

@@ -30,6 +30,12 @@
 //! a guard denied the call, a file could not be read or written, a replayed log has
 //! malformed lines); 128 + the signal number when a signal stopped it (130 for Ctrl-C).
 
+mod code;
+mod export;
+use export as export_cmd;
+mod mcp;
+mod replay;
+
 use std::io::{Read as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,7 +46,7 @@ use dsh_runtime::docs;
 use dsh_runtime::json::{self, Value};
 use dsh_runtime::{ContentBlock, ErrorCode, ToolCall, ToolResult};
 use dsh_tools::REGENERATE_CATALOG;
-use dsh_tools::host::{Host, export as export_cmd, mcp, replay};
+use dsh_tools::host::Host;
 use serde::Serialize;
 use tokio::io::AsyncBufReadExt as _;
 use tokio_util::sync::CancellationToken;
@@ -363,9 +369,7 @@ async fn run(host: &Host, command: Command, cancel: CancellationToken) -> ExitCo
         Command::Session => session(host, cancel).await,
         Command::Docs { out } => write_docs(host, out),
         Command::Replay { file, json } => replay_log(host, &file, json),
-        Command::Code { program, json } => {
-            dsh_tools::host::code::command(host, &program, json).await
-        }
+        Command::Code { program, json } => code::command(host, &program, json).await,
         Command::Mcp(args) => match mcp::run(host, &args).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

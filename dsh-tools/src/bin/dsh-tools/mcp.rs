@@ -51,10 +51,10 @@ use std::sync::Arc;
 use dsh_code::{CodeMode, Mode};
 use dsh_mcp::{HttpOptions, McpClient, McpServer, SessionGuard};
 use dsh_runtime::Registration;
-use crate::jobs::Jobs;
 
-use super::Host;
-use crate::bash::{BashConfig, Shell};
+use dsh_tools::bash::{BashConfig, Shell};
+use dsh_tools::host::{Host, SpillDir};
+use dsh_tools::jobs::Jobs;
 
 /// The options of `dsh-tools mcp`.
 #[derive(clap::Args, Clone, Debug, Default)]
@@ -136,7 +136,7 @@ pub fn server(host: &Host, mode: Mode) -> McpServer {
         let owner = jobs.owner();
         // Each session spills to a private directory of its own, within its own budget,
         // removed when the session ends.
-        let spill = match super::SpillDir::new() {
+        let spill = match SpillDir::new() {
             Ok(spill) => Some(spill),
             Err(e) => {
                 eprintln!("dsh-tools mcp: no spill directory for the session: {e}");
@@ -145,7 +145,7 @@ pub fn server(host: &Host, mode: Mode) -> McpServer {
         };
         let config = spill
             .as_ref()
-            .map_or_else(BashConfig::default, super::SpillDir::bash_config);
+            .map_or_else(BashConfig::default, SpillDir::bash_config);
         let shell = Arc::new(Shell::for_owner(owner.id(), config));
         let mut guard = SessionGuard::new();
         for registered in [
@@ -332,6 +332,126 @@ pub async fn import_all(host: &Host, commands: &[String]) -> Result<Imports, Str
 #[cfg(test)]
 mod tests {
     use super::bind_warnings;
+
+    /// Two sessions of one server on one host: each sees only its own background jobs
+    /// (another session's id is unknown to it), and a session's jobs are killed when it
+    /// closes while the other's keep running.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sessions_own_their_jobs() {
+        use std::time::Duration;
+
+        use rmcp::ServiceExt as _;
+        use rmcp::model::CallToolRequestParams;
+        use serde_json::{Value, json};
+
+        fn call(name: &str, args: Value) -> CallToolRequestParams {
+            let Value::Object(args) = args else {
+                panic!("arguments must be an object")
+            };
+            CallToolRequestParams::new(name.to_string()).with_arguments(args)
+        }
+        fn text(r: &rmcp::model::CallToolResult) -> String {
+            r.content
+                .iter()
+                .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+
+        let root = tempfile::tempdir().expect("a temporary root");
+        let host = super::Host::new(root.path()).expect("a host");
+        let server = super::server(&host, super::Mode::Native);
+        let mut clients = Vec::new();
+        for _ in 0..2 {
+            let (ours, theirs) = tokio::io::duplex(1 << 16);
+            let server = server.clone();
+            tokio::spawn(async move { server.serve(theirs).await });
+            clients.push(().serve(ours).await.expect("the client initializes"));
+        }
+        let (b, a) = (clients.pop().expect("two"), clients.pop().expect("two"));
+
+        let mut ids = Vec::new();
+        for (client, name) in [(&a, "a"), (&b, "b")] {
+            let pid_file = root.path().join(format!("{name}.pid"));
+            let r = client
+                .call_tool(call(
+                    "bash",
+                    json!({"command": format!("echo $$ > {}; exec sleep 300", pid_file.display()), "description": "sleep", "run_in_background": true}),
+                ))
+                .await
+                .expect("bash answers");
+            let id = r.structured_content.expect("structured")["result"]["jobId"]
+                .as_str()
+                .expect("a job id")
+                .to_string();
+            ids.push((id, pid_file));
+        }
+        // Ids count per runtime: the host's one runtime numbers both sessions' jobs.
+        assert_eq!((ids[0].0.as_str(), ids[1].0.as_str()), ("bash-1", "bash-2"));
+
+        let list = a
+            .call_tool(call("job_list", json!({})))
+            .await
+            .expect("job_list");
+        assert!(
+            text(&list).starts_with("bash-1 [bash] running"),
+            "{}",
+            text(&list)
+        );
+        assert!(!text(&list).contains("bash-2"), "{}", text(&list));
+        let foreign = a
+            .call_tool(call("job_output", json!({"job_id": "bash-2"})))
+            .await
+            .expect("job_output");
+        assert_eq!(foreign.is_error, Some(true));
+        assert_eq!(text(&foreign), "Error: unknown job bash-2");
+        let kill = b
+            .call_tool(call("job_kill", json!({"job_id": "bash-1"})))
+            .await
+            .expect("job_kill");
+        assert_eq!(text(&kill), "Error: unknown job bash-1");
+
+        let pid = |file: &std::path::Path| -> u32 {
+            for _ in 0..1000 {
+                if let Some(pid) = std::fs::read_to_string(file)
+                    .ok()
+                    .and_then(|s| s.trim().parse().ok())
+                {
+                    return pid;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            panic!("no pid in {} within 20 s", file.display())
+        };
+        let gone = |pid: u32| match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => true,
+            Ok(stat) => stat
+                .rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.split_whitespace().next() == Some("Z")),
+        };
+        let (pid_a, pid_b) = (pid(&ids[0].1), pid(&ids[1].1));
+
+        // Closing session a kills its job; b's keeps running.
+        a.cancel().await.expect("session a closes");
+        let mut waited = 0;
+        while !gone(pid_a) {
+            assert!(waited < 1000, "session a's job outlived the session");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            waited += 1;
+        }
+        assert!(!gone(pid_b), "session b's job was killed with session a");
+        let list = b
+            .call_tool(call("job_list", json!({})))
+            .await
+            .expect("job_list");
+        assert!(
+            text(&list).starts_with("bash-2 [bash] running"),
+            "{}",
+            text(&list)
+        );
+        b.cancel().await.expect("session b closes");
+        host.shutdown().await;
+    }
 
     #[test]
     fn a_bind_beyond_loopback_without_a_token_warns() {
