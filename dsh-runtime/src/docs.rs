@@ -261,8 +261,8 @@ fn cell(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dsh_runtime::ToolSchema;
-    use dsh_runtime::schema::{Bound, Pattern};
+    use crate::ToolSchema;
+    use crate::schema::{Bound, Pattern};
     use std::sync::Arc;
 
     #[test]
