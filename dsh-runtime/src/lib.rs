@@ -61,11 +61,12 @@
 //! - [`jobs`]: background jobs with owners, bounded output buffers and kill/wait, which
 //!   a tool reaches through [`ToolContext::jobs`];
 //! - [`tool`](mod@tool): the [`Tool`] trait, its definition, context and errors;
+//! - results: [`ToolResult`], [`ErrorCode`] and [`DispatchOutcome`] (at the root and in
+//!   [`pipeline`]);
 //! - [`hooks`]: policy hooks (pre-execute, approval, guards, wrappers, post-execute,
 //!   observers) and what they see;
 //! - [`registry`]: the [`Registry`] of tools, agent scopes and hooks;
-//! - [`pipeline`]: [`Registry::execute`] and what it produces ([`ToolResult`],
-//!   [`ErrorCode`]);
+//! - [`pipeline`]: [`Registry::execute`], batches and the stages a call goes through;
 //! - [`docs`]: the Markdown catalog of a registry's tools, from their doc comments and
 //!   schemas;
 //! - `export` (feature `export`): the tools in the shape each model API (OpenAI,

@@ -1,15 +1,22 @@
-//! The dsh-rs reference tools, written as ordinary `#[tool]` functions, and the
-//! `dsh-tools` host binary that serves them.
+//! The dsh-rs reference tools, written as ordinary `#[tool]` functions and usable from any
+//! registry, and the `dsh-tools` host binary that serves them.
 //!
 //! - [`fs`]: `read`, `write`, `edit`;
 //! - [`search`]: `grep`, `glob`;
 //! - [`bash`]: `bash` (foreground with timeout and abort, or in the background as a job);
-//! - [`process`]: the job producer for an operating-system process that `bash` starts;
-//! - [`scope`]: where the file tools resolve paths, and the `--root` confinement;
-//! - [`host`]: the registry the `dsh-tools` binary serves, with its `--root` guard.
-//!
 //! - [`jobs`]: `job_output`, `job_list`, `job_kill`, generic over job kinds, over the
 //!   calling registry's job runtime;
+//! - [`process`]: the job producer for an operating-system process that `bash` starts;
+//! - [`scope`]: where the file tools resolve paths, and the `--root` confinement;
+//! - [`host`]: every reference tool in one registry ([`host::register_tools`], [`host::Host`]),
+//!   with its `--root` guard: the registry the `dsh-tools` binary serves.
+//!
+//! # Features
+//!
+//! - `cli` (default): the `dsh-tools` binary (`list`, `call`, `session`, `docs`, `export`,
+//!   `sdk`, `code`, `mcp`, `replay`), with what only it needs: clap, code mode (`dsh-code`)
+//!   and the MCP server (`dsh-mcp`). The library builds without it
+//!   (`default-features = false`).
 //!
 //! Install the host with `cargo install --path dsh-tools`.
 
