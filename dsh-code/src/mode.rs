@@ -192,7 +192,7 @@ impl CodeMode {
             presentation.registrations.push(registration);
         }
         if mode == Mode::Code {
-            presentation.registrations.push(scope.pre_execute(Collapse {
+            presentation.registrations.push(scope.add_pre_execute(Collapse {
                 registry: registry.clone(),
             }));
         }

@@ -105,7 +105,7 @@ fn probe_sdk() -> String {
     let tools: Vec<_> = registry
         .names()
         .iter()
-        .filter_map(|n| registry.get(n))
+        .filter_map(|n| registry.view().get(n))
         .collect();
     assert_eq!(dsh_code::sdk_text(&tools).code, block);
     block

@@ -415,11 +415,7 @@ impl ListCache {
 /// The tools visible from `scope`, in publication order. The only place the server reads
 /// the registry's views.
 fn visible(registry: &Registry, scope: Option<ScopeId>) -> Vec<DynTool> {
-    let view = registry.view_of(scope);
-    view.names()
-        .iter()
-        .filter_map(|name| view.get(name))
-        .collect()
+    registry.view_of(scope).tools()
 }
 
 fn build_list(

@@ -184,7 +184,7 @@ async fn imported_tools_run_through_the_pipeline() {
         .into_iter()
         .map(|t| registry.register_dyn(t).unwrap())
         .collect();
-    let _deny = registry.guard(guard_fn(|call: &CallInfo<'_>| {
+    let _deny = registry.add_guard(guard_fn(|call: &CallInfo<'_>| {
         (call.arguments().get("text").and_then(|v| v.as_str()) == Some("forbidden"))
             .then(|| "not that text".to_string())
     }));

@@ -453,7 +453,7 @@ async fn each_session_is_an_agent_scope_with_its_own_setup() {
     // A guard (a policy hook) that sees which session each call comes from.
     let agents: Arc<Mutex<Vec<Option<ScopeId>>>> = Arc::default();
     let seen = agents.clone();
-    let _guard = registry.guard(guard_fn(move |call: &CallInfo<'_>| {
+    let _guard = registry.add_guard(guard_fn(move |call: &CallInfo<'_>| {
         seen.lock().unwrap().push(call.agent());
         (call.name() == "greet"
             && call.arguments().get("name").and_then(|v| v.as_str()) == Some("Mallory"))

@@ -472,20 +472,43 @@ impl PostDecision {
     }
 }
 
-/// Accept a result. Replace the content *or* the value, not both (that is an error).
+/// Accept a result, keeping it or replacing its content *or* its value (one
+/// [`Replacement`], so both at once cannot be asked for).
 ///
 /// A replaced content keeps the value and meta. A replaced value (successes only) is
 /// validated against the output schema, rendered, and its meta recomputed. Contexts are
 /// appended after the ones the body deferred.
+///
+/// ```
+/// use dsh_runtime::ContentBlock;
+/// use dsh_runtime::hooks::{Accept, Replacement};
+///
+/// let a = Accept::content(vec![ContentBlock::text("redacted")]).with_context("note");
+/// assert!(matches!(a.replacement, Replacement::Content(_)));
+/// assert_eq!(a.contexts, ["note"]);
+/// assert_eq!(Accept::new().replacement, Replacement::Unchanged);
+/// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct Accept {
-    /// Replacement content.
-    pub content: Option<Vec<ContentBlock>>,
-    /// Replacement value.
-    pub value: Option<Value>,
+    /// What replaces part of the result, if anything.
+    pub replacement: Replacement,
     /// Additional contexts.
     pub contexts: Vec<String>,
+}
+
+/// What an [`Accept`] replaces: nothing, the content, or (successes only) the value.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub enum Replacement {
+    /// Keep the result as it is.
+    #[default]
+    Unchanged,
+    /// Replace the model-facing content (the value and meta stay).
+    Content(Vec<ContentBlock>),
+    /// Replace the value of a success: it is validated against the output schema,
+    /// rendered, and its meta recomputed.
+    Value(Value),
 }
 
 impl Accept {
@@ -493,15 +516,19 @@ impl Accept {
     pub fn new() -> Self {
         Accept::default()
     }
-    /// Replace the content.
-    pub fn with_content(mut self, content: Vec<ContentBlock>) -> Self {
-        self.content = Some(content);
-        self
+    /// Accept, replacing the content.
+    pub fn content(content: Vec<ContentBlock>) -> Self {
+        Accept {
+            replacement: Replacement::Content(content),
+            contexts: Vec::new(),
+        }
     }
-    /// Replace the value.
-    pub fn with_value(mut self, value: Value) -> Self {
-        self.value = Some(value);
-        self
+    /// Accept a success, replacing its value (on a failure this is an error).
+    pub fn value(value: Value) -> Self {
+        Accept {
+            replacement: Replacement::Value(value),
+            contexts: Vec::new(),
+        }
     }
     /// Attach a context.
     pub fn with_context(mut self, text: impl Into<String>) -> Self {

@@ -106,7 +106,8 @@ pub use pipeline::{
     ToolCallError, ToolResult,
 };
 pub use registry::{
-    RawTool, RegisterError, Registration, Registry, RegistryBuilder, RestrictError, Restriction,
+    RawTool, RegisterError, Registration, RegistrationGuard, Registry, RegistryBuilder,
+    RestrictError, Restriction,
     Scope, ToolDescriptor, View,
 };
 pub use schema::{Schema, ToolSchema};

@@ -110,7 +110,7 @@ pub struct ToolMeta {
 }
 
 /// The bits of `Tool::OVERRIDDEN_HOOKS`, named in every `#[tool]` expansion.
-pub use crate::tool::hooks as tool_hooks;
+pub use crate::tool::overrides as tool_hooks;
 pub use crate::tool::{IntoToolError, ToolParam, ToolStruct};
 
 /// The definition in its static cell, built on first use. Takes a plain `fn` so the

@@ -300,7 +300,7 @@ pub trait Tool: Send + Sync + 'static {
     /// compiles no hook code of its own. The default says "all", which is always correct;
     /// `#[tool]` states exactly the hooks it generates.
     #[doc(hidden)]
-    const OVERRIDDEN_HOOKS: u8 = hooks::ALL;
+    const OVERRIDDEN_HOOKS: u8 = overrides::ALL;
 
     /// The static definition.
     fn definition(&self) -> &ToolDefinition;
@@ -366,9 +366,10 @@ pub trait Tool: Send + Sync + 'static {
     }
 }
 
-/// The bits of [`Tool::OVERRIDDEN_HOOKS`].
+/// The bits of [`Tool::OVERRIDDEN_HOOKS`] (named `overrides` so it is not read as
+/// [`crate::hooks`], the policy hooks).
 #[doc(hidden)]
-pub mod hooks {
+pub mod overrides {
     /// [`super::Tool::render`].
     pub const RENDER: u8 = 1;
     /// [`super::Tool::is_concurrency_safe`].
@@ -843,7 +844,7 @@ pub trait ErasedTool: std::any::Any + Send + Sync + 'static {
     /// "all", which is always correct.
     #[doc(hidden)]
     fn overridden_hooks(&self) -> u8 {
-        hooks::ALL
+        overrides::ALL
     }
 }
 
@@ -939,12 +940,12 @@ pub(crate) fn output_value<O: Serialize + 'static>(
 struct Overrides<T>(std::marker::PhantomData<T>);
 
 impl<T: Tool> Overrides<T> {
-    const RENDER: bool = T::OVERRIDDEN_HOOKS & hooks::RENDER != 0;
-    const IS_CONCURRENCY_SAFE: bool = T::OVERRIDDEN_HOOKS & hooks::IS_CONCURRENCY_SAFE != 0;
-    const PRESENT_CALL: bool = T::OVERRIDDEN_HOOKS & hooks::PRESENT_CALL != 0;
-    const PRESENT_RESULT: bool = T::OVERRIDDEN_HOOKS & hooks::PRESENT_RESULT != 0;
-    const PRESENTATION_META: bool = T::OVERRIDDEN_HOOKS & hooks::PRESENTATION_META != 0;
-    const FINALIZE_CONTENT: bool = T::OVERRIDDEN_HOOKS & hooks::FINALIZE_CONTENT != 0;
+    const RENDER: bool = T::OVERRIDDEN_HOOKS & overrides::RENDER != 0;
+    const IS_CONCURRENCY_SAFE: bool = T::OVERRIDDEN_HOOKS & overrides::IS_CONCURRENCY_SAFE != 0;
+    const PRESENT_CALL: bool = T::OVERRIDDEN_HOOKS & overrides::PRESENT_CALL != 0;
+    const PRESENT_RESULT: bool = T::OVERRIDDEN_HOOKS & overrides::PRESENT_RESULT != 0;
+    const PRESENTATION_META: bool = T::OVERRIDDEN_HOOKS & overrides::PRESENTATION_META != 0;
+    const FINALIZE_CONTENT: bool = T::OVERRIDDEN_HOOKS & overrides::FINALIZE_CONTENT != 0;
 }
 
 /// A type-erased, shareable tool, as the registry holds it.

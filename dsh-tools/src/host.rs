@@ -136,7 +136,7 @@ impl fmt::Debug for Host {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Host")
             .field("root", &self.root)
-            .field("tools", &self.registry.names())
+            .field("tools", &self.registry.view().names())
             .finish_non_exhaustive()
     }
 }
@@ -197,7 +197,7 @@ impl Host {
         let registry = Registry::new();
         let jobs = JobRuntime::new();
         let mut registrations = register_tools_with(&registry, &jobs, &scope, spill.bash_config())?;
-        registrations.push(registry.guard(root_guard(root_path.clone())));
+        registrations.push(registry.add_guard(root_guard(root_path.clone())));
         Ok(Host {
             registry,
             jobs,

@@ -196,7 +196,7 @@ impl Registry {
     /// let registry = Registry::new();
     /// let _hello = registry.register(Hello).unwrap();
     /// let log = Arc::new(Mutex::new(Vec::new()));
-    /// let _hook = registry.pre_execute(Log(log.clone()));
+    /// let _hook = registry.add_pre_execute(Log(log.clone()));
     /// let order = CallOrder::new();
     /// let first = registry.execute_ordered(ToolCall::new("1", "hello", "{}"), &order);
     /// let second = registry.execute_ordered(ToolCall::new("2", "hello", "{}"), &order);

@@ -40,6 +40,7 @@ mod dispatch;
 mod exec;
 mod output;
 mod post;
+mod stage;
 mod timeout;
 mod typed;
 

@@ -567,6 +567,7 @@ impl View {
 /// What one call reads of the registry, taken once at entry: the caller's view and the
 /// approval handler, consistent with each other. This is the pipeline's whole interface
 /// to the registry's state.
+#[derive(Clone)]
 pub(crate) struct CallSnapshot {
     view: Arc<View>,
     approval: Option<Arc<dyn ApprovalHandler>>,

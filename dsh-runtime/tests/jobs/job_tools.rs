@@ -351,7 +351,7 @@ async fn invalid_arguments_are_refused() {
 #[test]
 fn reads_run_in_parallel_and_kills_alone() {
     let (registry, _jobs, _tools) = setup();
-    let names: Vec<String> = registry.names().iter().map(|n| n.to_string()).collect();
+    let names: Vec<String> = registry.view().names().iter().map(|n| n.to_string()).collect();
     assert_eq!(names, ["job_output", "job_list", "job_kill"]);
     let mode = |name: &str, args: serde_json::Value| registry.execution_mode(&call(name, args));
     assert_eq!(
@@ -366,9 +366,9 @@ fn reads_run_in_parallel_and_kills_alone() {
         mode("job_kill", serde_json::json!({"job_id": "bash-1"})),
         ExecutionMode::Exclusive
     );
-    let kill = registry.get("job_kill").unwrap();
+    let kill = registry.view().get("job_kill").unwrap();
     assert!(kill.definition().annotations.destructive);
-    let list = registry.get("job_list").unwrap();
+    let list = registry.view().get("job_list").unwrap();
     assert!(list.definition().annotations.read_only);
 }
 

@@ -185,8 +185,8 @@ async fn the_timeout_wrapper_can_be_placed_inside_a_retry() {
             }
         }))
         .unwrap();
-    let _r = registry.wrap(RetryTimeouts(log.clone()));
-    let _w = registry.wrap(TimeoutWrapper);
+    let _r = registry.add_wrapper(RetryTimeouts(log.clone()));
+    let _w = registry.add_wrapper(TimeoutWrapper);
     let r = registry.execute(call("t")).await;
     assert_eq!(*r.value().unwrap(), Value::from("second attempt"));
     assert_eq!(
@@ -215,7 +215,7 @@ async fn a_replaced_token_cannot_detach_the_caller() {
     let registry = Registry::new();
     let log = Log::new();
     let _t = registry.register(waits_for_cancel("slow", &log)).unwrap();
-    let _w = registry.wrap(Detach {
+    let _w = registry.add_wrapper(Detach {
         token: CancellationToken::new(),
     });
     let mut c = call("slow");
@@ -239,7 +239,7 @@ async fn a_replaced_token_reaches_the_body() {
     let log = Log::new();
     let _t = registry.register(waits_for_cancel("slow", &log)).unwrap();
     let token = CancellationToken::new();
-    let _w = registry.wrap(Detach {
+    let _w = registry.add_wrapper(Detach {
         token: token.clone(),
     });
     let task = tokio::spawn({
@@ -263,7 +263,7 @@ async fn an_already_cancelled_replacement_aborts_before_dispatch() {
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
     let token = CancellationToken::new();
     token.cancel();
-    let _w = registry.wrap(Detach { token });
+    let _w = registry.add_wrapper(Detach { token });
     let r = registry.execute(call("echo")).await;
     assert_eq!(r.code(), Some("ABORTED_BEFORE_DISPATCH"));
     assert!(!log.get().contains(&"body".to_string()));
@@ -310,11 +310,10 @@ async fn a_post_execute_content_replacement_is_lost_on_abort() {
     let registry = Registry::new();
     let log = Log::new();
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
-    let _p = registry.post_execute(post_execute_fn(|call, _| {
+    let _p = registry.add_post_execute(post_execute_fn(|call, _| {
         call.cancellation().cancel();
         Some(
-            Accept::new()
-                .with_content(vec![ContentBlock::text("replaced")])
+            Accept::content(vec![ContentBlock::text("replaced")])
                 .with_context("kept")
                 .into(),
         )

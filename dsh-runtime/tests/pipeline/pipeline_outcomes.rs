@@ -214,7 +214,7 @@ async fn observers_see_an_execution_without_arguments_after_a_snapshot_failure()
     let registry = Registry::new();
     let seen = Arc::new(Mutex::new(None));
     let s = seen.clone();
-    let _o = registry.observe(dsh_runtime::hooks::observer_fn(move |call, _| {
+    let _o = registry.add_observer(dsh_runtime::hooks::observer_fn(move |call, _| {
         *s.lock().unwrap() = Some((
             call.execution().has_arguments(),
             (**call.arguments()).clone(),
@@ -244,7 +244,7 @@ async fn pre_aborted_call_is_aborted_before_dispatch_without_post() {
 async fn abort_during_policy_is_aborted_before_dispatch_through_post() {
     let (registry, log, _regs) = setup();
     // A guard registered after the logging guard aborts the caller's token and allows.
-    let _g = registry.guard(guard_fn(|call| {
+    let _g = registry.add_guard(guard_fn(|call| {
         call.cancellation().cancel();
         None
     }));
@@ -262,7 +262,7 @@ async fn abort_during_policy_is_aborted_before_dispatch_through_post() {
 #[tokio::test]
 async fn pre_execute_deny_is_policy_denied_through_post() {
     let (registry, log, _regs) = setup();
-    let _d = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::deny("not today"))));
+    let _d = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::deny("not today"))));
     let r = registry
         .execute(ToolCall::new("c1", "echo", r#"{"text":"hi"}"#))
         .await;
@@ -276,7 +276,7 @@ async fn pre_execute_deny_is_policy_denied_through_post() {
 #[tokio::test]
 async fn deny_with_caller_aborted_is_aborted_before_dispatch_through_post() {
     let (registry, log, _regs) = setup();
-    let _d = registry.pre_execute(pre_execute_fn(|call| {
+    let _d = registry.add_pre_execute(pre_execute_fn(|call| {
         call.cancellation().cancel();
         Some(PreDecision::deny("no"))
     }));
@@ -293,11 +293,11 @@ async fn first_pre_execute_decision_short_circuits_the_waterfall() {
     let log = Log::new();
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
     let (a, b) = (log.clone(), log.clone());
-    let _p1 = registry.pre_execute(pre_execute_fn(move |_| {
+    let _p1 = registry.add_pre_execute(pre_execute_fn(move |_| {
         a.push("p1");
         Some(PreDecision::Allow)
     }));
-    let _p2 = registry.pre_execute(pre_execute_fn(move |_| {
+    let _p2 = registry.add_pre_execute(pre_execute_fn(move |_| {
         b.push("p2");
         Some(PreDecision::deny("p2 denies"))
     }));
@@ -332,8 +332,8 @@ async fn a_pre_execute_listener_can_wrap_next() {
     let registry = Registry::new();
     let log = Log::new();
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
-    let _p1 = registry.pre_execute(Override);
-    let _p2 = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::deny("inner"))));
+    let _p1 = registry.add_pre_execute(Override);
+    let _p2 = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::deny("inner"))));
     let r = registry
         .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
         .await;
@@ -351,7 +351,7 @@ async fn ask_without_an_approval_handler_denies() {
     let registry = Registry::new();
     let log = Log::new();
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
-    let ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::Ask { reason: None })));
+    let ask = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::Ask { reason: None })));
     let r = ask_with(&registry, None).await;
     assert_eq!(r.code(), Some("POLICY_DENIED"));
     assert_eq!(r.error_code(), Some(ErrorCode::PolicyDenied));
@@ -359,8 +359,8 @@ async fn ask_without_an_approval_handler_denies() {
         r.message(),
         Some(r#"tool "echo" requires approval (not yet supported)"#)
     );
-    drop(ask);
-    let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("writes files"))));
+    ask.unregister();
+    let _ask = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("writes files"))));
     let r = ask_with(&registry, None).await;
     assert_eq!(r.message(), Some("writes files"));
     assert!(!log.get().contains(&"body".to_string()));
@@ -373,7 +373,7 @@ async fn ask_from_the_global_view_goes_to_the_registry_handler() {
     let registry = Registry::new();
     let log = Log::new();
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
-    let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
+    let _ask = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s = seen.clone();
     let _h = registry.set_approval_handler(approval_fn(move |req: &ApprovalRequest<'_>| {
@@ -392,7 +392,7 @@ async fn approval_outcomes() {
     let log = Log::new();
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
     let scope = registry.scope();
-    let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
+    let _ask = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
     let seen = Arc::new(Mutex::new(Vec::new()));
     for (answer, expected) in [
         (Approval::AllowedOnce, None),
@@ -449,7 +449,7 @@ async fn cancelled_approval_with_caller_aborted_is_aborted_before_dispatch() {
     let log = Log::new();
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
     let scope = registry.scope();
-    let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
+    let _ask = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
     let _h = registry.set_approval_handler(approval_fn(|req: &ApprovalRequest<'_>| {
         req.call.cancellation().cancel();
         Approval::Cancelled
@@ -464,11 +464,11 @@ async fn latest_live_approval_handler_wins() {
     let log = Log::new();
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
     let scope = registry.scope();
-    let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
+    let _ask = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
     let _a = registry.set_approval_handler(approval_fn(|_| Approval::AllowedOnce));
     let b = registry.set_approval_handler(approval_fn(|_| Approval::Rejected));
     assert!(ask_with(&registry, Some(scope.id())).await.is_error());
-    drop(b);
+    b.unregister();
     assert!(ask_with(&registry, Some(scope.id())).await.is_success());
 }
 
@@ -492,7 +492,7 @@ async fn async_approval_handler_observes_caller_cancellation() {
     let log = Log::new();
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
     let scope = registry.scope();
-    let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
+    let _ask = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
     let _h = registry.set_approval_handler(WaitsForCancel);
     let mut call = ToolCall::new("c1", "echo", r#"{"text":"hi"}"#).with_agent(scope.id());
     let token = call.cancellation().clone();
@@ -510,12 +510,12 @@ async fn async_approval_handler_observes_caller_cancellation() {
 async fn guard_denial_is_guard_denied_and_passes_post() {
     let (registry, log, _regs) = setup();
     let l = log.clone();
-    let _g = registry.guard(guard_fn(move |_| {
+    let _g = registry.add_guard(guard_fn(move |_| {
         l.push("deny-guard");
         Some("blocked by guard".to_string())
     }));
     let l = log.clone();
-    let _later = registry.guard(guard_fn(move |_| {
+    let _later = registry.add_guard(guard_fn(move |_| {
         l.push("later-guard");
         None
     }));
@@ -535,7 +535,7 @@ async fn guard_denial_is_guard_denied_and_passes_post() {
 #[tokio::test]
 async fn guards_run_only_after_allow() {
     let (registry, log, _regs) = setup();
-    let _d = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::deny("no"))));
+    let _d = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::deny("no"))));
     registry
         .execute(ToolCall::new("c1", "echo", r#"{"text":"hi"}"#))
         .await;
@@ -597,7 +597,7 @@ impl Wrapper for ErrWrapper {
 async fn throwing_callbacks_end_the_call_with_their_error_and_skip_post() {
     // pre-execute returning Err
     let (registry, log, _regs) = setup();
-    let _h = registry.pre_execute(ErrPre);
+    let _h = registry.add_pre_execute(ErrPre);
     let r = registry
         .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
         .await;
@@ -611,7 +611,7 @@ async fn throwing_callbacks_end_the_call_with_their_error_and_skip_post() {
 
     // guard returning Err
     let (registry, log, _regs) = setup();
-    let _h = registry.guard(ErrGuard);
+    let _h = registry.add_guard(ErrGuard);
     let r = registry
         .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
         .await;
@@ -621,7 +621,7 @@ async fn throwing_callbacks_end_the_call_with_their_error_and_skip_post() {
     // approval handler returning Err
     let (registry, log, _regs) = setup();
     let scope = registry.scope();
-    let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("?"))));
+    let _ask = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("?"))));
     let _h = registry.set_approval_handler(ErrApproval);
     let r = registry
         .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#).with_agent(scope.id()))
@@ -634,7 +634,7 @@ async fn throwing_callbacks_end_the_call_with_their_error_and_skip_post() {
 
     // wrapper returning Err (after the body ran)
     let (registry, log, _regs) = setup();
-    let _h = registry.wrap(ErrWrapper);
+    let _h = registry.add_wrapper(ErrWrapper);
     let r = registry
         .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
         .await;
@@ -667,19 +667,19 @@ async fn panicking_callbacks_are_contained_as_final_errors() {
     let cases: Vec<(&str, Install, &str, Vec<&str>)> = vec![
         (
             "pre",
-            Box::new(|r: &Registry| r.pre_execute(pre_execute_fn(|_| panic!("pre bug")))),
+            Box::new(|r: &Registry| r.add_pre_execute(pre_execute_fn(|_| panic!("pre bug")))),
             "pre-execute hook panicked: pre bug",
             vec!["pre", "finalize", "observe"],
         ),
         (
             "guard",
-            Box::new(|r: &Registry| r.guard(guard_fn(|_| panic!("guard bug")))),
+            Box::new(|r: &Registry| r.add_guard(guard_fn(|_| panic!("guard bug")))),
             "guard panicked: guard bug",
             vec!["pre", "guard", "finalize", "observe"],
         ),
         (
             "wrapper",
-            Box::new(|r: &Registry| r.wrap(PanicWrapper)),
+            Box::new(|r: &Registry| r.add_wrapper(PanicWrapper)),
             "dispatch wrapper panicked: wrapper bug",
             vec!["pre", "guard", "wrap", "finalize", "observe"],
         ),
@@ -698,7 +698,7 @@ async fn panicking_callbacks_are_contained_as_final_errors() {
     // An approval handler that panics.
     let (registry, log, _regs) = setup();
     let scope = registry.scope();
-    let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("?"))));
+    let _ask = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("?"))));
     let _h = registry.set_approval_handler(approval_fn(|_| panic!("approval bug")));
     let r = registry
         .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#).with_agent(scope.id()))
@@ -745,8 +745,10 @@ async fn tool_gone_at_dispatch_is_unknown_tool_through_post() {
     let mut regs = regs;
     let echo = Arc::new(Mutex::new(regs.pop()));
     let e = echo.clone();
-    let _g = registry.guard(guard_fn(move |_| {
-        e.lock().unwrap().take();
+    let _g = registry.add_guard(guard_fn(move |_| {
+        if let Some(echo) = e.lock().unwrap().take() {
+            echo.unregister();
+        }
         None
     }));
     let r = registry
@@ -1034,7 +1036,7 @@ async fn envelope_serialization() {
             .contains(r#""info":{"name":"ToolArgsError","code":"INVALID_ARGS"}"#)
     );
 
-    let _d = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::deny("no"))));
+    let _d = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::deny("no"))));
     let denied = registry
         .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
         .await;
@@ -1200,7 +1202,7 @@ async fn unknown_arguments_never_reach_the_body() {
     // A `#[tool]`'s typed body reads only its parameters; the erased body gets the
     // arguments without the unknown key.
     let _t = registry.register(ReadLines).unwrap();
-    let tool = registry.get("read_lines").unwrap();
+    let tool = registry.view().get("read_lines").unwrap();
     let def = tool.definition();
     let raw_args = v(r#"{"path":"a","limit":1,"extra":{"deep":[1]}}"#);
     let validated = dsh_runtime::validate::validate_arguments(&def.parameters, &raw_args).unwrap();
@@ -1272,7 +1274,7 @@ mod optional_output_fields {
             let list = export::export_registry(&registry, target);
             let schema = json::to_serde(list.tool("put").unwrap().get("outputSchema").unwrap());
             let validator = jsonschema::draft202012::new(&schema).unwrap();
-            let def = registry.get("put").unwrap();
+            let def = registry.view().get("put").unwrap();
             let structured =
                 export::mcp_structured_content(&def.definition().output, value, target);
             assert!(

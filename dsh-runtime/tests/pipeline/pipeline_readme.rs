@@ -52,12 +52,12 @@ async fn readme_examples() -> Result<(), Box<dyn std::error::Error>> {
     let registry = Registry::new();
     let _read = registry.register(ReadFile)?;
 
-    let _policy = registry.pre_execute(pre_execute_fn(|call| {
+    let _policy = registry.add_pre_execute(pre_execute_fn(|call| {
         let path = call.arguments().as_object()?.get("path")?.as_str()?;
         path.starts_with("/etc/shadow")
             .then(|| PreDecision::deny("that file is off limits"))
     }));
-    let _guard = registry.guard(guard_fn(|call| {
+    let _guard = registry.add_guard(guard_fn(|call| {
         call.definition()
             .is_some_and(|d| d.annotations.destructive)
             .then(|| format!("{} is destructive and needs review", call.name()))

@@ -377,7 +377,7 @@ async fn run(host: &Host, command: Command, cancel: CancellationToken) -> ExitCo
 }
 
 fn list(host: &Host, as_json: bool) -> ExitCode {
-    let schemas = host.registry().schemas();
+    let schemas = host.registry().view().schemas();
     if as_json {
         outln!("{}", pretty(&schemas));
         return ExitCode::SUCCESS;

@@ -639,7 +639,7 @@ async fn background_jobs_can_be_disabled() {
 #[test]
 fn the_definition_is_what_the_model_sees() {
     let host = host();
-    let tool = host.registry.get("bash").unwrap();
+    let tool = host.registry.view().get("bash").unwrap();
     let def = tool.definition();
     assert!(def.annotations.destructive && def.annotations.open_world);
     assert!(!def.annotations.read_only);
@@ -670,7 +670,7 @@ fn the_definition_is_what_the_model_sees() {
 #[test]
 fn the_call_card_is_a_terminal() {
     let host = host();
-    let tool = host.registry.get("bash").unwrap();
+    let tool = host.registry.view().get("bash").unwrap();
     let card = tool.erased().present_call(&v(serde_json::json!({
         "command": "cargo test",
         "description": "Run the tests",
@@ -711,7 +711,7 @@ fn the_call_card_is_a_terminal() {
 #[tokio::test]
 async fn the_result_card_carries_the_exit_marker_as_exit_metadata() {
     let host = host();
-    let tool = host.registry.get("bash").unwrap();
+    let tool = host.registry.view().get("bash").unwrap();
     let card_for = |args: serde_json::Value, result: &ToolResult| {
         tool.erased().present_result(&v(args), &result.summary())
     };

@@ -81,9 +81,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = Registry::new();
     // The registry gets its own `Arc`; `notes` stays usable by the host.
     let tools = registry.register_toolbox(Arc::clone(&notes))?;
-    let names: Vec<String> = registry.names().iter().map(|n| n.to_string()).collect();
+    let names: Vec<String> = registry.view().names().iter().map(|n| n.to_string()).collect();
     println!("registered: {}", names.join(", "));
-    for d in registry.schemas() {
+    for d in registry.view().schemas() {
         println!("{}: {}", d.name, d.parameters.to_json_string());
     }
 
@@ -110,7 +110,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Dropping the one guard unregisters the whole toolbox.
     drop(tools);
-    println!("after drop: {} tools", registry.names().len());
+    println!("after drop: {} tools", registry.view().names().len());
     let r = registry
         .execute(ToolCall::new("6", "add", r#"{"text":"late"}"#))
         .await;
