@@ -63,7 +63,7 @@ fn registry_changes(c: &mut Criterion) {
                 b.iter(|| {
                     let registration = registry.register(Quiet).expect("register");
                     assert!(black_box(target.get("quiet")).is_some());
-                    drop(registration);
+                    registration.unregister();
                 })
             },
         );

@@ -15,7 +15,7 @@
 //! - **Image-bearing content** of sub-call results is appended to the outer result's
 //!   content rather than attached as a separate message: contexts are text here.
 //! - The `run_code` tool holds a clone of its registry: drop the [`Presentation`] to
-//!   release it (do not `keep` its registrations).
+//!   release it (its registrations are guards that unregister with it).
 
 use std::collections::HashSet;
 use std::fmt;
@@ -25,8 +25,8 @@ use dsh_runtime::export::ExportWarning;
 use dsh_runtime::hooks::{CallInfo, HookFuture, PreDecision, PreExecute, PreNext};
 use dsh_runtime::registry::RUN_CODE;
 use dsh_runtime::{
-    DynTool, ErrorCode, RegisterError, Registration, Registry, Scope, ScopeId, ToolDescriptor,
-    ToolError,
+    DynTool, ErrorCode, RegisterError, RegistrationGuard, Registry, Scope, ScopeId,
+    ToolDescriptor, ToolError,
 };
 
 use crate::config::CodeConfig;
@@ -189,12 +189,18 @@ impl CodeMode {
             let registration = scope
                 .register_run_code(DynTool::new(tool))
                 .map_err(PresentAsError::Register)?;
-            presentation.registrations.push(registration);
+            presentation
+                .registrations
+                .push(registration.unregister_on_drop());
         }
         if mode == Mode::Code {
-            presentation.registrations.push(scope.add_pre_execute(Collapse {
-                registry: registry.clone(),
-            }));
+            presentation.registrations.push(
+                scope
+                    .add_pre_execute(Collapse {
+                        registry: registry.clone(),
+                    })
+                    .unregister_on_drop(),
+            );
         }
         Ok(presentation)
     }
@@ -203,7 +209,7 @@ impl CodeMode {
 /// Keeps a scope's presentation; dropping it restores the inherited one.
 #[must_use = "dropping a `Presentation` undoes it at once"]
 pub struct Presentation {
-    registrations: Vec<Registration>,
+    registrations: Vec<RegistrationGuard>,
     presented: Arc<Mutex<HashSet<ScopeId>>>,
     scope: ScopeId,
 }

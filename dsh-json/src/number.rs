@@ -27,6 +27,7 @@ pub type NumberRepr = N;
 
 /// How a [`Number`] is held (see [`Number::repr`]): exactly one representation per value.
 #[derive(Clone, Copy, Debug, PartialEq)]
+// Exhaustive on purpose: every finite JSON number is exactly one of these.
 pub enum N {
     /// `0..=u64::MAX`.
     PosInt(u64),

@@ -43,7 +43,7 @@ impl SessionGuard {
         SessionGuard::default()
     }
 
-    /// Keep `value` (e.g. a [`dsh_runtime::Registration`] in the session's scope) until
+    /// Keep `value` (e.g. a [`dsh_runtime::RegistrationGuard`] in the session's scope) until
     /// the session ends; it is dropped after the close futures ran.
     #[must_use]
     pub fn keep(mut self, value: impl Send + 'static) -> Self {

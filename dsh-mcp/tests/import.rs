@@ -148,7 +148,7 @@ async fn imports_every_tool_in_the_vocabulary_and_reports_the_rest() {
     assert_eq!(imported.rejected.len(), 1);
     let rejected = &imported.rejected[0];
     assert_eq!(rejected.name, "weird");
-    assert_eq!(rejected.code(), ErrorCode::UnsupportedSchema);
+    assert_eq!(rejected.code_str(), ErrorCode::UnsupportedSchema);
     let input = rejected.input.as_ref().expect("input schema violations");
     // Every violation, not only the first.
     assert_eq!(input.violations().len(), 2, "{input}");
@@ -226,7 +226,7 @@ async fn imported_tools_run_through_the_pipeline() {
 
     // A remote error result.
     let r = registry.execute(ToolCall::new("5", "fail", "{}")).await;
-    assert_eq!(r.code(), Some(dsh_mcp::import::MCP_TOOL_ERROR));
+    assert_eq!(r.code_str(), Some(dsh_mcp::import::MCP_TOOL_ERROR));
     assert_eq!(r.message(), Some("the disk is full"));
     client.cancel().await.unwrap();
 }
@@ -287,6 +287,7 @@ async fn a_served_registry_imports_back_unchanged() {
     assert_eq!(
         def.parameters.to_json_string(),
         served
+            .view()
             .get("double")
             .unwrap()
             .definition()
@@ -309,6 +310,7 @@ async fn a_served_registry_imports_back_unchanged() {
     assert_eq!(
         def.output.to_json_string(),
         served
+            .view()
             .get("double")
             .unwrap()
             .definition()
@@ -378,7 +380,7 @@ async fn imported_results_keep_their_message_value_and_notes() {
     let direct = served.execute(ToolCall::new("1", "refuse", "{}")).await;
     let r = registry.execute(ToolCall::new("1", "refuse", "{}")).await;
     assert!(r.is_error());
-    assert_eq!(r.code(), Some(dsh_mcp::import::MCP_TOOL_ERROR));
+    assert_eq!(r.code_str(), Some(dsh_mcp::import::MCP_TOOL_ERROR));
     assert!(!r.text().contains("Error: Error:"), "{}", r.text());
     assert_eq!(r.text(), direct.text());
 

@@ -153,6 +153,7 @@ impl fmt::Debug for CallInfo<'_> {
 
 /// A pre-execute decision.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PreDecision {
     /// Let the call proceed (to the guards).
     Allow,
@@ -262,6 +263,7 @@ where
 
 /// The answer of an [`ApprovalHandler`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Approval {
     /// Run this call (once).
     AllowedOnce,
@@ -453,6 +455,7 @@ impl fmt::Debug for Next<'_> {
 
 /// A post-execute decision.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum PostDecision {
     /// Keep the result, optionally replacing its content or (success only) its value.
     Accept(Accept),

@@ -102,8 +102,8 @@ pub mod __private;
 
 pub use content::ContentBlock;
 pub use pipeline::{
-    Arguments, CallOrder, DispatchOutcome, ErrorCode, ExecutionMode, TimeoutWrapper, ToolCall,
-    ToolCallError, ToolResult,
+    Arguments, CallOrder, DispatchOutcome, ErrorCode, ExecutionMode, FailureCode, TimeoutWrapper,
+    ToolCall, ToolCallError, ToolResult, UnknownErrorCode,
 };
 pub use registry::{
     RawTool, RegisterError, Registration, RegistrationGuard, Registry, RegistryBuilder,
@@ -279,7 +279,7 @@ pub use validate::ToolArgsError;
 /// assert_eq!(r.contexts(), [r#"ignored unknown argument "stpe" (tool "count" takes "to", "step")"#]);
 ///
 /// let r = registry.execute(ToolCall::new("2", "count_strictly", r#"{"to":6,"stpe":2}"#)).await;
-/// assert_eq!(r.code(), Some("INVALID_ARGS"));
+/// assert_eq!(r.code_str(), Some("INVALID_ARGS"));
 /// assert_eq!(r.message(), Some(r#"invalid arguments: "stpe" is not a declared property (additionalProperties: false)"#));
 /// # });
 /// ```

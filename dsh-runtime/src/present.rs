@@ -40,6 +40,7 @@ use crate::json::Value;
 /// What kind of action a call performs (an icon hint).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum ToolCallKind {
     /// Reads data.
     Read,
@@ -220,6 +221,7 @@ pub struct ResultSummary {
 ///
 /// On the wire this is the `exitCode` or the `signal` field of a terminal result card.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+// Exhaustive on purpose: a process ends with an exit code or a signal, nothing else.
 pub enum TerminalExit {
     /// The process exited with this code.
     Code(i64),
@@ -406,6 +408,7 @@ mod terminal_wire {
 /// presents a capped result as the whole answer.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "shape", rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum SearchView {
     /// Matching lines grouped by file (grep).
     #[serde(rename_all = "camelCase")]
@@ -612,6 +615,7 @@ impl ReadLine {
 /// view falls back to the result's content.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum WebView {
     /// Structured search results.
     #[serde(rename_all = "camelCase")]

@@ -23,15 +23,31 @@ use crate::schema::Schema;
 
 /// The error a tool body (or a hook) fails with.
 ///
-/// Any `std::error::Error` converts into it with `?`; [`ToolError::with_code`] attaches a
-/// machine-readable code (e.g. `FS_NOT_FOUND`) that the pipeline passes through.
+/// Any `std::error::Error` converts into it with `?`, keeping the error as its
+/// [`source`](ToolError::source); [`ToolError::with_code`] attaches a machine-readable code
+/// (e.g. `FS_NOT_FOUND`) that the pipeline passes through.
 ///
 /// `ToolError` deliberately does not implement `std::error::Error`, so that the blanket
-/// conversion from every error type can exist (as with `anyhow::Error`).
-#[derive(Clone, PartialEq, Eq)]
+/// conversion from every error type can exist (as with `anyhow::Error`). Converted into a
+/// `Box<dyn std::error::Error>`, it is a standard error whose `source()` is the cause.
+///
+/// ```
+/// use dsh_runtime::ToolError;
+///
+/// fn read() -> Result<String, ToolError> {
+///     Ok(std::fs::read_to_string("/nonexistent/dsh-runtime-doc")?)
+/// }
+/// let err = read().unwrap_err();
+/// let io = err.source().and_then(|e| e.downcast_ref::<std::io::Error>());
+/// assert_eq!(io.map(|e| e.kind()), Some(std::io::ErrorKind::NotFound));
+/// let boxed: Box<dyn std::error::Error + Send + Sync> = err.into();
+/// assert!(boxed.source().is_some_and(|e| e.is::<std::io::Error>()));
+/// ```
+#[derive(Clone)]
 pub struct ToolError {
     message: String,
     code: Option<Cow<'static, str>>,
+    source: Option<Arc<dyn std::error::Error + Send + Sync + 'static>>,
 }
 
 impl ToolError {
@@ -40,6 +56,7 @@ impl ToolError {
         ToolError {
             message: message.into(),
             code: None,
+            source: None,
         }
     }
 
@@ -48,7 +65,14 @@ impl ToolError {
         ToolError {
             message: message.into(),
             code: Some(code.into()),
+            source: None,
         }
+    }
+
+    /// The same error, with `source` as its cause (what [`ToolError::source`] returns).
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Arc::new(source));
+        self
     }
 
     /// The human-readable message.
@@ -56,11 +80,32 @@ impl ToolError {
         &self.message
     }
 
-    /// The code, when one was given.
-    pub fn code(&self) -> Option<&str> {
+    /// The code, typed, when one was given: a registry [`ErrorCode`](crate::ErrorCode) or
+    /// the tool's own (see [`ToolError::code_str`] for the wire form).
+    pub fn code(&self) -> Option<crate::FailureCode<'_>> {
+        self.code_str().map(crate::FailureCode::of)
+    }
+
+    /// The code as given, when one was.
+    pub fn code_str(&self) -> Option<&str> {
         self.code.as_deref()
     }
+
+    /// The error this one was converted from, if any (never sent to the model: the
+    /// message is what the pipeline reports).
+    pub fn source(&self) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
+        self.source.as_deref()
+    }
 }
+
+/// Equal when the message and code are (the source is not compared).
+impl PartialEq for ToolError {
+    fn eq(&self, other: &Self) -> bool {
+        self.message == other.message && self.code == other.code
+    }
+}
+
+impl Eq for ToolError {}
 
 impl fmt::Debug for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -68,7 +113,11 @@ impl fmt::Debug for ToolError {
         if let Some(c) = &self.code {
             d.field("code", c);
         }
-        d.field("message", &self.message).finish()
+        d.field("message", &self.message);
+        if let Some(source) = &self.source {
+            d.field("source", source);
+        }
+        d.finish()
     }
 }
 
@@ -78,9 +127,9 @@ impl fmt::Display for ToolError {
     }
 }
 
-impl<E: std::error::Error> From<E> for ToolError {
+impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {
     fn from(e: E) -> Self {
-        ToolError::new(e.to_string())
+        ToolError::new(e.to_string()).with_source(e)
     }
 }
 
@@ -104,7 +153,14 @@ impl fmt::Display for AsStdError {
     }
 }
 
-impl std::error::Error for AsStdError {}
+impl std::error::Error for AsStdError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self.0.source() {
+            Some(e) => Some(e),
+            None => None,
+        }
+    }
+}
 
 impl From<ToolError> for Box<dyn std::error::Error + Send + Sync + 'static> {
     /// ```

@@ -53,7 +53,7 @@ use std::path::{Component, Path, PathBuf};
 
 use dsh_runtime::hooks::{CallInfo, Guard, guard_fn};
 use dsh_runtime::jobs::JobRuntime;
-use dsh_runtime::{RegisterError, Registration, Registry, ToolCall, ToolResult};
+use dsh_runtime::{RegisterError, Registration, RegistrationGuard, Registry, ToolCall, ToolResult};
 
 use crate::bash::BashConfig;
 use crate::process::SpillBudget;
@@ -127,7 +127,7 @@ pub struct Host {
     registry: Registry,
     jobs: JobRuntime,
     root: PathBuf,
-    _registrations: Vec<Registration>,
+    _registrations: Vec<RegistrationGuard>,
     // Last: removed after the registrations (and the shell) are gone.
     spill: SpillDir,
 }
@@ -202,7 +202,10 @@ impl Host {
             registry,
             jobs,
             root: root_path,
-            _registrations: registrations,
+            _registrations: registrations
+                .into_iter()
+                .map(Registration::unregister_on_drop)
+                .collect(),
             spill,
         })
     }

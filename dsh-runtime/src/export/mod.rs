@@ -367,6 +367,8 @@ impl fmt::Display for ExportError {
     }
 }
 
+impl std::error::Error for ExportError {}
+
 /// One exported tool: its name and its definition in the target's shape.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExportedTool {

@@ -21,6 +21,7 @@ use crate::validate::is_valid;
 
 /// How a call may be scheduled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ExecutionMode {
     /// May overlap with other parallel calls.
     Parallel,

@@ -60,7 +60,7 @@ impl Registry {
             if result.is_success() {
                 "ok"
             } else {
-                result.code().unwrap_or("error")
+                result.code_str().unwrap_or("error")
             },
         );
         span.record(

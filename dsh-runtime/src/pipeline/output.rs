@@ -9,7 +9,7 @@ use crate::content::default_block;
 use crate::json::Value;
 use crate::lossless;
 use crate::panic;
-use crate::result::{ErrorCode, Kind, ResultData};
+use crate::result::{ErrorCode, FailureCode, Kind, ResultData};
 use crate::schema::json_quote;
 use crate::tool::{DynTool, Execution, ToolError, overrides};
 use crate::validate::validate_output;
@@ -33,7 +33,7 @@ fn projector_failed(name: &str, projector: &str, failure: Result<ToolError, Stri
     };
     match failure {
         Err(p) => panicked(&format!("{projector} panicked: {p}")),
-        Ok(e) if e.code() == Some(ErrorCode::ToolPanicked.as_str()) => panicked(e.message()),
+        Ok(e) if e.code() == Some(FailureCode::Pipeline(ErrorCode::ToolPanicked)) => panicked(e.message()),
         Ok(e) => invalid_output(name, &format!("output.{projector} failed: {}", e.message())),
     }
 }

@@ -1097,7 +1097,14 @@ impl fmt::Display for RegisterError {
     }
 }
 
-impl std::error::Error for RegisterError {}
+impl std::error::Error for RegisterError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RegisterError::Schema { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
 
 /// Why a restriction was refused. A refused restriction changes nothing.
 #[derive(Clone, Debug, PartialEq, Eq)]

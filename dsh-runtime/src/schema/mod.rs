@@ -196,6 +196,8 @@ impl ObjectRules {
 
 /// The `additionalProperties` of an object node.
 #[derive(Clone, Debug, PartialEq)]
+// Exhaustive on purpose: these are the forms `additionalProperties` takes (absent, a
+// boolean, a schema); the validator and every exporter must handle each one.
 pub enum Additional {
     /// `additionalProperties: false`: undeclared keys are violations.
     Closed,
@@ -759,6 +761,7 @@ impl HiddenBounds {
 
 /// A numeric bound given by an author (`#[schema(range(min = .., max = ..))]`).
 #[derive(Clone, Copy, Debug, PartialEq)]
+// Exhaustive on purpose: a Rust numeric literal is an integer or a float.
 pub enum Bound {
     /// An integer literal.
     Int(i128),

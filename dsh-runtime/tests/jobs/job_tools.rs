@@ -144,7 +144,7 @@ async fn cancelling_a_wait_consumes_no_output() {
         .await
         .expect("a cancelled wait returns")
         .unwrap();
-    assert_eq!(result.code(), Some("ABORTED"), "{result:?}");
+    assert_eq!(result.code_str(), Some("ABORTED"), "{result:?}");
     let out = run(
         &registry,
         "job_output",
@@ -243,7 +243,7 @@ async fn unknown_and_foreign_ids_are_not_found() {
             ("job_kill", serde_json::json!({"job_id": id})),
         ] {
             let result = run(&registry, name, args).await;
-            assert_eq!(result.code(), Some("JOB_NOT_FOUND"), "{name} {id}");
+            assert_eq!(result.code_str(), Some("JOB_NOT_FOUND"), "{name} {id}");
             assert_eq!(result.text(), format!("Error: unknown job {id}"));
         }
     }
@@ -290,7 +290,7 @@ async fn tools_for_an_owner_see_its_jobs() {
         serde_json::json!({"job_id": theirs.id}),
     )
     .await;
-    assert_eq!(kill.code(), Some("JOB_NOT_FOUND"));
+    assert_eq!(kill.code_str(), Some("JOB_NOT_FOUND"));
 }
 
 #[tokio::test]
@@ -304,7 +304,7 @@ async fn invalid_arguments_are_refused() {
         serde_json::json!({"job_id": "x".repeat(100_000)}),
     )
     .await;
-    assert_eq!(huge.code(), Some("JOB_NOT_FOUND"));
+    assert_eq!(huge.code_str(), Some("JOB_NOT_FOUND"));
     assert!(huge.text().len() < 200, "{}", huge.text());
     let cases = [
         (
@@ -326,7 +326,7 @@ async fn invalid_arguments_are_refused() {
     for (name, args, message) in cases {
         let result = run(&registry, name, args).await;
         assert!(result.is_error(), "{name}");
-        assert_eq!(result.code(), None, "{name}");
+        assert_eq!(result.code_str(), None, "{name}");
         assert_eq!(result.message(), Some(message), "{name}");
     }
     let cases = [
@@ -343,7 +343,7 @@ async fn invalid_arguments_are_refused() {
     ];
     for (name, args, message) in cases {
         let result = run(&registry, name, args).await;
-        assert_eq!(result.code(), Some("INVALID_ARGS"), "{name}");
+        assert_eq!(result.code_str(), Some("INVALID_ARGS"), "{name}");
         assert_eq!(result.message(), Some(message), "{name}");
     }
 }

@@ -333,7 +333,7 @@ async fn failing_calls_in_a_batch_never_block_the_rest() {
     let results = tokio::time::timeout(LIMIT, registry.execute_batch(calls, 3))
         .await
         .expect("deadlock");
-    let codes: Vec<Option<&str>> = results.iter().map(|r| r.code()).collect();
+    let codes: Vec<Option<&str>> = results.iter().map(|r| r.code_str()).collect();
     assert_eq!(
         codes,
         [

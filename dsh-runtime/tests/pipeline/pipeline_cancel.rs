@@ -43,7 +43,7 @@ async fn timeout_wrapper_yields_tool_timeout_when_its_deadline_fires() {
         .register(waits_for_cancel("slow", &log).timeout_ms(20))
         .unwrap();
     let r = registry.execute(call("slow")).await;
-    assert_eq!(r.code(), Some("TOOL_TIMEOUT"));
+    assert_eq!(r.code_str(), Some("TOOL_TIMEOUT"));
     assert_eq!(r.error_code(), Some(ErrorCode::ToolTimeout));
     assert_eq!(r.message(), Some("tool call timed out after 20ms"));
     assert_eq!(
@@ -88,7 +88,7 @@ async fn a_timed_out_body_error_is_still_a_timeout() {
         )
         .unwrap();
     let r = registry.execute(call("slow")).await;
-    assert_eq!(r.code(), Some("TOOL_TIMEOUT"));
+    assert_eq!(r.code_str(), Some("TOOL_TIMEOUT"));
 }
 
 #[tokio::test]
@@ -120,7 +120,7 @@ async fn a_caller_abort_is_not_a_timeout() {
     }
     token.cancel();
     let r = task.await.unwrap();
-    assert_eq!(r.code(), Some("ABORTED"));
+    assert_eq!(r.code_str(), Some("ABORTED"));
     assert_eq!(r.message(), Some("tool call aborted"));
 }
 
@@ -159,7 +159,7 @@ impl Wrapper for RetryTimeouts {
     ) -> HookFuture<'a, Result<DispatchOutcome, ToolError>> {
         HookFuture::new(async move {
             let first = next.run().await?;
-            if first.code() == Some("TOOL_TIMEOUT") {
+            if first.code_str() == Some("TOOL_TIMEOUT") {
                 self.0.push("retry");
                 return next.run().await;
             }
@@ -229,7 +229,7 @@ async fn a_replaced_token_cannot_detach_the_caller() {
     }
     caller.cancel();
     let r = task.await.unwrap();
-    assert_eq!(r.code(), Some("ABORTED"));
+    assert_eq!(r.code_str(), Some("ABORTED"));
     assert!(log.get().contains(&"body saw cancellation".to_string()));
 }
 
@@ -252,7 +252,7 @@ async fn a_replaced_token_reaches_the_body() {
     token.cancel();
     let r = task.await.unwrap();
     // The body's (fused) token was cancelled when it returned: ABORTED.
-    assert_eq!(r.code(), Some("ABORTED"));
+    assert_eq!(r.code_str(), Some("ABORTED"));
     assert!(log.get().contains(&"body saw cancellation".to_string()));
 }
 
@@ -265,7 +265,7 @@ async fn an_already_cancelled_replacement_aborts_before_dispatch() {
     token.cancel();
     let _w = registry.add_wrapper(Detach { token });
     let r = registry.execute(call("echo")).await;
-    assert_eq!(r.code(), Some("ABORTED_BEFORE_DISPATCH"));
+    assert_eq!(r.code_str(), Some("ABORTED_BEFORE_DISPATCH"));
     assert!(!log.get().contains(&"body".to_string()));
 }
 
@@ -300,7 +300,7 @@ async fn cancellation_only_replaces_a_success() {
             tokio::task::yield_now().await;
         }
         token.cancel();
-        assert_eq!(task.await.unwrap().code(), Some(code), "{name}");
+        assert_eq!(task.await.unwrap().code_str(), Some(code), "{name}");
         log.take();
     }
 }
@@ -319,7 +319,7 @@ async fn a_post_execute_content_replacement_is_lost_on_abort() {
         )
     }));
     let r = registry.execute(call("echo")).await;
-    assert_eq!(r.code(), Some("ABORTED"));
+    assert_eq!(r.code_str(), Some("ABORTED"));
     assert_eq!(
         r.content(),
         &[ContentBlock::text("Error: tool call aborted")]
@@ -361,7 +361,7 @@ async fn a_started_body_is_awaited_to_completion() {
         )
         .unwrap();
     let r = registry.execute(call("cleanup")).await;
-    assert_eq!(r.code(), Some("TOOL_TIMEOUT"));
+    assert_eq!(r.code_str(), Some("TOOL_TIMEOUT"));
     assert!(completed.load(Ordering::SeqCst));
     assert!(!dropped_early.load(Ordering::SeqCst));
 }
@@ -381,5 +381,5 @@ async fn the_body_cannot_cancel_the_caller() {
     let r = registry.execute(c).await;
     assert!(!caller.is_cancelled());
     // The body's own token was cancelled when it returned.
-    assert_eq!(r.code(), Some("ABORTED"));
+    assert_eq!(r.code_str(), Some("ABORTED"));
 }

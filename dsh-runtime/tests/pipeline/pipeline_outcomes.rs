@@ -19,7 +19,7 @@ fn failure(r: &ToolResult) -> (Option<&str>, &str, Vec<String>) {
     assert!(r.is_error(), "expected a failure, got {r:?}");
     assert!(r.value().is_none());
     (
-        r.code(),
+        r.code_str(),
         r.message().unwrap(),
         r.content()
             .iter()
@@ -45,7 +45,7 @@ async fn success_runs_every_stage_in_order() {
     assert!(r.is_success());
     assert_eq!(*r.value().unwrap(), v(r#""hi""#));
     assert_eq!(r.content(), &[ContentBlock::text("hi")]);
-    assert_eq!(r.code(), None);
+    assert_eq!(r.code_str(), None);
     assert_eq!(
         log.take(),
         [
@@ -127,7 +127,7 @@ fn every_error_code_is_in_both_tables() {
             rustdoc.contains(&format!("/// {row}")),
             "ErrorCode docs lack {row}"
         );
-        assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
+        assert_eq!(code.as_str().parse::<ErrorCode>(), Ok(code));
     }
 }
 
@@ -163,7 +163,7 @@ async fn non_lossless_arguments_go_straight_to_finalize_and_observers() {
         ("[1,2", "arguments are not valid JSON: "),
     ] {
         let r = registry.execute(ToolCall::new("c", "echo", text)).await;
-        assert_eq!(r.code(), Some("INVALID_ARGS"), "{text}");
+        assert_eq!(r.code_str(), Some("INVALID_ARGS"), "{text}");
         assert_eq!(
             r.error_code(),
             Some(dsh_runtime::ErrorCode::InvalidArgs),
@@ -182,7 +182,7 @@ async fn non_lossless_arguments_go_straight_to_finalize_and_observers() {
             serde_json::json!({ "text": "x", "n": -0.0 }),
         ))
         .await;
-    assert_eq!(r.code(), Some("INVALID_ARGS"));
+    assert_eq!(r.code_str(), Some("INVALID_ARGS"));
     assert!(
         r.message()
             .unwrap()
@@ -199,7 +199,7 @@ async fn non_lossless_arguments_outrank_a_pre_aborted_token_and_an_unknown_name(
     let mut call = ToolCall::new("c1", "nope", "[1,");
     call.cancellation().cancel();
     let r = registry.execute(call).await;
-    assert_eq!(r.code(), Some("INVALID_ARGS"));
+    assert_eq!(r.code_str(), Some("INVALID_ARGS"));
     assert!(
         r.message()
             .unwrap()
@@ -251,7 +251,7 @@ async fn abort_during_policy_is_aborted_before_dispatch_through_post() {
     let r = registry
         .execute(ToolCall::new("c1", "echo", r#"{"text":"hi"}"#))
         .await;
-    assert_eq!(r.code(), Some("ABORTED_BEFORE_DISPATCH"));
+    assert_eq!(r.code_str(), Some("ABORTED_BEFORE_DISPATCH"));
     assert_eq!(r.message(), Some("tool call aborted before dispatch"));
     assert_eq!(
         log.take(),
@@ -283,7 +283,7 @@ async fn deny_with_caller_aborted_is_aborted_before_dispatch_through_post() {
     let r = registry
         .execute(ToolCall::new("c1", "echo", r#"{"text":"hi"}"#))
         .await;
-    assert_eq!(r.code(), Some("ABORTED_BEFORE_DISPATCH"));
+    assert_eq!(r.code_str(), Some("ABORTED_BEFORE_DISPATCH"));
     assert_eq!(log.take(), ["pre", "post", "finalize", "observe"]);
 }
 
@@ -353,7 +353,7 @@ async fn ask_without_an_approval_handler_denies() {
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
     let ask = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::Ask { reason: None })));
     let r = ask_with(&registry, None).await;
-    assert_eq!(r.code(), Some("POLICY_DENIED"));
+    assert_eq!(r.code_str(), Some("POLICY_DENIED"));
     assert_eq!(r.error_code(), Some(ErrorCode::PolicyDenied));
     assert_eq!(
         r.message(),
@@ -428,7 +428,7 @@ async fn approval_outcomes() {
         match expected {
             None => assert_eq!(*r.value().unwrap(), v(r#""hi""#)),
             Some((code, msg)) => {
-                assert_eq!(r.code(), Some(code));
+                assert_eq!(r.code_str(), Some(code));
                 assert_eq!(r.message(), Some(msg));
             }
         }
@@ -455,7 +455,7 @@ async fn cancelled_approval_with_caller_aborted_is_aborted_before_dispatch() {
         Approval::Cancelled
     }));
     let r = ask_with(&registry, Some(scope.id())).await;
-    assert_eq!(r.code(), Some("ABORTED_BEFORE_DISPATCH"));
+    assert_eq!(r.code_str(), Some("ABORTED_BEFORE_DISPATCH"));
 }
 
 #[tokio::test]
@@ -503,7 +503,7 @@ async fn async_approval_handler_observes_caller_cancellation() {
     tokio::task::yield_now().await;
     token.cancel();
     let r = task.await.unwrap();
-    assert_eq!(r.code(), Some("ABORTED_BEFORE_DISPATCH"));
+    assert_eq!(r.code_str(), Some("ABORTED_BEFORE_DISPATCH"));
 }
 
 #[tokio::test]
@@ -615,7 +615,7 @@ async fn throwing_callbacks_end_the_call_with_their_error_and_skip_post() {
     let r = registry
         .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
         .await;
-    assert_eq!((r.code(), r.message()), (None, Some("guard exploded")));
+    assert_eq!((r.code_str(), r.message()), (None, Some("guard exploded")));
     assert_eq!(log.take(), ["pre", "guard", "finalize", "observe"]);
 
     // approval handler returning Err
@@ -627,7 +627,7 @@ async fn throwing_callbacks_end_the_call_with_their_error_and_skip_post() {
         .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#).with_agent(scope.id()))
         .await;
     assert_eq!(
-        (r.code(), r.message()),
+        (r.code_str(), r.message()),
         (Some("UI_GONE"), Some("approval UI crashed"))
     );
     assert_eq!(log.take(), ["pre", "finalize", "observe"]);
@@ -639,7 +639,7 @@ async fn throwing_callbacks_end_the_call_with_their_error_and_skip_post() {
         .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
         .await;
     assert_eq!(
-        (r.code(), r.message()),
+        (r.code_str(), r.message()),
         (Some("WRAP_FAIL"), Some("wrapper failed after the body"))
     );
     assert_eq!(
@@ -690,7 +690,7 @@ async fn panicking_callbacks_are_contained_as_final_errors() {
         let r = registry
             .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
             .await;
-        assert_eq!(r.code(), Some("TOOL_PANICKED"), "{what}");
+        assert_eq!(r.code_str(), Some("TOOL_PANICKED"), "{what}");
         assert_eq!(r.message(), Some(message), "{what}");
         assert_eq!(log.take(), stages, "{what}");
     }
@@ -704,7 +704,7 @@ async fn panicking_callbacks_are_contained_as_final_errors() {
         .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#).with_agent(scope.id()))
         .await;
     assert_eq!(r.message(), Some("approval handler panicked: approval bug"));
-    assert_eq!(r.code(), Some("TOOL_PANICKED"));
+    assert_eq!(r.code_str(), Some("TOOL_PANICKED"));
     assert_eq!(log.take(), ["pre", "finalize", "observe"]);
 }
 
@@ -754,7 +754,7 @@ async fn tool_gone_at_dispatch_is_unknown_tool_through_post() {
     let r = registry
         .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
         .await;
-    assert_eq!(r.code(), Some("UNKNOWN_TOOL"));
+    assert_eq!(r.code_str(), Some("UNKNOWN_TOOL"));
     assert_eq!(r.message(), Some(r#"unknown tool "echo""#));
     // The finalizer captured at entry still runs.
     assert_eq!(
@@ -785,7 +785,7 @@ async fn invalid_arguments_outrank_a_pre_aborted_token() {
     let mut call = ToolCall::new("c1", "echo", "{}");
     call.cancellation().cancel();
     let r = registry.execute(call).await;
-    assert_eq!(r.code(), Some("INVALID_ARGS"));
+    assert_eq!(r.code_str(), Some("INVALID_ARGS"));
     assert_eq!(log.take(), ["post", "finalize", "observe"]);
 }
 
@@ -837,7 +837,7 @@ async fn body_errors_keep_their_own_code_and_pass_post() {
     let r = registry
         .execute(ToolCall::new("c", "plain", r#"{"text":"x"}"#))
         .await;
-    assert_eq!((r.code(), r.message()), (None, Some("nope")));
+    assert_eq!((r.code_str(), r.message()), (None, Some("nope")));
 }
 
 #[tokio::test]
@@ -852,7 +852,7 @@ async fn body_panics_are_contained_and_pass_post() {
     let r = registry
         .execute(ToolCall::new("c", "boom", r#"{"text":"x"}"#))
         .await;
-    assert_eq!(r.code(), Some("TOOL_PANICKED"));
+    assert_eq!(r.code_str(), Some("TOOL_PANICKED"));
     assert_eq!(r.message(), Some(r#"tool "boom" panicked: kaboom"#));
     assert_eq!(
         log.take(),
@@ -918,7 +918,7 @@ async fn projector_failures_are_invalid_tool_output() {
         let r = registry
             .execute(ToolCall::new("c", name, r#"{"text":"x"}"#))
             .await;
-        assert_eq!(r.code(), Some("INVALID_TOOL_OUTPUT"), "{name}");
+        assert_eq!(r.code_str(), Some("INVALID_TOOL_OUTPUT"), "{name}");
         assert_eq!(
             r.message().unwrap(),
             format!("tool \"{name}\" returned invalid output: {expected}")
@@ -932,7 +932,7 @@ async fn projector_failures_are_invalid_tool_output() {
         let r = registry
             .execute(ToolCall::new("c", name, r#"{"text":"x"}"#))
             .await;
-        assert_eq!(r.code(), Some("TOOL_PANICKED"), "{name}");
+        assert_eq!(r.code_str(), Some("TOOL_PANICKED"), "{name}");
         assert_eq!(r.message().unwrap(), format!("tool \"{name}\": {expected}"));
     }
 }
@@ -1047,7 +1047,7 @@ async fn envelope_serialization() {
 #[tokio::test]
 async fn error_codes_round_trip() {
     for code in ErrorCode::ALL {
-        assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
+        assert_eq!(code.as_str().parse::<ErrorCode>(), Ok(code));
         assert_eq!(code.to_string(), code.as_str());
     }
     assert_eq!(ErrorCode::UnknownTool.as_str(), "UNKNOWN_TOOL");
@@ -1061,7 +1061,52 @@ async fn error_codes_round_trip() {
     assert_eq!(ErrorCode::ToolTimeout.as_str(), "TOOL_TIMEOUT");
     assert_eq!(ErrorCode::UnsupportedSchema.as_str(), "UNSUPPORTED_SCHEMA");
     assert_eq!(ErrorCode::CodeRunFailed.as_str(), "CODE_RUN_FAILED");
-    assert_eq!(ErrorCode::parse("FS_NOT_FOUND"), None);
+    let unknown = "FS_NOT_FOUND".parse::<ErrorCode>().unwrap_err();
+    assert_eq!(unknown.as_str(), "FS_NOT_FOUND");
+    assert_eq!(
+        unknown.to_string(),
+        r#"unknown error code "FS_NOT_FOUND" (the registry's codes are UNKNOWN_TOOL, INVALID_ARGS, INVALID_TOOL_OUTPUT, TOOL_PANICKED, ABORTED_BEFORE_DISPATCH, ABORTED, TOOL_TIMEOUT, UNSUPPORTED_SCHEMA, CODE_RUN_FAILED, POLICY_DENIED, GUARD_DENIED, APPROVAL_REJECTED, APPROVAL_CANCELLED, RESULT_BLOCKED, TASK_FAILED, DETACHED_LIMIT)"#
+    );
+    let _: &dyn std::error::Error = &unknown;
+}
+
+/// A tool failing with a code of its own, or with a registry code's wire form.
+#[dsh_runtime::tool]
+async fn coded(registry_code: bool) -> Result<(), dsh_runtime::ToolError> {
+    Err(if registry_code {
+        dsh_runtime::ToolError::with_code(ErrorCode::ToolTimeout, "late")
+    } else {
+        dsh_runtime::ToolError::with_code("FS_NOT_FOUND", "no such file")
+    })
+}
+
+#[tokio::test]
+async fn result_codes_are_typed() {
+    use dsh_runtime::FailureCode;
+    let registry = Registry::new();
+    let _t = registry.register(Coded).unwrap();
+    let own = registry
+        .execute(ToolCall::new("1", "coded", r#"{"registry_code":false}"#))
+        .await;
+    assert_eq!(own.code(), Some(FailureCode::Tool("FS_NOT_FOUND")));
+    assert_eq!(own.code_str(), Some("FS_NOT_FOUND"));
+    assert_eq!(own.error_code(), None);
+    let pipeline = registry
+        .execute(ToolCall::new("2", "coded", r#"{"registry_code":true}"#))
+        .await;
+    assert_eq!(
+        pipeline.code(),
+        Some(FailureCode::Pipeline(ErrorCode::ToolTimeout))
+    );
+    let unknown = registry.execute(ToolCall::new("3", "nope", "{}")).await;
+    assert!(matches!(
+        unknown.code(),
+        Some(FailureCode::Pipeline(ErrorCode::UnknownTool))
+    ));
+    assert_eq!(registry.view().names().len(), 1);
+    let e = dsh_runtime::ToolError::with_code("FS_NOT_FOUND", "x");
+    assert_eq!(e.code(), Some(FailureCode::Tool("FS_NOT_FOUND")));
+    assert!(registry.execute(ToolCall::new("4", "coded", r#"{"registry_code":true}"#)).await.code().is_some_and(|c| c == ErrorCode::ToolTimeout));
 }
 
 // --- the open parameter root ---
@@ -1118,7 +1163,7 @@ async fn unknown_arguments_are_ignored_and_named_in_a_context() {
             r#"{"path":"missing","x":1,"y":2}"#,
         ))
         .await;
-    assert_eq!(r.code(), Some("FS_NOT_FOUND"));
+    assert_eq!(r.code_str(), Some("FS_NOT_FOUND"));
     assert_eq!(
         r.contexts()[0],
         r#"ignored unknown arguments "x", "y" (tool "read_lines" takes "path", "limit")"#
@@ -1127,7 +1172,7 @@ async fn unknown_arguments_are_ignored_and_named_in_a_context() {
     let r = registry
         .execute(ToolCall::new("c", "read_lines", r#"{"limt":5}"#))
         .await;
-    assert_eq!(r.code(), Some("INVALID_ARGS"));
+    assert_eq!(r.code_str(), Some("INVALID_ARGS"));
     assert_eq!(
         r.message(),
         Some(r#"invalid arguments: missing required property "path""#)
@@ -1223,7 +1268,7 @@ async fn deny_unknown_args_makes_an_unknown_key_invalid() {
             r#"{"path":"a","limt":5}"#,
         ))
         .await;
-    assert_eq!(r.code(), Some("INVALID_ARGS"));
+    assert_eq!(r.code_str(), Some("INVALID_ARGS"));
     assert_eq!(
         r.message(),
         Some(
@@ -1328,7 +1373,7 @@ mod model_facing_errors {
         let r = registry
             .execute(ToolCall::new("c", "negative_zero", "{}"))
             .await;
-        assert_eq!(r.code(), Some("INVALID_TOOL_OUTPUT"));
+        assert_eq!(r.code_str(), Some("INVALID_TOOL_OUTPUT"));
         let m = r.message().unwrap();
         assert_eq!(m.matches("not lossless JSON").count(), 1, "{m}");
     }
@@ -1341,7 +1386,7 @@ mod model_facing_errors {
         let r = registry
             .execute(ToolCall::new("c", "serach_notes", r#"{"query":"q"}"#))
             .await;
-        assert_eq!(r.code(), Some("UNKNOWN_TOOL"));
+        assert_eq!(r.code_str(), Some("UNKNOWN_TOOL"));
         assert_eq!(
             r.message(),
             Some(
@@ -1375,7 +1420,7 @@ mod model_facing_errors {
                 r#"{"qeury":"q","other":1}"#,
             ))
             .await;
-        assert_eq!(r.code(), Some("INVALID_ARGS"));
+        assert_eq!(r.code_str(), Some("INVALID_ARGS"));
         assert_eq!(
             r.message(),
             Some(r#"invalid arguments: unknown argument "qeury": did you mean "query"?"#)

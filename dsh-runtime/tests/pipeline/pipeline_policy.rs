@@ -114,7 +114,7 @@ async fn a_wrapper_authored_success_is_revalidated_and_rendered_again() {
     // A wrapper success that fails the output schema is a final error: post is skipped.
     let _w = registry.add_wrapper(Author(Value::from(42u64)));
     let r = registry.execute(call("echo")).await;
-    assert_eq!(r.code(), Some("INVALID_TOOL_OUTPUT"));
+    assert_eq!(r.code_str(), Some("INVALID_TOOL_OUTPUT"));
     assert_eq!(
         r.message(),
         Some(r#"tool "echo" returned invalid output: "value" must be a string"#)
@@ -145,7 +145,7 @@ async fn a_wrapper_authored_failure_is_kept_and_passes_post() {
     let _w = registry.add_wrapper(Refuse);
     let r = registry.execute(call("echo")).await;
     assert_eq!(
-        (r.code(), r.message()),
+        (r.code_str(), r.message()),
         (Some("RATE_LIMITED"), Some("too many calls"))
     );
     assert_eq!(r.content(), &[ContentBlock::text("Error: too many calls")]);
@@ -201,7 +201,7 @@ async fn post_execute_sees_every_result_that_reaches_it() {
         s.lock().unwrap().push((
             call.name().to_string(),
             result.is_error(),
-            result.code().map(str::to_string),
+            result.code_str().map(str::to_string),
         ));
         None
     }));
@@ -247,7 +247,7 @@ async fn post_execute_content_replacement_applies_to_failures() {
         )
     }));
     let r = registry.execute(call("nope")).await;
-    assert_eq!(r.code(), Some("UNKNOWN_TOOL"));
+    assert_eq!(r.code_str(), Some("UNKNOWN_TOOL"));
     assert_eq!(r.content(), &[ContentBlock::text("try another tool")]);
     // The message is the failure's own, whatever the content became (the registry keeps
     // it once, in its `Error: ` block, until that block is replaced).
@@ -280,7 +280,7 @@ async fn a_failure_keeps_its_message_when_its_content_is_finalized() {
         )
         .unwrap();
     let r = registry.execute(call("echo")).await;
-    assert_eq!(r.code(), Some("E_BOOM"));
+    assert_eq!(r.code_str(), Some("E_BOOM"));
     assert_eq!(r.message(), Some("boom"));
     assert_eq!(r.content(), &[ContentBlock::text("finalized")]);
 
@@ -326,7 +326,7 @@ async fn post_execute_value_replacement_is_revalidated_rendered_and_meta_recompu
         Some(Accept::value(v("[1]")).into())
     }));
     let r = registry.execute(call("echo")).await;
-    assert_eq!(r.code(), Some("INVALID_TOOL_OUTPUT"));
+    assert_eq!(r.code_str(), Some("INVALID_TOOL_OUTPUT"));
     assert_eq!(
         r.message(),
         Some(r#"tool "echo" returned invalid output: "value" must be a string"#)
@@ -410,7 +410,7 @@ async fn block_turns_a_result_into_a_failure_with_feedback() {
     }));
     let r = registry.execute(call("echo")).await;
     assert!(r.is_error() && r.value().is_none());
-    assert_eq!(r.code(), Some("RESULT_BLOCKED"));
+    assert_eq!(r.code_str(), Some("RESULT_BLOCKED"));
     assert_eq!(
         r.message(),
         Some("output withheld\n[image content]\nask the user")
@@ -446,7 +446,7 @@ async fn a_throwing_post_execute_hook_is_a_final_error() {
     }));
     let r = registry.execute(call("echo")).await;
     assert_eq!(r.message(), Some("post-execute hook panicked: post bug"));
-    assert_eq!(r.code(), Some("TOOL_PANICKED"));
+    assert_eq!(r.code_str(), Some("TOOL_PANICKED"));
     assert_eq!(
         log.take(),
         [
@@ -496,7 +496,7 @@ async fn a_panicking_finalizer_turns_the_outcome_into_an_error() {
         r.message(),
         Some("finalize_content panicked: finalizer bug")
     );
-    assert_eq!(r.code(), Some("TOOL_PANICKED"));
+    assert_eq!(r.code_str(), Some("TOOL_PANICKED"));
     assert_eq!(
         r.content(),
         &[ContentBlock::text(

@@ -80,7 +80,7 @@ async fn readme_examples() -> Result<(), Box<dyn std::error::Error>> {
         ))
         .await;
     assert_eq!(denied.message(), Some("that file is off limits"));
-    assert_eq!(denied.code(), Some("POLICY_DENIED"));
+    assert_eq!(denied.code_str(), Some("POLICY_DENIED"));
 
     let params = json::parse(r#"{"type":"object","properties":{}}"#)?;
     let output = json::parse(r#"{"type":"string"}"#)?;
@@ -99,7 +99,7 @@ async fn readme_examples() -> Result<(), Box<dyn std::error::Error>> {
     let r = registry
         .execute(ToolCall::new("call_3", "slow", "{}"))
         .await;
-    assert_eq!(r.code(), Some("TOOL_TIMEOUT"));
+    assert_eq!(r.code_str(), Some("TOOL_TIMEOUT"));
 
     // The guard denies destructive tools.
     let mut destructive = ToolAnnotations::default();

@@ -125,7 +125,7 @@ async fn every_call_gets_exactly_one_result_under_registration_churn() {
     assert_eq!(duplicates.load(Ordering::SeqCst), 0);
     assert!(rounds > 0);
     for r in &all {
-        match (r.value().cloned(), r.code(), r.message()) {
+        match (r.value().cloned(), r.code_str(), r.message()) {
             (Some(v), None, None) => {
                 assert!(
                     v == Value::from("stable") || v == Value::from("churn"),

@@ -121,7 +121,7 @@ async fn raw_tools_go_through_the_same_pipeline() {
     let invalid = registry
         .execute(ToolCall::new("2", "lookup", r#"{"limit":"ten"}"#))
         .await;
-    assert_eq!(invalid.code(), Some("INVALID_ARGS"));
+    assert_eq!(invalid.code_str(), Some("INVALID_ARGS"));
     assert_eq!(
         invalid.message(),
         Some(r#"invalid arguments: missing required property "key"; "limit" must be an integer"#)
@@ -138,7 +138,7 @@ async fn raw_tools_go_through_the_same_pipeline() {
         .execute(ToolCall::new("4", "lookup", r#"{"key":"err"}"#))
         .await;
     assert_eq!(
-        (err.code(), err.message()),
+        (err.code_str(), err.message()),
         (Some("UPSTREAM"), Some("server said no"))
     );
 }

@@ -34,7 +34,7 @@ async fn dropping_a_guard_removes_exactly_that_entry() {
     let r = registry
         .execute(ToolCall::new("1", "a", r#"{"text":"x"}"#))
         .await;
-    assert_eq!(r.code(), Some("UNKNOWN_TOOL"));
+    assert_eq!(r.code_str(), Some("UNKNOWN_TOOL"));
     // Re-registering appends in registration order.
     let a = registry.register(Probe::new("a", &log)).unwrap();
     assert_eq!(names(&registry), ["b", "a"]);

@@ -161,7 +161,7 @@ async fn the_body_runs_through_the_trait_the_erased_tool_and_the_fn() {
         )
         .await
         .expect_err("empty path fails");
-    assert_eq!(failed.code(), Some("FS_EMPTY"));
+    assert_eq!(failed.code_str(), Some("FS_EMPTY"));
 
     let erased: &dyn dsh_runtime::tool::ErasedTool = &ReadFile;
     let raw = v(r#"{"path":"/c"}"#);

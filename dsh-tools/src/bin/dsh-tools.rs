@@ -468,6 +468,7 @@ enum Output {
 /// A close tool name for an unknown one.
 fn did_you_mean(host: &Host, name: &str) -> Option<String> {
     host.registry()
+        .view()
         .schemas()
         .into_iter()
         .map(|s| (strsim::jaro_winkler(name, &s.name), s.name))
@@ -697,7 +698,7 @@ fn failure_status(result: &ToolResult) -> ExitCode {
     let Some(message) = result.message() else {
         return ExitCode::SUCCESS;
     };
-    match result.code() {
+    match result.code_str() {
         Some(code) => eprintln!("error[{code}]: {message}"),
         None => eprintln!("error: {message}"),
     }

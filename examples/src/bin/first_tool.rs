@@ -71,7 +71,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let r = registry.execute(ToolCall::new(id, name, args)).await;
         println!(
             "{id}: code={} message={}",
-            r.code().unwrap_or("-"),
+            r.code_str().unwrap_or("-"),
             r.message().unwrap_or("-")
         );
         println!("{id}: content={}", r.text());

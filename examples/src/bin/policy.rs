@@ -56,7 +56,7 @@ fn show(label: &str, r: &dsh_runtime::ToolResult) {
     match r.message() {
         Some(message) => println!(
             "{label}: denied or failed, code={} message={message}",
-            r.code().unwrap_or("-")
+            r.code_str().unwrap_or("-")
         ),
         None => println!("{label}: ok {}", r.text()),
     }
