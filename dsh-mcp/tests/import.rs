@@ -148,7 +148,7 @@ async fn imports_every_tool_in_the_vocabulary_and_reports_the_rest() {
     assert_eq!(imported.rejected.len(), 1);
     let rejected = &imported.rejected[0];
     assert_eq!(rejected.name, "weird");
-    assert_eq!(rejected.code_str(), ErrorCode::UnsupportedSchema);
+    assert_eq!(rejected.code(), ErrorCode::UnsupportedSchema);
     let input = rejected.input.as_ref().expect("input schema violations");
     // Every violation, not only the first.
     assert_eq!(input.violations().len(), 2, "{input}");
