@@ -16,6 +16,7 @@ mod registry_present;
 mod registry_registration;
 mod registry_scopes;
 mod round_trip;
+mod send_sync;
 
 // Shared helpers.
 mod pipeline_support;

@@ -344,3 +344,69 @@ fn change_notifications_follow_the_tool_set_not_the_hooks() {
     a.unregister();
     assert!(rx.has_changed().unwrap());
 }
+
+#[test]
+fn every_listing_reads_one_snapshot_under_concurrent_changes() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+
+    let registry = Registry::new();
+    let log = Log::new();
+    let _a = registry.register(Probe::new("a", &log)).unwrap();
+    let done = Arc::new(AtomicBool::new(false));
+    // A toolbox registers and unregisters both of its tools at once: a listing from one
+    // snapshot has both or neither.
+    let churn = std::thread::spawn({
+        let (registry, log, done) = (registry.clone(), log.clone(), done.clone());
+        move || {
+            let mut rounds = 0u32;
+            while !done.load(Ordering::SeqCst) && rounds < 200_000 {
+                let pair = registry
+                    .register_toolbox(Arc::new(Pair {
+                        first: "x",
+                        second: "y",
+                        log: log.clone(),
+                    }))
+                    .unwrap();
+                pair.unregister();
+                rounds += 1;
+            }
+            rounds
+        }
+    });
+    let scope = registry.scope();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let (mut with, mut without) = (0u32, 0u32);
+    for _ in 0..20_000 {
+        if Instant::now() > deadline {
+            break;
+        }
+        for view in [registry.view(), scope.view()] {
+            let defs: Vec<String> = view
+                .definitions()
+                .iter()
+                .map(|d| d.name.to_string())
+                .collect();
+            match defs.as_slice() {
+                [a] if a == "a" => without += 1,
+                [a, x, y] if a == "a" && x == "x" && y == "y" => with += 1,
+                other => panic!("a listing mixed two states: {other:?}"),
+            }
+            // The reads of one view agree with each other.
+            let names: Vec<String> = view.names().iter().map(|n| n.to_string()).collect();
+            let schemas: Vec<String> = view.schemas().iter().map(|d| d.name.to_string()).collect();
+            let tools: Vec<String> = view
+                .tools()
+                .iter()
+                .map(|t| t.definition().name.to_string())
+                .collect();
+            assert_eq!(names, defs);
+            assert_eq!(schemas, defs);
+            assert_eq!(tools, defs);
+            assert_eq!(view.get("x").is_some(), defs.len() == 3);
+        }
+    }
+    done.store(true, Ordering::SeqCst);
+    let rounds = churn.join().unwrap();
+    assert!(rounds > 0 && with + without > 0, "{rounds} rounds, {with} + {without} reads");
+}
