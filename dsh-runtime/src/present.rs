@@ -5,7 +5,8 @@
 //! where a card has variants), with camelCase fields. Presenters are pure functions of
 //! the arguments (and the result summary): they also run when a log is replayed.
 //!
-//! Every card mirrors the reference vocabulary field for field. Optional fields are
+//! The cards' JSON shapes are pinned field for field by the round-trip tests in
+//! `tests/pipeline/present_cards.rs`. Optional fields are
 //! omitted when absent; when reading a card back, an absent optional field and `null`
 //! mean the same, and unknown fields are ignored (cards come from logs written by other
 //! versions). An unknown `card`, `shape` or `kind` tag is an error, and so is a

@@ -25,7 +25,7 @@ use crate::tool::{ExecToken, ToolError};
 ///
 /// | code | error name | when | message |
 /// | --- | --- | --- | --- |
-/// | `UNKNOWN_TOOL` | `UnknownToolError` | no visible tool has the called name (at entry, or unregistered before dispatch) | `unknown tool "<n>"`, then at entry `; did you mean "<m>"?` for the closest visible names and `; available tools: …` when at most 16 are visible (the reference says only the first part) |
+/// | `UNKNOWN_TOOL` | `UnknownToolError` | no visible tool has the called name (at entry, or unregistered before dispatch) | `unknown tool "<n>"`, then at entry `; did you mean "<m>"?` for the closest visible names and `; available tools: …` when at most 16 are visible |
 /// | `INVALID_ARGS` | `ToolArgsError` | the arguments are not JSON, have a duplicate key, are not lossless JSON or are nested too deeply; or they fail the parameter schema (every violation); or serde rejects what the schema accepted | `arguments are not valid JSON: …`, `arguments have a duplicate key: …`, `arguments are not lossless JSON: …`, `arguments are nested too deeply: …`, `invalid arguments: …` |
 /// | `INVALID_TOOL_OUTPUT` | `ToolOutputError` | the value fails the output schema or is not lossless, or a projector (`render`, `presentation_meta`) fails | `tool "<n>" returned invalid output: …` |
 /// | `TOOL_PANICKED` | `ToolPanicError` | a body, projector, finalizer, hook, guard, approval handler or wrapper panicked | `tool "<n>" panicked: …`, `tool "<n>": output.render panicked: …`, `<hook> panicked: …` |

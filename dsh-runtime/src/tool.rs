@@ -501,7 +501,9 @@ pub struct Execution {
 }
 
 impl Execution {
-    /// Build an identity (used by the pipeline).
+    /// Build the identity of a call outside the pipeline (for a [`ToolContext`] of a
+    /// body called directly, as [`ToolContext::detached`] does), with a fresh token and
+    /// no caller's cancellation token. The pipeline builds its own identities.
     pub fn new(
         call_id: Arc<str>,
         root_call_id: Arc<str>,

@@ -1,4 +1,4 @@
-//! Concurrency: classifying calls and running a batch (contract §7).
+//! Concurrency: classifying calls ([`ExecutionMode`]) and running a batch.
 //!
 //! A batch limits concurrency with a [`Semaphore`] (a parallel call holds one permit, an
 //! exclusive call all of them) and orders the policy stages and the closing stages of

@@ -716,7 +716,8 @@ impl Schema {
         self.to_json_schema().to_string()
     }
 
-    /// Check the definition-time rules (contract §1.3 for nodes built in code): enum and
+    /// Check the definition-time rules of nodes built in code (the same ones
+    /// [`Schema::from_json_schema`] enforces on imported JSON): enum and
     /// const of the node's own type, `const` inside `enum`, at least two `oneOf` branches,
     /// unique property names, bounds in order and in range, no `enum`/`const` on
     /// non-scalar nodes. Reports every violation, path-qualified from `root`.
@@ -739,7 +740,7 @@ impl Schema {
 
     /// Read a tool's parameter schema from raw JSON Schema. The root must be an object
     /// node; unlike nested objects it may omit `additionalProperties`, which then means
-    /// open (the reference framework's implicit open root).
+    /// open, like a `#[tool]`'s own parameter root ([`Additional::Ignored`]).
     pub fn parameters_from_json_schema(value: &Value) -> Result<Schema, SchemaError> {
         raw::import(value, raw::Root::Parameters)
     }

@@ -1,4 +1,4 @@
-//! Contract §7: execution modes and the batch scheduler. Overlap is proven with
+//! Execution modes and the batch scheduler. Overlap is proven with
 //! barriers (two bodies can only pass a two-party barrier together), never with sleeps;
 //! a generous timeout turns a scheduling bug into a failure instead of a hang.
 

@@ -1,4 +1,4 @@
-//! Contract §6: cooperative cancellation, fused tokens, the timeout wrapper.
+//! Cooperative cancellation, fused tokens, the timeout wrapper.
 //!
 //! Deadlines here are short, but no assertion depends on how long anything takes: a
 //! body that waits for cancellation can only be released by the deadline (or by the

@@ -1,4 +1,4 @@
-//! Contract §5: every row of the outcome table, with the exact code, message, content,
+//! Every row of the outcome table (the `ErrorCode` docs and PIPELINE.md), with the exact code, message, content,
 //! and which stages ran.
 
 use crate::pipeline_support;

@@ -1,4 +1,5 @@
-//! Contract §5 stages 6-8: around-dispatch wrappers, post-execute, finalize, observers.
+//! Pipeline stages 6 to 10 (see `dsh_runtime::pipeline`): around-dispatch wrappers,
+//! post-execute, finalize, observers.
 
 use crate::pipeline_support;
 

@@ -1,4 +1,4 @@
-//! Contract §8 (registration): RAII guards, duplicates, reserved and invalid names,
+//! Registration: handles and drop-guards, duplicates, reserved and invalid names,
 //! schema checks, all-or-nothing toolboxes, change notifications.
 
 use crate::pipeline_support;

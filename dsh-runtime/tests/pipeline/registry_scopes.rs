@@ -1,4 +1,4 @@
-//! Contract §8 (scopes): views, shadowing, restrict masks, scoped hooks, lifetimes.
+//! Scopes: views, shadowing, restrict masks, scoped hooks, lifetimes.
 
 use crate::pipeline_support;
 
