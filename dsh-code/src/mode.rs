@@ -253,7 +253,14 @@ impl fmt::Display for PresentAsError {
     }
 }
 
-impl std::error::Error for PresentAsError {}
+impl std::error::Error for PresentAsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PresentAsError::Register(e) => Some(e),
+            PresentAsError::AlreadyPresented => None,
+        }
+    }
+}
 
 /// The mode in effect for callers in `scope`: that of the nearest scope on its chain
 /// that set one, else native.

@@ -98,3 +98,79 @@ fn call_futures_are_send() {
         owned.execute(ToolCall::new("4", "hello", "{}")).await
     }));
 }
+
+fn error<T: std::error::Error + Send + Sync + 'static>() {}
+
+#[test]
+fn public_error_types_are_std_errors() {
+    error::<RegisterError>();
+    error::<RestrictError>();
+    error::<ToolCallError>();
+    error::<ToolArgsError>();
+    error::<UnknownErrorCode>();
+    error::<dsh_runtime::schema::SchemaError>();
+    error::<dsh_runtime::export::ExportError>();
+    error::<dsh_runtime::json::ParseError>();
+    error::<dsh_runtime::json::LosslessError>();
+    error::<dsh_runtime::json::DeError>();
+}
+
+#[test]
+fn error_sources_chain_the_cause() {
+    use std::error::Error as _;
+
+    // A schema refusal carries the schema error.
+    let schema_error =
+        Schema::from_json_schema(&dsh_runtime::json::Value::from("not a schema")).unwrap_err();
+    let err = RegisterError::Schema {
+        name: "bad".into(),
+        error: schema_error.clone(),
+    };
+    let source = err.source().expect("a schema refusal has a source");
+    assert_eq!(
+        source.downcast_ref::<dsh_runtime::schema::SchemaError>(),
+        Some(&schema_error)
+    );
+    assert!(RegisterError::Reserved.source().is_none());
+
+    // A tool error converted from an io error keeps it.
+    let io = std::io::Error::new(std::io::ErrorKind::NotFound, "gone");
+    let tool_error = ToolError::from(io);
+    assert_eq!(tool_error.message(), "gone");
+    assert!(tool_error.source().is_some_and(|e| e.is::<std::io::Error>()));
+    let boxed: Box<dyn std::error::Error + Send + Sync> = tool_error.into();
+    assert!(boxed.source().is_some_and(|e| e.is::<std::io::Error>()));
+    assert!(ToolError::new("plain").source().is_none());
+}
+
+/// Halve a number.
+#[tool]
+async fn halve(x: f64) -> f64 {
+    x / 2.0
+}
+
+#[tokio::test]
+async fn a_typed_call_whose_arguments_do_not_convert_has_the_cause() {
+    use std::error::Error as _;
+
+    let registry = Registry::new();
+    let _t = registry.register(Halve).unwrap();
+    assert_eq!(registry.call::<Halve>(HalveArgs { x: 3.0 }).await, Ok(1.5));
+    // NaN is not JSON: the arguments fail the lossless conversion, which is the source.
+    let err = registry
+        .call::<Halve>(HalveArgs { x: f64::NAN })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code.as_deref(), Some("INVALID_ARGS"));
+    assert!(
+        err.source()
+            .is_some_and(|e| e.is::<dsh_runtime::json::LosslessError>()),
+        "{err:?}"
+    );
+    let missing = registry
+        .call::<Hello>(HelloArgs { name: "x".into() })
+        .await
+        .unwrap_err();
+    assert_eq!(missing.code.as_deref(), Some("UNKNOWN_TOOL"));
+    assert!(missing.source().is_none());
+}
