@@ -7,7 +7,6 @@ use std::task::{Context, Poll};
 
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
-use super::detach::Isolated;
 use super::stage::{Call, Dispatched, Outcome, Stage};
 use super::output::success;
 use super::timeout::TimeoutWrapper;
@@ -15,6 +14,7 @@ use crate::hooks::{CallInfo, Dispatch, HookFuture, Next, Wrapper};
 use crate::json::Value;
 use crate::panic::{self, CatchUnwind};
 use crate::registry::Registry;
+use crate::registry::detach::Isolated;
 use crate::result::{DispatchOutcome, ErrorCode, ResultData};
 use crate::schema::json_quote;
 use crate::tool::{BodyOutcome, DynTool, ToolContext, ToolError};

@@ -46,6 +46,7 @@
 //! `View` agrees with the others. [`Registry::call`](crate::Registry::call) and the
 //! presenters see the global layer.
 
+pub(crate) mod detach;
 mod present;
 mod raw;
 pub(crate) mod state;
@@ -106,7 +107,7 @@ struct Inner {
     /// How raw argument text is snapshotted (nesting limit).
     parse: crate::json::ParseOptions,
     /// The bodies of cancelled calls left running (see [`RegistryBuilder::max_detached`]).
-    detach: Arc<crate::pipeline::Detacher>,
+    detach: Arc<detach::Detacher>,
     changes: watch::Sender<u64>,
 }
 
@@ -186,7 +187,7 @@ impl RegistryBuilder {
                 parse: crate::json::ParseOptions {
                     max_depth: self.max_depth,
                 },
-                detach: crate::pipeline::Detacher::new(self.max_detached, self.detach_grace),
+                detach: detach::Detacher::new(self.max_detached, self.detach_grace),
                 changes: watch::Sender::new(0),
             }),
         }
@@ -267,8 +268,8 @@ impl Registry {
         RegistryBuilder {
             timeouts: true,
             max_depth: crate::json::ParseOptions::default().max_depth,
-            max_detached: crate::pipeline::DEFAULT_MAX_DETACHED,
-            detach_grace: crate::pipeline::DEFAULT_GRACE,
+            max_detached: detach::DEFAULT_MAX_DETACHED,
+            detach_grace: detach::DEFAULT_GRACE,
         }
     }
 
@@ -414,7 +415,7 @@ impl Registry {
     }
 
     /// The accounting of detached bodies.
-    pub(crate) fn detacher(&self) -> &Arc<crate::pipeline::Detacher> {
+    pub(crate) fn detacher(&self) -> &Arc<detach::Detacher> {
         &self.inner.detach
     }
 
