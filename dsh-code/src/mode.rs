@@ -25,8 +25,8 @@ use dsh_runtime::export::ExportWarning;
 use dsh_runtime::hooks::{CallInfo, HookFuture, PreDecision, PreExecute, PreNext};
 use dsh_runtime::registry::RUN_CODE;
 use dsh_runtime::{
-    DynTool, ErrorCode, RegisterError, RegistrationGuard, Registry, Scope, ScopeId,
-    ToolDescriptor, ToolError,
+    DynTool, ErrorCode, RegisterError, RegistrationGuard, Registry, Scope, ScopeId, ToolDescriptor,
+    ToolError,
 };
 
 use crate::config::CodeConfig;

@@ -106,8 +106,7 @@ async fn a_failed_call_rejects_with_a_tool_call_error_carrying_only_name_tool_na
 async fn a_success_resolves_to_the_final_value_after_post_execute() {
     let env = default_env();
     let _hook = env.scope.add_post_execute(post_execute_fn(|call, _result| {
-        (call.name() == "echo")
-            .then(|| PostDecision::from(Accept::value(Value::from("replaced"))))
+        (call.name() == "echo").then(|| PostDecision::from(Accept::value(Value::from("replaced"))))
     }));
     let got = env.value("return await tools.echo({value: 1});").await;
     assert_eq!(got, Value::from("replaced"));

@@ -107,8 +107,7 @@ pub use pipeline::{
 };
 pub use registry::{
     RawTool, RegisterError, Registration, RegistrationGuard, Registry, RegistryBuilder,
-    RestrictError, Restriction,
-    Scope, ToolDescriptor, View,
+    RestrictError, Restriction, Scope, ToolDescriptor, View,
 };
 pub use schema::{Schema, ToolSchema};
 pub use tokio_util::sync::CancellationToken;

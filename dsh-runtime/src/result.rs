@@ -4,8 +4,8 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::str::FromStr;
 use std::ops::{Deref, DerefMut};
+use std::str::FromStr;
 
 use triomphe::{Arc, UniqueArc};
 

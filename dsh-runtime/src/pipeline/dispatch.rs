@@ -7,8 +7,8 @@ use std::task::{Context, Poll};
 
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
-use super::stage::{Call, Dispatched, Outcome, Stage};
 use super::output::success;
+use super::stage::{Call, Dispatched, Outcome, Stage};
 use super::timeout::TimeoutWrapper;
 use crate::hooks::{CallInfo, Dispatch, HookFuture, Next, Wrapper};
 use crate::json::Value;

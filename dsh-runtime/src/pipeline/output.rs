@@ -33,7 +33,9 @@ fn projector_failed(name: &str, projector: &str, failure: Result<ToolError, Stri
     };
     match failure {
         Err(p) => panicked(&format!("{projector} panicked: {p}")),
-        Ok(e) if e.code() == Some(FailureCode::Pipeline(ErrorCode::ToolPanicked)) => panicked(e.message()),
+        Ok(e) if e.code() == Some(FailureCode::Pipeline(ErrorCode::ToolPanicked)) => {
+            panicked(e.message())
+        }
         Ok(e) => invalid_output(name, &format!("output.{projector} failed: {}", e.message())),
     }
 }

@@ -2,8 +2,8 @@
 
 use std::fmt::Write as _;
 
-use super::stage::{Call, Outcome};
 use super::output::success;
+use super::stage::{Call, Outcome};
 use crate::content::ContentBlock;
 use crate::hooks::{Accept, Block, PostDecision, PostNext, Replacement};
 use crate::json::Object;

@@ -126,4 +126,3 @@ pub(super) struct Dispatched {
     pub(super) outcome: DispatchOutcome,
     pub(super) invoked: bool,
 }
-

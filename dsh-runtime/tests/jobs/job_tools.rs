@@ -351,7 +351,12 @@ async fn invalid_arguments_are_refused() {
 #[test]
 fn reads_run_in_parallel_and_kills_alone() {
     let (registry, _jobs, _tools) = setup();
-    let names: Vec<String> = registry.view().names().iter().map(|n| n.to_string()).collect();
+    let names: Vec<String> = registry
+        .view()
+        .names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
     assert_eq!(names, ["job_output", "job_list", "job_kill"]);
     let mode = |name: &str, args: serde_json::Value| registry.execution_mode(&call(name, args));
     assert_eq!(

@@ -1106,7 +1106,13 @@ async fn result_codes_are_typed() {
     assert_eq!(registry.view().names().len(), 1);
     let e = dsh_runtime::ToolError::with_code("FS_NOT_FOUND", "x");
     assert_eq!(e.code(), Some(FailureCode::Tool("FS_NOT_FOUND")));
-    assert!(registry.execute(ToolCall::new("4", "coded", r#"{"registry_code":true}"#)).await.code().is_some_and(|c| c == ErrorCode::ToolTimeout));
+    assert!(
+        registry
+            .execute(ToolCall::new("4", "coded", r#"{"registry_code":true}"#))
+            .await
+            .code()
+            .is_some_and(|c| c == ErrorCode::ToolTimeout)
+    );
 }
 
 // --- the open parameter root ---

@@ -227,10 +227,7 @@ async fn post_execute_content_replacement_keeps_value_and_meta() {
         .register(Probe::new("echo", &log).meta(|_, _| Ok(Some(Value::from("m")))))
         .unwrap();
     let _p = registry.add_post_execute(post_execute_fn(|_, _| {
-        Some(
-            Accept::content(vec![ContentBlock::text("redacted")])
-                .into(),
-        )
+        Some(Accept::content(vec![ContentBlock::text("redacted")]).into())
     }));
     let r = registry.execute(call("echo")).await;
     assert_eq!(*r.value().unwrap(), Value::from("x"));
@@ -242,10 +239,7 @@ async fn post_execute_content_replacement_keeps_value_and_meta() {
 async fn post_execute_content_replacement_applies_to_failures() {
     let registry = Registry::new();
     let _p = registry.add_post_execute(post_execute_fn(|_, _| {
-        Some(
-            Accept::content(vec![ContentBlock::text("try another tool")])
-                .into(),
-        )
+        Some(Accept::content(vec![ContentBlock::text("try another tool")]).into())
     }));
     let r = registry.execute(call("nope")).await;
     assert_eq!(r.code_str(), Some("UNKNOWN_TOOL"));
@@ -323,9 +317,8 @@ async fn post_execute_value_replacement_is_revalidated_rendered_and_meta_recompu
     );
     p.unregister();
 
-    let _p = registry.add_post_execute(post_execute_fn(|_, _| {
-        Some(Accept::value(v("[1]")).into())
-    }));
+    let _p =
+        registry.add_post_execute(post_execute_fn(|_, _| Some(Accept::value(v("[1]")).into())));
     let r = registry.execute(call("echo")).await;
     assert_eq!(r.code_str(), Some("INVALID_TOOL_OUTPUT"));
     assert_eq!(

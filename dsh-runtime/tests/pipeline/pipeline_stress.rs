@@ -162,7 +162,12 @@ async fn schemas_are_consistent_snapshots_under_churn() {
         }
     });
     for _ in 0..2_000 {
-        let names: Vec<String> = registry.view().names().iter().map(|n| n.to_string()).collect();
+        let names: Vec<String> = registry
+            .view()
+            .names()
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
         assert!(
             [
                 vec!["a"],

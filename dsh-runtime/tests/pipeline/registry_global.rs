@@ -45,7 +45,12 @@ async fn a_global_registration_reaches_scopes_created_and_used_earlier() {
         "global c"
     );
     assert!(idle.view().get("c").is_some());
-    let schemas: Vec<String> = agent.view().schemas().iter().map(|d| d.name.to_string()).collect();
+    let schemas: Vec<String> = agent
+        .view()
+        .schemas()
+        .iter()
+        .map(|d| d.name.to_string())
+        .collect();
     assert_eq!(schemas, ["a", "b", "c"]);
     // Through the id-only view too.
     assert_eq!(registry.view_of(Some(idle.id())).names().len(), 3);

@@ -304,7 +304,10 @@ async fn register_in_and_register_dyn() {
     let err = registry.register_in(id, Probe::new("s", &log)).unwrap_err();
     assert_eq!(err, RegisterError::ScopeGone { scope: id });
     assert_eq!(
-        registry.view().get("g").map(|t| t.definition().name.to_string()),
+        registry
+            .view()
+            .get("g")
+            .map(|t| t.definition().name.to_string()),
         Some("g".to_string())
     );
     assert!(registry.view().get("s").is_none());
@@ -408,5 +411,8 @@ fn every_listing_reads_one_snapshot_under_concurrent_changes() {
     }
     done.store(true, Ordering::SeqCst);
     let rounds = churn.join().unwrap();
-    assert!(rounds > 0 && with + without > 0, "{rounds} rounds, {with} + {without} reads");
+    assert!(
+        rounds > 0 && with + without > 0,
+        "{rounds} rounds, {with} + {without} reads"
+    );
 }

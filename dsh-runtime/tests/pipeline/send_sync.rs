@@ -11,8 +11,8 @@ use dsh_runtime::{
     CallOrder, ContentBlock, DispatchOutcome, DynTool, ErrorCode, ExecToken, Execution,
     ExecutionMode, FailureCode, RegisterError, Registration, RegistrationGuard, Registry,
     RegistryBuilder, RestrictError, Restriction, Schema, Scope, ScopeId, Tool, ToolArgsError,
-    ToolCall, ToolCallError, ToolContext, ToolDefinition, ToolDescriptor, ToolError,
-    ToolResult, UnknownErrorCode, View, tool,
+    ToolCall, ToolCallError, ToolContext, ToolDefinition, ToolDescriptor, ToolError, ToolResult,
+    UnknownErrorCode, View, tool,
 };
 
 fn send_sync_static<T: Send + Sync + 'static>() {}
@@ -85,9 +85,10 @@ fn call_futures_are_send() {
     ));
     drop(send(registry.call::<Hello>(HelloArgs { name: "a".into() })));
     drop(send(scope.call::<Hello>(HelloArgs { name: "b".into() })));
-    drop(send_static(
-        registry.execute_ordered(ToolCall::new("3", "hello", "{}"), &CallOrder::new()),
-    ));
+    drop(send_static(registry.execute_ordered(
+        ToolCall::new("3", "hello", "{}"),
+        &CallOrder::new(),
+    )));
     drop(send(Hello.call(
         HelloArgs { name: "c".into() },
         ToolContext::detached("hello"),
@@ -137,7 +138,11 @@ fn error_sources_chain_the_cause() {
     let io = std::io::Error::new(std::io::ErrorKind::NotFound, "gone");
     let tool_error = ToolError::from(io);
     assert_eq!(tool_error.message(), "gone");
-    assert!(tool_error.source().is_some_and(|e| e.is::<std::io::Error>()));
+    assert!(
+        tool_error
+            .source()
+            .is_some_and(|e| e.is::<std::io::Error>())
+    );
     let boxed: Box<dyn std::error::Error + Send + Sync> = tool_error.into();
     assert!(boxed.source().is_some_and(|e| e.is::<std::io::Error>()));
     assert!(ToolError::new("plain").source().is_none());

@@ -167,7 +167,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .is_some_and(|a| a.abs() > 1000);
         big.then(|| "guard: this agent only adds small numbers".to_string())
     }));
-    let global: Vec<String> = registry.view().names().iter().map(|n| n.to_string()).collect();
+    let global: Vec<String> = registry
+        .view()
+        .names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
     let scoped: Vec<String> = agent.view().names().iter().map(|n| n.to_string()).collect();
     println!("global tools: {}", global.join(", "));
     println!("agent tools: {}", scoped.join(", "));

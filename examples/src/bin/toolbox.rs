@@ -81,7 +81,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = Registry::new();
     // The registry gets its own `Arc`; `notes` stays usable by the host.
     let tools = registry.register_toolbox(Arc::clone(&notes))?;
-    let names: Vec<String> = registry.view().names().iter().map(|n| n.to_string()).collect();
+    let names: Vec<String> = registry
+        .view()
+        .names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
     println!("registered: {}", names.join(", "));
     for d in registry.view().schemas() {
         println!("{}: {}", d.name, d.parameters.to_json_string());
