@@ -259,7 +259,7 @@ where
 }
 
 /// Render the SDK for what the global view of a registry shows (for a scope, render
-/// [`Scope::definitions`](crate::Scope::definitions)).
+/// [`View::definitions`](crate::View::definitions)).
 pub fn render_registry(registry: &Registry) -> Sdk {
     render(&registry.view().definitions())
 }

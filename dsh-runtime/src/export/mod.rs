@@ -502,7 +502,7 @@ impl Export {
 }
 
 /// Export what the global view of a registry publishes (see [`export`]; for a scope,
-/// export [`Scope::definitions`](crate::Scope::definitions)).
+/// export [`View::definitions`](crate::View::definitions)).
 pub fn export_registry(registry: &Registry, target: Target) -> Export {
     export(&registry.view().definitions(), target)
 }
