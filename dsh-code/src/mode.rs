@@ -328,12 +328,9 @@ pub struct CodePrompt {
 
 /// The tools `scope` sees, in publication order, `run_code` left out.
 fn visible_tools(registry: &Registry, scope: Option<ScopeId>) -> Vec<DynTool> {
-    let view = registry.view_of(scope);
-    view.names()
-        .iter()
-        .filter(|n| &***n != RUN_CODE)
-        .filter_map(|n| view.get(n))
-        .collect()
+    let mut tools = registry.view_of(scope).tools();
+    tools.retain(|t| t.definition().name != RUN_CODE);
+    tools
 }
 
 /// The system-prompt text of a mode over these tools, and the SDK's warnings.
@@ -366,8 +363,7 @@ fn instructions(mode: Mode, tools: &[DynTool]) -> Option<(String, Vec<ExportWarn
 /// let _add = registry.register(Add).unwrap();
 /// let scope = registry.scope();
 /// let _p = CodeMode::new().present_as(&scope, Mode::Code).unwrap();
-/// let view = registry.view_of(Some(scope.id()));
-/// let visible: Vec<_> = view.names().iter().filter_map(|n| view.get(n)).collect();
+/// let visible = registry.view_of(Some(scope.id())).tools();
 /// let offered = dsh_code::offered_tools(&registry, Some(scope.id()), visible);
 /// assert_eq!(offered.len(), 1);
 /// assert_eq!(&*offered[0].definition().name, "run_code");
