@@ -92,7 +92,7 @@ fn bench(c: &mut Criterion) {
             ours.message()
         );
         if !case.valid {
-            assert_eq!(ours.code(), Some("INVALID_ARGS"));
+            assert_eq!(ours.code_str(), Some("INVALID_ARGS"));
             eprintln!(
                 "{}: ours reports: {}",
                 case.label,

@@ -46,6 +46,7 @@ fn main() {
     let (rmcp_cx, _keep) = rmcp_context(&server);
     let map: JsonObject = serde_json::from_str(case.text).expect("object");
     let schema = registry
+        .view()
         .get(case.tool)
         .expect("the case's tool")
         .definition()

@@ -15,7 +15,7 @@
 //! - **Image-bearing content** of sub-call results is appended to the outer result's
 //!   content rather than attached as a separate message: contexts are text here.
 //! - The `run_code` tool holds a clone of its registry: drop the [`Presentation`] to
-//!   release it (do not `keep` its registrations).
+//!   release it (its registrations are guards that unregister with it).
 
 use std::collections::HashSet;
 use std::fmt;
@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use dsh_runtime::hooks::{CallInfo, HookFuture, PreDecision, PreExecute, PreNext};
 use dsh_runtime::registry::RUN_CODE;
 use dsh_runtime::{
-    DynTool, ErrorCode, RegisterError, Registration, Registry, Scope, ScopeId, ToolDescriptor,
+    DynTool, ErrorCode, RegisterError, RegistrationGuard, Registry, Scope, ScopeId, ToolDescriptor,
     ToolError,
 };
 
@@ -188,12 +188,18 @@ impl CodeMode {
             let registration = scope
                 .register_run_code(DynTool::new(tool))
                 .map_err(PresentAsError::Register)?;
-            presentation.registrations.push(registration);
+            presentation
+                .registrations
+                .push(registration.unregister_on_drop());
         }
         if mode == Mode::Code {
-            presentation.registrations.push(scope.pre_execute(Collapse {
-                registry: registry.clone(),
-            }));
+            presentation.registrations.push(
+                scope
+                    .add_pre_execute(Collapse {
+                        registry: registry.clone(),
+                    })
+                    .unregister_on_drop(),
+            );
         }
         Ok(presentation)
     }
@@ -202,7 +208,7 @@ impl CodeMode {
 /// Keeps a scope's presentation; dropping it restores the inherited one.
 #[must_use = "dropping a `Presentation` undoes it at once"]
 pub struct Presentation {
-    registrations: Vec<Registration>,
+    registrations: Vec<RegistrationGuard>,
     presented: Arc<Mutex<HashSet<ScopeId>>>,
     scope: ScopeId,
 }
@@ -246,7 +252,14 @@ impl fmt::Display for PresentAsError {
     }
 }
 
-impl std::error::Error for PresentAsError {}
+impl std::error::Error for PresentAsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PresentAsError::Register(e) => Some(e),
+            PresentAsError::AlreadyPresented => None,
+        }
+    }
+}
 
 /// The mode in effect for callers in `scope`: that of the nearest scope on its chain
 /// that set one, else native.
@@ -314,12 +327,9 @@ pub struct CodePrompt {
 
 /// The tools `scope` sees, in publication order, `run_code` left out.
 fn visible_tools(registry: &Registry, scope: Option<ScopeId>) -> Vec<DynTool> {
-    let view = registry.view_of(scope);
-    view.names()
-        .iter()
-        .filter(|n| &***n != RUN_CODE)
-        .filter_map(|n| view.get(n))
-        .collect()
+    let mut tools = registry.view_of(scope).tools();
+    tools.retain(|t| t.definition().name != RUN_CODE);
+    tools
 }
 
 /// The system-prompt text of a mode over these tools, and the SDK's warnings.
@@ -352,8 +362,7 @@ fn instructions(mode: Mode, tools: &[DynTool]) -> Option<(String, Vec<SdkWarning
 /// let _add = registry.register(Add).unwrap();
 /// let scope = registry.scope();
 /// let _p = CodeMode::new().present_as(&scope, Mode::Code).unwrap();
-/// let view = registry.view_of(Some(scope.id()));
-/// let visible: Vec<_> = view.names().iter().filter_map(|n| view.get(n)).collect();
+/// let visible = registry.view_of(Some(scope.id())).tools();
 /// let offered = dsh_code::offered_tools(&registry, Some(scope.id()), visible);
 /// assert_eq!(offered.len(), 1);
 /// assert_eq!(&*offered[0].definition().name, "run_code");

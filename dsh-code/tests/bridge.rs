@@ -105,9 +105,8 @@ async fn a_failed_call_rejects_with_a_tool_call_error_carrying_only_name_tool_na
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_success_resolves_to_the_final_value_after_post_execute() {
     let env = default_env();
-    let _hook = env.scope.post_execute(post_execute_fn(|call, _result| {
-        (call.name() == "echo")
-            .then(|| PostDecision::from(Accept::new().with_value(Value::from("replaced"))))
+    let _hook = env.scope.add_post_execute(post_execute_fn(|call, _result| {
+        (call.name() == "echo").then(|| PostDecision::from(Accept::value(Value::from("replaced"))))
     }));
     let got = env.value("return await tools.echo({value: 1});").await;
     assert_eq!(got, Value::from("replaced"));
@@ -402,8 +401,8 @@ impl PostExecute for StageLog {
 async fn policy_and_closing_stages_of_overlapping_calls_run_one_at_a_time_in_submission_order() {
     let env = default_env();
     let log = StageLog::default();
-    let _pre = env.scope.pre_execute(log.clone());
-    let _post = env.scope.post_execute(log.clone());
+    let _pre = env.scope.add_pre_execute(log.clone());
+    let _post = env.scope.add_post_execute(log.clone());
     let got = env.value(programs::STAGGERED).await;
     assert_eq!(got, v(r#"["a","b","c","d"]"#));
     let entries = log.entries();

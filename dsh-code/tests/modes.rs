@@ -17,7 +17,7 @@ use support::*;
 async fn in_code_mode_a_direct_call_is_unknown_and_runs_no_policy() {
     let env = env(Mode::Code, CodeConfig::default());
     let guarded = Arc::new(AtomicUsize::new(0));
-    let _guard = env.scope.guard(guard_fn({
+    let _guard = env.scope.add_guard(guard_fn({
         let guarded = guarded.clone();
         move |_| {
             guarded.fetch_add(1, Ordering::SeqCst);

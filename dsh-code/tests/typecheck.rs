@@ -109,11 +109,7 @@ fn probe_sdk() -> String {
         .expect("a ts block");
     // The generator is the one prompt assembly uses.
     let registry: &Registry = &env.registry;
-    let tools: Vec<_> = registry
-        .names()
-        .iter()
-        .filter_map(|n| registry.get(n))
-        .collect();
+    let tools: Vec<_> = registry.view().tools();
     assert_eq!(dsh_code::sdk_text(&tools).code, block);
     block
 }

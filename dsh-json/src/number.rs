@@ -27,6 +27,7 @@ pub type NumberRepr = N;
 
 /// How a [`Number`] is held (see [`Number::repr`]): exactly one representation per value.
 #[derive(Clone, Copy, Debug, PartialEq)]
+// Exhaustive on purpose: every finite JSON number is exactly one of these.
 pub enum N {
     /// `0..=u64::MAX`.
     PosInt(u64),
@@ -53,7 +54,7 @@ impl Number {
     ///
     /// Returns `None` for NaN, for `±Infinity`, and for `-0.0`. Negative zero
     /// is rejected rather than folded into `0` because JSON text cannot carry it
-    /// losslessly (the reference runtime treats `-0` as a non-lossless value), so
+    /// losslessly (the parser rejects `-0` in argument text, see the crate docs), so
     /// silently turning it into `0` would change the caller's data.
     ///
     /// Integral values that fit an `i64` or `u64` are stored as integers.

@@ -24,6 +24,7 @@ use super::str::Str;
 /// `serde_json::to_string` writes for the same data (keys in insertion order).
 /// `Debug` writes the same text.
 #[derive(Default)]
+// Exhaustive on purpose: JSON has exactly these six kinds of value.
 pub enum Value {
     /// JSON `null`.
     #[default]

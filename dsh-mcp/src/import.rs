@@ -386,7 +386,15 @@ impl fmt::Display for ConnectError {
     }
 }
 
-impl std::error::Error for ConnectError {}
+impl std::error::Error for ConnectError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ConnectError::Spawn(e) => Some(e),
+            ConnectError::Handshake(e) => Some(&**e),
+            ConnectError::CommandLine(_) => None,
+        }
+    }
+}
 
 /// Start `command_line` (split like a POSIX shell does, without running one) as a
 /// child MCP server on stdio, its stderr inherited, and connect to it.

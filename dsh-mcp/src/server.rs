@@ -43,7 +43,7 @@ impl SessionGuard {
         SessionGuard::default()
     }
 
-    /// Keep `value` (e.g. a [`dsh_runtime::Registration`] in the session's scope) until
+    /// Keep `value` (e.g. a [`dsh_runtime::RegistrationGuard`] in the session's scope) until
     /// the session ends; it is dropped after the close futures ran.
     #[must_use]
     pub fn keep(mut self, value: impl Send + 'static) -> Self {
@@ -415,11 +415,7 @@ impl ListCache {
 /// The tools visible from `scope`, in publication order. The only place the server reads
 /// the registry's views.
 fn visible(registry: &Registry, scope: Option<ScopeId>) -> Vec<DynTool> {
-    let view = registry.view_of(scope);
-    view.names()
-        .iter()
-        .filter_map(|name| view.get(name))
-        .collect()
+    registry.view_of(scope).tools()
 }
 
 fn build_list(

@@ -184,7 +184,7 @@ async fn imported_tools_run_through_the_pipeline() {
         .into_iter()
         .map(|t| registry.register_dyn(t).unwrap())
         .collect();
-    let _deny = registry.guard(guard_fn(|call: &CallInfo<'_>| {
+    let _deny = registry.add_guard(guard_fn(|call: &CallInfo<'_>| {
         (call.arguments().get("text").and_then(|v| v.as_str()) == Some("forbidden"))
             .then(|| "not that text".to_string())
     }));
@@ -226,7 +226,7 @@ async fn imported_tools_run_through_the_pipeline() {
 
     // A remote error result.
     let r = registry.execute(ToolCall::new("5", "fail", "{}")).await;
-    assert_eq!(r.code(), Some(dsh_mcp::import::MCP_TOOL_ERROR));
+    assert_eq!(r.code_str(), Some(dsh_mcp::import::MCP_TOOL_ERROR));
     assert_eq!(r.message(), Some("the disk is full"));
     client.cancel().await.unwrap();
 }
@@ -287,6 +287,7 @@ async fn a_served_registry_imports_back_unchanged() {
     assert_eq!(
         def.parameters.to_json_string(),
         served
+            .view()
             .get("double")
             .unwrap()
             .definition()
@@ -309,6 +310,7 @@ async fn a_served_registry_imports_back_unchanged() {
     assert_eq!(
         def.output.to_json_string(),
         served
+            .view()
             .get("double")
             .unwrap()
             .definition()
@@ -378,7 +380,7 @@ async fn imported_results_keep_their_message_value_and_notes() {
     let direct = served.execute(ToolCall::new("1", "refuse", "{}")).await;
     let r = registry.execute(ToolCall::new("1", "refuse", "{}")).await;
     assert!(r.is_error());
-    assert_eq!(r.code(), Some(dsh_mcp::import::MCP_TOOL_ERROR));
+    assert_eq!(r.code_str(), Some(dsh_mcp::import::MCP_TOOL_ERROR));
     assert!(!r.text().contains("Error: Error:"), "{}", r.text());
     assert_eq!(r.text(), direct.text());
 

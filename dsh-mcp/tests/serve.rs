@@ -241,6 +241,7 @@ async fn list_publishes_schemas_output_schemas_and_annotations() {
     // The input schema is the registry's parameter schema, unchanged.
     let expected: Value = serde_json::from_str(
         &registry
+            .view()
             .get("greet")
             .unwrap()
             .definition()
@@ -453,7 +454,7 @@ async fn each_session_is_an_agent_scope_with_its_own_setup() {
     // A guard (a policy hook) that sees which session each call comes from.
     let agents: Arc<Mutex<Vec<Option<ScopeId>>>> = Arc::default();
     let seen = agents.clone();
-    let _guard = registry.guard(guard_fn(move |call: &CallInfo<'_>| {
+    let _guard = registry.add_guard(guard_fn(move |call: &CallInfo<'_>| {
         seen.lock().unwrap().push(call.agent());
         (call.name() == "greet"
             && call.arguments().get("name").and_then(|v| v.as_str()) == Some("Mallory"))
@@ -506,7 +507,12 @@ async fn per_session_tools_shadow_global_ones() {
         Ok(format!("Session hello, {name}"))
     }
     let server = McpServer::new(registry).on_session(|scope| {
-        SessionGuard::new().keep(scope.register(Greet).expect("register in scope"))
+        SessionGuard::new().keep(
+            scope
+                .register(Greet)
+                .expect("register in scope")
+                .unregister_on_drop(),
+        )
     });
     let c = connect(&server).await;
     let tools = c.client.list_all_tools().await.unwrap();
@@ -561,7 +567,7 @@ async fn list_changes_are_notified_on_initialize_sessions() {
         .collect();
     assert!(names.contains(&"later".to_string()));
 
-    drop(reg);
+    reg.unregister();
     tokio::time::timeout(Duration::from_secs(10), c.list_changed.recv())
         .await
         .expect("a list_changed notification on removal")

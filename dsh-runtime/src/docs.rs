@@ -15,12 +15,7 @@ use crate::{Registry, ToolDefinition};
 /// `regenerate`, when given, is the command that regenerates a checked-in copy; the
 /// catalog's header names it.
 pub fn catalog(registry: &Registry, regenerate: Option<&str>) -> String {
-    let definitions: Vec<ToolDefinition> = registry
-        .names()
-        .iter()
-        .filter_map(|name| registry.get(name))
-        .map(|tool| tool.definition().clone())
-        .collect();
+    let definitions: Vec<ToolDefinition> = registry.view().definitions();
     catalog_of(&definitions, regenerate)
 }
 

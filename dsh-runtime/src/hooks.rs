@@ -153,6 +153,7 @@ impl fmt::Debug for CallInfo<'_> {
 
 /// A pre-execute decision.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PreDecision {
     /// Let the call proceed (to the guards).
     Allow,
@@ -262,6 +263,7 @@ where
 
 /// The answer of an [`ApprovalHandler`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Approval {
     /// Run this call (once).
     AllowedOnce,
@@ -453,6 +455,7 @@ impl fmt::Debug for Next<'_> {
 
 /// A post-execute decision.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum PostDecision {
     /// Keep the result, optionally replacing its content or (success only) its value.
     Accept(Accept),
@@ -472,20 +475,43 @@ impl PostDecision {
     }
 }
 
-/// Accept a result. Replace the content *or* the value, not both (that is an error).
+/// Accept a result, keeping it or replacing its content *or* its value (one
+/// [`Replacement`], so both at once cannot be asked for).
 ///
 /// A replaced content keeps the value and meta. A replaced value (successes only) is
 /// validated against the output schema, rendered, and its meta recomputed. Contexts are
 /// appended after the ones the body deferred.
+///
+/// ```
+/// use dsh_runtime::ContentBlock;
+/// use dsh_runtime::hooks::{Accept, Replacement};
+///
+/// let a = Accept::content(vec![ContentBlock::text("redacted")]).with_context("note");
+/// assert!(matches!(a.replacement, Replacement::Content(_)));
+/// assert_eq!(a.contexts, ["note"]);
+/// assert_eq!(Accept::new().replacement, Replacement::Unchanged);
+/// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct Accept {
-    /// Replacement content.
-    pub content: Option<Vec<ContentBlock>>,
-    /// Replacement value.
-    pub value: Option<Value>,
+    /// What replaces part of the result, if anything.
+    pub replacement: Replacement,
     /// Additional contexts.
     pub contexts: Vec<String>,
+}
+
+/// What an [`Accept`] replaces: nothing, the content, or (successes only) the value.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub enum Replacement {
+    /// Keep the result as it is.
+    #[default]
+    Unchanged,
+    /// Replace the model-facing content (the value and meta stay).
+    Content(Vec<ContentBlock>),
+    /// Replace the value of a success: it is validated against the output schema,
+    /// rendered, and its meta recomputed.
+    Value(Value),
 }
 
 impl Accept {
@@ -493,15 +519,19 @@ impl Accept {
     pub fn new() -> Self {
         Accept::default()
     }
-    /// Replace the content.
-    pub fn with_content(mut self, content: Vec<ContentBlock>) -> Self {
-        self.content = Some(content);
-        self
+    /// Accept, replacing the content.
+    pub fn content(content: Vec<ContentBlock>) -> Self {
+        Accept {
+            replacement: Replacement::Content(content),
+            contexts: Vec::new(),
+        }
     }
-    /// Replace the value.
-    pub fn with_value(mut self, value: Value) -> Self {
-        self.value = Some(value);
-        self
+    /// Accept a success, replacing its value (on a failure this is an error).
+    pub fn value(value: Value) -> Self {
+        Accept {
+            replacement: Replacement::Value(value),
+            contexts: Vec::new(),
+        }
     }
     /// Attach a context.
     pub fn with_context(mut self, text: impl Into<String>) -> Self {

@@ -364,6 +364,7 @@ where
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ToolSchema)]
 #[serde(rename_all = "lowercase")]
 #[schema(crate = crate)]
+#[non_exhaustive]
 pub enum JobStatus {
     /// Working.
     Running,

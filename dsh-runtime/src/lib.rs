@@ -118,12 +118,12 @@ pub mod __private;
 
 pub use content::ContentBlock;
 pub use pipeline::{
-    Arguments, CallOrder, DispatchOutcome, ErrorCode, ExecutionMode, TimeoutWrapper, ToolCall,
-    ToolCallError, ToolResult,
+    Arguments, CallOrder, DispatchOutcome, ErrorCode, ExecutionMode, FailureCode, TimeoutWrapper,
+    ToolCall, ToolCallError, ToolResult, UnknownErrorCode,
 };
 pub use registry::{
-    RawTool, RegisterError, Registration, Registry, RegistryBuilder, RestrictError, Restriction,
-    Scope, ToolDescriptor, View,
+    RawTool, RegisterError, Registration, RegistrationGuard, Registry, RegistryBuilder,
+    RestrictError, Restriction, Scope, ToolDescriptor, View,
 };
 pub use schema::{Schema, ToolSchema};
 pub use tokio_util::sync::CancellationToken;
@@ -294,7 +294,7 @@ pub use validate::ToolArgsError;
 /// assert_eq!(r.contexts(), [r#"ignored unknown argument "stpe" (tool "count" takes "to", "step")"#]);
 ///
 /// let r = registry.execute(ToolCall::new("2", "count_strictly", r#"{"to":6,"stpe":2}"#)).await;
-/// assert_eq!(r.code(), Some("INVALID_ARGS"));
+/// assert_eq!(r.code_str(), Some("INVALID_ARGS"));
 /// assert_eq!(r.message(), Some(r#"invalid arguments: "stpe" is not a declared property (additionalProperties: false)"#));
 /// # });
 /// ```
@@ -598,3 +598,75 @@ pub use dsh_macros::toolbox;
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The enums users match and the crate will extend are `#[non_exhaustive]`: a `match`
+/// outside the crate needs a wildcard arm. Each block below lists every variant of one
+/// enum without a wildcard, and must fail to compile with E0004 (non-exhaustive patterns).
+///
+/// ```compile_fail,E0004
+/// use dsh_runtime::hooks::PreDecision;
+/// fn f(x: PreDecision) -> u8 {
+///     match x { PreDecision::Allow => 0, PreDecision::Deny { .. } => 1, PreDecision::Ask { .. } => 2, }
+/// }
+/// ```
+///
+/// ```compile_fail,E0004
+/// use dsh_runtime::hooks::Approval;
+/// fn f(x: Approval) -> u8 {
+///     match x { Approval::AllowedOnce => 0, Approval::Rejected => 1, Approval::Cancelled => 2, Approval::Unavailable => 3, }
+/// }
+/// ```
+///
+/// ```compile_fail,E0004
+/// use dsh_runtime::hooks::PostDecision;
+/// fn f(x: PostDecision) -> u8 {
+///     match x { PostDecision::Accept(_) => 0, PostDecision::Block(_) => 1, }
+/// }
+/// ```
+///
+/// ```compile_fail,E0004
+/// use dsh_runtime::hooks::Replacement;
+/// fn f(x: Replacement) -> u8 {
+///     match x { Replacement::Unchanged => 0, Replacement::Content(_) => 1, Replacement::Value(_) => 2, }
+/// }
+/// ```
+///
+/// ```compile_fail,E0004
+/// use dsh_runtime::ExecutionMode;
+/// fn f(x: ExecutionMode) -> u8 {
+///     match x { ExecutionMode::Parallel => 0, ExecutionMode::Exclusive => 1, }
+/// }
+/// ```
+///
+/// ```compile_fail,E0004
+/// use dsh_runtime::present::ToolCallKind;
+/// fn f(x: ToolCallKind) -> u8 {
+///     match x { ToolCallKind::Read | ToolCallKind::Edit | ToolCallKind::Delete | ToolCallKind::Move | ToolCallKind::Search | ToolCallKind::Execute | ToolCallKind::Fetch | ToolCallKind::Other => 0, }
+/// }
+/// ```
+///
+/// ```compile_fail,E0004
+/// use dsh_runtime::present::SearchView;
+/// fn f(x: SearchView) -> u8 {
+///     match x { SearchView::Matches { .. } => 0, SearchView::Paths { .. } => 1, }
+/// }
+/// ```
+///
+/// ```compile_fail,E0004
+/// use dsh_runtime::present::WebView;
+/// fn f(x: WebView) -> u8 {
+///     match x { WebView::Search { .. } => 0, WebView::Fetch { .. } => 1, }
+/// }
+/// ```
+///
+/// The same match with a wildcard arm compiles:
+///
+/// ```
+/// use dsh_runtime::hooks::PreDecision;
+/// fn f(x: PreDecision) -> u8 {
+///     match x { PreDecision::Allow => 0, PreDecision::Deny { .. } => 1, _ => 2 }
+/// }
+/// assert_eq!(f(PreDecision::Allow), 0);
+/// ```
+#[cfg(doctest)]
+pub struct NonExhaustiveDoctests;

@@ -5,7 +5,8 @@
 //! where a card has variants), with camelCase fields. Presenters are pure functions of
 //! the arguments (and the result summary): they also run when a log is replayed.
 //!
-//! Every card mirrors the reference vocabulary field for field. Optional fields are
+//! The cards' JSON shapes are pinned field for field by the round-trip tests in
+//! `tests/pipeline/present_cards.rs`. Optional fields are
 //! omitted when absent; when reading a card back, an absent optional field and `null`
 //! mean the same, and unknown fields are ignored (cards come from logs written by other
 //! versions). An unknown `card`, `shape` or `kind` tag is an error, and so is a
@@ -40,6 +41,7 @@ use crate::json::Value;
 /// What kind of action a call performs (an icon hint).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum ToolCallKind {
     /// Reads data.
     Read,
@@ -220,6 +222,7 @@ pub struct ResultSummary {
 ///
 /// On the wire this is the `exitCode` or the `signal` field of a terminal result card.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+// Exhaustive on purpose: a process ends with an exit code or a signal, nothing else.
 pub enum TerminalExit {
     /// The process exited with this code.
     Code(i64),
@@ -406,6 +409,7 @@ mod terminal_wire {
 /// presents a capped result as the whole answer.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "shape", rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum SearchView {
     /// Matching lines grouped by file (grep).
     #[serde(rename_all = "camelCase")]
@@ -612,6 +616,7 @@ impl ReadLine {
 /// view falls back to the result's content.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum WebView {
     /// Structured search results.
     #[serde(rename_all = "camelCase")]

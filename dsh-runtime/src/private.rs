@@ -110,7 +110,7 @@ pub struct ToolMeta {
 }
 
 /// The bits of `Tool::OVERRIDDEN_HOOKS`, named in every `#[tool]` expansion.
-pub use crate::tool::hooks as tool_hooks;
+pub use crate::tool::overrides as tool_hooks;
 pub use crate::tool::{IntoToolError, ToolParam, ToolStruct};
 
 /// The definition in its static cell, built on first use. Takes a plain `fn` so the
@@ -175,7 +175,7 @@ pub fn args_object<T: DeserializeOwned>(
     deny_unknown: bool,
 ) -> Arc<Schema> {
     let mut root = Arc::unwrap_or_clone(schema);
-    // The parameter root carries no annotations (contract §1.2: `type`, `properties`,
+    // The parameter root carries no annotations (only `type`, `properties` and
     // `required`): the struct's doc comment documents the Rust type, and what the model
     // reads about the call is the tool's description.
     root.description = None;

@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
+use std::str::FromStr;
 
 use triomphe::{Arc, UniqueArc};
 
@@ -24,7 +25,7 @@ use crate::tool::{ExecToken, ToolError};
 ///
 /// | code | error name | when | message |
 /// | --- | --- | --- | --- |
-/// | `UNKNOWN_TOOL` | `UnknownToolError` | no visible tool has the called name (at entry, or unregistered before dispatch) | `unknown tool "<n>"`, then at entry `; did you mean "<m>"?` for the closest visible names and `; available tools: …` when at most 16 are visible (the reference says only the first part) |
+/// | `UNKNOWN_TOOL` | `UnknownToolError` | no visible tool has the called name (at entry, or unregistered before dispatch) | `unknown tool "<n>"`, then at entry `; did you mean "<m>"?` for the closest visible names and `; available tools: …` when at most 16 are visible |
 /// | `INVALID_ARGS` | `ToolArgsError` | the arguments are not JSON, have a duplicate key, are not lossless JSON or are nested too deeply; or they fail the parameter schema (every violation); or serde rejects what the schema accepted | `arguments are not valid JSON: …`, `arguments have a duplicate key: …`, `arguments are not lossless JSON: …`, `arguments are nested too deeply: …`, `invalid arguments: …` |
 /// | `INVALID_TOOL_OUTPUT` | `ToolOutputError` | the value fails the output schema or is not lossless, or a projector (`render`, `presentation_meta`) fails | `tool "<n>" returned invalid output: …` |
 /// | `TOOL_PANICKED` | `ToolPanicError` | a body, projector, finalizer, hook, guard, approval handler or wrapper panicked | `tool "<n>" panicked: …`, `tool "<n>": output.render panicked: …`, `<hook> panicked: …` |
@@ -147,9 +148,129 @@ impl ErrorCode {
         }
     }
 
-    /// The code with this wire form, if it is one of the registry's.
-    pub fn parse(code: &str) -> Option<ErrorCode> {
+    /// The code with this wire form, if it is one of the registry's (what [`FromStr`]
+    /// gives, without the error).
+    pub(crate) fn from_wire(code: &str) -> Option<ErrorCode> {
         ErrorCode::ALL.into_iter().find(|c| c.as_str() == code)
+    }
+}
+
+/// Parses the wire form ([`ErrorCode::as_str`]): every code of [`ErrorCode::ALL`]
+/// round-trips.
+///
+/// ```
+/// use dsh_runtime::ErrorCode;
+///
+/// assert_eq!("INVALID_ARGS".parse::<ErrorCode>(), Ok(ErrorCode::InvalidArgs));
+/// let err = "FS_NOT_FOUND".parse::<ErrorCode>().unwrap_err();
+/// assert!(err.to_string().starts_with(r#"unknown error code "FS_NOT_FOUND""#));
+/// ```
+impl FromStr for ErrorCode {
+    type Err = UnknownErrorCode;
+
+    fn from_str(code: &str) -> Result<ErrorCode, UnknownErrorCode> {
+        ErrorCode::from_wire(code).ok_or_else(|| UnknownErrorCode(code.into()))
+    }
+}
+
+/// A string that is not the wire form of any [`ErrorCode`] (see its [`FromStr`] impl).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownErrorCode(Box<str>);
+
+impl UnknownErrorCode {
+    /// The string that was parsed.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for UnknownErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown error code {} (the registry's codes are ",
+            crate::schema::json_quote(&self.0)
+        )?;
+        for (i, code) in ErrorCode::ALL.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            f.write_str(code.as_str())?;
+        }
+        f.write_str(")")
+    }
+}
+
+impl std::error::Error for UnknownErrorCode {}
+
+/// A failure's code, typed: one of the registry's [`ErrorCode`]s, or a code of the tool's
+/// own (e.g. `FS_NOT_FOUND`). A tool that fails with a registry code's wire form gets
+/// that [`ErrorCode`].
+///
+/// ```
+/// use dsh_runtime::{ErrorCode, FailureCode};
+///
+/// assert_eq!(FailureCode::of("TOOL_TIMEOUT"), FailureCode::Pipeline(ErrorCode::ToolTimeout));
+/// assert_eq!(FailureCode::of("FS_NOT_FOUND"), FailureCode::Tool("FS_NOT_FOUND"));
+/// assert_eq!(FailureCode::of("FS_NOT_FOUND"), "FS_NOT_FOUND");
+/// assert_eq!(FailureCode::Pipeline(ErrorCode::Aborted).as_str(), "ABORTED");
+/// ```
+// Exhaustive on purpose: a code is the registry's or not, there is no third kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FailureCode<'a> {
+    /// A code the registry produces.
+    Pipeline(ErrorCode),
+    /// A code of the tool's own, passed through unchanged.
+    Tool(&'a str),
+}
+
+impl<'a> FailureCode<'a> {
+    /// The typed form of a wire code.
+    pub fn of(code: &'a str) -> FailureCode<'a> {
+        match ErrorCode::from_wire(code) {
+            Some(c) => FailureCode::Pipeline(c),
+            None => FailureCode::Tool(code),
+        }
+    }
+
+    /// The wire form.
+    pub fn as_str(self) -> &'a str {
+        match self {
+            FailureCode::Pipeline(c) => c.as_str(),
+            FailureCode::Tool(s) => s,
+        }
+    }
+
+    /// The registry's code, when it is one.
+    pub fn error_code(self) -> Option<ErrorCode> {
+        match self {
+            FailureCode::Pipeline(c) => Some(c),
+            FailureCode::Tool(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for FailureCode<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<str> for FailureCode<'_> {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for FailureCode<'_> {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<ErrorCode> for FailureCode<'_> {
+    fn eq(&self, other: &ErrorCode) -> bool {
+        *self == FailureCode::Pipeline(*other)
     }
 }
 
@@ -337,7 +458,7 @@ impl ResultData {
     }
 
     pub(crate) fn from_error(e: ToolError) -> Self {
-        let code = e.code().map(|c| Cow::Owned(c.to_string()));
+        let code = e.code_str().map(|c| Cow::Owned(c.to_string()));
         ResultData::failure_fmt(code, format_args!("{}", e.message()))
     }
 
@@ -476,9 +597,15 @@ impl ToolResult {
         )
     }
 
-    /// The failure's code: a registry code ([`ErrorCode::as_str`]) or the tool's own.
-    /// `None` on success and for codeless failures (policy denials, plain tool errors).
-    pub fn code(&self) -> Option<&str> {
+    /// The failure's code, typed: a registry [`ErrorCode`] or the tool's own. `None` on
+    /// success and for codeless failures (plain tool errors). See
+    /// [`ToolResult::code_str`] for the wire form.
+    pub fn code(&self) -> Option<FailureCode<'_>> {
+        self.code_str().map(FailureCode::of)
+    }
+
+    /// The failure's code as on the wire (`"INVALID_ARGS"`, `"FS_NOT_FOUND"`).
+    pub fn code_str(&self) -> Option<&str> {
         match &self.0.kind {
             Kind::Failure { code, .. } => code.as_deref(),
             Kind::Success { .. } => None,
@@ -487,7 +614,7 @@ impl ToolResult {
 
     /// The failure's code when it is one of the registry's.
     pub fn error_code(&self) -> Option<ErrorCode> {
-        self.code().and_then(ErrorCode::parse)
+        self.code().and_then(FailureCode::error_code)
     }
 
     /// The failure's message (without the `Error: ` prefix of the content).
@@ -564,7 +691,7 @@ impl ToolResult {
 }
 
 fn error_name(code: &str) -> &'static str {
-    ErrorCode::parse(code).map_or("ToolError", ErrorCode::error_name)
+    ErrorCode::from_wire(code).map_or("ToolError", ErrorCode::error_name)
 }
 
 fn content_json(block: &ContentBlock) -> Value {
@@ -710,8 +837,13 @@ impl DispatchOutcome {
         self.data.content()
     }
 
-    /// The failure's code.
-    pub fn code(&self) -> Option<&str> {
+    /// The failure's code, typed (see [`ToolResult::code`]).
+    pub fn code(&self) -> Option<FailureCode<'_>> {
+        self.code_str().map(FailureCode::of)
+    }
+
+    /// The failure's code as on the wire.
+    pub fn code_str(&self) -> Option<&str> {
         match &self.data.kind {
             Kind::Failure { code, .. } => code.as_deref(),
             Kind::Success { .. } => None,

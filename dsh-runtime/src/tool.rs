@@ -24,15 +24,31 @@ use crate::schema::Schema;
 
 /// The error a tool body (or a hook) fails with.
 ///
-/// Any `std::error::Error` converts into it with `?`; [`ToolError::with_code`] attaches a
-/// machine-readable code (e.g. `FS_NOT_FOUND`) that the pipeline passes through.
+/// Any `std::error::Error` converts into it with `?`, keeping the error as its
+/// [`source`](ToolError::source); [`ToolError::with_code`] attaches a machine-readable code
+/// (e.g. `FS_NOT_FOUND`) that the pipeline passes through.
 ///
 /// `ToolError` deliberately does not implement `std::error::Error`, so that the blanket
-/// conversion from every error type can exist (as with `anyhow::Error`).
-#[derive(Clone, PartialEq, Eq)]
+/// conversion from every error type can exist (as with `anyhow::Error`). Converted into a
+/// `Box<dyn std::error::Error>`, it is a standard error whose `source()` is the cause.
+///
+/// ```
+/// use dsh_runtime::ToolError;
+///
+/// fn read() -> Result<String, ToolError> {
+///     Ok(std::fs::read_to_string("/nonexistent/dsh-runtime-doc")?)
+/// }
+/// let err = read().unwrap_err();
+/// let io = err.source().and_then(|e| e.downcast_ref::<std::io::Error>());
+/// assert_eq!(io.map(|e| e.kind()), Some(std::io::ErrorKind::NotFound));
+/// let boxed: Box<dyn std::error::Error + Send + Sync> = err.into();
+/// assert!(boxed.source().is_some_and(|e| e.is::<std::io::Error>()));
+/// ```
+#[derive(Clone)]
 pub struct ToolError {
     message: String,
     code: Option<Cow<'static, str>>,
+    source: Option<Arc<dyn std::error::Error + Send + Sync + 'static>>,
 }
 
 impl ToolError {
@@ -41,6 +57,7 @@ impl ToolError {
         ToolError {
             message: message.into(),
             code: None,
+            source: None,
         }
     }
 
@@ -49,7 +66,14 @@ impl ToolError {
         ToolError {
             message: message.into(),
             code: Some(code.into()),
+            source: None,
         }
+    }
+
+    /// The same error, with `source` as its cause (what [`ToolError::source`] returns).
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Arc::new(source));
+        self
     }
 
     /// The human-readable message.
@@ -57,11 +81,32 @@ impl ToolError {
         &self.message
     }
 
-    /// The code, when one was given.
-    pub fn code(&self) -> Option<&str> {
+    /// The code, typed, when one was given: a registry [`ErrorCode`](crate::ErrorCode) or
+    /// the tool's own (see [`ToolError::code_str`] for the wire form).
+    pub fn code(&self) -> Option<crate::FailureCode<'_>> {
+        self.code_str().map(crate::FailureCode::of)
+    }
+
+    /// The code as given, when one was.
+    pub fn code_str(&self) -> Option<&str> {
         self.code.as_deref()
     }
+
+    /// The error this one was converted from, if any (never sent to the model: the
+    /// message is what the pipeline reports).
+    pub fn source(&self) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
+        self.source.as_deref()
+    }
 }
+
+/// Equal when the message and code are (the source is not compared).
+impl PartialEq for ToolError {
+    fn eq(&self, other: &Self) -> bool {
+        self.message == other.message && self.code == other.code
+    }
+}
+
+impl Eq for ToolError {}
 
 impl fmt::Debug for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -69,7 +114,11 @@ impl fmt::Debug for ToolError {
         if let Some(c) = &self.code {
             d.field("code", c);
         }
-        d.field("message", &self.message).finish()
+        d.field("message", &self.message);
+        if let Some(source) = &self.source {
+            d.field("source", source);
+        }
+        d.finish()
     }
 }
 
@@ -79,9 +128,9 @@ impl fmt::Display for ToolError {
     }
 }
 
-impl<E: std::error::Error> From<E> for ToolError {
+impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {
     fn from(e: E) -> Self {
-        ToolError::new(e.to_string())
+        ToolError::new(e.to_string()).with_source(e)
     }
 }
 
@@ -105,7 +154,14 @@ impl fmt::Display for AsStdError {
     }
 }
 
-impl std::error::Error for AsStdError {}
+impl std::error::Error for AsStdError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self.0.source() {
+            Some(e) => Some(e),
+            None => None,
+        }
+    }
+}
 
 impl From<ToolError> for Box<dyn std::error::Error + Send + Sync + 'static> {
     /// ```
@@ -301,7 +357,7 @@ pub trait Tool: Send + Sync + 'static {
     /// compiles no hook code of its own. The default says "all", which is always correct;
     /// `#[tool]` states exactly the hooks it generates.
     #[doc(hidden)]
-    const OVERRIDDEN_HOOKS: u8 = hooks::ALL;
+    const OVERRIDDEN_HOOKS: u8 = overrides::ALL;
 
     /// The static definition.
     fn definition(&self) -> &ToolDefinition;
@@ -367,9 +423,10 @@ pub trait Tool: Send + Sync + 'static {
     }
 }
 
-/// The bits of [`Tool::OVERRIDDEN_HOOKS`].
+/// The bits of [`Tool::OVERRIDDEN_HOOKS`] (named `overrides` so it is not read as
+/// [`crate::hooks`], the policy hooks).
 #[doc(hidden)]
-pub mod hooks {
+pub mod overrides {
     /// [`super::Tool::render`].
     pub const RENDER: u8 = 1;
     /// [`super::Tool::is_concurrency_safe`].
@@ -447,7 +504,9 @@ pub struct Execution {
 }
 
 impl Execution {
-    /// Build an identity (used by the pipeline).
+    /// Build the identity of a call outside the pipeline (for a [`ToolContext`] of a
+    /// body called directly, as [`ToolContext::detached`] does), with a fresh token and
+    /// no caller's cancellation token. The pipeline builds its own identities.
     pub fn new(
         call_id: Arc<str>,
         root_call_id: Arc<str>,
@@ -879,7 +938,7 @@ pub trait ErasedTool: std::any::Any + Send + Sync + 'static {
     /// "all", which is always correct.
     #[doc(hidden)]
     fn overridden_hooks(&self) -> u8 {
-        hooks::ALL
+        overrides::ALL
     }
 }
 
@@ -975,12 +1034,12 @@ pub(crate) fn output_value<O: Serialize + 'static>(
 struct Overrides<T>(std::marker::PhantomData<T>);
 
 impl<T: Tool> Overrides<T> {
-    const RENDER: bool = T::OVERRIDDEN_HOOKS & hooks::RENDER != 0;
-    const IS_CONCURRENCY_SAFE: bool = T::OVERRIDDEN_HOOKS & hooks::IS_CONCURRENCY_SAFE != 0;
-    const PRESENT_CALL: bool = T::OVERRIDDEN_HOOKS & hooks::PRESENT_CALL != 0;
-    const PRESENT_RESULT: bool = T::OVERRIDDEN_HOOKS & hooks::PRESENT_RESULT != 0;
-    const PRESENTATION_META: bool = T::OVERRIDDEN_HOOKS & hooks::PRESENTATION_META != 0;
-    const FINALIZE_CONTENT: bool = T::OVERRIDDEN_HOOKS & hooks::FINALIZE_CONTENT != 0;
+    const RENDER: bool = T::OVERRIDDEN_HOOKS & overrides::RENDER != 0;
+    const IS_CONCURRENCY_SAFE: bool = T::OVERRIDDEN_HOOKS & overrides::IS_CONCURRENCY_SAFE != 0;
+    const PRESENT_CALL: bool = T::OVERRIDDEN_HOOKS & overrides::PRESENT_CALL != 0;
+    const PRESENT_RESULT: bool = T::OVERRIDDEN_HOOKS & overrides::PRESENT_RESULT != 0;
+    const PRESENTATION_META: bool = T::OVERRIDDEN_HOOKS & overrides::PRESENTATION_META != 0;
+    const FINALIZE_CONTENT: bool = T::OVERRIDDEN_HOOKS & overrides::FINALIZE_CONTENT != 0;
 }
 
 /// A type-erased, shareable tool, as the registry holds it.

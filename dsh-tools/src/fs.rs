@@ -773,7 +773,7 @@ pub fn language_of(path: &str) -> Option<&'static str> {
 fn diff_basis(scope: &FsScope, target: &Target) -> Result<Option<String>, ToolError> {
     let file = match scope.open_file("write", target) {
         Ok(file) => file,
-        Err(e) if e.code() == Some(OUTSIDE_ROOT) => return Err(e),
+        Err(e) if e.code_str() == Some(OUTSIDE_ROOT) => return Err(e),
         Err(_) => return Ok(None),
     };
     let mut bytes = Vec::new();
@@ -1208,7 +1208,7 @@ mod tests {
         let e = apply_edit("a\rb\n", "a\rb", "ab", false, "f").unwrap();
         assert_eq!(e.raw_after, "ab\n");
         let err = apply_edit("x x", "x", "y", false, "f").unwrap_err();
-        assert_eq!(err.code(), Some("FS_AMBIGUOUS_EDIT"));
+        assert_eq!(err.code_str(), Some("FS_AMBIGUOUS_EDIT"));
         let e = apply_edit("x\r\nx\r\n", "x\n", "y\n", true, "f").unwrap();
         assert_eq!(e.raw_after, "y\r\ny\r\n");
     }

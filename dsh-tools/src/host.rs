@@ -48,7 +48,7 @@ use std::path::{Component, Path, PathBuf};
 
 use dsh_runtime::hooks::{CallInfo, Guard, guard_fn};
 use dsh_runtime::jobs::JobRuntime;
-use dsh_runtime::{RegisterError, Registration, Registry, ToolCall, ToolResult};
+use dsh_runtime::{RegisterError, Registration, RegistrationGuard, Registry, ToolCall, ToolResult};
 
 use crate::bash::BashConfig;
 use crate::process::SpillBudget;
@@ -127,7 +127,7 @@ pub struct Host {
     registry: Registry,
     jobs: JobRuntime,
     root: PathBuf,
-    _registrations: Vec<Registration>,
+    _registrations: Vec<RegistrationGuard>,
     // Last: removed after the registrations (and the shell) are gone.
     spill: SpillDir,
 }
@@ -136,7 +136,7 @@ impl fmt::Debug for Host {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Host")
             .field("root", &self.root)
-            .field("tools", &self.registry.names())
+            .field("tools", &self.registry.view().names())
             .finish_non_exhaustive()
     }
 }
@@ -197,12 +197,15 @@ impl Host {
         let jobs = JobRuntime::new();
         let registry = Registry::builder().jobs(jobs.clone()).build();
         let mut registrations = register_tools_with(&registry, &scope, spill.bash_config())?;
-        registrations.push(registry.guard(root_guard(root_path.clone())));
+        registrations.push(registry.add_guard(root_guard(root_path.clone())));
         Ok(Host {
             registry,
             jobs,
             root: root_path,
-            _registrations: registrations,
+            _registrations: registrations
+                .into_iter()
+                .map(Registration::unregister_on_drop)
+                .collect(),
             spill,
         })
     }

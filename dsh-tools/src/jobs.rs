@@ -25,7 +25,7 @@
 //! let result = registry
 //!     .execute(ToolCall::new("call_1", "job_kill", r#"{"job_id":"bash-9"}"#))
 //!     .await;
-//! assert_eq!(result.code(), Some("JOB_NOT_FOUND"));
+//! assert_eq!(result.code_str(), Some("JOB_NOT_FOUND"));
 //! assert_eq!(result.text(), "Error: unknown job bash-9");
 //! # }
 //! ```

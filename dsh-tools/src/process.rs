@@ -1246,20 +1246,18 @@ fn is_continuation(byte: u8) -> bool {
     byte & 0xC0 == 0x80
 }
 
-/// How many bytes at the end of `bytes` begin a UTF-8 character that is cut off.
+/// How many bytes at the end of `bytes` begin a UTF-8 character that is cut off (its
+/// rest has not arrived yet): std's "incomplete sequence at the end" error, an error with
+/// no length (`Utf8Error::error_len`). A character is at most 4 bytes, so only the last 3
+/// bytes can begin one; an invalid byte is not a cut-off character (0).
 fn incomplete_tail(bytes: &[u8]) -> usize {
-    for back in 1..=bytes.len().min(4) {
-        let byte = bytes[bytes.len() - back];
-        if is_continuation(byte) {
-            continue;
+    for start in bytes.len().saturating_sub(3)..bytes.len() {
+        match std::str::from_utf8(&bytes[start..]) {
+            Ok(_) => return 0,
+            Err(e) if e.error_len().is_none() => return bytes.len() - start - e.valid_up_to(),
+            // `start` is inside a character, or an invalid byte follows: look further on.
+            Err(_) => {}
         }
-        let width = match byte {
-            0xF0.. => 4,
-            0xE0.. => 3,
-            0xC0.. => 2,
-            _ => 1,
-        };
-        return if width > back { back } else { 0 };
     }
     0
 }
@@ -1585,6 +1583,20 @@ fn settlement(end: RunEnd) -> JobSettlement {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn incomplete_tails_are_the_cut_off_characters_only() {
+        assert_eq!(incomplete_tail(b"abc"), 0);
+        assert_eq!(incomplete_tail(b""), 0);
+        assert_eq!(incomplete_tail("é€😀".as_bytes()), 0);
+        assert_eq!(incomplete_tail(&"é".as_bytes()[..1]), 1);
+        assert_eq!(incomplete_tail(&"a€".as_bytes()[..3]), 2);
+        assert_eq!(incomplete_tail(&"😀".as_bytes()[..3]), 3);
+        // Invalid bytes are not a character still to come.
+        assert_eq!(incomplete_tail(b"a\xFF"), 0);
+        assert_eq!(incomplete_tail(b"\xE2\x82x"), 0);
+        assert_eq!(incomplete_tail(b"\x82\x82\x82\x82"), 0);
+    }
 
     fn collector(max: usize) -> Collector {
         Collector::new("test", max, 1 << 20, Some(std::env::temp_dir()))

@@ -936,7 +936,7 @@ impl SearchRoot {
     fn locate(scope: &FsScope, tool: &str, path: Option<&str>) -> Result<SearchRoot, ToolError> {
         let given = path.unwrap_or(".");
         let target = scope.locate("search", given).map_err(|e| {
-            if e.code() == Some(OUTSIDE_ROOT) || e.code() == Some(PATH_TOO_LONG) {
+            if e.code_str() == Some(OUTSIDE_ROOT) || e.code_str() == Some(PATH_TOO_LONG) {
                 e
             } else {
                 failed(tool, given, e.message())

@@ -117,7 +117,7 @@ fn toolbox_tools_share_the_hosts_state() {
     let counts: Vec<&str> = out.lines().filter(|l| l.starts_with("host sees")).collect();
     assert_eq!(counts, ["host sees 2 notes", "host sees 0 notes"]);
     has_line(&out, "clear -> 2");
-    has_line(&out, "after drop: 0 tools");
+    has_line(&out, "after unregister: 0 tools");
     has_line(&out, "add -> UNKNOWN_TOOL");
 }
 

@@ -461,7 +461,7 @@ where
 }
 
 /// Render the SDK for what the global view of a registry shows (for a scope, render
-/// [`Scope::definitions`](dsh_runtime::Scope::definitions)).
+/// [`View::definitions`](dsh_runtime::View::definitions)).
 pub fn render_registry(registry: &Registry) -> Sdk {
-    render(&registry.definitions())
+    render(&registry.view().definitions())
 }

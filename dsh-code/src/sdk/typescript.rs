@@ -267,9 +267,9 @@ where
 }
 
 /// Render the SDK for what the global view of a registry shows (for a scope, render
-/// [`Scope::definitions`](dsh_runtime::Scope::definitions)).
+/// [`View::definitions`](dsh_runtime::View::definitions)).
 pub fn render_registry(registry: &Registry) -> Sdk {
-    render(&registry.definitions())
+    render(&registry.view().definitions())
 }
 
 /// The TypeScript type of one schema node (members indented for nesting level 1), and

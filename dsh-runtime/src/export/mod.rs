@@ -174,7 +174,7 @@
 //! let name = params["name"].as_str().unwrap_or("");
 //! let result = registry.execute(ToolCall::new("req-7", name, params["arguments"].clone())).await;
 //! let mut call_result = serde_json::json!({ "content": [{ "type": "text", "text": result.text() }], "isError": result.is_error() });
-//! if let (Some(value), Some(tool)) = (result.value(), registry.get(name)) {
+//! if let (Some(value), Some(tool)) = (result.value(), registry.view().get(name)) {
 //!     let structured = export::mcp_structured_content(&tool.definition().output, value, Target::Mcp2025_11_25);
 //!     call_result["structuredContent"] = dsh_runtime::json::to_serde(&structured);
 //! }
@@ -367,6 +367,8 @@ impl fmt::Display for ExportError {
     }
 }
 
+impl std::error::Error for ExportError {}
+
 /// One exported tool: its name and its definition in the target's shape.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExportedTool {
@@ -500,9 +502,9 @@ impl Export {
 }
 
 /// Export what the global view of a registry publishes (see [`export`]; for a scope,
-/// export [`Scope::definitions`](crate::Scope::definitions)).
+/// export [`View::definitions`](crate::View::definitions)).
 pub fn export_registry(registry: &Registry, target: Target) -> Export {
-    export(&registry.definitions(), target)
+    export(&registry.view().definitions(), target)
 }
 
 /// The key a non-object MCP output is wrapped under for revision 2025-11-25.

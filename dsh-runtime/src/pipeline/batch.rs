@@ -1,4 +1,4 @@
-//! Concurrency: classifying calls and running a batch (contract §7).
+//! Concurrency: classifying calls ([`ExecutionMode`]) and running a batch.
 //!
 //! A batch limits concurrency with a [`Semaphore`] (a parallel call holds one permit, an
 //! exclusive call all of them) and orders the policy stages and the closing stages of
@@ -21,6 +21,7 @@ use crate::validate::is_valid;
 
 /// How a call may be scheduled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ExecutionMode {
     /// May overlap with other parallel calls.
     Parallel,
@@ -196,7 +197,7 @@ impl Registry {
     /// let registry = Registry::new();
     /// let _hello = registry.register(Hello).unwrap();
     /// let log = Arc::new(Mutex::new(Vec::new()));
-    /// let _hook = registry.pre_execute(Log(log.clone()));
+    /// let _hook = registry.add_pre_execute(Log(log.clone()));
     /// let order = CallOrder::new();
     /// let first = registry.execute_ordered(ToolCall::new("1", "hello", "{}"), &order);
     /// let second = registry.execute_ordered(ToolCall::new("2", "hello", "{}"), &order);

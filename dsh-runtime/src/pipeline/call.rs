@@ -130,7 +130,10 @@ impl From<serde_json::Value> for Arguments {
 /// ```
 /// # use dsh_runtime::ToolCall;
 /// let call = ToolCall::new("call_1", "read_file", r#"{"path":"/etc/hosts"}"#);
-/// assert_eq!(call.root_call_id(), "call_1");
+/// assert_eq!(call.root_call_id, None);
+/// assert_eq!(call.effective_root_call_id(), "call_1");
+/// let sub = ToolCall::new("call_2", "read_file", "{}").with_root_call_id("call_1");
+/// assert_eq!(sub.effective_root_call_id(), "call_1");
 /// ```
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -212,8 +215,9 @@ impl ToolCall {
         self
     }
 
-    /// The outermost call's id (defaults to this call's id).
-    pub fn root_call_id(&self) -> &str {
+    /// The outermost call's id: [`ToolCall::root_call_id`], or this call's id when that
+    /// is `None`.
+    pub fn effective_root_call_id(&self) -> &str {
         self.root_call_id.as_deref().unwrap_or(&self.call_id)
     }
 }

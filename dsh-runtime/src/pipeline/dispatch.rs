@@ -7,25 +7,18 @@ use std::task::{Context, Poll};
 
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
-use super::detach::Isolated;
-use super::exec::{Call, Outcome, Stage};
 use super::output::success;
+use super::stage::{Call, Dispatched, Outcome, Stage};
 use super::timeout::TimeoutWrapper;
 use crate::hooks::{CallInfo, Dispatch, HookFuture, Next, Wrapper};
 use crate::json::Value;
 use crate::panic::{self, CatchUnwind};
 use crate::registry::Registry;
+use crate::registry::detach::Isolated;
 use crate::result::{DispatchOutcome, ErrorCode, ResultData};
 use crate::schema::json_quote;
 use crate::tool::{BodyOutcome, DynTool, ToolContext, ToolError};
 use crate::validate::{ToolArgsError, validate_arguments};
-
-/// What stages 6 and 7 produced: the outcome the outermost wrapper returned, and what the
-/// body sent on the side.
-pub(super) struct Dispatched {
-    pub(super) outcome: DispatchOutcome,
-    pub(super) invoked: bool,
-}
 
 /// Stage 6: run the wrappers (the built-in timeout wrapper outermost) around the body. A
 /// wrapper's own error or panic ends the call, skipping post-execute.

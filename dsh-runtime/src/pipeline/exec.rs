@@ -8,7 +8,6 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
-use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::ToolCall;
@@ -16,10 +15,11 @@ use super::batch::Gates;
 use super::dispatch::dispatch;
 use super::output::settle;
 use super::post::{finalize, ignored_arguments, post_execute};
+use super::stage::{Call, Outcome, Stage};
 use crate::hooks::{Approval, ApprovalRequest, CallInfo, PreDecision, PreNext};
 use crate::json::Value;
 use crate::panic;
-use crate::registry::{CallSnapshot, Registry};
+use crate::registry::Registry;
 use crate::result::{ErrorCode, ResultData, ToolResult};
 use crate::schema::json_quote;
 use crate::tool::{DynTool, Execution};
@@ -60,7 +60,7 @@ impl Registry {
             if result.is_success() {
                 "ok"
             } else {
-                result.code().unwrap_or("error")
+                result.code_str().unwrap_or("error")
             },
         );
         span.record(
@@ -111,113 +111,6 @@ impl Registry {
         let (Ok(outcome) | Err(outcome)) = run.await;
         (outcome, note)
     }
-}
-
-/// A stage's result: go on with `T`, or end the call with an [`Outcome`].
-pub(super) type Stage<T> = Result<T, Outcome>;
-
-/// A result on its way out, and which closing stages it still passes.
-pub(super) struct Outcome {
-    pub(super) data: ResultData,
-    /// Whether post-execute (stage 9) runs; finalize and observers (stage 10) always do.
-    pub(super) post: bool,
-    /// Whether a body was started (a cancelled success is then `ABORTED`, not
-    /// `ABORTED_BEFORE_DISPATCH`).
-    pub(super) invoked: bool,
-}
-
-impl Outcome {
-    /// Through post-execute, then finalize.
-    pub(super) fn post(data: ResultData) -> Outcome {
-        Outcome {
-            data,
-            post: true,
-            invoked: false,
-        }
-    }
-
-    /// Straight to finalize.
-    pub(super) fn last(data: ResultData) -> Outcome {
-        Outcome {
-            data,
-            post: false,
-            invoked: false,
-        }
-    }
-}
-
-/// What every stage knows about the call, fixed by stages 1 and 2.
-pub(super) struct Call {
-    /// The registry's state for this call (its view, the approval handler).
-    pub(super) snap: CallSnapshot,
-    /// The tool the name resolved to at entry (its finalizer runs at the end).
-    pub(super) tool: Option<DynTool>,
-    /// The identity, which also holds the caller's token.
-    pub(super) exec: Arc<Execution>,
-    /// Why the arguments could not be snapshotted.
-    unsnapshotted: Option<String>,
-}
-
-impl Call {
-    /// What hooks see of the call.
-    pub(super) fn info(&self) -> CallInfo<'_> {
-        CallInfo {
-            exec: &self.exec,
-            tool: self.tool.as_ref(),
-        }
-    }
-
-    /// The caller's token (made now if the caller gave none).
-    pub(super) fn cancel(&self) -> &CancellationToken {
-        self.exec.caller_token()
-    }
-
-    /// Whether the caller cancelled the call (never makes a token).
-    pub(super) fn cancelled(&self) -> bool {
-        self.exec.caller_cancelled()
-    }
-
-    /// The resolved tool, or the outcome of a failed stage 1 or 2 (a snapshot failure
-    /// outranks an unknown name).
-    fn admitted(&self) -> Stage<&DynTool> {
-        if let Some(message) = &self.unsnapshotted {
-            return Err(Outcome::last(ResultData::code(
-                ErrorCode::InvalidArgs,
-                message.clone(),
-            )));
-        }
-        self.tool.as_ref().ok_or_else(|| {
-            Outcome::post(ResultData::code(
-                ErrorCode::UnknownTool,
-                unknown_tool(&self.exec.name, self.snap.view().tools()),
-            ))
-        })
-    }
-}
-
-/// At most this many visible tools are listed in an unknown tool's message.
-const LISTED_TOOLS: usize = 16;
-
-/// `unknown tool "<n>"`, then the closest visible names (`; did you mean "a" or "b"?`)
-/// and, for a short list, every visible tool (`; available tools: "a", "b"`), so a model
-/// can correct the name in one step.
-fn unknown_tool(name: &str, visible: &[Arc<crate::registry::state::Entry>]) -> String {
-    let mut m = format!("unknown tool {}", json_quote(name));
-    let close = crate::suggest::closest(name, visible.iter().map(|e| &**e.name()), 3);
-    if !close.is_empty() {
-        let quoted: Vec<String> = close.iter().map(|n| json_quote(n)).collect();
-        m.push_str("; did you mean ");
-        m.push_str(&quoted.join(" or "));
-        m.push('?');
-    }
-    if visible.is_empty() {
-        m.push_str("; no tool is available");
-    } else if visible.len() <= LISTED_TOOLS {
-        let quoted: Vec<String> = visible.iter().map(|e| json_quote(e.name())).collect();
-        m.push_str("; available tools: ");
-        m.push_str(&quoted.join(", "));
-    }
-    m
 }
 
 /// Stages 1 and 2: resolve the name in the caller's view, snapshot and freeze the

@@ -35,17 +35,16 @@
 
 mod batch;
 mod call;
-mod detach;
 mod dispatch;
 mod exec;
 mod output;
 mod post;
+mod stage;
 mod timeout;
 mod typed;
 
-pub use crate::result::{DispatchOutcome, ErrorCode, ToolResult};
+pub use crate::result::{DispatchOutcome, ErrorCode, FailureCode, ToolResult, UnknownErrorCode};
 pub use batch::{CallOrder, ExecutionMode};
 pub use call::{Arguments, ToolCall};
-pub(crate) use detach::{DEFAULT_GRACE, DEFAULT_MAX_DETACHED, Detacher};
 pub use timeout::TimeoutWrapper;
 pub use typed::ToolCallError;

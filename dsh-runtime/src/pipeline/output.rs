@@ -4,15 +4,14 @@
 
 use std::sync::Arc;
 
-use super::dispatch::Dispatched;
-use super::exec::{Call, Outcome};
+use super::stage::{Call, Dispatched, Outcome};
 use crate::content::default_block;
 use crate::json::Value;
 use crate::lossless;
 use crate::panic;
-use crate::result::{ErrorCode, Kind, ResultData};
+use crate::result::{ErrorCode, FailureCode, Kind, ResultData};
 use crate::schema::json_quote;
-use crate::tool::{DynTool, Execution, ToolError, hooks};
+use crate::tool::{DynTool, Execution, ToolError, overrides};
 use crate::validate::validate_output;
 
 fn invalid_output(name: &str, violation: &str) -> ResultData {
@@ -34,7 +33,9 @@ fn projector_failed(name: &str, projector: &str, failure: Result<ToolError, Stri
     };
     match failure {
         Err(p) => panicked(&format!("{projector} panicked: {p}")),
-        Ok(e) if e.code() == Some(ErrorCode::ToolPanicked.as_str()) => panicked(e.message()),
+        Ok(e) if e.code() == Some(FailureCode::Pipeline(ErrorCode::ToolPanicked)) => {
+            panicked(e.message())
+        }
         Ok(e) => invalid_output(name, &format!("output.{projector} failed: {}", e.message())),
     }
 }
@@ -56,7 +57,7 @@ pub(crate) fn success(tool: &DynTool, exec: &Execution, value: Value) -> ResultD
     // A hook the tool does not override runs its default here, unguarded (it cannot
     // panic).
     let own = tool.erased().overridden_hooks();
-    let content = if own & hooks::RENDER == 0 {
+    let content = if own & overrides::RENDER == 0 {
         smallvec::smallvec![default_block(&value)]
     } else {
         match panic::contain(|| tool.erased().render(&exec.arguments, &value)) {
@@ -65,7 +66,7 @@ pub(crate) fn success(tool: &DynTool, exec: &Execution, value: Value) -> ResultD
             Err(p) => return projector_failed(name, "render", Err(p)),
         }
     };
-    let meta = if exec.parent.is_none() && own & hooks::PRESENTATION_META != 0 {
+    let meta = if exec.parent.is_none() && own & overrides::PRESENTATION_META != 0 {
         match panic::contain(|| tool.erased().presentation_meta(&exec.arguments, &value)) {
             Ok(Ok(None)) => None,
             Ok(Ok(Some(m))) => {

@@ -2,10 +2,10 @@
 
 use std::fmt::Write as _;
 
-use super::exec::{Call, Outcome};
 use super::output::success;
+use super::stage::{Call, Outcome};
 use crate::content::ContentBlock;
-use crate::hooks::{Accept, Block, PostDecision, PostNext};
+use crate::hooks::{Accept, Block, PostDecision, PostNext, Replacement};
 use crate::json::Object;
 use crate::panic;
 use crate::result::{ErrorCode, Kind, ResultData, ToolResult};
@@ -50,15 +50,8 @@ pub(super) async fn post_execute(call: &Call, outcome: Outcome) -> ResultData {
 }
 
 fn accept(call: &Call, mut data: ResultData, a: Accept) -> ResultData {
-    match (a.content, a.value) {
-        (Some(_), Some(_)) => {
-            return ResultData::failure(
-                None,
-                "tools/post-execute accept decision cannot replace both value and content"
-                    .to_string(),
-            );
-        }
-        (None, Some(value)) => {
+    match a.replacement {
+        Replacement::Value(value) => {
             let (Kind::Success { concludes_turn, .. }, Some(tool)) = (&data.kind, &call.tool)
             else {
                 return ResultData::failure(
@@ -77,8 +70,9 @@ fn accept(call: &Call, mut data: ResultData, a: Accept) -> ResultData {
             replaced.contexts = std::mem::take(&mut data.contexts);
             data = replaced;
         }
-        (Some(content), None) => data.set_content(content.into()),
-        (None, None) => {}
+        Replacement::Content(content) => data.set_content(content.into()),
+        // `Replacement` is this crate's own: a later variant gets its arm here.
+        Replacement::Unchanged => {}
     }
     data.contexts.extend(a.contexts);
     data
@@ -111,7 +105,7 @@ fn block(b: Block) -> ResultData {
 pub(super) fn finalize(call: &Call, mut data: ResultData, note: Option<String>) -> ToolResult {
     let info = call.info();
     if let Some(tool) = &call.tool
-        && tool.erased().overridden_hooks() & crate::tool::hooks::FINALIZE_CONTENT != 0
+        && tool.erased().overridden_hooks() & crate::tool::overrides::FINALIZE_CONTENT != 0
     {
         let finalized = panic::contain(|| {
             tool.erased()

@@ -27,7 +27,7 @@ use crate::tool::ToolError;
 ///
 /// The registry runs this wrapper outermost by default (see
 /// [`crate::RegistryBuilder::timeouts`]); register it yourself with
-/// [`crate::Registry::wrap`] to choose its position. It needs a Tokio runtime with
+/// [`crate::Registry::add_wrapper`] to choose its position. It needs a Tokio runtime with
 /// timers; without one, no deadline is armed (and a warning is logged).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TimeoutWrapper;

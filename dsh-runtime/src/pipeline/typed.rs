@@ -2,6 +2,7 @@
 
 use std::any::TypeId;
 use std::fmt;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
@@ -15,8 +16,9 @@ use crate::schema::json_quote;
 use crate::tool::{ScopeId, Tool};
 
 /// A typed call's failure: the tool's name and the failure's message (and code, when the
-/// failure has one).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// failure has one). When the arguments or the final value did not convert, the
+/// conversion's error is the [`source`](std::error::Error::source).
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct ToolCallError {
     /// The tool that was called (the Rust type name when no tool of that type is
@@ -24,8 +26,27 @@ pub struct ToolCallError {
     pub tool_name: String,
     /// The failure's message.
     pub message: String,
-    /// The failure's code, if any.
+    /// The failure's code as on the wire, if any.
     pub code: Option<String>,
+    source: Option<Arc<dyn std::error::Error + Send + Sync + 'static>>,
+}
+
+/// Equal when the tool, message and code are (the source is not compared).
+impl PartialEq for ToolCallError {
+    fn eq(&self, other: &Self) -> bool {
+        self.tool_name == other.tool_name
+            && self.message == other.message
+            && self.code == other.code
+    }
+}
+
+impl Eq for ToolCallError {}
+
+impl ToolCallError {
+    fn caused_by(mut self, e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Arc::new(e));
+        self
+    }
 }
 
 impl fmt::Display for ToolCallError {
@@ -39,7 +60,14 @@ impl fmt::Display for ToolCallError {
     }
 }
 
-impl std::error::Error for ToolCallError {}
+impl std::error::Error for ToolCallError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.source {
+            Some(e) => Some(&**e),
+            None => None,
+        }
+    }
+}
 
 impl Registry {
     /// Call the global tool of type `T` through the full pipeline (policy included), and
@@ -73,6 +101,7 @@ impl Registry {
             tool_name: type_name.to_string(),
             message,
             code: code.map(|c| c.as_str().to_string()),
+            source: None,
         };
         let name = match self.snapshot(scope).view().by_type(TypeId::of::<T>()) {
             ByType::Found(entry) => entry.name().clone(),
@@ -95,12 +124,11 @@ impl Registry {
             tool_name: name.to_string(),
             message,
             code: code.map(str::to_string),
+            source: None,
         };
         let value = json::to_value(&args).map_err(|e| {
-            fail(
-                format!("arguments are not lossless JSON: {e}"),
-                Some(ErrorCode::InvalidArgs.as_str()),
-            )
+            let message = format!("arguments are not lossless JSON: {e}");
+            fail(message, Some(ErrorCode::InvalidArgs.as_str())).caused_by(e)
         })?;
         let id = format!("typed-{}", NEXT.fetch_add(1, Ordering::Relaxed));
         let mut call = ToolCall::new(id, name.clone(), value);
@@ -115,10 +143,11 @@ impl Registry {
                     ),
                     None,
                 )
+                .caused_by(e)
             }),
             None => Err(fail(
                 result.message().unwrap_or_default().to_string(),
-                result.code(),
+                result.code_str(),
             )),
         }
     }

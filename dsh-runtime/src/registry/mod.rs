@@ -6,7 +6,7 @@
 //! A [`Registry`] has one global layer; [`Registry::scope`] creates an agent scope and
 //! [`Scope::child`] a scope below it (preset → agent). A tool registered in a scope is
 //! visible to calls from that scope and its descendants, and shadows an inherited tool of
-//! the same name there. A scope's view, in publication order ([`Registry::schemas`]):
+//! the same name there. A scope's view, in publication order ([`View::schemas`]):
 //!
 //! 1. the parent's view (the global layer's for a top-level scope), nearer layers
 //!    shadowing farther ones in the position where the name first appeared;
@@ -18,9 +18,14 @@
 //!
 //! # Registrations
 //!
-//! Every `register*` and hook method returns a [`Registration`]: dropping it removes
-//! exactly what it added (idempotent). A failed registration changes nothing; a
-//! toolbox registers all of its tools or none.
+//! The registry owns what it registers. Every `register*` and `add_*` hook method returns
+//! a [`Registration`], a handle whose drop does nothing: a tool stays registered until
+//! [`Registration::unregister`] (or its scope's removal), so `let _ = registry.register(t)`
+//! registers `t` for good, as it reads. For a registration that lives as long as a value
+//! (a session, a test), turn the handle into a drop-guard with
+//! [`Registration::unregister_on_drop`]: dropping the [`RegistrationGuard`] removes
+//! exactly what was added. Unregistering is idempotent. A failed registration changes
+//! nothing; a toolbox registers all of its tools or none.
 //!
 //! A removed tool or hook disappears from every view at once; the value itself is dropped
 //! once nothing holds it any more: calls already running keep theirs until they finish,
@@ -33,12 +38,15 @@
 //! scope's view being rebuilt on its next use), so no registration change costs more as
 //! agent scopes accumulate (see `state.rs`).
 //!
-//! # Global and scoped reads
+//! # Reading a view
 //!
-//! [`Registry`]'s read methods ([`Registry::get`], [`Registry::names`],
-//! [`Registry::schemas`], [`Registry::call`](crate::Registry::call), the presenters) see the
-//! global layer; the same methods on a [`Scope`] see what calls from that scope see.
+//! The tools a caller sees are read through a [`View`], one immutable snapshot of one
+//! caller's view: [`Registry::view`] (the global layer), [`Scope::view`] (what calls from
+//! that scope see) and [`Registry::view_of`] (a scope known by its id). Every read of one
+//! `View` agrees with the others. [`Registry::call`](crate::Registry::call) and the
+//! presenters see the global layer.
 
+pub(crate) mod detach;
 mod present;
 mod raw;
 pub(crate) mod state;
@@ -64,10 +72,27 @@ pub const RUN_CODE: &str = "run_code";
 
 /// The set of tools, scopes and hooks calls run against. Cheap to clone (shared).
 ///
+/// The registry owns what it registers: the [`Registration`] a `register*` or `add_*`
+/// method returns is a handle, and dropping it does nothing. Remove a registration with
+/// [`Registration::unregister`], or tie it to a value's lifetime with
+/// [`Registration::unregister_on_drop`].
+///
 /// ```
-/// # use dsh_runtime::Registry;
+/// # use dsh_runtime::{Registry, Tool, tool};
+/// /// Say hello.
+/// #[tool]
+/// async fn hello() -> String { "hello".into() }
+///
 /// let registry = Registry::new();
-/// assert!(registry.schemas().is_empty());
+/// assert!(registry.view().schemas().is_empty());
+/// {
+///     let _guard = registry.register(Hello).unwrap().unregister_on_drop();
+///     assert!(registry.view().get("hello").is_some());
+/// }
+/// assert!(registry.view().get("hello").is_none()); // removed with the guard
+///
+/// let _ = registry.register(Hello).unwrap(); // stays registered
+/// assert_eq!(registry.view().names(), ["hello".into()]);
 /// ```
 #[derive(Clone)]
 pub struct Registry {
@@ -82,7 +107,7 @@ struct Inner {
     /// How raw argument text is snapshotted (nesting limit).
     parse: crate::json::ParseOptions,
     /// The bodies of cancelled calls left running (see [`RegistryBuilder::max_detached`]).
-    detach: Arc<crate::pipeline::Detacher>,
+    detach: Arc<detach::Detacher>,
     changes: watch::Sender<u64>,
     /// The job runtime of [`ToolContext::jobs`](crate::ToolContext::jobs), if any.
     jobs: Option<crate::jobs::JobRuntime>,
@@ -173,7 +198,7 @@ impl RegistryBuilder {
                 parse: crate::json::ParseOptions {
                     max_depth: self.max_depth,
                 },
-                detach: crate::pipeline::Detacher::new(self.max_detached, self.detach_grace),
+                detach: detach::Detacher::new(self.max_detached, self.detach_grace),
                 changes: watch::Sender::new(0),
                 jobs: self.jobs,
             }),
@@ -205,7 +230,7 @@ impl fmt::Debug for Registry {
     }
 }
 
-/// One entry of [`Registry::schemas`]: what a model is shown of a tool.
+/// One entry of [`View::schemas`]: what a model is shown of a tool.
 ///
 /// `parameters` is the tool's parameter [`Schema`], the same value as
 /// [`ToolDefinition::parameters`](crate::ToolDefinition::parameters); print it with
@@ -255,8 +280,8 @@ impl Registry {
         RegistryBuilder {
             timeouts: true,
             max_depth: crate::json::ParseOptions::default().max_depth,
-            max_detached: crate::pipeline::DEFAULT_MAX_DETACHED,
-            detach_grace: crate::pipeline::DEFAULT_GRACE,
+            max_detached: detach::DEFAULT_MAX_DETACHED,
+            detach_grace: detach::DEFAULT_GRACE,
             jobs: None,
         }
     }
@@ -329,34 +354,34 @@ impl Registry {
     }
 
     /// Add a pre-execute hook that sees every call.
-    pub fn pre_execute(&self, hook: impl PreExecute) -> Registration {
+    pub fn add_pre_execute(&self, hook: impl PreExecute) -> Registration {
         self.inner.add_hook(None, Hook::Pre(Arc::new(hook)))
     }
 
     /// Add a guard that sees every call (runs before every scope's guards).
-    pub fn guard(&self, guard: impl Guard) -> Registration {
+    pub fn add_guard(&self, guard: impl Guard) -> Registration {
         self.inner.add_hook(None, Hook::Guard(Arc::new(guard)))
     }
 
     /// Add an around-dispatch wrapper for every call. Wrappers nest in registration
     /// order: the first registered is the outermost (the built-in timeout wrapper, when
     /// on, is outside all of them).
-    pub fn wrap(&self, wrapper: impl Wrapper) -> Registration {
+    pub fn add_wrapper(&self, wrapper: impl Wrapper) -> Registration {
         self.inner.add_hook(None, Hook::Wrap(Arc::new(wrapper)))
     }
 
     /// Add a post-execute hook that sees every call.
-    pub fn post_execute(&self, hook: impl PostExecute) -> Registration {
+    pub fn add_post_execute(&self, hook: impl PostExecute) -> Registration {
         self.inner.add_hook(None, Hook::Post(Arc::new(hook)))
     }
 
     /// Add an observer of every final result.
-    pub fn observe(&self, observer: impl Observer) -> Registration {
+    pub fn add_observer(&self, observer: impl Observer) -> Registration {
         self.inner.add_hook(None, Hook::Observe(Arc::new(observer)))
     }
 
     /// Install the approval handler `ask` decisions go to. The most recently installed
-    /// live handler is used; dropping the registration uninstalls exactly this one.
+    /// live handler is used; unregistering the registration uninstalls exactly this one.
     pub fn set_approval_handler(&self, handler: impl ApprovalHandler) -> Registration {
         let mut m = self.inner.lock();
         let reg = m.next_id();
@@ -365,82 +390,26 @@ impl Registry {
         Registration::new(&self.inner, reg)
     }
 
-    /// The global tool `name` (see [`Scope::get`] for a scope's view).
-    pub fn get(&self, name: &str) -> Option<DynTool> {
-        self.get_in(None, name)
+    /// The tools a call from the global view sees, as one snapshot.
+    pub fn view(&self) -> View {
+        self.view_of(None)
     }
 
-    /// The global tool names, in publication order (see [`Scope::names`]).
-    pub fn names(&self) -> Vec<Arc<str>> {
-        self.names_in(None)
-    }
-
-    /// The definitions of the global tools, in publication order (see
-    /// [`Scope::definitions`]): what exports, SDKs and catalogs are generated from.
-    pub fn definitions(&self) -> Vec<crate::ToolDefinition> {
-        self.definitions_in(None)
-    }
-
-    fn definitions_in(&self, scope: Option<ScopeId>) -> Vec<crate::ToolDefinition> {
-        self.names_in(scope)
-            .iter()
-            .filter_map(|name| self.get_in(scope, name))
-            .map(|tool| tool.definition().clone())
-            .collect()
-    }
-
-    /// What a model calling from the global view is shown: `{name, description,
-    /// parameters}` per tool, in publication order (see [`Scope::schemas`]).
-    /// Byte-identical for an unchanged tool set.
-    pub fn schemas(&self) -> Vec<ToolDescriptor> {
-        self.schemas_in(None)
-    }
-
-    /// [`Registry::schemas`] as compact JSON text.
-    pub fn schemas_json(&self) -> String {
-        schemas_text(&self.schemas())
-    }
-
-    /// The tools a call from `agent` sees, for code that holds only the id of the calling
-    /// scope (a tool body reading its caller's view through [`ToolContext::agent`]); `None`
-    /// is the global view. With a [`Scope`] handle, use its own reads instead.
+    /// The tools a call from `agent` sees, as one snapshot, for code that holds only the
+    /// id of the calling scope (a tool body reading its caller's view through
+    /// [`ToolContext::agent`]); `None` is the global view (as [`Registry::view`]). With a
+    /// [`Scope`] handle, [`Scope::view`] is the same.
     ///
     /// [`ToolContext::agent`]: crate::ToolContext::agent
-    pub fn view_of(&self, agent: Option<ScopeId>) -> View<'_> {
+    pub fn view_of(&self, agent: Option<ScopeId>) -> View {
         View {
-            registry: self,
-            agent,
+            snap: self.inner.snapshot(agent),
         }
     }
 
     pub(crate) fn get_in(&self, scope: Option<ScopeId>, name: &str) -> Option<DynTool> {
         let snap = self.inner.snapshot(scope);
         snap.view().get(name).map(|e| e.tool().clone())
-    }
-
-    fn names_in(&self, scope: Option<ScopeId>) -> Vec<Arc<str>> {
-        let snap = self.inner.snapshot(scope);
-        snap.view()
-            .tools()
-            .iter()
-            .map(|e| e.name().clone())
-            .collect()
-    }
-
-    fn schemas_in(&self, scope: Option<ScopeId>) -> Vec<ToolDescriptor> {
-        let snap = self.inner.snapshot(scope);
-        snap.view()
-            .tools()
-            .iter()
-            .map(|e| {
-                let def = e.tool().definition();
-                ToolDescriptor {
-                    name: e.name().clone(),
-                    description: def.description.to_string(),
-                    parameters: def.parameters.clone(),
-                }
-            })
-            .collect()
     }
 
     /// The snapshot a call from `agent` works on (the pipeline's interface to the
@@ -464,7 +433,7 @@ impl Registry {
     }
 
     /// The accounting of detached bodies.
-    pub(crate) fn detacher(&self) -> &Arc<crate::pipeline::Detacher> {
+    pub(crate) fn detacher(&self) -> &Arc<detach::Detacher> {
         &self.inner.detach
     }
 
@@ -493,12 +462,13 @@ impl Registry {
     }
 }
 
-fn schemas_text(list: &[ToolDescriptor]) -> String {
-    let list: Vec<Value> = list.iter().map(ToolDescriptor::to_json).collect();
-    Value::from(list).to_string()
-}
-
 impl Inner {
+    /// Whether the registration `reg` is still in place.
+    fn holds(&self, reg: RegId) -> bool {
+        let m = self.lock();
+        m.owners.contains_key(&reg) || m.approvals.iter().any(|(r, _)| *r == reg)
+    }
+
     fn read(&self) -> RwLockReadGuard<'_, Published> {
         self.published.read().unwrap_or_else(|e| e.into_inner())
     }
@@ -765,11 +735,25 @@ fn check_name(name: &str) -> Result<(), RegisterError> {
     Ok(())
 }
 
-/// Keeps a registration alive; dropping it unregisters exactly what it added.
+/// What one `register*` or `add_*` call added: a handle to remove it. Dropping the handle
+/// does nothing (the registry owns what it registers); remove it with
+/// [`Registration::unregister`], or make a drop-guard of it with
+/// [`Registration::unregister_on_drop`]. Cheap to clone; every clone names the same
+/// registration.
 ///
-/// Unregistering is idempotent and also happens through [`Registration::unregister`].
-/// [`Registration::keep`] leaves the registration in place for the registry's lifetime.
-#[must_use = "dropping a `Registration` unregisters immediately; bind it to a variable or call `.keep()`"]
+/// ```
+/// # use dsh_runtime::{Registry, Tool, tool};
+/// /// Say hello.
+/// #[tool]
+/// async fn hello() -> String { "hello".into() }
+///
+/// let registry = Registry::new();
+/// let handle = registry.register(Hello).unwrap();
+/// assert!(handle.is_registered());
+/// handle.unregister();
+/// assert!(registry.view().get("hello").is_none());
+/// ```
+#[derive(Clone)]
 pub struct Registration {
     registry: Weak<Inner>,
     reg: Option<RegId>,
@@ -790,41 +774,76 @@ impl Registration {
         }
     }
 
-    /// Unregister now (same as dropping).
-    pub fn unregister(mut self) {
-        self.release();
-    }
-
-    /// Keep the registration for the registry's lifetime.
-    pub fn keep(mut self) {
-        self.reg = None;
-    }
-
-    /// Whether this guard still holds a registration (it may have been removed with its
-    /// scope).
-    pub fn is_held(&self) -> bool {
-        self.reg.is_some() && self.registry.strong_count() > 0
-    }
-
-    fn release(&mut self) {
-        if let Some(reg) = self.reg.take()
+    /// Remove what this registration added, now (idempotent: nothing happens if it is
+    /// already gone, e.g. with its scope).
+    pub fn unregister(self) {
+        if let Some(reg) = self.reg
             && let Some(inner) = self.registry.upgrade()
         {
             inner.unregister(reg);
         }
     }
-}
 
-impl Drop for Registration {
-    fn drop(&mut self) {
-        self.release();
+    /// A guard that unregisters this registration when it is dropped.
+    pub fn unregister_on_drop(self) -> RegistrationGuard {
+        RegistrationGuard(Some(self))
+    }
+
+    /// Whether what this registration added is still registered (it is not once
+    /// unregistered, or removed with its scope or registry).
+    pub fn is_registered(&self) -> bool {
+        match (self.reg, self.registry.upgrade()) {
+            (Some(reg), Some(inner)) => inner.holds(reg),
+            _ => false,
+        }
     }
 }
 
 impl fmt::Debug for Registration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registration")
-            .field("held", &self.is_held())
+            .field("registered", &self.is_registered())
+            .finish()
+    }
+}
+
+/// A [`Registration`] that unregisters when dropped (see
+/// [`Registration::unregister_on_drop`]): for registrations that live as long as a
+/// session, a request or a test.
+#[must_use = "dropping a `RegistrationGuard` unregisters at once; bind it to a named variable (`let _guard = ..`, not `let _ = ..`)"]
+pub struct RegistrationGuard(Option<Registration>);
+
+impl RegistrationGuard {
+    /// Unregister now (same as dropping).
+    pub fn unregister(mut self) {
+        if let Some(r) = self.0.take() {
+            r.unregister();
+        }
+    }
+
+    /// Disarm the guard: the registration stays, and the handle is returned.
+    pub fn into_registration(mut self) -> Registration {
+        self.0.take().unwrap_or_else(Registration::inert)
+    }
+
+    /// Whether what the guard holds is still registered.
+    pub fn is_registered(&self) -> bool {
+        self.0.as_ref().is_some_and(Registration::is_registered)
+    }
+}
+
+impl Drop for RegistrationGuard {
+    fn drop(&mut self) {
+        if let Some(r) = self.0.take() {
+            r.unregister();
+        }
+    }
+}
+
+impl fmt::Debug for RegistrationGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegistrationGuard")
+            .field("registered", &self.is_registered())
             .finish()
     }
 }
@@ -864,30 +883,9 @@ impl Scope {
         &self.0.registry
     }
 
-    /// The tool `name` as calls from this scope see it.
-    pub fn get(&self, name: &str) -> Option<DynTool> {
-        self.0.registry.get_in(Some(self.0.id), name)
-    }
-
-    /// The tool names calls from this scope see, in publication order.
-    pub fn names(&self) -> Vec<Arc<str>> {
-        self.0.registry.names_in(Some(self.0.id))
-    }
-
-    /// The definitions of the tools calls from this scope see, in publication order.
-    pub fn definitions(&self) -> Vec<crate::ToolDefinition> {
-        self.0.registry.definitions_in(Some(self.0.id))
-    }
-
-    /// What a model calling from this scope is shown: `{name, description, parameters}`
-    /// per visible tool, in publication order. Byte-identical for an unchanged tool set.
-    pub fn schemas(&self) -> Vec<ToolDescriptor> {
-        self.0.registry.schemas_in(Some(self.0.id))
-    }
-
-    /// [`Scope::schemas`] as compact JSON text.
-    pub fn schemas_json(&self) -> String {
-        schemas_text(&self.schemas())
+    /// The tools calls from this scope see, as one snapshot.
+    pub fn view(&self) -> View {
+        self.0.registry.view_of(Some(self.0.id))
     }
 
     /// A scope below this one: it inherits this scope's view.
@@ -947,7 +945,7 @@ impl Scope {
     }
 
     /// Add a pre-execute hook for calls from this scope and its descendants.
-    pub fn pre_execute(&self, hook: impl PreExecute) -> Registration {
+    pub fn add_pre_execute(&self, hook: impl PreExecute) -> Registration {
         self.0
             .registry
             .inner
@@ -956,7 +954,7 @@ impl Scope {
 
     /// Add a guard for calls from this scope and its descendants (after the global
     /// guards and those of the scopes above).
-    pub fn guard(&self, guard: impl Guard) -> Registration {
+    pub fn add_guard(&self, guard: impl Guard) -> Registration {
         self.0
             .registry
             .inner
@@ -964,7 +962,7 @@ impl Scope {
     }
 
     /// Add a wrapper for calls from this scope and its descendants.
-    pub fn wrap(&self, wrapper: impl Wrapper) -> Registration {
+    pub fn add_wrapper(&self, wrapper: impl Wrapper) -> Registration {
         self.0
             .registry
             .inner
@@ -972,7 +970,7 @@ impl Scope {
     }
 
     /// Add a post-execute hook for calls from this scope and its descendants.
-    pub fn post_execute(&self, hook: impl PostExecute) -> Registration {
+    pub fn add_post_execute(&self, hook: impl PostExecute) -> Registration {
         self.0
             .registry
             .inner
@@ -980,7 +978,7 @@ impl Scope {
     }
 
     /// Add an observer for calls from this scope and its descendants.
-    pub fn observe(&self, observer: impl Observer) -> Registration {
+    pub fn add_observer(&self, observer: impl Observer) -> Registration {
         self.0
             .registry
             .inner
@@ -1090,12 +1088,12 @@ impl fmt::Display for RegisterError {
                 scoped: false,
             } => write!(
                 f,
-                "tool {} is already registered (drop its `Registration` first, or register the new one in an agent scope to shadow it)",
+                "tool {} is already registered (unregister it first, or register the new one in an agent scope to shadow it)",
                 q(name)
             ),
             RegisterError::Duplicate { name, scoped: true } => write!(
                 f,
-                "tool {} is already registered in this scope (drop its `Registration` first, or register the new one in a child scope to shadow it)",
+                "tool {} is already registered in this scope (unregister it first, or register the new one in a child scope to shadow it)",
                 q(name)
             ),
             RegisterError::Reserved => {
@@ -1118,7 +1116,14 @@ impl fmt::Display for RegisterError {
     }
 }
 
-impl std::error::Error for RegisterError {}
+impl std::error::Error for RegisterError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RegisterError::Schema { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
 
 /// Why a restriction was refused. A refused restriction changes nothing.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -1179,33 +1184,95 @@ impl fmt::Display for RestrictError {
 
 impl std::error::Error for RestrictError {}
 
-/// The tools one caller sees (see [`Registry::view_of`]): the same reads as [`Scope`]'s,
-/// for a scope known only by its id.
-#[derive(Clone, Copy, Debug)]
-pub struct View<'a> {
-    registry: &'a Registry,
-    agent: Option<ScopeId>,
+/// The tools one caller sees, as one immutable snapshot: [`Registry::view`],
+/// [`Scope::view`], [`Registry::view_of`]. Every read of one `View` sees the same tool
+/// set, whatever registrations happen meanwhile; take a new view to see them. A view
+/// keeps the tools it lists alive while it is held.
+///
+/// ```
+/// # use dsh_runtime::{Registry, Tool, tool};
+/// /// Say hello.
+/// #[tool]
+/// async fn hello() -> String { "hello".into() }
+///
+/// let registry = Registry::new();
+/// let handle = registry.register(Hello).unwrap();
+/// let view = registry.view();
+/// handle.unregister();
+/// assert_eq!(view.names(), ["hello".into()]); // the snapshot is unchanged
+/// assert!(registry.view().names().is_empty());
+/// ```
+#[derive(Clone)]
+pub struct View {
+    snap: CallSnapshot,
 }
 
-impl View<'_> {
-    /// The tool `name` as this caller sees it.
+impl fmt::Debug for View {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("View")
+            .field("tools", &self.names())
+            .finish_non_exhaustive()
+    }
+}
+
+impl View {
+    /// The tool `name`.
     pub fn get(&self, name: &str) -> Option<DynTool> {
-        self.registry.get_in(self.agent, name)
+        self.snap.view().get(name).map(|e| e.tool().clone())
     }
 
-    /// The tool names this caller sees, in publication order.
+    /// The tools, in publication order.
+    pub fn tools(&self) -> Vec<DynTool> {
+        self.snap
+            .view()
+            .tools()
+            .iter()
+            .map(|e| e.tool().clone())
+            .collect()
+    }
+
+    /// The tool names, in publication order.
     pub fn names(&self) -> Vec<Arc<str>> {
-        self.registry.names_in(self.agent)
+        self.snap
+            .view()
+            .tools()
+            .iter()
+            .map(|e| e.name().clone())
+            .collect()
     }
 
-    /// The definitions of the tools this caller sees, in publication order.
+    /// The definitions of the tools, in publication order: what exports, SDKs and
+    /// catalogs are generated from.
     pub fn definitions(&self) -> Vec<crate::ToolDefinition> {
-        self.registry.definitions_in(self.agent)
+        self.snap
+            .view()
+            .tools()
+            .iter()
+            .map(|e| e.tool().definition().clone())
+            .collect()
     }
 
     /// What a model calling from here is shown: `{name, description, parameters}` per
-    /// visible tool, in publication order.
+    /// tool, in publication order. Byte-identical for an unchanged tool set.
     pub fn schemas(&self) -> Vec<ToolDescriptor> {
-        self.registry.schemas_in(self.agent)
+        self.snap
+            .view()
+            .tools()
+            .iter()
+            .map(|e| {
+                let def = e.tool().definition();
+                ToolDescriptor {
+                    name: e.name().clone(),
+                    description: def.description.to_string(),
+                    parameters: def.parameters.clone(),
+                }
+            })
+            .collect()
+    }
+
+    /// [`View::schemas`] as compact JSON text.
+    pub fn schemas_json(&self) -> String {
+        let list: Vec<Value> = self.schemas().iter().map(ToolDescriptor::to_json).collect();
+        Value::from(list).to_string()
     }
 }

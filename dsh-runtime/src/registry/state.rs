@@ -29,7 +29,6 @@
 
 use std::any::TypeId;
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use crate::hooks::{ApprovalHandler, Guard, Observer, PostExecute, PreExecute, Wrapper};
@@ -446,57 +445,13 @@ impl Published {
     }
 }
 
-/// A view's name table: tool name to position, hashed with [`NameHasher`].
-pub(crate) type NameIndex = HashMap<Arc<str>, usize, BuildHasherDefault<NameHasher>>;
-
-/// The hash of a view's name table: a multiply-rotate hash over eight bytes at a time
-/// (the scheme of rustc's `FxHasher`), a fraction of SipHash's cost on short names.
+/// A view's name table: tool name to position, hashed with `rustc-hash`'s `FxHasher`, a
+/// fraction of SipHash's cost on short names (the lookup is on every call's path).
 ///
 /// It is not keyed, which is safe here: the table's keys are registered names, fixed
 /// when the view is built, so a caller choosing the looked-up name cannot make the table
 /// degrade; the worst it can do is probe one bucket chain of the registered names.
-#[derive(Clone, Copy, Default)]
-pub(crate) struct NameHasher(u64);
-
-impl NameHasher {
-    const K: u64 = 0xf135_7aea_2e62_a9c5;
-
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0 ^ word).wrapping_mul(Self::K).rotate_left(26);
-    }
-}
-
-impl Hasher for NameHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            // The length keeps "a" and "a\0" apart.
-            self.add(u64::from_le_bytes(word) ^ ((rest.len() as u64) << 56));
-        }
-    }
-
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        // Spread the high bits (where the multiply leaves most entropy) to the low ones
-        // the table indexes with.
-        self.0 ^ (self.0 >> 29)
-    }
-}
+pub(crate) type NameIndex = HashMap<Arc<str>, usize, rustc_hash::FxBuildHasher>;
 
 /// One scope's resolved view: visible tools in publication order, plus the hooks that
 /// see calls from it.
@@ -567,6 +522,7 @@ impl View {
 /// What one call reads of the registry, taken once at entry: the caller's view and the
 /// approval handler, consistent with each other. This is the pipeline's whole interface
 /// to the registry's state.
+#[derive(Clone)]
 pub(crate) struct CallSnapshot {
     view: Arc<View>,
     approval: Option<Arc<dyn ApprovalHandler>>,

@@ -41,7 +41,9 @@ impl EnumValues {
     /// Whether the string `s` is one of the allowed values.
     #[inline]
     pub fn contains_str(&self, s: &str) -> bool {
-        self.strings.iter().any(|e| crate::validate::str_eq(e, s))
+        self.strings
+            .iter()
+            .any(|e| crate::json::__private::text_eq(e, s))
     }
 }
 

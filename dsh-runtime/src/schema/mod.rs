@@ -196,6 +196,8 @@ impl ObjectRules {
 
 /// The `additionalProperties` of an object node.
 #[derive(Clone, Debug, PartialEq)]
+// Exhaustive on purpose: these are the forms `additionalProperties` takes (absent, a
+// boolean, a schema); the validator and every exporter must handle each one.
 pub enum Additional {
     /// `additionalProperties: false`: undeclared keys are violations.
     Closed,
@@ -714,7 +716,8 @@ impl Schema {
         self.to_json_schema().to_string()
     }
 
-    /// Check the definition-time rules (contract §1.3 for nodes built in code): enum and
+    /// Check the definition-time rules of nodes built in code (the same ones
+    /// [`Schema::from_json_schema`] enforces on imported JSON): enum and
     /// const of the node's own type, `const` inside `enum`, at least two `oneOf` branches,
     /// unique property names, bounds in order and in range, no `enum`/`const` on
     /// non-scalar nodes. Reports every violation, path-qualified from `root`.
@@ -737,7 +740,7 @@ impl Schema {
 
     /// Read a tool's parameter schema from raw JSON Schema. The root must be an object
     /// node; unlike nested objects it may omit `additionalProperties`, which then means
-    /// open (the reference framework's implicit open root).
+    /// open, like a `#[tool]`'s own parameter root ([`Additional::Ignored`]).
     pub fn parameters_from_json_schema(value: &Value) -> Result<Schema, SchemaError> {
         raw::import(value, raw::Root::Parameters)
     }
@@ -759,6 +762,7 @@ impl HiddenBounds {
 
 /// A numeric bound given by an author (`#[schema(range(min = .., max = ..))]`).
 #[derive(Clone, Copy, Debug, PartialEq)]
+// Exhaustive on purpose: a Rust numeric literal is an integer or a float.
 pub enum Bound {
     /// An integer literal.
     Int(i128),

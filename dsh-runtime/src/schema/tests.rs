@@ -325,7 +325,7 @@ fn json_quote_escapes_like_the_json_printer() {
 
 #[test]
 fn json_nodes_reject_enum_and_const_at_definition_time() {
-    // Contract §1.1: `enum`/`const` belong to scalar nodes only. An any-JSON node
+    // `enum`/`const` belong to scalar nodes (string, number, integer, boolean) only. An any-JSON node
     // carrying them would publish `{}` and enforce nothing, so it is refused.
     let s = Schema::closed_object(props(vec![
         ("a", Schema::json().with_const(Value::from(5u8)), true),

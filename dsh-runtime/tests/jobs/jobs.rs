@@ -888,7 +888,7 @@ async fn a_tool_reaches_the_registrys_job_runtime_through_its_context() {
     assert!(bare.jobs().is_none());
     let _tool = bare.register(StartEcho).unwrap();
     let r = bare.execute(ToolCall::new("1", "start_echo", "{}")).await;
-    assert_eq!(r.code(), Some("JOBS_UNAVAILABLE"));
+    assert_eq!(r.code_str(), Some("JOBS_UNAVAILABLE"));
     assert_eq!(
         r.text(),
         "Error: tool \"start_echo\" cannot start background work: the registry has no job runtime (build it with `Registry::builder().jobs(JobRuntime::new())`)"

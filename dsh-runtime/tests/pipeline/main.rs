@@ -17,6 +17,7 @@ mod registry_registration;
 mod registry_scopes;
 #[cfg(feature = "export")]
 mod round_trip;
+mod send_sync;
 
 // Shared helpers.
 mod pipeline_support;

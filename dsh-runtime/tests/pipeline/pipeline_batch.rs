@@ -1,4 +1,4 @@
-//! Contract §7: execution modes and the batch scheduler. Overlap is proven with
+//! Execution modes and the batch scheduler. Overlap is proven with
 //! barriers (two bodies can only pass a two-party barrier together), never with sleeps;
 //! a generous timeout turns a scheduling bug into a failure instead of a hang.
 
@@ -120,7 +120,7 @@ async fn parallel_calls_overlap_and_an_exclusive_call_is_a_barrier() {
         .register(rendezvous(&log, Arc::new(Barrier::new(2)), active, max))
         .unwrap();
     let l = log.clone();
-    let _p = registry.post_execute(post_execute_fn(move |call, _| {
+    let _p = registry.add_post_execute(post_execute_fn(move |call, _| {
         l.push(format!("post {}", call.call_id()));
         None
     }));
@@ -210,11 +210,11 @@ async fn post_execute_and_observers_keep_submission_order_when_a_later_body_fini
         }))
         .unwrap();
     let (a, b) = (log.clone(), log.clone());
-    let _p = registry.post_execute(post_execute_fn(move |call, _| {
+    let _p = registry.add_post_execute(post_execute_fn(move |call, _| {
         a.push(format!("post {}", call.call_id()));
         None
     }));
-    let _o = registry.observe(observer_fn(move |call, _| {
+    let _o = registry.add_observer(observer_fn(move |call, _| {
         b.push(format!("observe {}", call.call_id()))
     }));
     let calls = vec![c("A", "job", "first"), c("B", "job", "second")];
@@ -262,7 +262,7 @@ async fn policy_runs_one_call_at_a_time_in_submission_order() {
         .register(Probe::new("job", &log).safe(|_| true))
         .unwrap();
     let release = Arc::new(Notify::new());
-    let _h = registry.pre_execute(HoldFirst {
+    let _h = registry.add_pre_execute(HoldFirst {
         log: log.clone(),
         release: release.clone(),
     });
@@ -333,7 +333,7 @@ async fn failing_calls_in_a_batch_never_block_the_rest() {
     let results = tokio::time::timeout(LIMIT, registry.execute_batch(calls, 3))
         .await
         .expect("deadlock");
-    let codes: Vec<Option<&str>> = results.iter().map(|r| r.code()).collect();
+    let codes: Vec<Option<&str>> = results.iter().map(|r| r.code_str()).collect();
     assert_eq!(
         codes,
         [
@@ -378,7 +378,7 @@ fn runs_without_a_tokio_runtime() {
     assert_eq!(*r.value().unwrap(), Value::from("one"));
     let order = Arc::new(Mutex::new(Vec::new()));
     let o = order.clone();
-    let _p = registry.post_execute(post_execute_fn(move |call, _| {
+    let _p = registry.add_post_execute(post_execute_fn(move |call, _| {
         o.lock().unwrap().push(call.call_id().to_string());
         None
     }));
@@ -409,7 +409,7 @@ async fn an_ordered_call_dropped_before_its_turn_gives_its_place_up() {
     let log = Log::new();
     let _p = registry.register(Probe::new("plain", &log)).unwrap();
     let entered = Arc::new(Mutex::new(Vec::new()));
-    let _hook = registry.pre_execute(Entered(entered.clone()));
+    let _hook = registry.add_pre_execute(Entered(entered.clone()));
     let order = dsh_runtime::CallOrder::new();
     let first = registry.execute_ordered(c("0", "plain", "a"), &order);
     let second = registry.execute_ordered(c("1", "plain", "b"), &order);

@@ -1,4 +1,4 @@
-//! Contract §6: cooperative cancellation, fused tokens, the timeout wrapper.
+//! Cooperative cancellation, fused tokens, the timeout wrapper.
 //!
 //! Deadlines here are short, but no assertion depends on how long anything takes: a
 //! body that waits for cancellation can only be released by the deadline (or by the
@@ -43,7 +43,7 @@ async fn timeout_wrapper_yields_tool_timeout_when_its_deadline_fires() {
         .register(waits_for_cancel("slow", &log).timeout_ms(20))
         .unwrap();
     let r = registry.execute(call("slow")).await;
-    assert_eq!(r.code(), Some("TOOL_TIMEOUT"));
+    assert_eq!(r.code_str(), Some("TOOL_TIMEOUT"));
     assert_eq!(r.error_code(), Some(ErrorCode::ToolTimeout));
     assert_eq!(r.message(), Some("tool call timed out after 20ms"));
     assert_eq!(
@@ -88,7 +88,7 @@ async fn a_timed_out_body_error_is_still_a_timeout() {
         )
         .unwrap();
     let r = registry.execute(call("slow")).await;
-    assert_eq!(r.code(), Some("TOOL_TIMEOUT"));
+    assert_eq!(r.code_str(), Some("TOOL_TIMEOUT"));
 }
 
 #[tokio::test]
@@ -120,7 +120,7 @@ async fn a_caller_abort_is_not_a_timeout() {
     }
     token.cancel();
     let r = task.await.unwrap();
-    assert_eq!(r.code(), Some("ABORTED"));
+    assert_eq!(r.code_str(), Some("ABORTED"));
     assert_eq!(r.message(), Some("tool call aborted"));
 }
 
@@ -159,7 +159,7 @@ impl Wrapper for RetryTimeouts {
     ) -> HookFuture<'a, Result<DispatchOutcome, ToolError>> {
         HookFuture::new(async move {
             let first = next.run().await?;
-            if first.code() == Some("TOOL_TIMEOUT") {
+            if first.code_str() == Some("TOOL_TIMEOUT") {
                 self.0.push("retry");
                 return next.run().await;
             }
@@ -185,8 +185,8 @@ async fn the_timeout_wrapper_can_be_placed_inside_a_retry() {
             }
         }))
         .unwrap();
-    let _r = registry.wrap(RetryTimeouts(log.clone()));
-    let _w = registry.wrap(TimeoutWrapper);
+    let _r = registry.add_wrapper(RetryTimeouts(log.clone()));
+    let _w = registry.add_wrapper(TimeoutWrapper);
     let r = registry.execute(call("t")).await;
     assert_eq!(*r.value().unwrap(), Value::from("second attempt"));
     assert_eq!(
@@ -215,7 +215,7 @@ async fn a_replaced_token_cannot_detach_the_caller() {
     let registry = Registry::new();
     let log = Log::new();
     let _t = registry.register(waits_for_cancel("slow", &log)).unwrap();
-    let _w = registry.wrap(Detach {
+    let _w = registry.add_wrapper(Detach {
         token: CancellationToken::new(),
     });
     let mut c = call("slow");
@@ -229,7 +229,7 @@ async fn a_replaced_token_cannot_detach_the_caller() {
     }
     caller.cancel();
     let r = task.await.unwrap();
-    assert_eq!(r.code(), Some("ABORTED"));
+    assert_eq!(r.code_str(), Some("ABORTED"));
     assert!(log.get().contains(&"body saw cancellation".to_string()));
 }
 
@@ -239,7 +239,7 @@ async fn a_replaced_token_reaches_the_body() {
     let log = Log::new();
     let _t = registry.register(waits_for_cancel("slow", &log)).unwrap();
     let token = CancellationToken::new();
-    let _w = registry.wrap(Detach {
+    let _w = registry.add_wrapper(Detach {
         token: token.clone(),
     });
     let task = tokio::spawn({
@@ -252,7 +252,7 @@ async fn a_replaced_token_reaches_the_body() {
     token.cancel();
     let r = task.await.unwrap();
     // The body's (fused) token was cancelled when it returned: ABORTED.
-    assert_eq!(r.code(), Some("ABORTED"));
+    assert_eq!(r.code_str(), Some("ABORTED"));
     assert!(log.get().contains(&"body saw cancellation".to_string()));
 }
 
@@ -263,9 +263,9 @@ async fn an_already_cancelled_replacement_aborts_before_dispatch() {
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
     let token = CancellationToken::new();
     token.cancel();
-    let _w = registry.wrap(Detach { token });
+    let _w = registry.add_wrapper(Detach { token });
     let r = registry.execute(call("echo")).await;
-    assert_eq!(r.code(), Some("ABORTED_BEFORE_DISPATCH"));
+    assert_eq!(r.code_str(), Some("ABORTED_BEFORE_DISPATCH"));
     assert!(!log.get().contains(&"body".to_string()));
 }
 
@@ -300,7 +300,7 @@ async fn cancellation_only_replaces_a_success() {
             tokio::task::yield_now().await;
         }
         token.cancel();
-        assert_eq!(task.await.unwrap().code(), Some(code), "{name}");
+        assert_eq!(task.await.unwrap().code_str(), Some(code), "{name}");
         log.take();
     }
 }
@@ -310,17 +310,16 @@ async fn a_post_execute_content_replacement_is_lost_on_abort() {
     let registry = Registry::new();
     let log = Log::new();
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
-    let _p = registry.post_execute(post_execute_fn(|call, _| {
+    let _p = registry.add_post_execute(post_execute_fn(|call, _| {
         call.cancellation().cancel();
         Some(
-            Accept::new()
-                .with_content(vec![ContentBlock::text("replaced")])
+            Accept::content(vec![ContentBlock::text("replaced")])
                 .with_context("kept")
                 .into(),
         )
     }));
     let r = registry.execute(call("echo")).await;
-    assert_eq!(r.code(), Some("ABORTED"));
+    assert_eq!(r.code_str(), Some("ABORTED"));
     assert_eq!(
         r.content(),
         &[ContentBlock::text("Error: tool call aborted")]
@@ -362,7 +361,7 @@ async fn a_started_body_is_awaited_to_completion() {
         )
         .unwrap();
     let r = registry.execute(call("cleanup")).await;
-    assert_eq!(r.code(), Some("TOOL_TIMEOUT"));
+    assert_eq!(r.code_str(), Some("TOOL_TIMEOUT"));
     assert!(completed.load(Ordering::SeqCst));
     assert!(!dropped_early.load(Ordering::SeqCst));
 }
@@ -382,5 +381,5 @@ async fn the_body_cannot_cancel_the_caller() {
     let r = registry.execute(c).await;
     assert!(!caller.is_cancelled());
     // The body's own token was cancelled when it returned.
-    assert_eq!(r.code(), Some("ABORTED"));
+    assert_eq!(r.code_str(), Some("ABORTED"));
 }

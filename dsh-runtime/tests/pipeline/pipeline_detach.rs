@@ -189,7 +189,7 @@ async fn calls_beyond_the_detached_limit_are_refused_before_their_body_starts() 
     // At the limit: refused, the body never ran.
     let r = registry.execute(call("quick")).await;
     assert!(r.is_error(), "{r:?}");
-    assert_eq!(r.code(), Some("DETACHED_LIMIT"));
+    assert_eq!(r.code_str(), Some("DETACHED_LIMIT"));
     assert_eq!(
         r.message(),
         Some(
@@ -290,6 +290,6 @@ async fn a_body_cancelling_its_own_token_is_awaited_past_the_grace() {
         log.get()
     );
     // As on the caller's task: the body's own token was cancelled when it returned.
-    assert_eq!(r.code(), Some("ABORTED"));
+    assert_eq!(r.code_str(), Some("ABORTED"));
     assert_eq!(registry.detached_total(), 0);
 }

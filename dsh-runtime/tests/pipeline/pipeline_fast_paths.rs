@@ -149,7 +149,7 @@ fn run(touch: Touch, caller: Caller, fail: bool, wrapped: bool) -> String {
     )
     .expect("tool");
     let _t = registry.register(tool).expect("registered");
-    let _w = wrapped.then(|| registry.wrap(PassThrough));
+    let _w = wrapped.then(|| registry.add_wrapper(PassThrough));
     if matches!(caller, Caller::BeforeExecute) {
         token.cancel();
     }
@@ -193,15 +193,16 @@ proptest! {
             .expect("tool");
             regs.push(registry.register(tool).expect("registered"));
         }
-        let listed: BTreeSet<String> = registry.names().iter().map(|n| n.to_string()).collect();
+        let listed: BTreeSet<String> = registry.view().names().iter().map(|n| n.to_string()).collect();
         prop_assert_eq!(&listed, &names);
         for probe in names.iter().chain(probes.iter()) {
             let scanned = registry
+                .view()
                 .definitions()
                 .into_iter()
                 .find(|d| d.name == probe.as_str())
                 .map(|d| d.name.to_string());
-            let found = registry.get(probe).map(|t| t.definition().name.to_string());
+            let found = registry.view().get(probe).map(|t| t.definition().name.to_string());
             prop_assert_eq!(found, scanned, "lookup of {:?}", probe);
         }
         // A scope's view builds its table the other way (inherited, then its own tools).
@@ -223,11 +224,12 @@ proptest! {
             .collect();
         for probe in names.iter().chain(probes.iter()) {
             let scanned = scope
+                .view()
                 .definitions()
                 .into_iter()
                 .find(|d| d.name == probe.as_str())
                 .map(|d| d.description.to_string());
-            let found = scope.get(probe).map(|t| t.definition().description.to_string());
+            let found = scope.view().get(probe).map(|t| t.definition().description.to_string());
             prop_assert_eq!(found, scanned, "scoped lookup of {:?}", probe);
         }
         drop(extra);

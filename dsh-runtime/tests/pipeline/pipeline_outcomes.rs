@@ -1,4 +1,4 @@
-//! Contract §5: every row of the outcome table, with the exact code, message, content,
+//! Every row of the outcome table (the `ErrorCode` docs and PIPELINE.md), with the exact code, message, content,
 //! and which stages ran.
 
 use crate::pipeline_support;
@@ -19,7 +19,7 @@ fn failure(r: &ToolResult) -> (Option<&str>, &str, Vec<String>) {
     assert!(r.is_error(), "expected a failure, got {r:?}");
     assert!(r.value().is_none());
     (
-        r.code(),
+        r.code_str(),
         r.message().unwrap(),
         r.content()
             .iter()
@@ -45,7 +45,7 @@ async fn success_runs_every_stage_in_order() {
     assert!(r.is_success());
     assert_eq!(*r.value().unwrap(), v(r#""hi""#));
     assert_eq!(r.content(), &[ContentBlock::text("hi")]);
-    assert_eq!(r.code(), None);
+    assert_eq!(r.code_str(), None);
     assert_eq!(
         log.take(),
         [
@@ -127,7 +127,7 @@ fn every_error_code_is_in_both_tables() {
             rustdoc.contains(&format!("/// {row}")),
             "ErrorCode docs lack {row}"
         );
-        assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
+        assert_eq!(code.as_str().parse::<ErrorCode>(), Ok(code));
     }
 }
 
@@ -163,7 +163,7 @@ async fn non_lossless_arguments_go_straight_to_finalize_and_observers() {
         ("[1,2", "arguments are not valid JSON: "),
     ] {
         let r = registry.execute(ToolCall::new("c", "echo", text)).await;
-        assert_eq!(r.code(), Some("INVALID_ARGS"), "{text}");
+        assert_eq!(r.code_str(), Some("INVALID_ARGS"), "{text}");
         assert_eq!(
             r.error_code(),
             Some(dsh_runtime::ErrorCode::InvalidArgs),
@@ -182,7 +182,7 @@ async fn non_lossless_arguments_go_straight_to_finalize_and_observers() {
             serde_json::json!({ "text": "x", "n": -0.0 }),
         ))
         .await;
-    assert_eq!(r.code(), Some("INVALID_ARGS"));
+    assert_eq!(r.code_str(), Some("INVALID_ARGS"));
     assert!(
         r.message()
             .unwrap()
@@ -199,7 +199,7 @@ async fn non_lossless_arguments_outrank_a_pre_aborted_token_and_an_unknown_name(
     let mut call = ToolCall::new("c1", "nope", "[1,");
     call.cancellation().cancel();
     let r = registry.execute(call).await;
-    assert_eq!(r.code(), Some("INVALID_ARGS"));
+    assert_eq!(r.code_str(), Some("INVALID_ARGS"));
     assert!(
         r.message()
             .unwrap()
@@ -214,7 +214,7 @@ async fn observers_see_an_execution_without_arguments_after_a_snapshot_failure()
     let registry = Registry::new();
     let seen = Arc::new(Mutex::new(None));
     let s = seen.clone();
-    let _o = registry.observe(dsh_runtime::hooks::observer_fn(move |call, _| {
+    let _o = registry.add_observer(dsh_runtime::hooks::observer_fn(move |call, _| {
         *s.lock().unwrap() = Some((
             call.execution().has_arguments(),
             (**call.arguments()).clone(),
@@ -244,14 +244,14 @@ async fn pre_aborted_call_is_aborted_before_dispatch_without_post() {
 async fn abort_during_policy_is_aborted_before_dispatch_through_post() {
     let (registry, log, _regs) = setup();
     // A guard registered after the logging guard aborts the caller's token and allows.
-    let _g = registry.guard(guard_fn(|call| {
+    let _g = registry.add_guard(guard_fn(|call| {
         call.cancellation().cancel();
         None
     }));
     let r = registry
         .execute(ToolCall::new("c1", "echo", r#"{"text":"hi"}"#))
         .await;
-    assert_eq!(r.code(), Some("ABORTED_BEFORE_DISPATCH"));
+    assert_eq!(r.code_str(), Some("ABORTED_BEFORE_DISPATCH"));
     assert_eq!(r.message(), Some("tool call aborted before dispatch"));
     assert_eq!(
         log.take(),
@@ -262,7 +262,7 @@ async fn abort_during_policy_is_aborted_before_dispatch_through_post() {
 #[tokio::test]
 async fn pre_execute_deny_is_policy_denied_through_post() {
     let (registry, log, _regs) = setup();
-    let _d = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::deny("not today"))));
+    let _d = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::deny("not today"))));
     let r = registry
         .execute(ToolCall::new("c1", "echo", r#"{"text":"hi"}"#))
         .await;
@@ -276,14 +276,14 @@ async fn pre_execute_deny_is_policy_denied_through_post() {
 #[tokio::test]
 async fn deny_with_caller_aborted_is_aborted_before_dispatch_through_post() {
     let (registry, log, _regs) = setup();
-    let _d = registry.pre_execute(pre_execute_fn(|call| {
+    let _d = registry.add_pre_execute(pre_execute_fn(|call| {
         call.cancellation().cancel();
         Some(PreDecision::deny("no"))
     }));
     let r = registry
         .execute(ToolCall::new("c1", "echo", r#"{"text":"hi"}"#))
         .await;
-    assert_eq!(r.code(), Some("ABORTED_BEFORE_DISPATCH"));
+    assert_eq!(r.code_str(), Some("ABORTED_BEFORE_DISPATCH"));
     assert_eq!(log.take(), ["pre", "post", "finalize", "observe"]);
 }
 
@@ -293,11 +293,11 @@ async fn first_pre_execute_decision_short_circuits_the_waterfall() {
     let log = Log::new();
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
     let (a, b) = (log.clone(), log.clone());
-    let _p1 = registry.pre_execute(pre_execute_fn(move |_| {
+    let _p1 = registry.add_pre_execute(pre_execute_fn(move |_| {
         a.push("p1");
         Some(PreDecision::Allow)
     }));
-    let _p2 = registry.pre_execute(pre_execute_fn(move |_| {
+    let _p2 = registry.add_pre_execute(pre_execute_fn(move |_| {
         b.push("p2");
         Some(PreDecision::deny("p2 denies"))
     }));
@@ -332,8 +332,8 @@ async fn a_pre_execute_listener_can_wrap_next() {
     let registry = Registry::new();
     let log = Log::new();
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
-    let _p1 = registry.pre_execute(Override);
-    let _p2 = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::deny("inner"))));
+    let _p1 = registry.add_pre_execute(Override);
+    let _p2 = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::deny("inner"))));
     let r = registry
         .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
         .await;
@@ -351,16 +351,16 @@ async fn ask_without_an_approval_handler_denies() {
     let registry = Registry::new();
     let log = Log::new();
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
-    let ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::Ask { reason: None })));
+    let ask = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::Ask { reason: None })));
     let r = ask_with(&registry, None).await;
-    assert_eq!(r.code(), Some("POLICY_DENIED"));
+    assert_eq!(r.code_str(), Some("POLICY_DENIED"));
     assert_eq!(r.error_code(), Some(ErrorCode::PolicyDenied));
     assert_eq!(
         r.message(),
         Some(r#"tool "echo" requires approval (not yet supported)"#)
     );
-    drop(ask);
-    let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("writes files"))));
+    ask.unregister();
+    let _ask = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("writes files"))));
     let r = ask_with(&registry, None).await;
     assert_eq!(r.message(), Some("writes files"));
     assert!(!log.get().contains(&"body".to_string()));
@@ -373,7 +373,7 @@ async fn ask_from_the_global_view_goes_to_the_registry_handler() {
     let registry = Registry::new();
     let log = Log::new();
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
-    let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
+    let _ask = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s = seen.clone();
     let _h = registry.set_approval_handler(approval_fn(move |req: &ApprovalRequest<'_>| {
@@ -392,7 +392,7 @@ async fn approval_outcomes() {
     let log = Log::new();
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
     let scope = registry.scope();
-    let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
+    let _ask = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
     let seen = Arc::new(Mutex::new(Vec::new()));
     for (answer, expected) in [
         (Approval::AllowedOnce, None),
@@ -428,7 +428,7 @@ async fn approval_outcomes() {
         match expected {
             None => assert_eq!(*r.value().unwrap(), v(r#""hi""#)),
             Some((code, msg)) => {
-                assert_eq!(r.code(), Some(code));
+                assert_eq!(r.code_str(), Some(code));
                 assert_eq!(r.message(), Some(msg));
             }
         }
@@ -449,13 +449,13 @@ async fn cancelled_approval_with_caller_aborted_is_aborted_before_dispatch() {
     let log = Log::new();
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
     let scope = registry.scope();
-    let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
+    let _ask = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
     let _h = registry.set_approval_handler(approval_fn(|req: &ApprovalRequest<'_>| {
         req.call.cancellation().cancel();
         Approval::Cancelled
     }));
     let r = ask_with(&registry, Some(scope.id())).await;
-    assert_eq!(r.code(), Some("ABORTED_BEFORE_DISPATCH"));
+    assert_eq!(r.code_str(), Some("ABORTED_BEFORE_DISPATCH"));
 }
 
 #[tokio::test]
@@ -464,11 +464,11 @@ async fn latest_live_approval_handler_wins() {
     let log = Log::new();
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
     let scope = registry.scope();
-    let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
+    let _ask = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
     let _a = registry.set_approval_handler(approval_fn(|_| Approval::AllowedOnce));
     let b = registry.set_approval_handler(approval_fn(|_| Approval::Rejected));
     assert!(ask_with(&registry, Some(scope.id())).await.is_error());
-    drop(b);
+    b.unregister();
     assert!(ask_with(&registry, Some(scope.id())).await.is_success());
 }
 
@@ -492,7 +492,7 @@ async fn async_approval_handler_observes_caller_cancellation() {
     let log = Log::new();
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
     let scope = registry.scope();
-    let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
+    let _ask = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
     let _h = registry.set_approval_handler(WaitsForCancel);
     let mut call = ToolCall::new("c1", "echo", r#"{"text":"hi"}"#).with_agent(scope.id());
     let token = call.cancellation().clone();
@@ -503,19 +503,19 @@ async fn async_approval_handler_observes_caller_cancellation() {
     tokio::task::yield_now().await;
     token.cancel();
     let r = task.await.unwrap();
-    assert_eq!(r.code(), Some("ABORTED_BEFORE_DISPATCH"));
+    assert_eq!(r.code_str(), Some("ABORTED_BEFORE_DISPATCH"));
 }
 
 #[tokio::test]
 async fn guard_denial_is_guard_denied_and_passes_post() {
     let (registry, log, _regs) = setup();
     let l = log.clone();
-    let _g = registry.guard(guard_fn(move |_| {
+    let _g = registry.add_guard(guard_fn(move |_| {
         l.push("deny-guard");
         Some("blocked by guard".to_string())
     }));
     let l = log.clone();
-    let _later = registry.guard(guard_fn(move |_| {
+    let _later = registry.add_guard(guard_fn(move |_| {
         l.push("later-guard");
         None
     }));
@@ -535,7 +535,7 @@ async fn guard_denial_is_guard_denied_and_passes_post() {
 #[tokio::test]
 async fn guards_run_only_after_allow() {
     let (registry, log, _regs) = setup();
-    let _d = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::deny("no"))));
+    let _d = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::deny("no"))));
     registry
         .execute(ToolCall::new("c1", "echo", r#"{"text":"hi"}"#))
         .await;
@@ -597,7 +597,7 @@ impl Wrapper for ErrWrapper {
 async fn throwing_callbacks_end_the_call_with_their_error_and_skip_post() {
     // pre-execute returning Err
     let (registry, log, _regs) = setup();
-    let _h = registry.pre_execute(ErrPre);
+    let _h = registry.add_pre_execute(ErrPre);
     let r = registry
         .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
         .await;
@@ -611,35 +611,35 @@ async fn throwing_callbacks_end_the_call_with_their_error_and_skip_post() {
 
     // guard returning Err
     let (registry, log, _regs) = setup();
-    let _h = registry.guard(ErrGuard);
+    let _h = registry.add_guard(ErrGuard);
     let r = registry
         .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
         .await;
-    assert_eq!((r.code(), r.message()), (None, Some("guard exploded")));
+    assert_eq!((r.code_str(), r.message()), (None, Some("guard exploded")));
     assert_eq!(log.take(), ["pre", "guard", "finalize", "observe"]);
 
     // approval handler returning Err
     let (registry, log, _regs) = setup();
     let scope = registry.scope();
-    let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("?"))));
+    let _ask = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("?"))));
     let _h = registry.set_approval_handler(ErrApproval);
     let r = registry
         .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#).with_agent(scope.id()))
         .await;
     assert_eq!(
-        (r.code(), r.message()),
+        (r.code_str(), r.message()),
         (Some("UI_GONE"), Some("approval UI crashed"))
     );
     assert_eq!(log.take(), ["pre", "finalize", "observe"]);
 
     // wrapper returning Err (after the body ran)
     let (registry, log, _regs) = setup();
-    let _h = registry.wrap(ErrWrapper);
+    let _h = registry.add_wrapper(ErrWrapper);
     let r = registry
         .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
         .await;
     assert_eq!(
-        (r.code(), r.message()),
+        (r.code_str(), r.message()),
         (Some("WRAP_FAIL"), Some("wrapper failed after the body"))
     );
     assert_eq!(
@@ -667,19 +667,19 @@ async fn panicking_callbacks_are_contained_as_final_errors() {
     let cases: Vec<(&str, Install, &str, Vec<&str>)> = vec![
         (
             "pre",
-            Box::new(|r: &Registry| r.pre_execute(pre_execute_fn(|_| panic!("pre bug")))),
+            Box::new(|r: &Registry| r.add_pre_execute(pre_execute_fn(|_| panic!("pre bug")))),
             "pre-execute hook panicked: pre bug",
             vec!["pre", "finalize", "observe"],
         ),
         (
             "guard",
-            Box::new(|r: &Registry| r.guard(guard_fn(|_| panic!("guard bug")))),
+            Box::new(|r: &Registry| r.add_guard(guard_fn(|_| panic!("guard bug")))),
             "guard panicked: guard bug",
             vec!["pre", "guard", "finalize", "observe"],
         ),
         (
             "wrapper",
-            Box::new(|r: &Registry| r.wrap(PanicWrapper)),
+            Box::new(|r: &Registry| r.add_wrapper(PanicWrapper)),
             "dispatch wrapper panicked: wrapper bug",
             vec!["pre", "guard", "wrap", "finalize", "observe"],
         ),
@@ -690,7 +690,7 @@ async fn panicking_callbacks_are_contained_as_final_errors() {
         let r = registry
             .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
             .await;
-        assert_eq!(r.code(), Some("TOOL_PANICKED"), "{what}");
+        assert_eq!(r.code_str(), Some("TOOL_PANICKED"), "{what}");
         assert_eq!(r.message(), Some(message), "{what}");
         assert_eq!(log.take(), stages, "{what}");
     }
@@ -698,13 +698,13 @@ async fn panicking_callbacks_are_contained_as_final_errors() {
     // An approval handler that panics.
     let (registry, log, _regs) = setup();
     let scope = registry.scope();
-    let _ask = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("?"))));
+    let _ask = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("?"))));
     let _h = registry.set_approval_handler(approval_fn(|_| panic!("approval bug")));
     let r = registry
         .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#).with_agent(scope.id()))
         .await;
     assert_eq!(r.message(), Some("approval handler panicked: approval bug"));
-    assert_eq!(r.code(), Some("TOOL_PANICKED"));
+    assert_eq!(r.code_str(), Some("TOOL_PANICKED"));
     assert_eq!(log.take(), ["pre", "finalize", "observe"]);
 }
 
@@ -745,14 +745,16 @@ async fn tool_gone_at_dispatch_is_unknown_tool_through_post() {
     let mut regs = regs;
     let echo = Arc::new(Mutex::new(regs.pop()));
     let e = echo.clone();
-    let _g = registry.guard(guard_fn(move |_| {
-        e.lock().unwrap().take();
+    let _g = registry.add_guard(guard_fn(move |_| {
+        if let Some(echo) = e.lock().unwrap().take() {
+            echo.unregister();
+        }
         None
     }));
     let r = registry
         .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
         .await;
-    assert_eq!(r.code(), Some("UNKNOWN_TOOL"));
+    assert_eq!(r.code_str(), Some("UNKNOWN_TOOL"));
     assert_eq!(r.message(), Some(r#"unknown tool "echo""#));
     // The finalizer captured at entry still runs.
     assert_eq!(
@@ -783,7 +785,7 @@ async fn invalid_arguments_outrank_a_pre_aborted_token() {
     let mut call = ToolCall::new("c1", "echo", "{}");
     call.cancellation().cancel();
     let r = registry.execute(call).await;
-    assert_eq!(r.code(), Some("INVALID_ARGS"));
+    assert_eq!(r.code_str(), Some("INVALID_ARGS"));
     assert_eq!(log.take(), ["post", "finalize", "observe"]);
 }
 
@@ -835,7 +837,7 @@ async fn body_errors_keep_their_own_code_and_pass_post() {
     let r = registry
         .execute(ToolCall::new("c", "plain", r#"{"text":"x"}"#))
         .await;
-    assert_eq!((r.code(), r.message()), (None, Some("nope")));
+    assert_eq!((r.code_str(), r.message()), (None, Some("nope")));
 }
 
 #[tokio::test]
@@ -850,7 +852,7 @@ async fn body_panics_are_contained_and_pass_post() {
     let r = registry
         .execute(ToolCall::new("c", "boom", r#"{"text":"x"}"#))
         .await;
-    assert_eq!(r.code(), Some("TOOL_PANICKED"));
+    assert_eq!(r.code_str(), Some("TOOL_PANICKED"));
     assert_eq!(r.message(), Some(r#"tool "boom" panicked: kaboom"#));
     assert_eq!(
         log.take(),
@@ -916,7 +918,7 @@ async fn projector_failures_are_invalid_tool_output() {
         let r = registry
             .execute(ToolCall::new("c", name, r#"{"text":"x"}"#))
             .await;
-        assert_eq!(r.code(), Some("INVALID_TOOL_OUTPUT"), "{name}");
+        assert_eq!(r.code_str(), Some("INVALID_TOOL_OUTPUT"), "{name}");
         assert_eq!(
             r.message().unwrap(),
             format!("tool \"{name}\" returned invalid output: {expected}")
@@ -930,7 +932,7 @@ async fn projector_failures_are_invalid_tool_output() {
         let r = registry
             .execute(ToolCall::new("c", name, r#"{"text":"x"}"#))
             .await;
-        assert_eq!(r.code(), Some("TOOL_PANICKED"), "{name}");
+        assert_eq!(r.code_str(), Some("TOOL_PANICKED"), "{name}");
         assert_eq!(r.message().unwrap(), format!("tool \"{name}\": {expected}"));
     }
 }
@@ -1034,7 +1036,7 @@ async fn envelope_serialization() {
             .contains(r#""info":{"name":"ToolArgsError","code":"INVALID_ARGS"}"#)
     );
 
-    let _d = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::deny("no"))));
+    let _d = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::deny("no"))));
     let denied = registry
         .execute(ToolCall::new("c", "echo", r#"{"text":"x"}"#))
         .await;
@@ -1045,7 +1047,7 @@ async fn envelope_serialization() {
 #[tokio::test]
 async fn error_codes_round_trip() {
     for code in ErrorCode::ALL {
-        assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
+        assert_eq!(code.as_str().parse::<ErrorCode>(), Ok(code));
         assert_eq!(code.to_string(), code.as_str());
     }
     assert_eq!(ErrorCode::UnknownTool.as_str(), "UNKNOWN_TOOL");
@@ -1059,7 +1061,58 @@ async fn error_codes_round_trip() {
     assert_eq!(ErrorCode::ToolTimeout.as_str(), "TOOL_TIMEOUT");
     assert_eq!(ErrorCode::UnsupportedSchema.as_str(), "UNSUPPORTED_SCHEMA");
     assert_eq!(ErrorCode::CodeRunFailed.as_str(), "CODE_RUN_FAILED");
-    assert_eq!(ErrorCode::parse("FS_NOT_FOUND"), None);
+    let unknown = "FS_NOT_FOUND".parse::<ErrorCode>().unwrap_err();
+    assert_eq!(unknown.as_str(), "FS_NOT_FOUND");
+    assert_eq!(
+        unknown.to_string(),
+        r#"unknown error code "FS_NOT_FOUND" (the registry's codes are UNKNOWN_TOOL, INVALID_ARGS, INVALID_TOOL_OUTPUT, TOOL_PANICKED, ABORTED_BEFORE_DISPATCH, ABORTED, TOOL_TIMEOUT, UNSUPPORTED_SCHEMA, CODE_RUN_FAILED, POLICY_DENIED, GUARD_DENIED, APPROVAL_REJECTED, APPROVAL_CANCELLED, RESULT_BLOCKED, TASK_FAILED, DETACHED_LIMIT)"#
+    );
+    let _: &dyn std::error::Error = &unknown;
+}
+
+/// A tool failing with a code of its own, or with a registry code's wire form.
+#[dsh_runtime::tool]
+async fn coded(registry_code: bool) -> Result<(), dsh_runtime::ToolError> {
+    Err(if registry_code {
+        dsh_runtime::ToolError::with_code(ErrorCode::ToolTimeout, "late")
+    } else {
+        dsh_runtime::ToolError::with_code("FS_NOT_FOUND", "no such file")
+    })
+}
+
+#[tokio::test]
+async fn result_codes_are_typed() {
+    use dsh_runtime::FailureCode;
+    let registry = Registry::new();
+    let _t = registry.register(Coded).unwrap();
+    let own = registry
+        .execute(ToolCall::new("1", "coded", r#"{"registry_code":false}"#))
+        .await;
+    assert_eq!(own.code(), Some(FailureCode::Tool("FS_NOT_FOUND")));
+    assert_eq!(own.code_str(), Some("FS_NOT_FOUND"));
+    assert_eq!(own.error_code(), None);
+    let pipeline = registry
+        .execute(ToolCall::new("2", "coded", r#"{"registry_code":true}"#))
+        .await;
+    assert_eq!(
+        pipeline.code(),
+        Some(FailureCode::Pipeline(ErrorCode::ToolTimeout))
+    );
+    let unknown = registry.execute(ToolCall::new("3", "nope", "{}")).await;
+    assert!(matches!(
+        unknown.code(),
+        Some(FailureCode::Pipeline(ErrorCode::UnknownTool))
+    ));
+    assert_eq!(registry.view().names().len(), 1);
+    let e = dsh_runtime::ToolError::with_code("FS_NOT_FOUND", "x");
+    assert_eq!(e.code(), Some(FailureCode::Tool("FS_NOT_FOUND")));
+    assert!(
+        registry
+            .execute(ToolCall::new("4", "coded", r#"{"registry_code":true}"#))
+            .await
+            .code()
+            .is_some_and(|c| c == ErrorCode::ToolTimeout)
+    );
 }
 
 // --- the open parameter root ---
@@ -1116,7 +1169,7 @@ async fn unknown_arguments_are_ignored_and_named_in_a_context() {
             r#"{"path":"missing","x":1,"y":2}"#,
         ))
         .await;
-    assert_eq!(r.code(), Some("FS_NOT_FOUND"));
+    assert_eq!(r.code_str(), Some("FS_NOT_FOUND"));
     assert_eq!(
         r.contexts()[0],
         r#"ignored unknown arguments "x", "y" (tool "read_lines" takes "path", "limit")"#
@@ -1125,7 +1178,7 @@ async fn unknown_arguments_are_ignored_and_named_in_a_context() {
     let r = registry
         .execute(ToolCall::new("c", "read_lines", r#"{"limt":5}"#))
         .await;
-    assert_eq!(r.code(), Some("INVALID_ARGS"));
+    assert_eq!(r.code_str(), Some("INVALID_ARGS"));
     assert_eq!(
         r.message(),
         Some(r#"invalid arguments: missing required property "path""#)
@@ -1200,7 +1253,7 @@ async fn unknown_arguments_never_reach_the_body() {
     // A `#[tool]`'s typed body reads only its parameters; the erased body gets the
     // arguments without the unknown key.
     let _t = registry.register(ReadLines).unwrap();
-    let tool = registry.get("read_lines").unwrap();
+    let tool = registry.view().get("read_lines").unwrap();
     let def = tool.definition();
     let raw_args = v(r#"{"path":"a","limit":1,"extra":{"deep":[1]}}"#);
     let validated = dsh_runtime::validate::validate_arguments(&def.parameters, &raw_args).unwrap();
@@ -1221,7 +1274,7 @@ async fn deny_unknown_args_makes_an_unknown_key_invalid() {
             r#"{"path":"a","limt":5}"#,
         ))
         .await;
-    assert_eq!(r.code(), Some("INVALID_ARGS"));
+    assert_eq!(r.code_str(), Some("INVALID_ARGS"));
     assert_eq!(
         r.message(),
         Some(
@@ -1273,7 +1326,7 @@ mod optional_output_fields {
             let list = export::export_registry(&registry, target);
             let schema = json::to_serde(list.tool("put").unwrap().get("outputSchema").unwrap());
             let validator = jsonschema::draft202012::new(&schema).unwrap();
-            let def = registry.get("put").unwrap();
+            let def = registry.view().get("put").unwrap();
             let structured =
                 export::mcp_structured_content(&def.definition().output, value, target);
             assert!(
@@ -1327,7 +1380,7 @@ mod model_facing_errors {
         let r = registry
             .execute(ToolCall::new("c", "negative_zero", "{}"))
             .await;
-        assert_eq!(r.code(), Some("INVALID_TOOL_OUTPUT"));
+        assert_eq!(r.code_str(), Some("INVALID_TOOL_OUTPUT"));
         let m = r.message().unwrap();
         assert_eq!(m.matches("not lossless JSON").count(), 1, "{m}");
     }
@@ -1340,7 +1393,7 @@ mod model_facing_errors {
         let r = registry
             .execute(ToolCall::new("c", "serach_notes", r#"{"query":"q"}"#))
             .await;
-        assert_eq!(r.code(), Some("UNKNOWN_TOOL"));
+        assert_eq!(r.code_str(), Some("UNKNOWN_TOOL"));
         assert_eq!(
             r.message(),
             Some(
@@ -1374,7 +1427,7 @@ mod model_facing_errors {
                 r#"{"qeury":"q","other":1}"#,
             ))
             .await;
-        assert_eq!(r.code(), Some("INVALID_ARGS"));
+        assert_eq!(r.code_str(), Some("INVALID_ARGS"));
         assert_eq!(
             r.message(),
             Some(r#"invalid arguments: unknown argument "qeury": did you mean "query"?"#)

@@ -1,4 +1,5 @@
-//! Contract §5 stages 6-8: around-dispatch wrappers, post-execute, finalize, observers.
+//! Pipeline stages 6 to 10 (see `dsh_runtime::pipeline`): around-dispatch wrappers,
+//! post-execute, finalize, observers.
 
 use crate::pipeline_support;
 
@@ -54,7 +55,7 @@ async fn a_wrapper_may_call_next_more_than_once() {
             }
         }))
         .unwrap();
-    let _w = registry.wrap(Retry(log.clone()));
+    let _w = registry.add_wrapper(Retry(log.clone()));
     let r = registry.execute(call("flaky")).await;
     assert_eq!(*r.value().unwrap(), Value::from("second time lucky"));
     assert_eq!(attempts.load(Ordering::SeqCst), 2);
@@ -66,8 +67,8 @@ async fn wrappers_nest_in_registration_order() {
     let registry = Registry::new();
     let log = Log::new();
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
-    let _a = registry.wrap(pipeline_support::LogWrapper(log.clone(), "outer"));
-    let _b = registry.wrap(pipeline_support::LogWrapper(log.clone(), "inner"));
+    let _a = registry.add_wrapper(pipeline_support::LogWrapper(log.clone(), "outer"));
+    let _b = registry.add_wrapper(pipeline_support::LogWrapper(log.clone(), "inner"));
     registry.execute(call("echo")).await;
     assert_eq!(log.take(), ["outer", "inner", "body", "render", "finalize"]);
 }
@@ -96,7 +97,7 @@ async fn a_wrapper_authored_success_is_revalidated_and_rendered_again() {
             )
             .unwrap(),
     );
-    let w = registry.wrap(Author(Value::from("from the wrapper")));
+    let w = registry.add_wrapper(Author(Value::from("from the wrapper")));
     let r = registry.execute(call("echo")).await;
     assert_eq!(*r.value().unwrap(), Value::from("from the wrapper"));
     assert_eq!(
@@ -109,12 +110,12 @@ async fn a_wrapper_authored_success_is_revalidated_and_rendered_again() {
             "pre", "guard", "wrap", "render", "post", "finalize", "observe"
         ]
     );
-    drop(w);
+    w.unregister();
 
     // A wrapper success that fails the output schema is a final error: post is skipped.
-    let _w = registry.wrap(Author(Value::from(42u64)));
+    let _w = registry.add_wrapper(Author(Value::from(42u64)));
     let r = registry.execute(call("echo")).await;
-    assert_eq!(r.code(), Some("INVALID_TOOL_OUTPUT"));
+    assert_eq!(r.code_str(), Some("INVALID_TOOL_OUTPUT"));
     assert_eq!(
         r.message(),
         Some(r#"tool "echo" returned invalid output: "value" must be a string"#)
@@ -142,10 +143,10 @@ async fn a_wrapper_authored_failure_is_kept_and_passes_post() {
     let (registry, log) = (Registry::new(), Log::new());
     let _regs = instrument(&registry, &log);
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
-    let _w = registry.wrap(Refuse);
+    let _w = registry.add_wrapper(Refuse);
     let r = registry.execute(call("echo")).await;
     assert_eq!(
-        (r.code(), r.message()),
+        (r.code_str(), r.message()),
         (Some("RATE_LIMITED"), Some("too many calls"))
     );
     assert_eq!(r.content(), &[ContentBlock::text("Error: too many calls")]);
@@ -183,7 +184,7 @@ async fn a_canonical_outcome_passes_through_unchanged() {
             async move { Ok(Value::from(format!("attempt {i}"))) }
         }))
         .unwrap();
-    let _w = registry.wrap(KeepFirst);
+    let _w = registry.add_wrapper(KeepFirst);
     let r = registry.execute(call("count")).await;
     assert_eq!(*r.value().unwrap(), Value::from("attempt 0"));
     // The canonical result is not rendered again.
@@ -197,11 +198,11 @@ async fn post_execute_sees_every_result_that_reaches_it() {
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s = seen.clone();
-    let _p = registry.post_execute(post_execute_fn(move |call, result| {
+    let _p = registry.add_post_execute(post_execute_fn(move |call, result| {
         s.lock().unwrap().push((
             call.name().to_string(),
             result.is_error(),
-            result.code().map(str::to_string),
+            result.code_str().map(str::to_string),
         ));
         None
     }));
@@ -225,12 +226,8 @@ async fn post_execute_content_replacement_keeps_value_and_meta() {
     let _t = registry
         .register(Probe::new("echo", &log).meta(|_, _| Ok(Some(Value::from("m")))))
         .unwrap();
-    let _p = registry.post_execute(post_execute_fn(|_, _| {
-        Some(
-            Accept::new()
-                .with_content(vec![ContentBlock::text("redacted")])
-                .into(),
-        )
+    let _p = registry.add_post_execute(post_execute_fn(|_, _| {
+        Some(Accept::content(vec![ContentBlock::text("redacted")]).into())
     }));
     let r = registry.execute(call("echo")).await;
     assert_eq!(*r.value().unwrap(), Value::from("x"));
@@ -241,15 +238,11 @@ async fn post_execute_content_replacement_keeps_value_and_meta() {
 #[tokio::test]
 async fn post_execute_content_replacement_applies_to_failures() {
     let registry = Registry::new();
-    let _p = registry.post_execute(post_execute_fn(|_, _| {
-        Some(
-            Accept::new()
-                .with_content(vec![ContentBlock::text("try another tool")])
-                .into(),
-        )
+    let _p = registry.add_post_execute(post_execute_fn(|_, _| {
+        Some(Accept::content(vec![ContentBlock::text("try another tool")]).into())
     }));
     let r = registry.execute(call("nope")).await;
-    assert_eq!(r.code(), Some("UNKNOWN_TOOL"));
+    assert_eq!(r.code_str(), Some("UNKNOWN_TOOL"));
     assert_eq!(r.content(), &[ContentBlock::text("try another tool")]);
     // The message is the failure's own, whatever the content became (the registry keeps
     // it once, in its `Error: ` block, until that block is replaced).
@@ -282,7 +275,7 @@ async fn a_failure_keeps_its_message_when_its_content_is_finalized() {
         )
         .unwrap();
     let r = registry.execute(call("echo")).await;
-    assert_eq!(r.code(), Some("E_BOOM"));
+    assert_eq!(r.code_str(), Some("E_BOOM"));
     assert_eq!(r.message(), Some("boom"));
     assert_eq!(r.content(), &[ContentBlock::text("finalized")]);
 
@@ -311,8 +304,8 @@ async fn post_execute_value_replacement_is_revalidated_rendered_and_meta_recompu
                 .meta(|_, v| Ok(Some(v.clone()))),
         )
         .unwrap();
-    let p = registry.post_execute(post_execute_fn(|_, _| {
-        Some(Accept::new().with_value(Value::from("replaced")).into())
+    let p = registry.add_post_execute(post_execute_fn(|_, _| {
+        Some(Accept::value(Value::from("replaced")).into())
     }));
     let r = registry.execute(call("echo")).await;
     assert_eq!(*r.value().unwrap(), Value::from("replaced"));
@@ -322,13 +315,12 @@ async fn post_execute_value_replacement_is_revalidated_rendered_and_meta_recompu
         log.take(),
         ["body", "render", "meta", "render", "meta", "finalize"]
     );
-    drop(p);
+    p.unregister();
 
-    let _p = registry.post_execute(post_execute_fn(|_, _| {
-        Some(Accept::new().with_value(v("[1]")).into())
-    }));
+    let _p =
+        registry.add_post_execute(post_execute_fn(|_, _| Some(Accept::value(v("[1]")).into())));
     let r = registry.execute(call("echo")).await;
-    assert_eq!(r.code(), Some("INVALID_TOOL_OUTPUT"));
+    assert_eq!(r.code_str(), Some("INVALID_TOOL_OUTPUT"));
     assert_eq!(
         r.message(),
         Some(r#"tool "echo" returned invalid output: "value" must be a string"#)
@@ -340,26 +332,9 @@ async fn post_execute_accept_errors() {
     let registry = Registry::new();
     let log = Log::new();
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
-    let both = registry.post_execute(post_execute_fn(|_, _| {
-        Some(
-            Accept::new()
-                .with_value(Value::from("v"))
-                .with_content(vec![ContentBlock::text("c")])
-                .into(),
-        )
-    }));
-    let r = registry.execute(call("echo")).await;
-    assert_eq!(
-        (r.code(), r.message()),
-        (
-            None,
-            Some("tools/post-execute accept decision cannot replace both value and content")
-        )
-    );
-    drop(both);
-
-    let _value_on_failure = registry.post_execute(post_execute_fn(|_, _| {
-        Some(Accept::new().with_value(Value::from("v")).into())
+    // Replacing both the value and the content is unrepresentable (`Replacement`).
+    let _value_on_failure = registry.add_post_execute(post_execute_fn(|_, _| {
+        Some(Accept::value(Value::from("v")).into())
     }));
     let r = registry.execute(ToolCall::new("c", "echo", "{}")).await;
     assert_eq!(
@@ -379,7 +354,7 @@ async fn contexts_are_deferred_ones_then_the_decisions() {
             Ok(Value::from("ok"))
         }))
         .unwrap();
-    let _p = registry.post_execute(post_execute_fn(|_, _| {
+    let _p = registry.add_post_execute(post_execute_fn(|_, _| {
         Some(Accept::new().with_context("from post").into())
     }));
     let r = registry.execute(call("echo")).await;
@@ -413,7 +388,7 @@ async fn block_turns_a_result_into_a_failure_with_feedback() {
             Ok(Value::from("secret"))
         }))
         .unwrap();
-    let b = registry.post_execute(post_execute_fn(|_, _| {
+    let b = registry.add_post_execute(post_execute_fn(|_, _| {
         Some(
             Block::new(vec![
                 ContentBlock::text("output withheld"),
@@ -429,7 +404,7 @@ async fn block_turns_a_result_into_a_failure_with_feedback() {
     }));
     let r = registry.execute(call("echo")).await;
     assert!(r.is_error() && r.value().is_none());
-    assert_eq!(r.code(), Some("RESULT_BLOCKED"));
+    assert_eq!(r.code_str(), Some("RESULT_BLOCKED"));
     assert_eq!(
         r.message(),
         Some("output withheld\n[image content]\nask the user")
@@ -437,9 +412,9 @@ async fn block_turns_a_result_into_a_failure_with_feedback() {
     assert_eq!(r.content().len(), 3);
     assert_eq!(r.content()[0], ContentBlock::text("output withheld"));
     assert_eq!(r.contexts(), ["policy note"]);
-    drop(b);
+    b.unregister();
 
-    let _b = registry.post_execute(post_execute_fn(|_, _| Some(PostDecision::block(vec![]))));
+    let _b = registry.add_post_execute(post_execute_fn(|_, _| Some(PostDecision::block(vec![]))));
     let r = registry.execute(call("echo")).await;
     assert_eq!(
         r.message(),
@@ -458,14 +433,14 @@ async fn a_throwing_post_execute_hook_is_a_final_error() {
     let registry = Registry::new();
     let log = Log::new();
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
-    let _p = registry.post_execute(post_execute_fn(|_, _| panic!("post bug")));
+    let _p = registry.add_post_execute(post_execute_fn(|_, _| panic!("post bug")));
     let l = log.clone();
-    let _o = registry.observe(observer_fn(move |_, r| {
+    let _o = registry.add_observer(observer_fn(move |_, r| {
         l.push(format!("observe {}", r.message().unwrap_or("ok")))
     }));
     let r = registry.execute(call("echo")).await;
     assert_eq!(r.message(), Some("post-execute hook panicked: post bug"));
-    assert_eq!(r.code(), Some("TOOL_PANICKED"));
+    assert_eq!(r.code_str(), Some("TOOL_PANICKED"));
     assert_eq!(
         log.take(),
         [
@@ -515,7 +490,7 @@ async fn a_panicking_finalizer_turns_the_outcome_into_an_error() {
         r.message(),
         Some("finalize_content panicked: finalizer bug")
     );
-    assert_eq!(r.code(), Some("TOOL_PANICKED"));
+    assert_eq!(r.code_str(), Some("TOOL_PANICKED"));
     assert_eq!(
         r.content(),
         &[ContentBlock::text(
@@ -536,16 +511,16 @@ async fn the_finalizer_is_captured_at_entry() {
     let slot = Arc::new(Mutex::new(Some(old)));
     let (s, r2, l2) = (slot.clone(), registry.clone(), log.clone());
     // During policy, swap the registration for a new tool of the same name.
-    let _g = registry.guard(dsh_runtime::hooks::guard_fn(move |_| {
+    let _g = registry.add_guard(dsh_runtime::hooks::guard_fn(move |_| {
         if let Some(old) = s.lock().unwrap().take() {
-            drop(old);
-            r2.register(
-                Probe::new("t", &l2)
-                    .body(|_, _| async { Ok(Value::from("new body")) })
-                    .finalize(|_, _| Some(vec![ContentBlock::text("new finalizer")])),
-            )
-            .unwrap()
-            .keep();
+            old.unregister();
+            let _ = r2
+                .register(
+                    Probe::new("t", &l2)
+                        .body(|_, _| async { Ok(Value::from("new body")) })
+                        .finalize(|_, _| Some(vec![ContentBlock::text("new finalizer")])),
+                )
+                .unwrap();
         }
         None
     }));
@@ -564,8 +539,8 @@ async fn observers_see_the_frozen_final_result_and_panics_are_contained() {
         .unwrap();
     let seen: Arc<Mutex<Vec<ToolResult>>> = Arc::default();
     let s = seen.clone();
-    let _a = registry.observe(observer_fn(|_, _| panic!("observer bug")));
-    let _b = registry.observe(observer_fn(move |_, r| s.lock().unwrap().push(r.clone())));
+    let _a = registry.add_observer(observer_fn(|_, _| panic!("observer bug")));
+    let _b = registry.add_observer(observer_fn(move |_, r| s.lock().unwrap().push(r.clone())));
     let r = registry.execute(call("echo")).await;
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 1);
@@ -581,7 +556,7 @@ async fn hooks_see_the_validated_frozen_arguments_and_identity() {
     let _t = registry.register(Probe::new("echo", &log)).unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s = seen.clone();
-    let _g = registry.guard(dsh_runtime::hooks::guard_fn(move |call| {
+    let _g = registry.add_guard(dsh_runtime::hooks::guard_fn(move |call| {
         s.lock().unwrap().push((
             call.call_id().to_string(),
             call.execution().root_call_id.to_string(),
@@ -617,7 +592,7 @@ async fn wrapper_failing_output_schema_for_a_different_output_kind() {
                 .body(|_, _| async { Ok(pipeline_support::v("{}")) }),
         )
         .unwrap();
-    let _w = registry.wrap(Author(v(r#"{"k":1}"#)));
+    let _w = registry.add_wrapper(Author(v(r#"{"k":1}"#)));
     let r = registry.execute(call("obj")).await;
     assert_eq!(
         r.message(),

@@ -52,12 +52,12 @@ async fn readme_examples() -> Result<(), Box<dyn std::error::Error>> {
     let registry = Registry::new();
     let _read = registry.register(ReadFile)?;
 
-    let _policy = registry.pre_execute(pre_execute_fn(|call| {
+    let _policy = registry.add_pre_execute(pre_execute_fn(|call| {
         let path = call.arguments().as_object()?.get("path")?.as_str()?;
         path.starts_with("/etc/shadow")
             .then(|| PreDecision::deny("that file is off limits"))
     }));
-    let _guard = registry.guard(guard_fn(|call| {
+    let _guard = registry.add_guard(guard_fn(|call| {
         call.definition()
             .is_some_and(|d| d.annotations.destructive)
             .then(|| format!("{} is destructive and needs review", call.name()))
@@ -80,7 +80,7 @@ async fn readme_examples() -> Result<(), Box<dyn std::error::Error>> {
         ))
         .await;
     assert_eq!(denied.message(), Some("that file is off limits"));
-    assert_eq!(denied.code(), Some("POLICY_DENIED"));
+    assert_eq!(denied.code_str(), Some("POLICY_DENIED"));
 
     let params = json::parse(r#"{"type":"object","properties":{}}"#)?;
     let output = json::parse(r#"{"type":"string"}"#)?;
@@ -99,7 +99,7 @@ async fn readme_examples() -> Result<(), Box<dyn std::error::Error>> {
     let r = registry
         .execute(ToolCall::new("call_3", "slow", "{}"))
         .await;
-    assert_eq!(r.code(), Some("TOOL_TIMEOUT"));
+    assert_eq!(r.code_str(), Some("TOOL_TIMEOUT"));
 
     // The guard denies destructive tools.
     let mut destructive = ToolAnnotations::default();

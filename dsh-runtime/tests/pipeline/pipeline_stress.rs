@@ -38,7 +38,7 @@ async fn every_call_gets_exactly_one_result_under_registration_churn() {
     let observed = Arc::new(Mutex::new(HashSet::<String>::new()));
     let duplicates = Arc::new(AtomicUsize::new(0));
     let (o, d) = (observed.clone(), duplicates.clone());
-    let _obs = registry.observe(observer_fn(move |call, _| {
+    let _obs = registry.add_observer(observer_fn(move |call, _| {
         if !o.lock().unwrap().insert(call.call_id().to_string()) {
             d.fetch_add(1, Ordering::SeqCst);
         }
@@ -56,7 +56,7 @@ async fn every_call_gets_exactly_one_result_under_registration_churn() {
                         Probe::new("churn", &quiet).body(|_, _| async { Ok(Value::from("churn")) }),
                     )
                     .unwrap();
-                let guard = registry.guard(guard_fn(|call| {
+                let guard = registry.add_guard(guard_fn(|call| {
                     (call.name() == "stable" && call.call_id().ends_with("-13"))
                         .then(|| "guarded".to_string())
                 }));
@@ -68,10 +68,10 @@ async fn every_call_gets_exactly_one_result_under_registration_churn() {
                     )
                     .unwrap();
                 tokio::task::yield_now().await;
-                drop(shadow);
+                shadow.unregister();
                 drop(scope);
-                drop(guard);
-                drop(tool);
+                guard.unregister();
+                tool.unregister();
                 rounds += 1;
                 tokio::task::yield_now().await;
             }
@@ -125,7 +125,7 @@ async fn every_call_gets_exactly_one_result_under_registration_churn() {
     assert_eq!(duplicates.load(Ordering::SeqCst), 0);
     assert!(rounds > 0);
     for r in &all {
-        match (r.value().cloned(), r.code(), r.message()) {
+        match (r.value().cloned(), r.code_str(), r.message()) {
             (Some(v), None, None) => {
                 assert!(
                     v == Value::from("stable") || v == Value::from("churn"),
@@ -155,14 +155,19 @@ async fn schemas_are_consistent_snapshots_under_churn() {
                 let b = registry.register(Probe::new("b", &quiet)).unwrap();
                 let c = registry.register(Probe::new("c", &quiet)).unwrap();
                 tokio::task::yield_now().await;
-                drop(b);
+                b.unregister();
                 tokio::task::yield_now().await;
-                drop(c);
+                c.unregister();
             }
         }
     });
     for _ in 0..2_000 {
-        let names: Vec<String> = registry.names().iter().map(|n| n.to_string()).collect();
+        let names: Vec<String> = registry
+            .view()
+            .names()
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
         assert!(
             [
                 vec!["a"],

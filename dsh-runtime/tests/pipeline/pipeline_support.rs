@@ -249,20 +249,20 @@ pub fn instrument(registry: &Registry, log: &Log) -> Vec<Registration> {
         log.clone(),
     );
     vec![
-        registry.pre_execute(pre_execute_fn(move |_| {
+        registry.add_pre_execute(pre_execute_fn(move |_| {
             a.push("pre");
             None
         })),
-        registry.guard(guard_fn(move |_| {
+        registry.add_guard(guard_fn(move |_| {
             b.push("guard");
             None
         })),
-        registry.wrap(LogWrapper(c, "wrap")),
-        registry.post_execute(post_execute_fn(move |_, _| {
+        registry.add_wrapper(LogWrapper(c, "wrap")),
+        registry.add_post_execute(post_execute_fn(move |_, _| {
             d.push("post");
             None
         })),
-        registry.observe(observer_fn(move |_, _| e.push("observe"))),
+        registry.add_observer(observer_fn(move |_, _| e.push("observe"))),
     ]
 }
 
@@ -286,7 +286,7 @@ pub fn text(result: &dsh_runtime::ToolResult) -> String {
 
 /// The names a scope sees, as owned strings.
 pub fn scope_names(s: &dsh_runtime::Scope) -> Vec<String> {
-    s.names().iter().map(|n| n.to_string()).collect()
+    s.view().names().iter().map(|n| n.to_string()).collect()
 }
 
 /// A probe tool whose value is `tag` (which of several same-named tools answered).

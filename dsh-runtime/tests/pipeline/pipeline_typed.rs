@@ -24,13 +24,13 @@ async fn a_typed_call_runs_policy_and_returns_the_final_value() {
     let _t = registry.register(Add::new()).unwrap();
     let log = Log::new();
     let l = log.clone();
-    let _g = registry.guard(dsh_runtime::hooks::guard_fn(move |call| {
+    let _g = registry.add_guard(dsh_runtime::hooks::guard_fn(move |call| {
         l.push(format!("guard {} {}", call.name(), call.arguments()));
         None
     }));
-    let _p = registry.post_execute(post_execute_fn(|_, r| {
+    let _p = registry.add_post_execute(post_execute_fn(|_, r| {
         let doubled = r.value()?.as_number()?.as_i64()? * 2;
-        Some(Accept::new().with_value(Value::from(doubled)).into())
+        Some(Accept::value(Value::from(doubled)).into())
     }));
     assert_eq!(registry.call::<Add>(AddArgs { a: 1, b: 2 }).await, Ok(6));
     assert_eq!(log.take(), [r#"guard add {"a":1,"b":2}"#]);
@@ -49,7 +49,7 @@ async fn a_typed_call_failure_is_a_tool_call_error() {
     assert_eq!(err.code.as_deref(), Some("OVERFLOW"));
     assert_eq!(err.to_string(), r#"tool "add" failed: the sum overflows"#);
 
-    let _d = registry.pre_execute(pre_execute_fn(|_| Some(PreDecision::deny("not allowed"))));
+    let _d = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::deny("not allowed"))));
     let err = registry
         .call::<Add>(AddArgs { a: 1, b: 1 })
         .await
@@ -105,7 +105,7 @@ async fn raw_tools_go_through_the_same_pipeline() {
     let registry = Registry::new();
     let _t = registry.register(raw_tool()).unwrap();
     assert_eq!(
-        registry.schemas_json(),
+        registry.view().schemas_json(),
         r#"[{"name":"lookup","description":"Look a key up.","parameters":{"type":"object","additionalProperties":true,"properties":{"key":{"type":"string","description":"The key."},"limit":{"type":"integer"}},"required":["key"]}}]"#
     );
     let ok = registry
@@ -121,7 +121,7 @@ async fn raw_tools_go_through_the_same_pipeline() {
     let invalid = registry
         .execute(ToolCall::new("2", "lookup", r#"{"limit":"ten"}"#))
         .await;
-    assert_eq!(invalid.code(), Some("INVALID_ARGS"));
+    assert_eq!(invalid.code_str(), Some("INVALID_ARGS"));
     assert_eq!(
         invalid.message(),
         Some(r#"invalid arguments: missing required property "key"; "limit" must be an integer"#)
@@ -138,7 +138,7 @@ async fn raw_tools_go_through_the_same_pipeline() {
         .execute(ToolCall::new("4", "lookup", r#"{"key":"err"}"#))
         .await;
     assert_eq!(
-        (err.code(), err.message()),
+        (err.code_str(), err.message()),
         (Some("UPSTREAM"), Some("server said no"))
     );
 }
@@ -173,7 +173,7 @@ async fn raw_schemas_outside_the_vocabulary_are_refused() {
             .starts_with(r#"tool "x": unsupported JSON schema: output"#),
         "{err}"
     );
-    assert!(registry.names().is_empty());
+    assert!(registry.view().names().is_empty());
 }
 
 #[tokio::test]

@@ -34,7 +34,7 @@ async fn default_limit_is_128_levels() {
     let deep = registry
         .execute(ToolCall::new("b", "echo", nested(129)))
         .await;
-    assert_eq!(deep.code(), Some("INVALID_ARGS"));
+    assert_eq!(deep.code_str(), Some("INVALID_ARGS"));
     let message = deep.message().unwrap();
     assert!(
         message.starts_with("arguments are nested too deeply: ") && message.contains("128"),

@@ -44,8 +44,13 @@ async fn a_global_registration_reaches_scopes_created_and_used_earlier() {
         run(&registry, Some(idle_child.id()), "c").await.unwrap(),
         "global c"
     );
-    assert!(idle.get("c").is_some());
-    let schemas: Vec<String> = agent.schemas().iter().map(|d| d.name.to_string()).collect();
+    assert!(idle.view().get("c").is_some());
+    let schemas: Vec<String> = agent
+        .view()
+        .schemas()
+        .iter()
+        .map(|d| d.name.to_string())
+        .collect();
     assert_eq!(schemas, ["a", "b", "c"]);
     // Through the id-only view too.
     assert_eq!(registry.view_of(Some(idle.id())).names().len(), 3);
@@ -70,10 +75,10 @@ async fn a_dropped_global_tool_disappears_from_every_scope() {
     }
     assert_eq!(scope_names(&children[4]), ["keep", "gone"]);
 
-    drop(gone);
+    gone.unregister();
     for s in scopes.iter().chain(&children) {
         assert_eq!(scope_names(s), ["keep"], "{s:?}");
-        assert!(s.get("gone").is_none());
+        assert!(s.view().get("gone").is_none());
         assert_eq!(
             run(&registry, Some(s.id()), "gone").await.unwrap_err(),
             r#"unknown tool "gone"; available tools: "keep""#
@@ -102,7 +107,7 @@ async fn shadowing_survives_global_re_registration() {
     let global_t = registry.register(tagged("t", "global t", &log)).unwrap();
     let _z = registry.register(tagged("z", "global z", &log)).unwrap();
     // The scope's tool shadows the new global one in the global one's position.
-    assert_eq!(registry.names().len(), 3);
+    assert_eq!(registry.view().names().len(), 3);
     assert_eq!(scope_names(&scope), ["a", "t", "z"]);
     assert_eq!(scope_names(&child), ["a", "t", "z"]);
     assert_eq!(run(&registry, None, "t").await.unwrap(), "global t");
@@ -112,7 +117,7 @@ async fn shadowing_survives_global_re_registration() {
     );
 
     // Drop and register the global one again, reading nothing in between.
-    drop(global_t);
+    global_t.unregister();
     let _again = registry
         .register(tagged("t", "global t again", &log))
         .unwrap();
@@ -149,14 +154,14 @@ async fn global_hooks_registered_later_apply_to_scopes_in_registration_order() {
             None
         })
     };
-    let scoped_pre = scope.pre_execute(pre("scope pre 1"));
+    let scoped_pre = scope.add_pre_execute(pre("scope pre 1"));
     run(&registry, Some(child.id()), "t").await.unwrap();
     assert_eq!(log.take(), ["scope pre 1"]);
 
-    let global_pre = registry.pre_execute(pre("global pre"));
-    let _scoped_pre_2 = scope.pre_execute(pre("scope pre 2"));
-    let _global_guard = registry.guard(guard("global guard"));
-    let _scoped_guard = child.guard(guard("child guard"));
+    let global_pre = registry.add_pre_execute(pre("global pre"));
+    let _scoped_pre_2 = scope.add_pre_execute(pre("scope pre 2"));
+    let _global_guard = registry.add_guard(guard("global guard"));
+    let _scoped_guard = child.add_guard(guard("child guard"));
     run(&registry, Some(child.id()), "t").await.unwrap();
     assert_eq!(
         log.take(),
@@ -168,14 +173,14 @@ async fn global_hooks_registered_later_apply_to_scopes_in_registration_order() {
             "child guard"
         ]
     );
-    drop(global_pre);
-    drop(scoped_pre);
+    global_pre.unregister();
+    scoped_pre.unregister();
     run(&registry, Some(child.id()), "t").await.unwrap();
     assert_eq!(log.take(), ["scope pre 2", "global guard", "child guard"]);
     // A global observer added after the scope's last use sees its next call.
     let seen = Arc::new(AtomicUsize::new(0));
     let s = seen.clone();
-    let _obs = registry.observe(observer_fn(move |_, _| {
+    let _obs = registry.add_observer(observer_fn(move |_, _| {
         s.fetch_add(1, Ordering::SeqCst);
     }));
     run(&registry, Some(scope.id()), "t").await.unwrap();
@@ -211,8 +216,10 @@ async fn a_scoped_call_re_resolves_a_global_tool_dropped_during_policy() {
     let s = slot.clone();
     // During policy, the global tool the call resolved is unregistered. The scope's view
     // object is not replaced by that (it goes stale), and the call must notice.
-    let _g = scope.guard(guard_fn(move |_| {
-        drop(s.lock().unwrap().take());
+    let _g = scope.add_guard(guard_fn(move |_| {
+        if let Some(reg) = s.lock().unwrap().take() {
+            reg.unregister();
+        }
         None
     }));
     assert_eq!(
@@ -238,11 +245,11 @@ fn a_global_change_moves_the_change_counter_once_and_reads_do_not() {
     }
     assert!(!changes.has_changed().unwrap());
     // Hooks are not tool changes (as before), even though they make views stale.
-    let hook = registry.pre_execute(pre_execute_fn(|_| None));
+    let hook = registry.add_pre_execute(pre_execute_fn(|_| None));
     assert_eq!(scope_names(&scopes[3]), ["a"]);
     assert!(!changes.has_changed().unwrap());
-    drop(hook);
-    drop(reg);
+    hook.unregister();
+    reg.unregister();
     assert_eq!(*changes.borrow_and_update(), before + 2);
     assert!(scope_names(&scopes[7]).is_empty());
     assert!(!changes.has_changed().unwrap());
@@ -279,7 +286,7 @@ fn a_dropped_global_tool_is_released_once_every_scope_moved_on() {
     let idle = registry.scope();
     assert_eq!(scope_names(&used), ["t"]);
     assert_eq!(scope_names(&idle), ["t"]);
-    drop(reg);
+    reg.unregister();
     // The global view let go; the scopes' views let go when next used or removed.
     assert_eq!(scope_names(&used), Vec::<String>::new());
     drop(idle);
@@ -306,9 +313,9 @@ fn scoped_reads_race_global_changes_consistently() {
             let mut rounds = 0;
             while !done.load(Ordering::SeqCst) || rounds < 100 {
                 let b = registry.register(Probe::new("b", &quiet)).unwrap();
-                let hook = registry.pre_execute(pre_execute_fn(|_| None));
-                drop(b);
-                drop(hook);
+                let hook = registry.add_pre_execute(pre_execute_fn(|_| None));
+                b.unregister();
+                hook.unregister();
                 rounds += 1;
             }
             rounds
@@ -326,7 +333,7 @@ fn scoped_reads_race_global_changes_consistently() {
                         names == ["a", "own"] || names == ["a", "b", "own"],
                         "{names:?}"
                     );
-                    let b = scope.get("b");
+                    let b = scope.view().get("b");
                     assert!(b.is_none_or(|t| &*t.definition().name == "b"));
                 }
             })
@@ -359,7 +366,7 @@ fn a_tool_released_by_a_scope_rebuild_can_use_the_registry_in_its_drop() {
                 .unwrap();
             let names = self.registry.view_of(Some(self.scope)).names();
             *self.seen.lock().unwrap() = Some(names.iter().map(|n| n.to_string()).collect());
-            drop(late);
+            late.unregister();
         }
     }
     impl dsh_runtime::Tool for ChangesRegistryOnDrop {
@@ -409,7 +416,7 @@ fn released_by_rebuild<T: dsh_runtime::Tool>(make: impl FnOnce(Registry, ScopeId
         .register(make(registry.clone(), scope.id(), seen.clone()))
         .unwrap();
     assert_eq!(scope_names(&scope), ["t", "own"]);
-    drop(reg);
+    reg.unregister();
     // The scope's stale view still holds it: the rebuild below is what releases it.
     assert!(seen.lock().unwrap().is_none());
     assert_eq!(scope_names(&scope), ["own"]);

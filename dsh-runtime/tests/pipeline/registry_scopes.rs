@@ -1,4 +1,4 @@
-//! Contract §8 (scopes): views, shadowing, restrict masks, scoped hooks, lifetimes.
+//! Scopes: views, shadowing, restrict masks, scoped hooks, lifetimes.
 
 use crate::pipeline_support;
 
@@ -7,7 +7,7 @@ use dsh_runtime::{Registry, RestrictError, Restriction};
 use pipeline_support::{Log, Probe, run, scope_names, tagged};
 
 fn names(r: &Registry) -> Vec<String> {
-    r.names().iter().map(|n| n.to_string()).collect()
+    r.view().names().iter().map(|n| n.to_string()).collect()
 }
 
 #[tokio::test]
@@ -65,7 +65,7 @@ fn schemas_are_byte_stable_and_in_view_order() {
     let _a = registry.register(Probe::new("alpha", &log)).unwrap();
     let scope = registry.scope();
     let _own = scope.register(Probe::new("zeta", &log)).unwrap();
-    let json = scope.schemas_json();
+    let json = scope.view().schemas_json();
     let params = r#"{"type":"object","additionalProperties":false,"properties":{"text":{"type":"string"},"n":{"type":"integer"}},"required":["text"]}"#;
     assert_eq!(
         json,
@@ -73,8 +73,8 @@ fn schemas_are_byte_stable_and_in_view_order() {
             r#"[{{"name":"zeta","description":"The zeta probe.","parameters":{params}}},{{"name":"alpha","description":"The alpha probe.","parameters":{params}}}]"#
         )
     );
-    assert_eq!(scope.schemas_json(), json);
-    let list = scope.schemas();
+    assert_eq!(scope.view().schemas_json(), json);
+    let list = scope.view().schemas();
     // Through serde the content is the same (key order is the json module's business).
     assert_eq!(
         serde_json::to_value(&list).unwrap(),
@@ -96,7 +96,7 @@ async fn deny_masks_hide_inherited_tools_and_admit_later_globals() {
         run(&registry, Some(scope.id()), "a").await.unwrap_err(),
         r#"unknown tool "a"; available tools: "b""#
     );
-    assert!(scope.get("a").is_none());
+    assert!(scope.view().get("a").is_none());
     let _c = registry.register(Probe::new("c", &log)).unwrap();
     assert_eq!(scope_names(&scope), ["b", "c"]);
     // The global view is unaffected.
@@ -225,11 +225,11 @@ async fn guards_run_global_first_then_the_chain_farthest_to_nearest() {
     };
     // Registered in a scrambled order across layers.
     let _guards = [
-        agent.guard(g("agent 1")),
-        registry.guard(g("global 1")),
-        preset.guard(g("preset 1")),
-        agent.guard(g("agent 2")),
-        registry.guard(g("global 2")),
+        agent.add_guard(g("agent 1")),
+        registry.add_guard(g("global 1")),
+        preset.add_guard(g("preset 1")),
+        agent.add_guard(g("agent 2")),
+        registry.add_guard(g("global 2")),
     ];
     run(&registry, Some(agent.id()), "t").await.unwrap();
     assert_eq!(
@@ -251,12 +251,12 @@ async fn scoped_listeners_see_only_calls_from_their_scope_and_below() {
     let agent = preset.child();
     let sibling = registry.scope();
     let (a, b, c) = (log.clone(), log.clone(), log.clone());
-    let _pre = preset.pre_execute(pre_execute_fn(move |call| {
+    let _pre = preset.add_pre_execute(pre_execute_fn(move |call| {
         a.push(format!("preset pre {:?}", call.agent().map(|s| s.get())));
         None
     }));
-    let _obs = preset.observe(observer_fn(move |_, _| b.push("preset observe")));
-    let _global = registry.pre_execute(pre_execute_fn(move |_| {
+    let _obs = preset.add_observer(observer_fn(move |_, _| b.push("preset observe")));
+    let _global = registry.add_pre_execute(pre_execute_fn(move |_| {
         c.push("global pre");
         None
     }));
@@ -309,7 +309,7 @@ async fn dropping_a_scope_removes_its_tools_and_hooks() {
     let clone = scope.clone();
     let reg = scope.register(tagged("t", "scoped", &log)).unwrap();
     let l = log.clone();
-    let hook = registry.observe(observer_fn(move |call, _| {
+    let hook = registry.add_observer(observer_fn(move |call, _| {
         l.push(format!(
             "global observer sees agent {:?}",
             call.agent().is_some()
@@ -328,8 +328,8 @@ async fn dropping_a_scope_removes_its_tools_and_hooks() {
     );
     assert_eq!(log.take(), ["global observer sees agent true"]);
     // The registration of the vanished scope is inert.
-    drop(reg);
-    drop(hook);
+    reg.unregister();
+    hook.unregister();
     assert_eq!(names(&registry), ["t"]);
 }
 
@@ -463,7 +463,7 @@ fn drive_model(seed: u64, read_all: bool) {
                 ids.sort_unstable();
                 let id = ids[rand(ids.len())];
                 let (layer, reg) = regs.remove(&id).unwrap();
-                drop(reg);
+                reg.unregister();
                 let own = match layer {
                     None => &mut model.global,
                     Some(s) => match model.scopes[s].as_mut() {

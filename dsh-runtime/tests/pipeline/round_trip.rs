@@ -430,7 +430,7 @@ async fn openai_argument_text_is_kept_for_the_lossless_snapshot() {
         "arguments": "{\"query\":\"a\",\"query\":\"b\"}"}]});
     let calls = OpenAiResponses.calls(&response).unwrap();
     let results = round_trip::run_calls(&registry, calls, None).await;
-    assert_eq!(results[0].code(), Some("INVALID_ARGS"));
+    assert_eq!(results[0].code_str(), Some("INVALID_ARGS"));
     assert!(
         results[0].message().unwrap().contains("duplicate key"),
         "{:?}",

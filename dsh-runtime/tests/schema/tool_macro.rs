@@ -161,7 +161,7 @@ async fn the_body_runs_through_the_trait_the_erased_tool_and_the_fn() {
         )
         .await
         .expect_err("empty path fails");
-    assert_eq!(failed.code(), Some("FS_EMPTY"));
+    assert_eq!(failed.code_str(), Some("FS_EMPTY"));
 
     let erased: &dyn dsh_runtime::tool::ErasedTool = &ReadFile;
     let raw = v(r#"{"path":"/c"}"#);
@@ -805,7 +805,7 @@ fn generated_argument_reader_agrees_with_serde() {
 /// of the others itself.
 #[test]
 fn overridden_hooks_are_exactly_the_generated_ones() {
-    use dsh_runtime::tool::hooks;
+    use dsh_runtime::tool::overrides as hooks;
     assert_eq!(ReadFile::OVERRIDDEN_HOOKS, hooks::IS_CONCURRENCY_SAFE);
     assert_eq!(Search::OVERRIDDEN_HOOKS, 0);
     assert_eq!(EditFile::OVERRIDDEN_HOOKS, hooks::ALL);

@@ -23,7 +23,7 @@ fn golden_dir() -> PathBuf {
 
 fn host_definitions() -> Vec<dsh_runtime::ToolDefinition> {
     let host = Host::new(env!("CARGO_MANIFEST_DIR")).expect("host");
-    host.registry().definitions()
+    host.registry().view().definitions()
 }
 
 /// Compare `text` with the golden file `name` (or write it under `UPDATE_GOLDEN=1`).

@@ -105,7 +105,7 @@ pub fn odd_tool() -> ToolDefinition {
 /// The host's tools, `search_records` and `odd-name`.
 pub fn definitions() -> Vec<ToolDefinition> {
     let host = Host::new(env!("CARGO_MANIFEST_DIR")).expect("host");
-    let mut defs = host.registry().definitions();
+    let mut defs = host.registry().view().definitions();
     defs.push(SearchRecords.definition().clone());
     defs.push(odd_tool());
     defs

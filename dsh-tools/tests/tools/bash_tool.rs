@@ -241,7 +241,7 @@ async fn cancelling_the_call_kills_the_command_and_reports_aborted() {
         .await
         .expect("the call returns after cancellation")
         .unwrap();
-    assert_eq!(result.code(), Some("ABORTED"));
+    assert_eq!(result.code_str(), Some("ABORTED"));
     assert_eq!(result.text(), "Error: tool call aborted");
     assert_gone(&shell).await;
     assert_gone(&sleeper).await;
@@ -269,7 +269,7 @@ async fn a_call_cancelled_before_dispatch_runs_nothing() {
             .with_cancellation(token),
         )
         .await;
-    assert_eq!(result.code(), Some("ABORTED_BEFORE_DISPATCH"));
+    assert_eq!(result.code_str(), Some("ABORTED_BEFORE_DISPATCH"));
     assert!(!marker.exists());
 }
 
@@ -381,7 +381,7 @@ async fn workdir_sets_the_directory() {
     let missing = host
         .bash(serde_json::json!({"command": "pwd", "description": "Nowhere", "workdir": "nope"}))
         .await;
-    assert_eq!(missing.code(), Some("BASH_BAD_WORKDIR"));
+    assert_eq!(missing.code_str(), Some("BASH_BAD_WORKDIR"));
     assert!(
         missing.message().unwrap().starts_with(&format!(
             "workdir {} is not usable: ",
@@ -423,11 +423,11 @@ async fn invalid_arguments_are_refused_with_the_reference_messages() {
     for (args, message) in cases {
         let result = host.bash(args).await;
         assert!(result.is_error());
-        assert_eq!(result.code(), None, "{message}");
+        assert_eq!(result.code_str(), None, "{message}");
         assert_eq!(result.message(), Some(message));
     }
     let missing = host.bash(serde_json::json!({"command": touch})).await;
-    assert_eq!(missing.code(), Some("INVALID_ARGS"));
+    assert_eq!(missing.code_str(), Some("INVALID_ARGS"));
     assert_eq!(
         missing.message(),
         Some(r#"invalid arguments: missing required property "description""#)
@@ -457,7 +457,7 @@ async fn error_messages_repeat_only_the_start_of_huge_arguments() {
     let result = host
         .bash(serde_json::json!({"command": "true", "description": "x", "workdir": workdir}))
         .await;
-    assert_eq!(result.code(), Some("BASH_BAD_WORKDIR"));
+    assert_eq!(result.code_str(), Some("BASH_BAD_WORKDIR"));
     assert!(result.message().unwrap().len() < 1000);
 }
 
@@ -617,7 +617,7 @@ async fn a_cancelled_background_start_fails_and_starts_nothing() {
         run_in_background: true,
     };
     let err = tool.call(args, cx).await.unwrap_err();
-    assert_eq!(err.code(), Some("ABORTED_BEFORE_DISPATCH"));
+    assert_eq!(err.code_str(), Some("ABORTED_BEFORE_DISPATCH"));
     assert!(jobs.list(None).is_empty());
 }
 
@@ -631,7 +631,7 @@ async fn background_jobs_can_be_disabled() {
             "run_in_background": true,
         }))
         .await;
-    assert_eq!(result.code(), Some("BASH_BACKGROUND_DISABLED"));
+    assert_eq!(result.code_str(), Some("BASH_BACKGROUND_DISABLED"));
     assert!(host.jobs.list(None).is_empty());
 }
 
@@ -640,7 +640,7 @@ async fn background_jobs_can_be_disabled() {
 #[test]
 fn the_definition_is_what_the_model_sees() {
     let host = host();
-    let tool = host.registry.get("bash").unwrap();
+    let tool = host.registry.view().get("bash").unwrap();
     let def = tool.definition();
     assert!(def.annotations.destructive && def.annotations.open_world);
     assert!(!def.annotations.read_only);
@@ -671,7 +671,7 @@ fn the_definition_is_what_the_model_sees() {
 #[test]
 fn the_call_card_is_a_terminal() {
     let host = host();
-    let tool = host.registry.get("bash").unwrap();
+    let tool = host.registry.view().get("bash").unwrap();
     let card = tool.erased().present_call(&v(serde_json::json!({
         "command": "cargo test",
         "description": "Run the tests",
@@ -712,7 +712,7 @@ fn the_call_card_is_a_terminal() {
 #[tokio::test]
 async fn the_result_card_carries_the_exit_marker_as_exit_metadata() {
     let host = host();
-    let tool = host.registry.get("bash").unwrap();
+    let tool = host.registry.view().get("bash").unwrap();
     let card_for = |args: serde_json::Value, result: &ToolResult| {
         tool.erased().present_result(&v(args), &result.summary())
     };

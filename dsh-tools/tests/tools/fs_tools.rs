@@ -336,6 +336,7 @@ fn concurrency_classification() {
     let safe = |name: &str, args: &str| {
         tools
             .registry
+            .view()
             .get(name)
             .expect("registered")
             .erased()
@@ -352,6 +353,7 @@ fn concurrency_classification() {
     let def = |name: &str| {
         tools
             .registry
+            .view()
             .get(name)
             .expect("registered")
             .definition()
@@ -967,7 +969,7 @@ async fn edit_loses_no_concurrent_append() {
         match r.message() {
             None => counter += 1,
             Some(message) => {
-                assert_eq!(r.code(), Some("FS_STALE_VERSION"), "{message}");
+                assert_eq!(r.code_str(), Some("FS_STALE_VERSION"), "{message}");
                 refused += 1;
             }
         }

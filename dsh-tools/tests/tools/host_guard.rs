@@ -374,6 +374,7 @@ fn the_host_publishes_the_reference_tools() {
     let names: Vec<String> = f
         .host
         .registry()
+        .view()
         .names()
         .iter()
         .map(|n| n.to_string())

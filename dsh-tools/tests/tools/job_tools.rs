@@ -144,7 +144,7 @@ async fn cancelling_a_wait_consumes_no_output() {
         .await
         .expect("a cancelled wait returns")
         .unwrap();
-    assert_eq!(result.code(), Some("ABORTED"), "{result:?}");
+    assert_eq!(result.code_str(), Some("ABORTED"), "{result:?}");
     let out = run(
         &registry,
         "job_output",
@@ -243,7 +243,7 @@ async fn unknown_and_foreign_ids_are_not_found() {
             ("job_kill", serde_json::json!({"job_id": id})),
         ] {
             let result = run(&registry, name, args).await;
-            assert_eq!(result.code(), Some("JOB_NOT_FOUND"), "{name} {id}");
+            assert_eq!(result.code_str(), Some("JOB_NOT_FOUND"), "{name} {id}");
             assert_eq!(result.text(), format!("Error: unknown job {id}"));
         }
     }
@@ -290,7 +290,7 @@ async fn tools_for_an_owner_see_its_jobs() {
         serde_json::json!({"job_id": theirs.id}),
     )
     .await;
-    assert_eq!(kill.code(), Some("JOB_NOT_FOUND"));
+    assert_eq!(kill.code_str(), Some("JOB_NOT_FOUND"));
 }
 
 #[tokio::test]
@@ -304,7 +304,7 @@ async fn invalid_arguments_are_refused() {
         serde_json::json!({"job_id": "x".repeat(100_000)}),
     )
     .await;
-    assert_eq!(huge.code(), Some("JOB_NOT_FOUND"));
+    assert_eq!(huge.code_str(), Some("JOB_NOT_FOUND"));
     assert!(huge.text().len() < 200, "{}", huge.text());
     let cases = [
         (
@@ -326,7 +326,7 @@ async fn invalid_arguments_are_refused() {
     for (name, args, message) in cases {
         let result = run(&registry, name, args).await;
         assert!(result.is_error(), "{name}");
-        assert_eq!(result.code(), None, "{name}");
+        assert_eq!(result.code_str(), None, "{name}");
         assert_eq!(result.message(), Some(message), "{name}");
     }
     let cases = [
@@ -343,7 +343,7 @@ async fn invalid_arguments_are_refused() {
     ];
     for (name, args, message) in cases {
         let result = run(&registry, name, args).await;
-        assert_eq!(result.code(), Some("INVALID_ARGS"), "{name}");
+        assert_eq!(result.code_str(), Some("INVALID_ARGS"), "{name}");
         assert_eq!(result.message(), Some(message), "{name}");
     }
 }
@@ -351,7 +351,12 @@ async fn invalid_arguments_are_refused() {
 #[test]
 fn reads_run_in_parallel_and_kills_alone() {
     let (registry, _jobs, _tools) = setup();
-    let names: Vec<String> = registry.names().iter().map(|n| n.to_string()).collect();
+    let names: Vec<String> = registry
+        .view()
+        .names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
     assert_eq!(names, ["job_output", "job_list", "job_kill"]);
     let mode = |name: &str, args: serde_json::Value| registry.execution_mode(&call(name, args));
     assert_eq!(
@@ -366,9 +371,9 @@ fn reads_run_in_parallel_and_kills_alone() {
         mode("job_kill", serde_json::json!({"job_id": "bash-1"})),
         ExecutionMode::Exclusive
     );
-    let kill = registry.get("job_kill").unwrap();
+    let kill = registry.view().get("job_kill").unwrap();
     assert!(kill.definition().annotations.destructive);
-    let list = registry.get("job_list").unwrap();
+    let list = registry.view().get("job_list").unwrap();
     assert!(list.definition().annotations.read_only);
 }
 
@@ -399,7 +404,7 @@ async fn a_registry_without_a_job_runtime_says_so() {
         ("job_kill", serde_json::json!({"job_id": "bash-1"})),
     ] {
         let r = run(&registry, name, args).await;
-        assert_eq!(r.code(), Some("JOBS_UNAVAILABLE"), "{name}: {r:?}");
+        assert_eq!(r.code_str(), Some("JOBS_UNAVAILABLE"), "{name}: {r:?}");
         assert_eq!(
             r.text(),
             format!(

@@ -21,7 +21,7 @@ fn check(registry: &Registry, name: &str, result: &ToolResult) -> serde_json::Va
         Some(v) => v,
         None => panic!("{name}: expected a success, got {result:?}"),
     };
-    let tool = registry.get(name).expect("the tool is registered");
+    let tool = registry.view().get(name).expect("the tool is registered");
     let output = &tool.definition().output;
     let projected = json::to_serde(&output.to_json_schema());
     let as_serde = json::to_serde(value);

@@ -69,7 +69,7 @@ pub fn q(path: &Path) -> String {
 /// The failure's code and message, or a panic naming the unexpected success.
 pub fn failure(result: &ToolResult) -> (Option<&str>, &str) {
     match result.message() {
-        Some(message) => (result.code(), message),
+        Some(message) => (result.code_str(), message),
         None => panic!("expected a failure, got {result:?}"),
     }
 }

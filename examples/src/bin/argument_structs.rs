@@ -136,7 +136,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .await;
         println!(
             "code={} message={}",
-            r.code().unwrap_or("-"),
+            r.code_str().unwrap_or("-"),
             r.message().unwrap_or("-")
         );
     }

@@ -44,7 +44,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     //    dropping it unregisters the tool.
     let registry = Registry::new();
     let _greet = registry.register(Greet)?;
-    println!("schemas: {}", registry.schemas_json());
+    println!("schemas: {}", registry.view().schemas_json());
 
     // 3. A call as it arrives from a model: an id, a name and raw JSON text.
     println!("== a good call");
@@ -71,7 +71,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let r = registry.execute(ToolCall::new(id, name, args)).await;
         println!(
             "{id}: code={} message={}",
-            r.code().unwrap_or("-"),
+            r.code_str().unwrap_or("-"),
             r.message().unwrap_or("-")
         );
         println!("{id}: content={}", r.text());

@@ -9,7 +9,7 @@
 //! enforces (`TOOL_TIMEOUT`), cancelling the body's token so it can stop. From Rust, a
 //! typed call (`registry.call::<T>(args)`) runs the same pipeline and returns the typed
 //! output. An agent scope (`registry.scope()`) adds tools and hooks that only calls from
-//! that scope see; it has the same reads and calls as the registry (`scope.schemas()`,
+//! that scope see; it has the same reads and calls as the registry (`scope.view().schemas()`,
 //! `scope.call::<T>(args)`).
 //!
 //! Run it with `cargo run -p examples --bin policy`.
@@ -56,7 +56,7 @@ fn show(label: &str, r: &dsh_runtime::ToolResult) {
     match r.message() {
         Some(message) => println!(
             "{label}: denied or failed, code={} message={message}",
-            r.code().unwrap_or("-")
+            r.code_str().unwrap_or("-")
         ),
         None => println!("{label}: ok {}", r.text()),
     }
@@ -69,13 +69,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let _wait = registry.register(WaitForBuild)?;
 
     // Policy: a waterfall of hooks; `None` defers to the next one (the end allows).
-    let _policy = registry.pre_execute(pre_execute_fn(|call| {
+    let _policy = registry.add_pre_execute(pre_execute_fn(|call| {
         let path = call.arguments().as_object()?.get("path")?.as_str()?;
         path.ends_with(".key")
             .then(|| PreDecision::deny(format!("policy: {path} is a key file")))
     }));
     // A guard: after policy allowed the call, and nothing can undo its denial.
-    let _guard = registry.guard(guard_fn(|call| {
+    let _guard = registry.add_guard(guard_fn(|call| {
         let args = call.arguments().to_string();
         args.contains("..")
             .then(|| format!("guard: {} may not use `..` in paths", call.name()))
@@ -98,7 +98,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("== approval");
     // Drafts need a person's yes: policy asks, and the approval handler answers (here a
     // stand-in that approves the guide and refuses the rest; a real host asks its user).
-    let _ask = registry.pre_execute(pre_execute_fn(|call| {
+    let _ask = registry.add_pre_execute(pre_execute_fn(|call| {
         let path = call.arguments().as_object()?.get("path")?.as_str()?;
         path.starts_with("drafts/")
             .then(|| PreDecision::ask(format!("{path} is a draft")))
@@ -158,7 +158,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("== an agent scope");
     let agent = registry.scope();
     let _add = agent.register(Add)?;
-    let _agent_guard = agent.guard(guard_fn(|call| {
+    let _agent_guard = agent.add_guard(guard_fn(|call| {
         let args = call.arguments();
         let big = args
             .as_object()
@@ -167,8 +167,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .is_some_and(|a| a.abs() > 1000);
         big.then(|| "guard: this agent only adds small numbers".to_string())
     }));
-    let global: Vec<String> = registry.names().iter().map(|n| n.to_string()).collect();
-    let scoped: Vec<String> = agent.names().iter().map(|n| n.to_string()).collect();
+    let global: Vec<String> = registry
+        .view()
+        .names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    let scoped: Vec<String> = agent.view().names().iter().map(|n| n.to_string()).collect();
     println!("global tools: {}", global.join(", "));
     println!("agent tools: {}", scoped.join(", "));
 

@@ -81,9 +81,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = Registry::new();
     // The registry gets its own `Arc`; `notes` stays usable by the host.
     let tools = registry.register_toolbox(Arc::clone(&notes))?;
-    let names: Vec<String> = registry.names().iter().map(|n| n.to_string()).collect();
+    let names: Vec<String> = registry
+        .view()
+        .names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
     println!("registered: {}", names.join(", "));
-    for d in registry.schemas() {
+    for d in registry.view().schemas() {
         println!("{}: {}", d.name, d.parameters.to_json_string());
     }
 
@@ -95,7 +100,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     ];
     for (id, name, args) in calls {
         let r = registry.execute(ToolCall::new(id, name, args)).await;
-        match r.code() {
+        match r.code_str() {
             Some(code) => println!("{name} -> error {code}: {}", r.message().unwrap_or("-")),
             None => println!("{name} -> {}", r.text()),
         }
@@ -108,12 +113,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("clear -> {}", r.text());
     println!("host sees {} notes", notes.lock().len());
 
-    // Dropping the one guard unregisters the whole toolbox.
-    drop(tools);
-    println!("after drop: {} tools", registry.names().len());
+    // The one registration unregisters the whole toolbox.
+    tools.unregister();
+    println!("after unregister: {} tools", registry.view().names().len());
     let r = registry
         .execute(ToolCall::new("6", "add", r#"{"text":"late"}"#))
         .await;
-    println!("add -> {}", r.code().unwrap_or("-"));
+    println!("add -> {}", r.code_str().unwrap_or("-"));
     Ok(())
 }

@@ -73,7 +73,7 @@ pub async fn command(host: &Host, program: &str, json: bool) -> ExitCode {
     match result.message() {
         None => ExitCode::SUCCESS,
         Some(message) => {
-            match result.code() {
+            match result.code_str() {
                 Some(code) => eprintln!("error[{code}]: {message}"),
                 None => eprintln!("error: {message}"),
             }

@@ -76,6 +76,7 @@ pub fn sdk(registry: &Registry, lang: &str) -> Output {
 pub fn sizes(registry: &Registry, provider: Option<Target>) -> Vec<(String, usize)> {
     match provider {
         None => registry
+            .view()
             .schemas()
             .iter()
             .map(|d| (d.name.to_string(), d.to_json().to_string().len()))

@@ -381,7 +381,7 @@ async fn run(host: &Host, command: Command, cancel: CancellationToken) -> ExitCo
 }
 
 fn list(host: &Host, as_json: bool) -> ExitCode {
-    let schemas = host.registry().schemas();
+    let schemas = host.registry().view().schemas();
     if as_json {
         outln!("{}", pretty(&schemas));
         return ExitCode::SUCCESS;
@@ -472,6 +472,7 @@ enum Output {
 /// A close tool name for an unknown one.
 fn did_you_mean(host: &Host, name: &str) -> Option<String> {
     host.registry()
+        .view()
         .schemas()
         .into_iter()
         .map(|s| (strsim::jaro_winkler(name, &s.name), s.name))
@@ -701,7 +702,7 @@ fn failure_status(result: &ToolResult) -> ExitCode {
     let Some(message) = result.message() else {
         return ExitCode::SUCCESS;
     };
-    match result.code() {
+    match result.code_str() {
         Some(code) => eprintln!("error[{code}]: {message}"),
         None => eprintln!("error: {message}"),
     }

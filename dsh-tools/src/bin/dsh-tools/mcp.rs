@@ -50,7 +50,7 @@ use std::sync::Arc;
 
 use dsh_code::{CodeMode, Mode};
 use dsh_mcp::{HttpOptions, McpClient, McpServer, SessionGuard};
-use dsh_runtime::Registration;
+use dsh_runtime::RegistrationGuard;
 
 use dsh_tools::bash::{BashConfig, Shell};
 use dsh_tools::host::{Host, SpillDir};
@@ -153,7 +153,7 @@ pub fn server(host: &Host, mode: Mode) -> McpServer {
             scope.register_toolbox(Arc::new(Jobs::for_owner(owner.id()))),
         ] {
             match registered {
-                Ok(registration) => guard = guard.keep(registration),
+                Ok(registration) => guard = guard.keep(registration.unregister_on_drop()),
                 // The global tools stay visible; report why the session has none.
                 Err(e) => eprintln!("dsh-tools mcp: session tools not registered: {e}"),
             }
@@ -267,7 +267,7 @@ async fn stop_signal() {
 #[derive(Default)]
 pub struct Imports {
     clients: Vec<McpClient>,
-    registrations: Vec<Registration>,
+    registrations: Vec<RegistrationGuard>,
 }
 
 impl std::fmt::Debug for Imports {
@@ -320,7 +320,9 @@ pub async fn import_all(host: &Host, commands: &[String]) -> Result<Imports, Str
         for tool in imported.tools {
             let name = tool.definition().name.to_string();
             match host.registry().register_dyn(tool) {
-                Ok(registration) => imports.registrations.push(registration),
+                Ok(registration) => imports
+                    .registrations
+                    .push(registration.unregister_on_drop()),
                 Err(e) => eprintln!("warning: --mcp {line:?}: tool {name:?} not added: {e}"),
             }
         }
