@@ -22,6 +22,8 @@ pub enum Pos {
     Container,
     Variant,
     Field,
+    /// A `#[tool]` fn parameter (`#[schema]` only).
+    Param,
 }
 
 impl Pos {
@@ -30,6 +32,7 @@ impl Pos {
             Pos::Container => "a type",
             Pos::Variant => "a variant",
             Pos::Field => "a field",
+            Pos::Param => "a tool parameter",
         }
     }
 }
@@ -304,18 +307,36 @@ const KEY_CONST: &str = "const";
 const KEY_CRATE: &str = "crate";
 
 /// Every `#[schema]` key with the positions where it applies.
+///
+/// A `#[tool]` parameter takes a field's keys except `with`: a parameter is read with its
+/// type's own `Deserialize`, so its schema is always the type's.
 const SCHEMA_KEYS: &[(&str, &[Pos])] = &[
-    (KEY_DESCRIPTION, &[Pos::Container, Pos::Variant, Pos::Field]),
-    (KEY_TITLE, &[Pos::Container, Pos::Variant, Pos::Field]),
-    (KEY_EXAMPLES, &[Pos::Container, Pos::Variant, Pos::Field]),
-    (KEY_EXAMPLE, &[Pos::Container, Pos::Variant, Pos::Field]),
-    (KEY_DEFAULT, &[Pos::Container, Pos::Variant, Pos::Field]),
+    (
+        KEY_DESCRIPTION,
+        &[Pos::Container, Pos::Variant, Pos::Field, Pos::Param],
+    ),
+    (
+        KEY_TITLE,
+        &[Pos::Container, Pos::Variant, Pos::Field, Pos::Param],
+    ),
+    (
+        KEY_EXAMPLES,
+        &[Pos::Container, Pos::Variant, Pos::Field, Pos::Param],
+    ),
+    (
+        KEY_EXAMPLE,
+        &[Pos::Container, Pos::Variant, Pos::Field, Pos::Param],
+    ),
+    (
+        KEY_DEFAULT,
+        &[Pos::Container, Pos::Variant, Pos::Field, Pos::Param],
+    ),
     (KEY_OPEN, &[Pos::Container, Pos::Variant]),
-    (KEY_RANGE, &[Pos::Field]),
-    (KEY_LENGTH, &[Pos::Field]),
-    (KEY_PATTERN, &[Pos::Field]),
-    (KEY_ENUM, &[Pos::Field]),
-    (KEY_CONST, &[Pos::Field]),
+    (KEY_RANGE, &[Pos::Field, Pos::Param]),
+    (KEY_LENGTH, &[Pos::Field, Pos::Param]),
+    (KEY_PATTERN, &[Pos::Field, Pos::Param]),
+    (KEY_ENUM, &[Pos::Field, Pos::Param]),
+    (KEY_CONST, &[Pos::Field, Pos::Param]),
     (KEY_WITH, &[Pos::Container, Pos::Field]),
     (KEY_CRATE, &[Pos::Container]),
 ];

@@ -177,7 +177,7 @@ fn texts<'a>(items: impl Iterator<Item = &'a str>) -> TokenStream {
 
 /// `Edit { .. }` for the doc and `#[schema]` keys of one item, or `None` when there is
 /// nothing to apply.
-fn edit(p: &TokenStream, doc: &[syn::Expr], s: &SchemaAttrs) -> Option<TokenStream> {
+pub fn edit(p: &TokenStream, doc: &[syn::Expr], s: &SchemaAttrs) -> Option<TokenStream> {
     let mut parts = Vec::new();
     if let Some(d) = &s.description {
         parts.push(quote!(description: #d,));
@@ -253,29 +253,39 @@ fn field_asserts(cx: &mut Cx, f: &Field) {
     if f.schema.with.is_some() {
         return;
     }
-    let p = cx.p;
-    let ty = &f.ty;
+    let asserts = constraint_asserts(cx.p, &f.ty, &f.schema);
+    cx.asserts.extend(asserts);
+}
+
+/// Statements asserting, at `ty`, the marker trait each constraint of `schema` needs
+/// (`range` a number, `pattern` a string...), so a constraint on the wrong kind of type is
+/// an error on that type. Shared with `#[tool]` parameters.
+pub fn constraint_asserts(
+    p: &TokenStream,
+    ty: &syn::Type,
+    schema: &SchemaAttrs,
+) -> Vec<TokenStream> {
+    let mut asserts = Vec::new();
     let mut need = |tr: &str| {
         let tr = format_ident!("{}", tr);
-        cx.asserts.push(quote_spanned! {ty.span()=>
+        asserts.push(quote_spanned! {ty.span()=>
             let () = <#ty as #p::#tr>::OK;
         });
     };
-    if f.schema.range.is_some() {
+    if schema.range.is_some() {
         need("SchemaNumber");
     }
-    if f.schema.length.is_some() {
+    if schema.length.is_some() {
         need("SchemaLength");
     }
-    if f.schema.pattern.is_some() {
+    if schema.pattern.is_some() {
         need("SchemaString");
     }
-    let kinds = f
-        .schema
+    let kinds = schema
         .enum_values
         .iter()
         .flat_map(|(v, _)| v.iter().map(|j| j.kind))
-        .chain(f.schema.const_value.iter().map(|(j, _)| j.kind))
+        .chain(schema.const_value.iter().map(|(j, _)| j.kind))
         .next();
     match kinds {
         Some(JsonKind::String) => need("SchemaString"),
@@ -283,6 +293,7 @@ fn field_asserts(cx: &mut Cx, f: &Field) {
         Some(JsonKind::Bool) => need("SchemaBool"),
         _ => {}
     }
+    asserts
 }
 
 // ---------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ mod derive_agreement;
 mod derive_schemas;
 mod fuzz_replay;
 mod tool_macro;
+mod tool_param_attrs;
 mod validate_agreement;
 mod validate_bounds;
 
