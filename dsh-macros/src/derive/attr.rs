@@ -125,6 +125,8 @@ pub struct Serde {
     pub content: Option<(String, Span)>,
     pub untagged: Option<Span>,
     pub default: Option<Span>,
+    /// The function of `default = "path"`.
+    pub default_fn: Option<syn::ExprPath>,
     pub transparent: Option<Span>,
     pub from: Option<syn::Type>,
     pub try_from: Option<Span>,
@@ -210,7 +212,8 @@ pub fn parse_serde(attrs: &[syn::Attribute], pos: Pos, errors: &mut Ctxt) -> Ser
                 SERDE_TRANSPARENT => out.transparent = Some(span),
                 SERDE_DEFAULT => {
                     if meta.input.peek(Token![=]) {
-                        lit_str(&meta)?;
+                        // An unparsable path is reported by serde's own derive.
+                        out.default_fn = lit_str(&meta)?.parse::<syn::ExprPath>().ok();
                     }
                     out.default = Some(span);
                 }

@@ -50,6 +50,7 @@ pub fn expand(input: &Input) -> TokenStream {
 
     let mut cx = Cx {
         p: &p,
+        generic,
         asserts: Vec::new(),
         shape_bounds: Vec::new(),
     };
@@ -127,6 +128,8 @@ pub fn expand(input: &Input) -> TokenStream {
 
 struct Cx<'a> {
     p: &'a TokenStream,
+    /// Whether the type has type or const parameters.
+    generic: bool,
     /// Statements type-checking the constraints against field types.
     asserts: Vec<TokenStream>,
     /// `where` predicates of the `JsonShape` impl. Each is written `for<'__dsh> Ty: Trait`:
@@ -349,8 +352,39 @@ fn property(cx: &mut Cx, f: &Field, container_default: bool) -> TokenStream {
     let p = cx.p;
     let name = &f.name;
     let schema = field_schema(cx, f, Role::Property);
+    let schema = match serde_default(cx, f) {
+        Some(value) => quote!(#p::serde_default(#schema, #value)),
+        None => schema,
+    };
     let req = required(cx, f, container_default);
     quote!(#p::property(#name, #schema, #req))
+}
+
+/// The field's `#[serde(default)]` / `#[serde(default = "path")]` value as an
+/// `Option<Value>` expression, computed when the schema is built (once: the runtime caches
+/// it) and published as the property's `default` when the value serializes and validates
+/// against the property's schema. An explicit `#[schema(default = ..)]` wins, and a
+/// field read by a custom function (`with`) has no computable JSON default. The `path`
+/// form is called only in non-generic types, where its signature is known to fit.
+fn serde_default(cx: &Cx, f: &Field) -> Option<TokenStream> {
+    f.serde.default?;
+    if f.schema.default.is_some() || f.schema.with.is_some() || f.serde.custom_de.is_some() {
+        return None;
+    }
+    let p = cx.p;
+    let ty = &f.ty;
+    let probe = match &f.serde.default_fn {
+        Some(path) if !cx.generic => {
+            quote_spanned!(path.span()=> #p::DefaultFn::<#ty>(#path))
+        }
+        Some(_) => return None,
+        None => quote!(#p::DefaultValue::<#ty>::NEW),
+    };
+    Some(quote! {{
+        #[allow(unused_imports)]
+        use #p::{DefaultJson as _, NoDefaultJson as _};
+        (&#probe).default_json()
+    }})
 }
 
 /// A closed (or open) object of named fields, as a `Schema` expression.
