@@ -409,3 +409,47 @@ impl<T: serde::de::DeserializeOwned> DeserializeOutput for T {
         crate::json::from_value(value)
     }
 }
+
+/// Not public API: how generated code reads the schema of a user's type (a field of a
+/// derived type, a tool's output). Implemented for every [`ToolSchema`] type; a type
+/// without one is reported with `ToolSchema`'s own message, without a list of the types
+/// that do implement it.
+///
+/// [`ToolSchema`]: crate::ToolSchema
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no tool schema",
+    label = "`{Self}` does not implement `ToolSchema`",
+    note = "add `#[derive(dsh_runtime::ToolSchema)]` (next to `serde::Deserialize`) to the type's definition, or implement `dsh_runtime::ToolSchema` for it by hand"
+)]
+#[doc(hidden)]
+pub trait HasToolSchema {
+    /// `ToolSchema::OPTIONAL`.
+    const OPTIONAL: bool;
+    /// `ToolSchema::property_schema`.
+    fn property_schema() -> Arc<crate::schema::Schema>
+    where
+        Self: 'static;
+    /// `ToolSchema::schema`.
+    fn schema() -> Arc<crate::schema::Schema>
+    where
+        Self: 'static;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: crate::schema::ToolSchema + ?Sized> HasToolSchema for T {
+    const OPTIONAL: bool = <T as crate::schema::ToolSchema>::OPTIONAL;
+
+    fn property_schema() -> Arc<crate::schema::Schema>
+    where
+        Self: 'static,
+    {
+        <T as crate::schema::ToolSchema>::property_schema()
+    }
+
+    fn schema() -> Arc<crate::schema::Schema>
+    where
+        Self: 'static,
+    {
+        <T as crate::schema::ToolSchema>::schema()
+    }
+}

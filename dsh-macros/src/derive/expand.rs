@@ -2,7 +2,8 @@
 //!
 //! The expansion is one `const _: () = { .. };` holding:
 //! - `impl ToolSchema`: `build_schema` builds the node once (the runtime caches it), fetching
-//!   children with `<FieldTy as ToolSchema>::property_schema()` / `schema()`;
+//!   children with `<FieldTy as HasToolSchema>::property_schema()` / `schema()` (the
+//!   hidden `markers::HasToolSchema`: `ToolSchema`'s message, without the list of its impls);
 //! - `impl JsonShape`: the JSON kinds the schema admits, for untagged enums that hold this
 //!   type;
 //! - `impl SchemaObject` for structs with named fields (internally tagged newtype payloads);
@@ -320,9 +321,9 @@ fn field_schema(cx: &mut Cx, f: &Field, role: Role) -> TokenStream {
             let ty = &f.ty;
             match role {
                 Role::Property => {
-                    quote_spanned!(ty.span()=> <#ty as #p::ToolSchema>::property_schema())
+                    quote_spanned!(ty.span()=> <#ty as #p::HasToolSchema>::property_schema())
                 }
-                Role::Value => quote_spanned!(ty.span()=> <#ty as #p::ToolSchema>::schema()),
+                Role::Value => quote_spanned!(ty.span()=> <#ty as #p::HasToolSchema>::schema()),
             }
         }
     };
@@ -345,7 +346,7 @@ fn required(cx: &Cx, f: &Field, container_default: bool) -> TokenStream {
     }
     let p = cx.p;
     let ty = &f.ty;
-    quote_spanned!(ty.span()=> !<#ty as #p::ToolSchema>::OPTIONAL)
+    quote_spanned!(ty.span()=> !<#ty as #p::HasToolSchema>::OPTIONAL)
 }
 
 fn property(cx: &mut Cx, f: &Field, container_default: bool) -> TokenStream {
@@ -440,7 +441,7 @@ fn build_schema(cx: &mut Cx, input: &Input) -> TokenStream {
     let node = if let Some(with) = &input.schema.with {
         quote_spanned!(with.span()=> #with())
     } else if let Some(from) = &input.serde.from {
-        quote_spanned!(from.span()=> #p::Arc::unwrap_or_clone(<#from as #p::ToolSchema>::schema()))
+        quote_spanned!(from.span()=> #p::Arc::unwrap_or_clone(<#from as #p::HasToolSchema>::schema()))
     } else {
         match &input.body {
             Body::Struct(style, fields) => struct_node(cx, input, *style, fields),
@@ -492,20 +493,20 @@ fn optional_items(cx: &mut Cx, input: &Input) -> TokenStream {
     } else {
         return quote!();
     };
-    let inner = quote_spanned!(ty.span()=> <#ty as #p::ToolSchema>::property_schema());
+    let inner = quote_spanned!(ty.span()=> <#ty as #p::HasToolSchema>::property_schema());
     let inner = match field {
         Some(f) => apply_arc(&p, &f.doc, &f.schema, inner),
         None => inner,
     };
     let outer = apply_arc(&p, &input.doc, &input.schema, inner);
     quote! {
-        const OPTIONAL: bool = <#ty as #p::ToolSchema>::OPTIONAL;
+        const OPTIONAL: bool = <#ty as #p::HasToolSchema>::OPTIONAL;
 
         fn property_schema() -> #p::Arc<#p::Schema>
         where
             Self: 'static,
         {
-            if <#ty as #p::ToolSchema>::OPTIONAL {
+            if <#ty as #p::HasToolSchema>::OPTIONAL {
                 #outer
             } else {
                 <Self as #p::ToolSchema>::schema()
