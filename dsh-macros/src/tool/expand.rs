@@ -410,7 +410,8 @@ fn definition_fn(def: &ToolDef<'_>) -> TokenStream {
         }
     };
     let out = &def.output.ty;
-    let output = quote_spanned!(def.output.span=> <#out as #krate::markers::HasToolSchema>::schema());
+    let output =
+        quote_spanned!(def.output.span=> <#out as #krate::markers::HasToolSchema>::schema());
     quote! {
         fn definition(&self) -> &#krate::ToolDefinition {
             static DEFINITION: ::std::sync::OnceLock<#krate::ToolDefinition> = ::std::sync::OnceLock::new();

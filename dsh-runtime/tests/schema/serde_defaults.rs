@@ -3,10 +3,10 @@
 //! field type's `Default::default()` or `path()`, serialized. The published value is what
 //! serde fills in for a missing key, and it validates against the property's own schema.
 
+use dsh_runtime::ToolSchema;
 use dsh_runtime::json::{self, Value, parse};
 use dsh_runtime::schema::Schema;
 use dsh_runtime::validate::is_valid;
-use dsh_runtime::ToolSchema;
 use serde::{Deserialize, Serialize};
 
 #[derive(Deserialize, Serialize, ToolSchema, Debug, PartialEq, Default)]
@@ -151,7 +151,10 @@ fn serde_defaults_are_not_published_when_not_computable() {
     );
     assert_eq!(
         defaults(&Unlucky::schema()),
-        [("unlucky".to_string(), None), ("signed_zero".to_string(), None)]
+        [
+            ("unlucky".to_string(), None),
+            ("signed_zero".to_string(), None)
+        ]
     );
     // In a generic type the field type's impls are not known where the schema is built.
     assert_eq!(
@@ -178,7 +181,8 @@ fn published_serde_defaults_validate_against_their_own_schema() {
 
 #[test]
 fn published_serde_defaults_are_what_serde_fills_in() {
-    let filled: Options = json::from_value(&parse(r#"{"plain":1}"#).expect("JSON")).expect("deserializes");
+    let filled: Options =
+        json::from_value(&parse(r#"{"plain":1}"#).expect("JSON")).expect("deserializes");
     let Value::Object(filled) = json::to_value(&filled).expect("serializes") else {
         panic!("an object");
     };

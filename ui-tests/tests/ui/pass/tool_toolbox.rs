@@ -57,7 +57,7 @@ impl Local {
     }
 }
 
-fn main() {
+pub fn main() {
     let server = Arc::new(api::Server {
         greeting: "hi".into(),
     });
