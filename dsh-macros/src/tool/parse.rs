@@ -321,7 +321,7 @@ fn read_param(
         ty,
         docs,
         entry: None,
-        schema,
+        schema: Box::new(schema),
     }))
 }
 

@@ -34,7 +34,7 @@ pub struct Counter;
 impl Counter {
     /// Count.
     #[tool]
-    pub async fn count(&self, by: u64) -> u64 {
+    pub async fn count(&self, #[schema(range(max = 10))] by: u64) -> u64 {
         by
     }
 }
