@@ -27,6 +27,22 @@ pub async fn search(filter: Filter, #[schema(length(min = 1))] query: String) ->
     vec![filter.field, query]
 }
 
+/// A private output type of a private tool: the `where` clause the expansion puts on the
+/// `Tool` impl (`HitCount: Serialize`) raises no `private_bounds` warning.
+#[derive(Serialize, ToolSchema)]
+struct HitCount {
+    /// How many.
+    n: u64,
+}
+
+/// Count the hits of a text.
+#[tool]
+async fn hits(text: String) -> HitCount {
+    HitCount {
+        n: text.len() as u64,
+    }
+}
+
 /// A shared counter.
 pub struct Counter;
 
@@ -41,6 +57,7 @@ impl Counter {
 
 fn main() {
     assert_eq!(Search.definition().name, "search");
+    assert_eq!(Hits.definition().name, "hits");
     let tools = Arc::new(Counter).tools();
     assert_eq!(tools.len(), 1);
     let _ = SearchArgs {
