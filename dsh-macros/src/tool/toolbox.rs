@@ -26,7 +26,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                 "`#[toolbox]` goes on an inherent `impl` block whose methods carry `#[tool]`",
             )
             .into_compile_error();
-            return quote!(#e #item);
+            let attr_errors = errors.check().err();
+            return quote!(#attr_errors #e #item);
         }
     };
     if let Some((path, _)) = &item_impl.trait_ {
