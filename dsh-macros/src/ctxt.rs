@@ -5,37 +5,47 @@
 //! are kept as `syn::Error`, which remembers both ends of a multi-token span (`<T>`,
 //! `&str`), so the underline covers the whole offending syntax; darling's results (its
 //! `FromDeriveInput` walk, the `#[tool]` key parser) are folded in with [`Ctxt::handle`].
+//!
+//! As with serde's, a `Ctxt` must be consumed by [`Ctxt::check`]: dropping one unchecked
+//! panics ("forgot to check for errors"), so no expansion path can lose its errors.
 
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
 
 /// Errors of one expansion, in the order they were found.
-#[derive(Default)]
 pub struct Ctxt {
-    errors: Vec<syn::Error>,
+    /// `None` once checked.
+    errors: Option<Vec<syn::Error>>,
 }
 
 impl Ctxt {
     pub fn new() -> Ctxt {
-        Ctxt::default()
+        Ctxt {
+            errors: Some(Vec::new()),
+        }
+    }
+
+    fn list(&mut self) -> &mut Vec<syn::Error> {
+        // `check` consumes the context, so the list is always there while it can be used.
+        self.errors.get_or_insert_with(Vec::new)
     }
 
     /// Record an error (a `syn::Error`, or a darling error with all it holds).
     pub fn push(&mut self, error: impl Into<Error>) {
         match error.into() {
-            Error::Syn(e) => self.errors.push(e),
-            Error::Darling(e) => self.errors.extend(e.flatten().into_iter().map(Into::into)),
+            Error::Syn(e) => self.list().push(e),
+            Error::Darling(e) => self.list().extend(e.flatten().into_iter().map(Into::into)),
         }
     }
 
     /// An error at `span`.
     pub fn error_at(&mut self, span: Span, msg: impl std::fmt::Display) {
-        self.errors.push(syn::Error::new(span, msg));
+        self.list().push(syn::Error::new(span, msg));
     }
 
     /// An error underlining all of `tokens`.
     pub fn error_spanned(&mut self, tokens: impl ToTokens, msg: impl std::fmt::Display) {
-        self.errors.push(syn::Error::new_spanned(tokens, msg));
+        self.list().push(syn::Error::new_spanned(tokens, msg));
     }
 
     /// The value of a darling result, recording its error.
@@ -49,27 +59,42 @@ impl Ctxt {
         }
     }
 
+    /// Whether no error was recorded so far (for tests).
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
-        self.errors.is_empty()
+        self.errors.as_ref().is_none_or(Vec::is_empty)
     }
 
+    /// Consume the context: `Err` with a `compile_error!` invocation for every recorded
+    /// error, in order, or `Ok` when there was none.
+    pub fn check(mut self) -> Result<(), TokenStream> {
+        let errors = self.errors.take().unwrap_or_default();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors.iter().map(syn::Error::to_compile_error).collect())
+        }
+    }
+
+    /// The messages, consuming the context (for tests).
     #[cfg(test)]
-    pub fn len(&self) -> usize {
-        self.errors.len()
+    pub fn messages(mut self) -> Vec<String> {
+        let errors = self.errors.take().unwrap_or_default();
+        errors.iter().map(ToString::to_string).collect()
     }
 
-    /// The messages, for tests.
+    /// The number of errors, consuming the context (for tests).
     #[cfg(test)]
-    pub fn messages(&self) -> Vec<String> {
-        self.errors.iter().map(ToString::to_string).collect()
+    pub fn len(self) -> usize {
+        self.messages().len()
     }
+}
 
-    /// `compile_error!` invocations for every error.
-    pub fn to_compile_errors(&self) -> TokenStream {
-        self.errors
-            .iter()
-            .map(syn::Error::to_compile_error)
-            .collect()
+impl Drop for Ctxt {
+    fn drop(&mut self) {
+        if !std::thread::panicking() && self.errors.is_some() {
+            panic!("forgot to check for errors");
+        }
     }
 }
 
@@ -88,5 +113,48 @@ impl From<syn::Error> for Error {
 impl From<darling::Error> for Error {
     fn from(e: darling::Error) -> Error {
         Error::Darling(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[should_panic(expected = "forgot to check for errors")]
+    fn an_unchecked_context_panics_when_dropped() {
+        let mut errors = Ctxt::new();
+        errors.error_at(Span::call_site(), "lost");
+    }
+
+    #[test]
+    #[should_panic(expected = "forgot to check for errors")]
+    fn an_unchecked_empty_context_panics_too() {
+        let _errors = Ctxt::new();
+    }
+
+    #[test]
+    fn check_returns_every_error_in_order() {
+        let mut errors = Ctxt::new();
+        assert!(errors.is_empty());
+        errors.error_at(Span::call_site(), "first");
+        errors.push(darling::Error::multiple(vec![
+            darling::Error::custom("second"),
+            darling::Error::custom("third"),
+        ]));
+        assert!(!errors.is_empty());
+        let tokens = errors
+            .check()
+            .err()
+            .map(|t| t.to_string())
+            .unwrap_or_default();
+        let first = tokens.find("first");
+        let second = tokens.find("second");
+        let third = tokens.find("third");
+        assert!(
+            first < second && second < third && first.is_some(),
+            "{tokens}"
+        );
+        assert!(Ctxt::new().check().is_ok());
     }
 }

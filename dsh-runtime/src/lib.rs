@@ -228,6 +228,39 @@ pub use validate::ToolArgsError;
 /// parameter in both places. Doc text may also be `#[doc = include_str!("..")]` or
 /// `#[doc = concat!(..)]`; the `# Arguments` section is read from literal doc lines only.
 ///
+/// **Constraints and annotations.** `#[schema(...)]` on a parameter takes the keys of a
+/// struct field of [`derive@ToolSchema`] (`range`, `length`, `pattern`, `enum`, `const`,
+/// `examples`/`example`, `default`, `title`, `description`; not `with`: a parameter is read
+/// with its type's own `Deserialize`), with the same meaning: they are published on the
+/// parameter's property, enforced by validation before the body runs, and checked against
+/// the parameter's type at compile time. The attribute is removed from the emitted fn.
+///
+/// ```
+/// use dsh_runtime::{Tool, tool};
+///
+/// /// Search the notes.
+/// #[tool]
+/// async fn search_notes(
+///     /// What to look for.
+///     #[schema(length(min = 1, max = 80), examples = ["rust"])]
+///     query: String,
+///     #[schema(range(min = 1, max = 50), description = "At most this many notes.")]
+///     limit: Option<u32>,
+/// ) -> Vec<String> {
+///     vec![query; limit.unwrap_or(1) as usize]
+/// }
+///
+/// assert_eq!(
+///     SearchNotes.definition().parameters.to_json_string(),
+///     concat!(
+///         r#"{"type":"object","properties":{"#,
+///         r#""query":{"type":"string","description":"What to look for.","examples":["rust"],"minLength":1,"maxLength":80},"#,
+///         r#""limit":{"type":"integer","description":"At most this many notes.","minimum":1,"maximum":50}},"#,
+///         r#""required":["query"]}"#,
+///     )
+/// );
+/// ```
+///
 /// **The context.** A parameter whose type is named `ToolContext`, by value or by `&`, gets
 /// the call's [`ToolContext`] and is not part of the schema. At most one is allowed. The type
 /// is recognised by its name (a macro sees only syntax) and then checked to really be
@@ -362,10 +395,15 @@ pub use validate::ToolArgsError;
 ///   `impl Trait` or a pattern (outside `args`); a type without `Deserialize` or
 ///   [`ToolSchema`] (one message naming both, whichever is missing); a `#[tool(args)]` type
 ///   with no object schema;
-/// - at the return type: an output without [`ToolSchema`] or `Serialize` (serde's message);
-///   an error type
-///   without `Into<ToolError>` (a `String`, an `anyhow::Error`: the message says how to
-///   convert; for an alias such as `anyhow::Result<T>`, at its `Result`);
+/// - at a parameter's `#[schema(...)]`: an unknown, repeated or misplaced key, a bad value
+///   (as on a struct field); at the parameter's type, a constraint that does not fit it
+///   (`range` on a `String`);
+/// - at the return type: an output without [`ToolSchema`], or without `Serialize` (one
+///   message saying to derive it); an error type without `Into<ToolError>` (a `String`,
+///   an `anyhow::Error`: the message says how to convert; for an alias such as
+///   `anyhow::Result<T>`, at its `Result`);
+/// - at `render = ..` or `presentation_meta = ..`: an output type without `Deserialize`
+///   (one message saying to derive it);
 /// - at the key: `timeout_ms = 0`; an unknown key (with the closest valid one, and the
 ///   list of valid keys) or a repeated one; a hook whose signature does not fit.
 pub use dsh_macros::tool;
@@ -468,7 +506,7 @@ pub use dsh_macros::tool;
 /// | `rename_all = ".."` (every serde convention) | type, variant | variant names (enum) or field names (struct, struct variant) |
 /// | `rename_all_fields = ".."` | enum | field names of every struct variant (a variant's `rename_all` wins) |
 /// | `tag`, `content`, `untagged` | enum | representation (above) |
-/// | `default`, `default = ".."` | struct, field | not required |
+/// | `default`, `default = ".."` | struct, field | not required; on a field, the value is also published as `default` when it can be computed (below) |
 /// | `skip`, `skip_deserializing` | variant, field | left out of the schema |
 /// | `transparent` | struct | the single live field's schema; optional when that field is |
 /// | `from = "T"` | type | `T`'s schema (the conversion is infallible) |
@@ -478,6 +516,19 @@ pub use dsh_macros::tool;
 /// | `try_from = "T"` | type | needs `#[schema(with = ..)]` on the type |
 /// | `flatten`, `alias`, `other`, `remote`, `untagged` on a variant, identifier enums | | compile error naming the fix |
 /// | anything else | | compile error (an attribute the derive cannot read could make serde accept what the schema does not say) |
+///
+/// **Published defaults.** For `#[serde(default)]` and `#[serde(default = "path")]` on a
+/// field, the derive computes the value serde fills in, when the schema is built (once:
+/// schemas are cached), and publishes it as the property's `default`: the field type's
+/// `Default::default()`, or `path()`, serialized. That happens when the field type is
+/// `Serialize` (integers, `bool`, `String`, `Vec` as `[]`, your own `Serialize` types),
+/// and the value is omitted when it cannot be published truthfully: `null` (an `Option`
+/// defaulting to `None`: a missing key already means that), a value that is not
+/// lossless JSON (`-0.0`, a NaN) or fails to serialize, a panicking default, a value the
+/// property's own schema rejects (`0` under `range(min = 1)`), a field type that is not
+/// `Serialize`, a field read by a custom function (`with`), and in generic types (where
+/// the field type's impls are not known). An explicit `#[schema(default = ..)]` wins.
+/// `#[serde(default)]` on the struct makes fields optional but publishes no values.
 ///
 /// # `#[schema(...)]` keys
 ///
@@ -493,6 +544,9 @@ pub use dsh_macros::tool;
 /// | `pattern = ".."` | string field | `pattern`, checked at compile time with the `regex` crate's parser |
 /// | `enum = [..]`, `const = ..` | string, number or boolean field | `enum` / `const` |
 /// | `with = path` | type, field | the schema is `path()`, a `fn() -> Schema` (for custom deserialization) |
+///
+/// The field keys other than `with` also apply to `#[tool]` fn parameters (see
+/// [`macro@tool`], "Parameters").
 /// | `crate = path` | type | path to `dsh_runtime` when it is renamed |
 ///
 /// Constraints apply to the property's own schema (for `Option<T>`, to `T`'s). A constraint
@@ -591,7 +645,9 @@ pub use dsh_macros::ToolSchema;
 /// Methods keep working as ordinary methods, and methods without `#[tool]` are left alone.
 /// The impl must be inherent and not generic (every tool publishes one fixed schema: write the
 /// impl for a concrete type, e.g. `impl Server<Local>`); `#[toolbox]` takes no keys but
-/// `crate = "..."`.
+/// `crate = "..."`. Each tool's description is the doc comment of its method: a doc comment
+/// on the impl block itself describes no tool, so it is a compile error saying to move it
+/// to the method(s) (a plain `//` comment there is fine).
 pub use dsh_macros::toolbox;
 
 /// The README's Rust examples, compiled and run as doctests so they stay true.

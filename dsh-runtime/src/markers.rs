@@ -368,3 +368,88 @@ impl<T> JsonShape for BTreeMap<String, T> {
 impl<T, S> JsonShape for HashMap<String, T, S> {
     const SHAPE: Shape = Shape::of(kind::OBJECT);
 }
+
+// What `#[tool]` asks of a tool's output type, asserted at that type's span so that a
+// missing derive is one error there, with these messages, instead of serde's generic
+// trait error pointing into this crate's source. Not public API: named here (not in
+// `__private`) because rustc prints the trait's path in the error.
+
+/// Not public API: `#[tool]` asserts this at the output type of every tool. Implemented
+/// for every `Serialize` type.
+#[diagnostic::on_unimplemented(
+    message = "the output type `{Self}` must implement `serde::Serialize`: add `#[derive(Serialize)]`",
+    label = "the output type of this tool",
+    note = "a tool's output is serialized to JSON for the model: derive `serde::Serialize` on the type's definition (for `Vec<T>`, `Option<T>` and other containers, on `T`)"
+)]
+#[doc(hidden)]
+pub trait SerializeOutput {
+    /// Evaluated by the assertion.
+    const OK: () = ();
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: serde::Serialize + ?Sized> SerializeOutput for T {}
+
+/// Not public API: how `#[tool(render = ..)]` and `presentation_meta` read the output value
+/// back into the output type. Implemented for every `DeserializeOwned` type.
+#[diagnostic::on_unimplemented(
+    message = "the output type `{Self}` must implement `serde::Deserialize` for `render` and `presentation_meta`: add `#[derive(Deserialize)]`",
+    label = "this projector reads the output back into `{Self}`",
+    note = "`render` and `presentation_meta` receive the typed output, deserialized from the canonical JSON value: derive `serde::Deserialize` on the type's definition (for `Vec<T>`, `Option<T>` and other containers, on `T`)"
+)]
+#[doc(hidden)]
+pub trait DeserializeOutput: Sized {
+    /// The output value as `Self`.
+    fn from_output(value: &crate::json::Value) -> Result<Self, crate::json::DeError>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: serde::de::DeserializeOwned> DeserializeOutput for T {
+    fn from_output(value: &crate::json::Value) -> Result<Self, crate::json::DeError> {
+        crate::json::from_value(value)
+    }
+}
+
+/// Not public API: how generated code reads the schema of a user's type (a field of a
+/// derived type, a tool's output). Implemented for every [`ToolSchema`] type; a type
+/// without one is reported with `ToolSchema`'s own message, without a list of the types
+/// that do implement it.
+///
+/// [`ToolSchema`]: crate::ToolSchema
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no tool schema",
+    label = "`{Self}` does not implement `ToolSchema`",
+    note = "add `#[derive(dsh_runtime::ToolSchema)]` (next to `serde::Deserialize`) to the type's definition, or implement `dsh_runtime::ToolSchema` for it by hand"
+)]
+#[doc(hidden)]
+pub trait HasToolSchema {
+    /// `ToolSchema::OPTIONAL`.
+    const OPTIONAL: bool;
+    /// `ToolSchema::property_schema`.
+    fn property_schema() -> Arc<crate::schema::Schema>
+    where
+        Self: 'static;
+    /// `ToolSchema::schema`.
+    fn schema() -> Arc<crate::schema::Schema>
+    where
+        Self: 'static;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: crate::schema::ToolSchema + ?Sized> HasToolSchema for T {
+    const OPTIONAL: bool = <T as crate::schema::ToolSchema>::OPTIONAL;
+
+    fn property_schema() -> Arc<crate::schema::Schema>
+    where
+        Self: 'static,
+    {
+        <T as crate::schema::ToolSchema>::property_schema()
+    }
+
+    fn schema() -> Arc<crate::schema::Schema>
+    where
+        Self: 'static,
+    {
+        <T as crate::schema::ToolSchema>::schema()
+    }
+}

@@ -517,10 +517,77 @@ pub mod derive {
         s
     }
 
+    /// `#[serde(default)]` on a field: the field type's `Default::default()`, published as
+    /// the property's `default` when the type is also `Serialize`. The derive calls
+    /// `(&DefaultValue::<T>::NEW).default_json()`: by autoref specialization that is
+    /// [`DefaultJson::default_json`] when `T: Default + Serialize` and
+    /// [`NoDefaultJson::default_json`] (nothing) otherwise, e.g. for a field type that is
+    /// only `Deserialize`, or a type parameter.
+    pub struct DefaultValue<T>(std::marker::PhantomData<fn() -> T>);
+
+    impl<T> DefaultValue<T> {
+        /// The probe.
+        pub const NEW: DefaultValue<T> = DefaultValue(std::marker::PhantomData);
+    }
+
+    /// `#[serde(default = "path")]` on a field: `path()`, published as the property's
+    /// `default` when the field type is `Serialize` (same dispatch as [`DefaultValue`]).
+    pub struct DefaultFn<T>(pub fn() -> T);
+
+    /// A computable default, as JSON: `None` when it does not serialize to lossless JSON
+    /// (or the default's code panics), or is `null` (an `Option` defaulting to `None`:
+    /// a missing key already means that).
+    pub trait DefaultJson {
+        /// The default value.
+        fn default_json(&self) -> Option<Value>;
+    }
+
+    /// The fallback of [`DefaultJson`]: no default is published.
+    pub trait NoDefaultJson {
+        /// Nothing.
+        fn default_json(&self) -> Option<Value> {
+            None
+        }
+    }
+
+    fn default_json<T: serde::Serialize>(make: impl FnOnce() -> T) -> Option<Value> {
+        crate::panic::contain(|| crate::json::to_value(&make()).ok())
+            .ok()
+            .flatten()
+            .filter(|v| !matches!(v, Value::Null))
+    }
+
+    impl<T: Default + serde::Serialize> DefaultJson for DefaultValue<T> {
+        fn default_json(&self) -> Option<Value> {
+            default_json(T::default)
+        }
+    }
+
+    impl<T: serde::Serialize> DefaultJson for DefaultFn<T> {
+        fn default_json(&self) -> Option<Value> {
+            default_json(self.0)
+        }
+    }
+
+    impl<T> NoDefaultJson for &DefaultValue<T> {}
+    impl<T> NoDefaultJson for &DefaultFn<T> {}
+
+    /// Publish a field's serde default on its property schema, if there is one and it
+    /// validates against that schema (a default that the schema rejects, e.g. `0` under
+    /// `range(min = 1)`, is not advertised to the model as a value to send).
+    pub fn serde_default(schema: Arc<Schema>, value: Option<Value>) -> Arc<Schema> {
+        match value {
+            Some(v) if crate::validate::is_valid(&schema, &v) => {
+                Arc::new(Arc::unwrap_or_clone(schema).with_default(v))
+            }
+            _ => schema,
+        }
+    }
+
     // The marker traits and shapes live in the public `markers` module (users implement
     // them); the derive names them through this module.
     pub use crate::markers::{
-        JsonShape, Key, ObjectShape, SchemaBool, SchemaLength, SchemaNumber, SchemaObject,
-        SchemaString, Shape, kind, overlap,
+        HasToolSchema, JsonShape, Key, ObjectShape, SchemaBool, SchemaLength, SchemaNumber,
+        SchemaObject, SchemaString, Shape, kind, overlap,
     };
 }

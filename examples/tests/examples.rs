@@ -64,12 +64,14 @@ fn first_tool_shows_the_schema_and_runs_calls_end_to_end() {
 #[test]
 fn argument_structs_follow_serde_and_report_every_violation_by_path() {
     let out = run(env!("CARGO_BIN_EXE_argument_structs"));
-    // rename_all = "camelCase" on the struct, snake_case tag values, schema ranges.
+    // rename_all = "camelCase" on the struct, snake_case tag values, schema ranges, serde
+    // defaults.
     for fragment in [
-        r#""caseSensitive":{"type":"boolean""#,
+        // `#[serde(default)]` / `default = "default_limit"` publish the values serde fills in.
+        r#""caseSensitive":{"type":"boolean","description":"Match case exactly (default false).","default":false}"#,
         r#""kind":{"type":"string","const":"file"}"#,
         r#""kind":{"type":"string","const":"glob"}"#,
-        r#""maxMatches":{"type":"integer","description":"Stop after this many matches.","minimum":1,"maximum":100}"#,
+        r#""maxMatches":{"type":"integer","description":"Stop after this many matches.","default":10,"minimum":1,"maximum":100}"#,
         r#""minLength":1,"maxLength":200"#,
         r#""required":["needle","source"]"#,
     ] {

@@ -1,17 +1,19 @@
 //! Compile-time rules of the macros: one case per rule under `tests/ui/<family>/`, each
-//! with its reviewed `.stderr`; `tests/ui/pass/` holds cases that must compile and run.
+//! with its reviewed `.stderr`, checked by trybuild, and `tests/ui/crate_root/`: what only
+//! a crate of its own can show (lints at the crate root), compiled and run. The other
+//! cases that must compile and run (`tests/ui/pass/`) are modules of the `pass` test
+//! binary (see `tests/pass.rs`), built with the workspace's own dependencies: trybuild
+//! builds each pass case as a binary of its own, which was most of its run time.
 //!
-//! The cases are compiled against this test binary's own dependencies (no second build of
-//! the dependency tree, see `ui_tests`). The snapshots are tied to the pinned compiler
-//! (`rust-toolchain.toml`); regenerate them with
-//! `TRYBUILD=overwrite cargo test -p ui-tests --test ui` and review the diff.
+//! The snapshots are tied to the pinned compiler (`rust-toolchain.toml`); regenerate them
+//! with `TRYBUILD=overwrite cargo test -p ui-tests --test ui` and review the diff.
+//! `cargo test -p ui-tests --test ui -- ui trybuild=name` runs the cases whose path
+//! contains `name`.
 
 #[test]
 fn ui() {
-    let out_dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let mut t = ui_tests::TestCases::new(ui_tests_flags::rustc_flags!(), out_dir);
-    t.pass("tests/ui/pass");
-    t.compile_fail("tests/ui/tool");
-    t.compile_fail("tests/ui/derive");
-    t.run();
+    let t = trybuild::TestCases::new();
+    t.pass("tests/ui/crate_root/*.rs");
+    t.compile_fail("tests/ui/tool/*.rs");
+    t.compile_fail("tests/ui/derive/*.rs");
 }

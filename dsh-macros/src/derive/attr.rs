@@ -22,6 +22,8 @@ pub enum Pos {
     Container,
     Variant,
     Field,
+    /// A `#[tool]` fn parameter (`#[schema]` only).
+    Param,
 }
 
 impl Pos {
@@ -30,6 +32,7 @@ impl Pos {
             Pos::Container => "a type",
             Pos::Variant => "a variant",
             Pos::Field => "a field",
+            Pos::Param => "a tool parameter",
         }
     }
 }
@@ -122,6 +125,8 @@ pub struct Serde {
     pub content: Option<(String, Span)>,
     pub untagged: Option<Span>,
     pub default: Option<Span>,
+    /// The function of `default = "path"`.
+    pub default_fn: Option<syn::ExprPath>,
     pub transparent: Option<Span>,
     pub from: Option<syn::Type>,
     pub try_from: Option<Span>,
@@ -207,7 +212,8 @@ pub fn parse_serde(attrs: &[syn::Attribute], pos: Pos, errors: &mut Ctxt) -> Ser
                 SERDE_TRANSPARENT => out.transparent = Some(span),
                 SERDE_DEFAULT => {
                     if meta.input.peek(Token![=]) {
-                        lit_str(&meta)?;
+                        // An unparsable path is reported by serde's own derive.
+                        out.default_fn = lit_str(&meta)?.parse::<syn::ExprPath>().ok();
                     }
                     out.default = Some(span);
                 }
@@ -304,18 +310,36 @@ const KEY_CONST: &str = "const";
 const KEY_CRATE: &str = "crate";
 
 /// Every `#[schema]` key with the positions where it applies.
+///
+/// A `#[tool]` parameter takes a field's keys except `with`: a parameter is read with its
+/// type's own `Deserialize`, so its schema is always the type's.
 const SCHEMA_KEYS: &[(&str, &[Pos])] = &[
-    (KEY_DESCRIPTION, &[Pos::Container, Pos::Variant, Pos::Field]),
-    (KEY_TITLE, &[Pos::Container, Pos::Variant, Pos::Field]),
-    (KEY_EXAMPLES, &[Pos::Container, Pos::Variant, Pos::Field]),
-    (KEY_EXAMPLE, &[Pos::Container, Pos::Variant, Pos::Field]),
-    (KEY_DEFAULT, &[Pos::Container, Pos::Variant, Pos::Field]),
+    (
+        KEY_DESCRIPTION,
+        &[Pos::Container, Pos::Variant, Pos::Field, Pos::Param],
+    ),
+    (
+        KEY_TITLE,
+        &[Pos::Container, Pos::Variant, Pos::Field, Pos::Param],
+    ),
+    (
+        KEY_EXAMPLES,
+        &[Pos::Container, Pos::Variant, Pos::Field, Pos::Param],
+    ),
+    (
+        KEY_EXAMPLE,
+        &[Pos::Container, Pos::Variant, Pos::Field, Pos::Param],
+    ),
+    (
+        KEY_DEFAULT,
+        &[Pos::Container, Pos::Variant, Pos::Field, Pos::Param],
+    ),
     (KEY_OPEN, &[Pos::Container, Pos::Variant]),
-    (KEY_RANGE, &[Pos::Field]),
-    (KEY_LENGTH, &[Pos::Field]),
-    (KEY_PATTERN, &[Pos::Field]),
-    (KEY_ENUM, &[Pos::Field]),
-    (KEY_CONST, &[Pos::Field]),
+    (KEY_RANGE, &[Pos::Field, Pos::Param]),
+    (KEY_LENGTH, &[Pos::Field, Pos::Param]),
+    (KEY_PATTERN, &[Pos::Field, Pos::Param]),
+    (KEY_ENUM, &[Pos::Field, Pos::Param]),
+    (KEY_CONST, &[Pos::Field, Pos::Param]),
     (KEY_WITH, &[Pos::Container, Pos::Field]),
     (KEY_CRATE, &[Pos::Container]),
 ];

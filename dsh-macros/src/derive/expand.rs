@@ -2,7 +2,8 @@
 //!
 //! The expansion is one `const _: () = { .. };` holding:
 //! - `impl ToolSchema`: `build_schema` builds the node once (the runtime caches it), fetching
-//!   children with `<FieldTy as ToolSchema>::property_schema()` / `schema()`;
+//!   children with `<FieldTy as HasToolSchema>::property_schema()` / `schema()` (the
+//!   hidden `markers::HasToolSchema`: `ToolSchema`'s message, without the list of its impls);
 //! - `impl JsonShape`: the JSON kinds the schema admits, for untagged enums that hold this
 //!   type;
 //! - `impl SchemaObject` for structs with named fields (internally tagged newtype payloads);
@@ -50,6 +51,7 @@ pub fn expand(input: &Input) -> TokenStream {
 
     let mut cx = Cx {
         p: &p,
+        generic,
         asserts: Vec::new(),
         shape_bounds: Vec::new(),
     };
@@ -127,6 +129,8 @@ pub fn expand(input: &Input) -> TokenStream {
 
 struct Cx<'a> {
     p: &'a TokenStream,
+    /// Whether the type has type or const parameters.
+    generic: bool,
     /// Statements type-checking the constraints against field types.
     asserts: Vec<TokenStream>,
     /// `where` predicates of the `JsonShape` impl. Each is written `for<'__dsh> Ty: Trait`:
@@ -177,7 +181,7 @@ fn texts<'a>(items: impl Iterator<Item = &'a str>) -> TokenStream {
 
 /// `Edit { .. }` for the doc and `#[schema]` keys of one item, or `None` when there is
 /// nothing to apply.
-fn edit(p: &TokenStream, doc: &[syn::Expr], s: &SchemaAttrs) -> Option<TokenStream> {
+pub fn edit(p: &TokenStream, doc: &[syn::Expr], s: &SchemaAttrs) -> Option<TokenStream> {
     let mut parts = Vec::new();
     if let Some(d) = &s.description {
         parts.push(quote!(description: #d,));
@@ -253,29 +257,39 @@ fn field_asserts(cx: &mut Cx, f: &Field) {
     if f.schema.with.is_some() {
         return;
     }
-    let p = cx.p;
-    let ty = &f.ty;
+    let asserts = constraint_asserts(cx.p, &f.ty, &f.schema);
+    cx.asserts.extend(asserts);
+}
+
+/// Statements asserting, at `ty`, the marker trait each constraint of `schema` needs
+/// (`range` a number, `pattern` a string...), so a constraint on the wrong kind of type is
+/// an error on that type. Shared with `#[tool]` parameters.
+pub fn constraint_asserts(
+    p: &TokenStream,
+    ty: &syn::Type,
+    schema: &SchemaAttrs,
+) -> Vec<TokenStream> {
+    let mut asserts = Vec::new();
     let mut need = |tr: &str| {
         let tr = format_ident!("{}", tr);
-        cx.asserts.push(quote_spanned! {ty.span()=>
+        asserts.push(quote_spanned! {ty.span()=>
             let () = <#ty as #p::#tr>::OK;
         });
     };
-    if f.schema.range.is_some() {
+    if schema.range.is_some() {
         need("SchemaNumber");
     }
-    if f.schema.length.is_some() {
+    if schema.length.is_some() {
         need("SchemaLength");
     }
-    if f.schema.pattern.is_some() {
+    if schema.pattern.is_some() {
         need("SchemaString");
     }
-    let kinds = f
-        .schema
+    let kinds = schema
         .enum_values
         .iter()
         .flat_map(|(v, _)| v.iter().map(|j| j.kind))
-        .chain(f.schema.const_value.iter().map(|(j, _)| j.kind))
+        .chain(schema.const_value.iter().map(|(j, _)| j.kind))
         .next();
     match kinds {
         Some(JsonKind::String) => need("SchemaString"),
@@ -283,6 +297,7 @@ fn field_asserts(cx: &mut Cx, f: &Field) {
         Some(JsonKind::Bool) => need("SchemaBool"),
         _ => {}
     }
+    asserts
 }
 
 // ---------------------------------------------------------------------------------------
@@ -306,9 +321,9 @@ fn field_schema(cx: &mut Cx, f: &Field, role: Role) -> TokenStream {
             let ty = &f.ty;
             match role {
                 Role::Property => {
-                    quote_spanned!(ty.span()=> <#ty as #p::ToolSchema>::property_schema())
+                    quote_spanned!(ty.span()=> <#ty as #p::HasToolSchema>::property_schema())
                 }
-                Role::Value => quote_spanned!(ty.span()=> <#ty as #p::ToolSchema>::schema()),
+                Role::Value => quote_spanned!(ty.span()=> <#ty as #p::HasToolSchema>::schema()),
             }
         }
     };
@@ -331,15 +346,46 @@ fn required(cx: &Cx, f: &Field, container_default: bool) -> TokenStream {
     }
     let p = cx.p;
     let ty = &f.ty;
-    quote_spanned!(ty.span()=> !<#ty as #p::ToolSchema>::OPTIONAL)
+    quote_spanned!(ty.span()=> !<#ty as #p::HasToolSchema>::OPTIONAL)
 }
 
 fn property(cx: &mut Cx, f: &Field, container_default: bool) -> TokenStream {
     let p = cx.p;
     let name = &f.name;
     let schema = field_schema(cx, f, Role::Property);
+    let schema = match serde_default(cx, f) {
+        Some(value) => quote!(#p::serde_default(#schema, #value)),
+        None => schema,
+    };
     let req = required(cx, f, container_default);
     quote!(#p::property(#name, #schema, #req))
+}
+
+/// The field's `#[serde(default)]` / `#[serde(default = "path")]` value as an
+/// `Option<Value>` expression, computed when the schema is built (once: the runtime caches
+/// it) and published as the property's `default` when the value serializes and validates
+/// against the property's schema. An explicit `#[schema(default = ..)]` wins, and a
+/// field read by a custom function (`with`) has no computable JSON default. The `path`
+/// form is called only in non-generic types, where its signature is known to fit.
+fn serde_default(cx: &Cx, f: &Field) -> Option<TokenStream> {
+    f.serde.default?;
+    if f.schema.default.is_some() || f.schema.with.is_some() || f.serde.custom_de.is_some() {
+        return None;
+    }
+    let p = cx.p;
+    let ty = &f.ty;
+    let probe = match &f.serde.default_fn {
+        Some(path) if !cx.generic => {
+            quote_spanned!(path.span()=> #p::DefaultFn::<#ty>(#path))
+        }
+        Some(_) => return None,
+        None => quote!(#p::DefaultValue::<#ty>::NEW),
+    };
+    Some(quote! {{
+        #[allow(unused_imports)]
+        use #p::{DefaultJson as _, NoDefaultJson as _};
+        (&#probe).default_json()
+    }})
 }
 
 /// A closed (or open) object of named fields, as a `Schema` expression.
@@ -395,7 +441,7 @@ fn build_schema(cx: &mut Cx, input: &Input) -> TokenStream {
     let node = if let Some(with) = &input.schema.with {
         quote_spanned!(with.span()=> #with())
     } else if let Some(from) = &input.serde.from {
-        quote_spanned!(from.span()=> #p::Arc::unwrap_or_clone(<#from as #p::ToolSchema>::schema()))
+        quote_spanned!(from.span()=> #p::Arc::unwrap_or_clone(<#from as #p::HasToolSchema>::schema()))
     } else {
         match &input.body {
             Body::Struct(style, fields) => struct_node(cx, input, *style, fields),
@@ -447,20 +493,20 @@ fn optional_items(cx: &mut Cx, input: &Input) -> TokenStream {
     } else {
         return quote!();
     };
-    let inner = quote_spanned!(ty.span()=> <#ty as #p::ToolSchema>::property_schema());
+    let inner = quote_spanned!(ty.span()=> <#ty as #p::HasToolSchema>::property_schema());
     let inner = match field {
         Some(f) => apply_arc(&p, &f.doc, &f.schema, inner),
         None => inner,
     };
     let outer = apply_arc(&p, &input.doc, &input.schema, inner);
     quote! {
-        const OPTIONAL: bool = <#ty as #p::ToolSchema>::OPTIONAL;
+        const OPTIONAL: bool = <#ty as #p::HasToolSchema>::OPTIONAL;
 
         fn property_schema() -> #p::Arc<#p::Schema>
         where
             Self: 'static,
         {
-            if <#ty as #p::ToolSchema>::OPTIONAL {
+            if <#ty as #p::HasToolSchema>::OPTIONAL {
                 #outer
             } else {
                 <Self as #p::ToolSchema>::schema()

@@ -2,9 +2,9 @@
 //! model (`model.rs`) -> validate (`validate.rs`) -> expand (`expand.rs`); on any error,
 //! the errors plus stand-in impls (`fallback.rs`).
 
-mod attr;
+pub(crate) mod attr;
 mod case;
-mod expand;
+pub(crate) mod expand;
 mod fallback;
 mod model;
 mod parse;
@@ -25,14 +25,14 @@ pub fn expand(item: TokenStream) -> TokenStream {
     if let Some(model) = &model {
         validate::validate(model, &mut errors);
     }
-    match model {
-        Some(model) if errors.is_empty() => expand::expand(&model),
-        model => {
+    match (model, errors.check()) {
+        (Some(model), Ok(())) => expand::expand(&model),
+        (model, errors) => {
             let p = match &model {
                 Some(m) => expand::support_path(m),
                 None => quote!(::dsh_runtime::__private::derive),
             };
-            let errors = errors.to_compile_errors();
+            let errors = errors.err();
             let stand_in = fallback::expand(&input, &p);
             quote!(#errors #stand_in)
         }

@@ -236,7 +236,7 @@ mod tests {
         };
         let mut errors = Ctxt::new();
         let s = split(&f.attrs, &mut errors);
-        assert!(errors.is_empty());
+        assert!(errors.check().is_ok());
         assert!(!s.blank);
         let e: Vec<(&str, &str)> = s
             .entries
@@ -292,7 +292,7 @@ mod tests {
         };
         let mut errors = Ctxt::new();
         let s = split(&f.attrs, &mut errors);
-        assert!(errors.is_empty() && s.entries.is_empty());
+        assert!(errors.check().is_ok() && s.entries.is_empty());
         assert!(texts(&s)[0].contains("# Arguments"));
     }
 
@@ -306,5 +306,6 @@ mod tests {
         };
         let mut errors = Ctxt::new();
         assert!(split(&f.attrs, &mut errors).blank);
+        assert!(errors.check().is_ok());
     }
 }

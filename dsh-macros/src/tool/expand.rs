@@ -219,18 +219,48 @@ fn args_deserialize(def: &ToolDef<'_>) -> TokenStream {
     }
     let krate = &def.krate;
     let args = &def.args_ident;
-    let tool = def.tool_path();
     let serde = quote!(#krate::__private::serde);
+    let reader = members_reader(def);
     quote! {
+        #[automatically_derived]
+        impl #args {
+            #reader
+        }
+
         #[automatically_derived]
         impl<'de> #serde::Deserialize<'de> for #args {
             fn deserialize<__D: #serde::Deserializer<'de>>(
                 __dsh_d: __D,
             ) -> ::core::result::Result<Self, __D::Error> {
                 let __dsh_v = <#krate::json::Value as #serde::Deserialize<'de>>::deserialize(__dsh_d)?;
-                <#tool as #krate::Tool>::args_from_json(&__dsh_v)
-                    .map_err(<__D::Error as #serde::de::Error>::custom)
+                #args::__dsh_read(&__dsh_v).map_err(<__D::Error as #serde::de::Error>::custom)
             }
+        }
+    }
+}
+
+/// `ReadFileArgs::__dsh_read`: the arguments object read member by member, shared by the
+/// `Deserialize` impl and `Tool::args_from_json` (an inherent fn, so that reading the
+/// arguments never depends on the `Tool` impl, which does not apply when the output type
+/// lacks `Serialize`; see `tool_impl`).
+fn members_reader(def: &ToolDef<'_>) -> TokenStream {
+    let krate = &def.krate;
+    let args = &def.args_ident;
+    let deny = def.attr.deny_unknown_args.is_present();
+    let names: Vec<&String> = def.fields().map(|f| &f.name).collect();
+    let members = def.fields().map(|f| {
+        let ident = &f.ident;
+        let name = &f.name;
+        let ty = &f.ty;
+        let read = quote_spanned!(ty.span()=> <#ty as #krate::__private::ToolParam>::read(__dsh_m, #name)?);
+        quote!(#ident: #read,)
+    });
+    quote! {
+        fn __dsh_read(
+            __dsh_v: &#krate::json::Value,
+        ) -> ::core::result::Result<Self, #krate::json::DeError> {
+            let __dsh_m = #krate::__private::args_members(__dsh_v, &[#(#names),*], #deny)?;
+            ::core::result::Result::Ok(#args { #(#members)* })
         }
     }
 }
@@ -244,25 +274,42 @@ fn schema_impl(def: &ToolDef<'_>) -> TokenStream {
     let krate = &def.krate;
     let args = &def.args_ident;
     let deny = def.attr.deny_unknown_args.is_present();
-    let props = def.fields().map(|f| {
-        let name = &f.name;
-        let ty = &f.ty;
-        let doc = match &f.entry {
-            Some(text) => quote!(#text),
-            None => crate::doc::doc_concat(&crate::doc::doc_exprs(&f.docs)),
-        };
-        // Every use of a parameter type goes through `ToolParam` at the type, so a type
-        // lacking `Deserialize` or `ToolSchema` gives one error there (identical errors
-        // at one span are reported once).
-        let optional = quote_spanned!(ty.span()=> <#ty as #krate::__private::ToolParam>::OPTIONAL);
-        let schema =
-            quote_spanned!(ty.span()=> <#ty as #krate::__private::ToolParam>::property_schema());
-        quote!(#krate::__private::param(#name, #doc, #optional, #schema))
-    });
+    // `#[schema(..)]` on a parameter is applied as on a struct field, by the derive's own
+    // code: the same `Edit`, and the same marker-trait assertions at the type.
+    let derive = quote!(#krate::__private::derive);
+    let mut asserts = Vec::new();
+    let props: Vec<TokenStream> = def
+        .fields()
+        .map(|f| {
+            let name = &f.name;
+            let ty = &f.ty;
+            let doc = match &f.entry {
+                // A `description` key replaces the doc, as on a field.
+                _ if f.schema.description.is_some() => quote!(""),
+                Some(text) => quote!(#text),
+                None => crate::doc::doc_concat(&crate::doc::doc_exprs(&f.docs)),
+            };
+            asserts.extend(crate::derive::expand::constraint_asserts(
+                &derive, ty, &f.schema,
+            ));
+            // Every use of a parameter type goes through `ToolParam` at the type, so a type
+            // lacking `Deserialize` or `ToolSchema` gives one error there (identical errors
+            // at one span are reported once).
+            let optional =
+                quote_spanned!(ty.span()=> <#ty as #krate::__private::ToolParam>::OPTIONAL);
+            let schema = quote_spanned!(ty.span()=> <#ty as #krate::__private::ToolParam>::property_schema());
+            let schema = match crate::derive::expand::edit(&derive, &[], &f.schema) {
+                Some(edit) => quote!(#edit.apply(#schema)),
+                None => schema,
+            };
+            quote!(#krate::__private::param(#name, #doc, #optional, #schema))
+        })
+        .collect();
     quote! {
         #[automatically_derived]
         impl #krate::ToolSchema for #args {
             fn build_schema() -> #krate::Schema {
+                #(#asserts)*
                 #krate::__private::parameters(::std::vec![#(#props),*], #deny)
             }
         }
@@ -284,9 +331,21 @@ fn tool_impl(def: &ToolDef<'_>) -> TokenStream {
         Some(t) => quote_spanned!(t.span()=> type Args = #t;),
         None => quote!(type Args = #args_ty;),
     };
+    // The output type must be `Serialize` (`Tool::Output`'s bound). That is asserted at
+    // the output type through `SerializeOutput`, whose message says what to derive; the
+    // impl itself assumes it in a `where` clause, which the `for<'_>` makes non-trivial,
+    // so a type without it gets only the assertion's error (the impl then does not
+    // apply) instead of serde's generic one pointing into the runtime's source.
+    let output_check = quote_spanned!(out_span=>
+        const _: () = <#out as #krate::markers::SerializeOutput>::OK;
+    );
     quote! {
+        #output_check
         #[automatically_derived]
-        impl #krate::Tool for #tool {
+        impl #krate::Tool for #tool
+        where
+            for<'__dsh> #out: #krate::__private::serde::Serialize,
+        {
             #args_assoc
             #output_assoc
             #definition
@@ -305,21 +364,11 @@ fn args_reader(def: &ToolDef<'_>) -> TokenStream {
     }
     let krate = &def.krate;
     let args = &def.args_ident;
-    let deny = def.attr.deny_unknown_args.is_present();
-    let names: Vec<&String> = def.fields().map(|f| &f.name).collect();
-    let members = def.fields().map(|f| {
-        let ident = &f.ident;
-        let name = &f.name;
-        let ty = &f.ty;
-        let read = quote_spanned!(ty.span()=> <#ty as #krate::__private::ToolParam>::read(__dsh_m, #name)?);
-        quote!(#ident: #read,)
-    });
     quote! {
         fn args_from_json(
             __dsh_v: &#krate::json::Value,
         ) -> ::core::result::Result<<Self as #krate::Tool>::Args, #krate::json::DeError> {
-            let __dsh_m = #krate::__private::args_members(__dsh_v, &[#(#names),*], #deny)?;
-            ::core::result::Result::Ok(#args { #(#members)* })
+            #args::__dsh_read(__dsh_v)
         }
     }
 }
@@ -361,7 +410,8 @@ fn definition_fn(def: &ToolDef<'_>) -> TokenStream {
         }
     };
     let out = &def.output.ty;
-    let output = quote_spanned!(def.output.span=> <#out as #krate::ToolSchema>::schema());
+    let output =
+        quote_spanned!(def.output.span=> <#out as #krate::markers::HasToolSchema>::schema());
     quote! {
         fn definition(&self) -> &#krate::ToolDefinition {
             static DEFINITION: ::std::sync::OnceLock<#krate::ToolDefinition> = ::std::sync::OnceLock::new();
@@ -592,13 +642,14 @@ fn hooks(def: &ToolDef<'_>) -> TokenStream {
         });
     }
 
-    // The output type deserializes only for `render` and `presentation_meta`: report a
-    // missing `Deserialize` at the key that asks for it.
+    // The output type deserializes only for `render` and `presentation_meta`, through
+    // `DeserializeOutput` (whose message says what to derive): a missing `Deserialize` is
+    // reported at the key that asks for it.
     let out_at = |p: &syn::Path| respan(out.to_token_stream(), p.span());
 
     if let Some(p) = &def.attr.render {
         let out_here = out_at(p);
-        let typed = quote_spanned!(p.span()=> #krate::json::from_value::<#out_here>(__dsh_value));
+        let typed = quote_spanned!(p.span()=> <#out_here as #krate::markers::DeserializeOutput>::from_output(__dsh_value));
         let call = quote_spanned!(p.span()=> #p(&__dsh_a, &__dsh_v));
         out_tokens.extend(quote! {
             fn render(
@@ -615,7 +666,7 @@ fn hooks(def: &ToolDef<'_>) -> TokenStream {
 
     if let Some(p) = &def.attr.presentation_meta {
         let out_here = out_at(p);
-        let typed = quote_spanned!(p.span()=> #krate::json::from_value::<#out_here>(__dsh_value));
+        let typed = quote_spanned!(p.span()=> <#out_here as #krate::markers::DeserializeOutput>::from_output(__dsh_value));
         let call = quote_spanned!(p.span()=> #p(&__dsh_a, &__dsh_v));
         let to_value = quote_spanned!(p.span()=> #krate::json::to_value(&__dsh_m));
         out_tokens.extend(quote! {

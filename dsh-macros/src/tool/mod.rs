@@ -51,16 +51,18 @@ pub fn expand_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     // A method with `self` is inside an impl block, where only associated items may go:
     // emit it alone (the error says to add `#[toolbox]`).
     if func.sig.receiver().is_some() {
-        let errors = errors.to_compile_errors();
+        let errors = errors.check().err();
         return quote!(#errors #cleaned);
     }
-    if errors.is_empty() {
-        let items = expand::expand(&def);
-        quote!(#cleaned #items)
-    } else {
-        let errors = errors.to_compile_errors();
-        let stand_in = fallback::fallback(&def);
-        quote!(#errors #cleaned #stand_in)
+    match errors.check() {
+        Ok(()) => {
+            let items = expand::expand(&def);
+            quote!(#cleaned #items)
+        }
+        Err(errors) => {
+            let stand_in = fallback::fallback(&def);
+            quote!(#errors #cleaned #stand_in)
+        }
     }
 }
 
@@ -68,7 +70,8 @@ pub fn expand_toolbox(attr: TokenStream, item: TokenStream) -> TokenStream {
     toolbox::expand(attr, item)
 }
 
-/// rustc rejects doc comments on fn parameters; they were read, so drop them.
+/// rustc rejects doc comments and `#[schema]` on fn parameters; they were read, so drop
+/// them.
 fn strip_param_docs_fn(func: &syn::ItemFn) -> syn::ItemFn {
     let mut f = func.clone();
     strip_param_docs(&mut f.sig);
@@ -78,7 +81,8 @@ fn strip_param_docs_fn(func: &syn::ItemFn) -> syn::ItemFn {
 fn strip_param_docs(sig: &mut syn::Signature) {
     for arg in sig.inputs.iter_mut() {
         if let syn::FnArg::Typed(pt) = arg {
-            pt.attrs.retain(|a| !crate::doc::is_doc(a));
+            pt.attrs
+                .retain(|a| !crate::doc::is_doc(a) && !parse::is_schema_attr(a));
         }
     }
 }

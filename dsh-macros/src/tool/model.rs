@@ -91,6 +91,8 @@ pub struct Field {
     pub docs: Vec<syn::Attribute>,
     /// The text of its `# Arguments` entry, if any.
     pub entry: Option<String>,
+    /// Its `#[schema(...)]` keys, read as a struct field's.
+    pub schema: Box<crate::derive::attr::SchemaAttrs>,
 }
 
 /// The return type.

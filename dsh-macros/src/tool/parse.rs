@@ -237,6 +237,7 @@ fn read_param(
         .filter(|a| crate::doc::is_doc(a))
         .cloned()
         .collect();
+    let schema_attr = pt.attrs.iter().find(|a| is_schema_attr(a));
     let pat_name = match &*pt.pat {
         syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => Some(&p.ident),
         _ => None,
@@ -244,6 +245,12 @@ fn read_param(
 
     match context_type(&pt.ty) {
         Some(Ok((inner, by_ref))) => {
+            if let Some(a) = schema_attr {
+                errors.push(syn::Error::new_spanned(
+                    a,
+                    "the `ToolContext` parameter is not part of the parameter schema: remove `#[schema(..)]`",
+                ));
+            }
             if inputs.iter().any(|i| matches!(i, Input::Context { .. })) {
                 errors.push(syn::Error::new_spanned(
                     &pt.ty,
@@ -286,6 +293,12 @@ fn read_param(
                 "with `#[tool(args)]` the descriptions come from the arguments struct: document its fields instead",
             ));
         }
+        if let Some(a) = schema_attr {
+            errors.push(syn::Error::new_spanned(
+                a,
+                "with `#[tool(args)]` the schema comes from the arguments struct: put `#[schema(..)]` on its fields instead",
+            ));
+        }
         return Some(Input::Args {
             ty,
             name: pat_name.map(|i| i.unraw().to_string()),
@@ -300,13 +313,21 @@ fn read_param(
         ));
         return None;
     };
+    let schema =
+        crate::derive::attr::parse_schema(&pt.attrs, crate::derive::attr::Pos::Param, errors);
     Some(Input::Field(Field {
         ident: ident.clone(),
         name: ident.unraw().to_string(),
         ty,
         docs,
         entry: None,
+        schema: Box::new(schema),
     }))
+}
+
+/// `#[schema(...)]` on a parameter: read by `#[tool]` and removed from the emitted fn.
+pub fn is_schema_attr(attr: &syn::Attribute) -> bool {
+    attr.path().is_ident("schema")
 }
 
 /// Types a parameter cannot have (each checked syntactically; everything else is left
@@ -523,7 +544,7 @@ mod tests {
             Site::Free,
             &mut errors,
         );
-        assert!(errors.is_empty());
+        assert!(errors.check().is_ok());
         let names: Vec<&str> = d.fields().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["path", "type"]);
         assert_eq!(d.fields().next().map(|f| f.docs.len()), Some(1));
@@ -561,7 +582,7 @@ mod tests {
             let mut errors = Ctxt::new();
             let attr = ToolAttr::parse(attr, &mut errors);
             let d = tool_def(&f.sig, &f.vis, &f.attrs, attr, Site::Free, &mut errors);
-            assert!(errors.is_empty());
+            assert!(errors.check().is_ok());
             (d.tool_ident.to_string(), d.args_ident.to_string())
         };
         let pair = |a: &str, b: &str| (a.to_string(), b.to_string());

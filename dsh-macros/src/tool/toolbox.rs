@@ -26,7 +26,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                 "`#[toolbox]` goes on an inherent `impl` block whose methods carry `#[tool]`",
             )
             .into_compile_error();
-            return quote!(#e #item);
+            let attr_errors = errors.check().err();
+            return quote!(#attr_errors #e #item);
         }
     };
     if let Some((path, _)) = &item_impl.trait_ {
@@ -42,6 +43,14 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
              put the tools on an impl for a concrete type (e.g. `impl Server<Local>`)",
         ));
     }
+    // A tool's description is the doc comment of its method; one on the impl block
+    // would silently describe nothing the model sees.
+    if let Some(doc) = item_impl.attrs.iter().find(|a| crate::doc::is_doc(a)) {
+        errors.push(syn::Error::new_spanned(
+            doc,
+            "a doc comment on a `#[toolbox]` impl block is not any tool's description: the model reads each tool's description from the doc comment of its `#[tool]` method; move this text to the method(s) it describes, or make it a `//` comment",
+        ));
+    }
     let self_ty = &*item_impl.self_ty;
     let prefix = match self_ty {
         syn::Type::Path(p) if p.qself.is_none() => {
@@ -54,7 +63,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             self_ty,
             "`#[toolbox]` needs a named type (`impl Server { .. }`)",
         ));
-        let errors = errors.to_compile_errors();
+        let errors = errors.check().err();
         return quote!(#errors #item);
     };
     let prefix = prefix.trim_start_matches("r#").to_string();
@@ -75,6 +84,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut tool_idents = Vec::new();
     let mut tool_cfgs = Vec::new();
     let mut tool_paths: Vec<syn::Path> = Vec::new();
+    let mut outputs: Vec<syn::Type> = Vec::new();
     for it in &item_impl.items {
         let syn::ImplItem::Fn(f) = it else { continue };
         let mut tool_attrs = f.attrs.iter().filter(|a| is_tool_attr(a));
@@ -111,12 +121,19 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         validate::validate(&def, &mut tool_errors);
         tool_idents.push(def.tool_ident.clone());
         tool_cfgs.push(def.cfgs.clone());
-        if tool_errors.is_empty() {
-            generated.push(expand::expand(&def));
-        } else {
-            let errs = tool_errors.to_compile_errors();
-            let stand_in = fallback::fallback(&def);
-            generated.push(quote!(#errs #stand_in));
+        match tool_errors.check() {
+            Ok(()) => {
+                // A configured-out tool's output type may not exist: not named (a `where`
+                // predicate cannot carry `#[cfg]`).
+                if def.cfgs.is_empty() {
+                    outputs.push(def.output.ty.clone());
+                }
+                generated.push(expand::expand(&def));
+            }
+            Err(errs) => {
+                let stand_in = fallback::fallback(&def);
+                generated.push(quote!(#errs #stand_in));
+            }
         }
     }
     if tool_idents.is_empty() {
@@ -128,7 +145,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
 
     let krate = krate.map_or_else(|| quote!(::dsh_runtime), |p| p.to_token_stream());
     let count = tool_idents.len();
-    let errors = errors.to_compile_errors();
+    let errors = errors.check().err();
     let allows = expand::allows();
     quote! {
         #errors
@@ -144,8 +161,13 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                 use #tool_paths as _;
             )*
 
+            // Each tool's impl assumes its output type is `Serialize` (see `#[tool]`);
+            // so does this one, so a missing derive is reported once, at that type.
             #[automatically_derived]
-            impl #krate::Toolbox for #self_ty {
+            impl #krate::Toolbox for #self_ty
+            where
+                #(for<'__dsh> #outputs: #krate::__private::serde::Serialize,)*
+            {
                 fn tools(self: ::std::sync::Arc<Self>) -> ::std::vec::Vec<#krate::DynTool> {
                     let mut __dsh_tools = ::std::vec::Vec::with_capacity(#count);
                     #(

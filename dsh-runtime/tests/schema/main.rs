@@ -3,7 +3,9 @@
 mod derive_agreement;
 mod derive_schemas;
 mod fuzz_replay;
+mod serde_defaults;
 mod tool_macro;
+mod tool_param_attrs;
 mod validate_agreement;
 mod validate_bounds;
 

@@ -77,7 +77,7 @@ enum Either<T> {
     Many(Vec<T>),
 }
 
-fn main() {
+pub fn main() {
     assert_eq!(
         Either::<String>::schema().to_json_string(),
         r#"{"oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}]}"#

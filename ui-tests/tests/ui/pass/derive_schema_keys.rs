@@ -34,7 +34,7 @@ enum Op {
     Stop,
 }
 
-fn main() {
+pub fn main() {
     let q = Query::schema().to_json_string();
     assert!(q.starts_with(r#"{"type":"object","description":"Overrides the doc.","title":"Query","default":{"text":"a"},"examples":[{"text":"b"}]"#), "{q}");
     for part in [

@@ -128,7 +128,7 @@ fn json(s: &Schema) -> String {
     s.to_json_string()
 }
 
-fn main() {
+pub fn main() {
     let search = json(&Search::schema());
     assert!(search.starts_with(r#"{"type":"object","description":"Search the index.\n\nReturns matching documents.","title":"Search","examples":[{"queryText":"rust"}],"additionalProperties":false"#), "{search}");
     assert!(search.contains(r#""required":["queryText"]"#), "{search}");

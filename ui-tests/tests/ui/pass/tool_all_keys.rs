@@ -56,6 +56,6 @@ fn meta_value2(_: &OtherArgs, _: &String) -> serde_json::Value {
     serde_json::Value::Null
 }
 
-fn main() {
+pub fn main() {
     let _ = (Edit.definition(), Other.definition());
 }

@@ -20,7 +20,7 @@ async fn count(entries: std::collections::BTreeMap<String, u32>) -> usize {
     entries.len()
 }
 
-fn main() {
+pub fn main() {
     let _ = Search.definition();
     let _ = Count.definition();
 }

@@ -19,6 +19,6 @@ async fn search(
     Ok(vec![query, r#type.unwrap_or_default()])
 }
 
-fn main() {
+pub fn main() {
     let _ = Search.definition();
 }

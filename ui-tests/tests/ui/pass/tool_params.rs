@@ -15,7 +15,7 @@ pub async fn read_file(
     Ok(path)
 }
 
-fn main() {
+pub fn main() {
     let _ = ReadFile.definition();
     let _ = ReadFileArgs {
         path: String::new(),

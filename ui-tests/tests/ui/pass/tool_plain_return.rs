@@ -11,6 +11,6 @@ async fn add(a: i32, b: i32) -> i64 {
 #[tool]
 async fn noop() {}
 
-fn main() {
+pub fn main() {
     let _ = (Add.definition(), Noop.definition(), NoopArgs {});
 }

@@ -33,7 +33,7 @@ mod nested {
     pub(crate) async fn crate_wide() {}
 }
 
-fn main() {
+pub fn main() {
     assert_eq!(TextStatsTool.definition().name, "text_stats");
     let _ = TextStatsToolArgs {
         text: String::new(),

@@ -1,5 +1,6 @@
 //! `#[toolbox]`: `&self` and `Arc<Self>` receivers, associated fns, `Self` in types and
-//! paths, ordinary methods alongside, a private type with public methods.
+//! paths, ordinary methods alongside, a private type with public methods, plain comments
+//! on the impl block.
 use std::sync::Arc;
 
 use dsh_runtime::present::CallView;
@@ -35,7 +36,9 @@ impl api::Server {
     }
 }
 
+// A plain comment on the impl block is fine: only doc comments describe tools.
 #[toolbox]
+// Also after the attribute.
 impl Local {
     /// Name it.
     #[tool]
@@ -54,7 +57,7 @@ impl Local {
     }
 }
 
-fn main() {
+pub fn main() {
     let server = Arc::new(api::Server {
         greeting: "hi".into(),
     });

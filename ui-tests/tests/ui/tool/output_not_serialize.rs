@@ -1,5 +1,5 @@
 use dsh_runtime::schema::Schema;
-use dsh_runtime::{ToolSchema, tool};
+use dsh_runtime::{ToolSchema, tool, toolbox};
 
 struct Report {
     lines: u64,
@@ -16,6 +16,20 @@ impl ToolSchema for Report {
 async fn count(path: String) -> Report {
     Report {
         lines: path.len() as u64,
+    }
+}
+
+struct Counter;
+
+// In a toolbox too: one error, at the method's output type.
+#[toolbox]
+impl Counter {
+    /// Count lines.
+    #[tool]
+    async fn count_lines(&self, path: String) -> Report {
+        Report {
+            lines: path.len() as u64,
+        }
     }
 }
 
