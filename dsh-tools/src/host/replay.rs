@@ -26,45 +26,7 @@
 use dsh_runtime::json::{self, Value};
 use dsh_runtime::present::{CallView, ResultSummary, ResultView};
 use dsh_runtime::{Registry, Scope, ToolResult};
-use serde::{Deserialize, Serialize};
-
-/// One line of a call log.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LogRecord {
-    /// The call.
-    pub call: LoggedCall,
-    /// Its result, when it was logged.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result: Option<ResultSummary>,
-}
-
-/// The call part of a [`LogRecord`].
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LoggedCall {
-    /// The call id.
-    #[serde(default)]
-    pub id: String,
-    /// The tool name as called.
-    pub name: String,
-    /// The arguments: a JSON value, or a string holding JSON.
-    #[serde(default = "empty_object")]
-    pub arguments: Value,
-}
-
-fn empty_object() -> Value {
-    Value::Object(json::Object::new())
-}
-
-impl LoggedCall {
-    /// The arguments as a JSON value: a string holding JSON is parsed; anything else
-    /// (including a string that is not JSON) is returned as it is.
-    pub fn arguments_value(&self) -> Value {
-        match &self.arguments {
-            Value::String(text) => json::parse(text).unwrap_or_else(|_| self.arguments.clone()),
-            other => other.clone(),
-        }
-    }
-}
+pub use dsh_runtime::log::{LogRecord, LoggedCall};
 
 /// The log record of a finished call: the call and the persisted part of its result.
 pub fn record(call_id: &str, name: &str, arguments: &Value, result: &ToolResult) -> LogRecord {

@@ -1,0 +1,50 @@
+//! Testing kit for tool authors (feature `testing`, for dev-dependencies).
+//!
+//! - [`check_tool`] and [`ToolCheck`]: generated calls of one tool through a registry,
+//!   checked against the invariants every tool keeps ([`invariant`]): no panic, valid
+//!   arguments reach the body, invalid ones are `INVALID_ARGS` naming the path and never
+//!   reach it, outputs pass the published output schema under standard JSON Schema,
+//!   render and presenters never panic, cancellation before the body means no body and
+//!   a cancelled body stops. A failing case is shrunk and reported with the JSON
+//!   arguments that reproduce it. Add your own properties over the typed arguments.
+//! - [`Arguments`]: the `proptest` strategies behind it, valid and invalid arguments
+//!   from a parameter schema (each invalid one with the [`Violation`] it must produce).
+//! - [`TestClient`]: calls as a model host makes them (one call, a batch, a typed call,
+//!   from an agent scope, with scripted approval answers).
+//! - [`replay_log`]: a call log (JSON Lines, the host's `--log` format) replayed against
+//!   the current registry, with a diff of outcomes.
+//!
+//! ```
+//! use dsh_runtime::testing::ToolCheck;
+//! use dsh_runtime::{tool, ToolError};
+//!
+//! /// Repeat a word.
+//! #[tool]
+//! async fn repeat(
+//!     /// The word.
+//!     #[schema(length(min = 1, max = 8))]
+//!     word: String,
+//!     /// How often.
+//!     #[schema(range(min = 1, max = 3))]
+//!     times: u8,
+//! ) -> Result<String, ToolError> {
+//!     Ok(word.repeat(times as usize))
+//! }
+//!
+//! ToolCheck::new(Repeat)
+//!     .cases(32)
+//!     .property(|args: &RepeatArgs, result| {
+//!         let text = result.text();
+//!         (text.chars().count() == args.word.chars().count() * args.times as usize)
+//!             .then_some(())
+//!             .ok_or_else(|| format!("unexpected length of {text:?}"))
+//!     })
+//!     .run();
+//! ```
+
+mod args;
+mod check;
+mod registry_api;
+
+pub use args::{Arguments, InvalidArgs, LONG_STRING, Violation, ViolationKind};
+pub use check::{CheckFailure, ToolCheck, check_tool, invariant, toolbox_tool};
