@@ -13,7 +13,7 @@
 //! - `call.arguments`: the arguments as a JSON value, or as a string holding JSON (the
 //!   way model APIs transport them); a string that is not JSON is kept as a string;
 //! - `result` (optional, e.g. for a call still running when the log was cut): the
-//!   persisted part of the result, [`ResultSummary`]: final `content`, `isError`, and the
+//!   persisted part of the result, [`ResultSummary`](dsh_runtime::present::ResultSummary): final `content`, `isError`, and the
 //!   presentation `meta` when the tool produced one. The canonical value is never
 //!   logged: cards are rebuilt from meta.
 //!
@@ -24,7 +24,7 @@
 //! `dsh-tools call --log FILE` appends such a record; [`record`] builds one.
 
 use dsh_runtime::json::{self, Value};
-use dsh_runtime::present::{CallView, ResultSummary, ResultView};
+use dsh_runtime::present::{CallView, ResultView};
 use dsh_runtime::{Registry, Scope, ToolResult};
 pub use dsh_runtime::log::{LogRecord, LoggedCall};
 
