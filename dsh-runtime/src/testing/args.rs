@@ -178,7 +178,7 @@ impl Path {
 /// Generators of arguments for one parameter schema, with per-path overrides.
 ///
 /// ```
-/// use dsh_runtime::testing::Arguments;
+/// use dsh_runtime::testing::ArgStrategy;
 /// use dsh_runtime::schema::{Additional, Property, Schema};
 /// use proptest::strategy::{Strategy, ValueTree};
 /// use proptest::test_runner::TestRunner;
@@ -188,33 +188,33 @@ impl Path {
 ///     Additional::Ignored,
 /// );
 /// let mut runner = TestRunner::deterministic();
-/// let args = Arguments::new(&schema);
+/// let args = ArgStrategy::new(&schema);
 /// let valid = args.valid().new_tree(&mut runner).unwrap().current();
 /// assert!(dsh_runtime::validate::is_valid(&schema, &valid));
 /// let invalid = args.invalid().unwrap().new_tree(&mut runner).unwrap().current();
 /// assert!(!dsh_runtime::validate::is_valid(&schema, &invalid.value));
 /// ```
 #[derive(Clone)]
-pub struct Arguments {
+pub struct ArgStrategy {
     schema: Arc<Schema>,
     overrides: HashMap<String, BoxedStrategy<Value>>,
 }
 
-impl fmt::Debug for Arguments {
+impl fmt::Debug for ArgStrategy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut keys: Vec<&String> = self.overrides.keys().collect();
         keys.sort();
-        f.debug_struct("Arguments")
+        f.debug_struct("ArgStrategy")
             .field("schema", &self.schema.to_json_string())
             .field("overrides", &keys)
             .finish()
     }
 }
 
-impl Arguments {
+impl ArgStrategy {
     /// Generators for `schema` (a tool's parameter schema, or any node).
     pub fn new(schema: &Schema) -> Self {
-        Arguments {
+        ArgStrategy {
             schema: Arc::new(schema.clone()),
             overrides: HashMap::new(),
         }

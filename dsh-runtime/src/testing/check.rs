@@ -13,7 +13,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
 use serde::de::DeserializeOwned;
 
-use super::args::{Arguments, InvalidArgs};
+use super::args::{ArgStrategy, InvalidArgs};
 use super::registry_api;
 use crate::json::{self, Value};
 use crate::tool::{DynTool, Tool, Toolbox};
@@ -78,7 +78,7 @@ pub struct ToolCheck<A = Value> {
     sandboxed: bool,
     name: String,
     cases: u32,
-    arguments: Arguments,
+    arguments: ArgStrategy,
     properties: Vec<Property<A>>,
     body_rejects: Option<Predicate>,
     call_timeout: Duration,
@@ -175,7 +175,7 @@ impl<A: DeserializeOwned + 'static> ToolCheck<A> {
             sandboxed,
             name: def.name.to_string(),
             cases: default_cases(),
-            arguments: Arguments::new(&def.parameters),
+            arguments: ArgStrategy::new(&def.parameters),
             properties: Vec::new(),
             body_rejects: None,
             call_timeout: Duration::from_secs(10),

@@ -7,7 +7,7 @@
 //!   render and presenters never panic, cancellation before the body means no body and
 //!   a cancelled body stops. A failing case is shrunk and reported with the JSON
 //!   arguments that reproduce it. Add your own properties over the typed arguments.
-//! - [`Arguments`]: the `proptest` strategies behind it, valid and invalid arguments
+//! - [`ArgStrategy`]: the `proptest` strategies behind it, valid and invalid arguments
 //!   from a parameter schema (each invalid one with the [`Violation`] it must produce).
 //! - [`TestClient`]: calls as a model host makes them (one call, a batch, a typed call,
 //!   from an agent scope, with scripted approval answers).
@@ -44,7 +44,11 @@
 
 mod args;
 mod check;
+mod client;
 mod registry_api;
+mod replay;
 
-pub use args::{Arguments, InvalidArgs, LONG_STRING, Violation, ViolationKind};
+pub use args::{ArgStrategy, InvalidArgs, LONG_STRING, Violation, ViolationKind};
 pub use check::{CheckFailure, ToolCheck, check_tool, invariant, toolbox_tool};
+pub use client::TestClient;
+pub use replay::{FieldChange, Outcome, ReplayDiff, ReplayedRecord, replay_log};

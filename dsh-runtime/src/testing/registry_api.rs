@@ -99,3 +99,16 @@ impl Wrapper for ProbeWrapper {
         })
     }
 }
+
+/// Installs an approval handler answering from `script`.
+pub(crate) fn scripted_approvals(
+    registry: &Registry,
+    script: Arc<Mutex<super::client::Script>>,
+) -> Registration {
+    registry.set_approval_handler(crate::hooks::approval_fn(move |request| {
+        match script.lock() {
+            Ok(mut s) => s.answer(request.call.name()),
+            Err(_) => crate::hooks::Approval::Unavailable,
+        }
+    }))
+}

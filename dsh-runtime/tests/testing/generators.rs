@@ -2,7 +2,7 @@
 //! every invalid one fails with the violation it was built for, over random schemas.
 
 use dsh_runtime::schema::Schema;
-use dsh_runtime::testing::Arguments;
+use dsh_runtime::testing::ArgStrategy;
 use dsh_runtime::validate::{is_valid, validate_arguments};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -22,7 +22,7 @@ proptest! {
 
     #[test]
     fn generated_values_agree_with_the_validator(schema in schema_strategy()) {
-        let args = Arguments::new(&schema);
+        let args = ArgStrategy::new(&schema);
         let mut runner = TestRunner::deterministic();
         for v in draw(&args.valid(), 8, &mut runner) {
             prop_assert!(is_valid(&schema, &v), "{} rejects {v}", schema.to_json_string());
@@ -50,7 +50,7 @@ fn boundaries_and_optional_forms_are_generated() {
         r#"{"type":"object","properties":{"n":{"type":"integer","minimum":3,"maximum":9},"s":{"type":"string","maxLength":4},"o":{"type":"boolean"}},"required":["n"]}"#,
     ).unwrap()).unwrap();
     let mut runner = TestRunner::deterministic();
-    let values = draw(&Arguments::new(&schema).valid(), 400, &mut runner);
+    let values = draw(&ArgStrategy::new(&schema).valid(), 400, &mut runner);
     let has = |f: &dyn Fn(&dsh_runtime::json::Value) -> bool| values.iter().any(f);
     assert!(has(&|v| v["n"].as_i64() == Some(3)), "minimum");
     assert!(has(&|v| v["n"].as_i64() == Some(9)), "maximum");
@@ -59,7 +59,7 @@ fn boundaries_and_optional_forms_are_generated() {
     assert!(has(&|v| v.get("o").is_some_and(|o| o.as_bool().is_some())), "optional present");
     assert!(has(&|v| v.get("s").and_then(|s| s.as_str()).is_some_and(|s| s.chars().count() == 4)), "longest string");
     assert!(has(&|v| v.get("s").and_then(|s| s.as_str()).is_some_and(|s| !s.is_ascii())), "unicode");
-    let invalid = draw(&Arguments::new(&schema).invalid().unwrap(), 400, &mut runner);
+    let invalid = draw(&ArgStrategy::new(&schema).invalid().unwrap(), 400, &mut runner);
     let paths: std::collections::BTreeSet<String> = invalid
         .iter()
         .map(|c| format!("{} {}", c.violation.kind().name(), c.violation.path()))
@@ -75,7 +75,7 @@ fn patterns_are_generated_from_the_regular_expression() {
         r#"{"type":"object","properties":{"id":{"type":"string","pattern":"^[A-Z]{2}-[0-9]{3}$"}},"required":["id"]}"#,
     ).unwrap()).unwrap();
     let mut runner = TestRunner::deterministic();
-    let values = draw(&Arguments::new(&schema).valid(), 20, &mut runner);
+    let values = draw(&ArgStrategy::new(&schema).valid(), 20, &mut runner);
     assert_eq!(values.len(), 20);
     assert!(values.iter().all(|v| is_valid(&schema, v)));
 }

@@ -2,7 +2,9 @@
 //! deliberately broken tools, the in-memory client and log replay.
 
 mod broken_tools;
+mod client;
 mod generators;
+mod replay;
 
 #[path = "../common/random_schema.rs"]
 mod random_schema;
