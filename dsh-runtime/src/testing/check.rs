@@ -107,11 +107,8 @@ impl<A> fmt::Debug for ToolCheck<A> {
 ///
 /// /// Add two small numbers.
 /// #[tool]
-/// async fn add(
-///     #[schema(range(min = 0, max = 100))] a: u32,
-///     #[schema(range(min = 0, max = 100))] b: u32,
-/// ) -> Result<u32, ToolError> {
-///     Ok(a + b)
+/// async fn add(a: u8, b: u8) -> Result<u16, ToolError> {
+///     Ok(u16::from(a) + u16::from(b))
 /// }
 ///
 /// dsh_runtime::testing::check_tool(Add);

@@ -16,19 +16,23 @@
 //!
 //! ```
 //! use dsh_runtime::testing::ToolCheck;
-//! use dsh_runtime::{tool, ToolError};
+//! use dsh_runtime::{tool, ToolError, ToolSchema};
 //!
-//! /// Repeat a word.
-//! #[tool]
-//! async fn repeat(
+//! /// Arguments of `repeat`.
+//! #[derive(serde::Serialize, serde::Deserialize, ToolSchema)]
+//! pub struct RepeatArgs {
 //!     /// The word.
 //!     #[schema(length(min = 1, max = 8))]
-//!     word: String,
+//!     pub word: String,
 //!     /// How often.
 //!     #[schema(range(min = 1, max = 3))]
-//!     times: u8,
-//! ) -> Result<String, ToolError> {
-//!     Ok(word.repeat(times as usize))
+//!     pub times: u8,
+//! }
+//!
+//! /// Repeat a word.
+//! #[tool(args)]
+//! async fn repeat(args: RepeatArgs) -> Result<String, ToolError> {
+//!     Ok(args.word.repeat(args.times as usize))
 //! }
 //!
 //! ToolCheck::new(Repeat)
