@@ -39,7 +39,10 @@ async fn lists_calls_and_checks_structured_content() {
         .call_checked("arith", json!({"a": 6, "b": 7}))
         .await
         .expect("call");
-    assert_eq!(result.structured_content, Some(json!({"sum": 13, "product": 42})));
+    assert_eq!(
+        result.structured_content,
+        Some(json!({"sum": 13, "product": 42}))
+    );
     assert_eq!(result.is_error, Some(false));
 
     // Invalid arguments are a tool error, with the registry's message; no structured content.
@@ -56,7 +59,10 @@ async fn lists_calls_and_checks_structured_content() {
 
     // Not in the list.
     let missing = client.call_checked("nope", json!({})).await;
-    assert!(matches!(&missing, Err(McpTestError::NoSuchTool(n)) if n == "nope"), "{missing:?}");
+    assert!(
+        matches!(&missing, Err(McpTestError::NoSuchTool(n)) if n == "nope"),
+        "{missing:?}"
+    );
     client.close().await;
 }
 
@@ -68,16 +74,25 @@ async fn content_off_the_output_schema_is_reported() {
         .await
         .expect("connect");
     let tools = client.list_tools().await.expect("list");
-    let mut result = client.call("arith", json!({"a": 1, "b": 2})).await.expect("call");
+    let mut result = client
+        .call("arith", json!({"a": 1, "b": 2}))
+        .await
+        .expect("call");
     assert!(check_structured_content(&tools[0], &result).is_ok());
     result.structured_content = Some(json!({"sum": "3"}));
     let err = check_structured_content(&tools[0], &result).expect_err("off its schema");
     let message = err.to_string();
-    assert!(message.starts_with(r#"tool "arith": structuredContent breaks its outputSchema: "#), "{message}");
+    assert!(
+        message.starts_with(r#"tool "arith": structuredContent breaks its outputSchema: "#),
+        "{message}"
+    );
     assert!(message.contains(r#"at "/sum""#), "{message}");
     assert!(message.contains("product"), "{message}");
     result.structured_content = None;
     let err = check_structured_content(&tools[0], &result).expect_err("no content");
-    assert!(err.to_string().contains("has no structuredContent"), "{err}");
+    assert!(
+        err.to_string().contains("has no structuredContent"),
+        "{err}"
+    );
     client.close().await;
 }

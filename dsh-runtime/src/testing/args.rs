@@ -92,7 +92,13 @@ impl Violation {
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at {} ({})", self.kind.name(), self.path, self.fragment)
+        write!(
+            f,
+            "{} at {} ({})",
+            self.kind.name(),
+            self.path,
+            self.fragment
+        )
     }
 }
 
@@ -362,11 +368,9 @@ impl ArgStrategy {
         }
         let extra_key = undeclared_key(r);
         let extra: BoxedStrategy<Option<(String, Value)>> = match (&r.additional, extras) {
-            (Additional::Open | Additional::Ignored, true) => {
-                proptest::option::of(any_scalar())
-                    .prop_map(move |v| v.map(|v| (extra_key.clone(), v)))
-                    .boxed()
-            }
+            (Additional::Open | Additional::Ignored, true) => proptest::option::of(any_scalar())
+                .prop_map(move |v| v.map(|v| (extra_key.clone(), v)))
+                .boxed(),
             (Additional::Schema(s), true) => {
                 proptest::option::of(self.valid_at(s, &path.key(&extra_key), false))
                     .prop_map(move |v| v.map(|v| (extra_key.clone(), v)))
@@ -386,7 +390,12 @@ impl ArgStrategy {
             .boxed()
     }
 
-    fn invalid_at(&self, schema: &Schema, path: &Path, root: bool) -> Vec<BoxedStrategy<InvalidArgs>> {
+    fn invalid_at(
+        &self,
+        schema: &Schema,
+        path: &Path,
+        root: bool,
+    ) -> Vec<BoxedStrategy<InvalidArgs>> {
         let mut out: Vec<BoxedStrategy<InvalidArgs>> = Vec::new();
         let mut fixed = |value: Value, kind: ViolationKind, tail: &str| {
             out.push(
@@ -441,12 +450,20 @@ impl ArgStrategy {
                 if let Some(min) = r.minimum
                     && let Some(n) = Number::from_f64(min.next_down())
                 {
-                    fixed(Value::Number(n), ViolationKind::OutOfRange, " must be at least ");
+                    fixed(
+                        Value::Number(n),
+                        ViolationKind::OutOfRange,
+                        " must be at least ",
+                    );
                 }
                 if let Some(max) = r.maximum
                     && let Some(n) = Number::from_f64(max.next_up())
                 {
-                    fixed(Value::Number(n), ViolationKind::OutOfRange, " must be at most ");
+                    fixed(
+                        Value::Number(n),
+                        ViolationKind::OutOfRange,
+                        " must be at most ",
+                    );
                 }
             }
             Kind::String(r) => {
@@ -555,7 +572,9 @@ impl ArgStrategy {
                     let name = p.name.to_string();
                     let rest = self.object(r, path, Some(&name), false);
                     if p.required {
-                        let v = path.key(&name).violation(ViolationKind::MissingRequired, "");
+                        let v = path
+                            .key(&name)
+                            .violation(ViolationKind::MissingRequired, "");
                         out.push(
                             rest.clone()
                                 .prop_map(move |value| InvalidArgs {
@@ -790,7 +809,12 @@ impl Strategy for IntegerRange {
         runner: &mut proptest::test_runner::TestRunner,
     ) -> proptest::strategy::NewTree<Self> {
         let (lo, hi) = (self.lo, self.hi);
-        let mut edges = vec![lo, hi, lo.saturating_add(1).min(hi), hi.saturating_sub(1).max(lo)];
+        let mut edges = vec![
+            lo,
+            hi,
+            lo.saturating_add(1).min(hi),
+            hi.saturating_sub(1).max(lo),
+        ];
         if lo <= 0 && 0 <= hi {
             edges.push(0);
         }
@@ -878,9 +902,15 @@ fn number_values(min: Option<f64>, max: Option<f64>) -> BoxedStrategy<Value> {
     if lo <= 0.0 && 0.0 <= hi {
         edges.push(0.0);
     }
-    let spread = if lo < hi { (lo..=hi).boxed() } else { Just(lo).boxed() };
+    let spread = if lo < hi {
+        (lo..=hi).boxed()
+    } else {
+        Just(lo).boxed()
+    };
     prop_oneof![proptest::sample::select(edges), spread]
-        .prop_filter_map("a finite number", |f| Number::from_f64(f).map(Value::Number))
+        .prop_filter_map("a finite number", |f| {
+            Number::from_f64(f).map(Value::Number)
+        })
         .boxed()
 }
 

@@ -323,8 +323,9 @@ impl<A: DeserializeOwned + 'static> ToolCheck<A> {
             None
         };
         let tool = (self.make)(dir.as_ref().map(|d| d.path()));
-        let harness = registry_api::Harness::new(tool.clone(), self.cancel_grace, self.cancel_after)
-            .map_err(|e| Broken::new("setup", format!("the tool does not register: {e}")))?;
+        let harness =
+            registry_api::Harness::new(tool.clone(), self.cancel_grace, self.cancel_after)
+                .map_err(|e| Broken::new("setup", format!("the tool does not register: {e}")))?;
         match case {
             Case::Valid(args) => self.valid_case(&harness, &tool, args).await,
             Case::Invalid(invalid) => self.invalid_case(&harness, invalid).await,
@@ -421,7 +422,9 @@ impl<A: DeserializeOwned + 'static> ToolCheck<A> {
         // 2. Cancelled before it starts: the body must not run.
         let token = CancellationToken::new();
         token.cancel();
-        let result = self.call(harness, PRE_CANCELLED_ID, args, Some(token)).await?;
+        let result = self
+            .call(harness, PRE_CANCELLED_ID, args, Some(token))
+            .await?;
         if harness.reached(PRE_CANCELLED_ID) {
             return Err(Broken::new(
                 invariant::CANCELLED_BEFORE_BODY,

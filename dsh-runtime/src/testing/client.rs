@@ -132,7 +132,10 @@ impl TestClient {
     pub fn answer_once(&self, tool: &str, answer: Approval) -> &Self {
         self.install();
         if let Ok(mut s) = self.script.lock() {
-            s.once.entry(tool.to_string()).or_default().push_back(answer);
+            s.once
+                .entry(tool.to_string())
+                .or_default()
+                .push_back(answer);
         }
         self
     }

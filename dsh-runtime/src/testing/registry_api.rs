@@ -91,7 +91,8 @@ impl Wrapper for ProbeWrapper {
             };
             // The dispatch re-checks cancellation first: a call it aborts there never
             // reached the body.
-            let before_body = matches!(&outcome, Ok(o) if o.code() == Some("ABORTED_BEFORE_DISPATCH"));
+            let before_body =
+                matches!(&outcome, Ok(o) if o.code() == Some("ABORTED_BEFORE_DISPATCH"));
             if !before_body && let Ok(mut reached) = self.0.reached.lock() {
                 reached.insert(call.call_id().to_string());
             }

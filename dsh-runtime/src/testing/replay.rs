@@ -93,7 +93,11 @@ impl fmt::Display for ReplayDiff {
                 Outcome::UnknownTool => "unknown tool",
                 _ => "",
             };
-            writeln!(f, "line {} (call {:?}, tool {:?}): {what}", r.line, r.id, r.name)?;
+            writeln!(
+                f,
+                "line {} (call {:?}, tool {:?}): {what}",
+                r.line, r.id, r.name
+            )?;
             if let Outcome::Changed(c) | Outcome::NowFailing(c) | Outcome::NowSucceeding(c) =
                 &r.outcome
             {
@@ -154,7 +158,11 @@ pub async fn replay_log(registry: &Registry, scope: Option<&Scope>, log: &str) -
                 Value::String(text) => text.to_string().into(),
                 other => other.clone().into(),
             };
-            let mut call = ToolCall::new(record.call.id.as_str(), record.call.name.as_str(), arguments);
+            let mut call = ToolCall::new(
+                record.call.id.as_str(),
+                record.call.name.as_str(),
+                arguments,
+            );
             if let Some(s) = scope {
                 call = call.with_agent(s.id());
             }

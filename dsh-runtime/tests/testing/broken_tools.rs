@@ -140,7 +140,11 @@ async fn shout(args: ShoutArgs) -> String {
 fn a_panicking_presenter_is_caught() {
     let f = failure(ToolCheck::new(Shout));
     assert_caught(&f, invariant::PRESENTERS, r#"{"times":8}"#);
-    assert!(f.detail.contains("present_call panicked: cannot show 8 times"), "{f}");
+    assert!(
+        f.detail
+            .contains("present_call panicked: cannot show 8 times"),
+        "{f}"
+    );
 }
 
 /// Arguments of `nap`.
@@ -212,9 +216,15 @@ fn a_failing_author_property_is_caught_with_typed_arguments() {
     }));
     // The panic is the first failure for large n; below it the property holds.
     assert_eq!(f.invariant, invariant::NO_PANIC, "{f}");
-    let f = failure(ToolCheck::new(Pick).body_rejects(|_| true).property(|args: &PickArgs, _| {
-        (args.n < 5).then_some(()).ok_or_else(|| format!("{} is not below 5", args.n))
-    }));
+    let f = failure(
+        ToolCheck::new(Pick)
+            .body_rejects(|_| true)
+            .property(|args: &PickArgs, _| {
+                (args.n < 5)
+                    .then_some(())
+                    .ok_or_else(|| format!("{} is not below 5", args.n))
+            }),
+    );
     assert_caught(&f, invariant::PROPERTY, r#"{"n":5}"#);
     assert!(f.detail.contains("5 is not below 5"), "{f}");
 }
@@ -290,9 +300,19 @@ fn a_correct_tool_passes() {
     ToolCheck::new(Greet)
         .cases(48)
         .property(|args: &GreetArgs, result| {
-            let text = result.value().and_then(|v| v.get("text")).and_then(|t| t.as_str());
+            let text = result
+                .value()
+                .and_then(|v| v.get("text"))
+                .and_then(|t| t.as_str());
             match text {
-                Some(t) if args.names.iter().all(|n| t.to_lowercase().contains(&n.to_lowercase()) || t.contains(&n.to_uppercase())) => Ok(()),
+                Some(t)
+                    if args.names.iter().all(|n| {
+                        t.to_lowercase().contains(&n.to_lowercase())
+                            || t.contains(&n.to_uppercase())
+                    }) =>
+                {
+                    Ok(())
+                }
                 _ => Err(format!("the greeting misses a name: {}", result.text())),
             }
         })

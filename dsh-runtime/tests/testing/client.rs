@@ -45,15 +45,29 @@ fn one_call_a_batch_and_a_typed_call() {
             Some(r#"invalid arguments: missing required property "b"; "a" must be an integer"#)
         );
         let texts: Vec<String> = client
-            .batch(&[("add", r#"{"a":1,"b":1}"#), ("nope", "{}"), ("add", r#"{"a":2,"b":2}"#)], 4)
+            .batch(
+                &[
+                    ("add", r#"{"a":1,"b":1}"#),
+                    ("nope", "{}"),
+                    ("add", r#"{"a":2,"b":2}"#),
+                ],
+                4,
+            )
             .await
             .iter()
             .map(|r| r.text())
             .collect();
         assert_eq!(texts[0], "2");
-        assert!(texts[1].starts_with("Error: unknown tool \"nope\""), "{}", texts[1]);
+        assert!(
+            texts[1].starts_with("Error: unknown tool \"nope\""),
+            "{}",
+            texts[1]
+        );
         assert_eq!(texts[2], "4");
-        assert_eq!(client.call_typed::<Add>(AddArgs { a: 40, b: 2 }).await, Ok(42));
+        assert_eq!(
+            client.call_typed::<Add>(AddArgs { a: 40, b: 2 }).await,
+            Ok(42)
+        );
     });
 }
 
@@ -72,7 +86,10 @@ fn calls_come_from_the_agent_scope() {
         assert_eq!(agent.call("add", r#"{"a":1,"b":2}"#).await.text(), "3");
         // The global view still has it.
         let global = TestClient::new(&registry);
-        assert_eq!(global.call("remove", r#"{"path":"x"}"#).await.text(), "removed x");
+        assert_eq!(
+            global.call("remove", r#"{"path":"x"}"#).await.text(),
+            "removed x"
+        );
     });
 }
 
@@ -96,7 +113,10 @@ fn approvals_are_answered_from_the_script() {
         assert_eq!(second.code(), Some("APPROVAL_REJECTED"));
         assert_eq!(second.message(), Some(r#"the user rejected tool "remove""#));
         client.approve("remove");
-        assert_eq!(client.call("remove", r#"{"path":"c"}"#).await.text(), "removed c");
+        assert_eq!(
+            client.call("remove", r#"{"path":"c"}"#).await.text(),
+            "removed c"
+        );
         // `add` is never asked about.
         assert_eq!(client.call("add", r#"{"a":1,"b":1}"#).await.text(), "2");
         assert_eq!(client.approvals_asked(), ["remove", "remove", "remove"]);

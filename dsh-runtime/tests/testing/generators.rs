@@ -11,7 +11,11 @@ use proptest::test_runner::TestRunner;
 use crate::random_schema::{cases, schema_strategy};
 
 /// Draws `n` values of `strategy`.
-fn draw<T: std::fmt::Debug>(strategy: &BoxedStrategy<T>, n: usize, runner: &mut TestRunner) -> Vec<T> {
+fn draw<T: std::fmt::Debug>(
+    strategy: &BoxedStrategy<T>,
+    n: usize,
+    runner: &mut TestRunner,
+) -> Vec<T> {
     (0..n)
         .filter_map(|_| strategy.new_tree(runner).ok().map(|t| t.current()))
         .collect()
@@ -55,16 +59,44 @@ fn boundaries_and_optional_forms_are_generated() {
     assert!(has(&|v| v["n"].as_i64() == Some(3)), "minimum");
     assert!(has(&|v| v["n"].as_i64() == Some(9)), "maximum");
     assert!(has(&|v| v.get("o").is_none()), "optional absent");
-    assert!(has(&|v| v.get("o").is_some_and(|o| o.is_null())), "optional null");
-    assert!(has(&|v| v.get("o").is_some_and(|o| o.as_bool().is_some())), "optional present");
-    assert!(has(&|v| v.get("s").and_then(|s| s.as_str()).is_some_and(|s| s.chars().count() == 4)), "longest string");
-    assert!(has(&|v| v.get("s").and_then(|s| s.as_str()).is_some_and(|s| !s.is_ascii())), "unicode");
-    let invalid = draw(&ArgStrategy::new(&schema).invalid().unwrap(), 400, &mut runner);
+    assert!(
+        has(&|v| v.get("o").is_some_and(|o| o.is_null())),
+        "optional null"
+    );
+    assert!(
+        has(&|v| v.get("o").is_some_and(|o| o.as_bool().is_some())),
+        "optional present"
+    );
+    assert!(
+        has(&|v| v
+            .get("s")
+            .and_then(|s| s.as_str())
+            .is_some_and(|s| s.chars().count() == 4)),
+        "longest string"
+    );
+    assert!(
+        has(&|v| v
+            .get("s")
+            .and_then(|s| s.as_str())
+            .is_some_and(|s| !s.is_ascii())),
+        "unicode"
+    );
+    let invalid = draw(
+        &ArgStrategy::new(&schema).invalid().unwrap(),
+        400,
+        &mut runner,
+    );
     let paths: std::collections::BTreeSet<String> = invalid
         .iter()
         .map(|c| format!("{} {}", c.violation.kind().name(), c.violation.path()))
         .collect();
-    for expected in ["missing required n", "out of range n", "wrong type n", "length s", "wrong type arguments"] {
+    for expected in [
+        "missing required n",
+        "out of range n",
+        "wrong type n",
+        "length s",
+        "wrong type arguments",
+    ] {
         assert!(paths.contains(expected), "{expected} not in {paths:?}");
     }
 }

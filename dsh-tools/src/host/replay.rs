@@ -24,9 +24,9 @@
 //! `dsh-tools call --log FILE` appends such a record; [`record`] builds one.
 
 use dsh_runtime::json::{self, Value};
+pub use dsh_runtime::log::{LogRecord, LoggedCall};
 use dsh_runtime::present::{CallView, ResultView};
 use dsh_runtime::{Registry, Scope, ToolResult};
-pub use dsh_runtime::log::{LogRecord, LoggedCall};
 
 /// The log record of a finished call: the call and the persisted part of its result.
 pub fn record(call_id: &str, name: &str, arguments: &Value, result: &ToolResult) -> LogRecord {

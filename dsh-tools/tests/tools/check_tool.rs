@@ -29,7 +29,8 @@ fn file_tool<B: dsh_runtime::Toolbox>(
 ) -> ToolCheck<Value> {
     ToolCheck::erased(true, move |dir| {
         seed(dir);
-        let scope = FsScope::confined(dir).unwrap_or_else(|e| panic!("sandbox {}: {e}", dir.display()));
+        let scope =
+            FsScope::confined(dir).unwrap_or_else(|e| panic!("sandbox {}: {e}", dir.display()));
         toolbox_tool(Arc::new(make(scope)), name)
             .unwrap_or_else(|| panic!("the toolbox has no tool {name:?}"))
     })
@@ -112,11 +113,15 @@ fn check_tool_bash() {
     .cases(12)
     .argument(
         "command",
-        proptest::sample::select(commands).prop_map(Value::from).boxed(),
+        proptest::sample::select(commands)
+            .prop_map(Value::from)
+            .boxed(),
     )
     .argument(
         "workdir",
-        proptest::sample::select(vec![".", "sub", "missing"]).prop_map(Value::from).boxed(),
+        proptest::sample::select(vec![".", "sub", "missing"])
+            .prop_map(Value::from)
+            .boxed(),
     )
     .cancel_grace(Duration::from_secs(2))
     .run();
@@ -124,8 +129,11 @@ fn check_tool_bash() {
 
 fn job_tool(name: &'static str) -> ToolCheck<Value> {
     ToolCheck::erased(false, move |_| -> DynTool {
-        toolbox_tool(Arc::new(dsh_runtime::jobs::tools::Jobs::new(JobRuntime::new())), name)
-            .unwrap_or_else(|| panic!("the job tools have no {name:?}"))
+        toolbox_tool(
+            Arc::new(dsh_runtime::jobs::tools::Jobs::new(JobRuntime::new())),
+            name,
+        )
+        .unwrap_or_else(|| panic!("the job tools have no {name:?}"))
     })
     .cases(16)
 }
