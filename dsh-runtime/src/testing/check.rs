@@ -57,7 +57,7 @@ type Property<A> = Box<dyn Fn(&A, &ToolResult) -> Result<(), String>>;
 type Predicate = Box<dyn Fn(&Value) -> bool>;
 
 /// A property check of one tool: generated valid and invalid arguments, each run through
-/// a fresh [`Registry`] holding the tool, checked against the [`invariant`]s and the
+/// a fresh [`Registry`](crate::Registry) holding the tool, checked against the [`invariant`]s and the
 /// author's own properties.
 ///
 /// `A` is the type the author's properties see the arguments as: the tool's `Args` for

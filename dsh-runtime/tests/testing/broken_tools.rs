@@ -1,11 +1,14 @@
 //! One deliberately broken tool per invariant: `check_tool` catches each with a shrunk
 //! case, and names the invariant and the minimal arguments. A correct tool passes.
 
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use dsh_runtime::present::CallView;
+use dsh_runtime::schema::{Additional, Property, Schema};
 use dsh_runtime::testing::{CheckFailure, ToolCheck, check_tool, invariant};
-use dsh_runtime::{Tool, ToolContext, ToolError, ToolSchema, tool};
+use dsh_runtime::{Tool, ToolContext, ToolDefinition, ToolError, ToolSchema, tool};
 use serde::{Deserialize, Serialize};
 
 /// The failure of a check that must fail.
@@ -330,4 +333,103 @@ fn the_failure_message_shows_the_invariant_and_the_arguments() {
         ]
     );
     let _ = Halve.definition();
+}
+
+// ---------------------------------------------------------------------------------------
+
+/// The typed arguments of [`Loose`]: a `u8`.
+#[derive(Debug, Deserialize)]
+pub struct LooseArgs {
+    /// Up to 255.
+    pub n: u8,
+}
+
+/// A hand-written tool whose published schema is looser than its typed arguments
+/// (`0..=1000` for a `u8`).
+struct Loose;
+
+static LOOSE: std::sync::LazyLock<ToolDefinition> = std::sync::LazyLock::new(|| {
+    let params = Schema::object(
+        vec![Property::new(
+            "n",
+            Schema::integer_range(Some(0), Some(1000)),
+            true,
+        )],
+        Additional::Ignored,
+    );
+    ToolDefinition::new(
+        "loose",
+        "Echo a number.",
+        Arc::new(params),
+        <u8 as ToolSchema>::schema(),
+    )
+});
+
+impl Tool for Loose {
+    type Args = LooseArgs;
+    type Output = u8;
+
+    fn definition(&self) -> &ToolDefinition {
+        &LOOSE
+    }
+
+    async fn call(&self, args: LooseArgs, _cx: ToolContext) -> Result<u8, ToolError> {
+        Ok(args.n)
+    }
+}
+
+#[test]
+fn a_schema_looser_than_the_typed_arguments_is_caught() {
+    let f = failure(ToolCheck::new(Loose));
+    assert_caught(&f, invariant::VALID_REACHES_BODY, r#"{"n":256}"#);
+    assert!(
+        f.detail.contains("INVALID_ARGS after reaching the body"),
+        "{f}"
+    );
+}
+
+/// Notes kept as files in a directory.
+pub struct Notes {
+    dir: PathBuf,
+}
+
+#[dsh_runtime::toolbox]
+impl Notes {
+    /// Save a note and return how many notes there are.
+    #[tool]
+    async fn save(
+        &self,
+        /// The note's name.
+        name: String,
+        /// The text.
+        text: String,
+    ) -> Result<u64, ToolError> {
+        if name.is_empty() || name.contains(['/', '\0']) || name == "." || name == ".." {
+            return Err(ToolError::with_code("BAD_NAME", "not a file name"));
+        }
+        std::fs::write(self.dir.join(&name), text)?;
+        Ok(std::fs::read_dir(&self.dir)?.count() as u64)
+    }
+}
+
+#[test]
+fn each_case_gets_a_fresh_sandbox() {
+    let dirs = Arc::new(std::sync::Mutex::new(std::collections::HashSet::new()));
+    let seen = dirs.clone();
+    ToolCheck::sandboxed(move |dir| {
+        seen.lock().expect("lock").insert(dir.to_path_buf());
+        NotesSave(Arc::new(Notes {
+            dir: dir.to_path_buf(),
+        }))
+    })
+    .cases(16)
+    // In a fresh directory, a saved note is the only one.
+    .property(|_args: &NotesSaveArgs, result| match result.value() {
+        Some(v) if v.as_u64() != Some(1) => Err(format!("{} notes in a fresh sandbox", v)),
+        _ => Ok(()),
+    })
+    .run();
+    let dirs = dirs.lock().expect("lock");
+    assert!(dirs.len() > 16, "{} sandboxes", dirs.len());
+    assert!(dirs.iter().all(|d| !d.exists()), "sandboxes are removed");
 }
