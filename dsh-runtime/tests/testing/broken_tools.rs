@@ -309,10 +309,10 @@ fn a_correct_tool_passes() {
                 .and_then(|t| t.as_str());
             match text {
                 Some(t)
-                    if args.names.iter().all(|n| {
-                        t.to_lowercase().contains(&n.to_lowercase())
-                            || t.contains(&n.to_uppercase())
-                    }) =>
+                    if args
+                        .names
+                        .iter()
+                        .all(|n| t.contains(n.as_str()) || t.contains(&n.to_uppercase())) =>
                 {
                     Ok(())
                 }
