@@ -257,7 +257,7 @@ impl ArgStrategy {
     /// constraint to break). Violations inside `oneOf` branches are not generated (what
     /// the validator reports there depends on which branch is closest).
     pub fn invalid(&self) -> Option<BoxedStrategy<InvalidArgs>> {
-        let all = self.invalid_at(&self.schema, &Path::default(), true);
+        let all = self.invalid_at(&self.schema, &Path::default());
         if all.is_empty() {
             return None;
         }
@@ -390,12 +390,7 @@ impl ArgStrategy {
             .boxed()
     }
 
-    fn invalid_at(
-        &self,
-        schema: &Schema,
-        path: &Path,
-        root: bool,
-    ) -> Vec<BoxedStrategy<InvalidArgs>> {
+    fn invalid_at(&self, schema: &Schema, path: &Path) -> Vec<BoxedStrategy<InvalidArgs>> {
         let mut out: Vec<BoxedStrategy<InvalidArgs>> = Vec::new();
         let mut fixed = |value: Value, kind: ViolationKind, tail: &str| {
             out.push(
@@ -548,7 +543,7 @@ impl ArgStrategy {
                     && hi >= 1
                 {
                     let lo = lo.max(1);
-                    for bad in self.invalid_at(items, &path.index(0), false) {
+                    for bad in self.invalid_at(items, &path.index(0)) {
                         let rest = self.array_of(r, path, lo - 1, hi - 1);
                         out.push(
                             (bad, rest)
@@ -584,7 +579,7 @@ impl ArgStrategy {
                                 .boxed(),
                         );
                     }
-                    for bad in self.invalid_at(&p.schema, &path.key(&name), false) {
+                    for bad in self.invalid_at(&p.schema, &path.key(&name)) {
                         let name = name.clone();
                         out.push(
                             (rest.clone(), bad)
@@ -628,7 +623,7 @@ impl ArgStrategy {
                         );
                     }
                     Additional::Schema(s) => {
-                        for bad in self.invalid_at(s, &path.key(&key), false) {
+                        for bad in self.invalid_at(s, &path.key(&key)) {
                             let key = key.clone();
                             out.push(
                                 (whole.clone(), bad)
@@ -652,7 +647,7 @@ impl ArgStrategy {
             }
             _ => {}
         }
-        let _ = root;
+
         out
     }
 }
