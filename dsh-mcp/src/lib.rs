@@ -99,6 +99,8 @@ pub mod import;
 mod layer;
 mod raw;
 mod server;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod transport;
 
 pub use http::{HttpOptions, HttpServer, serve_http};

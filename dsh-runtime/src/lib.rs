@@ -96,6 +96,7 @@ pub mod docs;
 pub mod export;
 pub mod hooks;
 pub mod jobs;
+pub mod log;
 #[doc(inline)]
 pub use dsh_json as json;
 mod lossless;
@@ -109,6 +110,8 @@ mod result;
 pub mod round_trip;
 pub mod schema;
 mod suggest;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod tool;
 pub mod validate;
 

@@ -692,7 +692,7 @@ fn read_meta(_args: &ReadArgs, out: &ReadOutput) -> ReadView {
 fn read_call_card(args: &ReadArgs) -> CallView {
     let first = args.offset.unwrap_or(1);
     let window = match (args.limit, args.offset) {
-        (Some(limit), _) => format!(" ({first} - {})", first + limit - 1),
+        (Some(limit), _) => format!(" ({first} - {})", first.saturating_add(limit - 1)),
         (None, Some(offset)) => format!(" (from line {offset})"),
         (None, None) => String::new(),
     };

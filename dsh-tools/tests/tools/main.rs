@@ -1,6 +1,7 @@
 //! Integration tests of `dsh-tools`, grouped in one test binary (one link instead of one per file).
 
 mod bash_tool;
+mod check_tool;
 mod fs_tools;
 mod host_guard;
 mod job_tools;

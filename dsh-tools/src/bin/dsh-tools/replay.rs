@@ -13,7 +13,7 @@
 //! - `call.arguments`: the arguments as a JSON value, or as a string holding JSON (the
 //!   way model APIs transport them); a string that is not JSON is kept as a string;
 //! - `result` (optional, e.g. for a call still running when the log was cut): the
-//!   persisted part of the result, [`ResultSummary`]: final `content`, `isError`, and the
+//!   persisted part of the result, [`ResultSummary`](dsh_runtime::present::ResultSummary): final `content`, `isError`, and the
 //!   presentation `meta` when the tool produced one. The canonical value is never
 //!   logged: cards are rebuilt from meta.
 //!
@@ -24,47 +24,9 @@
 //! `dsh-tools call --log FILE` appends such a record; [`record`] builds one.
 
 use dsh_runtime::json::{self, Value};
-use dsh_runtime::present::{CallView, ResultSummary, ResultView};
+pub use dsh_runtime::log::{LogRecord, LoggedCall};
+use dsh_runtime::present::{CallView, ResultView};
 use dsh_runtime::{Registry, Scope, ToolResult};
-use serde::{Deserialize, Serialize};
-
-/// One line of a call log.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LogRecord {
-    /// The call.
-    pub call: LoggedCall,
-    /// Its result, when it was logged.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result: Option<ResultSummary>,
-}
-
-/// The call part of a [`LogRecord`].
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LoggedCall {
-    /// The call id.
-    #[serde(default)]
-    pub id: String,
-    /// The tool name as called.
-    pub name: String,
-    /// The arguments: a JSON value, or a string holding JSON.
-    #[serde(default = "empty_object")]
-    pub arguments: Value,
-}
-
-fn empty_object() -> Value {
-    Value::Object(json::Object::new())
-}
-
-impl LoggedCall {
-    /// The arguments as a JSON value: a string holding JSON is parsed; anything else
-    /// (including a string that is not JSON) is returned as it is.
-    pub fn arguments_value(&self) -> Value {
-        match &self.arguments {
-            Value::String(text) => json::parse(text).unwrap_or_else(|_| self.arguments.clone()),
-            other => other.clone(),
-        }
-    }
-}
 
 /// The log record of a finished call: the call and the persisted part of its result.
 pub fn record(call_id: &str, name: &str, arguments: &Value, result: &ToolResult) -> LogRecord {
