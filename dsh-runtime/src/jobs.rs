@@ -21,9 +21,11 @@
 //!
 //! Ids are `<kind>-<N>`, where `N` counts the jobs of that kind started on this runtime,
 //! from 1 (`bash-1`, `bash-2`, `fetch-1`). A start whose producer fails registers
-//! nothing, and its number is not reused. Numbers are shared by every owner of a runtime:
-//! where even how many jobs another session started must not show, give each session a
-//! runtime of its own.
+//! nothing, and its number is not reused. Each owner counts on its own, so a session's
+//! ids say nothing of how many jobs other sessions started (two owners can each hold a
+//! `bash-1`): an id is looked up among the caller's own jobs and the unowned ones, and
+//! those never share an id (an owner's count skips the numbers unowned jobs hold, and
+//! the unowned count skips every owner's).
 //!
 //! # Owners
 //!
@@ -634,15 +636,40 @@ struct Inner {
 #[derive(Default)]
 struct JobTable {
     shut_down: bool,
-    /// Jobs started per kind, for ids.
-    counters: HashMap<String, u64>,
+    /// Jobs started per owner (`None`: unowned) and kind, for ids.
+    counters: HashMap<(Option<OwnerId>, String), u64>,
+    /// Every id handed out (started or not), with its owner: no number is reused.
+    issued: HashSet<(Option<OwnerId>, JobId)>,
+    /// The ids handed out to any owner (the unowned count skips them).
+    owned_ids: HashSet<JobId>,
     /// Every registered job, in start order.
     jobs: Vec<Arc<Job>>,
-    by_id: HashMap<JobId, Arc<Job>>,
+    /// Registered jobs by owner and id.
+    by_id: HashMap<(Option<OwnerId>, JobId), Arc<Job>>,
     live_owners: HashSet<OwnerId>,
 }
 
 impl JobTable {
+    /// The next id of `kind` for `owner`, reserved for good.
+    fn issue(&mut self, owner: Option<OwnerId>, kind: &str) -> JobId {
+        loop {
+            let n = self.counters.entry((owner, kind.to_string())).or_insert(0);
+            // A u64 counter does not wrap in practice; saturate anyway.
+            *n = n.saturating_add(1);
+            let id = JobId(format!("{kind}-{n}").into());
+            let clash = match owner {
+                Some(_) => self.issued.contains(&(None, id.clone())),
+                None => self.owned_ids.contains(&id),
+            };
+            if !clash && self.issued.insert((owner, id.clone())) {
+                if owner.is_some() {
+                    self.owned_ids.insert(id.clone());
+                }
+                return id;
+            }
+        }
+    }
+
     fn preflight(&self, owner: Option<OwnerId>) -> Result<(), JobError> {
         if self.shut_down {
             return Err(JobError::ShutDown);
@@ -708,9 +735,7 @@ impl JobRuntime {
         let id = {
             let mut table = lock(&self.inner.table);
             table.preflight(owner)?;
-            let n = table.counters.entry(kind.clone()).or_insert(0);
-            *n += 1;
-            JobId(format!("{kind}-{n}").into())
+            table.issue(owner, &kind)
         };
 
         let stop = CancellationToken::new();
@@ -770,7 +795,7 @@ impl JobRuntime {
             let mut table = lock(&self.inner.table);
             table.preflight(owner).map(|()| {
                 table.jobs.push(job.clone());
-                table.by_id.insert(id.clone(), job.clone());
+                table.by_id.insert((owner, id.clone()), job.clone());
             })
         };
         handle.spawn(drive(job.clone(), done));
@@ -924,7 +949,16 @@ impl JobRuntime {
 
     fn lookup(&self, id: &str, caller: Option<OwnerId>) -> Result<Arc<Job>, JobError> {
         let table = lock(&self.inner.table);
-        match table.by_id.get(id) {
+        let key = JobId(id.into());
+        // The caller's own jobs, then the unowned ones (they never share an id).
+        let found = match caller {
+            Some(owner) => table
+                .by_id
+                .get(&(Some(owner), key.clone()))
+                .or_else(|| table.by_id.get(&(None, key))),
+            None => table.by_id.get(&(None, key)),
+        };
+        match found {
             Some(job) if job.visible_to(caller) => Ok(job.clone()),
             _ => Err(JobError::NotFound { id: id.to_string() }),
         }

@@ -8,7 +8,8 @@ use std::time::Duration;
 use crate::hooks::{CallInfo, HookFuture, Next, Wrapper};
 use crate::tool::DynTool;
 use crate::{
-    DispatchOutcome, RegisterError, Registration, RegistrationGuard, Registry, ToolError, ToolResult,
+    DispatchOutcome, RegisterError, Registration, RegistrationGuard, Registry, ToolError,
+    ToolResult,
 };
 
 use super::check::CANCEL_DURING;
@@ -113,11 +114,12 @@ pub(crate) fn scripted_approvals(
     registry: &Registry,
     script: Arc<Mutex<super::client::Script>>,
 ) -> RegistrationGuard {
-    registry.set_approval_handler(crate::hooks::approval_fn(move |request| {
-        match script.lock() {
-            Ok(mut s) => s.answer(request.call.name()),
-            Err(_) => crate::hooks::Approval::Unavailable,
-        }
-    }))
-    .unregister_on_drop()
+    registry
+        .set_approval_handler(crate::hooks::approval_fn(move |request| {
+            match script.lock() {
+                Ok(mut s) => s.answer(request.call.name()),
+                Err(_) => crate::hooks::Approval::Unavailable,
+            }
+        }))
+        .unregister_on_drop()
 }

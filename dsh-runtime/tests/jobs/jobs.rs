@@ -548,6 +548,52 @@ async fn the_owner_fence_hides_foreign_jobs_like_unknown_ones() {
 }
 
 #[tokio::test]
+async fn each_owner_counts_its_own_ids_and_never_shares_one_with_unowned_jobs() {
+    let jobs = JobRuntime::new();
+    let alice = jobs.owner();
+    let bob = jobs.owner();
+    let start = |owner: Option<OwnerId>, label: &str| {
+        let spec = JobSpec::new("w", label);
+        let spec = match owner {
+            Some(owner) => spec.owned_by(owner),
+            None => spec,
+        };
+        start_fake(&jobs, spec, true)
+    };
+    // Bob's first id does not show that Alice started a job before him.
+    let a1 = start(Some(alice.id()), "alice 1");
+    let b1 = start(Some(bob.id()), "bob 1");
+    assert_eq!((a1.id.as_str(), b1.id.as_str()), ("w-1", "w-1"));
+    let a2 = start(Some(alice.id()), "alice 2");
+    assert_eq!(a2.id.as_str(), "w-2");
+    // An unowned job is visible to every owner: it skips every number an owner holds.
+    let open = start(None, "anyone's");
+    assert_eq!(open.id.as_str(), "w-3");
+    // ... and an owner skips the numbers unowned jobs hold.
+    let b2 = start(Some(bob.id()), "bob 2");
+    let b3 = start(Some(bob.id()), "bob 3");
+    assert_eq!((b2.id.as_str(), b3.id.as_str()), ("w-2", "w-4"));
+
+    let label = |id: &str, caller| jobs.snapshot(id, caller).map(|j| j.label);
+    assert_eq!(label("w-1", Some(alice.id())).unwrap(), "alice 1");
+    assert_eq!(label("w-1", Some(bob.id())).unwrap(), "bob 1");
+    assert_eq!(label("w-2", Some(alice.id())).unwrap(), "alice 2");
+    assert_eq!(label("w-2", Some(bob.id())).unwrap(), "bob 2");
+    assert_eq!(label("w-3", Some(bob.id())).unwrap(), "anyone's");
+    assert_eq!(label("w-3", None).unwrap(), "anyone's");
+    assert!(matches!(label("w-1", None), Err(JobError::NotFound { .. })));
+    assert!(matches!(
+        label("w-4", Some(alice.id())),
+        Err(JobError::NotFound { .. })
+    ));
+    // A kill reaches the caller's own job of that id, not the other owner's.
+    jobs.kill("w-1", None, Some(bob.id())).unwrap();
+    assert!(b1.stop.is_cancelled());
+    assert!(!a1.stop.is_cancelled());
+    jobs.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_closed_or_foreign_owner_fails_preflight_before_the_producer() {
     let jobs = JobRuntime::new();
     let other = JobRuntime::new();
@@ -844,7 +890,14 @@ async fn a_handle_for_an_owner_starts_and_sees_that_owners_jobs() {
             },
         )
         .unwrap();
-    assert!(handle.read(&theirs).is_err());
+    // The other owner counts on its own: its job has the same id as ours, and the handle
+    // still reaches only its owner's job of that id.
+    assert_eq!(theirs, mine);
+    assert_eq!(
+        jobs.snapshot(&theirs, Some(other.id())).unwrap().label,
+        "theirs"
+    );
+    assert_eq!(handle.snapshot(&theirs).unwrap().label, "mine");
     // Closing the owner stops its jobs (and waits until they settled).
     tokio::time::timeout(LIVENESS, session.close())
         .await

@@ -645,7 +645,8 @@ fn the_definition_is_what_the_model_sees() {
     assert!(def.annotations.destructive && def.annotations.open_world);
     assert!(!def.annotations.read_only);
     assert_eq!(def.timeout_ms, None, "bash enforces its own timeout");
-    // The reference's parameter names and types (the root's openness is the registry's).
+    // The reference's parameter names and types (the root's openness is the registry's), and
+    // the published serde default of `run_in_background`.
     let parameters = json::parse(&def.parameters.to_json_string()).unwrap();
     assert_eq!(
         parameters["properties"].to_string(),
@@ -654,7 +655,7 @@ fn the_definition_is_what_the_model_sees() {
             r#""description":{"type":"string","description":"What the command does, in a few words in the active voice (shown to the user), e.g.\n\"Show working tree status\" for `git status`."},"#,
             r#""timeoutMs":{"type":"number","description":"Stop the command after this many milliseconds (default 120000, at most 600000).\nNot used in the background."},"#,
             r#""workdir":{"type":"string","description":"The directory to run in, instead of the workspace; a relative path starts from\nthe workspace."},"#,
-            r#""run_in_background":{"type":"boolean","description":"Start the command as a background job and answer with its id at once; read what it\nprints with `job_output`, stop it with `job_kill`. No timeout applies."}}"#
+            r#""run_in_background":{"type":"boolean","description":"Start the command as a background job and answer with its id at once; read what it\nprints with `job_output`, stop it with `job_kill`. No timeout applies.","default":false}}"#
         )
     );
     assert_eq!(

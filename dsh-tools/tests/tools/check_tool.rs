@@ -128,11 +128,8 @@ fn check_tool_bash() {
 
 fn job_tool(name: &'static str) -> ToolCheck<Value> {
     ToolCheck::erased(false, move |_| -> DynTool {
-        toolbox_tool(
-            Arc::new(dsh_tools::jobs::Jobs::new()),
-            name,
-        )
-        .unwrap_or_else(|| panic!("the job tools have no {name:?}"))
+        toolbox_tool(Arc::new(dsh_tools::jobs::Jobs::new()), name)
+            .unwrap_or_else(|| panic!("the job tools have no {name:?}"))
     })
     .cases(16)
 }

@@ -388,30 +388,26 @@ mod tests {
                 .to_string();
             ids.push((id, pid_file));
         }
-        // Ids count per runtime: the host's one runtime numbers both sessions' jobs.
-        assert_eq!((ids[0].0.as_str(), ids[1].0.as_str()), ("bash-1", "bash-2"));
+        // Each session counts its own jobs: b's first id does not show that a started one.
+        assert_eq!((ids[0].0.as_str(), ids[1].0.as_str()), ("bash-1", "bash-1"));
 
-        let list = a
-            .call_tool(call("job_list", json!({})))
-            .await
-            .expect("job_list");
-        assert!(
-            text(&list).starts_with("bash-1 [bash] running"),
-            "{}",
-            text(&list)
-        );
-        assert!(!text(&list).contains("bash-2"), "{}", text(&list));
-        let foreign = a
+        // Each session lists only its own job (the command names its pid file).
+        for (client, mine, theirs) in [(&a, "a.pid", "b.pid"), (&b, "b.pid", "a.pid")] {
+            let list = client
+                .call_tool(call("job_list", json!({})))
+                .await
+                .expect("job_list");
+            let list = text(&list);
+            assert!(list.starts_with("bash-1 [bash] running"), "{list}");
+            assert!(list.contains(mine) && !list.contains(theirs), "{list}");
+            assert_eq!(list.lines().count(), 1, "{list}");
+        }
+        let unknown = a
             .call_tool(call("job_output", json!({"job_id": "bash-2"})))
             .await
             .expect("job_output");
-        assert_eq!(foreign.is_error, Some(true));
-        assert_eq!(text(&foreign), "Error: unknown job bash-2");
-        let kill = b
-            .call_tool(call("job_kill", json!({"job_id": "bash-1"})))
-            .await
-            .expect("job_kill");
-        assert_eq!(text(&kill), "Error: unknown job bash-1");
+        assert_eq!(unknown.is_error, Some(true));
+        assert_eq!(text(&unknown), "Error: unknown job bash-2");
 
         let pid = |file: &std::path::Path| -> u32 {
             for _ in 0..1000 {
@@ -447,7 +443,7 @@ mod tests {
             .await
             .expect("job_list");
         assert!(
-            text(&list).starts_with("bash-2 [bash] running"),
+            text(&list).starts_with("bash-1 [bash] running") && text(&list).contains("b.pid"),
             "{}",
             text(&list)
         );
