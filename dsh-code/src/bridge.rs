@@ -1,5 +1,5 @@
 //! The `tools.<name>(args)` bridge: numbering, scheduling and ordered delivery of a
-//! run's tool calls (contract §7 and §10).
+//! run's tool calls.
 //!
 //! Everything here lives on the run's thread. A call enters from the program (the host
 //! function `call` parses the snapshotted arguments and [`Bridge::submit`]s it), waits

@@ -46,7 +46,7 @@
 //! - Call `n` (in submission order) has the id `<callId>:code:<n>`, the outer call's
 //!   root id and agent, and the outer execution's token as `parent`; its cancellation
 //!   token follows the outer call's and is cancelled when the run settles.
-//! - Scheduling follows the concurrency contract: consecutive parallel-safe calls
+//! - Scheduling: consecutive parallel-safe calls
 //!   overlap up to [`CodeConfig::max_parallel_sub_calls`] (default 10), an exclusive
 //!   call runs alone, and results are delivered in submission order.
 //! - A success resolves to the final value (after post-execute); a failure rejects with

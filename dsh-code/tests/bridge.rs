@@ -1,5 +1,5 @@
 //! See each test.
-//! The `tools.<name>(args)` bridge, rule by rule (contract §10 and §7).
+//! The `tools.<name>(args)` bridge, rule by rule.
 
 mod support;
 

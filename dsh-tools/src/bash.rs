@@ -4,7 +4,7 @@
 //! The tool is a method of a [`Shell`], a `#[toolbox]` value holding the job runtime and a
 //! [`BashConfig`]; its tool struct is [`ShellBash`].
 //!
-//! **What the model sees** follows the published reference tool: parameters `command`,
+//! **What the model sees** (pinned by `tests/tools/bash_tool.rs`): parameters `command`,
 //! `description`, `timeoutMs`, `workdir`, `run_in_background`; the text is stdout, then
 //! `[stderr]` and stderr, or `(no output)`, then marker lines: a truncation notice naming
 //! the file with the whole stream, `[timed out after <ms>ms]`, and `[killed by signal:

@@ -3,8 +3,8 @@
 //! The three tools are methods of [`Files`], a `#[toolbox]` value holding the [`FsScope`] they
 //! resolve paths in: [`register`] gives them the working directory and no confinement,
 //! [`register_in`] a scope of your choice (the `dsh-tools` host confines them to `--root`).
-//! What the model sees follows the published reference tools, including parameter names,
-//! error codes and messages, and the text of each result:
+//! What the model sees is fixed (parameter names, error codes and messages, and the text of
+//! each result; pinned by `tests/tools/fs_tools.rs`):
 //!
 //! - `read` answers with a `<path>`/`<type>`/`<content>` envelope of `N: text` lines and a
 //!   footer: `(End of file - total N lines)`, or how to continue (`Use offset=N to

@@ -2,8 +2,8 @@
 //!
 //! Both are methods of [`Search`], a `#[toolbox]` value holding the [`FsScope`] they search
 //! in ([`register`]: the working directory, unconfined; [`register_in`]: a scope of your
-//! choice). They follow the published reference tools, which run ripgrep; ours walk the tree
-//! in process with the crates ripgrep is built from, so the semantics are ripgrep's:
+//! choice). They walk the tree in process with the crates ripgrep is built from, so the
+//! semantics are ripgrep's:
 //!
 //! - `grep` takes `pattern` (a Rust `regex`, the syntax ripgrep uses, matched against the
 //!   bytes of each line), `path` (a file or directory) and `include` (one glob filter on file

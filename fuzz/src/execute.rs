@@ -7,8 +7,8 @@
 //! JSON. Nothing may panic, and every result is a success or carries a code:
 //! `INVALID_ARGS` exactly when the value does not validate, the body's own code, or
 //! `INVALID_TOOL_OUTPUT`. One known gap is tolerated (and only with its exact message):
-//! text that is not lossless JSON fails without a code today, where the contract's
-//! recorded departure (e) asks for `INVALID_ARGS`.
+//! text that is not lossless JSON fails without a code today, where it should be
+//! `INVALID_ARGS`.
 
 use std::sync::{Arc, OnceLock};
 
@@ -103,8 +103,8 @@ pub fn run(data: &[u8]) -> bool {
         return true;
     }
     if parsed.is_none() && result.code_str().is_none() {
-        // Known gap: text that is not lossless JSON fails without a code today, while the
-        // contract's recorded departure (e) wants `INVALID_ARGS`. Accept exactly that
+        // Known gap: text that is not lossless JSON fails without a code today, where it
+        // should be `INVALID_ARGS`. Accept exactly that
         // message until the pipeline gives the code; everything else must carry one.
         let message = result.message().unwrap_or_default();
         assert!(

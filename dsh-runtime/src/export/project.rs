@@ -62,7 +62,7 @@ pub(crate) struct Projector<'a> {
 }
 
 /// Integer bounds that say nothing to a model (the range of `i64`/`u64` itself) are
-/// enforced by the validator but never published (contract header, point (d)).
+/// enforced by the validator but never published: they would only cost tokens.
 fn informative_int(bound: Option<i128>) -> Option<Number> {
     let b = bound?;
     if b == i128::from(i64::MIN) || b == i128::from(i64::MAX) || b == i128::from(u64::MAX) {
