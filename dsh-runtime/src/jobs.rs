@@ -1074,7 +1074,7 @@ impl fmt::Debug for OwnerGuard {
 /// let bare = Registry::new();
 /// let _count = bare.register(Count).unwrap();
 /// let result = bare.execute(ToolCall::new("1", "count", "{}")).await;
-/// assert_eq!(result.code(), Some("JOBS_UNAVAILABLE"));
+/// assert_eq!(result.code_str(), Some("JOBS_UNAVAILABLE"));
 /// # }
 /// ```
 #[derive(Clone, Debug)]

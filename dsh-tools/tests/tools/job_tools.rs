@@ -276,12 +276,20 @@ async fn tools_for_an_owner_see_its_jobs() {
     .await;
     assert_eq!(out.text(), "hi\n[status: running]");
     let other = jobs.owner();
-    let theirs = start_gated(
+    // The other owner numbers its own jobs: its second is `bash-2`, which this owner lacks.
+    let _first = start_gated(
         &jobs,
         JobSpec::new("bash", "theirs").owned_by(other.id()),
         "",
         "",
     );
+    let theirs = start_gated(
+        &jobs,
+        JobSpec::new("bash", "theirs too").owned_by(other.id()),
+        "",
+        "",
+    );
+    assert_eq!(theirs.id.as_str(), "bash-2");
     let list = run(&registry, "job_list", serde_json::json!({})).await;
     assert_eq!(list.text(), "bash-1 [bash] running \u{2014} mine");
     let kill = run(
