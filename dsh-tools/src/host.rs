@@ -167,7 +167,14 @@ impl fmt::Display for HostError {
     }
 }
 
-impl std::error::Error for HostError {}
+impl std::error::Error for HostError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            HostError::Root { error, .. } => Some(error),
+            HostError::Register(e) => Some(e),
+        }
+    }
+}
 
 impl From<RegisterError> for HostError {
     fn from(e: RegisterError) -> Self {

@@ -231,14 +231,14 @@ impl Default for TurnOptions {
 impl TurnOptions {
     /// Send at most `rounds` requests.
     #[must_use]
-    pub fn max_rounds(mut self, rounds: usize) -> Self {
+    pub fn with_max_rounds(mut self, rounds: usize) -> Self {
         self.max_rounds = rounds;
         self
     }
 
     /// Run the calls from `agent`'s scope.
     #[must_use]
-    pub fn agent(mut self, agent: ScopeId) -> Self {
+    pub fn with_agent(mut self, agent: ScopeId) -> Self {
         self.agent = Some(agent);
         self
     }

@@ -472,7 +472,7 @@ async fn max_rounds_stops_a_model_that_keeps_calling() {
         &registry,
         &OpenAiResponses,
         json!({"input": []}),
-        &TurnOptions::default().max_rounds(2),
+        &TurnOptions::default().with_max_rounds(2),
         send,
     )
     .await

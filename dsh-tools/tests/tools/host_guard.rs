@@ -356,11 +356,19 @@ fn the_root_must_be_a_directory() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing");
     match Host::new(&missing) {
-        Err(e @ HostError::Root { .. }) => assert!(
-            e.to_string()
-                .starts_with(&format!("invalid root {}: ", missing.display())),
-            "{e}"
-        ),
+        Err(e @ HostError::Root { .. }) => {
+            assert!(
+                e.to_string()
+                    .starts_with(&format!("invalid root {}: ", missing.display())),
+                "{e}"
+            );
+            // The cause is chained: the io error, as `source()`.
+            let source = std::error::Error::source(&e).expect("a source");
+            let io = source
+                .downcast_ref::<std::io::Error>()
+                .expect("an io error");
+            assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+        }
         other => panic!("{other:?}"),
     }
     let file = dir.path().join("file");
