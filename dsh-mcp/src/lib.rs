@@ -93,6 +93,7 @@
 //! [`ToolContext::report_progress`]: dsh_runtime::ToolContext::report_progress
 #![deny(missing_docs)]
 
+mod approval;
 pub mod definition;
 mod http;
 pub mod import;

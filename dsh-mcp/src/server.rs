@@ -7,6 +7,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
+use dsh_runtime::hooks::ApprovalHandler;
 use dsh_runtime::{
     Arguments, ContentBlock, DynTool, ErrorCode, Progress, ProgressReporter, Registry, Scope,
     ScopeId, ToolCall, ToolResult,
@@ -22,6 +23,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+use crate::approval::{CANNOT_ASK, ClientApproval};
 use crate::definition::{McpTool, mcp_tool, to_serde};
 use crate::raw::RawArguments;
 
@@ -690,9 +692,23 @@ impl ServerHandler for Handler {
         // rmcp runs each request handler on its own detached task and signals
         // cancellation through the token, never by dropping the handler, so the call is
         // always awaited to its end here (its body sees the cancellation and cleans up).
+        // A session's `ask` decisions that no handler of the registry answered go to
+        // the client's user (see `crate::approval`).
+        let approval = session
+            .as_ref()
+            .map(|s| ClientApproval::new(context.peer.clone(), s.scope.clone()));
+        let execute = async {
+            match &approval {
+                Some(approval) => {
+                    let handler: Arc<dyn ApprovalHandler> = approval.clone();
+                    dsh_runtime::hooks::with_approval(handler, registry.execute(call)).await
+                }
+                None => registry.execute(call).await,
+            }
+        };
         let result = match reporter {
-            Some(reporter) => dsh_runtime::with_progress(reporter, registry.execute(call)).await,
-            None => registry.execute(call).await,
+            Some(reporter) => dsh_runtime::with_progress(reporter, execute).await,
+            None => execute.await,
         };
         if let Some(progress) = progress {
             progress.finish().await;
@@ -710,10 +726,13 @@ impl ServerHandler for Handler {
             .by_name
             .get(request.name.as_ref())
             .and_then(|&i| list.tools[i].clone());
-        Ok(CallToolResponse::Complete(to_mcp_result(
-            &result,
-            tool.as_deref(),
-        )))
+        let mut out = to_mcp_result(&result, tool.as_deref());
+        if approval.as_ref().is_some_and(|a| a.could_not_ask())
+            && result.error_code() == Some(ErrorCode::PolicyDenied)
+        {
+            note_cannot_ask(&mut out);
+        }
+        Ok(CallToolResponse::Complete(out))
     }
 }
 
@@ -747,6 +766,23 @@ pub(crate) fn to_mcp_result(result: &ToolResult, tool: Option<&McpTool>) -> Call
         });
     }
     out
+}
+
+/// Say in a denied call's error text that the client could not ask its user.
+fn note_cannot_ask(result: &mut CallToolResult) {
+    let text = result
+        .content
+        .iter_mut()
+        .find_map(|block| match block {
+            rmcp::model::ContentBlock::Text(text) if text.meta.is_none() => Some(text),
+            _ => None,
+        });
+    match text {
+        Some(text) => text.text = format!("{} ({CANNOT_ASK})", text.text),
+        None => result
+            .content
+            .insert(0, rmcp::model::ContentBlock::text(format!("Error: {CANNOT_ASK}"))),
+    }
 }
 
 fn content_block(block: &ContentBlock) -> rmcp::model::ContentBlock {
