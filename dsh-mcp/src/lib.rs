@@ -50,6 +50,19 @@
 //!   ends as `ABORTED`.
 //! - With a `progressToken` in the request, [`ToolContext::report_progress`] becomes
 //!   `notifications/progress`.
+//! - A call from a session whose pre-execute policy answers `ask`, and that no approval
+//!   handler of the registry answered (none installed, or it answered
+//!   [`Approval::Unavailable`](dsh_runtime::hooks::Approval::Unavailable)), is put to the
+//!   client's user: an `elicitation/create` request with a one-field form (a required
+//!   boolean `approve`) whose message names the tool, a one-line summary of the call (the
+//!   call card's title, or the tool and its arguments) and the policy's reason, sent over
+//!   stdio or on the call's Streamable HTTP event stream. `accept` with `approve: true`
+//!   runs the call; `accept` with `false` and `decline` are `APPROVAL_REJECTED`, `cancel`
+//!   `APPROVAL_CANCELLED` (a call cancelled while waiting ends `ABORTED_BEFORE_DISPATCH`). A client that
+//!   did not declare the (form) elicitation capability gets the denial of a call with no
+//!   approval handler (`POLICY_DENIED`, the policy's reason), its text adding that the
+//!   client cannot ask its user. Calls without a session (stateless HTTP, protocol
+//!   2026-07-28) have no one to ask and get that denial without the note.
 //! - Each session is an agent scope of the registry ([`dsh_runtime::Scope`]): calls carry
 //!   its id, so policy hooks see which session a call comes from, and
 //!   [`McpServer::on_session`] can register per-session tools and hooks there.

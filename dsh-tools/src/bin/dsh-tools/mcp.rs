@@ -38,6 +38,12 @@
 //! session (stateless HTTP) see the tools natively, so `--code-mode` refuses
 //! `--stateless`.
 //!
+//! # Approval
+//!
+//! `--ask TOOLS` (comma-separated names) adds a pre-execute policy that asks for approval
+//! before each call of those tools; `dsh-mcp` puts the question to the session's client
+//! as an elicitation form, and a client that cannot ask its user gets a denial saying so.
+//!
 //! # Importing
 //!
 //! Each `--mcp 'CMD ARGS'` starts `CMD` as a child MCP server on stdio (the line is
