@@ -14,9 +14,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use dsh_runtime::hooks::{Approval, ApprovalHandler, ApprovalRequest, HookFuture};
 use dsh_runtime::present::CallView;
-use dsh_runtime::{Scope, ToolError};
-use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
-use rmcp::service::ElicitationMode;
+use dsh_runtime::{Registry, Scope, ToolError};
+use rmcp::model::{
+    ClientCapabilities, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
+};
 use rmcp::{Peer, RoleServer};
 
 /// The form's one field.
@@ -25,39 +26,49 @@ pub(crate) const APPROVE_FIELD: &str = "approve";
 /// The longest call summary in an approval message, in characters.
 const SUMMARY_CHARS: usize = 160;
 
-/// What the text of a denied call gains when the client could not be asked.
-pub(crate) const CANNOT_ASK: &str = "the MCP client cannot ask its user for approval \
-     (it did not declare the elicitation capability)";
+/// What the text of a denied call gains when the client could not be asked (then why).
+pub(crate) const CANNOT_ASK: &str = "the MCP client cannot ask its user for approval";
 
 /// The approval route of one call from an MCP session: its client.
 pub(crate) struct ClientApproval {
     peer: Peer<RoleServer>,
-    scope: Scope,
+    registry: Registry,
+    scope: Option<Scope>,
+    /// Why the client cannot be asked, if it cannot.
+    cannot_ask: Option<&'static str>,
     /// Set when the call asked and the client has no way to ask its user.
     could_not_ask: AtomicBool,
 }
 
 impl ClientApproval {
-    pub(crate) fn new(peer: Peer<RoleServer>, scope: Scope) -> Arc<Self> {
+    pub(crate) fn new(
+        peer: Peer<RoleServer>,
+        registry: Registry,
+        scope: Option<Scope>,
+        cannot_ask: Option<&'static str>,
+    ) -> Arc<Self> {
         Arc::new(ClientApproval {
             peer,
+            registry,
             scope,
+            cannot_ask,
             could_not_ask: AtomicBool::new(false),
         })
     }
 
-    /// Whether the call needed approval and the client could not ask its user.
-    pub(crate) fn could_not_ask(&self) -> bool {
-        self.could_not_ask.load(Ordering::Acquire)
+    /// Why the client could not ask its user, when the call needed approval and it
+    /// could not.
+    pub(crate) fn could_not_ask(&self) -> Option<&'static str> {
+        if self.could_not_ask.load(Ordering::Acquire) {
+            self.cannot_ask
+        } else {
+            None
+        }
     }
 
     async fn ask(&self, request: ApprovalRequest<'_>) -> Result<Approval, ToolError> {
         let name = request.call.name();
-        if !self
-            .peer
-            .supported_elicitation_modes()
-            .contains(&ElicitationMode::Form)
-        {
+        if self.cannot_ask.is_some() {
             self.could_not_ask.store(true, Ordering::Release);
             return Ok(Approval::Unavailable);
         }
@@ -66,18 +77,7 @@ impl ClientApproval {
             &self.summary(name, request.call.arguments()),
             request.reason,
         );
-        let schema = ElicitationSchema::builder()
-            .required_bool_with(APPROVE_FIELD, |b| {
-                b.title("Approve")
-                    .description(format!("Run this call of tool {}", quoted(name)))
-            })
-            .build()
-            .map_err(|e| ToolError::new(format!("approval form for tool {}: {e}", quoted(name))))?;
-        let params = ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message,
-            requested_schema: schema,
-        };
+        let params = approval_form(name, message)?;
         let cancel = request.call.cancellation();
         let answer = tokio::select! {
             answer = self.peer.create_elicitation(params) => answer,
@@ -89,35 +89,72 @@ impl ClientApproval {
                 quoted(name)
             ))
         })?;
-        Ok(match answer.action {
-            ElicitationAction::Accept => {
-                let approved = answer
-                    .content
-                    .as_ref()
-                    .and_then(|c| c.get(APPROVE_FIELD))
-                    .and_then(serde_json::Value::as_bool);
-                if approved == Some(true) {
-                    Approval::AllowedOnce
-                } else {
-                    Approval::Rejected
-                }
-            }
-            ElicitationAction::Cancel => Approval::Cancelled,
-            // Decline, and any action a later revision adds: not a yes.
-            _ => Approval::Rejected,
-        })
+        Ok(approval_of(&answer))
     }
 
-    /// The call card's title, or (for the generic card) the tool and its arguments.
     fn summary(&self, name: &str, arguments: &dsh_runtime::json::Value) -> String {
-        let generic = || format!("{name} {arguments}");
-        let line = match self.scope.present_call(name, arguments) {
-            CallView::Generic { title, .. } if title != name => title,
-            CallView::Terminal { title, .. } | CallView::Diff { title, .. } => title,
-            _ => generic(),
+        let card = match &self.scope {
+            Some(scope) => scope.present_call(name, arguments),
+            None => self.registry.present_call(name, arguments),
         };
-        one_line(&line, SUMMARY_CHARS)
+        summary(card, name, arguments)
     }
+}
+
+/// The call card's title, or (for the generic card) the tool and its arguments, on one
+/// line.
+pub(crate) fn summary(card: CallView, name: &str, arguments: &dsh_runtime::json::Value) -> String {
+    let line = match card {
+        CallView::Generic { title, .. } if title != name => title,
+        CallView::Terminal { title, .. } | CallView::Diff { title, .. } => title,
+        _ => format!("{name} {arguments}"),
+    };
+    one_line(&line, SUMMARY_CHARS)
+}
+
+/// The one-field approval form for a call of `name`.
+pub(crate) fn approval_form(name: &str, message: String) -> Result<ElicitRequestParams, ToolError> {
+    let schema = ElicitationSchema::builder()
+        .required_bool_with(APPROVE_FIELD, |b| {
+            b.title("Approve")
+                .description(format!("Run this call of tool {}", quoted(name)))
+        })
+        .build()
+        .map_err(|e| ToolError::new(format!("approval form for tool {}: {e}", quoted(name))))?;
+    Ok(ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message,
+        requested_schema: schema,
+    })
+}
+
+/// The approval an elicitation answer gives.
+pub(crate) fn approval_of(answer: &ElicitResult) -> Approval {
+    match answer.action {
+        ElicitationAction::Accept => {
+            let approved = answer
+                .content
+                .as_ref()
+                .and_then(|c| c.get(APPROVE_FIELD))
+                .and_then(serde_json::Value::as_bool);
+            if approved == Some(true) {
+                Approval::AllowedOnce
+            } else {
+                Approval::Rejected
+            }
+        }
+        ElicitationAction::Cancel => Approval::Cancelled,
+        // Decline, and any action a later revision adds: not a yes.
+        _ => Approval::Rejected,
+    }
+}
+
+/// Whether client capabilities include form elicitation (a bare `elicitation: {}` means
+/// form, as the protocol has it).
+pub(crate) fn can_elicit_form(capabilities: Option<&ClientCapabilities>) -> bool {
+    capabilities
+        .and_then(|c| c.elicitation.as_ref())
+        .is_some_and(|e| e.form.is_some() || e.url.is_none())
 }
 
 impl ApprovalHandler for ClientApproval {
@@ -139,7 +176,7 @@ pub(crate) fn approval_message(name: &str, summary: &str, reason: Option<&str>) 
     message
 }
 
-fn quoted(name: &str) -> String {
+pub(crate) fn quoted(name: &str) -> String {
     serde_json::to_string(name).unwrap_or_else(|_| name.to_string())
 }
 

@@ -112,6 +112,7 @@ mod http;
 pub mod import;
 mod layer;
 mod raw;
+mod resume;
 mod server;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -20,10 +20,11 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
-use crate::approval::{CANNOT_ASK, ClientApproval};
+use crate::approval::{CANNOT_ASK, ClientApproval, can_elicit_form};
+use crate::resume;
 use crate::definition::{McpTool, mcp_tool, to_serde};
 use crate::raw::RawArguments;
 
@@ -95,6 +96,8 @@ struct Shared {
     listing: Option<Arc<Listing>>,
     /// The tool list of calls made outside any session (stateless HTTP requests).
     global: ListCache,
+    /// Calls suspended on an approval asked with `InputRequiredResult`.
+    resumes: Arc<resume::Resumes>,
 }
 
 impl fmt::Debug for McpServer {
@@ -118,6 +121,7 @@ impl McpServer {
                 on_session: None,
                 listing: None,
                 global: ListCache::default(),
+                resumes: Arc::new(resume::Resumes::new(resume::DEFAULT_TTL)),
             }),
         }
     }
@@ -135,6 +139,7 @@ impl McpServer {
                     on_session: old.on_session.clone(),
                     listing: old.listing.clone(),
                     global: ListCache::default(),
+                    resumes: old.resumes.clone(),
                 };
                 f(&mut shared);
                 self.shared = Arc::new(shared);
@@ -670,49 +675,138 @@ impl ServerHandler for Handler {
                 None,
             ));
         }
-        let arguments = match raw_arguments(&context) {
+        let raw = raw_arguments(&context);
+        // The arguments' text, which a resumable approval's state is bound to.
+        let arguments_text: Arc<str> = match &raw {
+            Some(text) => text.clone(),
+            None => Arc::from(
+                serde_json::to_string(&request.arguments.clone().unwrap_or_default())
+                    .unwrap_or_default(),
+            ),
+        };
+        let arguments = match raw {
             Some(text) => Arguments::Text(text),
             None => Arguments::Serde(Value::Object(request.arguments.unwrap_or_default())),
         };
-        let mut call = ToolCall::new(
-            request_id_text(&context.id),
-            request.name.as_ref(),
-            arguments,
-        )
-        .with_cancellation(context.ct.clone());
-        if let Some(session) = &session {
-            call = call.with_agent(session.scope.id());
-        }
+        let scope_id = session.as_ref().map(|s| s.scope.id());
+        let binding = || resume::binding(scope_id, request.name.as_ref(), &arguments_text);
         let registry = self.shared.registry.clone();
-        let progress = context
-            .meta
-            .get_progress_token()
-            .map(|token| ProgressForwarder::start(context.peer.clone(), token));
-        let reporter = progress.as_ref().map(|p| p.reporter());
-        // rmcp runs each request handler on its own detached task and signals
-        // cancellation through the token, never by dropping the handler, so the call is
-        // always awaited to its end here (its body sees the cancellation and cleans up).
-        // A session's `ask` decisions that no handler of the registry answered go to
-        // the client's user (see `crate::approval`).
-        let approval = session
-            .as_ref()
-            .map(|s| ClientApproval::new(context.peer.clone(), s.scope.clone()));
-        let execute = async {
-            match &approval {
-                Some(approval) => {
-                    let handler: Arc<dyn ApprovalHandler> = approval.clone();
-                    dsh_runtime::hooks::with_approval(handler, registry.execute(call)).await
-                }
-                None => registry.execute(call).await,
+        let capable = can_elicit_form(context.client_capabilities().as_ref());
+        // Revisions without server-to-client requests ask with `InputRequiredResult`.
+        let resumable = context
+            .protocol_version()
+            .is_some_and(|v| !v.has_initialize());
+        let mut approval = None;
+        let result = if let Some(state) = request.request_state.as_deref() {
+            // The retry of a call suspended on its approval.
+            self.shared
+                .resumes
+                .resume(
+                    state,
+                    request.input_responses.as_ref(),
+                    &binding(),
+                    request.name.as_ref(),
+                    &context.ct,
+                )
+                .await?
+        } else if resumable && capable {
+            let cancel = CancellationToken::new();
+            let mut call = ToolCall::new(
+                request_id_text(&context.id),
+                request.name.as_ref(),
+                arguments,
+            )
+            .with_cancellation(cancel.clone());
+            if let Some(id) = scope_id {
+                call = call.with_agent(id);
             }
+            let (asked_tx, asked_rx) = oneshot::channel();
+            let (result_tx, mut result_rx) = oneshot::channel();
+            let suspend: Arc<dyn ApprovalHandler> = Arc::new(resume::Suspend {
+                resumes: self.shared.resumes.clone(),
+                registry: registry.clone(),
+                scope: session.as_ref().map(|s| s.scope.clone()),
+                binding: binding(),
+                cancel: cancel.clone(),
+                asked: Mutex::new(Some(asked_tx)),
+            });
+            // On a task of its own: the call outlives this request when it is suspended.
+            tokio::spawn(async move {
+                let result = dsh_runtime::hooks::with_approval(suspend, registry.execute(call)).await;
+                let _ = result_tx.send(result);
+            });
+            let ended = |_| {
+                McpError::internal_error(
+                    format!("tools/call `{}`: the call ended without a result", request.name),
+                    None,
+                )
+            };
+            // This request's cancellation is the call's until it is suspended.
+            let round = context.ct.clone();
+            tokio::select! {
+                result = &mut result_rx => result.map_err(ended)?,
+                asked = asked_rx => match asked {
+                    Ok((nonce, input)) => {
+                        self.shared.resumes.park_result(&nonce, result_rx);
+                        return Ok(CallToolResponse::InputRequired(input));
+                    }
+                    // The call ended without asking.
+                    Err(_) => result_rx.await.map_err(ended)?,
+                },
+                () = round.cancelled() => {
+                    cancel.cancel();
+                    result_rx.await.map_err(ended)?
+                }
+            }
+        } else {
+            let mut call = ToolCall::new(
+                request_id_text(&context.id),
+                request.name.as_ref(),
+                arguments,
+            )
+            .with_cancellation(context.ct.clone());
+            if let Some(id) = scope_id {
+                call = call.with_agent(id);
+            }
+            let progress = context
+                .meta
+                .get_progress_token()
+                .map(|token| ProgressForwarder::start(context.peer.clone(), token));
+            let reporter = progress.as_ref().map(|p| p.reporter());
+            // A call's `ask` that no handler of the registry answered goes to the
+            // client's user (see `crate::approval`).
+            let cannot_ask = if !capable {
+                Some("it did not declare the elicitation capability")
+            } else if resumable {
+                // Capable clients on these revisions take the branch above.
+                Some("this protocol revision has no server-to-client requests")
+            } else if session.is_none() {
+                Some("a request without a session cannot be asked back")
+            } else {
+                None
+            };
+            let client = ClientApproval::new(
+                context.peer.clone(),
+                registry.clone(),
+                session.as_ref().map(|s| s.scope.clone()),
+                cannot_ask,
+            );
+            approval = Some(client.clone());
+            let handler: Arc<dyn ApprovalHandler> = client;
+            let execute = dsh_runtime::hooks::with_approval(handler, registry.execute(call));
+            // rmcp runs each request handler on its own detached task and signals
+            // cancellation through the token, never by dropping the handler, so the call
+            // is always awaited to its end here (its body sees the cancellation and
+            // cleans up).
+            let result = match reporter {
+                Some(reporter) => dsh_runtime::with_progress(reporter, execute).await,
+                None => execute.await,
+            };
+            if let Some(progress) = progress {
+                progress.finish().await;
+            }
+            result
         };
-        let result = match reporter {
-            Some(reporter) => dsh_runtime::with_progress(reporter, execute).await,
-            None => execute.await,
-        };
-        if let Some(progress) = progress {
-            progress.finish().await;
-        }
         if result.error_code() == Some(ErrorCode::UnknownTool)
             && !list.by_name.contains_key(request.name.as_ref())
         {
@@ -727,10 +821,10 @@ impl ServerHandler for Handler {
             .get(request.name.as_ref())
             .and_then(|&i| list.tools[i].clone());
         let mut out = to_mcp_result(&result, tool.as_deref());
-        if approval.as_ref().is_some_and(|a| a.could_not_ask())
+        if let Some(why) = approval.as_ref().and_then(|a| a.could_not_ask())
             && result.error_code() == Some(ErrorCode::PolicyDenied)
         {
-            note_cannot_ask(&mut out);
+            note_cannot_ask(&mut out, why);
         }
         Ok(CallToolResponse::Complete(out))
     }
@@ -769,7 +863,7 @@ pub(crate) fn to_mcp_result(result: &ToolResult, tool: Option<&McpTool>) -> Call
 }
 
 /// Say in a denied call's error text that the client could not ask its user.
-fn note_cannot_ask(result: &mut CallToolResult) {
+fn note_cannot_ask(result: &mut CallToolResult, why: &str) {
     let text = result
         .content
         .iter_mut()
@@ -778,10 +872,11 @@ fn note_cannot_ask(result: &mut CallToolResult) {
             _ => None,
         });
     match text {
-        Some(text) => text.text = format!("{} ({CANNOT_ASK})", text.text),
-        None => result
-            .content
-            .insert(0, rmcp::model::ContentBlock::text(format!("Error: {CANNOT_ASK}"))),
+        Some(text) => text.text = format!("{} ({CANNOT_ASK}: {why})", text.text),
+        None => result.content.insert(
+            0,
+            rmcp::model::ContentBlock::text(format!("Error: {CANNOT_ASK}: {why}")),
+        ),
     }
 }
 

@@ -235,8 +235,8 @@ async fn a_client_without_elicitation_gets_the_no_handler_denial() {
     assert_eq!(code.as_deref(), Some("POLICY_DENIED"));
     assert_eq!(
         text(&result),
-        "Error: touch changes the world (the MCP client cannot ask its user for approval \
-         (it did not declare the elicitation capability))"
+        "Error: touch changes the world (the MCP client cannot ask its user for approval: \
+         it did not declare the elicitation capability)"
     );
 }
 
