@@ -61,8 +61,18 @@
 //!   `APPROVAL_CANCELLED` (a call cancelled while waiting ends `ABORTED_BEFORE_DISPATCH`). A client that
 //!   did not declare the (form) elicitation capability gets the denial of a call with no
 //!   approval handler (`POLICY_DENIED`, the policy's reason), its text adding that the
-//!   client cannot ask its user. Calls without a session (stateless HTTP, protocol
-//!   2026-07-28) have no one to ask and get that denial without the note.
+//!   client cannot ask its user, and so do calls without a session on revisions with
+//!   `initialize` (stateless HTTP). On protocol 2026-07-28, which has no
+//!   server-to-client requests, the call is suspended and the request answered with an
+//!   `InputRequiredResult` (the same form as an input request, and a `requestState`
+//!   sealed with a per-server random key, bound to the session, the tool and the
+//!   arguments' text, single-use, valid for [`McpServer::with_approval_ttl`]); the
+//!   client's retry with the state and its answer resumes the call where it stopped
+//!   (policy does not run again) and gets its result. A state that was altered, is
+//!   another session's, tool's or arguments', has expired or was already used is
+//!   refused with a JSON-RPC invalid-params error (`-32602`) saying why. Such a
+//!   suspended call lives in the server process, so the retry must reach the same
+//!   process; its progress notifications are not forwarded.
 //! - Each session is an agent scope of the registry ([`dsh_runtime::Scope`]): calls carry
 //!   its id, so policy hooks see which session a call comes from, and
 //!   [`McpServer::on_session`] can register per-session tools and hooks there.

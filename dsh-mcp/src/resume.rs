@@ -149,7 +149,9 @@ impl Resumes {
             ))
         })?;
         let suspended = self.lock().remove(&nonce).ok_or_else(|| {
-            refused("it was already used, or its call has ended (a state is single-use)".to_string())
+            refused(
+                "it was already used, or its call has ended (a state is single-use)".to_string(),
+            )
         })?;
         let Suspended {
             answer: to_call,
@@ -174,7 +176,10 @@ impl Resumes {
         ended.cancel();
         out.map_err(|_| {
             McpError::internal_error(
-                format!("tools/call {}: the resumed call ended without a result", quoted(tool)),
+                format!(
+                    "tools/call {}: the resumed call ended without a result",
+                    quoted(tool)
+                ),
                 None,
             )
         })
@@ -215,7 +220,9 @@ impl Suspend {
                     .associated_data(&self.binding)
                     .ttl(self.resumes.ttl),
             )
-            .map_err(|e| ToolError::new(format!("approval state for tool {}: {e}", quoted(name))))?;
+            .map_err(|e| {
+                ToolError::new(format!("approval state for tool {}: {e}", quoted(name)))
+            })?;
         let arguments = request.call.arguments();
         let card = match &self.scope {
             Some(scope) => scope.present_call(name, arguments),

@@ -24,9 +24,9 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::{CANNOT_ASK, ClientApproval, can_elicit_form};
-use crate::resume;
 use crate::definition::{McpTool, mcp_tool, to_serde};
 use crate::raw::RawArguments;
+use crate::resume;
 
 type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 type SessionSetup = dyn Fn(&Scope) -> SessionGuard + Send + Sync;
@@ -195,6 +195,15 @@ impl McpServer {
     ) -> Self {
         let list: Arc<Listing> = Arc::new(list);
         self.edit(|s| s.listing = Some(list))
+    }
+
+    /// How long a call suspended on its approval waits for the client's retry, on
+    /// protocol revisions that ask with `InputRequiredResult` (2026-07-28): the
+    /// `requestState`'s lifetime (default 10 minutes). A call not resumed in time ends as
+    /// `APPROVAL_CANCELLED`, and its state is refused as expired.
+    #[must_use]
+    pub fn with_approval_ttl(self, ttl: std::time::Duration) -> Self {
+        self.edit(|s| s.resumes = Arc::new(resume::Resumes::new(ttl)))
     }
 
     /// The registry served.
@@ -710,7 +719,10 @@ impl ServerHandler for Handler {
                 )
                 .await?
         } else if resumable && capable {
-            let cancel = CancellationToken::new();
+            // A suspended call ends with its session.
+            let cancel = session
+                .as_ref()
+                .map_or_else(CancellationToken::new, |s| s.stop.child_token());
             let mut call = ToolCall::new(
                 request_id_text(&context.id),
                 request.name.as_ref(),
@@ -732,12 +744,16 @@ impl ServerHandler for Handler {
             });
             // On a task of its own: the call outlives this request when it is suspended.
             tokio::spawn(async move {
-                let result = dsh_runtime::hooks::with_approval(suspend, registry.execute(call)).await;
+                let result =
+                    dsh_runtime::hooks::with_approval(suspend, registry.execute(call)).await;
                 let _ = result_tx.send(result);
             });
             let ended = |_| {
                 McpError::internal_error(
-                    format!("tools/call `{}`: the call ended without a result", request.name),
+                    format!(
+                        "tools/call `{}`: the call ended without a result",
+                        request.name
+                    ),
                     None,
                 )
             };
@@ -864,13 +880,10 @@ pub(crate) fn to_mcp_result(result: &ToolResult, tool: Option<&McpTool>) -> Call
 
 /// Say in a denied call's error text that the client could not ask its user.
 fn note_cannot_ask(result: &mut CallToolResult, why: &str) {
-    let text = result
-        .content
-        .iter_mut()
-        .find_map(|block| match block {
-            rmcp::model::ContentBlock::Text(text) if text.meta.is_none() => Some(text),
-            _ => None,
-        });
+    let text = result.content.iter_mut().find_map(|block| match block {
+        rmcp::model::ContentBlock::Text(text) if text.meta.is_none() => Some(text),
+        _ => None,
+    });
     match text {
         Some(text) => text.text = format!("{} ({CANNOT_ASK}: {why})", text.text),
         None => result.content.insert(

@@ -259,7 +259,14 @@ async fn an_in_process_handler_answers_before_the_client() {
     assert_eq!(result.is_error, Some(true));
     assert!(asked.lock().unwrap().is_empty(), "the client was not asked");
     assert_eq!(
-        fixture.codes.lock().unwrap().last().cloned().flatten().as_deref(),
+        fixture
+            .codes
+            .lock()
+            .unwrap()
+            .last()
+            .cloned()
+            .flatten()
+            .as_deref(),
         Some("APPROVAL_REJECTED")
     );
 
@@ -311,11 +318,315 @@ async fn approval_over_streamable_http() {
         assert_eq!(asked.lock().unwrap().len(), 1, "{answer:?}");
         assert_eq!(result.is_error, Some(code.is_some()), "{answer:?}");
         assert_eq!(
-            fixture.codes.lock().unwrap().last().cloned().flatten().as_deref(),
+            fixture
+                .codes
+                .lock()
+                .unwrap()
+                .last()
+                .cloned()
+                .flatten()
+                .as_deref(),
             code,
             "{answer:?}"
         );
         client.cancel().await.unwrap();
     }
+    http.shutdown().await.unwrap();
+}
+
+// ---------------------------------------------------------------------------------------
+// Protocol 2026-07-28: `InputRequiredResult` and `requestState`.
+
+/// Connect `user` to `server` on protocol 2026-07-28 (`server/discover`, per-request
+/// metadata carrying the client's capabilities).
+async fn connect_2026(server: &McpServer, user: User) -> RunningService<RoleClient, User> {
+    use rmcp::model::ProtocolVersion;
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    let server = server.clone();
+    tokio::spawn(async move {
+        server.serve(server_io).await.expect("server handshake");
+    });
+    user.serve_with_lifecycle(
+        client_io,
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+    )
+    .await
+    .expect("client discovery")
+}
+
+fn user(answer: Answer) -> (User, Arc<Mutex<Vec<Value>>>) {
+    let asked: Arc<Mutex<Vec<Value>>> = Arc::default();
+    (
+        User {
+            capable: true,
+            answer,
+            asked: asked.clone(),
+        },
+        asked,
+    )
+}
+
+/// The state and the approving answer of a first round.
+async fn first_round(
+    client: &RunningService<RoleClient, User>,
+    note: &str,
+) -> (String, rmcp::model::InputResponses) {
+    let response = client
+        .peer()
+        .call_tool_once(touch_call(note))
+        .await
+        .unwrap();
+    let rmcp::model::CallToolResponse::InputRequired(input) = response else {
+        panic!("expected an InputRequiredResult, got {response:?}");
+    };
+    let requests = input.input_requests.expect("input requests");
+    let form = serde_json::to_value(&requests["approval"]).unwrap();
+    assert_eq!(form["method"], "elicitation/create");
+    assert_eq!(
+        form["params"]["message"],
+        format!(
+            "Allow tool \"touch\" to run?\nCall: touch {{\"note\":\"{note}\"}}\nReason: touch changes the world"
+        )
+    );
+    let mut answers = rmcp::model::InputResponses::new();
+    answers.insert(
+        "approval".to_string(),
+        json!({"action": "accept", "content": {"approve": true}}),
+    );
+    (input.request_state.expect("a request state"), answers)
+}
+
+async fn retry(
+    client: &RunningService<RoleClient, User>,
+    note: &str,
+    state: &str,
+    answers: &rmcp::model::InputResponses,
+) -> Result<CallToolResult, String> {
+    let params = touch_call(note)
+        .with_request_state(state)
+        .with_input_responses(answers.clone());
+    match client.peer().call_tool_once(params).await {
+        Ok(rmcp::model::CallToolResponse::Complete(result)) => Ok(result),
+        Ok(other) => panic!("unexpected response {other:?}"),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_2026_the_call_resumes_with_the_answer_without_running_policy_again() {
+    let _serial = SERIAL.lock().await;
+    let registry = Registry::new();
+    let asks = Arc::new(AtomicUsize::new(0));
+    let seen = asks.clone();
+    let _regs = [
+        registry.register(Touch).unwrap(),
+        registry.add_pre_execute(pre_execute_fn(move |call| {
+            (call.name() == "touch").then(|| {
+                seen.fetch_add(1, Ordering::SeqCst);
+                PreDecision::ask("touch changes the world")
+            })
+        })),
+    ];
+    let server = McpServer::new(registry);
+    for (answer, ran, error) in [
+        (Answer::Approve, 1, None),
+        (
+            Answer::Decline,
+            0,
+            Some("Error: the user rejected tool \"touch\""),
+        ),
+        (
+            Answer::Cancel,
+            0,
+            Some("Error: approval for tool \"touch\" was cancelled"),
+        ),
+    ] {
+        let (user, asked) = user(answer);
+        let client = connect_2026(&server, user).await;
+        let before = (RUNS.load(Ordering::SeqCst), asks.load(Ordering::SeqCst));
+        // rmcp's client drives the rounds: its handler answers the input request.
+        let result = tokio::time::timeout(
+            std::time::Duration::from_secs(20),
+            client.call_tool(touch_call("mrtr")),
+        )
+        .await
+        .expect("in time")
+        .expect("a result");
+        assert_eq!(RUNS.load(Ordering::SeqCst) - before.0, ran, "{answer:?}");
+        assert_eq!(
+            asks.load(Ordering::SeqCst) - before.1,
+            1,
+            "{answer:?}: policy ran once"
+        );
+        assert_eq!(asked.lock().unwrap().len(), 1, "{answer:?}");
+        match error {
+            None => assert_eq!(
+                result.structured_content,
+                Some(json!({"result": "touched: mrtr"}))
+            ),
+            Some(text_) => {
+                assert_eq!(result.is_error, Some(true));
+                assert_eq!(text(&result), text_);
+            }
+        }
+        client.cancel().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_2026_tampered_rebound_foreign_and_replayed_states_are_refused() {
+    let _serial = SERIAL.lock().await;
+    let fixture = fixture();
+    let (a, _) = user(Answer::Approve);
+    let client = connect_2026(&fixture.server, a).await;
+    let (state, answers) = first_round(&client, "once").await;
+    let before = RUNS.load(Ordering::SeqCst);
+
+    // Altered: one character inside the sealed text changed (not the last one, whose
+    // low bits may be padding).
+    let mut tampered = state.clone().into_bytes();
+    let at = (tampered.len() / 2..tampered.len() - 1)
+        .find(|&i| tampered[i].is_ascii_alphanumeric())
+        .expect("an alphanumeric character in the state");
+    tampered[at] = if tampered[at] == b'A' { b'Q' } else { b'A' };
+    let tampered = String::from_utf8(tampered).unwrap();
+    let err = retry(&client, "once", &tampered, &answers)
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("tools/call \"touch\": requestState refused: request state"),
+        "{err}"
+    );
+    // Other arguments than the call that received it.
+    let err = retry(&client, "twice", &state, &answers).await.unwrap_err();
+    assert!(err.contains("failed integrity verification"), "{err}");
+    // Another session (a second connection to the same server).
+    let (b, _) = user(Answer::Approve);
+    let other = connect_2026(&fixture.server, b).await;
+    let err = retry(&other, "once", &state, &answers).await.unwrap_err();
+    assert!(err.contains("failed integrity verification"), "{err}");
+    assert_eq!(RUNS.load(Ordering::SeqCst), before, "nothing ran");
+
+    // The genuine retry resumes the call, once.
+    let result = retry(&client, "once", &state, &answers).await.unwrap();
+    assert_eq!(
+        result.structured_content,
+        Some(json!({"result": "touched: once"}))
+    );
+    assert_eq!(RUNS.load(Ordering::SeqCst) - before, 1);
+    let err = retry(&client, "once", &state, &answers).await.unwrap_err();
+    assert!(
+        err.contains("requestState refused: it was already used, or its call has ended"),
+        "{err}"
+    );
+    assert_eq!(
+        RUNS.load(Ordering::SeqCst) - before,
+        1,
+        "a replay runs nothing"
+    );
+    other.cancel().await.unwrap();
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_2026_an_expired_state_is_refused_and_its_call_cancelled() {
+    let _serial = SERIAL.lock().await;
+    let fixture = fixture();
+    let server = fixture
+        .server
+        .clone()
+        .with_approval_ttl(std::time::Duration::from_millis(300));
+    let (a, _) = user(Answer::Approve);
+    let client = connect_2026(&server, a).await;
+    let (state, answers) = first_round(&client, "late").await;
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    // The suspended call ends as cancelled once the TTL is over.
+    while fixture.codes.lock().unwrap().is_empty() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the call did not end"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        fixture
+            .codes
+            .lock()
+            .unwrap()
+            .last()
+            .cloned()
+            .flatten()
+            .as_deref(),
+        Some("APPROVAL_CANCELLED")
+    );
+    let err = retry(&client, "late", &state, &answers).await.unwrap_err();
+    assert!(err.contains("request state has expired"), "{err}");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_2026_a_client_without_elicitation_gets_the_no_handler_denial() {
+    let _serial = SERIAL.lock().await;
+    let fixture = fixture();
+    let (mut u, asked) = user(Answer::Approve);
+    u.capable = false;
+    let client = connect_2026(&fixture.server, u).await;
+    let response = client
+        .peer()
+        .call_tool_once(touch_call("no"))
+        .await
+        .unwrap();
+    let rmcp::model::CallToolResponse::Complete(result) = response else {
+        panic!("expected a final result, got {response:?}");
+    };
+    assert_eq!(
+        text(&result),
+        "Error: touch changes the world (the MCP client cannot ask its user for approval: \
+         it did not declare the elicitation capability)"
+    );
+    assert!(asked.lock().unwrap().is_empty());
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_2026_over_streamable_http_the_retry_resumes_the_call() {
+    use rmcp::model::ProtocolVersion;
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    use rmcp::transport::StreamableHttpClientTransport;
+    let _serial = SERIAL.lock().await;
+    let fixture = fixture();
+    let http = serve_http(&fixture.server, HttpOptions::default())
+        .await
+        .unwrap();
+    let (u, asked) = user(Answer::Approve);
+    let client = u
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_uri(http.url()),
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("client discovery");
+    let before = RUNS.load(Ordering::SeqCst);
+    let result = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        client.call_tool(touch_call("stateless")),
+    )
+    .await
+    .expect("in time")
+    .expect("a result");
+    assert_eq!(
+        result.structured_content,
+        Some(json!({"result": "touched: stateless"})),
+        "{}",
+        text(&result)
+    );
+    assert_eq!(RUNS.load(Ordering::SeqCst) - before, 1);
+    assert_eq!(asked.lock().unwrap().len(), 1);
+    client.cancel().await.unwrap();
     http.shutdown().await.unwrap();
 }

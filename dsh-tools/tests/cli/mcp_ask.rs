@@ -113,7 +113,10 @@ async fn ask_flag_puts_listed_tools_to_the_clients_user() {
     .unwrap();
     assert_eq!(r.is_error, Some(true));
     assert_eq!(text_of(&r), "Error: the user rejected tool \"bash\"");
-    assert!(!root.path().join("declined.txt").exists(), "bash did not run");
+    assert!(
+        !root.path().join("declined.txt").exists(),
+        "bash did not run"
+    );
 
     let r = timed(client.call_tool(call(
         "write",
@@ -134,12 +137,17 @@ async fn ask_flag_puts_listed_tools_to_the_clients_user() {
 
     let messages = messages.lock().unwrap().clone();
     assert_eq!(messages.len(), 3, "{messages:?}");
-    let reason = "Reason: dsh-tools mcp --ask lists tool \"bash\": each call needs the user's approval";
+    let reason =
+        "Reason: dsh-tools mcp --ask lists tool \"bash\": each call needs the user's approval";
     assert_eq!(
         messages[0],
         format!("Allow tool \"bash\" to run?\nCall: touch approved.txt\n{reason}")
     );
-    assert!(messages[2].starts_with("Allow tool \"write\" to run?\nCall: "), "{}", messages[2]);
+    assert!(
+        messages[2].starts_with("Allow tool \"write\" to run?\nCall: "),
+        "{}",
+        messages[2]
+    );
 
     client.cancel().await.unwrap();
     let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
