@@ -50,6 +50,29 @@
 //!   ends as `ABORTED`.
 //! - With a `progressToken` in the request, [`ToolContext::report_progress`] becomes
 //!   `notifications/progress`.
+//! - A call from a session whose pre-execute policy answers `ask`, and that no approval
+//!   handler of the registry answered (none installed, or it answered
+//!   [`Approval::Unavailable`](dsh_runtime::hooks::Approval::Unavailable)), is put to the
+//!   client's user: an `elicitation/create` request with a one-field form (a required
+//!   boolean `approve`) whose message names the tool, a one-line summary of the call (the
+//!   call card's title, or the tool and its arguments) and the policy's reason, sent over
+//!   stdio or on the call's Streamable HTTP event stream. `accept` with `approve: true`
+//!   runs the call; `accept` with `false` and `decline` are `APPROVAL_REJECTED`, `cancel`
+//!   `APPROVAL_CANCELLED` (a call cancelled while waiting ends `ABORTED_BEFORE_DISPATCH`). A client that
+//!   did not declare the (form) elicitation capability gets the denial of a call with no
+//!   approval handler (`POLICY_DENIED`, the policy's reason), its text adding that the
+//!   client cannot ask its user, and so do calls without a session on revisions with
+//!   `initialize` (stateless HTTP). On protocol 2026-07-28, which has no
+//!   server-to-client requests, the call is suspended and the request answered with an
+//!   `InputRequiredResult` (the same form as an input request, and a `requestState`
+//!   sealed with a per-server random key, bound to the session, the tool and the
+//!   arguments' text, single-use, valid for [`McpServer::with_approval_ttl`]); the
+//!   client's retry with the state and its answer resumes the call where it stopped
+//!   (policy does not run again) and gets its result. A state that was altered, is
+//!   another session's, tool's or arguments', has expired or was already used is
+//!   refused with a JSON-RPC invalid-params error (`-32602`) saying why. Such a
+//!   suspended call lives in the server process, so the retry must reach the same
+//!   process; its progress notifications are not forwarded.
 //! - Each session is an agent scope of the registry ([`dsh_runtime::Scope`]): calls carry
 //!   its id, so policy hooks see which session a call comes from, and
 //!   [`McpServer::on_session`] can register per-session tools and hooks there.
@@ -93,11 +116,13 @@
 //! [`ToolContext::report_progress`]: dsh_runtime::ToolContext::report_progress
 #![deny(missing_docs)]
 
+mod approval;
 pub mod definition;
 mod http;
 pub mod import;
 mod layer;
 mod raw;
+mod resume;
 mod server;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -7,6 +7,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
+use dsh_runtime::hooks::ApprovalHandler;
 use dsh_runtime::{
     Arguments, ContentBlock, DynTool, ErrorCode, Progress, ProgressReporter, Registry, Scope,
     ScopeId, ToolCall, ToolResult,
@@ -19,11 +20,13 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
+use crate::approval::{CANNOT_ASK, ClientApproval, can_elicit_form};
 use crate::definition::{McpTool, mcp_tool, to_serde};
 use crate::raw::RawArguments;
+use crate::resume;
 
 type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 type SessionSetup = dyn Fn(&Scope) -> SessionGuard + Send + Sync;
@@ -93,6 +96,8 @@ struct Shared {
     listing: Option<Arc<Listing>>,
     /// The tool list of calls made outside any session (stateless HTTP requests).
     global: ListCache,
+    /// Calls suspended on an approval asked with `InputRequiredResult`.
+    resumes: Arc<resume::Resumes>,
 }
 
 impl fmt::Debug for McpServer {
@@ -116,6 +121,7 @@ impl McpServer {
                 on_session: None,
                 listing: None,
                 global: ListCache::default(),
+                resumes: Arc::new(resume::Resumes::new(resume::DEFAULT_TTL)),
             }),
         }
     }
@@ -133,6 +139,7 @@ impl McpServer {
                     on_session: old.on_session.clone(),
                     listing: old.listing.clone(),
                     global: ListCache::default(),
+                    resumes: old.resumes.clone(),
                 };
                 f(&mut shared);
                 self.shared = Arc::new(shared);
@@ -188,6 +195,15 @@ impl McpServer {
     ) -> Self {
         let list: Arc<Listing> = Arc::new(list);
         self.edit(|s| s.listing = Some(list))
+    }
+
+    /// How long a call suspended on its approval waits for the client's retry, on
+    /// protocol revisions that ask with `InputRequiredResult` (2026-07-28): the
+    /// `requestState`'s lifetime (default 10 minutes). A call not resumed in time ends as
+    /// `APPROVAL_CANCELLED`, and its state is refused as expired.
+    #[must_use]
+    pub fn with_approval_ttl(self, ttl: std::time::Duration) -> Self {
+        self.edit(|s| s.resumes = Arc::new(resume::Resumes::new(ttl)))
     }
 
     /// The registry served.
@@ -668,35 +684,145 @@ impl ServerHandler for Handler {
                 None,
             ));
         }
-        let arguments = match raw_arguments(&context) {
+        let raw = raw_arguments(&context);
+        // The arguments' text, which a resumable approval's state is bound to.
+        let arguments_text: Arc<str> = match &raw {
+            Some(text) => text.clone(),
+            None => Arc::from(
+                serde_json::to_string(&request.arguments.clone().unwrap_or_default())
+                    .unwrap_or_default(),
+            ),
+        };
+        let arguments = match raw {
             Some(text) => Arguments::Text(text),
             None => Arguments::Serde(Value::Object(request.arguments.unwrap_or_default())),
         };
-        let mut call = ToolCall::new(
-            request_id_text(&context.id),
-            request.name.as_ref(),
-            arguments,
-        )
-        .with_cancellation(context.ct.clone());
-        if let Some(session) = &session {
-            call = call.with_agent(session.scope.id());
-        }
+        let scope_id = session.as_ref().map(|s| s.scope.id());
+        let binding = || resume::binding(scope_id, request.name.as_ref(), &arguments_text);
         let registry = self.shared.registry.clone();
-        let progress = context
-            .meta
-            .get_progress_token()
-            .map(|token| ProgressForwarder::start(context.peer.clone(), token));
-        let reporter = progress.as_ref().map(|p| p.reporter());
-        // rmcp runs each request handler on its own detached task and signals
-        // cancellation through the token, never by dropping the handler, so the call is
-        // always awaited to its end here (its body sees the cancellation and cleans up).
-        let result = match reporter {
-            Some(reporter) => dsh_runtime::with_progress(reporter, registry.execute(call)).await,
-            None => registry.execute(call).await,
+        let capable = can_elicit_form(context.client_capabilities().as_ref());
+        // Revisions without server-to-client requests ask with `InputRequiredResult`.
+        let resumable = context
+            .protocol_version()
+            .is_some_and(|v| !v.has_initialize());
+        let mut approval = None;
+        let result = if let Some(state) = request.request_state.as_deref() {
+            // The retry of a call suspended on its approval.
+            self.shared
+                .resumes
+                .resume(
+                    state,
+                    request.input_responses.as_ref(),
+                    &binding(),
+                    request.name.as_ref(),
+                    &context.ct,
+                )
+                .await?
+        } else if resumable && capable {
+            // A suspended call ends with its session.
+            let cancel = session
+                .as_ref()
+                .map_or_else(CancellationToken::new, |s| s.stop.child_token());
+            let mut call = ToolCall::new(
+                request_id_text(&context.id),
+                request.name.as_ref(),
+                arguments,
+            )
+            .with_cancellation(cancel.clone());
+            if let Some(id) = scope_id {
+                call = call.with_agent(id);
+            }
+            let (asked_tx, asked_rx) = oneshot::channel();
+            let (result_tx, mut result_rx) = oneshot::channel();
+            let suspend: Arc<dyn ApprovalHandler> = Arc::new(resume::Suspend {
+                resumes: self.shared.resumes.clone(),
+                registry: registry.clone(),
+                scope: session.as_ref().map(|s| s.scope.clone()),
+                binding: binding(),
+                cancel: cancel.clone(),
+                asked: Mutex::new(Some(asked_tx)),
+            });
+            // On a task of its own: the call outlives this request when it is suspended.
+            tokio::spawn(async move {
+                let result =
+                    dsh_runtime::hooks::with_approval(suspend, registry.execute(call)).await;
+                let _ = result_tx.send(result);
+            });
+            let ended = |_| {
+                McpError::internal_error(
+                    format!(
+                        "tools/call `{}`: the call ended without a result",
+                        request.name
+                    ),
+                    None,
+                )
+            };
+            // This request's cancellation is the call's until it is suspended.
+            let round = context.ct.clone();
+            tokio::select! {
+                result = &mut result_rx => result.map_err(ended)?,
+                asked = asked_rx => match asked {
+                    Ok((nonce, input)) => {
+                        self.shared.resumes.park_result(&nonce, result_rx);
+                        return Ok(CallToolResponse::InputRequired(input));
+                    }
+                    // The call ended without asking.
+                    Err(_) => result_rx.await.map_err(ended)?,
+                },
+                () = round.cancelled() => {
+                    cancel.cancel();
+                    result_rx.await.map_err(ended)?
+                }
+            }
+        } else {
+            let mut call = ToolCall::new(
+                request_id_text(&context.id),
+                request.name.as_ref(),
+                arguments,
+            )
+            .with_cancellation(context.ct.clone());
+            if let Some(id) = scope_id {
+                call = call.with_agent(id);
+            }
+            let progress = context
+                .meta
+                .get_progress_token()
+                .map(|token| ProgressForwarder::start(context.peer.clone(), token));
+            let reporter = progress.as_ref().map(|p| p.reporter());
+            // A call's `ask` that no handler of the registry answered goes to the
+            // client's user (see `crate::approval`).
+            let cannot_ask = if !capable {
+                Some("it did not declare the elicitation capability")
+            } else if resumable {
+                // Capable clients on these revisions take the branch above.
+                Some("this protocol revision has no server-to-client requests")
+            } else if session.is_none() {
+                Some("a request without a session cannot be asked back")
+            } else {
+                None
+            };
+            let client = ClientApproval::new(
+                context.peer.clone(),
+                registry.clone(),
+                session.as_ref().map(|s| s.scope.clone()),
+                cannot_ask,
+            );
+            approval = Some(client.clone());
+            let handler: Arc<dyn ApprovalHandler> = client;
+            let execute = dsh_runtime::hooks::with_approval(handler, registry.execute(call));
+            // rmcp runs each request handler on its own detached task and signals
+            // cancellation through the token, never by dropping the handler, so the call
+            // is always awaited to its end here (its body sees the cancellation and
+            // cleans up).
+            let result = match reporter {
+                Some(reporter) => dsh_runtime::with_progress(reporter, execute).await,
+                None => execute.await,
+            };
+            if let Some(progress) = progress {
+                progress.finish().await;
+            }
+            result
         };
-        if let Some(progress) = progress {
-            progress.finish().await;
-        }
         if result.error_code() == Some(ErrorCode::UnknownTool)
             && !list.by_name.contains_key(request.name.as_ref())
         {
@@ -710,10 +836,13 @@ impl ServerHandler for Handler {
             .by_name
             .get(request.name.as_ref())
             .and_then(|&i| list.tools[i].clone());
-        Ok(CallToolResponse::Complete(to_mcp_result(
-            &result,
-            tool.as_deref(),
-        )))
+        let mut out = to_mcp_result(&result, tool.as_deref());
+        if let Some(why) = approval.as_ref().and_then(|a| a.could_not_ask())
+            && result.error_code() == Some(ErrorCode::PolicyDenied)
+        {
+            note_cannot_ask(&mut out, why);
+        }
+        Ok(CallToolResponse::Complete(out))
     }
 }
 
@@ -747,6 +876,21 @@ pub(crate) fn to_mcp_result(result: &ToolResult, tool: Option<&McpTool>) -> Call
         });
     }
     out
+}
+
+/// Say in a denied call's error text that the client could not ask its user.
+fn note_cannot_ask(result: &mut CallToolResult, why: &str) {
+    let text = result.content.iter_mut().find_map(|block| match block {
+        rmcp::model::ContentBlock::Text(text) if text.meta.is_none() => Some(text),
+        _ => None,
+    });
+    match text {
+        Some(text) => text.text = format!("{} ({CANNOT_ASK}: {why})", text.text),
+        None => result.content.insert(
+            0,
+            rmcp::model::ContentBlock::text(format!("Error: {CANNOT_ASK}: {why}")),
+        ),
+    }
 }
 
 fn content_block(block: &ContentBlock) -> rmcp::model::ContentBlock {

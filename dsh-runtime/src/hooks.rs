@@ -300,6 +300,28 @@ pub trait ApprovalHandler: Send + Sync + 'static {
     ) -> HookFuture<'a, Result<Approval, ToolError>>;
 }
 
+tokio::task_local! {
+    static FALLBACK_APPROVAL: Arc<dyn ApprovalHandler>;
+}
+
+/// Run `fut` (typically a [`crate::Registry::execute`]) with `handler` answering the
+/// `ask` decisions of the calls it executes that no registry handler answered: when the
+/// registry has none installed, or its handler answers [`Approval::Unavailable`]. A
+/// transport uses this to route a call's approval to the user on the other end of the
+/// call's connection (an MCP client). A fallback that answers `Unavailable` itself
+/// leaves the denial of a call with no handler: the policy's reason, `POLICY_DENIED`.
+///
+/// The handler is seen by the pipeline of calls executed on this task (not by calls a
+/// tool body starts on other tasks).
+pub async fn with_approval<F: Future>(handler: Arc<dyn ApprovalHandler>, fut: F) -> F::Output {
+    FALLBACK_APPROVAL.scope(handler, fut).await
+}
+
+/// The fallback handler installed by [`with_approval`] around the current call.
+pub(crate) fn fallback_approval() -> Option<Arc<dyn ApprovalHandler>> {
+    FALLBACK_APPROVAL.try_with(Clone::clone).ok()
+}
+
 /// An approval handler from a synchronous closure.
 pub fn approval_fn<F>(f: F) -> ApprovalFn<F>
 where

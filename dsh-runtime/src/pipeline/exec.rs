@@ -202,18 +202,42 @@ async fn pre_execute(call: &Call, info: &CallInfo<'_>) -> Stage<()> {
     };
     // Quoted only here: the messages of `ask` outcomes are its only use.
     let name = json_quote(info.name());
-    let Some(handler) = call.snap.approval() else {
+    let registry_handler = call.snap.approval().cloned();
+    let fallback = crate::hooks::fallback_approval();
+    let no_handler = |reason: Option<String>| {
         let reason =
             reason.unwrap_or_else(|| format!("tool {name} requires approval (not yet supported)"));
-        return Err(deny(call, ErrorCode::PolicyDenied, reason));
+        deny(call, ErrorCode::PolicyDenied, reason)
     };
+    if registry_handler.is_none() && fallback.is_none() {
+        return Err(no_handler(reason));
+    }
     let request = ApprovalRequest {
         call: info,
         reason: reason.as_deref(),
         agent: info.agent(),
     };
-    let answer = panic::contained(|| handler.request(request)).await;
-    let (code, refusal) = match thrown("approval handler", answer)? {
+    let mut answer = None;
+    if let Some(handler) = &registry_handler {
+        let asked = panic::contained(|| handler.request(request)).await;
+        answer = Some(thrown("approval handler", asked)?);
+    }
+    if matches!(answer, None | Some(Approval::Unavailable))
+        && let Some(handler) = &fallback
+    {
+        let asked = panic::contained(|| handler.request(request)).await;
+        match thrown("approval handler", asked)? {
+            // Nobody could ask: the denial of a call with no handler.
+            Approval::Unavailable if registry_handler.is_none() => {
+                return Err(no_handler(reason));
+            }
+            other => answer = Some(other),
+        }
+    }
+    let Some(answer) = answer else {
+        return Err(no_handler(reason));
+    };
+    let (code, refusal) = match answer {
         Approval::AllowedOnce => return Ok(()),
         Approval::Rejected => (
             ErrorCode::ApprovalRejected,

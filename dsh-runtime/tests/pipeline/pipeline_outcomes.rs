@@ -387,6 +387,51 @@ async fn ask_from_the_global_view_goes_to_the_registry_handler() {
 }
 
 #[tokio::test]
+async fn a_fallback_approval_handler_answers_what_no_registry_handler_did() {
+    use dsh_runtime::hooks::with_approval;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let registry = Registry::new();
+    let log = Log::new();
+    let _t = registry.register(Probe::new("echo", &log)).unwrap();
+    let _ask = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::ask("why"))));
+    let asked = Arc::new(AtomicUsize::new(0));
+    let fallback = |answer: Approval| -> Arc<dyn ApprovalHandler> {
+        let asked = asked.clone();
+        Arc::new(approval_fn(move |_| {
+            asked.fetch_add(1, Ordering::SeqCst);
+            answer
+        }))
+    };
+    // No registry handler: the fallback answers.
+    let r = with_approval(fallback(Approval::AllowedOnce), ask_with(&registry, None)).await;
+    assert_eq!(*r.value().unwrap(), v(r#""hi""#));
+    let r = with_approval(fallback(Approval::Rejected), ask_with(&registry, None)).await;
+    assert_eq!(r.code_str(), Some("APPROVAL_REJECTED"));
+    // A fallback without a channel leaves the denial of a call with no handler.
+    let r = with_approval(fallback(Approval::Unavailable), ask_with(&registry, None)).await;
+    assert_eq!(r.code_str(), Some("POLICY_DENIED"));
+    assert_eq!(r.message(), Some("why"));
+    assert_eq!(asked.load(Ordering::SeqCst), 3);
+
+    // A registry handler answers first, and the fallback is not asked...
+    let rejecting = registry.set_approval_handler(approval_fn(|_| Approval::Rejected));
+    let r = with_approval(fallback(Approval::AllowedOnce), ask_with(&registry, None)).await;
+    assert_eq!(r.code_str(), Some("APPROVAL_REJECTED"));
+    assert_eq!(asked.load(Ordering::SeqCst), 3);
+    rejecting.unregister();
+    // ...unless it has no channel.
+    let _none = registry.set_approval_handler(approval_fn(|_| Approval::Unavailable));
+    let r = with_approval(fallback(Approval::AllowedOnce), ask_with(&registry, None)).await;
+    assert_eq!(*r.value().unwrap(), v(r#""hi""#));
+    let r = with_approval(fallback(Approval::Unavailable), ask_with(&registry, None)).await;
+    assert_eq!(
+        r.message(),
+        Some(r#"tool "echo" requires approval, but no approval channel is available"#)
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 5);
+}
+
+#[tokio::test]
 async fn approval_outcomes() {
     let registry = Registry::new();
     let log = Log::new();

@@ -4,6 +4,7 @@ mod cli;
 mod code_command;
 mod docs_sync;
 mod export_cli;
+mod mcp_ask;
 mod mcp_code_mode;
 mod mcp_host;
 mod mcp_http;

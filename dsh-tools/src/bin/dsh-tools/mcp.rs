@@ -38,6 +38,12 @@
 //! session (stateless HTTP) see the tools natively, so `--code-mode` refuses
 //! `--stateless`.
 //!
+//! # Approval
+//!
+//! `--ask TOOLS` (comma-separated names) adds a pre-execute policy that asks for approval
+//! before each call of those tools; `dsh-mcp` puts the question to the session's client
+//! as an elicitation form, and a client that cannot ask its user gets a denial saying so.
+//!
 //! # Importing
 //!
 //! Each `--mcp 'CMD ARGS'` starts `CMD` as a child MCP server on stdio (the line is
@@ -45,12 +51,14 @@
 //! tools in the host's global layer. A tool whose schema is outside the vocabulary is
 //! reported on stderr with every violation, and the others are still added.
 
+use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use dsh_code::{CodeMode, Mode};
 use dsh_mcp::{HttpOptions, McpClient, McpServer, SessionGuard};
-use dsh_runtime::RegistrationGuard;
+use dsh_runtime::hooks::{PreDecision, pre_execute_fn};
+use dsh_runtime::{Registration, RegistrationGuard};
 
 use dsh_tools::bash::{BashConfig, Shell};
 use dsh_tools::host::{Host, SpillDir};
@@ -95,6 +103,11 @@ pub struct McpArgs {
     /// unknown) or `both` (every tool and `run_code`).
     #[arg(long, value_enum, value_name = "MODE", default_value_t = CodeModeArg::Native, conflicts_with = "stateless")]
     pub code_mode: CodeModeArg,
+    /// Ask the client's user before each call of these tools (comma-separated names,
+    /// e.g. `bash,write,edit`): the server sends an approval form (MCP elicitation) and
+    /// runs the call only on a yes. A client that cannot ask its user gets a denial.
+    #[arg(long, value_name = "TOOLS", value_delimiter = ',')]
+    pub ask: Vec<String>,
 }
 
 /// The values of `--code-mode`.
@@ -180,6 +193,7 @@ pub fn server(host: &Host, mode: Mode) -> McpServer {
 /// A message for stderr: the handshake failed, the address could not be bound, an
 /// `--allowed-origin` is not an origin, the token variable is unset.
 pub async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
+    let _ask = ask_policy(host, &args.ask)?;
     let server = server(host, args.code_mode.into());
     let Some(addr) = args.http else {
         return server
@@ -220,6 +234,36 @@ pub async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
     http.shutdown()
         .await
         .map_err(|e| format!("MCP over HTTP: {e}"))
+}
+
+/// The pre-execute policy of `--ask`: every call of one of `tools` (from any session or
+/// the global view) asks for approval, which the MCP server puts to the client's user.
+/// `None` when no tool is listed.
+///
+/// # Errors
+///
+/// An empty name in the list.
+fn ask_policy(host: &Host, tools: &[String]) -> Result<Option<Registration>, String> {
+    if tools.iter().any(|t| t.trim().is_empty()) {
+        return Err(format!(
+            "--ask {}: an empty tool name (give comma-separated names, e.g. bash,write,edit)",
+            tools.join(",")
+        ));
+    }
+    if tools.is_empty() {
+        return Ok(None);
+    }
+    let tools: HashSet<String> = tools.iter().map(|t| t.trim().to_string()).collect();
+    Ok(Some(host.registry().add_pre_execute(pre_execute_fn(
+        move |call| {
+            tools.contains(call.name()).then(|| {
+                PreDecision::ask(format!(
+                    "dsh-tools mcp --ask lists tool {:?}: each call needs the user's approval",
+                    call.name()
+                ))
+            })
+        },
+    ))))
 }
 
 /// The warnings for serving on `addr`: beyond loopback without a token (anyone who can

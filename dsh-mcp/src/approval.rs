@@ -1,0 +1,215 @@
+//! Asking the MCP client's user: the approval route of a session's calls.
+//!
+//! When pre-execute policy answers `ask` for a call from an MCP session and no approval
+//! handler of the registry answered, the server sends the client an `elicitation/create`
+//! request: a one-field form (a required boolean `approve`) whose message names the
+//! tool, a one-line summary of the call and the policy's reason. `accept` with
+//! `approve: true` runs the call; `accept` with `false` and `decline` are
+//! `APPROVAL_REJECTED`; `cancel` is `APPROVAL_CANCELLED`. A client that did not declare
+//! the (form) elicitation capability cannot be asked: the call gets the denial of a call
+//! with no approval handler (`POLICY_DENIED`, the policy's reason), its text saying so.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use dsh_runtime::hooks::{Approval, ApprovalHandler, ApprovalRequest, HookFuture};
+use dsh_runtime::present::CallView;
+use dsh_runtime::{Registry, Scope, ToolError};
+use rmcp::model::{
+    ClientCapabilities, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
+};
+use rmcp::{Peer, RoleServer};
+
+/// The form's one field.
+pub(crate) const APPROVE_FIELD: &str = "approve";
+
+/// The longest call summary in an approval message, in characters.
+const SUMMARY_CHARS: usize = 160;
+
+/// What the text of a denied call gains when the client could not be asked (then why).
+pub(crate) const CANNOT_ASK: &str = "the MCP client cannot ask its user for approval";
+
+/// The approval route of one call from an MCP session: its client.
+pub(crate) struct ClientApproval {
+    peer: Peer<RoleServer>,
+    registry: Registry,
+    scope: Option<Scope>,
+    /// Why the client cannot be asked, if it cannot.
+    cannot_ask: Option<&'static str>,
+    /// Set when the call asked and the client has no way to ask its user.
+    could_not_ask: AtomicBool,
+}
+
+impl ClientApproval {
+    pub(crate) fn new(
+        peer: Peer<RoleServer>,
+        registry: Registry,
+        scope: Option<Scope>,
+        cannot_ask: Option<&'static str>,
+    ) -> Arc<Self> {
+        Arc::new(ClientApproval {
+            peer,
+            registry,
+            scope,
+            cannot_ask,
+            could_not_ask: AtomicBool::new(false),
+        })
+    }
+
+    /// Why the client could not ask its user, when the call needed approval and it
+    /// could not.
+    pub(crate) fn could_not_ask(&self) -> Option<&'static str> {
+        if self.could_not_ask.load(Ordering::Acquire) {
+            self.cannot_ask
+        } else {
+            None
+        }
+    }
+
+    async fn ask(&self, request: ApprovalRequest<'_>) -> Result<Approval, ToolError> {
+        let name = request.call.name();
+        if self.cannot_ask.is_some() {
+            self.could_not_ask.store(true, Ordering::Release);
+            return Ok(Approval::Unavailable);
+        }
+        let message = approval_message(
+            name,
+            &self.summary(name, request.call.arguments()),
+            request.reason,
+        );
+        let params = approval_form(name, message)?;
+        let cancel = request.call.cancellation();
+        let answer = tokio::select! {
+            answer = self.peer.create_elicitation(params) => answer,
+            () = cancel.cancelled() => return Ok(Approval::Cancelled),
+        };
+        let answer = answer.map_err(|e| {
+            ToolError::new(format!(
+                "asking the MCP client's user to approve tool {}: {e}",
+                quoted(name)
+            ))
+        })?;
+        Ok(approval_of(&answer))
+    }
+
+    fn summary(&self, name: &str, arguments: &dsh_runtime::json::Value) -> String {
+        let card = match &self.scope {
+            Some(scope) => scope.present_call(name, arguments),
+            None => self.registry.present_call(name, arguments),
+        };
+        summary(card, name, arguments)
+    }
+}
+
+/// The call card's title, or (for the generic card) the tool and its arguments, on one
+/// line.
+pub(crate) fn summary(card: CallView, name: &str, arguments: &dsh_runtime::json::Value) -> String {
+    let line = match card {
+        CallView::Generic { title, .. } if title != name => title,
+        CallView::Terminal { title, .. } | CallView::Diff { title, .. } => title,
+        _ => format!("{name} {arguments}"),
+    };
+    one_line(&line, SUMMARY_CHARS)
+}
+
+/// The one-field approval form for a call of `name`.
+pub(crate) fn approval_form(name: &str, message: String) -> Result<ElicitRequestParams, ToolError> {
+    let schema = ElicitationSchema::builder()
+        .required_bool_with(APPROVE_FIELD, |b| {
+            b.title("Approve")
+                .description(format!("Run this call of tool {}", quoted(name)))
+        })
+        .build()
+        .map_err(|e| ToolError::new(format!("approval form for tool {}: {e}", quoted(name))))?;
+    Ok(ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message,
+        requested_schema: schema,
+    })
+}
+
+/// The approval an elicitation answer gives.
+pub(crate) fn approval_of(answer: &ElicitResult) -> Approval {
+    match answer.action {
+        ElicitationAction::Accept => {
+            let approved = answer
+                .content
+                .as_ref()
+                .and_then(|c| c.get(APPROVE_FIELD))
+                .and_then(serde_json::Value::as_bool);
+            if approved == Some(true) {
+                Approval::AllowedOnce
+            } else {
+                Approval::Rejected
+            }
+        }
+        ElicitationAction::Cancel => Approval::Cancelled,
+        // Decline, and any action a later revision adds: not a yes.
+        _ => Approval::Rejected,
+    }
+}
+
+/// Whether client capabilities include form elicitation (a bare `elicitation: {}` means
+/// form, as the protocol has it).
+pub(crate) fn can_elicit_form(capabilities: Option<&ClientCapabilities>) -> bool {
+    capabilities
+        .and_then(|c| c.elicitation.as_ref())
+        .is_some_and(|e| e.form.is_some() || e.url.is_none())
+}
+
+impl ApprovalHandler for ClientApproval {
+    fn request<'a>(
+        &'a self,
+        request: ApprovalRequest<'a>,
+    ) -> HookFuture<'a, Result<Approval, ToolError>> {
+        HookFuture::new(self.ask(request))
+    }
+}
+
+/// The message of the approval form.
+pub(crate) fn approval_message(name: &str, summary: &str, reason: Option<&str>) -> String {
+    let mut message = format!("Allow tool {} to run?\nCall: {summary}", quoted(name));
+    if let Some(reason) = reason {
+        message.push_str("\nReason: ");
+        message.push_str(&one_line(reason, SUMMARY_CHARS));
+    }
+    message
+}
+
+pub(crate) fn quoted(name: &str) -> String {
+    serde_json::to_string(name).unwrap_or_else(|_| name.to_string())
+}
+
+/// `text` on one line (whitespace runs as one space), cut to `max` characters with `…`.
+fn one_line(text: &str, max: usize) -> String {
+    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if joined.chars().count() <= max {
+        return joined;
+    }
+    let mut cut: String = joined.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_joins_and_cuts_on_char_boundaries() {
+        assert_eq!(one_line("a\n  b\tc", 10), "a b c");
+        assert_eq!(one_line("ééééé", 3), "éé…");
+    }
+
+    #[test]
+    fn message_names_tool_summary_and_reason() {
+        assert_eq!(
+            approval_message("bash", "echo hi", Some("bash asks")),
+            "Allow tool \"bash\" to run?\nCall: echo hi\nReason: bash asks"
+        );
+        assert_eq!(
+            approval_message("x", "x {}", None),
+            "Allow tool \"x\" to run?\nCall: x {}"
+        );
+    }
+}

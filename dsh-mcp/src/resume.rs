@@ -1,0 +1,274 @@
+//! Approval on protocol revisions without server-to-client requests (2026-07-28): the
+//! call answers `InputRequiredResult`, and the retried call resumes it.
+//!
+//! The first `tools/call` runs the pipeline on a task of its own. When its `ask` reaches
+//! this route, the call waits there, suspended, and the request is answered with an
+//! `InputRequiredResult`: the approval form as an `elicitation/create` input request
+//! (key `approval`), and a `requestState` sealed with rmcp's `RequestStateCodec` under a
+//! key drawn at random for this server, with a TTL, whose associated data binds it to
+//! the session (or to "no session"), the tool's name and the arguments' text. The client
+//! retries the call with the same arguments, the state and its answer; the retry opens
+//! the state, takes the suspended call (once: a state is single-use) and gives it the
+//! answer, so the call goes on from where it stopped (policy is not run again), and the
+//! retry is answered with its result. A state that was altered, sealed for another
+//! session, tool or arguments, or has expired, or was already used, is refused with a
+//! JSON-RPC invalid-params error naming why. A suspended call whose state is not
+//! redeemed within the TTL ends as `APPROVAL_CANCELLED`.
+//!
+//! The suspended call lives in this server process: the retry must reach the same
+//! process (one stdio connection, or one HTTP server).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use dsh_runtime::hooks::{Approval, ApprovalHandler, ApprovalRequest, HookFuture};
+use dsh_runtime::{Registry, ScopeId, ToolError, ToolResult};
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    ElicitResult, InputRequest, InputRequests, InputRequiredResult, InputResponses, Request,
+    RequestStateCodec, SealOptions,
+};
+use serde::{Deserialize, Serialize};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use crate::approval::{approval_form, approval_message, quoted, summary};
+
+/// The key of the approval form among an `InputRequiredResult`'s input requests.
+pub(crate) const INPUT_KEY: &str = "approval";
+
+/// How long a suspended call waits for its retry, by default.
+pub(crate) const DEFAULT_TTL: Duration = Duration::from_secs(600);
+
+/// The server's suspended calls and the codec sealing their states.
+pub(crate) struct Resumes {
+    /// `None` when no random key could be drawn: such a server cannot ask.
+    codec: Option<RequestStateCodec>,
+    ttl: Duration,
+    pending: Mutex<HashMap<String, Suspended>>,
+}
+
+/// A call waiting for its approval.
+struct Suspended {
+    answer: oneshot::Sender<Approval>,
+    /// The call's result, once the first request handed it over.
+    result: Option<oneshot::Receiver<ToolResult>>,
+    /// The suspended call's cancellation token.
+    cancel: CancellationToken,
+}
+
+/// What a state carries: the suspended call's id.
+#[derive(Serialize, Deserialize)]
+struct State {
+    nonce: String,
+}
+
+/// What the call's identity binds a state to.
+pub(crate) fn binding(session: Option<ScopeId>, tool: &str, arguments: &str) -> Vec<u8> {
+    let session = session.map_or_else(|| "none".to_string(), |s| s.get().to_string());
+    // Lengths first: no two bindings share a text.
+    format!(
+        "dsh-mcp approval\nsession {session}\ntool {}:{tool}\narguments {}:{arguments}",
+        tool.len(),
+        arguments.len()
+    )
+    .into_bytes()
+}
+
+fn random_hex(bytes: usize) -> Option<String> {
+    let mut buf = vec![0u8; bytes];
+    getrandom::fill(&mut buf).ok()?;
+    Some(buf.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+impl Resumes {
+    pub(crate) fn new(ttl: Duration) -> Resumes {
+        let mut key = vec![0u8; RequestStateCodec::MIN_KEY_LENGTH];
+        let codec = getrandom::fill(&mut key)
+            .map_err(|e| e.to_string())
+            .and_then(|()| RequestStateCodec::try_new(key).map_err(|e| e.to_string()));
+        let codec = match codec {
+            Ok(codec) => Some(codec),
+            Err(e) => {
+                tracing::warn!(
+                    "dsh-mcp: no key for approval states ({e}): calls on protocol 2026-07-28 cannot ask"
+                );
+                None
+            }
+        };
+        Resumes {
+            codec,
+            ttl,
+            pending: Mutex::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Suspended>> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Hand the suspended call `nonce`'s result over to its future retry.
+    pub(crate) fn park_result(&self, nonce: &str, result: oneshot::Receiver<ToolResult>) {
+        if let Some(s) = self.lock().get_mut(nonce) {
+            s.result = Some(result);
+        }
+    }
+
+    /// Resume the call `state` suspended with `responses`: its result (awaited, the
+    /// retry's `cancel` reaching the call), or why the state is refused.
+    pub(crate) async fn resume(
+        &self,
+        state: &str,
+        responses: Option<&InputResponses>,
+        binding: &[u8],
+        tool: &str,
+        cancel: &CancellationToken,
+    ) -> Result<ToolResult, McpError> {
+        let refused = |why: String| {
+            McpError::invalid_params(
+                format!("tools/call {}: requestState refused: {why}", quoted(tool)),
+                None,
+            )
+        };
+        let codec = self
+            .codec
+            .as_ref()
+            .ok_or_else(|| refused("this server seals no states".to_string()))?;
+        let State { nonce } = codec.open_json_with(state, binding).map_err(|e| {
+            refused(format!(
+                "{e} (a state is valid only for the session, tool and arguments of the call that received it, until it expires)"
+            ))
+        })?;
+        let answer = responses
+            .and_then(|r| r.get(INPUT_KEY))
+            .ok_or_else(|| refused(format!("inputResponses.{INPUT_KEY} is missing")))?;
+        let answer: ElicitResult = serde_json::from_value(answer.clone()).map_err(|e| {
+            refused(format!(
+                "inputResponses.{INPUT_KEY} is not an elicitation result: {e}"
+            ))
+        })?;
+        let suspended = self.lock().remove(&nonce).ok_or_else(|| {
+            refused(
+                "it was already used, or its call has ended (a state is single-use)".to_string(),
+            )
+        })?;
+        let Suspended {
+            answer: to_call,
+            result,
+            cancel: call_cancel,
+        } = suspended;
+        let Some(result) = result else {
+            return Err(refused("its call was not suspended yet".to_string()));
+        };
+        let _ = to_call.send(crate::approval::approval_of(&answer));
+        // The retry's cancellation is now the call's.
+        let relay = cancel.clone();
+        let ended = CancellationToken::new();
+        let until = ended.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = relay.cancelled() => call_cancel.cancel(),
+                () = until.cancelled() => {}
+            }
+        });
+        let out = result.await;
+        ended.cancel();
+        out.map_err(|_| {
+            McpError::internal_error(
+                format!(
+                    "tools/call {}: the resumed call ended without a result",
+                    quoted(tool)
+                ),
+                None,
+            )
+        })
+    }
+}
+
+/// The first round's approval route: suspends the call and tells the request handler
+/// what to answer.
+pub(crate) struct Suspend {
+    pub(crate) resumes: Arc<Resumes>,
+    pub(crate) registry: Registry,
+    pub(crate) scope: Option<dsh_runtime::Scope>,
+    pub(crate) binding: Vec<u8>,
+    /// The suspended call's token (cancelled when its state expires).
+    pub(crate) cancel: CancellationToken,
+    /// Where the `InputRequiredResult` (and the nonce) go, once.
+    pub(crate) asked: Mutex<Option<oneshot::Sender<(String, InputRequiredResult)>>>,
+}
+
+impl Suspend {
+    async fn ask(&self, request: ApprovalRequest<'_>) -> Result<Approval, ToolError> {
+        let name = request.call.name();
+        let Some(sender) = self.asked.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+            // One question per round trip: a second `ask` in the same call cannot be put.
+            return Ok(Approval::Unavailable);
+        };
+        let Some(codec) = &self.resumes.codec else {
+            return Ok(Approval::Unavailable);
+        };
+        let nonce = random_hex(16)
+            .ok_or_else(|| ToolError::new("approval state: no random nonce available"))?;
+        let state = codec
+            .seal_json_with(
+                &State {
+                    nonce: nonce.clone(),
+                },
+                &SealOptions::new()
+                    .associated_data(&self.binding)
+                    .ttl(self.resumes.ttl),
+            )
+            .map_err(|e| {
+                ToolError::new(format!("approval state for tool {}: {e}", quoted(name)))
+            })?;
+        let arguments = request.call.arguments();
+        let card = match &self.scope {
+            Some(scope) => scope.present_call(name, arguments),
+            None => self.registry.present_call(name, arguments),
+        };
+        let message = approval_message(name, &summary(card, name, arguments), request.reason);
+        let form = approval_form(name, message)?;
+        let mut requests = InputRequests::new();
+        requests.insert(
+            INPUT_KEY.to_string(),
+            InputRequest::Elicitation(Request::new(form)),
+        );
+        let (answer_tx, answer_rx) = oneshot::channel();
+        self.resumes.lock().insert(
+            nonce.clone(),
+            Suspended {
+                answer: answer_tx,
+                result: None,
+                cancel: self.cancel.clone(),
+            },
+        );
+        let input = InputRequiredResult::new(Some(requests), Some(state));
+        if sender.send((nonce.clone(), input)).is_err() {
+            self.resumes.lock().remove(&nonce);
+            return Ok(Approval::Cancelled);
+        }
+        let answer = tokio::select! {
+            answer = answer_rx => answer.ok(),
+            () = tokio::time::sleep(self.resumes.ttl) => None,
+            () = self.cancel.cancelled() => None,
+        };
+        match answer {
+            Some(answer) => Ok(answer),
+            None => {
+                self.resumes.lock().remove(&nonce);
+                Ok(Approval::Cancelled)
+            }
+        }
+    }
+}
+
+impl ApprovalHandler for Suspend {
+    fn request<'a>(
+        &'a self,
+        request: ApprovalRequest<'a>,
+    ) -> HookFuture<'a, Result<Approval, ToolError>> {
+        HookFuture::new(self.ask(request))
+    }
+}
