@@ -429,6 +429,9 @@ impl ToolSearch {
     pub fn index(&self, agent: Option<ScopeId>) -> Option<Arc<ToolIndex>> {
         // The generation is read before the view: a change in between makes the next
         // call rebuild, never keeps a stale index.
+        if self.state.changes.has_changed().is_err() {
+            return None; // the registry, which holds the sender, is gone
+        }
         let generation = *self.state.changes.borrow();
         {
             let cache = self.lock();
