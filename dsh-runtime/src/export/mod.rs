@@ -532,7 +532,7 @@ pub fn export_registry(registry: &Registry, target: Target) -> Export {
 /// # use dsh_runtime::{ToolDefinition, schema::Schema, export::{self, Target}};
 /// # use std::sync::Arc;
 /// let def = |name: &str, defer: bool| {
-///     ToolDefinition::new(name.to_string(), "A tool.", Arc::new(Schema::object(vec![])), Arc::new(Schema::any()))
+///     ToolDefinition::new(name.to_string(), "A tool.", Arc::new(Schema::closed_object(vec![])), Arc::new(Schema::json()))
 ///         .with_defer_loading(defer)
 /// };
 /// let defs = [def("search", false), def("weather", true), def("stocks", true)];
