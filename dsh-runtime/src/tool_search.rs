@@ -532,7 +532,8 @@ fn parameters() -> Schema {
         rules.min_length = Some(1);
         rules.max_length = Some(1000);
     }
-    let query = query.with_description("What the tool should do (bm25), or a regular expression (regex).");
+    let query =
+        query.with_description("What the tool should do (bm25), or a regular expression (regex).");
     let mode = Schema::string_enum(["bm25", "regex"])
         .with_description("How the query is matched (default: bm25).");
     let limit = Schema::integer_range(Some(1), Some(MAX_LIMIT as i128))

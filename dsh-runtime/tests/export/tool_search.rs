@@ -17,12 +17,56 @@ const VERBS: [&str; 20] = [
 ];
 
 const NOUNS: [&str; 50] = [
-    "invoice", "customer", "order", "ticket", "project", "repository", "branch", "commit",
-    "issue", "release", "deployment", "server", "database", "table", "backup", "user", "group",
-    "role", "permission", "token", "secret", "bucket", "object", "queue", "message", "channel",
-    "webhook", "calendar", "event", "meeting", "contact", "lead", "campaign", "report",
-    "dashboard", "metric", "alert", "incident", "runbook", "document", "folder", "spreadsheet",
-    "slide", "image", "video", "playlist", "product", "coupon", "shipment", "warehouse",
+    "invoice",
+    "customer",
+    "order",
+    "ticket",
+    "project",
+    "repository",
+    "branch",
+    "commit",
+    "issue",
+    "release",
+    "deployment",
+    "server",
+    "database",
+    "table",
+    "backup",
+    "user",
+    "group",
+    "role",
+    "permission",
+    "token",
+    "secret",
+    "bucket",
+    "object",
+    "queue",
+    "message",
+    "channel",
+    "webhook",
+    "calendar",
+    "event",
+    "meeting",
+    "contact",
+    "lead",
+    "campaign",
+    "report",
+    "dashboard",
+    "metric",
+    "alert",
+    "incident",
+    "runbook",
+    "document",
+    "folder",
+    "spreadsheet",
+    "slide",
+    "image",
+    "video",
+    "playlist",
+    "product",
+    "coupon",
+    "shipment",
+    "warehouse",
 ];
 
 /// Tool `i` of the generated set: `verb_noun`, every tenth not deferred.
@@ -113,7 +157,10 @@ async fn search(registry: &Registry, args: &str) -> dsh_runtime::ToolResult {
 async fn names(registry: &Registry, args: &str) -> Vec<String> {
     let result = search(registry, args).await;
     assert!(result.is_success(), "{args}: {}", result.text());
-    result.value().map(tool_search::found_names).unwrap_or_default()
+    result
+        .value()
+        .map(tool_search::found_names)
+        .unwrap_or_default()
 }
 
 #[test]
@@ -124,17 +171,29 @@ fn queries_find_the_expected_tool_first() {
             (r#"{"query":"archive an invoice"}"#, "archive_invoice"),
             (r#"{"query":"publish release"}"#, "publish_release"),
             (r#"{"query":"restoreBackup"}"#, "restore_backup"),
-            (r#"{"query":"export the spreadsheets"}"#, "export_spreadsheet"),
+            (
+                r#"{"query":"export the spreadsheets"}"#,
+                "export_spreadsheet",
+            ),
             (r#"{"query":"unlock secret","limit":1}"#, "unlock_secret"),
             // Found through a parameter description only.
             (r#"{"query":"timezone"}"#, "current_time"),
         ] {
             let found = names(&registry, query).await;
-            assert_eq!(found.first().map(String::as_str), Some(expected), "{query}: {found:?}");
+            assert_eq!(
+                found.first().map(String::as_str),
+                Some(expected),
+                "{query}: {found:?}"
+            );
         }
         // The default limit is 5, and `limit` caps it.
         assert_eq!(names(&registry, r#"{"query":"invoice"}"#).await.len(), 5);
-        assert_eq!(names(&registry, r#"{"query":"invoice","limit":2}"#).await.len(), 2);
+        assert_eq!(
+            names(&registry, r#"{"query":"invoice","limit":2}"#)
+                .await
+                .len(),
+            2
+        );
         // Nothing shared with any tool: nothing found.
         assert!(names(&registry, r#"{"query":"zzzz"}"#).await.is_empty());
     });
@@ -179,7 +238,10 @@ fn ranking_is_deterministic_across_runs_and_registration_orders() {
         queries.iter().map(|q| rt.block_on(names(&r, q))).collect()
     };
     for run in [registry(&defs), registry(&reversed)] {
-        let again: Vec<Vec<String>> = queries.iter().map(|q| rt.block_on(names(&run, q))).collect();
+        let again: Vec<Vec<String>> = queries
+            .iter()
+            .map(|q| rt.block_on(names(&run, q)))
+            .collect();
         assert_eq!(again, first);
     }
     // Equal scores are ordered by name: every generated tool matches "the workspace record"
@@ -195,10 +257,18 @@ fn ranking_is_deterministic_across_runs_and_registration_orders() {
 fn regex_mode_matches_names_descriptions_and_parameters() {
     let registry = registry(&all_definitions());
     rt().block_on(async {
-        let found = names(&registry, r#"{"query":"^(archive|restore)_backup$","mode":"regex"}"#).await;
+        let found = names(
+            &registry,
+            r#"{"query":"^(archive|restore)_backup$","mode":"regex"}"#,
+        )
+        .await;
         assert_eq!(found, ["archive_backup", "restore_backup"]);
         // Case-sensitive unless `(?i)`.
-        assert!(names(&registry, r#"{"query":"IANA TIMEZONE","mode":"regex"}"#).await.is_empty());
+        assert!(
+            names(&registry, r#"{"query":"IANA TIMEZONE","mode":"regex"}"#)
+                .await
+                .is_empty()
+        );
         let found = names(&registry, r#"{"query":"(?i)iana timezone","mode":"regex"}"#).await;
         assert_eq!(found, ["current_time"]);
         // A match in the name ranks above one in the description only, whatever the names.
@@ -224,7 +294,10 @@ fn a_bad_regex_is_invalid_args_with_the_reason() {
         let result = search(&registry, &long).await;
         assert_eq!(result.error_code(), Some(ErrorCode::InvalidArgs));
         assert!(
-            result.message().unwrap_or("").contains("201 characters, at most 200"),
+            result
+                .message()
+                .unwrap_or("")
+                .contains("201 characters, at most 200"),
             "{:?}",
             result.message()
         );
@@ -245,10 +318,12 @@ fn tools_that_are_not_deferred_are_not_returned() {
         assert!(!found.iter().any(|n| n == "update_invoice"), "{found:?}");
         let found = names(&registry, r#"{"query":"update_invoice","mode":"regex"}"#).await;
         assert!(found.is_empty(), "{found:?}");
-        assert!(!names(&registry, r#"{"query":"tool search","limit":50}"#)
-            .await
-            .iter()
-            .any(|n| n == tool_search::NAME));
+        assert!(
+            !names(&registry, r#"{"query":"tool search","limit":50}"#)
+                .await
+                .iter()
+                .any(|n| n == tool_search::NAME)
+        );
     });
     let index = ToolIndex::new(&all_definitions());
     assert_eq!(index.len(), 901);
@@ -264,7 +339,10 @@ fn a_call_searches_the_view_it_is_made_from() {
     rt().block_on(async {
         let call = ToolCall::new("c1", tool_search::NAME, r#"{"query":"archive invoice"}"#);
         let result = scope.registry().execute(call.with_agent(scope.id())).await;
-        let found = result.value().map(tool_search::found_names).unwrap_or_default();
+        let found = result
+            .value()
+            .map(tool_search::found_names)
+            .unwrap_or_default();
         assert!(!found.is_empty(), "{}", result.text());
         assert!(!found.iter().any(|n| n == "archive_invoice"), "{found:?}");
         let global = names(&registry, r#"{"query":"archive invoice"}"#).await;
@@ -291,8 +369,13 @@ fn the_index_is_built_once_per_registry_change() {
     let c = search.index(None).expect("registry alive");
     assert!(!Arc::ptr_eq(&a, &c), "a registration rebuilds the index");
     assert_eq!(c.len(), a.len() + 1);
-    let hits = c.search("garden plants", Mode::Bm25, 1).expect("bm25 never fails");
-    assert_eq!(hits.first().map(|m| m.definition.name.as_ref()), Some("water_plants"));
+    let hits = c
+        .search("garden plants", Mode::Bm25, 1)
+        .expect("bm25 never fails");
+    assert_eq!(
+        hits.first().map(|m| m.definition.name.as_ref()),
+        Some("water_plants")
+    );
     added.unregister();
     assert_eq!(search.index(None).expect("alive").len(), a.len());
     // The search does not keep its registry alive.

@@ -345,7 +345,10 @@ async fn official_client_libraries_accept_the_responses_and_our_requests() {
         .collect();
     for (target, name) in [
         (dsh_runtime::export::Target::Anthropic, "anthropic"),
-        (dsh_runtime::export::Target::OpenAiResponses, "openai_responses"),
+        (
+            dsh_runtime::export::Target::OpenAiResponses,
+            "openai_responses",
+        ),
     ] {
         let e = dsh_runtime::export::export(&defs, target);
         assert!(e.is_complete(), "{target}: {:?}", e.errors);
