@@ -217,7 +217,8 @@ pub struct ToolDefinition {
     /// Deferred loading (`#[tool(defer_loading)]`): the tool is left out of a model's
     /// initial context and found through tool search. Exports mark it where the provider
     /// can defer a tool (Anthropic and OpenAI Responses `defer_loading: true`) and warn
-    /// where it cannot; [`crate::tool_search`] searches the deferred tools of a view.
+    /// where it cannot; the built-in `tool_search` tool (feature `export`) searches the
+    /// deferred tools of a view.
     pub defer_loading: bool,
 }
 

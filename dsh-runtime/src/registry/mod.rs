@@ -464,9 +464,11 @@ impl Registry {
 
 /// A handle that does not keep its registry alive (for a tool registered in the registry
 /// it reads).
+#[cfg(feature = "export")]
 #[derive(Clone)]
 pub(crate) struct WeakRegistry(Weak<Inner>);
 
+#[cfg(feature = "export")]
 impl WeakRegistry {
     /// The registry, while it exists.
     pub(crate) fn upgrade(&self) -> Option<Registry> {
@@ -474,6 +476,7 @@ impl WeakRegistry {
     }
 }
 
+#[cfg(feature = "export")]
 impl Registry {
     /// A handle that does not keep this registry alive.
     pub(crate) fn downgrade(&self) -> WeakRegistry {
