@@ -113,6 +113,8 @@ mod suggest;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod tool;
+#[cfg(feature = "export")]
+pub mod tool_search;
 pub mod validate;
 
 #[doc(hidden)]
@@ -359,6 +361,7 @@ pub use validate::ToolArgsError;
 /// | `concurrency_safe` | calls may run in parallel with other parallel-safe calls |
 /// | `concurrency_safe = path` | the same, decided per call by `fn(&Args) -> bool` |
 /// | `read_only`, `destructive`, `idempotent`, `open_world` | MCP-style annotations |
+/// | `defer_loading` | load the tool on demand: exports mark it deferred (Anthropic, OpenAI Responses), `tool_search` finds it |
 /// | `render = path` | model-facing content: `fn(&Args, &Output) -> Vec<ContentBlock>` |
 /// | `present_call = path` | the pending card: `fn(&Args) -> Option<CallView>` (or `-> CallView`) |
 /// | `present_result = path` | the completed card: `fn(&Args, &ResultSummary) -> Option<ResultView>` (or `-> ResultView`) |

@@ -107,6 +107,8 @@ pub struct ToolMeta {
     pub timeout_ms: u64,
     /// `[read_only, destructive, idempotent, open_world]`.
     pub annotations: [bool; 4],
+    /// The `defer_loading` flag.
+    pub defer_loading: bool,
 }
 
 /// The bits of `Tool::OVERRIDDEN_HOOKS`, named in every `#[tool]` expansion.
@@ -139,6 +141,7 @@ pub fn definition(meta: ToolMeta, parameters: Arc<Schema>, output: Arc<Schema>) 
         idempotent,
         open_world,
     })
+    .with_defer_loading(meta.defer_loading)
 }
 
 /// A property of a generated args struct: `schema` is the parameter type's property

@@ -214,6 +214,12 @@ pub struct ToolDefinition {
     pub timeout_ms: Option<NonZeroU64>,
     /// Behaviour hints.
     pub annotations: ToolAnnotations,
+    /// Deferred loading (`#[tool(defer_loading)]`): the tool is left out of a model's
+    /// initial context and found through tool search. Exports mark it where the provider
+    /// can defer a tool (Anthropic and OpenAI Responses `defer_loading: true`) and warn
+    /// where it cannot; the built-in `tool_search` tool (feature `export`) searches the
+    /// deferred tools of a view.
+    pub defer_loading: bool,
 }
 
 impl ToolDefinition {
@@ -232,6 +238,7 @@ impl ToolDefinition {
             output,
             timeout_ms: None,
             annotations: ToolAnnotations::default(),
+            defer_loading: false,
         }
     }
 
@@ -250,6 +257,12 @@ impl ToolDefinition {
     /// Set the annotations.
     pub fn with_annotations(mut self, annotations: ToolAnnotations) -> Self {
         self.annotations = annotations;
+        self
+    }
+
+    /// Set deferred loading (see [`ToolDefinition::defer_loading`]).
+    pub fn with_defer_loading(mut self, defer: bool) -> Self {
+        self.defer_loading = defer;
         self
     }
 }

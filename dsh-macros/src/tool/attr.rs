@@ -25,6 +25,7 @@ pub const READ_ONLY: &str = "read_only";
 pub const DESTRUCTIVE: &str = "destructive";
 pub const IDEMPOTENT: &str = "idempotent";
 pub const OPEN_WORLD: &str = "open_world";
+pub const DEFER_LOADING: &str = "defer_loading";
 pub const RENDER: &str = "render";
 pub const PRESENT_CALL: &str = "present_call";
 pub const PRESENT_RESULT: &str = "present_result";
@@ -47,6 +48,7 @@ const KEYS: &[&str] = &[
     DESTRUCTIVE,
     IDEMPOTENT,
     OPEN_WORLD,
+    DEFER_LOADING,
     RENDER,
     PRESENT_CALL,
     PRESENT_RESULT,
@@ -101,6 +103,8 @@ pub struct ToolAttr {
     pub destructive: Flag,
     pub idempotent: Flag,
     pub open_world: Flag,
+    /// `defer_loading`: exports mark the tool deferred, tool search finds it.
+    pub defer_loading: Flag,
     pub render: Option<syn::Path>,
     pub present_call: Option<syn::Path>,
     pub present_result: Option<syn::Path>,
@@ -224,6 +228,7 @@ impl ToolAttr {
             DESTRUCTIVE => self.destructive = flag(DESTRUCTIVE, meta)?,
             IDEMPOTENT => self.idempotent = flag(IDEMPOTENT, meta)?,
             OPEN_WORLD => self.open_world = flag(OPEN_WORLD, meta)?,
+            DEFER_LOADING => self.defer_loading = flag(DEFER_LOADING, meta)?,
             RENDER => self.render = Some(fn_path(RENDER, meta)?),
             PRESENT_CALL => self.present_call = Some(fn_path(PRESENT_CALL, meta)?),
             PRESENT_RESULT => self.present_result = Some(fn_path(PRESENT_RESULT, meta)?),
@@ -482,6 +487,7 @@ mod tests {
             destructive,
             idempotent,
             open_world,
+            defer_loading,
             render = r,
             present_call = a::b,
             present_result = c,
@@ -499,6 +505,7 @@ mod tests {
             Some(Concurrency::Predicate(_))
         ));
         assert!(a.read_only.is_present() && a.open_world.is_present());
+        assert!(a.defer_loading.is_present());
         assert!(a.present_call.is_some() && a.finalize_content.is_some() && a.krate.is_some());
         assert_eq!(
             a.struct_name.map(|i| i.to_string()).as_deref(),
@@ -518,13 +525,14 @@ mod tests {
             name = "c",
             timeout_ms = 0,
             read_only = true,
+            defer_loading = true,
             render = "f",
             "lit",
             concurrency_safe(x),
             struct_name = "not an ident",
             args_struct_name = Input
         ));
-        assert_eq!(errs.len(), 10, "{errs:#?}");
+        assert_eq!(errs.len(), 11, "{errs:#?}");
         assert!(errs[0].starts_with(
             "unknown `#[tool]` key `nmae` (did you mean `name`?); valid keys: `name`,"
         ));
@@ -532,11 +540,12 @@ mod tests {
         assert!(errs[2].starts_with("duplicate `#[tool]` key `name`"));
         assert!(errs[3].starts_with("`timeout_ms` must be positive"));
         assert!(errs[4].starts_with("`read_only` is a flag"));
-        assert!(errs[5].starts_with("`render` must name a function"));
-        assert!(errs[6].starts_with("expected a `#[tool]` key, found a literal"));
-        assert!(errs[7].starts_with("expected `concurrency_safe` (always)"));
-        assert!(errs[8].starts_with("`struct_name` must be a type name in a string literal"));
-        assert!(errs[9].starts_with("`args_struct_name` must be a type name"));
+        assert!(errs[5].starts_with("`defer_loading` is a flag"));
+        assert!(errs[6].starts_with("`render` must name a function"));
+        assert!(errs[7].starts_with("expected a `#[tool]` key, found a literal"));
+        assert!(errs[8].starts_with("expected `concurrency_safe` (always)"));
+        assert!(errs[9].starts_with("`struct_name` must be a type name in a string literal"));
+        assert!(errs[10].starts_with("`args_struct_name` must be a type name"));
     }
 
     #[test]

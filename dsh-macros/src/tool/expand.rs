@@ -391,6 +391,7 @@ fn definition_fn(def: &ToolDef<'_>) -> TokenStream {
     let a = &def.attr;
     let [ro, de, id, ow] =
         [a.read_only, a.destructive, a.idempotent, a.open_world].map(|f| f.is_present());
+    let defer = a.defer_loading.is_present();
     let parameters = match def.args_param() {
         Some(t) => {
             // The arguments must be a JSON object: checked at compile time through the
@@ -425,6 +426,7 @@ fn definition_fn(def: &ToolDef<'_>) -> TokenStream {
                         title: #title,
                         timeout_ms: #timeout,
                         annotations: [#ro, #de, #id, #ow],
+                        defer_loading: #defer,
                     },
                     #parameters,
                     #output,

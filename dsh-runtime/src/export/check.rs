@@ -13,7 +13,8 @@
 //!   property required; at most 5000 properties, 10 levels of object nesting, 1000
 //!   enum/const values, 120,000 characters of names and values, 15,000 characters for a
 //!   string enum of more than 250 values.
-//! - Anthropic: name as OpenAI; `input_schema` rooted at an object. Strict also: only
+//! - Anthropic: name as OpenAI; `input_schema` rooted at an object; `defer_loading`, when
+//!   present, `true` (as for OpenAI Responses; Chat Completions has no such key). Strict also: only
 //!   supported keywords, `minItems` 0 or 1, closed objects; per request at most 20 strict
 //!   tools, 24 optional properties and 16 union-typed properties.
 //! - Gemini: names (a letter or `_` first, `[A-Za-z0-9_.:-]`, at most 64); exactly one of
@@ -524,7 +525,14 @@ pub fn check(target: Target, fragment: &Value) -> Vec<String> {
         let (schema_key, allowed, name_ok) = match target {
             Target::OpenAiResponses | Target::OpenAiResponsesStrict => (
                 "parameters",
-                &["type", "name", "description", "parameters", "strict"][..],
+                &[
+                    "type",
+                    "name",
+                    "description",
+                    "parameters",
+                    "strict",
+                    "defer_loading",
+                ][..],
                 openai_name(tool),
             ),
             Target::OpenAiChat | Target::OpenAiChatStrict => (
@@ -534,7 +542,13 @@ pub fn check(target: Target, fragment: &Value) -> Vec<String> {
             ),
             Target::Anthropic | Target::AnthropicStrict => (
                 "input_schema",
-                &["name", "description", "input_schema", "strict"][..],
+                &[
+                    "name",
+                    "description",
+                    "input_schema",
+                    "strict",
+                    "defer_loading",
+                ][..],
                 openai_name(tool),
             ),
             Target::GeminiJsonSchema => (
@@ -596,6 +610,12 @@ pub fn check(target: Target, fragment: &Value) -> Vec<String> {
                 None,
             ) => {}
             _ => out.push(format!("{tool}: strict: must be {wants_strict}")),
+        }
+        if body
+            .get("defer_loading")
+            .is_some_and(|d| !matches!(d, Value::Bool(true)))
+        {
+            out.push(format!("{tool}: defer_loading: must be true when present"));
         }
         if let Some(d) = body.get("description")
             && d.as_str().is_none()

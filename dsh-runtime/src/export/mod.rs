@@ -246,6 +246,20 @@ pub enum Target {
 }
 
 impl Target {
+    /// Whether the target's tool entries can be marked deferred (`defer_loading: true`,
+    /// loaded through the provider's tool search): Anthropic (normal and strict) and
+    /// OpenAI Responses (normal and strict). Sources: Anthropic "Tool search tool",
+    /// OpenAI "Tool search" guides.
+    pub fn can_defer(self) -> bool {
+        matches!(
+            self,
+            Target::Anthropic
+                | Target::AnthropicStrict
+                | Target::OpenAiResponses
+                | Target::OpenAiResponsesStrict
+        )
+    }
+
     /// Every target, in a fixed order.
     pub const ALL: [Target; 10] = [
         Target::OpenAiResponses,
@@ -507,6 +521,39 @@ pub fn export_registry(registry: &Registry, target: Target) -> Export {
     export(&registry.view().definitions(), target)
 }
 
+/// Export for a host that runs its own tool search (the built-in
+/// [`tool_search`](crate::tool_search) tool) instead of the provider's: the tools that are
+/// not deferred, plus the deferred tools named in `found` exported loaded (without
+/// `defer_loading`), in publication order. The other deferred tools are left out of the
+/// request, without a warning: the search reaches them. `found` is typically the names of
+/// every search result so far ([`tool_search::found_names`](crate::tool_search::found_names)).
+///
+/// ```
+/// # use dsh_runtime::{ToolDefinition, schema::Schema, export::{self, Target}};
+/// # use std::sync::Arc;
+/// let def = |name: &str, defer: bool| {
+///     ToolDefinition::new(name.to_string(), "A tool.", Arc::new(Schema::closed_object(vec![])), Arc::new(Schema::json()))
+///         .with_defer_loading(defer)
+/// };
+/// let defs = [def("search", false), def("weather", true), def("stocks", true)];
+/// let e = export::export_loaded(&defs, &["weather"], Target::Anthropic);
+/// let names: Vec<&str> = e.tools.iter().map(|t| t.name.as_str()).collect();
+/// assert_eq!(names, ["search", "weather"]);
+/// assert!(e.tool("weather").and_then(|t| t.as_object()).is_some_and(|o| !o.contains_key("defer_loading")));
+/// ```
+pub fn export_loaded<'a, I, S>(definitions: I, found: &[S], target: Target) -> Export
+where
+    I: IntoIterator<Item = &'a ToolDefinition>,
+    S: AsRef<str>,
+{
+    let loaded: Vec<ToolDefinition> = definitions
+        .into_iter()
+        .filter(|d| !d.defer_loading || found.iter().any(|n| n.as_ref() == d.name.as_ref()))
+        .map(|d| d.clone().with_defer_loading(false))
+        .collect();
+    export(&loaded, target)
+}
+
 /// The key a non-object MCP output is wrapped under for revision 2025-11-25.
 pub const MCP_WRAP_KEY: &str = "result";
 
@@ -691,6 +738,9 @@ fn tool_entry(def: &ToolDefinition, target: Target, p: &mut Projector<'_>) -> Va
                 for (k, v) in f {
                     o.insert(k, v);
                 }
+                if def.defer_loading {
+                    o.insert("defer_loading", Value::Bool(true));
+                }
             }
         }
         Target::Anthropic | Target::AnthropicStrict => {
@@ -699,6 +749,9 @@ fn tool_entry(def: &ToolDefinition, target: Target, p: &mut Projector<'_>) -> Va
             o.insert("input_schema", p.parameters(&def.parameters));
             if target == Target::AnthropicStrict {
                 o.insert("strict", Value::Bool(true));
+            }
+            if def.defer_loading {
+                o.insert("defer_loading", Value::Bool(true));
             }
         }
         Target::GeminiJsonSchema => {
@@ -752,6 +805,14 @@ fn tool_entry(def: &ToolDefinition, target: Target, p: &mut Projector<'_>) -> Va
             }
             o.insert("annotations", mcp_annotations(def));
         }
+    }
+    if def.defer_loading && !target.can_defer() {
+        p.warn(
+            "defer_loading",
+            format!(
+                "{target} cannot defer a tool: it is exported loaded, in every request (expose the `tool_search` tool and export only the loaded tools with `export_loaded` to keep it out)"
+            ),
+        );
     }
     Value::Object(o)
 }

@@ -462,6 +462,28 @@ impl Registry {
     }
 }
 
+/// A handle that does not keep its registry alive (for a tool registered in the registry
+/// it reads).
+#[cfg(feature = "export")]
+#[derive(Clone)]
+pub(crate) struct WeakRegistry(Weak<Inner>);
+
+#[cfg(feature = "export")]
+impl WeakRegistry {
+    /// The registry, while it exists.
+    pub(crate) fn upgrade(&self) -> Option<Registry> {
+        self.0.upgrade().map(|inner| Registry { inner })
+    }
+}
+
+#[cfg(feature = "export")]
+impl Registry {
+    /// A handle that does not keep this registry alive.
+    pub(crate) fn downgrade(&self) -> WeakRegistry {
+        WeakRegistry(Arc::downgrade(&self.inner))
+    }
+}
+
 impl Inner {
     /// Whether the registration `reg` is still in place.
     fn holds(&self, reg: RegId) -> bool {

@@ -108,6 +108,12 @@ impl RawTool {
         self
     }
 
+    /// Defer loading the tool (see [`ToolDefinition::defer_loading`]).
+    pub fn with_defer_loading(mut self, defer: bool) -> Self {
+        self.definition.defer_loading = defer;
+        self
+    }
+
     /// Declare every valid call parallel-safe (default: exclusive).
     pub fn with_concurrency_safe(mut self, safe: bool) -> Self {
         self.concurrency_safe = safe;

@@ -1,8 +1,10 @@
 //! Integration tests of `dsh-runtime`, grouped in one test binary (one link instead of one per file).
 
+mod export_defer;
 mod export_props;
 mod export_rules;
 mod output_agreement;
+mod tool_search;
 
 // Random-schema generators shared with the other grouped test binary.
 #[path = "../common/random_schema.rs"]

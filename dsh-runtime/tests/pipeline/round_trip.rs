@@ -331,6 +331,29 @@ async fn official_client_libraries_accept_the_responses_and_our_requests() {
         case["request"] = request;
         cases.insert(name.to_string(), case);
     }
+    // The tool entries of the targets that defer, one tool deferred: each entry must
+    // validate, unchanged, as the library's tool parameter type.
+    let (registry, _regs) = notes();
+    let defs: Vec<_> = registry
+        .view()
+        .definitions()
+        .into_iter()
+        .map(|d| {
+            let defer = d.name == "search_notes";
+            d.with_defer_loading(defer)
+        })
+        .collect();
+    for (target, name) in [
+        (dsh_runtime::export::Target::Anthropic, "anthropic"),
+        (
+            dsh_runtime::export::Target::OpenAiResponses,
+            "openai_responses",
+        ),
+    ] {
+        let e = dsh_runtime::export::export(&defs, target);
+        assert!(e.is_complete(), "{target}: {:?}", e.errors);
+        cases[name]["tools"] = e.to_serde();
+    }
     let dir = tempfile_dir();
     let file = dir.join("round_trips.json");
     std::fs::write(&file, serde_json::to_string(&J::Object(cases)).unwrap()).unwrap();

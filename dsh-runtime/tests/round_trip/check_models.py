@@ -7,7 +7,10 @@ built from them (the first request with every round's turn and tool results). Ea
 response must parse with the library's response model; every item of the request's
 conversation must validate against the library's request type for it, and lose nothing
 in validation (a key the type does not have would be dropped by the TypedDict
-validators, so the validated value must equal the input). Prints `ok: N checks`.
+validators, so the validated value must equal the input). For the providers that defer
+tools, `tools` holds an export with a deferred tool: every entry must validate, unchanged,
+as the library's tool parameter type, and one must carry `defer_loading: true`.
+Prints `ok: N checks`.
 """
 
 from __future__ import annotations
@@ -44,6 +47,13 @@ def exact(adapter: TypeAdapter, item, what: str) -> None:
     check(validated == item, f"{what}: validation changed the item\n  in:  {item}\n  out: {validated}")
 
 
+def deferred_tools(adapter: TypeAdapter, tools, provider: str) -> None:
+    check(isinstance(tools, list) and len(tools) > 0, f"{provider}: an exported tool list")
+    for i, t in enumerate(tools):
+        exact(adapter, t, f"{provider} tools[{i}]")
+    check(any(t.get("defer_loading") is True for t in tools), f"{provider}: a deferred tool")
+
+
 def openai_chat(case) -> None:
     from openai.types.chat import ChatCompletion, ChatCompletionMessageParam, ChatCompletionToolMessageParam
 
@@ -65,6 +75,9 @@ def openai_responses(case) -> None:
     for r in case["responses"]:
         Response.model_validate(r)
         check(True, "response parses")
+    from openai.types.responses import FunctionToolParam
+
+    deferred_tools(TypeAdapter(FunctionToolParam), case.get("tools"), "openai_responses")
     item = TypeAdapter(ResponseInputItemParam)
     output = TypeAdapter(FunctionCallOutput)
     for i, it in enumerate(case["request"]["input"]):
@@ -80,6 +93,9 @@ def anthropic(case) -> None:
     for r in case["responses"]:
         Message.model_validate(r)
         check(True, "response parses")
+    from anthropic.types import ToolParam
+
+    deferred_tools(TypeAdapter(ToolParam), case.get("tools"), "anthropic")
     message = TypeAdapter(MessageParam)
     for i, m in enumerate(case["request"]["messages"]):
         if m["role"] == "user" and isinstance(m["content"], list):
