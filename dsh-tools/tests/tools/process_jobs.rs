@@ -661,7 +661,7 @@ async fn watchdog_attack(signal: &str) {
            c=$(tr '\\0' ' ' < $p/cmdline 2>/dev/null); \
            case \"$c\" in *\"$a '' INT HUP TERM PIPE\"*) \
              read -r s < $p/stat; set -- ${{s##*\") \"}}; \
-             [ \"$2\" = \"$PPID\" ] && kill {signal} ${{p#/proc/}} && echo watchdog-killed;; \
+             [ \"$2\" = \"$PPID\" ] && echo watchdog-found && {{ kill {signal} ${{p#/proc/}} || echo kill-failed; }};; \
            esac; \
          done; wait"
     );
@@ -669,18 +669,28 @@ async fn watchdog_attack(signal: &str) {
     host.background(&script);
     let start = std::time::Instant::now();
     let mut text = String::new();
-    while !text.contains("watchdog-killed") {
+    let mut last = serde_json::Value::Null;
+    // The job says so before it signals: a host that reacts to a dead watchdog kills the
+    // job's tree at once, possibly before a line printed after the signal.
+    while !text.contains("watchdog-found") {
         assert!(
             start.elapsed() < LIVENESS,
-            "the job did not report killing the watchdog: {text:?}"
+            "the job did not report finding the watchdog: {text:?} (last answer: {last})"
         );
         let out = host.call("job_output", serde_json::json!({"job_id": "bash-1"}));
+        last = out.clone();
         text.push_str(out["result"]["value"]["text"].as_str().unwrap_or(""));
         std::thread::sleep(Duration::from_millis(20));
     }
     // The host notices a dead watchdog at once and a stopped one within 100 ms (a host
     // killed sooner than it reacts is the documented escape).
     std::thread::sleep(Duration::from_millis(500));
+    let out = host.call("job_output", serde_json::json!({"job_id": "bash-1"}));
+    text.push_str(out["result"]["value"]["text"].as_str().unwrap_or(""));
+    assert!(
+        !text.contains("kill-failed"),
+        "the job could not signal its watchdog: {text:?}"
+    );
     host.signal("KILL");
     let left = poll_sleepers(&marker, false, Duration::from_secs(10)).await;
     kill_sleepers(&marker);
