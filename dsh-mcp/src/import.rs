@@ -33,7 +33,7 @@ use std::process::Stdio;
 
 use dsh_runtime::json::Value as JsonValue;
 use dsh_runtime::schema::SchemaError;
-use dsh_runtime::tool::ToolAnnotations;
+use dsh_runtime::tool::{Namespace, ToolAnnotations};
 use dsh_runtime::{ContentBlock, DynTool, ErrorCode, RawTool, ToolContext, ToolError};
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, JsonObject, Tool};
 use rmcp::service::{RunningService, ServiceError};
@@ -96,6 +96,50 @@ impl fmt::Display for Rejected {
 
 impl std::error::Error for Rejected {}
 
+/// How a server's tools are imported: settings that apply to every tool of the server.
+///
+/// A large server is best imported deferred and grouped: its tools stay out of a model's
+/// first request (Anthropic and OpenAI Responses load them through tool search; elsewhere
+/// the built-in [`dsh_runtime::tool_search`] tool finds them), and OpenAI Responses shows
+/// the server as one namespace entry until its tools are needed.
+///
+/// ```
+/// # use dsh_mcp::ImportOptions;
+/// # use dsh_runtime::tool::Namespace;
+/// let options = ImportOptions::new()
+///     .defer_loading(true)
+///     .namespace(Namespace::new("tracker", "Issue tracker: search, read and file issues."));
+/// # let _ = options;
+/// ```
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct ImportOptions {
+    /// Mark every imported tool deferred ([`dsh_runtime::ToolDefinition::defer_loading`]).
+    pub defer_loading: bool,
+    /// Put every imported tool in this namespace
+    /// ([`dsh_runtime::ToolDefinition::namespace`]).
+    pub namespace: Option<Namespace>,
+}
+
+impl ImportOptions {
+    /// The defaults: tools loaded, no namespace.
+    pub fn new() -> Self {
+        ImportOptions::default()
+    }
+
+    /// Set [`ImportOptions::defer_loading`].
+    pub fn defer_loading(mut self, defer: bool) -> Self {
+        self.defer_loading = defer;
+        self
+    }
+
+    /// Set [`ImportOptions::namespace`].
+    pub fn namespace(mut self, namespace: Namespace) -> Self {
+        self.namespace = Some(namespace);
+        self
+    }
+}
+
 /// Import every tool `client` lists (following pagination).
 ///
 /// # Errors
@@ -103,15 +147,36 @@ impl std::error::Error for Rejected {}
 /// When listing the tools fails; schema problems are reported per tool in
 /// [`Imported::rejected`].
 pub async fn import(client: &Peer<RoleClient>) -> Result<Imported, ServiceError> {
+    import_with(client, &ImportOptions::new()).await
+}
+
+/// [`import`] with options for every tool of the server.
+///
+/// # Errors
+///
+/// As [`import`].
+pub async fn import_with(
+    client: &Peer<RoleClient>,
+    options: &ImportOptions,
+) -> Result<Imported, ServiceError> {
     let tools = client.list_all_tools().await?;
-    Ok(import_tools(client, tools))
+    Ok(import_tools_with(client, tools, options))
 }
 
 /// Import these tools (already listed) of `client`.
 pub fn import_tools(client: &Peer<RoleClient>, tools: Vec<Tool>) -> Imported {
+    import_tools_with(client, tools, &ImportOptions::new())
+}
+
+/// [`import_tools`] with options for every tool.
+pub fn import_tools_with(
+    client: &Peer<RoleClient>,
+    tools: Vec<Tool>,
+    options: &ImportOptions,
+) -> Imported {
     let mut out = Imported::default();
     for tool in tools {
-        match import_tool(client, tool) {
+        match import_tool(client, tool, options) {
             Ok(tool) => out.tools.push(tool),
             Err(rejected) => out.rejected.push(rejected),
         }
@@ -119,7 +184,11 @@ pub fn import_tools(client: &Peer<RoleClient>, tools: Vec<Tool>) -> Imported {
     out
 }
 
-fn import_tool(client: &Peer<RoleClient>, tool: Tool) -> Result<DynTool, Rejected> {
+fn import_tool(
+    client: &Peer<RoleClient>,
+    tool: Tool,
+    options: &ImportOptions,
+) -> Result<DynTool, Rejected> {
     let name = tool.name.to_string();
     let parameters = to_lossless(&normalized(&tool.input_schema));
     let structured = tool.output_schema.is_some();
@@ -165,7 +234,9 @@ fn import_tool(client: &Peer<RoleClient>, tool: Tool) -> Result<DynTool, Rejecte
     annotations.open_world = hints.open_world_hint.unwrap_or(true);
     let mut raw = raw
         .with_annotations(annotations)
-        .with_concurrency_safe(annotations.read_only);
+        .with_concurrency_safe(annotations.read_only)
+        .with_defer_loading(options.defer_loading)
+        .with_namespace(options.namespace.clone());
     if !structured {
         raw = raw.with_render(|_args, value| Ok(render_content(value)));
     }

@@ -130,8 +130,8 @@ mod transport;
 
 pub use http::{HttpOptions, HttpServer, serve_http};
 pub use import::{
-    ConnectError, Imported, McpClient, Rejected, connect_command, connect_http, import,
-    import_tools,
+    ConnectError, ImportOptions, Imported, McpClient, Rejected, connect_command, connect_http,
+    import, import_tools, import_tools_with, import_with,
 };
 pub use server::{McpServer, SessionGuard};
 

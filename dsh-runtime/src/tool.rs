@@ -220,6 +220,48 @@ pub struct ToolDefinition {
     /// where it cannot; the built-in `tool_search` tool (feature `export`) searches the
     /// deferred tools of a view.
     pub defer_loading: bool,
+    /// The group the tool belongs to for providers that group tools (OpenAI Responses
+    /// namespaces: the model first sees the group's name and description, then its
+    /// tools). Tools keep their own unique names; other targets export them at the top
+    /// level and say so in a warning.
+    pub namespace: Option<Namespace>,
+}
+
+/// A named group of tools, as OpenAI Responses shows it to a model: one entry with a name
+/// and a description, holding the group's tools (typically the tools of one imported MCP
+/// server). Cheap to clone; tools of one group share one `Namespace`.
+///
+/// ```
+/// # use dsh_runtime::tool::Namespace;
+/// let crm = Namespace::new("crm", "Customer records: look up, create and update accounts.");
+/// assert_eq!(crm.name(), "crm");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Namespace {
+    name: Arc<str>,
+    description: Arc<str>,
+}
+
+impl Namespace {
+    /// A namespace. OpenAI requires the name to match `^[a-zA-Z0-9_-]{1,64}$` and a
+    /// description; an export that cannot use them says why (the name is checked there,
+    /// where the target is known).
+    pub fn new(name: impl Into<Arc<str>>, description: impl Into<Arc<str>>) -> Self {
+        Namespace {
+            name: name.into(),
+            description: description.into(),
+        }
+    }
+
+    /// The namespace's name (what the model's calls name as their `namespace`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The description the model reads before the group's tools are loaded.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
 }
 
 impl ToolDefinition {
@@ -239,6 +281,7 @@ impl ToolDefinition {
             timeout_ms: None,
             annotations: ToolAnnotations::default(),
             defer_loading: false,
+            namespace: None,
         }
     }
 
@@ -263,6 +306,13 @@ impl ToolDefinition {
     /// Set deferred loading (see [`ToolDefinition::defer_loading`]).
     pub fn with_defer_loading(mut self, defer: bool) -> Self {
         self.defer_loading = defer;
+        self
+    }
+
+    /// Put the tool in a namespace (see [`ToolDefinition::namespace`]); `None` takes it
+    /// out.
+    pub fn with_namespace(mut self, namespace: Option<Namespace>) -> Self {
+        self.namespace = namespace;
         self
     }
 }

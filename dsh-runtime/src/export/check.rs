@@ -14,7 +14,11 @@
 //!   enum/const values, 120,000 characters of names and values, 15,000 characters for a
 //!   string enum of more than 250 values.
 //! - Anthropic: name as OpenAI; `input_schema` rooted at an object; `defer_loading`, when
-//!   present, `true` (as for OpenAI Responses; Chat Completions has no such key). Strict also: only
+//!   present, `true` (as for OpenAI Responses; Chat Completions has no such key), and a
+//!   deferred tool only beside the provider's tool search tool (Anthropic's BM25 or regex
+//!   tool search tool, exactly `{"type","name"}`; OpenAI Responses' `tool_search`).
+//!   OpenAI Responses namespaces: `type`, a valid `name`, a `description` and a non-empty
+//!   `tools` list of function entries, each checked as a tool. Strict also: only
 //!   supported keywords, `minItems` 0 or 1, closed objects; per request at most 20 strict
 //!   tools, 24 optional properties and 16 union-typed properties.
 //! - Gemini: names (a letter or `_` first, `[A-Za-z0-9_.:-]`, at most 64); exactly one of
@@ -421,6 +425,74 @@ fn keys_within(tool: &str, label: &str, o: &Value, allowed: &[&str], out: &mut V
     }
 }
 
+/// Split the provider's own entries off the tool entries: OpenAI Responses namespaces
+/// (checked here, their tools returned with the others) and the tool-search tools of
+/// the targets that can defer (checked here, counted).
+fn provider_entries<'v>(
+    target: Target,
+    entries: Vec<&'v Value>,
+    out: &mut Vec<String>,
+) -> (Vec<&'v Value>, usize) {
+    let responses = matches!(
+        target,
+        Target::OpenAiResponses | Target::OpenAiResponsesStrict
+    );
+    let anthropic = matches!(target, Target::Anthropic | Target::AnthropicStrict);
+    let mut tools = Vec::with_capacity(entries.len());
+    let mut searches = 0;
+    for entry in entries {
+        let kind = entry.get("type").and_then(Value::as_str);
+        match kind {
+            Some("namespace") if responses => {
+                let name = entry
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("(unnamed)");
+                let label = format!("namespace {name}");
+                keys_within(
+                    &label,
+                    "entry",
+                    entry,
+                    &["type", "name", "description", "tools"],
+                    out,
+                );
+                if !openai_name(name) {
+                    out.push(format!("{label}: name: must match ^[a-zA-Z0-9_-]{{1,64}}$"));
+                }
+                if entry.get("description").and_then(Value::as_str).is_none() {
+                    out.push(format!("{label}: description: must be a string"));
+                }
+                match entry.get("tools").and_then(Value::as_array) {
+                    Some(list) if !list.is_empty() => tools.extend(list.iter()),
+                    _ => out.push(format!("{label}: tools: must be a non-empty array")),
+                }
+            }
+            Some("tool_search") if responses => {
+                searches += 1;
+                keys_within(
+                    "tool_search",
+                    "entry",
+                    entry,
+                    &["type", "execution", "description", "parameters"],
+                    out,
+                );
+            }
+            Some(k @ ("tool_search_tool_bm25_20251119" | "tool_search_tool_regex_20251119"))
+                if anthropic =>
+            {
+                searches += 1;
+                let name = k.trim_end_matches("_20251119");
+                keys_within(name, "entry", entry, &["type", "name"], out);
+                if entry.get("name").and_then(Value::as_str) != Some(name) {
+                    out.push(format!("{name}: name: must be \"{name}\""));
+                }
+            }
+            _ => tools.push(entry),
+        }
+    }
+    (tools, searches)
+}
+
 /// Every rule of `target` that `fragment` (as [`super::Export::fragment`] returns it)
 /// breaks, as `tool: path: rule` lines; empty when it complies.
 pub fn check(target: Target, fragment: &Value) -> Vec<String> {
@@ -497,6 +569,16 @@ pub fn check(target: Target, fragment: &Value) -> Vec<String> {
             }
         },
     };
+    let (entries, searches) = provider_entries(target, entries, &mut out);
+    let deferred = entries
+        .iter()
+        .any(|e| e.get("defer_loading").is_some_and(|d| matches!(d, Value::Bool(true))));
+    if deferred && searches == 0 {
+        out.push(
+            "request: tools: a deferred tool needs the provider's tool search tool in the request"
+                .to_string(),
+        );
+    }
     let mut names = std::collections::HashSet::new();
     let mut optional = 0;
     let mut unions = 0;

@@ -190,6 +190,7 @@ use std::str::FromStr;
 
 use crate::json::{Object, Value};
 use crate::schema::{Kind, Schema};
+use crate::tool::Namespace;
 use crate::{Registry, ToolDefinition};
 
 use project::{Flavor, Projector};
@@ -390,6 +391,55 @@ pub struct ExportedTool {
     pub name: String,
     /// The tool's entry, exactly as the provider takes it.
     pub definition: Value,
+    /// The namespace [`Export::fragment`] groups the entry under (OpenAI Responses only;
+    /// `None` elsewhere, where namespaces do not exist).
+    pub namespace: Option<Namespace>,
+}
+
+/// The provider's own tool search, which a request with a deferred tool must carry.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ProviderSearch {
+    /// Anthropic's BM25 tool search tool (`tool_search_tool_bm25_20251119`); OpenAI's
+    /// hosted `tool_search`.
+    #[default]
+    Bm25,
+    /// Anthropic's regex tool search tool (`tool_search_tool_regex_20251119`), where the
+    /// model writes Python-style regular expressions; OpenAI's hosted `tool_search` (it
+    /// has one kind).
+    Regex,
+}
+
+/// The entry of `target`'s own tool-search tool: Anthropic's BM25 or regex tool search
+/// tool, OpenAI Responses' hosted `tool_search`. `None` for the targets that cannot defer
+/// a tool ([`Target::can_defer`]).
+///
+/// ```
+/// # use dsh_runtime::export::{self, ProviderSearch, Target};
+/// let entry = export::provider_search_entry(Target::Anthropic, ProviderSearch::Regex).unwrap();
+/// assert_eq!(entry.to_string(), r#"{"type":"tool_search_tool_regex_20251119","name":"tool_search_tool_regex"}"#);
+/// assert_eq!(export::provider_search_entry(Target::OpenAiResponses, ProviderSearch::Bm25).unwrap().to_string(), r#"{"type":"tool_search"}"#);
+/// assert!(export::provider_search_entry(Target::GeminiJsonSchema, ProviderSearch::Bm25).is_none());
+/// ```
+pub fn provider_search_entry(target: Target, search: ProviderSearch) -> Option<Value> {
+    let mut o = Object::new();
+    match target {
+        Target::Anthropic | Target::AnthropicStrict => {
+            let (kind, name) = match search {
+                ProviderSearch::Bm25 => ("tool_search_tool_bm25_20251119", "tool_search_tool_bm25"),
+                ProviderSearch::Regex => {
+                    ("tool_search_tool_regex_20251119", "tool_search_tool_regex")
+                }
+            };
+            o.insert("type", Value::from(kind));
+            o.insert("name", Value::from(name));
+        }
+        Target::OpenAiResponses | Target::OpenAiResponsesStrict => {
+            o.insert("type", Value::from("tool_search"));
+        }
+        _ => return None,
+    }
+    Some(Value::Object(o))
 }
 
 /// What [`export`] produced: the tools it could export, what it lost, what it refused.
@@ -403,6 +453,13 @@ pub struct Export {
     pub warnings: Vec<ExportWarning>,
     /// Tools left out (and per-request budgets exceeded), with the reason.
     pub errors: Vec<ExportError>,
+    /// The provider's own tool-search tool, which [`Export::fragment`] adds after the
+    /// tools: set by [`export`] when a tool is deferred on a target that can defer
+    /// ([`ProviderSearch::Bm25`]), since the provider refuses deferred tools without it.
+    /// [`Export::with_provider_search`] picks the other kind; `None` leaves it out (for a
+    /// host that runs the built-in [`tool_search`](crate::tool_search) tool instead, with
+    /// [`export_loaded`]).
+    pub search: Option<Value>,
 }
 
 impl Export {
@@ -417,13 +474,45 @@ impl Export {
     /// `{"resultType":"complete","ttlMs":0,"cacheScope":"private","tools":[…]}` (the
     /// fields that revision requires, with the most cautious caching hints: stale at
     /// once, not shared across authorization contexts).
+    ///
+    /// On OpenAI Responses, the tools of one [`Namespace`] are one
+    /// `{"type":"namespace","name":…,"description":…,"tools":[…]}` entry, at the place
+    /// of the namespace's first tool. The provider's tool search ([`Export::search`])
+    /// comes last.
     pub fn fragment(&self) -> Value {
-        let list = Value::from(
-            self.tools
-                .iter()
-                .map(|t| t.definition.clone())
-                .collect::<Vec<_>>(),
-        );
+        // Each slot is a tool's entry, or the index of a namespace's group.
+        let mut slots: Vec<Result<Value, usize>> = Vec::with_capacity(self.tools.len() + 1);
+        let mut groups: Vec<(&Namespace, Vec<Value>)> = Vec::new();
+        for t in &self.tools {
+            match &t.namespace {
+                None => slots.push(Ok(t.definition.clone())),
+                Some(ns) => match groups.iter().position(|(g, _)| *g == ns) {
+                    Some(at) => groups[at].1.push(t.definition.clone()),
+                    None => {
+                        slots.push(Err(groups.len()));
+                        groups.push((ns, vec![t.definition.clone()]));
+                    }
+                },
+            }
+        }
+        let mut groups: Vec<Option<(&Namespace, Vec<Value>)>> =
+            groups.into_iter().map(Some).collect();
+        let mut entries: Vec<Value> = slots
+            .into_iter()
+            .filter_map(|slot| match slot {
+                Ok(entry) => Some(entry),
+                Err(at) => groups[at].take().map(|(ns, tools)| {
+                    let mut o = Object::new();
+                    o.insert("type", Value::from("namespace"));
+                    o.insert("name", Value::from(ns.name()));
+                    o.insert("description", Value::from(ns.description()));
+                    o.insert("tools", Value::from(tools));
+                    Value::Object(o)
+                }),
+            })
+            .collect();
+        entries.extend(self.search.clone());
+        let list = Value::from(entries);
         match self.target {
             Target::GeminiJsonSchema | Target::GeminiOpenApi => {
                 let mut o = Object::new();
@@ -504,6 +593,28 @@ impl Export {
             .unwrap_or_else(|e| format!("(the export cannot be printed: {e})"));
         text.push('\n');
         text
+    }
+
+    /// This export with `search` as the provider's tool search ([`Export::search`]), if
+    /// it has one: a no-op when no tool is deferred or the target cannot defer.
+    ///
+    /// ```
+    /// # use dsh_runtime::{ToolDefinition, schema::Schema, export::{self, ProviderSearch, Target}};
+    /// # use std::sync::Arc;
+    /// let def = |name: &str, defer: bool| {
+    ///     ToolDefinition::new(name.to_string(), "A tool.", Arc::new(Schema::closed_object(vec![])), Arc::new(Schema::json()))
+    ///         .with_defer_loading(defer)
+    /// };
+    /// let e = export::export(&[def("search", false), def("weather", true)], Target::Anthropic);
+    /// assert_eq!(e.fragment().as_array().unwrap()[2]["name"], "tool_search_tool_bm25");
+    /// let e = e.with_provider_search(ProviderSearch::Regex);
+    /// assert_eq!(e.fragment().as_array().unwrap()[2]["name"], "tool_search_tool_regex");
+    /// ```
+    pub fn with_provider_search(mut self, search: ProviderSearch) -> Self {
+        if self.search.is_some() {
+            self.search = provider_search_entry(self.target, search);
+        }
+        self
     }
 
     /// The exported entry of tool `name`.
@@ -623,7 +734,14 @@ where
         tools: Vec::new(),
         warnings: Vec::new(),
         errors: Vec::new(),
+        search: None,
     };
+    let namespaces = matches!(
+        target,
+        Target::OpenAiResponses | Target::OpenAiResponsesStrict
+    );
+    let mut flattened: Vec<&Namespace> = Vec::new();
+    let mut deferred = false;
     let mut seen = std::collections::HashSet::new();
     let mut optional = 0usize;
     let mut unions = 0usize;
@@ -640,13 +758,42 @@ where
         }
         let mut p = Projector::new(target.flavor(), name);
         let entry = tool_entry(def, target, &mut p);
+        let namespace = def.namespace.as_ref().and_then(|ns| {
+            if !namespaces {
+                // One warning per namespace, on its first tool.
+                if !flattened.contains(&ns) {
+                    flattened.push(ns);
+                    p.warn(
+                        "namespace",
+                        format!(
+                            "{target} has no namespaces: the tools of namespace `{}` are exported at the top level, without its description",
+                            ns.name()
+                        ),
+                    );
+                }
+                None
+            } else if !openai_name(ns.name()) {
+                p.warn(
+                    "namespace",
+                    format!(
+                        "namespace `{}` is exported at the top level: OpenAI requires namespace names matching ^[a-zA-Z0-9_-]{{1,64}}$",
+                        ns.name()
+                    ),
+                );
+                None
+            } else {
+                Some(ns.clone())
+            }
+        });
         if p.errors.is_empty() {
             optional += p.stats.optional;
             unions += p.stats.unions;
+            deferred |= def.defer_loading && target.can_defer();
             out.warnings.append(&mut p.warnings);
             out.tools.push(ExportedTool {
                 name: name.to_string(),
                 definition: entry,
+                namespace,
             });
         } else {
             out.errors.append(&mut p.errors);
@@ -677,6 +824,9 @@ where
                 });
             }
         }
+    }
+    if deferred {
+        out.search = provider_search_entry(target, ProviderSearch::default());
     }
     out
 }

@@ -114,6 +114,12 @@ impl RawTool {
         self
     }
 
+    /// Put the tool in a namespace (see [`ToolDefinition::namespace`]).
+    pub fn with_namespace(mut self, namespace: Option<crate::tool::Namespace>) -> Self {
+        self.definition.namespace = namespace;
+        self
+    }
+
     /// Declare every valid call parallel-safe (default: exclusive).
     pub fn with_concurrency_safe(mut self, safe: bool) -> Self {
         self.concurrency_safe = safe;

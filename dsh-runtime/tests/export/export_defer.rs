@@ -151,3 +151,174 @@ fn export_loaded_leaves_out_deferred_tools_until_found() {
         );
     }
 }
+
+#[test]
+fn a_deferred_tool_brings_the_providers_tool_search() {
+    let last = |e: &export::Export| {
+        e.fragment()
+            .as_array()
+            .and_then(|l| l.last().cloned())
+            .map(|v| v.to_string())
+    };
+    let e = export::export(&defs(), Target::Anthropic);
+    assert_eq!(
+        last(&e).as_deref(),
+        Some(r#"{"type":"tool_search_tool_bm25_20251119","name":"tool_search_tool_bm25"}"#)
+    );
+    let e = e.with_provider_search(export::ProviderSearch::Regex);
+    assert_eq!(
+        last(&e).as_deref(),
+        Some(r#"{"type":"tool_search_tool_regex_20251119","name":"tool_search_tool_regex"}"#)
+    );
+    assert!(check::check(Target::Anthropic, &e.fragment()).is_empty());
+    for target in [Target::OpenAiResponses, Target::OpenAiResponsesStrict] {
+        let e = export::export(&defs(), target);
+        assert_eq!(last(&e).as_deref(), Some(r#"{"type":"tool_search"}"#));
+        assert_eq!(e.fragment().as_array().map(|l| l.len()), Some(3));
+    }
+    // Nothing deferred, nothing added; the same for the targets that cannot defer and
+    // for `export_loaded`, whose host runs its own search.
+    let loaded = [Add.definition().clone()];
+    for target in Target::ALL {
+        assert!(export::export(&loaded, target).search.is_none(), "{target}");
+        assert!(
+            export::export_loaded(&defs(), &[] as &[&str], target)
+                .search
+                .is_none(),
+            "{target}"
+        );
+        if !target.can_defer() {
+            assert!(export::export(&defs(), target).search.is_none(), "{target}");
+        }
+    }
+    // Without it, the provider would refuse the request: so does the checker.
+    let mut e = export::export(&defs(), Target::Anthropic);
+    e.search = None;
+    let problems = check::check(Target::Anthropic, &e.fragment());
+    assert_eq!(
+        problems,
+        ["request: tools: a deferred tool needs the provider's tool search tool in the request"]
+    );
+    let fragment = dsh_runtime::json::parse(
+        r#"[{"name":"a","input_schema":{"type":"object"}},{"type":"tool_search_tool_bm25_20251119","name":"tool_search_tool_regex"}]"#,
+    )
+    .expect("json");
+    assert_eq!(
+        check::check(Target::Anthropic, &fragment),
+        ["tool_search_tool_bm25: name: must be \"tool_search_tool_bm25\""]
+    );
+}
+
+fn namespaced() -> Vec<ToolDefinition> {
+    let crm = dsh_runtime::tool::Namespace::new("crm", "Customer records.");
+    let named = |d: &ToolDefinition, name: &str| {
+        let mut d = d.clone().with_namespace(Some(crm.clone()));
+        d.name = name.to_string().into();
+        d
+    };
+    vec![
+        named(Add.definition(), "crm_add"),
+        Weather.definition().clone(),
+        named(Add.definition(), "crm_sum"),
+    ]
+}
+
+#[test]
+fn openai_responses_groups_a_namespace_where_its_first_tool_was() {
+    for target in [Target::OpenAiResponses, Target::OpenAiResponsesStrict] {
+        let e = export::export(&namespaced(), target);
+        assert!(e.is_complete(), "{target}: {:?}", e.errors);
+        assert!(
+            !e.warnings.iter().any(|w| w.path == "namespace"),
+            "{target}: {:?}",
+            e.warnings
+        );
+        let fragment = e.fragment();
+        let list = fragment.as_array().expect("a list");
+        // The namespace, the deferred weather tool, the provider's tool search.
+        assert_eq!(list.len(), 3, "{target}: {fragment}");
+        let ns = list[0].as_object().expect("an object");
+        assert_eq!(
+            ns.keys().collect::<Vec<_>>(),
+            ["type", "name", "description", "tools"]
+        );
+        assert_eq!(ns.get("type").and_then(Value::as_str), Some("namespace"));
+        assert_eq!(ns.get("name").and_then(Value::as_str), Some("crm"));
+        let inner: Vec<String> = ns
+            .get("tools")
+            .and_then(Value::as_array)
+            .expect("tools")
+            .iter()
+            .map(Value::to_string)
+            .collect();
+        // The tools' own entries, unchanged, in publication order.
+        assert_eq!(
+            inner,
+            [
+                e.tool("crm_add").map(Value::to_string).expect("crm_add"),
+                e.tool("crm_sum").map(Value::to_string).expect("crm_sum")
+            ]
+        );
+        assert_eq!(list[1].get("name").and_then(Value::as_str), Some("weather"));
+        let problems = check::check(target, &fragment);
+        assert!(problems.is_empty(), "{target}: checker: {problems:#?}");
+    }
+}
+
+#[test]
+fn other_targets_export_a_namespace_flat_with_one_warning() {
+    for target in Target::ALL.into_iter().filter(|t| {
+        !matches!(t, Target::OpenAiResponses | Target::OpenAiResponsesStrict)
+    }) {
+        let e = export::export(&namespaced(), target);
+        assert!(e.is_complete(), "{target}: {:?}", e.errors);
+        assert_eq!(e.tools.len(), 3, "{target}");
+        assert!(e.tools.iter().all(|t| t.namespace.is_none()), "{target}");
+        let warnings: Vec<String> = e
+            .warnings
+            .iter()
+            .filter(|w| w.path == "namespace")
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            warnings,
+            [format!(
+                "crm_add: namespace: {target} has no namespaces: the tools of namespace `crm` are exported at the top level, without its description"
+            )],
+            "{target}"
+        );
+        assert!(!e.fragment().to_string().contains("\"namespace\""), "{target}");
+    }
+}
+
+#[test]
+fn a_namespace_openai_cannot_take_is_exported_flat() {
+    let bad = dsh_runtime::tool::Namespace::new("crm tools", "Customer records.");
+    let defs = [Add.definition().clone().with_namespace(Some(bad))];
+    let e = export::export(&defs, Target::OpenAiResponses);
+    assert!(e.is_complete());
+    assert!(e.tools[0].namespace.is_none());
+    assert_eq!(
+        e.warnings.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        ["add: namespace: namespace `crm tools` is exported at the top level: OpenAI requires namespace names matching ^[a-zA-Z0-9_-]{1,64}$"]
+    );
+}
+
+#[test]
+fn the_checker_reads_namespace_entries() {
+    let fragment = dsh_runtime::json::parse(
+        r#"[{"type":"namespace","name":"crm","tools":[]},{"type":"namespace","name":"a b","description":"x","tools":[{"type":"function","name":"f","parameters":{"type":"object"},"strict":false,"extra":1}]}]"#,
+    )
+    .expect("json");
+    let problems = check::check(Target::OpenAiResponses, &fragment);
+    assert_eq!(
+        problems,
+        [
+            "namespace crm: description: must be a string",
+            "namespace crm: tools: must be a non-empty array",
+            "namespace a b: name: must match ^[a-zA-Z0-9_-]{1,64}$",
+            "f: tool: unexpected field \"extra\"",
+        ],
+        "{problems:#?}"
+    );
+}

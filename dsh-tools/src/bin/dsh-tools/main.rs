@@ -76,6 +76,11 @@ struct Cli {
     /// (repeatable).
     #[arg(long = "mcp", global = true, value_name = "CMD ARGS")]
     mcp: Vec<String>,
+    /// Like `--mcp`, with the server's tools deferred (found through tool search, not
+    /// sent in a model's first request) and grouped in a namespace named after the
+    /// server (repeatable).
+    #[arg(long = "mcp-deferred", global = true, value_name = "CMD ARGS")]
+    mcp_deferred: Vec<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -232,7 +237,7 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-        let imports = match mcp::import_all(&host, &cli.mcp).await {
+        let imports = match mcp::import_all(&host, &cli.mcp, &cli.mcp_deferred).await {
             Ok(imports) => imports,
             Err(e) => {
                 eprintln!("error: {e}");

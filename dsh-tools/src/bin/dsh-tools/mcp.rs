@@ -56,7 +56,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use dsh_code::{CodeMode, Mode};
+use dsh_mcp::rmcp::model::ServerPeerInfo;
 use dsh_mcp::{HttpOptions, McpClient, McpServer, SessionGuard};
+use dsh_runtime::tool::Namespace;
 use dsh_runtime::hooks::{PreDecision, pre_execute_fn};
 use dsh_runtime::{Registration, RegistrationGuard};
 
@@ -334,32 +336,45 @@ impl Imports {
 }
 
 /// Start each command line as an MCP server and register its tools in the host's
-/// global layer. Tools outside the vocabulary, or whose name is taken or invalid, are
-/// reported on stderr and skipped.
+/// global layer; the servers of `deferred` get their tools deferred and grouped in a
+/// namespace named after the server. Tools outside the vocabulary, or whose name is
+/// taken or invalid, are reported on stderr and skipped.
 ///
 /// # Errors
 ///
 /// When a server cannot be started or does not answer the handshake or `tools/list`.
-pub async fn import_all(host: &Host, commands: &[String]) -> Result<Imports, String> {
+pub async fn import_all(
+    host: &Host,
+    commands: &[String],
+    deferred: &[String],
+) -> Result<Imports, String> {
     let mut imports = Imports::default();
-    for line in commands {
+    let lines = commands
+        .iter()
+        .map(|l| (l, "--mcp", false))
+        .chain(deferred.iter().map(|l| (l, "--mcp-deferred", true)));
+    for (line, flag, defer) in lines {
         let client = match dsh_mcp::connect_command(line).await {
             Ok(client) => client,
             Err(e) => {
                 imports.close().await;
-                return Err(format!("--mcp {line:?}: {e}"));
+                return Err(format!("{flag} {line:?}: {e}"));
             }
         };
-        let imported = match dsh_mcp::import(client.peer()).await {
+        let mut options = dsh_mcp::ImportOptions::new().defer_loading(defer);
+        if defer {
+            options = options.namespace(server_namespace(client.peer().peer_info().as_deref(), line));
+        }
+        let imported = match dsh_mcp::import_with(client.peer(), &options).await {
             Ok(imported) => imported,
             Err(e) => {
                 let _ = client.cancel().await;
                 imports.close().await;
-                return Err(format!("--mcp {line:?}: cannot list its tools: {e}"));
+                return Err(format!("{flag} {line:?}: cannot list its tools: {e}"));
             }
         };
         for rejected in &imported.rejected {
-            eprintln!("warning: --mcp {line:?}: {rejected}");
+            eprintln!("warning: {flag} {line:?}: {rejected}");
         }
         for tool in imported.tools {
             let name = tool.definition().name.to_string();
@@ -367,12 +382,47 @@ pub async fn import_all(host: &Host, commands: &[String]) -> Result<Imports, Str
                 Ok(registration) => imports
                     .registrations
                     .push(registration.unregister_on_drop()),
-                Err(e) => eprintln!("warning: --mcp {line:?}: tool {name:?} not added: {e}"),
+                Err(e) => eprintln!("warning: {flag} {line:?}: tool {name:?} not added: {e}"),
             }
         }
         imports.clients.push(client);
     }
     Ok(imports)
+}
+
+/// The namespace of a deferred server: its name as the server gives it (in the
+/// characters a namespace allows, at most 64), described by its title or
+/// instructions.
+fn server_namespace(info: Option<&ServerPeerInfo>, line: &str) -> Namespace {
+    let server = info.and_then(|i| i.server_info.as_ref());
+    let name = server.map_or("", |s| s.name.as_str());
+    let title = server.and_then(|s| s.title.as_deref());
+    let instructions = info.and_then(|i| i.instructions.as_deref());
+    let mut ns: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if ns.is_empty() {
+        ns = "mcp_server".to_string();
+    }
+    let mut description = format!("Tools of the MCP server {}", title.unwrap_or(name));
+    if name.is_empty() && title.is_none() {
+        description = format!("Tools of the MCP server started with `{line}`");
+    }
+    if let Some(text) = instructions.map(str::trim).filter(|t| !t.is_empty()) {
+        description.push_str(": ");
+        description.push_str(text);
+    } else {
+        description.push('.');
+    }
+    Namespace::new(ns, description)
 }
 
 #[cfg(test)]
