@@ -354,6 +354,23 @@ async fn official_client_libraries_accept_the_responses_and_our_requests() {
         assert!(e.is_complete(), "{target}: {:?}", e.errors);
         cases[name]["tools"] = e.to_serde();
     }
+    for (provider, name, target) in [
+        (
+            &Anthropic as &dyn Provider,
+            "anthropic_tool_search",
+            dsh_runtime::export::Target::Anthropic,
+        ),
+        (
+            &OpenAiResponses,
+            "openai_responses_tool_search",
+            dsh_runtime::export::Target::OpenAiResponses,
+        ),
+    ] {
+        cases.insert(
+            name.to_string(),
+            provider_tool_search(provider, name, target).await,
+        );
+    }
     let dir = tempfile_dir();
     let file = dir.join("round_trips.json");
     std::fs::write(&file, serde_json::to_string(&J::Object(cases)).unwrap()).unwrap();
@@ -369,6 +386,65 @@ async fn official_client_libraries_accept_the_responses_and_our_requests() {
         "the client libraries rejected a round trip:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A recorded conversation in which the model finds a deferred tool with the provider's
+/// own tool search (Anthropic's BM25 tool search tool; OpenAI's hosted `tool_search`,
+/// with the tool in a namespace) and calls it: the provider's search blocks go back
+/// unchanged in the next request, and the call runs like any other. Returns the case for
+/// the client-library check: the final request and the exported tools.
+async fn provider_tool_search(
+    provider: &dyn Provider,
+    name: &str,
+    target: dsh_runtime::export::Target,
+) -> J {
+    let (registry, _regs) = notes();
+    let notes_ns = dsh_runtime::tool::Namespace::new("notes", "The user's notes.");
+    let defs: Vec<_> = registry
+        .view()
+        .definitions()
+        .into_iter()
+        .map(|d| {
+            let search = d.name == "search_notes";
+            d.with_defer_loading(search)
+                .with_namespace(search.then(|| notes_ns.clone()))
+        })
+        .collect();
+    let tools = dsh_runtime::export::export(&defs, target);
+    assert!(tools.is_complete(), "{target}: {:?}", tools.errors);
+    let mut case = fixture(name);
+    case["request"]["tools"] = tools.to_serde();
+    let responses = case["responses"].as_array().unwrap().clone();
+    let (send, sent) = recorded(responses.clone());
+    let outcome = round_trip::run_turn(
+        &registry,
+        provider,
+        case["request"].clone(),
+        &TurnOptions::default(),
+        send,
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.stop, Stop::Answered, "{name}");
+    assert_eq!(outcome.rounds, 2, "{name}");
+    assert_eq!(outcome.results.len(), 1, "{name}");
+    let result = &outcome.results[0];
+    assert!(!result.is_error(), "{name}: {}", result.text());
+    assert_eq!(result.text(), r#"["Launch plan (launch)"]"#, "{name}");
+    // The second request carries the first response's search blocks as they came.
+    let second = sent.lock().unwrap()[1].clone();
+    let first_output = match target {
+        dsh_runtime::export::Target::Anthropic => &second["messages"][1]["content"],
+        _ => &second["input"],
+    };
+    let text = first_output.to_string();
+    assert!(
+        text.contains("tool_search_tool_result") || text.contains("tool_search_output"),
+        "{name}: {text}"
+    );
+    case["request"] = outcome.request;
+    case["tools"] = tools.to_serde();
+    case
 }
 
 fn tempfile_dir() -> PathBuf {

@@ -9,7 +9,10 @@ conversation must validate against the library's request type for it, and lose n
 in validation (a key the type does not have would be dropped by the TypedDict
 validators, so the validated value must equal the input). For the providers that defer
 tools, `tools` holds an export with a deferred tool: every entry must validate, unchanged,
-as the library's tool parameter type, and one must carry `defer_loading: true`.
+as the library's tool parameter type, and one must carry `defer_loading: true`. The
+`*_tool_search` cases are conversations in which the provider's own tool search found a
+deferred tool: their tools (with the provider's tool search tool, and for OpenAI a
+namespace) and every message must validate unchanged.
 Prints `ok: N checks`.
 """
 
@@ -33,6 +36,10 @@ def check(condition: bool, what: str) -> None:
 
 def plain(value):
     """The validated value as plain JSON data (lazy iterables read out)."""
+    if hasattr(value, "model_dump"):
+        # A union member that is a response model (the libraries accept their response
+        # blocks in requests): the fields that were given.
+        return plain(value.model_dump(exclude_unset=True, by_alias=True))
     if isinstance(value, Mapping):
         return {k: plain(v) for k, v in value.items()}
     if isinstance(value, (str, bytes, int, float, bool)) or value is None:
@@ -45,13 +52,6 @@ def plain(value):
 def exact(adapter: TypeAdapter, item, what: str) -> None:
     validated = plain(adapter.validate_python(item))
     check(validated == item, f"{what}: validation changed the item\n  in:  {item}\n  out: {validated}")
-
-
-def deferred_tools(adapter: TypeAdapter, tools, provider: str) -> None:
-    check(isinstance(tools, list) and len(tools) > 0, f"{provider}: an exported tool list")
-    for i, t in enumerate(tools):
-        exact(adapter, t, f"{provider} tools[{i}]")
-    check(any(t.get("defer_loading") is True for t in tools), f"{provider}: a deferred tool")
 
 
 def openai_chat(case) -> None:
@@ -75,9 +75,7 @@ def openai_responses(case) -> None:
     for r in case["responses"]:
         Response.model_validate(r)
         check(True, "response parses")
-    from openai.types.responses import FunctionToolParam
-
-    deferred_tools(TypeAdapter(FunctionToolParam), case.get("tools"), "openai_responses")
+    openai_responses_tools(case.get("tools"), "openai_responses")
     item = TypeAdapter(ResponseInputItemParam)
     output = TypeAdapter(FunctionCallOutput)
     for i, it in enumerate(case["request"]["input"]):
@@ -93,9 +91,7 @@ def anthropic(case) -> None:
     for r in case["responses"]:
         Message.model_validate(r)
         check(True, "response parses")
-    from anthropic.types import ToolParam
-
-    deferred_tools(TypeAdapter(ToolParam), case.get("tools"), "anthropic")
+    anthropic_tools(case.get("tools"), "anthropic")
     message = TypeAdapter(MessageParam)
     for i, m in enumerate(case["request"]["messages"]):
         if m["role"] == "user" and isinstance(m["content"], list):
@@ -103,6 +99,67 @@ def anthropic(case) -> None:
         else:
             message.validate_python(m)
             check(True, f"messages[{i}] validates")
+
+
+def anthropic_tools(tools, provider: str) -> None:
+    from anthropic.types import ToolParam, ToolSearchToolBm25_20251119Param, ToolUnionParam
+
+    provider_search_tools(
+        tools, TypeAdapter(ToolUnionParam), TypeAdapter(ToolParam), TypeAdapter(ToolSearchToolBm25_20251119Param), provider
+    )
+
+
+def openai_responses_tools(tools, provider: str) -> None:
+    from openai.types.responses import FunctionToolParam, ToolParam, ToolSearchToolParam
+
+    provider_search_tools(
+        tools, TypeAdapter(ToolParam), TypeAdapter(FunctionToolParam), TypeAdapter(ToolSearchToolParam), provider
+    )
+
+
+def provider_search_tools(tools, union: TypeAdapter, function: TypeAdapter, search: TypeAdapter, provider: str) -> None:
+    """The tools of a request that defers: every entry validates, unchanged, as the
+    library's tool union; each function tool (namespaces' included) as the library's
+    function tool type; the provider's tool search tool, last, as its own type; one tool
+    is deferred."""
+    check(isinstance(tools, list) and len(tools) > 1, f"{provider}: an exported tool list")
+    for i, t in enumerate(tools):
+        exact(union, t, f"{provider} tools[{i}]")
+    exact(search, tools[-1], f"{provider} tools[-1] (the tool search tool)")
+    inner = [f for t in tools[:-1] for f in (t.get("tools") or [t])]
+    for i, f in enumerate(inner):
+        exact(function, f, f"{provider} function tool {i}")
+    check(any(f.get("defer_loading") is True for f in inner), f"{provider}: a deferred tool")
+
+
+def anthropic_tool_search(case) -> None:
+    from anthropic.types import Message, MessageParam
+
+    for r in case["responses"]:
+        Message.model_validate(r)
+        check(True, "response parses")
+    anthropic_tools(case["tools"], "anthropic_tool_search")
+    message = TypeAdapter(MessageParam)
+    for i, m in enumerate(case["request"]["messages"]):
+        # Every message, the assistant's with its server tool blocks too, unchanged.
+        exact(message, m, f"anthropic_tool_search messages[{i}]")
+
+
+def openai_responses_tool_search(case) -> None:
+    from openai.types.responses import NamespaceToolParam, Response, ResponseInputItemParam
+
+    for r in case["responses"]:
+        Response.model_validate(r)
+        check(True, "response parses")
+    tools = case["tools"]
+    openai_responses_tools(tools, "openai_responses_tool_search")
+    namespaces = [t for t in tools if t.get("type") == "namespace"]
+    check(len(namespaces) == 1, "openai_responses_tool_search: one namespace")
+    exact(TypeAdapter(NamespaceToolParam), namespaces[0], "openai_responses_tool_search namespace")
+    item = TypeAdapter(ResponseInputItemParam)
+    for i, it in enumerate(case["request"]["input"]):
+        item.validate_python(it)
+        check(True, f"input[{i}] validates")
 
 
 def gemini(case) -> None:
@@ -120,7 +177,14 @@ def gemini(case) -> None:
 def main() -> None:
     with open(sys.argv[1]) as f:
         cases = json.load(f)
-    checkers = {"openai_chat": openai_chat, "openai_responses": openai_responses, "anthropic": anthropic, "gemini": gemini}
+    checkers = {
+        "openai_chat": openai_chat,
+        "openai_responses": openai_responses,
+        "anthropic": anthropic,
+        "gemini": gemini,
+        "anthropic_tool_search": anthropic_tool_search,
+        "openai_responses_tool_search": openai_responses_tool_search,
+    }
     for name, case in cases.items():
         checkers[name](case)
     check(set(cases) == set(checkers), f"every provider was checked: {sorted(cases)}")
