@@ -570,9 +570,10 @@ pub fn check(target: Target, fragment: &Value) -> Vec<String> {
         },
     };
     let (entries, searches) = provider_entries(target, entries, &mut out);
-    let deferred = entries
-        .iter()
-        .any(|e| e.get("defer_loading").is_some_and(|d| matches!(d, Value::Bool(true))));
+    let deferred = entries.iter().any(|e| {
+        e.get("defer_loading")
+            .is_some_and(|d| matches!(d, Value::Bool(true)))
+    });
     if deferred && searches == 0 {
         out.push(
             "request: tools: a deferred tool needs the provider's tool search tool in the request"

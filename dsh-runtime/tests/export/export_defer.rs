@@ -267,9 +267,10 @@ fn openai_responses_groups_a_namespace_where_its_first_tool_was() {
 
 #[test]
 fn other_targets_export_a_namespace_flat_with_one_warning() {
-    for target in Target::ALL.into_iter().filter(|t| {
-        !matches!(t, Target::OpenAiResponses | Target::OpenAiResponsesStrict)
-    }) {
+    for target in Target::ALL
+        .into_iter()
+        .filter(|t| !matches!(t, Target::OpenAiResponses | Target::OpenAiResponsesStrict))
+    {
         let e = export::export(&namespaced(), target);
         assert!(e.is_complete(), "{target}: {:?}", e.errors);
         assert_eq!(e.tools.len(), 3, "{target}");
@@ -287,7 +288,10 @@ fn other_targets_export_a_namespace_flat_with_one_warning() {
             )],
             "{target}"
         );
-        assert!(!e.fragment().to_string().contains("\"namespace\""), "{target}");
+        assert!(
+            !e.fragment().to_string().contains("\"namespace\""),
+            "{target}"
+        );
     }
 }
 
@@ -299,8 +303,13 @@ fn a_namespace_openai_cannot_take_is_exported_flat() {
     assert!(e.is_complete());
     assert!(e.tools[0].namespace.is_none());
     assert_eq!(
-        e.warnings.iter().map(ToString::to_string).collect::<Vec<_>>(),
-        ["add: namespace: namespace `crm tools` is exported at the top level: OpenAI requires namespace names matching ^[a-zA-Z0-9_-]{1,64}$"]
+        e.warnings
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>(),
+        [
+            "add: namespace: namespace `crm tools` is exported at the top level: OpenAI requires namespace names matching ^[a-zA-Z0-9_-]{1,64}$"
+        ]
     );
 }
 

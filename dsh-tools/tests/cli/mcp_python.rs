@@ -194,3 +194,71 @@ fn tools_of_a_python_server_are_added_with_dash_dash_mcp() {
         "{stderr}"
     );
 }
+
+/// `--mcp-deferred`: the server's tools are deferred and grouped in a namespace named
+/// after the server, so the OpenAI Responses export shows one namespace entry (and the
+/// provider's tool search), Anthropic's marks each tool deferred beside its tool search
+/// tool, and calls still reach the server.
+#[test]
+fn a_server_added_with_mcp_deferred_is_one_deferred_namespace() {
+    let root = root();
+    let server = format!(
+        "{} {}",
+        python().display(),
+        script("echo_server.py").display()
+    );
+    let dsh = |args: &[&str]| {
+        let out = Command::new(DSH_TOOLS)
+            .arg("--root")
+            .arg(root.path())
+            .args(["--mcp-deferred", &server])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let tools = dsh(&["export", "--provider", "openai"]);
+    let list = tools.as_array().unwrap();
+    let namespaces: Vec<&serde_json::Value> =
+        list.iter().filter(|t| t["type"] == "namespace").collect();
+    assert_eq!(namespaces.len(), 1, "{tools:#}");
+    let ns = namespaces[0];
+    assert_eq!(ns["name"], "echo-server");
+    assert_eq!(ns["description"], "Tools of the MCP server echo-server.");
+    let inner: Vec<(&str, &serde_json::Value)> = ns["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap(), &t["defer_loading"]))
+        .collect();
+    assert_eq!(
+        inner,
+        [
+            ("echo", &serde_json::json!(true)),
+            ("add", &serde_json::json!(true))
+        ]
+    );
+    // The host's own tools stay loaded, at the top level; the provider's search is last.
+    assert!(
+        list.iter()
+            .any(|t| t["name"] == "read" && t.get("defer_loading").is_none())
+    );
+    assert_eq!(
+        list.last().unwrap(),
+        &serde_json::json!({"type": "tool_search"})
+    );
+
+    let tools = dsh(&["export", "--provider", "anthropic"]);
+    let list = tools.as_array().unwrap();
+    let echo = list.iter().find(|t| t["name"] == "echo").unwrap();
+    assert_eq!(echo["defer_loading"], true);
+    assert_eq!(list.last().unwrap()["name"], "tool_search_tool_bm25");
+
+    let doc = dsh(&["call", "add", r#"{"a":2,"b":40}"#, "--json"]);
+    assert_eq!(doc["result"]["value"], serde_json::json!({"result": 42}));
+}

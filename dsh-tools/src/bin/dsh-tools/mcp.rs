@@ -58,8 +58,8 @@ use std::sync::Arc;
 use dsh_code::{CodeMode, Mode};
 use dsh_mcp::rmcp::model::ServerPeerInfo;
 use dsh_mcp::{HttpOptions, McpClient, McpServer, SessionGuard};
-use dsh_runtime::tool::Namespace;
 use dsh_runtime::hooks::{PreDecision, pre_execute_fn};
+use dsh_runtime::tool::Namespace;
 use dsh_runtime::{Registration, RegistrationGuard};
 
 use dsh_tools::bash::{BashConfig, Shell};
@@ -363,7 +363,8 @@ pub async fn import_all(
         };
         let mut options = dsh_mcp::ImportOptions::new().defer_loading(defer);
         if defer {
-            options = options.namespace(server_namespace(client.peer().peer_info().as_deref(), line));
+            options =
+                options.namespace(server_namespace(client.peer().peer_info().as_deref(), line));
         }
         let imported = match dsh_mcp::import_with(client.peer(), &options).await {
             Ok(imported) => imported,
