@@ -18,6 +18,7 @@ use std::task::Poll;
 use std::time::Instant;
 
 use dsh_runtime::json::{self, Value};
+use dsh_runtime::tool_search::ToolIndex;
 use dsh_runtime::{ExecToken, Registry, ScopeId};
 use rquickjs::context::EvalOptions;
 use rquickjs::{AsyncContext, AsyncRuntime, Ctx, Function, IntoJs, Promise};
@@ -36,7 +37,7 @@ const PRELUDE: &str = include_str!("prelude.js");
 /// can use).
 fn prelude_module() -> String {
     format!(
-        "let used = false;\nconst prelude = {PRELUDE};\nexport default function (submit, submitText, log, names, prefix) {{\n  if (used) throw new TypeError('not available');\n  used = true;\n  return prelude(submit, submitText, log, names, prefix);\n}}\n"
+        "let used = false;\nconst prelude = {PRELUDE};\nexport default function (submit, submitText, log, names, prefix, search) {{\n  if (used) throw new TypeError('not available');\n  used = true;\n  return prelude(submit, submitText, log, names, prefix, search);\n}}\n"
     )
 }
 
@@ -113,6 +114,9 @@ impl Report {
 pub(crate) struct Job {
     pub(crate) program: String,
     pub(crate) names: Vec<String>,
+    /// The index behind `tools.search` (`None`: the SDK declares no search, because no
+    /// deferred tool is visible or a tool is named `search`).
+    pub(crate) search: Option<Arc<ToolIndex>>,
     pub(crate) registry: Registry,
     pub(crate) call_id: Arc<str>,
     pub(crate) root_call_id: Arc<str>,
@@ -339,7 +343,8 @@ async fn run_here(job: Job, started: Instant) -> Report {
             let bridge = bridge.clone();
             let logs = logs.clone();
             let names = job.names.clone();
-            async move |ctx| evaluate(ctx, script, names, bridge, logs).await
+            let search = job.search.clone();
+            async move |ctx| evaluate(ctx, script, names, search, bridge, logs).await
         });
         let mut js = pin!(js);
         let mut sleep = pin!(tokio::time::sleep_until(deadline.into()));
@@ -576,6 +581,7 @@ async fn evaluate<'js>(
     ctx: Ctx<'js>,
     script: String,
     names: Vec<String>,
+    search: Option<Arc<ToolIndex>>,
     bridge: Rc<Bridge>,
     logs: Rc<RefCell<Logs>>,
 ) -> JsEnd {
@@ -648,7 +654,21 @@ async fn evaluate<'js>(
         })?;
         let prefix = i32::try_from(strip::PREFIX.chars().count()).unwrap_or(0);
         let name_list: Vec<&str> = names.iter().map(|n| &**n).collect();
-        let parts: rquickjs::Array = prelude.call((submit, submit_text, log, name_list, prefix))?;
+        // `tools.search`: `["ok", matches JSON]` or `["err", why]`, at once.
+        let search = match search {
+            Some(index) => {
+                Some(Function::new(
+                    ctx.clone(),
+                    move |text: String| match crate::search::answer(&index, &text) {
+                        Ok(json) => vec!["ok".to_string(), json],
+                        Err(why) => vec!["err".to_string(), why],
+                    },
+                )?)
+            }
+            None => None,
+        };
+        let parts: rquickjs::Array =
+            prelude.call((submit, submit_text, log, name_list, prefix, search))?;
         let finish: Function = parts.get(0)?;
         let refuse: Function = parts.get(1)?;
         let program: Promise = ctx.eval_with_options(script, eval_options("program"))?;

@@ -85,6 +85,7 @@ mod engine;
 mod events;
 mod mode;
 pub mod sdk;
+mod search;
 mod strip;
 mod tool;
 

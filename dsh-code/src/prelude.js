@@ -1,11 +1,12 @@
 // Evaluated once per run, before the program. It is a function expression: the host
-// calls it with its two functions and the visible tool names, so nothing of the host
+// calls it with its two functions, the visible tool names and, when deferred tools are
+// searchable, its search function, so nothing of the host
 // ever becomes a global. It returns `[finish, refuse]`: `finish` settles the program's
 // promise into what the host reads, `refuse` is how the host rejects a tool call (a
 // success the host resolves itself). Every builtin it relies on is captured here, so a
 // program that replaces `JSON.stringify` or `Array.isArray` cannot change how arguments
 // cross.
-(function (hostSubmit, hostSubmitText, hostLog, names, prefixLength) {
+(function (hostSubmit, hostSubmitText, hostLog, names, prefixLength, hostSearch) {
   'use strict';
   const G = globalThis;
   const isArray = Array.isArray;
@@ -18,6 +19,7 @@
   const create = Object.create;
   const freeze = Object.freeze;
   const stringify = JSON.stringify;
+  const parse = JSON.parse;
   const isFinite = Number.isFinite;
   const toStr = String;
   const ErrorBase = Error;
@@ -217,6 +219,39 @@
   const tools = create(unknown);
   for (let i = 0; i < names.length; i++) {
     define(tools, names[i], { value: binding(names[i], i), enumerable: true });
+  }
+  // `tools.search(query, options)`: the host answers at once with `['ok', json]` (the
+  // matches) or `['err', why]`.
+  if (typeof hostSearch === 'function') {
+    const search = function (query, options) {
+      if (typeof query !== 'string') {
+        return rejected(new ToolCallError('search', 'tools.search(query): `query` must be a string'));
+      }
+      let text;
+      try {
+        text = encode([query, options === undefined ? null : options], 'options');
+      } catch (e) {
+        const why = e instanceof RangeErr ? 'options are nested too deeply' : messageOf(e);
+        return rejected(new ToolCallError('search', `tools.search: ${why}`));
+      }
+      const answer = hostSearch(text);
+      if (answer[0] !== 'ok') return rejected(new ToolCallError('search', answer[1]));
+      const found = parse(answer[1]);
+      return new MakePromise((resolve) => { resolve(found); });
+    };
+    // `tools.call(name, args)`: any visible tool by name, the deferred ones included.
+    const byName = new MakeMap();
+    for (let i = 0; i < names.length; i++) mapSet.call(byName, names[i], binding(names[i], i));
+    const call = function (name, args) {
+      const bound = typeof name === 'string' ? mapGet.call(byName, name) : undefined;
+      if (bound === undefined) {
+        const shown = typeof name === 'string' ? stringify(name) : `a ${typeof name}`;
+        return rejected(new ToolCallError(toStr(name), `tools.call: unknown tool ${shown}; find deferred tools with tools.search(query)`));
+      }
+      return bound(args);
+    };
+    define(tools, 'search', { value: search, enumerable: true });
+    define(tools, 'call', { value: call, enumerable: true });
   }
   freeze(tools);
 

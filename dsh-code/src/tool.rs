@@ -5,6 +5,7 @@ use std::sync::Arc;
 use dsh_runtime::json::{Object, Value};
 use dsh_runtime::present::{CallView, ToolCallKind};
 use dsh_runtime::registry::RUN_CODE;
+use dsh_runtime::tool_search::ToolSearch;
 use dsh_runtime::{
     ContentBlock, ErrorCode, Registry, Tool, ToolContext, ToolDefinition, ToolError, ToolSchema,
 };
@@ -56,6 +57,8 @@ pub struct RunCode {
     mode: Mode,
     definition: ToolDefinition,
     observer: Option<Arc<dyn SubCallObserver>>,
+    /// The deferred-tool indexes behind `tools.search` (rebuilt after registry changes).
+    search: ToolSearch,
 }
 
 impl std::fmt::Debug for RunCode {
@@ -76,6 +79,7 @@ impl RunCode {
         observer: Option<Arc<dyn SubCallObserver>>,
     ) -> RunCode {
         RunCode {
+            search: ToolSearch::new(&registry),
             registry,
             config,
             mode,
@@ -121,7 +125,7 @@ impl Tool for RunCode {
                 "invalid description: expected a non-empty string",
             ));
         }
-        let names = self
+        let names: Vec<String> = self
             .registry
             .view_of(cx.agent())
             .names()
@@ -129,10 +133,20 @@ impl Tool for RunCode {
             .filter(|n| &***n != RUN_CODE)
             .map(|n| n.to_string())
             .collect();
+        // As the SDK declares it: a search when a deferred tool is visible and no tool
+        // takes its names.
+        let taken =
+            |n: &String| n == crate::sdk::typescript::SEARCH || n == crate::sdk::typescript::CALL;
+        let search = if names.iter().any(taken) {
+            None
+        } else {
+            self.search.index(cx.agent()).filter(|i| !i.is_empty())
+        };
         let exec = cx.execution();
         let report = engine::run(Job {
             program: args.code,
             names,
+            search,
             registry: self.registry.clone(),
             call_id: exec.call_id.clone(),
             root_call_id: exec.root_call_id.clone(),

@@ -174,3 +174,66 @@ fn programs_misusing_the_sdk_fail_the_check() {
         );
     }
 }
+
+/// With deferred tools, the SDK declares `tools.search` and calls by a found name; a
+/// program using them checks, and misuses of the search fail.
+#[test]
+fn programs_searching_deferred_tools_type_check() {
+    let env = default_env();
+    let _deferred = register_deferred(&env.registry);
+    let shown = dsh_code::prompt(&env.registry, Some(env.scope.id()));
+    let text = shown.instructions.expect("the SDK");
+    let sdk = text
+        .split_once("```ts\n")
+        .and_then(|(_, rest)| rest.split_once("\n```"))
+        .map(|(ts, _)| ts.to_string())
+        .expect("a ts block");
+    assert!(sdk.contains("search(query: string"), "{sdk}");
+    let files = |programs: &[(&str, &str)]| {
+        let mut files = vec![
+            ("sdk.d.ts".to_string(), sdk.clone()),
+            ("console.d.ts".to_string(), CONSOLE.to_string()),
+        ];
+        for (name, body) in programs {
+            files.push((format!("{name}.ts"), program_file(body)));
+        }
+        files
+    };
+    let good = [(
+        "search_then_call",
+        "const found = await tools.search(\"weather\", { mode: \"bm25\", limit: 3 });\nconst sigs: string[] = found.map((m) => m.signature);\nconst w = await tools.call(found[0].name, { city: \"Oslo\" });\nconst e = await tools.echo({ value: 1 });\nreturn [sigs, w, e];",
+    )];
+    if let Err(e) = check(&files(&good)) {
+        panic!("tsc rejected a search program:\n{e}\nSDK:\n{sdk}");
+    }
+    let bad = [
+        ("query_not_a_string", "await tools.search(1);"),
+        (
+            "unknown_mode",
+            "await tools.search(\"x\", { mode: \"fuzzy\" });",
+        ),
+        (
+            "name_not_a_number",
+            "const n: number = (await tools.search(\"x\"))[0].name;\nreturn n;",
+        ),
+        (
+            "loaded_tools_stay_typed",
+            "await tools.slow({label: 1, ms: 5});",
+        ),
+        ("call_needs_a_name", "await tools.call(1, {});"),
+        (
+            "deferred_tools_are_not_declared",
+            "await tools.weather({ city: \"x\" });",
+        ),
+    ];
+    let err = match check(&files(&bad)) {
+        Ok(()) => panic!("tsc accepted every misuse of the search"),
+        Err(e) => e,
+    };
+    for (name, body) in bad {
+        assert!(
+            err.contains(&format!("{name}.ts(")),
+            "tsc accepted {name}: {body}\n{err}"
+        );
+    }
+}

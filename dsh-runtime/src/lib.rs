@@ -113,7 +113,7 @@ mod suggest;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod tool;
-#[cfg(feature = "export")]
+#[cfg(feature = "tool-search")]
 pub mod tool_search;
 pub mod validate;
 

@@ -101,6 +101,15 @@ impl Renderer<'_> {
         self.ty(schema, 1, 0, &mut label.to_string())
     }
 
+    /// [`Renderer::root`] for a type written at the top level (members indented once).
+    fn ty_at(&mut self, schema: &Schema, label: &str) -> String {
+        if let Err(e) = schema.check(label) {
+            self.warn(label, format!("rendered as unknown: {e}"));
+            return "unknown".to_string();
+        }
+        self.ty(schema, 0, 0, &mut label.to_string())
+    }
+
     fn ty(&mut self, s: &Schema, indent: usize, depth: usize, path: &mut String) -> String {
         if depth >= MAX_SCHEMA_DEPTH {
             self.warn(
@@ -219,16 +228,45 @@ impl Renderer<'_> {
     }
 }
 
+/// The name of the deferred-tool search on `tools` (see [`render`]).
+pub const SEARCH: &str = "search";
+
+/// The name of the call-by-name function on `tools`, declared beside [`SEARCH`].
+pub const CALL: &str = "call";
+
 /// Render the SDK for `definitions` (any order; `run_code` is left out).
+///
+/// Deferred tools ([`ToolDefinition::defer_loading`]) are not declared: `tools` gets a
+/// [`SEARCH`] function instead (`tools.search(query, { mode, limit })`, BM25 or regex over
+/// the deferred tools the program's scope sees), which resolves to the matches' names,
+/// descriptions and TypeScript signatures, and [`CALL`] (`tools.call(name, args)`) to call
+/// a found tool by its name (`tools[name](args)` works too, untyped). A tool named
+/// `search` or `call` takes precedence: the deferred tools are then declared in full,
+/// with a warning.
 pub fn render<'a, I>(definitions: I) -> Sdk
 where
     I: IntoIterator<Item = &'a ToolDefinition>,
 {
     let tools = sdk_tools(definitions);
     let mut warnings = Vec::new();
+    let deferred = tools.iter().filter(|d| d.defer_loading).count();
+    let taken = tools
+        .iter()
+        .find(|d| d.name == SEARCH || d.name == CALL)
+        .map(|d| d.name.to_string());
+    let search = deferred > 0 && taken.is_none();
+    if let Some(name) = taken.filter(|_| deferred > 0) {
+        warnings.push(SdkWarning {
+            tool: name.clone(),
+            path: "name".to_string(),
+            lost: format!(
+                "a tool named `{name}` takes the place of `tools.{name}`: the {deferred} deferred tool(s) are declared in full"
+            ),
+        });
+    }
     let mut args = Vec::new();
     let mut outputs = Vec::new();
-    for def in tools {
+    for def in tools.iter().filter(|d| !(search && d.defer_loading)) {
         let mut r = Renderer {
             tool: &def.name,
             warnings: Vec::new(),
@@ -249,21 +287,55 @@ where
             format!("interface {name} {{\n{}\n}}", members.join("\n"))
         }
     };
-    let code = [
+    let calls = "  [K in ToolName]: (args: ToolArgsMap[K]) => Promise<ToolOutputMap[K]>;";
+    let mut code = vec![
         JSON_VALUE.to_string(),
         block("ToolArgsMap", &args),
         block("ToolOutputMap", &outputs),
         "type ToolName = keyof ToolOutputMap".to_string(),
         "declare class ToolCallError extends Error {\n  readonly name: \"ToolCallError\";\n  readonly toolName: ToolName;\n}".to_string(),
-        "declare const tools: {\n  [K in ToolName]: (args: ToolArgsMap[K]) => Promise<ToolOutputMap[K]>;\n}".to_string(),
-    ]
-    .join("\n\n");
+    ];
+    if search {
+        code.push(TOOL_MATCH.to_string());
+        code.push(format!(
+            "declare const tools: {{\n{calls}\n}} & {{\n  /** {} more tools are not declared above (they are deferred): find them by what they do with BM25 over their names, descriptions and parameters (or a regular expression, `mode: \"regex\"`), best first, at most `limit` (default 5, at most 50); then call one with `tools.{CALL}(match.name, args)`. */\n  {SEARCH}(query: string, options?: {{ mode?: \"bm25\" | \"regex\"; limit?: number }}): Promise<ToolMatch[]>;\n  /** Call a tool by name, a deferred one `{SEARCH}` found included (its `signature` says what it takes and returns). */\n  {CALL}(name: string, args: JsonValue): Promise<JsonValue>;\n}}",
+            deferred
+        ));
+    } else {
+        code.push(format!("declare const tools: {{\n{calls}\n}}"));
+    }
     Sdk {
         language: "ts",
         instructions: INSTRUCTIONS,
-        code,
+        code: code.join("\n\n"),
         warnings,
     }
+}
+
+/// The declaration of what `tools.search` resolves to.
+const TOOL_MATCH: &str = "/** A deferred tool `tools.search` found. */\ntype ToolMatch = {\n  name: string;\n  description: string;\n  /** How to call it: `name(args: …): Promise<…>`. */\n  signature: string;\n}";
+
+/// How to call one tool, as `tools.search` shows a match:
+/// `name(args: <arguments>): Promise<<output>>`, typed as [`render`] types it (the name
+/// JSON-quoted when it is not an identifier).
+///
+/// ```
+/// # use dsh_runtime::{tool, Tool};
+/// /// Add two numbers.
+/// #[tool(read_only)]
+/// async fn add(a: i64, b: i64) -> i64 { a + b }
+///
+/// let sig = dsh_code::sdk::typescript::signature(Add.definition());
+/// assert_eq!(sig, "add(args: {\n  a: number;\n  b: number;\n} & Record<string, JsonValue>): Promise<number>");
+/// ```
+pub fn signature(def: &ToolDefinition) -> String {
+    let mut r = Renderer {
+        tool: &def.name,
+        warnings: Vec::new(),
+    };
+    let a = r.ty_at(&def.parameters, "parameters");
+    let o = r.ty_at(&def.output, "output");
+    format!("{}(args: {a}): Promise<{o}>", key(&def.name))
 }
 
 /// Render the SDK for what the global view of a registry shows (for a scope, render

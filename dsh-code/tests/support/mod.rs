@@ -213,3 +213,31 @@ impl Env {
 pub fn v(text: &str) -> Value {
     json::parse(text).unwrap()
 }
+
+/// Get the current weather for a city.
+#[tool(read_only, defer_loading)]
+async fn weather(
+    /// The city name.
+    city: String,
+) -> String {
+    format!("sunny in {city}")
+}
+
+/// Look up the latest price of a stock.
+#[tool(read_only, defer_loading)]
+async fn stock_price(
+    /// The ticker symbol.
+    ticker: String,
+) -> f64 {
+    let _ = ticker;
+    12.5
+}
+
+/// Register the deferred tools `weather` and `stock_price` (kept while the
+/// registrations live).
+pub fn register_deferred(registry: &Registry) -> Vec<Registration> {
+    vec![
+        registry.register(Weather).unwrap(),
+        registry.register(StockPrice).unwrap(),
+    ]
+}

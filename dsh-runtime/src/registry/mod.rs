@@ -464,11 +464,11 @@ impl Registry {
 
 /// A handle that does not keep its registry alive (for a tool registered in the registry
 /// it reads).
-#[cfg(feature = "export")]
+#[cfg(feature = "tool-search")]
 #[derive(Clone)]
 pub(crate) struct WeakRegistry(Weak<Inner>);
 
-#[cfg(feature = "export")]
+#[cfg(feature = "tool-search")]
 impl WeakRegistry {
     /// The registry, while it exists.
     pub(crate) fn upgrade(&self) -> Option<Registry> {
@@ -476,7 +476,7 @@ impl WeakRegistry {
     }
 }
 
-#[cfg(feature = "export")]
+#[cfg(feature = "tool-search")]
 impl Registry {
     /// A handle that does not keep this registry alive.
     pub(crate) fn downgrade(&self) -> WeakRegistry {
