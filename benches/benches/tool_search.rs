@@ -8,100 +8,19 @@
 //! Run: `cargo bench -p dsh-benches --bench tool_search`.
 
 use std::hint::black_box;
-use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+
+#[path = "../../dsh-runtime/tests/common/generated_tools.rs"]
+mod generated_tools;
 use dsh_runtime::json::Value;
-use dsh_runtime::schema::{Property, Schema};
 use dsh_runtime::tool_search::{self, Mode, ToolIndex};
 use dsh_runtime::{RawTool, Registry, ToolCall, ToolDefinition};
+use generated_tools::{GENERATED, generated_tool};
 
-const VERBS: [&str; 20] = [
-    "create", "delete", "list", "update", "archive", "restore", "export", "import", "share",
-    "lock", "unlock", "rename", "copy", "move", "tag", "approve", "reject", "publish", "sync",
-    "audit",
-];
-
-const NOUNS: [&str; 50] = [
-    "invoice",
-    "customer",
-    "order",
-    "ticket",
-    "project",
-    "repository",
-    "branch",
-    "commit",
-    "issue",
-    "release",
-    "deployment",
-    "server",
-    "database",
-    "table",
-    "backup",
-    "user",
-    "group",
-    "role",
-    "permission",
-    "token",
-    "secret",
-    "bucket",
-    "object",
-    "queue",
-    "message",
-    "channel",
-    "webhook",
-    "calendar",
-    "event",
-    "meeting",
-    "contact",
-    "lead",
-    "campaign",
-    "report",
-    "dashboard",
-    "metric",
-    "alert",
-    "incident",
-    "runbook",
-    "document",
-    "folder",
-    "spreadsheet",
-    "slide",
-    "image",
-    "video",
-    "playlist",
-    "product",
-    "coupon",
-    "shipment",
-    "warehouse",
-];
-
-/// 1,000 generated deferred tools, `verb_noun`, with two described parameters each.
+/// 1,000 generated deferred tools.
 fn definitions() -> Vec<ToolDefinition> {
-    (0..VERBS.len() * NOUNS.len())
-        .map(|i| {
-            let (verb, noun) = (VERBS[i % VERBS.len()], NOUNS[i / VERBS.len()]);
-            let params = Schema::closed_object(vec![
-                Property::new(
-                    "id",
-                    Schema::string().with_description(format!("The {noun} identifier.")),
-                    true,
-                ),
-                Property::new(
-                    "dry_run",
-                    Schema::boolean()
-                        .with_description("Report what would change without changing it."),
-                    false,
-                ),
-            ]);
-            ToolDefinition::new(
-                format!("{verb}_{noun}"),
-                format!("{verb} a {noun} of the workspace and return the {noun} record."),
-                Arc::new(params),
-                Arc::new(Schema::json()),
-            )
-            .with_defer_loading(true)
-        })
-        .collect()
+    (0..GENERATED).map(|i| generated_tool(i, true)).collect()
 }
 
 fn search(c: &mut Criterion) {

@@ -6,6 +6,9 @@ mod export_rules;
 mod output_agreement;
 mod tool_search;
 
+// The 1,000-tool set shared with the `tool_search` benchmark.
+#[path = "../common/generated_tools.rs"]
+mod generated_tools;
 // Random-schema generators shared with the other grouped test binary.
 #[path = "../common/random_schema.rs"]
 mod random_schema;

@@ -10,88 +10,11 @@ use dsh_runtime::schema::{Property, Schema};
 use dsh_runtime::tool_search::{self, Mode, SearchError, ToolIndex, ToolSearch};
 use dsh_runtime::{ErrorCode, RawTool, Registry, Restriction, ToolCall, ToolDefinition};
 
-const VERBS: [&str; 20] = [
-    "create", "delete", "list", "update", "archive", "restore", "export", "import", "share",
-    "lock", "unlock", "rename", "copy", "move", "tag", "approve", "reject", "publish", "sync",
-    "audit",
-];
+use crate::generated_tools::{GENERATED, generated_tool};
 
-const NOUNS: [&str; 50] = [
-    "invoice",
-    "customer",
-    "order",
-    "ticket",
-    "project",
-    "repository",
-    "branch",
-    "commit",
-    "issue",
-    "release",
-    "deployment",
-    "server",
-    "database",
-    "table",
-    "backup",
-    "user",
-    "group",
-    "role",
-    "permission",
-    "token",
-    "secret",
-    "bucket",
-    "object",
-    "queue",
-    "message",
-    "channel",
-    "webhook",
-    "calendar",
-    "event",
-    "meeting",
-    "contact",
-    "lead",
-    "campaign",
-    "report",
-    "dashboard",
-    "metric",
-    "alert",
-    "incident",
-    "runbook",
-    "document",
-    "folder",
-    "spreadsheet",
-    "slide",
-    "image",
-    "video",
-    "playlist",
-    "product",
-    "coupon",
-    "shipment",
-    "warehouse",
-];
-
-/// Tool `i` of the generated set: `verb_noun`, every tenth not deferred.
+/// Tool `i` of the generated set, every tenth not deferred.
 fn generated(i: usize) -> ToolDefinition {
-    let verb = VERBS[i % VERBS.len()];
-    let noun = NOUNS[i / VERBS.len()];
-    let params = Schema::closed_object(vec![
-        Property::new(
-            "id",
-            Schema::string().with_description(format!("The {noun} identifier.")),
-            true,
-        ),
-        Property::new(
-            "dry_run",
-            Schema::boolean().with_description("Report what would change without changing it."),
-            false,
-        ),
-    ]);
-    ToolDefinition::new(
-        format!("{verb}_{noun}"),
-        format!("{verb} a {noun} of the workspace and return the {noun} record."),
-        Arc::new(params),
-        Arc::new(Schema::json()),
-    )
-    .with_defer_loading(i % 10 != 3)
+    generated_tool(i, i % 10 != 3)
 }
 
 /// A tool whose only mention of time zones is a parameter description.
@@ -111,7 +34,7 @@ fn clock() -> ToolDefinition {
 }
 
 fn all_definitions() -> Vec<ToolDefinition> {
-    let mut defs: Vec<ToolDefinition> = (0..VERBS.len() * NOUNS.len()).map(generated).collect();
+    let mut defs: Vec<ToolDefinition> = (0..GENERATED).map(generated).collect();
     defs.push(clock());
     defs
 }
