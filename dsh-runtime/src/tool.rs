@@ -220,6 +220,13 @@ pub struct ToolDefinition {
     /// where it cannot; the built-in `tool_search` tool (feature `export`) searches the
     /// deferred tools of a view.
     pub defer_loading: bool,
+    /// Example argument objects for the model (`#[tool]`: the ```` ```json ```` blocks
+    /// of the doc comment's `# Examples` section, then every `example = ".."` key).
+    /// Registration validates each against [`ToolDefinition::parameters`]
+    /// ([`RegisterError::Example`](crate::RegisterError::Example)). Exports send them as
+    /// Anthropic's `input_examples`; targets without such a field get them appended to
+    /// the description (`Examples: {..}; {..}`), with an export warning.
+    pub input_examples: Vec<crate::json::Value>,
 }
 
 impl ToolDefinition {
@@ -239,6 +246,7 @@ impl ToolDefinition {
             timeout_ms: None,
             annotations: ToolAnnotations::default(),
             defer_loading: false,
+            input_examples: Vec::new(),
         }
     }
 
@@ -263,6 +271,12 @@ impl ToolDefinition {
     /// Set deferred loading (see [`ToolDefinition::defer_loading`]).
     pub fn with_defer_loading(mut self, defer: bool) -> Self {
         self.defer_loading = defer;
+        self
+    }
+
+    /// Set the input examples (see [`ToolDefinition::input_examples`]).
+    pub fn with_input_examples(mut self, examples: Vec<crate::json::Value>) -> Self {
+        self.input_examples = examples;
         self
     }
 }

@@ -392,6 +392,14 @@ fn definition_fn(def: &ToolDef<'_>) -> TokenStream {
     let [ro, de, id, ow] =
         [a.read_only, a.destructive, a.idempotent, a.open_world].map(|f| f.is_present());
     let defer = a.defer_loading.is_present();
+    let examples = def
+        .examples
+        .iter()
+        .chain(&a.examples)
+        .map(|e| {
+            let text = syn::LitStr::new(&e.text, e.span);
+            quote!(#text)
+        });
     let parameters = match def.args_param() {
         Some(t) => {
             // The arguments must be a JSON object: checked at compile time through the
@@ -427,6 +435,7 @@ fn definition_fn(def: &ToolDef<'_>) -> TokenStream {
                         timeout_ms: #timeout,
                         annotations: [#ro, #de, #id, #ow],
                         defer_loading: #defer,
+                        input_examples: &[#(#examples),*],
                     },
                     #parameters,
                     #output,
