@@ -339,6 +339,7 @@ pub mod derive {
     //! Support for `#[derive(ToolSchema)]` expansions.
 
     pub use crate::json::Value;
+    pub use crate::schema::portable::{Facts, feature, root};
     pub use crate::schema::{Additional, Bound, Pattern, Property, Schema, ToolSchema};
     pub use std::sync::Arc;
 

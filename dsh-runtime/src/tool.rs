@@ -311,6 +311,8 @@ pub trait ToolStruct {
 pub trait ToolParam: Sized {
     /// `ToolSchema::OPTIONAL`.
     const OPTIONAL: bool;
+    /// `ToolSchema::PROPERTY_PORTABILITY`.
+    const PROPERTY_PORTABILITY: crate::schema::portable::Facts;
     /// `ToolSchema::property_schema`.
     fn property_schema() -> Arc<Schema>;
     /// The member `name` of validated arguments; an absent member is what serde's derive
@@ -324,6 +326,8 @@ pub trait ToolParam: Sized {
 #[diagnostic::do_not_recommend]
 impl<T: DeserializeOwned + crate::schema::ToolSchema + 'static> ToolParam for T {
     const OPTIONAL: bool = <T as crate::schema::ToolSchema>::OPTIONAL;
+    const PROPERTY_PORTABILITY: crate::schema::portable::Facts =
+        <T as crate::schema::ToolSchema>::PROPERTY_PORTABILITY;
 
     fn property_schema() -> Arc<Schema> {
         <T as crate::schema::ToolSchema>::property_schema()

@@ -4,6 +4,7 @@ mod export_defer;
 mod export_props;
 mod export_rules;
 mod output_agreement;
+mod portable_agreement;
 mod tool_search;
 
 // Random-schema generators shared with the other grouped test binary.
