@@ -42,6 +42,7 @@ async fn everything(
     /// A nullable item.
     maybe: Vec<Option<i64>>,
 ) -> i64 {
+    let _ = (tags, raw, loose, title, count, word, shape, maybe);
     0
 }
 
