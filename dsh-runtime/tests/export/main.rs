@@ -1,6 +1,7 @@
 //! Integration tests of `dsh-runtime`, grouped in one test binary (one link instead of one per file).
 
 mod export_defer;
+mod export_examples;
 mod export_props;
 mod export_rules;
 mod output_agreement;
