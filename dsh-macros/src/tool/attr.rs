@@ -505,14 +505,6 @@ impl PortableTarget {
         ("gemini", PortableTarget::Gemini),
     ];
 
-    /// The name written in `portable = ".."`.
-    pub fn name(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(_, t)| *t == self)
-            .map_or("", |(n, _)| n)
-    }
-
     /// The constant naming the target in `dsh_runtime::schema::portable`.
     pub fn runtime_const(self) -> &'static str {
         match self {

@@ -265,3 +265,29 @@ fn a_nested_rule_names_its_field_path() {
         Some("`q.tags[]` (in `q: HoldsMap`) is a map, which OpenAI strict mode cannot express (every object must be closed); use a Vec of key/value structs, or drop `openai-strict` from `portable`")
     );
 }
+
+/// A filter.
+#[derive(Deserialize, ToolSchema)]
+pub struct Filter {
+    pub field: String,
+    pub equals: Option<String>,
+}
+
+/// Search.
+#[dsh_runtime::tool(portable("openai-strict", "anthropic-strict", "gemini"), deny_unknown_args)]
+async fn search(query: String, order: Option<Unit>, filters: Option<Vec<Filter>>, limit: Option<i64>) -> i64 {
+    let _ = (query, order, filters);
+    limit.unwrap_or(0)
+}
+
+#[test]
+fn a_tool_that_compiles_with_portable_exports_unchanged() {
+    let registry = dsh_runtime::Registry::new();
+    let _r = registry.register(Search).unwrap();
+    for (_, target) in TARGETS {
+        let e = export::export_registry(&registry, target);
+        assert!(e.is_complete(), "{target}: {:?}", e.errors);
+        let changed: Vec<&ExportWarning> = e.warnings.iter().filter(|w| changes(w)).collect();
+        assert!(changed.is_empty(), "{target}: {changed:?}");
+    }
+}
