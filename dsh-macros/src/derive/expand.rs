@@ -867,7 +867,9 @@ pub mod facts {
         if let Some(r) = &s.range {
             let informative = |b: Option<Bound>| match b {
                 Some(Bound::Int(i)) => {
-                    i != i128::from(i64::MIN) && i != i128::from(i64::MAX) && i != i128::from(u64::MAX)
+                    i != i128::from(i64::MIN)
+                        && i != i128::from(i64::MAX)
+                        && i != i128::from(u64::MAX)
                 }
                 Some(Bound::Float(f)) => f.is_finite(),
                 None => false,

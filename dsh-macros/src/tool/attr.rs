@@ -553,8 +553,7 @@ fn portable(meta: &syn::Meta) -> darling::Result<Vec<(PortableTarget, Span)>> {
             match syn::parse::Parser::parse2(parser, l.tokens.clone()) {
                 Ok(list) if !list.is_empty() => list.into_iter().collect(),
                 Ok(_) => {
-                    return Err(darling::Error::custom(usage)
-                        .with_span(&l.delimiter.span().join()));
+                    return Err(darling::Error::custom(usage).with_span(&l.delimiter.span().join()));
                 }
                 Err(e) => return Err(darling::Error::custom(usage).with_span(&e.span())),
             }

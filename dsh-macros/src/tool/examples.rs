@@ -30,17 +30,20 @@ pub fn check(text: &str) -> Result<String, (String, usize)> {
     })?;
     match value {
         serde_json::Value::Object(_) => Ok(compact(text)),
-        other => Err((format!(
-            "an input example must be a JSON object of arguments ({{\"name\": value, ..}}), found {}",
-            match other {
-                serde_json::Value::Null => "null",
-                serde_json::Value::Bool(_) => "a boolean",
-                serde_json::Value::Number(_) => "a number",
-                serde_json::Value::String(_) => "a string",
-                serde_json::Value::Array(_) => "an array",
-                serde_json::Value::Object(_) => "an object",
-            }
-        ), 1)),
+        other => Err((
+            format!(
+                "an input example must be a JSON object of arguments ({{\"name\": value, ..}}), found {}",
+                match other {
+                    serde_json::Value::Null => "null",
+                    serde_json::Value::Bool(_) => "a boolean",
+                    serde_json::Value::Number(_) => "a number",
+                    serde_json::Value::String(_) => "a string",
+                    serde_json::Value::Array(_) => "an array",
+                    serde_json::Value::Object(_) => "an object",
+                }
+            ),
+            1,
+        )),
     }
 }
 
@@ -97,7 +100,12 @@ mod tests {
     #[test]
     fn other_values_and_bad_json_are_refused() {
         assert!(check("[1]").unwrap_err().0.contains("found an array"));
-        assert!(check("{\"a\": }").unwrap_err().0.starts_with("an input example must be valid JSON"));
+        assert!(
+            check("{\"a\": }")
+                .unwrap_err()
+                .0
+                .starts_with("an input example must be valid JSON")
+        );
         assert!(check("\"s\"").unwrap_err().0.contains("found a string"));
     }
 

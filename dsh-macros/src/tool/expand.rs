@@ -74,7 +74,8 @@ fn portable_checks(def: &ToolDef<'_>) -> TokenStream {
             }
             Input::Args { ty, name } => {
                 // The type is the parameter root: its own openness is the root's.
-                let facts = quote_spanned!(ty.span()=> <#ty as #krate::ToolSchema>::PORTABILITY.as_root());
+                let facts =
+                    quote_spanned!(ty.span()=> <#ty as #krate::ToolSchema>::PORTABILITY.as_root());
                 let name = name.clone().unwrap_or_else(|| "args".to_string());
                 params.push((name, ty, ty.span(), facts));
             }
@@ -471,14 +472,10 @@ fn definition_fn(def: &ToolDef<'_>) -> TokenStream {
     let [ro, de, id, ow] =
         [a.read_only, a.destructive, a.idempotent, a.open_world].map(|f| f.is_present());
     let defer = a.defer_loading.is_present();
-    let examples = def
-        .examples
-        .iter()
-        .chain(&a.examples)
-        .map(|e| {
-            let text = syn::LitStr::new(&e.text, e.span);
-            quote!(#text)
-        });
+    let examples = def.examples.iter().chain(&a.examples).map(|e| {
+        let text = syn::LitStr::new(&e.text, e.span);
+        quote!(#text)
+    });
     let parameters = match def.args_param() {
         Some(t) => {
             // The arguments must be a JSON object: checked at compile time through the

@@ -532,7 +532,12 @@ pub const fn check(facts: &Facts, target: u8, param: &str, ty: &str) -> Option<M
                 } else {
                     m.push(".")
                 };
-                m.push(p).push("` (in `").push(param).push(": ").push(ty).push("`) ")
+                m.push(p)
+                    .push("` (in `")
+                    .push(param)
+                    .push(": ")
+                    .push(ty)
+                    .push("`) ")
             } else {
                 m.push(": ").push(ty).push("` ")
             };
@@ -580,7 +585,10 @@ mod tests {
 
     #[test]
     fn paths_join_fields_and_items() {
-        let p = FieldPath::EMPTY.prefixed("tags").prefixed("[]").prefixed("filters");
+        let p = FieldPath::EMPTY
+            .prefixed("tags")
+            .prefixed("[]")
+            .prefixed("filters");
         assert_eq!(p.as_str(), "filters[].tags");
         let long = FieldPath::EMPTY.prefixed(&"é".repeat(60));
         assert!(long.as_str().len() <= PATH_CAP && long.as_str().chars().all(|c| c == 'é'));
@@ -601,7 +609,11 @@ mod tests {
             deep = Facts::object(1, false).property("n", deep);
         }
         let m = check(&deep, OPENAI_STRICT, "d", "D").unwrap();
-        assert!(m.as_str().contains("nests objects 11 levels deep"), "{}", m.as_str());
+        assert!(
+            m.as_str().contains("nests objects 11 levels deep"),
+            "{}",
+            m.as_str()
+        );
         assert!(check(&deep, GEMINI, "d", "D").is_none());
     }
 }

@@ -39,7 +39,10 @@ async fn stat_file(path: String) -> String {
 }
 
 /// Move a file.
-#[tool(example = r#"{"from": "a", "to": "b"}"#, example = r#"{"from": "a", "to": 3}"#)]
+#[tool(
+    example = r#"{"from": "a", "to": "b"}"#,
+    example = r#"{"from": "a", "to": 3}"#
+)]
 async fn move_file(from: String, to: String) -> String {
     format!("{from}{to}")
 }
@@ -56,11 +59,20 @@ fn texts(t: &impl Tool) -> Vec<String> {
 fn doc_blocks_then_keys_in_order_and_out_of_the_description() {
     assert_eq!(
         texts(&ReadLines),
-        [r#"{"path":"src/lib.rs","limit":10}"#, r#"{"path":"README.md"}"#]
+        [
+            r#"{"path":"src/lib.rs","limit":10}"#,
+            r#"{"path":"README.md"}"#
+        ]
     );
     let d = &ReadLines.definition().description;
-    assert!(!d.contains("Examples") && !d.contains("src/lib.rs") && !d.contains("ten lines"), "{d}");
-    assert!(d.starts_with("Read lines of a file.") && d.contains("# Errors"), "{d}");
+    assert!(
+        !d.contains("Examples") && !d.contains("src/lib.rs") && !d.contains("ten lines"),
+        "{d}"
+    );
+    assert!(
+        d.starts_with("Read lines of a file.") && d.contains("# Errors"),
+        "{d}"
+    );
     // A section without JSON blocks is documentation, kept as it was.
     assert!(texts(&StatFile).is_empty());
     assert!(StatFile.definition().description.contains("# Examples"));
@@ -77,8 +89,15 @@ fn anthropic_gets_input_examples_and_the_others_a_description_with_a_warning() {
             t.get("input_examples").map(ToString::to_string).as_deref(),
             Some(r#"[{"path":"src/lib.rs","limit":10},{"path":"README.md"}]"#)
         );
-        assert!(e.warnings.iter().all(|w| w.path != "input_examples"), "{:?}", e.warnings);
-        let desc = t.get("description").and_then(|d| d.as_str()).unwrap_or_default();
+        assert!(
+            e.warnings.iter().all(|w| w.path != "input_examples"),
+            "{:?}",
+            e.warnings
+        );
+        let desc = t
+            .get("description")
+            .and_then(|d| d.as_str())
+            .unwrap_or_default();
         assert!(!desc.contains("Examples:"));
     }
     for target in [
@@ -92,18 +111,29 @@ fn anthropic_gets_input_examples_and_the_others_a_description_with_a_warning() {
         let t = e.tool("read_lines").unwrap();
         let entry = t.get("function").unwrap_or(t);
         assert!(entry.get("input_examples").is_none(), "{target}");
-        let desc = entry.get("description").and_then(|d| d.as_str()).unwrap_or_default();
+        let desc = entry
+            .get("description")
+            .and_then(|d| d.as_str())
+            .unwrap_or_default();
         assert!(
-            desc.ends_with(r#"
+            desc.ends_with(
+                r#"
 
-Examples: {"path":"src/lib.rs","limit":10}; {"path":"README.md"}"#),
+Examples: {"path":"src/lib.rs","limit":10}; {"path":"README.md"}"#
+            ),
             "{target}: {desc}"
         );
-        let w = e.warnings.iter().find(|w| w.path == "input_examples").unwrap();
+        let w = e
+            .warnings
+            .iter()
+            .find(|w| w.path == "input_examples")
+            .unwrap();
         assert_eq!(w.tool, "read_lines");
         assert_eq!(
             w.lost,
-            format!("{target} has no input examples field: the 2 examples are appended to the description")
+            format!(
+                "{target} has no input examples field: the 2 examples are appended to the description"
+            )
         );
     }
 }
@@ -113,7 +143,11 @@ fn an_example_that_does_not_match_the_schema_is_a_registration_error() {
     let registry = Registry::new();
     let err = registry.register(MoveFile).unwrap_err();
     match &err {
-        RegisterError::Example { name, index, violations } => {
+        RegisterError::Example {
+            name,
+            index,
+            violations,
+        } => {
             assert_eq!((name.as_str(), *index), ("move_file", 1));
             assert!(violations.contains("input_examples[1].to"), "{violations}");
         }

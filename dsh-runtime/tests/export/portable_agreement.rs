@@ -38,7 +38,12 @@ fn verdicts<T: ToolSchema + 'static>(target: (u8, Target)) -> (Option<String>, V
     let def = ToolDefinition::new("t", "A tool.", Arc::new(root), Arc::new(Schema::json()));
     let e = export::export(std::slice::from_ref(&def), target.1);
     let mut lost: Vec<String> = e.errors.iter().map(ToString::to_string).collect();
-    lost.extend(e.warnings.iter().filter(|w| changes(w)).map(ToString::to_string));
+    lost.extend(
+        e.warnings
+            .iter()
+            .filter(|w| changes(w))
+            .map(ToString::to_string),
+    );
     (said, lost)
 }
 
@@ -220,7 +225,12 @@ fn facts_and_export_agree_type_by_type() {
     );
     // Every feature the facts know (but the hand-written "unknown") was exercised.
     let all = (1u32 << feature::COUNT) - 1;
-    assert_eq!(seen | feature::UNKNOWN, all, "features never exercised: {:#b}", all & !seen);
+    assert_eq!(
+        seen | feature::UNKNOWN,
+        all,
+        "features never exercised: {:#b}",
+        all & !seen
+    );
 }
 
 #[test]
@@ -258,11 +268,18 @@ fn each_rule_is_lost_on_its_targets_only() {
 
 #[test]
 fn a_nested_rule_names_its_field_path() {
-    let m = portable::check(&<HoldsMap as ToolSchema>::PORTABILITY, portable::OPENAI_STRICT, "q", "HoldsMap")
-        .map(|m| m.as_str().to_string());
+    let m = portable::check(
+        &<HoldsMap as ToolSchema>::PORTABILITY,
+        portable::OPENAI_STRICT,
+        "q",
+        "HoldsMap",
+    )
+    .map(|m| m.as_str().to_string());
     assert_eq!(
         m.as_deref(),
-        Some("`q.tags[]` (in `q: HoldsMap`) is a map, which OpenAI strict mode cannot express (every object must be closed); use a Vec of key/value structs, or drop `openai-strict` from `portable`")
+        Some(
+            "`q.tags[]` (in `q: HoldsMap`) is a map, which OpenAI strict mode cannot express (every object must be closed); use a Vec of key/value structs, or drop `openai-strict` from `portable`"
+        )
     );
 }
 
@@ -274,8 +291,16 @@ pub struct Filter {
 }
 
 /// Search.
-#[dsh_runtime::tool(portable("openai-strict", "anthropic-strict", "gemini"), deny_unknown_args)]
-async fn search(query: String, order: Option<Unit>, filters: Option<Vec<Filter>>, limit: Option<i64>) -> i64 {
+#[dsh_runtime::tool(
+    portable("openai-strict", "anthropic-strict", "gemini"),
+    deny_unknown_args
+)]
+async fn search(
+    query: String,
+    order: Option<Unit>,
+    filters: Option<Vec<Filter>>,
+    limit: Option<i64>,
+) -> i64 {
     let _ = (query, order, filters);
     limit.unwrap_or(0)
 }

@@ -356,10 +356,9 @@ async fn official_client_libraries_accept_the_responses_and_our_requests() {
             .cloned()
             .map(|d| {
                 if target == dsh_runtime::export::Target::Anthropic && d.name == "search_notes" {
-                    d.with_input_examples(vec![dsh_runtime::json::parse(
-                        r#"{"query":"groceries","limit":5}"#,
-                    )
-                    .unwrap()])
+                    d.with_input_examples(vec![
+                        dsh_runtime::json::parse(r#"{"query":"groceries","limit":5}"#).unwrap(),
+                    ])
                 } else {
                     d
                 }
