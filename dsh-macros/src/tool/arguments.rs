@@ -421,6 +421,82 @@ mod tests {
     }
 
     #[test]
+    fn json_examples_are_read_out_of_the_description() {
+        let f: syn::ItemFn = parse_quote! {
+            /// Read.
+            ///
+            /// # Examples
+            ///
+            /// A caption.
+            ///
+            /// ```json
+            /// {"path": "a",
+            ///  "limit": 2}
+            /// ```
+            ///
+            /// ```json
+            /// {"path": "b"}
+            /// ```
+            ///
+            /// # Errors
+            /// Missing.
+            async fn f() {}
+        };
+        let mut errors = Ctxt::new();
+        let s = split(&f.attrs, &mut errors);
+        assert!(errors.check().is_ok());
+        let ex: Vec<&str> = s.examples.iter().map(|e| e.text.as_str()).collect();
+        assert_eq!(ex, [r#"{"path":"a","limit":2}"#, r#"{"path":"b"}"#]);
+        assert_eq!(
+            texts(&s),
+            ["\" Read.\"", "\"\"", "\" # Errors\"", "\" Missing.\""]
+        );
+    }
+
+    #[test]
+    fn examples_sections_without_json_stay() {
+        let f: syn::ItemFn = parse_quote! {
+            /// Read.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// let x = 1;
+            /// ```
+            async fn f() {}
+        };
+        let mut errors = Ctxt::new();
+        let s = split(&f.attrs, &mut errors);
+        assert!(errors.check().is_ok() && s.examples.is_empty());
+        assert_eq!(texts(&s).len(), 7);
+    }
+
+    #[test]
+    fn bad_examples_are_errors() {
+        let f: syn::ItemFn = parse_quote! {
+            /// Read.
+            ///
+            /// # Examples
+            ///
+            /// ```json
+            /// [1]
+            /// ```
+            ///
+            /// ```text
+            /// x
+            /// ```
+            ///
+            /// ```json
+            /// {"a": 1}
+            async fn f() {}
+        };
+        let mut errors = Ctxt::new();
+        let s = split(&f.attrs, &mut errors);
+        assert_eq!(errors.len(), 3);
+        assert!(s.examples.is_empty());
+    }
+
+    #[test]
     fn blank_docs_are_blank() {
         let f: syn::ItemFn = parse_quote! {
             ///

@@ -621,9 +621,19 @@ mod tests {
             finalize_content = e,
             crate = "::dsh",
             struct_name = "ReadTool",
-            args_struct_name = "ReadToolInput"
+            args_struct_name = "ReadToolInput",
+            example = r#"{"path": "a"}"#,
+            example = r#"{"path": "b", "n": 1}"#,
+            portable("openai-strict", "gemini")
         ));
         assert!(errs.is_empty(), "{errs:#?}");
+        let examples: Vec<&str> = a.examples.iter().map(|e| e.text.as_str()).collect();
+        assert_eq!(examples, [r#"{"path":"a"}"#, r#"{"path":"b","n":1}"#]);
+        let targets: Vec<PortableTarget> = a.portable.iter().map(|(t, _)| *t).collect();
+        assert_eq!(
+            targets,
+            [PortableTarget::OpenAiStrict, PortableTarget::Gemini]
+        );
         assert_eq!(a.name.map(|n| n.value).as_deref(), Some("read-file_2"));
         assert_eq!(a.timeout_ms.map(|t| t.ms), Some(500));
         assert!(matches!(
@@ -672,6 +682,24 @@ mod tests {
         assert!(errs[8].starts_with("expected `concurrency_safe` (always)"));
         assert!(errs[9].starts_with("`struct_name` must be a type name in a string literal"));
         assert!(errs[10].starts_with("`args_struct_name` must be a type name"));
+    }
+
+    #[test]
+    fn portable_and_example_errors() {
+        let (a, errs) = parse(quote!(portable = "anthropic-strict"));
+        assert!(errs.is_empty() && a.portable.len() == 1);
+        let (_, errs) = parse(quote!(
+            portable = "openai",
+            example = "[1]",
+            example = 3,
+            portable("gemini", 1)
+        ));
+        assert_eq!(errs.len(), 4, "{errs:#?}");
+        assert!(errs[0].starts_with("unknown `portable` target `openai`"));
+        assert!(errs[0].ends_with("valid targets: `openai-strict`, `anthropic-strict`, `gemini`"));
+        assert!(errs[1].ends_with("found an array"));
+        assert!(errs[2].starts_with("`example` must be a string literal"));
+        assert!(errs[3].starts_with("duplicate `#[tool]` key `portable`"));
     }
 
     #[test]
