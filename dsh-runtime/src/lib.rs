@@ -372,6 +372,90 @@ pub use validate::ToolArgsError;
 /// | `crate = "..."` | the path of this crate when it is renamed in `Cargo.toml` |
 /// | `struct_name = "..."` | the name of the generated tool struct (default: the fn name in PascalCase); the args struct becomes `<name>Args` |
 /// | `args_struct_name = "..."` | the name of the generated args struct (not with `args`, which generates none) |
+/// | `example = r#"{..}"#` | an input example: one JSON object of arguments (repeatable; see "Input examples") |
+/// | `portable = "target"`, `portable("a", "b")` | fail the build when the export to a target would change the schema (see "Portability") |
+///
+/// # Input examples
+///
+/// Whole example calls help a model more than a per-field `#[schema(example)]`. The
+/// ```` ```json ```` blocks of the doc comment's `# Examples` section, then every
+/// `example = ".."` key, become [`ToolDefinition::input_examples`], in that order. Each
+/// must be one JSON object (else a compile error at the block's line or the literal); the
+/// registry validates each against the parameter schema
+/// ([`RegisterError::Example`] names the example and the path). An `# Examples` section
+/// with JSON blocks holds only JSON blocks and captions, and is left out of the
+/// description; one without JSON blocks stays in the description as before. Exports send
+/// the examples as Anthropic's `input_examples`; every other target has no such field and
+/// gets them appended to the description (`Examples: {..}; {..}`), with a warning.
+///
+/// ```
+/// # use dsh_runtime::{Tool, tool};
+/// /// Read lines of a file.
+/// ///
+/// /// # Examples
+/// ///
+/// /// The first ten lines:
+/// ///
+/// /// ```json
+/// /// {"path": "src/lib.rs", "limit": 10}
+/// /// ```
+/// #[tool(read_only, example = r#"{"path": "README.md"}"#)]
+/// async fn read_lines(path: String, limit: Option<u32>) -> String {
+///     format!("{path}:{limit:?}")
+/// }
+/// let examples = &ReadLines.definition().input_examples;
+/// assert_eq!(examples[0].to_string(), r#"{"path":"src/lib.rs","limit":10}"#);
+/// assert_eq!(examples.len(), 2);
+/// ```
+///
+/// # Portability
+///
+/// A tool's provider is usually known when it is written. `portable = ".."` names the
+/// targets whose export must keep the parameter schema as it is: `"openai-strict"`
+/// (OpenAI Structured Outputs, Responses and Chat Completions), `"anthropic-strict"`
+/// (Anthropic strict tool use) and `"gemini"` (Gemini's OpenAPI `parameters` form).
+/// Each parameter type states at compile time what its schema holds (derived with
+/// [`ToolSchema`], and for the std types), and the build fails at the parameter, naming
+/// the field path inside its type and what to change, when the export would lose or
+/// rewrite something:
+///
+/// | rule | `openai-strict` | `anthropic-strict` | `gemini` |
+/// | --- | --- | --- | --- |
+/// | a map (`HashMap<String, T>`) | ✗ | ✗ | ✗ (value schema dropped) |
+/// | any JSON (`serde_json::Value`) | ✗ | ✗ | |
+/// | an open object below the root (`#[schema(open)]`, `serde_json::Map`) | ✗ | ✗ | |
+/// | an object without properties | | | ✗ |
+/// | `minLength`/`maxLength` (`length(..)` on a string, `char`) | ✗ | ✗ | |
+/// | `minimum`/`maximum` (`range(..)`, `u32`, `u64`, `i32`, `f32`..) | | ✗ | |
+/// | `maxItems`, `minItems` above 1 (`[T; N]`, `length(..)` on an array) | | ✗ | |
+/// | `default` (`#[schema(default)]`, `#[serde(default)]`) | ✗ | | |
+/// | schema `examples` | ✗ | ✗ | more than one |
+/// | `oneOf` (an enum with data or documented variants) | ✗ | ✗ | ✗ |
+/// | `Option` outside an object property (`Vec<Option<T>>`) | ✗ | ✗ | |
+/// | an `enum`/`const` of non-strings | | | ✗ |
+/// | a property name outside `[A-Za-z_][A-Za-z0-9_]*` (`dry-run`) | | | ✗ |
+/// | more than 10 levels of object nesting, the root included | ✗ | | |
+///
+/// These are the export's own rules ([`export`] with `Target::OpenAiResponsesStrict`,
+/// `AnthropicStrict`, `GeminiOpenApi`; a test keeps the two in agreement). Not counted:
+/// the root's openness (strict mode closes an open root, whose unknown keys the tool
+/// ignores anyway; Gemini's form cannot state `additionalProperties: false`, and the
+/// registry still enforces it) and the input examples. Not checked at compile time
+/// (the export still reports them): per-request budgets (Anthropic's optional and
+/// union-typed parameters, OpenAI's property, enum and character totals), and types
+/// with a hand-written [`ToolSchema`] impl, whose schema is known only at run time.
+///
+/// ```compile_fail
+/// # use dsh_runtime::tool;
+/// /// Tag things.
+/// #[tool(portable = "openai-strict", deny_unknown_args)]
+/// async fn tag(tags: std::collections::HashMap<String, String>) -> usize {
+///     tags.len()
+/// }
+/// // error: `tags: HashMap<String, String>` is a map, which OpenAI strict mode cannot
+/// // express (every object must be closed); use a Vec of key/value structs, or drop
+/// // `openai-strict` from `portable`
+/// ```
 ///
 /// [`CallView`](crate::present::CallView), [`ResultView`](crate::present::ResultView) and
 /// [`ResultSummary`](crate::present::ResultSummary) are in [`present`].
@@ -411,7 +495,11 @@ pub use validate::ToolArgsError;
 /// - at `render = ..` or `presentation_meta = ..`: an output type without `Deserialize`
 ///   (one message saying to derive it);
 /// - at the key: `timeout_ms = 0`; an unknown key (with the closest valid one, and the
-///   list of valid keys) or a repeated one; a hook whose signature does not fit.
+///   list of valid keys) or a repeated one; a hook whose signature does not fit; an
+///   `example` that is not a JSON object; an unknown `portable` target (with the list);
+/// - at an `# Examples` JSON block: text that is not a JSON object (at its line);
+/// - at a parameter, with `portable`: a schema the target's export would change (see
+///   "Portability").
 pub use dsh_macros::tool;
 
 /// Derive [`ToolSchema`](trait@ToolSchema): the JSON schema of exactly what the type's serde

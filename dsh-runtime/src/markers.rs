@@ -425,6 +425,10 @@ impl<T: serde::de::DeserializeOwned> DeserializeOutput for T {
 pub trait HasToolSchema {
     /// `ToolSchema::OPTIONAL`.
     const OPTIONAL: bool;
+    /// `ToolSchema::PORTABILITY`.
+    const PORTABILITY: crate::schema::portable::Facts;
+    /// `ToolSchema::PROPERTY_PORTABILITY`.
+    const PROPERTY_PORTABILITY: crate::schema::portable::Facts;
     /// `ToolSchema::property_schema`.
     fn property_schema() -> Arc<crate::schema::Schema>
     where
@@ -438,6 +442,10 @@ pub trait HasToolSchema {
 #[diagnostic::do_not_recommend]
 impl<T: crate::schema::ToolSchema + ?Sized> HasToolSchema for T {
     const OPTIONAL: bool = <T as crate::schema::ToolSchema>::OPTIONAL;
+    const PORTABILITY: crate::schema::portable::Facts =
+        <T as crate::schema::ToolSchema>::PORTABILITY;
+    const PROPERTY_PORTABILITY: crate::schema::portable::Facts =
+        <T as crate::schema::ToolSchema>::PROPERTY_PORTABILITY;
 
     fn property_schema() -> Arc<crate::schema::Schema>
     where

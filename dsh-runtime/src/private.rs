@@ -109,6 +109,9 @@ pub struct ToolMeta {
     pub annotations: [bool; 4],
     /// The `defer_loading` flag.
     pub defer_loading: bool,
+    /// The input examples (doc `# Examples` JSON blocks, then `example` keys), as JSON
+    /// object text the macro checked.
+    pub input_examples: &'static [&'static str],
 }
 
 /// The bits of `Tool::OVERRIDDEN_HOOKS`, named in every `#[tool]` expansion.
@@ -142,6 +145,15 @@ pub fn definition(meta: ToolMeta, parameters: Arc<Schema>, output: Arc<Schema>) 
         open_world,
     })
     .with_defer_loading(meta.defer_loading)
+    .with_input_examples(
+        meta.input_examples
+            .iter()
+            // The macro checked each text to be a JSON object; text the parser refuses
+            // all the same (a number beyond what a value holds exactly) becomes `null`,
+            // which registration reports as an example that is not an object.
+            .map(|text| crate::json::parse(text).unwrap_or(Value::Null))
+            .collect(),
+    )
 }
 
 /// A property of a generated args struct: `schema` is the parameter type's property
@@ -327,6 +339,7 @@ pub mod derive {
     //! Support for `#[derive(ToolSchema)]` expansions.
 
     pub use crate::json::Value;
+    pub use crate::schema::portable::{Facts, feature, root};
     pub use crate::schema::{Additional, Bound, Pattern, Property, Schema, ToolSchema};
     pub use std::sync::Arc;
 

@@ -225,6 +225,13 @@ pub struct ToolDefinition {
     /// tools). Tools keep their own unique names; other targets export them at the top
     /// level and say so in a warning.
     pub namespace: Option<Namespace>,
+    /// Example argument objects for the model (`#[tool]`: the ```` ```json ```` blocks
+    /// of the doc comment's `# Examples` section, then every `example = ".."` key).
+    /// Registration validates each against [`ToolDefinition::parameters`]
+    /// ([`RegisterError::Example`](crate::RegisterError::Example)). Exports send them as
+    /// Anthropic's `input_examples`; targets without such a field get them appended to
+    /// the description (`Examples: {..}; {..}`), with an export warning.
+    pub input_examples: Vec<crate::json::Value>,
 }
 
 /// A named group of tools, as OpenAI Responses shows it to a model: one entry with a name
@@ -282,6 +289,7 @@ impl ToolDefinition {
             annotations: ToolAnnotations::default(),
             defer_loading: false,
             namespace: None,
+            input_examples: Vec::new(),
         }
     }
 
@@ -313,6 +321,12 @@ impl ToolDefinition {
     /// out.
     pub fn with_namespace(mut self, namespace: Option<Namespace>) -> Self {
         self.namespace = namespace;
+        self
+    }
+
+    /// Set the input examples (see [`ToolDefinition::input_examples`]).
+    pub fn with_input_examples(mut self, examples: Vec<crate::json::Value>) -> Self {
+        self.input_examples = examples;
         self
     }
 }
@@ -347,6 +361,8 @@ pub trait ToolStruct {
 pub trait ToolParam: Sized {
     /// `ToolSchema::OPTIONAL`.
     const OPTIONAL: bool;
+    /// `ToolSchema::PROPERTY_PORTABILITY`.
+    const PROPERTY_PORTABILITY: crate::schema::portable::Facts;
     /// `ToolSchema::property_schema`.
     fn property_schema() -> Arc<Schema>;
     /// The member `name` of validated arguments; an absent member is what serde's derive
@@ -360,6 +376,8 @@ pub trait ToolParam: Sized {
 #[diagnostic::do_not_recommend]
 impl<T: DeserializeOwned + crate::schema::ToolSchema + 'static> ToolParam for T {
     const OPTIONAL: bool = <T as crate::schema::ToolSchema>::OPTIONAL;
+    const PROPERTY_PORTABILITY: crate::schema::portable::Facts =
+        <T as crate::schema::ToolSchema>::PROPERTY_PORTABILITY;
 
     fn property_schema() -> Arc<Schema> {
         <T as crate::schema::ToolSchema>::property_schema()

@@ -49,6 +49,7 @@ pass_cases! {
     tool_arguments_section = "ui/pass/tool_arguments_section.rs",
     tool_params = "ui/pass/tool_params.rs",
     tool_plain_return = "ui/pass/tool_plain_return.rs",
+    tool_portable_examples = "ui/pass/tool_portable_examples.rs",
     tool_struct_name = "ui/pass/tool_struct_name.rs",
     tool_toolbox = "ui/pass/tool_toolbox.rs",
 }

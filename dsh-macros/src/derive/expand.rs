@@ -56,6 +56,7 @@ pub fn expand(input: &Input) -> TokenStream {
         shape_bounds: Vec::new(),
     };
     let build = build_schema(&mut cx, input);
+    let facts = facts::container(&p, input);
     let optional = optional_items(&mut cx, input);
     let shape = shape_of(&mut cx, input);
     let overlaps = overlap_checks(&mut cx, input);
@@ -107,6 +108,7 @@ pub fn expand(input: &Input) -> TokenStream {
         const _: () = {
             #[automatically_derived]
             impl #impl_generics #p::ToolSchema for #ident #ty_generics #where_clause {
+                const PORTABILITY: #p::Facts = #facts;
                 #optional
                 fn build_schema() -> #p::Schema {
                     #(#asserts)*
@@ -499,8 +501,19 @@ fn optional_items(cx: &mut Cx, input: &Input) -> TokenStream {
         None => inner,
     };
     let outer = apply_arc(&p, &input.doc, &input.schema, inner);
+    let inner_facts = quote_spanned!(ty.span()=> <#ty as #p::HasToolSchema>::PROPERTY_PORTABILITY);
+    let inner_facts = match field {
+        Some(f) => facts::attrs(&p, inner_facts, &f.schema),
+        None => inner_facts,
+    };
+    let outer_facts = facts::attrs(&p, inner_facts, &input.schema);
     quote! {
         const OPTIONAL: bool = <#ty as #p::HasToolSchema>::OPTIONAL;
+        const PROPERTY_PORTABILITY: #p::Facts = if <#ty as #p::HasToolSchema>::OPTIONAL {
+            #outer_facts
+        } else {
+            <Self as #p::ToolSchema>::PORTABILITY
+        };
 
         fn property_schema() -> #p::Arc<#p::Schema>
         where
@@ -783,4 +796,234 @@ fn overlap_checks(cx: &mut Cx, input: &Input) -> Option<TokenStream> {
         return None;
     }
     Some(quote!(#(#checks)*))
+}
+
+// ---------------------------------------------------------------------------------------
+// portability facts
+
+/// `const PORTABILITY`: the facts of the schema `build_schema` builds, combined from the
+/// field types' facts in the same structure (see `dsh_runtime::schema::portable`).
+pub mod facts {
+    use proc_macro2::{Literal, TokenStream};
+    use quote::{quote, quote_spanned};
+    use syn::spanned::Spanned;
+
+    use super::super::attr::{Bound, JsonKind, SchemaAttrs};
+    use super::super::model::{Field, Input, Repr, Style, Variant};
+    use super::{Role, has_annotations, payload};
+
+    fn unknown(p: &TokenStream) -> TokenStream {
+        quote!(#p::Facts::UNKNOWN)
+    }
+
+    fn any_json(p: &TokenStream) -> TokenStream {
+        quote!(#p::Facts::PLAIN.with(#p::feature::ANY_JSON))
+    }
+
+    fn string(p: &TokenStream) -> TokenStream {
+        quote!(#p::Facts::of(#p::root::STRING))
+    }
+
+    /// The container's facts (its own `#[schema]` keys applied last, as `apply_node`).
+    pub fn container(p: &TokenStream, input: &Input) -> TokenStream {
+        let node = if input.schema.with.is_some() {
+            return unknown(p);
+        } else if let Some(from) = &input.serde.from {
+            quote_spanned!(from.span()=> <#from as #p::HasToolSchema>::PORTABILITY)
+        } else {
+            match &input.body {
+                super::super::model::Body::Struct(style, fields) => {
+                    if input.serde.transparent.is_some() || *style == Style::Tuple {
+                        match input.transparent_field() {
+                            Some(f) => field(p, f, Role::Value, false),
+                            None => any_json(p),
+                        }
+                    } else if *style == Style::Unit {
+                        quote!(#p::Facts::PLAIN)
+                    } else {
+                        object(p, fields, None, input.schema.open.is_some())
+                    }
+                }
+                super::super::model::Body::Enum(repr, variants) => enumeration(p, repr, variants),
+            }
+        };
+        attrs(p, node, &input.schema)
+    }
+
+    /// `base` with the facts of an item's `#[schema]` keys.
+    pub fn attrs(p: &TokenStream, base: TokenStream, s: &SchemaAttrs) -> TokenStream {
+        let mut out = base;
+        if let Some(l) = &s.length {
+            let opt = |v: Option<u64>| match v {
+                Some(v) => {
+                    let lit = Literal::u64_unsuffixed(v);
+                    quote!(::core::option::Option::Some(#lit))
+                }
+                None => quote!(::core::option::Option::None),
+            };
+            let (min, max) = (opt(l.min), opt(l.max));
+            out = quote!(#out.length(#min, #max));
+        }
+        if let Some(r) = &s.range {
+            let informative = |b: Option<Bound>| match b {
+                Some(Bound::Int(i)) => {
+                    i != i128::from(i64::MIN)
+                        && i != i128::from(i64::MAX)
+                        && i != i128::from(u64::MAX)
+                }
+                Some(Bound::Float(f)) => f.is_finite(),
+                None => false,
+            };
+            if informative(r.min) || informative(r.max) {
+                out = quote!(#out.bounded());
+            }
+        }
+        let mut features = Vec::new();
+        if let Some(e) = &s.examples {
+            features.push(quote!(#p::feature::EXAMPLES));
+            if e.len() > 1 {
+                features.push(quote!(#p::feature::EXAMPLES_MANY));
+            }
+        }
+        if s.default.is_some() {
+            features.push(quote!(#p::feature::DEFAULT));
+        }
+        let non_string = s
+            .enum_values
+            .iter()
+            .flat_map(|(v, _)| v.iter().map(|j| j.kind))
+            .chain(s.const_value.iter().map(|(j, _)| j.kind))
+            .any(|k| k != JsonKind::String);
+        if non_string {
+            features.push(quote!(#p::feature::NON_STRING_ENUM));
+        }
+        if !features.is_empty() {
+            out = quote!(#out.with(#(#features)|*));
+        }
+        out
+    }
+
+    /// A field's facts: its type's (as a property or a value), its keys, and a published
+    /// `#[serde(default)]` when `property`.
+    fn field(p: &TokenStream, f: &Field, role: Role, property: bool) -> TokenStream {
+        if f.schema.with.is_some() {
+            return unknown(p);
+        }
+        let ty = &f.ty;
+        let base = match role {
+            Role::Property => {
+                quote_spanned!(ty.span()=> <#ty as #p::HasToolSchema>::PROPERTY_PORTABILITY)
+            }
+            Role::Value => quote_spanned!(ty.span()=> <#ty as #p::HasToolSchema>::PORTABILITY),
+        };
+        let mut out = attrs(p, base, &f.schema);
+        // `serde_default` publishes the field's default (when it serializes): counted as
+        // a `default`, the one case where the export may in fact publish none.
+        if property
+            && f.serde.default.is_some()
+            && f.schema.default.is_none()
+            && f.serde.custom_de.is_none()
+        {
+            out = quote!(#out.with(#p::feature::DEFAULT));
+        }
+        out
+    }
+
+    /// An object of the live `fields`, after the lead (tag) property.
+    fn object(p: &TokenStream, fields: &[Field], lead: Option<&str>, open: bool) -> TokenStream {
+        let live: Vec<&Field> = fields.iter().filter(|f| f.is_live()).collect();
+        let count = live.len() + usize::from(lead.is_some());
+        let mut out = quote!(#p::Facts::object(#count, #open));
+        if let Some(tag) = lead {
+            let s = string(p);
+            out = quote!(#out.property(#tag, #s));
+        }
+        for f in live {
+            let name = &f.name;
+            let ff = field(p, f, Role::Property, true);
+            out = quote!(#out.property(#name, #ff));
+        }
+        out
+    }
+
+    fn enumeration(p: &TokenStream, repr: &Repr, variants: &[Variant]) -> TokenStream {
+        let live: Vec<&Variant> = variants.iter().filter(|v| v.is_live()).collect();
+        if live.is_empty() {
+            return any_json(p);
+        }
+        if matches!(repr, Repr::External)
+            && live.iter().all(|v| v.style == Style::Unit)
+            && !live.iter().any(|v| has_annotations(v))
+        {
+            return string(p);
+        }
+        let branches: Vec<TokenStream> = live
+            .iter()
+            .map(|v| attrs(p, variant(p, repr, v), &v.schema))
+            .collect();
+        if branches.len() == 1 {
+            return branches.into_iter().next().unwrap_or_else(|| any_json(p));
+        }
+        quote!(#p::Facts::union(&[#(#branches),*]))
+    }
+
+    fn variant(p: &TokenStream, repr: &Repr, v: &Variant) -> TokenStream {
+        let name = &v.name;
+        let open = v.schema.open.is_some();
+        match repr {
+            Repr::External => match v.style {
+                Style::Unit => string(p),
+                _ => {
+                    let c = content(p, v);
+                    quote!(#p::Facts::object(1, false).property(#name, #c))
+                }
+            },
+            Repr::Internal { tag } => match v.style {
+                Style::Unit => object(p, &[], Some(tag), open),
+                Style::Named => object(p, &v.fields, Some(tag), open),
+                Style::Tuple => match payload(v) {
+                    Some(f) => {
+                        let pf = field(p, f, Role::Value, false);
+                        quote!(#pf.merge(#p::Facts::name(#tag), ""))
+                    }
+                    None => any_json(p),
+                },
+            },
+            Repr::Adjacent { tag, content: key } => {
+                let s = string(p);
+                let lead = quote!(#p::Facts::object(2, false).property(#tag, #s));
+                match v.style {
+                    Style::Unit => {
+                        quote!(#p::Facts::object(1, false).property(#tag, #s))
+                    }
+                    Style::Named => {
+                        let inner = object(p, &v.fields, None, open);
+                        quote!(#lead.property(#key, #inner))
+                    }
+                    Style::Tuple => match payload(v) {
+                        Some(f) => {
+                            let c = field(p, f, Role::Property, false);
+                            quote!(#lead.property(#key, #c))
+                        }
+                        None => any_json(p),
+                    },
+                }
+            }
+            Repr::Untagged => match v.style {
+                Style::Unit => quote!(#p::Facts::PLAIN),
+                _ => content(p, v),
+            },
+        }
+    }
+
+    fn content(p: &TokenStream, v: &Variant) -> TokenStream {
+        match v.style {
+            Style::Named => object(p, &v.fields, None, v.schema.open.is_some()),
+            Style::Tuple => match payload(v) {
+                Some(f) => field(p, f, Role::Value, false),
+                None => any_json(p),
+            },
+            Style::Unit => quote!(#p::Facts::PLAIN),
+        }
+    }
 }

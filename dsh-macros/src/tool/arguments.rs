@@ -22,6 +22,8 @@ use proc_macro2::Span;
 
 use crate::ctxt::Ctxt;
 
+use super::examples::{self, Example};
+
 /// One `* `name` - text` entry.
 pub struct Entry {
     pub name: String,
@@ -45,14 +47,20 @@ pub struct Split {
     /// them are whitespace). A non-literal part is assumed to carry text.
     pub blank: bool,
     pub entries: Vec<Entry>,
+    /// The ```` ```json ```` blocks of the `# Examples` section, checked to be objects.
+    pub examples: Vec<Example>,
 }
 
 /// Split the doc attributes of a fn. Malformed entries are reported in `errors`.
 pub fn split(attrs: &[syn::Attribute], errors: &mut Ctxt) -> Split {
     let mut description = Vec::new();
     let mut entries: Vec<Entry> = Vec::new();
+    let mut found: Vec<Example> = Vec::new();
     let mut blank = true;
-    let mut state = State::default();
+    let mut state = State {
+        json_examples: examples_have_json(attrs),
+        ..State::default()
+    };
     for attr in attrs.iter().filter(|a| a.path().is_ident("doc")) {
         let syn::Meta::NameValue(nv) = &attr.meta else {
             continue;
@@ -74,7 +82,7 @@ pub fn split(attrs: &[syn::Attribute], errors: &mut Ctxt) -> Split {
         let text = lit.value();
         let mut kept: Vec<&str> = Vec::new();
         for line in text.split('\n') {
-            if state.line(line, span, &mut entries, errors) {
+            if state.line(line, span, &mut entries, &mut found, errors) {
                 kept.push(line);
             }
         }
@@ -91,11 +99,62 @@ pub fn split(attrs: &[syn::Attribute], errors: &mut Ctxt) -> Split {
             lit: syn::Lit::Str(lit),
         }));
     }
+    if let Some(block) = state.block.take() {
+        errors.push(syn::Error::new(
+            block.spans[0],
+            "this ```json block of the `# Examples` section is never closed; end it with a ``` line",
+        ));
+    }
     Split {
         description,
         blank,
         entries,
+        examples: found,
     }
+}
+
+/// The literal text of every doc attribute, line by line, with its span.
+fn doc_lines(attrs: &[syn::Attribute]) -> impl Iterator<Item = String> + '_ {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(syn::MetaNameValue {
+                value:
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(s),
+                        ..
+                    }),
+                ..
+            }) => Some(s.value()),
+            _ => None,
+        })
+        .flat_map(|t| t.split('\n').map(str::to_string).collect::<Vec<_>>())
+}
+
+/// Whether an `# Examples` section holds a ```` ```json ```` block: only then is the
+/// section read as input examples (and left out of the description); an `# Examples`
+/// section of other code stays in the description as it is.
+fn examples_have_json(attrs: &[syn::Attribute]) -> bool {
+    let (mut fence, mut in_examples) = (false, false);
+    for line in doc_lines(attrs) {
+        let trimmed = line.trim();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            if !fence && in_examples && examples::is_json_fence(trimmed) {
+                return true;
+            }
+            fence = !fence;
+        } else if let (false, Some(title)) = (fence, heading(trimmed)) {
+            in_examples = title.eq_ignore_ascii_case("examples");
+        }
+    }
+    false
+}
+
+/// A ```` ```json ```` block being read.
+struct Block {
+    lines: Vec<String>,
+    spans: Vec<Span>,
 }
 
 #[derive(Default)]
@@ -106,6 +165,12 @@ struct State {
     fence: bool,
     /// The entry continuation lines are appended to.
     open: bool,
+    /// The `# Examples` section holds JSON blocks: it is read as input examples.
+    json_examples: bool,
+    /// Inside that section.
+    in_examples: bool,
+    /// The JSON block being read.
+    block: Option<Block>,
 }
 
 impl State {
@@ -115,17 +180,22 @@ impl State {
         line: &str,
         span: Span,
         entries: &mut Vec<Entry>,
+        found: &mut Vec<Example>,
         errors: &mut Ctxt,
     ) -> bool {
         let trimmed = line.trim();
+        if self.in_examples && self.examples_line(line, span, found, errors) {
+            return false;
+        }
         if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
             self.fence = !self.fence;
             return !self.section;
         }
         if let (false, Some(title)) = (self.fence, heading(trimmed)) {
             self.section = title.eq_ignore_ascii_case("arguments");
+            self.in_examples = self.json_examples && title.eq_ignore_ascii_case("examples");
             self.open = false;
-            return !self.section;
+            return !(self.section || self.in_examples);
         }
         if !self.section {
             return true;
@@ -159,6 +229,60 @@ impl State {
             ));
         }
         false
+    }
+}
+
+impl State {
+    /// A line of the `# Examples` section: JSON blocks become examples, prose (a caption
+    /// for the rustdoc reader) is left out, another kind of code block is an error.
+    /// Returns `false` for a heading, which ends the section.
+    fn examples_line(
+        &mut self,
+        line: &str,
+        span: Span,
+        found: &mut Vec<Example>,
+        errors: &mut Ctxt,
+    ) -> bool {
+        let trimmed = line.trim();
+        let fence = trimmed.starts_with("```") || trimmed.starts_with("~~~");
+        if fence {
+            if let Some(block) = self.block.take() {
+                let text = block.lines.join("\n");
+                match examples::check(&text) {
+                    Ok(text) => found.push(Example {
+                        text,
+                        span: block.spans[0],
+                    }),
+                    Err((msg, line)) => {
+                        let at = block.spans.get(line - 1).or(block.spans.first());
+                        errors.push(syn::Error::new(at.copied().unwrap_or(span), msg));
+                    }
+                }
+                self.fence = false;
+            } else if self.fence {
+                self.fence = false;
+            } else {
+                self.fence = true;
+                if examples::is_json_fence(trimmed) {
+                    self.block = Some(Block {
+                        lines: Vec::new(),
+                        spans: Vec::new(),
+                    });
+                } else {
+                    errors.push(syn::Error::new(
+                        span,
+                        "an `# Examples` section with ```json argument examples holds only ```json blocks (each one JSON object of arguments); move this code block above the heading",
+                    ));
+                }
+            }
+            return true;
+        }
+        if let Some(block) = &mut self.block {
+            block.lines.push(line.to_string());
+            block.spans.push(span);
+            return true;
+        }
+        self.fence || heading(trimmed).is_none()
     }
 }
 
@@ -294,6 +418,82 @@ mod tests {
         let s = split(&f.attrs, &mut errors);
         assert!(errors.check().is_ok() && s.entries.is_empty());
         assert!(texts(&s)[0].contains("# Arguments"));
+    }
+
+    #[test]
+    fn json_examples_are_read_out_of_the_description() {
+        let f: syn::ItemFn = parse_quote! {
+            /// Read.
+            ///
+            /// # Examples
+            ///
+            /// A caption.
+            ///
+            /// ```json
+            /// {"path": "a",
+            ///  "limit": 2}
+            /// ```
+            ///
+            /// ```json
+            /// {"path": "b"}
+            /// ```
+            ///
+            /// # Errors
+            /// Missing.
+            async fn f() {}
+        };
+        let mut errors = Ctxt::new();
+        let s = split(&f.attrs, &mut errors);
+        assert!(errors.check().is_ok());
+        let ex: Vec<&str> = s.examples.iter().map(|e| e.text.as_str()).collect();
+        assert_eq!(ex, [r#"{"path":"a","limit":2}"#, r#"{"path":"b"}"#]);
+        assert_eq!(
+            texts(&s),
+            ["\" Read.\"", "\"\"", "\" # Errors\"", "\" Missing.\""]
+        );
+    }
+
+    #[test]
+    fn examples_sections_without_json_stay() {
+        let f: syn::ItemFn = parse_quote! {
+            /// Read.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// let x = 1;
+            /// ```
+            async fn f() {}
+        };
+        let mut errors = Ctxt::new();
+        let s = split(&f.attrs, &mut errors);
+        assert!(errors.check().is_ok() && s.examples.is_empty());
+        assert_eq!(texts(&s).len(), 7);
+    }
+
+    #[test]
+    fn bad_examples_are_errors() {
+        let f: syn::ItemFn = parse_quote! {
+            /// Read.
+            ///
+            /// # Examples
+            ///
+            /// ```json
+            /// [1]
+            /// ```
+            ///
+            /// ```text
+            /// x
+            /// ```
+            ///
+            /// ```json
+            /// {"a": 1}
+            async fn f() {}
+        };
+        let mut errors = Ctxt::new();
+        let s = split(&f.attrs, &mut errors);
+        assert_eq!(errors.len(), 3);
+        assert!(s.examples.is_empty());
     }
 
     #[test]

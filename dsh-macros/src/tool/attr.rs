@@ -37,6 +37,10 @@ pub const CRATE: &str = "crate";
 pub const STRUCT_NAME: &str = "struct_name";
 pub const ARGS_STRUCT_NAME: &str = "args_struct_name";
 
+// Input examples and compile-time portability (see `PortableTarget` below).
+pub const EXAMPLE: &str = "example";
+pub const PORTABLE: &str = "portable";
+
 /// Every key, in the order the error message lists them.
 const KEYS: &[&str] = &[
     NAME,
@@ -59,7 +63,12 @@ const KEYS: &[&str] = &[
     CRATE,
     STRUCT_NAME,
     ARGS_STRUCT_NAME,
+    EXAMPLE,
+    PORTABLE,
 ];
+
+/// Keys that may be given more than once (each adds to a list).
+const REPEATABLE: &[&str] = &[EXAMPLE];
 
 /// The reserved tool name (the code-mode entry point).
 pub const RESERVED_NAME: &str = "run_code";
@@ -120,6 +129,13 @@ pub struct ToolAttr {
     pub struct_name: Option<syn::Ident>,
     /// `args_struct_name = "Name"`: the generated args struct.
     pub args_struct_name: Option<syn::Ident>,
+
+    // Input examples and portability.
+    /// Every `example = r#"{..}"#`, checked to be a JSON object, in order.
+    pub examples: Vec<super::examples::Example>,
+    /// `portable = "target"` / `portable("a", "b")`: the targets whose export must lose
+    /// nothing, each with the span of its literal.
+    pub portable: Vec<(PortableTarget, Span)>,
 }
 
 impl ToolAttr {
@@ -193,7 +209,7 @@ impl ToolAttr {
                     continue;
                 }
             };
-            if seen.contains(&key) {
+            if seen.contains(&key) && !REPEATABLE.contains(&key.as_str()) {
                 errors.error_spanned(
                     path,
                     format!("duplicate `#[tool]` key `{key}`: each key may be given once"),
@@ -241,6 +257,8 @@ impl ToolAttr {
             CRATE => self.krate = Some(crate_path(meta)?),
             STRUCT_NAME => self.struct_name = Some(ident(STRUCT_NAME, meta)?),
             ARGS_STRUCT_NAME => self.args_struct_name = Some(ident(ARGS_STRUCT_NAME, meta)?),
+            EXAMPLE => self.examples.push(example(meta)?),
+            PORTABLE => self.portable = portable(meta)?,
             _ => {}
         }
         Ok(())
@@ -464,6 +482,114 @@ fn crate_path(meta: &syn::Meta) -> darling::Result<syn::Path> {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// Input examples and compile-time portability.
+
+/// A target `portable` checks a tool's schema against. Each is a rule set of the
+/// runtime's export (`dsh_runtime::export::Target`), named as the runtime's portability
+/// facts name it (`dsh_runtime::schema::portable`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PortableTarget {
+    /// OpenAI Structured Outputs (`strict: true`), Responses and Chat Completions.
+    OpenAiStrict,
+    /// Anthropic strict tool use.
+    AnthropicStrict,
+    /// Gemini `parameters` (the OpenAPI 3.0 subset).
+    Gemini,
+}
+
+impl PortableTarget {
+    const ALL: [(&'static str, PortableTarget); 3] = [
+        ("openai-strict", PortableTarget::OpenAiStrict),
+        ("anthropic-strict", PortableTarget::AnthropicStrict),
+        ("gemini", PortableTarget::Gemini),
+    ];
+
+    /// The constant naming the target in `dsh_runtime::schema::portable`.
+    pub fn runtime_const(self) -> &'static str {
+        match self {
+            PortableTarget::OpenAiStrict => "OPENAI_STRICT",
+            PortableTarget::AnthropicStrict => "ANTHROPIC_STRICT",
+            PortableTarget::Gemini => "GEMINI",
+        }
+    }
+}
+
+/// `example = r#"{"path": "a"}"#`: a string literal holding one JSON object.
+fn example(meta: &syn::Meta) -> darling::Result<super::examples::Example> {
+    let expr = value(EXAMPLE, meta, r##"r#"{"name": "value"}"#"##)?;
+    match expr {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => match super::examples::check(&s.value()) {
+            Ok(text) => Ok(super::examples::Example {
+                text,
+                span: s.span(),
+            }),
+            Err((msg, _)) => Err(darling::Error::custom(msg).with_span(s)),
+        },
+        other => Err(darling::Error::custom(
+            r##"`example` must be a string literal holding a JSON object of arguments: `example = r#"{"path": "src/lib.rs"}"#`"##,
+        )
+        .with_span(other)),
+    }
+}
+
+/// `portable = "openai-strict"` or `portable("openai-strict", "gemini")`.
+fn portable(meta: &syn::Meta) -> darling::Result<Vec<(PortableTarget, Span)>> {
+    let usage = "`portable` names the targets whose export must lose nothing: `portable = \"openai-strict\"` or `portable(\"openai-strict\", \"gemini\")`";
+    let lits: Vec<syn::LitStr> = match meta {
+        syn::Meta::NameValue(nv) => match strip_group(&nv.value) {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) => vec![s.clone()],
+            other => return Err(darling::Error::custom(usage).with_span(other)),
+        },
+        syn::Meta::List(l) => {
+            let parser =
+                syn::punctuated::Punctuated::<syn::LitStr, syn::Token![,]>::parse_terminated;
+            match syn::parse::Parser::parse2(parser, l.tokens.clone()) {
+                Ok(list) if !list.is_empty() => list.into_iter().collect(),
+                Ok(_) => {
+                    return Err(darling::Error::custom(usage).with_span(&l.delimiter.span().join()));
+                }
+                Err(e) => return Err(darling::Error::custom(usage).with_span(&e.span())),
+            }
+        }
+        syn::Meta::Path(p) => return Err(darling::Error::custom(usage).with_span(p)),
+    };
+    let mut errors = darling::Error::accumulator();
+    let mut out: Vec<(PortableTarget, Span)> = Vec::new();
+    for lit in lits {
+        let text = lit.value();
+        match PortableTarget::ALL.iter().find(|(n, _)| *n == text) {
+            Some((_, t)) if out.iter().any(|(o, _)| o == t) => errors.push(
+                darling::Error::custom(format!("`{text}` is listed twice in `portable`"))
+                    .with_span(&lit),
+            ),
+            Some((_, t)) => out.push((*t, lit.span())),
+            None => {
+                let names: Vec<&str> = PortableTarget::ALL.iter().map(|(n, _)| *n).collect();
+                errors.push(
+                    darling::Error::custom(format!(
+                        "unknown `portable` target `{text}`{}; valid targets: {}",
+                        crate::suggest::hint(&text, &names),
+                        names
+                            .iter()
+                            .map(|n| format!("`{n}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ))
+                    .with_span(&lit),
+                );
+            }
+        }
+    }
+    errors.finish_with(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -495,9 +621,19 @@ mod tests {
             finalize_content = e,
             crate = "::dsh",
             struct_name = "ReadTool",
-            args_struct_name = "ReadToolInput"
+            args_struct_name = "ReadToolInput",
+            example = r#"{"path": "a"}"#,
+            example = r#"{"path": "b", "n": 1}"#,
+            portable("openai-strict", "gemini")
         ));
         assert!(errs.is_empty(), "{errs:#?}");
+        let examples: Vec<&str> = a.examples.iter().map(|e| e.text.as_str()).collect();
+        assert_eq!(examples, [r#"{"path":"a"}"#, r#"{"path":"b","n":1}"#]);
+        let targets: Vec<PortableTarget> = a.portable.iter().map(|(t, _)| *t).collect();
+        assert_eq!(
+            targets,
+            [PortableTarget::OpenAiStrict, PortableTarget::Gemini]
+        );
         assert_eq!(a.name.map(|n| n.value).as_deref(), Some("read-file_2"));
         assert_eq!(a.timeout_ms.map(|t| t.ms), Some(500));
         assert!(matches!(
@@ -546,6 +682,24 @@ mod tests {
         assert!(errs[8].starts_with("expected `concurrency_safe` (always)"));
         assert!(errs[9].starts_with("`struct_name` must be a type name in a string literal"));
         assert!(errs[10].starts_with("`args_struct_name` must be a type name"));
+    }
+
+    #[test]
+    fn portable_and_example_errors() {
+        let (a, errs) = parse(quote!(portable = "anthropic-strict"));
+        assert!(errs.is_empty() && a.portable.len() == 1);
+        let (_, errs) = parse(quote!(
+            portable = "openai",
+            example = "[1]",
+            example = 3,
+            portable("gemini", 1)
+        ));
+        assert_eq!(errs.len(), 4, "{errs:#?}");
+        assert!(errs[0].starts_with("unknown `portable` target `openai`"));
+        assert!(errs[0].ends_with("valid targets: `openai-strict`, `anthropic-strict`, `gemini`"));
+        assert!(errs[1].ends_with("found an array"));
+        assert!(errs[2].starts_with("`example` must be a string literal"));
+        assert!(errs[3].starts_with("duplicate `#[tool]` key `portable`"));
     }
 
     #[test]

@@ -34,6 +34,7 @@ pub fn expand(def: &ToolDef<'_>) -> TokenStream {
     let schema_impl = schema_impl(def);
     let deserialize_impl = args_deserialize(def);
     let tool_impl = tool_impl(def);
+    let portable = portable_checks(def);
     let allows = allows();
     let cfgs = &def.cfgs;
     quote! {
@@ -45,8 +46,87 @@ pub fn expand(def: &ToolDef<'_>) -> TokenStream {
             #schema_impl
             #deserialize_impl
             #tool_impl
+            #portable
         };
     }
+}
+
+/// `#[tool(portable = "..")]`: per parameter and target, a constant that evaluates the
+/// parameter type's portability facts and panics, at the parameter's type, with the
+/// message saying what the target's export would lose and what to change.
+fn portable_checks(def: &ToolDef<'_>) -> TokenStream {
+    if def.attr.portable.is_empty() {
+        return TokenStream::new();
+    }
+    let krate = &def.krate;
+    let derive = quote!(#krate::__private::derive);
+    let mut params: Vec<(String, &syn::Type, Span, TokenStream)> = Vec::new();
+    for input in &def.inputs {
+        match input {
+            Input::Field(f) => {
+                let ty = &f.ty;
+                let base = quote_spanned!(ty.span()=> <#ty as #krate::__private::ToolParam>::PROPERTY_PORTABILITY);
+                let mut facts = crate::derive::expand::facts::attrs(&derive, base, &f.schema);
+                if !gemini_name(&f.name) {
+                    facts = quote!(#facts.with(#derive::feature::PROPERTY_NAME));
+                }
+                params.push((f.name.clone(), ty, f.ident.span(), facts));
+            }
+            Input::Args { ty, name } => {
+                // The type is the parameter root: its own openness is the root's.
+                let facts =
+                    quote_spanned!(ty.span()=> <#ty as #krate::ToolSchema>::PORTABILITY.as_root());
+                let name = name.clone().unwrap_or_else(|| "args".to_string());
+                params.push((name, ty, ty.span(), facts));
+            }
+            Input::Context { .. } => {}
+        }
+    }
+    let mut checks = Vec::new();
+    for (name, ty, span, facts) in &params {
+        let ty_text = type_text(ty);
+        for (target, _) in &def.attr.portable {
+            let t = format_ident!("{}", target.runtime_const());
+            checks.push(quote_spanned! {*span=>
+                const _: () = {
+                    const FACTS: #derive::Facts = #facts;
+                    if let ::core::option::Option::Some(m) =
+                        #krate::schema::portable::check(&FACTS, #krate::schema::portable::#t, #name, #ty_text)
+                    {
+                        ::core::panic!("{}", m.as_str());
+                    }
+                };
+            });
+        }
+    }
+    quote!(#(#checks)*)
+}
+
+/// Whether a parameter name is one Gemini's OpenAPI form accepts (the runtime's rule).
+fn gemini_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
+        && name.len() <= 64
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// A type as written, with the spacing of source code (`Vec<String>`).
+fn type_text(ty: &syn::Type) -> String {
+    let raw = quote!(#ty).to_string();
+    let mut s = raw
+        .replace(" < ", "<")
+        .replace("< ", "<")
+        .replace(" <", "<")
+        .replace(" >", ">")
+        .replace(" , ", ", ")
+        .replace(" :: ", "::")
+        .replace(":: ", "::")
+        .replace("& ", "&")
+        .replace(" ;", ";");
+    while s.contains("> >") {
+        s = s.replace("> >", ">>");
+    }
+    s
 }
 
 /// `pub struct ReadFile;`, or `pub struct ServerSearch(pub Arc<Server>);` in a toolbox.
@@ -392,6 +472,10 @@ fn definition_fn(def: &ToolDef<'_>) -> TokenStream {
     let [ro, de, id, ow] =
         [a.read_only, a.destructive, a.idempotent, a.open_world].map(|f| f.is_present());
     let defer = a.defer_loading.is_present();
+    let examples = def.examples.iter().chain(&a.examples).map(|e| {
+        let text = syn::LitStr::new(&e.text, e.span);
+        quote!(#text)
+    });
     let parameters = match def.args_param() {
         Some(t) => {
             // The arguments must be a JSON object: checked at compile time through the
@@ -427,6 +511,7 @@ fn definition_fn(def: &ToolDef<'_>) -> TokenStream {
                         timeout_ms: #timeout,
                         annotations: [#ro, #de, #id, #ow],
                         defer_loading: #defer,
+                        input_examples: &[#(#examples),*],
                     },
                     #parameters,
                     #output,

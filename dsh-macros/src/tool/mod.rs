@@ -8,6 +8,7 @@
 
 mod arguments;
 mod attr;
+mod examples;
 mod expand;
 mod fallback;
 mod model;

@@ -29,6 +29,9 @@ pub struct ToolDef<'a> {
     pub description_blank: bool,
     /// The `# Arguments` entries.
     pub entries: Vec<super::arguments::Entry>,
+    /// The input examples of the doc comment's `# Examples` section (the `example` keys
+    /// follow them, in `attr.examples`).
+    pub examples: Vec<super::examples::Example>,
     /// The parameters, in the fn's order.
     pub inputs: Vec<Input>,
     /// What the fn returns.

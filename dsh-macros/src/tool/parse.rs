@@ -142,6 +142,7 @@ pub fn tool_def<'a>(
         description: split.description,
         description_blank: split.blank,
         entries: split.entries,
+        examples: split.examples,
         inputs,
         output,
         receiver,

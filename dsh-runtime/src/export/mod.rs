@@ -831,9 +831,45 @@ where
     out
 }
 
-fn insert_description(o: &mut Object, def: &ToolDefinition) {
-    if !def.description.is_empty() {
-        o.insert("description", Value::from(def.description.as_ref()));
+/// The description. Where the target has no examples field (every target but
+/// Anthropic's), the input examples are appended as `Examples: {..}; {..}`, with a
+/// warning.
+fn insert_description(o: &mut Object, def: &ToolDefinition, target: Target, p: &mut Projector<'_>) {
+    let mut text = def.description.to_string();
+    if !def.input_examples.is_empty() && !has_examples_field(target) {
+        let shown: Vec<String> = def.input_examples.iter().map(Value::to_string).collect();
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        text.push_str("Examples: ");
+        text.push_str(&shown.join("; "));
+        p.warn(
+            "input_examples",
+            format!(
+                "{} has no input examples field: {} appended to the description",
+                target,
+                match shown.len() {
+                    1 => "the example is".to_string(),
+                    n => format!("the {n} examples are"),
+                }
+            ),
+        );
+    }
+    if !text.is_empty() {
+        o.insert("description", Value::from(text));
+    }
+}
+
+/// Whether the target's tool entry has a field for input examples: Anthropic's
+/// `input_examples` (normal and strict). Source: Anthropic SDK `ToolParam`.
+fn has_examples_field(target: Target) -> bool {
+    matches!(target, Target::Anthropic | Target::AnthropicStrict)
+}
+
+/// The input examples as Anthropic's `input_examples`, when there are any.
+fn insert_examples(o: &mut Object, def: &ToolDefinition) {
+    if !def.input_examples.is_empty() {
+        o.insert("input_examples", Value::from(def.input_examples.clone()));
     }
 }
 
@@ -878,7 +914,7 @@ fn tool_entry(def: &ToolDefinition, target: Target, p: &mut Projector<'_>) -> Va
             }
             let mut f = Object::new();
             f.insert("name", Value::from(name));
-            insert_description(&mut f, def);
+            insert_description(&mut f, def, target, p);
             f.insert("parameters", params);
             f.insert("strict", Value::Bool(target.is_strict()));
             o.insert("type", Value::from("function"));
@@ -895,8 +931,9 @@ fn tool_entry(def: &ToolDefinition, target: Target, p: &mut Projector<'_>) -> Va
         }
         Target::Anthropic | Target::AnthropicStrict => {
             o.insert("name", Value::from(name));
-            insert_description(&mut o, def);
+            insert_description(&mut o, def, target, p);
             o.insert("input_schema", p.parameters(&def.parameters));
+            insert_examples(&mut o, def);
             if target == Target::AnthropicStrict {
                 o.insert("strict", Value::Bool(true));
             }
@@ -906,12 +943,12 @@ fn tool_entry(def: &ToolDefinition, target: Target, p: &mut Projector<'_>) -> Va
         }
         Target::GeminiJsonSchema => {
             o.insert("name", Value::from(name));
-            insert_description(&mut o, def);
+            insert_description(&mut o, def, target, p);
             o.insert("parametersJsonSchema", p.parameters(&def.parameters));
         }
         Target::GeminiOpenApi => {
             o.insert("name", Value::from(name));
-            insert_description(&mut o, def);
+            insert_description(&mut o, def, target, p);
             let params = p.parameters(&def.parameters);
             // A tool without parameters omits `parameters` (Gemini refuses an OBJECT
             // without properties).
@@ -928,7 +965,7 @@ fn tool_entry(def: &ToolDefinition, target: Target, p: &mut Projector<'_>) -> Va
             if let Some(t) = &def.title {
                 o.insert("title", Value::from(t.as_ref()));
             }
-            insert_description(&mut o, def);
+            insert_description(&mut o, def, target, p);
             o.insert("inputSchema", p.parameters(&def.parameters));
             let output = p.value(&def.output, "output");
             if mcp_output_is_wrapped(&def.output, target) {

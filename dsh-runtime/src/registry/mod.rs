@@ -592,6 +592,18 @@ impl Inner {
                 )])));
             }
             def.output.check("output").map_err(schema_err)?;
+            for (index, example) in def.input_examples.iter().enumerate() {
+                let label = format!("input_examples[{index}]");
+                if let Err(v) =
+                    crate::validate::validate_labeled(&def.parameters, example, &label, true)
+                {
+                    return Err(RegisterError::Example {
+                        name: name.to_string(),
+                        index,
+                        violations: v.joined().to_string(),
+                    });
+                }
+            }
             prepared.push((name, tool));
         }
 
@@ -1084,6 +1096,15 @@ pub enum RegisterError {
         /// Every violation.
         error: SchemaError,
     },
+    /// An input example does not validate against the tool's parameter schema.
+    Example {
+        /// The tool name.
+        name: String,
+        /// The example's position in [`ToolDefinition::input_examples`](crate::ToolDefinition::input_examples).
+        index: usize,
+        /// Every violation, each naming its path (`input_examples[0].limit: ..`).
+        violations: String,
+    },
     /// The agent scope no longer exists.
     ScopeGone {
         /// The scope.
@@ -1129,6 +1150,15 @@ impl fmt::Display for RegisterError {
             RegisterError::Schema { name, error } => {
                 write!(f, "tool {}: {error}", q(name))
             }
+            RegisterError::Example {
+                name,
+                index,
+                violations,
+            } => write!(
+                f,
+                "tool {}: input example {index} does not match the parameter schema: {violations}",
+                q(name)
+            ),
             RegisterError::ScopeGone { scope } => write!(
                 f,
                 "agent scope {} no longer exists (every handle to it was dropped)",

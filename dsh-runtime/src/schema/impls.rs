@@ -25,7 +25,18 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
 
+use super::portable::{Facts, feature, root};
 use super::{Additional, Schema, ToolSchema};
+
+/// The facts of an integer type's schema: a number, bounded when a bound is published.
+const fn int_facts(min: i128, max: i128) -> Facts {
+    let f = Facts::of(root::NUMBER);
+    if super::portable::informative_int(min) || super::portable::informative_int(max) {
+        f.bounded()
+    } else {
+        f
+    }
+}
 
 /// The largest magnitude whose bound is published (2^53, beyond which a JSON number read
 /// as a double is no longer exact).
@@ -40,6 +51,8 @@ fn type_range(min: i128, max: i128) -> Schema {
 macro_rules! int_impls {
     ($($t:ty => $min:expr, $max:expr;)*) => {$(
         impl ToolSchema for $t {
+            const PORTABILITY: Facts = int_facts($min, $max);
+
             fn build_schema() -> Schema {
                 type_range($min, $max)
             }
@@ -65,6 +78,8 @@ int_impls! {
 macro_rules! nonzero_impls {
     ($($t:ty => $min:expr, $max:expr;)*) => {$(
         impl ToolSchema for $t {
+            const PORTABILITY: Facts = int_facts($min, $max);
+
             fn build_schema() -> Schema {
                 type_range($min, $max)
             }
@@ -81,12 +96,18 @@ nonzero_impls! {
 }
 
 impl ToolSchema for f64 {
+    const PORTABILITY: Facts = Facts::of(root::NUMBER);
+
     fn build_schema() -> Schema {
         Schema::number()
     }
 }
 
 impl ToolSchema for f32 {
+    // The export publishes the finite range (the hidden-bounds flag is read by the
+    // registry's own projection only).
+    const PORTABILITY: Facts = Facts::of(root::NUMBER).bounded();
+
     fn build_schema() -> Schema {
         Schema::number_range(Some(f32::MIN as f64), Some(f32::MAX as f64))
             .with_hidden_bounds(true, true)
@@ -94,18 +115,24 @@ impl ToolSchema for f32 {
 }
 
 impl ToolSchema for bool {
+    const PORTABILITY: Facts = Facts::PLAIN;
+
     fn build_schema() -> Schema {
         Schema::boolean()
     }
 }
 
 impl ToolSchema for () {
+    const PORTABILITY: Facts = Facts::PLAIN;
+
     fn build_schema() -> Schema {
         Schema::null()
     }
 }
 
 impl ToolSchema for char {
+    const PORTABILITY: Facts = Facts::of(root::STRING).with(feature::STRING_LENGTH);
+
     fn build_schema() -> Schema {
         Schema::string().with_length(Some(1), Some(1))
     }
@@ -114,6 +141,8 @@ impl ToolSchema for char {
 macro_rules! string_impls {
     ($($t:ty),*) => {$(
         impl ToolSchema for $t {
+            const PORTABILITY: Facts = Facts::of(root::STRING);
+
             fn build_schema() -> Schema {
                 Schema::string()
             }
@@ -132,6 +161,8 @@ string_impls!(
 
 impl<T: ToolSchema + 'static> ToolSchema for Option<T> {
     const OPTIONAL: bool = true;
+    const PORTABILITY: Facts = Facts::nullable(T::PORTABILITY);
+    const PROPERTY_PORTABILITY: Facts = T::PORTABILITY;
 
     fn build_schema() -> Schema {
         let inner = T::schema();
@@ -151,6 +182,8 @@ macro_rules! pointer_impls {
     ($($p:ident),*) => {$(
         impl<T: ToolSchema + ?Sized + 'static> ToolSchema for $p<T> {
             const OPTIONAL: bool = T::OPTIONAL;
+            const PORTABILITY: Facts = T::PORTABILITY;
+            const PROPERTY_PORTABILITY: Facts = T::PROPERTY_PORTABILITY;
 
             fn build_schema() -> Schema {
                 (*T::schema()).clone()
@@ -168,6 +201,8 @@ pointer_impls!(Box, Arc, Rc);
 macro_rules! seq_impls {
     ($($t:ident $(<$extra:ident>)?),*) => {$(
         impl<T: ToolSchema + 'static $(, $extra: 'static)?> ToolSchema for $t<T $(, $extra)?> {
+            const PORTABILITY: Facts = Facts::array(T::PORTABILITY);
+
             fn build_schema() -> Schema {
                 Schema::array(Some(T::schema()))
             }
@@ -178,6 +213,8 @@ macro_rules! seq_impls {
 seq_impls!(Vec, VecDeque, BTreeSet, HashSet<S>);
 
 impl<T: ToolSchema + 'static, const N: usize> ToolSchema for [T; N] {
+    const PORTABILITY: Facts = Facts::array(T::PORTABILITY).with(feature::ITEMS_BOUND);
+
     fn build_schema() -> Schema {
         let n = N as u64;
         Schema::array(Some(T::schema())).with_length(Some(n), Some(n))
@@ -185,36 +222,48 @@ impl<T: ToolSchema + 'static, const N: usize> ToolSchema for [T; N] {
 }
 
 impl<T: ToolSchema + 'static> ToolSchema for BTreeMap<String, T> {
+    const PORTABILITY: Facts = Facts::map(T::PORTABILITY);
+
     fn build_schema() -> Schema {
         Schema::object(Vec::new(), Additional::Schema(T::schema()))
     }
 }
 
 impl<T: ToolSchema + 'static, S: 'static> ToolSchema for HashMap<String, T, S> {
+    const PORTABILITY: Facts = Facts::map(T::PORTABILITY);
+
     fn build_schema() -> Schema {
         Schema::object(Vec::new(), Additional::Schema(T::schema()))
     }
 }
 
 impl ToolSchema for serde_json::Value {
+    const PORTABILITY: Facts = Facts::PLAIN.with(feature::ANY_JSON);
+
     fn build_schema() -> Schema {
         Schema::json()
     }
 }
 
 impl ToolSchema for serde_json::Map<String, serde_json::Value> {
+    const PORTABILITY: Facts = Facts::object(0, true);
+
     fn build_schema() -> Schema {
         Schema::object(Vec::new(), Additional::Open)
     }
 }
 
 impl ToolSchema for crate::json::Value {
+    const PORTABILITY: Facts = Facts::PLAIN.with(feature::ANY_JSON);
+
     fn build_schema() -> Schema {
         Schema::json()
     }
 }
 
 impl ToolSchema for crate::json::Object {
+    const PORTABILITY: Facts = Facts::object(0, true);
+
     fn build_schema() -> Schema {
         Schema::object(Vec::new(), Additional::Open)
     }

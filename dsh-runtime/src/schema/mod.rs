@@ -42,6 +42,8 @@
 mod cache;
 mod enums;
 mod impls;
+#[doc(hidden)]
+pub mod portable;
 mod raw;
 
 use std::borrow::Cow;
@@ -847,6 +849,16 @@ pub trait ToolSchema {
     /// `Option<T>`. An optional property is not `required`, and its schema is
     /// [`ToolSchema::property_schema`].
     const OPTIONAL: bool = false;
+
+    /// Not public API: what the schema holds that a strict or OpenAPI export cannot
+    /// keep, for `#[tool(portable = "..")]`. Derived; a hand-written impl keeps the
+    /// default, "unknown", and `portable` then checks nothing below the type.
+    #[doc(hidden)]
+    const PORTABILITY: portable::Facts = portable::Facts::UNKNOWN;
+
+    /// Not public API: [`ToolSchema::PORTABILITY`] of [`ToolSchema::property_schema`].
+    #[doc(hidden)]
+    const PROPERTY_PORTABILITY: portable::Facts = Self::PORTABILITY;
 
     /// Build the schema. Called once per type; children are fetched with
     /// [`ToolSchema::schema`] so they are shared, not rebuilt.

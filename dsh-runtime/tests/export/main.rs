@@ -1,9 +1,11 @@
 //! Integration tests of `dsh-runtime`, grouped in one test binary (one link instead of one per file).
 
 mod export_defer;
+mod export_examples;
 mod export_props;
 mod export_rules;
 mod output_agreement;
+mod portable_agreement;
 mod tool_search;
 
 // The 1,000-tool set shared with the `tool_search` benchmark.

@@ -350,6 +350,20 @@ async fn official_client_libraries_accept_the_responses_and_our_requests() {
             "openai_responses",
         ),
     ] {
+        // Anthropic takes input examples in the tool entry (`input_examples`).
+        let defs: Vec<_> = defs
+            .iter()
+            .cloned()
+            .map(|d| {
+                if target == dsh_runtime::export::Target::Anthropic && d.name == "search_notes" {
+                    d.with_input_examples(vec![
+                        dsh_runtime::json::parse(r#"{"query":"groceries","limit":5}"#).unwrap(),
+                    ])
+                } else {
+                    d
+                }
+            })
+            .collect();
         let e = dsh_runtime::export::export(&defs, target);
         assert!(e.is_complete(), "{target}: {:?}", e.errors);
         cases[name]["tools"] = e.to_serde();

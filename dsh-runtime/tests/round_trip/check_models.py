@@ -9,10 +9,11 @@ conversation must validate against the library's request type for it, and lose n
 in validation (a key the type does not have would be dropped by the TypedDict
 validators, so the validated value must equal the input). For the providers that defer
 tools, `tools` holds an export with a deferred tool: every entry must validate, unchanged,
-as the library's tool parameter type, and one must carry `defer_loading: true`. The
-`*_tool_search` cases are conversations in which the provider's own tool search found a
-deferred tool: their tools (with the provider's tool search tool, and for OpenAI a
-namespace) and every message must validate unchanged.
+as the library's tool parameter type, and one must carry `defer_loading: true`; for
+Anthropic one also carries `input_examples`. The `*_tool_search` cases are conversations
+in which the provider's own tool search found a deferred tool: their tools (with the
+provider's tool search tool, and for OpenAI a namespace) and every message must validate
+unchanged.
 Prints `ok: N checks`.
 """
 
@@ -92,6 +93,8 @@ def anthropic(case) -> None:
         Message.model_validate(r)
         check(True, "response parses")
     anthropic_tools(case.get("tools"), "anthropic")
+    # `input_examples` is a field of the (non-beta) `ToolParam`: validated unchanged above.
+    check(any(t.get("input_examples") for t in case["tools"]), "anthropic: a tool with input_examples")
     message = TypeAdapter(MessageParam)
     for i, m in enumerate(case["request"]["messages"]):
         if m["role"] == "user" and isinstance(m["content"], list):
