@@ -124,6 +124,7 @@ mod layer;
 mod raw;
 mod resume;
 mod server;
+mod tasks;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod transport;

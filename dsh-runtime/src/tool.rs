@@ -220,6 +220,55 @@ pub struct ToolDefinition {
     /// where it cannot; the built-in `tool_search` tool (feature `export`) searches the
     /// deferred tools of a view.
     pub defer_loading: bool,
+    /// Whether the tool may run as a task: work a client starts with one request and
+    /// follows with others (MCP's tasks, see `dsh-mcp`). Set with
+    /// `#[tool(task = "optional")]`; [`TaskSupport::Forbidden`] by default.
+    pub task_support: TaskSupport,
+    /// Whether the [`timeout_ms`](ToolDefinition::timeout_ms) deadline starts again at
+    /// each progress report of the call ([`ToolContext::report_progress`]), so a long
+    /// call that keeps reporting is not cut short. Set with
+    /// `#[tool(timeout_ms = N, timeout_restarts_on_progress)]`.
+    pub timeout_restarts_on_progress: bool,
+}
+
+/// Whether a tool may run as a task ([`ToolDefinition::task_support`]).
+///
+/// A task is a call that answers its request at once with a handle, runs on as a
+/// background job of the caller's session, and is followed (polled, cancelled, its
+/// result fetched) by id. Hosts without tasks ignore this and run every call directly.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// The tool never runs as a task (the default).
+    #[default]
+    Forbidden,
+    /// The tool runs as a task when the client supports tasks, directly otherwise.
+    Optional,
+    /// The tool runs only as a task: a client without tasks cannot call it.
+    Required,
+}
+
+impl TaskSupport {
+    /// The name used in attributes and on the wire: `forbidden`, `optional` or
+    /// `required`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
+
+    /// Whether the tool may run as a task (`optional` or `required`).
+    pub fn allows_task(self) -> bool {
+        !matches!(self, TaskSupport::Forbidden)
+    }
+}
+
+impl fmt::Display for TaskSupport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl ToolDefinition {
@@ -239,6 +288,8 @@ impl ToolDefinition {
             timeout_ms: None,
             annotations: ToolAnnotations::default(),
             defer_loading: false,
+            task_support: TaskSupport::Forbidden,
+            timeout_restarts_on_progress: false,
         }
     }
 
@@ -263,6 +314,19 @@ impl ToolDefinition {
     /// Set deferred loading (see [`ToolDefinition::defer_loading`]).
     pub fn with_defer_loading(mut self, defer: bool) -> Self {
         self.defer_loading = defer;
+        self
+    }
+
+    /// Set whether the tool may run as a task (see [`ToolDefinition::task_support`]).
+    pub fn with_task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = support;
+        self
+    }
+
+    /// Set whether the deadline restarts on progress (see
+    /// [`ToolDefinition::timeout_restarts_on_progress`]).
+    pub fn with_timeout_restarts_on_progress(mut self, restarts: bool) -> Self {
+        self.timeout_restarts_on_progress = restarts;
         self
     }
 }
@@ -684,6 +748,22 @@ pub(crate) fn progress_scoped<F: Future>(fut: F) -> impl Future<Output = F::Outp
             None => fut.await,
         }
     }
+}
+
+/// `fut` with a reporter that calls `observe` at each progress update, then hands the
+/// update on to the reporter current here (if any).
+pub(crate) fn progress_observed<F: Future>(
+    observe: impl Fn() + Send + Sync + 'static,
+    fut: F,
+) -> impl Future<Output = F::Output> {
+    let outer = PROGRESS.try_with(Clone::clone).ok();
+    let reporter = ProgressReporter::new(move |p| {
+        observe();
+        if let Some(outer) = &outer {
+            (outer.0)(p);
+        }
+    });
+    PROGRESS.scope(reporter, fut)
 }
 
 /// Context a body sends to the final result.

@@ -36,6 +36,8 @@ pub const DENY_UNKNOWN_ARGS: &str = "deny_unknown_args";
 pub const CRATE: &str = "crate";
 pub const STRUCT_NAME: &str = "struct_name";
 pub const ARGS_STRUCT_NAME: &str = "args_struct_name";
+pub const TASK: &str = "task";
+pub const TIMEOUT_RESTARTS_ON_PROGRESS: &str = "timeout_restarts_on_progress";
 
 /// Every key, in the order the error message lists them.
 const KEYS: &[&str] = &[
@@ -59,6 +61,8 @@ const KEYS: &[&str] = &[
     CRATE,
     STRUCT_NAME,
     ARGS_STRUCT_NAME,
+    TASK,
+    TIMEOUT_RESTARTS_ON_PROGRESS,
 ];
 
 /// The reserved tool name (the code-mode entry point).
@@ -120,6 +124,10 @@ pub struct ToolAttr {
     pub struct_name: Option<syn::Ident>,
     /// `args_struct_name = "Name"`: the generated args struct.
     pub args_struct_name: Option<syn::Ident>,
+    /// `task = "optional" | "required" | "forbidden"`: whether the tool may run as a task.
+    pub task: Option<TaskSupport>,
+    /// `timeout_restarts_on_progress`: the deadline starts again at each progress report.
+    pub timeout_restarts_on_progress: Flag,
 }
 
 impl ToolAttr {
@@ -214,6 +222,7 @@ impl ToolAttr {
                 "`args_struct_name` names the generated args struct, but with `args` the fn's parameter type is the arguments struct: remove one of the two keys",
             );
         }
+        out.check_task_keys(errors);
         out
     }
 
@@ -241,9 +250,80 @@ impl ToolAttr {
             CRATE => self.krate = Some(crate_path(meta)?),
             STRUCT_NAME => self.struct_name = Some(ident(STRUCT_NAME, meta)?),
             ARGS_STRUCT_NAME => self.args_struct_name = Some(ident(ARGS_STRUCT_NAME, meta)?),
+            TASK | TIMEOUT_RESTARTS_ON_PROGRESS => self.set_task_keys(key, meta)?,
             _ => {}
         }
         Ok(())
+    }
+}
+
+// ---- tasks and progress-restarted deadlines ----------------------------------------------
+
+/// The value of `task = "..."`, as the variant of `dsh_runtime::TaskSupport` it names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskSupport {
+    Forbidden,
+    Optional,
+    Required,
+}
+
+impl TaskSupport {
+    /// The variant's name in `dsh_runtime::TaskSupport`.
+    pub fn variant(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "Forbidden",
+            TaskSupport::Optional => "Optional",
+            TaskSupport::Required => "Required",
+        }
+    }
+}
+
+const TASK_VALUES: &[&str] = &["optional", "required", "forbidden"];
+
+impl ToolAttr {
+    fn set_task_keys(&mut self, key: &str, meta: &syn::Meta) -> darling::Result<()> {
+        match key {
+            TASK => self.task = Some(task_support(meta)?),
+            _ => {
+                self.timeout_restarts_on_progress = flag(TIMEOUT_RESTARTS_ON_PROGRESS, meta)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `timeout_restarts_on_progress` restarts the `timeout_ms` deadline: without one it
+    /// would do nothing.
+    fn check_task_keys(&self, errors: &mut Ctxt) {
+        if let Flag(Some(span)) = self.timeout_restarts_on_progress
+            && self.timeout_ms.is_none()
+        {
+            errors.error_at(
+                span,
+                "`timeout_restarts_on_progress` restarts the `timeout_ms` deadline, and this tool has none: add `timeout_ms = <ms>` or remove the flag",
+            );
+        }
+    }
+}
+
+/// `task = "optional" | "required" | "forbidden"`.
+fn task_support(meta: &syn::Meta) -> darling::Result<TaskSupport> {
+    let expr = value(TASK, meta, "\"optional\"")?;
+    let how = "`task` must be one of the string literals \"optional\" (the tool runs as a task when the client supports tasks), \"required\" (only as a task) or \"forbidden\" (never; the default)";
+    match expr {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => match s.value().as_str() {
+            "optional" => Ok(TaskSupport::Optional),
+            "required" => Ok(TaskSupport::Required),
+            "forbidden" => Ok(TaskSupport::Forbidden),
+            other => Err(darling::Error::custom(format!(
+                "unknown `task` value \"{other}\"{}; {how}",
+                crate::suggest::hint(other, TASK_VALUES)
+            ))
+            .with_span(s)),
+        },
+        other => Err(darling::Error::custom(how).with_span(other)),
     }
 }
 
