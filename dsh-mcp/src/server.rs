@@ -14,10 +14,10 @@ use dsh_runtime::{
     ScopeId, TaskSupport, ToolCall, ToolResult,
 };
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
-    ClientCapabilities, CreateTaskResult, GetTaskParams, GetTaskResult, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
+    CreateTaskResult, GetTaskParams, GetTaskResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
+    ServerConfig, SubscriptionFilter, Tool, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
@@ -919,7 +919,9 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
         let _ = context;
-        let task = self.session_tasks(&request.task_id)?.get(&request.task_id)?;
+        let task = self
+            .session_tasks(&request.task_id)?
+            .get(&request.task_id)?;
         Ok(GetTaskResult::new(task))
     }
 

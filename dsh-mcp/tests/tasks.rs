@@ -205,8 +205,17 @@ fn call(name: &str, args: Value) -> CallToolRequestParams {
 }
 
 /// Start `name` and expect a task; its id.
-async fn start_task(client: &RunningService<RoleClient, Client>, name: &str, args: Value) -> String {
-    match client.peer().call_tool_once(call(name, args)).await.unwrap() {
+async fn start_task(
+    client: &RunningService<RoleClient, Client>,
+    name: &str,
+    args: Value,
+) -> String {
+    match client
+        .peer()
+        .call_tool_once(call(name, args))
+        .await
+        .unwrap()
+    {
         CallToolResponse::Task(created) => {
             // Usually `working`; a call that finished at once may already be terminal.
             assert!(created.task.poll_interval_ms.is_some(), "{created:?}");
@@ -274,11 +283,7 @@ async fn a_task_is_polled_to_completion_and_its_result_read() {
             json!({"result": "echo: hi"}),
             "{wire:?}"
         );
-        assert_eq!(
-            result["content"][0]["text"],
-            json!("echo: hi"),
-            "{wire:?}"
-        );
+        assert_eq!(result["content"][0]["text"], json!("echo: hi"), "{wire:?}");
         // The job is the task: the session's owner holds it, with the result's text as
         // its output.
         let job = fixture
@@ -387,7 +392,11 @@ async fn another_session_can_neither_see_nor_cancel_a_task() {
         let (bob, _b) = fixture.connect(wire, true).await;
         let id = start_task(&alice, "hang", json!({"tag": tag})).await;
         until_hang("the task started", |log| log.started.contains(&tag)).await;
-        let seen = bob.peer().get_task(GetTaskParams::new(&id)).await.unwrap_err();
+        let seen = bob
+            .peer()
+            .get_task(GetTaskParams::new(&id))
+            .await
+            .unwrap_err();
         assert_eq!(error_code(&seen), -32602, "{wire:?}: {seen}");
         let cancelled = bob
             .peer()
@@ -425,7 +434,10 @@ async fn tools_without_task_support_and_clients_without_tasks_get_direct_answers
             .unwrap()
         {
             CallToolResponse::Complete(result) => {
-                assert_eq!(result.structured_content, Some(json!({"result": "plain: x"})));
+                assert_eq!(
+                    result.structured_content,
+                    Some(json!({"result": "plain: x"}))
+                );
             }
             other => panic!("{wire:?}: expected a direct result, got {other:?}"),
         }
@@ -458,7 +470,9 @@ async fn tools_without_task_support_and_clients_without_tasks_get_direct_answers
             unreachable!()
         };
         assert_eq!(
-            data.data.as_ref().map(|d| d["requiredCapabilities"]["extensions"].clone()),
+            data.data
+                .as_ref()
+                .map(|d| d["requiredCapabilities"]["extensions"].clone()),
             Some(json!({"io.modelcontextprotocol/tasks": {}})),
             "{wire:?}"
         );

@@ -629,6 +629,41 @@ mod tests {
     }
 
     #[test]
+    fn reads_the_task_keys() {
+        for (value, support) in [
+            ("optional", TaskSupport::Optional),
+            ("required", TaskSupport::Required),
+            ("forbidden", TaskSupport::Forbidden),
+        ] {
+            let (a, errs) =
+                parse(quote!(task = #value, timeout_ms = 10, timeout_restarts_on_progress));
+            assert!(errs.is_empty(), "{errs:#?}");
+            assert_eq!(a.task, Some(support));
+            assert!(a.timeout_restarts_on_progress.is_present());
+        }
+        let (a, errs) = parse(quote!(
+            task = "optinal",
+            task2,
+            timeout_restarts_on_progress
+        ));
+        assert_eq!(errs.len(), 3, "{errs:#?}");
+        assert!(
+            errs[0].starts_with("unknown `task` value \"optinal\" (did you mean `optional`?)"),
+            "{errs:#?}"
+        );
+        assert!(
+            errs[1].starts_with("unknown `#[tool]` key `task2`"),
+            "{errs:#?}"
+        );
+        assert!(errs[2].contains("this tool has none"), "{errs:#?}");
+        assert_eq!(a.task, None);
+        let (_, errs) = parse(quote!(task = 1));
+        assert!(errs[0].starts_with("`task` must be one of"), "{errs:#?}");
+        let (_, errs) = parse(quote!(task));
+        assert!(errs[0].starts_with("`task` needs a value"), "{errs:#?}");
+    }
+
+    #[test]
     fn args_struct_name_needs_a_generated_args_struct() {
         let (_, errs) = parse(quote!(args, args_struct_name = "Input"));
         assert_eq!(errs.len(), 1, "{errs:#?}");

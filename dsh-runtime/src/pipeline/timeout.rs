@@ -63,8 +63,7 @@ impl Wrapper for TimeoutWrapper {
                     "no Tokio timer is available: the {ms}ms deadline is not armed"
                 );
             }
-            let last_progress: Option<Arc<Mutex<Option<Instant>>>> =
-                restarts.then(Arc::default);
+            let last_progress: Option<Arc<Mutex<Option<Instant>>>> = restarts.then(Arc::default);
             let run: Pin<Box<dyn Future<Output = _> + Send + '_>> = match &last_progress {
                 Some(last) => {
                     let last = last.clone();
