@@ -577,3 +577,22 @@ async fn a_server_without_a_job_runtime_offers_no_tasks() {
     assert_eq!(error_code(&get), -32601, "{get}");
     client.cancel().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_2025_11_25_only_methods_are_not_found() {
+    // The extension drops `tasks/result` and `tasks/list`: clients calling them get
+    // `-32601`, as the extension prescribes.
+    let fixture = Fixture::new(Wire::Stream2026).await;
+    let (client, _statuses) = fixture.connect(Wire::Stream2026, true).await;
+    let id = start_task(&client, "slow_echo", json!({"text": "x", "ms": 1})).await;
+    for method in ["tasks/result", "tasks/list"] {
+        let request = rmcp::model::ClientRequest::CustomRequest(rmcp::model::CustomRequest::new(
+            method,
+            Some(json!({"taskId": id})),
+        ));
+        let refused = client.peer().send_request(request).await.unwrap_err();
+        assert_eq!(error_code(&refused), -32601, "{method}: {refused}");
+    }
+    client.cancel().await.unwrap();
+    fixture.shutdown().await;
+}
