@@ -122,10 +122,7 @@ impl<F: Future + Unpin> Future for WithDeadline<'_, F> {
     type Output = (F::Output, bool);
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        loop {
-            let Some(sleep) = self.sleep.as_mut() else {
-                break;
-            };
+        while let Some(sleep) = self.sleep.as_mut() {
             match panic::contain(|| sleep.as_mut().poll(cx)) {
                 Ok(Poll::Pending) => break,
                 Ok(Poll::Ready(())) => {
