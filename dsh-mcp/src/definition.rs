@@ -42,6 +42,10 @@ pub struct McpTool {
     pub tool: Tool,
     /// Whether canonical values are sent wrapped as `{"result": value}`.
     pub wraps_output: bool,
+    /// Whether a call may run as a task (the definition's
+    /// [`task_support`](ToolDefinition::task_support)): the server materializes a task
+    /// for a task-capable tool when the client declared the tasks extension.
+    pub task_support: dsh_runtime::TaskSupport,
 }
 
 impl McpTool {
@@ -98,6 +102,7 @@ pub fn mcp_tool(def: &ToolDefinition) -> Result<McpTool, NotPublished> {
     Ok(McpTool {
         tool,
         wraps_output: export::mcp_output_is_wrapped(&def.output, TARGET),
+        task_support: def.task_support,
     })
 }
 

@@ -78,6 +78,20 @@
 //!   [`McpServer::on_session`] can register per-session tools and hooks there.
 //! - `tools/list` shows every visible tool, unless [`McpServer::with_listing`] narrows
 //!   it (code mode lists `run_code` alone).
+//! - Tasks (the tasks extension, `io.modelcontextprotocol/tasks`), when the registry has
+//!   a job runtime: a tool whose [`ToolDefinition::task_support`] allows it, called in a
+//!   session by a client that declared the extension, is answered at once with a
+//!   `CreateTaskResult` and runs on as a job of the session's owner
+//!   ([`SessionGuard::job_owner`], or an owner the server opens per session), the whole
+//!   pipeline call with the job's stop token as its cancellation. The task id is the job
+//!   id; `tasks/get` answers `working`, `completed` (the `CallToolResult` inline, tool
+//!   errors included), `cancelled` or `failed`; `tasks/cancel` kills the job;
+//!   `tasks/update` is acknowledged (no task asks for input). A session sees only its own
+//!   tasks, and they stop when it closes. A `required` tool called without the extension
+//!   is refused with `-32021`. Progress reports set the task's `statusMessage`; on
+//!   revisions with `initialize` they are also sent as `notifications/progress` for the
+//!   task's life, and the final state as `notifications/tasks`. Requests without a session
+//!   get direct answers.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -114,6 +128,7 @@
 //! ```
 //!
 //! [`ToolContext::report_progress`]: dsh_runtime::ToolContext::report_progress
+//! [`ToolDefinition::task_support`]: dsh_runtime::ToolDefinition::task_support
 #![deny(missing_docs)]
 
 mod approval;
@@ -124,6 +139,7 @@ mod layer;
 mod raw;
 mod resume;
 mod server;
+mod tasks;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod transport;

@@ -8,14 +8,16 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use dsh_runtime::hooks::ApprovalHandler;
+use dsh_runtime::jobs::{JobContext, JobSettlement, JobSpec, OwnerId, RunningJob};
 use dsh_runtime::{
     Arguments, ContentBlock, DynTool, ErrorCode, Progress, ProgressReporter, Registry, Scope,
-    ScopeId, ToolCall, ToolResult,
+    ScopeId, TaskSupport, ToolCall, ToolResult,
 };
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
+    CreateTaskResult, GetTaskParams, GetTaskResult, Implementation, ListToolsResult,
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
-    ServerConfig, SubscriptionFilter, Tool,
+    ServerConfig, SubscriptionFilter, Tool, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
@@ -27,6 +29,7 @@ use crate::approval::{CANNOT_ASK, ClientApproval, can_elicit_form};
 use crate::definition::{McpTool, mcp_tool, to_serde};
 use crate::raw::RawArguments;
 use crate::resume;
+use crate::tasks::{SessionTasks, TaskEntry};
 
 type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 type SessionSetup = dyn Fn(&Scope) -> SessionGuard + Send + Sync;
@@ -38,6 +41,7 @@ type Listing = dyn Fn(&Registry, Option<ScopeId>, Vec<DynTool>) -> Vec<DynTool> 
 pub struct SessionGuard {
     keep: Vec<Box<dyn Any + Send>>,
     close: Vec<BoxFuture>,
+    job_owner: Option<OwnerId>,
 }
 
 impl SessionGuard {
@@ -62,6 +66,18 @@ impl SessionGuard {
         self
     }
 
+    /// The job owner of the session (opened by the setup on the registry's job runtime,
+    /// and closed by one of its close futures): the tasks the session's client starts
+    /// run as jobs of this owner, so the session's job tools (`job_list`, `job_kill`,
+    /// acting for the same owner) see them. Without it, a server whose registry has a
+    /// job runtime opens an owner of its own for each session and closes it when the
+    /// session ends.
+    #[must_use]
+    pub fn job_owner(mut self, owner: OwnerId) -> Self {
+        self.job_owner = Some(owner);
+        self
+    }
+
     async fn close(self) {
         for future in self.close {
             future.await;
@@ -75,6 +91,7 @@ impl fmt::Debug for SessionGuard {
         f.debug_struct("SessionGuard")
             .field("kept", &self.keep.len())
             .field("on_close", &self.close.len())
+            .field("job_owner", &self.job_owner)
             .finish()
     }
 }
@@ -339,11 +356,17 @@ impl SessionCell {
         }
         let scope = shared.registry.scope();
         let guard = shared.on_session.as_ref().map(|setup| setup(&scope));
+        let owner = guard.as_ref().and_then(|g| g.job_owner);
+        let tasks = shared
+            .registry
+            .jobs()
+            .map(|jobs| Arc::new(SessionTasks::new(jobs.clone(), owner)));
         let session = Arc::new(Session {
             scope,
             guard: Mutex::new(guard),
             stop: CancellationToken::new(),
             tools: ListCache::default(),
+            tasks,
         });
         *slot = Some(session.clone());
         session
@@ -357,11 +380,16 @@ struct Session {
     /// Cancelled when the session ends (stops the list-change watchers).
     stop: CancellationToken,
     tools: ListCache,
+    /// The session's tasks, when the registry has a job runtime.
+    tasks: Option<Arc<SessionTasks>>,
 }
 
 impl Session {
     async fn close(&self) {
         self.stop.cancel();
+        if let Some(tasks) = &self.tasks {
+            tasks.close().await;
+        }
         let guard = self.guard.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(guard) = guard {
             guard.close().await;
@@ -562,10 +590,15 @@ impl Handler {
 
 impl ServerHandler for Handler {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
+        let builder = ServerCapabilities::builder()
             .enable_tools()
-            .enable_tool_list_changed()
-            .build();
+            .enable_tool_list_changed();
+        // Tool calls may become tasks only where there is a job runtime to run them.
+        let capabilities = if self.shared.registry.jobs().is_some() {
+            builder.enable_tasks().build()
+        } else {
+            builder.build()
+        };
         let mut config = ServerConfig::new(capabilities).with_server_info(self.shared.info.clone());
         if let Some(text) = &self.shared.instructions {
             config = config.with_instructions(text.clone());
@@ -705,6 +738,54 @@ impl ServerHandler for Handler {
         let resumable = context
             .protocol_version()
             .is_some_and(|v| !v.has_initialize());
+        let tool = list
+            .by_name
+            .get(request.name.as_ref())
+            .and_then(|&i| list.tools[i].clone());
+        let support = tool
+            .as_ref()
+            .map_or(TaskSupport::Forbidden, |t| t.task_support);
+        if request.request_state.is_none() && support.allows_task() {
+            // Task creation is the server's choice: a task-capable tool runs as a task
+            // whenever the client declared the tasks extension on this request (or at
+            // `initialize`) and the session can hold one.
+            let declared = context
+                .client_capabilities()
+                .is_some_and(|c| c.supports_tasks());
+            let tasks = session.as_ref().and_then(|s| s.tasks.clone());
+            match (declared, session.as_ref(), tasks) {
+                (true, Some(session), Some(tasks)) => {
+                    let cannot_ask = cannot_ask(capable, resumable, true);
+                    return self.start_task(TaskStart {
+                        session,
+                        tasks,
+                        name: request.name.as_ref(),
+                        arguments,
+                        tool,
+                        context: &context,
+                        resumable,
+                        cannot_ask,
+                    });
+                }
+                (false, _, _) if support == TaskSupport::Required => {
+                    return Err(McpError::missing_required_client_capability(
+                        ClientCapabilities::builder().enable_tasks().build(),
+                    ));
+                }
+                (true, session, _) if support == TaskSupport::Required => {
+                    let why = if session.is_none() {
+                        "a request without a session cannot start one"
+                    } else {
+                        "this server has no job runtime to run it"
+                    };
+                    return Err(McpError::invalid_request(
+                        format!("tool `{}` runs only as a task, and {why}", request.name),
+                        None,
+                    ));
+                }
+                _ => {}
+            }
+        }
         let mut approval = None;
         let result = if let Some(state) = request.request_state.as_deref() {
             // The retry of a call suspended on its approval.
@@ -791,16 +872,7 @@ impl ServerHandler for Handler {
             let reporter = progress.as_ref().map(|p| p.reporter());
             // A call's `ask` that no handler of the registry answered goes to the
             // client's user (see `crate::approval`).
-            let cannot_ask = if !capable {
-                Some("it did not declare the elicitation capability")
-            } else if resumable {
-                // Capable clients on these revisions take the branch above.
-                Some("this protocol revision has no server-to-client requests")
-            } else if session.is_none() {
-                Some("a request without a session cannot be asked back")
-            } else {
-                None
-            };
+            let cannot_ask = cannot_ask(capable, resumable, session.is_some());
             let client = ClientApproval::new(
                 context.peer.clone(),
                 registry.clone(),
@@ -832,10 +904,6 @@ impl ServerHandler for Handler {
                 None,
             ));
         }
-        let tool = list
-            .by_name
-            .get(request.name.as_ref())
-            .and_then(|&i| list.tools[i].clone());
         let mut out = to_mcp_result(&result, tool.as_deref());
         if let Some(why) = approval.as_ref().and_then(|a| a.could_not_ask())
             && result.error_code() == Some(ErrorCode::PolicyDenied)
@@ -843,6 +911,168 @@ impl ServerHandler for Handler {
             note_cannot_ask(&mut out, why);
         }
         Ok(CallToolResponse::Complete(out))
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        let _ = context;
+        let task = self
+            .session_tasks(&request.task_id)?
+            .get(&request.task_id)?;
+        Ok(GetTaskResult::new(task))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let _ = context;
+        self.session_tasks(&request.task_id)?
+            .update(&request.task_id)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let _ = context;
+        self.session_tasks(&request.task_id)?
+            .cancel(&request.task_id)
+    }
+}
+
+/// Why a call's `ask` cannot go to the client's user, if it cannot.
+fn cannot_ask(capable: bool, resumable: bool, in_session: bool) -> Option<&'static str> {
+    if !capable {
+        Some("it did not declare the elicitation capability")
+    } else if resumable {
+        // Capable clients on these revisions suspend ordinary calls instead.
+        Some("this protocol revision has no server-to-client requests")
+    } else if !in_session {
+        Some("a request without a session cannot be asked back")
+    } else {
+        None
+    }
+}
+
+/// What starting a task needs from its `tools/call`.
+struct TaskStart<'a> {
+    session: &'a Arc<Session>,
+    tasks: Arc<SessionTasks>,
+    name: &'a str,
+    arguments: Arguments,
+    tool: Option<Arc<McpTool>>,
+    context: &'a RequestContext<RoleServer>,
+    /// The revision has no `initialize` (and no server-to-client requests).
+    resumable: bool,
+    cannot_ask: Option<&'static str>,
+}
+
+impl Handler {
+    /// The tasks of the session a `tasks/*` request names a task of.
+    fn session_tasks(&self, id: &str) -> Result<Arc<SessionTasks>, McpError> {
+        self.session()
+            .and_then(|s| s.tasks.clone())
+            .ok_or_else(|| crate::tasks::not_found(id))
+    }
+
+    /// Start a task-capable tool's call as a job of the session's owner and answer with
+    /// the task (see `crate::tasks`).
+    fn start_task(&self, start: TaskStart<'_>) -> Result<CallToolResponse, McpError> {
+        let TaskStart {
+            session,
+            tasks,
+            name,
+            arguments,
+            tool,
+            context,
+            resumable,
+            cannot_ask,
+        } = start;
+        let registry = self.shared.registry.clone();
+        let call = ToolCall::new(request_id_text(&context.id), name, arguments)
+            .with_agent(session.scope.id());
+        let entry = Arc::new(TaskEntry::default());
+        // Progress goes on to the client for the task's life on revisions with
+        // plain notifications; on every revision it sets the task's status message.
+        let forwarder = if resumable {
+            None
+        } else {
+            context
+                .meta
+                .get_progress_token()
+                .map(|token| ProgressForwarder::start(context.peer.clone(), token))
+        };
+        let approval = ClientApproval::new(
+            context.peer.clone(),
+            registry.clone(),
+            Some(session.scope.clone()),
+            cannot_ask,
+        );
+        let spec = JobSpec::new(name, format!("tools/call {name}")).owned_by(tasks.owner());
+        let job_entry = entry.clone();
+        let producer = move |job: JobContext| {
+            let stop = job.stop_token().clone();
+            let call = call.with_cancellation(stop.clone());
+            let forward = forwarder.as_ref().map(ProgressForwarder::sender);
+            let progress_entry = job_entry.clone();
+            let reporter = ProgressReporter::new(move |p: Progress| {
+                progress_entry.progress(p.progress, p.total, p.message.as_deref());
+                if let Some(forward) = &forward {
+                    let _ = forward.send(Some(p));
+                }
+            });
+            Ok::<_, std::convert::Infallible>(RunningJob::new(async move {
+                let handler: Arc<dyn ApprovalHandler> = approval.clone();
+                let result = dsh_runtime::with_progress(
+                    reporter,
+                    dsh_runtime::hooks::with_approval(handler, registry.execute(call)),
+                )
+                .await;
+                if let Some(forwarder) = forwarder {
+                    forwarder.finish().await;
+                }
+                let mut out = to_mcp_result(&result, tool.as_deref());
+                if let Some(why) = approval.could_not_ask()
+                    && result.error_code() == Some(ErrorCode::PolicyDenied)
+                {
+                    note_cannot_ask(&mut out, why);
+                }
+                let text = result.text().to_string();
+                job_entry.finish(out);
+                let settlement = if stop.is_cancelled() {
+                    JobSettlement::killed().with_detail("cancelled")
+                } else {
+                    JobSettlement::completed()
+                };
+                settlement.with_output(text)
+            }))
+        };
+        let id = tasks.jobs().start(spec, producer).map_err(|e| {
+            McpError::internal_error(format!("tools/call `{name}`: no task started: {e}"), None)
+        })?;
+        tasks.insert(id.clone(), entry.clone());
+        let snapshot = tasks
+            .jobs()
+            .snapshot(&id, Some(tasks.owner()))
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let created = crate::tasks::detailed(&snapshot, &entry).task;
+        if !resumable {
+            crate::tasks::notify_when_settled(
+                context.peer.clone(),
+                tasks.jobs().clone(),
+                tasks.owner(),
+                id,
+                entry,
+                session.stop.clone(),
+            );
+        }
+        Ok(CallToolResponse::Task(CreateTaskResult::new(created)))
     }
 }
 
@@ -951,6 +1181,10 @@ impl ProgressForwarder {
             }
         });
         ProgressForwarder { tx, task }
+    }
+
+    fn sender(&self) -> mpsc::UnboundedSender<Option<Progress>> {
+        self.tx.clone()
     }
 
     fn reporter(&self) -> ProgressReporter {

@@ -232,6 +232,15 @@ pub struct ToolDefinition {
     /// Anthropic's `input_examples`; targets without such a field get them appended to
     /// the description (`Examples: {..}; {..}`), with an export warning.
     pub input_examples: Vec<crate::json::Value>,
+    /// Whether the tool may run as a task: work a client starts with one request and
+    /// follows with others (MCP's tasks, see `dsh-mcp`). Set with
+    /// `#[tool(task = "optional")]`; [`TaskSupport::Forbidden`] by default.
+    pub task_support: TaskSupport,
+    /// Whether the [`timeout_ms`](ToolDefinition::timeout_ms) deadline starts again at
+    /// each progress report of the call ([`ToolContext::report_progress`]), so a long
+    /// call that keeps reporting is not cut short. Set with
+    /// `#[tool(timeout_ms = N, timeout_restarts_on_progress)]`.
+    pub timeout_restarts_on_progress: bool,
 }
 
 /// A named group of tools, as OpenAI Responses shows it to a model: one entry with a name
@@ -271,6 +280,46 @@ impl Namespace {
     }
 }
 
+/// Whether a tool may run as a task ([`ToolDefinition::task_support`]).
+///
+/// A task is a call that answers its request at once with a handle, runs on as a
+/// background job of the caller's session, and is followed (polled, cancelled, its
+/// result fetched) by id. Hosts without tasks ignore this and run every call directly.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// The tool never runs as a task (the default).
+    #[default]
+    Forbidden,
+    /// The tool runs as a task when the client supports tasks, directly otherwise.
+    Optional,
+    /// The tool runs only as a task: a client without tasks cannot call it.
+    Required,
+}
+
+impl TaskSupport {
+    /// The name used in attributes and on the wire: `forbidden`, `optional` or
+    /// `required`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
+
+    /// Whether the tool may run as a task (`optional` or `required`).
+    pub fn allows_task(self) -> bool {
+        !matches!(self, TaskSupport::Forbidden)
+    }
+}
+
+impl fmt::Display for TaskSupport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl ToolDefinition {
     /// A definition with the given name, description and schemas.
     pub fn new(
@@ -290,6 +339,8 @@ impl ToolDefinition {
             defer_loading: false,
             namespace: None,
             input_examples: Vec::new(),
+            task_support: TaskSupport::Forbidden,
+            timeout_restarts_on_progress: false,
         }
     }
 
@@ -327,6 +378,19 @@ impl ToolDefinition {
     /// Set the input examples (see [`ToolDefinition::input_examples`]).
     pub fn with_input_examples(mut self, examples: Vec<crate::json::Value>) -> Self {
         self.input_examples = examples;
+        self
+    }
+
+    /// Set whether the tool may run as a task (see [`ToolDefinition::task_support`]).
+    pub fn with_task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = support;
+        self
+    }
+
+    /// Set whether the deadline restarts on progress (see
+    /// [`ToolDefinition::timeout_restarts_on_progress`]).
+    pub fn with_timeout_restarts_on_progress(mut self, restarts: bool) -> Self {
+        self.timeout_restarts_on_progress = restarts;
         self
     }
 }
@@ -752,6 +816,22 @@ pub(crate) fn progress_scoped<F: Future>(fut: F) -> impl Future<Output = F::Outp
             None => fut.await,
         }
     }
+}
+
+/// `fut` with a reporter that calls `observe` at each progress update, then hands the
+/// update on to the reporter current here (if any).
+pub(crate) fn progress_observed<F: Future>(
+    observe: impl Fn() + Send + Sync + 'static,
+    fut: F,
+) -> impl Future<Output = F::Output> {
+    let outer = PROGRESS.try_with(Clone::clone).ok();
+    let reporter = ProgressReporter::new(move |p| {
+        observe();
+        if let Some(outer) = &outer {
+            (outer.0)(p);
+        }
+    });
+    PROGRESS.scope(reporter, fut)
 }
 
 /// Context a body sends to the final result.

@@ -372,6 +372,7 @@ impl Shell {
         args,
         destructive,
         open_world,
+        task = "optional",
         render = Self::render,
         present_call = Self::present_call,
         present_result = Self::present_result

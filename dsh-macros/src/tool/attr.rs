@@ -36,6 +36,8 @@ pub const DENY_UNKNOWN_ARGS: &str = "deny_unknown_args";
 pub const CRATE: &str = "crate";
 pub const STRUCT_NAME: &str = "struct_name";
 pub const ARGS_STRUCT_NAME: &str = "args_struct_name";
+pub const TASK: &str = "task";
+pub const TIMEOUT_RESTARTS_ON_PROGRESS: &str = "timeout_restarts_on_progress";
 
 // Input examples and compile-time portability (see `PortableTarget` below).
 pub const EXAMPLE: &str = "example";
@@ -65,6 +67,8 @@ const KEYS: &[&str] = &[
     ARGS_STRUCT_NAME,
     EXAMPLE,
     PORTABLE,
+    TASK,
+    TIMEOUT_RESTARTS_ON_PROGRESS,
 ];
 
 /// Keys that may be given more than once (each adds to a list).
@@ -136,6 +140,10 @@ pub struct ToolAttr {
     /// `portable = "target"` / `portable("a", "b")`: the targets whose export must lose
     /// nothing, each with the span of its literal.
     pub portable: Vec<(PortableTarget, Span)>,
+    /// `task = "optional" | "required" | "forbidden"`: whether the tool may run as a task.
+    pub task: Option<TaskSupport>,
+    /// `timeout_restarts_on_progress`: the deadline starts again at each progress report.
+    pub timeout_restarts_on_progress: Flag,
 }
 
 impl ToolAttr {
@@ -230,6 +238,7 @@ impl ToolAttr {
                 "`args_struct_name` names the generated args struct, but with `args` the fn's parameter type is the arguments struct: remove one of the two keys",
             );
         }
+        out.check_task_keys(errors);
         out
     }
 
@@ -259,9 +268,80 @@ impl ToolAttr {
             ARGS_STRUCT_NAME => self.args_struct_name = Some(ident(ARGS_STRUCT_NAME, meta)?),
             EXAMPLE => self.examples.push(example(meta)?),
             PORTABLE => self.portable = portable(meta)?,
+            TASK | TIMEOUT_RESTARTS_ON_PROGRESS => self.set_task_keys(key, meta)?,
             _ => {}
         }
         Ok(())
+    }
+}
+
+// ---- tasks and progress-restarted deadlines ----------------------------------------------
+
+/// The value of `task = "..."`, as the variant of `dsh_runtime::TaskSupport` it names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskSupport {
+    Forbidden,
+    Optional,
+    Required,
+}
+
+impl TaskSupport {
+    /// The variant's name in `dsh_runtime::TaskSupport`.
+    pub fn variant(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "Forbidden",
+            TaskSupport::Optional => "Optional",
+            TaskSupport::Required => "Required",
+        }
+    }
+}
+
+const TASK_VALUES: &[&str] = &["optional", "required", "forbidden"];
+
+impl ToolAttr {
+    fn set_task_keys(&mut self, key: &str, meta: &syn::Meta) -> darling::Result<()> {
+        match key {
+            TASK => self.task = Some(task_support(meta)?),
+            _ => {
+                self.timeout_restarts_on_progress = flag(TIMEOUT_RESTARTS_ON_PROGRESS, meta)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `timeout_restarts_on_progress` restarts the `timeout_ms` deadline: without one it
+    /// would do nothing.
+    fn check_task_keys(&self, errors: &mut Ctxt) {
+        if let Flag(Some(span)) = self.timeout_restarts_on_progress
+            && self.timeout_ms.is_none()
+        {
+            errors.error_at(
+                span,
+                "`timeout_restarts_on_progress` restarts the `timeout_ms` deadline, and this tool has none: add `timeout_ms = <ms>` or remove the flag",
+            );
+        }
+    }
+}
+
+/// `task = "optional" | "required" | "forbidden"`.
+fn task_support(meta: &syn::Meta) -> darling::Result<TaskSupport> {
+    let expr = value(TASK, meta, "\"optional\"")?;
+    let how = "`task` must be one of the string literals \"optional\" (the tool runs as a task when the client supports tasks), \"required\" (only as a task) or \"forbidden\" (never; the default)";
+    match expr {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => match s.value().as_str() {
+            "optional" => Ok(TaskSupport::Optional),
+            "required" => Ok(TaskSupport::Required),
+            "forbidden" => Ok(TaskSupport::Forbidden),
+            other => Err(darling::Error::custom(format!(
+                "unknown `task` value \"{other}\"{}; {how}",
+                crate::suggest::hint(other, TASK_VALUES)
+            ))
+            .with_span(s)),
+        },
+        other => Err(darling::Error::custom(how).with_span(other)),
     }
 }
 
@@ -700,6 +780,41 @@ mod tests {
         assert!(errs[1].ends_with("found an array"));
         assert!(errs[2].starts_with("`example` must be a string literal"));
         assert!(errs[3].starts_with("duplicate `#[tool]` key `portable`"));
+    }
+
+    #[test]
+    fn reads_the_task_keys() {
+        for (value, support) in [
+            ("optional", TaskSupport::Optional),
+            ("required", TaskSupport::Required),
+            ("forbidden", TaskSupport::Forbidden),
+        ] {
+            let (a, errs) =
+                parse(quote!(task = #value, timeout_ms = 10, timeout_restarts_on_progress));
+            assert!(errs.is_empty(), "{errs:#?}");
+            assert_eq!(a.task, Some(support));
+            assert!(a.timeout_restarts_on_progress.is_present());
+        }
+        let (a, errs) = parse(quote!(
+            task = "optinal",
+            task2,
+            timeout_restarts_on_progress
+        ));
+        assert_eq!(errs.len(), 3, "{errs:#?}");
+        assert!(
+            errs[0].starts_with("unknown `task` value \"optinal\" (did you mean `optional`?)"),
+            "{errs:#?}"
+        );
+        assert!(
+            errs[1].starts_with("unknown `#[tool]` key `task2`"),
+            "{errs:#?}"
+        );
+        assert!(errs[2].contains("this tool has none"), "{errs:#?}");
+        assert_eq!(a.task, None);
+        let (_, errs) = parse(quote!(task = 1));
+        assert!(errs[0].starts_with("`task` must be one of"), "{errs:#?}");
+        let (_, errs) = parse(quote!(task));
+        assert!(errs[0].starts_with("`task` needs a value"), "{errs:#?}");
     }
 
     #[test]

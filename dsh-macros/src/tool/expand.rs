@@ -497,6 +497,7 @@ fn definition_fn(def: &ToolDef<'_>) -> TokenStream {
     let out = &def.output.ty;
     let output =
         quote_spanned!(def.output.span=> <#out as #krate::markers::HasToolSchema>::schema());
+    let task = task_setters(def, krate);
     quote! {
         fn definition(&self) -> &#krate::ToolDefinition {
             static DEFINITION: ::std::sync::OnceLock<#krate::ToolDefinition> = ::std::sync::OnceLock::new();
@@ -516,9 +517,24 @@ fn definition_fn(def: &ToolDef<'_>) -> TokenStream {
                     #parameters,
                     #output,
                 )
+                #task
             })
         }
     }
+}
+
+/// `.with_task_support(..)` / `.with_timeout_restarts_on_progress(true)` for the keys
+/// given (nothing for a tool that sets neither).
+fn task_setters(def: &ToolDef<'_>, krate: &TokenStream) -> TokenStream {
+    let mut out = TokenStream::new();
+    if let Some(support) = def.attr.task {
+        let variant = syn::Ident::new(support.variant(), proc_macro2::Span::call_site());
+        out.extend(quote!(.with_task_support(#krate::TaskSupport::#variant)));
+    }
+    if def.attr.timeout_restarts_on_progress.is_present() {
+        out.extend(quote!(.with_timeout_restarts_on_progress(true)));
+    }
+    out
 }
 
 fn call_fn(def: &ToolDef<'_>) -> TokenStream {

@@ -2,15 +2,18 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
+
+use tokio::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
 use crate::hooks::{CallInfo, HookFuture, Next, Wrapper};
 use crate::panic;
 use crate::result::{DispatchOutcome, ErrorCode};
-use crate::tool::ToolError;
+use crate::tool::{ToolError, progress_observed};
 
 /// Honours a tool's [`crate::ToolDefinition::timeout_ms`]: arms a deadline on the
 /// dispatch's cancellation token and, when *its own* deadline fired, turns whatever the
@@ -24,6 +27,12 @@ use crate::tool::ToolError;
 /// and the call answers `TOOL_TIMEOUT` at once (see
 /// [`crate::RegistryBuilder::max_detached`]). A caller abort is not a timeout. Tools
 /// without `timeout_ms` pass through untouched.
+///
+/// With [`crate::ToolDefinition::timeout_restarts_on_progress`], the deadline is
+/// `timeout_ms` after the call's latest progress report
+/// ([`crate::ToolContext::report_progress`]) rather than after its start: a call fails
+/// only when it goes `timeout_ms` without reporting. Reports still reach the caller's
+/// reporter.
 ///
 /// The registry runs this wrapper outermost by default (see
 /// [`crate::RegistryBuilder::timeouts`]); register it yourself with
@@ -41,6 +50,9 @@ impl Wrapper for TimeoutWrapper {
         let Some(ms) = call.definition().and_then(|d| d.timeout_ms) else {
             return next.run();
         };
+        let restarts = call
+            .definition()
+            .is_some_and(|d| d.timeout_restarts_on_progress);
         HookFuture::new(async move {
             let deadline = next.cancellation().child_token();
             let next = next.with_cancellation(deadline.clone());
@@ -51,12 +63,23 @@ impl Wrapper for TimeoutWrapper {
                     "no Tokio timer is available: the {ms}ms deadline is not armed"
                 );
             }
-            let run = next.run();
+            let last_progress: Option<Arc<Mutex<Option<Instant>>>> = restarts.then(Arc::default);
+            let run: Pin<Box<dyn Future<Output = _> + Send + '_>> = match &last_progress {
+                Some(last) => {
+                    let last = last.clone();
+                    let observe = move || {
+                        *last.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+                    };
+                    Box::pin(progress_observed(observe, next.run()))
+                }
+                None => Box::pin(next.run()),
+            };
             let (out, fired) = WithDeadline {
                 run,
                 sleep,
                 deadline: &deadline,
                 fired: false,
+                restart: last_progress.map(|last| (last, Duration::from_millis(ms.get()))),
             }
             .await;
             if fired {
@@ -81,16 +104,35 @@ struct WithDeadline<'d, F> {
     sleep: Option<Pin<Box<tokio::time::Sleep>>>,
     deadline: &'d CancellationToken,
     fired: bool,
+    /// When the deadline restarts on progress: the latest report's time, and the span
+    /// the deadline is after it.
+    restart: Option<(Arc<Mutex<Option<Instant>>>, Duration)>,
+}
+
+impl<F> WithDeadline<'_, F> {
+    /// The later deadline a progress report set, if the timer's own has passed it.
+    fn restarted(&self) -> Option<Instant> {
+        let (last, span) = self.restart.as_ref()?;
+        let at = (*last.lock().unwrap_or_else(|e| e.into_inner()))? + *span;
+        (at > Instant::now()).then_some(at)
+    }
 }
 
 impl<F: Future + Unpin> Future for WithDeadline<'_, F> {
     type Output = (F::Output, bool);
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        if let Some(sleep) = self.sleep.as_mut() {
+        while let Some(sleep) = self.sleep.as_mut() {
             match panic::contain(|| sleep.as_mut().poll(cx)) {
-                Ok(Poll::Pending) => {}
+                Ok(Poll::Pending) => break,
                 Ok(Poll::Ready(())) => {
+                    if let Some(at) = self.restarted() {
+                        // Progress since the timer was armed: wait from the latest report.
+                        if let Some(sleep) = self.sleep.as_mut() {
+                            sleep.as_mut().reset(at);
+                        }
+                        continue;
+                    }
                     self.sleep = None;
                     self.fired = true;
                     self.deadline.cancel();

@@ -8,6 +8,7 @@ mod pipeline_outcomes;
 mod pipeline_policy;
 mod pipeline_readme;
 mod pipeline_stress;
+mod pipeline_timeout_progress;
 mod pipeline_typed;
 mod present_cards;
 mod registry_depth;

@@ -9,4 +9,5 @@ mod mcp_code_mode;
 mod mcp_host;
 mod mcp_http;
 mod mcp_python;
+mod mcp_tasks;
 mod mcp_typescript;

@@ -13,14 +13,14 @@ use serde_json::{Value, json};
 
 const DSH_TOOLS: &str = env!("CARGO_BIN_EXE_dsh-tools");
 
-fn call(name: &str, args: Value) -> CallToolRequestParams {
+pub(crate) fn call(name: &str, args: Value) -> CallToolRequestParams {
     let Value::Object(args) = args else {
         panic!("object")
     };
     CallToolRequestParams::new(name.to_string()).with_arguments(args)
 }
 
-fn text_of(result: &rmcp::model::CallToolResult) -> String {
+pub(crate) fn text_of(result: &rmcp::model::CallToolResult) -> String {
     result
         .content
         .iter()
@@ -29,7 +29,7 @@ fn text_of(result: &rmcp::model::CallToolResult) -> String {
         .join("\n")
 }
 
-fn gone(pid: u32) -> bool {
+pub(crate) fn gone(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
         Ok(stat) => stat
@@ -38,7 +38,7 @@ fn gone(pid: u32) -> bool {
     }
 }
 
-async fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+pub(crate) async fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     while !f() {
         assert!(tokio::time::Instant::now() < deadline, "timed out: {what}");
@@ -46,7 +46,7 @@ async fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
     }
 }
 
-async fn read_pid(file: &Path) -> u32 {
+pub(crate) async fn read_pid(file: &Path) -> u32 {
     let mut pid = None;
     wait_until("the pid file", || {
         pid = std::fs::read_to_string(file)
@@ -58,21 +58,34 @@ async fn read_pid(file: &Path) -> u32 {
     pid.unwrap_or_default()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn stdio_session_with_jobs_and_cancellation() {
-    let root = tempfile::tempdir().unwrap();
-    std::fs::write(root.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
+/// Start `dsh-tools --root ROOT mcp` (stdio), killed when dropped; the child and its
+/// stdout and stdin, as an rmcp client transport takes them.
+pub(crate) fn spawn_stdio(
+    root: &Path,
+) -> (
+    tokio::process::Child,
+    (tokio::process::ChildStdout, tokio::process::ChildStdin),
+) {
     let mut child = tokio::process::Command::new(DSH_TOOLS)
         .arg("--root")
-        .arg(root.path())
+        .arg(root)
         .arg("mcp")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .kill_on_drop(true)
         .spawn()
-        .unwrap();
-    let io = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        .expect("spawn dsh-tools mcp");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let stdin = child.stdin.take().expect("piped stdin");
+    (child, (stdout, stdin))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_session_with_jobs_and_cancellation() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
+    let (mut child, io) = spawn_stdio(root.path());
     let client = ().serve(io).await.unwrap();
 
     let r = client

@@ -11,7 +11,7 @@ const DSH_TOOLS: &str = env!("CARGO_BIN_EXE_dsh-tools");
 
 /// Start `dsh-tools mcp --http 127.0.0.1:0 EXTRA…`; the child and the `host:port` it
 /// printed.
-fn spawn_server(extra: &[&str]) -> (Child, String) {
+pub(crate) fn spawn_server(extra: &[&str]) -> (Child, String) {
     let mut child = Command::new(DSH_TOOLS)
         .args(["mcp", "--http", "127.0.0.1:0"])
         .args(extra)

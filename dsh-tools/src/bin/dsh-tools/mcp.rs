@@ -135,9 +135,9 @@ impl From<CodeModeArg> for Mode {
 }
 
 /// The MCP server for `host`: every tool of its registry, and per session a job owner of
-/// its own on the host's job runtime, with the shell and job tools acting for it (a
-/// session sees only its own jobs, and they stop when it closes), the session's scope
-/// presented in `mode`.
+/// its own on the host's job runtime, with the shell and job tools acting for it and the
+/// session's tasks running as its jobs (a session sees only its own jobs, and they stop
+/// when it closes), the session's scope presented in `mode`.
 pub fn server(host: &Host, mode: Mode) -> McpServer {
     let server = McpServer::new(host.registry().clone())
         .with_server_info("dsh-tools", env!("CARGO_PKG_VERSION"));
@@ -162,7 +162,9 @@ pub fn server(host: &Host, mode: Mode) -> McpServer {
             .as_ref()
             .map_or_else(BashConfig::default, SpillDir::bash_config);
         let shell = Arc::new(Shell::for_owner(owner.id(), config));
-        let mut guard = SessionGuard::new();
+        // The session's tasks (task-capable calls such as `bash`) are jobs of the same
+        // owner, so `job_list` and `job_kill` see them.
+        let mut guard = SessionGuard::new().job_owner(owner.id());
         for registered in [
             scope.register_toolbox(shell),
             scope.register_toolbox(Arc::new(Jobs::for_owner(owner.id()))),
