@@ -17,7 +17,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use dsh_runtime::export::tokens::count;
-use dsh_runtime::json::{self, Value};
+use dsh_runtime::json::{self, Object, Value};
 
 /// Our targets in the table, by `dsh-tools export --provider` name.
 const OURS: [&str; 8] = [
@@ -127,6 +127,154 @@ fn shape(entry: &Value) -> Shape {
         params,
         required,
     )
+}
+
+/// A transform of one published entry, for the breakdown of where tokens go.
+type Strip = fn(&Value) -> Value;
+
+/// Apply `f` to every parameter schema of an entry (`inputSchema.properties.*`).
+fn map_params(entry: &Value, f: impl Fn(&Object) -> Object) -> Value {
+    let mut e = match entry {
+        Value::Object(o) => o.clone(),
+        other => return other.clone(),
+    };
+    if let Some(Value::Object(schema)) = e.get_mut("inputSchema")
+        && let Some(Value::Object(props)) = schema.get_mut("properties")
+    {
+        let mapped: Object = props
+            .iter()
+            .map(|(k, v)| match v {
+                Value::Object(p) => (k.to_string(), Value::Object(f(p))),
+                other => (k.to_string(), other.clone()),
+            })
+            .collect();
+        *props = mapped;
+    }
+    Value::Object(e)
+}
+
+fn remove_key(entry: &Value, key: &str) -> Value {
+    match entry {
+        Value::Object(o) => {
+            let mut o = o.clone();
+            o.remove(key);
+            Value::Object(o)
+        }
+        other => other.clone(),
+    }
+}
+
+fn remove_schema_key(entry: &Value, key: &str) -> Value {
+    let mut e = match entry {
+        Value::Object(o) => o.clone(),
+        other => return other.clone(),
+    };
+    if let Some(Value::Object(schema)) = e.get_mut("inputSchema") {
+        schema.remove(key);
+    }
+    Value::Object(e)
+}
+
+fn is_null_type(v: &Value) -> bool {
+    v.as_str() == Some("null")
+}
+
+/// rmcp: `"$schema"` on every input schema.
+fn no_dollar_schema(e: &Value) -> Value {
+    remove_schema_key(e, "$schema")
+}
+
+/// rmcp: schemars' `"format"` (`uint64`, `double`) on numbers.
+fn no_format(e: &Value) -> Value {
+    map_params(e, |p| {
+        let mut p = p.clone();
+        p.remove("format");
+        p
+    })
+}
+
+/// rmcp: an `Option<T>` as `"type": [T, "null"]`; read as `T` alone.
+fn no_null_type(e: &Value) -> Value {
+    map_params(e, |p| {
+        let mut p = p.clone();
+        if let Some(Value::Array(types)) = p.get("type") {
+            let kept: Vec<Value> = types.iter().filter(|t| !is_null_type(t)).cloned().collect();
+            if kept.len() == 1 {
+                p.insert("type", kept[0].clone());
+            }
+        }
+        p
+    })
+}
+
+/// FastMCP: `"_meta": {"fastmcp": {"tags": []}}` on every tool.
+fn no_meta(e: &Value) -> Value {
+    remove_key(e, "_meta")
+}
+
+/// FastMCP: a `"title"` made from the function name.
+fn no_title(e: &Value) -> Value {
+    remove_key(e, "title")
+}
+
+/// FastMCP: `"additionalProperties": false` on every input schema.
+fn no_closed_root(e: &Value) -> Value {
+    remove_schema_key(e, "additionalProperties")
+}
+
+/// FastMCP: an optional parameter as `"anyOf": [T, {"type": "null"}], "default": null`;
+/// read as `T` alone.
+fn no_null_branch(e: &Value) -> Value {
+    map_params(e, |p| {
+        let mut out = Object::new();
+        for (k, v) in p.iter() {
+            match (k, v) {
+                ("anyOf", Value::Array(branches)) => {
+                    let kept: Vec<&Value> = branches
+                        .iter()
+                        .filter(|b| !b.get("type").is_some_and(is_null_type))
+                        .collect();
+                    match kept.as_slice() {
+                        [Value::Object(only)] => {
+                            for (bk, bv) in only.iter() {
+                                out.insert(bk, bv.clone());
+                            }
+                        }
+                        _ => {
+                            out.insert(k, v.clone());
+                        }
+                    }
+                }
+                ("default", Value::Null) => {}
+                _ => {
+                    out.insert(k, v.clone());
+                }
+            }
+        }
+        out
+    })
+}
+
+/// FastMCP: the `{"result": …}` outputSchema of a text result.
+fn no_output(e: &Value) -> Value {
+    remove_key(e, "outputSchema")
+}
+
+/// The sum over `list`'s entries after each of `steps` in turn, with what each step
+/// removed.
+fn breakdown(list: &List, steps: &[(&str, Strip)]) -> (usize, Vec<(String, usize)>, usize) {
+    let mut entries: Vec<Value> = list.entries.iter().map(|(_, e)| e.clone()).collect();
+    let sum = |es: &[Value]| es.iter().map(|e| count(&e.to_string())).sum::<usize>();
+    let start = sum(&entries);
+    let mut last = start;
+    let mut parts = Vec::new();
+    for (what, step) in steps {
+        entries = entries.iter().map(step).collect();
+        let now = sum(&entries);
+        parts.push((what.to_string(), last.saturating_sub(now)));
+        last = now;
+    }
+    (start, parts, last)
 }
 
 fn main() -> ExitCode {
@@ -247,6 +395,31 @@ fn main() -> ExitCode {
         Box::new(move |n| entry_count(&mcp_in, n, false)),
         None,
     ));
+    let rmcp_steps: [(&str, Strip); 3] = [
+        ("`$schema` on each input schema", no_dollar_schema),
+        ("`format` (`uint64`, `double`)", no_format),
+        ("`Option<T>` as `[T, \"null\"]`", no_null_type),
+    ];
+    let fast_steps: [(&str, Strip); 5] = [
+        (
+            "`outputSchema` `{\"result\": string}` of a text result",
+            no_output,
+        ),
+        ("`_meta.fastmcp.tags`", no_meta),
+        ("a `title` from the function name", no_title),
+        ("`additionalProperties: false` on the root", no_closed_root),
+        (
+            "optional as `anyOf [T, null]` + `default: null`",
+            no_null_branch,
+        ),
+    ];
+    let rmcp_breakdown = breakdown(&rmcp, &rmcp_steps);
+    let fast_breakdown = breakdown(&fastmcp, &fast_steps);
+    let ours_input: usize = stripped(mcp)
+        .entries
+        .iter()
+        .map(|(_, e)| count(&e.to_string()))
+        .sum();
     let rmcp_whole = count(&rmcp.whole.to_string());
     let rmcp_has_output = rmcp
         .entries
@@ -313,6 +486,15 @@ fn main() -> ExitCode {
         }
     }
     out.push('\n');
+    out.push_str("\nWhere the peers' extra tokens go (sums over the entries; each step removes one thing from the previous):\n\n| | tokens |\n| --- | ---: |\n");
+    for (label, (start, parts, end)) in [("rmcp", &rmcp_breakdown), ("FastMCP", &fast_breakdown)] {
+        let _ = writeln!(out, "| **{label}** as published | {start} |");
+        for (what, n) in parts {
+            let _ = writeln!(out, "| less {what} | -{n} |");
+        }
+        let _ = writeln!(out, "| = {label}, those removed | {end} |");
+    }
+    let _ = writeln!(out, "| ours mcp, no outputSchema | {ours_input} |");
     if rmcp_has_output {
         out.push_str("\n(rmcp published an outputSchema for some tools.)\n");
     }
