@@ -40,7 +40,7 @@
 //!
 //! # What the tools cost
 //!
-//! With the `tokens` feature, [`tokens::token_report`] counts the o200k tokens of each
+//! With the `tokens` feature, `tokens::token_report` counts the o200k tokens of each
 //! tool's entry and of each request's whole fragment, per target (exact for OpenAI, an
 //! approximation for the others), and what deferred tools leave out of every request.
 //!
