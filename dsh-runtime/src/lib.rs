@@ -85,6 +85,8 @@
 //!   crate is then the registry, the pipeline, the schema vocabulary, validation, hooks,
 //!   results, the [`Tool`] contract with its presenters, jobs and the Markdown catalog.
 //!   `dsh-mcp` publishes its tool list through the MCP export, so it turns the feature on.
+//! - `tokens` (off by default; turns `export` on): `export::tokens`, o200k token counts of
+//!   the exported definitions per target, with the tokenizer and its vocabulary built in.
 //!
 //! Cancellation uses [`CancellationToken`] (re-exported from `tokio-util`, so you need no
 //! dependency of your own to cancel a call).

@@ -38,6 +38,12 @@
 //!   `schema/2026-07-28/schema.ts` (any output root), `server/tools.mdx` (names,
 //!   annotations).
 //!
+//! # What the tools cost
+//!
+//! With the `tokens` feature, `tokens::token_report` counts the o200k tokens of each
+//! tool's entry and of each request's whole fragment, per target (exact for OpenAI, an
+//! approximation for the others), and what deferred tools leave out of every request.
+//!
 //! # Handing the tools to each API
 //!
 //! The pattern is the same for every provider: put [`Export::fragment`] in the request's
@@ -184,6 +190,8 @@
 
 pub mod check;
 mod project;
+#[cfg(feature = "tokens")]
+pub mod tokens;
 
 use std::fmt;
 use std::str::FromStr;

@@ -1,12 +1,10 @@
 //! The `export`, `sdk` and `list --tokens` subcommands of the `dsh-tools` binary: the
-//! host's tools as each model API takes them, as a code-mode SDK, and what they cost.
-
-use std::fmt::Write as _;
+//! host's tools as each model API takes them, as a code-mode SDK, and what they cost in
+//! o200k tokens.
 
 use dsh_code::sdk::{python, typescript};
 use dsh_runtime::Registry;
-use dsh_runtime::export::{self, Target};
-use dsh_runtime::json::{Object, Value};
+use dsh_runtime::export::{self, Target, tokens};
 
 /// What a subcommand prints, and whether it succeeded.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -70,65 +68,31 @@ pub fn sdk(registry: &Registry, lang: &str) -> Output {
     }
 }
 
-/// The size of each tool's definition as a model receives it: the compact JSON of the
-/// provider's entry for the tool (`provider` `None`: the registry's own
-/// `{name, description, parameters}`). Rows `(name, bytes)`, in publication order.
-pub fn sizes(registry: &Registry, provider: Option<Target>) -> Vec<(String, usize)> {
-    match provider {
-        None => registry
-            .view()
-            .schemas()
-            .iter()
-            .map(|d| (d.name.to_string(), d.to_json().to_string().len()))
-            .collect(),
-        Some(t) => export::export_registry(registry, t)
-            .tools
-            .iter()
-            .map(|tool| (tool.name.clone(), tool.definition.to_string().len()))
-            .collect(),
-    }
+/// The heading of `dsh-tools list --tokens`: what the figures count, and what they do
+/// not.
+pub const TOKENS_HEADING: &str = "o200k tokens of each tool's entry as the target's request carries it (compact JSON), and of the request's whole `tools` fragment.\n\
+Exact for OpenAI (before its own per-tool framing); for Anthropic, Gemini and MCP an o200k approximation of the provider's tokenizer.\n";
+
+/// `dsh-tools list --tokens`: the heading and a table of o200k tokens per tool (rows) and
+/// target (columns), with the request totals.
+pub fn token_table(registry: &Registry, targets: &[Target]) -> String {
+    let report = tokens::token_report_view(&registry.view(), targets);
+    format!("{TOKENS_HEADING}\n{report}")
 }
 
-/// `dsh-tools list --tokens`: a table of bytes per tool definition and an estimate of
-/// tokens (bytes / 4, rounded up, labelled as an estimate: no tokenizer is shipped).
-pub fn token_table(registry: &Registry, provider: Option<Target>) -> String {
-    let rows = sizes(registry, provider);
-    let width = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(4).max(5);
-    let mut out = String::new();
-    let form = provider.map_or("registry schemas".to_string(), |t| format!("{t} export"));
-    let _ = writeln!(
-        out,
-        "Definition sizes ({form}, compact JSON); tokens are estimated as bytes/4."
-    );
-    let _ = writeln!(out, "{:width$}  {:>8}  {:>8}", "tool", "bytes", "~tokens");
-    let mut total = 0;
-    for (name, bytes) in &rows {
-        total += bytes;
-        let _ = writeln!(out, "{name:width$}  {bytes:>8}  {:>8}", bytes.div_ceil(4));
+/// The targets named on the command line (all of them when none is).
+pub fn parse_targets(names: &[String]) -> Result<Vec<Target>, export::UnknownTarget> {
+    if names.is_empty() {
+        return Ok(Target::ALL.to_vec());
     }
-    let _ = writeln!(
-        out,
-        "{:width$}  {total:>8}  {:>8}",
-        "total",
-        total.div_ceil(4)
-    );
-    out
-}
-
-/// [`sizes`] as JSON: `[{"name", "bytes", "estimatedTokens"}]`.
-pub fn token_json(registry: &Registry, provider: Option<Target>) -> Value {
-    Value::from(
-        sizes(registry, provider)
-            .into_iter()
-            .map(|(name, bytes)| {
-                let mut o = Object::new();
-                o.insert("name", Value::from(name.as_str()));
-                o.insert("bytes", Value::from(bytes as u64));
-                o.insert("estimatedTokens", Value::from(bytes.div_ceil(4) as u64));
-                Value::Object(o)
-            })
-            .collect::<Vec<_>>(),
-    )
+    let mut targets = Vec::new();
+    for name in names {
+        let t: Target = name.trim().parse()?;
+        if !targets.contains(&t) {
+            targets.push(t);
+        }
+    }
+    Ok(targets)
 }
 
 /// Write an [`Output`] (ignoring a closed stdout) and turn its status into an exit code.
@@ -141,35 +105,42 @@ pub fn print(output: Output) -> std::process::ExitCode {
     std::process::ExitCode::from(output.status)
 }
 
-/// `dsh-tools list --tokens [--json] [--provider NAME]`.
-pub fn list_tokens(
-    registry: &Registry,
-    as_json: bool,
-    provider: Option<&str>,
-) -> std::process::ExitCode {
-    let target = match provider.map(str::parse::<Target>).transpose() {
+/// `dsh-tools list --tokens [--json] [--target NAME[,NAME...]]`: exit status 2 for an
+/// unknown target.
+pub fn list_tokens_output(registry: &Registry, as_json: bool, targets: &[String]) -> Output {
+    let targets = match parse_targets(targets) {
         Ok(t) => t,
         Err(e) => {
-            return print(Output {
+            return Output {
                 stdout: String::new(),
                 stderr: vec![format!("error: {e}")],
                 status: 2,
-            });
+            };
         }
     };
     let stdout = if as_json {
-        let mut text =
-            serde_json::to_string_pretty(&token_json(registry, target)).unwrap_or_default();
+        let report = tokens::token_report_view(&registry.view(), &targets);
+        let mut text = serde_json::to_string_pretty(&report.to_json())
+            .unwrap_or_else(|e| format!("(the report cannot be printed: {e})"));
         text.push('\n');
         text
     } else {
-        token_table(registry, target)
+        token_table(registry, &targets)
     };
-    print(Output {
+    Output {
         stdout,
         stderr: Vec::new(),
         status: 0,
-    })
+    }
+}
+
+/// [`list_tokens_output`], printed.
+pub fn list_tokens(
+    registry: &Registry,
+    as_json: bool,
+    targets: &[String],
+) -> std::process::ExitCode {
+    print(list_tokens_output(registry, as_json, targets))
 }
 
 // The command's rendering of a refused tool, over a registry the binary cannot be given

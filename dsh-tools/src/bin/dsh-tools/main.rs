@@ -8,7 +8,7 @@
 //! dsh-tools [--root DIR] replay FILE [--json]
 //! dsh-tools export --provider openai|openai-strict|anthropic|gemini|mcp|...
 //! dsh-tools sdk --lang ts|py
-//! dsh-tools list --tokens [--provider NAME]
+//! dsh-tools list --tokens [--target NAME[,NAME...]] [--json]
 //! dsh-tools [--root DIR] code PROGRAM|- [--json]
 //! dsh-tools [--root DIR] mcp [--http ADDR [--stateless] [--bearer-token-env VAR] [--allowed-origin ORIGIN]... [--allowed-host HOST]... [--allow-any-host] [--session-idle-timeout SECS]] [--code-mode native|code|both]
 //! ```
@@ -92,12 +92,13 @@ enum Command {
         /// Print the schemas as JSON (`[{name, description, parameters}]`).
         #[arg(long)]
         json: bool,
-        /// Show the size of each tool's definition (bytes, estimated tokens).
+        /// Show the o200k tokens of each tool's definition per export target, and of each
+        /// request's whole `tools` fragment.
         #[arg(long)]
         tokens: bool,
-        /// With --tokens: measure this provider's export instead of the registry schemas.
-        #[arg(long, requires = "tokens")]
-        provider: Option<String>,
+        /// With --tokens: only these targets (repeatable or comma-separated; default: all).
+        #[arg(long, alias = "provider", requires = "tokens", value_delimiter = ',')]
+        target: Vec<String>,
     },
     /// Print the tools as a model API takes them (warnings on stderr; exit 1 when a tool
     /// cannot be exported). Providers: openai, openai-strict, openai-chat,
@@ -346,8 +347,8 @@ async fn run(host: &Host, command: Command, cancel: CancellationToken) -> ExitCo
         Command::List {
             tokens: true,
             json,
-            provider,
-        } => export_cmd::list_tokens(host.registry(), json, provider.as_deref()),
+            target,
+        } => export_cmd::list_tokens(host.registry(), json, &target),
         Command::List { json, .. } => list(host, json),
         Command::Export { provider } => {
             export_cmd::print(export_cmd::export(host.registry(), &provider))
