@@ -614,9 +614,9 @@ impl Export {
     ///         .with_defer_loading(defer)
     /// };
     /// let e = export::export(&[def("search", false), def("weather", true)], Target::Anthropic);
-    /// assert_eq!(e.fragment().as_array().unwrap()[2]["name"], "tool_search_tool_bm25");
+    /// assert_eq!(e.fragment().as_array().unwrap()[2].get("name").and_then(|n| n.as_str()), Some("tool_search_tool_bm25"));
     /// let e = e.with_provider_search(ProviderSearch::Regex);
-    /// assert_eq!(e.fragment().as_array().unwrap()[2]["name"], "tool_search_tool_regex");
+    /// assert_eq!(e.fragment().as_array().unwrap()[2].get("name").and_then(|n| n.as_str()), Some("tool_search_tool_regex"));
     /// ```
     pub fn with_provider_search(mut self, search: ProviderSearch) -> Self {
         if self.search.is_some() {
