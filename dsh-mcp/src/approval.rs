@@ -3,7 +3,9 @@
 //! When pre-execute policy answers `ask` for a call from an MCP session and no approval
 //! handler of the registry answered, the server sends the client an `elicitation/create`
 //! request: a one-field form (a required boolean `approve`) whose message names the
-//! tool, a one-line summary of the call and the policy's reason. `accept` with
+//! tool, a one-line summary of the call, the call it was made for (a code-mode
+//! program's tool call names its `run_code` call: the program waits for the answer) and
+//! the policy's reason. `accept` with
 //! `approve: true` runs the call; `accept` with `false` and `decline` are
 //! `APPROVAL_REJECTED`; `cancel` is `APPROVAL_CANCELLED`. A client that did not declare
 //! the (form) elicitation capability cannot be asked: the call gets the denial of a call
@@ -14,6 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use dsh_runtime::hooks::{Approval, ApprovalHandler, ApprovalRequest, HookFuture};
 use dsh_runtime::present::CallView;
+use dsh_runtime::tool::ParentCall;
 use dsh_runtime::{Registry, Scope, ToolError};
 use rmcp::model::{
     ClientCapabilities, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
@@ -75,6 +78,7 @@ impl ClientApproval {
         let message = approval_message(
             name,
             &self.summary(name, request.call.arguments()),
+            request.via,
             request.reason,
         );
         let params = approval_form(name, message)?;
@@ -166,9 +170,22 @@ impl ApprovalHandler for ClientApproval {
     }
 }
 
-/// The message of the approval form.
-pub(crate) fn approval_message(name: &str, summary: &str, reason: Option<&str>) -> String {
+/// The message of the approval form: the tool, the call's summary, the call it was made
+/// for (a code-mode program's `run_code` call) and the policy's reason.
+pub(crate) fn approval_message(
+    name: &str,
+    summary: &str,
+    via: Option<&ParentCall>,
+    reason: Option<&str>,
+) -> String {
     let mut message = format!("Allow tool {} to run?\nCall: {summary}", quoted(name));
+    if let Some(via) = via {
+        message.push_str(&format!(
+            "\nVia: tool {}, call {}",
+            quoted(&via.name),
+            quoted(&one_line(&via.call_id, SUMMARY_CHARS))
+        ));
+    }
     if let Some(reason) = reason {
         message.push_str("\nReason: ");
         message.push_str(&one_line(reason, SUMMARY_CHARS));
@@ -204,12 +221,17 @@ mod tests {
     #[test]
     fn message_names_tool_summary_and_reason() {
         assert_eq!(
-            approval_message("bash", "echo hi", Some("bash asks")),
+            approval_message("bash", "echo hi", None, Some("bash asks")),
             "Allow tool \"bash\" to run?\nCall: echo hi\nReason: bash asks"
         );
         assert_eq!(
-            approval_message("x", "x {}", None),
+            approval_message("x", "x {}", None, None),
             "Allow tool \"x\" to run?\nCall: x {}"
+        );
+        let program = ParentCall::new("run_code", "7");
+        assert_eq!(
+            approval_message("bash", "echo hi", Some(&program), Some("bash asks")),
+            "Allow tool \"bash\" to run?\nCall: echo hi\nVia: tool \"run_code\", call \"7\"\nReason: bash asks"
         );
     }
 }

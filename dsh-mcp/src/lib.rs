@@ -72,7 +72,11 @@
 //!   another session's, tool's or arguments', has expired or was already used is
 //!   refused with a JSON-RPC invalid-params error (`-32602`) saying why. Such a
 //!   suspended call lives in the server process, so the retry must reach the same
-//!   process; its progress notifications are not forwarded.
+//!   process; its progress notifications are not forwarded. A tool call of a code-mode
+//!   program (`run_code`, from `dsh-code`) is asked about the same way, its message also
+//!   naming the `run_code` call (`Via: tool "run_code", call "<id>"`): the program waits
+//!   for the answer, within its deadline, and on 2026-07-28 the `run_code` call is the
+//!   one answered with `InputRequiredResult`, its retry resuming the program.
 //! - Each session is an agent scope of the registry ([`dsh_runtime::Scope`]): calls carry
 //!   its id, so policy hooks see which session a call comes from, and
 //!   [`McpServer::on_session`] can register per-session tools and hooks there.

@@ -228,7 +228,12 @@ impl Suspend {
             Some(scope) => scope.present_call(name, arguments),
             None => self.registry.present_call(name, arguments),
         };
-        let message = approval_message(name, &summary(card, name, arguments), request.reason);
+        let message = approval_message(
+            name,
+            &summary(card, name, arguments),
+            request.via,
+            request.reason,
+        );
         let form = approval_form(name, message)?;
         let mut requests = InputRequests::new();
         requests.insert(
@@ -249,10 +254,13 @@ impl Suspend {
             self.resumes.lock().remove(&nonce);
             return Ok(Approval::Cancelled);
         }
+        // The asking call's own token too: a code-mode program's tool call is cancelled
+        // when its run ends (its deadline, say) while the outer call waits here.
         let answer = tokio::select! {
             answer = answer_rx => answer.ok(),
             () = tokio::time::sleep(self.resumes.ttl) => None,
             () = self.cancel.cancelled() => None,
+            () = request.call.cancellation().cancelled() => None,
         };
         match answer {
             Some(answer) => Ok(answer),
