@@ -176,6 +176,14 @@ impl ApprovalHandler for Waiting {
     }
 }
 
+/// Wait until the handler is asked (a bounded wait: a sub-call that is never put to the
+/// handler fails the test).
+async fn asked(handler: &Waiting) {
+    tokio::time::timeout(Duration::from_secs(20), handler.asked.notified())
+        .await
+        .expect("the sub-call is put to the fallback handler");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_program_waits_for_the_answer_of_its_sub_call() {
     let env = default_env();
@@ -192,7 +200,7 @@ async fn the_program_waits_for_the_answer_of_its_sub_call() {
     let run = tokio::spawn(with_approval(fallback, async move {
         registry.execute(call).await
     }));
-    handler.asked.notified().await;
+    asked(&handler).await;
     assert!(!run.is_finished(), "the program waits for the answer");
     answer.send(Approval::AllowedOnce).unwrap();
     let result = run.await.unwrap();
@@ -223,7 +231,7 @@ async fn cancelling_the_outer_call_while_its_sub_call_waits_ends_the_program() {
     let run = tokio::spawn(with_approval(fallback, async move {
         registry.execute(call).await
     }));
-    handler.asked.notified().await;
+    asked(&handler).await;
     cancel.cancel();
     let result = tokio::time::timeout(Duration::from_secs(20), run)
         .await

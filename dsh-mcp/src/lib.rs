@@ -76,7 +76,9 @@
 //!   program (`run_code`, from `dsh-code`) is asked about the same way, its message also
 //!   naming the `run_code` call (`Via: tool "run_code", call "<id>"`): the program waits
 //!   for the answer, within its deadline, and on 2026-07-28 the `run_code` call is the
-//!   one answered with `InputRequiredResult`, its retry resuming the program.
+//!   one answered with `InputRequiredResult`, its retry resuming the program (and
+//!   answered with the next `InputRequiredResult` when a later tool call of the program
+//!   asks too).
 //! - Each session is an agent scope of the registry ([`dsh_runtime::Scope`]): calls carry
 //!   its id, so policy hooks see which session a call comes from, and
 //!   [`McpServer::on_session`] can register per-session tools and hooks there.

@@ -10,3 +10,4 @@ mod mcp_host;
 mod mcp_http;
 mod mcp_python;
 mod mcp_typescript;
+mod process;

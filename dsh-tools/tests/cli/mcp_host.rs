@@ -4,14 +4,11 @@
 //! its own.
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CancelledNotificationParam, ClientRequest};
 use serde_json::{Value, json};
-
-const DSH_TOOLS: &str = env!("CARGO_BIN_EXE_dsh-tools");
 
 fn call(name: &str, args: Value) -> CallToolRequestParams {
     let Value::Object(args) = args else {
@@ -62,17 +59,7 @@ async fn read_pid(file: &Path) -> u32 {
 async fn stdio_session_with_jobs_and_cancellation() {
     let root = tempfile::tempdir().unwrap();
     std::fs::write(root.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
-    let mut child = tokio::process::Command::new(DSH_TOOLS)
-        .arg("--root")
-        .arg(root.path())
-        .arg("mcp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let io = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let (mut child, io) = crate::process::stdio(root.path(), &[]);
     let client = ().serve(io).await.unwrap();
 
     let r = client
