@@ -193,9 +193,13 @@ impl Resumes {
         let ended = CancellationToken::new();
         let until = ended.clone();
         tokio::spawn(async move {
+            // `until` first: once this retry has answered (its own token may be cancelled
+            // then), the relay stops without cancelling the call, which may be
+            // suspended again on its next question.
             tokio::select! {
-                () = relay.cancelled() => call_cancel.cancel(),
+                biased;
                 () = until.cancelled() => {}
+                () = relay.cancelled() => call_cancel.cancel(),
             }
         });
         let out = tokio::select! {

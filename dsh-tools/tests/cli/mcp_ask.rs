@@ -244,7 +244,7 @@ async fn code_mode_sub_call_approval(wire: Wire, revision: Revision) {
     let root = tempfile::tempdir().unwrap();
     let messages: Arc<Mutex<Vec<String>>> = Arc::default();
     let user = User {
-        approve_if: "touch approved.txt",
+        approve_if: "touch approved",
         messages: messages.clone(),
     };
     let (client, mut child) = connect(
