@@ -209,8 +209,10 @@ async def code_mode() -> None:
             check(result.structured_content == {"logs": [], "result": "ran"}, f"value {result.structured_content}")
             check((root / "approved-code.txt").exists(), "code mode: bash ran")
 
+            # Two questions in one program (on 2026-07-28, two rounds of the same call).
             program = (
-                'try { await tools.bash({command: "touch declined-code.txt", description: "create"}); return "ran"; }'
+                'await tools.bash({command: "touch approved-code-too.txt", description: "create"});'
+                ' try { await tools.bash({command: "touch declined-code.txt", description: "create"}); return "ran"; }'
                 " catch (e) { return (e as ToolCallError).message; }"
             )
             result = await client.call_tool("run_code", {"code": program, "description": "Create a file"})
@@ -218,9 +220,11 @@ async def code_mode() -> None:
                 result.structured_content == {"logs": [], "result": 'the user rejected tool "bash"'},
                 f"declined in code mode: {result.structured_content}",
             )
+            check((root / "approved-code-too.txt").exists(), "code mode: the second program's first bash ran")
             check(not (root / "declined-code.txt").exists(), "code mode: declined bash did not run")
-        check(len(user.messages) == 2, f"two questions: {user.messages}")
-        for message, command in zip(user.messages, ["touch approved-code.txt", "touch declined-code.txt"]):
+        check(len(user.messages) == 3, f"three questions: {user.messages}")
+        commands = ["touch approved-code.txt", "touch approved-code-too.txt", "touch declined-code.txt"]
+        for message, command in zip(user.messages, commands):
             match = re.fullmatch(
                 r'Allow tool "bash" to run\?\nCall: (.*)\nVia: tool "run_code", call "([^"]+)"\n(.*)',
                 message,
