@@ -17,8 +17,8 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Instant;
 
-use dsh_runtime::json::{self, Value};
 use dsh_runtime::hooks::ApprovalHandler;
+use dsh_runtime::json::{self, Value};
 use dsh_runtime::tool::ParentCall;
 use dsh_runtime::{ExecToken, Registry, ScopeId};
 use rquickjs::context::EvalOptions;

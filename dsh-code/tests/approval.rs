@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use dsh_code::{CodeConfig, Mode};
 use dsh_runtime::hooks::{
-    Approval, ApprovalHandler, ApprovalRequest, HookFuture, PreDecision, approval_fn,
-    observer_fn, pre_execute_fn, with_approval,
+    Approval, ApprovalHandler, ApprovalRequest, HookFuture, PreDecision, approval_fn, observer_fn,
+    pre_execute_fn, with_approval,
 };
 use dsh_runtime::{CancellationToken, Registration, ToolCall, ToolError};
 use support::*;
@@ -126,9 +126,9 @@ async fn the_outer_calls_fallback_handler_answers_its_sub_calls() {
         .execute(outer(&env, YES_AND_NO, &CancellationToken::new()))
         .await;
     assert!(
-        result
-            .message()
-            .is_some_and(|m| m.contains("code run failed (exception)") && m.contains("echo needs a yes")),
+        result.message().is_some_and(
+            |m| m.contains("code run failed (exception)") && m.contains("echo needs a yes")
+        ),
         "{:?}",
         result.message()
     );
@@ -238,8 +238,15 @@ async fn cancelling_the_outer_call_while_its_sub_call_waits_ends_the_program() {
         .expect("the program ends")
         .unwrap();
     assert!(!result.is_success());
-    assert_eq!(result.message(), Some("code run failed (abort): the run was cancelled"));
-    assert!(handler.saw_cancellation.load(std::sync::atomic::Ordering::SeqCst));
+    assert_eq!(
+        result.message(),
+        Some("code run failed (abort): the run was cancelled")
+    );
+    assert!(
+        handler
+            .saw_cancellation
+            .load(std::sync::atomic::Ordering::SeqCst)
+    );
     // The waiting sub-call ended as aborted before its dispatch; then the outer call.
     let codes = codes.lock().unwrap().clone();
     assert_eq!(
@@ -276,5 +283,9 @@ async fn the_runs_deadline_applies_while_a_sub_call_waits() {
         result.message(),
         Some("code run failed (timeout): the run exceeded its deadline of 300ms")
     );
-    assert!(handler.saw_cancellation.load(std::sync::atomic::Ordering::SeqCst));
+    assert!(
+        handler
+            .saw_cancellation
+            .load(std::sync::atomic::Ordering::SeqCst)
+    );
 }

@@ -269,7 +269,10 @@ async fn code_mode_sub_call_approval(wire: Wire, revision: Revision) {
         Some(json!({"logs": [], "result": "ran"})),
         "{what}"
     );
-    assert!(root.path().join("approved.txt").exists(), "{what}: bash ran");
+    assert!(
+        root.path().join("approved.txt").exists(),
+        "{what}: bash ran"
+    );
 
     // Two questions in one program (on 2026-07-28, two rounds of the same call): the
     // first approved, the second declined; the program sees the rejection.
