@@ -211,11 +211,14 @@ async fn the_program_waits_for_the_answer_of_its_sub_call() {
     );
 }
 
+/// A final result as an observer saw it: the call id and the code.
+type Observed = (String, Option<String>);
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_the_outer_call_while_its_sub_call_waits_ends_the_program() {
     let env = default_env();
     let _ask = ask_for_echo(&env);
-    let codes: Arc<Mutex<Vec<(String, Option<String>)>>> = Arc::default();
+    let codes: Arc<Mutex<Vec<Observed>>> = Arc::default();
     let log = codes.clone();
     let _observer = env.registry.add_observer(observer_fn(move |call, result| {
         log.lock().unwrap().push((
