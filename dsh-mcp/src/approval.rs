@@ -19,8 +19,10 @@ use dsh_runtime::present::CallView;
 use dsh_runtime::tool::ParentCall;
 use dsh_runtime::{Registry, Scope, ToolError};
 use rmcp::model::{
-    ClientCapabilities, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
+    CancelledNotificationParam, ClientCapabilities, ClientResult, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ElicitationSchema, Request, ServerRequest,
 };
+use rmcp::service::PeerRequestOptions;
 use rmcp::{Peer, RoleServer};
 
 /// The form's one field.
@@ -82,18 +84,40 @@ impl ClientApproval {
             request.reason,
         );
         let params = approval_form(name, message)?;
-        let cancel = request.call.cancellation();
-        let answer = tokio::select! {
-            answer = self.peer.create_elicitation(params) => answer,
-            () = cancel.cancelled() => return Ok(Approval::Cancelled),
-        };
-        let answer = answer.map_err(|e| {
+        let failed = |e: &dyn std::fmt::Display| {
             ToolError::new(format!(
                 "asking the MCP client's user to approve tool {}: {e}",
                 quoted(name)
             ))
-        })?;
-        Ok(approval_of(&answer))
+        };
+        let handle = self
+            .peer
+            .send_cancellable_request(
+                ServerRequest::ElicitRequest(Request::new(params)),
+                PeerRequestOptions::no_options(),
+            )
+            .await
+            .map_err(|e| failed(&e))?;
+        let id = handle.id.clone();
+        let cancel = request.call.cancellation();
+        let answer = tokio::select! {
+            answer = handle.await_response() => answer,
+            () = cancel.cancelled() => {
+                // The call is over: withdraw the question.
+                let _ = self
+                    .peer
+                    .notify_cancelled(CancelledNotificationParam::new(
+                        Some(id),
+                        Some("the call was cancelled".to_string()),
+                    ))
+                    .await;
+                return Ok(Approval::Cancelled);
+            }
+        };
+        match answer.map_err(|e| failed(&e))? {
+            ClientResult::ElicitResult(answer) => Ok(approval_of(&answer)),
+            _ => Err(failed(&"the client answered with another result")),
+        }
     }
 
     fn summary(&self, name: &str, arguments: &dsh_runtime::json::Value) -> String {

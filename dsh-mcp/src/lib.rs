@@ -58,7 +58,8 @@
 //!   call card's title, or the tool and its arguments) and the policy's reason, sent over
 //!   stdio or on the call's Streamable HTTP event stream. `accept` with `approve: true`
 //!   runs the call; `accept` with `false` and `decline` are `APPROVAL_REJECTED`, `cancel`
-//!   `APPROVAL_CANCELLED` (a call cancelled while waiting ends `ABORTED_BEFORE_DISPATCH`). A client that
+//!   `APPROVAL_CANCELLED` (a call cancelled while waiting ends `ABORTED_BEFORE_DISPATCH`, and
+//!   its form is withdrawn with `notifications/cancelled`). A client that
 //!   did not declare the (form) elicitation capability gets the denial of a call with no
 //!   approval handler (`POLICY_DENIED`, the policy's reason), its text adding that the
 //!   client cannot ask its user, and so do calls without a session on revisions with

@@ -343,3 +343,97 @@ async fn code_mode_sub_call_waits_for_approval_over_stdio_with_discover() {
 async fn code_mode_sub_call_waits_for_approval_over_http_with_initialize() {
     code_mode_sub_call_approval(Wire::Http, Revision::Initialize).await;
 }
+
+/// A user who never answers: each form waits until the server withdraws it
+/// (`notifications/cancelled`), which is noted.
+#[derive(Clone, Default)]
+struct Silent {
+    asked: Arc<std::sync::atomic::AtomicUsize>,
+    withdrawn: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl ClientHandler for Silent {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::builder().enable_elicitation().build(),
+            Implementation::new("ask-test", "0"),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, McpError> {
+        use std::sync::atomic::Ordering;
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        if tokio::time::timeout(Duration::from_secs(20), context.ct.cancelled())
+            .await
+            .is_ok()
+        {
+            self.withdrawn.fetch_add(1, Ordering::SeqCst);
+        }
+        Ok(ElicitResult::new(ElicitationAction::Cancel))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_run_code_while_its_sub_call_waits_ends_the_program() {
+    use rmcp::model::{CallToolRequest, CancelledNotificationParam, ClientRequest};
+    use std::sync::atomic::Ordering;
+    let root = tempfile::tempdir().unwrap();
+    let (mut child, io) = process::stdio(root.path(), &["--code-mode", "code", "--ask", "bash"]);
+    let user = Silent::default();
+    let client = tokio::time::timeout(Duration::from_secs(20), user.clone().serve(io))
+        .await
+        .expect("handshake in time")
+        .expect("handshake");
+    let handle = client
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(CallToolRequest::new(run_code(
+                "await tools.bash({command: \"touch never.txt\", description: \"create a file\"}); return \"ran\";",
+            ))),
+            rmcp::service::PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while user.asked.load(Ordering::SeqCst) == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the form was never sent"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    client
+        .notify_cancelled(CancelledNotificationParam::new(
+            Some(handle.id.clone()),
+            Some("user abort".into()),
+        ))
+        .await
+        .unwrap();
+    // The waiting sub-call gives up: its form is withdrawn, the command never runs.
+    while user.withdrawn.load(Ordering::SeqCst) == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the form was not withdrawn"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!root.path().join("never.txt").exists(), "bash did not run");
+    // The session goes on: another program runs.
+    let r = tokio::time::timeout(
+        Duration::from_secs(20),
+        client.call_tool(run_code("return 1 + 1;")),
+    )
+    .await
+    .expect("answered in time")
+    .expect("a result");
+    assert_eq!(r.structured_content, Some(json!({"logs": [], "result": 2})));
+    client.cancel().await.unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .expect("the server exits")
+        .unwrap();
+    assert!(status.success(), "{status}");
+}
