@@ -1513,7 +1513,9 @@ async fn a_body_receives_the_fallback_handler_and_a_sub_dispatch_names_its_paren
     let _ask = registry.add_pre_execute(pre_execute_fn(|call| {
         (call.name() == "echo").then(|| PreDecision::ask("why"))
     }));
-    let seen: Arc<Mutex<Vec<Option<(String, String)>>>> = Arc::default();
+    // The parent call each request named, by tool name and call id.
+    type Via = Option<(String, String)>;
+    let seen: Arc<Mutex<Vec<Via>>> = Arc::default();
     let log_seen = seen.clone();
     let fallback: Arc<dyn ApprovalHandler> = Arc::new(approval_fn(move |req| {
         log_seen
