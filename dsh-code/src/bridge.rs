@@ -29,7 +29,9 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
+use dsh_runtime::hooks::{ApprovalHandler, with_approval};
 use dsh_runtime::json::{Frozen, Value};
+use dsh_runtime::tool::ParentCall;
 use dsh_runtime::{
     Arguments, CallOrder, ContentBlock, ExecToken, ExecutionMode, Registry, ScopeId, ToolCall,
     ToolResult,
@@ -95,6 +97,12 @@ pub(crate) struct Outer {
     pub(crate) root_call_id: Arc<str>,
     pub(crate) agent: Option<ScopeId>,
     pub(crate) token: ExecToken,
+    /// The outer call, named by every sub-call as the call it was made for.
+    pub(crate) parent: Arc<ParentCall>,
+    /// The fallback approval handler around the outer call (an MCP session's client):
+    /// installed around every sub-call, which runs on the run's thread, so that its
+    /// `ask` reaches the same user while the program waits.
+    pub(crate) approval: Option<Arc<dyn ApprovalHandler>>,
     /// Told when calls start and settle (only for calls with an agent).
     pub(crate) observer: Option<Arc<dyn SubCallObserver>>,
 }
@@ -162,6 +170,7 @@ impl Bridge {
         let mut template = ToolCall::new("", "", Value::Null)
             .with_cancellation(run_token.clone())
             .with_parent(outer.token)
+            .with_parent_call(outer.parent.clone())
             .with_root_call_id(outer.root_call_id.clone());
         template.agent = outer.agent;
         Bridge {
@@ -295,7 +304,11 @@ impl Bridge {
                 _ => None,
             };
             // Policy and closing stages in start order, which is submission order.
-            let future: LocalFuture = Box::pin(self.registry.execute_ordered(call, &self.order));
+            let execute = self.registry.execute_ordered(call, &self.order);
+            let future: LocalFuture = match &self.outer.approval {
+                Some(handler) => Box::pin(with_approval(handler.clone(), execute)),
+                None => Box::pin(execute),
+            };
             self.started.borrow_mut().push_back(Started {
                 exclusive,
                 twin,
@@ -509,6 +522,8 @@ mod tests {
                 root_call_id: "run".into(),
                 agent: None,
                 token: ExecToken::mint(),
+                parent: Arc::new(ParentCall::new("run_code", "run")),
+                approval: None,
                 observer: None,
             },
             CancellationToken::new(),

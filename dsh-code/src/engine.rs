@@ -17,7 +17,9 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Instant;
 
+use dsh_runtime::hooks::ApprovalHandler;
 use dsh_runtime::json::{self, Value};
+use dsh_runtime::tool::ParentCall;
 use dsh_runtime::tool_search::ToolIndex;
 use dsh_runtime::{ExecToken, Registry, ScopeId};
 use rquickjs::context::EvalOptions;
@@ -122,6 +124,10 @@ pub(crate) struct Job {
     pub(crate) root_call_id: Arc<str>,
     pub(crate) agent: Option<ScopeId>,
     pub(crate) token: ExecToken,
+    /// The outer call's tool name, as called.
+    pub(crate) name: Arc<str>,
+    /// The fallback approval handler around the outer call, for its sub-calls.
+    pub(crate) approval: Option<Arc<dyn ApprovalHandler>>,
     /// The outer call's token (as its body sees it).
     pub(crate) cancel: CancellationToken,
     pub(crate) config: CodeConfig,
@@ -332,6 +338,8 @@ async fn run_here(job: Job, started: Instant) -> Report {
             root_call_id: job.root_call_id.clone(),
             agent: job.agent,
             token: job.token,
+            parent: Arc::new(ParentCall::new(job.name.clone(), job.call_id.clone())),
+            approval: job.approval.clone(),
             observer: job.observer.clone(),
         },
         job.cancel.child_token(),

@@ -152,6 +152,8 @@ impl Tool for RunCode {
             root_call_id: exec.root_call_id.clone(),
             agent: exec.agent,
             token: exec.token,
+            name: exec.name.clone(),
+            approval: cx.approval_fallback().cloned(),
             cancel: cx.cancellation().clone(),
             config: (*self.config).clone(),
             observer: self.observer.clone(),

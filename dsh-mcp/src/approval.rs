@@ -3,7 +3,9 @@
 //! When pre-execute policy answers `ask` for a call from an MCP session and no approval
 //! handler of the registry answered, the server sends the client an `elicitation/create`
 //! request: a one-field form (a required boolean `approve`) whose message names the
-//! tool, a one-line summary of the call and the policy's reason. `accept` with
+//! tool, a one-line summary of the call, the call it was made for (a code-mode
+//! program's tool call names its `run_code` call: the program waits for the answer) and
+//! the policy's reason. `accept` with
 //! `approve: true` runs the call; `accept` with `false` and `decline` are
 //! `APPROVAL_REJECTED`; `cancel` is `APPROVAL_CANCELLED`. A client that did not declare
 //! the (form) elicitation capability cannot be asked: the call gets the denial of a call
@@ -14,10 +16,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use dsh_runtime::hooks::{Approval, ApprovalHandler, ApprovalRequest, HookFuture};
 use dsh_runtime::present::CallView;
+use dsh_runtime::tool::ParentCall;
 use dsh_runtime::{Registry, Scope, ToolError};
 use rmcp::model::{
-    ClientCapabilities, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
+    CancelledNotificationParam, ClientCapabilities, ClientResult, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ElicitationSchema, Request, ServerRequest,
 };
+use rmcp::service::PeerRequestOptions;
 use rmcp::{Peer, RoleServer};
 
 /// The form's one field.
@@ -75,21 +80,44 @@ impl ClientApproval {
         let message = approval_message(
             name,
             &self.summary(name, request.call.arguments()),
+            request.via,
             request.reason,
         );
         let params = approval_form(name, message)?;
-        let cancel = request.call.cancellation();
-        let answer = tokio::select! {
-            answer = self.peer.create_elicitation(params) => answer,
-            () = cancel.cancelled() => return Ok(Approval::Cancelled),
-        };
-        let answer = answer.map_err(|e| {
+        let failed = |e: &dyn std::fmt::Display| {
             ToolError::new(format!(
                 "asking the MCP client's user to approve tool {}: {e}",
                 quoted(name)
             ))
-        })?;
-        Ok(approval_of(&answer))
+        };
+        let handle = self
+            .peer
+            .send_cancellable_request(
+                ServerRequest::ElicitRequest(Request::new(params)),
+                PeerRequestOptions::no_options(),
+            )
+            .await
+            .map_err(|e| failed(&e))?;
+        let id = handle.id.clone();
+        let cancel = request.call.cancellation();
+        let answer = tokio::select! {
+            answer = handle.await_response() => answer,
+            () = cancel.cancelled() => {
+                // The call is over: withdraw the question.
+                let _ = self
+                    .peer
+                    .notify_cancelled(CancelledNotificationParam::new(
+                        Some(id),
+                        Some("the call was cancelled".to_string()),
+                    ))
+                    .await;
+                return Ok(Approval::Cancelled);
+            }
+        };
+        match answer.map_err(|e| failed(&e))? {
+            ClientResult::ElicitResult(answer) => Ok(approval_of(&answer)),
+            _ => Err(failed(&"the client answered with another result")),
+        }
     }
 
     fn summary(&self, name: &str, arguments: &dsh_runtime::json::Value) -> String {
@@ -166,9 +194,22 @@ impl ApprovalHandler for ClientApproval {
     }
 }
 
-/// The message of the approval form.
-pub(crate) fn approval_message(name: &str, summary: &str, reason: Option<&str>) -> String {
+/// The message of the approval form: the tool, the call's summary, the call it was made
+/// for (a code-mode program's `run_code` call) and the policy's reason.
+pub(crate) fn approval_message(
+    name: &str,
+    summary: &str,
+    via: Option<&ParentCall>,
+    reason: Option<&str>,
+) -> String {
     let mut message = format!("Allow tool {} to run?\nCall: {summary}", quoted(name));
+    if let Some(via) = via {
+        message.push_str(&format!(
+            "\nVia: tool {}, call {}",
+            quoted(&via.name),
+            quoted(&one_line(&via.call_id, SUMMARY_CHARS))
+        ));
+    }
     if let Some(reason) = reason {
         message.push_str("\nReason: ");
         message.push_str(&one_line(reason, SUMMARY_CHARS));
@@ -204,12 +245,17 @@ mod tests {
     #[test]
     fn message_names_tool_summary_and_reason() {
         assert_eq!(
-            approval_message("bash", "echo hi", Some("bash asks")),
+            approval_message("bash", "echo hi", None, Some("bash asks")),
             "Allow tool \"bash\" to run?\nCall: echo hi\nReason: bash asks"
         );
         assert_eq!(
-            approval_message("x", "x {}", None),
+            approval_message("x", "x {}", None, None),
             "Allow tool \"x\" to run?\nCall: x {}"
+        );
+        let program = ParentCall::new("run_code", "7");
+        assert_eq!(
+            approval_message("bash", "echo hi", Some(&program), Some("bash asks")),
+            "Allow tool \"bash\" to run?\nCall: echo hi\nVia: tool \"run_code\", call \"7\"\nReason: bash asks"
         );
     }
 }

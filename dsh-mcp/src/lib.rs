@@ -58,7 +58,8 @@
 //!   call card's title, or the tool and its arguments) and the policy's reason, sent over
 //!   stdio or on the call's Streamable HTTP event stream. `accept` with `approve: true`
 //!   runs the call; `accept` with `false` and `decline` are `APPROVAL_REJECTED`, `cancel`
-//!   `APPROVAL_CANCELLED` (a call cancelled while waiting ends `ABORTED_BEFORE_DISPATCH`). A client that
+//!   `APPROVAL_CANCELLED` (a call cancelled while waiting ends `ABORTED_BEFORE_DISPATCH`, and
+//!   its form is withdrawn with `notifications/cancelled`). A client that
 //!   did not declare the (form) elicitation capability gets the denial of a call with no
 //!   approval handler (`POLICY_DENIED`, the policy's reason), its text adding that the
 //!   client cannot ask its user, and so do calls without a session on revisions with
@@ -72,7 +73,13 @@
 //!   another session's, tool's or arguments', has expired or was already used is
 //!   refused with a JSON-RPC invalid-params error (`-32602`) saying why. Such a
 //!   suspended call lives in the server process, so the retry must reach the same
-//!   process; its progress notifications are not forwarded.
+//!   process; its progress notifications are not forwarded. A tool call of a code-mode
+//!   program (`run_code`, from `dsh-code`) is asked about the same way, its message also
+//!   naming the `run_code` call (`Via: tool "run_code", call "<id>"`): the program waits
+//!   for the answer, within its deadline, and on 2026-07-28 the `run_code` call is the
+//!   one answered with `InputRequiredResult`, its retry resuming the program (and
+//!   answered with the next `InputRequiredResult` when a later tool call of the program
+//!   asks too).
 //! - Each session is an agent scope of the registry ([`dsh_runtime::Scope`]): calls carry
 //!   its id, so policy hooks see which session a call comes from, and
 //!   [`McpServer::on_session`] can register per-session tools and hooks there.

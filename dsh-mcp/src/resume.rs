@@ -10,7 +10,9 @@
 //! retries the call with the same arguments, the state and its answer; the retry opens
 //! the state, takes the suspended call (once: a state is single-use) and gives it the
 //! answer, so the call goes on from where it stopped (policy is not run again), and the
-//! retry is answered with its result. A state that was altered, sealed for another
+//! retry is answered with its result, or, when the call asks again (a code-mode
+//! program's next tool call needing approval), with the next `InputRequiredResult`,
+//! whose own state the next retry redeems. A state that was altered, sealed for another
 //! session, tool or arguments, or has expired, or was already used, is refused with a
 //! JSON-RPC invalid-params error naming why. A suspended call whose state is not
 //! redeemed within the TTL ends as `APPROVAL_CANCELLED`.
@@ -49,13 +51,32 @@ pub(crate) struct Resumes {
     pending: Mutex<HashMap<String, Suspended>>,
 }
 
+/// Where a suspended call's next question goes: to the request that will answer with
+/// its `InputRequiredResult` (with the nonce of its state).
+pub(crate) type Asked = oneshot::Sender<(String, InputRequiredResult)>;
+
+/// The question slot of one call: filled by the request that waits for the call (the
+/// first, then each retry), taken by the call's next `ask`.
+pub(crate) type AskSlot = Arc<Mutex<Option<Asked>>>;
+
 /// A call waiting for its approval.
 struct Suspended {
     answer: oneshot::Sender<Approval>,
-    /// The call's result, once the first request handed it over.
+    /// The call's result, once the request that suspended it handed it over.
     result: Option<oneshot::Receiver<ToolResult>>,
     /// The suspended call's cancellation token.
     cancel: CancellationToken,
+    /// The call's question slot, refilled by the retry before it answers.
+    slot: AskSlot,
+}
+
+/// What a retry answers: the call's result, or the next question of the same call (a
+/// code-mode program whose next tool call needs approval too).
+pub(crate) enum Resumed {
+    /// The call ended.
+    Complete(ToolResult),
+    /// The call asked again: answer with this, the call suspended under a new state.
+    InputRequired(InputRequiredResult),
 }
 
 /// What a state carries: the suspended call's id.
@@ -116,7 +137,8 @@ impl Resumes {
     }
 
     /// Resume the call `state` suspended with `responses`: its result (awaited, the
-    /// retry's `cancel` reaching the call), or why the state is refused.
+    /// retry's `cancel` reaching the call) or its next question, or why the state is
+    /// refused.
     pub(crate) async fn resume(
         &self,
         state: &str,
@@ -124,7 +146,7 @@ impl Resumes {
         binding: &[u8],
         tool: &str,
         cancel: &CancellationToken,
-    ) -> Result<ToolResult, McpError> {
+    ) -> Result<Resumed, McpError> {
         let refused = |why: String| {
             McpError::invalid_params(
                 format!("tools/call {}: requestState refused: {why}", quoted(tool)),
@@ -157,24 +179,43 @@ impl Resumes {
             answer: to_call,
             result,
             cancel: call_cancel,
+            slot,
         } = suspended;
-        let Some(result) = result else {
+        let Some(mut result) = result else {
             return Err(refused("its call was not suspended yet".to_string()));
         };
+        // This retry takes the call's next question, if it asks one.
+        let (next_tx, mut next_rx) = oneshot::channel();
+        *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(next_tx);
         let _ = to_call.send(crate::approval::approval_of(&answer));
         // The retry's cancellation is now the call's.
         let relay = cancel.clone();
         let ended = CancellationToken::new();
         let until = ended.clone();
         tokio::spawn(async move {
+            // `until` first: once this retry has answered (its own token may be cancelled
+            // then), the relay stops without cancelling the call, which may be
+            // suspended again on its next question.
             tokio::select! {
-                () = relay.cancelled() => call_cancel.cancel(),
+                biased;
                 () = until.cancelled() => {}
+                () = relay.cancelled() => call_cancel.cancel(),
             }
         });
-        let out = result.await;
+        let out = tokio::select! {
+            out = &mut result => out,
+            asked = &mut next_rx => match asked {
+                Ok((nonce, input)) => {
+                    ended.cancel();
+                    self.park_result(&nonce, result);
+                    return Ok(Resumed::InputRequired(input));
+                }
+                // The call can no longer ask (it is ending).
+                Err(_) => result.await,
+            },
+        };
         ended.cancel();
-        out.map_err(|_| {
+        out.map(Resumed::Complete).map_err(|_| {
             McpError::internal_error(
                 format!(
                     "tools/call {}: the resumed call ended without a result",
@@ -195,15 +236,16 @@ pub(crate) struct Suspend {
     pub(crate) binding: Vec<u8>,
     /// The suspended call's token (cancelled when its state expires).
     pub(crate) cancel: CancellationToken,
-    /// Where the `InputRequiredResult` (and the nonce) go, once.
-    pub(crate) asked: Mutex<Option<oneshot::Sender<(String, InputRequiredResult)>>>,
+    /// Where the next `InputRequiredResult` (and the nonce) go: filled by the request
+    /// waiting for the call, taken by an `ask`.
+    pub(crate) asked: AskSlot,
 }
 
 impl Suspend {
     async fn ask(&self, request: ApprovalRequest<'_>) -> Result<Approval, ToolError> {
         let name = request.call.name();
         let Some(sender) = self.asked.lock().unwrap_or_else(|e| e.into_inner()).take() else {
-            // One question per round trip: a second `ask` in the same call cannot be put.
+            // One question per round trip: while one is out, no other can be put.
             return Ok(Approval::Unavailable);
         };
         let Some(codec) = &self.resumes.codec else {
@@ -228,7 +270,12 @@ impl Suspend {
             Some(scope) => scope.present_call(name, arguments),
             None => self.registry.present_call(name, arguments),
         };
-        let message = approval_message(name, &summary(card, name, arguments), request.reason);
+        let message = approval_message(
+            name,
+            &summary(card, name, arguments),
+            request.via,
+            request.reason,
+        );
         let form = approval_form(name, message)?;
         let mut requests = InputRequests::new();
         requests.insert(
@@ -242,6 +289,7 @@ impl Suspend {
                 answer: answer_tx,
                 result: None,
                 cancel: self.cancel.clone(),
+                slot: self.asked.clone(),
             },
         );
         let input = InputRequiredResult::new(Some(requests), Some(state));
@@ -249,10 +297,13 @@ impl Suspend {
             self.resumes.lock().remove(&nonce);
             return Ok(Approval::Cancelled);
         }
+        // The asking call's own token too: a code-mode program's tool call is cancelled
+        // when its run ends (its deadline, say) while the outer call waits here.
         let answer = tokio::select! {
             answer = answer_rx => answer.ok(),
             () = tokio::time::sleep(self.resumes.ttl) => None,
             () = self.cancel.cancelled() => None,
+            () = request.call.cancellation().cancelled() => None,
         };
         match answer {
             Some(answer) => Ok(answer),

@@ -789,16 +789,20 @@ impl ServerHandler for Handler {
         let mut approval = None;
         let result = if let Some(state) = request.request_state.as_deref() {
             // The retry of a call suspended on its approval.
-            self.shared
-                .resumes
-                .resume(
-                    state,
-                    request.input_responses.as_ref(),
-                    &binding(),
-                    request.name.as_ref(),
-                    &context.ct,
-                )
-                .await?
+            let bound = binding();
+            let resumed = self.shared.resumes.resume(
+                state,
+                request.input_responses.as_ref(),
+                &bound,
+                request.name.as_ref(),
+                &context.ct,
+            );
+            match resumed.await? {
+                resume::Resumed::Complete(result) => result,
+                resume::Resumed::InputRequired(input) => {
+                    return Ok(CallToolResponse::InputRequired(input));
+                }
+            }
         } else if resumable && capable {
             // A suspended call ends with its session.
             let cancel = session
@@ -821,7 +825,7 @@ impl ServerHandler for Handler {
                 scope: session.as_ref().map(|s| s.scope.clone()),
                 binding: binding(),
                 cancel: cancel.clone(),
-                asked: Mutex::new(Some(asked_tx)),
+                asked: Arc::new(Mutex::new(Some(asked_tx))),
             });
             // On a task of its own: the call outlives this request when it is suspended.
             tokio::spawn(async move {

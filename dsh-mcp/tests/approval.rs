@@ -1,9 +1,12 @@
 //! `ask` over MCP, driven by rmcp's client (which implements the client side of
-//! elicitation): a session's call that pre-execute policy asks about becomes an
-//! `elicitation/create` request to the client, over stdio-style byte streams and over
-//! Streamable HTTP; accept runs the call, decline and cancel fail it with their codes, a
-//! client without the capability gets the no-handler denial saying it cannot ask, and an
-//! in-process approval handler answers first.
+//! elicitation and of `InputRequiredResult`): a session's call that pre-execute policy
+//! asks about becomes an `elicitation/create` request to the client (2025-11-25) or an
+//! `InputRequiredResult` whose retry resumes the call (2026-07-28), over stdio-style byte
+//! streams and over Streamable HTTP; accept runs the call, decline and cancel fail it with
+//! their codes, a client without the capability gets the no-handler denial saying it
+//! cannot ask, an in-process approval handler answers first, and tampered, rebound,
+//! replayed and expired states are refused. (A code-mode program's tool call waiting for
+//! approval is tested through the real binary, in `dsh-tools/tests/cli/mcp_ask.rs`.)
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -16,7 +19,7 @@ use rmcp::model::{
     ElicitResult, ElicitationAction, Implementation,
 };
 use rmcp::service::{RequestContext, RunningService};
-use rmcp::{ClientHandler, ErrorData as McpError, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, ErrorData as McpError, RoleClient};
 use serde_json::{Value, json};
 
 static RUNS: AtomicUsize = AtomicUsize::new(0);
@@ -130,40 +133,118 @@ fn text(result: &CallToolResult) -> String {
         .join("\n")
 }
 
-/// Connect `user` to `server` over an in-memory byte stream (the stdio code path).
-async fn connect(server: &McpServer, user: User) -> RunningService<RoleClient, User> {
-    let (client_io, server_io) = tokio::io::duplex(1 << 16);
-    let server = server.clone();
-    tokio::spawn(async move {
-        server.serve(server_io).await.expect("server handshake");
-    });
-    user.serve(client_io).await.expect("client handshake")
+/// How the client reaches the server: an in-memory byte stream (the stdio code path) or
+/// Streamable HTTP on a loopback port.
+#[derive(Clone, Copy, Debug)]
+enum Wire {
+    Stdio,
+    Http,
 }
 
-/// One call of `touch` with the user answering `answer`: the result, how many times the
-/// tool ran, the elicitation requests, and the observed code.
+const WIRES: [Wire; 2] = [Wire::Stdio, Wire::Http];
+
+/// The protocol revision the client speaks.
+#[derive(Clone, Copy, Debug)]
+enum Revision {
+    /// 2025-11-25: `initialize`, elicitation requests.
+    Initialize,
+    /// 2026-07-28: `server/discover`, `InputRequiredResult` and `requestState`.
+    Discover,
+}
+
+/// A connected client (and the HTTP server it talks to, if any).
+struct Conn {
+    client: RunningService<RoleClient, User>,
+    http: Option<dsh_mcp::HttpServer>,
+}
+
+impl Conn {
+    async fn close(self) {
+        self.client.cancel().await.unwrap();
+        if let Some(http) = self.http {
+            http.shutdown().await.unwrap();
+        }
+    }
+}
+
+/// A user answering `answer`, declaring the elicitation capability or not, and the
+/// requests it will record.
+fn user_with(capable: bool, answer: Answer) -> (User, Arc<Mutex<Vec<Value>>>) {
+    let asked: Arc<Mutex<Vec<Value>>> = Arc::default();
+    (
+        User {
+            capable,
+            answer,
+            asked: asked.clone(),
+        },
+        asked,
+    )
+}
+
+/// A capable user answering `answer`.
+fn user(answer: Answer) -> (User, Arc<Mutex<Vec<Value>>>) {
+    user_with(true, answer)
+}
+
+/// Connect `user` to `server` over `wire`, speaking `revision`.
+async fn connect(server: &McpServer, user: User, wire: Wire, revision: Revision) -> Conn {
+    use rmcp::model::ProtocolVersion;
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    use rmcp::transport::StreamableHttpClientTransport;
+    let lifecycle = match revision {
+        Revision::Initialize => ClientLifecycleMode::Initialize,
+        Revision::Discover => ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+    };
+    match wire {
+        Wire::Stdio => {
+            let (client_io, server_io) = tokio::io::duplex(1 << 16);
+            let server = server.clone();
+            tokio::spawn(async move {
+                server.serve(server_io).await.expect("server handshake");
+            });
+            let client = user
+                .serve_with_lifecycle(client_io, lifecycle)
+                .await
+                .expect("client handshake");
+            Conn { client, http: None }
+        }
+        Wire::Http => {
+            let http = serve_http(server, HttpOptions::default()).await.unwrap();
+            let transport = StreamableHttpClientTransport::from_uri(http.url());
+            let client = user
+                .serve_with_lifecycle(transport, lifecycle)
+                .await
+                .expect("client handshake");
+            Conn {
+                client,
+                http: Some(http),
+            }
+        }
+    }
+}
+
+/// One call of `touch` over `wire` with the user answering `answer`: the result, how
+/// many times the tool ran, the elicitation requests, and the observed code.
 async fn ask_once(
     capable: bool,
     answer: Answer,
+    wire: Wire,
 ) -> (CallToolResult, usize, Vec<Value>, Option<String>) {
     let fixture = fixture();
-    let asked: Arc<Mutex<Vec<Value>>> = Arc::default();
-    let user = User {
-        capable,
-        answer,
-        asked: asked.clone(),
-    };
-    let client = connect(&fixture.server, user).await;
+    let (user, asked) = user_with(capable, answer);
+    let conn = connect(&fixture.server, user, wire, Revision::Initialize).await;
     let before = RUNS.load(Ordering::SeqCst);
     let result = tokio::time::timeout(
         std::time::Duration::from_secs(20),
-        client.call_tool(touch_call("hello")),
+        conn.client.call_tool(touch_call("hello")),
     )
     .await
     .expect("call answered in time")
     .expect("call result");
     let runs = RUNS.load(Ordering::SeqCst) - before;
-    client.cancel().await.unwrap();
+    conn.close().await;
     let asked = asked.lock().unwrap().clone();
     let code = fixture.codes.lock().unwrap().last().cloned().flatten();
     (result, runs, asked, code)
@@ -172,72 +253,84 @@ async fn ask_once(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn accepted_approval_runs_the_call() {
     let _serial = SERIAL.lock().await;
-    let (result, runs, asked, code) = ask_once(true, Answer::Approve).await;
-    assert_eq!(result.is_error, Some(false), "{}", text(&result));
-    assert_eq!(
-        result.structured_content,
-        Some(json!({"result": "touched: hello"}))
-    );
-    assert_eq!(runs, 1, "the tool ran once");
-    assert_eq!(code, None);
-    // One form with one required boolean, naming the tool, the call and the reason.
-    assert_eq!(asked.len(), 1);
-    let request = &asked[0];
-    assert_eq!(request["mode"], "form");
-    assert_eq!(
-        request["message"],
-        "Allow tool \"touch\" to run?\nCall: touch {\"note\":\"hello\"}\nReason: touch changes the world"
-    );
-    let schema = &request["requestedSchema"];
-    assert_eq!(schema["type"], "object");
-    assert_eq!(schema["properties"]["approve"]["type"], "boolean");
-    assert_eq!(schema["required"], json!(["approve"]));
+    for wire in WIRES {
+        let (result, runs, asked, code) = ask_once(true, Answer::Approve, wire).await;
+        assert_eq!(result.is_error, Some(false), "{wire:?}: {}", text(&result));
+        assert_eq!(
+            result.structured_content,
+            Some(json!({"result": "touched: hello"})),
+            "{wire:?}"
+        );
+        assert_eq!(runs, 1, "{wire:?}: the tool ran once");
+        assert_eq!(code, None, "{wire:?}");
+        // One form with one required boolean, naming the tool, the call and the reason.
+        assert_eq!(asked.len(), 1, "{wire:?}");
+        let request = &asked[0];
+        assert_eq!(request["mode"], "form");
+        assert_eq!(
+            request["message"],
+            "Allow tool \"touch\" to run?\nCall: touch {\"note\":\"hello\"}\nReason: touch changes the world"
+        );
+        let schema = &request["requestedSchema"];
+        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["properties"]["approve"]["type"], "boolean");
+        assert_eq!(schema["required"], json!(["approve"]));
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn declined_approval_is_rejected_and_the_call_does_not_run() {
     let _serial = SERIAL.lock().await;
-    for answer in [Answer::Decline, Answer::AcceptNo] {
-        let (result, runs, asked, code) = ask_once(true, answer).await;
-        assert_eq!(result.is_error, Some(true), "{answer:?}");
-        assert_eq!(runs, 0, "{answer:?}: the tool did not run");
-        assert_eq!(asked.len(), 1, "{answer:?}");
-        assert_eq!(code.as_deref(), Some("APPROVAL_REJECTED"), "{answer:?}");
-        assert_eq!(
-            text(&result),
-            "Error: the user rejected tool \"touch\"",
-            "{answer:?}"
-        );
+    for wire in WIRES {
+        for answer in [Answer::Decline, Answer::AcceptNo] {
+            let (result, runs, asked, code) = ask_once(true, answer, wire).await;
+            let what = format!("{wire:?}/{answer:?}");
+            assert_eq!(result.is_error, Some(true), "{what}");
+            assert_eq!(runs, 0, "{what}: the tool did not run");
+            assert_eq!(asked.len(), 1, "{what}");
+            assert_eq!(code.as_deref(), Some("APPROVAL_REJECTED"), "{what}");
+            assert_eq!(
+                text(&result),
+                "Error: the user rejected tool \"touch\"",
+                "{what}"
+            );
+        }
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelled_approval_is_approval_cancelled() {
     let _serial = SERIAL.lock().await;
-    let (result, runs, asked, code) = ask_once(true, Answer::Cancel).await;
-    assert_eq!(result.is_error, Some(true));
-    assert_eq!(runs, 0);
-    assert_eq!(asked.len(), 1);
-    assert_eq!(code.as_deref(), Some("APPROVAL_CANCELLED"));
-    assert_eq!(
-        text(&result),
-        "Error: approval for tool \"touch\" was cancelled"
-    );
+    for wire in WIRES {
+        let (result, runs, asked, code) = ask_once(true, Answer::Cancel, wire).await;
+        assert_eq!(result.is_error, Some(true), "{wire:?}");
+        assert_eq!(runs, 0, "{wire:?}");
+        assert_eq!(asked.len(), 1, "{wire:?}");
+        assert_eq!(code.as_deref(), Some("APPROVAL_CANCELLED"), "{wire:?}");
+        assert_eq!(
+            text(&result),
+            "Error: approval for tool \"touch\" was cancelled",
+            "{wire:?}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_without_elicitation_gets_the_no_handler_denial() {
     let _serial = SERIAL.lock().await;
-    let (result, runs, asked, code) = ask_once(false, Answer::Approve).await;
-    assert_eq!(result.is_error, Some(true));
-    assert_eq!(runs, 0);
-    assert!(asked.is_empty(), "never asked: {asked:?}");
-    assert_eq!(code.as_deref(), Some("POLICY_DENIED"));
-    assert_eq!(
-        text(&result),
-        "Error: touch changes the world (the MCP client cannot ask its user for approval: \
-         it did not declare the elicitation capability)"
-    );
+    for wire in WIRES {
+        let (result, runs, asked, code) = ask_once(false, Answer::Approve, wire).await;
+        assert_eq!(result.is_error, Some(true), "{wire:?}");
+        assert_eq!(runs, 0, "{wire:?}");
+        assert!(asked.is_empty(), "{wire:?}: never asked: {asked:?}");
+        assert_eq!(code.as_deref(), Some("POLICY_DENIED"), "{wire:?}");
+        assert_eq!(
+            text(&result),
+            "Error: touch changes the world (the MCP client cannot ask its user for approval: \
+             it did not declare the elicitation capability)",
+            "{wire:?}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -248,14 +341,9 @@ async fn an_in_process_handler_answers_before_the_client() {
         .server
         .registry()
         .set_approval_handler(dsh_runtime::hooks::approval_fn(|_| Approval::Rejected));
-    let asked: Arc<Mutex<Vec<Value>>> = Arc::default();
-    let user = User {
-        capable: true,
-        answer: Answer::Approve,
-        asked: asked.clone(),
-    };
-    let client = connect(&fixture.server, user).await;
-    let result = client.call_tool(touch_call("x")).await.unwrap();
+    let (user, asked) = user(Answer::Approve);
+    let conn = connect(&fixture.server, user, Wire::Stdio, Revision::Initialize).await;
+    let result = conn.client.call_tool(touch_call("x")).await.unwrap();
     assert_eq!(result.is_error, Some(true));
     assert!(asked.lock().unwrap().is_empty(), "the client was not asked");
     assert_eq!(
@@ -276,98 +364,15 @@ async fn an_in_process_handler_answers_before_the_client() {
         .registry()
         .set_approval_handler(dsh_runtime::hooks::approval_fn(|_| Approval::Unavailable));
     let before = RUNS.load(Ordering::SeqCst);
-    let result = client.call_tool(touch_call("y")).await.unwrap();
+    let result = conn.client.call_tool(touch_call("y")).await.unwrap();
     assert_eq!(result.is_error, Some(false), "{}", text(&result));
     assert_eq!(RUNS.load(Ordering::SeqCst) - before, 1);
     assert_eq!(asked.lock().unwrap().len(), 1);
-    client.cancel().await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn approval_over_streamable_http() {
-    use rmcp::transport::StreamableHttpClientTransport;
-    let _serial = SERIAL.lock().await;
-    let fixture = fixture();
-    let http = serve_http(&fixture.server, HttpOptions::default())
-        .await
-        .unwrap();
-    for (answer, runs, code) in [
-        (Answer::Approve, 1, None),
-        (Answer::Decline, 0, Some("APPROVAL_REJECTED")),
-        (Answer::Cancel, 0, Some("APPROVAL_CANCELLED")),
-    ] {
-        let asked: Arc<Mutex<Vec<Value>>> = Arc::default();
-        let user = User {
-            capable: true,
-            answer,
-            asked: asked.clone(),
-        };
-        let client = user
-            .serve(StreamableHttpClientTransport::from_uri(http.url()))
-            .await
-            .expect("client handshake");
-        let before = RUNS.load(Ordering::SeqCst);
-        let result = tokio::time::timeout(
-            std::time::Duration::from_secs(20),
-            client.call_tool(touch_call("over http")),
-        )
-        .await
-        .expect("call answered in time")
-        .expect("call result");
-        assert_eq!(RUNS.load(Ordering::SeqCst) - before, runs, "{answer:?}");
-        assert_eq!(asked.lock().unwrap().len(), 1, "{answer:?}");
-        assert_eq!(result.is_error, Some(code.is_some()), "{answer:?}");
-        assert_eq!(
-            fixture
-                .codes
-                .lock()
-                .unwrap()
-                .last()
-                .cloned()
-                .flatten()
-                .as_deref(),
-            code,
-            "{answer:?}"
-        );
-        client.cancel().await.unwrap();
-    }
-    http.shutdown().await.unwrap();
+    conn.close().await;
 }
 
 // ---------------------------------------------------------------------------------------
 // Protocol 2026-07-28: `InputRequiredResult` and `requestState`.
-
-/// Connect `user` to `server` on protocol 2026-07-28 (`server/discover`, per-request
-/// metadata carrying the client's capabilities).
-async fn connect_2026(server: &McpServer, user: User) -> RunningService<RoleClient, User> {
-    use rmcp::model::ProtocolVersion;
-    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
-    let (client_io, server_io) = tokio::io::duplex(1 << 16);
-    let server = server.clone();
-    tokio::spawn(async move {
-        server.serve(server_io).await.expect("server handshake");
-    });
-    user.serve_with_lifecycle(
-        client_io,
-        ClientLifecycleMode::Discover {
-            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        },
-    )
-    .await
-    .expect("client discovery")
-}
-
-fn user(answer: Answer) -> (User, Arc<Mutex<Vec<Value>>>) {
-    let asked: Arc<Mutex<Vec<Value>>> = Arc::default();
-    (
-        User {
-            capable: true,
-            answer,
-            asked: asked.clone(),
-        },
-        asked,
-    )
-}
 
 /// The state and the approving answer of a first round.
 async fn first_round(
@@ -444,45 +449,57 @@ async fn on_2026_the_call_resumes_with_the_answer_without_running_policy_again()
             Some("Error: approval for tool \"touch\" was cancelled"),
         ),
     ] {
-        let (user, asked) = user(answer);
-        let client = connect_2026(&server, user).await;
-        let before = (RUNS.load(Ordering::SeqCst), asks.load(Ordering::SeqCst));
-        // rmcp's client drives the rounds: its handler answers the input request.
-        let result = tokio::time::timeout(
-            std::time::Duration::from_secs(20),
-            client.call_tool(touch_call("mrtr")),
-        )
-        .await
-        .expect("in time")
-        .expect("a result");
-        assert_eq!(RUNS.load(Ordering::SeqCst) - before.0, ran, "{answer:?}");
-        assert_eq!(
-            asks.load(Ordering::SeqCst) - before.1,
-            1,
-            "{answer:?}: policy ran once"
-        );
-        assert_eq!(asked.lock().unwrap().len(), 1, "{answer:?}");
-        match error {
-            None => assert_eq!(
-                result.structured_content,
-                Some(json!({"result": "touched: mrtr"}))
-            ),
-            Some(text_) => {
-                assert_eq!(result.is_error, Some(true));
-                assert_eq!(text(&result), text_);
+        for wire in WIRES {
+            let (user, asked) = user(answer);
+            let conn = connect(&server, user, wire, Revision::Discover).await;
+            let client = &conn.client;
+            let before = (RUNS.load(Ordering::SeqCst), asks.load(Ordering::SeqCst));
+            // rmcp's client drives the rounds: its handler answers the input request.
+            let result = tokio::time::timeout(
+                std::time::Duration::from_secs(20),
+                client.call_tool(touch_call("mrtr")),
+            )
+            .await
+            .expect("in time")
+            .expect("a result");
+            let what = format!("{wire:?}/{answer:?}");
+            assert_eq!(RUNS.load(Ordering::SeqCst) - before.0, ran, "{what}");
+            assert_eq!(
+                asks.load(Ordering::SeqCst) - before.1,
+                1,
+                "{what}: policy ran once"
+            );
+            assert_eq!(asked.lock().unwrap().len(), 1, "{what}");
+            match error {
+                None => assert_eq!(
+                    result.structured_content,
+                    Some(json!({"result": "touched: mrtr"})),
+                    "{what}"
+                ),
+                Some(text_) => {
+                    assert_eq!(result.is_error, Some(true), "{what}");
+                    assert_eq!(text(&result), text_, "{what}");
+                }
             }
+            conn.close().await;
         }
-        client.cancel().await.unwrap();
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_2026_tampered_rebound_foreign_and_replayed_states_are_refused() {
     let _serial = SERIAL.lock().await;
+    for wire in WIRES {
+        states_are_refused(wire).await;
+    }
+}
+
+async fn states_are_refused(wire: Wire) {
     let fixture = fixture();
     let (a, _) = user(Answer::Approve);
-    let client = connect_2026(&fixture.server, a).await;
-    let (state, answers) = first_round(&client, "once").await;
+    let conn = connect(&fixture.server, a, wire, Revision::Discover).await;
+    let client = &conn.client;
+    let (state, answers) = first_round(client, "once").await;
     let before = RUNS.load(Ordering::SeqCst);
 
     // Altered: one character inside the sealed text changed (not the last one, whose
@@ -493,42 +510,57 @@ async fn on_2026_tampered_rebound_foreign_and_replayed_states_are_refused() {
         .expect("an alphanumeric character in the state");
     tampered[at] = if tampered[at] == b'A' { b'Q' } else { b'A' };
     let tampered = String::from_utf8(tampered).unwrap();
-    let err = retry(&client, "once", &tampered, &answers)
+    let err = retry(client, "once", &tampered, &answers)
         .await
         .unwrap_err();
     assert!(
         err.contains("tools/call \"touch\": requestState refused: request state"),
-        "{err}"
+        "{wire:?}: {err}"
     );
     // Other arguments than the call that received it.
-    let err = retry(&client, "twice", &state, &answers).await.unwrap_err();
-    assert!(err.contains("failed integrity verification"), "{err}");
-    // Another session (a second connection to the same server).
-    let (b, _) = user(Answer::Approve);
-    let other = connect_2026(&fixture.server, b).await;
-    let err = retry(&other, "once", &state, &answers).await.unwrap_err();
-    assert!(err.contains("failed integrity verification"), "{err}");
-    assert_eq!(RUNS.load(Ordering::SeqCst), before, "nothing ran");
+    let err = retry(client, "twice", &state, &answers).await.unwrap_err();
+    assert!(
+        err.contains("failed integrity verification"),
+        "{wire:?}: {err}"
+    );
+    // Another session (a second connection to the same server). Over HTTP this
+    // revision is served without sessions, so there is no other session to try.
+    let other = match wire {
+        Wire::Stdio => {
+            let (b, _) = user(Answer::Approve);
+            let other = connect(&fixture.server, b, wire, Revision::Discover).await;
+            let err = retry(&other.client, "once", &state, &answers)
+                .await
+                .unwrap_err();
+            assert!(err.contains("failed integrity verification"), "{err}");
+            Some(other)
+        }
+        Wire::Http => None,
+    };
+    assert_eq!(RUNS.load(Ordering::SeqCst), before, "{wire:?}: nothing ran");
 
     // The genuine retry resumes the call, once.
-    let result = retry(&client, "once", &state, &answers).await.unwrap();
+    let result = retry(client, "once", &state, &answers).await.unwrap();
     assert_eq!(
         result.structured_content,
-        Some(json!({"result": "touched: once"}))
+        Some(json!({"result": "touched: once"})),
+        "{wire:?}"
     );
-    assert_eq!(RUNS.load(Ordering::SeqCst) - before, 1);
-    let err = retry(&client, "once", &state, &answers).await.unwrap_err();
+    assert_eq!(RUNS.load(Ordering::SeqCst) - before, 1, "{wire:?}");
+    let err = retry(client, "once", &state, &answers).await.unwrap_err();
     assert!(
         err.contains("requestState refused: it was already used, or its call has ended"),
-        "{err}"
+        "{wire:?}: {err}"
     );
     assert_eq!(
         RUNS.load(Ordering::SeqCst) - before,
         1,
-        "a replay runs nothing"
+        "{wire:?}: a replay runs nothing"
     );
-    other.cancel().await.unwrap();
-    client.cancel().await.unwrap();
+    if let Some(other) = other {
+        other.close().await;
+    }
+    conn.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -540,8 +572,9 @@ async fn on_2026_an_expired_state_is_refused_and_its_call_cancelled() {
         .clone()
         .with_approval_ttl(std::time::Duration::from_millis(300));
     let (a, _) = user(Answer::Approve);
-    let client = connect_2026(&server, a).await;
-    let (state, answers) = first_round(&client, "late").await;
+    let conn = connect(&server, a, Wire::Stdio, Revision::Discover).await;
+    let client = &conn.client;
+    let (state, answers) = first_round(client, "late").await;
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
     // The suspended call ends as cancelled once the TTL is over.
     while fixture.codes.lock().unwrap().is_empty() {
@@ -562,71 +595,34 @@ async fn on_2026_an_expired_state_is_refused_and_its_call_cancelled() {
             .as_deref(),
         Some("APPROVAL_CANCELLED")
     );
-    let err = retry(&client, "late", &state, &answers).await.unwrap_err();
+    let err = retry(client, "late", &state, &answers).await.unwrap_err();
     assert!(err.contains("request state has expired"), "{err}");
-    client.cancel().await.unwrap();
+    conn.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_2026_a_client_without_elicitation_gets_the_no_handler_denial() {
     let _serial = SERIAL.lock().await;
-    let fixture = fixture();
-    let (mut u, asked) = user(Answer::Approve);
-    u.capable = false;
-    let client = connect_2026(&fixture.server, u).await;
-    let response = client
-        .peer()
-        .call_tool_once(touch_call("no"))
-        .await
-        .unwrap();
-    let rmcp::model::CallToolResponse::Complete(result) = response else {
-        panic!("expected a final result, got {response:?}");
-    };
-    assert_eq!(
-        text(&result),
-        "Error: touch changes the world (the MCP client cannot ask its user for approval: \
-         it did not declare the elicitation capability)"
-    );
-    assert!(asked.lock().unwrap().is_empty());
-    client.cancel().await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn on_2026_over_streamable_http_the_retry_resumes_the_call() {
-    use rmcp::model::ProtocolVersion;
-    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
-    use rmcp::transport::StreamableHttpClientTransport;
-    let _serial = SERIAL.lock().await;
-    let fixture = fixture();
-    let http = serve_http(&fixture.server, HttpOptions::default())
-        .await
-        .unwrap();
-    let (u, asked) = user(Answer::Approve);
-    let client = u
-        .serve_with_lifecycle(
-            StreamableHttpClientTransport::from_uri(http.url()),
-            ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-        )
-        .await
-        .expect("client discovery");
-    let before = RUNS.load(Ordering::SeqCst);
-    let result = tokio::time::timeout(
-        std::time::Duration::from_secs(20),
-        client.call_tool(touch_call("stateless")),
-    )
-    .await
-    .expect("in time")
-    .expect("a result");
-    assert_eq!(
-        result.structured_content,
-        Some(json!({"result": "touched: stateless"})),
-        "{}",
-        text(&result)
-    );
-    assert_eq!(RUNS.load(Ordering::SeqCst) - before, 1);
-    assert_eq!(asked.lock().unwrap().len(), 1);
-    client.cancel().await.unwrap();
-    http.shutdown().await.unwrap();
+    for wire in WIRES {
+        let fixture = fixture();
+        let (u, asked) = user_with(false, Answer::Approve);
+        let conn = connect(&fixture.server, u, wire, Revision::Discover).await;
+        let response = conn
+            .client
+            .peer()
+            .call_tool_once(touch_call("no"))
+            .await
+            .unwrap();
+        let rmcp::model::CallToolResponse::Complete(result) = response else {
+            panic!("{wire:?}: expected a final result, got {response:?}");
+        };
+        assert_eq!(
+            text(&result),
+            "Error: touch changes the world (the MCP client cannot ask its user for approval: \
+             it did not declare the elicitation capability)",
+            "{wire:?}"
+        );
+        assert!(asked.lock().unwrap().is_empty(), "{wire:?}");
+        conn.close().await;
+    }
 }

@@ -33,7 +33,9 @@ use tokio_util::sync::CancellationToken;
 use crate::content::ContentBlock;
 use crate::json::{Frozen, Value};
 use crate::result::{DispatchOutcome, ToolResult};
-use crate::tool::{BoxFuture, DynTool, ExecToken, Execution, ScopeId, ToolDefinition, ToolError};
+use crate::tool::{
+    BoxFuture, DynTool, ExecToken, Execution, ParentCall, ScopeId, ToolDefinition, ToolError,
+};
 
 /// The future a hook returns: either an immediate value (no allocation) or a boxed
 /// future.
@@ -118,6 +120,12 @@ impl<'a> CallInfo<'a> {
     /// The enclosing execution, for sub-dispatches.
     pub fn parent(&self) -> Option<ExecToken> {
         self.exec.parent
+    }
+    /// The call this sub-dispatch was made for, when its caller named it (a code-mode
+    /// program's tool call names its `run_code` call); see
+    /// [`crate::ToolCall::with_parent_call`].
+    pub fn parent_call(&self) -> Option<&'a ParentCall> {
+        self.exec.parent_call.as_deref()
     }
     /// The opaque execution token.
     pub fn token(&self) -> ExecToken {
@@ -288,6 +296,10 @@ pub struct ApprovalRequest<'a> {
     /// The agent scope the call comes from, to route the question through (`None`: a
     /// call from the global view; the registry's handler answers it).
     pub agent: Option<ScopeId>,
+    /// The call this one was made for, when it is a sub-dispatch that names it
+    /// ([`CallInfo::parent_call`]): for a tool call of a code-mode program, the
+    /// `run_code` call. Show both to the user: what runs, and what asked for it.
+    pub via: Option<&'a ParentCall>,
 }
 
 /// Routes `ask` decisions to a user (installed with
@@ -311,8 +323,10 @@ tokio::task_local! {
 /// call's connection (an MCP client). A fallback that answers `Unavailable` itself
 /// leaves the denial of a call with no handler: the policy's reason, `POLICY_DENIED`.
 ///
-/// The handler is seen by the pipeline of calls executed on this task (not by calls a
-/// tool body starts on other tasks).
+/// The handler is seen by the pipeline of calls executed on this task. A call's body
+/// receives it too ([`crate::ToolContext::approval_fallback`]), to install it around the
+/// calls it dispatches on other tasks or threads (as code mode does for its programs'
+/// tool calls).
 pub async fn with_approval<F: Future>(handler: Arc<dyn ApprovalHandler>, fut: F) -> F::Output {
     FALLBACK_APPROVAL.scope(handler, fut).await
 }

@@ -618,6 +618,36 @@ impl ScopeId {
     }
 }
 
+/// The call a sub-dispatch was made for, by tool name and call id: for a tool call of a
+/// code-mode program, the `run_code` call running the program. Set with
+/// [`crate::ToolCall::with_parent_call`]; hooks read it with
+/// [`crate::hooks::CallInfo::parent_call`], and an approval request shows it beside the
+/// call itself ([`crate::hooks::ApprovalRequest::via`]).
+///
+/// ```
+/// # use dsh_runtime::tool::ParentCall;
+/// let parent = ParentCall::new("run_code", "call_7");
+/// assert_eq!((&*parent.name, &*parent.call_id), ("run_code", "call_7"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ParentCall {
+    /// The parent call's tool name, as called.
+    pub name: Arc<str>,
+    /// The parent call's id.
+    pub call_id: Arc<str>,
+}
+
+impl ParentCall {
+    /// The parent call `call_id` of tool `name`.
+    pub fn new(name: impl Into<Arc<str>>, call_id: impl Into<Arc<str>>) -> Self {
+        ParentCall {
+            name: name.into(),
+            call_id: call_id.into(),
+        }
+    }
+}
+
 /// The immutable identity of one execution.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -636,6 +666,9 @@ pub struct Execution {
     pub agent: Option<ScopeId>,
     /// The enclosing execution's token for a sub-dispatch.
     pub parent: Option<ExecToken>,
+    /// The call a sub-dispatch was made for, when its caller named it
+    /// ([`crate::ToolCall::with_parent_call`]).
+    pub parent_call: Option<Arc<ParentCall>>,
     has_arguments: bool,
     /// What the body of this execution sends on the side (kept here rather than in an
     /// allocation of its own).
@@ -696,6 +729,7 @@ impl Execution {
             token: ExecToken::mint(),
             agent,
             parent,
+            parent_call: None,
             has_arguments,
             side: SideChannel::default(),
             cancel: token,
@@ -759,8 +793,27 @@ pub struct ToolContext {
     side: Option<Arc<SideChannel>>,
     /// Where progress updates go (captured from [`with_progress`] when the context is made).
     progress: Option<ProgressReporter>,
+    /// The fallback approval handler around the call (captured from
+    /// [`crate::hooks::with_approval`] when the context is made).
+    approval: Option<FallbackApproval>,
     /// A job runtime given with [`ToolContext::with_jobs`], before the execution's.
     jobs: Option<JobRuntime>,
+}
+
+/// The fallback approval handler a context carries.
+#[derive(Clone)]
+struct FallbackApproval(Arc<dyn crate::hooks::ApprovalHandler>);
+
+impl FallbackApproval {
+    fn current() -> Option<Self> {
+        crate::hooks::fallback_approval().map(FallbackApproval)
+    }
+}
+
+impl fmt::Debug for FallbackApproval {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("FallbackApproval(..)")
+    }
 }
 
 /// One progress update of a running call (see [`ToolContext::report_progress`]).
@@ -871,6 +924,7 @@ impl ToolContext {
             cancel: Some(cancel),
             side: Some(side),
             progress: PROGRESS.try_with(Clone::clone).ok(),
+            approval: FallbackApproval::current(),
             jobs: None,
         }
     }
@@ -883,6 +937,7 @@ impl ToolContext {
             cancel: Some(cancel),
             side: None,
             progress: PROGRESS.try_with(Clone::clone).ok(),
+            approval: FallbackApproval::current(),
             jobs: None,
         }
     }
@@ -897,6 +952,7 @@ impl ToolContext {
             cancel: None,
             side: None,
             progress: PROGRESS.try_with(Clone::clone).ok(),
+            approval: FallbackApproval::current(),
             jobs: None,
         }
     }
@@ -1036,6 +1092,15 @@ impl ToolContext {
     pub fn conclude_turn(&self) {
         self.side().concludes_turn.store(true, Ordering::Release);
     }
+    /// The fallback approval handler installed around this call with
+    /// [`crate::hooks::with_approval`] (an MCP session's client, say), if any. Calls this
+    /// body dispatches on the same task see it already; install it with `with_approval`
+    /// around the calls it dispatches on other tasks or threads, so that their `ask`
+    /// decisions reach the same user (code mode does this for its programs' tool calls).
+    pub fn approval_fallback(&self) -> Option<&Arc<dyn crate::hooks::ApprovalHandler>> {
+        self.approval.as_ref().map(|a| &a.0)
+    }
+
     /// Report progress to whoever executes the call (a no-op unless the caller installed
     /// a reporter with [`with_progress`], as the MCP server does when the client asked
     /// for progress). `progress` should increase from one report to the next.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::json::{self, Frozen, Value};
-use crate::tool::{ExecToken, ScopeId};
+use crate::tool::{ExecToken, ParentCall, ScopeId};
 
 /// The arguments of a call, as the caller has them.
 #[derive(Clone)]
@@ -156,6 +156,9 @@ pub struct ToolCall {
     pub parent: Option<ExecToken>,
     /// The outermost call's id (`None`: this call's id).
     pub root_call_id: Option<Arc<str>>,
+    /// The call this sub-dispatch was made for, by name and id (`None`: not said), shown
+    /// to the user beside this call when it needs approval.
+    pub parent_call: Option<Arc<ParentCall>>,
 }
 
 impl ToolCall {
@@ -174,6 +177,7 @@ impl ToolCall {
             agent: None,
             parent: None,
             root_call_id: None,
+            parent_call: None,
         }
     }
 
@@ -206,6 +210,21 @@ impl ToolCall {
     /// Mark as a sub-dispatch of the execution `parent` (no presentation meta is built).
     pub fn with_parent(mut self, parent: ExecToken) -> Self {
         self.parent = Some(parent);
+        self
+    }
+
+    /// Name the call this sub-dispatch was made for (e.g. the `run_code` call whose
+    /// program makes it): hooks see it as [`crate::hooks::CallInfo::parent_call`], and an
+    /// approval request as [`crate::hooks::ApprovalRequest::via`].
+    ///
+    /// ```
+    /// # use dsh_runtime::{ToolCall, tool::ParentCall};
+    /// let sub = ToolCall::new("call_7:code:1", "bash", "{}")
+    ///     .with_parent_call(ParentCall::new("run_code", "call_7"));
+    /// assert_eq!(sub.parent_call.as_deref().map(|p| &*p.name), Some("run_code"));
+    /// ```
+    pub fn with_parent_call(mut self, parent: impl Into<Arc<ParentCall>>) -> Self {
+        self.parent_call = Some(parent.into());
         self
     }
 

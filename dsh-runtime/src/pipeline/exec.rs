@@ -124,6 +124,7 @@ fn enter(registry: &Registry, call: ToolCall) -> Call {
         agent,
         parent,
         root_call_id,
+        parent_call,
     } = call;
     let root = root_call_id.unwrap_or_else(|| call_id.clone());
     let snap = registry.snapshot(agent);
@@ -134,6 +135,7 @@ fn enter(registry: &Registry, call: ToolCall) -> Call {
     };
     let mut exec = Execution::for_call(call_id, root, name, args, agent, parent, cancel);
     exec.jobs = registry.jobs().cloned();
+    exec.parent_call = parent_call;
     Call {
         snap,
         tool,
@@ -216,6 +218,7 @@ async fn pre_execute(call: &Call, info: &CallInfo<'_>) -> Stage<()> {
         call: info,
         reason: reason.as_deref(),
         agent: info.agent(),
+        via: info.parent_call(),
     };
     let mut answer = None;
     if let Some(handler) = &registry_handler {

@@ -1492,3 +1492,58 @@ mod model_facing_errors {
         );
     }
 }
+
+/// Says whether its context carries a fallback approval handler.
+#[dsh_runtime::tool]
+async fn relay(cx: dsh_runtime::ToolContext) -> String {
+    match cx.approval_fallback() {
+        Some(_) => "carried".to_string(),
+        None => "none".to_string(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_receives_the_fallback_handler_and_a_sub_dispatch_names_its_parent() {
+    use dsh_runtime::hooks::with_approval;
+    use dsh_runtime::tool::ParentCall;
+    let registry = Registry::new();
+    let log = Log::new();
+    let _t = registry.register(Probe::new("echo", &log)).unwrap();
+    let _r = registry.register(Relay).unwrap();
+    let _ask = registry.add_pre_execute(pre_execute_fn(|call| {
+        (call.name() == "echo").then(|| PreDecision::ask("why"))
+    }));
+    // The parent call each request named, by tool name and call id.
+    type Via = Option<(String, String)>;
+    let seen: Arc<Mutex<Vec<Via>>> = Arc::default();
+    let log_seen = seen.clone();
+    let fallback: Arc<dyn ApprovalHandler> = Arc::new(approval_fn(move |req| {
+        log_seen
+            .lock()
+            .unwrap()
+            .push(req.via.map(|p| (p.name.to_string(), p.call_id.to_string())));
+        Approval::AllowedOnce
+    }));
+    // A caller's token: the body runs on a task of its own, and still gets the handler.
+    let call =
+        ToolCall::new("r1", "relay", "{}").with_cancellation(dsh_runtime::CancellationToken::new());
+    let r = with_approval(fallback.clone(), registry.execute(call)).await;
+    assert_eq!(*r.value().unwrap(), v(r#""carried""#));
+    let r = registry.execute(ToolCall::new("r2", "relay", "{}")).await;
+    assert_eq!(*r.value().unwrap(), v(r#""none""#));
+
+    // Handed on to another task, it answers a sub-dispatch that names its parent.
+    let sub = ToolCall::new("r1:1", "echo", r#"{"text":"hi"}"#)
+        .with_parent_call(ParentCall::new("relay", "r1"));
+    let registry2 = registry.clone();
+    let r = tokio::spawn(with_approval(fallback, async move {
+        registry2.execute(sub).await
+    }))
+    .await
+    .unwrap();
+    assert!(r.is_success(), "{:?}", r.message());
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [Some(("relay".to_string(), "r1".to_string()))]
+    );
+}

@@ -1,8 +1,12 @@
 //! `dsh-tools mcp --ask bash,write` over stdio with rmcp's client answering the approval
 //! forms: a listed tool's call runs only on a yes (its side effect on disk shows whether it
-//! ran), a tool not listed is never asked about, and an empty name is refused.
+//! ran), a tool not listed is never asked about, and an empty name is refused. With
+//! `--code-mode code`, a program's tool call waits for the answer, and the question names
+//! the `run_code` call too: over stdio and Streamable HTTP, with `initialize`
+//! (elicitation) and over stdio with `server/discover` (`InputRequiredResult`, several
+//! rounds for a program that asks twice; 2026-07-28 over HTTP is served statelessly,
+//! without the session scope code mode lives in).
 
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -10,11 +14,11 @@ use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
     ElicitationAction, Implementation,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, RunningService};
 use rmcp::{ClientHandler, ErrorData as McpError, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-const DSH_TOOLS: &str = env!("CARGO_BIN_EXE_dsh-tools");
+use crate::process::{self, DSH_TOOLS};
 
 /// A user who approves a form whose message mentions `approve_if`, and declines others;
 /// the messages are recorded.
@@ -70,17 +74,7 @@ fn text_of(result: &rmcp::model::CallToolResult) -> String {
 async fn ask_flag_puts_listed_tools_to_the_clients_user() {
     let root = tempfile::tempdir().unwrap();
     std::fs::write(root.path().join("notes.txt"), "alpha\n").unwrap();
-    let mut child = tokio::process::Command::new(DSH_TOOLS)
-        .arg("--root")
-        .arg(root.path())
-        .args(["mcp", "--ask", "bash,write"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let io = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let (mut child, io) = process::stdio(root.path(), &["--ask", "bash,write"]);
     let messages: Arc<Mutex<Vec<String>>> = Arc::default();
     let user = User {
         approve_if: "touch approved.txt",
@@ -161,7 +155,7 @@ async fn ask_flag_puts_listed_tools_to_the_clients_user() {
 fn ask_flag_refuses_an_empty_name() {
     let out = std::process::Command::new(DSH_TOOLS)
         .args(["mcp", "--ask", "bash,,write"])
-        .stdin(Stdio::null())
+        .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
     assert!(!out.status.success());
@@ -170,4 +164,276 @@ fn ask_flag_refuses_an_empty_name() {
         stderr.contains("--ask bash,,write: an empty tool name"),
         "{stderr}"
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// Code mode: a program's tool call waits for the client's answer.
+
+/// How the client reaches the server.
+#[derive(Clone, Copy, Debug)]
+enum Wire {
+    Stdio,
+    Http,
+}
+
+/// The protocol revision the client speaks: 2025-11-25 (`initialize`, elicitation) or
+/// 2026-07-28 (`server/discover`, `InputRequiredResult` that rmcp's client answers and
+/// retries).
+#[derive(Clone, Copy, Debug)]
+enum Revision {
+    Initialize,
+    Discover,
+}
+
+async fn connect(
+    root: &std::path::Path,
+    args: &[&str],
+    user: User,
+    wire: Wire,
+    revision: Revision,
+) -> (RunningService<RoleClient, User>, tokio::process::Child) {
+    use rmcp::model::ProtocolVersion;
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    use rmcp::transport::StreamableHttpClientTransport;
+    let lifecycle = match revision {
+        Revision::Initialize => ClientLifecycleMode::Initialize,
+        Revision::Discover => ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+    };
+    let handshake = Duration::from_secs(20);
+    match wire {
+        Wire::Stdio => {
+            let (child, io) = process::stdio(root, args);
+            let client = tokio::time::timeout(handshake, user.serve_with_lifecycle(io, lifecycle))
+                .await
+                .expect("handshake in time")
+                .expect("handshake");
+            (client, child)
+        }
+        Wire::Http => {
+            let (child, url) = process::http(root, args).await;
+            let transport = StreamableHttpClientTransport::from_uri(url);
+            let client =
+                tokio::time::timeout(handshake, user.serve_with_lifecycle(transport, lifecycle))
+                    .await
+                    .expect("handshake in time")
+                    .expect("handshake");
+            (client, child)
+        }
+    }
+}
+
+fn run_code(program: &str) -> CallToolRequestParams {
+    call(
+        "run_code",
+        json!({"code": program, "description": "Create a file"}),
+    )
+}
+
+const TOUCH_APPROVED: &str = "await tools.bash({command: \"touch approved.txt\", description: \"create a file\"});\n\
+     return \"ran\";";
+/// Two questions in one program: yes, then no.
+const TOUCH_TWICE: &str = "await tools.bash({command: \"touch approved-too.txt\", description: \"create a file\"});\n\
+     try {\n\
+       await tools.bash({command: \"touch declined.txt\", description: \"create a file\"});\n\
+       return \"ran\";\n\
+     } catch (e) { return (e as ToolCallError).message; }";
+
+async fn code_mode_sub_call_approval(wire: Wire, revision: Revision) {
+    let root = tempfile::tempdir().unwrap();
+    let messages: Arc<Mutex<Vec<String>>> = Arc::default();
+    let user = User {
+        approve_if: "touch approved",
+        messages: messages.clone(),
+    };
+    let (client, mut child) = connect(
+        root.path(),
+        &["--code-mode", "code", "--ask", "bash"],
+        user,
+        wire,
+        revision,
+    )
+    .await;
+    let what = format!("{wire:?}/{revision:?}");
+    let timed = |f| tokio::time::timeout(Duration::from_secs(30), f);
+
+    // Approved: the program waited for the answer, then its call ran.
+    let r = timed(client.call_tool(run_code(TOUCH_APPROVED)))
+        .await
+        .expect("answered in time")
+        .expect("a result");
+    assert_eq!(r.is_error, Some(false), "{what}: {}", text_of(&r));
+    assert_eq!(
+        r.structured_content,
+        Some(json!({"logs": [], "result": "ran"})),
+        "{what}"
+    );
+    assert!(
+        root.path().join("approved.txt").exists(),
+        "{what}: bash ran"
+    );
+
+    // Two questions in one program (on 2026-07-28, two rounds of the same call): the
+    // first approved, the second declined; the program sees the rejection.
+    let r = timed(client.call_tool(run_code(TOUCH_TWICE)))
+        .await
+        .expect("answered in time")
+        .expect("a result");
+    assert_eq!(
+        r.structured_content,
+        Some(json!({"logs": [], "result": "the user rejected tool \"bash\""})),
+        "{what}: {}",
+        text_of(&r)
+    );
+    assert!(root.path().join("approved-too.txt").exists(), "{what}");
+    assert!(
+        !root.path().join("declined.txt").exists(),
+        "{what}: bash did not run"
+    );
+
+    // Each question names the sub-call and the program's call.
+    let messages = messages.lock().unwrap().clone();
+    assert_eq!(messages.len(), 3, "{what}: {messages:?}");
+    let reason =
+        "Reason: dsh-tools mcp --ask lists tool \"bash\": each call needs the user's approval";
+    let commands = [
+        "touch approved.txt",
+        "touch approved-too.txt",
+        "touch declined.txt",
+    ];
+    for (message, command) in messages.iter().zip(commands) {
+        let (head, rest) = message
+            .split_once("\nVia: tool \"run_code\", call \"")
+            .unwrap_or_else(|| panic!("{what}: no Via line in {message:?}"));
+        assert_eq!(
+            head,
+            format!("Allow tool \"bash\" to run?\nCall: {command}"),
+            "{what}"
+        );
+        let (id, tail) = rest.split_once("\"\n").expect("the call id, quoted");
+        assert!(!id.is_empty(), "{what}: {message:?}");
+        assert_eq!(tail, reason, "{what}");
+    }
+
+    client.cancel().await.unwrap();
+    if matches!(wire, Wire::Http) {
+        child.start_kill().unwrap();
+    }
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .expect("the server exits")
+        .unwrap();
+    if matches!(wire, Wire::Stdio) {
+        assert!(status.success(), "{what}: {status}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn code_mode_sub_call_waits_for_approval_over_stdio_with_initialize() {
+    code_mode_sub_call_approval(Wire::Stdio, Revision::Initialize).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn code_mode_sub_call_waits_for_approval_over_stdio_with_discover() {
+    code_mode_sub_call_approval(Wire::Stdio, Revision::Discover).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn code_mode_sub_call_waits_for_approval_over_http_with_initialize() {
+    code_mode_sub_call_approval(Wire::Http, Revision::Initialize).await;
+}
+
+/// A user who never answers: each form waits until the server withdraws it
+/// (`notifications/cancelled`), which is noted.
+#[derive(Clone, Default)]
+struct Silent {
+    asked: Arc<std::sync::atomic::AtomicUsize>,
+    withdrawn: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl ClientHandler for Silent {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::builder().enable_elicitation().build(),
+            Implementation::new("ask-test", "0"),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, McpError> {
+        use std::sync::atomic::Ordering;
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        if tokio::time::timeout(Duration::from_secs(20), context.ct.cancelled())
+            .await
+            .is_ok()
+        {
+            self.withdrawn.fetch_add(1, Ordering::SeqCst);
+        }
+        Ok(ElicitResult::new(ElicitationAction::Cancel))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_run_code_while_its_sub_call_waits_ends_the_program() {
+    use rmcp::model::{CallToolRequest, CancelledNotificationParam, ClientRequest};
+    use std::sync::atomic::Ordering;
+    let root = tempfile::tempdir().unwrap();
+    let (mut child, io) = process::stdio(root.path(), &["--code-mode", "code", "--ask", "bash"]);
+    let user = Silent::default();
+    let client = tokio::time::timeout(Duration::from_secs(20), user.clone().serve(io))
+        .await
+        .expect("handshake in time")
+        .expect("handshake");
+    let handle = client
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(CallToolRequest::new(run_code(
+                "await tools.bash({command: \"touch never.txt\", description: \"create a file\"}); return \"ran\";",
+            ))),
+            rmcp::service::PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while user.asked.load(Ordering::SeqCst) == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the form was never sent"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    client
+        .notify_cancelled(CancelledNotificationParam::new(
+            Some(handle.id.clone()),
+            Some("user abort".into()),
+        ))
+        .await
+        .unwrap();
+    // The waiting sub-call gives up: its form is withdrawn, the command never runs.
+    while user.withdrawn.load(Ordering::SeqCst) == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the form was not withdrawn"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!root.path().join("never.txt").exists(), "bash did not run");
+    // The session goes on: another program runs.
+    let r = tokio::time::timeout(
+        Duration::from_secs(20),
+        client.call_tool(run_code("return 1 + 1;")),
+    )
+    .await
+    .expect("answered in time")
+    .expect("a result");
+    assert_eq!(r.structured_content, Some(json!({"logs": [], "result": 2})));
+    client.cancel().await.unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .expect("the server exits")
+        .unwrap();
+    assert!(status.success(), "{status}");
 }

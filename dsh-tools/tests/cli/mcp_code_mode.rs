@@ -4,14 +4,12 @@
 //! tools through `tools/call run_code`, and a direct call of another tool is refused as
 //! unknown, naming `run_code`. In `both` the tools stay callable next to `run_code`.
 
-use std::process::Stdio;
-
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::{Value, json};
 
-const DSH_TOOLS: &str = env!("CARGO_BIN_EXE_dsh-tools");
+use crate::process::DSH_TOOLS;
 
 fn call(name: &str, args: Value) -> CallToolRequestParams {
     let Value::Object(args) = args else {
@@ -31,17 +29,7 @@ async fn serve(
     root: &std::path::Path,
     mode: &str,
 ) -> (RunningService<RoleClient, ()>, tokio::process::Child) {
-    let mut child = tokio::process::Command::new(DSH_TOOLS)
-        .arg("--root")
-        .arg(root)
-        .args(["mcp", "--code-mode", mode])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let io = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let (child, io) = crate::process::stdio(root, &["--code-mode", mode]);
     let client = ().serve(io).await.unwrap();
     (client, child)
 }

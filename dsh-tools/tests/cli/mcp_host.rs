@@ -4,14 +4,11 @@
 //! its own.
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CancelledNotificationParam, ClientRequest};
 use serde_json::{Value, json};
-
-const DSH_TOOLS: &str = env!("CARGO_BIN_EXE_dsh-tools");
 
 pub(crate) fn call(name: &str, args: Value) -> CallToolRequestParams {
     let Value::Object(args) = args else {
@@ -58,34 +55,11 @@ pub(crate) async fn read_pid(file: &Path) -> u32 {
     pid.unwrap_or_default()
 }
 
-/// Start `dsh-tools --root ROOT mcp` (stdio), killed when dropped; the child and its
-/// stdout and stdin, as an rmcp client transport takes them.
-pub(crate) fn spawn_stdio(
-    root: &Path,
-) -> (
-    tokio::process::Child,
-    (tokio::process::ChildStdout, tokio::process::ChildStdin),
-) {
-    let mut child = tokio::process::Command::new(DSH_TOOLS)
-        .arg("--root")
-        .arg(root)
-        .arg("mcp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn dsh-tools mcp");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let stdin = child.stdin.take().expect("piped stdin");
-    (child, (stdout, stdin))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stdio_session_with_jobs_and_cancellation() {
     let root = tempfile::tempdir().unwrap();
     std::fs::write(root.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
-    let (mut child, io) = spawn_stdio(root.path());
+    let (mut child, io) = crate::process::stdio(root.path(), &[]);
     let client = ().serve(io).await.unwrap();
 
     let r = client

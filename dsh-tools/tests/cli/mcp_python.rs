@@ -10,6 +10,11 @@
 //!   names and input schemas, read a real file, invalid arguments, a background job read
 //!   in a later call, a cancelled `sleep` whose process is gone, a job killed with its
 //!   session.
+//! - `tests/python/approval_client.py` drives `dsh-tools mcp --ask bash` (and
+//!   `--code-mode code --ask bash`) over both transports and both lifecycles: approval
+//!   accepted, declined and cancelled through the SDK's `elicitation_callback`, a client
+//!   without it, a code-mode program's tool call waiting for the answer, and on
+//!   2026-07-28 a tampered and a replayed `requestState`.
 //! - `tests/python/echo_server.py`, a server written with the SDK, is imported with
 //!   `--mcp`: its tools are called through the host, and the one whose schema is outside
 //!   the vocabulary is reported with `UNSUPPORTED_SCHEMA`.
@@ -91,9 +96,15 @@ fn root() -> tempfile::TempDir {
 }
 
 fn run_client(transport: &str, lifecycle: &str) {
+    run_script("mcp_client.py", transport, lifecycle, 45);
+}
+
+/// Run `name` (a script taking `DSH_TOOLS ROOT TRANSPORT LIFECYCLE`, printing
+/// `ok: N checks` last) and require at least `min_checks` checks.
+fn run_script(name: &str, transport: &str, lifecycle: &str, min_checks: usize) {
     let root = root();
     let out = Command::new(python())
-        .arg(script("mcp_client.py"))
+        .arg(script(name))
         .arg(DSH_TOOLS)
         .arg(root.path())
         .args([transport, lifecycle])
@@ -103,7 +114,7 @@ fn run_client(transport: &str, lifecycle: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success() && stdout.trim_end().ends_with("checks"),
-        "{transport}/{lifecycle} failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        "{name} {transport}/{lifecycle} failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
         out.status
     );
     let checks: usize = stdout
@@ -112,7 +123,10 @@ fn run_client(transport: &str, lifecycle: &str) {
         .next()
         .and_then(|s| s.trim_end_matches(" checks").parse().ok())
         .expect("a check count");
-    assert!(checks >= 45, "only {checks} checks ran:\n{stdout}");
+    assert!(
+        checks >= min_checks,
+        "{name}: only {checks} checks ran:\n{stdout}"
+    );
 }
 
 #[test]
@@ -133,6 +147,33 @@ fn python_client_over_http_with_initialize() {
 #[test]
 fn python_client_over_http_with_discover() {
     run_client("http", "modern");
+}
+
+// Approval (`tests/python/approval_client.py`): the SDK answers the server's forms
+// through its `elicitation_callback`, on 2025-11-25 as `elicitation/create` requests and
+// on 2026-07-28 as the input request of an `InputRequiredResult`, which its `Client`
+// retries with the answer and the `requestState` (the SDK supports both); the modern
+// runs also drive the rounds by hand for a tampered and a replayed state.
+
+#[test]
+fn python_client_approval_over_stdio_with_initialize() {
+    run_script("approval_client.py", "stdio", "legacy", 25);
+}
+
+#[test]
+fn python_client_approval_over_stdio_with_discover() {
+    run_script("approval_client.py", "stdio", "modern", 35);
+}
+
+#[test]
+fn python_client_approval_over_http_with_initialize() {
+    run_script("approval_client.py", "http", "legacy", 25);
+}
+
+#[test]
+fn python_client_approval_over_http_with_discover() {
+    // Without the code-mode checks: 2026-07-28 over HTTP is served statelessly.
+    run_script("approval_client.py", "http", "modern", 25);
 }
 
 #[test]

@@ -21,7 +21,7 @@ use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-use super::mcp_host::{call, gone, read_pid, spawn_stdio, text_of, wait_until};
+use super::mcp_host::{call, gone, read_pid, text_of, wait_until};
 use super::mcp_http::spawn_server;
 
 /// A client declaring the tasks extension.
@@ -90,7 +90,7 @@ async fn a_bash_task_is_polled_to_completion_over_stdio() {
         },
     ] {
         let root = tempfile::tempdir().unwrap();
-        let (mut child, io) = spawn_stdio(root.path());
+        let (mut child, io) = crate::process::stdio(root.path(), &[]);
         let client = TasksClient
             .serve_with_lifecycle(io, mode.clone())
             .await
@@ -112,7 +112,7 @@ async fn a_bash_task_is_polled_to_completion_over_stdio() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_bash_task_leaves_no_process() {
     let root = tempfile::tempdir().unwrap();
-    let (mut child, io) = spawn_stdio(root.path());
+    let (mut child, io) = crate::process::stdio(root.path(), &[]);
     let client = TasksClient.serve(io).await.unwrap();
     let escaped = root.path().join("escaped.pid");
     let shell = root.path().join("shell.pid");
