@@ -241,9 +241,18 @@ async fn cancelling_the_outer_call_while_its_sub_call_waits_ends_the_program() {
         .expect("the program ends")
         .unwrap();
     assert!(!result.is_success());
-    assert_eq!(
-        result.message(),
-        Some("code run failed (abort): the run was cancelled")
+    // The run sees the cancellation itself, or first through its sub-call's rejection
+    // (the sub-call's token and the run's are cancelled from different tasks).
+    assert!(
+        matches!(
+            result.message(),
+            Some(
+                "code run failed (abort): the run was cancelled"
+                    | "code run failed (exception): ToolCallError: tool call aborted before dispatch"
+            )
+        ),
+        "{:?}",
+        result.message()
     );
     assert!(
         handler
