@@ -281,6 +281,7 @@ pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<
         config.with_allowed_hosts(hosts)
     };
     let sessions = options.sessions;
+    let core_tasks = server.registry().jobs().is_some();
     let factory = server.clone();
     let service = StreamableHttpService::new(
         move || Ok(factory.http_handler(sessions)),
@@ -294,7 +295,10 @@ pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<
     // limits (`read_body`), then each message is read as the client sent it
     // (`layer::read_messages_first`: parse errors, the arguments' text, ids in flight).
     let mut router =
-        crate::layer::read_messages_first(axum::Router::new().nest_service(&options.path, service))
+        crate::layer::read_messages_first(
+            axum::Router::new().nest_service(&options.path, service),
+            core_tasks,
+        )
             .layer(axum::middleware::from_fn_with_state(
                 BodyLimits {
                     timeout: options.body_read_timeout,

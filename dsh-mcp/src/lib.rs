@@ -140,6 +140,7 @@ mod raw;
 mod resume;
 mod server;
 mod tasks;
+mod tasks_core;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod transport;
