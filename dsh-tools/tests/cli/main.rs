@@ -11,3 +11,4 @@ mod mcp_http;
 mod mcp_python;
 mod mcp_tasks;
 mod mcp_typescript;
+mod mcp_typescript_tasks;
