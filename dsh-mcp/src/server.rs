@@ -15,9 +15,9 @@ use dsh_runtime::{
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
-    CreateTaskResult, CustomRequest, CustomResult, GetTaskParams, GetTaskResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
-    ServerConfig, SubscriptionFilter, Tool, UpdateTaskParams,
+    CreateTaskResult, CustomRequest, CustomResult, GetTaskParams, GetTaskResult, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
@@ -1130,7 +1130,10 @@ impl Handler {
         use crate::tasks_core as core;
         let params = request.params.as_ref();
         match request.method.as_str() {
-            core::CALL => self.core_call(params.cloned().unwrap_or(Value::Null), context).await,
+            core::CALL => {
+                self.core_call(params.cloned().unwrap_or(Value::Null), context)
+                    .await
+            }
             core::LIST_TOOLS => {
                 let paginated = match params {
                     Some(p) if !p.is_null() => Some(
@@ -1172,10 +1175,10 @@ impl Handler {
                 let (_, entry) = tasks.lookup(&id)?;
                 match request.method.as_str() {
                     // A task of the extension keeps the extension's answers.
-                    core::GET if !entry.core => serde_json::to_value(GetTaskResult::new(
-                        tasks.get(&id)?,
-                    ))
-                    .map_err(|e| McpError::internal_error(e.to_string(), None)),
+                    core::GET if !entry.core => {
+                        serde_json::to_value(GetTaskResult::new(tasks.get(&id)?))
+                            .map_err(|e| McpError::internal_error(e.to_string(), None))
+                    }
                     core::CANCEL if !entry.core => {
                         tasks.cancel(&id)?;
                         Ok(Value::Object(serde_json::Map::new()))

@@ -24,11 +24,11 @@
 
 use std::time::Duration;
 
+use rmcp::ErrorData as McpError;
 use rmcp::model::{
     ClientJsonRpcMessage, CustomNotification, DetailedTask, ErrorCode, JsonObject,
     ServerNotification, TaskPayload, TaskStatus,
 };
-use rmcp::ErrorData as McpError;
 use serde_json::{Map, Value, json};
 
 use crate::raw::Prepared;
@@ -212,9 +212,14 @@ pub(crate) fn get(tasks: &SessionTasks, id: &str) -> Result<Value, McpError> {
 
 /// `tasks/list`: the session's tasks, in one page.
 pub(crate) fn list(tasks: &SessionTasks, params: Option<&Value>) -> Result<Value, McpError> {
-    if let Some(cursor) = params.and_then(|p| p.get("cursor")).filter(|c| !c.is_null()) {
+    if let Some(cursor) = params
+        .and_then(|p| p.get("cursor"))
+        .filter(|c| !c.is_null())
+    {
         return Err(McpError::invalid_params(
-            format!("params.cursor: invalid cursor {cursor}: this server lists every task in one page"),
+            format!(
+                "params.cursor: invalid cursor {cursor}: this server lists every task in one page"
+            ),
             None,
         ));
     }
@@ -291,9 +296,8 @@ fn terminal_result(id: &str, task: DetailedTask) -> Result<Value, McpError> {
         }
         TaskPayload::Failed { error } => {
             let error: Result<McpError, _> = serde_json::from_value(Value::Object(error));
-            Err(error.unwrap_or_else(|_| {
-                McpError::internal_error(format!("task {id:?} failed"), None)
-            }))
+            Err(error
+                .unwrap_or_else(|_| McpError::internal_error(format!("task {id:?} failed"), None)))
         }
         _ => Err(McpError::internal_error(
             format!(

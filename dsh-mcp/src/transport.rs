@@ -284,7 +284,10 @@ where
         // The answer to `initialize` tells whether the session speaks 2025-11-25: its
         // capabilities then name the revision's tasks. Decided before this returns, so
         // the client's next message is read knowing it.
-        let patched = self.core.as_ref().and_then(|core| core_initialized(core, &item));
+        let patched = self
+            .core
+            .as_ref()
+            .and_then(|core| core_initialized(core, &item));
         async move {
             let answered = match &item {
                 ServerJsonRpcMessage::Response(r) => Some(r.id.clone()),
@@ -337,7 +340,10 @@ where
             let mut routed = false;
             if let Some(core) = &self.core {
                 if let ClientJsonRpcMessage::Request(request) = &prepared.message
-                    && matches!(request.request, rmcp::model::ClientRequest::InitializeRequest(_))
+                    && matches!(
+                        request.request,
+                        rmcp::model::ClientRequest::InitializeRequest(_)
+                    )
                 {
                     *core.initialize.lock().unwrap_or_else(|e| e.into_inner()) =
                         Some(request.id.clone());

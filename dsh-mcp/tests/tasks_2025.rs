@@ -114,7 +114,10 @@ impl Fixture {
                 tokio::spawn(async move {
                     let mut lines = BufReader::new(read).lines();
                     while let Ok(Some(line)) = lines.next_line().await {
-                        if tx.send(serde_json::from_str::<Value>(&line).unwrap()).is_err() {
+                        if tx
+                            .send(serde_json::from_str::<Value>(&line).unwrap())
+                            .is_err()
+                        {
                             break;
                         }
                     }
@@ -144,9 +147,7 @@ impl Fixture {
             .await
             .expect("initialize");
         assert_eq!(init["protocolVersion"], VERSION, "{init}");
-        client
-            .notify("notifications/initialized", json!({}))
-            .await;
+        client.notify("notifications/initialized", json!({})).await;
         (client, init)
     }
 
@@ -357,7 +358,10 @@ async fn post(
 }
 
 fn text_of(result: &Value) -> String {
-    result["content"][0]["text"].as_str().unwrap_or("").to_string()
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
 }
 
 async fn until_hang(what: &str, check: impl Fn(&HangLog) -> bool) {
@@ -389,8 +393,14 @@ async fn the_capability_and_each_tools_task_support_are_published() {
                 .get("execution")
                 .cloned()
         };
-        assert_eq!(support("slow_echo"), Some(json!({"taskSupport": "optional"})));
-        assert_eq!(support("only_task"), Some(json!({"taskSupport": "required"})));
+        assert_eq!(
+            support("slow_echo"),
+            Some(json!({"taskSupport": "optional"}))
+        );
+        assert_eq!(
+            support("only_task"),
+            Some(json!({"taskSupport": "required"}))
+        );
         assert_eq!(support("plain"), None, "{wire:?}");
         client.close().await;
         fixture.shutdown().await;
@@ -399,7 +409,10 @@ async fn the_capability_and_each_tools_task_support_are_published() {
     for wire in WIRES {
         let fixture = Fixture::new(wire, false).await;
         let (mut client, init) = fixture.connect(wire).await;
-        assert!(init["capabilities"].get("tasks").is_none(), "{wire:?}: {init}");
+        assert!(
+            init["capabilities"].get("tasks").is_none(),
+            "{wire:?}: {init}"
+        );
         let listed = client.request("tools/list", json!({})).await.unwrap();
         assert!(
             listed["tools"]
@@ -497,7 +510,10 @@ async fn a_cancelled_task_stops_and_reports_cancelled() {
             .unwrap();
         assert_eq!(cancelled["taskId"], id.as_str(), "{cancelled}");
         assert_eq!(cancelled["status"], "cancelled", "{wire:?}: {cancelled}");
-        until_hang("the call saw its cancellation", |s| s.stopped.contains(&tag)).await;
+        until_hang("the call saw its cancellation", |s| {
+            s.stopped.contains(&tag)
+        })
+        .await;
         let got = client.poll(&id).await;
         assert_eq!(got["status"], "cancelled", "{got}");
         let result = client
@@ -505,7 +521,10 @@ async fn a_cancelled_task_stops_and_reports_cancelled() {
             .await
             .unwrap_err();
         assert_eq!(result["code"], -32603, "{result}");
-        assert!(result["message"].as_str().unwrap().contains("cancelled"), "{result}");
+        assert!(
+            result["message"].as_str().unwrap().contains("cancelled"),
+            "{result}"
+        );
         // A terminal task cannot be cancelled again.
         let again = client
             .request("tasks/cancel", json!({"taskId": id}))
@@ -604,10 +623,16 @@ async fn forbidden_and_required_task_support_are_enforced() {
             .await
             .unwrap_err();
         assert_eq!(bad["code"], -32602, "{bad}");
-        assert!(bad["message"].as_str().unwrap().contains("params.task.ttl"), "{bad}");
+        assert!(
+            bad["message"].as_str().unwrap().contains("params.task.ttl"),
+            "{bad}"
+        );
         // A plain call of a plain tool is answered directly.
         let direct = client
-            .request("tools/call", json!({"name": "plain", "arguments": {"text": "x"}}))
+            .request(
+                "tools/call",
+                json!({"name": "plain", "arguments": {"text": "x"}}),
+            )
             .await
             .unwrap();
         assert_eq!(text_of(&direct), "plain: x", "{direct}");
