@@ -5,7 +5,9 @@
 //! capability and each tool's `execution.taskSupport` published, a task polled to
 //! completion and its result read, `tasks/result` waiting for the task, a cancelled task,
 //! `tasks/list` and the other tasks methods limited to the session's own tasks, the
-//! session's end stopping its tasks, the `forbidden` and `required` errors.
+//! session's end stopping its tasks, the `forbidden` and `required` errors, and the final
+//! state's `notifications/tasks/status` (on the stream, and on the HTTP session's `GET`
+//! event stream).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -463,6 +465,70 @@ async fn a_task_is_polled_to_completion_and_its_result_read() {
         client.close().await;
         fixture.shutdown().await;
     }
+}
+
+/// Open the session's `GET` event stream; the JSON-RPC messages it carries.
+async fn listen(client: &RawClient) -> mpsc::UnboundedReceiver<Value> {
+    let RawClient::Http {
+        http,
+        url,
+        session: Some(session),
+        ..
+    } = client
+    else {
+        panic!("an HTTP session");
+    };
+    let mut response = http
+        .get(url.as_str())
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", session.as_str())
+        .header("mcp-protocol-version", VERSION)
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_success(), "{}", response.status());
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut pending = String::new();
+        while let Ok(Some(chunk)) = response.chunk().await {
+            pending.push_str(&String::from_utf8_lossy(&chunk));
+            while let Some(end) = pending.find('\n') {
+                let line: String = pending.drain(..=end).collect();
+                if let Some(data) = line.trim_end().strip_prefix("data:")
+                    && let Ok(message) = serde_json::from_str::<Value>(data.trim())
+                    && tx.send(message).is_err()
+                {
+                    return;
+                }
+            }
+        }
+    });
+    rx
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_final_state_is_notified_on_the_http_event_stream() {
+    let fixture = Fixture::new(Wire::Http, true).await;
+    let (mut client, _) = fixture.connect(Wire::Http).await;
+    let mut events = listen(&client).await;
+    let task = client
+        .call_task("slow_echo", json!({"text": "heard", "ms": 50}))
+        .await;
+    let id = task["taskId"].as_str().unwrap().to_string();
+    let notified = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let message = events.recv().await.expect("the event stream is open");
+            if message["method"] == "notifications/tasks/status" {
+                return message;
+            }
+        }
+    })
+    .await
+    .expect("a status notification within 30 s");
+    assert_eq!(notified["params"]["taskId"], id.as_str(), "{notified}");
+    assert_eq!(notified["params"]["status"], "completed", "{notified}");
+    client.close().await;
+    fixture.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
