@@ -281,6 +281,7 @@ pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<
         config.with_allowed_hosts(hosts)
     };
     let sessions = options.sessions;
+    let core_tasks = server.registry().jobs().is_some();
     let factory = server.clone();
     let service = StreamableHttpService::new(
         move || Ok(factory.http_handler(sessions)),
@@ -293,15 +294,17 @@ pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<
     // Layers run outside in: the last added first. The body is first read within its
     // limits (`read_body`), then each message is read as the client sent it
     // (`layer::read_messages_first`: parse errors, the arguments' text, ids in flight).
-    let mut router =
-        crate::layer::read_messages_first(axum::Router::new().nest_service(&options.path, service))
-            .layer(axum::middleware::from_fn_with_state(
-                BodyLimits {
-                    timeout: options.body_read_timeout,
-                    max_bytes: max_body,
-                },
-                read_body,
-            ));
+    let mut router = crate::layer::read_messages_first(
+        axum::Router::new().nest_service(&options.path, service),
+        core_tasks,
+    )
+    .layer(axum::middleware::from_fn_with_state(
+        BodyLimits {
+            timeout: options.body_read_timeout,
+            max_bytes: max_body,
+        },
+        read_body,
+    ));
     if let Some(token) = options.bearer_token.clone() {
         let expected: Arc<[u8]> = Arc::from(token.into_bytes());
         router = router.layer(axum::middleware::from_fn_with_state(

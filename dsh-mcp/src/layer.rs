@@ -28,14 +28,26 @@ const MAX_BODY: usize = 4 * 1024 * 1024;
 
 type Key = (Arc<str>, RequestId);
 
-/// Put the layer in front of `router`'s routes (the MCP endpoint).
-pub(crate) fn read_messages_first(router: axum::Router) -> axum::Router {
-    let table: Arc<InFlight<Key>> = InFlight::new();
-    router.layer(axum::middleware::from_fn_with_state(table, read_messages))
+/// What the layer keeps: the ids in flight, and whether it serves the 2025-11-25 task
+/// model (the registry has a job runtime, see [`crate::tasks_core`]).
+#[derive(Clone)]
+struct LayerState {
+    table: Arc<InFlight<Key>>,
+    core_tasks: bool,
+}
+
+/// Put the layer in front of `router`'s routes (the MCP endpoint); `core_tasks`: serve
+/// the 2025-11-25 task model.
+pub(crate) fn read_messages_first(router: axum::Router, core_tasks: bool) -> axum::Router {
+    let state = LayerState {
+        table: InFlight::new(),
+        core_tasks,
+    };
+    router.layer(axum::middleware::from_fn_with_state(state, read_messages))
 }
 
 async fn read_messages(
-    State(table): State<Arc<InFlight<Key>>>,
+    State(LayerState { table, core_tasks }): State<LayerState>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -62,11 +74,7 @@ async fn read_messages(
                 .into_response();
         }
     };
-    let Prepared {
-        text,
-        message,
-        arguments,
-    } = match prepare(&bytes) {
+    let mut prepared = match prepare(&bytes) {
         Ok(prepared) => prepared,
         Err(Refused::Answer(error)) => return json_rpc(StatusCode::BAD_REQUEST, &error),
         Err(Refused::Drop(why)) => {
@@ -82,6 +90,29 @@ async fn read_messages(
         .get("mcp-session-id")
         .and_then(|v| v.to_str().ok())
         .map(Arc::from);
+    // A session on 2025-11-25 (each request names its revision): the revision's task
+    // requests are rerouted. Stateless requests get no tasks.
+    let core_session = core_tasks
+        && session.is_some()
+        && parts
+            .headers
+            .get("mcp-protocol-version")
+            .and_then(|v| v.to_str().ok())
+            == Some(crate::tasks_core::VERSION);
+    if core_session && crate::tasks_core::reroute(&mut prepared) {
+        parts.extensions.insert(crate::tasks_core::CoreRoute);
+    }
+    let initialize = core_tasks
+        && matches!(
+            &prepared.message,
+            ClientJsonRpcMessage::Request(r)
+                if matches!(r.request, rmcp::model::ClientRequest::InitializeRequest(_))
+        );
+    let Prepared {
+        text,
+        message,
+        arguments,
+    } = prepared;
     let mut key = None;
     if let Some(session) = &session {
         if let Some(id) = cancelled_id(&message) {
@@ -111,7 +142,10 @@ async fn read_messages(
     parts
         .headers
         .insert(header::CONTENT_LENGTH, text.len().into());
-    let response = next.run(Request::from_parts(parts, Body::from(text))).await;
+    let mut response = next.run(Request::from_parts(parts, Body::from(text))).await;
+    if initialize {
+        response = patch_initialize(response).await;
+    }
     let Some(key) = key else {
         return response;
     };
@@ -124,6 +158,58 @@ async fn read_messages(
         chunk
     });
     Response::from_parts(parts, Body::from_stream(stream))
+}
+
+/// The answer to `initialize` with the 2025-11-25 task capability, when it negotiated
+/// that revision: a JSON body, or the `data` lines of an event stream (which ends after
+/// the answer).
+async fn patch_initialize(response: Response) -> Response {
+    let (mut parts, body) = response.into_parts();
+    let bytes = match axum::body::to_bytes(body, MAX_BODY).await {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            return (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("cannot read the initialize answer: {e}"),
+            )
+                .into_response();
+        }
+    };
+    let patch = |text: &str| -> Option<String> {
+        let mut value: serde_json::Value = serde_json::from_str(text).ok()?;
+        crate::tasks_core::patch_initialize(&mut value).then(|| value.to_string())
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let out = if text.trim_start().starts_with('{') {
+        patch(&text).unwrap_or_else(|| text.to_string())
+    } else {
+        let mut out = String::with_capacity(text.len() + 96);
+        for line in text.split_inclusive('\n') {
+            let (content, end) = match line.strip_suffix('\n') {
+                Some(c) => (c, "\n"),
+                None => (line, ""),
+            };
+            let (content, cr) = match content.strip_suffix('\r') {
+                Some(c) => (c, "\r"),
+                None => (content, ""),
+            };
+            match content
+                .strip_prefix("data:")
+                .and_then(|data| patch(data.trim_start()))
+            {
+                Some(patched) => {
+                    out.push_str("data: ");
+                    out.push_str(&patched);
+                }
+                None => out.push_str(content),
+            }
+            out.push_str(cr);
+            out.push_str(end);
+        }
+        out
+    };
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(out))
 }
 
 /// Marks its key answered when dropped.

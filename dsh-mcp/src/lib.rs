@@ -99,6 +99,12 @@
 //!   revisions with `initialize` they are also sent as `notifications/progress` for the
 //!   task's life, and the final state as `notifications/tasks`. Requests without a session
 //!   get direct answers.
+//! - Tasks of protocol revision 2025-11-25 (that revision's own model, which rmcp does
+//!   not have), on sessions that negotiated it, on the same jobs: `capabilities.tasks`
+//!   and `execution.taskSupport` published, `tools/call` with `params.task` answered
+//!   `{task}`, `tasks/get`, `tasks/result` (waits for the end), `tasks/list`,
+//!   `tasks/cancel`, `notifications/tasks/status`; there a `required` tool called
+//!   without `params.task`, or a `forbidden` one with it, is `-32601`.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -147,6 +153,7 @@ mod raw;
 mod resume;
 mod server;
 mod tasks;
+mod tasks_core;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod transport;

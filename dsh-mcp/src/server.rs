@@ -15,9 +15,9 @@ use dsh_runtime::{
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
-    CreateTaskResult, GetTaskParams, GetTaskResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
-    ServerConfig, SubscriptionFilter, Tool, UpdateTaskParams,
+    CreateTaskResult, CustomRequest, CustomResult, GetTaskParams, GetTaskResult, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
@@ -30,6 +30,7 @@ use crate::definition::{McpTool, mcp_tool, to_serde};
 use crate::raw::RawArguments;
 use crate::resume;
 use crate::tasks::{SessionTasks, TaskEntry};
+use crate::tasks_core::CoreRoute;
 
 type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 type SessionSetup = dyn Fn(&Scope) -> SessionGuard + Send + Sync;
@@ -288,7 +289,8 @@ impl McpServer {
         R: tokio::io::AsyncRead + Send + Unpin + 'static,
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
-        self.serve_transport(crate::transport::RawTransport::new(read, write))
+        let core = self.shared.registry.jobs().is_some();
+        self.serve_transport(crate::transport::RawTransport::new(read, write).with_core_tasks(core))
             .await
     }
 
@@ -765,7 +767,23 @@ impl ServerHandler for Handler {
                         context: &context,
                         resumable,
                         cannot_ask,
+                        core: false,
                     });
+                }
+                (false, _, _)
+                    if support == TaskSupport::Required
+                        && self.shared.registry.jobs().is_some()
+                        && context
+                            .protocol_version()
+                            .is_some_and(|v| v.as_str() == crate::tasks_core::VERSION) =>
+                {
+                    // 2025-11-25: a tool that runs only as a task is called with
+                    // `params.task` (see `crate::tasks_core`).
+                    return Err(crate::tasks_core::method_not_found(format!(
+                        "tool `{}` runs only as a task: call it with `params.task` \
+                         (its execution.taskSupport is \"required\")",
+                        request.name
+                    )));
                 }
                 (false, _, _) if support == TaskSupport::Required => {
                     return Err(McpError::missing_required_client_capability(
@@ -917,6 +935,28 @@ impl ServerHandler for Handler {
         Ok(CallToolResponse::Complete(out))
     }
 
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        let routed = context.extensions.get::<CoreRoute>().is_some()
+            || context
+                .extensions
+                .get::<axum::http::request::Parts>()
+                .is_some_and(|parts| parts.extensions.get::<CoreRoute>().is_some());
+        if !routed || !crate::tasks_core::is_core_method(&request.method) {
+            return Err(McpError::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!("method not found: {}", request.method),
+                None,
+            ));
+        }
+        self.core_request(request, context)
+            .await
+            .map(CustomResult::new)
+    }
+
     async fn get_task(
         &self,
         request: GetTaskParams,
@@ -975,6 +1015,8 @@ struct TaskStart<'a> {
     /// The revision has no `initialize` (and no server-to-client requests).
     resumable: bool,
     cannot_ask: Option<&'static str>,
+    /// Created by a 2025-11-25 `tools/call` with `params.task`.
+    core: bool,
 }
 
 impl Handler {
@@ -997,11 +1039,12 @@ impl Handler {
             context,
             resumable,
             cannot_ask,
+            core,
         } = start;
         let registry = self.shared.registry.clone();
         let call = ToolCall::new(request_id_text(&context.id), name, arguments)
             .with_agent(session.scope.id());
-        let entry = Arc::new(TaskEntry::default());
+        let entry = Arc::new(TaskEntry::new(core));
         // Progress goes on to the client for the task's life on revisions with
         // plain notifications; on every revision it sets the task's status message.
         let forwarder = if resumable {
@@ -1077,6 +1120,147 @@ impl Handler {
             );
         }
         Ok(CallToolResponse::Task(CreateTaskResult::new(created)))
+    }
+}
+
+impl Handler {
+    /// Answer a request of the 2025-11-25 task model rerouted by the transport (see
+    /// `crate::tasks_core`).
+    async fn core_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<Value, McpError> {
+        use crate::tasks_core as core;
+        let params = request.params.as_ref();
+        match request.method.as_str() {
+            core::CALL => {
+                self.core_call(params.cloned().unwrap_or(Value::Null), context)
+                    .await
+            }
+            core::LIST_TOOLS => {
+                let paginated = match params {
+                    Some(p) if !p.is_null() => Some(
+                        serde_json::from_value::<PaginatedRequestParams>(p.clone()).map_err(
+                            |e| McpError::invalid_params(format!("tools/list params: {e}"), None),
+                        )?,
+                    ),
+                    _ => None,
+                };
+                let listed = self.list_tools(paginated, context).await?;
+                let mut value = serde_json::to_value(listed)
+                    .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+                let session = self.session();
+                let list = self.tool_list(session.as_deref());
+                if let Some(tools) = value.get_mut("tools").and_then(Value::as_array_mut) {
+                    for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
+                        let support = tool
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .and_then(|name| list.by_name.get(name))
+                            .and_then(|&i| list.tools[i].as_ref())
+                            .map_or(TaskSupport::Forbidden, |t| t.task_support);
+                        let support = match support {
+                            TaskSupport::Optional => "optional",
+                            TaskSupport::Required => "required",
+                            _ => continue,
+                        };
+                        tool.insert(
+                            "execution".to_string(),
+                            serde_json::json!({ "taskSupport": support }),
+                        );
+                    }
+                }
+                Ok(value)
+            }
+            core::GET | core::CANCEL | core::RESULT => {
+                let id = core::task_id(params)?;
+                let tasks = self.session_tasks(&id)?;
+                let (_, entry) = tasks.lookup(&id)?;
+                match request.method.as_str() {
+                    // A task of the extension keeps the extension's answers.
+                    core::GET if !entry.core => {
+                        serde_json::to_value(GetTaskResult::new(tasks.get(&id)?))
+                            .map_err(|e| McpError::internal_error(e.to_string(), None))
+                    }
+                    core::CANCEL if !entry.core => {
+                        tasks.cancel(&id)?;
+                        Ok(Value::Object(serde_json::Map::new()))
+                    }
+                    core::GET => core::get(&tasks, &id),
+                    core::CANCEL => core::cancel(&tasks, &id).await,
+                    _ => core::result(&tasks, &id, context.ct.clone()).await,
+                }
+            }
+            core::LIST => match self.session().and_then(|s| s.tasks.clone()) {
+                Some(tasks) => core::list(&tasks, params),
+                None => Ok(serde_json::json!({ "tasks": [] })),
+            },
+            other => Err(McpError::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!("method not found: {other}"),
+                None,
+            )),
+        }
+    }
+
+    /// A 2025-11-25 `tools/call` with `params.task`: a task-capable tool's call starts
+    /// as a task of the session and is answered `{task}`; outside a session the call
+    /// runs as an ordinary call.
+    async fn core_call(
+        &self,
+        params: Value,
+        context: RequestContext<RoleServer>,
+    ) -> Result<Value, McpError> {
+        crate::tasks_core::check_task_metadata(&params)?;
+        let request: CallToolRequestParams = serde_json::from_value(params)
+            .map_err(|e| McpError::invalid_params(format!("tools/call params: {e}"), None))?;
+        let session = self.session();
+        let list = self.tool_list(session.as_deref());
+        let tool = list
+            .by_name
+            .get(request.name.as_ref())
+            .and_then(|&i| list.tools[i].clone());
+        let tasks = session.as_ref().and_then(|s| s.tasks.clone());
+        let (Some(session), Some(tasks), Some(tool)) = (session.as_ref(), tasks, tool) else {
+            // No session (a stateless request) or an unknown tool: the ordinary call.
+            let response = self.call_tool(request, context).await?;
+            let serialized = match response {
+                CallToolResponse::Complete(result) => serde_json::to_value(result),
+                CallToolResponse::InputRequired(input) => serde_json::to_value(input),
+                CallToolResponse::Task(created) => serde_json::to_value(created),
+                _ => return Err(McpError::internal_error("the call had no result", None)),
+            };
+            return serialized.map_err(|e| McpError::internal_error(e.to_string(), None));
+        };
+        if !tool.task_support.allows_task() {
+            return Err(crate::tasks_core::method_not_found(format!(
+                "tool `{}` cannot run as a task (its execution.taskSupport is \"forbidden\"): \
+                 call it without `params.task`",
+                request.name
+            )));
+        }
+        let arguments = match raw_arguments(&context) {
+            Some(text) => Arguments::Text(text),
+            None => Arguments::Serde(Value::Object(request.arguments.clone().unwrap_or_default())),
+        };
+        let capable = can_elicit_form(context.client_capabilities().as_ref());
+        let response = self.start_task(TaskStart {
+            session,
+            tasks: tasks.clone(),
+            name: request.name.as_ref(),
+            arguments,
+            tool: Some(tool),
+            context: &context,
+            resumable: false,
+            cannot_ask: cannot_ask(capable, false, true),
+            core: true,
+        })?;
+        let CallToolResponse::Task(created) = response else {
+            return Err(McpError::internal_error("no task was created", None));
+        };
+        let task = tasks.get(&created.task.task_id)?;
+        Ok(serde_json::json!({ "task": crate::tasks_core::task_json(&task) }))
     }
 }
 

@@ -98,6 +98,19 @@ impl SessionTasks {
         }
     }
 
+    /// The ids of the session's tasks, oldest first (job ids sort by start).
+    pub(crate) fn ids(&self) -> Vec<JobId> {
+        let mut ids: Vec<JobId> = lock(&self.entries).keys().cloned().collect();
+        ids.sort_by_cached_key(|id| {
+            let started = self
+                .jobs
+                .snapshot(id, Some(self.owner))
+                .map_or(u64::MAX, |s| s.started_at);
+            (started, id.as_str().to_string())
+        });
+        ids
+    }
+
     /// Check that `tasks/update` names a task of this session. No task of this server
     /// asks for input, so every response is for a request that is not outstanding, and
     /// is ignored.
@@ -105,7 +118,9 @@ impl SessionTasks {
         self.lookup(id).map(|_| ())
     }
 
-    fn lookup(&self, id: &str) -> Result<(JobSnapshot, Arc<TaskEntry>), McpError> {
+    /// The job's snapshot and the entry of the task `id`, when it is one of this
+    /// session's.
+    pub(crate) fn lookup(&self, id: &str) -> Result<(JobSnapshot, Arc<TaskEntry>), McpError> {
         let entry = lock(&self.entries).get(id).cloned();
         // The runtime decides visibility: another owner's id is unknown here.
         let snapshot = self.jobs.snapshot(id, Some(self.owner)).ok();
@@ -128,6 +143,9 @@ pub(crate) fn not_found(id: &str) -> McpError {
 #[derive(Default)]
 pub(crate) struct TaskEntry {
     state: Mutex<EntryState>,
+    /// Created by a 2025-11-25 `tools/call` with `params.task` (see `crate::tasks_core`),
+    /// not through the extension.
+    pub(crate) core: bool,
 }
 
 #[derive(Default)]
@@ -139,6 +157,14 @@ struct EntryState {
 }
 
 impl TaskEntry {
+    /// The entry of a new task (`core`: created by a 2025-11-25 `tools/call`).
+    pub(crate) fn new(core: bool) -> Self {
+        TaskEntry {
+            core,
+            ..TaskEntry::default()
+        }
+    }
+
     /// Store the call's result (before its job settles).
     pub(crate) fn finish(&self, result: CallToolResult) {
         let mut state = lock(&self.state);
@@ -226,8 +252,9 @@ fn internal_error(message: &str) -> JsonObject {
     }
 }
 
-/// Send `notifications/tasks` with the task's final state once its job settled, unless
-/// the session ends first (`until`).
+/// Send `notifications/tasks` (for a task of the extension) or
+/// `notifications/tasks/status` (for a 2025-11-25 task) with the task's final state once
+/// its job settled, unless the session ends first (`until`).
 pub(crate) fn notify_when_settled(
     peer: Peer<RoleServer>,
     jobs: JobRuntime,
@@ -252,6 +279,12 @@ pub(crate) fn notify_when_settled(
         };
         if let Some(snapshot) = snapshot {
             let task = detailed(&snapshot, &entry);
+            if entry.core {
+                let _ = peer
+                    .send_notification(crate::tasks_core::status_notification(&task))
+                    .await;
+                return;
+            }
             let notification = ServerNotification::TaskStatusNotification(
                 TaskStatusNotification::new(TaskStatusNotificationParams::new(task)),
             );

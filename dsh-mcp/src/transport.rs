@@ -129,6 +129,17 @@ pub(crate) struct RawTransport<R, W> {
     discarding: bool,
     write: Writer<W>,
     in_flight: Arc<InFlight<rmcp::model::RequestId>>,
+    /// The 2025-11-25 task model, when the registry has a job runtime.
+    core: Option<Arc<CoreState>>,
+}
+
+/// What the byte-stream transport knows of the 2025-11-25 task model (see
+/// [`crate::tasks_core`]): the `initialize` request in flight, and whether the session
+/// negotiated 2025-11-25.
+#[derive(Default)]
+struct CoreState {
+    initialize: Mutex<Option<rmcp::model::RequestId>>,
+    on: std::sync::atomic::AtomicBool,
 }
 
 impl<R, W> RawTransport<R, W>
@@ -143,7 +154,14 @@ where
             discarding: false,
             write: Arc::new(tokio::sync::Mutex::new(Some(write))),
             in_flight: InFlight::new(),
+            core: None,
         }
+    }
+
+    /// Serve the 2025-11-25 task model (the registry has a job runtime).
+    pub(crate) fn with_core_tasks(mut self, on: bool) -> Self {
+        self.core = on.then(Arc::default);
+        self
     }
 
     /// Read one line into `self.line` (cancel-safe: a partial line stays buffered).
@@ -196,6 +214,43 @@ where
     }
 }
 
+/// The text of the answer to the `initialize` request in flight, with the revision's
+/// task capability when it negotiated 2025-11-25.
+fn core_initialized(core: &CoreState, item: &ServerJsonRpcMessage) -> Option<Vec<u8>> {
+    let ServerJsonRpcMessage::Response(response) = item else {
+        return None;
+    };
+    {
+        let mut initialize = core.initialize.lock().unwrap_or_else(|e| e.into_inner());
+        if initialize.as_ref() != Some(&response.id) {
+            return None;
+        }
+        *initialize = None;
+    }
+    let mut value = serde_json::to_value(item).ok()?;
+    if !crate::tasks_core::patch_initialize(&mut value) {
+        return None;
+    }
+    core.on.store(true, std::sync::atomic::Ordering::SeqCst);
+    serde_json::to_vec(&value).ok()
+}
+
+async fn write_text<W: AsyncWrite + Unpin>(
+    write: &Writer<W>,
+    mut text: Vec<u8>,
+) -> std::io::Result<()> {
+    text.push(b'\n');
+    let mut guard = write.lock().await;
+    let Some(w) = guard.as_mut() else {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotConnected,
+            "the MCP connection is closed",
+        ));
+    };
+    w.write_all(&text).await?;
+    w.flush().await
+}
+
 async fn write_message<W: AsyncWrite + Unpin>(
     write: &Writer<W>,
     message: &ServerJsonRpcMessage,
@@ -226,6 +281,13 @@ where
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let write = self.write.clone();
         let in_flight = self.in_flight.clone();
+        // The answer to `initialize` tells whether the session speaks 2025-11-25: its
+        // capabilities then name the revision's tasks. Decided before this returns, so
+        // the client's next message is read knowing it.
+        let patched = self
+            .core
+            .as_ref()
+            .and_then(|core| core_initialized(core, &item));
         async move {
             let answered = match &item {
                 ServerJsonRpcMessage::Response(r) => Some(r.id.clone()),
@@ -236,6 +298,9 @@ where
             // answer, and rmcp forgot the request before handing the answer over.
             if let Some(id) = answered {
                 in_flight.answered(&id);
+            }
+            if let Some(text) = patched {
+                return write_text(&write, text).await;
             }
             write_message(&write, &item).await
         }
@@ -261,11 +326,7 @@ where
             let prepared = prepare(text);
             self.line = line;
             self.line.clear();
-            let Prepared {
-                mut message,
-                arguments,
-                ..
-            } = match prepared {
+            let mut prepared = match prepared {
                 Ok(p) => p,
                 Err(Refused::Answer(error)) => {
                     self.answer(*error);
@@ -276,6 +337,26 @@ where
                     continue;
                 }
             };
+            let mut routed = false;
+            if let Some(core) = &self.core {
+                if let ClientJsonRpcMessage::Request(request) = &prepared.message
+                    && matches!(
+                        request.request,
+                        rmcp::model::ClientRequest::InitializeRequest(_)
+                    )
+                {
+                    *core.initialize.lock().unwrap_or_else(|e| e.into_inner()) =
+                        Some(request.id.clone());
+                }
+                if core.on.load(std::sync::atomic::Ordering::SeqCst) {
+                    routed = crate::tasks_core::reroute(&mut prepared);
+                }
+            }
+            let Prepared {
+                mut message,
+                arguments,
+                ..
+            } = prepared;
             if let Some(id) = cancelled_id(&message) {
                 // No answer is sent for a cancelled request.
                 self.in_flight.answered(&id);
@@ -296,6 +377,13 @@ where
                 _ => None,
             };
             attach(&mut message, arguments, token);
+            if routed && let ClientJsonRpcMessage::Request(request) = &mut message {
+                use rmcp::model::GetExtensions as _;
+                request
+                    .request
+                    .extensions_mut()
+                    .insert(crate::tasks_core::CoreRoute);
+            }
             return Some(message);
         }
     }

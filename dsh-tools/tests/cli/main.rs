@@ -11,4 +11,5 @@ mod mcp_http;
 mod mcp_python;
 mod mcp_tasks;
 mod mcp_typescript;
+mod mcp_typescript_tasks;
 mod process;

@@ -8,8 +8,8 @@
 //! The official Python client (`mcp` 2.x, as `mcp_python.rs` installs it) is not used
 //! here: it has no client API for tasks. Its session has no `tasks/get`, `tasks/update`
 //! or `tasks/cancel` call, and `call_tool` answers a `resultType: "task"` result only as
-//! an unclaimed extension result (`allow_claimed`); the only task types it ships are
-//! wire models of the 2025-11-25 experimental tasks, which this server does not speak.
+//! an unclaimed extension result (`allow_claimed`). 2025-11-25 clients without the
+//! extension get that revision's own tasks (`mcp_typescript_tasks.rs`).
 
 use std::time::Duration;
 

@@ -19,7 +19,7 @@ const DSH_TOOLS: &str = env!("CARGO_BIN_EXE_dsh-tools");
 const SDK: &str = "@modelcontextprotocol/sdk@^1.32";
 
 /// `<target>/mcp-node`, with the SDK installed.
-fn sdk_dir() -> &'static Path {
+pub(super) fn sdk_dir() -> &'static Path {
     static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     static INSTALL: Mutex<()> = Mutex::new(());
     let _guard = INSTALL.lock().unwrap_or_else(|e| e.into_inner());

@@ -1,0 +1,310 @@
+//! Tool calls as tasks of protocol revision 2025-11-25 (the core specification's tasks,
+//! which rmcp does not model), on the same jobs as the tasks extension
+//! ([`crate::tasks`]).
+//!
+//! On a session that negotiated 2025-11-25, when the registry has a job runtime, the
+//! transport (stdio [`crate::transport`], HTTP [`crate::layer`]) reroutes the requests
+//! of this model before rmcp reads them: a `tools/call` with `params.task`, `tools/list`,
+//! `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` reach the handler as
+//! requests of the methods below, marked with [`CoreRoute`], and are answered in the
+//! revision's format:
+//!
+//! - the `initialize` result gets `capabilities.tasks` (`list`, `cancel`,
+//!   `requests.tools.call`), and each `tools/list` entry of a task-capable tool
+//!   `execution.taskSupport`;
+//! - `tools/call` with `params.task` answers `{task}` (a `forbidden` tool: `-32601`);
+//!   a `required` tool called without `params.task` is `-32601` too;
+//! - `tasks/get` and `tasks/cancel` answer the task; `tasks/result` waits until the task
+//!   is terminal and answers the stored `CallToolResult` with the related-task `_meta`
+//!   (a failed task: its JSON-RPC error; a cancelled task: an internal error saying so);
+//!   `tasks/list` lists the session's tasks in one page;
+//! - `notifications/tasks/status` carries each task's terminal state.
+//!
+//! Tasks live as long as their session: `ttl` is `null` whatever the client asked for.
+
+use std::time::Duration;
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    ClientJsonRpcMessage, CustomNotification, DetailedTask, ErrorCode, JsonObject,
+    ServerNotification, TaskPayload, TaskStatus,
+};
+use serde_json::{Map, Value, json};
+
+use crate::raw::Prepared;
+use crate::tasks::SessionTasks;
+
+/// The protocol revision of this task model.
+pub(crate) const VERSION: &str = "2025-11-25";
+
+/// The `_meta` key relating a result to its task.
+pub(crate) const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
+/// The method a rerouted request of `method` reaches the handler as.
+const PREFIX: &str = "dsh-mcp/2025-11-25/";
+
+/// Rerouted `tools/call` with `params.task`.
+pub(crate) const CALL: &str = "dsh-mcp/2025-11-25/tools/call";
+/// Rerouted `tools/list`.
+pub(crate) const LIST_TOOLS: &str = "dsh-mcp/2025-11-25/tools/list";
+/// Rerouted `tasks/get`.
+pub(crate) const GET: &str = "dsh-mcp/2025-11-25/tasks/get";
+/// Rerouted `tasks/result`.
+pub(crate) const RESULT: &str = "dsh-mcp/2025-11-25/tasks/result";
+/// Rerouted `tasks/list`.
+pub(crate) const LIST: &str = "dsh-mcp/2025-11-25/tasks/list";
+/// Rerouted `tasks/cancel`.
+pub(crate) const CANCEL: &str = "dsh-mcp/2025-11-25/tasks/cancel";
+
+/// Carried to the handler with a rerouted request: only such requests are served under
+/// the methods above.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CoreRoute;
+
+/// Reroute a request of the 2025-11-25 task model (see the module docs); `true` when
+/// `prepared` was rerouted.
+pub(crate) fn reroute(prepared: &mut Prepared) -> bool {
+    let ClientJsonRpcMessage::Request(_) = &prepared.message else {
+        // Custom requests of another method parse as requests too; notifications and
+        // responses are never rerouted.
+        return false;
+    };
+    let Ok(Value::Object(mut message)) = serde_json::from_str::<Value>(&prepared.text) else {
+        return false;
+    };
+    let Some(method) = message.get("method").and_then(Value::as_str) else {
+        return false;
+    };
+    let to = match method {
+        "tools/call" => {
+            let has_task = message
+                .get("params")
+                .and_then(Value::as_object)
+                .is_some_and(|p| p.contains_key("task"));
+            if !has_task {
+                return false;
+            }
+            CALL
+        }
+        "tools/list" => LIST_TOOLS,
+        "tasks/get" => GET,
+        "tasks/result" => RESULT,
+        "tasks/list" => LIST,
+        "tasks/cancel" => CANCEL,
+        _ => return false,
+    };
+    message.insert("method".to_string(), Value::String(to.to_string()));
+    let text = Value::Object(message).to_string();
+    match serde_json::from_str::<ClientJsonRpcMessage>(&text) {
+        Ok(parsed) => {
+            prepared.text = text;
+            prepared.message = parsed;
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// Whether `method` is one of the rerouted methods.
+pub(crate) fn is_core_method(method: &str) -> bool {
+    method.starts_with(PREFIX)
+}
+
+/// Add `capabilities.tasks` to an `initialize` result (a JSON-RPC response) that
+/// negotiated 2025-11-25; `true` when it did.
+pub(crate) fn patch_initialize(message: &mut Value) -> bool {
+    let Some(result) = message.get_mut("result").and_then(Value::as_object_mut) else {
+        return false;
+    };
+    if result.get("protocolVersion").and_then(Value::as_str) != Some(VERSION) {
+        return false;
+    }
+    let Some(capabilities) = result
+        .get_mut("capabilities")
+        .and_then(Value::as_object_mut)
+    else {
+        return false;
+    };
+    capabilities.insert(
+        "tasks".to_string(),
+        json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+    );
+    true
+}
+
+/// The 2025-11-25 `Task` of a task.
+pub(crate) fn task_json(task: &DetailedTask) -> Value {
+    let base = &task.task;
+    let mut out = Map::new();
+    out.insert("taskId".into(), Value::String(base.task_id.clone()));
+    out.insert("status".into(), status_json(task.status()));
+    if let Some(message) = &base.status_message {
+        out.insert("statusMessage".into(), Value::String(message.clone()));
+    }
+    out.insert("createdAt".into(), Value::String(base.created_at.clone()));
+    out.insert(
+        "lastUpdatedAt".into(),
+        Value::String(base.last_updated_at.clone()),
+    );
+    out.insert("ttl".into(), Value::Null);
+    if let Some(ms) = base.poll_interval_ms {
+        out.insert("pollInterval".into(), Value::from(ms));
+    }
+    Value::Object(out)
+}
+
+fn status_json(status: TaskStatus) -> Value {
+    serde_json::to_value(status).unwrap_or(Value::String("working".into()))
+}
+
+/// `notifications/tasks/status` for a task's state.
+pub(crate) fn status_notification(task: &DetailedTask) -> ServerNotification {
+    ServerNotification::CustomNotification(CustomNotification::new(
+        "notifications/tasks/status",
+        Some(task_json(task)),
+    ))
+}
+
+/// Read `params.task` of a rerouted `tools/call` (a `TaskMetadata`: an object with an
+/// optional `ttl`, a non-negative integer of milliseconds).
+pub(crate) fn check_task_metadata(params: &Value) -> Result<(), McpError> {
+    let Some(task) = params.get("task") else {
+        return Ok(());
+    };
+    let Some(task) = task.as_object() else {
+        return Err(McpError::invalid_params(
+            format!("params.task: expected an object (TaskMetadata), got {task}"),
+            None,
+        ));
+    };
+    match task.get("ttl") {
+        None | Some(Value::Null) => Ok(()),
+        Some(ttl) if ttl.as_u64().is_some() => Ok(()),
+        Some(ttl) => Err(McpError::invalid_params(
+            format!("params.task.ttl: expected a non-negative integer of milliseconds, got {ttl}"),
+            None,
+        )),
+    }
+}
+
+/// The `taskId` of a `tasks/*` request's params.
+pub(crate) fn task_id(params: Option<&Value>) -> Result<String, McpError> {
+    match params.and_then(|p| p.get("taskId")) {
+        Some(Value::String(id)) => Ok(id.clone()),
+        Some(other) => Err(McpError::invalid_params(
+            format!("params.taskId: expected a string, got {other}"),
+            None,
+        )),
+        None => Err(McpError::invalid_params("params.taskId: missing", None)),
+    }
+}
+
+/// The error answering a task-augmented call of a tool whose `taskSupport` is
+/// `forbidden`, or a plain call of a tool whose `taskSupport` is `required`.
+pub(crate) fn method_not_found(message: String) -> McpError {
+    McpError::new(ErrorCode::METHOD_NOT_FOUND, message, None)
+}
+
+/// `tasks/get`: the task.
+pub(crate) fn get(tasks: &SessionTasks, id: &str) -> Result<Value, McpError> {
+    Ok(task_json(&tasks.get(id)?))
+}
+
+/// `tasks/list`: the session's tasks, in one page.
+pub(crate) fn list(tasks: &SessionTasks, params: Option<&Value>) -> Result<Value, McpError> {
+    if let Some(cursor) = params
+        .and_then(|p| p.get("cursor"))
+        .filter(|c| !c.is_null())
+    {
+        return Err(McpError::invalid_params(
+            format!(
+                "params.cursor: invalid cursor {cursor}: this server lists every task in one page"
+            ),
+            None,
+        ));
+    }
+    let listed: Vec<Value> = tasks
+        .ids()
+        .iter()
+        .filter_map(|id| tasks.get(id.as_str()).ok())
+        .map(|task| task_json(&task))
+        .collect();
+    Ok(json!({ "tasks": listed }))
+}
+
+/// `tasks/cancel`: kill the task's job, wait (a few seconds at most) until it settled,
+/// and answer the task. A task already terminal is an invalid-params error.
+pub(crate) async fn cancel(tasks: &SessionTasks, id: &str) -> Result<Value, McpError> {
+    let task = tasks.get(id)?;
+    if task.status().is_terminal() {
+        return Err(McpError::invalid_params(
+            format!(
+                "Cannot cancel task {id:?}: it is already in terminal status {}",
+                status_json(task.status())
+            ),
+            None,
+        ));
+    }
+    tasks.cancel(id)?;
+    let _ = tasks
+        .jobs()
+        .wait(id, Duration::from_secs(5), Some(tasks.owner()))
+        .await;
+    Ok(task_json(&tasks.get(id)?))
+}
+
+/// `tasks/result`: wait until the task is terminal (or `cancelled` fires: the request
+/// was cancelled or the session ended), then answer its result.
+pub(crate) async fn result(
+    tasks: &SessionTasks,
+    id: &str,
+    cancelled: tokio_util::sync::CancellationToken,
+) -> Result<Value, McpError> {
+    loop {
+        let task = tasks.get(id)?;
+        if task.status().is_terminal() {
+            return terminal_result(id, task);
+        }
+        let wait = tasks
+            .jobs()
+            .wait(id, Duration::from_secs(3600), Some(tasks.owner()));
+        tokio::select! {
+            _ = wait => {}
+            () = cancelled.cancelled() => {
+                return Err(McpError::internal_error(
+                    format!("tasks/result for task {id:?}: the request ended before the task"),
+                    None,
+                ));
+            }
+        }
+    }
+}
+
+fn terminal_result(id: &str, task: DetailedTask) -> Result<Value, McpError> {
+    match task.payload {
+        TaskPayload::Completed { mut result } => {
+            let meta = result
+                .entry("_meta")
+                .or_insert_with(|| Value::Object(JsonObject::new()));
+            if !meta.is_object() {
+                *meta = Value::Object(JsonObject::new());
+            }
+            if let Some(meta) = meta.as_object_mut() {
+                meta.insert(RELATED_TASK.to_string(), json!({ "taskId": id }));
+            }
+            Ok(Value::Object(result))
+        }
+        TaskPayload::Failed { error } => {
+            let error: Result<McpError, _> = serde_json::from_value(Value::Object(error));
+            Err(error
+                .unwrap_or_else(|_| McpError::internal_error(format!("task {id:?} failed"), None)))
+        }
+        _ => Err(McpError::internal_error(
+            format!(
+                "task {id:?} was cancelled: {}",
+                task.task.status_message.as_deref().unwrap_or("cancelled")
+            ),
+            Some(json!({ "taskId": id, "status": "cancelled" })),
+        )),
+    }
+}

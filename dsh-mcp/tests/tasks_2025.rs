@@ -1,0 +1,716 @@
+//! Task-capable tools as tasks of protocol revision 2025-11-25 (the core specification's
+//! task model: `params.task` on `tools/call`, `tasks/get`, `tasks/result`, `tasks/list`,
+//! `tasks/cancel`), spoken as raw JSON-RPC (rmcp has no client for this model) over an
+//! in-memory byte stream (as stdio) and over Streamable HTTP with a session: the
+//! capability and each tool's `execution.taskSupport` published, a task polled to
+//! completion and its result read, `tasks/result` waiting for the task, a cancelled task,
+//! `tasks/list` and the other tasks methods limited to the session's own tasks, the
+//! session's end stopping its tasks, the `forbidden` and `required` errors, and the final
+//! state's `notifications/tasks/status` (on the stream, and on the HTTP session's `GET`
+//! event stream).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use dsh_mcp::{HttpOptions, McpServer, serve_http};
+use dsh_runtime::jobs::JobRuntime;
+use dsh_runtime::{Registry, ToolContext, ToolError, tool};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::{Mutex, mpsc, watch};
+
+/// Wait `ms` milliseconds (or until cancelled), then echo `text`.
+#[tool(task = "optional")]
+async fn slow_echo(cx: ToolContext, text: String, ms: u64) -> Result<String, ToolError> {
+    tokio::select! {
+        () = tokio::time::sleep(Duration::from_millis(ms)) => Ok(format!("echo: {text}")),
+        () = cx.cancellation().cancelled() => Err(ToolError::new("cancelled")),
+    }
+}
+
+/// Say it started and wait until cancelled.
+#[tool(task = "optional")]
+async fn hang(cx: ToolContext, tag: String) -> Result<String, ToolError> {
+    HANG.send_modify(|s| s.started.push(tag.clone()));
+    cx.cancellation().cancelled().await;
+    HANG.send_modify(|s| s.stopped.push(tag.clone()));
+    Err(ToolError::new("stopped"))
+}
+
+#[derive(Default)]
+struct HangLog {
+    started: Vec<String>,
+    stopped: Vec<String>,
+}
+
+static HANG: std::sync::LazyLock<watch::Sender<HangLog>> =
+    std::sync::LazyLock::new(|| watch::Sender::new(HangLog::default()));
+
+/// Only ever a task.
+#[tool(task = "required")]
+async fn only_task() -> Result<String, ToolError> {
+    Ok("ran as a task".to_string())
+}
+
+/// No task support.
+#[tool]
+async fn plain(text: String) -> Result<String, ToolError> {
+    Ok(format!("plain: {text}"))
+}
+
+const VERSION: &str = "2025-11-25";
+
+#[derive(Clone, Copy, Debug)]
+enum Wire {
+    Stream,
+    Http,
+}
+
+const WIRES: [Wire; 2] = [Wire::Stream, Wire::Http];
+
+struct Fixture {
+    server: McpServer,
+    jobs: JobRuntime,
+    http: Option<dsh_mcp::HttpServer>,
+    _regs: Vec<dsh_runtime::Registration>,
+}
+
+impl Fixture {
+    async fn new(wire: Wire, with_jobs: bool) -> Fixture {
+        let jobs = JobRuntime::new();
+        let registry = if with_jobs {
+            Registry::builder().jobs(jobs.clone()).build()
+        } else {
+            Registry::builder().build()
+        };
+        let regs = vec![
+            registry.register(SlowEcho).unwrap(),
+            registry.register(Hang).unwrap(),
+            registry.register(OnlyTask).unwrap(),
+            registry.register(Plain).unwrap(),
+        ];
+        let server = McpServer::new(registry);
+        let http = match wire {
+            Wire::Http => Some(serve_http(&server, HttpOptions::default()).await.unwrap()),
+            Wire::Stream => None,
+        };
+        Fixture {
+            server,
+            jobs,
+            http,
+            _regs: regs,
+        }
+    }
+
+    /// A client that initialized on 2025-11-25; the `initialize` result.
+    async fn connect(&self, wire: Wire) -> (RawClient, Value) {
+        let mut client = match wire {
+            Wire::Stream => {
+                let (client_io, server_io) = tokio::io::duplex(1 << 16);
+                let server = self.server.clone();
+                tokio::spawn(async move {
+                    let _ = server.serve(server_io).await;
+                });
+                let (read, write) = tokio::io::split(client_io);
+                let (tx, rx) = mpsc::unbounded_channel();
+                tokio::spawn(async move {
+                    let mut lines = BufReader::new(read).lines();
+                    while let Ok(Some(line)) = lines.next_line().await {
+                        if tx
+                            .send(serde_json::from_str::<Value>(&line).unwrap())
+                            .is_err()
+                        {
+                            break;
+                        }
+                    }
+                });
+                RawClient::Stream {
+                    write: Some(write),
+                    read: Arc::new(Mutex::new(rx)),
+                    notifications: Vec::new(),
+                }
+            }
+            Wire::Http => RawClient::Http {
+                http: reqwest::Client::new(),
+                url: self.http.as_ref().unwrap().url(),
+                session: None,
+                notifications: Vec::new(),
+            },
+        };
+        let init = client
+            .request(
+                "initialize",
+                json!({
+                    "protocolVersion": VERSION,
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw-2025", "version": "1"},
+                }),
+            )
+            .await
+            .expect("initialize");
+        assert_eq!(init["protocolVersion"], VERSION, "{init}");
+        client.notify("notifications/initialized", json!({})).await;
+        (client, init)
+    }
+
+    async fn shutdown(self) {
+        if let Some(http) = self.http {
+            http.shutdown().await.unwrap();
+        }
+        self.jobs.shutdown().await;
+    }
+}
+
+/// A JSON-RPC client speaking raw 2025-11-25 messages.
+enum RawClient {
+    Stream {
+        write: Option<tokio::io::WriteHalf<tokio::io::DuplexStream>>,
+        read: Arc<Mutex<mpsc::UnboundedReceiver<Value>>>,
+        notifications: Vec<Value>,
+    },
+    Http {
+        http: reqwest::Client,
+        url: String,
+        session: Option<String>,
+        notifications: Vec<Value>,
+    },
+}
+
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+impl RawClient {
+    /// Send a request; its `result`, or its `error`.
+    async fn request(&mut self, method: &str, params: Value) -> Result<Value, Value> {
+        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let answer = match self {
+            RawClient::Stream {
+                write,
+                read,
+                notifications,
+            } => {
+                let mut line = message.to_string();
+                line.push('\n');
+                let w = write.as_mut().expect("the stream is open");
+                w.write_all(line.as_bytes()).await.unwrap();
+                w.flush().await.unwrap();
+                let mut read = read.lock().await;
+                loop {
+                    let message = tokio::time::timeout(Duration::from_secs(30), read.recv())
+                        .await
+                        .expect("an answer within 30 s")
+                        .expect("the stream is open");
+                    if message.get("id") == Some(&json!(id)) && message.get("method").is_none() {
+                        break message;
+                    }
+                    if message.get("id").is_none() {
+                        notifications.push(message);
+                    }
+                }
+            }
+            RawClient::Http {
+                http,
+                url,
+                session,
+                notifications,
+            } => {
+                let current = session.clone();
+                let messages = post(http, url, current.as_deref(), &message, Some(session)).await;
+                let mut answer = None;
+                for m in messages {
+                    if m.get("id") == Some(&json!(id)) && m.get("method").is_none() {
+                        answer = Some(m);
+                    } else if m.get("id").is_none() {
+                        notifications.push(m);
+                    }
+                }
+                answer.expect("an answer in the response")
+            }
+        };
+        match answer.get("error") {
+            Some(error) => Err(error.clone()),
+            None => Ok(answer["result"].clone()),
+        }
+    }
+
+    async fn notify(&mut self, method: &str, params: Value) {
+        let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        match self {
+            RawClient::Stream { write, .. } => {
+                let mut line = message.to_string();
+                line.push('\n');
+                let w = write.as_mut().expect("the stream is open");
+                w.write_all(line.as_bytes()).await.unwrap();
+                w.flush().await.unwrap();
+            }
+            RawClient::Http {
+                http, url, session, ..
+            } => {
+                post(http, url, session.as_deref(), &message, None).await;
+            }
+        }
+    }
+
+    /// End the session: close the stream, or `DELETE` the HTTP session.
+    async fn close(&mut self) {
+        match self {
+            RawClient::Stream { write, .. } => {
+                if let Some(mut w) = write.take() {
+                    let _ = w.shutdown().await;
+                }
+            }
+            RawClient::Http {
+                http, url, session, ..
+            } => {
+                if let Some(session) = session.take() {
+                    let response = http
+                        .delete(url.as_str())
+                        .header("mcp-session-id", session)
+                        .header("mcp-protocol-version", VERSION)
+                        .send()
+                        .await
+                        .unwrap();
+                    assert!(response.status().is_success(), "{}", response.status());
+                }
+            }
+        }
+    }
+
+    /// The notifications received so far (on the byte stream; HTTP: those in responses).
+    fn notifications(&self) -> &[Value] {
+        match self {
+            RawClient::Stream { notifications, .. } | RawClient::Http { notifications, .. } => {
+                notifications
+            }
+        }
+    }
+
+    async fn call_task(&mut self, name: &str, arguments: Value) -> Value {
+        let created = self
+            .request(
+                "tools/call",
+                json!({"name": name, "arguments": arguments, "task": {"ttl": 60000}}),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{name} as a task: {e}"));
+        let task = created["task"].clone();
+        assert!(task["taskId"].is_string(), "{created}");
+        assert!(task["createdAt"].is_string(), "{created}");
+        assert!(task["lastUpdatedAt"].is_string(), "{created}");
+        assert!(task.get("ttl").is_some_and(Value::is_null), "{created}");
+        task
+    }
+
+    /// Poll `tasks/get` until the task is terminal.
+    async fn poll(&mut self, id: &str) -> Value {
+        for _ in 0..600 {
+            let task = self
+                .request("tasks/get", json!({"taskId": id}))
+                .await
+                .unwrap();
+            assert_eq!(task["taskId"], id, "{task}");
+            if ["completed", "failed", "cancelled"].contains(&task["status"].as_str().unwrap()) {
+                return task;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("task {id} did not end");
+    }
+}
+
+/// POST one message; the messages of the response (JSON or SSE). A response naming a
+/// session sets it in `session_out`.
+async fn post(
+    http: &reqwest::Client,
+    url: &str,
+    session: Option<&str>,
+    message: &Value,
+    session_out: Option<&mut Option<String>>,
+) -> Vec<Value> {
+    let mut request = http
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    if let Some(session) = session {
+        request = request
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", VERSION);
+    }
+    let response = tokio::time::timeout(
+        Duration::from_secs(30),
+        request.body(message.to_string()).send(),
+    )
+    .await
+    .expect("an answer within 30 s")
+    .unwrap();
+    if let (Some(out), Some(id)) = (session_out, response.headers().get("mcp-session-id")) {
+        *out = Some(id.to_str().unwrap().to_string());
+    }
+    let body = tokio::time::timeout(Duration::from_secs(30), response.text())
+        .await
+        .expect("the body ends within 30 s")
+        .unwrap();
+    if let Ok(v) = serde_json::from_str::<Value>(&body) {
+        return vec![v];
+    }
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str(d.trim()).ok())
+        .collect()
+}
+
+fn text_of(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+async fn until_hang(what: &str, check: impl Fn(&HangLog) -> bool) {
+    let mut rx = HANG.subscribe();
+    tokio::time::timeout(Duration::from_secs(30), rx.wait_for(|s| check(s)))
+        .await
+        .unwrap_or_else(|_| panic!("{what}"))
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_capability_and_each_tools_task_support_are_published() {
+    for wire in WIRES {
+        let fixture = Fixture::new(wire, true).await;
+        let (mut client, init) = fixture.connect(wire).await;
+        assert_eq!(
+            init["capabilities"]["tasks"],
+            json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+            "{wire:?}: {init}"
+        );
+        let listed = client.request("tools/list", json!({})).await.unwrap();
+        let support = |name: &str| {
+            listed["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["name"] == name)
+                .unwrap_or_else(|| panic!("{name} listed: {listed}"))
+                .get("execution")
+                .cloned()
+        };
+        assert_eq!(
+            support("slow_echo"),
+            Some(json!({"taskSupport": "optional"}))
+        );
+        assert_eq!(
+            support("only_task"),
+            Some(json!({"taskSupport": "required"}))
+        );
+        assert_eq!(support("plain"), None, "{wire:?}");
+        client.close().await;
+        fixture.shutdown().await;
+    }
+    // Without a job runtime there are no tasks to offer.
+    for wire in WIRES {
+        let fixture = Fixture::new(wire, false).await;
+        let (mut client, init) = fixture.connect(wire).await;
+        assert!(
+            init["capabilities"].get("tasks").is_none(),
+            "{wire:?}: {init}"
+        );
+        let listed = client.request("tools/list", json!({})).await.unwrap();
+        assert!(
+            listed["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|t| t.get("execution").is_none()),
+            "{listed}"
+        );
+        client.close().await;
+        fixture.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_is_polled_to_completion_and_its_result_read() {
+    for wire in WIRES {
+        let fixture = Fixture::new(wire, true).await;
+        let (mut client, _) = fixture.connect(wire).await;
+        let task = client
+            .call_task("slow_echo", json!({"text": "hi", "ms": 100}))
+            .await;
+        assert_eq!(task["status"], "working", "{task}");
+        let id = task["taskId"].as_str().unwrap().to_string();
+        let done = client.poll(&id).await;
+        assert_eq!(done["status"], "completed", "{wire:?}: {done}");
+        let result = client
+            .request("tasks/result", json!({"taskId": id}))
+            .await
+            .unwrap();
+        assert_eq!(text_of(&result), "echo: hi", "{result}");
+        assert_eq!(result["isError"], false, "{result}");
+        assert_eq!(
+            result["_meta"]["io.modelcontextprotocol/related-task"],
+            json!({"taskId": id}),
+            "{result}"
+        );
+        if let Wire::Stream = wire {
+            // The terminal state was notified (before the answers that followed it).
+            let notified = client
+                .notifications()
+                .iter()
+                .find(|n| n["method"] == "notifications/tasks/status")
+                .unwrap_or_else(|| panic!("no status notification: {:?}", client.notifications()));
+            assert_eq!(notified["params"]["taskId"], id.as_str(), "{notified}");
+            assert_eq!(notified["params"]["status"], "completed", "{notified}");
+        }
+        client.close().await;
+        fixture.shutdown().await;
+    }
+}
+
+/// Open the session's `GET` event stream; the JSON-RPC messages it carries.
+async fn listen(client: &RawClient) -> mpsc::UnboundedReceiver<Value> {
+    let RawClient::Http {
+        http,
+        url,
+        session: Some(session),
+        ..
+    } = client
+    else {
+        panic!("an HTTP session");
+    };
+    let mut response = http
+        .get(url.as_str())
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", session.as_str())
+        .header("mcp-protocol-version", VERSION)
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_success(), "{}", response.status());
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut pending = String::new();
+        while let Ok(Some(chunk)) = response.chunk().await {
+            pending.push_str(&String::from_utf8_lossy(&chunk));
+            while let Some(end) = pending.find('\n') {
+                let line: String = pending.drain(..=end).collect();
+                if let Some(data) = line.trim_end().strip_prefix("data:")
+                    && let Ok(message) = serde_json::from_str::<Value>(data.trim())
+                    && tx.send(message).is_err()
+                {
+                    return;
+                }
+            }
+        }
+    });
+    rx
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_final_state_is_notified_on_the_http_event_stream() {
+    let fixture = Fixture::new(Wire::Http, true).await;
+    let (mut client, _) = fixture.connect(Wire::Http).await;
+    let mut events = listen(&client).await;
+    let task = client
+        .call_task("slow_echo", json!({"text": "heard", "ms": 50}))
+        .await;
+    let id = task["taskId"].as_str().unwrap().to_string();
+    let notified = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let message = events.recv().await.expect("the event stream is open");
+            if message["method"] == "notifications/tasks/status" {
+                return message;
+            }
+        }
+    })
+    .await
+    .expect("a status notification within 30 s");
+    assert_eq!(notified["params"]["taskId"], id.as_str(), "{notified}");
+    assert_eq!(notified["params"]["status"], "completed", "{notified}");
+    client.close().await;
+    fixture.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_result_waits_until_the_task_ends() {
+    for wire in WIRES {
+        let fixture = Fixture::new(wire, true).await;
+        let (mut client, _) = fixture.connect(wire).await;
+        let task = client
+            .call_task("slow_echo", json!({"text": "later", "ms": 400}))
+            .await;
+        let id = task["taskId"].as_str().unwrap().to_string();
+        let now = client
+            .request("tasks/get", json!({"taskId": id}))
+            .await
+            .unwrap();
+        assert_eq!(now["status"], "working", "{now}");
+        // Asked while the task runs: the answer is the task's own result.
+        let result = client
+            .request("tasks/result", json!({"taskId": id}))
+            .await
+            .unwrap();
+        assert_eq!(text_of(&result), "echo: later", "{wire:?}: {result}");
+        let after = client
+            .request("tasks/get", json!({"taskId": id}))
+            .await
+            .unwrap();
+        assert_eq!(after["status"], "completed", "{after}");
+        client.close().await;
+        fixture.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_task_stops_and_reports_cancelled() {
+    for wire in WIRES {
+        let fixture = Fixture::new(wire, true).await;
+        let (mut client, _) = fixture.connect(wire).await;
+        let tag = format!("cancel-{wire:?}");
+        let task = client.call_task("hang", json!({"tag": tag})).await;
+        let id = task["taskId"].as_str().unwrap().to_string();
+        until_hang("the task started", |s| s.started.contains(&tag)).await;
+        let cancelled = client
+            .request("tasks/cancel", json!({"taskId": id}))
+            .await
+            .unwrap();
+        assert_eq!(cancelled["taskId"], id.as_str(), "{cancelled}");
+        assert_eq!(cancelled["status"], "cancelled", "{wire:?}: {cancelled}");
+        until_hang("the call saw its cancellation", |s| {
+            s.stopped.contains(&tag)
+        })
+        .await;
+        let got = client.poll(&id).await;
+        assert_eq!(got["status"], "cancelled", "{got}");
+        let result = client
+            .request("tasks/result", json!({"taskId": id}))
+            .await
+            .unwrap_err();
+        assert_eq!(result["code"], -32603, "{result}");
+        assert!(
+            result["message"].as_str().unwrap().contains("cancelled"),
+            "{result}"
+        );
+        // A terminal task cannot be cancelled again.
+        let again = client
+            .request("tasks/cancel", json!({"taskId": id}))
+            .await
+            .unwrap_err();
+        assert_eq!(again["code"], -32602, "{again}");
+        client.close().await;
+        fixture.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_sees_only_its_own_tasks() {
+    for wire in WIRES {
+        let fixture = Fixture::new(wire, true).await;
+        let (mut owner, _) = fixture.connect(wire).await;
+        let (mut other, _) = fixture.connect(wire).await;
+        let mine = owner
+            .call_task("slow_echo", json!({"text": "mine", "ms": 1}))
+            .await["taskId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        // Another tool: task ids are numbered per tool and owner.
+        let theirs = other.call_task("only_task", json!({})).await["taskId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert_ne!(mine, theirs);
+        let listed = owner.request("tasks/list", json!({})).await.unwrap();
+        let ids: Vec<&str> = listed["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["taskId"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, vec![mine.as_str()], "{wire:?}: {listed}");
+        for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+            let refused = other
+                .request(method, json!({"taskId": mine}))
+                .await
+                .unwrap_err();
+            assert_eq!(refused["code"], -32602, "{wire:?} {method}: {refused}");
+        }
+        let refused = owner
+            .request("tasks/get", json!({"taskId": theirs}))
+            .await
+            .unwrap_err();
+        assert_eq!(refused["code"], -32602, "{refused}");
+        owner.close().await;
+        other.close().await;
+        fixture.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_end_of_the_session_stops_its_tasks() {
+    for wire in WIRES {
+        let fixture = Fixture::new(wire, true).await;
+        let (mut client, _) = fixture.connect(wire).await;
+        let tag = format!("close-{wire:?}");
+        client.call_task("hang", json!({"tag": tag})).await;
+        until_hang("the task started", |s| s.started.contains(&tag)).await;
+        client.close().await;
+        until_hang("the session's end stopped the task", |s| {
+            s.stopped.contains(&tag)
+        })
+        .await;
+        fixture.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forbidden_and_required_task_support_are_enforced() {
+    for wire in WIRES {
+        let fixture = Fixture::new(wire, true).await;
+        let (mut client, _) = fixture.connect(wire).await;
+        let forbidden = client
+            .request(
+                "tools/call",
+                json!({"name": "plain", "arguments": {"text": "x"}, "task": {}}),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(forbidden["code"], -32601, "{wire:?}: {forbidden}");
+        let required = client
+            .request("tools/call", json!({"name": "only_task", "arguments": {}}))
+            .await
+            .unwrap_err();
+        assert_eq!(required["code"], -32601, "{wire:?}: {required}");
+        let bad = client
+            .request(
+                "tools/call",
+                json!({"name": "only_task", "arguments": {}, "task": {"ttl": "soon"}}),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(bad["code"], -32602, "{bad}");
+        assert!(
+            bad["message"].as_str().unwrap().contains("params.task.ttl"),
+            "{bad}"
+        );
+        // A plain call of a plain tool is answered directly.
+        let direct = client
+            .request(
+                "tools/call",
+                json!({"name": "plain", "arguments": {"text": "x"}}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(text_of(&direct), "plain: x", "{direct}");
+        let task = client.call_task("only_task", json!({})).await;
+        let id = task["taskId"].as_str().unwrap().to_string();
+        client.poll(&id).await;
+        let result = client
+            .request("tasks/result", json!({"taskId": id}))
+            .await
+            .unwrap();
+        assert_eq!(text_of(&result), "ran as a task", "{result}");
+        client.close().await;
+        fixture.shutdown().await;
+    }
+}

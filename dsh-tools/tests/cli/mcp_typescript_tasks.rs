@@ -1,0 +1,59 @@
+//! `dsh-tools mcp` running `bash` calls as tasks of protocol 2025-11-25 for the official
+//! MCP TypeScript SDK client (`@modelcontextprotocol/sdk` 1.x, installed as
+//! `mcp_typescript.rs` does), over stdio and Streamable HTTP.
+//!
+//! `tests/node/mcp_tasks_2025.mjs` uses the SDK's own task API
+//! (`client.experimental.tasks`): a `bash` task (`sleep 1; echo done`) created with
+//! `callToolStream` and a task param, polled by the SDK to completion and read back with
+//! `getTask`, `getTaskResult` and `listTasks`; a `bash` task whose command started a
+//! process in a session of its own, cancelled with `cancelTask`, every process it
+//! started gone from `/proc` before the client disconnects. The SDK checks each answer
+//! against its result schemas (`CreateTaskResult`, `GetTaskResult`, `CancelTaskResult`,
+//! `ListTasksResult`, `CallToolResult`).
+
+use std::path::Path;
+use std::process::Command;
+
+use super::mcp_typescript::sdk_dir;
+
+const DSH_TOOLS: &str = env!("CARGO_BIN_EXE_dsh-tools");
+
+fn run_tasks(transport: &str) {
+    let sdk = sdk_dir();
+    let root = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/node/mcp_tasks_2025.mjs");
+    let out = Command::new("node")
+        .arg(script)
+        .arg(sdk)
+        .arg(DSH_TOOLS)
+        .arg(root.path())
+        .arg(transport)
+        .output()
+        .expect("run node (needed for the TypeScript client)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.trim_end().ends_with("checks"),
+        "{transport} failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
+    let checks: usize = stdout
+        .trim_end()
+        .rsplit("ok: ")
+        .next()
+        .and_then(|s| s.trim_end_matches(" checks").parse().ok())
+        .expect("a check count");
+    assert!(checks >= 14, "only {checks} checks ran:\n{stdout}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn typescript_client_runs_and_cancels_bash_tasks_over_stdio() {
+    run_tasks("stdio");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn typescript_client_runs_and_cancels_bash_tasks_over_http() {
+    run_tasks("http");
+}
