@@ -110,23 +110,7 @@ fn run_script(name: &str, transport: &str, lifecycle: &str, min_checks: usize) {
         .args([transport, lifecycle])
         .output()
         .expect("run the Python client");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.trim_end().ends_with("checks"),
-        "{name} {transport}/{lifecycle} failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
-        out.status
-    );
-    let checks: usize = stdout
-        .trim_end()
-        .rsplit("ok: ")
-        .next()
-        .and_then(|s| s.trim_end_matches(" checks").parse().ok())
-        .expect("a check count");
-    assert!(
-        checks >= min_checks,
-        "{name}: only {checks} checks ran:\n{stdout}"
-    );
+    crate::process::assert_checks(&format!("{name} {transport}/{lifecycle}"), &out, min_checks);
 }
 
 #[test]

@@ -81,20 +81,7 @@ fn run_client(transport: &str) {
         .arg(transport)
         .output()
         .expect("run node (needed for the TypeScript client)");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.trim_end().ends_with("checks"),
-        "{transport} failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
-        out.status
-    );
-    let checks: usize = stdout
-        .trim_end()
-        .rsplit("ok: ")
-        .next()
-        .and_then(|s| s.trim_end_matches(" checks").parse().ok())
-        .expect("a check count");
-    assert!(checks >= 40, "only {checks} checks ran:\n{stdout}");
+    crate::process::assert_checks(transport, &out, 40);
 }
 
 #[test]

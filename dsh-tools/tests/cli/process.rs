@@ -65,3 +65,25 @@ pub async fn http(root: &Path, args: &[&str]) -> (Child, String) {
     });
     (child, url)
 }
+
+/// Require a client script's run to have succeeded, printing `ok: N checks` last with
+/// at least `min_checks` checks; `what` names the run in the failure.
+pub fn assert_checks(what: &str, out: &std::process::Output, min_checks: usize) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.trim_end().ends_with("checks"),
+        "{what} failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
+    let checks: usize = stdout
+        .trim_end()
+        .rsplit("ok: ")
+        .next()
+        .and_then(|s| s.trim_end_matches(" checks").parse().ok())
+        .expect("a check count");
+    assert!(
+        checks >= min_checks,
+        "{what}: only {checks} checks ran:\n{stdout}"
+    );
+}
