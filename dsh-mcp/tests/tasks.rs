@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use dsh_mcp::{HttpOptions, McpServer, SessionGuard, serve_http};
 use dsh_runtime::jobs::{JobRuntime, JobStatus};
-use dsh_runtime::{Registry, ToolContext, ToolError, tool};
+use dsh_runtime::{Registry, ToolError, tool};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig,
     GetTaskParams, Implementation, ProtocolVersion, TaskPayload, TaskStatus,
@@ -25,35 +25,11 @@ use rmcp::service::{
 };
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 
-/// Wait `ms` milliseconds (or until cancelled), then echo `text`.
-#[tool(task = "optional")]
-async fn slow_echo(cx: ToolContext, text: String, ms: u64) -> Result<String, ToolError> {
-    tokio::select! {
-        () = tokio::time::sleep(Duration::from_millis(ms)) => Ok(format!("echo: {text}")),
-        () = cx.cancellation().cancelled() => Err(ToolError::new("cancelled")),
-    }
-}
-
-/// Say it started, report progress, and wait until cancelled.
-#[tool(task = "optional")]
-async fn hang(cx: ToolContext, tag: String) -> Result<String, ToolError> {
-    cx.report_progress(1.0, Some(2.0), Some(&format!("{tag} started")));
-    HANG.send_modify(|s| s.started.push(tag.clone()));
-    cx.cancellation().cancelled().await;
-    HANG.send_modify(|s| s.stopped.push(tag.clone()));
-    Err(ToolError::new("stopped"))
-}
-
-#[derive(Default)]
-struct HangLog {
-    started: Vec<String>,
-    stopped: Vec<String>,
-}
-
-static HANG: std::sync::LazyLock<watch::Sender<HangLog>> =
-    std::sync::LazyLock::new(|| watch::Sender::new(HangLog::default()));
+#[path = "common/task_tools.rs"]
+mod task_tools;
+use task_tools::*;
 
 /// Fail as a tool (a tool result with `isError: true`).
 #[tool(task = "optional")]
@@ -68,12 +44,6 @@ async fn only_task() -> Result<u32, ToolError> {
 }
 
 static RUNS: AtomicUsize = AtomicUsize::new(0);
-
-/// No task support: always answered directly.
-#[tool]
-async fn plain(text: String) -> Result<String, ToolError> {
-    Ok(format!("plain: {text}"))
-}
 
 fn registry(jobs: &JobRuntime) -> (Registry, Vec<dsh_runtime::Registration>) {
     let registry = Registry::builder().jobs(jobs.clone()).build();

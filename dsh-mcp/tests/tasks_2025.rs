@@ -14,48 +14,19 @@ use std::time::Duration;
 
 use dsh_mcp::{HttpOptions, McpServer, serve_http};
 use dsh_runtime::jobs::JobRuntime;
-use dsh_runtime::{Registry, ToolContext, ToolError, tool};
+use dsh_runtime::{Registry, ToolError, tool};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::sync::{Mutex, mpsc, watch};
+use tokio::sync::{Mutex, mpsc};
 
-/// Wait `ms` milliseconds (or until cancelled), then echo `text`.
-#[tool(task = "optional")]
-async fn slow_echo(cx: ToolContext, text: String, ms: u64) -> Result<String, ToolError> {
-    tokio::select! {
-        () = tokio::time::sleep(Duration::from_millis(ms)) => Ok(format!("echo: {text}")),
-        () = cx.cancellation().cancelled() => Err(ToolError::new("cancelled")),
-    }
-}
-
-/// Say it started and wait until cancelled.
-#[tool(task = "optional")]
-async fn hang(cx: ToolContext, tag: String) -> Result<String, ToolError> {
-    HANG.send_modify(|s| s.started.push(tag.clone()));
-    cx.cancellation().cancelled().await;
-    HANG.send_modify(|s| s.stopped.push(tag.clone()));
-    Err(ToolError::new("stopped"))
-}
-
-#[derive(Default)]
-struct HangLog {
-    started: Vec<String>,
-    stopped: Vec<String>,
-}
-
-static HANG: std::sync::LazyLock<watch::Sender<HangLog>> =
-    std::sync::LazyLock::new(|| watch::Sender::new(HangLog::default()));
+#[path = "common/task_tools.rs"]
+mod task_tools;
+use task_tools::*;
 
 /// Only ever a task.
 #[tool(task = "required")]
 async fn only_task() -> Result<String, ToolError> {
     Ok("ran as a task".to_string())
-}
-
-/// No task support.
-#[tool]
-async fn plain(text: String) -> Result<String, ToolError> {
-    Ok(format!("plain: {text}"))
 }
 
 const VERSION: &str = "2025-11-25";
