@@ -283,8 +283,11 @@ pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<
     let sessions = options.sessions;
     let core_tasks = server.registry().jobs().is_some();
     let factory = server.clone();
+    // Requests without a session share this context, closed when the server stops.
+    let stateless = Arc::new(crate::server::StatelessContext::default());
+    let context = stateless.clone();
     let service = StreamableHttpService::new(
-        move || Ok(factory.http_handler(sessions)),
+        move || Ok(factory.http_handler(sessions, context.clone())),
         Arc::new(sessions::IdleSessions::new(
             options.session_idle_timeout,
             stop.child_token(),
@@ -318,7 +321,12 @@ pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<
         header_read_timeout: options.header_read_timeout,
         max_connections: options.max_connections,
     };
-    let task = tokio::spawn(accept::serve(listener, router, limits, stop.clone()));
+    let serving = accept::serve(listener, router, limits, stop.clone());
+    let task = tokio::spawn(async move {
+        let result = serving.await;
+        stateless.close().await;
+        result
+    });
     Ok(HttpServer {
         addr,
         path: options.path,

@@ -154,6 +154,7 @@ mod resume;
 mod server;
 mod tasks;
 mod tasks_core;
+mod tasks_stateless;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod transport;
@@ -164,6 +165,7 @@ pub use import::{
     import, import_tools, import_tools_with, import_with,
 };
 pub use server::{McpServer, SessionGuard};
+pub use tasks_stateless::StatelessTaskLimits;
 
 /// The rmcp version this crate is built on, re-exported for its types.
 pub use rmcp;

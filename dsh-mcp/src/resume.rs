@@ -86,11 +86,20 @@ struct State {
 }
 
 /// What the call's identity binds a state to.
-pub(crate) fn binding(session: Option<ScopeId>, tool: &str, arguments: &str) -> Vec<u8> {
+///
+/// `principal` names who sent a request served statelessly (its `Authorization`
+/// header's hash): there the session is the context every such request shares.
+pub(crate) fn binding(
+    session: Option<ScopeId>,
+    principal: Option<&str>,
+    tool: &str,
+    arguments: &str,
+) -> Vec<u8> {
     let session = session.map_or_else(|| "none".to_string(), |s| s.get().to_string());
+    let principal = principal.unwrap_or("-");
     // Lengths first: no two bindings share a text.
     format!(
-        "dsh-mcp approval\nsession {session}\ntool {}:{tool}\narguments {}:{arguments}",
+        "dsh-mcp approval\nsession {session}\nprincipal {principal}\ntool {}:{tool}\narguments {}:{arguments}",
         tool.len(),
         arguments.len()
     )

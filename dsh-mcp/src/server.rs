@@ -31,6 +31,7 @@ use crate::raw::RawArguments;
 use crate::resume;
 use crate::tasks::{SessionTasks, TaskEntry};
 use crate::tasks_core::CoreRoute;
+use crate::tasks_stateless::{Principal, PublicIds, StatelessTaskLimits};
 
 type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 type SessionSetup = dyn Fn(&Scope) -> SessionGuard + Send + Sync;
@@ -116,6 +117,8 @@ struct Shared {
     global: ListCache,
     /// Calls suspended on an approval asked with `InputRequiredResult`.
     resumes: Arc<resume::Resumes>,
+    /// The limits of the tasks of requests served statelessly.
+    stateless_tasks: StatelessTaskLimits,
 }
 
 impl fmt::Debug for McpServer {
@@ -140,6 +143,7 @@ impl McpServer {
                 listing: None,
                 global: ListCache::default(),
                 resumes: Arc::new(resume::Resumes::new(resume::DEFAULT_TTL)),
+                stateless_tasks: StatelessTaskLimits::default(),
             }),
         }
     }
@@ -158,6 +162,7 @@ impl McpServer {
                     listing: old.listing.clone(),
                     global: ListCache::default(),
                     resumes: old.resumes.clone(),
+                    stateless_tasks: old.stateless_tasks,
                 };
                 f(&mut shared);
                 self.shared = Arc::new(shared);
@@ -186,7 +191,14 @@ impl McpServer {
     ///
     /// A session is one stdio connection, or one Streamable HTTP session (clients on
     /// protocol revisions with `initialize`, when the HTTP server keeps sessions).
-    /// Stateless HTTP requests have no session: they see the global view.
+    ///
+    /// Requests an HTTP server serves statelessly (protocol 2026-07-28 on, and every
+    /// request when it keeps no sessions) share one more: the server's stateless
+    /// context, set up with `setup` on the first such request and closed when the HTTP
+    /// server shuts down. Its scope is what those requests see (its tools, code mode),
+    /// and its job owner runs their tasks; nothing in it tells two clients apart, so
+    /// give it only what every client of the server may share (see
+    /// [`McpServer::with_stateless_tasks`] for how their tasks are kept apart).
     #[must_use]
     pub fn on_session(
         self,
@@ -224,6 +236,18 @@ impl McpServer {
         self.edit(|s| s.resumes = Arc::new(resume::Resumes::new(ttl)))
     }
 
+    /// How long the tasks of requests served statelessly are kept, and how many at once
+    /// (default: one hour, 256). A session's tasks live as long as the session; a
+    /// stateless request's task has no session to end with, so it gets an unguessable
+    /// id bound to the request's `Authorization` header, this time to live from its
+    /// creation (announced as `ttlMs`; a task still running then is stopped), and a
+    /// place among at most `max_tasks`: beyond them a tool that may run as a task is
+    /// answered directly and one that runs only as a task is refused.
+    #[must_use]
+    pub fn with_stateless_tasks(self, limits: StatelessTaskLimits) -> Self {
+        self.edit(|s| s.stateless_tasks = limits)
+    }
+
     /// The registry served.
     pub fn registry(&self) -> &Registry {
         &self.shared.registry
@@ -233,11 +257,12 @@ impl McpServer {
     /// handle that closes it.
     pub(crate) fn session_handler(&self) -> (Handler, SessionHandle) {
         let cell = Arc::new(SessionCell::default());
-        cell.open(&self.shared);
+        cell.open(&self.shared, false);
         (
             Handler {
                 shared: self.shared.clone(),
                 cell: cell.clone(),
+                stateless: None,
                 open_on_initialize: false,
                 listen_baseline: Mutex::default(),
             },
@@ -246,11 +271,13 @@ impl McpServer {
     }
 
     /// An rmcp handler for Streamable HTTP: a session opens when the client initializes
-    /// (when `sessions` is on); without one, calls see the global view.
-    pub(crate) fn http_handler(&self, sessions: bool) -> Handler {
+    /// (when `sessions` is on); without one, calls run in the HTTP server's stateless
+    /// context (`stateless`, opened on first use).
+    pub(crate) fn http_handler(&self, sessions: bool, stateless: Arc<StatelessContext>) -> Handler {
         Handler {
             shared: self.shared.clone(),
             cell: Arc::new(SessionCell::default()),
+            stateless: Some(stateless),
             open_on_initialize: sessions,
             listen_baseline: Mutex::default(),
         }
@@ -327,6 +354,21 @@ impl McpServer {
     }
 }
 
+/// The stateless context of one HTTP server: the session its requests without one
+/// share (see [`McpServer::on_session`]), opened on first use.
+#[derive(Default)]
+pub(crate) struct StatelessContext(SessionCell);
+
+impl StatelessContext {
+    /// End the context: its tasks stop, its setup's close futures run.
+    pub(crate) async fn close(&self) {
+        let session = self.0.take();
+        if let Some(session) = session {
+            session.close().await;
+        }
+    }
+}
+
 /// Closes a session opened by [`McpServer::session_handler`].
 pub(crate) struct SessionHandle(Arc<SessionCell>);
 
@@ -351,7 +393,9 @@ impl SessionCell {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
-    fn open(&self, shared: &Shared) -> Arc<Session> {
+    /// The session, opened now if there is none (`stateless`: the stateless context of
+    /// an HTTP server, whose tasks get public ids).
+    fn open(&self, shared: &Shared, stateless: bool) -> Arc<Session> {
         let mut slot = self.0.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(session) = &*slot {
             return session.clone();
@@ -363,12 +407,15 @@ impl SessionCell {
             .registry
             .jobs()
             .map(|jobs| Arc::new(SessionTasks::new(jobs.clone(), owner)));
+        let stop = CancellationToken::new();
+        let public = stateless.then(|| PublicIds::new(shared.stateless_tasks, stop.clone()));
         let session = Arc::new(Session {
             scope,
             guard: Mutex::new(guard),
-            stop: CancellationToken::new(),
+            stop,
             tools: ListCache::default(),
             tasks,
+            public,
         });
         *slot = Some(session.clone());
         session
@@ -384,6 +431,9 @@ struct Session {
     tools: ListCache,
     /// The session's tasks, when the registry has a job runtime.
     tasks: Option<Arc<SessionTasks>>,
+    /// The public ids of its tasks, for the stateless context of an HTTP server (see
+    /// `crate::tasks_stateless`); a session's tasks are known by their job ids.
+    public: Option<Arc<PublicIds>>,
 }
 
 impl Session {
@@ -517,6 +567,8 @@ fn build_list(
 pub(crate) struct Handler {
     shared: Arc<Shared>,
     cell: Arc<SessionCell>,
+    /// The HTTP server's stateless context, for requests without a session.
+    stateless: Option<Arc<StatelessContext>>,
     open_on_initialize: bool,
     /// The session's published list when a listen stream was accepted, before the
     /// client was told so: changes from then on are notified on that stream.
@@ -524,8 +576,19 @@ pub(crate) struct Handler {
 }
 
 impl Handler {
+    /// The request's session: its connection (stdio), or the HTTP session it belongs to.
     fn session(&self) -> Option<Arc<Session>> {
         self.cell.get()
+    }
+
+    /// Where the request runs: its session, or (a request without one, over HTTP) the
+    /// server's stateless context.
+    fn context(&self) -> Option<Arc<Session>> {
+        self.cell.get().or_else(|| {
+            self.stateless
+                .as_ref()
+                .map(|context| context.0.open(&self.shared, true))
+        })
     }
 
     fn tool_list(&self, session: Option<&Session>) -> Arc<ToolList> {
@@ -581,11 +644,12 @@ impl Handler {
         });
     }
 
-    /// The session a listen stream belongs to (opened now if there is none yet).
+    /// The session a listen stream belongs to: the request's context (a session of its
+    /// own, opened now, where there is no stateless context).
     fn listen_session(&self) -> Arc<Session> {
-        match self.session() {
+        match self.context() {
             Some(session) => session,
-            None => self.cell.open(&self.shared),
+            None => self.cell.open(&self.shared, false),
         }
     }
 }
@@ -615,7 +679,7 @@ impl ServerHandler for Handler {
     ) -> Result<rmcp::model::InitializeResult, McpError> {
         context.peer.set_peer_info(request.clone());
         if self.open_on_initialize {
-            self.cell.open(&self.shared);
+            self.cell.open(&self.shared, false);
         }
         self.negotiate_initialize(&request)
     }
@@ -680,7 +744,7 @@ impl ServerHandler for Handler {
                 None,
             ));
         }
-        let session = self.session();
+        let session = self.context();
         let list = self.tool_list(session.as_deref());
         Ok(ListToolsResult::with_all_items(
             list.tools
@@ -692,7 +756,7 @@ impl ServerHandler for Handler {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        let session = self.session();
+        let session = self.context();
         let list = self.tool_list(session.as_deref());
         let index = *list.by_name.get(name)?;
         Some(list.tools[index].as_ref()?.tool.clone())
@@ -703,7 +767,9 @@ impl ServerHandler for Handler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let session = self.session();
+        // The connection's session, if any: only it can carry requests to the client.
+        let connection = self.session();
+        let session = self.context();
         let list = self.tool_list(session.as_deref());
         if !list.by_name.contains_key(request.name.as_ref())
             && list
@@ -733,7 +799,19 @@ impl ServerHandler for Handler {
             None => Arguments::Serde(Value::Object(request.arguments.unwrap_or_default())),
         };
         let scope_id = session.as_ref().map(|s| s.scope.id());
-        let binding = || resume::binding(scope_id, request.name.as_ref(), &arguments_text);
+        // A stateless request's state is bound to its sender too.
+        let sender = session
+            .as_ref()
+            .and_then(|s| s.public.as_ref())
+            .map(|ids| principal(ids, &context).tag());
+        let binding = || {
+            resume::binding(
+                scope_id,
+                sender.as_deref(),
+                request.name.as_ref(),
+                &arguments_text,
+            )
+        };
         let registry = self.shared.registry.clone();
         let capable = can_elicit_form(context.client_capabilities().as_ref());
         // Revisions without server-to-client requests ask with `InputRequiredResult`.
@@ -757,18 +835,36 @@ impl ServerHandler for Handler {
             let tasks = session.as_ref().and_then(|s| s.tasks.clone());
             match (declared, session.as_ref(), tasks) {
                 (true, Some(session), Some(tasks)) => {
-                    let cannot_ask = cannot_ask(capable, resumable, true);
-                    return self.start_task(TaskStart {
-                        session,
-                        tasks,
-                        name: request.name.as_ref(),
-                        arguments,
-                        tool,
-                        context: &context,
-                        resumable,
-                        cannot_ask,
-                        core: false,
-                    });
+                    // A stateless task takes a place among the server's kept tasks.
+                    match session.public.as_ref().map(PublicIds::reserve) {
+                        Some(None) if support == TaskSupport::Required => {
+                            return Err(McpError::invalid_request(
+                                format!(
+                                    "tool `{}` runs only as a task, and this server keeps as \
+                                     many tasks as it may ({}): try again when one has expired",
+                                    request.name, self.shared.stateless_tasks.max_tasks
+                                ),
+                                None,
+                            ));
+                        }
+                        // No place left: the call is answered directly (below).
+                        Some(None) => {}
+                        reservation => {
+                            let cannot_ask = cannot_ask(capable, resumable, connection.is_some());
+                            return self.start_task(TaskStart {
+                                session,
+                                tasks,
+                                name: request.name.as_ref(),
+                                arguments,
+                                tool,
+                                context: &context,
+                                resumable,
+                                cannot_ask,
+                                core: false,
+                                reservation: reservation.flatten(),
+                            });
+                        }
+                    }
                 }
                 (false, _, _)
                     if support == TaskSupport::Required
@@ -894,7 +990,7 @@ impl ServerHandler for Handler {
             let reporter = progress.as_ref().map(|p| p.reporter());
             // A call's `ask` that no handler of the registry answered goes to the
             // client's user (see `crate::approval`).
-            let cannot_ask = cannot_ask(capable, resumable, session.is_some());
+            let cannot_ask = cannot_ask(capable, resumable, connection.is_some());
             let client = ClientApproval::new(
                 context.peer.clone(),
                 registry.clone(),
@@ -962,10 +1058,9 @@ impl ServerHandler for Handler {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
-        let _ = context;
-        let task = self
-            .session_tasks(&request.task_id)?
-            .get(&request.task_id)?;
+        let found = self.task_of(&request.task_id, &context)?;
+        let mut task = found.tasks.get(&found.job)?;
+        found.publish(&mut task.task);
         Ok(GetTaskResult::new(task))
     }
 
@@ -974,9 +1069,8 @@ impl ServerHandler for Handler {
         request: UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let _ = context;
-        self.session_tasks(&request.task_id)?
-            .update(&request.task_id)
+        let found = self.task_of(&request.task_id, &context)?;
+        found.tasks.update(&found.job)
     }
 
     async fn cancel_task(
@@ -984,9 +1078,8 @@ impl ServerHandler for Handler {
         request: CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let _ = context;
-        self.session_tasks(&request.task_id)?
-            .cancel(&request.task_id)
+        let found = self.task_of(&request.task_id, &context)?;
+        found.tasks.cancel(&found.job)
     }
 }
 
@@ -1017,9 +1110,72 @@ struct TaskStart<'a> {
     cannot_ask: Option<&'static str>,
     /// Created by a 2025-11-25 `tools/call` with `params.task`.
     core: bool,
+    /// The task's place among the stateless context's tasks (a task of that context).
+    reservation: Option<crate::tasks_stateless::Reservation>,
+}
+
+/// A task a `tasks/*` request named: the tasks it is one of and its job's id.
+struct FoundTask {
+    tasks: Arc<SessionTasks>,
+    job: String,
+    /// The public id and time to live of a stateless context's task.
+    public: Option<(String, u64)>,
+}
+
+impl FoundTask {
+    /// Show the task as its client knows it: a stateless task by its public id.
+    fn publish(&self, task: &mut rmcp::model::Task) {
+        if let Some((id, ttl)) = &self.public {
+            task.task_id.clone_from(id);
+            task.ttl_ms = Some(*ttl);
+        }
+    }
+}
+
+/// The principal of the request (its `Authorization` header), as `ids` records it.
+fn principal(ids: &PublicIds, context: &RequestContext<RoleServer>) -> Principal {
+    let header = context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.headers.get(axum::http::header::AUTHORIZATION))
+        .map(axum::http::HeaderValue::as_bytes);
+    ids.principal(header)
+}
+
+fn millis(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 impl Handler {
+    /// The task `id` of the request's context: a session's by its job id, a stateless
+    /// context's by its public id when the request's principal may see it.
+    fn task_of(
+        &self,
+        id: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<FoundTask, McpError> {
+        let session = self.context().ok_or_else(|| crate::tasks::not_found(id))?;
+        let tasks = session
+            .tasks
+            .clone()
+            .ok_or_else(|| crate::tasks::not_found(id))?;
+        match &session.public {
+            Some(ids) => {
+                let job = ids.resolve(id, principal(ids, context))?;
+                Ok(FoundTask {
+                    tasks,
+                    job: job.as_str().to_string(),
+                    public: Some((id.to_string(), millis(ids.ttl()))),
+                })
+            }
+            None => Ok(FoundTask {
+                tasks,
+                job: id.to_string(),
+                public: None,
+            }),
+        }
+    }
+
     /// The tasks of the session a `tasks/*` request names a task of.
     fn session_tasks(&self, id: &str) -> Result<Arc<SessionTasks>, McpError> {
         self.session()
@@ -1040,6 +1196,7 @@ impl Handler {
             resumable,
             cannot_ask,
             core,
+            reservation,
         } = start;
         let registry = self.shared.registry.clone();
         let call = ToolCall::new(request_id_text(&context.id), name, arguments)
@@ -1108,7 +1265,16 @@ impl Handler {
             .jobs()
             .snapshot(&id, Some(tasks.owner()))
             .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-        let created = crate::tasks::detailed(&snapshot, &entry).task;
+        let mut created = crate::tasks::detailed(&snapshot, &entry).task;
+        if let (Some(ids), Some(reservation)) = (&session.public, reservation) {
+            // A stateless task: known by a public id, bound to the request's principal,
+            // kept for its time to live. Its client polls (its request's stream ends
+            // with the response).
+            let public = ids.issue(reservation, id, principal(ids, context), &tasks)?;
+            created.task_id = public;
+            created.ttl_ms = Some(millis(ids.ttl()));
+            return Ok(CallToolResponse::Task(CreateTaskResult::new(created)));
+        }
         if !resumable {
             crate::tasks::notify_when_settled(
                 context.peer.clone(),
@@ -1150,7 +1316,7 @@ impl Handler {
                 let listed = self.list_tools(paginated, context).await?;
                 let mut value = serde_json::to_value(listed)
                     .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-                let session = self.session();
+                let session = self.context();
                 let list = self.tool_list(session.as_deref());
                 if let Some(tools) = value.get_mut("tools").and_then(Value::as_array_mut) {
                     for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
@@ -1255,6 +1421,7 @@ impl Handler {
             resumable: false,
             cannot_ask: cannot_ask(capable, false, true),
             core: true,
+            reservation: None,
         })?;
         let CallToolResponse::Task(created) = response else {
             return Err(McpError::internal_error("no task was created", None));

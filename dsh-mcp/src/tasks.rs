@@ -79,6 +79,11 @@ impl SessionTasks {
         lock(&self.entries).insert(id, entry);
     }
 
+    /// Forget the task `id` (an expired stateless task): it is unknown from now on.
+    pub(crate) fn forget(&self, id: &str) {
+        lock(&self.entries).remove(id);
+    }
+
     /// The task as `tasks/get` answers it.
     pub(crate) fn get(&self, id: &str) -> Result<DetailedTask, McpError> {
         let (snapshot, entry) = self.lookup(id)?;

@@ -1,0 +1,269 @@
+//! Tasks of requests served statelessly (protocol 2026-07-28 over Streamable HTTP, and
+//! every request of an HTTP server without sessions).
+//!
+//! Such requests share the HTTP server's stateless context (see
+//! [`crate::McpServer::on_session`]), so their tasks are jobs of that context's owner, as
+//! a session's are of the session's. What a session gives its tasks for free, a
+//! stateless request does not have: nothing ties two requests to one client. So a task
+//! started statelessly gets
+//!
+//! - an unguessable id: 128 bits from the operating system's random source, not the
+//!   job's id (which counts up, and which the context's job tools show);
+//! - a binding to the credentials of the request that created it: `tasks/get`,
+//!   `tasks/update` and `tasks/cancel` must carry the same `Authorization` header (or
+//!   none, when it had none), else the task is unknown to them. The server keeps a
+//!   keyed hash of the header, never the header;
+//! - a time to live ([`StatelessTaskLimits::ttl`], announced as the task's `ttlMs`): when
+//!   it has passed since the task was created, a task still running is stopped (its
+//!   job killed, as `tasks/cancel` does) and the task is forgotten;
+//! - a cap ([`StatelessTaskLimits::max_tasks`]) on the tasks kept at once, settled ones
+//!   included until they expire: beyond it, a tool that may run as a task is answered
+//!   directly, and one that runs only as a task is refused.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use dsh_runtime::jobs::JobId;
+use rmcp::ErrorData as McpError;
+use tokio_util::sync::CancellationToken;
+
+use crate::tasks::{SessionTasks, not_found};
+
+/// How long a stateless task is kept, and how many are kept at once (see
+/// [`crate::McpServer::with_stateless_tasks`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StatelessTaskLimits {
+    /// The time to live of each task, from its creation (default one hour).
+    pub ttl: Duration,
+    /// The most tasks kept at once (default 256).
+    pub max_tasks: usize,
+}
+
+impl Default for StatelessTaskLimits {
+    fn default() -> Self {
+        StatelessTaskLimits {
+            ttl: Duration::from_secs(3600),
+            max_tasks: 256,
+        }
+    }
+}
+
+impl StatelessTaskLimits {
+    /// Keep each task this long from its creation.
+    #[must_use]
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// Keep at most this many tasks at once.
+    #[must_use]
+    pub fn max_tasks(mut self, max: usize) -> Self {
+        self.max_tasks = max;
+        self
+    }
+}
+
+/// Who sent a request: a keyed hash of its `Authorization` header (`None` without one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Principal(Option<u64>);
+
+impl Principal {
+    /// A text naming the principal (the hash, or `anonymous`), for bindings.
+    pub(crate) fn tag(self) -> String {
+        self.0
+            .map_or_else(|| "anonymous".to_string(), |h| format!("{h:016x}"))
+    }
+}
+
+/// The public ids of the stateless context's tasks.
+pub(crate) struct PublicIds {
+    limits: StatelessTaskLimits,
+    hasher: RandomState,
+    /// Cancelled when the context closes: the expiry timers stop.
+    stop: CancellationToken,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    /// Public id to the job and the principal it is bound to.
+    tasks: HashMap<String, (JobId, Principal)>,
+    /// Places taken by tasks being started (not yet in `tasks`).
+    reserved: usize,
+}
+
+/// A place for one more task, taken before its job starts; given back when dropped
+/// unless the task was issued its id.
+pub(crate) struct Reservation {
+    ids: Arc<PublicIds>,
+    taken: bool,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if self.taken {
+            let mut inner = lock(&self.ids.inner);
+            inner.reserved = inner.reserved.saturating_sub(1);
+        }
+    }
+}
+
+impl PublicIds {
+    pub(crate) fn new(limits: StatelessTaskLimits, stop: CancellationToken) -> Arc<PublicIds> {
+        Arc::new(PublicIds {
+            limits,
+            hasher: RandomState::new(),
+            stop,
+            inner: Mutex::default(),
+        })
+    }
+
+    pub(crate) fn ttl(&self) -> Duration {
+        self.limits.ttl
+    }
+
+    /// The principal of a request with this `Authorization` header value.
+    pub(crate) fn principal(&self, authorization: Option<&[u8]>) -> Principal {
+        Principal(authorization.map(|value| self.hasher.hash_one(value)))
+    }
+
+    /// Take a place for a new task, or `None` when the cap is reached.
+    pub(crate) fn reserve(self: &Arc<Self>) -> Option<Reservation> {
+        let mut inner = lock(&self.inner);
+        if inner.tasks.len() + inner.reserved >= self.limits.max_tasks {
+            return None;
+        }
+        inner.reserved += 1;
+        Some(Reservation {
+            ids: self.clone(),
+            taken: true,
+        })
+    }
+
+    /// Give the task of `job` (started on `reservation`) its public id, bound to
+    /// `principal`, and forget it (stopping it if it still runs) once its time to live
+    /// has passed.
+    ///
+    /// # Errors
+    ///
+    /// When no random id can be drawn (the task's job is then stopped).
+    pub(crate) fn issue(
+        self: &Arc<Self>,
+        mut reservation: Reservation,
+        job: JobId,
+        principal: Principal,
+        tasks: &Arc<SessionTasks>,
+    ) -> Result<String, McpError> {
+        let Some(id) = random_id() else {
+            let _ = tasks.cancel(job.as_str());
+            return Err(McpError::internal_error(
+                "no task id: the operating system's random source failed",
+                None,
+            ));
+        };
+        {
+            let mut inner = lock(&self.inner);
+            inner.reserved = inner.reserved.saturating_sub(1);
+            reservation.taken = false;
+            inner.tasks.insert(id.clone(), (job, principal));
+        }
+        let ids = Arc::downgrade(self);
+        let tasks = Arc::downgrade(tasks);
+        let stop = self.stop.clone();
+        let ttl = self.limits.ttl;
+        let public = id.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = tokio::time::sleep(ttl) => expire(&ids, &tasks, &public),
+                () = stop.cancelled() => {}
+            }
+        });
+        Ok(id)
+    }
+
+    /// The job of the task `id`, when `principal` may see it.
+    pub(crate) fn resolve(&self, id: &str, principal: Principal) -> Result<JobId, McpError> {
+        match lock(&self.inner).tasks.get(id) {
+            Some((job, bound)) if *bound == principal => Ok(job.clone()),
+            _ => Err(not_found(id)),
+        }
+    }
+}
+
+/// Forget the task `public` and stop its job if it still runs.
+fn expire(ids: &Weak<PublicIds>, tasks: &Weak<SessionTasks>, public: &str) {
+    let Some(ids) = ids.upgrade() else { return };
+    let removed = lock(&ids.inner).tasks.remove(public);
+    if let (Some((job, _)), Some(tasks)) = (removed, tasks.upgrade()) {
+        // A settled job is left as it is.
+        let _ = tasks.cancel(job.as_str());
+        tasks.forget(job.as_str());
+    }
+}
+
+/// `task-` and 32 hexadecimal digits from the operating system's random source.
+fn random_id() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).ok()?;
+    let mut id = String::with_capacity(37);
+    id.push_str("task-");
+    for b in bytes {
+        id.push_str(&format!("{b:02x}"));
+    }
+    Some(id)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_long_random_and_distinct() {
+        let a = random_id().unwrap();
+        let b = random_id().unwrap();
+        assert_eq!(a.len(), 37);
+        assert!(a.starts_with("task-"));
+        assert!(a[5..].bytes().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn principals_differ_by_header_and_match_the_same_header() {
+        let ids = PublicIds::new(StatelessTaskLimits::default(), CancellationToken::new());
+        assert_eq!(
+            ids.principal(Some(b"Bearer a")),
+            ids.principal(Some(b"Bearer a"))
+        );
+        assert_ne!(
+            ids.principal(Some(b"Bearer a")),
+            ids.principal(Some(b"Bearer b"))
+        );
+        assert_ne!(ids.principal(Some(b"Bearer a")), ids.principal(None));
+        assert_eq!(ids.principal(None), ids.principal(None));
+    }
+
+    #[test]
+    fn reservations_count_against_the_cap_until_dropped() {
+        let ids = PublicIds::new(
+            StatelessTaskLimits::default().max_tasks(2),
+            CancellationToken::new(),
+        );
+        let a = ids.reserve().unwrap();
+        let b = ids.reserve().unwrap();
+        assert!(ids.reserve().is_none());
+        drop(a);
+        let c = ids.reserve();
+        assert!(c.is_some());
+        drop((b, c));
+    }
+}
