@@ -861,7 +861,7 @@ async fn an_ask_inside_a_task_is_input_required_until_tasks_update_answers() {
             .await
             .unwrap();
         let again = poll_until_terminal(&client, &id).await;
-        assert_eq!(completed_text(&again).1, false, "{wire:?}");
+        assert!(!completed_text(&again).1, "{wire:?}");
         client.cancel().await.unwrap();
         fixture.shutdown().await;
     }
