@@ -770,7 +770,7 @@ fn completed_text(task: &rmcp::model::DetailedTask) -> (String, bool) {
 async fn an_ask_inside_a_task_is_input_required_until_tasks_update_answers() {
     for wire in WIRES {
         let note = format!("approved-{wire:?}");
-        let (fixture, codes, _steps) = asking_fixture(wire).await;
+        let (fixture, codes, steps) = asking_fixture(wire).await;
         let (client, mut statuses) = fixture.connect_with(wire, true, true).await;
         let id = start_task(&client, "guarded", json!({"note": note})).await;
         let requests = poll_until_input(&client, &id).await;
@@ -864,13 +864,15 @@ async fn an_ask_inside_a_task_is_input_required_until_tasks_update_answers() {
         assert!(!completed_text(&again).1, "{wire:?}");
         client.cancel().await.unwrap();
         fixture.shutdown().await;
+        // The toolbox holds the registry: let both go.
+        steps.registry.lock().unwrap().take();
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn declined_and_cancelled_answers_deny_the_tasks_call() {
     for wire in WIRES {
-        let (fixture, codes, _steps) = asking_fixture(wire).await;
+        let (fixture, codes, steps) = asking_fixture(wire).await;
         let (client, _statuses) = fixture.connect_with(wire, true, true).await;
         let answers = [
             (
@@ -914,6 +916,8 @@ async fn declined_and_cancelled_answers_deny_the_tasks_call() {
         }
         client.cancel().await.unwrap();
         fixture.shutdown().await;
+        // The toolbox holds the registry: let both go.
+        steps.registry.lock().unwrap().take();
     }
 }
 
@@ -921,7 +925,7 @@ async fn declined_and_cancelled_answers_deny_the_tasks_call() {
 async fn tasks_cancel_while_waiting_cancels_the_task_before_its_body() {
     for wire in WIRES {
         let note = format!("withdrawn-{wire:?}");
-        let (fixture, codes, _steps) = asking_fixture(wire).await;
+        let (fixture, codes, steps) = asking_fixture(wire).await;
         let (client, _statuses) = fixture.connect_with(wire, true, true).await;
         let id = start_task(&client, "guarded", json!({"note": note})).await;
         poll_until_input(&client, &id).await;
@@ -952,6 +956,8 @@ async fn tasks_cancel_while_waiting_cancels_the_task_before_its_body() {
         );
         client.cancel().await.unwrap();
         fixture.shutdown().await;
+        // The toolbox holds the registry: let both go.
+        steps.registry.lock().unwrap().take();
     }
 }
 
@@ -959,7 +965,7 @@ async fn tasks_cancel_while_waiting_cancels_the_task_before_its_body() {
 async fn another_session_cannot_answer_a_tasks_question() {
     for wire in WIRES {
         let note = format!("alice-{wire:?}");
-        let (fixture, _codes, _steps) = asking_fixture(wire).await;
+        let (fixture, _codes, steps) = asking_fixture(wire).await;
         let (alice, _a) = fixture.connect_with(wire, true, true).await;
         let (bob, _b) = fixture.connect_with(wire, true, true).await;
         let id = start_task(&alice, "guarded", json!({"note": note})).await;
@@ -978,6 +984,8 @@ async fn another_session_cannot_answer_a_tasks_question() {
         alice.cancel().await.unwrap();
         bob.cancel().await.unwrap();
         fixture.shutdown().await;
+        // The toolbox holds the registry: let both go.
+        steps.registry.lock().unwrap().take();
     }
 }
 
@@ -985,7 +993,7 @@ async fn another_session_cannot_answer_a_tasks_question() {
 async fn a_task_of_a_client_without_elicitation_gets_the_cannot_ask_denial() {
     for wire in WIRES {
         let note = format!("unasked-{wire:?}");
-        let (fixture, codes, _steps) = asking_fixture(wire).await;
+        let (fixture, codes, steps) = asking_fixture(wire).await;
         let (client, _statuses) = fixture.connect_with(wire, true, false).await;
         let id = start_task(&client, "guarded", json!({"note": note})).await;
         let task = poll_until_terminal(&client, &id).await;
@@ -1007,6 +1015,8 @@ async fn a_task_of_a_client_without_elicitation_gets_the_cannot_ask_denial() {
         assert!(!guarded_ran(&note), "{wire:?}");
         client.cancel().await.unwrap();
         fixture.shutdown().await;
+        // The toolbox holds the registry: let both go.
+        steps.registry.lock().unwrap().take();
     }
 }
 
