@@ -6,7 +6,8 @@
 //! created it returned, the session's close stopping it, another session unable to see
 //! or cancel it, tools without task support answered directly, a task-only tool refused
 //! to a client without tasks, progress as the task's status message and the final status
-//! notification.
+//! notification; and an approval inside a task: `input_required` with the form under a
+//! key of its own, answered (or not) by `tasks/update`, or ended by `tasks/cancel`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -7,7 +7,8 @@
 //! `tasks/list` and the other tasks methods limited to the session's own tasks, the
 //! session's end stopping its tasks, the `forbidden` and `required` errors, and the final
 //! state's `notifications/tasks/status` (on the stream, and on the HTTP session's `GET`
-//! event stream).
+//! event stream), and a task `input_required` while its approval's `elicitation/create`
+//! (naming the task in its related-task `_meta`) is outstanding.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -811,6 +812,77 @@ async fn a_task_waiting_for_its_elicitation_is_input_required() {
         .unwrap();
     assert_eq!(text_of(&result), "guarded: core", "{result}");
     assert!(GUARDED.lock().unwrap().contains(&"core".to_string()));
+    client.close().await;
+    fixture.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_waiting_for_its_elicitation_is_input_required_over_http() {
+    use dsh_runtime::hooks::{PreDecision, pre_execute_fn};
+    let jobs = JobRuntime::new();
+    let registry = Registry::builder().jobs(jobs.clone()).build();
+    let regs = vec![
+        registry.register(Guarded).unwrap(),
+        registry.add_pre_execute(pre_execute_fn(|call| {
+            (call.name() == "guarded").then(|| PreDecision::ask("it changes things"))
+        })),
+    ];
+    let server = McpServer::new(registry);
+    let http = serve_http(&server, HttpOptions::default()).await.unwrap();
+    let fixture = Fixture {
+        server,
+        jobs,
+        http: Some(http),
+        _regs: regs,
+    };
+    let (mut client, _) = fixture
+        .connect_with(Wire::Http, json!({"elicitation": {}}))
+        .await;
+    let mut events = listen(&client).await;
+    let task = client
+        .call_task("guarded", json!({"note": "core-http"}))
+        .await;
+    let id = task["taskId"].as_str().unwrap().to_string();
+    // The session's event stream carries the wait's notification and the request.
+    let asked = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let message = events.recv().await.expect("the event stream is open");
+            if message["method"] == "elicitation/create" {
+                return message;
+            }
+        }
+    })
+    .await
+    .expect("an elicitation request within 30 s");
+    assert_eq!(
+        asked["params"]["_meta"]["io.modelcontextprotocol/related-task"],
+        json!({"taskId": id}),
+        "{asked}"
+    );
+    let got = client
+        .request("tasks/get", json!({"taskId": id}))
+        .await
+        .unwrap();
+    assert_eq!(got["status"], "input_required", "{got}");
+    let RawClient::Http {
+        http, url, session, ..
+    } = &client
+    else {
+        unreachable!()
+    };
+    let answer = json!({
+        "jsonrpc": "2.0",
+        "id": asked["id"],
+        "result": {"action": "accept", "content": {"approve": true}},
+    });
+    post(http, url, session.as_deref(), &answer, None).await;
+    let done = client.poll(&id).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let result = client
+        .request("tasks/result", json!({"taskId": id}))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&result), "guarded: core-http", "{result}");
     client.close().await;
     fixture.shutdown().await;
 }
