@@ -10,20 +10,34 @@
 //! `APPROVAL_REJECTED`; `cancel` is `APPROVAL_CANCELLED`. A client that did not declare
 //! the (form) elicitation capability cannot be asked: the call gets the denial of a call
 //! with no approval handler (`POLICY_DENIED`, the policy's reason), its text saying so.
+//!
+//! Inside a task of the tasks extension (on every revision) the question is not sent as
+//! a request: the task goes `input_required`, `tasks/get` shows the same form as an
+//! input request under a key unique over the task's life (`approval-1`, `approval-2`,
+//! …), and `tasks/update` answers it, with the same meaning of the answers; stopping the
+//! task's job (`tasks/cancel`, the session's end) cancels the approval (see
+//! [`crate::tasks`]). Inside a 2025-11-25 task the request goes to the client as above,
+//! with the related-task `_meta` (`io.modelcontextprotocol/related-task`), and the task
+//! is `input_required` until it is answered.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use dsh_runtime::hooks::{Approval, ApprovalHandler, ApprovalRequest, HookFuture};
+use dsh_runtime::jobs::{JobId, JobRuntime, OwnerId};
 use dsh_runtime::present::CallView;
 use dsh_runtime::tool::ParentCall;
 use dsh_runtime::{Registry, Scope, ToolError};
 use rmcp::model::{
     CancelledNotificationParam, ClientCapabilities, ClientResult, ElicitRequestParams,
-    ElicitResult, ElicitationAction, ElicitationSchema, Request, ServerRequest,
+    ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, MetaObject, Request,
+    RequestMetaObject, ServerRequest,
 };
 use rmcp::service::PeerRequestOptions;
 use rmcp::{Peer, RoleServer};
+use tokio_util::sync::CancellationToken;
+
+use crate::tasks::TaskEntry;
 
 /// The form's one field.
 pub(crate) const APPROVE_FIELD: &str = "approve";
@@ -43,6 +57,62 @@ pub(crate) struct ClientApproval {
     cannot_ask: Option<&'static str>,
     /// Set when the call asked and the client has no way to ask its user.
     could_not_ask: AtomicBool,
+    /// The task the call runs as, if it runs as one.
+    task: Option<TaskLink>,
+}
+
+/// What the approval of a task's call needs of its task.
+pub(crate) struct TaskLink {
+    entry: Arc<TaskEntry>,
+    jobs: JobRuntime,
+    owner: OwnerId,
+    /// Push the task's state when it starts waiting (sessions with plain notifications).
+    notify: bool,
+    /// The task's job: its id and stop token (known once the job started).
+    job: OnceLock<(JobId, CancellationToken)>,
+}
+
+impl TaskLink {
+    /// The link of a task's call to `entry`, a task whose job runs as `owner` on `jobs`.
+    pub(crate) fn new(
+        entry: Arc<TaskEntry>,
+        jobs: JobRuntime,
+        owner: OwnerId,
+        notify: bool,
+    ) -> Self {
+        TaskLink {
+            entry,
+            jobs,
+            owner,
+            notify,
+            job: OnceLock::new(),
+        }
+    }
+
+    /// The job's stop token, once known.
+    fn stop(&self) -> Option<&CancellationToken> {
+        self.job.get().map(|(_, stop)| stop)
+    }
+
+    /// Tell the client the task's state (when this session gets plain notifications).
+    async fn notify(&self, peer: &Peer<RoleServer>) {
+        if let (true, Some((id, _))) = (self.notify, self.job.get()) {
+            crate::tasks::notify_status(peer, &self.jobs, self.owner, id, &self.entry).await;
+        }
+    }
+}
+
+/// Wait until `call` or (when known) `stop` is cancelled.
+async fn ended(call: &CancellationToken, stop: Option<&CancellationToken>) {
+    match stop {
+        Some(stop) => {
+            tokio::select! {
+                () = call.cancelled() => {}
+                () = stop.cancelled() => {}
+            }
+        }
+        None => call.cancelled().await,
+    }
 }
 
 impl ClientApproval {
@@ -58,7 +128,34 @@ impl ClientApproval {
             scope,
             cannot_ask,
             could_not_ask: AtomicBool::new(false),
+            task: None,
         })
+    }
+
+    /// The approval route of a call that runs as a task (see the module docs).
+    pub(crate) fn for_task(
+        peer: Peer<RoleServer>,
+        registry: Registry,
+        scope: Option<Scope>,
+        cannot_ask: Option<&'static str>,
+        task: TaskLink,
+    ) -> Arc<Self> {
+        Arc::new(ClientApproval {
+            peer,
+            registry,
+            scope,
+            cannot_ask,
+            could_not_ask: AtomicBool::new(false),
+            task: Some(task),
+        })
+    }
+
+    /// The job the task's call runs in has started, as `id` with `stop` as its stop
+    /// token (a route without a task ignores this).
+    pub(crate) fn attach_job(&self, id: JobId, stop: CancellationToken) {
+        if let Some(task) = &self.task {
+            let _ = task.job.set((id, stop));
+        }
     }
 
     /// Why the client could not ask its user, when the call needed approval and it
@@ -83,7 +180,63 @@ impl ClientApproval {
             request.via,
             request.reason,
         );
-        let params = approval_form(name, message)?;
+        let mut params = approval_form(name, message)?;
+        let cancel = request.call.cancellation();
+        if let Some(task) = self.task.as_ref().filter(|t| !t.entry.core) {
+            return Ok(self.ask_in_task(task, params, cancel).await);
+        }
+        if let Some((id, _)) = self.task.as_ref().and_then(|t| t.job.get()) {
+            set_related_task(&mut params, id.as_str());
+        }
+        // A 2025-11-25 task is `input_required` while the request is out.
+        let outstanding = match &self.task {
+            Some(task) => {
+                let key = task
+                    .entry
+                    .asked_elsewhere(InputRequest::Elicitation(Request::new(params.clone())));
+                task.notify(&self.peer).await;
+                Some((task, key))
+            }
+            None => None,
+        };
+        let answer = self.ask_client(name, params, cancel).await;
+        if let Some((task, key)) = outstanding {
+            task.entry.withdraw(&key);
+        }
+        answer
+    }
+
+    /// Ask with an input request of the task, answered by `tasks/update`.
+    async fn ask_in_task(
+        &self,
+        task: &TaskLink,
+        params: ElicitRequestParams,
+        cancel: &CancellationToken,
+    ) -> Approval {
+        let (key, answer) = task
+            .entry
+            .ask(InputRequest::Elicitation(Request::new(params)));
+        task.notify(&self.peer).await;
+        let answer = tokio::select! {
+            answer = answer => answer.ok(),
+            () = ended(cancel, task.stop()) => None,
+        };
+        task.entry.withdraw(&key);
+        match answer {
+            Some(answer) => approval_of(&answer),
+            // Cancelled (the call, or the task's job), or withdrawn.
+            None => Approval::Cancelled,
+        }
+    }
+
+    /// Send the `elicitation/create` request and wait for its answer (or the call's
+    /// end, which withdraws it).
+    async fn ask_client(
+        &self,
+        name: &str,
+        params: ElicitRequestParams,
+        cancel: &CancellationToken,
+    ) -> Result<Approval, ToolError> {
         let failed = |e: &dyn std::fmt::Display| {
             ToolError::new(format!(
                 "asking the MCP client's user to approve tool {}: {e}",
@@ -99,10 +252,10 @@ impl ClientApproval {
             .await
             .map_err(|e| failed(&e))?;
         let id = handle.id.clone();
-        let cancel = request.call.cancellation();
+        let stop = self.task.as_ref().and_then(TaskLink::stop);
         let answer = tokio::select! {
             answer = handle.await_response() => answer,
-            () = cancel.cancelled() => {
+            () = ended(cancel, stop) => {
                 // The call is over: withdraw the question.
                 let _ = self
                     .peer
@@ -154,6 +307,22 @@ pub(crate) fn approval_form(name: &str, message: String) -> Result<ElicitRequest
         message,
         requested_schema: schema,
     })
+}
+
+/// Relate an elicitation request to the task it is made for (2025-11-25:
+/// `_meta["io.modelcontextprotocol/related-task"] = {"taskId": …}`).
+fn set_related_task(params: &mut ElicitRequestParams, task_id: &str) {
+    let meta = match params {
+        ElicitRequestParams::FormElicitationParams { meta, .. }
+        | ElicitRequestParams::UrlElicitationParams { meta, .. } => meta,
+        #[allow(unreachable_patterns)]
+        _ => return,
+    };
+    let meta = meta.get_or_insert_with(|| RequestMetaObject(MetaObject::default()));
+    meta.0.0.insert(
+        crate::tasks_core::RELATED_TASK.to_string(),
+        serde_json::json!({ "taskId": task_id }),
+    );
 }
 
 /// The approval an elicitation answer gives.

@@ -91,9 +91,10 @@
 //!   `CreateTaskResult` and runs on as a job of the session's owner
 //!   ([`SessionGuard::job_owner`], or an owner the server opens per session), the whole
 //!   pipeline call with the job's stop token as its cancellation. The task id is the job
-//!   id; `tasks/get` answers `working`, `completed` (the `CallToolResult` inline, tool
-//!   errors included), `cancelled` or `failed`; `tasks/cancel` kills the job;
-//!   `tasks/update` is acknowledged (no task asks for input). A session sees only its own
+//!   id; `tasks/get` answers `working`, `input_required` (an approval the call waits for,
+//!   as an `elicitation/create` input request that `tasks/update` answers), `completed`
+//!   (the `CallToolResult` inline, tool errors included), `cancelled` or `failed`;
+//!   `tasks/cancel` kills the job. A session sees only its own
 //!   tasks, and they stop when it closes. A `required` tool called without the extension
 //!   is refused with `-32021`. Progress reports set the task's `statusMessage`; on
 //!   revisions with `initialize` they are also sent as `notifications/progress` for the

@@ -25,7 +25,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
-use crate::approval::{CANNOT_ASK, ClientApproval, can_elicit_form};
+use crate::approval::{CANNOT_ASK, ClientApproval, TaskLink, can_elicit_form};
 use crate::definition::{McpTool, mcp_tool, to_serde};
 use crate::raw::RawArguments;
 use crate::resume;
@@ -1070,7 +1070,7 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let found = self.task_of(&request.task_id, &context)?;
-        found.tasks.update(&found.job)
+        found.tasks.update(&found.job, &request.input_responses)
     }
 
     async fn cancel_task(
@@ -1212,16 +1212,31 @@ impl Handler {
                 .get_progress_token()
                 .map(|token| ProgressForwarder::start(context.peer.clone(), token))
         };
-        let approval = ClientApproval::new(
+        // Inside a task of the extension a capable client is asked through the task on
+        // every revision (see `crate::tasks`).
+        let cannot_ask = if core {
+            cannot_ask
+        } else {
+            cannot_ask.filter(|_| !can_elicit_form(context.client_capabilities().as_ref()))
+        };
+        let approval = ClientApproval::for_task(
             context.peer.clone(),
             registry.clone(),
             Some(session.scope.clone()),
             cannot_ask,
+            TaskLink::new(
+                entry.clone(),
+                tasks.jobs().clone(),
+                tasks.owner(),
+                // A stateless task's client polls: its request's stream is gone.
+                !resumable && session.public.is_none(),
+            ),
         );
         let spec = JobSpec::new(name, format!("tools/call {name}")).owned_by(tasks.owner());
         let job_entry = entry.clone();
         let producer = move |job: JobContext| {
             let stop = job.stop_token().clone();
+            approval.attach_job(job.id().clone(), stop.clone());
             let call = call.with_cancellation(stop.clone());
             let forward = forwarder.as_ref().map(ProgressForwarder::sender);
             let progress_entry = job_entry.clone();

@@ -8,21 +8,43 @@
 //! the session stops them. `tasks/get` reads the job's snapshot and, once it settled, the
 //! call's stored `CallToolResult`; `tasks/cancel` kills the job.
 //!
-//! Status mapping: `running` and `stopping` are `working`, `completed` is `completed`
+//! Status mapping: `running` is `working`, or `input_required` while the call waits for
+//! its user's answer (see below); `stopping` is `working`; `completed` is `completed`
 //! (tool errors stay tool results, `isError: true`), `killed` is `cancelled`, `failed`
 //! (the call's future panicked) is `failed` with an internal JSON-RPC error.
+//!
+//! Approval inside a task: when the task's call (or a call it makes) reaches `ask` and no
+//! approval handler of the registry answered, and the request that created the task
+//! declared form elicitation, the task goes `input_required`. `tasks/get` (and, on
+//! sessions with plain notifications, a `notifications/tasks` pushed when the wait
+//! starts) carries the approval form (see [`crate::approval`]) as an `elicitation/create`
+//! input request under a key unique over the task's life (`approval-1`, `approval-2`, …).
+//! `tasks/update` with an `ElicitResult` under that key answers it, and the task is
+//! `working` again. As the extension has it, responses under keys that are not
+//! outstanding (never issued, already answered, withdrawn) are ignored; a response under
+//! an outstanding key that is not an `ElicitResult` is an invalid-params error, and the
+//! question stays outstanding. `tasks/cancel` while waiting stops the job: the approval
+//! is cancelled and the task ends `cancelled` without the call's body having run. A
+//! client that did not declare form elicitation cannot be asked: the call gets the
+//! denial of a call with no approval handler, its text saying so.
+//!
+//! A 2025-11-25 task ([`crate::tasks_core`]) asks with an `elicitation/create` request to
+//! the client instead, carrying the related-task `_meta`; while it is outstanding, the
+//! task's status is `input_required`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use dsh_runtime::jobs::{JobError, JobId, JobRuntime, JobSnapshot, JobStatus, OwnerGuard, OwnerId};
 use rmcp::model::{
-    CallToolResult, DetailedTask, JsonObject, ServerNotification, Task, TaskPayload, TaskStatus,
-    TaskStatusNotification, TaskStatusNotificationParams,
+    CallToolResult, DetailedTask, ElicitResult, InputRequest, InputRequests, InputResponses,
+    JsonObject, ServerNotification, Task, TaskPayload, TaskStatus, TaskStatusNotification,
+    TaskStatusNotificationParams,
 };
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use serde_json::Value;
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 /// The polling interval suggested to clients, in milliseconds.
@@ -116,11 +138,11 @@ impl SessionTasks {
         ids
     }
 
-    /// Check that `tasks/update` names a task of this session. No task of this server
-    /// asks for input, so every response is for a request that is not outstanding, and
-    /// is ignored.
-    pub(crate) fn update(&self, id: &str) -> Result<(), McpError> {
-        self.lookup(id).map(|_| ())
+    /// `tasks/update`: give the task's outstanding questions the responses under their
+    /// keys (see the module docs). Responses under other keys are ignored.
+    pub(crate) fn update(&self, id: &str, responses: &InputResponses) -> Result<(), McpError> {
+        let (_, entry) = self.lookup(id)?;
+        entry.answer(id, responses)
     }
 
     /// The job's snapshot and the entry of the task `id`, when it is one of this
@@ -143,8 +165,8 @@ pub(crate) fn not_found(id: &str) -> McpError {
     )
 }
 
-/// What a task adds to its job: the call's result once it returned, and its latest
-/// status message (from the call's progress reports).
+/// What a task adds to its job: the call's result once it returned, its latest status
+/// message (from the call's progress reports), and the questions its call waits on.
 #[derive(Default)]
 pub(crate) struct TaskEntry {
     state: Mutex<EntryState>,
@@ -159,7 +181,23 @@ struct EntryState {
     status_message: Option<String>,
     /// When the status message last changed, in milliseconds since the Unix epoch.
     updated_ms: u64,
+    /// The questions the call waits on, by key.
+    input: BTreeMap<String, Outstanding>,
+    /// How many questions the task asked so far (the last key's number).
+    asked: u64,
 }
+
+/// A question the task's call waits on.
+struct Outstanding {
+    /// The `elicitation/create` request, as `tasks/get` shows it.
+    request: InputRequest,
+    /// Where `tasks/update` sends the answer; `None` for a 2025-11-25 task, whose
+    /// question went to the client as a request and is answered there.
+    answer: Option<oneshot::Sender<ElicitResult>>,
+}
+
+/// The prefix of a task's input request keys (`approval-1`, `approval-2`, …).
+const INPUT_KEY_PREFIX: &str = "approval-";
 
 impl TaskEntry {
     /// The entry of a new task (`core`: created by a 2025-11-25 `tools/call`).
@@ -175,6 +213,86 @@ impl TaskEntry {
         let mut state = lock(&self.state);
         state.result = Some(result);
         state.updated_ms = now_ms();
+    }
+
+    /// Put a question to the client through the task (`tasks/get` shows it, until it is
+    /// answered by `tasks/update` or withdrawn with [`TaskEntry::withdraw`]): its key and
+    /// where its answer arrives.
+    pub(crate) fn ask(&self, request: InputRequest) -> (String, oneshot::Receiver<ElicitResult>) {
+        let (tx, rx) = oneshot::channel();
+        (self.outstanding(request, Some(tx)), rx)
+    }
+
+    /// Mark a question sent to the client as a request of its own (a 2025-11-25 task's
+    /// `elicitation/create`) as outstanding, until [`TaskEntry::withdraw`]: the task is
+    /// `input_required` meanwhile. Its key.
+    pub(crate) fn asked_elsewhere(&self, request: InputRequest) -> String {
+        self.outstanding(request, None)
+    }
+
+    fn outstanding(
+        &self,
+        request: InputRequest,
+        answer: Option<oneshot::Sender<ElicitResult>>,
+    ) -> String {
+        let mut state = lock(&self.state);
+        state.asked += 1;
+        let key = format!("{INPUT_KEY_PREFIX}{}", state.asked);
+        state
+            .input
+            .insert(key.clone(), Outstanding { request, answer });
+        state.updated_ms = now_ms();
+        key
+    }
+
+    /// The question `key` is over (answered, or its call stopped waiting).
+    pub(crate) fn withdraw(&self, key: &str) {
+        let mut state = lock(&self.state);
+        if state.input.remove(key).is_some() {
+            state.updated_ms = now_ms();
+        }
+    }
+
+    /// Answer the outstanding questions `responses` has keys of (`tasks/update` of task
+    /// `id`). Every response under an outstanding key must be an `ElicitResult`, or none
+    /// is taken (invalid params); responses under other keys are ignored.
+    fn answer(&self, id: &str, responses: &InputResponses) -> Result<(), McpError> {
+        let mut state = lock(&self.state);
+        let mut answers = Vec::new();
+        for (key, value) in responses {
+            let Some(outstanding) = state.input.get(key) else {
+                continue;
+            };
+            if outstanding.answer.is_none() {
+                // Asked as a request of its own: its answer is that request's response.
+                continue;
+            }
+            let answer = serde_json::from_value::<ElicitResult>(value.clone()).map_err(|e| {
+                McpError::invalid_params(
+                    format!(
+                        "tasks/update of task {id:?}: inputResponses.{key} is not an \
+                         elicitation result (ElicitResult): {e}"
+                    ),
+                    None,
+                )
+            })?;
+            answers.push((key.clone(), answer));
+        }
+        if answers.is_empty() {
+            return Ok(());
+        }
+        for (key, answer) in answers {
+            if let Some(Outstanding {
+                answer: Some(to_call),
+                ..
+            }) = state.input.remove(&key)
+            {
+                // The call may have stopped waiting meanwhile (cancelled): nothing to do.
+                let _ = to_call.send(answer);
+            }
+        }
+        state.updated_ms = now_ms();
+        Ok(())
     }
 
     /// A progress report of the call: its message (or `progress/total`) becomes the
@@ -237,6 +355,13 @@ pub(crate) fn detailed(snapshot: &JobSnapshot, entry: &TaskEntry) -> DetailedTas
             task.status_message = Some("cancelling".to_string());
             TaskPayload::Working
         }
+        _ if !state.input.is_empty() => TaskPayload::InputRequired {
+            input_requests: state
+                .input
+                .iter()
+                .map(|(key, o)| (key.clone(), o.request.clone()))
+                .collect::<InputRequests>(),
+        },
         _ => TaskPayload::Working,
     };
     DetailedTask::new(task, payload)
@@ -284,18 +409,39 @@ pub(crate) fn notify_when_settled(
         };
         if let Some(snapshot) = snapshot {
             let task = detailed(&snapshot, &entry);
-            if entry.core {
-                let _ = peer
-                    .send_notification(crate::tasks_core::status_notification(&task))
-                    .await;
-                return;
-            }
-            let notification = ServerNotification::TaskStatusNotification(
-                TaskStatusNotification::new(TaskStatusNotificationParams::new(task)),
-            );
-            let _ = peer.send_notification(notification).await;
+            let _ = peer
+                .send_notification(status_notification(&task, entry.core))
+                .await;
         }
     });
+}
+
+/// Send the task's current state as `notifications/tasks` (a task of the extension) or
+/// `notifications/tasks/status` (a 2025-11-25 task), if its job is still known.
+pub(crate) async fn notify_status(
+    peer: &Peer<RoleServer>,
+    jobs: &JobRuntime,
+    owner: OwnerId,
+    id: &JobId,
+    entry: &TaskEntry,
+) {
+    let Ok(snapshot) = jobs.snapshot(id, Some(owner)) else {
+        return;
+    };
+    let task = detailed(&snapshot, entry);
+    let _ = peer
+        .send_notification(status_notification(&task, entry.core))
+        .await;
+}
+
+/// The status notification of a task's state, in its model's format.
+fn status_notification(task: &DetailedTask, core: bool) -> ServerNotification {
+    if core {
+        return crate::tasks_core::status_notification(task);
+    }
+    ServerNotification::TaskStatusNotification(TaskStatusNotification::new(
+        TaskStatusNotificationParams::new(task.clone()),
+    ))
 }
 
 /// Milliseconds since the Unix epoch (0 if the clock is before it).

@@ -18,7 +18,11 @@
 //!   is terminal and answers the stored `CallToolResult` with the related-task `_meta`
 //!   (a failed task: its JSON-RPC error; a cancelled task: an internal error saying so);
 //!   `tasks/list` lists the session's tasks in one page;
-//! - `notifications/tasks/status` carries each task's terminal state.
+//! - a task whose call waits for its user's approval (an `elicitation/create` request to
+//!   the client, with `_meta["io.modelcontextprotocol/related-task"]` naming the task) is
+//!   `input_required` until the answer, then `working` again (see [`crate::approval`]);
+//! - `notifications/tasks/status` carries each task's terminal state, and the start of
+//!   each wait for an approval.
 //!
 //! Tasks live as long as their session: `ttl` is `null` whatever the client asked for.
 

@@ -6,7 +6,8 @@
 //! created it returned, the session's close stopping it, another session unable to see
 //! or cancel it, tools without task support answered directly, a task-only tool refused
 //! to a client without tasks, progress as the task's status message and the final status
-//! notification.
+//! notification; and an approval inside a task: `input_required` with the form under a
+//! key of its own, answered (or not) by `tasks/update`, or ended by `tasks/cancel`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,7 +15,7 @@ use std::time::Duration;
 
 use dsh_mcp::{HttpOptions, McpServer, SessionGuard, serve_http};
 use dsh_runtime::jobs::{JobRuntime, JobStatus};
-use dsh_runtime::{Registry, ToolError, tool};
+use dsh_runtime::{Registry, ToolContext, ToolError, tool};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig,
     GetTaskParams, Implementation, ProtocolVersion, TaskPayload, TaskStatus,
@@ -57,20 +58,28 @@ fn registry(jobs: &JobRuntime) -> (Registry, Vec<dsh_runtime::Registration>) {
     (registry, regs)
 }
 
-/// A client that declares the tasks extension (or not) and records task notifications.
+/// A client that declares the tasks extension (or not), form elicitation (or not), and
+/// records task notifications.
 #[derive(Clone)]
 struct Client {
     tasks: bool,
+    elicit: bool,
     statuses: mpsc::UnboundedSender<TaskStatusNotificationParams>,
 }
 
 impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
-        let capabilities = if self.tasks {
+        let mut capabilities = if self.tasks {
             ClientCapabilities::builder().enable_tasks().build()
         } else {
             ClientCapabilities::default()
         };
+        if self.elicit {
+            capabilities.elicitation = ClientCapabilities::builder()
+                .enable_elicitation()
+                .build()
+                .elicitation;
+        }
         ClientConfig::new(capabilities, Implementation::new("tasks-test", "0"))
     }
 
@@ -126,9 +135,15 @@ impl Fixture {
     }
 
     async fn connect(&self, wire: Wire, tasks: bool) -> Connected {
+        self.connect_with(wire, tasks, false).await
+    }
+
+    /// Connect a client that declares tasks (or not) and form elicitation (or not).
+    async fn connect_with(&self, wire: Wire, tasks: bool, elicit: bool) -> Connected {
         let (tx, rx) = mpsc::unbounded_channel();
         let client = Client {
             tasks,
+            elicit,
             statuses: tx,
         };
         let running = match wire {
@@ -489,6 +504,7 @@ async fn tasks_are_jobs_of_the_owner_the_session_setup_names() {
     let (tx, _rx) = mpsc::unbounded_channel();
     let client = Client {
         tasks: true,
+        elicit: false,
         statuses: tx,
     }
     .serve(client_io)
@@ -528,6 +544,7 @@ async fn a_server_without_a_job_runtime_offers_no_tasks() {
     let (tx, _rx) = mpsc::unbounded_channel();
     let client = Client {
         tasks: true,
+        elicit: false,
         statuses: tx,
     }
     .serve(client_io)
@@ -575,4 +592,483 @@ async fn the_2025_11_25_only_methods_are_not_found() {
     }
     client.cancel().await.unwrap();
     fixture.shutdown().await;
+}
+
+// ---------------------------------------------------------------------------------------
+// Approval inside a task: `input_required`, answered by `tasks/update`.
+// ---------------------------------------------------------------------------------------
+
+/// The notes of the `guarded` calls whose body ran.
+static GUARDED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+fn guarded_ran(note: &str) -> bool {
+    GUARDED.lock().unwrap().iter().any(|n| n == note)
+}
+
+/// Record that the body ran (pre-execute policy asks before every call).
+#[tool(task = "optional")]
+async fn guarded(note: String) -> Result<String, ToolError> {
+    GUARDED.lock().unwrap().push(note.clone());
+    Ok(format!("guarded: {note}"))
+}
+
+/// One step (pre-execute policy asks before every call).
+#[tool]
+async fn step(tag: String, n: u32) -> String {
+    format!("step {n} of {tag}")
+}
+
+/// Calls `step` twice through the registry it is registered in.
+struct Steps {
+    registry: std::sync::Mutex<Option<Registry>>,
+}
+
+#[dsh_runtime::toolbox]
+impl Steps {
+    /// Run two steps, each a call of `step` that asks for approval.
+    #[tool(task = "optional")]
+    async fn two_steps(&self, cx: &ToolContext, tag: String) -> Result<String, ToolError> {
+        let registry = self
+            .registry
+            .lock()
+            .unwrap()
+            .clone()
+            .ok_or_else(|| ToolError::new("no registry"))?;
+        let mut done = Vec::new();
+        for n in 1..=2 {
+            let args = json!({"tag": tag, "n": n}).to_string();
+            let call = registry.execute(dsh_runtime::ToolCall::new(
+                format!("{tag}-{n}"),
+                "step",
+                args,
+            ));
+            // The body runs on a task of its own: the session's approval route goes along.
+            let result = match cx.approval_fallback() {
+                Some(route) => dsh_runtime::hooks::with_approval(route.clone(), call).await,
+                None => call.await,
+            };
+            if result.is_error() {
+                return Err(ToolError::new(format!("step {n}: {}", result.text())));
+            }
+            done.push(result.text());
+        }
+        Ok(done.join(", "))
+    }
+}
+
+/// The codes of the final results of the registry's calls, by tool.
+type Codes = Arc<std::sync::Mutex<Vec<(String, Option<String>)>>>;
+
+/// A fixture whose registry asks before each `guarded` and `step` call (no approval
+/// handler of its own: the MCP client is asked), and the codes its calls ended with.
+async fn asking_fixture(wire: Wire) -> (Fixture, Codes, Arc<Steps>) {
+    use dsh_runtime::hooks::{PreDecision, observer_fn, pre_execute_fn};
+    let jobs = JobRuntime::new();
+    let (registry, mut regs) = registry(&jobs);
+    let codes: Codes = Arc::default();
+    let seen = codes.clone();
+    let steps = Arc::new(Steps {
+        registry: std::sync::Mutex::new(Some(registry.clone())),
+    });
+    regs.extend([
+        registry.register(Guarded).unwrap(),
+        registry.register(Step).unwrap(),
+        registry.register_toolbox(steps.clone()).unwrap(),
+        registry.add_pre_execute(pre_execute_fn(|call| {
+            matches!(call.name(), "guarded" | "step").then(|| PreDecision::ask("it changes things"))
+        })),
+        registry.add_observer(observer_fn(move |call, result| {
+            seen.lock().unwrap().push((
+                call.name().to_string(),
+                result.code_str().map(str::to_string),
+            ));
+        })),
+    ]);
+    let server = McpServer::new(registry);
+    let http = match wire {
+        Wire::Http2025 => Some(serve_http(&server, HttpOptions::default()).await.unwrap()),
+        _ => None,
+    };
+    let fixture = Fixture {
+        server,
+        jobs,
+        http,
+        _regs: regs,
+    };
+    (fixture, codes, steps)
+}
+
+/// The code the last call of `tool` ended with.
+fn last_code(codes: &Codes, tool: &str) -> Option<String> {
+    codes
+        .lock()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|(name, _)| name == tool)
+        .and_then(|(_, code)| code.clone())
+}
+
+/// Poll `tasks/get` until the task is `input_required` (at most 20 s); its input
+/// requests, as JSON.
+async fn poll_until_input(client: &RunningService<RoleClient, Client>, id: &str) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let got = client
+            .peer()
+            .get_task(GetTaskParams::new(id))
+            .await
+            .unwrap();
+        if let TaskPayload::InputRequired { input_requests } = &got.task.payload {
+            return serde_json::to_value(input_requests).unwrap();
+        }
+        assert!(
+            !got.task.status().is_terminal() && tokio::time::Instant::now() < deadline,
+            "task {id} did not ask: {:?}",
+            got.task
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// `tasks/update` of task `id` with `responses`.
+async fn update(
+    client: &RunningService<RoleClient, Client>,
+    id: &str,
+    responses: Value,
+) -> Result<(), ServiceError> {
+    let Value::Object(responses) = responses else {
+        panic!("responses must be an object")
+    };
+    client
+        .peer()
+        .update_task(rmcp::model::UpdateTaskParams::new(
+            id,
+            responses.into_iter().collect(),
+        ))
+        .await
+}
+
+fn approve(yes: bool) -> Value {
+    json!({"action": "accept", "content": {"approve": yes}})
+}
+
+/// The text of a completed task's result, and whether it is an error.
+fn completed_text(task: &rmcp::model::DetailedTask) -> (String, bool) {
+    let TaskPayload::Completed { result } = &task.payload else {
+        panic!("expected a completed task, got {task:?}");
+    };
+    (
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        result["isError"] == json!(true),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ask_inside_a_task_is_input_required_until_tasks_update_answers() {
+    for wire in WIRES {
+        let note = format!("approved-{wire:?}");
+        let (fixture, codes, steps) = asking_fixture(wire).await;
+        let (client, mut statuses) = fixture.connect_with(wire, true, true).await;
+        let id = start_task(&client, "guarded", json!({"note": note})).await;
+        let requests = poll_until_input(&client, &id).await;
+        let keys: Vec<&String> = requests.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["approval-1"], "{wire:?}: {requests}");
+        let asked = &requests["approval-1"];
+        assert_eq!(asked["method"], "elicitation/create", "{wire:?}: {asked}");
+        assert_eq!(asked["params"]["mode"], "form", "{wire:?}: {asked}");
+        assert_eq!(
+            asked["params"]["message"],
+            format!(
+                "Allow tool \"guarded\" to run?\nCall: guarded {{\"note\":\"{note}\"}}\nReason: it changes things"
+            ),
+            "{wire:?}"
+        );
+        let schema = &asked["params"]["requestedSchema"];
+        assert_eq!(
+            schema["properties"]["approve"]["type"], "boolean",
+            "{schema}"
+        );
+        assert_eq!(schema["required"], json!(["approve"]), "{schema}");
+        assert!(
+            !guarded_ran(&note),
+            "{wire:?}: the body waits for the answer"
+        );
+        if !matches!(wire, Wire::Stream2026) {
+            // Sessions with plain notifications hear of the wait.
+            let pushed = tokio::time::timeout(Duration::from_secs(20), async {
+                loop {
+                    let note = statuses.recv().await.expect("notifications");
+                    if note.task.task.task_id == id {
+                        return note;
+                    }
+                }
+            })
+            .await
+            .expect("a notifications/tasks for the wait");
+            let TaskPayload::InputRequired { input_requests } = &pushed.task.payload else {
+                panic!("{wire:?}: expected input_required, got {pushed:?}");
+            };
+            assert_eq!(
+                serde_json::to_value(input_requests).unwrap(),
+                requests,
+                "{wire:?}"
+            );
+        }
+        // Responses under keys that are not outstanding are ignored, whatever they hold.
+        update(
+            &client,
+            &id,
+            json!({"approval-2": approve(true), "name": 7}),
+        )
+        .await
+        .unwrap();
+        // A response under the outstanding key must be an elicitation result.
+        let refused = update(&client, &id, json!({"approval-1": {"approve": true}}))
+            .await
+            .unwrap_err();
+        assert_eq!(error_code(&refused), -32602, "{wire:?}: {refused}");
+        assert_eq!(poll_until_input(&client, &id).await, requests, "{wire:?}");
+        assert!(!guarded_ran(&note), "{wire:?}");
+        // The answer: the task works again and completes with the tool's result.
+        update(&client, &id, json!({"approval-1": approve(true)}))
+            .await
+            .unwrap();
+        let now = client
+            .peer()
+            .get_task(GetTaskParams::new(&id))
+            .await
+            .unwrap();
+        assert!(
+            matches!(
+                now.task.status(),
+                TaskStatus::Working | TaskStatus::Completed
+            ),
+            "{wire:?}: {now:?}"
+        );
+        let task = poll_until_terminal(&client, &id).await;
+        assert_eq!(
+            completed_text(&task),
+            (format!("guarded: {note}"), false),
+            "{wire:?}"
+        );
+        assert!(guarded_ran(&note), "{wire:?}");
+        assert_eq!(last_code(&codes, "guarded"), None, "{wire:?}");
+        // Answering again is ignored: the key is no longer outstanding.
+        update(&client, &id, json!({"approval-1": approve(false)}))
+            .await
+            .unwrap();
+        let again = poll_until_terminal(&client, &id).await;
+        assert!(!completed_text(&again).1, "{wire:?}");
+        client.cancel().await.unwrap();
+        fixture.shutdown().await;
+        // The toolbox holds the registry: let both go.
+        steps.registry.lock().unwrap().take();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn declined_and_cancelled_answers_deny_the_tasks_call() {
+    for wire in WIRES {
+        let (fixture, codes, steps) = asking_fixture(wire).await;
+        let (client, _statuses) = fixture.connect_with(wire, true, true).await;
+        let answers = [
+            (
+                "accept-no",
+                approve(false),
+                "APPROVAL_REJECTED",
+                "Error: the user rejected tool \"guarded\"",
+            ),
+            (
+                "decline",
+                json!({"action": "decline"}),
+                "APPROVAL_REJECTED",
+                "Error: the user rejected tool \"guarded\"",
+            ),
+            (
+                "cancel",
+                json!({"action": "cancel"}),
+                "APPROVAL_CANCELLED",
+                "Error: approval for tool \"guarded\" was cancelled",
+            ),
+        ];
+        for (what, answer, code, text) in answers {
+            let note = format!("{what}-{wire:?}");
+            let id = start_task(&client, "guarded", json!({"note": note})).await;
+            poll_until_input(&client, &id).await;
+            update(&client, &id, json!({ "approval-1": answer }))
+                .await
+                .unwrap();
+            let task = poll_until_terminal(&client, &id).await;
+            assert_eq!(
+                completed_text(&task),
+                (text.to_string(), true),
+                "{wire:?}/{what}"
+            );
+            assert_eq!(
+                last_code(&codes, "guarded").as_deref(),
+                Some(code),
+                "{wire:?}/{what}"
+            );
+            assert!(!guarded_ran(&note), "{wire:?}/{what}: the body did not run");
+        }
+        client.cancel().await.unwrap();
+        fixture.shutdown().await;
+        // The toolbox holds the registry: let both go.
+        steps.registry.lock().unwrap().take();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_cancel_while_waiting_cancels_the_task_before_its_body() {
+    for wire in WIRES {
+        let note = format!("withdrawn-{wire:?}");
+        let (fixture, codes, steps) = asking_fixture(wire).await;
+        let (client, _statuses) = fixture.connect_with(wire, true, true).await;
+        let id = start_task(&client, "guarded", json!({"note": note})).await;
+        poll_until_input(&client, &id).await;
+        client
+            .peer()
+            .cancel_task(CancelTaskParams::new(&id))
+            .await
+            .unwrap();
+        let task = poll_until_terminal(&client, &id).await;
+        assert_eq!(task.status(), TaskStatus::Cancelled, "{wire:?}: {task:?}");
+        // The approval was cancelled with the call itself: the registry's code for a
+        // call its caller aborted before its body.
+        assert_eq!(
+            last_code(&codes, "guarded").as_deref(),
+            Some("ABORTED_BEFORE_DISPATCH"),
+            "{wire:?}"
+        );
+        // The question is gone: a late answer is ignored and runs nothing.
+        update(&client, &id, json!({"approval-1": approve(true)}))
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(!guarded_ran(&note), "{wire:?}: the body never ran");
+        assert_eq!(
+            poll_until_terminal(&client, &id).await.status(),
+            TaskStatus::Cancelled,
+            "{wire:?}"
+        );
+        client.cancel().await.unwrap();
+        fixture.shutdown().await;
+        // The toolbox holds the registry: let both go.
+        steps.registry.lock().unwrap().take();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_session_cannot_answer_a_tasks_question() {
+    for wire in WIRES {
+        let note = format!("alice-{wire:?}");
+        let (fixture, _codes, steps) = asking_fixture(wire).await;
+        let (alice, _a) = fixture.connect_with(wire, true, true).await;
+        let (bob, _b) = fixture.connect_with(wire, true, true).await;
+        let id = start_task(&alice, "guarded", json!({"note": note})).await;
+        let requests = poll_until_input(&alice, &id).await;
+        // Another session's task is unknown here: invalid params, as for tasks/get.
+        let refused = update(&bob, &id, json!({"approval-1": approve(true)}))
+            .await
+            .unwrap_err();
+        assert_eq!(error_code(&refused), -32602, "{wire:?}: {refused}");
+        let unknown = update(&alice, "no-such-task", json!({"approval-1": approve(true)}))
+            .await
+            .unwrap_err();
+        assert_eq!(error_code(&unknown), -32602, "{wire:?}: {unknown}");
+        assert_eq!(poll_until_input(&alice, &id).await, requests, "{wire:?}");
+        assert!(!guarded_ran(&note), "{wire:?}");
+        alice.cancel().await.unwrap();
+        bob.cancel().await.unwrap();
+        fixture.shutdown().await;
+        // The toolbox holds the registry: let both go.
+        steps.registry.lock().unwrap().take();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_of_a_client_without_elicitation_gets_the_cannot_ask_denial() {
+    for wire in WIRES {
+        let note = format!("unasked-{wire:?}");
+        let (fixture, codes, steps) = asking_fixture(wire).await;
+        let (client, _statuses) = fixture.connect_with(wire, true, false).await;
+        let id = start_task(&client, "guarded", json!({"note": note})).await;
+        let task = poll_until_terminal(&client, &id).await;
+        assert_eq!(
+            completed_text(&task),
+            (
+                "Error: it changes things (the MCP client cannot ask its user for approval: \
+                 it did not declare the elicitation capability)"
+                    .to_string(),
+                true
+            ),
+            "{wire:?}"
+        );
+        assert_eq!(
+            last_code(&codes, "guarded").as_deref(),
+            Some("POLICY_DENIED"),
+            "{wire:?}"
+        );
+        assert!(!guarded_ran(&note), "{wire:?}");
+        client.cancel().await.unwrap();
+        fixture.shutdown().await;
+        // The toolbox holds the registry: let both go.
+        steps.registry.lock().unwrap().take();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_that_asks_twice_gets_two_distinct_keys() {
+    for wire in WIRES {
+        let tag = format!("twice-{wire:?}");
+        let (fixture, _codes, steps) = asking_fixture(wire).await;
+        let (client, _statuses) = fixture.connect_with(wire, true, true).await;
+        let id = start_task(&client, "two_steps", json!({"tag": tag})).await;
+        let first = poll_until_input(&client, &id).await;
+        let keys: Vec<&String> = first.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["approval-1"], "{wire:?}: {first}");
+        let message = first["approval-1"]["params"]["message"].as_str().unwrap();
+        assert!(message.contains("\"n\":1"), "{wire:?}: {message}");
+        update(&client, &id, json!({"approval-1": approve(true)}))
+            .await
+            .unwrap();
+        // The second step asks under a key of its own.
+        let second = tokio::time::timeout(Duration::from_secs(20), async {
+            loop {
+                let requests = poll_until_input(&client, &id).await;
+                if requests.get("approval-1").is_none() {
+                    return requests;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .expect("the second question");
+        let keys: Vec<&String> = second.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["approval-2"], "{wire:?}: {second}");
+        let message = second["approval-2"]["params"]["message"].as_str().unwrap();
+        assert!(message.contains("\"n\":2"), "{wire:?}: {message}");
+        // An answer under the first key again does nothing.
+        update(&client, &id, json!({"approval-1": approve(false)}))
+            .await
+            .unwrap();
+        assert_eq!(poll_until_input(&client, &id).await, second, "{wire:?}");
+        update(&client, &id, json!({"approval-2": approve(true)}))
+            .await
+            .unwrap();
+        let task = poll_until_terminal(&client, &id).await;
+        assert_eq!(
+            completed_text(&task),
+            (format!("step 1 of {tag}, step 2 of {tag}"), false),
+            "{wire:?}"
+        );
+        client.cancel().await.unwrap();
+        fixture.shutdown().await;
+        // The toolbox holds the registry: let both go.
+        steps.registry.lock().unwrap().take();
+    }
 }

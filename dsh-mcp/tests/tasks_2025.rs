@@ -7,7 +7,8 @@
 //! `tasks/list` and the other tasks methods limited to the session's own tasks, the
 //! session's end stopping its tasks, the `forbidden` and `required` errors, and the final
 //! state's `notifications/tasks/status` (on the stream, and on the HTTP session's `GET`
-//! event stream).
+//! event stream), and a task `input_required` while its approval's `elicitation/create`
+//! (naming the task in its related-task `_meta`) is outstanding.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -75,6 +76,11 @@ impl Fixture {
 
     /// A client that initialized on 2025-11-25; the `initialize` result.
     async fn connect(&self, wire: Wire) -> (RawClient, Value) {
+        self.connect_with(wire, json!({})).await
+    }
+
+    /// A client that initialized on 2025-11-25 declaring `capabilities`.
+    async fn connect_with(&self, wire: Wire, capabilities: Value) -> (RawClient, Value) {
         let mut client = match wire {
             Wire::Stream => {
                 let (client_io, server_io) = tokio::io::duplex(1 << 16);
@@ -99,6 +105,7 @@ impl Fixture {
                     write: Some(write),
                     read: Arc::new(Mutex::new(rx)),
                     notifications: Vec::new(),
+                    requests: Vec::new(),
                 }
             }
             Wire::Http => RawClient::Http {
@@ -113,7 +120,7 @@ impl Fixture {
                 "initialize",
                 json!({
                     "protocolVersion": VERSION,
-                    "capabilities": {},
+                    "capabilities": capabilities,
                     "clientInfo": {"name": "raw-2025", "version": "1"},
                 }),
             )
@@ -138,6 +145,8 @@ enum RawClient {
         write: Option<tokio::io::WriteHalf<tokio::io::DuplexStream>>,
         read: Arc<Mutex<mpsc::UnboundedReceiver<Value>>>,
         notifications: Vec<Value>,
+        /// The server's requests received so far.
+        requests: Vec<Value>,
     },
     Http {
         http: reqwest::Client,
@@ -159,6 +168,7 @@ impl RawClient {
                 write,
                 read,
                 notifications,
+                requests,
             } => {
                 let mut line = message.to_string();
                 line.push('\n');
@@ -176,6 +186,8 @@ impl RawClient {
                     }
                     if message.get("id").is_none() {
                         notifications.push(message);
+                    } else if message.get("method").is_some() {
+                        requests.push(message);
                     }
                 }
             }
@@ -684,4 +696,193 @@ async fn forbidden_and_required_task_support_are_enforced() {
         client.close().await;
         fixture.shutdown().await;
     }
+}
+
+/// The notes of the `guarded` calls whose body ran.
+static GUARDED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Record that the body ran (pre-execute policy asks before every call).
+#[tool(task = "optional")]
+async fn guarded(note: String) -> Result<String, ToolError> {
+    GUARDED.lock().unwrap().push(note.clone());
+    Ok(format!("guarded: {note}"))
+}
+
+impl RawClient {
+    /// Send a JSON-RPC response to the server's request `id` (byte stream only).
+    async fn respond(&mut self, id: &Value, result: Value) {
+        let RawClient::Stream { write, .. } = self else {
+            panic!("responses are sent on the byte stream");
+        };
+        let mut line = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
+        line.push('\n');
+        let w = write.as_mut().expect("the stream is open");
+        w.write_all(line.as_bytes()).await.unwrap();
+        w.flush().await.unwrap();
+    }
+
+    /// The server's requests received so far (byte stream only).
+    fn requests(&self) -> &[Value] {
+        match self {
+            RawClient::Stream { requests, .. } => requests,
+            RawClient::Http { .. } => &[],
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_waiting_for_its_elicitation_is_input_required() {
+    use dsh_runtime::hooks::{PreDecision, pre_execute_fn};
+    let jobs = JobRuntime::new();
+    let registry = Registry::builder().jobs(jobs.clone()).build();
+    let regs = vec![
+        registry.register(Guarded).unwrap(),
+        registry.add_pre_execute(pre_execute_fn(|call| {
+            (call.name() == "guarded").then(|| PreDecision::ask("it changes things"))
+        })),
+    ];
+    let fixture = Fixture {
+        server: McpServer::new(registry),
+        jobs,
+        http: None,
+        _regs: regs,
+    };
+    let (mut client, _) = fixture
+        .connect_with(Wire::Stream, json!({"elicitation": {}}))
+        .await;
+    let task = client.call_task("guarded", json!({"note": "core"})).await;
+    let id = task["taskId"].as_str().unwrap().to_string();
+    // While the elicitation is out, the task is `input_required` (in tasks/get and in
+    // tasks/list); the request names the task.
+    let mut seen = None;
+    for _ in 0..600 {
+        let got = client
+            .request("tasks/get", json!({"taskId": id}))
+            .await
+            .unwrap();
+        if got["status"] == "input_required" && !client.requests().is_empty() {
+            seen = Some(got);
+            break;
+        }
+        assert!(
+            ["working", "input_required"].contains(&got["status"].as_str().unwrap()),
+            "{got}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let got = seen.expect("the task asked");
+    assert_eq!(got["taskId"], id.as_str(), "{got}");
+    let asked = client.requests()[0].clone();
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    assert_eq!(
+        asked["params"]["_meta"]["io.modelcontextprotocol/related-task"],
+        json!({"taskId": id}),
+        "{asked}"
+    );
+    assert!(
+        asked["params"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Allow tool \"guarded\" to run?"),
+        "{asked}"
+    );
+    let listed = client.request("tasks/list", json!({})).await.unwrap();
+    assert_eq!(listed["tasks"][0]["status"], "input_required", "{listed}");
+    assert!(!GUARDED.lock().unwrap().contains(&"core".to_string()));
+    // The wait was notified, as the task's terminal state is.
+    let notified = client
+        .notifications()
+        .iter()
+        .find(|n| n["method"] == "notifications/tasks/status")
+        .cloned()
+        .unwrap_or_else(|| panic!("no status notification: {:?}", client.notifications()));
+    assert_eq!(notified["params"]["status"], "input_required", "{notified}");
+    // The answer: the task works again and completes.
+    client
+        .respond(
+            &asked["id"],
+            json!({"action": "accept", "content": {"approve": true}}),
+        )
+        .await;
+    let done = client.poll(&id).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let result = client
+        .request("tasks/result", json!({"taskId": id}))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&result), "guarded: core", "{result}");
+    assert!(GUARDED.lock().unwrap().contains(&"core".to_string()));
+    client.close().await;
+    fixture.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_waiting_for_its_elicitation_is_input_required_over_http() {
+    use dsh_runtime::hooks::{PreDecision, pre_execute_fn};
+    let jobs = JobRuntime::new();
+    let registry = Registry::builder().jobs(jobs.clone()).build();
+    let regs = vec![
+        registry.register(Guarded).unwrap(),
+        registry.add_pre_execute(pre_execute_fn(|call| {
+            (call.name() == "guarded").then(|| PreDecision::ask("it changes things"))
+        })),
+    ];
+    let server = McpServer::new(registry);
+    let http = serve_http(&server, HttpOptions::default()).await.unwrap();
+    let fixture = Fixture {
+        server,
+        jobs,
+        http: Some(http),
+        _regs: regs,
+    };
+    let (mut client, _) = fixture
+        .connect_with(Wire::Http, json!({"elicitation": {}}))
+        .await;
+    let mut events = listen(&client).await;
+    let task = client
+        .call_task("guarded", json!({"note": "core-http"}))
+        .await;
+    let id = task["taskId"].as_str().unwrap().to_string();
+    // The session's event stream carries the wait's notification and the request.
+    let asked = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let message = events.recv().await.expect("the event stream is open");
+            if message["method"] == "elicitation/create" {
+                return message;
+            }
+        }
+    })
+    .await
+    .expect("an elicitation request within 30 s");
+    assert_eq!(
+        asked["params"]["_meta"]["io.modelcontextprotocol/related-task"],
+        json!({"taskId": id}),
+        "{asked}"
+    );
+    let got = client
+        .request("tasks/get", json!({"taskId": id}))
+        .await
+        .unwrap();
+    assert_eq!(got["status"], "input_required", "{got}");
+    let RawClient::Http {
+        http, url, session, ..
+    } = &client
+    else {
+        unreachable!()
+    };
+    let answer = json!({
+        "jsonrpc": "2.0",
+        "id": asked["id"],
+        "result": {"action": "accept", "content": {"approve": true}},
+    });
+    post(http, url, session.as_deref(), &answer, None).await;
+    let done = client.poll(&id).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let result = client
+        .request("tasks/result", json!({"taskId": id}))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&result), "guarded: core-http", "{result}");
+    client.close().await;
+    fixture.shutdown().await;
 }
