@@ -1,5 +1,5 @@
 //! The Streamable HTTP server with rmcp's HTTP client: loopback binding, the bearer
-//! token, stateless serving, sessions (agent scope, setup and close), and importing
+//! token, stateless serving (the server's stateless context), sessions (agent scope, setup and close), and importing
 //! over HTTP.
 
 use std::sync::{Arc, Mutex};
@@ -67,9 +67,17 @@ async fn stateless_server_with_a_bearer_token() {
         .await
         .unwrap();
     assert_eq!(r.structured_content, Some(json!({"result": "Hello, Ada!"})));
-    // Stateless: no session, so calls see the global view.
+    // Stateless: no session of its own; every request runs in the server's stateless
+    // context, one agent scope for all of them.
     let r = client.call_tool(call("whoami", json!({}))).await.unwrap();
-    assert_eq!(r.structured_content, Some(json!({"result": 0})));
+    let Some(agent) = r.structured_content.as_ref().map(|v| v["result"].clone()) else {
+        panic!("no structured content: {r:?}")
+    };
+    assert_ne!(agent, json!(0), "a scope of its own, not the global view");
+    let other = connect_http(&url, Some("s3cret")).await.unwrap();
+    let r = other.call_tool(call("whoami", json!({}))).await.unwrap();
+    assert_eq!(r.structured_content, Some(json!({ "result": agent })));
+    other.cancel().await.unwrap();
     let r = client
         .call_tool(call("greet", json!({"name": 1})))
         .await
@@ -91,6 +99,36 @@ async fn stateless_server_with_a_bearer_token() {
 
     client.cancel().await.unwrap();
     http.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stateless_context_is_set_up_once_and_closed_with_the_server() {
+    let (registry, _regs) = registry();
+    let opened: Arc<Mutex<Vec<ScopeId>>> = Arc::default();
+    let closed: Arc<Mutex<Vec<ScopeId>>> = Arc::default();
+    let (o, c) = (opened.clone(), closed.clone());
+    let server = McpServer::new(registry).on_session(move |scope| {
+        let id = scope.id();
+        o.lock().unwrap().push(id);
+        let c = c.clone();
+        SessionGuard::new().on_close(async move { c.lock().unwrap().push(id) })
+    });
+    let http = serve_http(&server, HttpOptions::default().sessions(false))
+        .await
+        .unwrap();
+    assert!(opened.lock().unwrap().is_empty(), "set up on first use");
+    for _ in 0..2 {
+        let client = connect_http(&http.url(), None).await.unwrap();
+        let r = client.call_tool(call("whoami", json!({}))).await.unwrap();
+        let ids = opened.lock().unwrap().clone();
+        assert_eq!(ids.len(), 1, "one context for every stateless request");
+        assert_eq!(r.structured_content, Some(json!({"result": ids[0].get()})));
+        client.cancel().await.unwrap();
+    }
+    // Clients going away do not close it; the server's shutdown does.
+    assert!(closed.lock().unwrap().is_empty());
+    http.shutdown().await.unwrap();
+    assert_eq!(*closed.lock().unwrap(), *opened.lock().unwrap());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

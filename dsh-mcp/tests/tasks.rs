@@ -106,9 +106,27 @@ enum Wire {
     Stream2025,
     /// Streamable HTTP, protocol 2025-11-25 with a session.
     Http2025,
+    /// Streamable HTTP, protocol 2026-07-28: every request on its own (the server's
+    /// stateless context, see `tasks_stateless.rs`).
+    Http2026,
 }
 
-const WIRES: [Wire; 3] = [Wire::Stream2026, Wire::Stream2025, Wire::Http2025];
+impl Wire {
+    /// Whether the server can push notifications to the client after a request ended.
+    fn pushes(self) -> bool {
+        matches!(self, Wire::Stream2025 | Wire::Http2025)
+    }
+}
+
+const WIRES: [Wire; 4] = [
+    Wire::Stream2026,
+    Wire::Stream2025,
+    Wire::Http2025,
+    Wire::Http2026,
+];
+
+/// The wires with a session (a task ends with it, another session cannot see it).
+const SESSION_WIRES: [Wire; 3] = [Wire::Stream2026, Wire::Stream2025, Wire::Http2025];
 
 struct Fixture {
     server: McpServer,
@@ -123,7 +141,9 @@ impl Fixture {
         let (registry, regs) = registry(&jobs);
         let server = McpServer::new(registry);
         let http = match wire {
-            Wire::Http2025 => Some(serve_http(&server, HttpOptions::default()).await.unwrap()),
+            Wire::Http2025 | Wire::Http2026 => {
+                Some(serve_http(&server, HttpOptions::default()).await.unwrap())
+            }
             _ => None,
         };
         Fixture {
@@ -140,6 +160,18 @@ impl Fixture {
 
     /// Connect a client that declares tasks (or not) and form elicitation (or not).
     async fn connect_with(&self, wire: Wire, tasks: bool, elicit: bool) -> Connected {
+        self.connect_as(wire, tasks, elicit, None).await
+    }
+
+    /// Connect as [`Fixture::connect_with`] does, over HTTP with this bearer token when
+    /// one is given.
+    async fn connect_as(
+        &self,
+        wire: Wire,
+        tasks: bool,
+        elicit: bool,
+        token: Option<&str>,
+    ) -> Connected {
         let (tx, rx) = mpsc::unbounded_channel();
         let client = Client {
             tasks,
@@ -162,13 +194,22 @@ impl Fixture {
                 };
                 client.serve_with_lifecycle(client_io, mode).await.unwrap()
             }
-            Wire::Http2025 => {
+            Wire::Http2025 | Wire::Http2026 => {
                 use rmcp::transport::StreamableHttpClientTransport;
+                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
                 let url = self.http.as_ref().expect("an HTTP server").url();
-                client
-                    .serve(StreamableHttpClientTransport::from_uri(url))
-                    .await
-                    .unwrap()
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+                if let Some(token) = token {
+                    config = config.auth_header(token);
+                }
+                let transport = StreamableHttpClientTransport::from_config(config);
+                let mode = match wire {
+                    Wire::Http2026 => ClientLifecycleMode::Discover {
+                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                    },
+                    _ => ClientLifecycleMode::Initialize,
+                };
+                client.serve_with_lifecycle(transport, mode).await.unwrap()
             }
         };
         (running, rx)
@@ -204,7 +245,14 @@ async fn start_task(
         CallToolResponse::Task(created) => {
             // Usually `working`; a call that finished at once may already be terminal.
             assert!(created.task.poll_interval_ms.is_some(), "{created:?}");
-            assert_eq!(created.task.ttl_ms, None, "{created:?}");
+            // A session's task lives as long as the session; a stateless one (its id
+            // drawn at random) for the server's time to live (one hour by default).
+            let expected = created
+                .task
+                .task_id
+                .starts_with("task-")
+                .then_some(3_600_000);
+            assert_eq!(created.task.ttl_ms, expected, "{created:?}");
             created.task.task_id
         }
         other => panic!("expected a task, got {other:?}"),
@@ -257,7 +305,14 @@ async fn a_task_is_polled_to_completion_and_its_result_read() {
         let fixture = Fixture::new(wire).await;
         let (client, mut statuses) = fixture.connect(wire, true).await;
         let id = start_task(&client, "slow_echo", json!({"text": "hi", "ms": 200})).await;
-        assert_eq!(id, "slow_echo-1", "{wire:?}");
+        if matches!(wire, Wire::Http2026) {
+            // A stateless task's id is random, not its job's.
+            assert_eq!(id.len(), 37, "{id}");
+            assert!(id.starts_with("task-"), "{id}");
+        } else {
+            assert_eq!(id, "slow_echo-1", "{wire:?}");
+        }
+        let first = id.clone();
         let task = poll_until_terminal(&client, &id).await;
         let TaskPayload::Completed { result } = &task.payload else {
             panic!("{wire:?}: expected a completed task, got {task:?}");
@@ -287,11 +342,11 @@ async fn a_task_is_polled_to_completion_and_its_result_read() {
         let text = result["content"][0]["text"].as_str().unwrap_or_default();
         assert!(text.contains("no way"), "{wire:?}: {text}");
         // Revisions with plain notifications also get the final state pushed.
-        if !matches!(wire, Wire::Stream2026) {
+        if wire.pushes() {
             let pushed = tokio::time::timeout(Duration::from_secs(20), async {
                 loop {
                     let note = statuses.recv().await.expect("notifications");
-                    if note.task.task.task_id == "slow_echo-1" {
+                    if note.task.task.task_id == first {
                         return note;
                     }
                 }
@@ -349,7 +404,7 @@ async fn a_cancelled_task_stops_and_reports_cancelled() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_outlives_its_request_but_not_its_session() {
-    for wire in WIRES {
+    for wire in SESSION_WIRES {
         let tag = format!("close-{wire:?}");
         let fixture = Fixture::new(wire).await;
         let (client, _statuses) = fixture.connect(wire, true).await;
@@ -370,7 +425,7 @@ async fn a_task_outlives_its_request_but_not_its_session() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_session_can_neither_see_nor_cancel_a_task() {
-    for wire in WIRES {
+    for wire in SESSION_WIRES {
         let tag = format!("isolated-{wire:?}");
         let fixture = Fixture::new(wire).await;
         let (alice, _a) = fixture.connect(wire, true).await;
@@ -450,7 +505,7 @@ async fn tools_without_task_support_and_clients_without_tasks_get_direct_answers
             .call_tool_once(call("only_task", json!({})))
             .await
             .unwrap_err();
-        let on_2025 = !matches!(wire, Wire::Stream2026);
+        let on_2025 = matches!(wire, Wire::Stream2025 | Wire::Http2025);
         if on_2025 {
             // 2025-11-25 has tasks of its own (`params.task`, see `tasks_2025.rs`): its
             // answer to a task-only tool called without one is `-32601`.
@@ -686,7 +741,9 @@ async fn asking_fixture(wire: Wire) -> (Fixture, Codes, Arc<Steps>) {
     ]);
     let server = McpServer::new(registry);
     let http = match wire {
-        Wire::Http2025 => Some(serve_http(&server, HttpOptions::default()).await.unwrap()),
+        Wire::Http2025 | Wire::Http2026 => {
+            Some(serve_http(&server, HttpOptions::default()).await.unwrap())
+        }
         _ => None,
     };
     let fixture = Fixture {
@@ -797,7 +854,7 @@ async fn an_ask_inside_a_task_is_input_required_until_tasks_update_answers() {
             !guarded_ran(&note),
             "{wire:?}: the body waits for the answer"
         );
-        if !matches!(wire, Wire::Stream2026) {
+        if wire.pushes() {
             // Sessions with plain notifications hear of the wait.
             let pushed = tokio::time::timeout(Duration::from_secs(20), async {
                 loop {
@@ -964,7 +1021,7 @@ async fn tasks_cancel_while_waiting_cancels_the_task_before_its_body() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_session_cannot_answer_a_tasks_question() {
-    for wire in WIRES {
+    for wire in SESSION_WIRES {
         let note = format!("alice-{wire:?}");
         let (fixture, _codes, steps) = asking_fixture(wire).await;
         let (alice, _a) = fixture.connect_with(wire, true, true).await;
@@ -1071,4 +1128,234 @@ async fn a_task_that_asks_twice_gets_two_distinct_keys() {
         // The toolbox holds the registry: let both go.
         steps.registry.lock().unwrap().take();
     }
+}
+
+/// A fixture serving protocol 2026-07-28 over HTTP statelessly, with these task limits.
+async fn stateless_fixture(limits: dsh_mcp::StatelessTaskLimits) -> Fixture {
+    let jobs = JobRuntime::new();
+    let (registry, regs) = registry(&jobs);
+    let server = McpServer::new(registry).with_stateless_tasks(limits);
+    let http = Some(serve_http(&server, HttpOptions::default()).await.unwrap());
+    Fixture {
+        server,
+        jobs,
+        http,
+        _regs: regs,
+    }
+}
+
+/// Start `name` and expect a task; the task as created.
+async fn create_task(
+    client: &RunningService<RoleClient, Client>,
+    name: &str,
+    args: Value,
+) -> rmcp::model::Task {
+    match client
+        .peer()
+        .call_tool_once(call(name, args))
+        .await
+        .unwrap()
+    {
+        CallToolResponse::Task(created) => created.task,
+        other => panic!("expected a task, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_task_is_bound_to_its_credentials_not_to_a_connection() {
+    let tag = "stateless-bound";
+    let fixture = stateless_fixture(dsh_mcp::StatelessTaskLimits::default()).await;
+    let (alice, _a) = fixture
+        .connect_as(Wire::Http2026, true, false, Some("alice"))
+        .await;
+    let id = start_task(&alice, "hang", json!({"tag": tag})).await;
+    until_hang("the task started", |log| {
+        log.started.iter().any(|t| t == tag)
+    })
+    .await;
+    // The job behind it is not the task's name.
+    let job = fixture
+        .server
+        .registry()
+        .jobs()
+        .unwrap()
+        .list(None)
+        .into_iter()
+        .find(|j| j.id == "hang-1");
+    assert!(
+        job.is_none(),
+        "the task's job is owned by the stateless context"
+    );
+    let refused = alice
+        .peer()
+        .get_task(GetTaskParams::new("hang-1"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error_code(&refused),
+        -32602,
+        "a job id is no task id: {refused}"
+    );
+    // The client goes away; its task does not (nothing ties it to a connection).
+    alice.cancel().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!HANG.borrow().stopped.iter().any(|t| t == tag));
+    // Other credentials, or none, do not see it and cannot cancel it.
+    for token in [Some("bob"), None] {
+        let (other, _o) = fixture.connect_as(Wire::Http2026, true, false, token).await;
+        let seen = other
+            .peer()
+            .get_task(GetTaskParams::new(&id))
+            .await
+            .unwrap_err();
+        assert_eq!(error_code(&seen), -32602, "{token:?}: {seen}");
+        let cancelled = other
+            .peer()
+            .cancel_task(CancelTaskParams::new(&id))
+            .await
+            .unwrap_err();
+        assert_eq!(error_code(&cancelled), -32602, "{token:?}: {cancelled}");
+        let updated = other
+            .peer()
+            .update_task(rmcp::model::UpdateTaskParams::new(&id, Default::default()))
+            .await
+            .unwrap_err();
+        assert_eq!(error_code(&updated), -32602, "{token:?}: {updated}");
+        other.cancel().await.unwrap();
+    }
+    assert!(!HANG.borrow().stopped.iter().any(|t| t == tag));
+    // The same credentials on a new connection do.
+    let (again, _g) = fixture
+        .connect_as(Wire::Http2026, true, false, Some("alice"))
+        .await;
+    let got = again
+        .peer()
+        .get_task(GetTaskParams::new(&id))
+        .await
+        .unwrap();
+    assert_eq!(got.task.status(), TaskStatus::Working);
+    assert_eq!(got.task.task.task_id, id);
+    assert_eq!(got.task.task.ttl_ms, Some(3_600_000));
+    again
+        .peer()
+        .cancel_task(CancelTaskParams::new(&id))
+        .await
+        .unwrap();
+    let task = poll_until_terminal(&again, &id).await;
+    assert_eq!(task.status(), TaskStatus::Cancelled, "{task:?}");
+    assert!(HANG.borrow().stopped.iter().any(|t| t == tag));
+    again.cancel().await.unwrap();
+    fixture.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_task_is_stopped_and_forgotten_when_its_ttl_passes() {
+    let tag = "stateless-expired";
+    let limits = dsh_mcp::StatelessTaskLimits::default().ttl(Duration::from_millis(400));
+    let fixture = stateless_fixture(limits).await;
+    let (client, _c) = fixture.connect(Wire::Http2026, true).await;
+    let created = create_task(&client, "hang", json!({"tag": tag})).await;
+    assert_eq!(created.ttl_ms, Some(400), "{created:?}");
+    let id = created.task_id;
+    until_hang("the task started", |log| {
+        log.started.iter().any(|t| t == tag)
+    })
+    .await;
+    until_hang("the expiry stopped the task", |log| {
+        log.stopped.iter().any(|t| t == tag)
+    })
+    .await;
+    // Gone: unknown from now on (the kill and the forgetting happen together).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        match client.peer().get_task(GetTaskParams::new(&id)).await {
+            Err(e) => {
+                assert_eq!(error_code(&e), -32602, "{e}");
+                break;
+            }
+            Ok(got) => assert!(
+                tokio::time::Instant::now() < deadline,
+                "still known: {got:?}"
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    client.cancel().await.unwrap();
+    fixture.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn beyond_the_stateless_task_cap_calls_are_direct_or_refused() {
+    let tag = "stateless-cap";
+    let limits = dsh_mcp::StatelessTaskLimits::default().max_tasks(1);
+    let fixture = stateless_fixture(limits).await;
+    let (client, _c) = fixture.connect(Wire::Http2026, true).await;
+    let id = start_task(&client, "hang", json!({"tag": tag})).await;
+    until_hang("the task started", |log| {
+        log.started.iter().any(|t| t == tag)
+    })
+    .await;
+    // The one place is taken: a tool that may run as a task is answered directly...
+    match client
+        .peer()
+        .call_tool_once(call("slow_echo", json!({"text": "direct", "ms": 1})))
+        .await
+        .unwrap()
+    {
+        CallToolResponse::Complete(result) => assert_eq!(
+            result.structured_content,
+            Some(json!({"result": "echo: direct"}))
+        ),
+        other => panic!("expected a direct answer, got {other:?}"),
+    }
+    // ...and one that runs only as a task is refused, without running.
+    let before = RUNS.load(Ordering::SeqCst);
+    let refused = client
+        .peer()
+        .call_tool_once(call("only_task", json!({})))
+        .await
+        .unwrap_err();
+    assert_eq!(error_code(&refused), -32600, "{refused}");
+    assert!(refused.to_string().contains("as many tasks"), "{refused}");
+    assert_eq!(RUNS.load(Ordering::SeqCst), before);
+    // A settled task keeps its place until it expires: its result stays readable.
+    client
+        .peer()
+        .cancel_task(CancelTaskParams::new(&id))
+        .await
+        .unwrap();
+    assert_eq!(
+        poll_until_terminal(&client, &id).await.status(),
+        TaskStatus::Cancelled
+    );
+    assert!(matches!(
+        client
+            .peer()
+            .call_tool_once(call("slow_echo", json!({"text": "still", "ms": 1})))
+            .await
+            .unwrap(),
+        CallToolResponse::Complete(_)
+    ));
+    client.cancel().await.unwrap();
+    fixture.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_http_servers_shutdown_stops_its_stateless_tasks() {
+    let tag = "stateless-shutdown";
+    let fixture = stateless_fixture(dsh_mcp::StatelessTaskLimits::default()).await;
+    let (client, _c) = fixture.connect(Wire::Http2026, true).await;
+    start_task(&client, "hang", json!({"tag": tag})).await;
+    until_hang("the task started", |log| {
+        log.started.iter().any(|t| t == tag)
+    })
+    .await;
+    client.cancel().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!HANG.borrow().stopped.iter().any(|t| t == tag));
+    let Fixture { http, jobs, .. } = fixture;
+    http.unwrap().shutdown().await.unwrap();
+    // Shutting down waited for the context's close: the task has stopped by now.
+    assert!(HANG.borrow().stopped.iter().any(|t| t == tag));
+    jobs.shutdown().await;
 }
