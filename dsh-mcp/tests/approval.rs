@@ -524,7 +524,8 @@ async fn states_are_refused(wire: Wire) {
         "{wire:?}: {err}"
     );
     // Another session (a second connection to the same server). Over HTTP this
-    // revision is served without sessions, so there is no other session to try.
+    // revision is served without sessions: there a state is bound to the credentials
+    // of the request that received it, and other credentials cannot redeem it.
     let other = match wire {
         Wire::Stdio => {
             let (b, _) = user(Answer::Approve);
@@ -535,7 +536,27 @@ async fn states_are_refused(wire: Wire) {
             assert!(err.contains("failed integrity verification"), "{err}");
             Some(other)
         }
-        Wire::Http => None,
+        Wire::Http => {
+            use rmcp::model::ProtocolVersion;
+            use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+            use rmcp::transport::StreamableHttpClientTransport;
+            use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+            let url = conn.http.as_ref().expect("an HTTP server").url();
+            let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header("mallory");
+            let (b, _) = user(Answer::Approve);
+            let client = b
+                .serve_with_lifecycle(
+                    StreamableHttpClientTransport::from_config(config),
+                    ClientLifecycleMode::Discover {
+                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                    },
+                )
+                .await
+                .expect("client handshake");
+            let err = retry(&client, "once", &state, &answers).await.unwrap_err();
+            assert!(err.contains("failed integrity verification"), "{err}");
+            Some(Conn { client, http: None })
+        }
     };
     assert_eq!(RUNS.load(Ordering::SeqCst), before, "{wire:?}: nothing ran");
 
