@@ -3,9 +3,8 @@
 //! ran), a tool not listed is never asked about, and an empty name is refused. With
 //! `--code-mode code`, a program's tool call waits for the answer, and the question names
 //! the `run_code` call too: over stdio and Streamable HTTP, with `initialize`
-//! (elicitation) and over stdio with `server/discover` (`InputRequiredResult`, several
-//! rounds for a program that asks twice; 2026-07-28 over HTTP is served statelessly,
-//! without the session scope code mode lives in).
+//! (elicitation) and with `server/discover` (`InputRequiredResult`, several rounds for a
+//! program that asks twice; over HTTP in the server's stateless context).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -342,6 +341,13 @@ async fn code_mode_sub_call_waits_for_approval_over_stdio_with_discover() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn code_mode_sub_call_waits_for_approval_over_http_with_initialize() {
     code_mode_sub_call_approval(Wire::Http, Revision::Initialize).await;
+}
+
+/// 2026-07-28 over HTTP: every request on its own, in the server's stateless context
+/// (where `run_code` is offered too); the suspended program resumes on the retry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn code_mode_sub_call_waits_for_approval_over_http_with_discover() {
+    code_mode_sub_call_approval(Wire::Http, Revision::Discover).await;
 }
 
 /// A user who never answers: each form waits until the server withdraws it

@@ -161,7 +161,7 @@ async fn both_mode_keeps_the_tools_callable_next_to_run_code() {
 }
 
 #[test]
-fn native_is_the_default_and_stateless_http_refuses_code_mode() {
+fn native_is_the_default() {
     let out = std::process::Command::new(DSH_TOOLS)
         .arg("--help")
         .output()
@@ -175,18 +175,48 @@ fn native_is_the_default_and_stateless_http_refuses_code_mode() {
     let help = String::from_utf8_lossy(&out.stdout);
     assert!(help.contains("--code-mode <MODE>"), "{help}");
     assert!(help.contains("[default: native]"), "{help}");
-    let out = std::process::Command::new(DSH_TOOLS)
-        .args([
-            "mcp",
-            "--http",
-            "127.0.0.1:0",
-            "--stateless",
-            "--code-mode",
-            "code",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--code-mode"), "{err}");
+}
+
+/// Requests served statelessly (`--stateless` with `initialize`, and every 2026-07-28
+/// request over HTTP) run in the server's stateless context, which is in code mode too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stateless_http_requests_are_in_code_mode_too() {
+    use rmcp::model::ProtocolVersion;
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    use rmcp::transport::StreamableHttpClientTransport;
+    let root = root();
+    let (mut child, url) =
+        crate::process::http(root.path(), &["--stateless", "--code-mode", "code"]).await;
+    for lifecycle in [
+        ClientLifecycleMode::Initialize,
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+    ] {
+        let what = format!("{lifecycle:?}");
+        let client = ()
+            .serve_with_lifecycle(
+                StreamableHttpClientTransport::from_uri(url.clone()),
+                lifecycle,
+            )
+            .await
+            .unwrap();
+        let tools = client.list_all_tools().await.unwrap();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(names, ["run_code"], "{what}");
+        let r = client
+            .call_tool(run_code(
+                "return (await tools.read({file_path: \"notes.txt\", offset: 2})).lines.map(l => l.text);",
+            ))
+            .await
+            .unwrap();
+        assert_eq!(
+            r.structured_content,
+            Some(json!({"logs": [], "result": ["beta", "gamma"]})),
+            "{what}: {r:?}"
+        );
+        client.cancel().await.unwrap();
+    }
+    child.start_kill().unwrap();
+    let _ = child.wait().await;
 }

@@ -156,8 +156,8 @@ fn python_client_approval_over_http_with_initialize() {
 
 #[test]
 fn python_client_approval_over_http_with_discover() {
-    // Without the code-mode checks: 2026-07-28 over HTTP is served statelessly.
-    run_script("approval_client.py", "http", "modern", 25);
+    // 2026-07-28 over HTTP: the code-mode checks run in the server's stateless context.
+    run_script("approval_client.py", "http", "modern", 35);
 }
 
 #[test]

@@ -13,8 +13,8 @@ Usage: python approval_client.py DSH_TOOLS ROOT TRANSPORT LIFECYCLE
 The SDK (2.x) speaks both revisions, so every check runs on both: a bash call approved,
 declined and cancelled through `elicitation_callback`, a client without the callback
 (no elicitation capability), a code-mode program (`--code-mode code`) whose tool call
-waits for the answer (not on `http`/`modern`: that is served statelessly, without the
-session scope code mode lives in), and on `modern` a tampered and a replayed
+waits for the answer (on `http`/`modern` in the server's stateless context, which every
+request of that revision runs in), and on `modern` a tampered and a replayed
 `requestState`, driven by hand with `ClientSession.call_tool(..., allow_input_required=True)`.
 
 Each check raises on failure; the last line printed is `ok: N checks` on success.
@@ -236,10 +236,9 @@ async def code_mode() -> None:
 
 async def main() -> None:
     await plain_approval()
-    # Streamable HTTP serves 2026-07-28 statelessly: no session, so no session scope in
-    # code mode (and no `run_code`); code mode over HTTP is checked with `initialize`.
-    if not (TRANSPORT == "http" and LIFECYCLE == "modern"):
-        await code_mode()
+    # On http/modern every request runs in the server's stateless context, which is in
+    # code mode too.
+    await code_mode()
     print(f"ok: {CHECKS} checks")
 
 

@@ -6,7 +6,10 @@
 //! Over stdio (the default) the process is one MCP session; with `--http ADDR` it serves
 //! Streamable HTTP at `http://ADDR/mcp` and prints that URL on stderr. Clients on
 //! protocol revisions with `initialize` get a session each (unless `--stateless`);
-//! requests on later revisions are served statelessly, as that protocol has it.
+//! requests on later revisions are served statelessly, as that protocol has it. Those
+//! share the server's stateless context: one scope set up as a session's is (its own
+//! shell and job owner, code mode), whose tasks get unguessable ids bound to the
+//! request's `Authorization` header and live an hour at most.
 //! `--bearer-token-env VAR` requires `Authorization: Bearer` with the value of the
 //! environment variable `VAR`.
 //!
@@ -35,8 +38,8 @@
 //! message names `run_code`. Since an MCP client takes no system prompt from the server,
 //! `run_code`'s description carries what a model in code mode is shown (in `code` the
 //! code-only rule, then the typed SDK of the session's tools). Requests without a
-//! session (stateless HTTP) see the tools natively, so `--code-mode` refuses
-//! `--stateless`.
+//! session (stateless HTTP) run in the server's stateless context, presented the same
+//! way.
 //!
 //! # Approval
 //!
@@ -74,7 +77,8 @@ pub struct McpArgs {
     #[arg(long, value_name = "ADDR")]
     pub http: Option<SocketAddr>,
     /// With --http: serve clients on protocol revisions with `initialize` statelessly
-    /// too, instead of giving each a session (its own agent scope and jobs). Their
+    /// too, instead of giving each a session (its own agent scope and jobs): they share
+    /// the server's stateless context, as later revisions' requests do. Their
     /// cancellations then reach no call.
     #[arg(long, requires = "http")]
     pub stateless: bool,
@@ -103,7 +107,7 @@ pub struct McpArgs {
     /// How each session is offered the tools: `native` (every tool), `code` (only
     /// `run_code`, whose description holds the typed SDK; direct calls of other tools are
     /// unknown) or `both` (every tool and `run_code`).
-    #[arg(long, value_enum, value_name = "MODE", default_value_t = CodeModeArg::Native, conflicts_with = "stateless")]
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = CodeModeArg::Native)]
     pub code_mode: CodeModeArg,
     /// Ask the client's user before each call of these tools (comma-separated names,
     /// e.g. `bash,write,edit`): the server sends an approval form (MCP elicitation) and
