@@ -3,7 +3,9 @@
 //! protocol 2025-11-25 (`initialize`) and 2026-07-28 (`server/discover`), a task
 //! (`sleep`, then `echo`) polled to completion with its result read and the job visible
 //! to `job_list`; a task whose command started a process in a session of its own,
-//! cancelled with every process gone; over Streamable HTTP, a task polled to completion.
+//! cancelled with every process gone; over Streamable HTTP, a task polled to completion
+//! on both revisions (on 2026-07-28 in the server's stateless context, polled again from
+//! another connection), and a cancelled one leaving no process.
 //!
 //! The official Python client (`mcp` 2.x, as `mcp_python.rs` installs it) is not used
 //! here: it has no client API for tasks. Its session has no `tasks/get`, `tasks/update`
@@ -108,21 +110,45 @@ async fn a_bash_task_is_polled_to_completion_over_stdio() {
     }
 }
 
+/// 2026-07-28 over Streamable HTTP: every request on its own, in the server's stateless
+/// context.
+fn discover() -> ClientLifecycleMode {
+    ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    }
+}
+
+/// Connect to the HTTP server at `addr` speaking `mode`.
+async fn connect_http(
+    url: &str,
+    mode: ClientLifecycleMode,
+) -> RunningService<RoleClient, TasksClient> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    TasksClient
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_uri(url.to_string()),
+            mode,
+        )
+        .await
+        .unwrap()
+}
+
+/// Start a task whose command starts a process in a session of its own, cancel it, and
+/// wait until every process of it is gone.
 #[cfg(target_os = "linux")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_cancelled_bash_task_leaves_no_process() {
-    let root = tempfile::tempdir().unwrap();
-    let (mut child, io) = crate::process::stdio(root.path(), &[]);
-    let client = TasksClient.serve(io).await.unwrap();
-    let escaped = root.path().join("escaped.pid");
-    let shell = root.path().join("shell.pid");
+async fn cancel_leaves_no_process(
+    client: &RunningService<RoleClient, TasksClient>,
+    root: &std::path::Path,
+) {
+    let escaped = root.join("escaped.pid");
+    let shell = root.join("shell.pid");
     // One process leaves the shell's session and process group; the shell waits.
     let command = format!(
         "setsid sh -c 'echo $$ > {}; exec sleep 1000' & echo $$ > {}; sleep 1000",
         escaped.display(),
         shell.display()
     );
-    let id = bash_task(&client, &command).await;
+    let id = bash_task(client, &command).await;
     let escaped = read_pid(&escaped).await;
     let shell = read_pid(&shell).await;
     assert!(!gone(escaped) && !gone(shell));
@@ -137,31 +163,60 @@ async fn a_cancelled_bash_task_leaves_no_process() {
         .cancel_task(CancelTaskParams::new(&id))
         .await
         .unwrap();
-    let task = poll(&client, &id).await;
+    let task = poll(client, &id).await;
     assert_eq!(task.status(), TaskStatus::Cancelled, "{task:?}");
     wait_until("every process of the cancelled task is gone", || {
         gone(escaped) && gone(shell)
     })
     .await;
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_bash_task_leaves_no_process() {
+    let root = tempfile::tempdir().unwrap();
+    let (mut child, io) = crate::process::stdio(root.path(), &[]);
+    let client = TasksClient.serve(io).await.unwrap();
+    cancel_leaves_no_process(&client, root.path()).await;
     client.cancel().await.unwrap();
     let _ = tokio::time::timeout(Duration::from_secs(20), child.wait()).await;
 }
 
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_bash_task_leaves_no_process_over_stateless_http() {
+    let root = tempfile::tempdir().unwrap();
+    let (mut child, url) = crate::process::http(root.path(), &[]).await;
+    let client = connect_http(&url, discover()).await;
+    cancel_leaves_no_process(&client, root.path()).await;
+    client.cancel().await.unwrap();
+    child.start_kill().unwrap();
+    let _ = child.wait().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bash_task_is_polled_to_completion_over_streamable_http() {
-    use rmcp::transport::StreamableHttpClientTransport;
     let (mut child, addr) = spawn_server(&[]);
-    let client = TasksClient
-        .serve(StreamableHttpClientTransport::from_uri(format!(
-            "http://{addr}/mcp"
-        )))
-        .await
-        .unwrap();
-    let id = bash_task(&client, "sleep 0.5; echo done-over-http").await;
-    let task = poll(&client, &id).await;
-    let text = result_text(&task);
-    assert!(text.contains("done-over-http"), "{text}");
-    client.cancel().await.unwrap();
+    let url = format!("http://{addr}/mcp");
+    for mode in [ClientLifecycleMode::Initialize, discover()] {
+        let stateless = matches!(mode, ClientLifecycleMode::Discover { .. });
+        let client = connect_http(&url, mode.clone()).await;
+        let id = bash_task(&client, "sleep 0.5; echo done-over-http").await;
+        // A session's task is its job; a stateless one has an unguessable id of its own.
+        assert_eq!(id.starts_with("task-"), stateless, "{mode:?}: {id}");
+        let task = poll(&client, &id).await;
+        let text = result_text(&task);
+        assert!(text.contains("done-over-http"), "{mode:?}: {text}");
+        if stateless {
+            // The task outlives the client: another connection polls it.
+            client.cancel().await.unwrap();
+            let again = connect_http(&url, discover()).await;
+            assert!(result_text(&poll(&again, &id).await).contains("done-over-http"));
+            again.cancel().await.unwrap();
+        } else {
+            client.cancel().await.unwrap();
+        }
+    }
     let _ = child.kill();
     let _ = child.wait();
 }
