@@ -40,8 +40,9 @@ pub struct HttpOptions {
     /// Keep a session for each client that starts with `initialize` (default on).
     ///
     /// Requests on protocol revisions without `initialize` (2026-07-28 on) are always
-    /// served statelessly: each on its own, seeing the registry's global view, so
-    /// several server processes can share one load balancer. Clients on earlier
+    /// served statelessly: each on its own, in the server's stateless context (see
+    /// [`McpServer::on_session`]), so several server processes can share one load
+    /// balancer. Clients on earlier
     /// revisions need a session for what they send outside a request (above all
     /// `notifications/cancelled`); with sessions on, each gets one: an agent scope, the
     /// [`McpServer::on_session`] setup, list-change notifications. Turn sessions off to

@@ -6,7 +6,8 @@
 //! `InputRequiredResult`: the approval form as an `elicitation/create` input request
 //! (key `approval`), and a `requestState` sealed with rmcp's `RequestStateCodec` under a
 //! key drawn at random for this server, with a TTL, whose associated data binds it to
-//! the session (or to "no session"), the tool's name and the arguments' text. The client
+//! the session (for a stateless request, the server's stateless context and a hash of
+//! the request's `Authorization` header), the tool's name and the arguments' text. The client
 //! retries the call with the same arguments, the state and its answer; the retry opens
 //! the state, takes the suspended call (once: a state is single-use) and gives it the
 //! answer, so the call goes on from where it stopped (policy is not run again), and the
