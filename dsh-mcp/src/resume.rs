@@ -107,7 +107,8 @@ pub(crate) fn binding(
     .into_bytes()
 }
 
-fn random_hex(bytes: usize) -> Option<String> {
+/// `bytes` bytes from the operating system's random source, in hexadecimal.
+pub(crate) fn random_hex(bytes: usize) -> Option<String> {
     let mut buf = vec![0u8; bytes];
     getrandom::fill(&mut buf).ok()?;
     Some(buf.iter().map(|b| format!("{b:02x}")).collect())

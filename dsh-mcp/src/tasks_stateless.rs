@@ -22,14 +22,14 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use dsh_runtime::jobs::JobId;
 use rmcp::ErrorData as McpError;
 use tokio_util::sync::CancellationToken;
 
-use crate::tasks::{SessionTasks, not_found};
+use crate::tasks::{SessionTasks, lock, not_found};
 
 /// How long a stateless task is kept, and how many are kept at once (see
 /// [`crate::McpServer::with_stateless_tasks`]).
@@ -207,20 +207,7 @@ fn expire(ids: &Weak<PublicIds>, tasks: &Weak<SessionTasks>, public: &str) {
 
 /// `task-` and 32 hexadecimal digits from the operating system's random source.
 fn random_id() -> Option<String> {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).ok()?;
-    let mut id = String::with_capacity(37);
-    id.push_str("task-");
-    for b in bytes {
-        id.push_str(&format!("{b:02x}"));
-    }
-    Some(id)
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    Some(format!("task-{}", crate::resume::random_hex(16)?))
 }
 
 #[cfg(test)]
