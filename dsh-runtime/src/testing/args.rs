@@ -252,6 +252,119 @@ impl ArgStrategy {
             .boxed()
     }
 
+    /// Valid arguments at the boundaries, always tried before the generated ones: one
+    /// simplest valid value, then for each bounded integer, number and string length
+    /// reachable through object properties, that value with the property set to its
+    /// lower and to its upper bound (only the combinations the whole schema accepts).
+    /// Deterministic: the same schema gives the same list.
+    pub fn edges(&self) -> Vec<Value> {
+        self.edge_cases().into_iter().map(|e| e.value).collect()
+    }
+
+    /// [`ArgStrategy::edges`], each with how to shrink it.
+    pub(crate) fn edge_cases(&self) -> Vec<Edge> {
+        let mut runner = proptest::test_runner::TestRunner::new_with_rng(
+            proptest::test_runner::Config::default(),
+            proptest::test_runner::TestRng::deterministic_rng(
+                proptest::test_runner::RngAlgorithm::ChaCha,
+            ),
+        );
+        let Ok(mut tree) = self.valid().new_tree(&mut runner) else {
+            return Vec::new();
+        };
+        // Simplify as far as the tree goes (bounded: generated trees shrink finitely,
+        // the bound only guards against a strategy that does not).
+        for _ in 0..10_000 {
+            if !tree.simplify() {
+                break;
+            }
+        }
+        let base = tree.current();
+        let mut targets = Vec::new();
+        self.edge_targets(
+            &self.schema,
+            &Path::default(),
+            &mut Vec::new(),
+            &mut targets,
+        );
+        let mut out = vec![Edge {
+            value: base.clone(),
+            integer: None,
+            schema: self.schema.clone(),
+        }];
+        for (keys, value, integer) in targets {
+            let mut candidate = base.clone();
+            if set_at(&mut candidate, &keys, value)
+                && is_valid(&self.schema, &candidate)
+                && !out.iter().any(|e| e.value == candidate)
+            {
+                out.push(Edge {
+                    value: candidate,
+                    integer: integer.map(|(target, start)| (keys, target, start)),
+                    schema: self.schema.clone(),
+                });
+            }
+        }
+        out
+    }
+
+    /// The boundary values under `schema`, each with the object keys leading to it.
+    fn edge_targets(
+        &self,
+        schema: &Schema,
+        path: &Path,
+        keys: &mut Vec<String>,
+        out: &mut Vec<EdgeTarget>,
+    ) {
+        if self.overrides.contains_key(&path.render())
+            || schema.enum_values.is_some()
+            || schema.const_value.is_some()
+        {
+            return;
+        }
+        let mut push = |v: Option<Value>, integer: Option<(i128, i128)>| {
+            if let Some(v) = v {
+                out.push((keys.clone(), v, integer));
+            }
+        };
+        match &schema.kind {
+            Kind::Integer(r) => {
+                let lo = r.minimum.unwrap_or(i128::from(i64::MIN));
+                let hi = r.maximum.unwrap_or(i128::from(u64::MAX));
+                let target = 0i128.clamp(lo, hi);
+                for bound in [r.minimum, r.maximum].into_iter().flatten() {
+                    push(
+                        Number::from_i128(bound).map(Value::Number),
+                        Some((target, bound)),
+                    );
+                }
+            }
+            Kind::Number(r) => {
+                for bound in [r.minimum, r.maximum].into_iter().flatten() {
+                    push(Number::from_f64(bound).map(Value::Number), None);
+                }
+            }
+            Kind::String(r) if r.pattern.is_none() => {
+                for len in [r.min_length, r.max_length].into_iter().flatten() {
+                    if let Ok(len) = usize::try_from(len) {
+                        push(
+                            Some(Value::from("a".repeat(len.min(LONG_STRING * 100)))),
+                            None,
+                        );
+                    }
+                }
+            }
+            Kind::Object(r) => {
+                for p in r.properties.iter() {
+                    keys.push(p.name.to_string());
+                    self.edge_targets(&p.schema, &path.key(&p.name), keys, out);
+                    keys.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Values the schema rejects, each with the violation the validator must report;
     /// `None` when the schema accepts everything the generators could break (no
     /// constraint to break). Violations inside `oneOf` branches are not generated (what
@@ -659,6 +772,89 @@ fn undeclared_key(r: &ObjectRules) -> String {
         key.push('_');
     }
     key
+}
+
+/// A boundary value: the object keys leading to it, the value, and for an integer the
+/// value nearest zero in its range and the bound (where shrinking goes and starts).
+type EdgeTarget = (Vec<String>, Value, Option<(i128, i128)>);
+
+/// A case of [`ArgStrategy::edges`].
+pub(crate) struct Edge {
+    /// The arguments.
+    pub(crate) value: Value,
+    /// For an integer's bound: its keys, the value nearest zero in its range, the bound.
+    integer: Option<(Vec<String>, i128, i128)>,
+    schema: Arc<Schema>,
+}
+
+impl Edge {
+    /// The smallest arguments found that still fail, for a failing edge: an integer at
+    /// its bound is searched towards the value nearest zero in its range (as generated
+    /// integers shrink), other edges are already as simple as they get. `fails` runs a
+    /// candidate and gives its failure.
+    pub(crate) fn shrink<B>(
+        &self,
+        first: B,
+        mut fails: impl FnMut(&Value) -> Option<B>,
+    ) -> (Value, B) {
+        let mut best = (self.value.clone(), first);
+        let Some((keys, target, start)) = &self.integer else {
+            return best;
+        };
+        let mut tree = TowardTree::new(*target, *start);
+        if !tree.simplify() {
+            return best;
+        }
+        // Binary search: about 2 log2(distance) steps, bounded for safety.
+        for _ in 0..512 {
+            let mut candidate = self.value.clone();
+            let failed = Number::from_i128(tree.current())
+                .map(Value::Number)
+                .filter(|v| set_at(&mut candidate, keys, v.clone()))
+                .filter(|_| is_valid(&self.schema, &candidate))
+                .and_then(|_| fails(&candidate));
+            let more = match failed {
+                Some(failure) => {
+                    best = (candidate, failure);
+                    tree.simplify()
+                }
+                None => tree.complicate(),
+            };
+            if !more {
+                break;
+            }
+        }
+        best
+    }
+}
+
+/// Set the value under the object keys `keys` (creating the objects on the way when a
+/// key is absent); `false` when a non-object value is in the way.
+fn set_at(target: &mut Value, keys: &[String], value: Value) -> bool {
+    let Some((last, parents)) = keys.split_last() else {
+        *target = value;
+        return true;
+    };
+    let mut node = target;
+    for key in parents {
+        let Value::Object(o) = node else {
+            return false;
+        };
+        if o.get(key).is_none() {
+            o.insert(key.clone(), Value::Object(Object::new()));
+        }
+        match o.get_mut(key) {
+            Some(next) => node = next,
+            None => return false,
+        }
+    }
+    match node {
+        Value::Object(o) => {
+            o.insert(last.clone(), value);
+            true
+        }
+        _ => false,
+    }
 }
 
 /// The item-count bounds valid arrays are generated within.

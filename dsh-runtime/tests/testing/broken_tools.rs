@@ -209,6 +209,24 @@ fn a_range_bug_at_the_boundary_is_caught() {
 }
 
 #[test]
+fn boundaries_are_tried_on_every_run_whatever_the_case_count() {
+    // One generated case rarely draws the upper bound; the boundary pass always does.
+    for _ in 0..5 {
+        let f = ToolCheck::new(Page).cases(1).try_run().unwrap_err();
+        assert_caught(&f, invariant::NO_PANIC, r#"{"lines":50}"#);
+    }
+}
+
+#[test]
+fn a_failure_found_at_a_boundary_is_shrunk_too() {
+    // With one generated case the failure comes from the boundary pass (n = 1000), and
+    // is searched down to the first failing value.
+    let f = ToolCheck::new(Halve).cases(1).try_run().unwrap_err();
+    assert_caught(&f, invariant::NO_PANIC, r#"{"n":500}"#);
+    assert!(f.detail.contains("500 is too big"), "{f}");
+}
+
+#[test]
 fn a_failing_author_property_is_caught_with_typed_arguments() {
     let f = failure(ToolCheck::new(Halve).property(|args: &HalveArgs, result| {
         if args.n >= 500 || result.value().and_then(|v| v.as_u64()) == Some(u64::from(args.n / 2)) {

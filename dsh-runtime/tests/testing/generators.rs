@@ -104,6 +104,46 @@ fn boundaries_and_optional_forms_are_generated() {
 }
 
 #[test]
+fn edges_set_each_bound_on_a_simplest_valid_value() {
+    let schema = Schema::parameters_from_json_schema(&dsh_runtime::json::parse(
+        r#"{"type":"object","properties":{"n":{"type":"integer","minimum":3,"maximum":9},"x":{"type":"number","maximum":2.5},"s":{"type":"string","minLength":2,"maxLength":4},"k":{"type":"string","enum":["a","b"]},"o":{"type":"object","properties":{"d":{"type":"integer","minimum":-4}},"required":["d"],"additionalProperties":false}},"required":["n","o"]}"#,
+    ).unwrap()).unwrap();
+    let args = ArgStrategy::new(&schema);
+    let edges = args.edges();
+    assert_eq!(edges, args.edges(), "deterministic");
+    assert!(edges.iter().all(|v| is_valid(&schema, v)), "{edges:?}");
+    let has = |f: &dyn Fn(&dsh_runtime::json::Value) -> bool| edges.iter().any(f);
+    assert!(has(&|v| v["n"].as_i64() == Some(3)), "minimum: {edges:?}");
+    assert!(has(&|v| v["n"].as_i64() == Some(9)), "maximum: {edges:?}");
+    assert!(
+        has(&|v| v.get("x").and_then(|x| x.as_f64()) == Some(2.5)),
+        "number maximum: {edges:?}"
+    );
+    assert!(
+        has(&|v| v.get("s").and_then(|s| s.as_str()) == Some("aa")),
+        "shortest: {edges:?}"
+    );
+    assert!(
+        has(&|v| v.get("s").and_then(|s| s.as_str()) == Some("aaaa")),
+        "longest: {edges:?}"
+    );
+    assert!(
+        has(&|v| v["o"]["d"].as_i64() == Some(-4)),
+        "nested minimum: {edges:?}"
+    );
+    // The base and at most one per bound (six here; enums have none of their own).
+    assert!(edges.len() <= 1 + 6, "{edges:?}");
+    // An overridden parameter keeps its override's values.
+    let overridden = ArgStrategy::new(&schema)
+        .with_override("n", Just(dsh_runtime::json::Value::from(5u8)).boxed())
+        .edges();
+    assert!(
+        overridden.iter().all(|v| v["n"].as_i64() == Some(5)),
+        "{overridden:?}"
+    );
+}
+
+#[test]
 fn patterns_are_generated_from_the_regular_expression() {
     let schema = Schema::parameters_from_json_schema(&dsh_runtime::json::parse(
         r#"{"type":"object","properties":{"id":{"type":"string","pattern":"^[A-Z]{2}-[0-9]{3}$"}},"required":["id"]}"#,
