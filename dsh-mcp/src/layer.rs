@@ -85,6 +85,17 @@ async fn read_messages(
             return json_rpc(StatusCode::BAD_REQUEST, &error);
         }
     };
+    let listen = match crate::tasks_listen::read(&prepared) {
+        Ok(listen) => listen,
+        Err(error) => return json_rpc(StatusCode::OK, &error),
+    };
+    let listen = match (listen, &prepared.message) {
+        (Some(listen), ClientJsonRpcMessage::Request(request)) => {
+            parts.extensions.insert(listen.clone());
+            Some((request.id.clone(), listen))
+        }
+        _ => None,
+    };
     let session: Option<Arc<str>> = parts
         .headers
         .get("mcp-session-id")
@@ -145,6 +156,9 @@ async fn read_messages(
     let mut response = next.run(Request::from_parts(parts, Body::from(text))).await;
     if initialize {
         response = patch_initialize(response).await;
+    }
+    if let Some((id, listen)) = listen {
+        response = patch_listen_stream(response, id, listen);
     }
     let Some(key) = key else {
         return response;
@@ -210,6 +224,84 @@ async fn patch_initialize(response: Response) -> Response {
     };
     parts.headers.remove(header::CONTENT_LENGTH);
     Response::from_parts(parts, Body::from(out))
+}
+
+/// A listen request's event stream with the `taskIds` it follows added to its
+/// acknowledgment (see [`crate::tasks_listen`]): lines pass through as they arrive, each
+/// `data` line read until the acknowledgment went by.
+fn patch_listen_stream(
+    response: Response,
+    id: RequestId,
+    listen: crate::tasks_listen::ListenTasks,
+) -> Response {
+    let is_stream = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if !is_stream {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    let mut pending: Vec<u8> = Vec::new();
+    let mut done = false;
+    let patch_line = move |line: &[u8], out: &mut Vec<u8>| {
+        let text = String::from_utf8_lossy(line);
+        let (content, end) = match text.strip_suffix('\n') {
+            Some(c) => (c, "\n"),
+            None => (&*text, ""),
+        };
+        let (content, cr) = match content.strip_suffix('\r') {
+            Some(c) => (c, "\r"),
+            None => (content, ""),
+        };
+        let patched = content.strip_prefix("data:").and_then(|data| {
+            let mut value: serde_json::Value = serde_json::from_str(data.trim_start()).ok()?;
+            crate::tasks_listen::patch_acknowledgment(&mut value, &id, &listen.0)
+                .then(|| value.to_string())
+        });
+        match patched {
+            Some(patched) => {
+                out.extend_from_slice(b"data: ");
+                out.extend_from_slice(patched.as_bytes());
+                out.extend_from_slice(cr.as_bytes());
+                out.extend_from_slice(end.as_bytes());
+                true
+            }
+            None => {
+                out.extend_from_slice(line);
+                false
+            }
+        }
+    };
+    let stream = body.into_data_stream().map(move |chunk| {
+        let chunk = chunk?;
+        if done {
+            return Ok::<_, axum::Error>(chunk);
+        }
+        pending.extend_from_slice(&chunk);
+        let mut out = Vec::with_capacity(pending.len() + 32);
+        let mut start = 0;
+        while let Some(i) = pending[start..].iter().position(|&b| b == b'\n') {
+            let line = &pending[start..start + i + 1];
+            if done {
+                out.extend_from_slice(line);
+            } else {
+                done = patch_line(line, &mut out);
+            }
+            start += i + 1;
+        }
+        // A line still without its end is kept for the next chunk (one the stream ends
+        // on is an unfinished event, which event-stream readers discard anyway).
+        pending.drain(..start);
+        if done {
+            // The rest passes through unread.
+            out.append(&mut pending);
+        }
+        Ok(axum::body::Bytes::from(out))
+    });
+    Response::from_parts(parts, Body::from_stream(stream))
 }
 
 /// Marks its key answered when dropped.

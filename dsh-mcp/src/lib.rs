@@ -98,7 +98,11 @@
 //!   tasks, and they stop when it closes. A `required` tool called without the extension
 //!   is refused with `-32021`. Progress reports set the task's `statusMessage`; on
 //!   revisions with `initialize` they are also sent as `notifications/progress` for the
-//!   task's life, and the final state as `notifications/tasks`. Requests without a session
+//!   task's life, and the final state as `notifications/tasks`. On 2026-07-28 a
+//!   `subscriptions/listen` request whose filter names tasks (`taskIds`, which rmcp's
+//!   filter type lacks and the transports read from the text) gets the ids in its
+//!   acknowledgment and a `notifications/tasks` for each of its context's tasks at once and
+//!   at each change, until it ends. Requests without a session or the stateless context
 //!   get direct answers.
 //! - Tasks of protocol revision 2025-11-25 (that revision's own model, which rmcp does
 //!   not have), on sessions that negotiated it, on the same jobs: `capabilities.tasks`
@@ -155,6 +159,7 @@ mod resume;
 mod server;
 mod tasks;
 mod tasks_core;
+mod tasks_listen;
 mod tasks_stateless;
 #[cfg(feature = "testing")]
 pub mod testing;

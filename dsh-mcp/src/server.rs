@@ -31,6 +31,7 @@ use crate::raw::RawArguments;
 use crate::resume;
 use crate::tasks::{SessionTasks, TaskEntry};
 use crate::tasks_core::CoreRoute;
+use crate::tasks_listen::ListenTasks;
 use crate::tasks_stateless::{Principal, PublicIds, StatelessTaskLimits};
 
 type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
@@ -727,6 +728,37 @@ impl ServerHandler for Handler {
                 let sink = sink.clone();
                 async move { sink.notify_tool_list_changed().await.is_ok() }
             });
+        }
+        // The tasks extension's `taskIds`, read by the transport (see
+        // `crate::tasks_listen`): each task of this context is followed.
+        let request = context.request_context();
+        let listen = request
+            .extensions
+            .get::<ListenTasks>()
+            .or_else(|| {
+                request
+                    .extensions
+                    .get::<axum::http::request::Parts>()
+                    .and_then(|parts| parts.extensions.get::<ListenTasks>())
+            })
+            .cloned();
+        if let Some(ListenTasks(ids)) = listen {
+            for id in ids.iter() {
+                let Ok(found) = self.task_of(id, request) else {
+                    continue;
+                };
+                let task = crate::tasks_listen::Followed {
+                    tasks: found.tasks,
+                    job: found.job,
+                    public: found.public,
+                };
+                tokio::spawn(crate::tasks_listen::follow(
+                    task,
+                    request.peer.clone(),
+                    request.id.clone(),
+                    request.ct.clone(),
+                ));
+            }
         }
         context.cancelled().await;
         Ok(())

@@ -13,6 +13,10 @@
 //! (tool errors stay tool results, `isError: true`), `killed` is `cancelled`, `failed`
 //! (the call's future panicked) is `failed` with an internal JSON-RPC error.
 //!
+//! Status notifications: on sessions with `initialize`, a `notifications/tasks` with the
+//! final state (and one when a wait for an answer starts); on 2026-07-28, on the
+//! `subscriptions/listen` streams whose filter names the task (`crate::tasks_listen`).
+//!
 //! Approval inside a task: when the task's call (or a call it makes) reaches `ask` and no
 //! approval handler of the registry answered, and the request that created the task
 //! declared form elicitation, the task goes `input_required`. `tasks/get` (and, on
@@ -173,6 +177,24 @@ pub(crate) struct TaskEntry {
     /// Created by a 2025-11-25 `tools/call` with `params.task` (see `crate::tasks_core`),
     /// not through the extension.
     pub(crate) core: bool,
+    /// Told of each change of the entry's state (for listen streams following the task,
+    /// see `crate::tasks_listen`).
+    changes: Changes,
+}
+
+/// A change signal: receivers wake after each [`Changes::touch`].
+struct Changes(tokio::sync::watch::Sender<()>);
+
+impl Default for Changes {
+    fn default() -> Self {
+        Changes(tokio::sync::watch::channel(()).0)
+    }
+}
+
+impl Changes {
+    fn touch(&self) {
+        self.0.send_replace(());
+    }
 }
 
 #[derive(Default)]
@@ -213,6 +235,7 @@ impl TaskEntry {
         let mut state = lock(&self.state);
         state.result = Some(result);
         state.updated_ms = now_ms();
+        self.changes.touch();
     }
 
     /// Put a question to the client through the task (`tasks/get` shows it, until it is
@@ -242,6 +265,7 @@ impl TaskEntry {
             .input
             .insert(key.clone(), Outstanding { request, answer });
         state.updated_ms = now_ms();
+        self.changes.touch();
         key
     }
 
@@ -250,6 +274,7 @@ impl TaskEntry {
         let mut state = lock(&self.state);
         if state.input.remove(key).is_some() {
             state.updated_ms = now_ms();
+            self.changes.touch();
         }
     }
 
@@ -292,7 +317,13 @@ impl TaskEntry {
             }
         }
         state.updated_ms = now_ms();
+        self.changes.touch();
         Ok(())
+    }
+
+    /// Wakes after each change of the entry (result, questions, status message).
+    pub(crate) fn changes(&self) -> tokio::sync::watch::Receiver<()> {
+        self.changes.0.subscribe()
     }
 
     /// A progress report of the call: its message (or `progress/total`) becomes the
@@ -306,6 +337,7 @@ impl TaskEntry {
         let mut state = lock(&self.state);
         state.status_message = Some(text);
         state.updated_ms = now_ms();
+        self.changes.touch();
     }
 }
 

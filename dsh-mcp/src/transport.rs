@@ -131,7 +131,13 @@ pub(crate) struct RawTransport<R, W> {
     in_flight: Arc<InFlight<rmcp::model::RequestId>>,
     /// The 2025-11-25 task model, when the registry has a job runtime.
     core: Option<Arc<CoreState>>,
+    /// The listen requests following tasks, until their acknowledgment is sent (see
+    /// [`crate::tasks_listen`]).
+    listens: Listens,
 }
+
+/// The `taskIds` of listen requests whose acknowledgment is still to be sent, by request.
+type Listens = Arc<Mutex<HashMap<rmcp::model::RequestId, Arc<[String]>>>>;
 
 /// What the byte-stream transport knows of the 2025-11-25 task model (see
 /// [`crate::tasks_core`]): the `initialize` request in flight, and whether the session
@@ -155,6 +161,7 @@ where
             write: Arc::new(tokio::sync::Mutex::new(Some(write))),
             in_flight: InFlight::new(),
             core: None,
+            listens: Listens::default(),
         }
     }
 
@@ -211,6 +218,37 @@ where
                 tracing::error!("cannot answer an unreadable MCP message: {e}");
             }
         });
+    }
+}
+
+/// The text of a listen stream's acknowledgment with the `taskIds` it follows (and the
+/// request forgotten once it is acknowledged or answered).
+fn acknowledged(listens: &Listens, item: &ServerJsonRpcMessage) -> Option<Vec<u8>> {
+    let mut listens = listens.lock().unwrap_or_else(|e| e.into_inner());
+    if listens.is_empty() {
+        return None;
+    }
+    match item {
+        ServerJsonRpcMessage::Notification(_) => {
+            let mut value = serde_json::to_value(item).ok()?;
+            let id = listens
+                .iter()
+                .find(|(id, ids)| crate::tasks_listen::patch_acknowledgment(&mut value, id, ids))
+                .map(|(id, _)| id.clone())?;
+            listens.remove(&id);
+            serde_json::to_vec(&value).ok()
+        }
+        ServerJsonRpcMessage::Response(r) => {
+            listens.remove(&r.id);
+            None
+        }
+        ServerJsonRpcMessage::Error(e) => {
+            if let Some(id) = &e.id {
+                listens.remove(id);
+            }
+            None
+        }
+        _ => None,
     }
 }
 
@@ -287,7 +325,8 @@ where
         let patched = self
             .core
             .as_ref()
-            .and_then(|core| core_initialized(core, &item));
+            .and_then(|core| core_initialized(core, &item))
+            .or_else(|| acknowledged(&self.listens, &item));
         async move {
             let answered = match &item {
                 ServerJsonRpcMessage::Response(r) => Some(r.id.clone()),
@@ -337,6 +376,13 @@ where
                     continue;
                 }
             };
+            let listen = match crate::tasks_listen::read(&prepared) {
+                Ok(listen) => listen,
+                Err(error) => {
+                    self.answer(*error);
+                    continue;
+                }
+            };
             let mut routed = false;
             if let Some(core) = &self.core {
                 if let ClientJsonRpcMessage::Request(request) = &prepared.message
@@ -377,6 +423,14 @@ where
                 _ => None,
             };
             attach(&mut message, arguments, token);
+            if let (Some(listen), ClientJsonRpcMessage::Request(request)) = (listen, &mut message) {
+                use rmcp::model::GetExtensions as _;
+                self.listens
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(request.id.clone(), listen.0.clone());
+                request.request.extensions_mut().insert(listen);
+            }
             if routed && let ClientJsonRpcMessage::Request(request) = &mut message {
                 use rmcp::model::GetExtensions as _;
                 request
