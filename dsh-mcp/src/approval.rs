@@ -20,7 +20,6 @@
 //! with the related-task `_meta` (`io.modelcontextprotocol/related-task`), and the task
 //! is `input_required` until it is answered.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use dsh_runtime::hooks::{Approval, ApprovalHandler, ApprovalRequest, HookFuture};
@@ -45,18 +44,13 @@ pub(crate) const APPROVE_FIELD: &str = "approve";
 /// The longest call summary in an approval message, in characters.
 const SUMMARY_CHARS: usize = 160;
 
-/// What the text of a denied call gains when the client could not be asked (then why).
-pub(crate) const CANNOT_ASK: &str = "the MCP client cannot ask its user for approval";
-
 /// The approval route of one call from an MCP session: its client.
 pub(crate) struct ClientApproval {
     peer: Peer<RoleServer>,
     registry: Registry,
     scope: Option<Scope>,
-    /// Why the client cannot be asked, if it cannot.
+    /// Why the client cannot be asked, if it cannot: the note its denial carries.
     cannot_ask: Option<&'static str>,
-    /// Set when the call asked and the client has no way to ask its user.
-    could_not_ask: AtomicBool,
     /// The task the call runs as, if it runs as one.
     task: Option<TaskLink>,
 }
@@ -127,7 +121,6 @@ impl ClientApproval {
             registry,
             scope,
             cannot_ask,
-            could_not_ask: AtomicBool::new(false),
             task: None,
         })
     }
@@ -145,7 +138,6 @@ impl ClientApproval {
             registry,
             scope,
             cannot_ask,
-            could_not_ask: AtomicBool::new(false),
             task: Some(task),
         })
     }
@@ -158,21 +150,10 @@ impl ClientApproval {
         }
     }
 
-    /// Why the client could not ask its user, when the call needed approval and it
-    /// could not.
-    pub(crate) fn could_not_ask(&self) -> Option<&'static str> {
-        if self.could_not_ask.load(Ordering::Acquire) {
-            self.cannot_ask
-        } else {
-            None
-        }
-    }
-
     async fn ask(&self, request: ApprovalRequest<'_>) -> Result<Approval, ToolError> {
         let name = request.call.name();
-        if self.cannot_ask.is_some() {
-            self.could_not_ask.store(true, Ordering::Release);
-            return Ok(Approval::Unavailable);
+        if let Some(why) = self.cannot_ask {
+            return Ok(Approval::UnavailableBecause(why));
         }
         let message = approval_message(
             name,

@@ -25,7 +25,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
-use crate::approval::{CANNOT_ASK, ClientApproval, TaskLink, can_elicit_form};
+use crate::approval::{ClientApproval, TaskLink, can_elicit_form};
 use crate::definition::{McpTool, mcp_tool, to_serde};
 use crate::raw::RawArguments;
 use crate::resume;
@@ -932,7 +932,6 @@ impl ServerHandler for Handler {
                 _ => {}
             }
         }
-        let mut approval = None;
         let result = if let Some(state) = request.request_state.as_deref() {
             // The retry of a call suspended on its approval.
             let bound = binding();
@@ -1029,7 +1028,6 @@ impl ServerHandler for Handler {
                 session.as_ref().map(|s| s.scope.clone()),
                 cannot_ask,
             );
-            approval = Some(client.clone());
             let handler: Arc<dyn ApprovalHandler> = client;
             let execute = dsh_runtime::hooks::with_approval(handler, registry.execute(call));
             // rmcp runs each request handler on its own detached task and signals
@@ -1054,13 +1052,10 @@ impl ServerHandler for Handler {
                 None,
             ));
         }
-        let mut out = to_mcp_result(&result, tool.as_deref());
-        if let Some(why) = approval.as_ref().and_then(|a| a.could_not_ask())
-            && result.error_code() == Some(ErrorCode::PolicyDenied)
-        {
-            note_cannot_ask(&mut out, why);
-        }
-        Ok(CallToolResponse::Complete(out))
+        Ok(CallToolResponse::Complete(to_mcp_result(
+            &result,
+            tool.as_deref(),
+        )))
     }
 
     async fn on_custom_request(
@@ -1115,15 +1110,30 @@ impl ServerHandler for Handler {
     }
 }
 
-/// Why a call's `ask` cannot go to the client's user, if it cannot.
+/// The note a denied call's message ends with when the client could not ask its user:
+/// the fact, then why.
+macro_rules! cannot_ask_because {
+    ($why:literal) => {
+        concat!("the MCP client cannot ask its user for approval: ", $why)
+    };
+}
+
+/// Why a call's `ask` cannot go to the client's user, if it cannot (the note its denial
+/// carries, through [`dsh_runtime::hooks::Approval::UnavailableBecause`]).
 fn cannot_ask(capable: bool, resumable: bool, in_session: bool) -> Option<&'static str> {
     if !capable {
-        Some("it did not declare the elicitation capability")
+        Some(cannot_ask_because!(
+            "it did not declare the elicitation capability"
+        ))
     } else if resumable {
         // Capable clients on these revisions suspend ordinary calls instead.
-        Some("this protocol revision has no server-to-client requests")
+        Some(cannot_ask_because!(
+            "this protocol revision has no server-to-client requests"
+        ))
     } else if !in_session {
-        Some("a request without a session cannot be asked back")
+        Some(cannot_ask_because!(
+            "a request without a session cannot be asked back"
+        ))
     } else {
         None
     }
@@ -1288,12 +1298,7 @@ impl Handler {
                 if let Some(forwarder) = forwarder {
                     forwarder.finish().await;
                 }
-                let mut out = to_mcp_result(&result, tool.as_deref());
-                if let Some(why) = approval.could_not_ask()
-                    && result.error_code() == Some(ErrorCode::PolicyDenied)
-                {
-                    note_cannot_ask(&mut out, why);
-                }
+                let out = to_mcp_result(&result, tool.as_deref());
                 let text = result.text().to_string();
                 job_entry.finish(out);
                 let settlement = if stop.is_cancelled() {
@@ -1508,21 +1513,6 @@ pub(crate) fn to_mcp_result(result: &ToolResult, tool: Option<&McpTool>) -> Call
         });
     }
     out
-}
-
-/// Say in a denied call's error text that the client could not ask its user.
-fn note_cannot_ask(result: &mut CallToolResult, why: &str) {
-    let text = result.content.iter_mut().find_map(|block| match block {
-        rmcp::model::ContentBlock::Text(text) if text.meta.is_none() => Some(text),
-        _ => None,
-    });
-    match text {
-        Some(text) => text.text = format!("{} ({CANNOT_ASK}: {why})", text.text),
-        None => result.content.insert(
-            0,
-            rmcp::model::ContentBlock::text(format!("Error: {CANNOT_ASK}: {why}")),
-        ),
-    }
 }
 
 fn content_block(block: &ContentBlock) -> rmcp::model::ContentBlock {

@@ -283,6 +283,11 @@ pub enum Approval {
     /// Denied, `POLICY_DENIED`: `tool "<n>" requires approval, but no approval channel
     /// is available`.
     Unavailable,
+    /// As [`Approval::Unavailable`], saying why no one could be asked: the denial's
+    /// message ends with the text in parentheses (e.g. a client that cannot ask its
+    /// user). A fallback handler's answer keeps the message of a call with no handler,
+    /// with the text added.
+    UnavailableBecause(&'static str),
 }
 
 /// A request for approval, made when pre-execute answers `ask` (for calls from an agent

@@ -206,13 +206,17 @@ async fn pre_execute(call: &Call, info: &CallInfo<'_>) -> Stage<()> {
     let name = json_quote(info.name());
     let registry_handler = call.snap.approval().cloned();
     let fallback = crate::hooks::fallback_approval();
-    let no_handler = |reason: Option<String>| {
+    let no_handler = |reason: Option<String>, why: Option<&str>| {
         let reason =
             reason.unwrap_or_else(|| format!("tool {name} requires approval (not yet supported)"));
+        let reason = match why {
+            Some(why) => format!("{reason} ({why})"),
+            None => reason,
+        };
         deny(call, ErrorCode::PolicyDenied, reason)
     };
     if registry_handler.is_none() && fallback.is_none() {
-        return Err(no_handler(reason));
+        return Err(no_handler(reason, None));
     }
     let request = ApprovalRequest {
         call: info,
@@ -225,20 +229,25 @@ async fn pre_execute(call: &Call, info: &CallInfo<'_>) -> Stage<()> {
         let asked = panic::contained(|| handler.request(request)).await;
         answer = Some(thrown("approval handler", asked)?);
     }
-    if matches!(answer, None | Some(Approval::Unavailable))
-        && let Some(handler) = &fallback
+    if matches!(
+        answer,
+        None | Some(Approval::Unavailable | Approval::UnavailableBecause(_))
+    ) && let Some(handler) = &fallback
     {
         let asked = panic::contained(|| handler.request(request)).await;
         match thrown("approval handler", asked)? {
             // Nobody could ask: the denial of a call with no handler.
             Approval::Unavailable if registry_handler.is_none() => {
-                return Err(no_handler(reason));
+                return Err(no_handler(reason, None));
+            }
+            Approval::UnavailableBecause(why) if registry_handler.is_none() => {
+                return Err(no_handler(reason, Some(why)));
             }
             other => answer = Some(other),
         }
     }
     let Some(answer) = answer else {
-        return Err(no_handler(reason));
+        return Err(no_handler(reason, None));
     };
     let (code, refusal) = match answer {
         Approval::AllowedOnce => return Ok(()),
@@ -253,6 +262,10 @@ async fn pre_execute(call: &Call, info: &CallInfo<'_>) -> Stage<()> {
         Approval::Unavailable => (
             ErrorCode::PolicyDenied,
             format!("tool {name} requires approval, but no approval channel is available"),
+        ),
+        Approval::UnavailableBecause(why) => (
+            ErrorCode::PolicyDenied,
+            format!("tool {name} requires approval, but no approval channel is available ({why})"),
         ),
     };
     Err(deny(call, code, refusal))

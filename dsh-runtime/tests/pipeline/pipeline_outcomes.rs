@@ -411,13 +411,21 @@ async fn a_fallback_approval_handler_answers_what_no_registry_handler_did() {
     let r = with_approval(fallback(Approval::Unavailable), ask_with(&registry, None)).await;
     assert_eq!(r.code_str(), Some("POLICY_DENIED"));
     assert_eq!(r.message(), Some("why"));
-    assert_eq!(asked.load(Ordering::SeqCst), 3);
+    // One that says why adds it to that denial.
+    let r = with_approval(
+        fallback(Approval::UnavailableBecause("no phone")),
+        ask_with(&registry, None),
+    )
+    .await;
+    assert_eq!(r.code_str(), Some("POLICY_DENIED"));
+    assert_eq!(r.message(), Some("why (no phone)"));
+    assert_eq!(asked.load(Ordering::SeqCst), 4);
 
     // A registry handler answers first, and the fallback is not asked...
     let rejecting = registry.set_approval_handler(approval_fn(|_| Approval::Rejected));
     let r = with_approval(fallback(Approval::AllowedOnce), ask_with(&registry, None)).await;
     assert_eq!(r.code_str(), Some("APPROVAL_REJECTED"));
-    assert_eq!(asked.load(Ordering::SeqCst), 3);
+    assert_eq!(asked.load(Ordering::SeqCst), 4);
     rejecting.unregister();
     // ...unless it has no channel.
     let _none = registry.set_approval_handler(approval_fn(|_| Approval::Unavailable));
@@ -428,7 +436,16 @@ async fn a_fallback_approval_handler_answers_what_no_registry_handler_did() {
         r.message(),
         Some(r#"tool "echo" requires approval, but no approval channel is available"#)
     );
-    assert_eq!(asked.load(Ordering::SeqCst), 5);
+    let r = with_approval(
+        fallback(Approval::UnavailableBecause("no phone")),
+        ask_with(&registry, None),
+    )
+    .await;
+    assert_eq!(
+        r.message(),
+        Some(r#"tool "echo" requires approval, but no approval channel is available (no phone)"#)
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 7);
 }
 
 #[tokio::test]
@@ -459,6 +476,13 @@ async fn approval_outcomes() {
                 r#"tool "echo" requires approval, but no approval channel is available"#,
             )),
         ),
+        (
+            Approval::UnavailableBecause("it is 3 a.m."),
+            Some((
+                "POLICY_DENIED",
+                r#"tool "echo" requires approval, but no approval channel is available (it is 3 a.m.)"#,
+            )),
+        ),
     ] {
         let s = seen.clone();
         let _h = registry.set_approval_handler(approval_fn(move |req: &ApprovalRequest<'_>| {
@@ -479,7 +503,7 @@ async fn approval_outcomes() {
         }
     }
     let seen = seen.lock().unwrap();
-    assert_eq!(seen.len(), 4);
+    assert_eq!(seen.len(), 5);
     assert!(
         seen.iter()
             .all(|(reason, agent, name)| reason.as_deref() == Some("why")

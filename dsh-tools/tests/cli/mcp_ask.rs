@@ -184,13 +184,13 @@ enum Revision {
     Discover,
 }
 
-async fn connect(
+async fn connect<C: ClientHandler>(
     root: &std::path::Path,
     args: &[&str],
-    user: User,
+    user: C,
     wire: Wire,
     revision: Revision,
-) -> (RunningService<RoleClient, User>, tokio::process::Child) {
+) -> (RunningService<RoleClient, C>, tokio::process::Child) {
     use rmcp::model::ProtocolVersion;
     use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
     use rmcp::transport::StreamableHttpClientTransport;
@@ -326,6 +326,84 @@ async fn code_mode_sub_call_approval(wire: Wire, revision: Revision) {
     if matches!(wire, Wire::Stdio) {
         assert!(status.success(), "{what}: {status}");
     }
+}
+
+/// A client that declares no elicitation: its user cannot be asked.
+#[derive(Clone)]
+struct NoUser;
+
+impl ClientHandler for NoUser {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("no-ask-test", "0"),
+        )
+    }
+}
+
+const TOUCH_CAUGHT: &str = "try {\n\
+       await tools.bash({command: \"touch unasked.txt\", description: \"create a file\"});\n\
+       return \"ran\";\n\
+     } catch (e) { return (e as ToolCallError).message; }";
+
+/// A program's sub-call that needs approval, from a client that cannot ask its user:
+/// the denial of a call with no approval handler, saying the client cannot ask.
+async fn code_mode_sub_call_cannot_ask(wire: Wire, revision: Revision) {
+    let root = tempfile::tempdir().unwrap();
+    let (client, mut child) = connect(
+        root.path(),
+        &["--code-mode", "code", "--ask", "bash"],
+        NoUser,
+        wire,
+        revision,
+    )
+    .await;
+    let what = format!("{wire:?}/{revision:?}");
+    let r = tokio::time::timeout(
+        Duration::from_secs(30),
+        client.call_tool(run_code(TOUCH_CAUGHT)),
+    )
+    .await
+    .expect("answered in time")
+    .expect("a result");
+    let result = r
+        .structured_content
+        .as_ref()
+        .map(|v| v["result"].clone())
+        .unwrap_or_default();
+    let message = result
+        .as_str()
+        .unwrap_or_else(|| panic!("{what}: {}", text_of(&r)));
+    assert!(
+        message.starts_with("dsh-tools mcp --ask lists tool \"bash\""),
+        "{what}: the policy's reason first: {message}"
+    );
+    assert!(
+        message.ends_with(
+            "(the MCP client cannot ask its user for approval: it did not declare the \
+             elicitation capability)"
+        ),
+        "{what}: {message}"
+    );
+    assert!(
+        !root.path().join("unasked.txt").exists(),
+        "{what}: bash did not run"
+    );
+    client.cancel().await.unwrap();
+    if matches!(wire, Wire::Http) {
+        child.start_kill().unwrap();
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(20), child.wait()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn code_mode_sub_call_of_a_client_that_cannot_ask_says_so_over_stdio() {
+    code_mode_sub_call_cannot_ask(Wire::Stdio, Revision::Initialize).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn code_mode_sub_call_of_a_client_that_cannot_ask_says_so_over_http() {
+    code_mode_sub_call_cannot_ask(Wire::Http, Revision::Discover).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
