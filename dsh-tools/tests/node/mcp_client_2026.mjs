@@ -1,0 +1,234 @@
+// Drive `dsh-tools mcp` on protocol revision 2026-07-28 with the official MCP TypeScript
+// SDK's v2 client (`@modelcontextprotocol/client`, pinned to that revision).
+//
+// Usage: node mcp_client_2026.mjs SDK_DIR DSH_TOOLS ROOT TRANSPORT
+//
+// - SDK_DIR: the directory whose node_modules holds @modelcontextprotocol/client;
+// - TRANSPORT: `stdio` (the SDK starts `dsh-tools mcp` itself) or `http` (this script
+//   starts `dsh-tools mcp --http 127.0.0.1:0` and connects with the SDK's Streamable
+//   HTTP client).
+//
+// 1. Every reference tool is called so that it completes; `callTool` checks each result's
+//    structuredContent against the tool's outputSchema with the SDK's own validator.
+// 2. Approval (`--ask write`): the server answers `tools/call` with an `input_required`
+//    result carrying the approval form; the SDK fulfils it through its
+//    `elicitation/create` handler and retries with the opaque `requestState`. Accept
+//    runs the call, decline is APPROVAL_REJECTED, cancel APPROVAL_CANCELLED, and a client
+//    without the elicitation capability gets the policy's denial saying it cannot ask.
+// 3. Code mode (`--code-mode code --ask bash`): a program's sub-call waits for the same
+//    approval, which names both the sub-call and the program's call.
+//
+// The v2 client does not model the tasks extension (its task types are 2025-11-25's,
+// and `callTool` refuses a `task` result), so tasks are not driven from here.
+// Each check throws on failure; the last line printed is `ok: N checks` on success.
+
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+
+const [SDK_DIR, DSH_TOOLS, ROOT, TRANSPORT] = process.argv.slice(2);
+const dist = path.join(SDK_DIR, "node_modules/@modelcontextprotocol/client/dist");
+const { Client, StreamableHTTPClientTransport } = await import(path.join(dist, "index.mjs"));
+const { StdioClientTransport } = await import(path.join(dist, "stdio.mjs"));
+
+let CHECKS = 0;
+function check(condition, what) {
+  if (!condition) throw new Error(`[${TRANSPORT}] ${what}`);
+  CHECKS += 1;
+}
+
+function textOf(result) {
+  return (result.content ?? [])
+    .filter((b) => b.type === "text")
+    .map((b) => b.text)
+    .join("\n");
+}
+
+/** Start `dsh-tools mcp --http` with `args` and resolve with its URL and process. */
+function httpServer(args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(DSH_TOOLS, ["--root", ROOT, "mcp", ...args, "--http", "127.0.0.1:0"], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let seen = "";
+    const timer = setTimeout(() => reject(new Error(`no URL announced: ${seen}`)), 20000);
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk) => {
+      seen += chunk;
+      const m = /serving MCP at (\S+)/.exec(seen);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ url: m[1], child });
+      }
+    });
+    child.on("exit", (code) => reject(new Error(`dsh-tools mcp --http exited ${code}: ${seen}`)));
+  });
+}
+
+/**
+ * A client pinned to 2026-07-28, connected to `dsh-tools mcp ARGS`; `answer(message)`
+ * (when given) is its user: it declares form elicitation and answers each form.
+ */
+async function connect(args, answer) {
+  const capabilities = answer ? { elicitation: { form: {} } } : {};
+  const client = new Client(
+    { name: "dsh-rs-test-2026", version: "0.0.0" },
+    { capabilities, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+  );
+  const asked = [];
+  if (answer) {
+    client.setRequestHandler("elicitation/create", async (request) => {
+      asked.push(request.params.message);
+      return answer(request.params.message);
+    });
+  }
+  let server;
+  if (TRANSPORT === "stdio") {
+    await client.connect(
+      new StdioClientTransport({ command: DSH_TOOLS, args: ["--root", ROOT, "mcp", ...args], stderr: "inherit" }),
+    );
+  } else {
+    server = await httpServer(args);
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+  }
+  check(
+    client.getNegotiatedProtocolVersion() === "2026-07-28",
+    `negotiated ${client.getNegotiatedProtocolVersion()}`,
+  );
+  const close = async () => {
+    await client.close();
+    if (server) server.child.kill("SIGTERM");
+  };
+  return { client, asked, close };
+}
+
+async function referenceTools() {
+  const { client, close } = await connect([]);
+  try {
+    check(client.getServerVersion()?.name === "dsh-tools", `server ${JSON.stringify(client.getServerVersion())}`);
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name);
+    for (const n of ["read", "write", "edit", "grep", "glob", "bash", "job_output", "job_list", "job_kill"]) {
+      check(names.includes(n), `tool ${n} listed: ${names}`);
+    }
+    for (const t of tools) {
+      check(t.outputSchema?.type === "object", `${t.name} publishes an object outputSchema`);
+    }
+    const completes = async (name, args) => {
+      const result = await client.callTool({ name, arguments: args });
+      check(!result.isError, `${name} ${JSON.stringify(args)} failed: ${textOf(result)}`);
+      check(result.structuredContent !== undefined, `${name}: no structuredContent`);
+      return result.structuredContent;
+    };
+    let sc = await completes("read", { file_path: "notes.txt" });
+    check(sc.totalLines === 2, `read ${JSON.stringify(sc)}`);
+    sc = await completes("write", { file_path: "made/new.txt", content: "one\n" });
+    check(sc.operation === "create", `write (create) ${JSON.stringify(sc)}`);
+    sc = await completes("write", { file_path: "made/new.txt", content: "two\n" });
+    check(sc.operation === "update" && sc.before === "one\n", `write (update) ${JSON.stringify(sc)}`);
+    await completes("edit", { file_path: "made/new.txt", old_string: "two", new_string: "three" });
+    sc = await completes("grep", { pattern: "thr+ee" });
+    check(sc.matches.length === 1, `grep ${JSON.stringify(sc)}`);
+    await completes("grep", { pattern: "nowhere to be found" });
+    await completes("glob", { pattern: "**/*.txt" });
+    sc = (await completes("bash", { command: "echo hi", description: "Say hi" })).result;
+    check(sc.exitCode === 0, `bash exit 0 ${JSON.stringify(sc)}`);
+    sc = (await completes("bash", { command: "exit 7", description: "Fail" })).result;
+    check(sc.exitCode === 7, `bash exit 7 ${JSON.stringify(sc)}`);
+    sc = (
+      await completes("bash", { command: "echo done", description: "Quick", run_in_background: true })
+    ).result;
+    sc = await completes("job_output", { job_id: sc.jobId, wait: true, timeout_ms: 20000 });
+    check(JSON.stringify(sc).includes("done"), `job_output ${JSON.stringify(sc)}`);
+    await completes("job_list", {});
+    const failed = await client.callTool({ name: "read", arguments: { file_path: "no/such/file" } });
+    check(failed.isError === true && textOf(failed).startsWith("Error: "), `failure ${textOf(failed)}`);
+  } finally {
+    await close();
+  }
+}
+
+async function approval() {
+  // The user approves `yes.txt`, declines `no.txt` and dismisses anything else.
+  const answer = (message) => {
+    if (message.includes("yes.txt")) return { action: "accept", content: { approve: true } };
+    if (message.includes("no.txt")) return { action: "decline" };
+    return { action: "cancel" };
+  };
+  const { client, asked, close } = await connect(["--ask", "write"], answer);
+  try {
+    const write = (file) => client.callTool({ name: "write", arguments: { file_path: file, content: "x\n" } });
+    let r = await write("yes.txt");
+    check(!r.isError, `approved write: ${textOf(r)}`);
+    check(existsSync(path.join(ROOT, "yes.txt")), "the approved write ran");
+    check(asked.length === 1 && asked[0].startsWith('Allow tool "write" to run?'), `form ${asked}`);
+    check(asked[0].includes('Reason: dsh-tools mcp --ask lists tool "write"'), `reason in ${asked[0]}`);
+    r = await write("no.txt");
+    check(r.isError === true && textOf(r) === 'Error: the user rejected tool "write"', `declined: ${textOf(r)}`);
+    check(!existsSync(path.join(ROOT, "no.txt")), "the declined write did not run");
+    r = await write("maybe.txt");
+    check(
+      r.isError === true && textOf(r) === 'Error: approval for tool "write" was cancelled',
+      `cancelled: ${textOf(r)}`,
+    );
+    check(!existsSync(path.join(ROOT, "maybe.txt")), "the cancelled write did not run");
+    // Tools without `ask` are not held.
+    r = await client.callTool({ name: "read", arguments: { file_path: "yes.txt" } });
+    check(!r.isError && asked.length === 3, `read is not asked about (${asked.length} forms)`);
+  } finally {
+    await close();
+  }
+  // A client that cannot ask its user: the denial says so.
+  const mute = await connect(["--ask", "write"], null);
+  try {
+    const r = await mute.client.callTool({ name: "write", arguments: { file_path: "mute.txt", content: "x\n" } });
+    check(r.isError === true, `no capability: ${textOf(r)}`);
+    check(
+      textOf(r).endsWith(
+        "(the MCP client cannot ask its user for approval: it did not declare the elicitation capability)",
+      ),
+      `no capability: ${textOf(r)}`,
+    );
+    check(!existsSync(path.join(ROOT, "mute.txt")), "the unasked write did not run");
+  } finally {
+    await mute.close();
+  }
+}
+
+async function codeMode() {
+  const { client, asked, close } = await connect(
+    ["--code-mode", "code", "--ask", "bash"],
+    () => ({ action: "accept", content: { approve: true } }),
+  );
+  try {
+    const program =
+      'await tools.bash({command: "touch from-program.txt", description: "create a file"});\nreturn "ran";';
+    const r = await client.callTool({ name: "run_code", arguments: { code: program, description: "Create a file" } });
+    check(!r.isError, `run_code: ${textOf(r)}`);
+    check(r.structuredContent?.result === "ran", `run_code result ${JSON.stringify(r.structuredContent)}`);
+    check(existsSync(path.join(ROOT, "from-program.txt")), "the approved sub-call ran");
+    check(asked.length === 1, `one form: ${asked}`);
+    check(
+      asked[0].startsWith('Allow tool "bash" to run?\nCall: touch from-program.txt\nVia: tool "run_code", call "'),
+      `the form names the sub-call and the program's call: ${asked[0]}`,
+    );
+  } finally {
+    await close();
+  }
+}
+
+async function main() {
+  await referenceTools();
+  await approval();
+  await codeMode();
+  check(readFileSync(path.join(ROOT, "made/new.txt"), "utf8") === "three\n", "the edits are on disk");
+  console.log(`ok: ${CHECKS} checks`);
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e?.stack ?? String(e));
+    process.exit(1);
+  },
+);
