@@ -18,8 +18,11 @@
 // 3. Code mode (`--code-mode code --ask bash`): a program's sub-call waits for the same
 //    approval, which names both the sub-call and the program's call.
 //
-// The v2 client does not model the tasks extension (its task types are 2025-11-25's,
-// and `callTool` refuses a `task` result), so tasks are not driven from here.
+// 4. Over HTTP, a task's status notifications: the v2 client does not model the tasks
+//    extension (its task types are 2025-11-25's, and `callTool` refuses a `task`
+//    result), so the task is started with a plain POST (stateless: the same, absent,
+//    credentials), and the client's `listen({taskIds})` follows it: the SDK's own
+//    subscription machinery takes the acknowledgment and routes `notifications/tasks`.
 // Each check throws on failure; the last line printed is `ok: N checks` on success.
 
 import { spawn } from "node:child_process";
@@ -67,10 +70,12 @@ function httpServer(args) {
 
 /**
  * A client pinned to 2026-07-28, connected to `dsh-tools mcp ARGS`; `answer(message)`
- * (when given) is its user: it declares form elicitation and answers each form.
+ * (when given) is its user: it declares form elicitation and answers each form; `tasks`:
+ * it declares the tasks extension.
  */
-async function connect(args, answer) {
+async function connect(args, answer, tasks = false) {
   const capabilities = answer ? { elicitation: { form: {} } } : {};
+  if (tasks) capabilities.extensions = { "io.modelcontextprotocol/tasks": {} };
   const client = new Client(
     { name: "dsh-rs-test-2026", version: "0.0.0" },
     { capabilities, versionNegotiation: { mode: { pin: "2026-07-28" } } },
@@ -99,7 +104,7 @@ async function connect(args, answer) {
     await client.close();
     if (server) server.child.kill("SIGTERM");
   };
-  return { client, asked, close };
+  return { client, asked, close, url: server?.url };
 }
 
 async function referenceTools() {
@@ -217,10 +222,62 @@ async function codeMode() {
   }
 }
 
+async function taskNotifications() {
+  const { client, close, url } = await connect([], null, true);
+  try {
+    const meta = {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": { extensions: { "io.modelcontextprotocol/tasks": {} } },
+      "io.modelcontextprotocol/clientInfo": { name: "raw", version: "0" },
+    };
+    const response = await fetch(url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "bash",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { _meta: meta, name: "bash", arguments: { command: "sleep 0.5; echo finished", description: "Wait" } },
+      }),
+    });
+    const text = await response.text();
+    const data = text.trim().startsWith("{") ? text : text.split("\n").filter((l) => l.startsWith("data:")).pop().slice(5);
+    const created = JSON.parse(data).result;
+    check(created?.resultType === "task" && typeof created.taskId === "string", `task created: ${text}`);
+    const seen = [];
+    const done = new Promise((resolve) => {
+      client.fallbackNotificationHandler = async (n) => {
+        if (n.method !== "notifications/tasks") return;
+        seen.push(n.params);
+        if (n.params.status === "completed") resolve(n.params);
+      };
+    });
+    const subscription = await client.listen({ taskIds: [created.taskId] });
+    const last = await Promise.race([
+      done,
+      new Promise((_, reject) => setTimeout(() => reject(new Error(`no terminal status: ${JSON.stringify(seen)}`)), 20000)),
+    ]);
+    check(last.taskId === created.taskId, `notified about ${last.taskId}`);
+    check(last.result?.structuredContent?.result?.stdout?.text === "finished\n", `the result inline: ${JSON.stringify(last)}`);
+    check(seen.every((p) => p.taskId === created.taskId), `only the followed task: ${JSON.stringify(seen)}`);
+    await subscription.close();
+    check((await subscription.closed) === "local", "closed by the client");
+  } finally {
+    await close();
+  }
+}
+
 async function main() {
   await referenceTools();
   await approval();
   await codeMode();
+  if (TRANSPORT === "http") await taskNotifications();
   check(readFileSync(path.join(ROOT, "made/new.txt"), "utf8") === "three\n", "the edits are on disk");
   console.log(`ok: ${CHECKS} checks`);
 }
