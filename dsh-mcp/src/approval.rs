@@ -60,7 +60,8 @@ pub(crate) struct TaskLink {
     entry: Arc<TaskEntry>,
     jobs: JobRuntime,
     owner: OwnerId,
-    /// Push the task's state when it starts waiting (sessions with plain notifications).
+    /// Push the task's state when it starts and stops waiting (sessions with plain
+    /// notifications).
     notify: bool,
     /// The task's job: its id and stop token (known once the job started).
     job: OnceLock<(JobId, CancellationToken)>,
@@ -183,6 +184,10 @@ impl ClientApproval {
         let answer = self.ask_client(name, params, cancel).await;
         if let Some((task, key)) = outstanding {
             task.entry.withdraw(&key);
+            if matches!(answer, Ok(Approval::AllowedOnce | Approval::Rejected)) {
+                // Answered: the task works again (a cancelled one ends, and says so).
+                task.notify(&self.peer).await;
+            }
         }
         answer
     }
@@ -203,6 +208,10 @@ impl ClientApproval {
             () = ended(cancel, task.stop()) => None,
         };
         task.entry.withdraw(&key);
+        if answer.is_some() {
+            // Answered: the task works again (a cancelled one ends, and says so).
+            task.notify(&self.peer).await;
+        }
         match answer {
             Some(answer) => approval_of(&answer),
             // Cancelled (the call, or the task's job), or withdrawn.

@@ -14,7 +14,8 @@
 //! (the call's future panicked) is `failed` with an internal JSON-RPC error.
 //!
 //! Status notifications: on sessions with `initialize`, a `notifications/tasks` with the
-//! final state (and one when a wait for an answer starts); on 2026-07-28, on the
+//! final state (and one when a wait for an answer starts, and when it is answered); on
+//! 2026-07-28, on the
 //! `subscriptions/listen` streams whose filter names the task (`crate::tasks_listen`).
 //!
 //! Approval inside a task: when the task's call (or a call it makes) reaches `ask` and no

@@ -21,8 +21,8 @@
 //! - a task whose call waits for its user's approval (an `elicitation/create` request to
 //!   the client, with `_meta["io.modelcontextprotocol/related-task"]` naming the task) is
 //!   `input_required` until the answer, then `working` again (see [`crate::approval`]);
-//! - `notifications/tasks/status` carries each task's terminal state, and the start of
-//!   each wait for an approval.
+//! - `notifications/tasks/status` carries each task's terminal state, and the start and
+//!   the answered end of each wait for an approval.
 //!
 //! Tasks live as long as their session: `ttl` is `null` whatever the client asked for.
 

@@ -914,6 +914,26 @@ async fn an_ask_inside_a_task_is_input_required_until_tasks_update_answers() {
         );
         assert!(guarded_ran(&note), "{wire:?}");
         assert_eq!(last_code(&codes, "guarded"), None, "{wire:?}");
+        if wire.pushes() {
+            // After the wait, plain notifications follow the task: working again, then
+            // its terminal state.
+            let mut seen = Vec::new();
+            tokio::time::timeout(Duration::from_secs(20), async {
+                while seen.last() != Some(&TaskStatus::Completed) {
+                    let note = statuses.recv().await.expect("notifications");
+                    if note.task.task.task_id == id {
+                        seen.push(note.task.status());
+                    }
+                }
+            })
+            .await
+            .unwrap_or_else(|_| panic!("{wire:?}: no terminal notification: {seen:?}"));
+            assert_eq!(
+                seen,
+                [TaskStatus::Working, TaskStatus::Completed],
+                "{wire:?}"
+            );
+        }
         // Answering again is ignored: the key is no longer outstanding.
         update(&client, &id, json!({"approval-1": approve(false)}))
             .await

@@ -811,6 +811,37 @@ async fn a_task_waiting_for_its_elicitation_is_input_required() {
         .await
         .unwrap();
     assert_eq!(text_of(&result), "guarded: core", "{result}");
+    // The notifications followed the task: waiting, working again, completed (the last
+    // one sent when the job settled, so perhaps after the answers above; the client reads
+    // what arrived while it waits for an answer).
+    let statuses_of = |client: &RawClient| -> Vec<Value> {
+        client
+            .notifications()
+            .iter()
+            .filter(|n| {
+                n["method"] == "notifications/tasks/status" && n["params"]["taskId"] == id.as_str()
+            })
+            .map(|n| n["params"]["status"].clone())
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while statuses_of(&client).last() != Some(&json!("completed"))
+        && std::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let _ = client.request("tasks/get", json!({"taskId": id})).await;
+    }
+    let statuses = statuses_of(&client);
+    assert_eq!(
+        statuses,
+        [
+            json!("input_required"),
+            json!("working"),
+            json!("completed")
+        ],
+        "{:?}",
+        client.notifications()
+    );
     assert!(GUARDED.lock().unwrap().contains(&"core".to_string()));
     client.close().await;
     fixture.shutdown().await;
