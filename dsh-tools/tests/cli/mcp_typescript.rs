@@ -89,20 +89,39 @@ fn install(dir: &str, package: &str, spec: &str) -> Result<PathBuf, String> {
     Ok(dir)
 }
 
-fn run_client(transport: &str) {
-    let sdk = sdk_dir();
-    let root = tempfile::tempdir().unwrap();
-    std::fs::write(root.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/node/mcp_client.mjs");
+/// Run `tests/node/<script>` with the SDK in `sdk` against `dsh-tools` in `root`, over
+/// `transport`, and expect at least `min_checks` passed checks.
+pub(super) fn run_script(
+    sdk: &Path,
+    script: &str,
+    root: &Path,
+    transport: &str,
+    min_checks: usize,
+) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/node")
+        .join(script);
     let out = Command::new("node")
         .arg(script)
         .arg(sdk)
         .arg(DSH_TOOLS)
-        .arg(root.path())
+        .arg(root)
         .arg(transport)
         .output()
         .expect("run node (needed for the TypeScript client)");
-    crate::process::assert_checks(transport, &out, 40);
+    crate::process::assert_checks(transport, &out, min_checks);
+}
+
+/// A root holding the `notes.txt` the reference-tool sweep reads.
+fn notes_root() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
+    root
+}
+
+fn run_client(transport: &str) {
+    let root = notes_root();
+    run_script(sdk_dir(), "mcp_client.mjs", root.path(), transport, 40);
 }
 
 #[test]
@@ -116,19 +135,14 @@ fn typescript_client_validates_every_reference_tool_over_http() {
 }
 
 fn run_client_2026(transport: &str) {
-    let sdk = sdk_v2_dir();
-    let root = tempfile::tempdir().unwrap();
-    std::fs::write(root.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/node/mcp_client_2026.mjs");
-    let out = Command::new("node")
-        .arg(script)
-        .arg(sdk)
-        .arg(DSH_TOOLS)
-        .arg(root.path())
-        .arg(transport)
-        .output()
-        .expect("run node (needed for the TypeScript client)");
-    crate::process::assert_checks(transport, &out, 70);
+    let root = notes_root();
+    run_script(
+        sdk_v2_dir(),
+        "mcp_client_2026.mjs",
+        root.path(),
+        transport,
+        80,
+    );
 }
 
 #[test]

@@ -11,26 +11,11 @@
 //! against its result schemas (`CreateTaskResult`, `GetTaskResult`, `CancelTaskResult`,
 //! `ListTasksResult`, `CallToolResult`).
 
-use std::path::Path;
-use std::process::Command;
-
-use super::mcp_typescript::sdk_dir;
-
-const DSH_TOOLS: &str = env!("CARGO_BIN_EXE_dsh-tools");
+use super::mcp_typescript::{run_script, sdk_dir};
 
 fn run_tasks(transport: &str) {
-    let sdk = sdk_dir();
     let root = tempfile::tempdir().unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/node/mcp_tasks_2025.mjs");
-    let out = Command::new("node")
-        .arg(script)
-        .arg(sdk)
-        .arg(DSH_TOOLS)
-        .arg(root.path())
-        .arg(transport)
-        .output()
-        .expect("run node (needed for the TypeScript client)");
-    crate::process::assert_checks(transport, &out, 14);
+    run_script(sdk_dir(), "mcp_tasks_2025.mjs", root.path(), transport, 14);
 }
 
 #[cfg(target_os = "linux")]

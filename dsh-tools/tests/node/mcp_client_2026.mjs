@@ -8,8 +8,9 @@
 //   starts `dsh-tools mcp --http 127.0.0.1:0` and connects with the SDK's Streamable
 //   HTTP client).
 //
-// 1. Every reference tool is called so that it completes; `callTool` checks each result's
-//    structuredContent against the tool's outputSchema with the SDK's own validator.
+// 1. Every reference tool is called so that it completes (the sweep of `lib.mjs`, as
+//    `mcp_client.mjs` runs it with 1.x); `callTool` checks each result's structuredContent
+//    against the tool's outputSchema with the SDK's own validator.
 // 2. Approval (`--ask write`): the server answers `tools/call` with an `input_required`
 //    result carrying the approval form; the SDK fulfils it through its
 //    `elicitation/create` handler and retries with the opaque `requestState`. Accept
@@ -25,48 +26,17 @@
 //    subscription machinery takes the acknowledgment and routes `notifications/tasks`.
 // Each check throws on failure; the last line printed is `ok: N checks` on success.
 
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
+
+import { checker, httpServer, referenceSweep, textOf } from "./lib.mjs";
 
 const [SDK_DIR, DSH_TOOLS, ROOT, TRANSPORT] = process.argv.slice(2);
 const dist = path.join(SDK_DIR, "node_modules/@modelcontextprotocol/client/dist");
 const { Client, StreamableHTTPClientTransport } = await import(path.join(dist, "index.mjs"));
 const { StdioClientTransport } = await import(path.join(dist, "stdio.mjs"));
 
-let CHECKS = 0;
-function check(condition, what) {
-  if (!condition) throw new Error(`[${TRANSPORT}] ${what}`);
-  CHECKS += 1;
-}
-
-function textOf(result) {
-  return (result.content ?? [])
-    .filter((b) => b.type === "text")
-    .map((b) => b.text)
-    .join("\n");
-}
-
-/** Start `dsh-tools mcp --http` with `args` and resolve with its URL and process. */
-function httpServer(args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(DSH_TOOLS, ["--root", ROOT, "mcp", ...args, "--http", "127.0.0.1:0"], {
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    let seen = "";
-    const timer = setTimeout(() => reject(new Error(`no URL announced: ${seen}`)), 20000);
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (chunk) => {
-      seen += chunk;
-      const m = /serving MCP at (\S+)/.exec(seen);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ url: m[1], child });
-      }
-    });
-    child.on("exit", (code) => reject(new Error(`dsh-tools mcp --http exited ${code}: ${seen}`)));
-  });
-}
+const check = checker(TRANSPORT);
 
 /**
  * A client pinned to 2026-07-28, connected to `dsh-tools mcp ARGS`; `answer(message)`
@@ -93,7 +63,7 @@ async function connect(args, answer, tasks = false) {
       new StdioClientTransport({ command: DSH_TOOLS, args: ["--root", ROOT, "mcp", ...args], stderr: "inherit" }),
     );
   } else {
-    server = await httpServer(args);
+    server = await httpServer(DSH_TOOLS, ROOT, args);
     await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
   }
   check(
@@ -110,44 +80,7 @@ async function connect(args, answer, tasks = false) {
 async function referenceTools() {
   const { client, close } = await connect([]);
   try {
-    check(client.getServerVersion()?.name === "dsh-tools", `server ${JSON.stringify(client.getServerVersion())}`);
-    const { tools } = await client.listTools();
-    const names = tools.map((t) => t.name);
-    for (const n of ["read", "write", "edit", "grep", "glob", "bash", "job_output", "job_list", "job_kill"]) {
-      check(names.includes(n), `tool ${n} listed: ${names}`);
-    }
-    for (const t of tools) {
-      check(t.outputSchema?.type === "object", `${t.name} publishes an object outputSchema`);
-    }
-    const completes = async (name, args) => {
-      const result = await client.callTool({ name, arguments: args });
-      check(!result.isError, `${name} ${JSON.stringify(args)} failed: ${textOf(result)}`);
-      check(result.structuredContent !== undefined, `${name}: no structuredContent`);
-      return result.structuredContent;
-    };
-    let sc = await completes("read", { file_path: "notes.txt" });
-    check(sc.totalLines === 2, `read ${JSON.stringify(sc)}`);
-    sc = await completes("write", { file_path: "made/new.txt", content: "one\n" });
-    check(sc.operation === "create", `write (create) ${JSON.stringify(sc)}`);
-    sc = await completes("write", { file_path: "made/new.txt", content: "two\n" });
-    check(sc.operation === "update" && sc.before === "one\n", `write (update) ${JSON.stringify(sc)}`);
-    await completes("edit", { file_path: "made/new.txt", old_string: "two", new_string: "three" });
-    sc = await completes("grep", { pattern: "thr+ee" });
-    check(sc.matches.length === 1, `grep ${JSON.stringify(sc)}`);
-    await completes("grep", { pattern: "nowhere to be found" });
-    await completes("glob", { pattern: "**/*.txt" });
-    sc = (await completes("bash", { command: "echo hi", description: "Say hi" })).result;
-    check(sc.exitCode === 0, `bash exit 0 ${JSON.stringify(sc)}`);
-    sc = (await completes("bash", { command: "exit 7", description: "Fail" })).result;
-    check(sc.exitCode === 7, `bash exit 7 ${JSON.stringify(sc)}`);
-    sc = (
-      await completes("bash", { command: "echo done", description: "Quick", run_in_background: true })
-    ).result;
-    sc = await completes("job_output", { job_id: sc.jobId, wait: true, timeout_ms: 20000 });
-    check(JSON.stringify(sc).includes("done"), `job_output ${JSON.stringify(sc)}`);
-    await completes("job_list", {});
-    const failed = await client.callTool({ name: "read", arguments: { file_path: "no/such/file" } });
-    check(failed.isError === true && textOf(failed).startsWith("Error: "), `failure ${textOf(failed)}`);
+    await referenceSweep(client, ROOT, check);
   } finally {
     await close();
   }
@@ -279,7 +212,7 @@ async function main() {
   await codeMode();
   if (TRANSPORT === "http") await taskNotifications();
   check(readFileSync(path.join(ROOT, "made/new.txt"), "utf8") === "three\n", "the edits are on disk");
-  console.log(`ok: ${CHECKS} checks`);
+  console.log(`ok: ${check.count} checks`);
 }
 
 main().then(

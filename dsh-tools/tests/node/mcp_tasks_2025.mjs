@@ -14,10 +14,11 @@
 // must leave /proc before the client disconnects. The SDK validates each answer with
 // its own result schemas. The last line printed is `ok: N checks` on success.
 
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
+
+import { checker, httpServer, textOf } from "./lib.mjs";
 
 const [SDK_DIR, DSH_TOOLS, ROOT, TRANSPORT] = process.argv.slice(2);
 const require = createRequire(path.join(SDK_DIR, "package.json"));
@@ -28,18 +29,7 @@ const { StreamableHTTPClientTransport } = require(
 );
 const { CallToolResultSchema } = require("@modelcontextprotocol/sdk/types.js");
 
-let CHECKS = 0;
-function check(condition, what) {
-  if (!condition) throw new Error(`[${TRANSPORT}] ${what}`);
-  CHECKS += 1;
-}
-
-function textOf(result) {
-  return (result.content ?? [])
-    .filter((b) => b.type === "text")
-    .map((b) => b.text)
-    .join("\n");
-}
+const check = checker(TRANSPORT);
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -64,27 +54,6 @@ async function readPid(file) {
   throw new Error(`no pid in ${file}`);
 }
 
-/** Start `dsh-tools mcp --http` and resolve with its URL and process. */
-function httpServer() {
-  return new Promise((resolve, reject) => {
-    const child = spawn(DSH_TOOLS, ["--root", ROOT, "mcp", "--http", "127.0.0.1:0"], {
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    let seen = "";
-    const timer = setTimeout(() => reject(new Error(`no URL announced: ${seen}`)), 20000);
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (chunk) => {
-      seen += chunk;
-      const m = /serving MCP at (\S+)/.exec(seen);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ url: m[1], child });
-      }
-    });
-    child.on("exit", (code) => reject(new Error(`dsh-tools mcp --http exited ${code}: ${seen}`)));
-  });
-}
-
 /** Start `bash` with `command` as a task; the created task (the stream is left open). */
 async function startTask(client, command) {
   const stream = client.experimental.tasks.callToolStream(
@@ -107,7 +76,7 @@ async function main() {
       new StdioClientTransport({ command: DSH_TOOLS, args: ["--root", ROOT, "mcp"], stderr: "inherit" }),
     );
   } else {
-    server = await httpServer();
+    server = await httpServer(DSH_TOOLS, ROOT);
     await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
   }
   try {
@@ -167,7 +136,7 @@ async function main() {
       server.child.kill("SIGTERM");
     }
   }
-  console.log(`ok: ${CHECKS} checks`);
+  console.log(`ok: ${check.count} checks`);
 }
 
 main().catch((e) => {
