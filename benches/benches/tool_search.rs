@@ -13,8 +13,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 
 #[path = "../../dsh-runtime/tests/common/generated_tools.rs"]
 mod generated_tools;
+use dsh_providers::tool_search::{self, Mode, ToolIndex};
 use dsh_runtime::json::Value;
-use dsh_runtime::tool_search::{self, Mode, ToolIndex};
 use dsh_runtime::{RawTool, Registry, ToolCall, ToolDefinition};
 use generated_tools::{GENERATED, generated_tool};
 

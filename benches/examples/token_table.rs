@@ -2,7 +2,7 @@
 //! our export publishes them per target, against the same tools as rmcp (schemars) and
 //! FastMCP (pydantic) publish them, all read from the files `benches/tokens/run.sh`
 //! wrote in one run and counted with the same tokenizer
-//! (`dsh_runtime::export::tokens::count`).
+//! (`dsh_providers::export::tokens::count`).
 //!
 //! `cargo run -p dsh-benches --features peers --example token_table -- DIR` reads
 //! `DIR/ours-<target>.json` (the output of `dsh-tools export --provider <target>`),
@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use dsh_runtime::export::tokens::count;
+use dsh_providers::export::tokens::count;
 use dsh_runtime::json::{self, Object, Value};
 
 /// Our targets in the table, by `dsh-tools export --provider` name.

@@ -17,10 +17,10 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Instant;
 
+use dsh_providers::tool_search::ToolIndex;
 use dsh_runtime::hooks::ApprovalHandler;
 use dsh_runtime::json::{self, Value};
 use dsh_runtime::tool::ParentCall;
-use dsh_runtime::tool_search::ToolIndex;
 use dsh_runtime::{ExecToken, Registry, ScopeId};
 use rquickjs::context::EvalOptions;
 use rquickjs::{AsyncContext, AsyncRuntime, Ctx, Function, IntoJs, Promise};

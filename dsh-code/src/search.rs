@@ -1,9 +1,9 @@
 //! `tools.search(query, options)`: the program's search over the deferred tools its scope
-//! sees (the index of [`dsh_runtime::tool_search`]), answered on the run's thread without
+//! sees (the index of [`dsh_providers::tool_search`]), answered on the run's thread without
 //! a tool call.
 
+use dsh_providers::tool_search::{DEFAULT_LIMIT, MAX_LIMIT, Mode, ToolIndex};
 use dsh_runtime::json::{self, Object, Value};
-use dsh_runtime::tool_search::{DEFAULT_LIMIT, MAX_LIMIT, Mode, ToolIndex};
 
 use crate::sdk::typescript;
 

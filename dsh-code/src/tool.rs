@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
+use dsh_providers::tool_search::ToolSearch;
 use dsh_runtime::json::{Object, Value};
 use dsh_runtime::present::{CallView, ToolCallKind};
 use dsh_runtime::registry::RUN_CODE;
-use dsh_runtime::tool_search::ToolSearch;
 use dsh_runtime::{
     ContentBlock, ErrorCode, Registry, Tool, ToolContext, ToolDefinition, ToolError, ToolSchema,
 };

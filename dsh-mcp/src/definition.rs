@@ -1,5 +1,5 @@
 //! A [`ToolDefinition`] as an MCP tool. What `tools/list` publishes is exactly the entry
-//! of `dsh_runtime`'s MCP export ([`export`](dsh_runtime::export::export) with
+//! of `dsh_runtime`'s MCP export ([`export`](dsh_providers::export::export) with
 //! [`Target::Mcp2025_11_25`]), so the server, `dsh-tools export mcp` and any host that
 //! builds its own MCP list agree byte for byte:
 //!
@@ -18,8 +18,8 @@
 //!   protocol's cautious default (destructive, not idempotent, open world), so a client
 //!   is never told a tool is safer than its author said.
 
+use dsh_providers::export::{self, Target};
 use dsh_runtime::ToolDefinition;
-use dsh_runtime::export::{self, Target};
 use rmcp::model::Tool;
 use serde_json::Value;
 

@@ -100,7 +100,7 @@ impl std::error::Error for Rejected {}
 ///
 /// A large server is best imported deferred and grouped: its tools stay out of a model's
 /// first request (Anthropic and OpenAI Responses load them through tool search; elsewhere
-/// the built-in [`dsh_runtime::tool_search`] tool finds them), and OpenAI Responses shows
+/// the built-in [`dsh_providers::tool_search`] tool finds them), and OpenAI Responses shows
 /// the server as one namespace entry until its tools are needed.
 ///
 /// ```

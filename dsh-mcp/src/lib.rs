@@ -14,7 +14,7 @@
 //!
 //! - `tools/list` publishes the tools visible to the session, each mapped by
 //!   [`definition::mcp_tool`], which is the tool's entry in `dsh_runtime`'s MCP export
-//!   ([`export`](dsh_runtime::export::export), `Target::Mcp2025_11_25`): input schema,
+//!   ([`export`](dsh_providers::export::export), `Target::Mcp2025_11_25`): input schema,
 //!   output schema (a non-object output is wrapped as `{"result": …}`), annotations. It
 //!   announces `tools.listChanged` and sends
 //!   `notifications/tools/list_changed` when the published list changes.
@@ -161,8 +161,6 @@ mod tasks;
 mod tasks_core;
 mod tasks_listen;
 mod tasks_stateless;
-#[cfg(feature = "testing")]
-pub mod testing;
 mod transport;
 
 pub use http::{HttpOptions, HttpServer, serve_http};

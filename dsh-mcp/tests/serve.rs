@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dsh_mcp::{McpServer, SessionGuard};
-use dsh_runtime::export::Target;
+use dsh_providers::export::Target;
 use dsh_runtime::hooks::{CallInfo, guard_fn};
 use dsh_runtime::{Registry, ScopeId, ToolContext, ToolError, ToolSchema, tool};
 use rmcp::model::{
@@ -273,7 +273,7 @@ async fn list_publishes_schemas_output_schemas_and_annotations() {
     assert_eq!(arith_hints.idempotent_hint, None);
 
     // Every listed tool is, byte for byte, its entry in the runtime's MCP export.
-    let export = dsh_runtime::export::export_registry(&registry, Target::Mcp2025_11_25);
+    let export = dsh_providers::export::export_registry(&registry, Target::Mcp2025_11_25);
     for tool in &tools {
         let exported = dsh_runtime::json::to_serde(export.tool(&tool.name).unwrap());
         assert_eq!(
@@ -639,7 +639,7 @@ async fn a_2026_list_carries_what_the_revision_requires_as_the_export_does() {
     );
     // The export for this revision states the same fields.
     let fragment =
-        dsh_runtime::export::export_registry(&registry, Target::Mcp2026_07_28).to_serde();
+        dsh_providers::export::export_registry(&registry, Target::Mcp2026_07_28).to_serde();
     let keys = |v: &Value| {
         let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
         k.sort();
@@ -647,7 +647,7 @@ async fn a_2026_list_carries_what_the_revision_requires_as_the_export_does() {
     };
     assert_eq!(keys(&fragment), keys(list), "{fragment}");
     assert!(
-        dsh_runtime::export::check::check(
+        dsh_providers::export::check::check(
             Target::Mcp2026_07_28,
             &dsh_runtime::json::to_value(&fragment).unwrap()
         )

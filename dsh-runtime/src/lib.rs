@@ -67,35 +67,27 @@
 //!   observers) and what they see;
 //! - [`registry`]: the [`Registry`] of tools, agent scopes and hooks;
 //! - [`pipeline`]: [`Registry::execute`], batches and the stages a call goes through;
-//! - [`docs`]: the Markdown catalog of a registry's tools, from their doc comments and
-//!   schemas;
-//! - `export` (feature `export`): the tools in the shape each model API (OpenAI,
-//!   Anthropic, Gemini, MCP) takes;
-//! - `round_trip` (feature `export`): provider tool-call messages to [`ToolCall`]s and
-//!   [`ToolResult`]s back to provider messages.
 //!
-//! The code-mode SDK generators (TypeScript and Python) are in the `dsh-code` crate
-//! (`dsh_code::sdk`), with the `run_code` tool they describe.
+//! # The crates around it
 //!
-//! # Features
-//!
-//! - `export` (default): the `export` and `round_trip` modules. Turn default features
-//!   off (`dsh-runtime = { version = "0.1", default-features = false }`) when the tools
-//!   are only called in-process or served by a host that publishes them itself: the
-//!   crate is then the registry, the pipeline, the schema vocabulary, validation, hooks,
-//!   results, the [`Tool`] contract with its presenters, jobs and the Markdown catalog.
-//!   `dsh-mcp` publishes its tool list through the MCP export, so it turns the feature on.
-//! - `tokens` (off by default; turns `export` on): `export::tokens`, o200k token counts of
-//!   the exported definitions per target, with the tokenizer and its vocabulary built in.
+//! This crate is the contract every tool and host shares, with no optional features. What
+//! else a project needs is a crate of its own, so a build carries only what it uses:
+//! - `dsh-providers`: the tools in the shape each model API (OpenAI, Anthropic, Gemini,
+//!   MCP) takes, with the checkers, the round trip between provider messages and
+//!   [`ToolCall`]s/[`ToolResult`]s, token counts, `tool_search` and the Markdown catalog;
+//! - `dsh-testing` (a dev-dependency): property checks of a tool from its schemas
+//!   (`ToolCheck`), argument strategies, an in-memory client and call-log replay;
+//! - `dsh-mcp`: serve a registry over MCP, or import an MCP server's tools;
+//! - `dsh-code`: code mode, the `run_code` tool and the TypeScript and Python SDKs it
+//!   describes;
+//! - `dsh-tools`: the reference tools (read, write, edit, grep, glob, bash, jobs) and the
+//!   `dsh-tools` host.
 //!
 //! Cancellation uses [`CancellationToken`] (re-exported from `tokio-util`, so you need no
 //! dependency of your own to cancel a call).
 #![deny(missing_docs)]
 
 pub mod content;
-pub mod docs;
-#[cfg(feature = "export")]
-pub mod export;
 pub mod hooks;
 pub mod jobs;
 pub mod log;
@@ -108,15 +100,9 @@ pub mod pipeline;
 pub mod present;
 pub mod registry;
 mod result;
-#[cfg(feature = "export")]
-pub mod round_trip;
 pub mod schema;
 mod suggest;
-#[cfg(feature = "testing")]
-pub mod testing;
 pub mod tool;
-#[cfg(feature = "tool-search")]
-pub mod tool_search;
 pub mod validate;
 
 #[doc(hidden)]
@@ -438,7 +424,7 @@ pub use validate::ToolArgsError;
 /// | a property name outside `[A-Za-z_][A-Za-z0-9_]*` (`dry-run`) | | | ✗ |
 /// | more than 10 levels of object nesting, the root included | ✗ | | |
 ///
-/// These are the export's own rules ([`export`] with `Target::OpenAiResponsesStrict`,
+/// These are the export's own rules (`dsh_providers::export` with `Target::OpenAiResponsesStrict`,
 /// `AnthropicStrict`, `GeminiOpenApi`; a test keeps the two in agreement). Not counted:
 /// the root's openness (strict mode closes an open root, whose unknown keys the tool
 /// ignores anyway; Gemini's form cannot state `additionalProperties: false`, and the
@@ -746,9 +732,10 @@ pub use dsh_macros::ToolSchema;
 /// to the method(s) (a plain `//` comment there is fine).
 pub use dsh_macros::toolbox;
 
-/// The README's Rust examples, compiled and run as doctests so they stay true.
+/// This crate's README (its crates.io page), compiled and run as doctests so it stays
+/// true. The project README's examples run as doctests of the `examples` crate.
 #[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
+#[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
 /// The enums users match and the crate will extend are `#[non_exhaustive]`: a `match`

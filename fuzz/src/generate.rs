@@ -207,7 +207,6 @@ pub fn value_for(u: &mut Unstructured<'_>, schema: &Schema, depth: u32) -> Resul
             }
             Value::Object(o)
         }
-        _ => any_value(u, 1)?,
     })
 }
 

@@ -377,11 +377,6 @@ impl State {
                 self.classes.push(lines.join("\n"));
                 name
             }
-            // A kind added to the vocabulary after this renderer was written.
-            _ => {
-                self.warn(path, "a schema kind the SDK does not know: rendered as Any");
-                self.any()
-            }
         }
     }
 }

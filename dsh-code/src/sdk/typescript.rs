@@ -216,14 +216,6 @@ impl Renderer<'_> {
                     }
                 }
             }
-            // A kind added to the vocabulary after this renderer was written.
-            _ => {
-                self.warn(
-                    path,
-                    "a schema kind the SDK does not know: rendered as unknown",
-                );
-                "unknown".to_string()
-            }
         }
     }
 }

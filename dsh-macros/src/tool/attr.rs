@@ -566,7 +566,7 @@ fn crate_path(meta: &syn::Meta) -> darling::Result<syn::Path> {
 // Input examples and compile-time portability.
 
 /// A target `portable` checks a tool's schema against. Each is a rule set of the
-/// runtime's export (`dsh_runtime::export::Target`), named as the runtime's portability
+/// runtime's export (`dsh_providers::export::Target`), named as the runtime's portability
 /// facts name it (`dsh_runtime::schema::portable`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PortableTarget {

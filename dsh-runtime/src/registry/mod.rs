@@ -247,6 +247,19 @@ pub struct ToolDescriptor {
 }
 
 impl ToolDescriptor {
+    /// A descriptor of a tool named `name`.
+    pub fn new(
+        name: impl Into<Arc<str>>,
+        description: impl Into<String>,
+        parameters: Arc<Schema>,
+    ) -> Self {
+        ToolDescriptor {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+        }
+    }
+
     /// `{"name":…,"description":…,"parameters":…}`, the parameters projected to JSON
     /// Schema (byte-stable key order).
     pub fn to_json(&self) -> Value {
@@ -462,24 +475,37 @@ impl Registry {
     }
 }
 
-/// A handle that does not keep its registry alive (for a tool registered in the registry
-/// it reads).
-#[cfg(feature = "tool-search")]
+/// A handle that does not keep its registry alive, for a tool registered in the registry
+/// it reads (a registry holding its own strong handle would never be dropped).
+///
+/// ```
+/// use dsh_runtime::Registry;
+///
+/// let registry = Registry::new();
+/// let weak = registry.downgrade();
+/// assert!(weak.upgrade().is_some());
+/// drop(registry);
+/// assert!(weak.upgrade().is_none());
+/// ```
 #[derive(Clone)]
-pub(crate) struct WeakRegistry(Weak<Inner>);
+pub struct WeakRegistry(Weak<Inner>);
 
-#[cfg(feature = "tool-search")]
 impl WeakRegistry {
-    /// The registry, while it exists.
-    pub(crate) fn upgrade(&self) -> Option<Registry> {
+    /// The registry, while any [`Registry`] handle of it exists.
+    pub fn upgrade(&self) -> Option<Registry> {
         self.0.upgrade().map(|inner| Registry { inner })
     }
 }
 
-#[cfg(feature = "tool-search")]
+impl std::fmt::Debug for WeakRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WeakRegistry")
+    }
+}
+
 impl Registry {
     /// A handle that does not keep this registry alive.
-    pub(crate) fn downgrade(&self) -> WeakRegistry {
+    pub fn downgrade(&self) -> WeakRegistry {
         WeakRegistry(Arc::downgrade(&self.inner))
     }
 }

@@ -201,7 +201,6 @@ pub(crate) fn conforming(schema: &Schema) -> BoxedStrategy<Value> {
                 .boxed()
         }
         Kind::Json => any_scalar(),
-        _ => any_scalar(),
     }
 }
 

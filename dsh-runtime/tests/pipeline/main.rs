@@ -16,8 +16,6 @@ mod registry_global;
 mod registry_present;
 mod registry_registration;
 mod registry_scopes;
-#[cfg(feature = "export")]
-mod round_trip;
 mod send_sync;
 
 // Shared helpers.

@@ -110,8 +110,6 @@ fn public_error_types_are_std_errors() {
     error::<ToolArgsError>();
     error::<UnknownErrorCode>();
     error::<dsh_runtime::schema::SchemaError>();
-    #[cfg(feature = "export")]
-    error::<dsh_runtime::export::ExportError>();
     error::<dsh_runtime::json::ParseError>();
     error::<dsh_runtime::json::LosslessError>();
     error::<dsh_runtime::json::DeError>();

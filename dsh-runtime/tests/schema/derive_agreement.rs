@@ -172,7 +172,6 @@ fn conforming(schema: &Schema) -> BoxedStrategy<J> {
                 .boxed()
         }
         Kind::OneOf(branches) => Union::new(branches.iter().map(|b| conforming(b))).boxed(),
-        _ => any_json(),
     }
 }
 

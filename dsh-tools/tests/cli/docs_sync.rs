@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use dsh_runtime::docs;
+use dsh_providers::catalog;
 use dsh_tools::REGENERATE_CATALOG;
 use dsh_tools::host::Host;
 
@@ -11,7 +11,7 @@ use dsh_tools::host::Host;
 fn tools_md_is_up_to_date() {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let host = Host::new(manifest).expect("host");
-    let generated = docs::catalog(host.registry(), Some(REGENERATE_CATALOG));
+    let generated = catalog::markdown(host.registry(), Some(REGENERATE_CATALOG));
     let checked_in = std::fs::read_to_string(manifest.join("TOOLS.md")).unwrap_or_else(|e| {
         panic!(
             "dsh-tools/TOOLS.md: {e}; generate it with `{}`",
@@ -28,11 +28,11 @@ fn tools_md_is_up_to_date() {
 #[test]
 fn the_catalog_is_deterministic_and_complete() {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let a = docs::catalog(
+    let a = catalog::markdown(
         Host::new(manifest).expect("host").registry(),
         Some(REGENERATE_CATALOG),
     );
-    let b = docs::catalog(
+    let b = catalog::markdown(
         Host::new(manifest.join("src")).expect("host").registry(),
         Some(REGENERATE_CATALOG),
     );

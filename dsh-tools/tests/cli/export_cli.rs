@@ -91,7 +91,7 @@ fn golden_export(target: &str) -> (Vec<dsh_runtime::json::Value>, dsh_runtime::j
 
 #[test]
 fn list_tokens_counts_every_target_s_export_with_o200k() {
-    use dsh_runtime::export::{Target, tokens};
+    use dsh_providers::export::{Target, tokens};
 
     let o = run(&["list", "--tokens"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));

@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use dsh_code::sdk::{python, typescript};
-use dsh_runtime::export::{self, Target, check};
+use dsh_providers::export::{self, Target, check};
 use dsh_tools::host::Host;
 
 fn golden_dir() -> PathBuf {

@@ -1,4 +1,4 @@
-//! `dsh_runtime::testing::ToolCheck` on every reference tool, each case in a fresh
+//! `dsh_testing::ToolCheck` on every reference tool, each case in a fresh
 //! sandbox directory (the file tools confined to it, `bash` running in it).
 
 use std::path::Path;
@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use dsh_runtime::DynTool;
 use dsh_runtime::json::Value;
-use dsh_runtime::testing::{ToolCheck, toolbox_tool};
+use dsh_testing::{ToolCheck, toolbox_tool};
 use dsh_tools::bash::{BashConfig, Shell};
 use dsh_tools::fs::Files;
 use dsh_tools::scope::FsScope;

@@ -10,7 +10,7 @@
 
 #![cfg(unix)]
 
-use dsh_runtime::export::{self, Target};
+use dsh_providers::export::{self, Target};
 use dsh_runtime::json;
 use dsh_runtime::{Registry, ToolResult};
 use dsh_tools::host::Host;

@@ -3,8 +3,8 @@
 //! o200k tokens.
 
 use dsh_code::sdk::{python, typescript};
+use dsh_providers::export::{self, Target, tokens};
 use dsh_runtime::Registry;
-use dsh_runtime::export::{self, Target, tokens};
 
 /// What a subcommand prints, and whether it succeeded.
 #[derive(Clone, Debug, PartialEq, Eq)]

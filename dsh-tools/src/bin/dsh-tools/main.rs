@@ -42,7 +42,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use dsh_runtime::docs;
+use dsh_providers::catalog;
 use dsh_runtime::json::{self, Value};
 use dsh_runtime::{ContentBlock, ErrorCode, ToolCall, ToolResult};
 use dsh_tools::REGENERATE_CATALOG;
@@ -719,7 +719,7 @@ fn failure_status(result: &ToolResult) -> ExitCode {
 }
 
 fn write_docs(host: &Host, out: Option<PathBuf>) -> ExitCode {
-    let text = docs::catalog(host.registry(), Some(REGENERATE_CATALOG));
+    let text = catalog::markdown(host.registry(), Some(REGENERATE_CATALOG));
     match out {
         None => {
             emit(&text);

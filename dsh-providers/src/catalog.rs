@@ -1,0 +1,306 @@
+//! Documentation generated from tool definitions: a Markdown catalog of a registry's
+//! tools, from their doc comments (descriptions), parameter and output schemas, and
+//! annotations.
+//!
+//! The output depends only on the definitions, in publication order, so it is stable
+//! enough to check in (the `dsh-tools` crate keeps its `TOOLS.md` in sync by a test).
+
+use std::fmt::Write as _;
+
+use dsh_runtime::schema::{Additional, Kind, Property, Schema};
+use dsh_runtime::{Registry, ToolDefinition};
+
+/// The catalog of every tool `registry` publishes to the global view, in publication order.
+///
+/// `regenerate`, when given, is the command that regenerates a checked-in copy; the
+/// catalog's header names it.
+pub fn markdown(registry: &Registry, regenerate: Option<&str>) -> String {
+    let definitions: Vec<ToolDefinition> = registry.view().definitions();
+    markdown_of(&definitions, regenerate)
+}
+
+/// The catalog of these definitions, in the order given (see [`markdown`]).
+pub fn markdown_of(definitions: &[ToolDefinition], regenerate: Option<&str>) -> String {
+    let mut out = String::new();
+    out.push_str("# Tool catalog\n\n");
+    match regenerate {
+        Some(command) => {
+            let _ = writeln!(
+                out,
+                "<!-- Generated from the tool definitions; do not edit by hand.\n     Regenerate from the repository root with:\n     {command} -->\n"
+            );
+        }
+        None => {
+            out.push_str("<!-- Generated from the tool definitions; do not edit by hand. -->\n\n")
+        }
+    }
+    out.push_str("| tool | summary | annotations |\n| --- | --- | --- |\n");
+    for def in definitions {
+        let _ = writeln!(
+            out,
+            "| [`{name}`](#{name}) | {summary} | {annotations} |",
+            name = def.name,
+            summary = cell(first_paragraph(&def.description)),
+            annotations = cell(&annotations(def)),
+        );
+    }
+    for def in definitions {
+        out.push('\n');
+        tool_section(&mut out, def);
+    }
+    out
+}
+
+fn tool_section(out: &mut String, def: &ToolDefinition) {
+    let _ = writeln!(out, "## {}\n", def.name);
+    if let Some(title) = &def.title {
+        let _ = writeln!(out, "*{title}*\n");
+    }
+    let _ = writeln!(out, "{}\n", def.description.trim());
+    let mut facts = vec![format!("**Annotations:** {}", annotations(def))];
+    if let Some(ms) = def.timeout_ms {
+        facts.push(format!("**Timeout:** {ms} ms"));
+    }
+    let _ = writeln!(out, "{}\n", facts.join(" · "));
+
+    out.push_str("### Parameters\n\n");
+    match def.parameters.as_object() {
+        Some(rules) if !rules.properties.is_empty() => {
+            out.push_str("| name | type | required | description |\n| --- | --- | --- | --- |\n");
+            for p in &rules.properties {
+                let _ = writeln!(
+                    out,
+                    "| `{}` | {} | {} | {} |",
+                    p.name,
+                    cell(&type_text(&p.schema)),
+                    if p.required { "yes" } else { "no" },
+                    cell(description(p)),
+                );
+            }
+            match rules.additional {
+                Additional::Open => {
+                    out.push_str("\nOther keys are accepted and passed to the tool.\n");
+                }
+                Additional::Ignored => {
+                    out.push_str("\nOther keys are ignored, and the result names them.\n");
+                }
+                _ => {}
+            }
+            out.push('\n');
+        }
+        _ => out.push_str("None.\n\n"),
+    }
+
+    out.push_str("### Output\n\n");
+    let what = def.output.description.as_deref().unwrap_or("").trim();
+    let _ = writeln!(
+        out,
+        "`{}`{}{what}\n",
+        type_text(&def.output).replace('`', "'"),
+        if what.is_empty() { "" } else { ": " }
+    );
+    match def.output.as_object() {
+        Some(rules) if !rules.properties.is_empty() => {
+            out.push_str("| field | type | required | description |\n| --- | --- | --- | --- |\n");
+            for p in &rules.properties {
+                let _ = writeln!(
+                    out,
+                    "| `{}` | {} | {} | {} |",
+                    p.name,
+                    cell(&type_text(&p.schema)),
+                    if p.required { "yes" } else { "no" },
+                    cell(description(p)),
+                );
+            }
+            out.push('\n');
+        }
+        _ => {}
+    }
+    let schema = serde_json::to_string_pretty(&def.output.to_json_schema())
+        .unwrap_or_else(|e| format!("(the output schema cannot be printed: {e})"));
+    let _ = writeln!(
+        out,
+        "<details><summary>Output JSON schema</summary>\n\n```json\n{schema}\n```\n\n</details>"
+    );
+}
+
+/// A short type description of a schema node: `string`, `integer (0..=255)`,
+/// `array of string`, `"a" | "b"`, `object`, ...
+pub fn type_text(schema: &Schema) -> String {
+    if let Some(value) = &schema.const_value {
+        return value.to_string();
+    }
+    if let Some(values) = &schema.enum_values {
+        return values
+            .iter()
+            .map(|v| v.to_string())
+            .collect::<Vec<_>>()
+            .join(" | ");
+    }
+    match &schema.kind {
+        Kind::String(rules) => {
+            let mut notes = Vec::new();
+            match (rules.min_length, rules.max_length) {
+                (None | Some(0), None) => {}
+                (Some(1), None) => notes.push("non-empty".to_string()),
+                (min, max) => notes.push(format!("length {}", range(min, max))),
+            }
+            if let Some(pattern) = &rules.pattern {
+                notes.push(format!("matching `{}`", pattern.as_str()));
+            }
+            with_notes("string", &notes)
+        }
+        Kind::Integer(rules) => {
+            let min = rules.minimum.filter(|&m| m > i128::from(i64::MIN));
+            let max = rules
+                .maximum
+                .filter(|&m| m != i128::from(i64::MAX) && m != i128::from(u64::MAX));
+            if min.is_none() && max.is_none() {
+                "integer".to_string()
+            } else {
+                format!("integer ({})", range(min, max))
+            }
+        }
+        Kind::Number(rules) => match (rules.minimum, rules.maximum) {
+            (None, None) => "number".to_string(),
+            (min, max) => format!("number ({})", range(min, max)),
+        },
+        Kind::Boolean => "boolean".to_string(),
+        Kind::Null => "null".to_string(),
+        Kind::Json => "any JSON".to_string(),
+        Kind::Array(rules) => {
+            let base = match &rules.items {
+                Some(items) => format!("array of {}", grouped(&type_text(items))),
+                None => "array".to_string(),
+            };
+            match (rules.min_items, rules.max_items) {
+                (None | Some(0), None) => base,
+                (min, max) => format!("{base} ({} items)", range(min, max)),
+            }
+        }
+        Kind::Object(rules) => match &rules.additional {
+            Additional::Schema(values) => format!("map of {}", grouped(&type_text(values))),
+            _ => "object".to_string(),
+        },
+        Kind::OneOf(branches) => {
+            let mut parts: Vec<String> = Vec::new();
+            for branch in branches {
+                let text = type_text(branch);
+                if !parts.contains(&text) {
+                    parts.push(text);
+                }
+            }
+            parts.join(" | ")
+        }
+    }
+}
+
+/// `min..=max`, `min..` or `..=max`.
+fn range<T: std::fmt::Display>(min: Option<T>, max: Option<T>) -> String {
+    match (min, max) {
+        (Some(min), Some(max)) => format!("{min}..={max}"),
+        (Some(min), None) => format!("{min}.."),
+        (None, Some(max)) => format!("..={max}"),
+        (None, None) => "..".to_string(),
+    }
+}
+
+fn with_notes(base: &str, notes: &[String]) -> String {
+    if notes.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base} ({})", notes.join(", "))
+    }
+}
+
+/// Parenthesize a union inside a larger type (`array of (string | null)`).
+fn grouped(text: &str) -> String {
+    if text.contains(" | ") {
+        format!("({text})")
+    } else {
+        text.to_string()
+    }
+}
+
+fn description(p: &Property) -> &str {
+    p.schema.description.as_deref().unwrap_or("")
+}
+
+fn annotations(def: &ToolDefinition) -> String {
+    let a = def.annotations;
+    let names: Vec<&str> = [
+        (a.read_only, "read-only"),
+        (a.destructive, "destructive"),
+        (a.idempotent, "idempotent"),
+        (a.open_world, "open-world"),
+    ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+    .collect();
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
+    }
+}
+
+fn first_paragraph(text: &str) -> &str {
+    text.trim().split("\n\n").next().unwrap_or("")
+}
+
+/// Text fit for one Markdown table cell.
+fn cell(text: &str) -> String {
+    text.trim().replace('|', "\\|").replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dsh_runtime::ToolSchema;
+    use dsh_runtime::schema::{Bound, Pattern};
+    use std::sync::Arc;
+
+    #[test]
+    fn type_texts() {
+        assert_eq!(type_text(&String::schema()), "string");
+        assert_eq!(type_text(&u8::schema()), "integer (0..=255)");
+        assert_eq!(type_text(&u64::schema()), "integer (0..)");
+        assert_eq!(type_text(&i64::schema()), "integer");
+        assert_eq!(type_text(&Vec::<String>::schema()), "array of string");
+        assert_eq!(type_text(&bool::schema()), "boolean");
+        assert_eq!(type_text(&Schema::string_enum(["a", "b"])), r#""a" | "b""#);
+        assert_eq!(type_text(&Schema::string_const("x")), r#""x""#);
+        assert_eq!(type_text(&Schema::closed_object(vec![])), "object");
+        assert_eq!(type_text(&Schema::json()), "any JSON");
+        assert_eq!(
+            type_text(&Schema::string().with_length(Some(1), None)),
+            "string (non-empty)"
+        );
+        assert_eq!(
+            type_text(
+                &Schema::string()
+                    .with_length(Some(2), Some(8))
+                    .with_pattern(Pattern::new("^[a-z]+$").unwrap())
+            ),
+            "string (length 2..=8, matching `^[a-z]+$`)"
+        );
+        assert_eq!(
+            type_text(&Schema::number().with_range(Some(Bound::Float(0.5)), None)),
+            "number (0.5..)"
+        );
+        let union = Schema::one_of(vec![Arc::new(Schema::string()), Arc::new(Schema::null())]);
+        assert_eq!(
+            type_text(&Schema::array(Some(Arc::new(union))).with_length(Some(1), Some(3))),
+            "array of (string | null) (1..=3 items)"
+        );
+        assert_eq!(
+            type_text(&std::collections::BTreeMap::<String, u8>::schema()),
+            "map of integer (0..=255)"
+        );
+    }
+
+    #[test]
+    fn cells_escape_pipes_and_newlines() {
+        assert_eq!(cell("a | b\nc"), "a \\| b c");
+    }
+}

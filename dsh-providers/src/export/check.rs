@@ -1,0 +1,801 @@
+//! Checkers: assert a provider's rules on an exported fragment, independently of how the
+//! fragment was produced.
+//!
+//! [`check`] reads only the JSON text a provider would receive and lists every rule it
+//! breaks (names, shapes, allowed keywords, closed objects, nesting, budgets). The
+//! exporter's own tests run it over every tool in the repository and over random
+//! schemas; run it yourself over fragments you build or edit by hand.
+//!
+//! Rules and sources, per target (providers.md):
+//! - OpenAI (all): entry shape; name `^[a-zA-Z0-9_-]{1,64}$`; `parameters` rooted at
+//!   `"type":"object"`. Strict also: only the Structured Outputs keywords; every schema
+//!   typed (or an `anyOf`); every object `additionalProperties: false` with every
+//!   property required; at most 5000 properties, 10 levels of object nesting, 1000
+//!   enum/const values, 120,000 characters of names and values, 15,000 characters for a
+//!   string enum of more than 250 values.
+//! - Anthropic: name as OpenAI; `input_schema` rooted at an object; `defer_loading`, when
+//!   present, `true` (as for OpenAI Responses; Chat Completions has no such key), and a
+//!   deferred tool only beside the provider's tool search tool (Anthropic's BM25 or regex
+//!   tool search tool, exactly `{"type","name"}`; OpenAI Responses' `tool_search`).
+//!   OpenAI Responses namespaces: `type`, a valid `name`, a `description` and a non-empty
+//!   `tools` list of function entries, each checked as a tool. Strict also: only
+//!   supported keywords, `minItems` 0 or 1, closed objects; per request at most 20 strict
+//!   tools, 24 optional properties and 16 union-typed properties.
+//! - Gemini: names (a letter or `_` first, `[A-Za-z0-9_.:-]`, at most 64); exactly one of
+//!   `parameters`/`parametersJsonSchema`; no `$schema`. The OpenAPI form: only the
+//!   `Schema` fields, one upper-case type, `enum` only of strings on `STRING`, property
+//!   names `[A-Za-z_][A-Za-z0-9_]*` (at most 64), `required` naming declared properties,
+//!   no `OBJECT` without properties.
+//! - MCP: `inputSchema` rooted at an object; for 2025-11-25 an object-rooted
+//!   `outputSchema`; annotations only the five hint keys with the right types; for
+//!   2026-07-28 the result's `resultType` (`"complete"`), `ttlMs` (an integer >= 0) and
+//!   `cacheScope` (`"public"` or `"private"`), which that revision requires.
+
+use dsh_runtime::json::Value;
+
+use super::{Target, gemini_name, mcp_name, openai_name, project::gemini_property_name};
+
+/// Our vocabulary's keywords (the lossless projection).
+const JSON_KEYWORDS: &[&str] = &[
+    "type",
+    "description",
+    "title",
+    "default",
+    "examples",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minimum",
+    "maximum",
+    "minItems",
+    "maxItems",
+    "items",
+    "additionalProperties",
+    "properties",
+    "required",
+    "enum",
+    "const",
+    "oneOf",
+];
+
+/// OpenAI Structured Outputs: supported keywords.
+const OPENAI_STRICT_KEYWORDS: &[&str] = &[
+    "type",
+    "description",
+    "title",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "anyOf",
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minItems",
+    "maxItems",
+    "$defs",
+    "$ref",
+];
+
+/// Anthropic strict: supported keywords.
+const ANTHROPIC_STRICT_KEYWORDS: &[&str] = &[
+    "type",
+    "description",
+    "title",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "anyOf",
+    "pattern",
+    "format",
+    "minItems",
+    "default",
+    "$defs",
+    "$ref",
+];
+
+/// Gemini OpenAPI subset `Schema` fields.
+const GEMINI_FIELDS: &[&str] = &[
+    "type",
+    "format",
+    "title",
+    "description",
+    "nullable",
+    "enum",
+    "items",
+    "properties",
+    "required",
+    "propertyOrdering",
+    "minItems",
+    "maxItems",
+    "minLength",
+    "maxLength",
+    "minProperties",
+    "maxProperties",
+    "minimum",
+    "maximum",
+    "pattern",
+    "anyOf",
+    "default",
+    "example",
+];
+
+const JSON_TYPES: &[&str] = &[
+    "string", "number", "integer", "boolean", "null", "array", "object",
+];
+const GEMINI_TYPES: &[&str] = &[
+    "STRING", "NUMBER", "INTEGER", "BOOLEAN", "NULL", "ARRAY", "OBJECT",
+];
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Dialect {
+    Json,
+    OpenAiStrict,
+    AnthropicStrict,
+    GeminiOpenApi,
+}
+
+#[derive(Default)]
+struct Count {
+    properties: usize,
+    optional: usize,
+    unions: usize,
+    enum_values: usize,
+    chars: usize,
+    object_depth: usize,
+}
+
+struct Walker<'a> {
+    dialect: Dialect,
+    tool: &'a str,
+    out: &'a mut Vec<String>,
+    count: Count,
+}
+
+impl Walker<'_> {
+    fn bad(&mut self, path: &str, what: impl std::fmt::Display) {
+        self.out.push(format!("{}: {path}: {what}", self.tool));
+    }
+
+    fn walk(&mut self, v: &Value, path: &str, objects: usize, depth: usize) {
+        if depth > 200 {
+            self.bad(path, "nested too deep to check");
+            return;
+        }
+        let Some(o) = v.as_object() else {
+            self.bad(path, "a schema must be a JSON object");
+            return;
+        };
+        let allowed = match self.dialect {
+            Dialect::Json => JSON_KEYWORDS,
+            Dialect::OpenAiStrict => OPENAI_STRICT_KEYWORDS,
+            Dialect::AnthropicStrict => ANTHROPIC_STRICT_KEYWORDS,
+            Dialect::GeminiOpenApi => GEMINI_FIELDS,
+        };
+        for key in o.keys() {
+            if !allowed.contains(&key) {
+                self.bad(path, format_args!("keyword {key:?} is not accepted here"));
+            }
+        }
+        // Types.
+        let types: Vec<&str> = match o.get("type") {
+            None => Vec::new(),
+            Some(Value::String(t)) => vec![t],
+            Some(Value::Array(list)) if self.dialect == Dialect::OpenAiStrict => {
+                list.iter().filter_map(Value::as_str).collect()
+            }
+            Some(Value::Array(_)) if self.dialect == Dialect::AnthropicStrict => o
+                .get("type")
+                .and_then(Value::as_array)
+                .map(|l| l.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default(),
+            Some(_) => {
+                self.bad(path, "type must be a single string");
+                Vec::new()
+            }
+        };
+        let known = if self.dialect == Dialect::GeminiOpenApi {
+            GEMINI_TYPES
+        } else {
+            JSON_TYPES
+        };
+        for t in &types {
+            if !known.contains(t) {
+                self.bad(path, format_args!("unknown type {t:?}"));
+            }
+        }
+        let is = |name: &str| types.iter().any(|t| t.eq_ignore_ascii_case(name));
+        if self.dialect == Dialect::OpenAiStrict
+            && types.is_empty()
+            && o.get("anyOf").is_none()
+            && o.get("$ref").is_none()
+        {
+            self.bad(path, "strict mode needs a type (or anyOf) on every schema");
+        }
+        // enum / const.
+        if let Some(e) = o.get("enum") {
+            match e.as_array() {
+                Some(list) if !list.is_empty() => {
+                    self.count.enum_values += list.len();
+                    let mut chars = 0;
+                    for item in list.iter() {
+                        chars += item
+                            .as_str()
+                            .map_or(item.to_string().len(), |s| s.chars().count());
+                    }
+                    self.count.chars += chars;
+                    if self.dialect == Dialect::GeminiOpenApi
+                        && (!is("string") || list.iter().any(|x| x.as_str().is_none()))
+                    {
+                        self.bad(
+                            path,
+                            "the OpenAPI form takes enum only of strings on STRING",
+                        );
+                    }
+                    if self.dialect == Dialect::OpenAiStrict
+                        && list.len() > 250
+                        && list.iter().all(|x| x.as_str().is_some() || x.is_null())
+                        && chars > 15_000
+                    {
+                        self.bad(
+                            path,
+                            "a string enum of more than 250 values exceeds 15000 characters",
+                        );
+                    }
+                }
+                _ => self.bad(path, "enum must be a non-empty array"),
+            }
+        }
+        if let Some(c) = o.get("const") {
+            self.count.enum_values += 1;
+            self.count.chars += c
+                .as_str()
+                .map_or(c.to_string().len(), |s| s.chars().count());
+        }
+        if self.dialect == Dialect::AnthropicStrict
+            && let Some(n) = o.get("minItems").and_then(Value::as_u64)
+            && n > 1
+        {
+            self.bad(path, "strict mode accepts minItems of 0 or 1 only");
+        }
+        if self.dialect == Dialect::GeminiOpenApi
+            && let Some(n) = o.get("nullable")
+            && n.as_bool().is_none()
+        {
+            self.bad(path, "nullable must be a boolean");
+        }
+        // Unions.
+        for key in ["anyOf", "oneOf"] {
+            if let Some(b) = o.get(key) {
+                match b.as_array() {
+                    Some(list) if !list.is_empty() => {
+                        for (i, branch) in list.iter().enumerate() {
+                            self.walk(branch, &format!("{path}.{key}[{i}]"), objects, depth + 1);
+                        }
+                    }
+                    _ => self.bad(path, format_args!("{key} must be a non-empty array")),
+                }
+            }
+        }
+        // Arrays.
+        if let Some(items) = o.get("items") {
+            if !is("array") {
+                self.bad(path, "items on a schema that is not an array");
+            }
+            self.walk(items, &format!("{path}.items"), objects, depth + 1);
+        } else if is("array") && self.dialect == Dialect::OpenAiStrict {
+            self.bad(path, "strict mode needs items on every array");
+        }
+        // Objects.
+        let props = o.get("properties");
+        if is("object") || props.is_some() {
+            let level = objects + 1;
+            self.count.object_depth = self.count.object_depth.max(level);
+            let mut names: Vec<&str> = Vec::new();
+            match props {
+                Some(Value::Object(p)) => {
+                    for (name, child) in p.iter() {
+                        names.push(name);
+                        self.count.properties += 1;
+                        self.count.chars += name.chars().count();
+                        let mut child_path = path.to_string();
+                        dsh_runtime::json::path::push_key(&mut child_path, name);
+                        if self.dialect == Dialect::GeminiOpenApi && !gemini_property_name(name) {
+                            self.bad(
+                                &child_path,
+                                "property name not accepted by the OpenAPI form",
+                            );
+                        }
+                        if child.get("anyOf").is_some()
+                            || child.get("oneOf").is_some()
+                            || matches!(child.get("type"), Some(Value::Array(_)))
+                        {
+                            self.count.unions += 1;
+                        }
+                        self.walk(child, &child_path, level, depth + 1);
+                    }
+                }
+                Some(_) => self.bad(path, "properties must be an object"),
+                None => {}
+            }
+            let required: Vec<&str> = match o.get("required") {
+                None => Vec::new(),
+                Some(Value::Array(r)) => r.iter().filter_map(Value::as_str).collect(),
+                Some(_) => {
+                    self.bad(path, "required must be an array of strings");
+                    Vec::new()
+                }
+            };
+            for r in &required {
+                if !names.contains(r) {
+                    self.bad(
+                        path,
+                        format_args!("required names {r:?}, which is not a property"),
+                    );
+                }
+            }
+            self.count.optional += names.iter().filter(|n| !required.contains(n)).count();
+            match self.dialect {
+                Dialect::OpenAiStrict => {
+                    if o.get("additionalProperties") != Some(&Value::Bool(false)) {
+                        self.bad(
+                            path,
+                            "strict mode needs additionalProperties: false on every object",
+                        );
+                    }
+                    if props.is_none() {
+                        self.bad(path, "strict mode needs properties on every object");
+                    }
+                    if names.iter().any(|n| !required.contains(n)) {
+                        self.bad(path, "strict mode needs every property listed in required");
+                    }
+                }
+                Dialect::AnthropicStrict => {
+                    if o.get("additionalProperties") != Some(&Value::Bool(false)) {
+                        self.bad(
+                            path,
+                            "strict mode needs additionalProperties: false on every object",
+                        );
+                    }
+                }
+                Dialect::GeminiOpenApi => {
+                    if names.is_empty() {
+                        self.bad(
+                            path,
+                            "the OpenAPI form refuses an OBJECT without properties",
+                        );
+                    }
+                }
+                Dialect::Json => {}
+            }
+            if let Some(extra) = o.get("additionalProperties")
+                && !matches!(extra, Value::Bool(_))
+            {
+                self.walk(
+                    extra,
+                    &format!("{path}.additionalProperties"),
+                    level,
+                    depth + 1,
+                );
+            }
+        }
+    }
+}
+
+fn root_is_object(
+    tool: &str,
+    label: &str,
+    v: Option<&Value>,
+    dialect: Dialect,
+    out: &mut Vec<String>,
+) {
+    let want = if dialect == Dialect::GeminiOpenApi {
+        "OBJECT"
+    } else {
+        "object"
+    };
+    match v {
+        None => out.push(format!("{tool}: {label}: missing")),
+        Some(s) if s.get("type").and_then(Value::as_str) != Some(want) => out.push(format!(
+            "{tool}: {label}: the root must have \"type\": \"{want}\""
+        )),
+        _ => {}
+    }
+}
+
+fn keys_within(tool: &str, label: &str, o: &Value, allowed: &[&str], out: &mut Vec<String>) {
+    match o.as_object() {
+        Some(obj) => {
+            for k in obj.keys() {
+                if !allowed.contains(&k) {
+                    out.push(format!("{tool}: {label}: unexpected field {k:?}"));
+                }
+            }
+        }
+        None => out.push(format!("{tool}: {label}: must be an object")),
+    }
+}
+
+/// Split the provider's own entries off the tool entries: OpenAI Responses namespaces
+/// (checked here, their tools returned with the others) and the tool-search tools of
+/// the targets that can defer (checked here, counted).
+fn provider_entries<'v>(
+    target: Target,
+    entries: Vec<&'v Value>,
+    out: &mut Vec<String>,
+) -> (Vec<&'v Value>, usize) {
+    let responses = matches!(
+        target,
+        Target::OpenAiResponses | Target::OpenAiResponsesStrict
+    );
+    let anthropic = matches!(target, Target::Anthropic | Target::AnthropicStrict);
+    let mut tools = Vec::with_capacity(entries.len());
+    let mut searches = 0;
+    for entry in entries {
+        let kind = entry.get("type").and_then(Value::as_str);
+        match kind {
+            Some("namespace") if responses => {
+                let name = entry
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("(unnamed)");
+                let label = format!("namespace {name}");
+                keys_within(
+                    &label,
+                    "entry",
+                    entry,
+                    &["type", "name", "description", "tools"],
+                    out,
+                );
+                if !openai_name(name) {
+                    out.push(format!("{label}: name: must match ^[a-zA-Z0-9_-]{{1,64}}$"));
+                }
+                if entry.get("description").and_then(Value::as_str).is_none() {
+                    out.push(format!("{label}: description: must be a string"));
+                }
+                match entry.get("tools").and_then(Value::as_array) {
+                    Some(list) if !list.is_empty() => tools.extend(list.iter()),
+                    _ => out.push(format!("{label}: tools: must be a non-empty array")),
+                }
+            }
+            Some("tool_search") if responses => {
+                searches += 1;
+                keys_within(
+                    "tool_search",
+                    "entry",
+                    entry,
+                    &["type", "execution", "description", "parameters"],
+                    out,
+                );
+            }
+            Some(k @ ("tool_search_tool_bm25_20251119" | "tool_search_tool_regex_20251119"))
+                if anthropic =>
+            {
+                searches += 1;
+                let name = k.trim_end_matches("_20251119");
+                keys_within(name, "entry", entry, &["type", "name"], out);
+                if entry.get("name").and_then(Value::as_str) != Some(name) {
+                    out.push(format!("{name}: name: must be \"{name}\""));
+                }
+            }
+            _ => tools.push(entry),
+        }
+    }
+    (tools, searches)
+}
+
+/// Every rule of `target` that `fragment` (as [`super::Export::fragment`] returns it)
+/// breaks, as `tool: path: rule` lines; empty when it complies.
+pub fn check(target: Target, fragment: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let entries: Vec<&Value> = match target {
+        Target::GeminiJsonSchema | Target::GeminiOpenApi => match fragment.as_array() {
+            Some(list) if list.len() == 1 => {
+                keys_within(
+                    "request",
+                    "tools[0]",
+                    &list[0],
+                    &["functionDeclarations"],
+                    &mut out,
+                );
+                list[0]
+                    .get("functionDeclarations")
+                    .and_then(Value::as_array)
+                    .map(|l| l.iter().collect())
+                    .unwrap_or_default()
+            }
+            _ => {
+                out.push(
+                    "request: tools: must be an array with one functionDeclarations entry"
+                        .to_string(),
+                );
+                Vec::new()
+            }
+        },
+        Target::Mcp2025_11_25 => {
+            keys_within("request", "result", fragment, &["tools"], &mut out);
+            fragment
+                .get("tools")
+                .and_then(Value::as_array)
+                .map(|l| l.iter().collect())
+                .unwrap_or_default()
+        }
+        Target::Mcp2026_07_28 => {
+            keys_within(
+                "request",
+                "result",
+                fragment,
+                &["resultType", "ttlMs", "cacheScope", "tools"],
+                &mut out,
+            );
+            if fragment.get("resultType").and_then(Value::as_str) != Some("complete") {
+                out.push("request: result: resultType: must be \"complete\"".to_string());
+            }
+            let ttl_ok = match fragment.get("ttlMs") {
+                Some(Value::Number(n)) => n.as_u64().is_some(),
+                _ => false,
+            };
+            if !ttl_ok {
+                out.push("request: result: ttlMs: must be an integer >= 0".to_string());
+            }
+            if !matches!(
+                fragment.get("cacheScope").and_then(Value::as_str),
+                Some("public" | "private")
+            ) {
+                out.push(
+                    "request: result: cacheScope: must be \"public\" or \"private\"".to_string(),
+                );
+            }
+            fragment
+                .get("tools")
+                .and_then(Value::as_array)
+                .map(|l| l.iter().collect())
+                .unwrap_or_default()
+        }
+        _ => match fragment.as_array() {
+            Some(list) => list.iter().collect(),
+            None => {
+                out.push("request: tools: must be an array".to_string());
+                Vec::new()
+            }
+        },
+    };
+    let (entries, searches) = provider_entries(target, entries, &mut out);
+    let deferred = entries.iter().any(|e| {
+        e.get("defer_loading")
+            .is_some_and(|d| matches!(d, Value::Bool(true)))
+    });
+    if deferred && searches == 0 {
+        out.push(
+            "request: tools: a deferred tool needs the provider's tool search tool in the request"
+                .to_string(),
+        );
+    }
+    let mut names = std::collections::HashSet::new();
+    let mut optional = 0;
+    let mut unions = 0;
+    for entry in &entries {
+        let (body, wrapper) = match target {
+            Target::OpenAiChat | Target::OpenAiChatStrict => (entry.get("function"), Some(*entry)),
+            _ => (Some(*entry), None),
+        };
+        let Some(body) = body else {
+            out.push("request: a tool entry has no function".to_string());
+            continue;
+        };
+        let tool = body
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("(unnamed)");
+        if !names.insert(tool.to_string()) {
+            out.push(format!("{tool}: name: duplicate tool name"));
+        }
+        let dialect = match target {
+            Target::OpenAiResponsesStrict | Target::OpenAiChatStrict => Dialect::OpenAiStrict,
+            Target::AnthropicStrict => Dialect::AnthropicStrict,
+            Target::GeminiOpenApi => Dialect::GeminiOpenApi,
+            _ => Dialect::Json,
+        };
+        let (schema_key, allowed, name_ok) = match target {
+            Target::OpenAiResponses | Target::OpenAiResponsesStrict => (
+                "parameters",
+                &[
+                    "type",
+                    "name",
+                    "description",
+                    "parameters",
+                    "strict",
+                    "defer_loading",
+                ][..],
+                openai_name(tool),
+            ),
+            Target::OpenAiChat | Target::OpenAiChatStrict => (
+                "parameters",
+                &["name", "description", "parameters", "strict"][..],
+                openai_name(tool),
+            ),
+            Target::Anthropic | Target::AnthropicStrict => (
+                "input_schema",
+                &[
+                    "name",
+                    "description",
+                    "input_schema",
+                    "strict",
+                    "defer_loading",
+                ][..],
+                openai_name(tool),
+            ),
+            Target::GeminiJsonSchema => (
+                "parametersJsonSchema",
+                &["name", "description", "parametersJsonSchema"][..],
+                gemini_name(tool),
+            ),
+            Target::GeminiOpenApi => (
+                "parameters",
+                &["name", "description", "parameters"][..],
+                gemini_name(tool),
+            ),
+            Target::Mcp2025_11_25 | Target::Mcp2026_07_28 => (
+                "inputSchema",
+                &[
+                    "name",
+                    "title",
+                    "description",
+                    "inputSchema",
+                    "outputSchema",
+                    "annotations",
+                ][..],
+                mcp_name(tool),
+            ),
+        };
+        if !name_ok {
+            out.push(format!("{tool}: name: not accepted by {target}"));
+        }
+        keys_within(tool, "tool", body, allowed, &mut out);
+        if let Some(w) = wrapper {
+            keys_within(tool, "tool", w, &["type", "function"], &mut out);
+            if w.get("type").and_then(Value::as_str) != Some("function") {
+                out.push(format!("{tool}: type: must be \"function\""));
+            }
+        }
+        if matches!(
+            target,
+            Target::OpenAiResponses | Target::OpenAiResponsesStrict
+        ) && body.get("type").and_then(Value::as_str) != Some("function")
+        {
+            out.push(format!("{tool}: type: must be \"function\""));
+        }
+        let wants_strict = target.is_strict();
+        match (target, body.get("strict")) {
+            (
+                Target::OpenAiResponses
+                | Target::OpenAiResponsesStrict
+                | Target::OpenAiChat
+                | Target::OpenAiChatStrict,
+                Some(Value::Bool(b)),
+            ) if *b == wants_strict => {}
+            (Target::AnthropicStrict, Some(Value::Bool(true))) => {}
+            (Target::Anthropic, None) => {}
+            (
+                Target::GeminiJsonSchema
+                | Target::GeminiOpenApi
+                | Target::Mcp2025_11_25
+                | Target::Mcp2026_07_28,
+                None,
+            ) => {}
+            _ => out.push(format!("{tool}: strict: must be {wants_strict}")),
+        }
+        if body
+            .get("defer_loading")
+            .is_some_and(|d| !matches!(d, Value::Bool(true)))
+        {
+            out.push(format!("{tool}: defer_loading: must be true when present"));
+        }
+        if let Some(d) = body.get("description")
+            && d.as_str().is_none()
+        {
+            out.push(format!("{tool}: description: must be a string"));
+        }
+        let schema = body.get(schema_key);
+        if target == Target::GeminiOpenApi && schema.is_none() {
+            // A tool without parameters omits them.
+        } else {
+            root_is_object(tool, schema_key, schema, dialect, &mut out);
+        }
+        let mut walker = Walker {
+            dialect,
+            tool,
+            out: &mut out,
+            count: Count::default(),
+        };
+        if let Some(s) = schema {
+            if s.get("$schema").is_some() {
+                walker.bad(schema_key, "$schema is not sent");
+            }
+            walker.walk(s, schema_key, 0, 0);
+        }
+        if matches!(target, Target::Mcp2025_11_25 | Target::Mcp2026_07_28)
+            && let Some(output) = body.get("outputSchema")
+        {
+            walker.walk(output, "outputSchema", 0, 0);
+        }
+        let count = walker.count;
+        if dialect == Dialect::OpenAiStrict {
+            for (n, limit, what) in [
+                (count.properties, 5000, "object properties"),
+                (count.object_depth, 10, "levels of object nesting"),
+                (count.enum_values, 1000, "enum/const values"),
+                (
+                    count.chars,
+                    120_000,
+                    "characters of names and enum/const values",
+                ),
+            ] {
+                if n > limit {
+                    out.push(format!("{tool}: parameters: {n} {what} (at most {limit})"));
+                }
+            }
+        }
+        optional += count.optional;
+        unions += count.unions;
+        if target == Target::Mcp2025_11_25 {
+            root_is_object(
+                tool,
+                "outputSchema",
+                body.get("outputSchema"),
+                Dialect::Json,
+                &mut out,
+            );
+        }
+        if matches!(target, Target::Mcp2025_11_25 | Target::Mcp2026_07_28)
+            && let Some(a) = body.get("annotations")
+        {
+            keys_within(
+                tool,
+                "annotations",
+                a,
+                &[
+                    "title",
+                    "readOnlyHint",
+                    "destructiveHint",
+                    "idempotentHint",
+                    "openWorldHint",
+                ],
+                &mut out,
+            );
+            if let Some(o) = a.as_object() {
+                for (k, v) in o.iter() {
+                    let ok = if k == "title" {
+                        v.as_str().is_some()
+                    } else {
+                        v.as_bool().is_some()
+                    };
+                    if !ok {
+                        out.push(format!("{tool}: annotations.{k}: wrong type"));
+                    }
+                }
+            }
+        }
+    }
+    if target == Target::AnthropicStrict {
+        for (n, limit, what) in [
+            (entries.len(), 20, "strict tools"),
+            (optional, 24, "optional properties"),
+            (unions, 16, "union-typed properties"),
+        ] {
+            if n > limit {
+                out.push(format!("request: {n} {what} (at most {limit} per request)"));
+            }
+        }
+    }
+    out
+}
