@@ -29,8 +29,9 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use dsh_runtime::hooks::{ApprovalHandler, with_approval};
+use dsh_runtime::hooks::with_approval;
 use dsh_runtime::json::{Frozen, Value};
+use dsh_runtime::tool::ApprovalRoute;
 use dsh_runtime::tool::ParentCall;
 use dsh_runtime::{
     Arguments, CallOrder, ContentBlock, ExecToken, ExecutionMode, Registry, ScopeId, ToolCall,
@@ -102,7 +103,7 @@ pub(crate) struct Outer {
     /// The fallback approval handler around the outer call (an MCP session's client):
     /// installed around every sub-call, which runs on the run's thread, so that its
     /// `ask` reaches the same user while the program waits.
-    pub(crate) approval: Option<Arc<dyn ApprovalHandler>>,
+    pub(crate) approval: Option<ApprovalRoute>,
     /// Told when calls start and settle (only for calls with an agent).
     pub(crate) observer: Option<Arc<dyn SubCallObserver>>,
 }

@@ -1,5 +1,6 @@
 //! The limits of a run.
 
+use std::fmt;
 use std::time::Duration;
 
 /// How `run_code` runs programs. Every limit applies to one run.
@@ -80,5 +81,28 @@ impl CodeConfig {
     /// The run's wall-clock budget.
     pub fn run_deadline(&self) -> Duration {
         self.deadline
+    }
+}
+
+/// How a scope presents its tools to the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Mode {
+    /// Every visible tool is offered for direct calls; no `run_code` (the default).
+    #[default]
+    Native,
+    /// Only `run_code` is offered; every other visible tool is reached from a program,
+    /// and a direct call to one fails with `UNKNOWN_TOOL`.
+    Code,
+    /// The visible tools and `run_code`, both callable directly.
+    Both,
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mode::Native => "native",
+            Mode::Code => "code",
+            Mode::Both => "both",
+        })
     }
 }

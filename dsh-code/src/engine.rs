@@ -18,8 +18,8 @@ use std::task::Poll;
 use std::time::Instant;
 
 use dsh_providers::tool_search::ToolIndex;
-use dsh_runtime::hooks::ApprovalHandler;
 use dsh_runtime::json::{self, Value};
+use dsh_runtime::tool::ApprovalRoute;
 use dsh_runtime::tool::ParentCall;
 use dsh_runtime::{ExecToken, Registry, ScopeId};
 use rquickjs::context::EvalOptions;
@@ -127,7 +127,7 @@ pub(crate) struct Job {
     /// The outer call's tool name, as called.
     pub(crate) name: Arc<str>,
     /// The fallback approval handler around the outer call, for its sub-calls.
-    pub(crate) approval: Option<Arc<dyn ApprovalHandler>>,
+    pub(crate) approval: Option<ApprovalRoute>,
     /// The outer call's token (as its body sees it).
     pub(crate) cancel: CancellationToken,
     pub(crate) config: CodeConfig,

@@ -89,11 +89,11 @@ mod search;
 mod strip;
 mod tool;
 
-pub use config::CodeConfig;
+pub use config::{CodeConfig, Mode};
 pub use engine::RunFailure;
 pub use events::{SubCall, SubCallObserver};
 pub use mode::{
-    CodeMode, CodePrompt, Mode, PresentAsError, Presentation, collapse_message, effective_mode,
+    CodeMode, CodePrompt, PresentAsError, Presentation, collapse_message, effective_mode,
     offered_tools, prompt,
 };
 pub use sdk::{CODE_ONLY_RULE, INSTRUCTIONS, Sdk, SdkWarning, sdk_text};

@@ -28,33 +28,10 @@ use dsh_runtime::{
     ToolError,
 };
 
-use crate::config::CodeConfig;
+use crate::config::{CodeConfig, Mode};
 use crate::events::SubCallObserver;
 use crate::sdk::{self, SdkWarning};
 use crate::tool::RunCode;
-
-/// How a scope presents its tools to the model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum Mode {
-    /// Every visible tool is offered for direct calls; no `run_code` (the default).
-    #[default]
-    Native,
-    /// Only `run_code` is offered; every other visible tool is reached from a program,
-    /// and a direct call to one fails with `UNKNOWN_TOOL`.
-    Code,
-    /// The visible tools and `run_code`, both callable directly.
-    Both,
-}
-
-impl fmt::Display for Mode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Mode::Native => "native",
-            Mode::Code => "code",
-            Mode::Both => "both",
-        })
-    }
-}
 
 /// Installs code mode in agent scopes.
 ///

@@ -12,9 +12,9 @@ use dsh_runtime::{
 use serde::{Deserialize, Serialize};
 
 use crate::config::CodeConfig;
+use crate::config::Mode;
 use crate::engine::{self, Job};
 use crate::events::SubCallObserver;
-use crate::mode::Mode;
 
 /// The model-facing description of `run_code`.
 pub const DESCRIPTION: &str = "Run a TypeScript program that calls the available tools. \

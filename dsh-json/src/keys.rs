@@ -8,7 +8,6 @@ use std::collections::HashSet;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
 
 use super::str::{Str, text_eq};
-use super::value::Value;
 
 /// Number of keys below which a linear scan is used.
 pub(crate) const LINEAR_LIMIT: usize = 24;
@@ -85,7 +84,7 @@ impl DupDetector {
 /// value of the last one (the semantics of repeated [`Object::insert`]).
 ///
 /// [`Object::insert`]: super::Object::insert
-pub(crate) fn dedup_last_wins(entries: &mut Vec<(Str, Value)>) {
+pub(crate) fn dedup_last_wins<V: Default>(entries: &mut Vec<(Str, V)>) {
     const NONE: usize = usize::MAX;
     let n = entries.len();
     if n < 2 {

@@ -34,7 +34,8 @@ use crate::content::ContentBlock;
 use crate::json::{Frozen, Value};
 use crate::result::{DispatchOutcome, ToolResult};
 use crate::tool::{
-    BoxFuture, DynTool, ExecToken, Execution, ParentCall, ScopeId, ToolDefinition, ToolError,
+    ApprovalRoute, BoxFuture, DynTool, ExecToken, Execution, ParentCall, ScopeId, ToolDefinition,
+    ToolError,
 };
 
 /// The future a hook returns: either an immediate value (no allocation) or a boxed
@@ -317,10 +318,6 @@ pub trait ApprovalHandler: Send + Sync + 'static {
     ) -> HookFuture<'a, Result<Approval, ToolError>>;
 }
 
-tokio::task_local! {
-    static FALLBACK_APPROVAL: Arc<dyn ApprovalHandler>;
-}
-
 /// Run `fut` (typically a [`crate::Registry::execute`]) with `handler` answering the
 /// `ask` decisions of the calls it executes that no registry handler answered: when the
 /// registry has none installed, or its handler answers [`Approval::Unavailable`]. A
@@ -332,13 +329,24 @@ tokio::task_local! {
 /// receives it too ([`crate::ToolContext::approval_fallback`]), to install it around the
 /// calls it dispatches on other tasks or threads (as code mode does for its programs'
 /// tool calls).
-pub async fn with_approval<F: Future>(handler: Arc<dyn ApprovalHandler>, fut: F) -> F::Output {
-    FALLBACK_APPROVAL.scope(handler, fut).await
+///
+/// `handler` is an `Arc<dyn ApprovalHandler>` or the [`ApprovalRoute`] a body got from
+/// [`crate::ToolContext::approval_fallback`].
+pub async fn with_approval<F: Future>(handler: impl Into<ApprovalRoute>, fut: F) -> F::Output {
+    crate::tool::APPROVAL_ROUTE.scope(handler.into(), fut).await
+}
+
+impl From<Arc<dyn ApprovalHandler>> for ApprovalRoute {
+    fn from(handler: Arc<dyn ApprovalHandler>) -> Self {
+        ApprovalRoute(Arc::new(handler))
+    }
 }
 
 /// The fallback handler installed by [`with_approval`] around the current call.
 pub(crate) fn fallback_approval() -> Option<Arc<dyn ApprovalHandler>> {
-    FALLBACK_APPROVAL.try_with(Clone::clone).ok()
+    let route = ApprovalRoute::current()?;
+    // Every route is made by the `From` impl above, so this is the only type it holds.
+    route.0.downcast_ref::<Arc<dyn ApprovalHandler>>().cloned()
 }
 
 /// An approval handler from a synchronous closure.

@@ -793,26 +793,39 @@ pub struct ToolContext {
     side: Option<Arc<SideChannel>>,
     /// Where progress updates go (captured from [`with_progress`] when the context is made).
     progress: Option<ProgressReporter>,
-    /// The fallback approval handler around the call (captured from
-    /// [`crate::hooks::with_approval`] when the context is made).
-    approval: Option<FallbackApproval>,
+    /// The fallback approval route around the call (captured when the context is made).
+    approval: Option<ApprovalRoute>,
     /// A job runtime given with [`ToolContext::with_jobs`], before the execution's.
     jobs: Option<JobRuntime>,
 }
 
-/// The fallback approval handler a context carries.
+/// Where the `ask` decisions of a call go when no registry handler answers them: the
+/// fallback approval handler a transport installed around the call (an MCP session's
+/// client, say). A body gets it from [`ToolContext::approval_fallback`] and installs it
+/// around the calls it dispatches on other tasks or threads with
+/// `dsh_runtime::hooks::with_approval`, so that their questions reach the same user.
+///
+/// Opaque: it is made from an `Arc<dyn hooks::ApprovalHandler>` (`From`), and the
+/// pipeline is what reads it. (The handler type lives with the hooks, above this module;
+/// the route is how a context carries one without depending on them.)
 #[derive(Clone)]
-struct FallbackApproval(Arc<dyn crate::hooks::ApprovalHandler>);
+pub struct ApprovalRoute(pub(crate) Arc<dyn std::any::Any + Send + Sync>);
 
-impl FallbackApproval {
-    fn current() -> Option<Self> {
-        crate::hooks::fallback_approval().map(FallbackApproval)
+impl fmt::Debug for ApprovalRoute {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApprovalRoute(..)")
     }
 }
 
-impl fmt::Debug for FallbackApproval {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("FallbackApproval(..)")
+tokio::task_local! {
+    /// The route installed by `hooks::with_approval` around the current task's calls.
+    pub(crate) static APPROVAL_ROUTE: ApprovalRoute;
+}
+
+impl ApprovalRoute {
+    /// The route installed around the current call, if any.
+    pub(crate) fn current() -> Option<Self> {
+        APPROVAL_ROUTE.try_with(Clone::clone).ok()
     }
 }
 
@@ -871,15 +884,15 @@ pub(crate) fn progress_scoped<F: Future>(fut: F) -> impl Future<Output = F::Outp
     }
 }
 
-/// `fut` with a reporter that calls `observe` at each progress update, then hands the
+/// `fut` with a reporter that calls `on_update` at each progress update, then hands the
 /// update on to the reporter current here (if any).
 pub(crate) fn progress_observed<F: Future>(
-    observe: impl Fn() + Send + Sync + 'static,
+    on_update: impl Fn() + Send + Sync + 'static,
     fut: F,
 ) -> impl Future<Output = F::Output> {
     let outer = PROGRESS.try_with(Clone::clone).ok();
     let reporter = ProgressReporter::new(move |p| {
-        observe();
+        on_update();
         if let Some(outer) = &outer {
             (outer.0)(p);
         }
@@ -924,7 +937,7 @@ impl ToolContext {
             cancel: Some(cancel),
             side: Some(side),
             progress: PROGRESS.try_with(Clone::clone).ok(),
-            approval: FallbackApproval::current(),
+            approval: ApprovalRoute::current(),
             jobs: None,
         }
     }
@@ -937,7 +950,7 @@ impl ToolContext {
             cancel: Some(cancel),
             side: None,
             progress: PROGRESS.try_with(Clone::clone).ok(),
-            approval: FallbackApproval::current(),
+            approval: ApprovalRoute::current(),
             jobs: None,
         }
     }
@@ -952,7 +965,7 @@ impl ToolContext {
             cancel: None,
             side: None,
             progress: PROGRESS.try_with(Clone::clone).ok(),
-            approval: FallbackApproval::current(),
+            approval: ApprovalRoute::current(),
             jobs: None,
         }
     }
@@ -1092,13 +1105,13 @@ impl ToolContext {
     pub fn conclude_turn(&self) {
         self.side().concludes_turn.store(true, Ordering::Release);
     }
-    /// The fallback approval handler installed around this call with
-    /// [`crate::hooks::with_approval`] (an MCP session's client, say), if any. Calls this
-    /// body dispatches on the same task see it already; install it with `with_approval`
-    /// around the calls it dispatches on other tasks or threads, so that their `ask`
-    /// decisions reach the same user (code mode does this for its programs' tool calls).
-    pub fn approval_fallback(&self) -> Option<&Arc<dyn crate::hooks::ApprovalHandler>> {
-        self.approval.as_ref().map(|a| &a.0)
+    /// The fallback approval route installed around this call (an MCP session's client,
+    /// say), if any. Calls this body dispatches on the same task see it already; install
+    /// it with `dsh_runtime::hooks::with_approval` around the calls it dispatches on
+    /// other tasks or threads, so that their `ask` decisions reach the same user (code
+    /// mode does this for its programs' tool calls).
+    pub fn approval_fallback(&self) -> Option<&ApprovalRoute> {
+        self.approval.as_ref()
     }
 
     /// Report progress to whoever executes the call (a no-op unless the caller installed

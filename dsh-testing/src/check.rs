@@ -14,7 +14,7 @@ use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
 use serde::de::DeserializeOwned;
 
 use super::args::{ArgStrategy, InvalidArgs};
-use super::registry_api;
+use super::registry_api::{self, CANCEL_DURING};
 use dsh_runtime::json::{self, Value};
 use dsh_runtime::tool::{DynTool, Tool, Toolbox};
 use dsh_runtime::validate::validate_arguments;
@@ -50,7 +50,6 @@ pub mod invariant {
 /// Call ids of the three runs of a valid case.
 const PLAIN_ID: &str = "check-call";
 const PRE_CANCELLED_ID: &str = "check-pre-cancelled";
-pub(crate) const CANCEL_DURING: &str = "check-cancel-during";
 
 type Make = Arc<dyn Fn(Option<&Path>) -> DynTool + Send + Sync>;
 type Property<A> = Box<dyn Fn(&A, &ToolResult) -> Result<(), String>>;

@@ -7,7 +7,6 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::registry_api;
 use dsh_runtime::hooks::Approval;
 use dsh_runtime::json::Value;
 use dsh_runtime::{RegistrationGuard, Registry, Scope, Tool, ToolCall, ToolCallError, ToolResult};
@@ -76,6 +75,21 @@ impl Script {
             .copied()
             .unwrap_or(Approval::Unavailable)
     }
+}
+
+/// Installs an approval handler answering from `script`.
+pub(crate) fn scripted_approvals(
+    registry: &Registry,
+    script: Arc<Mutex<Script>>,
+) -> RegistrationGuard {
+    registry
+        .set_approval_handler(dsh_runtime::hooks::approval_fn(
+            move |request| match script.lock() {
+                Ok(mut s) => s.answer(request.call.name()),
+                Err(_) => dsh_runtime::hooks::Approval::Unavailable,
+            },
+        ))
+        .unregister_on_drop()
 }
 
 impl std::fmt::Debug for TestClient {
@@ -163,10 +177,7 @@ impl TestClient {
         if let Ok(mut h) = self.handler.lock()
             && h.is_none()
         {
-            *h = Some(registry_api::scripted_approvals(
-                &self.registry,
-                self.script.clone(),
-            ));
+            *h = Some(scripted_approvals(&self.registry, self.script.clone()));
         }
     }
 

@@ -7,12 +7,10 @@ use std::time::Duration;
 
 use dsh_runtime::hooks::{CallInfo, HookFuture, Next, Wrapper};
 use dsh_runtime::tool::DynTool;
-use dsh_runtime::{
-    DispatchOutcome, RegisterError, Registration, RegistrationGuard, Registry, ToolError,
-    ToolResult,
-};
+use dsh_runtime::{DispatchOutcome, RegisterError, Registration, Registry, ToolError, ToolResult};
 
-use super::check::CANCEL_DURING;
+/// The call id of the run of a valid case that is cancelled while its body runs.
+pub(crate) const CANCEL_DURING: &str = "check-cancel-during";
 
 /// A result's error code as text.
 pub(crate) fn code(result: &ToolResult) -> Option<&str> {
@@ -107,19 +105,4 @@ impl Wrapper for ProbeWrapper {
             outcome
         })
     }
-}
-
-/// Installs an approval handler answering from `script`.
-pub(crate) fn scripted_approvals(
-    registry: &Registry,
-    script: Arc<Mutex<super::client::Script>>,
-) -> RegistrationGuard {
-    registry
-        .set_approval_handler(dsh_runtime::hooks::approval_fn(
-            move |request| match script.lock() {
-                Ok(mut s) => s.answer(request.call.name()),
-                Err(_) => dsh_runtime::hooks::Approval::Unavailable,
-            },
-        ))
-        .unregister_on_drop()
 }

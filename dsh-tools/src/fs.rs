@@ -1117,14 +1117,6 @@ pub(crate) fn normalize_line_endings(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// The first `max` characters of `text`, with `…` when cut.
-pub(crate) fn cut(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    match text.char_indices().nth(max) {
-        Some((end, _)) => format!("{}…", &text[..end]).into(),
-        None => text.into(),
-    }
-}
-
 /// The persisted meta of a successful result, typed; `None` for failures and for meta
 /// that does not have the expected shape (a log from another version).
 pub(crate) fn meta_of<T: serde::de::DeserializeOwned>(result: &ResultSummary) -> Option<T> {
@@ -1137,6 +1129,7 @@ pub(crate) fn meta_of<T: serde::de::DeserializeOwned>(result: &ResultSummary) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scope::cut;
 
     #[test]
     fn hunks_keep_three_lines_of_context() {

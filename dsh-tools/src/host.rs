@@ -44,7 +44,7 @@
 //! session's shell gets a directory and a cap of its own, removed when the session ends.
 
 use std::fmt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use dsh_runtime::hooks::{CallInfo, Guard, guard_fn};
 use dsh_runtime::jobs::JobRuntime;
@@ -52,7 +52,7 @@ use dsh_runtime::{RegisterError, Registration, RegistrationGuard, Registry, Tool
 
 use crate::bash::BashConfig;
 use crate::process::SpillBudget;
-use crate::scope::{FsScope, shown};
+use crate::scope::{FsScope, resolve, shown};
 
 /// The tools the root guard confines, with their path argument and its default when the
 /// argument is omitted (`None`: the argument is required).
@@ -63,9 +63,6 @@ pub const CONFINED_TOOLS: &[(&str, &str, Option<&str>)] = &[
     ("grep", "path", Some(".")),
     ("glob", "path", Some(".")),
 ];
-
-/// How many symbolic links one resolution follows before giving up (as Linux does).
-const MAX_SYMLINKS: usize = 40;
 
 /// The total spill bytes of one host (one `session`), and of each MCP session: 1 GiB.
 pub const SESSION_SPILL_BYTES: u64 = 1 << 30;
@@ -310,93 +307,6 @@ pub fn check_within(root: &Path, base: &Path, path: &str) -> Result<PathBuf, Str
             root.display()
         ))
     }
-}
-
-/// The real path `path` names, relative paths starting from `base` (which must be
-/// canonical): `.` is dropped, `..` goes to the parent of the real directory reached so
-/// far, and each existing symbolic link is replaced by its target. Components that do
-/// not exist are kept as written.
-///
-/// A path longer than [`MAX_PATH_BYTES`] bytes or with more than [`MAX_PATH_COMPONENTS`]
-/// components is refused before anything is looked up. The work is linear in the length
-/// of the path (and of the link targets followed): once a component does not exist, the
-/// components below it are applied without asking the file system, until `..` climbs
-/// back to a directory that exists.
-pub fn resolve(base: &Path, path: &Path) -> Result<PathBuf, String> {
-    check_path_size(path.as_os_str().as_encoded_bytes())?;
-    let mut links = 0;
-    resolve_from(base.to_path_buf(), path, &mut links)
-}
-
-/// The longest path, in bytes, that the file tools and the root guard resolve (Linux's
-/// `PATH_MAX`).
-pub const MAX_PATH_BYTES: usize = 4096;
-
-/// The most components (names, `.` and `..`, separated by `/`) in a path that the file
-/// tools and the root guard resolve.
-pub const MAX_PATH_COMPONENTS: usize = 1024;
-
-/// Refuse a path over [`MAX_PATH_BYTES`] or [`MAX_PATH_COMPONENTS`], naming the limit.
-pub(crate) fn check_path_size(path: &[u8]) -> Result<(), String> {
-    if path.len() > MAX_PATH_BYTES {
-        return Err(format!(
-            "the path is {} bytes long, over the limit of {MAX_PATH_BYTES} bytes",
-            path.len()
-        ));
-    }
-    let components = path
-        .split(|b| *b == b'/')
-        .filter(|part| !part.is_empty())
-        .count();
-    if components > MAX_PATH_COMPONENTS {
-        return Err(format!(
-            "the path has {components} components, over the limit of {MAX_PATH_COMPONENTS}"
-        ));
-    }
-    Ok(())
-}
-
-fn resolve_from(mut out: PathBuf, path: &Path, links: &mut usize) -> Result<PathBuf, String> {
-    // How many components at the end of `out` lie below one that does not exist: those
-    // cannot be links, so they are not looked up.
-    let mut missing = 0usize;
-    for component in path.components() {
-        match component {
-            Component::Prefix(_) | Component::RootDir => {
-                out = PathBuf::from(component.as_os_str());
-                missing = 0;
-            }
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-                missing = missing.saturating_sub(1);
-            }
-            Component::Normal(name) => {
-                out.push(name);
-                if missing > 0 {
-                    missing += 1;
-                    continue;
-                }
-                let meta = match std::fs::symlink_metadata(&out) {
-                    Ok(meta) => meta,
-                    Err(_) => {
-                        missing = 1;
-                        continue;
-                    }
-                };
-                if meta.file_type().is_symlink() {
-                    *links += 1;
-                    if *links > MAX_SYMLINKS {
-                        return Err("too many levels of symbolic links".to_string());
-                    }
-                    let target = std::fs::read_link(&out).map_err(|e| e.to_string())?;
-                    out.pop();
-                    out = resolve_from(out, &target, links)?;
-                }
-            }
-        }
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

@@ -34,8 +34,8 @@
 //!   know whether the root is inside a git repository;
 //! - what is read is bounded: lines by `grep` ([`crate::search::GREP_VALUE_LINE_BYTES`]),
 //!   ignore files ([`crate::search::MAX_IGNORE_FILE_BYTES`]), edited files
-//!   ([`crate::fs::MAX_EDIT_BYTES`]), paths ([`crate::host::MAX_PATH_BYTES`],
-//!   [`crate::host::MAX_PATH_COMPONENTS`]);
+//!   ([`crate::fs::MAX_EDIT_BYTES`]), paths ([`MAX_PATH_BYTES`],
+//!   [`MAX_PATH_COMPONENTS`]);
 //! - a refusal names the path as given and the root, never where a symbolic link (or a
 //!   `/proc/self/fd/N` entry) pointed.
 //!
@@ -84,8 +84,8 @@ pub const MAX_ECHOED_PATH_CHARS: usize = 4096;
 /// The error code for a path or file that leads outside a confined scope's root.
 pub const OUTSIDE_ROOT: &str = "FS_OUTSIDE_ROOT";
 
-/// The error code for a path over [`crate::host::MAX_PATH_BYTES`] bytes or
-/// [`crate::host::MAX_PATH_COMPONENTS`] components, refused before it is resolved.
+/// The error code for a path over [`MAX_PATH_BYTES`] bytes or
+/// [`MAX_PATH_COMPONENTS`] components, refused before it is resolved.
 pub const PATH_TOO_LONG: &str = "FS_PATH_TOO_LONG";
 
 /// Where the file tools resolve paths and what they may reach (see the [module
@@ -139,7 +139,7 @@ impl FsScope {
 
     /// Resolve a path given by the model for `verb` (`read`, `write`, ...).
     pub(crate) fn locate(&self, verb: &str, given: &str) -> Result<Target, ToolError> {
-        crate::host::check_path_size(given.as_bytes()).map_err(|why| {
+        check_path_size(given.as_bytes()).map_err(|why| {
             ToolError::with_code(
                 PATH_TOO_LONG,
                 format!("cannot {verb} \"{}\": {why}", shown(given)),
@@ -156,7 +156,7 @@ impl FsScope {
         })?;
         let display = lexical(&base, Path::new(given));
         let display_text = display.to_string_lossy().into_owned();
-        let real = crate::host::resolve(&base, Path::new(given)).map_err(|e| {
+        let real = resolve(&base, Path::new(given)).map_err(|e| {
             ToolError::with_code(
                 "FS_NOT_FOUND",
                 format!("cannot resolve \"{}\": {e}", shown(&display_text)),
@@ -530,7 +530,7 @@ pub(crate) fn lexical(base: &Path, path: &Path) -> PathBuf {
 
 /// `text` cut to [`MAX_ECHOED_PATH_CHARS`] characters (ending with `…` when cut).
 pub(crate) fn shown(text: &str) -> std::borrow::Cow<'_, str> {
-    crate::fs::cut(text, MAX_ECHOED_PATH_CHARS)
+    cut(text, MAX_ECHOED_PATH_CHARS)
 }
 
 /// The file a replacement replaces, as the tool opened and read it.
@@ -752,6 +752,104 @@ fn carry_over_appends(parent: &Dir, name: &Path, old: &std::fs::File, size: u64)
         }
     }
     size
+}
+
+/// How many symbolic links one resolution follows before giving up (as Linux does).
+const MAX_SYMLINKS: usize = 40;
+
+/// The real path `path` names, relative paths starting from `base` (which must be
+/// canonical): `.` is dropped, `..` goes to the parent of the real directory reached so
+/// far, and each existing symbolic link is replaced by its target. Components that do
+/// not exist are kept as written.
+///
+/// A path longer than [`MAX_PATH_BYTES`] bytes or with more than [`MAX_PATH_COMPONENTS`]
+/// components is refused before anything is looked up. The work is linear in the length
+/// of the path (and of the link targets followed): once a component does not exist, the
+/// components below it are applied without asking the file system, until `..` climbs
+/// back to a directory that exists.
+pub fn resolve(base: &Path, path: &Path) -> Result<PathBuf, String> {
+    check_path_size(path.as_os_str().as_encoded_bytes())?;
+    let mut links = 0;
+    resolve_from(base.to_path_buf(), path, &mut links)
+}
+
+/// The longest path, in bytes, that the file tools and the root guard resolve (Linux's
+/// `PATH_MAX`).
+pub const MAX_PATH_BYTES: usize = 4096;
+
+/// The most components (names, `.` and `..`, separated by `/`) in a path that the file
+/// tools and the root guard resolve.
+pub const MAX_PATH_COMPONENTS: usize = 1024;
+
+/// Refuse a path over [`MAX_PATH_BYTES`] or [`MAX_PATH_COMPONENTS`], naming the limit.
+pub(crate) fn check_path_size(path: &[u8]) -> Result<(), String> {
+    if path.len() > MAX_PATH_BYTES {
+        return Err(format!(
+            "the path is {} bytes long, over the limit of {MAX_PATH_BYTES} bytes",
+            path.len()
+        ));
+    }
+    let components = path
+        .split(|b| *b == b'/')
+        .filter(|part| !part.is_empty())
+        .count();
+    if components > MAX_PATH_COMPONENTS {
+        return Err(format!(
+            "the path has {components} components, over the limit of {MAX_PATH_COMPONENTS}"
+        ));
+    }
+    Ok(())
+}
+
+fn resolve_from(mut out: PathBuf, path: &Path, links: &mut usize) -> Result<PathBuf, String> {
+    // How many components at the end of `out` lie below one that does not exist: those
+    // cannot be links, so they are not looked up.
+    let mut missing = 0usize;
+    for component in path.components() {
+        match component {
+            Component::Prefix(_) | Component::RootDir => {
+                out = PathBuf::from(component.as_os_str());
+                missing = 0;
+            }
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+                missing = missing.saturating_sub(1);
+            }
+            Component::Normal(name) => {
+                out.push(name);
+                if missing > 0 {
+                    missing += 1;
+                    continue;
+                }
+                let meta = match std::fs::symlink_metadata(&out) {
+                    Ok(meta) => meta,
+                    Err(_) => {
+                        missing = 1;
+                        continue;
+                    }
+                };
+                if meta.file_type().is_symlink() {
+                    *links += 1;
+                    if *links > MAX_SYMLINKS {
+                        return Err("too many levels of symbolic links".to_string());
+                    }
+                    let target = std::fs::read_link(&out).map_err(|e| e.to_string())?;
+                    out.pop();
+                    out = resolve_from(out, &target, links)?;
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The first `max` characters of `text`, with `…` when cut.
+pub(crate) fn cut(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &text[..end]).into(),
+        None => text.into(),
+    }
 }
 
 #[cfg(test)]

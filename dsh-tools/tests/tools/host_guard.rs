@@ -5,7 +5,8 @@ use crate::support;
 
 use std::path::Path;
 
-use dsh_tools::host::{Host, HostError, check_within, resolve};
+use dsh_tools::host::{Host, HostError, check_within};
+use dsh_tools::scope::resolve;
 use support::{failure, q, value, write};
 
 struct Fixture {
