@@ -14,7 +14,7 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use dsh_runtime::{Registration, Registry, Scope, ToolContext, ToolError, tool};
+use dsh_runtime::{AgentScope, RegistrationHandle, Registry, ToolContext, ToolError, tool};
 
 /// Echo the text.
 #[tool]
@@ -30,7 +30,7 @@ async fn quiet(text: String, cx: ToolContext) -> String {
 }
 
 /// A registry with `n` scopes, each holding one tool.
-fn populated(n: usize) -> (Registry, Vec<Scope>, Vec<Registration>) {
+fn populated(n: usize) -> (Registry, Vec<AgentScope>, Vec<RegistrationHandle>) {
     let registry = Registry::new();
     let mut scopes = Vec::with_capacity(n);
     let mut regs = Vec::with_capacity(n);

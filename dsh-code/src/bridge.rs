@@ -29,13 +29,13 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
+use dsh_runtime::ApprovalRoute;
+use dsh_runtime::ParentCall;
 use dsh_runtime::hooks::with_approval;
-use dsh_runtime::json::{Frozen, Value};
-use dsh_runtime::tool::ApprovalRoute;
-use dsh_runtime::tool::ParentCall;
+use dsh_runtime::json::{SharedValue, Value};
 use dsh_runtime::{
-    Arguments, CallOrder, ContentBlock, ExecToken, ExecutionMode, Registry, ScopeId, ToolCall,
-    ToolResult,
+    AgentScopeId, Arguments, CallOrder, ExecutionId, ExecutionMode, Registry, ToolCall, ToolResult,
+    content::ContentBlock,
 };
 
 use crate::events::{SubCall, SubCallObserver};
@@ -96,8 +96,8 @@ impl Slot {
 pub(crate) struct Outer {
     pub(crate) call_id: Arc<str>,
     pub(crate) root_call_id: Arc<str>,
-    pub(crate) agent: Option<ScopeId>,
-    pub(crate) token: ExecToken,
+    pub(crate) agent: Option<AgentScopeId>,
+    pub(crate) token: ExecutionId,
     /// The outer call, named by every sub-call as the call it was made for.
     pub(crate) parent: Arc<ParentCall>,
     /// The fallback approval handler around the outer call (an MCP session's client):
@@ -121,7 +121,7 @@ struct Started {
     /// is classified only if another call wants to start while it runs).
     exclusive: Option<bool>,
     /// What to classify the call by (its arguments), while `exclusive` is `None`.
-    twin: Option<Frozen>,
+    twin: Option<SharedValue>,
     name: Arc<str>,
     future: Option<LocalFuture>,
     result: Option<ToolResult>,
@@ -173,7 +173,9 @@ impl Bridge {
             .with_parent(outer.token)
             .with_parent_call(outer.parent.clone())
             .with_root_call_id(outer.root_call_id.clone());
-        template.agent = outer.agent;
+        if let Some(agent) = outer.agent {
+            template = template.with_agent(agent);
+        }
         Bridge {
             registry,
             template,
@@ -214,10 +216,12 @@ impl Bridge {
         call_id.push_str(":code:");
         push_decimal(&mut call_id, n);
         // From the template: no cancellation token made and dropped per call.
-        let mut call = self.template.clone();
-        call.call_id = call_id.into();
-        call.name = name.clone();
-        call.arguments = Arguments::Value(Arc::new(arguments));
+        let call = self
+            .template
+            .clone()
+            .with_call_id(call_id)
+            .with_name(name.clone())
+            .with_arguments(Arguments::Value(Arc::new(arguments)));
         self.queue.borrow_mut().push_back(Queued {
             name: name.clone(),
             call,
@@ -286,21 +290,21 @@ impl Bridge {
                 return any;
             };
             let call = next.call;
-            let twin = match (&call.arguments, exclusive) {
+            let twin = match (&call.arguments(), exclusive) {
                 (Arguments::Value(arguments), None) => Some(arguments.clone()),
                 _ => None,
             };
-            let event = match (&self.outer.observer, self.outer.agent, &call.arguments) {
+            let event = match (&self.outer.observer, self.outer.agent, &call.arguments()) {
                 (Some(observer), Some(agent), Arguments::Value(arguments)) => {
                     let sub = SubCall {
                         root_call_id: &self.outer.root_call_id,
                         parent_call_id: &self.outer.call_id,
-                        call_id: &call.call_id,
+                        call_id: call.call_id(),
                         name: &next.name,
                         agent,
                     };
                     crate::events::contained("started", || observer.started(&sub, arguments));
-                    Some((next.name.clone(), call.call_id.clone()))
+                    Some((next.name.clone(), Arc::<str>::from(call.call_id())))
                 }
                 _ => None,
             };
@@ -338,7 +342,9 @@ impl Bridge {
                     Some(arguments) => {
                         let mut twin =
                             ToolCall::new("", s.name.clone(), Arguments::Value(arguments));
-                        twin.agent = self.outer.agent;
+                        if let Some(agent) = self.outer.agent {
+                            twin = twin.with_agent(agent);
+                        }
                         self.registry.execution_mode(&twin) == ExecutionMode::Exclusive
                     }
                     None => true,
@@ -522,7 +528,7 @@ mod tests {
                 call_id: "run".into(),
                 root_call_id: "run".into(),
                 agent: None,
-                token: ExecToken::mint(),
+                token: ExecutionId::mint(),
                 parent: Arc::new(ParentCall::new("run_code", "run")),
                 approval: None,
                 observer: None,

@@ -18,10 +18,10 @@ use std::task::Poll;
 use std::time::Instant;
 
 use dsh_providers::tool_search::ToolIndex;
+use dsh_runtime::ApprovalRoute;
+use dsh_runtime::ParentCall;
 use dsh_runtime::json::{self, Value};
-use dsh_runtime::tool::ApprovalRoute;
-use dsh_runtime::tool::ParentCall;
-use dsh_runtime::{ExecToken, Registry, ScopeId};
+use dsh_runtime::{AgentScopeId, ExecutionId, Registry};
 use rquickjs::context::EvalOptions;
 use rquickjs::{AsyncContext, AsyncRuntime, Ctx, Function, IntoJs, Promise};
 use tokio_util::sync::CancellationToken;
@@ -122,8 +122,8 @@ pub(crate) struct Job {
     pub(crate) registry: Registry,
     pub(crate) call_id: Arc<str>,
     pub(crate) root_call_id: Arc<str>,
-    pub(crate) agent: Option<ScopeId>,
-    pub(crate) token: ExecToken,
+    pub(crate) agent: Option<AgentScopeId>,
+    pub(crate) token: ExecutionId,
     /// The outer call's tool name, as called.
     pub(crate) name: Arc<str>,
     /// The fallback approval handler around the outer call, for its sub-calls.

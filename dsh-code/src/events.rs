@@ -3,7 +3,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use dsh_runtime::json::Value;
-use dsh_runtime::{ScopeId, ToolResult};
+use dsh_runtime::{AgentScopeId, ToolResult};
 
 /// A tool call a program made: its identity, and that of the `run_code` call whose
 /// program made it.
@@ -19,7 +19,7 @@ pub struct SubCall<'a> {
     /// The tool called.
     pub name: &'a str,
     /// The agent scope of the outer call (and of this one).
-    pub agent: ScopeId,
+    pub agent: AgentScopeId,
 }
 
 /// Told about every tool call a program makes from an agent's scope: once when it

@@ -21,11 +21,11 @@ use std::collections::HashSet;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
+use dsh_runtime::RUN_CODE;
 use dsh_runtime::hooks::{CallInfo, HookFuture, PreDecision, PreExecute, PreNext};
-use dsh_runtime::registry::RUN_CODE;
 use dsh_runtime::{
-    DynTool, ErrorCode, RegisterError, RegistrationGuard, Registry, Scope, ScopeId, ToolDescriptor,
-    ToolError,
+    AgentScope, AgentScopeId, DynTool, PipelineCode, RegisterError, RegistrationGuard, Registry,
+    ToolDescriptor, ToolError,
 };
 
 use crate::config::{CodeConfig, Mode};
@@ -51,7 +51,7 @@ use crate::tool::RunCode;
 #[derive(Default)]
 pub struct CodeMode {
     config: Arc<CodeConfig>,
-    presented: Arc<Mutex<HashSet<ScopeId>>>,
+    presented: Arc<Mutex<HashSet<AgentScopeId>>>,
     sdk_in_description: bool,
     observer: Option<Arc<dyn SubCallObserver>>,
 }
@@ -132,7 +132,11 @@ impl CodeMode {
     ///   it out.
     ///
     /// Dropping the returned [`Presentation`] undoes all of it.
-    pub fn present_as(&self, scope: &Scope, mode: Mode) -> Result<Presentation, PresentAsError> {
+    pub fn present_as(
+        &self,
+        scope: &AgentScope,
+        mode: Mode,
+    ) -> Result<Presentation, PresentAsError> {
         let id = scope.id();
         {
             let mut presented = self.presented.lock().unwrap_or_else(|e| e.into_inner());
@@ -186,8 +190,8 @@ impl CodeMode {
 #[must_use = "dropping a `Presentation` undoes it at once"]
 pub struct Presentation {
     registrations: Vec<RegistrationGuard>,
-    presented: Arc<Mutex<HashSet<ScopeId>>>,
-    scope: ScopeId,
+    presented: Arc<Mutex<HashSet<AgentScopeId>>>,
+    scope: AgentScopeId,
 }
 
 impl fmt::Debug for Presentation {
@@ -240,7 +244,7 @@ impl std::error::Error for PresentAsError {
 
 /// The mode in effect for callers in `scope`: that of the nearest scope on its chain
 /// that set one, else native.
-pub fn effective_mode(registry: &Registry, scope: Option<ScopeId>) -> Mode {
+pub fn effective_mode(registry: &Registry, scope: Option<AgentScopeId>) -> Mode {
     registry
         .view_of(scope)
         .get(RUN_CODE)
@@ -278,7 +282,7 @@ impl PreExecute for Collapse {
             && effective_mode(&self.registry, call.agent()) == Mode::Code
         {
             return HookFuture::ready(Err(ToolError::with_code(
-                ErrorCode::UnknownTool,
+                PipelineCode::UnknownTool,
                 collapse_message(call.name()),
             )));
         }
@@ -303,7 +307,7 @@ pub struct CodePrompt {
 }
 
 /// The tools `scope` sees, in publication order, `run_code` left out.
-fn visible_tools(registry: &Registry, scope: Option<ScopeId>) -> Vec<DynTool> {
+fn visible_tools(registry: &Registry, scope: Option<AgentScopeId>) -> Vec<DynTool> {
     let mut tools = registry.view_of(scope).tools();
     tools.retain(|t| t.definition().name != RUN_CODE);
     tools
@@ -346,7 +350,7 @@ fn instructions(mode: Mode, tools: &[DynTool]) -> Option<(String, Vec<SdkWarning
 /// ```
 pub fn offered_tools(
     registry: &Registry,
-    scope: Option<ScopeId>,
+    scope: Option<AgentScopeId>,
     visible: Vec<DynTool>,
 ) -> Vec<DynTool> {
     let mode = effective_mode(registry, scope);
@@ -365,7 +369,7 @@ pub fn offered_tools(
 
 /// Assemble what a model in `scope` is shown (see [`CodePrompt`]). The SDK text comes
 /// from [`crate::sdk_text`], over the visible tools except `run_code`.
-pub fn prompt(registry: &Registry, scope: Option<ScopeId>) -> CodePrompt {
+pub fn prompt(registry: &Registry, scope: Option<AgentScopeId>) -> CodePrompt {
     let mode = effective_mode(registry, scope);
     let mut tools = registry.view_of(scope).schemas();
     let run_code = tools

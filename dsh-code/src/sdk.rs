@@ -15,7 +15,7 @@ pub mod typescript;
 
 use std::fmt;
 
-use dsh_runtime::registry::RUN_CODE;
+use dsh_runtime::RUN_CODE;
 use dsh_runtime::{DynTool, ToolDefinition};
 
 /// How to write programs, shown above the declarations: [`typescript::INSTRUCTIONS`], so

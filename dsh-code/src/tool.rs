@@ -3,11 +3,12 @@
 use std::sync::Arc;
 
 use dsh_providers::tool_search::ToolSearch;
+use dsh_runtime::RUN_CODE;
+use dsh_runtime::cards::{CallView, ToolCallKind};
 use dsh_runtime::json::{Object, Value};
-use dsh_runtime::present::{CallView, ToolCallKind};
-use dsh_runtime::registry::RUN_CODE;
 use dsh_runtime::{
-    ContentBlock, ErrorCode, Registry, Tool, ToolContext, ToolDefinition, ToolError, ToolSchema,
+    PipelineCode, Registry, Tool, ToolContext, ToolDefinition, ToolError, ToolSchema,
+    content::ContentBlock,
 };
 use serde::{Deserialize, Serialize};
 
@@ -115,13 +116,13 @@ impl Tool for RunCode {
     async fn call(&self, args: RunCodeArgs, cx: ToolContext) -> Result<RunCodeOutput, ToolError> {
         if self.mode == Mode::Native {
             return Err(ToolError::with_code(
-                ErrorCode::UnknownTool,
+                PipelineCode::UnknownTool,
                 format!("unknown tool \"{RUN_CODE}\""),
             ));
         }
         if args.description.trim().is_empty() {
             return Err(ToolError::with_code(
-                ErrorCode::InvalidArgs,
+                PipelineCode::InvalidArgs,
                 "invalid description: expected a non-empty string",
             ));
         }
@@ -180,7 +181,7 @@ impl Tool for RunCode {
                     message.push_str("\nCaptured output:\n");
                     message.push_str(&report.logs.join("\n"));
                 }
-                Err(ToolError::with_code(ErrorCode::CodeRunFailed, message))
+                Err(ToolError::with_code(PipelineCode::CodeRunFailed, message))
             }
         }
     }

@@ -14,7 +14,7 @@ use dsh_runtime::hooks::{
     Approval, ApprovalHandler, ApprovalRequest, HookFuture, PreDecision, approval_fn, observer_fn,
     pre_execute_fn, with_approval,
 };
-use dsh_runtime::{CancellationToken, Registration, ToolCall, ToolError};
+use dsh_runtime::{CancellationToken, RegistrationHandle, ToolCall, ToolError};
 use support::*;
 
 /// What one approval request showed: the call's name and id, the parent call's name and
@@ -33,7 +33,7 @@ fn seen(request: &ApprovalRequest<'_>) -> Seen {
 }
 
 /// `echo` asks for approval.
-fn ask_for_echo(env: &Env) -> Registration {
+fn ask_for_echo(env: &Env) -> RegistrationHandle {
     env.registry.add_pre_execute(pre_execute_fn(|call| {
         (call.name() == "echo").then(|| PreDecision::ask("echo needs a yes"))
     }))

@@ -12,8 +12,8 @@ use dsh_runtime::hooks::{
     PreNext, post_execute_fn,
 };
 use dsh_runtime::json::Value;
-use dsh_runtime::{ContentBlock, ToolResult};
-use dsh_runtime::{ErrorCode, ToolCall};
+use dsh_runtime::{PipelineCode, ToolCall};
+use dsh_runtime::{ToolResult, content::ContentBlock};
 use support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -214,7 +214,7 @@ async fn code_run_failed_carries_the_kind_and_the_captured_logs() {
     let r = env
         .run("console.log('a');\nconsole.log({b: 1});\nthrow new Error('boom');")
         .await;
-    assert_eq!(r.error_code(), Some(ErrorCode::CodeRunFailed));
+    assert_eq!(r.error_code(), Some(PipelineCode::CodeRunFailed));
     let message = r.message().unwrap();
     assert_eq!(
         message,
@@ -273,8 +273,8 @@ async fn the_content_renders_logs_then_the_result() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_blank_description_is_refused() {
     let env = default_env();
-    let mut call = run_code_call("return 1;");
-    call.arguments = dsh_runtime::Arguments::from(r#"{"code":"return 1;","description":"  "}"#);
+    let call =
+        run_code_call("return 1;").with_arguments(r#"{"code":"return 1;","description":"  "}"#);
     let r = env.registry.execute(call.with_agent(env.scope.id())).await;
     assert_eq!(
         r.message(),
@@ -523,7 +523,7 @@ async fn image_bearing_results_are_appended_to_the_outer_content_in_dispatch_ord
 
     // A failed run forwards no images.
     let r = env.run(programs::PICTURE_THEN_THROW).await;
-    assert_eq!(r.error_code(), Some(ErrorCode::CodeRunFailed));
+    assert_eq!(r.error_code(), Some(PipelineCode::CodeRunFailed));
     assert_eq!(r.content().len(), 1, "{:?}", r.content());
 }
 

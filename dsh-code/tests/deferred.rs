@@ -6,12 +6,12 @@ mod support;
 
 use dsh_code::{CodeConfig, Mode};
 use dsh_runtime::json::Value;
-use dsh_runtime::{Registration, ToolResult, tool};
+use dsh_runtime::{RegistrationHandle, ToolResult, tool};
 use support::*;
 
 struct Deferred {
     env: Env,
-    _tools: Vec<Registration>,
+    _tools: Vec<RegistrationHandle>,
 }
 
 fn deferred_env() -> Deferred {

@@ -10,7 +10,7 @@ use dsh_code::{
     CODE_ONLY_RULE, CodeConfig, CodeMode, Mode, PresentAsError, effective_mode, prompt,
 };
 use dsh_runtime::hooks::guard_fn;
-use dsh_runtime::{ErrorCode, ToolCall};
+use dsh_runtime::{PipelineCode, ToolCall};
 use support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -25,7 +25,7 @@ async fn in_code_mode_a_direct_call_is_unknown_and_runs_no_policy() {
         }
     }));
     let r = env.direct("echo", r#"{"value":1}"#).await;
-    assert_eq!(r.error_code(), Some(ErrorCode::UnknownTool));
+    assert_eq!(r.error_code(), Some(PipelineCode::UnknownTool));
     assert_eq!(
         r.message(),
         Some(
@@ -56,7 +56,7 @@ async fn in_code_mode_a_direct_call_is_unknown_and_runs_no_policy() {
     );
 
     // Calls with a parent are exempt even when made directly.
-    let parent = dsh_runtime::ExecToken::mint();
+    let parent = dsh_runtime::ExecutionId::mint();
     let r = env
         .registry
         .execute(
@@ -73,7 +73,7 @@ async fn in_code_mode_a_direct_call_is_unknown_and_runs_no_policy() {
         .registry
         .execute(ToolCall::new("c", "echo", r#"{"value":1}"#).with_agent(child.id()))
         .await;
-    assert_eq!(r.error_code(), Some(ErrorCode::UnknownTool));
+    assert_eq!(r.error_code(), Some(PipelineCode::UnknownTool));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -191,5 +191,5 @@ async fn a_presentation_is_once_per_scope_and_undone_on_drop() {
     let r = env
         .direct("run_code", r#"{"code":"return 1;","description":"x"}"#)
         .await;
-    assert_eq!(r.error_code(), Some(ErrorCode::UnknownTool));
+    assert_eq!(r.error_code(), Some(PipelineCode::UnknownTool));
 }

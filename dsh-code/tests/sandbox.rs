@@ -6,7 +6,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use dsh_code::{CodeConfig, Mode};
-use dsh_runtime::ErrorCode;
+use dsh_runtime::PipelineCode;
 use dsh_runtime::json::Value;
 use support::*;
 use tokio_util::sync::CancellationToken;
@@ -234,7 +234,7 @@ async fn a_memory_bomb_hits_the_memory_limit() {
     let r = env
         .run("const a = new Array(1e8).fill(0); return a.length;")
         .await;
-    assert_eq!(r.error_code(), Some(ErrorCode::CodeRunFailed));
+    assert_eq!(r.error_code(), Some(PipelineCode::CodeRunFailed));
     still_serving(&env).await;
 }
 

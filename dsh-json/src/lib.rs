@@ -15,7 +15,7 @@
 //! * [`parse`] is iterative too, with a configurable depth limit
 //!   ([`ParseOptions::max_depth`], default 128).
 //!
-//! A [`Frozen`] value (`Arc<Value>`) is the shared, immutable snapshot.
+//! A [`SharedValue`] value (`Arc<Value>`) is the shared, immutable snapshot.
 //!
 //! # What the parser rejects, and why
 //!
@@ -89,7 +89,7 @@ pub use parse::{ParseError, ParseErrorKind, ParseOptions, parse, parse_slice, pa
 pub use ser::{LosslessError, LosslessErrorKind, to_value};
 pub use serde_json_bridge::{from_serde, to_serde};
 pub use str::Str;
-pub use value::{Array, Frozen, Object, ObjectIter, Value};
+pub use value::{Array, Object, ObjectIter, SharedValue, Value};
 pub use write::{write_json_string, write_value};
 
 #[doc(hidden)]

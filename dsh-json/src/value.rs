@@ -45,7 +45,7 @@ pub enum Value {
 ///
 /// `Value` has no interior mutability, so once wrapped in an `Arc` nobody can
 /// change it; clones share the same tree.
-pub type Frozen = std::sync::Arc<Value>;
+pub type SharedValue = std::sync::Arc<Value>;
 
 static NULL: Value = Value::Null;
 
@@ -134,8 +134,8 @@ impl Value {
         self.as_array().and_then(|a| a.get(index))
     }
 
-    /// Wraps the value into a [`Frozen`] snapshot.
-    pub fn freeze(self) -> Frozen {
+    /// Wraps the value into a [`SharedValue`] snapshot.
+    pub fn freeze(self) -> SharedValue {
         std::sync::Arc::new(self)
     }
 

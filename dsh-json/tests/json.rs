@@ -4,9 +4,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use dsh_json as json;
 use dsh_json::{
-    self, Array, DeError, Frozen, LosslessErrorKind, Number, Object, ParseError, ParseErrorKind,
-    ParseOptions, Value, from_serde, from_value, parse, parse_slice, parse_with, to_serde,
-    to_value,
+    self, Array, DeError, LosslessErrorKind, Number, Object, ParseError, ParseErrorKind,
+    ParseOptions, SharedValue, Value, from_serde, from_value, parse, parse_slice, parse_with,
+    to_serde, to_value,
 };
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -681,8 +681,8 @@ fn million_deep_values_drop_clone_compare_on_small_stack() {
                 Value::Object(o)
             };
         }
-        let frozen: Frozen = v.clone().freeze();
-        let shared = Frozen::clone(&frozen);
+        let frozen: SharedValue = v.clone().freeze();
+        let shared = SharedValue::clone(&frozen);
         assert!(*frozen == v);
         let text = frozen.to_string();
         assert!(text.starts_with(r#"{"k":[{"k":["#));
@@ -1541,14 +1541,14 @@ fn deserialize_bytes_from_strings_and_arrays() {
 fn values_are_send_sync_and_frozen_is_shareable() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<Value>();
-    assert_send_sync::<Frozen>();
+    assert_send_sync::<SharedValue>();
     assert_send_sync::<ParseError>();
     assert_send_sync::<json::LosslessError>();
     assert_send_sync::<DeError>();
-    let frozen: Frozen = parse(r#"{"a":[1,2]}"#).unwrap().freeze();
+    let frozen: SharedValue = parse(r#"{"a":[1,2]}"#).unwrap().freeze();
     let handles: Vec<_> = (0..4)
         .map(|_| {
-            let f = Frozen::clone(&frozen);
+            let f = SharedValue::clone(&frozen);
             std::thread::spawn(move || f["a"][1].as_u64())
         })
         .collect();

@@ -22,11 +22,11 @@
 
 use std::sync::{Arc, OnceLock};
 
+use dsh_runtime::ParentCall;
+use dsh_runtime::cards::CallView;
 use dsh_runtime::hooks::{Approval, ApprovalHandler, ApprovalRequest, HookFuture};
 use dsh_runtime::jobs::{JobId, JobRuntime, OwnerId};
-use dsh_runtime::present::CallView;
-use dsh_runtime::tool::ParentCall;
-use dsh_runtime::{Registry, Scope, ToolError};
+use dsh_runtime::{AgentScope, Registry, ToolError};
 use rmcp::model::{
     CancelledNotificationParam, ClientCapabilities, ClientResult, ElicitRequestParams,
     ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, MetaObject, Request,
@@ -48,7 +48,7 @@ const SUMMARY_CHARS: usize = 160;
 pub(crate) struct ClientApproval {
     peer: Peer<RoleServer>,
     registry: Registry,
-    scope: Option<Scope>,
+    scope: Option<AgentScope>,
     /// Why the client cannot be asked, if it cannot: the note its denial carries.
     cannot_ask: Option<&'static str>,
     /// The task the call runs as, if it runs as one.
@@ -114,7 +114,7 @@ impl ClientApproval {
     pub(crate) fn new(
         peer: Peer<RoleServer>,
         registry: Registry,
-        scope: Option<Scope>,
+        scope: Option<AgentScope>,
         cannot_ask: Option<&'static str>,
     ) -> Arc<Self> {
         Arc::new(ClientApproval {
@@ -130,7 +130,7 @@ impl ClientApproval {
     pub(crate) fn for_task(
         peer: Peer<RoleServer>,
         registry: Registry,
-        scope: Option<Scope>,
+        scope: Option<AgentScope>,
         cannot_ask: Option<&'static str>,
         task: TaskLink,
     ) -> Arc<Self> {

@@ -33,8 +33,8 @@ use std::process::Stdio;
 
 use dsh_runtime::json::Value as JsonValue;
 use dsh_runtime::schema::SchemaError;
-use dsh_runtime::tool::{Namespace, ToolAnnotations};
-use dsh_runtime::{ContentBlock, DynTool, ErrorCode, RawTool, ToolContext, ToolError};
+use dsh_runtime::{DynTool, PipelineCode, RawTool, ToolContext, ToolError, content::ContentBlock};
+use dsh_runtime::{Namespace, ToolAnnotations};
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, JsonObject, Tool};
 use rmcp::service::{RunningService, ServiceError};
 use rmcp::transport::TokioChildProcess;
@@ -77,9 +77,9 @@ pub struct Rejected {
 }
 
 impl Rejected {
-    /// Always [`ErrorCode::UnsupportedSchema`].
-    pub fn code(&self) -> ErrorCode {
-        ErrorCode::UnsupportedSchema
+    /// Always [`PipelineCode::UnsupportedSchema`].
+    pub fn code(&self) -> PipelineCode {
+        PipelineCode::UnsupportedSchema
     }
 }
 
@@ -105,7 +105,7 @@ impl std::error::Error for Rejected {}
 ///
 /// ```
 /// # use dsh_mcp::ImportOptions;
-/// # use dsh_runtime::tool::Namespace;
+/// # use dsh_runtime::Namespace;
 /// let options = ImportOptions::new()
 ///     .defer_loading(true)
 ///     .namespace(Namespace::new("tracker", "Issue tracker: search, read and file issues."));
@@ -200,8 +200,8 @@ fn import_tool(
         // Without an output schema the value is the content array.
         (None, None) => to_lossless(&json!({"type": "array"})),
     };
-    let input_error = dsh_runtime::Schema::parameters_from_json_schema(&parameters).err();
-    let output_error = dsh_runtime::Schema::from_json_schema(&output).err();
+    let input_error = dsh_runtime::schema::Schema::parameters_from_json_schema(&parameters).err();
+    let output_error = dsh_runtime::schema::Schema::from_json_schema(&output).err();
     if input_error.is_some() || output_error.is_some() {
         return Err(Rejected {
             name,
@@ -261,7 +261,7 @@ async fn forward(
     let response = tokio::select! {
         response = peer.call_tool_once(params) => response,
         () = cx.cancellation().cancelled() => {
-            return Err(ToolError::with_code(ErrorCode::Aborted, "tool call aborted"));
+            return Err(ToolError::with_code(PipelineCode::Aborted, "tool call aborted"));
         }
     };
     let mut result = match response {

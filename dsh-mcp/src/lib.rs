@@ -80,7 +80,7 @@
 //!   one answered with `InputRequiredResult`, its retry resuming the program (and
 //!   answered with the next `InputRequiredResult` when a later tool call of the program
 //!   asks too).
-//! - Each session is an agent scope of the registry ([`dsh_runtime::Scope`]): calls carry
+//! - Each session is an agent scope of the registry ([`dsh_runtime::AgentScope`]): calls carry
 //!   its id, so policy hooks see which session a call comes from, and
 //!   [`McpServer::on_session`] can register per-session tools and hooks there.
 //! - `tools/list` shows every visible tool, unless [`McpServer::with_listing`] narrows

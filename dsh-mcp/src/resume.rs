@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dsh_runtime::hooks::{Approval, ApprovalHandler, ApprovalRequest, HookFuture};
-use dsh_runtime::{Registry, ScopeId, ToolError, ToolResult};
+use dsh_runtime::{AgentScopeId, Registry, ToolError, ToolResult};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     ElicitResult, InputRequest, InputRequests, InputRequiredResult, InputResponses, Request,
@@ -91,7 +91,7 @@ struct State {
 /// `principal` names who sent a request served statelessly (its `Authorization`
 /// header's hash): there the session is the context every such request shares.
 pub(crate) fn binding(
-    session: Option<ScopeId>,
+    session: Option<AgentScopeId>,
     principal: Option<&str>,
     tool: &str,
     arguments: &str,
@@ -243,7 +243,7 @@ impl Resumes {
 pub(crate) struct Suspend {
     pub(crate) resumes: Arc<Resumes>,
     pub(crate) registry: Registry,
-    pub(crate) scope: Option<dsh_runtime::Scope>,
+    pub(crate) scope: Option<dsh_runtime::AgentScope>,
     pub(crate) binding: Vec<u8>,
     /// The suspended call's token (cancelled when its state expires).
     pub(crate) cancel: CancellationToken,

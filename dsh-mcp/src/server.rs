@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use dsh_runtime::hooks::ApprovalHandler;
 use dsh_runtime::jobs::{JobContext, JobSettlement, JobSpec, OwnerId, RunningJob};
 use dsh_runtime::{
-    Arguments, ContentBlock, DynTool, ErrorCode, Progress, ProgressReporter, Registry, Scope,
-    ScopeId, TaskSupport, ToolCall, ToolResult,
+    AgentScope, AgentScopeId, Arguments, DynTool, PipelineCode, Progress, ProgressReporter,
+    Registry, TaskSupport, ToolCall, ToolResult, content::ContentBlock,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
@@ -35,8 +35,8 @@ use crate::tasks_listen::ListenTasks;
 use crate::tasks_stateless::{Principal, PublicIds, StatelessTaskLimits};
 
 type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
-type SessionSetup = dyn Fn(&Scope) -> SessionGuard + Send + Sync;
-type Listing = dyn Fn(&Registry, Option<ScopeId>, Vec<DynTool>) -> Vec<DynTool> + Send + Sync;
+type SessionSetup = dyn Fn(&AgentScope) -> SessionGuard + Send + Sync;
+type Listing = dyn Fn(&Registry, Option<AgentScopeId>, Vec<DynTool>) -> Vec<DynTool> + Send + Sync;
 
 /// What a session's setup leaves behind: values kept alive while the session lasts and
 /// futures run when it ends (see [`McpServer::on_session`]).
@@ -203,7 +203,7 @@ impl McpServer {
     #[must_use]
     pub fn on_session(
         self,
-        setup: impl Fn(&Scope) -> SessionGuard + Send + Sync + 'static,
+        setup: impl Fn(&AgentScope) -> SessionGuard + Send + Sync + 'static,
     ) -> Self {
         let setup: Arc<SessionSetup> = Arc::new(setup);
         self.edit(|s| s.on_session = Some(setup))
@@ -222,7 +222,10 @@ impl McpServer {
     #[must_use]
     pub fn with_listing(
         self,
-        list: impl Fn(&Registry, Option<ScopeId>, Vec<DynTool>) -> Vec<DynTool> + Send + Sync + 'static,
+        list: impl Fn(&Registry, Option<AgentScopeId>, Vec<DynTool>) -> Vec<DynTool>
+        + Send
+        + Sync
+        + 'static,
     ) -> Self {
         let list: Arc<Listing> = Arc::new(list);
         self.edit(|s| s.listing = Some(list))
@@ -425,7 +428,7 @@ impl SessionCell {
 
 /// One MCP session: its agent scope, what its setup keeps, its tool list.
 struct Session {
-    scope: Scope,
+    scope: AgentScope,
     guard: Mutex<Option<SessionGuard>>,
     /// Cancelled when the session ends (stops the list-change watchers).
     stop: CancellationToken,
@@ -489,7 +492,7 @@ struct ToolList {
 struct ListCache(Mutex<Option<Arc<ToolList>>>);
 
 impl ListCache {
-    fn get(&self, shared: &Shared, scope: Option<ScopeId>) -> Arc<ToolList> {
+    fn get(&self, shared: &Shared, scope: Option<AgentScopeId>) -> Arc<ToolList> {
         let generation = *shared.changes.borrow();
         if let Some(list) = &*self.0.lock().unwrap_or_else(|e| e.into_inner())
             && list.generation == generation
@@ -511,7 +514,7 @@ impl ListCache {
 
 /// The tools visible from `scope`, in publication order. The only place the server reads
 /// the registry's views.
-fn visible(registry: &Registry, scope: Option<ScopeId>) -> Vec<DynTool> {
+fn visible(registry: &Registry, scope: Option<AgentScopeId>) -> Vec<DynTool> {
     registry.view_of(scope).tools()
 }
 
@@ -1043,7 +1046,7 @@ impl ServerHandler for Handler {
             }
             result
         };
-        if result.error_code() == Some(ErrorCode::UnknownTool)
+        if result.error_code() == Some(PipelineCode::UnknownTool)
             && !list.by_name.contains_key(request.name.as_ref())
         {
             // The protocol's answer to an unknown tool is a JSON-RPC error.

@@ -91,7 +91,7 @@ struct Fixture {
     server: McpServer,
     /// The codes of the final results, as the registry's observers see them.
     codes: Arc<Mutex<Vec<Option<String>>>>,
-    _regs: Vec<dsh_runtime::Registration>,
+    _regs: Vec<dsh_runtime::RegistrationHandle>,
 }
 
 /// A registry whose `touch` calls ask for approval, with the given reason.

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dsh_mcp::{HttpOptions, McpServer, SessionGuard, connect_http, import, serve_http};
-use dsh_runtime::{Registry, ScopeId, ToolCall, ToolContext, ToolError, tool};
+use dsh_runtime::{AgentScopeId, Registry, ToolCall, ToolContext, ToolError, tool};
 use rmcp::model::CallToolRequestParams;
 use serde_json::json;
 
@@ -19,10 +19,10 @@ async fn greet(name: String) -> Result<String, ToolError> {
 /// The agent scope of the call (0 outside any session).
 #[tool]
 async fn whoami(cx: ToolContext) -> Result<u64, ToolError> {
-    Ok(cx.agent().map_or(0, ScopeId::get))
+    Ok(cx.agent().map_or(0, AgentScopeId::get))
 }
 
-fn registry() -> (Registry, Vec<dsh_runtime::Registration>) {
+fn registry() -> (Registry, Vec<dsh_runtime::RegistrationHandle>) {
     let registry = Registry::new();
     let regs = vec![
         registry.register(Greet).unwrap(),
@@ -104,8 +104,8 @@ async fn stateless_server_with_a_bearer_token() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stateless_context_is_set_up_once_and_closed_with_the_server() {
     let (registry, _regs) = registry();
-    let opened: Arc<Mutex<Vec<ScopeId>>> = Arc::default();
-    let closed: Arc<Mutex<Vec<ScopeId>>> = Arc::default();
+    let opened: Arc<Mutex<Vec<AgentScopeId>>> = Arc::default();
+    let closed: Arc<Mutex<Vec<AgentScopeId>>> = Arc::default();
     let (o, c) = (opened.clone(), closed.clone());
     let server = McpServer::new(registry).on_session(move |scope| {
         let id = scope.id();
@@ -134,8 +134,8 @@ async fn the_stateless_context_is_set_up_once_and_closed_with_the_server() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_get_an_agent_scope_and_are_closed() {
     let (registry, _regs) = registry();
-    let opened: Arc<Mutex<Vec<ScopeId>>> = Arc::default();
-    let closed: Arc<Mutex<Vec<ScopeId>>> = Arc::default();
+    let opened: Arc<Mutex<Vec<AgentScopeId>>> = Arc::default();
+    let closed: Arc<Mutex<Vec<AgentScopeId>>> = Arc::default();
     let (o, c) = (opened.clone(), closed.clone());
     let server = McpServer::new(registry).on_session(move |scope| {
         let id = scope.id();

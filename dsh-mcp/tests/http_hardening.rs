@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use dsh_mcp::{HttpOptions, HttpServer, McpServer, serve_http};
-use dsh_runtime::{Registration, Registry, ToolError, tool};
+use dsh_runtime::{RegistrationHandle, Registry, ToolError, tool};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
@@ -26,7 +26,7 @@ async fn nap(ms: u64) -> Result<String, ToolError> {
     Ok("done".to_string())
 }
 
-fn registry() -> (Registry, Vec<Registration>) {
+fn registry() -> (Registry, Vec<RegistrationHandle>) {
     let registry = Registry::new();
     let regs = vec![
         registry.register(Touch).unwrap(),
@@ -35,7 +35,7 @@ fn registry() -> (Registry, Vec<Registration>) {
     (registry, regs)
 }
 
-async fn start(options: HttpOptions) -> (HttpServer, Vec<Registration>) {
+async fn start(options: HttpOptions) -> (HttpServer, Vec<RegistrationHandle>) {
     let (registry, regs) = registry();
     let http = serve_http(&McpServer::new(registry), options)
         .await

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use dsh_mcp::{McpServer, import};
 use dsh_runtime::hooks::{CallInfo, guard_fn};
-use dsh_runtime::{ErrorCode, Registry, ToolCall, ToolError, tool};
+use dsh_runtime::{PipelineCode, Registry, ToolCall, ToolError, tool};
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{ErrorData, ServerHandler, ServiceExt, tool_handler, tool_router};
@@ -148,7 +148,7 @@ async fn imports_every_tool_in_the_vocabulary_and_reports_the_rest() {
     assert_eq!(imported.rejected.len(), 1);
     let rejected = &imported.rejected[0];
     assert_eq!(rejected.name, "weird");
-    assert_eq!(rejected.code(), ErrorCode::UnsupportedSchema);
+    assert_eq!(rejected.code(), PipelineCode::UnsupportedSchema);
     let input = rejected.input.as_ref().expect("input schema violations");
     // Every violation, not only the first.
     assert_eq!(input.violations().len(), 2, "{input}");
@@ -215,7 +215,7 @@ async fn imported_tools_run_through_the_pipeline() {
     let r = registry
         .execute(ToolCall::new("3", "sum", r#"{"a":"two"}"#))
         .await;
-    assert_eq!(r.error_code(), Some(ErrorCode::InvalidArgs));
+    assert_eq!(r.error_code(), Some(PipelineCode::InvalidArgs));
     let message = r.message().unwrap();
     assert!(message.contains("a") && message.contains("b"), "{message}");
     let r = registry
@@ -256,7 +256,7 @@ async fn cancelling_an_imported_call_cancels_the_remote_one() {
         .await
         .expect("the call ends")
         .unwrap();
-    assert_eq!(r.error_code(), Some(ErrorCode::Aborted));
+    assert_eq!(r.error_code(), Some(PipelineCode::Aborted));
     tokio::time::timeout(Duration::from_secs(10), seen.wait_for(|s| *s))
         .await
         .expect("the server saw notifications/cancelled")

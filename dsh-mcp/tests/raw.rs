@@ -62,7 +62,7 @@ fn echo() -> dsh_runtime::DynTool {
     dsh_runtime::DynTool::new(raw)
 }
 
-fn registry() -> (Registry, Vec<dsh_runtime::Registration>) {
+fn registry() -> (Registry, Vec<dsh_runtime::RegistrationHandle>) {
     let registry = Registry::new();
     let regs = vec![
         registry.register(Greet).unwrap(),
@@ -115,7 +115,7 @@ async fn direct_text(registry: &Registry, args: &str) -> String {
         .await;
     assert_eq!(
         result.error_code(),
-        Some(dsh_runtime::ErrorCode::InvalidArgs),
+        Some(dsh_runtime::PipelineCode::InvalidArgs),
         "{args}: {}",
         result.text()
     );

@@ -10,7 +10,7 @@ use std::time::Duration;
 use dsh_mcp::{McpServer, SessionGuard};
 use dsh_providers::export::Target;
 use dsh_runtime::hooks::{CallInfo, guard_fn};
-use dsh_runtime::{Registry, ScopeId, ToolContext, ToolError, ToolSchema, tool};
+use dsh_runtime::{AgentScopeId, Registry, ToolContext, ToolError, ToolSchema, tool};
 use rmcp::model::{
     CallToolRequestParams, ClientRequest, ProgressNotificationParam, ProtocolVersion,
     SubscriptionFilter,
@@ -73,10 +73,10 @@ async fn count(cx: ToolContext) -> Result<u32, ToolError> {
 /// The agent scope of the call.
 #[tool]
 async fn whoami(cx: ToolContext) -> Result<u64, ToolError> {
-    Ok(cx.agent().map_or(0, ScopeId::get))
+    Ok(cx.agent().map_or(0, AgentScopeId::get))
 }
 
-fn registry() -> (Registry, Vec<dsh_runtime::Registration>) {
+fn registry() -> (Registry, Vec<dsh_runtime::RegistrationHandle>) {
     let registry = Registry::new();
     let regs = vec![
         registry.register(Greet).unwrap(),
@@ -449,10 +449,10 @@ async fn progress_flows_when_a_token_was_sent() {
 async fn each_session_is_an_agent_scope_with_its_own_setup() {
     let (registry, _regs) = registry();
     // The scopes of the sessions, in order, and the sessions closed.
-    let scopes: Arc<Mutex<Vec<ScopeId>>> = Arc::default();
-    let closed: Arc<Mutex<Vec<ScopeId>>> = Arc::default();
+    let scopes: Arc<Mutex<Vec<AgentScopeId>>> = Arc::default();
+    let closed: Arc<Mutex<Vec<AgentScopeId>>> = Arc::default();
     // A guard (a policy hook) that sees which session each call comes from.
-    let agents: Arc<Mutex<Vec<Option<ScopeId>>>> = Arc::default();
+    let agents: Arc<Mutex<Vec<Option<AgentScopeId>>>> = Arc::default();
     let seen = agents.clone();
     let _guard = registry.add_guard(guard_fn(move |call: &CallInfo<'_>| {
         seen.lock().unwrap().push(call.agent());

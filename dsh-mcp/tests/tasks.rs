@@ -46,7 +46,7 @@ async fn only_task() -> Result<u32, ToolError> {
 
 static RUNS: AtomicUsize = AtomicUsize::new(0);
 
-fn registry(jobs: &JobRuntime) -> (Registry, Vec<dsh_runtime::Registration>) {
+fn registry(jobs: &JobRuntime) -> (Registry, Vec<dsh_runtime::RegistrationHandle>) {
     let registry = Registry::builder().jobs(jobs.clone()).build();
     let regs = vec![
         registry.register(SlowEcho).unwrap(),
@@ -132,7 +132,7 @@ struct Fixture {
     server: McpServer,
     jobs: JobRuntime,
     http: Option<dsh_mcp::HttpServer>,
-    _regs: Vec<dsh_runtime::Registration>,
+    _regs: Vec<dsh_runtime::RegistrationHandle>,
 }
 
 impl Fixture {

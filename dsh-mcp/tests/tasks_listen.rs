@@ -249,7 +249,7 @@ struct Fixture {
     server: McpServer,
     jobs: JobRuntime,
     http: Option<dsh_mcp::HttpServer>,
-    _regs: Vec<dsh_runtime::Registration>,
+    _regs: Vec<dsh_runtime::RegistrationHandle>,
 }
 
 impl Fixture {

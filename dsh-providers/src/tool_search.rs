@@ -59,10 +59,10 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 
 use dsh_runtime::json::{Object, Value};
-use dsh_runtime::registry::{RawTool, RegisterError, Registration, ToolDescriptor, WeakRegistry};
 use dsh_runtime::schema::{Kind, Schema};
-use dsh_runtime::tool::{ScopeId, ToolDefinition, ToolError};
-use dsh_runtime::{ErrorCode, Registry};
+use dsh_runtime::{AgentScopeId, ToolDefinition, ToolError};
+use dsh_runtime::{PipelineCode, Registry};
+use dsh_runtime::{RawTool, RegisterError, RegistrationHandle, ToolDescriptor, WeakRegistry};
 
 /// The name of the built-in search tool.
 pub const NAME: &str = "tool_search";
@@ -390,7 +390,7 @@ pub fn found_names(result: &Value) -> Vec<String> {
 #[derive(Default)]
 struct Cache {
     generation: u64,
-    by_scope: HashMap<Option<ScopeId>, Arc<ToolIndex>>,
+    by_scope: HashMap<Option<AgentScopeId>, Arc<ToolIndex>>,
 }
 
 struct State {
@@ -427,7 +427,7 @@ impl ToolSearch {
 
     /// The index of the deferred tools a call from `agent` sees (`None`: the global view),
     /// built on first use after each registry change; `None` once the registry is gone.
-    pub fn index(&self, agent: Option<ScopeId>) -> Option<Arc<ToolIndex>> {
+    pub fn index(&self, agent: Option<AgentScopeId>) -> Option<Arc<ToolIndex>> {
         // The generation is read before the view: a change in between makes the next
         // call rebuild, never keeps a stale index.
         if self.state.changes.has_changed().is_err() {
@@ -463,7 +463,7 @@ impl ToolSearch {
 
     /// Run one call: `{"query", "mode"?, "limit"?}` from `agent`, answered with
     /// `{"tools": [{"name", "description", "parameters"}, …]}`.
-    fn call(&self, args: &Value, agent: Option<ScopeId>) -> Result<Value, ToolError> {
+    fn call(&self, args: &Value, agent: Option<AgentScopeId>) -> Result<Value, ToolError> {
         let query = args.get("query").and_then(Value::as_str).unwrap_or("");
         let mode = match args.get("mode").and_then(Value::as_str) {
             Some("regex") => Mode::Regex,
@@ -480,7 +480,7 @@ impl ToolSearch {
             .ok_or_else(|| ToolError::new("tool_search: the registry it searches was dropped"))?;
         let found = index.search(query, mode, limit).map_err(|e| {
             ToolError::with_code(
-                ErrorCode::InvalidArgs.as_str(),
+                PipelineCode::InvalidArgs.as_str(),
                 format!("tool_search: {e} (mode `{}`)", mode.name()),
             )
         })?;
@@ -516,7 +516,7 @@ impl ToolSearch {
             },
         )
         .with_annotations({
-            let mut annotations = dsh_runtime::tool::ToolAnnotations::default();
+            let mut annotations = dsh_runtime::ToolAnnotations::default();
             annotations.read_only = true;
             annotations.idempotent = true;
             annotations
@@ -558,6 +558,6 @@ fn output() -> Schema {
 
 /// Register the `tool_search` tool in `registry`'s global view: a call searches the
 /// deferred tools of the view it is made from.
-pub fn register(registry: &Registry) -> Result<Registration, RegisterError> {
+pub fn register(registry: &Registry) -> Result<RegistrationHandle, RegisterError> {
     registry.register(ToolSearch::new(registry).tool())
 }

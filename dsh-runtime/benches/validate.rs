@@ -20,8 +20,8 @@ use std::sync::Arc;
 use criterion::{Criterion, criterion_group, criterion_main};
 use dsh_runtime::__private::field;
 use dsh_runtime::json;
-use dsh_runtime::schema::{Schema, ToolSchema};
 use dsh_runtime::validate::validate_arguments;
+use dsh_runtime::{ToolSchema, schema::Schema};
 use serde::Deserialize;
 
 #[allow(dead_code)]

@@ -10,7 +10,7 @@
 //! | [`Observer`] | last | see the frozen final result |
 //!
 //! Hooks registered on the registry see every call; hooks registered on a
-//! [`crate::Scope`] see only calls whose agent is that scope or one of its descendants.
+//! [`crate::AgentScope`] see only calls whose agent is that scope or one of its descendants.
 //! Within one stage hooks run in registration order (guards: the global ones first, then
 //! each scope of the caller's chain from the farthest to the nearest).
 //!
@@ -18,7 +18,7 @@
 //! (no allocation) or [`HookFuture::new`] for asynchronous ones. A hook that returns
 //! `Err` or panics "throws": the call ends with that error and post-execute is skipped
 //! (a throwing wrapper is handled likewise; a panicking observer is contained and logged;
-//! see [`crate::pipeline`]).
+//! see [the pipeline](crate#the-pipeline)).
 //!
 //! The `*_fn` helpers turn closures into hooks: `registry.guard(guard_fn(|call| …))`.
 
@@ -31,11 +31,11 @@ use std::task::{Context, Poll};
 use tokio_util::sync::CancellationToken;
 
 use crate::content::ContentBlock;
-use crate::json::{Frozen, Value};
+use crate::json::{SharedValue, Value};
 use crate::result::{DispatchOutcome, ToolResult};
 use crate::tool::{
-    ApprovalRoute, BoxFuture, DynTool, ExecToken, Execution, ParentCall, ScopeId, ToolDefinition,
-    ToolError,
+    AgentScopeId, ApprovalRoute, BoxFuture, CallIdentity, DynTool, ExecutionId, ParentCall,
+    ToolDefinition, ToolError,
 };
 
 /// The future a hook returns: either an immediate value (no allocation) or a boxed
@@ -91,13 +91,13 @@ impl<T> fmt::Debug for HookFuture<'_, T> {
 /// the caller's cancellation token.
 #[derive(Clone, Copy)]
 pub struct CallInfo<'a> {
-    pub(crate) exec: &'a Arc<Execution>,
+    pub(crate) exec: &'a Arc<CallIdentity>,
     pub(crate) tool: Option<&'a DynTool>,
 }
 
 impl<'a> CallInfo<'a> {
     /// The immutable identity of the execution.
-    pub fn execution(&self) -> &'a Arc<Execution> {
+    pub fn execution(&self) -> &'a Arc<CallIdentity> {
         self.exec
     }
     /// The tool name as called.
@@ -111,15 +111,15 @@ impl<'a> CallInfo<'a> {
     /// The frozen arguments as the caller sent them (after the lossless snapshot).
     /// Pre-execute hooks, guards and wrappers only ever see arguments that passed
     /// validation. `null` when the snapshot failed (only observers see such calls).
-    pub fn arguments(&self) -> &'a Frozen {
+    pub fn arguments(&self) -> &'a SharedValue {
         &self.exec.arguments
     }
     /// The agent scope the call comes from.
-    pub fn agent(&self) -> Option<ScopeId> {
+    pub fn agent(&self) -> Option<AgentScopeId> {
         self.exec.agent
     }
     /// The enclosing execution, for sub-dispatches.
-    pub fn parent(&self) -> Option<ExecToken> {
+    pub fn parent(&self) -> Option<ExecutionId> {
         self.exec.parent
     }
     /// The call this sub-dispatch was made for, when its caller named it (a code-mode
@@ -129,7 +129,7 @@ impl<'a> CallInfo<'a> {
         self.exec.parent_call.as_deref()
     }
     /// The opaque execution token.
-    pub fn token(&self) -> ExecToken {
+    pub fn token(&self) -> ExecutionId {
         self.exec.token
     }
     /// The tool the name resolved to at entry; `None` for an unknown name (seen by
@@ -301,7 +301,7 @@ pub struct ApprovalRequest<'a> {
     pub reason: Option<&'a str>,
     /// The agent scope the call comes from, to route the question through (`None`: a
     /// call from the global view; the registry's handler answers it).
-    pub agent: Option<ScopeId>,
+    pub agent: Option<AgentScopeId>,
     /// The call this one was made for, when it is a sub-dispatch that names it
     /// ([`CallInfo::parent_call`]): for a tool call of a code-mode program, the
     /// `run_code` call. Show both to the user: what runs, and what asked for it.
@@ -532,7 +532,7 @@ impl PostDecision {
 /// appended after the ones the body deferred.
 ///
 /// ```
-/// use dsh_runtime::ContentBlock;
+/// use dsh_runtime::content::ContentBlock;
 /// use dsh_runtime::hooks::{Accept, Replacement};
 ///
 /// let a = Accept::content(vec![ContentBlock::text("redacted")]).with_context("note");

@@ -51,22 +51,60 @@
 //! See [`tool`](macro@tool) for everything `#[tool]` accepts and generates, and [`toolbox`](macro@toolbox) for tools
 //! that share state.
 //!
-//! Modules, in dependency order (each uses only the ones before it):
+//! At the root: the [`Tool`] contract ([`ToolDefinition`], [`ToolContext`], [`ToolError`]),
+//! the [`Registry`] with its agent scopes ([`AgentScope`]) and views ([`ToolView`]), and
+//! the pipeline's calls and results ([`ToolCall`], [`ToolResult`], [`PipelineCode`],
+//! [`DispatchOutcome`]). Each public name has one path. The modules, in dependency order
+//! (each uses only the ones before it):
 //! - [`json`]: lossless snapshots of raw arguments (the `dsh-json` crate);
-//! - [`schema`]: the schema vocabulary, the [`ToolSchema`] trait and its std impls;
+//! - [`schema`]: the schema vocabulary behind [`ToolSchema`] and its std impls;
 //! - [`validate`]: path-qualified validation reporting every violation;
-//! - [`markers`]: the compile-time marker traits the derive checks and you may implement;
-//! - [`content`]: the model-facing [`ContentBlock`]s;
-//! - [`present`]: the card vocabulary presenters return;
+//! - [`type_checks`]: the traits `#[derive(ToolSchema)]` and `#[tool]` check a type
+//!   against at compile time, which you may implement for your own types;
+//! - [`content`]: the model-facing content blocks;
+//! - [`cards`]: the card vocabulary presenters return;
 //! - [`jobs`]: background jobs with owners, bounded output buffers and kill/wait, which
 //!   a tool reaches through [`ToolContext::jobs`];
-//! - [`tool`](mod@tool): the [`Tool`] trait, its definition, context and errors;
-//! - results: [`ToolResult`], [`ErrorCode`] and [`DispatchOutcome`] (at the root and in
-//!   [`pipeline`]);
 //! - [`hooks`]: policy hooks (pre-execute, approval, guards, wrappers, post-execute,
 //!   observers) and what they see;
-//! - [`registry`]: the [`Registry`] of tools, agent scopes and hooks;
-//! - [`pipeline`]: [`Registry::execute`], batches and the stages a call goes through;
+//! - [`log`]: the call log's records.
+//!
+//! # The pipeline
+//!
+//! One entry point, [`crate::Registry::execute`], runs every call
+//! through the same ordered stages and returns one immutable [`ToolResult`].
+//!
+//! ## Stages
+//!
+//! Each stage is one function in the `pipeline` module's source (`pipeline/exec.rs` runs them in order):
+//!
+//! | # | stage | function | on failure |
+//! | --- | --- | --- | --- |
+//! | 1 | **resolve** the name in the caller's view (capturing the tool's `finalize_content`) | `exec::enter` | unknown name: `UNKNOWN_TOOL`, through post-execute |
+//! | 2 | **snapshot** the arguments losslessly, freeze them, mint the execution's token | `exec::enter` | `INVALID_ARGS`, straight to finalize (outranks an unknown name) |
+//! | 3 | **validate** against the parameter schema | `exec::validate` | `INVALID_ARGS` with every violation, through post-execute |
+//! | 4 | **pre-execute** waterfall ([`hooks::PreExecute`]), approval on `ask` ([`hooks::ApprovalHandler`]); a caller token already cancelled stops here first | `exec::policy` | cancelled: `ABORTED_BEFORE_DISPATCH`, straight to finalize · denial: codeless failure, through post-execute |
+//! | 5 | **guards** ([`hooks::Guard`]), the first denial wins | `exec::policy` | denial: codeless failure, through post-execute |
+//! | 6 | **wrappers** ([`hooks::Wrapper`]) around the dispatch, the built-in [`TimeoutWrapper`] outermost | `dispatch::dispatch` | `TOOL_TIMEOUT` · a wrapper's own error, straight to finalize |
+//! | 7 | **body**, with a child of the caller's token (fused with a wrapper's replacement); on a task of its own when it can be cancelled (`detach`) | `dispatch::Dispatcher::body` | the tool's error and code · `INVALID_ARGS` when serde rejects the validated arguments · `ABORTED` after a cancelled success, or when a cancelled body was detached · a codeless refusal while the detached bodies reach the registry's limit |
+//! | 8 | **output**: snapshot, validate against the output schema, freeze, render, presentation meta (top-level calls) | `output::success`, `output::settle` | `INVALID_TOOL_OUTPUT` |
+//! | 9 | **post-execute** ([`hooks::PostExecute`]): accept (replace content *or* value), block, attach contexts; then a caller abort turns a success into `ABORTED` | `post::post_execute` | the hook's error |
+//! | 10 | **finalize** the content once, freeze, notify **observers** ([`hooks::Observer`]) | `post::finalize` | a panicking finalizer: `TOOL_PANICKED` |
+//!
+//! Denials (pre-execute, approval, guards) are codeless failures that still pass
+//! post-execute (`ABORTED_BEFORE_DISPATCH` instead when the caller aborted meanwhile). A
+//! hook, approval handler, guard or wrapper that errs ends the call with that error,
+//! skipping post-execute; one that panics does the same with `TOOL_PANICKED`.
+//!
+//! Undeclared keys at a `#[tool]`'s parameter root pass validation (the root is open) and
+//! never reach the body; stage 10 names them in a context of the result (see
+//! [`crate::tool`](macro@crate::tool), "Unknown arguments").
+//!
+//! ## Error codes
+//!
+//! Every failure the registry produces has a code ([`PipelineCode`]) except policy denials
+//! (pre-execute, approval, guards, post-execute `block`), which carry the policy's
+//! message only. A tool's own code passes through unchanged.
 //!
 //! # The crates around it
 //!
@@ -87,44 +125,43 @@
 //! dependency of your own to cancel a call).
 #![deny(missing_docs)]
 
+pub mod cards;
 pub mod content;
 pub mod hooks;
 pub mod jobs;
 pub mod log;
 #[doc(inline)]
 pub use dsh_json as json;
-mod lossless;
-pub mod markers;
 mod panic;
-pub mod pipeline;
-pub mod present;
-pub mod registry;
+mod pipeline;
+mod registry;
 mod result;
 pub mod schema;
+mod snapshot;
 mod suggest;
-pub mod tool;
+mod tool;
+pub mod type_checks;
 pub mod validate;
 
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
 
-pub use content::ContentBlock;
 pub use pipeline::{
-    Arguments, CallOrder, DispatchOutcome, ErrorCode, ExecutionMode, FailureCode, TimeoutWrapper,
-    ToolCall, ToolCallError, ToolResult, UnknownErrorCode,
+    Arguments, CallOrder, DispatchOutcome, ExecutionMode, FailureCode, PipelineCode,
+    TimeoutWrapper, ToolCall, ToolCallError, ToolResult, UnknownPipelineCode,
 };
 pub use registry::{
-    RawTool, RegisterError, Registration, RegistrationGuard, Registry, RegistryBuilder,
-    RestrictError, Restriction, Scope, ToolDescriptor, View,
+    AgentScope, RUN_CODE, RawTool, RegisterError, RegistrationGuard, RegistrationHandle, Registry,
+    RegistryBuilder, RestrictError, Restriction, ToolDescriptor, ToolView, WeakRegistry,
 };
-pub use schema::{Schema, ToolSchema};
+pub use schema::tool_schema::ToolSchema;
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
-    DynTool, ExecToken, Execution, Progress, ProgressReporter, ScopeId, TaskSupport, Tool,
-    ToolContext, ToolDefinition, ToolError, Toolbox, with_progress,
+    AgentScopeId, ApprovalRoute, BodyOutcome, BoxFuture, CallIdentity, DynTool, ErasedTool,
+    ExecutionId, Namespace, ParentCall, Progress, ProgressReporter, SideChannel, TaskSupport, Tool,
+    ToolAnnotations, ToolContext, ToolDefinition, ToolError, Toolbox, with_progress,
 };
-pub use validate::ToolArgsError;
 
 /// Turn an `async fn` into a tool the model can call.
 ///
@@ -265,7 +302,7 @@ pub use validate::ToolArgsError;
 /// parameter schema, and no args struct is generated. The rule is explicit rather than
 /// guessed from the type, because a macro cannot tell a struct from an alias of `String`.
 /// The type's schema must be an object: a struct with named fields deriving [`ToolSchema`],
-/// or a string-keyed map. This is checked at compile time (the [`markers::SchemaObject`]
+/// or a string-keyed map. This is checked at compile time (the [`type_checks::SchemaObject`]
 /// trait, at the parameter's type); a hand-written `SchemaObject` impl whose schema is not an
 /// object is caught when the definition is first built, which panics naming the tool.
 ///
@@ -445,8 +482,8 @@ pub use validate::ToolArgsError;
 /// // `openai-strict` from `portable`
 /// ```
 ///
-/// [`CallView`](crate::present::CallView), [`ResultView`](crate::present::ResultView) and
-/// [`ResultSummary`](crate::present::ResultSummary) are in [`present`].
+/// [`CallView`](crate::cards::CallView), [`ResultView`](crate::cards::ResultView) and
+/// [`ResultSummary`](crate::cards::ResultSummary) are in [`cards`].
 ///
 /// **Typed hooks on raw JSON.** The pipeline hands hooks the logged JSON arguments, which may
 /// come from a replayed log that no longer matches the schema. The generated wrappers validate
@@ -565,12 +602,12 @@ pub use dsh_macros::tool;
 ///
 /// Tagged branches are disjoint by their tag constant. An internally tagged newtype variant
 /// must hold a type whose schema is an object (a struct with named fields or a string-keyed
-/// map, see [`markers::SchemaObject`]); its keys are inlined after the tag.
+/// map, see [`type_checks::SchemaObject`]); its keys are inlined after the tag.
 ///
 /// **Untagged enums** map to `oneOf`, where exactly one branch must match, while serde takes
 /// the first variant that deserializes. So the variants must be provably disjoint, or the
 /// enum does not compile. The rule, checked by rustc in a constant over each payload's
-/// [`markers::JsonShape`]: two variants are disjoint when they admit no common JSON kind
+/// [`type_checks::JsonShape`]: two variants are disjoint when they admit no common JSON kind
 /// (`null`, boolean, number — integers included —, string, array, object), or when both
 /// are objects and one is a closed object that does not declare a key the other requires.
 /// Two unit variants (both `null`), `u64` and `f64`, or `String` and `char` overlap. A
@@ -633,7 +670,7 @@ pub use dsh_macros::tool;
 ///
 /// Constraints apply to the property's own schema (for `Option<T>`, to `T`'s). A constraint
 /// on the wrong kind of field is a compile error on the field's type, through the traits
-/// in [`markers`]. Unknown and duplicate keys are errors listing the valid keys.
+/// in [`type_checks`]. Unknown and duplicate keys are errors listing the valid keys.
 ///
 /// ```
 /// use dsh_runtime::ToolSchema;
@@ -778,21 +815,21 @@ pub struct ReadmeDoctests;
 /// ```
 ///
 /// ```compile_fail,E0004
-/// use dsh_runtime::present::ToolCallKind;
+/// use dsh_runtime::cards::ToolCallKind;
 /// fn f(x: ToolCallKind) -> u8 {
 ///     match x { ToolCallKind::Read | ToolCallKind::Edit | ToolCallKind::Delete | ToolCallKind::Move | ToolCallKind::Search | ToolCallKind::Execute | ToolCallKind::Fetch | ToolCallKind::Other => 0, }
 /// }
 /// ```
 ///
 /// ```compile_fail,E0004
-/// use dsh_runtime::present::SearchView;
+/// use dsh_runtime::cards::SearchView;
 /// fn f(x: SearchView) -> u8 {
 ///     match x { SearchView::Matches { .. } => 0, SearchView::Paths { .. } => 1, }
 /// }
 /// ```
 ///
 /// ```compile_fail,E0004
-/// use dsh_runtime::present::WebView;
+/// use dsh_runtime::cards::WebView;
 /// fn f(x: WebView) -> u8 {
 ///     match x { WebView::Search { .. } => 0, WebView::Fetch { .. } => 1, }
 /// }

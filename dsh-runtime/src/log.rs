@@ -27,8 +27,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::cards::ResultSummary;
 use crate::json::{self, Value};
-use crate::present::ResultSummary;
 
 /// One line of a call log.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

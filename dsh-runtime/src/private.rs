@@ -84,7 +84,7 @@ fn root_openness(deny_unknown: bool) -> crate::schema::Additional {
 // directly: checks on user types are emitted at the user's tokens with public paths, so a
 // compile error never points into this module.
 
-pub use crate::present::{CallView, ResultSummary, ResultView};
+pub use crate::cards::{CallView, ResultSummary, ResultView};
 pub use crate::tool::{ToolAnnotations, ToolDefinition};
 
 use std::num::NonZeroU64;
@@ -114,8 +114,23 @@ pub struct ToolMeta {
     pub input_examples: &'static [&'static str],
 }
 
-/// The bits of `Tool::OVERRIDDEN_HOOKS`, named in every `#[tool]` expansion.
-pub use crate::tool::overrides as tool_hooks;
+/// The bits of [`crate::Tool::OVERRIDDEN_HOOKS`], one per overridable hook method.
+pub mod tool_hooks {
+    /// [`crate::Tool::render`].
+    pub const RENDER: u8 = 1;
+    /// [`crate::Tool::is_concurrency_safe`].
+    pub const IS_CONCURRENCY_SAFE: u8 = 1 << 1;
+    /// [`crate::Tool::present_call`].
+    pub const PRESENT_CALL: u8 = 1 << 2;
+    /// [`crate::Tool::present_result`].
+    pub const PRESENT_RESULT: u8 = 1 << 3;
+    /// [`crate::Tool::presentation_meta`].
+    pub const PRESENTATION_META: u8 = 1 << 4;
+    /// [`crate::Tool::finalize_content`].
+    pub const FINALIZE_CONTENT: u8 = 1 << 5;
+    /// Every hook.
+    pub const ALL: u8 = (1 << 6) - 1;
+}
 pub use crate::tool::{IntoToolError, ToolParam, ToolStruct};
 
 /// The definition in its static cell, built on first use. Takes a plain `fn` so the
@@ -309,7 +324,7 @@ pub fn presenter<R>(f: impl FnOnce() -> R) -> Option<R> {
 pub fn projector<R>(projector: &str, f: impl FnOnce() -> R) -> Result<R, ToolError> {
     crate::panic::contain(f).map_err(|message| {
         ToolError::with_code(
-            crate::ErrorCode::ToolPanicked,
+            crate::PipelineCode::ToolPanicked,
             format!("{projector} panicked: {message}"),
         )
     })
@@ -334,13 +349,14 @@ pub fn meta_value<E: std::fmt::Display>(
 // `::dsh_runtime::__private::derive` (or `<path>::__private::derive` with
 // `#[schema(crate = path)]`). It is a module of its own so that names never clash with
 // the helpers `#[tool]` expansions use. The marker traits and shapes are re-exported
-// publicly as `dsh_runtime::markers`, which is also the path rustc prints in errors.
+// publicly as `dsh_runtime::type_checks`, which is also the path rustc prints in errors.
 pub mod derive {
     //! Support for `#[derive(ToolSchema)]` expansions.
 
+    pub use crate::ToolSchema;
     pub use crate::json::Value;
     pub use crate::schema::portable::{Facts, feature, root};
-    pub use crate::schema::{Additional, Bound, Pattern, Property, Schema, ToolSchema};
+    pub use crate::schema::{Additional, Bound, Pattern, Property, Schema};
     pub use std::sync::Arc;
 
     use super::doc;
@@ -602,7 +618,7 @@ pub mod derive {
 
     // The marker traits and shapes live in the public `markers` module (users implement
     // them); the derive names them through this module.
-    pub use crate::markers::{
+    pub use crate::type_checks::{
         HasToolSchema, JsonShape, Key, ObjectShape, SchemaBool, SchemaLength, SchemaNumber,
         SchemaObject, SchemaString, Shape, kind, overlap,
     };

@@ -1,5 +1,5 @@
 //! The one result every call produces ([`ToolResult`]), the registry's error codes
-//! ([`ErrorCode`]) and what a dispatch produces before post-execute ([`DispatchOutcome`]).
+//! ([`PipelineCode`]) and what a dispatch produces before post-execute ([`DispatchOutcome`]).
 //! Public through [`crate::pipeline`] and the crate root.
 
 use std::borrow::Cow;
@@ -11,10 +11,10 @@ use triomphe::{Arc, UniqueArc};
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
+use crate::cards::ResultSummary;
 use crate::content::{Blocks, ContentBlock};
-use crate::json::{Frozen, Value};
-use crate::present::ResultSummary;
-use crate::tool::{ExecToken, ToolError};
+use crate::json::{SharedValue, Value};
+use crate::tool::{ExecutionId, ToolError};
 
 /// The error codes the registry itself produces.
 ///
@@ -43,7 +43,7 @@ use crate::tool::{ExecToken, ToolError};
 /// | `DETACHED_LIMIT` | `DetachedLimitError` | as many bodies of timed-out or aborted calls as the registry allows are still running detached; the body was not started | `tool "<n>" was not started: …` |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub enum ErrorCode {
+pub enum PipelineCode {
     /// No visible tool has the called name (`unknown tool "<n>"`, with the closest
     /// visible names and, for a short list, all of them).
     UnknownTool,
@@ -84,46 +84,46 @@ pub enum ErrorCode {
     DetachedLimit,
 }
 
-impl ErrorCode {
+impl PipelineCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 16] = [
-        ErrorCode::UnknownTool,
-        ErrorCode::InvalidArgs,
-        ErrorCode::InvalidToolOutput,
-        ErrorCode::ToolPanicked,
-        ErrorCode::AbortedBeforeDispatch,
-        ErrorCode::Aborted,
-        ErrorCode::ToolTimeout,
-        ErrorCode::UnsupportedSchema,
-        ErrorCode::CodeRunFailed,
-        ErrorCode::PolicyDenied,
-        ErrorCode::GuardDenied,
-        ErrorCode::ApprovalRejected,
-        ErrorCode::ApprovalCancelled,
-        ErrorCode::ResultBlocked,
-        ErrorCode::TaskFailed,
-        ErrorCode::DetachedLimit,
+    pub const ALL: [PipelineCode; 16] = [
+        PipelineCode::UnknownTool,
+        PipelineCode::InvalidArgs,
+        PipelineCode::InvalidToolOutput,
+        PipelineCode::ToolPanicked,
+        PipelineCode::AbortedBeforeDispatch,
+        PipelineCode::Aborted,
+        PipelineCode::ToolTimeout,
+        PipelineCode::UnsupportedSchema,
+        PipelineCode::CodeRunFailed,
+        PipelineCode::PolicyDenied,
+        PipelineCode::GuardDenied,
+        PipelineCode::ApprovalRejected,
+        PipelineCode::ApprovalCancelled,
+        PipelineCode::ResultBlocked,
+        PipelineCode::TaskFailed,
+        PipelineCode::DetachedLimit,
     ];
 
     /// The wire form, e.g. `"UNKNOWN_TOOL"`.
     pub const fn as_str(self) -> &'static str {
         match self {
-            ErrorCode::UnknownTool => "UNKNOWN_TOOL",
-            ErrorCode::InvalidArgs => "INVALID_ARGS",
-            ErrorCode::InvalidToolOutput => "INVALID_TOOL_OUTPUT",
-            ErrorCode::ToolPanicked => "TOOL_PANICKED",
-            ErrorCode::AbortedBeforeDispatch => "ABORTED_BEFORE_DISPATCH",
-            ErrorCode::Aborted => "ABORTED",
-            ErrorCode::ToolTimeout => "TOOL_TIMEOUT",
-            ErrorCode::UnsupportedSchema => "UNSUPPORTED_SCHEMA",
-            ErrorCode::CodeRunFailed => "CODE_RUN_FAILED",
-            ErrorCode::PolicyDenied => "POLICY_DENIED",
-            ErrorCode::GuardDenied => "GUARD_DENIED",
-            ErrorCode::ApprovalRejected => "APPROVAL_REJECTED",
-            ErrorCode::ApprovalCancelled => "APPROVAL_CANCELLED",
-            ErrorCode::ResultBlocked => "RESULT_BLOCKED",
-            ErrorCode::TaskFailed => "TASK_FAILED",
-            ErrorCode::DetachedLimit => "DETACHED_LIMIT",
+            PipelineCode::UnknownTool => "UNKNOWN_TOOL",
+            PipelineCode::InvalidArgs => "INVALID_ARGS",
+            PipelineCode::InvalidToolOutput => "INVALID_TOOL_OUTPUT",
+            PipelineCode::ToolPanicked => "TOOL_PANICKED",
+            PipelineCode::AbortedBeforeDispatch => "ABORTED_BEFORE_DISPATCH",
+            PipelineCode::Aborted => "ABORTED",
+            PipelineCode::ToolTimeout => "TOOL_TIMEOUT",
+            PipelineCode::UnsupportedSchema => "UNSUPPORTED_SCHEMA",
+            PipelineCode::CodeRunFailed => "CODE_RUN_FAILED",
+            PipelineCode::PolicyDenied => "POLICY_DENIED",
+            PipelineCode::GuardDenied => "GUARD_DENIED",
+            PipelineCode::ApprovalRejected => "APPROVAL_REJECTED",
+            PipelineCode::ApprovalCancelled => "APPROVAL_CANCELLED",
+            PipelineCode::ResultBlocked => "RESULT_BLOCKED",
+            PipelineCode::TaskFailed => "TASK_FAILED",
+            PipelineCode::DetachedLimit => "DETACHED_LIMIT",
         }
     }
 
@@ -131,67 +131,67 @@ impl ErrorCode {
     /// (`error.info.name`), e.g. `"ToolArgsError"`.
     pub const fn error_name(self) -> &'static str {
         match self {
-            ErrorCode::UnknownTool => "UnknownToolError",
-            ErrorCode::InvalidArgs => "ToolArgsError",
-            ErrorCode::InvalidToolOutput => "ToolOutputError",
-            ErrorCode::ToolPanicked => "ToolPanicError",
-            ErrorCode::AbortedBeforeDispatch | ErrorCode::Aborted => "AbortError",
-            ErrorCode::ToolTimeout => "ToolTimeoutError",
-            ErrorCode::UnsupportedSchema => "JsonSchemaError",
-            ErrorCode::CodeRunFailed => "CodeRunError",
-            ErrorCode::PolicyDenied => "PolicyDeniedError",
-            ErrorCode::GuardDenied => "GuardDeniedError",
-            ErrorCode::ApprovalRejected | ErrorCode::ApprovalCancelled => "ApprovalError",
-            ErrorCode::ResultBlocked => "ResultBlockedError",
-            ErrorCode::TaskFailed => "TaskError",
-            ErrorCode::DetachedLimit => "DetachedLimitError",
+            PipelineCode::UnknownTool => "UnknownToolError",
+            PipelineCode::InvalidArgs => "ToolArgsError",
+            PipelineCode::InvalidToolOutput => "ToolOutputError",
+            PipelineCode::ToolPanicked => "ToolPanicError",
+            PipelineCode::AbortedBeforeDispatch | PipelineCode::Aborted => "AbortError",
+            PipelineCode::ToolTimeout => "ToolTimeoutError",
+            PipelineCode::UnsupportedSchema => "JsonSchemaError",
+            PipelineCode::CodeRunFailed => "CodeRunError",
+            PipelineCode::PolicyDenied => "PolicyDeniedError",
+            PipelineCode::GuardDenied => "GuardDeniedError",
+            PipelineCode::ApprovalRejected | PipelineCode::ApprovalCancelled => "ApprovalError",
+            PipelineCode::ResultBlocked => "ResultBlockedError",
+            PipelineCode::TaskFailed => "TaskError",
+            PipelineCode::DetachedLimit => "DetachedLimitError",
         }
     }
 
     /// The code with this wire form, if it is one of the registry's (what [`FromStr`]
     /// gives, without the error).
-    pub(crate) fn from_wire(code: &str) -> Option<ErrorCode> {
-        ErrorCode::ALL.into_iter().find(|c| c.as_str() == code)
+    pub(crate) fn from_wire(code: &str) -> Option<PipelineCode> {
+        PipelineCode::ALL.into_iter().find(|c| c.as_str() == code)
     }
 }
 
-/// Parses the wire form ([`ErrorCode::as_str`]): every code of [`ErrorCode::ALL`]
+/// Parses the wire form ([`PipelineCode::as_str`]): every code of [`PipelineCode::ALL`]
 /// round-trips.
 ///
 /// ```
-/// use dsh_runtime::ErrorCode;
+/// use dsh_runtime::PipelineCode;
 ///
-/// assert_eq!("INVALID_ARGS".parse::<ErrorCode>(), Ok(ErrorCode::InvalidArgs));
-/// let err = "FS_NOT_FOUND".parse::<ErrorCode>().unwrap_err();
+/// assert_eq!("INVALID_ARGS".parse::<PipelineCode>(), Ok(PipelineCode::InvalidArgs));
+/// let err = "FS_NOT_FOUND".parse::<PipelineCode>().unwrap_err();
 /// assert!(err.to_string().starts_with(r#"unknown error code "FS_NOT_FOUND""#));
 /// ```
-impl FromStr for ErrorCode {
-    type Err = UnknownErrorCode;
+impl FromStr for PipelineCode {
+    type Err = UnknownPipelineCode;
 
-    fn from_str(code: &str) -> Result<ErrorCode, UnknownErrorCode> {
-        ErrorCode::from_wire(code).ok_or_else(|| UnknownErrorCode(code.into()))
+    fn from_str(code: &str) -> Result<PipelineCode, UnknownPipelineCode> {
+        PipelineCode::from_wire(code).ok_or_else(|| UnknownPipelineCode(code.into()))
     }
 }
 
-/// A string that is not the wire form of any [`ErrorCode`] (see its [`FromStr`] impl).
+/// A string that is not the wire form of any [`PipelineCode`] (see its [`FromStr`] impl).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UnknownErrorCode(Box<str>);
+pub struct UnknownPipelineCode(Box<str>);
 
-impl UnknownErrorCode {
+impl UnknownPipelineCode {
     /// The string that was parsed.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
 
-impl fmt::Display for UnknownErrorCode {
+impl fmt::Display for UnknownPipelineCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
             "unknown error code {} (the registry's codes are ",
             crate::schema::json_quote(&self.0)
         )?;
-        for (i, code) in ErrorCode::ALL.iter().enumerate() {
+        for (i, code) in PipelineCode::ALL.iter().enumerate() {
             if i > 0 {
                 f.write_str(", ")?;
             }
@@ -201,25 +201,25 @@ impl fmt::Display for UnknownErrorCode {
     }
 }
 
-impl std::error::Error for UnknownErrorCode {}
+impl std::error::Error for UnknownPipelineCode {}
 
-/// A failure's code, typed: one of the registry's [`ErrorCode`]s, or a code of the tool's
+/// A failure's code, typed: one of the registry's [`PipelineCode`]s, or a code of the tool's
 /// own (e.g. `FS_NOT_FOUND`). A tool that fails with a registry code's wire form gets
-/// that [`ErrorCode`].
+/// that [`PipelineCode`].
 ///
 /// ```
-/// use dsh_runtime::{ErrorCode, FailureCode};
+/// use dsh_runtime::{PipelineCode, FailureCode};
 ///
-/// assert_eq!(FailureCode::of("TOOL_TIMEOUT"), FailureCode::Pipeline(ErrorCode::ToolTimeout));
+/// assert_eq!(FailureCode::of("TOOL_TIMEOUT"), FailureCode::Pipeline(PipelineCode::ToolTimeout));
 /// assert_eq!(FailureCode::of("FS_NOT_FOUND"), FailureCode::Tool("FS_NOT_FOUND"));
 /// assert_eq!(FailureCode::of("FS_NOT_FOUND"), "FS_NOT_FOUND");
-/// assert_eq!(FailureCode::Pipeline(ErrorCode::Aborted).as_str(), "ABORTED");
+/// assert_eq!(FailureCode::Pipeline(PipelineCode::Aborted).as_str(), "ABORTED");
 /// ```
 // Exhaustive on purpose: a code is the registry's or not, there is no third kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FailureCode<'a> {
     /// A code the registry produces.
-    Pipeline(ErrorCode),
+    Pipeline(PipelineCode),
     /// A code of the tool's own, passed through unchanged.
     Tool(&'a str),
 }
@@ -227,7 +227,7 @@ pub enum FailureCode<'a> {
 impl<'a> FailureCode<'a> {
     /// The typed form of a wire code.
     pub fn of(code: &'a str) -> FailureCode<'a> {
-        match ErrorCode::from_wire(code) {
+        match PipelineCode::from_wire(code) {
             Some(c) => FailureCode::Pipeline(c),
             None => FailureCode::Tool(code),
         }
@@ -242,7 +242,7 @@ impl<'a> FailureCode<'a> {
     }
 
     /// The registry's code, when it is one.
-    pub fn error_code(self) -> Option<ErrorCode> {
+    pub fn error_code(self) -> Option<PipelineCode> {
         match self {
             FailureCode::Pipeline(c) => Some(c),
             FailureCode::Tool(_) => None,
@@ -268,31 +268,31 @@ impl PartialEq<&str> for FailureCode<'_> {
     }
 }
 
-impl PartialEq<ErrorCode> for FailureCode<'_> {
-    fn eq(&self, other: &ErrorCode) -> bool {
+impl PartialEq<PipelineCode> for FailureCode<'_> {
+    fn eq(&self, other: &PipelineCode) -> bool {
         *self == FailureCode::Pipeline(*other)
     }
 }
 
-impl fmt::Display for ErrorCode {
+impl fmt::Display for PipelineCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-impl From<ErrorCode> for Cow<'static, str> {
-    fn from(code: ErrorCode) -> Self {
+impl From<PipelineCode> for Cow<'static, str> {
+    fn from(code: PipelineCode) -> Self {
         Cow::Borrowed(code.as_str())
     }
 }
 
-impl PartialEq<str> for ErrorCode {
+impl PartialEq<str> for PipelineCode {
     fn eq(&self, other: &str) -> bool {
         self.as_str() == other
     }
 }
 
-impl PartialEq<&str> for ErrorCode {
+impl PartialEq<&str> for PipelineCode {
     fn eq(&self, other: &&str) -> bool {
         self.as_str() == *other
     }
@@ -348,7 +348,7 @@ impl fmt::Debug for ResultData {
 pub(crate) enum Kind {
     Success {
         value: Value,
-        meta: Option<Frozen>,
+        meta: Option<SharedValue>,
         concludes_turn: bool,
     },
     Failure {
@@ -367,7 +367,7 @@ pub(crate) type Message = Option<Box<str>>;
 const ERROR_PREFIX: &str = "Error: ";
 
 impl ResultData {
-    pub(crate) fn success(value: Value, content: Blocks, meta: Option<Frozen>) -> Self {
+    pub(crate) fn success(value: Value, content: Blocks, meta: Option<SharedValue>) -> Self {
         ResultData::new(ResultInner {
             kind: Kind::Success {
                 value,
@@ -402,7 +402,7 @@ impl ResultData {
 
     /// A failure whose message is the concatenation of `parts` (one allocation, of the
     /// exact size).
-    pub(crate) fn code_parts(code: ErrorCode, parts: &[&str]) -> Self {
+    pub(crate) fn code_parts(code: PipelineCode, parts: &[&str]) -> Self {
         let len = ERROR_PREFIX.len() + parts.iter().map(|p| p.len()).sum::<usize>();
         let mut text = String::with_capacity(len);
         text.push_str(ERROR_PREFIX);
@@ -423,28 +423,28 @@ impl ResultData {
         })
     }
 
-    pub(crate) fn code(code: ErrorCode, message: String) -> Self {
+    pub(crate) fn code(code: PipelineCode, message: String) -> Self {
         ResultData::failure(Some(code.into()), message)
     }
 
     /// [`ResultData::code`] with the message written straight into the content block.
-    pub(crate) fn code_fmt(code: ErrorCode, message: fmt::Arguments<'_>) -> Self {
+    pub(crate) fn code_fmt(code: PipelineCode, message: fmt::Arguments<'_>) -> Self {
         ResultData::failure_fmt(Some(code.into()), message)
     }
 
     /// A contained panic (`TOOL_PANICKED`).
     pub(crate) fn panicked(message: String) -> Self {
-        ResultData::code(ErrorCode::ToolPanicked, message)
+        ResultData::code(PipelineCode::ToolPanicked, message)
     }
 
     /// The cancellation result: `ABORTED` once a body was started, else
     /// `ABORTED_BEFORE_DISPATCH`.
     pub(crate) fn aborted(invoked: bool) -> Self {
         if invoked {
-            ResultData::code(ErrorCode::Aborted, "tool call aborted".to_string())
+            ResultData::code(PipelineCode::Aborted, "tool call aborted".to_string())
         } else {
             ResultData::code(
-                ErrorCode::AbortedBeforeDispatch,
+                PipelineCode::AbortedBeforeDispatch,
                 "tool call aborted before dispatch".to_string(),
             )
         }
@@ -574,7 +574,7 @@ impl ToolResult {
     }
 
     /// Presentation metadata (successful top-level calls of tools that produce it).
-    pub fn meta(&self) -> Option<&Frozen> {
+    pub fn meta(&self) -> Option<&SharedValue> {
         match &self.0.kind {
             Kind::Success { meta, .. } => meta.as_ref(),
             Kind::Failure { .. } => None,
@@ -597,7 +597,7 @@ impl ToolResult {
         )
     }
 
-    /// The failure's code, typed: a registry [`ErrorCode`] or the tool's own. `None` on
+    /// The failure's code, typed: a registry [`PipelineCode`] or the tool's own. `None` on
     /// success and for codeless failures (plain tool errors). See
     /// [`ToolResult::code_str`] for the wire form.
     pub fn code(&self) -> Option<FailureCode<'_>> {
@@ -613,7 +613,7 @@ impl ToolResult {
     }
 
     /// The failure's code when it is one of the registry's.
-    pub fn error_code(&self) -> Option<ErrorCode> {
+    pub fn error_code(&self) -> Option<PipelineCode> {
         self.code().and_then(FailureCode::error_code)
     }
 
@@ -691,7 +691,7 @@ impl ToolResult {
 }
 
 fn error_name(code: &str) -> &'static str {
-    ErrorCode::from_wire(code).map_or("ToolError", ErrorCode::error_name)
+    PipelineCode::from_wire(code).map_or("ToolError", PipelineCode::error_name)
 }
 
 fn content_json(block: &ContentBlock) -> Value {
@@ -799,7 +799,7 @@ impl Serialize for ToolResult {
 pub struct DispatchOutcome {
     pub(crate) data: ResultData,
     /// The execution whose body produced this outcome; `None` when a wrapper built it.
-    pub(crate) origin: Option<ExecToken>,
+    pub(crate) origin: Option<ExecutionId>,
 }
 
 impl DispatchOutcome {

@@ -16,10 +16,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
+use crate::cards::{CallView, ResultSummary, ResultView};
 use crate::content::{ContentBlock, default_render};
 use crate::jobs::{CallJobs, JobRuntime};
-use crate::json::{Frozen, Value};
-use crate::present::{CallView, ResultSummary, ResultView};
+use crate::json::{SharedValue, Value};
 use crate::schema::Schema;
 
 /// The error a tool body (or a hook) fails with.
@@ -81,7 +81,7 @@ impl ToolError {
         &self.message
     }
 
-    /// The code, typed, when one was given: a registry [`ErrorCode`](crate::ErrorCode) or
+    /// The code, typed, when one was given: a registry [`PipelineCode`](crate::PipelineCode) or
     /// the tool's own (see [`ToolError::code_str`] for the wire form).
     pub fn code(&self) -> Option<crate::FailureCode<'_>> {
         self.code_str().map(crate::FailureCode::of)
@@ -248,7 +248,7 @@ pub struct ToolDefinition {
 /// server). Cheap to clone; tools of one group share one `Namespace`.
 ///
 /// ```
-/// # use dsh_runtime::tool::Namespace;
+/// # use dsh_runtime::Namespace;
 /// let crm = Namespace::new("crm", "Customer records: look up, create and update accounts.");
 /// assert_eq!(crm.name(), "crm");
 /// ```
@@ -502,7 +502,7 @@ pub trait Tool: Send + Sync + 'static {
     /// compiles no hook code of its own. The default says "all", which is always correct;
     /// `#[tool]` states exactly the hooks it generates.
     #[doc(hidden)]
-    const OVERRIDDEN_HOOKS: u8 = overrides::ALL;
+    const OVERRIDDEN_HOOKS: u8 = crate::__private::tool_hooks::ALL;
 
     /// The static definition.
     fn definition(&self) -> &ToolDefinition;
@@ -568,50 +568,30 @@ pub trait Tool: Send + Sync + 'static {
     }
 }
 
-/// The bits of [`Tool::OVERRIDDEN_HOOKS`] (named `overrides` so it is not read as
-/// [`crate::hooks`], the policy hooks).
-#[doc(hidden)]
-pub mod overrides {
-    /// [`super::Tool::render`].
-    pub const RENDER: u8 = 1;
-    /// [`super::Tool::is_concurrency_safe`].
-    pub const IS_CONCURRENCY_SAFE: u8 = 1 << 1;
-    /// [`super::Tool::present_call`].
-    pub const PRESENT_CALL: u8 = 1 << 2;
-    /// [`super::Tool::present_result`].
-    pub const PRESENT_RESULT: u8 = 1 << 3;
-    /// [`super::Tool::presentation_meta`].
-    pub const PRESENTATION_META: u8 = 1 << 4;
-    /// [`super::Tool::finalize_content`].
-    pub const FINALIZE_CONTENT: u8 = 1 << 5;
-    /// Every hook.
-    pub const ALL: u8 = (1 << 6) - 1;
-}
-
 /// An opaque execution token: compared for equality only, never serialized, never chosen
 /// by a caller.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ExecToken(u64);
+pub struct ExecutionId(u64);
 
-impl ExecToken {
+impl ExecutionId {
     /// Mint a fresh token.
     pub fn mint() -> Self {
         static NEXT: AtomicU64 = AtomicU64::new(1);
-        ExecToken(NEXT.fetch_add(1, Ordering::Relaxed))
+        ExecutionId(NEXT.fetch_add(1, Ordering::Relaxed))
     }
 }
 
-impl fmt::Debug for ExecToken {
+impl fmt::Debug for ExecutionId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ExecToken(..)")
+        f.write_str("ExecutionId(..)")
     }
 }
 
 /// Identifies an agent scope of a registry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ScopeId(pub(crate) u64);
+pub struct AgentScopeId(pub(crate) u64);
 
-impl ScopeId {
+impl AgentScopeId {
     /// The raw number (for logs).
     pub fn get(self) -> u64 {
         self.0
@@ -625,7 +605,7 @@ impl ScopeId {
 /// call itself ([`crate::hooks::ApprovalRequest::via`]).
 ///
 /// ```
-/// # use dsh_runtime::tool::ParentCall;
+/// # use dsh_runtime::ParentCall;
 /// let parent = ParentCall::new("run_code", "call_7");
 /// assert_eq!((&*parent.name, &*parent.call_id), ("run_code", "call_7"));
 /// ```
@@ -651,7 +631,7 @@ impl ParentCall {
 /// The immutable identity of one execution.
 #[derive(Debug)]
 #[non_exhaustive]
-pub struct Execution {
+pub struct CallIdentity {
     /// The caller's call id.
     pub call_id: Arc<str>,
     /// The id of the outermost call (defaults to `call_id`).
@@ -659,13 +639,13 @@ pub struct Execution {
     /// The tool name as called.
     pub name: Arc<str>,
     /// The frozen arguments.
-    pub arguments: Frozen,
+    pub arguments: SharedValue,
     /// The opaque token.
-    pub token: ExecToken,
+    pub token: ExecutionId,
     /// The agent scope the call comes from, if any.
-    pub agent: Option<ScopeId>,
+    pub agent: Option<AgentScopeId>,
     /// The enclosing execution's token for a sub-dispatch.
-    pub parent: Option<ExecToken>,
+    pub parent: Option<ExecutionId>,
     /// The call a sub-dispatch was made for, when its caller named it
     /// ([`crate::ToolCall::with_parent_call`]).
     pub parent_call: Option<Arc<ParentCall>>,
@@ -681,7 +661,7 @@ pub struct Execution {
     pub(crate) jobs: Option<JobRuntime>,
 }
 
-impl Execution {
+impl CallIdentity {
     /// Build the identity of a call outside the pipeline (for a [`ToolContext`] of a
     /// body called directly, as [`ToolContext::detached`] does), with a fresh token and
     /// no caller's cancellation token. The pipeline builds its own identities.
@@ -689,11 +669,11 @@ impl Execution {
         call_id: Arc<str>,
         root_call_id: Arc<str>,
         name: Arc<str>,
-        arguments: Frozen,
-        agent: Option<ScopeId>,
-        parent: Option<ExecToken>,
+        arguments: SharedValue,
+        agent: Option<AgentScopeId>,
+        parent: Option<ExecutionId>,
     ) -> Self {
-        Execution::for_call(
+        CallIdentity::for_call(
             call_id,
             root_call_id,
             name,
@@ -711,9 +691,9 @@ impl Execution {
         call_id: Arc<str>,
         root_call_id: Arc<str>,
         name: Arc<str>,
-        arguments: Option<Frozen>,
-        agent: Option<ScopeId>,
-        parent: Option<ExecToken>,
+        arguments: Option<SharedValue>,
+        agent: Option<AgentScopeId>,
+        parent: Option<ExecutionId>,
         cancel: Option<CancellationToken>,
     ) -> Self {
         let has_arguments = arguments.is_some();
@@ -721,12 +701,12 @@ impl Execution {
         if let Some(cancel) = cancel {
             let _ = token.set(cancel);
         }
-        Execution {
+        CallIdentity {
             call_id,
             root_call_id,
             name,
             arguments: arguments.unwrap_or_else(|| Arc::new(Value::Null)),
-            token: ExecToken::mint(),
+            token: ExecutionId::mint(),
             agent,
             parent,
             parent_call: None,
@@ -737,7 +717,7 @@ impl Execution {
         }
     }
 
-    /// Whether [`Execution::arguments`] holds the caller's arguments. It is `false` only
+    /// Whether [`CallIdentity::arguments`] holds the caller's arguments. It is `false` only
     /// when the arguments failed the lossless snapshot at entry; `arguments` is then
     /// `null`, and only content finalization and result observers see the execution.
     pub fn has_arguments(&self) -> bool {
@@ -785,7 +765,7 @@ impl Execution {
 /// it; it is not part of the schema.
 #[derive(Clone, Debug)]
 pub struct ToolContext {
-    exec: Arc<Execution>,
+    exec: Arc<CallIdentity>,
     /// The body's token; `None`: a child of the caller's token (kept by the execution),
     /// made the first time it is asked for and kept in the execution's side channel.
     cancel: Option<CancellationToken>,
@@ -931,7 +911,7 @@ impl SideChannel {
 impl ToolContext {
     /// A context for an execution (used by the pipeline and by tests that call bodies
     /// directly).
-    pub fn new(exec: Arc<Execution>, cancel: CancellationToken, side: Arc<SideChannel>) -> Self {
+    pub fn new(exec: Arc<CallIdentity>, cancel: CancellationToken, side: Arc<SideChannel>) -> Self {
         ToolContext {
             exec,
             cancel: Some(cancel),
@@ -944,7 +924,7 @@ impl ToolContext {
 
     /// The pipeline's context for one run of a body: the execution's own side channel
     /// and this token.
-    pub(crate) fn for_run(exec: Arc<Execution>, cancel: CancellationToken) -> Self {
+    pub(crate) fn for_run(exec: Arc<CallIdentity>, cancel: CancellationToken) -> Self {
         ToolContext {
             exec,
             cancel: Some(cancel),
@@ -959,7 +939,7 @@ impl ToolContext {
     /// caller's, made only if the body asks for it (a body that never looks at its token
     /// costs no token). The execution's side channel keeps the child, so there must be
     /// no other run of a body for this execution.
-    pub(crate) fn for_only_run(exec: Arc<Execution>) -> Self {
+    pub(crate) fn for_only_run(exec: Arc<CallIdentity>) -> Self {
         ToolContext {
             exec,
             cancel: None,
@@ -976,7 +956,7 @@ impl ToolContext {
 
     /// A context for calling a tool body directly, outside any registry (unit tests).
     pub fn detached(name: &str) -> Self {
-        let exec = Execution::new(
+        let exec = CallIdentity::new(
             "direct".into(),
             "direct".into(),
             name.into(),
@@ -988,7 +968,7 @@ impl ToolContext {
     }
 
     /// The immutable identity of this execution.
-    pub fn execution(&self) -> &Arc<Execution> {
+    pub fn execution(&self) -> &Arc<CallIdentity> {
         &self.exec
     }
     /// The caller's call id.
@@ -1000,19 +980,19 @@ impl ToolContext {
         &self.exec.name
     }
     /// The frozen arguments as the model sent them (after snapshot).
-    pub fn arguments(&self) -> &Frozen {
+    pub fn arguments(&self) -> &SharedValue {
         &self.exec.arguments
     }
     /// The opaque execution token.
-    pub fn token(&self) -> ExecToken {
+    pub fn token(&self) -> ExecutionId {
         self.exec.token
     }
     /// The agent scope of the call.
-    pub fn agent(&self) -> Option<ScopeId> {
+    pub fn agent(&self) -> Option<AgentScopeId> {
         self.exec.agent
     }
     /// The enclosing execution, for sub-dispatches.
-    pub fn parent(&self) -> Option<ExecToken> {
+    pub fn parent(&self) -> Option<ExecutionId> {
         self.exec.parent
     }
     /// The cancellation token: cancelled when the caller aborts or a deadline fires.
@@ -1077,7 +1057,7 @@ impl ToolContext {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// use dsh_runtime::{ContentBlock, Registry, ToolCall, ToolContext, tool};
+    /// use dsh_runtime::{content::ContentBlock, Registry, ToolCall, ToolContext, tool};
     ///
     /// /// Describe a chart, and show it.
     /// #[tool(read_only)]
@@ -1177,7 +1157,7 @@ pub trait ErasedTool: std::any::Any + Send + Sync + 'static {
     /// "all", which is always correct.
     #[doc(hidden)]
     fn overridden_hooks(&self) -> u8 {
-        overrides::ALL
+        crate::__private::tool_hooks::ALL
     }
 }
 
@@ -1273,12 +1253,17 @@ pub(crate) fn output_value<O: Serialize + 'static>(
 struct Overrides<T>(std::marker::PhantomData<T>);
 
 impl<T: Tool> Overrides<T> {
-    const RENDER: bool = T::OVERRIDDEN_HOOKS & overrides::RENDER != 0;
-    const IS_CONCURRENCY_SAFE: bool = T::OVERRIDDEN_HOOKS & overrides::IS_CONCURRENCY_SAFE != 0;
-    const PRESENT_CALL: bool = T::OVERRIDDEN_HOOKS & overrides::PRESENT_CALL != 0;
-    const PRESENT_RESULT: bool = T::OVERRIDDEN_HOOKS & overrides::PRESENT_RESULT != 0;
-    const PRESENTATION_META: bool = T::OVERRIDDEN_HOOKS & overrides::PRESENTATION_META != 0;
-    const FINALIZE_CONTENT: bool = T::OVERRIDDEN_HOOKS & overrides::FINALIZE_CONTENT != 0;
+    const RENDER: bool = T::OVERRIDDEN_HOOKS & crate::__private::tool_hooks::RENDER != 0;
+    const IS_CONCURRENCY_SAFE: bool =
+        T::OVERRIDDEN_HOOKS & crate::__private::tool_hooks::IS_CONCURRENCY_SAFE != 0;
+    const PRESENT_CALL: bool =
+        T::OVERRIDDEN_HOOKS & crate::__private::tool_hooks::PRESENT_CALL != 0;
+    const PRESENT_RESULT: bool =
+        T::OVERRIDDEN_HOOKS & crate::__private::tool_hooks::PRESENT_RESULT != 0;
+    const PRESENTATION_META: bool =
+        T::OVERRIDDEN_HOOKS & crate::__private::tool_hooks::PRESENTATION_META != 0;
+    const FINALIZE_CONTENT: bool =
+        T::OVERRIDDEN_HOOKS & crate::__private::tool_hooks::FINALIZE_CONTENT != 0;
 }
 
 /// A type-erased, shareable tool, as the registry holds it.

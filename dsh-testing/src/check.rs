@@ -16,9 +16,9 @@ use serde::de::DeserializeOwned;
 use super::args::{ArgStrategy, InvalidArgs};
 use super::registry_api::{self, CANCEL_DURING};
 use dsh_runtime::json::{self, Value};
-use dsh_runtime::tool::{DynTool, Tool, Toolbox};
 use dsh_runtime::validate::validate_arguments;
 use dsh_runtime::{CancellationToken, ToolCall, ToolResult};
+use dsh_runtime::{DynTool, Tool, Toolbox};
 
 /// The invariants [`ToolCheck`] asserts, by the names its failure messages use.
 pub mod invariant {
@@ -494,7 +494,7 @@ impl<A: DeserializeOwned + 'static> ToolCheck<A> {
         Ok(())
     }
 
-    fn typed(&self, params: &dsh_runtime::Schema, args: &Value) -> Result<A, Broken> {
+    fn typed(&self, params: &dsh_runtime::schema::Schema, args: &Value) -> Result<A, Broken> {
         let normalized = match validate_arguments(params, args) {
             Ok(v) => v.normalized(params, args).into_owned(),
             Err(e) => return Err(Broken::new(invariant::VALID_REACHES_BODY, e.to_string())),
@@ -512,7 +512,7 @@ fn default_cases() -> u32 {
 }
 
 /// Validate `value` against `output`'s published JSON Schema (draft 2020-12).
-fn check_output(output: &dsh_runtime::Schema, value: &Value) -> Result<(), Broken> {
+fn check_output(output: &dsh_runtime::schema::Schema, value: &Value) -> Result<(), Broken> {
     let schema = json::to_serde(&output.to_json_schema());
     let validator = jsonschema::draft202012::new(&schema).map_err(|e| {
         Broken::new(

@@ -9,7 +9,9 @@ use serde::de::DeserializeOwned;
 
 use dsh_runtime::hooks::Approval;
 use dsh_runtime::json::Value;
-use dsh_runtime::{RegistrationGuard, Registry, Scope, Tool, ToolCall, ToolCallError, ToolResult};
+use dsh_runtime::{
+    AgentScope, RegistrationGuard, Registry, Tool, ToolCall, ToolCallError, ToolResult,
+};
 
 /// Calls a registry the way a model host does: tool name plus JSON argument text, one at
 /// a time or in a batch, typed calls from Rust, optionally from an agent scope, with the
@@ -44,7 +46,7 @@ use dsh_runtime::{RegistrationGuard, Registry, Scope, Tool, ToolCall, ToolCallEr
 /// ```
 pub struct TestClient {
     registry: Registry,
-    scope: Option<Scope>,
+    scope: Option<AgentScope>,
     script: Arc<Mutex<Script>>,
     /// Removed with the client: the script answers only while the client lives.
     handler: Mutex<Option<RegistrationGuard>>,
@@ -114,7 +116,7 @@ impl TestClient {
 
     /// A client calling from `scope` (an agent: hooks see `call.agent()`, the scope's
     /// restrictions and tools apply).
-    pub fn in_scope(scope: Scope) -> Self {
+    pub fn in_scope(scope: AgentScope) -> Self {
         let mut client = TestClient::new(scope.registry());
         client.scope = Some(scope);
         client
@@ -126,7 +128,7 @@ impl TestClient {
     }
 
     /// The agent scope calls come from, if any.
-    pub fn scope(&self) -> Option<&Scope> {
+    pub fn scope(&self) -> Option<&AgentScope> {
         self.scope.as_ref()
     }
 

@@ -5,9 +5,11 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use dsh_runtime::DynTool;
 use dsh_runtime::hooks::{CallInfo, HookFuture, Next, Wrapper};
-use dsh_runtime::tool::DynTool;
-use dsh_runtime::{DispatchOutcome, RegisterError, Registration, Registry, ToolError, ToolResult};
+use dsh_runtime::{
+    DispatchOutcome, RegisterError, RegistrationHandle, Registry, ToolError, ToolResult,
+};
 
 /// The call id of the run of a valid case that is cancelled while its body runs.
 pub(crate) const CANCEL_DURING: &str = "check-cancel-during";
@@ -22,8 +24,8 @@ pub(crate) fn code(result: &ToolResult) -> Option<&str> {
 pub(crate) struct Harness {
     pub(crate) registry: Registry,
     probe: Arc<Probe>,
-    _tool: Registration,
-    _probe: Registration,
+    _tool: RegistrationHandle,
+    _probe: RegistrationHandle,
 }
 
 impl Harness {

@@ -2,11 +2,11 @@
 
 use std::fmt;
 
+use dsh_runtime::cards::ResultSummary;
 use dsh_runtime::content::ContentBlock;
 use dsh_runtime::json::{self, Value};
 use dsh_runtime::log::LogRecord;
-use dsh_runtime::present::ResultSummary;
-use dsh_runtime::{Registry, Scope, ToolCall};
+use dsh_runtime::{AgentScope, Registry, ToolCall};
 
 /// What replaying one logged call gave, compared with what was logged.
 #[derive(Clone, Debug, PartialEq)]
@@ -135,7 +135,7 @@ impl fmt::Display for ReplayDiff {
 /// assert!(diff.is_empty(), "{diff}");
 /// # });
 /// ```
-pub async fn replay_log(registry: &Registry, scope: Option<&Scope>, log: &str) -> ReplayDiff {
+pub async fn replay_log(registry: &Registry, scope: Option<&AgentScope>, log: &str) -> ReplayDiff {
     let mut diff = ReplayDiff::default();
     for (index, line) in log.lines().enumerate() {
         let number = index + 1;

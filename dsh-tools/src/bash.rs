@@ -78,12 +78,12 @@ use std::time::Duration;
 
 pub use crate::process::StreamText;
 use crate::process::{self, ProcessLimits};
+use dsh_runtime::cards::{CallView, ResultSummary, ResultView, TerminalExit, ToolCallKind};
 use dsh_runtime::jobs::{JobError, JobSpec, OwnerId};
 use dsh_runtime::json::Value;
-use dsh_runtime::present::{CallView, ResultSummary, ResultView, TerminalExit, ToolCallKind};
 use dsh_runtime::{
-    ContentBlock, ErrorCode, RegisterError, Registration, Registry, ToolContext, ToolError,
-    ToolSchema, tool, toolbox,
+    PipelineCode, RegisterError, RegistrationHandle, Registry, ToolContext, ToolError, ToolSchema,
+    content::ContentBlock, tool, toolbox,
 };
 use serde::{Deserialize, Serialize};
 use tokio::process::Command;
@@ -247,7 +247,7 @@ pub fn scrubbed(name: &str) -> bool {
 /// # Errors
 ///
 /// The registry's, e.g. when a tool named `bash` is already registered.
-pub fn register(registry: &Registry) -> Result<Vec<Registration>, RegisterError> {
+pub fn register(registry: &Registry) -> Result<Vec<RegistrationHandle>, RegisterError> {
     register_with(registry, BashConfig::default())
 }
 
@@ -259,7 +259,7 @@ pub fn register(registry: &Registry) -> Result<Vec<Registration>, RegisterError>
 pub fn register_with(
     registry: &Registry,
     config: BashConfig,
-) -> Result<Vec<Registration>, RegisterError> {
+) -> Result<Vec<RegistrationHandle>, RegisterError> {
     let shell = Arc::new(Shell::new(config));
     Ok(vec![registry.register(ShellBash(shell))?])
 }
@@ -565,7 +565,7 @@ impl Shell {
         // A call cancelled by now starts nothing: no job exists whose id it could return.
         let id = jobs.start(spec, producer).map_err(|err| match err {
             JobError::CallAborted => {
-                ToolError::with_code(ErrorCode::AbortedBeforeDispatch, err.to_string())
+                ToolError::with_code(PipelineCode::AbortedBeforeDispatch, err.to_string())
             }
             err => ToolError::with_code("JOB_START_FAILED", err.to_string()),
         })?;

@@ -65,12 +65,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use dsh_runtime::present::{
+use dsh_runtime::cards::{
     CallView, FileDiff, FileLocation, ReadLine, ReadView, ResultSummary, ResultView, ToolCallKind,
 };
 use dsh_runtime::{
-    ContentBlock, ErrorCode, RegisterError, Registration, Registry, ToolError, ToolSchema, tool,
-    toolbox,
+    PipelineCode, RegisterError, RegistrationHandle, Registry, ToolError, ToolSchema,
+    content::ContentBlock, tool, toolbox,
 };
 use serde::{Deserialize, Serialize};
 use similar::{ChangeTag, TextDiff};
@@ -100,7 +100,7 @@ pub const MAX_DIFF_META_BYTES: usize = 64 * 1024;
 
 /// Register `read`, `write` and `edit` in the registry's global layer, resolving paths
 /// against the working directory, unconfined.
-pub fn register(registry: &Registry) -> Result<Vec<Registration>, RegisterError> {
+pub fn register(registry: &Registry) -> Result<Vec<RegistrationHandle>, RegisterError> {
     register_in(registry, FsScope::ambient())
 }
 
@@ -109,7 +109,7 @@ pub fn register(registry: &Registry) -> Result<Vec<Registration>, RegisterError>
 pub fn register_in(
     registry: &Registry,
     scope: FsScope,
-) -> Result<Vec<Registration>, RegisterError> {
+) -> Result<Vec<RegistrationHandle>, RegisterError> {
     Ok(vec![
         registry.register_toolbox(Arc::new(Files::new(scope)))?,
     ])
@@ -359,7 +359,7 @@ impl Files {
         non_blank(&args.file_path)?;
         if args.old_string == args.new_string {
             return Err(ToolError::with_code(
-                ErrorCode::InvalidArgs,
+                PipelineCode::InvalidArgs,
                 "invalid arguments: old_string and new_string must differ",
             ));
         }

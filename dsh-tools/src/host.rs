@@ -48,7 +48,9 @@ use std::path::{Path, PathBuf};
 
 use dsh_runtime::hooks::{CallInfo, Guard, guard_fn};
 use dsh_runtime::jobs::JobRuntime;
-use dsh_runtime::{RegisterError, Registration, RegistrationGuard, Registry, ToolCall, ToolResult};
+use dsh_runtime::{
+    RegisterError, RegistrationGuard, RegistrationHandle, Registry, ToolCall, ToolResult,
+};
 
 use crate::bash::BashConfig;
 use crate::process::SpillBudget;
@@ -208,7 +210,7 @@ impl Host {
             root: root_path,
             _registrations: registrations
                 .into_iter()
-                .map(Registration::unregister_on_drop)
+                .map(RegistrationHandle::unregister_on_drop)
                 .collect(),
             spill,
         })
@@ -259,7 +261,7 @@ impl Host {
 pub fn register_tools(
     registry: &Registry,
     scope: &FsScope,
-) -> Result<Vec<Registration>, RegisterError> {
+) -> Result<Vec<RegistrationHandle>, RegisterError> {
     register_tools_with(registry, scope, BashConfig::default())
 }
 
@@ -268,7 +270,7 @@ pub fn register_tools_with(
     registry: &Registry,
     scope: &FsScope,
     bash: BashConfig,
-) -> Result<Vec<Registration>, RegisterError> {
+) -> Result<Vec<RegistrationHandle>, RegisterError> {
     let mut all = crate::fs::register_in(registry, scope.clone())?;
     all.extend(crate::search::register_in(registry, scope.clone())?);
     all.extend(crate::bash::register_with(registry, bash)?);

@@ -35,8 +35,8 @@ use std::time::Duration;
 
 use dsh_runtime::jobs::{CallJobs, JobError, JobOutput, JobSnapshot, KillOutcome, OwnerId};
 use dsh_runtime::{
-    ContentBlock, ErrorCode, RegisterError, Registration, Registry, ToolContext, ToolError,
-    ToolSchema, tool, toolbox,
+    PipelineCode, RegisterError, RegistrationHandle, Registry, ToolContext, ToolError, ToolSchema,
+    content::ContentBlock, tool, toolbox,
 };
 use serde::{Deserialize, Serialize};
 
@@ -51,7 +51,7 @@ pub const MAX_WAIT_MS: u64 = 600_000;
 /// # Errors
 ///
 /// The registry's, e.g. when one of the names is already registered (then none is).
-pub fn register(registry: &Registry) -> Result<Vec<Registration>, RegisterError> {
+pub fn register(registry: &Registry) -> Result<Vec<RegistrationHandle>, RegisterError> {
     Ok(vec![registry.register_toolbox(Arc::new(Jobs::new()))?])
 }
 
@@ -175,7 +175,7 @@ impl Jobs {
                 }
                 // Give up waiting without consuming output nobody would receive.
                 () = cx.cancellation().cancelled() => {
-                    return Err(ToolError::with_code(ErrorCode::Aborted, "tool call aborted"));
+                    return Err(ToolError::with_code(PipelineCode::Aborted, "tool call aborted"));
                 }
             }
         }

@@ -67,13 +67,13 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use dsh_runtime::json::Value;
-use dsh_runtime::present::{
+use dsh_runtime::cards::{
     CallView, ResultSummary, ResultView, SearchFile, SearchMatch, SearchView, ToolCallKind,
 };
+use dsh_runtime::json::Value;
 use dsh_runtime::{
-    ContentBlock, RegisterError, Registration, Registry, ToolContext, ToolError, ToolSchema, tool,
-    toolbox,
+    RegisterError, RegistrationHandle, Registry, ToolContext, ToolError, ToolSchema,
+    content::ContentBlock, tool, toolbox,
 };
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::overrides::{Override, OverrideBuilder};
@@ -110,7 +110,7 @@ const BINARY_WINDOW: usize = 64 * 1024;
 
 /// Register `grep` and `glob` in the registry's global layer, searching from the working
 /// directory, unconfined.
-pub fn register(registry: &Registry) -> Result<Vec<Registration>, RegisterError> {
+pub fn register(registry: &Registry) -> Result<Vec<RegistrationHandle>, RegisterError> {
     register_in(registry, FsScope::ambient())
 }
 
@@ -118,7 +118,7 @@ pub fn register(registry: &Registry) -> Result<Vec<Registration>, RegisterError>
 pub fn register_in(
     registry: &Registry,
     scope: FsScope,
-) -> Result<Vec<Registration>, RegisterError> {
+) -> Result<Vec<RegistrationHandle>, RegisterError> {
     Ok(vec![
         registry.register_toolbox(Arc::new(Search::new(scope)))?,
     ])

@@ -258,7 +258,7 @@ pub const CASES: [Case; 4] = [
 ];
 
 /// A registry with both tools.
-pub fn registry() -> (dsh_runtime::Registry, [dsh_runtime::Registration; 2]) {
+pub fn registry() -> (dsh_runtime::Registry, [dsh_runtime::RegistrationHandle; 2]) {
     let registry = dsh_runtime::Registry::new();
     let a = registry.register(ReadWindow).expect("register read_window");
     let b = registry.register(Search).expect("register search");

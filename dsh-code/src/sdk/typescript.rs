@@ -331,7 +331,7 @@ pub fn signature(def: &ToolDefinition) -> String {
 }
 
 /// Render the SDK for what the global view of a registry shows (for a scope, render
-/// [`View::definitions`](dsh_runtime::View::definitions)).
+/// [`ToolView::definitions`](dsh_runtime::ToolView::definitions)).
 pub fn render_registry(registry: &Registry) -> Sdk {
     render(&registry.view().definitions())
 }

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use dsh_code::{CodeConfig, CodeMode, Mode, Presentation};
 use dsh_runtime::json::{self, Value};
 use dsh_runtime::{
-    Registration, Registry, Scope, ToolCall, ToolContext, ToolError, ToolResult, tool, toolbox,
+    AgentScope, RegistrationHandle, Registry, ToolCall, ToolContext, ToolError, ToolResult, tool,
+    toolbox,
 };
 
 /// What a probe tool saw.
@@ -133,10 +134,10 @@ pub struct PictureArgs {
     pub caption: String,
 }
 
-fn picture_content(args: &PictureArgs, _out: &String) -> Vec<dsh_runtime::ContentBlock> {
+fn picture_content(args: &PictureArgs, _out: &String) -> Vec<dsh_runtime::content::ContentBlock> {
     vec![
-        dsh_runtime::ContentBlock::text(format!("picture: {}", args.caption)),
-        dsh_runtime::ContentBlock::Image {
+        dsh_runtime::content::ContentBlock::text(format!("picture: {}", args.caption)),
+        dsh_runtime::content::ContentBlock::Image {
             data: format!("BASE64-{}", args.caption),
             media_type: "image/png".to_string(),
         },
@@ -146,10 +147,10 @@ fn picture_content(args: &PictureArgs, _out: &String) -> Vec<dsh_runtime::Conten
 /// A registry with the probe tools in the global layer and one agent scope in `mode`.
 pub struct Env {
     pub registry: Registry,
-    pub scope: Scope,
+    pub scope: AgentScope,
     pub probe: Arc<Probe>,
     pub presentation: Option<Presentation>,
-    _tools: Registration,
+    _tools: RegistrationHandle,
 }
 
 pub fn env(mode: Mode, config: CodeConfig) -> Env {
@@ -235,7 +236,7 @@ async fn stock_price(
 
 /// Register the deferred tools `weather` and `stock_price` (kept while the
 /// registrations live).
-pub fn register_deferred(registry: &Registry) -> Vec<Registration> {
+pub fn register_deferred(registry: &Registry) -> Vec<RegistrationHandle> {
     vec![
         registry.register(Weather).unwrap(),
         registry.register(StockPrice).unwrap(),

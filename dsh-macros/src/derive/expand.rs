@@ -3,7 +3,7 @@
 //! The expansion is one `const _: () = { .. };` holding:
 //! - `impl ToolSchema`: `build_schema` builds the node once (the runtime caches it), fetching
 //!   children with `<FieldTy as HasToolSchema>::property_schema()` / `schema()` (the
-//!   hidden `markers::HasToolSchema`: `ToolSchema`'s message, without the list of its impls);
+//!   hidden `type_checks::HasToolSchema`: `ToolSchema`'s message, without the list of its impls);
 //! - `impl JsonShape`: the JSON kinds the schema admits, for untagged enums that hold this
 //!   type;
 //! - `impl SchemaObject` for structs with named fields (internally tagged newtype payloads);

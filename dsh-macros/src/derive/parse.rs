@@ -124,7 +124,7 @@ fn field(rec: FieldRec, index: usize, rule: Option<RenameRule>, errors: &mut Ctx
         errors.push(error(
             span,
             format!(
-                "`#[serde({key} = ..)]` makes serde accept whatever that function accepts, which `ToolSchema` cannot see; add `#[schema(with = path::to::fn)]` naming a `fn() -> dsh_runtime::Schema` that describes it"
+                "`#[serde({key} = ..)]` makes serde accept whatever that function accepts, which `ToolSchema` cannot see; add `#[schema(with = path::to::fn)]` naming a `fn() -> dsh_runtime::schema::Schema` that describes it"
             ),
         ));
     }
@@ -265,7 +265,7 @@ fn container_struct_checks(
     {
         errors.push(error(
             span,
-            "`#[serde(try_from = ..)]` makes serde accept what the conversion accepts, which `ToolSchema` cannot see; add `#[schema(with = path::to::fn)]` naming a `fn() -> dsh_runtime::Schema` that describes it",
+            "`#[serde(try_from = ..)]` makes serde accept what the conversion accepts, which `ToolSchema` cannot see; add `#[schema(with = path::to::fn)]` naming a `fn() -> dsh_runtime::schema::Schema` that describes it",
         ));
     }
 }
@@ -292,7 +292,7 @@ fn container_enum_checks(
     {
         errors.push(error(
             span,
-            "`#[serde(try_from = ..)]` makes serde accept what the conversion accepts, which `ToolSchema` cannot see; add `#[schema(with = path::to::fn)]` naming a `fn() -> dsh_runtime::Schema` that describes it",
+            "`#[serde(try_from = ..)]` makes serde accept what the conversion accepts, which `ToolSchema` cannot see; add `#[schema(with = path::to::fn)]` naming a `fn() -> dsh_runtime::schema::Schema` that describes it",
         ));
     }
 }

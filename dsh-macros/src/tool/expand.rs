@@ -388,7 +388,7 @@ fn schema_impl(def: &ToolDef<'_>) -> TokenStream {
     quote! {
         #[automatically_derived]
         impl #krate::ToolSchema for #args {
-            fn build_schema() -> #krate::Schema {
+            fn build_schema() -> #krate::schema::Schema {
                 #(#asserts)*
                 #krate::__private::parameters(::std::vec![#(#props),*], #deny)
             }
@@ -417,7 +417,7 @@ fn tool_impl(def: &ToolDef<'_>) -> TokenStream {
     // so a type without it gets only the assertion's error (the impl then does not
     // apply) instead of serde's generic one pointing into the runtime's source.
     let output_check = quote_spanned!(out_span=>
-        const _: () = <#out as #krate::markers::SerializeOutput>::OK;
+        const _: () = <#out as #krate::type_checks::SerializeOutput>::OK;
     );
     quote! {
         #output_check
@@ -483,7 +483,7 @@ fn definition_fn(def: &ToolDef<'_>) -> TokenStream {
             // string-keyed maps), spanned on the parameter's type; `args_object` re-checks
             // the built schema for hand-written marker impls.
             let schema = quote_spanned!(t.span()=> {
-                let () = <#t as #krate::markers::SchemaObject>::OK;
+                let () = <#t as #krate::type_checks::SchemaObject>::OK;
                 <#t as #krate::ToolSchema>::schema()
             });
             let deny = def.attr.deny_unknown_args.is_present();
@@ -496,7 +496,7 @@ fn definition_fn(def: &ToolDef<'_>) -> TokenStream {
     };
     let out = &def.output.ty;
     let output =
-        quote_spanned!(def.output.span=> <#out as #krate::markers::HasToolSchema>::schema());
+        quote_spanned!(def.output.span=> <#out as #krate::type_checks::HasToolSchema>::schema());
     let task = task_setters(def, krate);
     quote! {
         fn definition(&self) -> &#krate::ToolDefinition {
@@ -708,9 +708,9 @@ fn hooks(def: &ToolDef<'_>) -> TokenStream {
     if let Some(p) = &def.attr.present_call {
         let call = quote_spanned!(p.span()=> ::core::convert::Into::into(#p(&__dsh_a)));
         out_tokens.extend(quote! {
-            fn present_call(&self, __dsh_args: &#value) -> ::core::option::Option<#krate::present::CallView> {
+            fn present_call(&self, __dsh_args: &#value) -> ::core::option::Option<#krate::cards::CallView> {
                 #soft
-                #krate::__private::presenter(|| -> ::core::option::Option<#krate::present::CallView> { #call }).flatten()
+                #krate::__private::presenter(|| -> ::core::option::Option<#krate::cards::CallView> { #call }).flatten()
             }
         });
     }
@@ -722,10 +722,10 @@ fn hooks(def: &ToolDef<'_>) -> TokenStream {
             fn present_result(
                 &self,
                 __dsh_args: &#value,
-                __dsh_result: &#krate::present::ResultSummary,
-            ) -> ::core::option::Option<#krate::present::ResultView> {
+                __dsh_result: &#krate::cards::ResultSummary,
+            ) -> ::core::option::Option<#krate::cards::ResultView> {
                 #soft
-                #krate::__private::presenter(|| -> ::core::option::Option<#krate::present::ResultView> { #call }).flatten()
+                #krate::__private::presenter(|| -> ::core::option::Option<#krate::cards::ResultView> { #call }).flatten()
             }
         });
     }
@@ -737,10 +737,10 @@ fn hooks(def: &ToolDef<'_>) -> TokenStream {
             fn finalize_content(
                 &self,
                 __dsh_args: &#value,
-                __dsh_content: &[#krate::ContentBlock],
-            ) -> ::core::option::Option<::std::vec::Vec<#krate::ContentBlock>> {
+                __dsh_content: &[#krate::content::ContentBlock],
+            ) -> ::core::option::Option<::std::vec::Vec<#krate::content::ContentBlock>> {
                 #soft
-                #krate::__private::presenter(|| -> ::core::option::Option<::std::vec::Vec<#krate::ContentBlock>> { #call }).flatten()
+                #krate::__private::presenter(|| -> ::core::option::Option<::std::vec::Vec<#krate::content::ContentBlock>> { #call }).flatten()
             }
         });
     }
@@ -752,24 +752,24 @@ fn hooks(def: &ToolDef<'_>) -> TokenStream {
 
     if let Some(p) = &def.attr.render {
         let out_here = out_at(p);
-        let typed = quote_spanned!(p.span()=> <#out_here as #krate::markers::DeserializeOutput>::from_output(__dsh_value));
+        let typed = quote_spanned!(p.span()=> <#out_here as #krate::type_checks::DeserializeOutput>::from_output(__dsh_value));
         let call = quote_spanned!(p.span()=> #p(&__dsh_a, &__dsh_v));
         out_tokens.extend(quote! {
             fn render(
                 &self,
                 __dsh_args: &#value,
                 __dsh_value: &#value,
-            ) -> ::core::result::Result<::std::vec::Vec<#krate::ContentBlock>, #krate::ToolError> {
+            ) -> ::core::result::Result<::std::vec::Vec<#krate::content::ContentBlock>, #krate::ToolError> {
                 let __dsh_a: #args_ty = #krate::__private::projector_args("render", #params, __dsh_args)?;
                 let __dsh_v: #out = #krate::__private::projector_output("render", #typed)?;
-                #krate::__private::projector("render", || -> ::std::vec::Vec<#krate::ContentBlock> { #call })
+                #krate::__private::projector("render", || -> ::std::vec::Vec<#krate::content::ContentBlock> { #call })
             }
         });
     }
 
     if let Some(p) = &def.attr.presentation_meta {
         let out_here = out_at(p);
-        let typed = quote_spanned!(p.span()=> <#out_here as #krate::markers::DeserializeOutput>::from_output(__dsh_value));
+        let typed = quote_spanned!(p.span()=> <#out_here as #krate::type_checks::DeserializeOutput>::from_output(__dsh_value));
         let call = quote_spanned!(p.span()=> #p(&__dsh_a, &__dsh_v));
         let to_value = quote_spanned!(p.span()=> #krate::json::to_value(&__dsh_m));
         out_tokens.extend(quote! {

@@ -63,7 +63,7 @@ pub fn fallback(def: &ToolDef<'_>) -> TokenStream {
                     }
                     #[automatically_derived]
                     impl #krate::ToolSchema for #args {
-                        fn build_schema() -> #krate::Schema {
+                        fn build_schema() -> #krate::schema::Schema {
                             #unreachable
                         }
                     }

@@ -201,9 +201,9 @@ pub mod tokens;
 use std::fmt;
 use std::str::FromStr;
 
+use dsh_runtime::Namespace;
 use dsh_runtime::json::{Object, Value};
 use dsh_runtime::schema::{Kind, Schema};
-use dsh_runtime::tool::Namespace;
 use dsh_runtime::{Registry, ToolDefinition};
 
 use project::{Flavor, Projector};
@@ -642,7 +642,7 @@ impl Export {
 }
 
 /// Export what the global view of a registry publishes (see [`export`]; for a scope,
-/// export [`View::definitions`](dsh_runtime::View::definitions)).
+/// export [`ToolView::definitions`](dsh_runtime::ToolView::definitions)).
 pub fn export_registry(registry: &Registry, target: Target) -> Export {
     export(&registry.view().definitions(), target)
 }

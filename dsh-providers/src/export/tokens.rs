@@ -238,7 +238,7 @@ pub fn token_report(definitions: &[ToolDefinition], targets: &[Target]) -> Token
 }
 
 /// [`token_report`] of what a view publishes.
-pub fn token_report_view(view: &dsh_runtime::View, targets: &[Target]) -> TokenReport {
+pub fn token_report_view(view: &dsh_runtime::ToolView, targets: &[Target]) -> TokenReport {
     token_report(&view.definitions(), targets)
 }
 

@@ -51,7 +51,7 @@ impl Provider for Anthropic {
                 }));
                 json!({
                     "type": "tool_result",
-                    "tool_use_id": &*call.call_id,
+                    "tool_use_id": call.call_id(),
                     "content": content,
                     "is_error": result.is_error(),
                 })

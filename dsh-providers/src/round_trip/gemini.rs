@@ -70,10 +70,10 @@ impl Provider for Gemini {
             .map(|(call, result)| {
                 let key = if result.is_error() { "error" } else { "output" };
                 let mut response = serde_json::Map::new();
-                response.insert("name".into(), J::from(&*call.name));
+                response.insert("name".into(), J::from(call.name()));
                 response.insert("response".into(), json!({ key: model_text(result, false) }));
-                if !call.call_id.starts_with(POSITIONAL) {
-                    response.insert("id".into(), J::from(&*call.call_id));
+                if !call.call_id().starts_with(POSITIONAL) {
+                    response.insert("id".into(), J::from(call.call_id()));
                 }
                 let pictures: Vec<J> = images(result)
                     .map(|(media_type, data)| json!({"inlineData": {"mimeType": media_type, "data": data}}))

@@ -70,7 +70,7 @@ use std::future::Future;
 use serde_json::{Map, Value as J};
 
 use dsh_runtime::content::ContentBlock;
-use dsh_runtime::{Registry, ScopeId, ToolCall, ToolResult};
+use dsh_runtime::{AgentScopeId, Registry, ToolCall, ToolResult};
 
 pub mod anthropic;
 pub mod gemini;
@@ -200,7 +200,7 @@ pub trait Provider {
 pub async fn run_calls(
     registry: &Registry,
     calls: Vec<ToolCall>,
-    agent: Option<ScopeId>,
+    agent: Option<AgentScopeId>,
 ) -> Vec<ToolResult> {
     let calls = match agent {
         Some(agent) => calls.into_iter().map(|c| c.with_agent(agent)).collect(),
@@ -216,7 +216,7 @@ pub struct TurnOptions {
     /// At most this many requests are sent (default 8; `0` counts as `1`).
     pub max_rounds: usize,
     /// The agent scope the calls come from (`None`: the global view).
-    pub agent: Option<ScopeId>,
+    pub agent: Option<AgentScopeId>,
 }
 
 impl Default for TurnOptions {
@@ -238,7 +238,7 @@ impl TurnOptions {
 
     /// Run the calls from `agent`'s scope.
     #[must_use]
-    pub fn with_agent(mut self, agent: ScopeId) -> Self {
+    pub fn with_agent(mut self, agent: AgentScopeId) -> Self {
         self.agent = Some(agent);
         self
     }

@@ -62,7 +62,7 @@ impl Provider for OpenAiChat {
             .map(|(call, result)| {
                 json!({
                     "role": "tool",
-                    "tool_call_id": &*call.call_id,
+                    "tool_call_id": call.call_id(),
                     "content": model_text(result, true),
                 })
             })

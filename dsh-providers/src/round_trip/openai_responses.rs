@@ -59,7 +59,7 @@ impl Provider for OpenAiResponses {
                     items.extend(pictures);
                     J::Array(items)
                 };
-                json!({"type": "function_call_output", "call_id": &*call.call_id, "output": output})
+                json!({"type": "function_call_output", "call_id": call.call_id(), "output": output})
             })
             .collect()
     }

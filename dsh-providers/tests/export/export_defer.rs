@@ -210,7 +210,7 @@ fn a_deferred_tool_brings_the_providers_tool_search() {
 }
 
 fn namespaced() -> Vec<ToolDefinition> {
-    let crm = dsh_runtime::tool::Namespace::new("crm", "Customer records.");
+    let crm = dsh_runtime::Namespace::new("crm", "Customer records.");
     let named = |d: &ToolDefinition, name: &str| {
         let mut d = d.clone().with_namespace(Some(crm.clone()));
         d.name = name.to_string().into();
@@ -297,7 +297,7 @@ fn other_targets_export_a_namespace_flat_with_one_warning() {
 
 #[test]
 fn a_namespace_openai_cannot_take_is_exported_flat() {
-    let bad = dsh_runtime::tool::Namespace::new("crm tools", "Customer records.");
+    let bad = dsh_runtime::Namespace::new("crm tools", "Customer records.");
     let defs = [Add.definition().clone().with_namespace(Some(bad))];
     let e = export::export(&defs, Target::OpenAiResponses);
     assert!(e.is_complete());

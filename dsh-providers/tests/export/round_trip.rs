@@ -16,7 +16,9 @@ use dsh_providers::round_trip::{
     self, Anthropic, Gemini, OpenAiChat, OpenAiResponses, Provider, RoundTripError, Stop,
     TurnOptions,
 };
-use dsh_runtime::{ContentBlock, Registration, Registry, ToolContext, ToolError, tool};
+use dsh_runtime::{
+    RegistrationHandle, Registry, ToolContext, ToolError, content::ContentBlock, tool,
+};
 use proptest::prelude::*;
 use serde_json::{Value as J, json};
 
@@ -61,7 +63,7 @@ async fn ask_user(question: String, cx: ToolContext) -> Result<String, ToolError
     Ok(question)
 }
 
-fn notes() -> (Registry, Vec<Registration>) {
+fn notes() -> (Registry, Vec<RegistrationHandle>) {
     let registry = Registry::new();
     let regs = vec![
         registry.register(SearchNotes).unwrap(),
@@ -413,7 +415,7 @@ async fn provider_tool_search(
     target: dsh_providers::export::Target,
 ) -> J {
     let (registry, _regs) = notes();
-    let notes_ns = dsh_runtime::tool::Namespace::new("notes", "The user's notes.");
+    let notes_ns = dsh_runtime::Namespace::new("notes", "The user's notes.");
     let defs: Vec<_> = registry
         .view()
         .definitions()
@@ -647,7 +649,7 @@ proptest! {
                     calls.iter().map(|(id, n)| json!({"functionCall": {"id": id, "name": "echo", "args": {"n": n}}})).collect::<Vec<_>>()}}]})),
             };
             let parsed = provider.calls(&response).unwrap();
-            let ids: Vec<&str> = parsed.iter().map(|c| &*c.call_id).collect();
+            let ids: Vec<&str> = parsed.iter().map(|c| &*c.call_id()).collect();
             let expected: Vec<&str> = calls.iter().map(|(id, _)| id.as_str()).collect();
             assert_eq!(ids, expected);
             let results = round_trip::run_calls(&registry, parsed.clone(), None).await;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use dsh_providers::tool_search::{self, Mode, SearchError, ToolIndex, ToolSearch};
 use dsh_runtime::json::Value;
 use dsh_runtime::schema::{Property, Schema};
-use dsh_runtime::{ErrorCode, RawTool, Registry, Restriction, ToolCall, ToolDefinition};
+use dsh_runtime::{PipelineCode, RawTool, Registry, Restriction, ToolCall, ToolDefinition};
 
 use crate::generated_tools::{GENERATED, generated_tool};
 
@@ -206,7 +206,7 @@ fn a_bad_regex_is_invalid_args_with_the_reason() {
     rt().block_on(async {
         let result = search(&registry, r#"{"query":"(unclosed","mode":"regex"}"#).await;
         assert!(result.is_error());
-        assert_eq!(result.error_code(), Some(ErrorCode::InvalidArgs));
+        assert_eq!(result.error_code(), Some(PipelineCode::InvalidArgs));
         let message = result.message().unwrap_or("");
         assert!(
             message.starts_with("tool_search: `query` is not a valid regular expression: "),
@@ -215,7 +215,7 @@ fn a_bad_regex_is_invalid_args_with_the_reason() {
         assert!(message.ends_with("(mode `regex`)"), "{message}");
         let long = format!(r#"{{"query":"{}","mode":"regex"}}"#, "a".repeat(201));
         let result = search(&registry, &long).await;
-        assert_eq!(result.error_code(), Some(ErrorCode::InvalidArgs));
+        assert_eq!(result.error_code(), Some(PipelineCode::InvalidArgs));
         assert!(
             result
                 .message()
@@ -226,7 +226,7 @@ fn a_bad_regex_is_invalid_args_with_the_reason() {
         );
         // An unknown mode is refused by the parameter schema.
         let result = search(&registry, r#"{"query":"x","mode":"fuzzy"}"#).await;
-        assert_eq!(result.error_code(), Some(ErrorCode::InvalidArgs));
+        assert_eq!(result.error_code(), Some(PipelineCode::InvalidArgs));
     });
 }
 

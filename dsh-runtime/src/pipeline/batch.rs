@@ -16,7 +16,7 @@ use tokio::task::JoinSet;
 use super::ToolCall;
 use crate::panic;
 use crate::registry::Registry;
-use crate::result::{ErrorCode, ResultData, ToolResult};
+use crate::result::{PipelineCode, ResultData, ToolResult};
 use crate::validate::is_valid;
 
 /// How a call may be scheduled.
@@ -115,7 +115,7 @@ impl Registry {
                     if let Some(&index) = index_of.get(&e.id()) {
                         out[index] = Some(
                             ResultData::code(
-                                ErrorCode::TaskFailed,
+                                PipelineCode::TaskFailed,
                                 format!("tool call task failed: {e}"),
                             )
                             .freeze(),
@@ -127,8 +127,11 @@ impl Registry {
         out.into_iter()
             .map(|r| {
                 r.unwrap_or_else(|| {
-                    ResultData::code(ErrorCode::TaskFailed, "tool call task failed".to_string())
-                        .freeze()
+                    ResultData::code(
+                        PipelineCode::TaskFailed,
+                        "tool call task failed".to_string(),
+                    )
+                    .freeze()
                 })
             })
             .collect()

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::json::{self, Frozen, Value};
-use crate::tool::{ExecToken, ParentCall, ScopeId};
+use crate::json::{self, SharedValue, Value};
+use crate::tool::{AgentScopeId, ExecutionId, ParentCall};
 
 /// The arguments of a call, as the caller has them.
 #[derive(Clone)]
@@ -16,7 +16,7 @@ pub enum Arguments {
     /// Raw JSON text (what a model sends), parsed by the lossless parser.
     Text(Arc<str>),
     /// An already snapshotted value.
-    Value(Frozen),
+    Value(SharedValue),
     /// A `serde_json` value, converted losslessly (`-0.0`, NaN and infinities fail).
     Serde(serde_json::Value),
 }
@@ -26,18 +26,18 @@ impl Arguments {
     /// sentence (`arguments are not valid JSON: …`, `arguments have a duplicate key: …`,
     /// `arguments are not lossless JSON: …`, `arguments are nested too deeply: …`)
     /// followed by the detail.
-    pub(crate) fn snapshot(self, opts: &json::ParseOptions) -> Result<Frozen, String> {
+    pub(crate) fn snapshot(self, opts: &json::ParseOptions) -> Result<SharedValue, String> {
         match self {
             Arguments::Text(text) => json::parse_with(&text, opts)
                 .map(Arc::new)
                 .map_err(|e| parse_failure(&e)),
             Arguments::Value(v) => {
-                crate::lossless::check(&v, "arguments").map_err(not_lossless)?;
+                crate::snapshot::check(&v, "arguments").map_err(not_lossless)?;
                 Ok(v)
             }
             Arguments::Serde(v) => {
                 let value = json::to_value(&v).map_err(|e| conversion_failure(&e))?;
-                crate::lossless::check(&value, "arguments").map_err(not_lossless)?;
+                crate::snapshot::check(&value, "arguments").map_err(not_lossless)?;
                 Ok(Arc::new(value))
             }
         }
@@ -50,11 +50,11 @@ impl Arguments {
                 .map(Cow::Owned)
                 .map_err(|e| e.to_string()),
             Arguments::Value(v) => {
-                crate::lossless::check(v, "arguments").map(|()| Cow::Borrowed(&**v))
+                crate::snapshot::check(v, "arguments").map(|()| Cow::Borrowed(&**v))
             }
             Arguments::Serde(v) => json::to_value(v)
                 .map_err(|e| e.to_string())
-                .and_then(|v| crate::lossless::check(&v, "arguments").map(|()| Cow::Owned(v))),
+                .and_then(|v| crate::snapshot::check(&v, "arguments").map(|()| Cow::Owned(v))),
         }
     }
 }
@@ -114,8 +114,8 @@ impl From<Value> for Arguments {
         Arguments::Value(Arc::new(v))
     }
 }
-impl From<Frozen> for Arguments {
-    fn from(v: Frozen) -> Self {
+impl From<SharedValue> for Arguments {
+    fn from(v: SharedValue) -> Self {
         Arguments::Value(v)
     }
 }
@@ -130,7 +130,9 @@ impl From<serde_json::Value> for Arguments {
 /// ```
 /// # use dsh_runtime::ToolCall;
 /// let call = ToolCall::new("call_1", "read_file", r#"{"path":"/etc/hosts"}"#);
-/// assert_eq!(call.root_call_id, None);
+/// assert_eq!(call.call_id(), "call_1");
+/// assert_eq!(call.name(), "read_file");
+/// assert_eq!(call.root_call_id(), None);
 /// assert_eq!(call.effective_root_call_id(), "call_1");
 /// let sub = ToolCall::new("call_2", "read_file", "{}").with_root_call_id("call_1");
 /// assert_eq!(sub.effective_root_call_id(), "call_1");
@@ -139,31 +141,31 @@ impl From<serde_json::Value> for Arguments {
 #[non_exhaustive]
 pub struct ToolCall {
     /// The caller's id for this call.
-    pub call_id: Arc<str>,
+    pub(crate) call_id: Arc<str>,
     /// The tool name as the model sent it.
-    pub name: Arc<str>,
+    pub(crate) name: Arc<str>,
     /// The arguments.
-    pub arguments: Arguments,
+    pub(crate) arguments: Arguments,
     /// The caller's cancellation token. Cancelling it aborts the call cooperatively: the
     /// body sees it, and a success becomes `ABORTED`. `None` (the default): the caller
     /// keeps no token, so nobody can cancel the call from outside; the pipeline then
     /// makes one only if a hook, a wrapper or the body asks for it. Use
     /// [`ToolCall::with_cancellation`] or [`ToolCall::cancellation`] to keep one.
-    pub cancel: Option<CancellationToken>,
+    pub(crate) cancel: Option<CancellationToken>,
     /// The agent scope the call comes from (`None`: the global layer's view).
-    pub agent: Option<ScopeId>,
+    pub(crate) agent: Option<AgentScopeId>,
     /// The enclosing execution, for a sub-dispatch.
-    pub parent: Option<ExecToken>,
+    pub(crate) parent: Option<ExecutionId>,
     /// The outermost call's id (`None`: this call's id).
-    pub root_call_id: Option<Arc<str>>,
+    pub(crate) root_call_id: Option<Arc<str>>,
     /// The call this sub-dispatch was made for, by name and id (`None`: not said), shown
     /// to the user beside this call when it needs approval.
-    pub parent_call: Option<Arc<ParentCall>>,
+    pub(crate) parent_call: Option<Arc<ParentCall>>,
 }
 
 impl ToolCall {
     /// A top-level call from the global view, with no cancellation token of the caller's
-    /// (see [`ToolCall::cancel`]).
+    /// (see [`ToolCall::cancel_token`]).
     pub fn new(
         call_id: impl Into<Arc<str>>,
         name: impl Into<Arc<str>>,
@@ -181,6 +183,66 @@ impl ToolCall {
         }
     }
 
+    /// The caller's id for this call.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
+    /// The tool name as the model sent it.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The arguments, as the caller gave them.
+    pub fn arguments(&self) -> &Arguments {
+        &self.arguments
+    }
+
+    /// The caller's cancellation token, if it kept one (see [`ToolCall::cancellation`],
+    /// which makes one).
+    pub fn cancel_token(&self) -> Option<&CancellationToken> {
+        self.cancel.as_ref()
+    }
+
+    /// The agent scope the call comes from (`None`: the global layer's view).
+    pub fn agent(&self) -> Option<AgentScopeId> {
+        self.agent
+    }
+
+    /// The enclosing execution, for a sub-dispatch.
+    pub fn parent(&self) -> Option<ExecutionId> {
+        self.parent
+    }
+
+    /// The outermost call's id, when set (`None`: this call is the outermost; see
+    /// [`ToolCall::effective_root_call_id`]).
+    pub fn root_call_id(&self) -> Option<&str> {
+        self.root_call_id.as_deref()
+    }
+
+    /// The call this sub-dispatch was made for, when its caller named it.
+    pub fn parent_call(&self) -> Option<&ParentCall> {
+        self.parent_call.as_deref()
+    }
+
+    /// The same call under another call id (a template cloned per call, say).
+    pub fn with_call_id(mut self, call_id: impl Into<Arc<str>>) -> Self {
+        self.call_id = call_id.into();
+        self
+    }
+
+    /// The same call of another tool.
+    pub fn with_name(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// The same call with other arguments.
+    pub fn with_arguments(mut self, arguments: impl Into<Arguments>) -> Self {
+        self.arguments = arguments.into();
+        self
+    }
+
     /// Use this cancellation token.
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
         self.cancel = Some(token);
@@ -195,20 +257,20 @@ impl ToolCall {
     /// let mut call = ToolCall::new("call_1", "read_file", r#"{"path":"/etc/hosts"}"#);
     /// let token = call.cancellation().clone();
     /// token.cancel();
-    /// assert!(call.cancel.as_ref().is_some_and(|t| t.is_cancelled()));
+    /// assert!(call.cancel_token().is_some_and(|t| t.is_cancelled()));
     /// ```
     pub fn cancellation(&mut self) -> &CancellationToken {
         self.cancel.get_or_insert_with(CancellationToken::new)
     }
 
     /// Call from an agent scope.
-    pub fn with_agent(mut self, agent: ScopeId) -> Self {
+    pub fn with_agent(mut self, agent: AgentScopeId) -> Self {
         self.agent = Some(agent);
         self
     }
 
     /// Mark as a sub-dispatch of the execution `parent` (no presentation meta is built).
-    pub fn with_parent(mut self, parent: ExecToken) -> Self {
+    pub fn with_parent(mut self, parent: ExecutionId) -> Self {
         self.parent = Some(parent);
         self
     }
@@ -218,10 +280,10 @@ impl ToolCall {
     /// approval request as [`crate::hooks::ApprovalRequest::via`].
     ///
     /// ```
-    /// # use dsh_runtime::{ToolCall, tool::ParentCall};
+    /// # use dsh_runtime::{ToolCall, ParentCall};
     /// let sub = ToolCall::new("call_7:code:1", "bash", "{}")
     ///     .with_parent_call(ParentCall::new("run_code", "call_7"));
-    /// assert_eq!(sub.parent_call.as_deref().map(|p| &*p.name), Some("run_code"));
+    /// assert_eq!(sub.parent_call().map(|p| &*p.name), Some("run_code"));
     /// ```
     pub fn with_parent_call(mut self, parent: impl Into<Arc<ParentCall>>) -> Self {
         self.parent_call = Some(parent.into());

@@ -15,7 +15,7 @@ use crate::json::Value;
 use crate::panic::{self, CatchUnwind};
 use crate::registry::Registry;
 use crate::registry::detach::Isolated;
-use crate::result::{DispatchOutcome, ErrorCode, ResultData};
+use crate::result::{DispatchOutcome, PipelineCode, ResultData};
 use crate::schema::json_quote;
 use crate::tool::{BodyOutcome, DynTool, ToolContext, ToolError};
 use crate::validate::{ToolArgsError, validate_arguments};
@@ -139,7 +139,7 @@ impl Dispatcher<'_> {
         let detacher = self.registry.detacher();
         let isolate = (replaced || exec.has_caller_token()) && detacher.available();
         if isolate && let Some(refusal) = detacher.refusal(|| json_quote(&exec.name)) {
-            return canonical(ResultData::code(ErrorCode::DetachedLimit, refusal));
+            return canonical(ResultData::code(PipelineCode::DetachedLimit, refusal));
         }
         let eager = (replaced || !only || isolate).then(|| self.call.cancel().child_token());
         self.invoked.store(true, Ordering::Release);
@@ -186,10 +186,10 @@ impl Dispatcher<'_> {
             Ok(BodyOutcome::Value(v)) => success(tool, exec, v),
             Ok(BodyOutcome::Failed(e)) => ResultData::from_error(e),
             Ok(BodyOutcome::ArgsRejected(m)) => {
-                ResultData::code_parts(ErrorCode::InvalidArgs, &[ToolArgsError::PREFIX, &m])
+                ResultData::code_parts(PipelineCode::InvalidArgs, &[ToolArgsError::PREFIX, &m])
             }
             Ok(BodyOutcome::NotLossless(m)) => ResultData::code_fmt(
-                ErrorCode::InvalidToolOutput,
+                PipelineCode::InvalidToolOutput,
                 format_args!(
                     "tool {} returned invalid output: value is not lossless JSON: {m}",
                     name()
@@ -218,7 +218,7 @@ impl Dispatcher<'_> {
         let snap = self.registry.snapshot(exec.agent);
         let Some(entry) = snap.view().get(&exec.name) else {
             return Err(ResultData::code_fmt(
-                ErrorCode::UnknownTool,
+                PipelineCode::UnknownTool,
                 format_args!("unknown tool {}", json_quote(&exec.name)),
             ));
         };
@@ -232,7 +232,7 @@ impl Dispatcher<'_> {
                 let normalized = v.normalized(params, &exec.arguments).into_owned();
                 Ok(Some((tool.clone(), Some(normalized))))
             }
-            Err(e) => Err(ResultData::code(ErrorCode::InvalidArgs, e.to_string())),
+            Err(e) => Err(ResultData::code(PipelineCode::InvalidArgs, e.to_string())),
         }
     }
 }

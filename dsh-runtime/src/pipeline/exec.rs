@@ -20,16 +20,16 @@ use crate::hooks::{Approval, ApprovalRequest, CallInfo, PreDecision, PreNext};
 use crate::json::Value;
 use crate::panic;
 use crate::registry::Registry;
-use crate::result::{ErrorCode, ResultData, ToolResult};
+use crate::result::{PipelineCode, ResultData, ToolResult};
 use crate::schema::json_quote;
-use crate::tool::{DynTool, Execution};
+use crate::tool::{CallIdentity, DynTool};
 use crate::validate::{ToolArgsError, validate_arguments};
 
 impl Registry {
     /// Run one call through the whole pipeline. Never panics; every outcome is one
     /// immutable [`ToolResult`].
     ///
-    /// Cancel a call with its [`ToolCall::cancel`] token rather than by dropping this
+    /// Cancel a call with its [`ToolCall::cancel_token`] token rather than by dropping this
     /// future: a started body is awaited to completion, which a dropped future cannot do
     /// (except a cancelled body that does not return within the grace period: it is
     /// detached, see [`crate::RegistryBuilder::max_detached`]). Dropping the future of a
@@ -133,7 +133,7 @@ fn enter(registry: &Registry, call: ToolCall) -> Call {
         Ok(args) => (Some(args), None),
         Err(message) => (None, Some(message)),
     };
-    let mut exec = Execution::for_call(call_id, root, name, args, agent, parent, cancel);
+    let mut exec = CallIdentity::for_call(call_id, root, name, args, agent, parent, cancel);
     exec.jobs = registry.jobs().cloned();
     exec.parent_call = parent_call;
     Call {
@@ -151,7 +151,7 @@ fn validate<'c>(call: &'c Call, tool: &DynTool) -> Stage<Cow<'c, Value>> {
     match validate_arguments(params, &call.exec.arguments) {
         Ok(v) => Ok(v.normalized(params, &call.exec.arguments)),
         Err(e) => Err(Outcome::post(ResultData::code_parts(
-            ErrorCode::InvalidArgs,
+            PipelineCode::InvalidArgs,
             &[ToolArgsError::PREFIX, e.violations().joined()],
         ))),
     }
@@ -170,7 +170,7 @@ async fn policy(call: &Call) -> Stage<()> {
 
 /// A policy denial with its code, through post-execute, or `ABORTED_BEFORE_DISPATCH`
 /// when the caller aborted meanwhile.
-fn deny(call: &Call, code: ErrorCode, reason: String) -> Outcome {
+fn deny(call: &Call, code: PipelineCode, reason: String) -> Outcome {
     Outcome::post(if call.cancelled() {
         ResultData::aborted(false)
     } else {
@@ -199,7 +199,7 @@ async fn pre_execute(call: &Call, info: &CallInfo<'_>) -> Stage<()> {
     let decision = thrown("pre-execute hook", panic::contained(|| next.run()).await)?;
     let reason = match decision {
         PreDecision::Allow => return Ok(()),
-        PreDecision::Deny { reason } => return Err(deny(call, ErrorCode::PolicyDenied, reason)),
+        PreDecision::Deny { reason } => return Err(deny(call, PipelineCode::PolicyDenied, reason)),
         PreDecision::Ask { reason } => reason,
     };
     // Quoted only here: the messages of `ask` outcomes are its only use.
@@ -213,7 +213,7 @@ async fn pre_execute(call: &Call, info: &CallInfo<'_>) -> Stage<()> {
             Some(why) => format!("{reason} ({why})"),
             None => reason,
         };
-        deny(call, ErrorCode::PolicyDenied, reason)
+        deny(call, PipelineCode::PolicyDenied, reason)
     };
     if registry_handler.is_none() && fallback.is_none() {
         return Err(no_handler(reason, None));
@@ -252,19 +252,19 @@ async fn pre_execute(call: &Call, info: &CallInfo<'_>) -> Stage<()> {
     let (code, refusal) = match answer {
         Approval::AllowedOnce => return Ok(()),
         Approval::Rejected => (
-            ErrorCode::ApprovalRejected,
+            PipelineCode::ApprovalRejected,
             format!("the user rejected tool {name}"),
         ),
         Approval::Cancelled => (
-            ErrorCode::ApprovalCancelled,
+            PipelineCode::ApprovalCancelled,
             format!("approval for tool {name} was cancelled"),
         ),
         Approval::Unavailable => (
-            ErrorCode::PolicyDenied,
+            PipelineCode::PolicyDenied,
             format!("tool {name} requires approval, but no approval channel is available"),
         ),
         Approval::UnavailableBecause(why) => (
-            ErrorCode::PolicyDenied,
+            PipelineCode::PolicyDenied,
             format!("tool {name} requires approval, but no approval channel is available ({why})"),
         ),
     };
@@ -276,7 +276,7 @@ async fn guards(call: &Call, info: &CallInfo<'_>) -> Stage<()> {
     for guard in &call.snap.view().guards {
         let verdict = thrown("guard", panic::contained(|| guard.check(info)).await)?;
         if let Some(reason) = verdict {
-            return Err(deny(call, ErrorCode::GuardDenied, reason));
+            return Err(deny(call, PipelineCode::GuardDenied, reason));
         }
     }
     Ok(())

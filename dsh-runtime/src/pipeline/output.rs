@@ -5,18 +5,19 @@
 use std::sync::Arc;
 
 use super::stage::{Call, Dispatched, Outcome};
+use crate::__private::tool_hooks as overrides;
 use crate::content::default_block;
 use crate::json::Value;
-use crate::lossless;
 use crate::panic;
-use crate::result::{ErrorCode, FailureCode, Kind, ResultData};
+use crate::result::{FailureCode, Kind, PipelineCode, ResultData};
 use crate::schema::json_quote;
-use crate::tool::{DynTool, Execution, ToolError, overrides};
+use crate::snapshot;
+use crate::tool::{CallIdentity, DynTool, ToolError};
 use crate::validate::validate_output;
 
 fn invalid_output(name: &str, violation: &str) -> ResultData {
     ResultData::code_fmt(
-        ErrorCode::InvalidToolOutput,
+        PipelineCode::InvalidToolOutput,
         format_args!(
             "tool {} returned invalid output: {violation}",
             json_quote(name)
@@ -33,7 +34,7 @@ fn projector_failed(name: &str, projector: &str, failure: Result<ToolError, Stri
     };
     match failure {
         Err(p) => panicked(&format!("{projector} panicked: {p}")),
-        Ok(e) if e.code() == Some(FailureCode::Pipeline(ErrorCode::ToolPanicked)) => {
+        Ok(e) if e.code() == Some(FailureCode::Pipeline(PipelineCode::ToolPanicked)) => {
             panicked(e.message())
         }
         Ok(e) => invalid_output(name, &format!("output.{projector} failed: {}", e.message())),
@@ -42,9 +43,9 @@ fn projector_failed(name: &str, projector: &str, failure: Result<ToolError, Stri
 
 /// The canonical success for a value: lossless check, output validation (all violations,
 /// root label `value`) with the nulls of omitted optional properties left out, freeze, render, and presentation meta for top-level calls.
-pub(crate) fn success(tool: &DynTool, exec: &Execution, value: Value) -> ResultData {
+pub(crate) fn success(tool: &DynTool, exec: &CallIdentity, value: Value) -> ResultData {
     let name = &exec.name;
-    if let Err(e) = lossless::check(&value, "value") {
+    if let Err(e) = snapshot::check(&value, "value") {
         return invalid_output(name, &format!("value is not lossless JSON: {e}"));
     }
     let def = tool.definition();
@@ -70,7 +71,7 @@ pub(crate) fn success(tool: &DynTool, exec: &Execution, value: Value) -> ResultD
         match panic::contain(|| tool.erased().presentation_meta(&exec.arguments, &value)) {
             Ok(Ok(None)) => None,
             Ok(Ok(Some(m))) => {
-                if lossless::check(&m, "meta").is_err() {
+                if snapshot::check(&m, "meta").is_err() {
                     return invalid_output(
                         name,
                         "output.presentation_meta returned non-lossless JSON",

@@ -8,7 +8,7 @@ use crate::content::ContentBlock;
 use crate::hooks::{Accept, Block, PostDecision, PostNext, Replacement};
 use crate::json::Object;
 use crate::panic;
-use crate::result::{ErrorCode, Kind, ResultData, ToolResult};
+use crate::result::{Kind, PipelineCode, ResultData, ToolResult};
 use crate::schema::{Additional, ObjectRules, json_quote_into};
 use crate::tool::DynTool;
 
@@ -92,7 +92,7 @@ fn block(b: Block) -> ResultData {
     } else {
         parts.join("\n")
     };
-    let mut data = ResultData::code(ErrorCode::ResultBlocked, message);
+    let mut data = ResultData::code(PipelineCode::ResultBlocked, message);
     if !b.feedback.is_empty() {
         data.set_content(b.feedback.into());
     }
@@ -105,7 +105,7 @@ fn block(b: Block) -> ResultData {
 pub(super) fn finalize(call: &Call, mut data: ResultData, note: Option<String>) -> ToolResult {
     let info = call.info();
     if let Some(tool) = &call.tool
-        && tool.erased().overridden_hooks() & crate::tool::overrides::FINALIZE_CONTENT != 0
+        && tool.erased().overridden_hooks() & crate::__private::tool_hooks::FINALIZE_CONTENT != 0
     {
         let finalized = panic::contain(|| {
             tool.erased()

@@ -9,9 +9,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::hooks::CallInfo;
 use crate::registry::CallSnapshot;
-use crate::result::{DispatchOutcome, ErrorCode, ResultData};
+use crate::result::{DispatchOutcome, PipelineCode, ResultData};
 use crate::schema::json_quote;
-use crate::tool::{DynTool, Execution};
+use crate::tool::{CallIdentity, DynTool};
 
 /// A stage's result: go on with `T`, or end the call with an [`Outcome`].
 pub(super) type Stage<T> = Result<T, Outcome>;
@@ -53,7 +53,7 @@ pub(super) struct Call {
     /// The tool the name resolved to at entry (its finalizer runs at the end).
     pub(super) tool: Option<DynTool>,
     /// The identity, which also holds the caller's token.
-    pub(super) exec: Arc<Execution>,
+    pub(super) exec: Arc<CallIdentity>,
     /// Why the arguments could not be snapshotted.
     pub(super) unsnapshotted: Option<String>,
 }
@@ -82,13 +82,13 @@ impl Call {
     pub(super) fn admitted(&self) -> Stage<&DynTool> {
         if let Some(message) = &self.unsnapshotted {
             return Err(Outcome::last(ResultData::code(
-                ErrorCode::InvalidArgs,
+                PipelineCode::InvalidArgs,
                 message.clone(),
             )));
         }
         self.tool.as_ref().ok_or_else(|| {
             Outcome::post(ResultData::code(
-                ErrorCode::UnknownTool,
+                PipelineCode::UnknownTool,
                 unknown_tool(&self.exec.name, self.snap.view().tools()),
             ))
         })

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::hooks::{CallInfo, HookFuture, Next, Wrapper};
 use crate::panic;
-use crate::result::{DispatchOutcome, ErrorCode};
+use crate::result::{DispatchOutcome, PipelineCode};
 use crate::tool::{ToolError, progress_observed};
 
 /// Honours a tool's [`crate::ToolDefinition::timeout_ms`]: arms a deadline on the
@@ -84,7 +84,7 @@ impl Wrapper for TimeoutWrapper {
             .await;
             if fired {
                 return Ok(DispatchOutcome::failure(ToolError::with_code(
-                    ErrorCode::ToolTimeout,
+                    PipelineCode::ToolTimeout,
                     format!("tool call timed out after {ms}ms"),
                 )));
             }

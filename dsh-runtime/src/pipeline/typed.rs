@@ -10,10 +10,10 @@ use serde::de::DeserializeOwned;
 
 use super::ToolCall;
 use crate::json;
-use crate::registry::{ByType, Registry, Scope};
-use crate::result::ErrorCode;
+use crate::registry::{AgentScope, ByType, Registry};
+use crate::result::PipelineCode;
 use crate::schema::json_quote;
-use crate::tool::{ScopeId, Tool};
+use crate::tool::{AgentScopeId, Tool};
 
 /// A typed call's failure: the tool's name and the failure's message (and code, when the
 /// failure has one). When the arguments or the final value did not convert, the
@@ -71,7 +71,7 @@ impl std::error::Error for ToolCallError {
 
 impl Registry {
     /// Call the global tool of type `T` through the full pipeline (policy included), and
-    /// return its final value (after post-execute) as `T::Output`. See [`Scope::call`]
+    /// return its final value (after post-execute) as `T::Output`. See [`AgentScope::call`]
     /// for a call from an agent scope.
     ///
     /// The tool is found by its Rust type among the global tools; the call gets a fresh
@@ -87,7 +87,7 @@ impl Registry {
 
     async fn call_from<T>(
         &self,
-        scope: Option<ScopeId>,
+        scope: Option<AgentScopeId>,
         args: T::Args,
     ) -> Result<T::Output, ToolCallError>
     where
@@ -97,7 +97,7 @@ impl Registry {
     {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let type_name = std::any::type_name::<T>();
-        let unresolved = |message: String, code: Option<ErrorCode>| ToolCallError {
+        let unresolved = |message: String, code: Option<PipelineCode>| ToolCallError {
             tool_name: type_name.to_string(),
             message,
             code: code.map(|c| c.as_str().to_string()),
@@ -108,7 +108,7 @@ impl Registry {
             ByType::Missing => {
                 return Err(unresolved(
                     format!("no tool of type `{type_name}` is visible to this caller"),
-                    Some(ErrorCode::UnknownTool),
+                    Some(PipelineCode::UnknownTool),
                 ));
             }
             ByType::Ambiguous => {
@@ -128,7 +128,7 @@ impl Registry {
         };
         let value = json::to_value(&args).map_err(|e| {
             let message = format!("arguments are not lossless JSON: {e}");
-            fail(message, Some(ErrorCode::InvalidArgs.as_str())).caused_by(e)
+            fail(message, Some(PipelineCode::InvalidArgs.as_str())).caused_by(e)
         })?;
         let id = format!("typed-{}", NEXT.fetch_add(1, Ordering::Relaxed));
         let mut call = ToolCall::new(id, name.clone(), value);
@@ -153,7 +153,7 @@ impl Registry {
     }
 }
 
-impl Scope {
+impl AgentScope {
     /// Call the tool of type `T` that this scope sees, through the full pipeline (this
     /// scope's hooks included), as [`Registry::call`] does for the global view.
     pub async fn call<T>(&self, args: T::Args) -> Result<T::Output, ToolCallError>

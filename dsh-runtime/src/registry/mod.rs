@@ -4,9 +4,9 @@
 //! # Layers and views
 //!
 //! A [`Registry`] has one global layer; [`Registry::scope`] creates an agent scope and
-//! [`Scope::child`] a scope below it (preset → agent). A tool registered in a scope is
+//! [`AgentScope::child`] a scope below it (preset → agent). A tool registered in a scope is
 //! visible to calls from that scope and its descendants, and shadows an inherited tool of
-//! the same name there. A scope's view, in publication order ([`View::schemas`]):
+//! the same name there. A scope's view, in publication order ([`ToolView::schemas`]):
 //!
 //! 1. the parent's view (the global layer's for a top-level scope), nearer layers
 //!    shadowing farther ones in the position where the name first appeared;
@@ -19,11 +19,11 @@
 //! # Registrations
 //!
 //! The registry owns what it registers. Every `register*` and `add_*` hook method returns
-//! a [`Registration`], a handle whose drop does nothing: a tool stays registered until
-//! [`Registration::unregister`] (or its scope's removal), so `let _ = registry.register(t)`
+//! a [`RegistrationHandle`], a handle whose drop does nothing: a tool stays registered until
+//! [`RegistrationHandle::unregister`] (or its scope's removal), so `let _ = registry.register(t)`
 //! registers `t` for good, as it reads. For a registration that lives as long as a value
 //! (a session, a test), turn the handle into a drop-guard with
-//! [`Registration::unregister_on_drop`]: dropping the [`RegistrationGuard`] removes
+//! [`RegistrationHandle::unregister_on_drop`]: dropping the [`RegistrationGuard`] removes
 //! exactly what was added. Unregistering is idempotent. A failed registration changes
 //! nothing; a toolbox registers all of its tools or none.
 //!
@@ -40,10 +40,10 @@
 //!
 //! # Reading a view
 //!
-//! The tools a caller sees are read through a [`View`], one immutable snapshot of one
-//! caller's view: [`Registry::view`] (the global layer), [`Scope::view`] (what calls from
+//! The tools a caller sees are read through a [`ToolView`], one immutable snapshot of one
+//! caller's view: [`Registry::view`] (the global layer), [`AgentScope::view`] (what calls from
 //! that scope see) and [`Registry::view_of`] (a scope known by its id). Every read of one
-//! `View` agrees with the others. [`Registry::call`](crate::Registry::call) and the
+//! `ToolView` agrees with the others. [`Registry::call`](crate::Registry::call) and the
 //! presenters see the global layer.
 
 pub(crate) mod detach;
@@ -60,7 +60,7 @@ use tokio::sync::watch;
 use crate::hooks::{ApprovalHandler, Guard, Observer, PostExecute, PreExecute, Wrapper};
 use crate::json::{Object, Value};
 use crate::schema::{Kind, Schema, SchemaError};
-use crate::tool::{DynTool, ErasedTool, ScopeId, Toolbox};
+use crate::tool::{AgentScopeId, DynTool, ErasedTool, Toolbox};
 use state::{Dirty, Entry, Hook, HookEntry, Layer, Mask, Master, Published, RegId, ScopeState};
 
 pub(crate) use state::{ByType, CallSnapshot};
@@ -72,10 +72,10 @@ pub const RUN_CODE: &str = "run_code";
 
 /// The set of tools, scopes and hooks calls run against. Cheap to clone (shared).
 ///
-/// The registry owns what it registers: the [`Registration`] a `register*` or `add_*`
+/// The registry owns what it registers: the [`RegistrationHandle`] a `register*` or `add_*`
 /// method returns is a handle, and dropping it does nothing. Remove a registration with
-/// [`Registration::unregister`], or tie it to a value's lifetime with
-/// [`Registration::unregister_on_drop`].
+/// [`RegistrationHandle::unregister`], or tie it to a value's lifetime with
+/// [`RegistrationHandle::unregister_on_drop`].
 ///
 /// ```
 /// # use dsh_runtime::{Registry, Tool, tool};
@@ -230,7 +230,7 @@ impl fmt::Debug for Registry {
     }
 }
 
-/// One entry of [`View::schemas`]: what a model is shown of a tool.
+/// One entry of [`ToolView::schemas`]: what a model is shown of a tool.
 ///
 /// `parameters` is the tool's parameter [`Schema`], the same value as
 /// [`ToolDefinition::parameters`](crate::ToolDefinition::parameters); print it with
@@ -306,13 +306,13 @@ impl Registry {
 
     /// Create a top-level agent scope. Dropping every handle of it removes the scope,
     /// its tools, hooks and masks.
-    pub fn scope(&self) -> Scope {
+    pub fn scope(&self) -> AgentScope {
         self.new_scope(None)
     }
 
-    fn new_scope(&self, parent: Option<Arc<ScopeHandle>>) -> Scope {
+    fn new_scope(&self, parent: Option<Arc<ScopeHandle>>) -> AgentScope {
         let mut m = self.inner.lock();
-        let id = ScopeId(m.next_id());
+        let id = AgentScopeId(m.next_id());
         let parent_id = parent.as_ref().map(|p| p.id);
         m.scopes.insert(
             id,
@@ -326,8 +326,8 @@ impl Registry {
         if let Some(p) = parent_id.and_then(|p| m.scopes.get_mut(&p)) {
             p.children.push(id);
         }
-        self.inner.commit(m, Dirty::Scope(id), true);
-        Scope(Arc::new(ScopeHandle {
+        self.inner.commit(m, Dirty::AgentScope(id), true);
+        AgentScope(Arc::new(ScopeHandle {
             registry: self.clone(),
             id,
             _parent: parent,
@@ -335,21 +335,21 @@ impl Registry {
     }
 
     /// Register a tool in the global layer.
-    pub fn register<T: ErasedTool>(&self, tool: T) -> Result<Registration, RegisterError> {
+    pub fn register<T: ErasedTool>(&self, tool: T) -> Result<RegistrationHandle, RegisterError> {
         self.inner.add_tools(None, vec![DynTool::new(tool)])
     }
 
-    /// Register a tool in an agent scope (see [`Scope::register`]).
+    /// Register a tool in an agent scope (see [`AgentScope::register`]).
     pub fn register_in<T: ErasedTool>(
         &self,
-        scope: ScopeId,
+        scope: AgentScopeId,
         tool: T,
-    ) -> Result<Registration, RegisterError> {
+    ) -> Result<RegistrationHandle, RegisterError> {
         self.inner.add_tools(Some(scope), vec![DynTool::new(tool)])
     }
 
     /// Register an erased tool in the global layer.
-    pub fn register_dyn(&self, tool: DynTool) -> Result<Registration, RegisterError> {
+    pub fn register_dyn(&self, tool: DynTool) -> Result<RegistrationHandle, RegisterError> {
         self.inner.add_tools(None, vec![tool])
     }
 
@@ -357,83 +357,87 @@ impl Registry {
     pub fn register_toolbox<T: Toolbox>(
         &self,
         toolbox: Arc<T>,
-    ) -> Result<Registration, RegisterError> {
+    ) -> Result<RegistrationHandle, RegisterError> {
         self.inner.add_tools(None, toolbox.tools())
     }
 
-    /// Hide inherited tools from a scope (see [`Scope::restrict`]).
-    pub fn restrict(&self, scope: ScopeId, restriction: Restriction) -> Result<(), RestrictError> {
+    /// Hide inherited tools from a scope (see [`AgentScope::restrict`]).
+    pub fn restrict(
+        &self,
+        scope: AgentScopeId,
+        restriction: Restriction,
+    ) -> Result<(), RestrictError> {
         self.inner.restrict(scope, restriction)
     }
 
     /// Add a pre-execute hook that sees every call.
-    pub fn add_pre_execute(&self, hook: impl PreExecute) -> Registration {
+    pub fn add_pre_execute(&self, hook: impl PreExecute) -> RegistrationHandle {
         self.inner.add_hook(None, Hook::Pre(Arc::new(hook)))
     }
 
     /// Add a guard that sees every call (runs before every scope's guards).
-    pub fn add_guard(&self, guard: impl Guard) -> Registration {
+    pub fn add_guard(&self, guard: impl Guard) -> RegistrationHandle {
         self.inner.add_hook(None, Hook::Guard(Arc::new(guard)))
     }
 
     /// Add an around-dispatch wrapper for every call. Wrappers nest in registration
     /// order: the first registered is the outermost (the built-in timeout wrapper, when
     /// on, is outside all of them).
-    pub fn add_wrapper(&self, wrapper: impl Wrapper) -> Registration {
+    pub fn add_wrapper(&self, wrapper: impl Wrapper) -> RegistrationHandle {
         self.inner.add_hook(None, Hook::Wrap(Arc::new(wrapper)))
     }
 
     /// Add a post-execute hook that sees every call.
-    pub fn add_post_execute(&self, hook: impl PostExecute) -> Registration {
+    pub fn add_post_execute(&self, hook: impl PostExecute) -> RegistrationHandle {
         self.inner.add_hook(None, Hook::Post(Arc::new(hook)))
     }
 
     /// Add an observer of every final result.
-    pub fn add_observer(&self, observer: impl Observer) -> Registration {
+    pub fn add_observer(&self, observer: impl Observer) -> RegistrationHandle {
         self.inner.add_hook(None, Hook::Observe(Arc::new(observer)))
     }
 
     /// Install the approval handler `ask` decisions go to. The most recently installed
     /// live handler is used; unregistering the registration uninstalls exactly this one.
-    pub fn set_approval_handler(&self, handler: impl ApprovalHandler) -> Registration {
+    pub fn set_approval_handler(&self, handler: impl ApprovalHandler) -> RegistrationHandle {
         let mut m = self.inner.lock();
         let reg = m.next_id();
         m.approvals.push((reg, Arc::new(handler)));
         self.inner.commit(m, Dirty::Nothing, false);
-        Registration::new(&self.inner, reg)
+        RegistrationHandle::new(&self.inner, reg)
     }
 
     /// The tools a call from the global view sees, as one snapshot.
-    pub fn view(&self) -> View {
+    pub fn view(&self) -> ToolView {
         self.view_of(None)
     }
 
     /// The tools a call from `agent` sees, as one snapshot, for code that holds only the
     /// id of the calling scope (a tool body reading its caller's view through
     /// [`ToolContext::agent`]); `None` is the global view (as [`Registry::view`]). With a
-    /// [`Scope`] handle, [`Scope::view`] is the same.
+    /// [`AgentScope`] handle, [`AgentScope::view`] is the same.
     ///
     /// [`ToolContext::agent`]: crate::ToolContext::agent
-    pub fn view_of(&self, agent: Option<ScopeId>) -> View {
-        View {
+    pub fn view_of(&self, agent: Option<AgentScopeId>) -> ToolView {
+        ToolView {
             snap: self.inner.snapshot(agent),
         }
     }
 
-    pub(crate) fn get_in(&self, scope: Option<ScopeId>, name: &str) -> Option<DynTool> {
+    pub(crate) fn get_in(&self, scope: Option<AgentScopeId>, name: &str) -> Option<DynTool> {
         let snap = self.inner.snapshot(scope);
         snap.view().get(name).map(|e| e.tool().clone())
     }
 
     /// The snapshot a call from `agent` works on (the pipeline's interface to the
     /// registry's state).
-    pub(crate) fn snapshot(&self, agent: Option<ScopeId>) -> CallSnapshot {
+    pub(crate) fn snapshot(&self, agent: Option<AgentScopeId>) -> CallSnapshot {
         self.inner.snapshot(agent)
     }
 
     /// Whether the view a call from `agent` would take now is the one `snap` holds (no
     /// change was published to it since), compared without cloning anything.
-    pub(crate) fn still_current(&self, agent: Option<ScopeId>, snap: &CallSnapshot) -> bool {
+    pub(crate) fn still_current(&self, agent: Option<AgentScopeId>, snap: &CallSnapshot) -> bool {
         self.inner
             .read()
             .current(agent)
@@ -521,7 +525,7 @@ impl Inner {
         self.published.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn snapshot(&self, agent: Option<ScopeId>) -> CallSnapshot {
+    fn snapshot(&self, agent: Option<AgentScopeId>) -> CallSnapshot {
         // The read guard is released at the end of this statement, before `refresh`
         // takes the locks itself.
         let current = CallSnapshot::current(&self.read(), agent);
@@ -531,7 +535,7 @@ impl Inner {
     /// The snapshot of a caller whose view went stale with a global change: rebuild it
     /// (and its stale ancestors) and publish them.
     #[cold]
-    fn refresh(&self, agent: Option<ScopeId>) -> CallSnapshot {
+    fn refresh(&self, agent: Option<AgentScopeId>) -> CallSnapshot {
         // Every writer of the published state holds the master lock: between the read and
         // the write below, nothing else is published.
         let m = self.lock();
@@ -585,19 +589,19 @@ impl Inner {
 
     fn add_tools(
         self: &Arc<Self>,
-        layer: Option<ScopeId>,
+        layer: Option<AgentScopeId>,
         tools: Vec<DynTool>,
-    ) -> Result<Registration, RegisterError> {
+    ) -> Result<RegistrationHandle, RegisterError> {
         self.add_tools_with(layer, tools, false)
     }
 
     /// `run_code_ok`: the reserved name is accepted (code mode's own registration).
     fn add_tools_with(
         self: &Arc<Self>,
-        layer: Option<ScopeId>,
+        layer: Option<AgentScopeId>,
         tools: Vec<DynTool>,
         run_code_ok: bool,
-    ) -> Result<Registration, RegisterError> {
+    ) -> Result<RegistrationHandle, RegisterError> {
         // Everything that calls user code (definitions) or may fail runs before the lock.
         let mut prepared = Vec::with_capacity(tools.len());
         for tool in tools {
@@ -658,24 +662,24 @@ impl Inner {
         );
         m.owners.insert(reg, layer);
         self.commit(m, Dirty::of(layer), true);
-        Ok(Registration::new(self, reg))
+        Ok(RegistrationHandle::new(self, reg))
     }
 
-    fn add_hook(self: &Arc<Self>, layer: Option<ScopeId>, hook: Hook) -> Registration {
+    fn add_hook(self: &Arc<Self>, layer: Option<AgentScopeId>, hook: Hook) -> RegistrationHandle {
         let mut m = self.lock();
         let reg = m.next_id();
         let Some(target) = m.layer_mut(layer) else {
             // The scope is gone: nothing would ever see this hook.
             drop(m);
-            return Registration::inert();
+            return RegistrationHandle::inert();
         };
         target.hooks.push(HookEntry { reg, hook });
         m.owners.insert(reg, layer);
         self.commit(m, Dirty::of(layer), false);
-        Registration::new(self, reg)
+        RegistrationHandle::new(self, reg)
     }
 
-    fn restrict(&self, scope: ScopeId, r: Restriction) -> Result<(), RestrictError> {
+    fn restrict(&self, scope: AgentScopeId, r: Restriction) -> Result<(), RestrictError> {
         if r.allow.is_none() && r.deny.is_none() {
             return Err(RestrictError::EmptyFilter);
         }
@@ -726,7 +730,7 @@ impl Inner {
         if let Some(s) = m.scopes.get_mut(&scope) {
             s.masks.push(mask);
         }
-        self.commit(m, Dirty::Scope(scope), true);
+        self.commit(m, Dirty::AgentScope(scope), true);
         Ok(())
     }
 
@@ -751,7 +755,7 @@ impl Inner {
         drop(removed);
     }
 
-    fn remove_scope(&self, scope: ScopeId) {
+    fn remove_scope(&self, scope: AgentScopeId) {
         let mut m = self.lock();
         let Some(state) = m.scopes.remove(&scope) else {
             return;
@@ -797,8 +801,8 @@ fn check_name(name: &str) -> Result<(), RegisterError> {
 
 /// What one `register*` or `add_*` call added: a handle to remove it. Dropping the handle
 /// does nothing (the registry owns what it registers); remove it with
-/// [`Registration::unregister`], or make a drop-guard of it with
-/// [`Registration::unregister_on_drop`]. Cheap to clone; every clone names the same
+/// [`RegistrationHandle::unregister`], or make a drop-guard of it with
+/// [`RegistrationHandle::unregister_on_drop`]. Cheap to clone; every clone names the same
 /// registration.
 ///
 /// ```
@@ -814,21 +818,21 @@ fn check_name(name: &str) -> Result<(), RegisterError> {
 /// assert!(registry.view().get("hello").is_none());
 /// ```
 #[derive(Clone)]
-pub struct Registration {
+pub struct RegistrationHandle {
     registry: Weak<Inner>,
     reg: Option<RegId>,
 }
 
-impl Registration {
+impl RegistrationHandle {
     fn new(inner: &Arc<Inner>, reg: RegId) -> Self {
-        Registration {
+        RegistrationHandle {
             registry: Arc::downgrade(inner),
             reg: Some(reg),
         }
     }
 
     fn inert() -> Self {
-        Registration {
+        RegistrationHandle {
             registry: Weak::new(),
             reg: None,
         }
@@ -859,19 +863,19 @@ impl Registration {
     }
 }
 
-impl fmt::Debug for Registration {
+impl fmt::Debug for RegistrationHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Registration")
+        f.debug_struct("RegistrationHandle")
             .field("registered", &self.is_registered())
             .finish()
     }
 }
 
-/// A [`Registration`] that unregisters when dropped (see
-/// [`Registration::unregister_on_drop`]): for registrations that live as long as a
+/// A [`RegistrationHandle`] that unregisters when dropped (see
+/// [`RegistrationHandle::unregister_on_drop`]): for registrations that live as long as a
 /// session, a request or a test.
 #[must_use = "dropping a `RegistrationGuard` unregisters at once; bind it to a named variable (`let _guard = ..`, not `let _ = ..`)"]
-pub struct RegistrationGuard(Option<Registration>);
+pub struct RegistrationGuard(Option<RegistrationHandle>);
 
 impl RegistrationGuard {
     /// Unregister now (same as dropping).
@@ -882,13 +886,15 @@ impl RegistrationGuard {
     }
 
     /// Disarm the guard: the registration stays, and the handle is returned.
-    pub fn into_registration(mut self) -> Registration {
-        self.0.take().unwrap_or_else(Registration::inert)
+    pub fn into_registration(mut self) -> RegistrationHandle {
+        self.0.take().unwrap_or_else(RegistrationHandle::inert)
     }
 
     /// Whether what the guard holds is still registered.
     pub fn is_registered(&self) -> bool {
-        self.0.as_ref().is_some_and(Registration::is_registered)
+        self.0
+            .as_ref()
+            .is_some_and(RegistrationHandle::is_registered)
     }
 }
 
@@ -912,11 +918,11 @@ impl fmt::Debug for RegistrationGuard {
 /// descendants) see. Cheap to clone; the scope is removed when the last handle is
 /// dropped, and a child scope keeps its parent alive.
 #[derive(Clone)]
-pub struct Scope(Arc<ScopeHandle>);
+pub struct AgentScope(Arc<ScopeHandle>);
 
 struct ScopeHandle {
     registry: Registry,
-    id: ScopeId,
+    id: AgentScopeId,
     _parent: Option<Arc<ScopeHandle>>,
 }
 
@@ -926,15 +932,15 @@ impl Drop for ScopeHandle {
     }
 }
 
-impl fmt::Debug for Scope {
+impl fmt::Debug for AgentScope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Scope").field(&self.0.id).finish()
+        f.debug_tuple("AgentScope").field(&self.0.id).finish()
     }
 }
 
-impl Scope {
+impl AgentScope {
     /// The id to put in [`crate::ToolCall::agent`].
-    pub fn id(&self) -> ScopeId {
+    pub fn id(&self) -> AgentScopeId {
         self.0.id
     }
 
@@ -944,23 +950,23 @@ impl Scope {
     }
 
     /// The tools calls from this scope see, as one snapshot.
-    pub fn view(&self) -> View {
+    pub fn view(&self) -> ToolView {
         self.0.registry.view_of(Some(self.0.id))
     }
 
     /// A scope below this one: it inherits this scope's view.
-    pub fn child(&self) -> Scope {
+    pub fn child(&self) -> AgentScope {
         self.0.registry.new_scope(Some(self.0.clone()))
     }
 
     /// Register a tool in this scope, shadowing an inherited tool of the same name for
     /// this scope and its descendants.
-    pub fn register<T: ErasedTool>(&self, tool: T) -> Result<Registration, RegisterError> {
+    pub fn register<T: ErasedTool>(&self, tool: T) -> Result<RegistrationHandle, RegisterError> {
         self.register_dyn(DynTool::new(tool))
     }
 
     /// Register an erased tool in this scope.
-    pub fn register_dyn(&self, tool: DynTool) -> Result<Registration, RegisterError> {
+    pub fn register_dyn(&self, tool: DynTool) -> Result<RegistrationHandle, RegisterError> {
         self.0.registry.inner.add_tools(Some(self.0.id), vec![tool])
     }
 
@@ -968,7 +974,7 @@ impl Scope {
     pub fn register_toolbox<T: Toolbox>(
         &self,
         toolbox: Arc<T>,
-    ) -> Result<Registration, RegisterError> {
+    ) -> Result<RegistrationHandle, RegisterError> {
         self.0
             .registry
             .inner
@@ -979,7 +985,7 @@ impl Scope {
     /// `run_code` is the name every other registration refuses; this is how a code-mode
     /// implementation (the `dsh-code` crate) installs it. The tool must be named
     /// `run_code`.
-    pub fn register_run_code(&self, tool: DynTool) -> Result<Registration, RegisterError> {
+    pub fn register_run_code(&self, tool: DynTool) -> Result<RegistrationHandle, RegisterError> {
         if tool.definition().name != RUN_CODE {
             return Err(RegisterError::InvalidName {
                 name: tool.definition().name.to_string(),
@@ -1005,7 +1011,7 @@ impl Scope {
     }
 
     /// Add a pre-execute hook for calls from this scope and its descendants.
-    pub fn add_pre_execute(&self, hook: impl PreExecute) -> Registration {
+    pub fn add_pre_execute(&self, hook: impl PreExecute) -> RegistrationHandle {
         self.0
             .registry
             .inner
@@ -1014,7 +1020,7 @@ impl Scope {
 
     /// Add a guard for calls from this scope and its descendants (after the global
     /// guards and those of the scopes above).
-    pub fn add_guard(&self, guard: impl Guard) -> Registration {
+    pub fn add_guard(&self, guard: impl Guard) -> RegistrationHandle {
         self.0
             .registry
             .inner
@@ -1022,7 +1028,7 @@ impl Scope {
     }
 
     /// Add a wrapper for calls from this scope and its descendants.
-    pub fn add_wrapper(&self, wrapper: impl Wrapper) -> Registration {
+    pub fn add_wrapper(&self, wrapper: impl Wrapper) -> RegistrationHandle {
         self.0
             .registry
             .inner
@@ -1030,7 +1036,7 @@ impl Scope {
     }
 
     /// Add a post-execute hook for calls from this scope and its descendants.
-    pub fn add_post_execute(&self, hook: impl PostExecute) -> Registration {
+    pub fn add_post_execute(&self, hook: impl PostExecute) -> RegistrationHandle {
         self.0
             .registry
             .inner
@@ -1038,7 +1044,7 @@ impl Scope {
     }
 
     /// Add an observer for calls from this scope and its descendants.
-    pub fn add_observer(&self, observer: impl Observer) -> Registration {
+    pub fn add_observer(&self, observer: impl Observer) -> RegistrationHandle {
         self.0
             .registry
             .inner
@@ -1134,15 +1140,15 @@ pub enum RegisterError {
     /// The agent scope no longer exists.
     ScopeGone {
         /// The scope.
-        scope: ScopeId,
+        scope: AgentScopeId,
     },
 }
 
 impl RegisterError {
     /// `UNSUPPORTED_SCHEMA` for schema errors; other refusals have no code.
-    pub fn code(&self) -> Option<crate::ErrorCode> {
+    pub fn code(&self) -> Option<crate::PipelineCode> {
         match self {
-            RegisterError::Schema { .. } => Some(crate::ErrorCode::UnsupportedSchema),
+            RegisterError::Schema { .. } => Some(crate::PipelineCode::UnsupportedSchema),
             _ => None,
         }
     }
@@ -1226,7 +1232,7 @@ pub enum RestrictError {
     /// The agent scope no longer exists.
     ScopeGone {
         /// The scope.
-        scope: ScopeId,
+        scope: AgentScopeId,
     },
 }
 
@@ -1263,7 +1269,7 @@ impl fmt::Display for RestrictError {
 impl std::error::Error for RestrictError {}
 
 /// The tools one caller sees, as one immutable snapshot: [`Registry::view`],
-/// [`Scope::view`], [`Registry::view_of`]. Every read of one `View` sees the same tool
+/// [`AgentScope::view`], [`Registry::view_of`]. Every read of one `ToolView` sees the same tool
 /// set, whatever registrations happen meanwhile; take a new view to see them. A view
 /// keeps the tools it lists alive while it is held.
 ///
@@ -1281,19 +1287,19 @@ impl std::error::Error for RestrictError {}
 /// assert!(registry.view().names().is_empty());
 /// ```
 #[derive(Clone)]
-pub struct View {
+pub struct ToolView {
     snap: CallSnapshot,
 }
 
-impl fmt::Debug for View {
+impl fmt::Debug for ToolView {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("View")
+        f.debug_struct("ToolView")
             .field("tools", &self.names())
             .finish_non_exhaustive()
     }
 }
 
-impl View {
+impl ToolView {
     /// The tool `name`.
     pub fn get(&self, name: &str) -> Option<DynTool> {
         self.snap.view().get(name).map(|e| e.tool().clone())
@@ -1348,7 +1354,7 @@ impl View {
             .collect()
     }
 
-    /// [`View::schemas`] as compact JSON text.
+    /// [`ToolView::schemas`] as compact JSON text.
     pub fn schemas_json(&self) -> String {
         let list: Vec<Value> = self.schemas().iter().map(ToolDescriptor::to_json).collect();
         Value::from(list).to_string()

@@ -13,17 +13,17 @@
 //! - a presenter that panics (the panic is contained; the process's panic hook still
 //!   reports it).
 
+use crate::cards::{CallView, ResultSummary, ResultView};
 use crate::json::Value;
 use crate::panic;
-use crate::present::{CallView, ResultSummary, ResultView};
-use crate::tool::{DynTool, ScopeId};
+use crate::tool::{AgentScopeId, DynTool};
 use crate::validate::is_valid;
 
-use super::{Registry, Scope};
+use super::{AgentScope, Registry};
 
 impl Registry {
     /// The pending card of a call to the global tool `name` with `raw_args` (see
-    /// [`Scope::present_call`] for a scope's view).
+    /// [`AgentScope::present_call`] for a scope's view).
     ///
     /// The tool's [`present_call`](crate::Tool::present_call) runs only on arguments that
     /// validate against its parameter schema; otherwise, and whenever the presenter is
@@ -32,7 +32,7 @@ impl Registry {
     ///
     /// ```
     /// # use dsh_runtime::{Registry, json};
-    /// # use dsh_runtime::present::CallView;
+    /// # use dsh_runtime::cards::CallView;
     /// let registry = Registry::new();
     /// let args = json::parse(r#"{"file_path":"README.md"}"#).unwrap();
     /// // No such tool: still a card, never an error.
@@ -46,7 +46,7 @@ impl Registry {
     }
 
     /// The completed card of a result of the global tool `name` called with `raw_args`
-    /// (see [`Scope::present_result`] for a scope's view).
+    /// (see [`AgentScope::present_result`] for a scope's view).
     ///
     /// `result` is the persisted part of a result ([`crate::ToolResult::summary`]: content,
     /// error flag and presentation meta, never the value), so the same call serves a live
@@ -61,7 +61,12 @@ impl Registry {
         self.present_result_in(None, name, raw_args, result)
     }
 
-    fn present_call_in(&self, scope: Option<ScopeId>, name: &str, raw_args: &Value) -> CallView {
+    fn present_call_in(
+        &self,
+        scope: Option<AgentScopeId>,
+        name: &str,
+        raw_args: &Value,
+    ) -> CallView {
         panic::contain(|| {
             self.presentable(scope, name, raw_args)?
                 .erased()
@@ -74,7 +79,7 @@ impl Registry {
 
     fn present_result_in(
         &self,
-        scope: Option<ScopeId>,
+        scope: Option<AgentScopeId>,
         name: &str,
         raw_args: &Value,
         result: &ResultSummary,
@@ -92,13 +97,18 @@ impl Registry {
     /// The visible tool `name`, when `raw_args` still validate against its parameters.
     /// Runs inside the caller's panic guard (a hand-written tool's `definition` is user
     /// code too).
-    fn presentable(&self, scope: Option<ScopeId>, name: &str, raw_args: &Value) -> Option<DynTool> {
+    fn presentable(
+        &self,
+        scope: Option<AgentScopeId>,
+        name: &str,
+        raw_args: &Value,
+    ) -> Option<DynTool> {
         let tool = self.get_in(scope, name)?;
         is_valid(&tool.definition().parameters, raw_args).then_some(tool)
     }
 }
 
-impl Scope {
+impl AgentScope {
     /// The pending card of a call to `name` with `raw_args`, as calls from this scope see
     /// the tool. Fallbacks are as for [`Registry::present_call`].
     pub fn present_call(&self, name: &str, raw_args: &Value) -> CallView {

@@ -6,9 +6,9 @@ use std::future::Future;
 use std::num::NonZeroU64;
 use std::sync::Arc;
 
+use crate::cards::{CallView, ResultSummary, ResultView};
 use crate::content::{ContentBlock, default_render};
 use crate::json::Value;
-use crate::present::{CallView, ResultSummary, ResultView};
 use crate::schema::{Schema, SchemaError};
 use crate::tool::{
     BodyOutcome, BoxFuture, ErasedTool, ToolAnnotations, ToolContext, ToolDefinition, ToolError,
@@ -154,7 +154,7 @@ impl ErasedTool for RawTool {
         let fut = (self.handler)(args.clone(), cx);
         Box::pin(async move {
             match fut.await {
-                Ok(v) => match crate::lossless::check(&v, "value") {
+                Ok(v) => match crate::snapshot::check(&v, "value") {
                     Ok(()) => BodyOutcome::Value(v),
                     Err(e) => BodyOutcome::NotLossless(e),
                 },

@@ -32,7 +32,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::hooks::{ApprovalHandler, Guard, Observer, PostExecute, PreExecute, Wrapper};
-use crate::tool::{DynTool, ScopeId};
+use crate::tool::{AgentScopeId, DynTool};
 
 /// Identifies one registration (a tool, a toolbox's tools, a hook, an approval handler).
 pub(crate) type RegId = u64;
@@ -122,8 +122,8 @@ impl Layer {
 }
 
 pub(crate) struct ScopeState {
-    pub(crate) parent: Option<ScopeId>,
-    pub(crate) children: Vec<ScopeId>,
+    pub(crate) parent: Option<AgentScopeId>,
+    pub(crate) children: Vec<AgentScopeId>,
     pub(crate) layer: Layer,
     pub(crate) masks: Vec<Mask>,
 }
@@ -134,14 +134,14 @@ pub(crate) enum Dirty {
     /// No view (the approval handler).
     Nothing,
     /// One scope and its descendants.
-    Scope(ScopeId),
+    AgentScope(AgentScopeId),
     /// The global layer: the global view now, every scope's on its next use.
     All,
 }
 
 impl Dirty {
-    pub(crate) fn of(layer: Option<ScopeId>) -> Dirty {
-        layer.map_or(Dirty::All, Dirty::Scope)
+    pub(crate) fn of(layer: Option<AgentScopeId>) -> Dirty {
+        layer.map_or(Dirty::All, Dirty::AgentScope)
     }
 }
 
@@ -149,9 +149,9 @@ impl Dirty {
 pub(crate) struct Master {
     next_id: u64,
     pub(crate) global: Layer,
-    pub(crate) scopes: HashMap<ScopeId, ScopeState>,
+    pub(crate) scopes: HashMap<AgentScopeId, ScopeState>,
     /// The layer each tool or hook registration lives in.
-    pub(crate) owners: HashMap<RegId, Option<ScopeId>>,
+    pub(crate) owners: HashMap<RegId, Option<AgentScopeId>>,
     pub(crate) approvals: Vec<(RegId, Arc<dyn ApprovalHandler>)>,
     /// The change counter of [`crate::Registry::changes`].
     pub(crate) generation: u64,
@@ -167,7 +167,7 @@ impl Master {
     }
 
     /// The registrations of a layer, when it exists.
-    pub(crate) fn layer_mut(&mut self, layer: Option<ScopeId>) -> Option<&mut Layer> {
+    pub(crate) fn layer_mut(&mut self, layer: Option<AgentScopeId>) -> Option<&mut Layer> {
         match layer {
             None => Some(&mut self.global),
             Some(id) => self.scopes.get_mut(&id).map(|s| &mut s.layer),
@@ -176,7 +176,7 @@ impl Master {
 
     /// The scopes a call from `scope` is subject to, farthest first (the global layer
     /// excluded).
-    fn chain(&self, scope: ScopeId) -> Vec<ScopeId> {
+    fn chain(&self, scope: AgentScopeId) -> Vec<AgentScopeId> {
         let mut chain = Vec::new();
         let mut cur = Some(scope);
         while let Some(id) = cur {
@@ -191,7 +191,7 @@ impl Master {
     /// post-execute and observers in registration order across those layers; guards by
     /// layer (global first, then the chain from the farthest scope), registration order
     /// within a layer.
-    fn hooks_for(&self, chain: &[ScopeId], view: &mut View) {
+    fn hooks_for(&self, chain: &[AgentScopeId], view: &mut ToolView) {
         let layers: Vec<&Layer> = std::iter::once(&self.global)
             .chain(
                 chain
@@ -220,31 +220,31 @@ impl Master {
         }
     }
 
-    fn global_view(&self) -> View {
+    fn global_view(&self) -> ToolView {
         let mut view = self.empty_view();
         self.hooks_for(&[], &mut view);
         view.set_tools(self.global.tools.clone());
         view
     }
 
-    fn orphan_view(&self) -> View {
+    fn orphan_view(&self) -> ToolView {
         let mut view = self.empty_view();
         self.hooks_for(&[], &mut view);
         view
     }
 
     /// A view with nothing in it, of the current epoch.
-    fn empty_view(&self) -> View {
-        View {
+    fn empty_view(&self) -> ToolView {
+        ToolView {
             epoch: self.epoch,
-            ..View::default()
+            ..ToolView::default()
         }
     }
 
     /// A scope's view: the parent's view (`base`) minus what this scope's masks reject,
     /// then this scope's own tools (replacing an inherited tool of the same name in
     /// place, else appended).
-    fn scope_view(&self, id: ScopeId, state: &ScopeState, base: &View) -> View {
+    fn scope_view(&self, id: AgentScopeId, state: &ScopeState, base: &ToolView) -> ToolView {
         let mut tools: Vec<Arc<Entry>> = base
             .tools
             .iter()
@@ -278,9 +278,9 @@ impl Master {
     pub(crate) fn current(
         &self,
         published: &Published,
-        agent: Option<ScopeId>,
-        out: &mut Vec<(ScopeId, Arc<View>)>,
-    ) -> Arc<View> {
+        agent: Option<AgentScopeId>,
+        out: &mut Vec<(AgentScopeId, Arc<ToolView>)>,
+    ) -> Arc<ToolView> {
         let Some(id) = agent else {
             return published.global.clone();
         };
@@ -332,7 +332,7 @@ impl Master {
                 changes.orphan = Some(Arc::new(self.orphan_view()));
                 changes.epoch = Some(self.epoch);
             }
-            Dirty::Scope(id) => {
+            Dirty::AgentScope(id) => {
                 if let Some(state) = self.scopes.get(&id) {
                     let base = match state.parent {
                         None => published.global.clone(),
@@ -346,7 +346,12 @@ impl Master {
     }
 
     /// Rebuild `root` on `base`, then its descendants on their parents' new views.
-    fn subtree(&self, root: ScopeId, base: &Arc<View>, out: &mut Vec<(ScopeId, Arc<View>)>) {
+    fn subtree(
+        &self,
+        root: AgentScopeId,
+        base: &Arc<ToolView>,
+        out: &mut Vec<(AgentScopeId, Arc<ToolView>)>,
+    ) {
         let mut stack = vec![(root, base.clone())];
         while let Some((id, base)) = stack.pop() {
             let Some(state) = self.scopes.get(&id) else {
@@ -364,21 +369,21 @@ impl Master {
 /// Rebuilt views, to publish.
 #[derive(Default)]
 pub(crate) struct Changes {
-    global: Option<Arc<View>>,
-    orphan: Option<Arc<View>>,
+    global: Option<Arc<ToolView>>,
+    orphan: Option<Arc<ToolView>>,
     /// The new global epoch, when the global layer changed.
     epoch: Option<u64>,
-    scopes: Vec<(ScopeId, Arc<View>)>,
+    scopes: Vec<(AgentScopeId, Arc<ToolView>)>,
     approval: Option<Arc<dyn ApprovalHandler>>,
 }
 
 /// The views calls read.
 pub(crate) struct Published {
-    pub(crate) global: Arc<View>,
+    pub(crate) global: Arc<ToolView>,
     /// Each scope's view, possibly stale (built at an earlier epoch).
-    pub(crate) scopes: HashMap<ScopeId, Arc<View>>,
+    pub(crate) scopes: HashMap<AgentScopeId, Arc<ToolView>>,
     /// For calls from a scope that does not exist (any more): no tools, global hooks.
-    pub(crate) orphan: Arc<View>,
+    pub(crate) orphan: Arc<ToolView>,
     /// The global layer's epoch (see [`Master::epoch`]); the global and orphan views are
     /// always of this epoch.
     pub(crate) epoch: u64,
@@ -387,7 +392,7 @@ pub(crate) struct Published {
 
 /// What publishing replaced, dropped by the caller once no lock is held (a tool's or a
 /// hook's `Drop` is user code).
-pub(crate) type Replaced = (Vec<Arc<View>>, Option<Arc<dyn ApprovalHandler>>);
+pub(crate) type Replaced = (Vec<Arc<ToolView>>, Option<Arc<dyn ApprovalHandler>>);
 
 impl Published {
     pub(crate) fn empty() -> Published {
@@ -402,7 +407,7 @@ impl Published {
 
     /// The published view of a caller, when it is current (`None`: the scope's view is
     /// stale, see [`Master::current`]).
-    pub(crate) fn current(&self, agent: Option<ScopeId>) -> Option<&Arc<View>> {
+    pub(crate) fn current(&self, agent: Option<AgentScopeId>) -> Option<&Arc<ToolView>> {
         match agent {
             None => Some(&self.global),
             Some(id) => match self.scopes.get(&id) {
@@ -429,7 +434,10 @@ impl Published {
     }
 
     /// Publish rebuilt scope views; returns the views they replace.
-    pub(crate) fn publish(&mut self, views: Vec<(ScopeId, Arc<View>)>) -> Vec<Arc<View>> {
+    pub(crate) fn publish(
+        &mut self,
+        views: Vec<(AgentScopeId, Arc<ToolView>)>,
+    ) -> Vec<Arc<ToolView>> {
         let mut old = Vec::new();
         for (id, view) in views {
             if let Some(prev) = self.scopes.insert(id, view) {
@@ -440,7 +448,7 @@ impl Published {
     }
 
     /// Remove a scope's view.
-    pub(crate) fn remove(&mut self, scope: ScopeId) -> Option<Arc<View>> {
+    pub(crate) fn remove(&mut self, scope: AgentScopeId) -> Option<Arc<ToolView>> {
         self.scopes.remove(&scope)
     }
 }
@@ -456,7 +464,7 @@ pub(crate) type NameIndex = HashMap<Arc<str>, usize, rustc_hash::FxBuildHasher>;
 /// One scope's resolved view: visible tools in publication order, plus the hooks that
 /// see calls from it.
 #[derive(Default)]
-pub(crate) struct View {
+pub(crate) struct ToolView {
     /// The global epoch it was built at.
     epoch: u64,
     tools: Vec<Arc<Entry>>,
@@ -477,7 +485,7 @@ pub(crate) enum ByType<'a> {
     Ambiguous,
 }
 
-impl View {
+impl ToolView {
     fn set_tools(&mut self, tools: Vec<Arc<Entry>>) {
         let index = tools
             .iter()
@@ -524,14 +532,17 @@ impl View {
 /// to the registry's state.
 #[derive(Clone)]
 pub(crate) struct CallSnapshot {
-    view: Arc<View>,
+    view: Arc<ToolView>,
     approval: Option<Arc<dyn ApprovalHandler>>,
 }
 
 impl CallSnapshot {
     /// The snapshot of a caller whose published view is current (`None` when it is
     /// stale).
-    pub(crate) fn current(published: &Published, agent: Option<ScopeId>) -> Option<CallSnapshot> {
+    pub(crate) fn current(
+        published: &Published,
+        agent: Option<AgentScopeId>,
+    ) -> Option<CallSnapshot> {
         Some(CallSnapshot::new(
             published.current(agent)?.clone(),
             published,
@@ -539,7 +550,7 @@ impl CallSnapshot {
     }
 
     /// The snapshot of `view` with the published approval handler.
-    pub(crate) fn new(view: Arc<View>, published: &Published) -> CallSnapshot {
+    pub(crate) fn new(view: Arc<ToolView>, published: &Published) -> CallSnapshot {
         CallSnapshot {
             view,
             approval: published.approval.clone(),
@@ -547,7 +558,7 @@ impl CallSnapshot {
     }
 
     /// The caller's view: tools and hooks.
-    pub(crate) fn view(&self) -> &View {
+    pub(crate) fn view(&self) -> &ToolView {
         &self.view
     }
 
@@ -558,7 +569,7 @@ impl CallSnapshot {
 
     /// Whether `view` is this snapshot's view. Published views are immutable and this
     /// snapshot keeps its own alive, so the same address means the same view.
-    pub(crate) fn is_view(&self, view: &Arc<View>) -> bool {
+    pub(crate) fn is_view(&self, view: &Arc<ToolView>) -> bool {
         Arc::ptr_eq(&self.view, view)
     }
 }

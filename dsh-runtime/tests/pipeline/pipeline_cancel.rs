@@ -12,7 +12,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use dsh_runtime::hooks::{Accept, CallInfo, HookFuture, Next, Wrapper, post_execute_fn};
 use dsh_runtime::json::Value;
 use dsh_runtime::{
-    ContentBlock, DispatchOutcome, ErrorCode, Registry, TimeoutWrapper, ToolCall, ToolError,
+    DispatchOutcome, PipelineCode, Registry, TimeoutWrapper, ToolCall, ToolError,
+    content::ContentBlock,
 };
 use pipeline_support::{Log, Probe, instrument};
 use tokio_util::sync::CancellationToken;
@@ -44,7 +45,7 @@ async fn timeout_wrapper_yields_tool_timeout_when_its_deadline_fires() {
         .unwrap();
     let r = registry.execute(call("slow")).await;
     assert_eq!(r.code_str(), Some("TOOL_TIMEOUT"));
-    assert_eq!(r.error_code(), Some(ErrorCode::ToolTimeout));
+    assert_eq!(r.error_code(), Some(PipelineCode::ToolTimeout));
     assert_eq!(r.message(), Some("tool call timed out after 20ms"));
     assert_eq!(
         r.content(),

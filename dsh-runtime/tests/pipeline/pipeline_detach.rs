@@ -14,7 +14,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use dsh_runtime::json::Value;
-use dsh_runtime::{ErrorCode, Registry, ToolCall};
+use dsh_runtime::{PipelineCode, Registry, ToolCall};
 use pipeline_support::{Log, Probe};
 
 /// When a blocked body is released at the latest.
@@ -119,7 +119,7 @@ async fn a_timeout_fires_on_time_while_the_body_is_blocked_in_a_system_call() {
     let start = Instant::now();
     let r = registry.execute(call("stuck")).await;
     let took = start.elapsed();
-    assert_eq!(r.error_code(), Some(ErrorCode::ToolTimeout), "{r:?}");
+    assert_eq!(r.error_code(), Some(PipelineCode::ToolTimeout), "{r:?}");
     assert_eq!(r.message(), Some("tool call timed out after 100ms"));
     assert!(
         took < ON_TIME,
@@ -155,7 +155,7 @@ async fn a_caller_abort_answers_on_time_while_the_body_is_blocked() {
     let start = Instant::now();
     let r = registry.execute(c).await;
     let took = start.elapsed();
-    assert_eq!(r.error_code(), Some(ErrorCode::Aborted), "{r:?}");
+    assert_eq!(r.error_code(), Some(PipelineCode::Aborted), "{r:?}");
     assert!(took < ON_TIME, "the abort answered after {took:?}");
     assert_eq!(registry.detached_bodies(), 1);
     canceller.await.unwrap();
@@ -182,7 +182,7 @@ async fn calls_beyond_the_detached_limit_are_refused_before_their_body_starts() 
         )
         .unwrap();
     let r = registry.execute(call("stuck")).await;
-    assert_eq!(r.error_code(), Some(ErrorCode::ToolTimeout), "{r:?}");
+    assert_eq!(r.error_code(), Some(PipelineCode::ToolTimeout), "{r:?}");
     assert_eq!(registry.detached_bodies(), 1);
     log.take();
 
@@ -225,7 +225,7 @@ async fn a_body_that_returns_within_the_grace_is_awaited_not_detached() {
         )
         .unwrap();
     let r = registry.execute(call("slow_cleanup")).await;
-    assert_eq!(r.error_code(), Some(ErrorCode::ToolTimeout));
+    assert_eq!(r.error_code(), Some(PipelineCode::ToolTimeout));
     assert!(log.get().contains(&"cleaned up".to_string()));
     assert_eq!(registry.detached_total(), 0);
 }

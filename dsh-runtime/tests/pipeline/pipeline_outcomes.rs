@@ -1,4 +1,4 @@
-//! Every row of the outcome table (the `ErrorCode` docs and PIPELINE.md), with the exact code, message, content,
+//! Every row of the outcome table (the `PipelineCode` docs and PIPELINE.md), with the exact code, message, content,
 //! and which stages ran.
 
 use crate::pipeline_support;
@@ -10,7 +10,7 @@ use dsh_runtime::hooks::{
 use dsh_runtime::json::Value;
 use dsh_runtime::schema::Schema;
 use dsh_runtime::{
-    ContentBlock, DispatchOutcome, ErrorCode, Registry, ToolCall, ToolError, ToolResult,
+    DispatchOutcome, PipelineCode, Registry, ToolCall, ToolError, ToolResult, content::ContentBlock,
 };
 use pipeline_support::{Log, Probe, instrument, v};
 use std::sync::{Arc, Mutex};
@@ -28,7 +28,7 @@ fn failure(r: &ToolResult) -> (Option<&str>, &str, Vec<String>) {
     )
 }
 
-fn setup() -> (Registry, Log, Vec<dsh_runtime::Registration>) {
+fn setup() -> (Registry, Log, Vec<dsh_runtime::RegistrationHandle>) {
     let registry = Registry::new();
     let log = Log::new();
     let mut regs = instrument(&registry, &log);
@@ -120,14 +120,14 @@ async fn one_numbering_of_the_stages_in_docs_and_trace() {
 fn every_error_code_is_in_both_tables() {
     let pipeline_md = include_str!("../../PIPELINE.md");
     let rustdoc = include_str!("../../src/result.rs");
-    for code in ErrorCode::ALL {
+    for code in PipelineCode::ALL {
         let row = format!("| `{}` | `{}` |", code.as_str(), code.error_name());
         assert!(pipeline_md.contains(&row), "PIPELINE.md lacks {row}");
         assert!(
             rustdoc.contains(&format!("/// {row}")),
-            "ErrorCode docs lack {row}"
+            "PipelineCode docs lack {row}"
         );
-        assert_eq!(code.as_str().parse::<ErrorCode>(), Ok(code));
+        assert_eq!(code.as_str().parse::<PipelineCode>(), Ok(code));
     }
 }
 
@@ -166,7 +166,7 @@ async fn non_lossless_arguments_go_straight_to_finalize_and_observers() {
         assert_eq!(r.code_str(), Some("INVALID_ARGS"), "{text}");
         assert_eq!(
             r.error_code(),
-            Some(dsh_runtime::ErrorCode::InvalidArgs),
+            Some(dsh_runtime::PipelineCode::InvalidArgs),
             "{text}"
         );
         let message = r.message().unwrap();
@@ -234,7 +234,7 @@ async fn pre_aborted_call_is_aborted_before_dispatch_without_post() {
     let r = registry.execute(call).await;
     let (code, message, content) = failure(&r);
     assert_eq!(code, Some("ABORTED_BEFORE_DISPATCH"));
-    assert_eq!(r.error_code(), Some(ErrorCode::AbortedBeforeDispatch));
+    assert_eq!(r.error_code(), Some(PipelineCode::AbortedBeforeDispatch));
     assert_eq!(message, "tool call aborted before dispatch");
     assert_eq!(content, ["Error: tool call aborted before dispatch"]);
     assert_eq!(log.take(), ["finalize", "observe"]);
@@ -340,9 +340,11 @@ async fn a_pre_execute_listener_can_wrap_next() {
     assert_eq!(r.message(), Some("outer saw: inner"));
 }
 
-async fn ask_with(registry: &Registry, agent: Option<dsh_runtime::ScopeId>) -> ToolResult {
+async fn ask_with(registry: &Registry, agent: Option<dsh_runtime::AgentScopeId>) -> ToolResult {
     let mut call = ToolCall::new("c1", "echo", r#"{"text":"hi"}"#);
-    call.agent = agent;
+    if let Some(agent) = agent {
+        call = call.with_agent(agent);
+    }
     registry.execute(call).await
 }
 
@@ -354,7 +356,7 @@ async fn ask_without_an_approval_handler_denies() {
     let ask = registry.add_pre_execute(pre_execute_fn(|_| Some(PreDecision::Ask { reason: None })));
     let r = ask_with(&registry, None).await;
     assert_eq!(r.code_str(), Some("POLICY_DENIED"));
-    assert_eq!(r.error_code(), Some(ErrorCode::PolicyDenied));
+    assert_eq!(r.error_code(), Some(PipelineCode::PolicyDenied));
     assert_eq!(
         r.message(),
         Some(r#"tool "echo" requires approval (not yet supported)"#)
@@ -732,7 +734,7 @@ impl Wrapper for PanicWrapper {
 
 #[tokio::test]
 async fn panicking_callbacks_are_contained_as_final_errors() {
-    type Install = Box<dyn Fn(&Registry) -> dsh_runtime::Registration>;
+    type Install = Box<dyn Fn(&Registry) -> dsh_runtime::RegistrationHandle>;
     let cases: Vec<(&str, Install, &str, Vec<&str>)> = vec![
         (
             "pre",
@@ -1028,7 +1030,7 @@ async fn presentation_meta_is_built_for_top_level_calls_only() {
     let sub = registry
         .execute(
             ToolCall::new("c:1", "m", r#"{"text":"x"}"#)
-                .with_parent(dsh_runtime::ExecToken::mint()),
+                .with_parent(dsh_runtime::ExecutionId::mint()),
         )
         .await;
     assert!(sub.is_success());
@@ -1064,7 +1066,7 @@ async fn abort_after_the_body_started_turns_success_into_aborted() {
     let r = task.await.unwrap();
     let (code, message, content) = failure(&r);
     assert_eq!(code, Some("ABORTED"));
-    assert_eq!(r.error_code(), Some(ErrorCode::Aborted));
+    assert_eq!(r.error_code(), Some(PipelineCode::Aborted));
     assert_eq!(message, "tool call aborted");
     assert_eq!(content, ["Error: tool call aborted"]);
     assert_eq!(
@@ -1115,22 +1117,28 @@ async fn envelope_serialization() {
 
 #[tokio::test]
 async fn error_codes_round_trip() {
-    for code in ErrorCode::ALL {
-        assert_eq!(code.as_str().parse::<ErrorCode>(), Ok(code));
+    for code in PipelineCode::ALL {
+        assert_eq!(code.as_str().parse::<PipelineCode>(), Ok(code));
         assert_eq!(code.to_string(), code.as_str());
     }
-    assert_eq!(ErrorCode::UnknownTool.as_str(), "UNKNOWN_TOOL");
-    assert_eq!(ErrorCode::InvalidArgs.as_str(), "INVALID_ARGS");
-    assert_eq!(ErrorCode::InvalidToolOutput.as_str(), "INVALID_TOOL_OUTPUT");
+    assert_eq!(PipelineCode::UnknownTool.as_str(), "UNKNOWN_TOOL");
+    assert_eq!(PipelineCode::InvalidArgs.as_str(), "INVALID_ARGS");
     assert_eq!(
-        ErrorCode::AbortedBeforeDispatch.as_str(),
+        PipelineCode::InvalidToolOutput.as_str(),
+        "INVALID_TOOL_OUTPUT"
+    );
+    assert_eq!(
+        PipelineCode::AbortedBeforeDispatch.as_str(),
         "ABORTED_BEFORE_DISPATCH"
     );
-    assert_eq!(ErrorCode::Aborted.as_str(), "ABORTED");
-    assert_eq!(ErrorCode::ToolTimeout.as_str(), "TOOL_TIMEOUT");
-    assert_eq!(ErrorCode::UnsupportedSchema.as_str(), "UNSUPPORTED_SCHEMA");
-    assert_eq!(ErrorCode::CodeRunFailed.as_str(), "CODE_RUN_FAILED");
-    let unknown = "FS_NOT_FOUND".parse::<ErrorCode>().unwrap_err();
+    assert_eq!(PipelineCode::Aborted.as_str(), "ABORTED");
+    assert_eq!(PipelineCode::ToolTimeout.as_str(), "TOOL_TIMEOUT");
+    assert_eq!(
+        PipelineCode::UnsupportedSchema.as_str(),
+        "UNSUPPORTED_SCHEMA"
+    );
+    assert_eq!(PipelineCode::CodeRunFailed.as_str(), "CODE_RUN_FAILED");
+    let unknown = "FS_NOT_FOUND".parse::<PipelineCode>().unwrap_err();
     assert_eq!(unknown.as_str(), "FS_NOT_FOUND");
     assert_eq!(
         unknown.to_string(),
@@ -1143,7 +1151,7 @@ async fn error_codes_round_trip() {
 #[dsh_runtime::tool]
 async fn coded(registry_code: bool) -> Result<(), dsh_runtime::ToolError> {
     Err(if registry_code {
-        dsh_runtime::ToolError::with_code(ErrorCode::ToolTimeout, "late")
+        dsh_runtime::ToolError::with_code(PipelineCode::ToolTimeout, "late")
     } else {
         dsh_runtime::ToolError::with_code("FS_NOT_FOUND", "no such file")
     })
@@ -1165,12 +1173,12 @@ async fn result_codes_are_typed() {
         .await;
     assert_eq!(
         pipeline.code(),
-        Some(FailureCode::Pipeline(ErrorCode::ToolTimeout))
+        Some(FailureCode::Pipeline(PipelineCode::ToolTimeout))
     );
     let unknown = registry.execute(ToolCall::new("3", "nope", "{}")).await;
     assert!(matches!(
         unknown.code(),
-        Some(FailureCode::Pipeline(ErrorCode::UnknownTool))
+        Some(FailureCode::Pipeline(PipelineCode::UnknownTool))
     ));
     assert_eq!(registry.view().names().len(), 1);
     let e = dsh_runtime::ToolError::with_code("FS_NOT_FOUND", "x");
@@ -1180,7 +1188,7 @@ async fn result_codes_are_typed() {
             .execute(ToolCall::new("4", "coded", r#"{"registry_code":true}"#))
             .await
             .code()
-            .is_some_and(|c| c == ErrorCode::ToolTimeout)
+            .is_some_and(|c| c == PipelineCode::ToolTimeout)
     );
 }
 
@@ -1374,7 +1382,7 @@ mod model_facing_errors {
         Ok(title)
     }
 
-    fn registry() -> (Registry, Vec<dsh_runtime::Registration>) {
+    fn registry() -> (Registry, Vec<dsh_runtime::RegistrationHandle>) {
         let registry = Registry::new();
         let regs = vec![
             registry.register(NegativeZero).unwrap(),
@@ -1469,8 +1477,8 @@ async fn relay(cx: dsh_runtime::ToolContext) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_receives_the_fallback_handler_and_a_sub_dispatch_names_its_parent() {
+    use dsh_runtime::ParentCall;
     use dsh_runtime::hooks::with_approval;
-    use dsh_runtime::tool::ParentCall;
     let registry = Registry::new();
     let log = Log::new();
     let _t = registry.register(Probe::new("echo", &log)).unwrap();

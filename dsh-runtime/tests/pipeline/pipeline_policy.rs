@@ -11,7 +11,9 @@ use dsh_runtime::hooks::{
 };
 use dsh_runtime::json::Value;
 use dsh_runtime::schema::Schema;
-use dsh_runtime::{ContentBlock, DispatchOutcome, Registry, ToolCall, ToolError, ToolResult};
+use dsh_runtime::{
+    DispatchOutcome, Registry, ToolCall, ToolError, ToolResult, content::ContentBlock,
+};
 use pipeline_support::{Log, Probe, instrument, v};
 
 fn call(name: &str) -> ToolCall {

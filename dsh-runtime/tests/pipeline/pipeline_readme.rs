@@ -4,10 +4,10 @@
 use std::num::NonZeroU64;
 use std::sync::Arc;
 
+use dsh_runtime::ToolAnnotations;
 use dsh_runtime::hooks::{PreDecision, guard_fn, pre_execute_fn};
 use dsh_runtime::json;
 use dsh_runtime::schema::{Property, Schema};
-use dsh_runtime::tool::ToolAnnotations;
 use dsh_runtime::{RawTool, Registry, Tool, ToolCall, ToolContext, ToolDefinition, ToolError};
 
 #[derive(serde::Serialize, serde::Deserialize)]

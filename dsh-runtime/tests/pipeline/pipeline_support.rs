@@ -5,15 +5,15 @@ use std::future::Future;
 use std::num::NonZeroU64;
 use std::sync::{Arc, Mutex};
 
+use dsh_runtime::BoxFuture;
 use dsh_runtime::hooks::{
     CallInfo, HookFuture, Next, Wrapper, guard_fn, observer_fn, post_execute_fn, pre_execute_fn,
 };
 use dsh_runtime::json::{self, Value};
 use dsh_runtime::schema::{Property, Schema};
-use dsh_runtime::tool::BoxFuture;
 use dsh_runtime::{
-    ContentBlock, DispatchOutcome, Registration, Registry, Tool, ToolContext, ToolDefinition,
-    ToolError,
+    DispatchOutcome, RegistrationHandle, Registry, Tool, ToolContext, ToolDefinition, ToolError,
+    content::ContentBlock,
 };
 
 /// A shared, ordered record of which stages ran.
@@ -240,7 +240,7 @@ impl Tool for Add {
 
 /// Registers logging hooks at every stage on `registry` (global): `pre`, `guard`,
 /// `post`, `observe`, and a pass-through wrapper `wrap`.
-pub fn instrument(registry: &Registry, log: &Log) -> Vec<Registration> {
+pub fn instrument(registry: &Registry, log: &Log) -> Vec<RegistrationHandle> {
     let (a, b, c, d, e) = (
         log.clone(),
         log.clone(),
@@ -285,7 +285,7 @@ pub fn text(result: &dsh_runtime::ToolResult) -> String {
 }
 
 /// The names a scope sees, as owned strings.
-pub fn scope_names(s: &dsh_runtime::Scope) -> Vec<String> {
+pub fn scope_names(s: &dsh_runtime::AgentScope) -> Vec<String> {
     s.view().names().iter().map(|n| n.to_string()).collect()
 }
 
@@ -297,11 +297,13 @@ pub fn tagged(name: &'static str, tag: &'static str, log: &Log) -> Probe {
 /// Run `name` from `scope` with `{"text":"x"}`: its value as text, or its error message.
 pub async fn run(
     r: &dsh_runtime::Registry,
-    scope: Option<dsh_runtime::ScopeId>,
+    scope: Option<dsh_runtime::AgentScopeId>,
     name: &str,
 ) -> Result<String, String> {
     let mut call = dsh_runtime::ToolCall::new("c", name, r#"{"text":"x"}"#);
-    call.agent = scope;
+    if let Some(agent) = scope {
+        call = call.with_agent(agent);
+    }
     let result = r.execute(call).await;
     match result.value() {
         Some(v) => Ok(v.as_str().unwrap_or_default().to_string()),

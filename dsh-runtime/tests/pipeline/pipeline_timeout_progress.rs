@@ -36,7 +36,7 @@ async fn reporting(cx: &ToolContext, steps: u32, gap_ms: u64) -> Result<u32, Too
     Ok(steps)
 }
 
-fn registry() -> (Registry, Vec<dsh_runtime::Registration>) {
+fn registry() -> (Registry, Vec<dsh_runtime::RegistrationHandle>) {
     let registry = Registry::new();
     let regs = vec![
         registry.register(Steady).unwrap(),

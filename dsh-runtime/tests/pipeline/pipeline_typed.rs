@@ -6,7 +6,7 @@ use dsh_runtime::hooks::{Accept, PreDecision, post_execute_fn, pre_execute_fn};
 use dsh_runtime::json::Value;
 use dsh_runtime::schema::Schema;
 use dsh_runtime::{
-    ContentBlock, RawTool, RegisterError, Registry, ToolCall, ToolCallError, ToolError,
+    RawTool, RegisterError, Registry, ToolCall, ToolCallError, ToolError, content::ContentBlock,
 };
 use pipeline_support::{Add, AddArgs, Log, v};
 
@@ -167,7 +167,10 @@ async fn raw_schemas_outside_the_vocabulary_are_refused() {
     );
     let err = registry.register(tool).unwrap_err();
     assert!(matches!(err, RegisterError::Schema { .. }));
-    assert_eq!(err.code(), Some(dsh_runtime::ErrorCode::UnsupportedSchema));
+    assert_eq!(
+        err.code(),
+        Some(dsh_runtime::PipelineCode::UnsupportedSchema)
+    );
     assert!(
         err.to_string()
             .starts_with(r#"tool "x": unsupported JSON schema: output"#),

@@ -9,7 +9,7 @@ use crate::pipeline_support;
 
 use dsh_runtime::hooks::{guard_fn, observer_fn, pre_execute_fn};
 use dsh_runtime::json::Value;
-use dsh_runtime::{Registration, Registry, Restriction, Scope, ScopeId};
+use dsh_runtime::{AgentScope, AgentScopeId, RegistrationHandle, Registry, Restriction};
 use pipeline_support::{Log, Probe, run, scope_names, tagged};
 
 #[tokio::test]
@@ -64,8 +64,8 @@ async fn a_dropped_global_tool_disappears_from_every_scope() {
     let gone = registry
         .register(tagged("gone", "global gone", &log))
         .unwrap();
-    let scopes: Vec<Scope> = (0..5).map(|_| registry.scope()).collect();
-    let children: Vec<Scope> = scopes.iter().map(Scope::child).collect();
+    let scopes: Vec<AgentScope> = (0..5).map(|_| registry.scope()).collect();
+    let children: Vec<AgentScope> = scopes.iter().map(AgentScope::child).collect();
     // Some views built, some never.
     for s in &scopes[..2] {
         assert_eq!(
@@ -212,7 +212,7 @@ async fn a_scoped_call_re_resolves_a_global_tool_dropped_during_policy() {
     let log = Log::new();
     let reg = registry.register(tagged("t", "global t", &log)).unwrap();
     let scope = registry.scope();
-    let slot: Arc<Mutex<Option<Registration>>> = Arc::new(Mutex::new(Some(reg)));
+    let slot: Arc<Mutex<Option<RegistrationHandle>>> = Arc::new(Mutex::new(Some(reg)));
     let s = slot.clone();
     // During policy, the global tool the call resolved is unregistered. The scope's view
     // object is not replaced by that (it goes stale), and the call must notice.
@@ -233,7 +233,7 @@ async fn a_scoped_call_re_resolves_a_global_tool_dropped_during_policy() {
 fn a_global_change_moves_the_change_counter_once_and_reads_do_not() {
     let registry = Registry::new();
     let log = Log::new();
-    let scopes: Vec<Scope> = (0..20).map(|_| registry.scope()).collect();
+    let scopes: Vec<AgentScope> = (0..20).map(|_| registry.scope()).collect();
     let mut changes = registry.changes();
     let before = *changes.borrow_and_update();
     let reg = registry.register(tagged("a", "global a", &log)).unwrap();
@@ -301,8 +301,8 @@ fn scoped_reads_race_global_changes_consistently() {
     let quiet = Log::new();
     let _a = registry.register(Probe::new("a", &quiet)).unwrap();
     let preset = registry.scope();
-    let scopes: Vec<Scope> = vec![preset.child(), preset.child(), registry.scope()];
-    let _own: Vec<Registration> = scopes
+    let scopes: Vec<AgentScope> = vec![preset.child(), preset.child(), registry.scope()];
+    let _own: Vec<RegistrationHandle> = scopes
         .iter()
         .map(|s| s.register(Probe::new("own", &quiet)).unwrap())
         .collect();
@@ -355,7 +355,7 @@ fn a_tool_released_by_a_scope_rebuild_can_use_the_registry_in_its_drop() {
     struct ChangesRegistryOnDrop {
         probe: Probe,
         registry: Registry,
-        scope: ScopeId,
+        scope: AgentScopeId,
         seen: Seen,
     }
     impl Drop for ChangesRegistryOnDrop {
@@ -407,7 +407,7 @@ fn a_tool_released_by_a_scope_rebuild_can_use_the_registry_in_its_drop() {
 
 type Seen = Arc<Mutex<Option<Vec<String>>>>;
 
-fn released_by_rebuild<T: dsh_runtime::Tool>(make: impl FnOnce(Registry, ScopeId, Seen) -> T) {
+fn released_by_rebuild<T: dsh_runtime::Tool>(make: impl FnOnce(Registry, AgentScopeId, Seen) -> T) {
     let registry = Registry::new();
     let scope = registry.scope();
     let _own = scope.register(Probe::new("own", &Log::new())).unwrap();

@@ -4,14 +4,14 @@
 
 use std::sync::Arc;
 
-use dsh_runtime::json::{self, Value};
-use dsh_runtime::present::{
+use dsh_runtime::cards::{
     CallView, FileLocation, ReadLine, ReadView, ResultSummary, ResultView, ToolCallKind,
 };
+use dsh_runtime::json::{self, Value};
 use dsh_runtime::schema::{Property, Schema};
 use dsh_runtime::{
-    ContentBlock, Registry, Restriction, Tool, ToolContext, ToolDefinition, ToolError, ToolSchema,
-    tool,
+    Registry, Restriction, Tool, ToolContext, ToolDefinition, ToolError, ToolSchema,
+    content::ContentBlock, tool,
 };
 use serde::{Deserialize, Serialize};
 
@@ -363,7 +363,7 @@ async fn nested_calls_carry_no_meta_so_their_cards_are_generic() {
     let nested = registry
         .execute(
             dsh_runtime::ToolCall::new("inner", "peek", args)
-                .with_parent(dsh_runtime::ExecToken::mint()),
+                .with_parent(dsh_runtime::ExecutionId::mint()),
         )
         .await;
     assert!(nested.is_success());

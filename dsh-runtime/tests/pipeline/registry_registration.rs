@@ -8,14 +8,14 @@ use std::sync::Arc;
 use dsh_runtime::hooks::guard_fn;
 use dsh_runtime::json::Value;
 use dsh_runtime::schema::{Property, Schema};
-use dsh_runtime::{DynTool, ErrorCode, RegisterError, Registry, ToolCall, Toolbox};
+use dsh_runtime::{DynTool, PipelineCode, RegisterError, Registry, ToolCall, Toolbox};
 use pipeline_support::{Log, Probe};
 
 fn names(r: &Registry) -> Vec<String> {
     r.view().names().iter().map(|n| n.to_string()).collect()
 }
 
-fn scope_names(s: &dsh_runtime::Scope) -> Vec<String> {
+fn scope_names(s: &dsh_runtime::AgentScope) -> Vec<String> {
     s.view().names().iter().map(|n| n.to_string()).collect()
 }
 
@@ -193,7 +193,7 @@ fn schemas_are_checked_at_registration() {
     let err = registry
         .register(Probe::new("t", &log).params(dup))
         .unwrap_err();
-    assert_eq!(err.code(), Some(ErrorCode::UnsupportedSchema));
+    assert_eq!(err.code(), Some(PipelineCode::UnsupportedSchema));
     assert_eq!(
         err.to_string(),
         r#"tool "t": unsupported JSON schema: parameters: property "a" is declared twice"#

@@ -385,14 +385,14 @@ fn many_scopes_stay_correct_when_read_rarely() {
 /// Random changes to a registry and to a model of it; after each step, every live view
 /// (`read_all`) or one random live scope's view is compared with the model's.
 fn drive_model(seed: u64, read_all: bool) {
-    use dsh_runtime::{Registration, Scope};
+    use dsh_runtime::{AgentScope, RegistrationHandle};
     use std::collections::HashMap;
 
     let registry = Registry::new();
     let log = Log::new();
     let mut model = model::Model::default();
-    let mut handles: Vec<Option<Scope>> = Vec::new();
-    let mut regs: HashMap<u64, (Option<usize>, Registration)> = HashMap::new();
+    let mut handles: Vec<Option<AgentScope>> = Vec::new();
+    let mut regs: HashMap<u64, (Option<usize>, RegistrationHandle)> = HashMap::new();
     let mut next_reg = 0u64;
     // A deterministic pseudo-random sequence (no seed to pass around, reproducible).
     let mut state = seed;
@@ -402,7 +402,7 @@ fn drive_model(seed: u64, read_all: bool) {
         state ^= state << 17;
         (state % n.max(1) as u64) as usize
     };
-    let live = |handles: &Vec<Option<Scope>>| -> Vec<usize> {
+    let live = |handles: &Vec<Option<AgentScope>>| -> Vec<usize> {
         (0..handles.len())
             .filter(|&i| handles[i].is_some())
             .collect()

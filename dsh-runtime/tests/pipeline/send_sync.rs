@@ -5,14 +5,14 @@
 
 use std::future::Future;
 
+use dsh_runtime::cards::{CallView, ResultView, ToolCallKind};
 use dsh_runtime::hooks::{Accept, Approval, PostDecision, PreDecision, Replacement};
-use dsh_runtime::present::{CallView, ResultView, ToolCallKind};
 use dsh_runtime::{
-    CallOrder, ContentBlock, DispatchOutcome, DynTool, ErrorCode, ExecToken, Execution,
-    ExecutionMode, FailureCode, RegisterError, Registration, RegistrationGuard, Registry,
-    RegistryBuilder, RestrictError, Restriction, Schema, Scope, ScopeId, Tool, ToolArgsError,
-    ToolCall, ToolCallError, ToolContext, ToolDefinition, ToolDescriptor, ToolError, ToolResult,
-    UnknownErrorCode, View, tool,
+    AgentScope, AgentScopeId, CallIdentity, CallOrder, DispatchOutcome, DynTool, ExecutionId,
+    ExecutionMode, FailureCode, PipelineCode, RegisterError, RegistrationGuard, RegistrationHandle,
+    Registry, RegistryBuilder, RestrictError, Restriction, Tool, ToolCall, ToolCallError,
+    ToolContext, ToolDefinition, ToolDescriptor, ToolError, ToolResult, ToolView,
+    UnknownPipelineCode, content::ContentBlock, schema::Schema, tool, validate::ToolArgsError,
 };
 
 fn send_sync_static<T: Send + Sync + 'static>() {}
@@ -35,16 +35,16 @@ async fn hello(name: String) -> String {
 fn public_types_are_send_sync_and_static() {
     send_sync_static::<Registry>();
     send_sync_static::<RegistryBuilder>();
-    send_sync_static::<Scope>();
-    send_sync_static::<View>();
-    send_sync_static::<Registration>();
+    send_sync_static::<AgentScope>();
+    send_sync_static::<ToolView>();
+    send_sync_static::<RegistrationHandle>();
     send_sync_static::<RegistrationGuard>();
     send_sync_static::<ToolResult>();
     send_sync_static::<ToolCall>();
     send_sync_static::<ToolContext>();
-    send_sync_static::<Execution>();
-    send_sync_static::<ExecToken>();
-    send_sync_static::<ScopeId>();
+    send_sync_static::<CallIdentity>();
+    send_sync_static::<ExecutionId>();
+    send_sync_static::<AgentScopeId>();
     send_sync_static::<DynTool>();
     send_sync_static::<ToolDefinition>();
     send_sync_static::<ToolDescriptor>();
@@ -54,14 +54,14 @@ fn public_types_are_send_sync_and_static() {
     send_sync_static::<CallOrder>();
     send_sync_static::<ExecutionMode>();
     send_sync_static::<Restriction>();
-    send_sync_static::<ErrorCode>();
+    send_sync_static::<PipelineCode>();
     send_sync_static::<FailureCode<'static>>();
     send_sync_static::<ToolError>();
     send_sync_static::<ToolCallError>();
     send_sync_static::<ToolArgsError>();
     send_sync_static::<RegisterError>();
     send_sync_static::<RestrictError>();
-    send_sync_static::<UnknownErrorCode>();
+    send_sync_static::<UnknownPipelineCode>();
     send_sync_static::<PreDecision>();
     send_sync_static::<Approval>();
     send_sync_static::<PostDecision>();
@@ -108,7 +108,7 @@ fn public_error_types_are_std_errors() {
     error::<RestrictError>();
     error::<ToolCallError>();
     error::<ToolArgsError>();
-    error::<UnknownErrorCode>();
+    error::<UnknownPipelineCode>();
     error::<dsh_runtime::schema::SchemaError>();
     error::<dsh_runtime::json::ParseError>();
     error::<dsh_runtime::json::LosslessError>();

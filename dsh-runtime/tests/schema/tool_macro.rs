@@ -5,12 +5,14 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use dsh_runtime::BodyOutcome;
+use dsh_runtime::cards::{CallView, ResultSummary, ResultView, ToolCallKind};
 use dsh_runtime::json::{self, Value, parse};
-use dsh_runtime::present::{CallView, ResultSummary, ResultView, ToolCallKind};
 use dsh_runtime::schema::Schema;
-use dsh_runtime::tool::BodyOutcome;
 use dsh_runtime::validate::validate_arguments;
-use dsh_runtime::{ContentBlock, Tool, ToolContext, ToolError, ToolSchema, Toolbox, tool, toolbox};
+use dsh_runtime::{
+    Tool, ToolContext, ToolError, ToolSchema, Toolbox, content::ContentBlock, tool, toolbox,
+};
 
 fn v(text: &str) -> Value {
     parse(text).expect("test JSON parses")
@@ -163,7 +165,7 @@ async fn the_body_runs_through_the_trait_the_erased_tool_and_the_fn() {
         .expect_err("empty path fails");
     assert_eq!(failed.code_str(), Some("FS_EMPTY"));
 
-    let erased: &dyn dsh_runtime::tool::ErasedTool = &ReadFile;
+    let erased: &dyn dsh_runtime::ErasedTool = &ReadFile;
     let raw = v(r#"{"path":"/c"}"#);
     match erased.call_json(&raw, cx("read_file")).await {
         BodyOutcome::Value(out) => assert_eq!(out, v(r#""read_file:/c:None:None""#)),
@@ -520,7 +522,7 @@ async fn args_struct() {
     // The struct's schema as the parameter root: open (nested, `Edit` stays closed), and
     // without the struct's own annotations (the root carries none; the tool's description
     // is what the model reads).
-    let root = |schema: &dsh_runtime::Schema| {
+    let root = |schema: &dsh_runtime::schema::Schema| {
         let mut s = schema.clone();
         s.description = None;
         s.title = None;
@@ -805,7 +807,7 @@ fn generated_argument_reader_agrees_with_serde() {
 /// of the others itself.
 #[test]
 fn overridden_hooks_are_exactly_the_generated_ones() {
-    use dsh_runtime::tool::overrides as hooks;
+    use dsh_runtime::__private::tool_hooks as hooks;
     assert_eq!(ReadFile::OVERRIDDEN_HOOKS, hooks::IS_CONCURRENCY_SAFE);
     assert_eq!(Search::OVERRIDDEN_HOOKS, 0);
     assert_eq!(EditFile::OVERRIDDEN_HOOKS, hooks::ALL);

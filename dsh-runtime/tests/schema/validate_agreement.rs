@@ -14,8 +14,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 
 use dsh_runtime::json::{self, Value};
-use dsh_runtime::schema::{Additional, Kind, Schema, ToolSchema};
 use dsh_runtime::validate::validate_labeled;
+use dsh_runtime::{
+    ToolSchema,
+    schema::{Additional, Kind, Schema},
+};
 use proptest::prelude::*;
 
 use crate::random_schema::*;

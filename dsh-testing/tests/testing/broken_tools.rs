@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use dsh_runtime::present::CallView;
+use dsh_runtime::cards::CallView;
 use dsh_runtime::schema::{Additional, Property, Schema};
 use dsh_runtime::{Tool, ToolContext, ToolDefinition, ToolError, ToolSchema, tool};
 use dsh_testing::{CheckFailure, ToolCheck, check_tool, invariant};

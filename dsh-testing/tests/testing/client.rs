@@ -23,7 +23,7 @@ fn rt() -> tokio::runtime::Runtime {
         .expect("runtime")
 }
 
-fn registry() -> (Registry, Vec<dsh_runtime::Registration>) {
+fn registry() -> (Registry, Vec<dsh_runtime::RegistrationHandle>) {
     let registry = Registry::new();
     let regs = vec![
         registry.register(Add).expect("add"),

@@ -8,11 +8,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use dsh_runtime::cards::{CallView, ResultSummary, ResultView, TerminalExit};
 use dsh_runtime::jobs::JobRuntime;
 use dsh_runtime::json::{self, Value};
-use dsh_runtime::present::{CallView, ResultSummary, ResultView, TerminalExit};
 use dsh_runtime::{
-    ContentBlock, ExecutionMode, Registration, Registry, Tool, ToolCall, ToolContext, ToolResult,
+    ExecutionMode, RegistrationHandle, Registry, Tool, ToolCall, ToolContext, ToolResult,
+    content::ContentBlock,
 };
 use dsh_tools::bash::{self, BashArgs, BashConfig, BashOutput, Foreground, Shell, ShellBash};
 use tokio_util::sync::CancellationToken;
@@ -23,7 +24,7 @@ const LIVENESS: Duration = Duration::from_secs(20);
 struct Host {
     registry: Registry,
     jobs: JobRuntime,
-    _tools: Vec<Registration>,
+    _tools: Vec<RegistrationHandle>,
 }
 
 fn host_with(config: BashConfig) -> Host {

@@ -6,10 +6,10 @@ use crate::support;
 
 use std::path::Path;
 
-use dsh_runtime::ContentBlock;
-use dsh_runtime::present::{
+use dsh_runtime::cards::{
     CallView, FileDiff, FileLocation, ReadLine, ReadView, ResultView, ToolCallKind,
 };
+use dsh_runtime::content::ContentBlock;
 use proptest::prelude::*;
 use support::{Tools, failure, q, v, value, write};
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use dsh_runtime::jobs::{
     JobContext, JobRuntime, JobSettlement, JobSpec, JobStatus, OwnerId, RunningJob,
 };
-use dsh_runtime::{ExecutionMode, Registration, Registry, ToolCall, ToolResult};
+use dsh_runtime::{ExecutionMode, RegistrationHandle, Registry, ToolCall, ToolResult};
 use dsh_tools::jobs::{self as job_tools, Jobs};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -55,7 +55,7 @@ fn start_gated(jobs: &JobRuntime, spec: JobSpec, first: &str, then: &str) -> Gat
     }
 }
 
-fn setup() -> (Registry, JobRuntime, Vec<Registration>) {
+fn setup() -> (Registry, JobRuntime, Vec<RegistrationHandle>) {
     let jobs = JobRuntime::new();
     let registry = Registry::builder().jobs(jobs.clone()).build();
     let tools = job_tools::register(&registry).unwrap();

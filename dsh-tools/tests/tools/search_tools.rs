@@ -7,10 +7,8 @@ use crate::support;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
+use dsh_runtime::cards::{CallView, ResultView, SearchFile, SearchMatch, SearchView, ToolCallKind};
 use dsh_runtime::json::Value;
-use dsh_runtime::present::{
-    CallView, ResultView, SearchFile, SearchMatch, SearchView, ToolCallKind,
-};
 use support::{Tools, failure, v, value, write};
 
 /// A small project:

@@ -3,14 +3,14 @@
 
 use std::path::Path;
 
+use dsh_runtime::cards::{CallView, ResultView};
 use dsh_runtime::json::{self, Value};
-use dsh_runtime::present::{CallView, ResultView};
-use dsh_runtime::{Registration, Registry, ToolCall, ToolResult};
+use dsh_runtime::{RegistrationHandle, Registry, ToolCall, ToolResult};
 
 /// A registry with the file and search tools (no guard).
 pub struct Tools {
     pub registry: Registry,
-    _regs: Vec<Registration>,
+    _regs: Vec<RegistrationHandle>,
 }
 
 impl Tools {

@@ -15,10 +15,10 @@
 //! Read first: `policy`. This is the last example; the crate docs (`cargo doc -p
 //! dsh-runtime --open`) and `dsh-runtime/PIPELINE.md` go further.
 
-use dsh_runtime::json::{self, Value};
-use dsh_runtime::present::{
+use dsh_runtime::cards::{
     CallView, FileLocation, ReadLine, ReadView, ResultSummary, ResultView, ToolCallKind,
 };
+use dsh_runtime::json::{self, Value};
 use dsh_runtime::{Registry, ToolCall, ToolSchema, tool};
 use serde::{Deserialize, Serialize};
 
@@ -143,7 +143,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "read_lines",
         r#"{"file":"greek.txt","from":4}"#,
         &ResultSummary {
-            content: vec![dsh_runtime::ContentBlock::text("delta\nepsilon")],
+            content: vec![dsh_runtime::content::ContentBlock::text("delta\nepsilon")],
             is_error: false,
             meta: None,
         },
@@ -153,7 +153,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "grep",
         r#"{"pattern":"beta"}"#,
         &ResultSummary {
-            content: vec![dsh_runtime::ContentBlock::text("greek.txt:2:beta")],
+            content: vec![dsh_runtime::content::ContentBlock::text("greek.txt:2:beta")],
             is_error: false,
             meta: None,
         },

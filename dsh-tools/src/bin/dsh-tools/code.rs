@@ -34,12 +34,8 @@ pub async fn run(host: &Host, call_id: &str, program: &str) -> Result<ToolResult
     let mut args = Object::new();
     args.insert("code", Value::from(program));
     args.insert("description", Value::from("Program from the command line"));
-    let call = ToolCall::new(
-        call_id,
-        dsh_runtime::registry::RUN_CODE,
-        Value::Object(args),
-    )
-    .with_agent(scope.id());
+    let call =
+        ToolCall::new(call_id, dsh_runtime::RUN_CODE, Value::Object(args)).with_agent(scope.id());
     Ok(host.registry().execute(call).await)
 }
 

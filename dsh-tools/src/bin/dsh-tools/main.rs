@@ -44,7 +44,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use dsh_providers::catalog;
 use dsh_runtime::json::{self, Value};
-use dsh_runtime::{ContentBlock, ErrorCode, ToolCall, ToolResult};
+use dsh_runtime::{PipelineCode, ToolCall, ToolResult, content::ContentBlock};
 use dsh_tools::REGENERATE_CATALOG;
 use dsh_tools::host::Host;
 use serde::Serialize;
@@ -687,7 +687,7 @@ async fn session_call(
         "resultCard",
         to_json(&host.registry().present_result(name, &arguments, &summary)),
     );
-    if result.error_code() == Some(ErrorCode::UnknownTool)
+    if result.error_code() == Some(PipelineCode::UnknownTool)
         && let Some(close) = did_you_mean(host, name)
     {
         o.insert("didYouMean", Value::from(close.as_str()));
@@ -713,7 +713,7 @@ fn failure_status(result: &ToolResult) -> ExitCode {
         None => eprintln!("error: {message}"),
     }
     match result.error_code() {
-        Some(ErrorCode::InvalidArgs | ErrorCode::UnknownTool) => ExitCode::from(USAGE),
+        Some(PipelineCode::InvalidArgs | PipelineCode::UnknownTool) => ExitCode::from(USAGE),
         _ => ExitCode::FAILURE,
     }
 }

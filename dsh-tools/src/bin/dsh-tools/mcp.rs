@@ -61,9 +61,9 @@ use std::sync::Arc;
 use dsh_code::{CodeMode, Mode};
 use dsh_mcp::rmcp::model::ServerPeerInfo;
 use dsh_mcp::{HttpOptions, McpClient, McpServer, SessionGuard};
+use dsh_runtime::Namespace;
 use dsh_runtime::hooks::{PreDecision, pre_execute_fn};
-use dsh_runtime::tool::Namespace;
-use dsh_runtime::{Registration, RegistrationGuard};
+use dsh_runtime::{RegistrationGuard, RegistrationHandle};
 
 use dsh_tools::bash::{BashConfig, Shell};
 use dsh_tools::host::{Host, SpillDir};
@@ -251,7 +251,7 @@ pub async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
 /// # Errors
 ///
 /// An empty name in the list.
-fn ask_policy(host: &Host, tools: &[String]) -> Result<Option<Registration>, String> {
+fn ask_policy(host: &Host, tools: &[String]) -> Result<Option<RegistrationHandle>, String> {
     if tools.iter().any(|t| t.trim().is_empty()) {
         return Err(format!(
             "--ask {}: an empty tool name (give comma-separated names, e.g. bash,write,edit)",

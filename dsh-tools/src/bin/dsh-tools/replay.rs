@@ -13,7 +13,7 @@
 //! - `call.arguments`: the arguments as a JSON value, or as a string holding JSON (the
 //!   way model APIs transport them); a string that is not JSON is kept as a string;
 //! - `result` (optional, e.g. for a call still running when the log was cut): the
-//!   persisted part of the result, [`ResultSummary`](dsh_runtime::present::ResultSummary): final `content`, `isError`, and the
+//!   persisted part of the result, [`ResultSummary`](dsh_runtime::cards::ResultSummary): final `content`, `isError`, and the
 //!   presentation `meta` when the tool produced one. The canonical value is never
 //!   logged: cards are rebuilt from meta.
 //!
@@ -23,10 +23,10 @@
 //!
 //! `dsh-tools call --log FILE` appends such a record; [`record`] builds one.
 
+use dsh_runtime::cards::{CallView, ResultView};
 use dsh_runtime::json::{self, Value};
 pub use dsh_runtime::log::{LogRecord, LoggedCall};
-use dsh_runtime::present::{CallView, ResultView};
-use dsh_runtime::{Registry, Scope, ToolResult};
+use dsh_runtime::{AgentScope, Registry, ToolResult};
 
 /// The log record of a finished call: the call and the persisted part of its result.
 pub fn record(call_id: &str, name: &str, arguments: &Value, result: &ToolResult) -> LogRecord {
@@ -74,7 +74,7 @@ pub struct ReplayReport {
 /// `scope` sees them. Stale arguments, unknown tools and presenters that fail give the
 /// generic cards ([`Registry::present_call`]); only lines that are not records are
 /// errors, and they do not stop the replay.
-pub fn replay(registry: &Registry, scope: Option<&Scope>, log: &str) -> ReplayReport {
+pub fn replay(registry: &Registry, scope: Option<&AgentScope>, log: &str) -> ReplayReport {
     let mut report = ReplayReport::default();
     for (index, line) in log.lines().enumerate() {
         let number = index + 1;

@@ -1,6 +1,6 @@
 //! Every `#[tool]` key.
-use dsh_runtime::present::{CallView, ResultSummary, ResultView};
-use dsh_runtime::{ContentBlock, Tool, ToolError, tool};
+use dsh_runtime::cards::{CallView, ResultSummary, ResultView};
+use dsh_runtime::{content::ContentBlock, Tool, ToolError, tool};
 
 fn safe(args: &EditArgs) -> bool {
     args.dry_run

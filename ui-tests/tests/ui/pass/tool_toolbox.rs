@@ -3,7 +3,7 @@
 //! on the impl block.
 use std::sync::Arc;
 
-use dsh_runtime::present::CallView;
+use dsh_runtime::cards::CallView;
 use dsh_runtime::{Tool, ToolContext, Toolbox, tool, toolbox};
 
 pub mod api {

@@ -1,4 +1,4 @@
-use dsh_runtime::present::CallView;
+use dsh_runtime::cards::CallView;
 use dsh_runtime::tool;
 
 fn card(path: &String) -> Option<CallView> {

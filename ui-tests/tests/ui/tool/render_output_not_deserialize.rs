@@ -1,5 +1,5 @@
 use dsh_runtime::schema::Schema;
-use dsh_runtime::{ContentBlock, ToolSchema, tool};
+use dsh_runtime::{content::ContentBlock, ToolSchema, tool};
 
 #[derive(serde::Serialize)]
 struct Report {

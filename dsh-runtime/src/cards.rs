@@ -13,7 +13,7 @@
 //! terminal result carrying both `exitCode` and `signal`.
 //!
 //! ```
-//! use dsh_runtime::present::{ReadLine, ReadView, ResultView, TerminalExit};
+//! use dsh_runtime::cards::{ReadLine, ReadView, ResultView, TerminalExit};
 //!
 //! let card: ResultView = ReadView::new("src/lib.rs", 1, vec![ReadLine::new(1, "//! docs")], 120)
 //!     .with_lang("rust")

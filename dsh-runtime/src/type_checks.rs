@@ -13,7 +13,7 @@
 //!   in an untagged enum.
 //!
 //! ```
-//! use dsh_runtime::markers::{JsonShape, SchemaString, Shape, kind};
+//! use dsh_runtime::type_checks::{JsonShape, SchemaString, Shape, kind};
 //! use dsh_runtime::schema::Schema;
 //! use dsh_runtime::ToolSchema;
 //!
