@@ -649,7 +649,7 @@ proptest! {
                     calls.iter().map(|(id, n)| json!({"functionCall": {"id": id, "name": "echo", "args": {"n": n}}})).collect::<Vec<_>>()}}]})),
             };
             let parsed = provider.calls(&response).unwrap();
-            let ids: Vec<&str> = parsed.iter().map(|c| &*c.call_id()).collect();
+            let ids: Vec<&str> = parsed.iter().map(|c| c.call_id()).collect();
             let expected: Vec<&str> = calls.iter().map(|(id, _)| id.as_str()).collect();
             assert_eq!(ids, expected);
             let results = round_trip::run_calls(&registry, parsed.clone(), None).await;
