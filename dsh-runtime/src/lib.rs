@@ -306,8 +306,9 @@ pub use validate::ToolArgsError;
 /// key that names no parameter is not an error. Such keys never reach the body (they are
 /// removed before deserialization), and the result names them in a context
 /// ([`ToolResult::contexts`], the envelope's `additionalContexts`), e.g.
-/// `ignored unknown argument "limt" (tool "read_file" takes "path", "offset", "limit")`,
-/// so a misspelt optional parameter is caught without failing the call. Objects below the
+/// `ignored unknown argument "limt": did you mean "limit"? (tool "read_file" takes "path", "offset", "limit")`,
+/// so a misspelt optional parameter is caught without failing the call (a key close to an
+/// optional parameter the call left out is named with it, as a misspelt required one is). Objects below the
 /// root stay closed.
 ///
 /// `#[tool(deny_unknown_args)]` closes the root instead: `additionalProperties: false`,
@@ -331,7 +332,7 @@ pub use validate::ToolArgsError;
 /// let _s = registry.register(CountStrictly).unwrap();
 /// let r = registry.execute(ToolCall::new("1", "count", r#"{"to":6,"stpe":2}"#)).await;
 /// assert_eq!(r.text(), "6");
-/// assert_eq!(r.contexts(), [r#"ignored unknown argument "stpe" (tool "count" takes "to", "step")"#]);
+/// assert_eq!(r.contexts(), [r#"ignored unknown argument "stpe": did you mean "step"? (tool "count" takes "to", "step")"#]);
 ///
 /// let r = registry.execute(ToolCall::new("2", "count_strictly", r#"{"to":6,"stpe":2}"#)).await;
 /// assert_eq!(r.code_str(), Some("INVALID_ARGS"));

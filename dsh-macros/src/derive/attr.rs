@@ -411,6 +411,8 @@ pub struct SchemaAttrs {
     pub pattern: Option<(String, Span)>,
     pub examples: Option<Vec<Json>>,
     pub default: Option<Json>,
+    /// Where the default's value is written (its errors point there).
+    pub default_span: Option<Span>,
     pub with: Option<syn::Path>,
     pub enum_values: Option<(Vec<Json>, Span)>,
     pub const_value: Option<(Json, Span)>,
@@ -524,7 +526,10 @@ pub fn parse_schema(attrs: &[syn::Attribute], pos: Pos, errors: &mut Ctxt) -> Sc
                 }
                 KEY_DEFAULT => {
                     let input = meta.value()?;
-                    out.default = Some(parse_json(input)?);
+                    let start = input.span();
+                    let value = parse_json(input)?;
+                    out.default_span = Some(start);
+                    out.default = Some(value);
                 }
                 KEY_WITH => out.with = Some(parse_path(&meta)?),
                 KEY_CRATE => out.krate = Some(parse_path(&meta)?),
@@ -575,6 +580,7 @@ pub fn parse_schema(attrs: &[syn::Attribute], pos: Pos, errors: &mut Ctxt) -> Sc
     {
         errors.push(error(*span, "`const` must be one of the `enum` values"));
     }
+    super::default::check_literal(&out, pos, errors);
     out
 }
 

@@ -463,14 +463,14 @@ pub struct Message {
 }
 
 impl Message {
-    const fn new() -> Message {
+    pub(crate) const fn new() -> Message {
         Message {
             bytes: [0; MESSAGE_CAP],
             len: 0,
         }
     }
 
-    const fn push(mut self, s: &str) -> Message {
+    pub(crate) const fn push(mut self, s: &str) -> Message {
         let b = s.as_bytes();
         let mut i = 0;
         while i < b.len() && self.len < MESSAGE_CAP {
@@ -479,6 +479,35 @@ impl Message {
             i += 1;
         }
         self
+    }
+
+    /// A signed integer in decimal.
+    pub(crate) const fn push_int(self, n: i128) -> Message {
+        if n < 0 {
+            // `unsigned_abs` keeps `i128::MIN` exact.
+            self.push("-").push_u128(n.unsigned_abs())
+        } else {
+            self.push_u128(n as u128)
+        }
+    }
+
+    const fn push_u128(self, n: u128) -> Message {
+        let mut digits = [0u8; 40];
+        let mut count = 0;
+        let mut n = n;
+        loop {
+            digits[39 - count] = b'0' + (n % 10) as u8;
+            count += 1;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let (_, tail) = digits.split_at(40 - count);
+        match core::str::from_utf8(tail) {
+            Ok(s) => self.push(s),
+            Err(_) => self,
+        }
     }
 
     const fn push_number(self, n: usize) -> Message {
