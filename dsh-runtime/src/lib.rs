@@ -135,8 +135,8 @@ pub use registry::{
 pub use schema::{Schema, ToolSchema};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
-    DynTool, ExecToken, Execution, Progress, ProgressReporter, ScopeId, TaskSupport, Tool,
-    ToolContext, ToolDefinition, ToolError, Toolbox, with_progress,
+    DynTool, ExecToken, Execution, NamedTool, Progress, ProgressReporter, ScopeId, TaskSupport,
+    Tool, ToolContext, ToolDefinition, ToolError, Toolbox, with_progress,
 };
 pub use validate::ToolArgsError;
 

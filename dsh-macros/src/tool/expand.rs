@@ -422,8 +422,13 @@ fn tool_impl(def: &ToolDef<'_>) -> TokenStream {
     let output_check = quote_spanned!(out_span=>
         const _: () = <#out as #krate::markers::SerializeOutput>::OK;
     );
+    let name = &def.name;
     quote! {
         #output_check
+        #[automatically_derived]
+        impl #krate::NamedTool for #tool {
+            const NAME: &'static str = #name;
+        }
         #[automatically_derived]
         impl #krate::Tool for #tool
         where
@@ -536,6 +541,9 @@ fn task_setters(def: &ToolDef<'_>, krate: &TokenStream) -> TokenStream {
     }
     if def.attr.timeout_restarts_on_progress.is_present() {
         out.extend(quote!(.with_timeout_restarts_on_progress(true)));
+    }
+    if let Some(reason) = &def.attr.ask {
+        out.extend(quote!(.with_ask(::core::concat!(#reason))));
     }
     out
 }
