@@ -240,7 +240,11 @@ pub use validate::ToolArgsError;
 /// `examples`/`example`, `default`, `title`, `description`; not `with`: a parameter is read
 /// with its type's own `Deserialize`), with the same meaning: they are published on the
 /// parameter's property, enforced by validation before the body runs, and checked against
-/// the parameter's type at compile time. The attribute is removed from the emitted fn.
+/// the parameter's type at compile time. A `default` is checked too, at the default: it
+/// must satisfy the parameter's own `range`, `length`, `pattern`, `enum` and `const`, and
+/// fit its type ([`markers::DefaultFit`]: the JSON type, an integer type's range, a unit
+/// enum's variants; the items of an array default are not checked). The attribute is
+/// removed from the emitted fn.
 ///
 /// ```
 /// use dsh_runtime::{Tool, tool};
@@ -364,6 +368,7 @@ pub use validate::ToolArgsError;
 /// | `concurrency_safe` | calls may run in parallel with other parallel-safe calls |
 /// | `concurrency_safe = path` | the same, decided per call by `fn(&Args) -> bool` |
 /// | `read_only`, `destructive`, `idempotent`, `open_world` | MCP-style annotations |
+/// | `ask = "why"` | every call asks for approval first, with this reason ([`ToolDefinition::ask`]: the installed approval handler, over MCP the client's user, answers; without one the call is denied); not with `read_only`. Policy that targets one tool names it by type: [`hooks::pre_execute_for`], [`NamedTool::NAME`] |
 /// | `defer_loading` | load the tool on demand: exports mark it deferred (Anthropic, OpenAI Responses), `tool_search` finds it |
 /// | `render = path` | model-facing content: `fn(&Args, &Output) -> Vec<ContentBlock>` |
 /// | `present_call = path` | the pending card: `fn(&Args) -> Option<CallView>` (or `-> CallView`) |
@@ -433,7 +438,8 @@ pub use validate::ToolArgsError;
 /// | `maxItems`, `minItems` above 1 (`[T; N]`, `length(..)` on an array) | | ✗ | |
 /// | `default` (`#[schema(default)]`, `#[serde(default)]`) | ✗ | | |
 /// | schema `examples` | ✗ | ✗ | more than one |
-/// | `oneOf` (an enum with data or documented variants) | ✗ | ✗ | ✗ |
+/// | `oneOf` (an enum with data, or unit variants with examples or defaults) | ✗ | ✗ | ✗ |
+/// | a unit enum with documented variants (`oneOf` of described strings) | | | ✗ |
 /// | `Option` outside an object property (`Vec<Option<T>>`) | ✗ | ✗ | |
 /// | an `enum`/`const` of non-strings | | | ✗ |
 /// | a property name outside `[A-Za-z_][A-Za-z0-9_]*` (`dry-run`) | | | ✗ |
@@ -443,7 +449,10 @@ pub use validate::ToolArgsError;
 /// `AnthropicStrict`, `GeminiOpenApi`; a test keeps the two in agreement). Not counted:
 /// the root's openness (strict mode closes an open root, whose unknown keys the tool
 /// ignores anyway; Gemini's form cannot state `additionalProperties: false`, and the
-/// registry still enforces it) and the input examples. Not checked at compile time
+/// registry still enforces it) and the input examples. A unit enum whose variants have doc
+/// comments is exported to the strict targets as a plain string `enum`, each variant's
+/// description listed in the parameter's description (`"low": Not urgent.`), with a
+/// warning that says so; its values are unchanged, so `portable` accepts it there. Not checked at compile time
 /// (the export still reports them): per-request budgets (Anthropic's optional and
 /// union-typed parameters, OpenAI's property, enum and character totals), and types
 /// with a hand-written [`ToolSchema`] impl, whose schema is known only at run time.
@@ -490,7 +499,7 @@ pub use validate::ToolArgsError;
 ///   with no object schema;
 /// - at a parameter's `#[schema(...)]`: an unknown, repeated or misplaced key, a bad value
 ///   (as on a struct field); at the parameter's type, a constraint that does not fit it
-///   (`range` on a `String`);
+///   (`range` on a `String`); at a `default`, a value the parameter would reject;
 /// - at the return type: an output without [`ToolSchema`], or without `Serialize` (one
 ///   message saying to derive it); an error type without `Into<ToolError>` (a `String`,
 ///   an `anyhow::Error`: the message says how to convert; for an alias such as
@@ -634,7 +643,7 @@ pub use dsh_macros::tool;
 /// | `description = ".."` | type, variant, field | replaces the doc comment |
 /// | `title = ".."` | type, variant, field | `title` annotation |
 /// | `examples = [..]`, `example = ..` | type, variant, field | `examples` annotation (JSON literals: `null`, `true`, numbers, strings, `[..]`, `{ "key": .. }`) |
-/// | `default = ..` | type, variant, field | `default` annotation (documentation only, never applied) |
+/// | `default = ..` | type, variant, field | `default` annotation (documentation only, never applied); on a field, a compile error at the value when it breaks the field's `range`, `length`, `pattern`, `enum` or `const`, or does not fit its type ([`markers::DefaultFit`]) |
 /// | `open` | struct, struct variant | `additionalProperties: true` |
 /// | `range(min = .., max = ..)` | number field | `minimum`/`maximum` (integer or float literals; narrows the type's own range) |
 /// | `length(min = .., max = ..)` | string or array field | `minLength`/`maxLength` or `minItems`/`maxItems` |

@@ -1006,6 +1006,17 @@ pub mod facts {
         {
             return string(p);
         }
+        // Documented unit variants only (descriptions and titles): strict exports write
+        // the `oneOf` of described strings as an `enum` (`export::project`).
+        if matches!(repr, Repr::External)
+            && live.len() >= 2
+            && live.iter().all(|v| {
+                v.style == Style::Unit && v.schema.examples.is_none() && v.schema.default.is_none()
+            })
+        {
+            let s = string(p);
+            return quote!(#s.with(#p::feature::DOCUMENTED_ENUM).rooted(#p::root::OTHER));
+        }
         let branches: Vec<TokenStream> = live
             .iter()
             .map(|v| attrs(p, variant(p, repr, v), &v.schema))

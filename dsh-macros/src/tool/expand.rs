@@ -426,7 +426,10 @@ fn tool_impl(def: &ToolDef<'_>) -> TokenStream {
     quote! {
         #output_check
         #[automatically_derived]
-        impl #krate::NamedTool for #tool {
+        impl #krate::NamedTool for #tool
+        where
+            for<'__dsh> #out: #krate::__private::serde::Serialize,
+        {
             const NAME: &'static str = #name;
         }
         #[automatically_derived]
