@@ -18,6 +18,9 @@ async fn show_ticket(id: u64) -> u64 {
     id
 }
 
+/// What the approval handler was asked: the tool and the reason.
+type Asked = (String, Option<String>);
+
 fn close(id: u64) -> ToolCall {
     ToolCall::new("c", "close_ticket", format!(r#"{{"id":{id}}}"#))
 }
@@ -44,7 +47,7 @@ async fn a_declared_ask_goes_to_the_approval_handler_with_its_reason() {
     assert_eq!(r.code_str(), Some("POLICY_DENIED"));
     assert_eq!(r.message(), Some("closing a ticket cannot be undone"));
 
-    let asked: Arc<Mutex<Vec<(String, Option<String>)>>> = Arc::default();
+    let asked: Arc<Mutex<Vec<Asked>>> = Arc::default();
     let log = asked.clone();
     let _h = registry.set_approval_handler(approval_fn(move |req| {
         log.lock()
