@@ -944,8 +944,14 @@ mod tests {
             syn::parse_quote!(#[schema(nope, range(min = 1), range(max = 2), open)]);
         // unknown key, duplicate `range`, `open` on a field
         assert_eq!(schema_errors(a, Pos::Field), 3);
-        let ok: syn::Attribute = syn::parse_quote!(#[schema(range(min = -1, max = 2.5), length(max = 3), pattern = "^a+$", examples = [1, {"a": null}], default = 3, enum = ["a", "b"], const = "a")]);
+        let ok: syn::Attribute = syn::parse_quote!(#[schema(range(min = -1, max = 2.5), length(max = 3), pattern = "^a+$", examples = [1, {"a": null}], default = "a", enum = ["a", "b"], const = "a")]);
         assert_eq!(schema_errors(ok, Pos::Field), 0);
+        // A default is checked against each of the item's own keys.
+        let bad_default: syn::Attribute = syn::parse_quote!(#[schema(range(min = -1, max = 2.5), default = 3, enum = [1, 2], const = 1)]);
+        assert_eq!(schema_errors(bad_default, Pos::Field), 3);
+        let bad_default: syn::Attribute =
+            syn::parse_quote!(#[schema(length(max = 1), pattern = "^a+$", default = "bb")]);
+        assert_eq!(schema_errors(bad_default, Pos::Param), 2);
         let bad_pattern: syn::Attribute = syn::parse_quote!(#[schema(pattern = "(")]);
         assert_eq!(schema_errors(bad_pattern, Pos::Field), 1);
         let reversed: syn::Attribute =
