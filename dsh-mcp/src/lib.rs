@@ -157,6 +157,8 @@ mod layer;
 mod raw;
 mod resume;
 mod server;
+pub mod store;
+mod task_wire;
 mod tasks;
 mod tasks_core;
 mod tasks_listen;
@@ -164,6 +166,7 @@ mod tasks_stateless;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod transport;
+mod util;
 
 pub use http::{HttpOptions, HttpServer, serve_http};
 pub use import::{

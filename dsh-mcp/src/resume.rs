@@ -37,6 +37,8 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::{approval_form, approval_message, quoted, summary};
+use crate::store::{ApprovalRecord, Owner, Store};
+use crate::util::{lock, now_ms, random_hex};
 
 /// The key of the approval form among an `InputRequiredResult`'s input requests.
 pub(crate) const INPUT_KEY: &str = "approval";
@@ -107,13 +109,6 @@ pub(crate) fn binding(
     .into_bytes()
 }
 
-/// `bytes` bytes from the operating system's random source, in hexadecimal.
-pub(crate) fn random_hex(bytes: usize) -> Option<String> {
-    let mut buf = vec![0u8; bytes];
-    getrandom::fill(&mut buf).ok()?;
-    Some(buf.iter().map(|b| format!("{b:02x}")).collect())
-}
-
 impl Resumes {
     pub(crate) fn new(ttl: Duration) -> Resumes {
         let mut key = vec![0u8; RequestStateCodec::MIN_KEY_LENGTH];
@@ -137,7 +132,7 @@ impl Resumes {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Suspended>> {
-        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.pending)
     }
 
     /// Hand the suspended call `nonce`'s result over to its future retry.
@@ -152,6 +147,7 @@ impl Resumes {
     /// refused.
     pub(crate) async fn resume(
         &self,
+        store: &dyn Store,
         state: &str,
         responses: Option<&InputResponses>,
         binding: &[u8],
@@ -181,6 +177,20 @@ impl Resumes {
                 "inputResponses.{INPUT_KEY} is not an elicitation result: {e}"
             ))
         })?;
+        // The store makes the state single-use, whichever instance the retry reaches.
+        let used = || {
+            refused(
+                "it was already used, or its call has ended (a state is single-use)".to_string(),
+            )
+        };
+        let taken = store
+            .take_approval(&nonce)
+            .await
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        if taken.is_none() {
+            self.lock().remove(&nonce);
+            return Err(used());
+        }
         let suspended = self.lock().remove(&nonce).ok_or_else(|| {
             refused(
                 "it was already used, or its call has ended (a state is single-use)".to_string(),
@@ -197,7 +207,7 @@ impl Resumes {
         };
         // This retry takes the call's next question, if it asks one.
         let (next_tx, mut next_rx) = oneshot::channel();
-        *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(next_tx);
+        *lock(&slot) = Some(next_tx);
         let _ = to_call.send(crate::approval::approval_of(&answer));
         // The retry's cancellation is now the call's.
         let relay = cancel.clone();
@@ -250,12 +260,15 @@ pub(crate) struct Suspend {
     /// Where the next `InputRequiredResult` (and the nonce) go: filled by the request
     /// waiting for the call, taken by an `ask`.
     pub(crate) asked: AskSlot,
+    /// Where the single-use states are kept, and whose they are.
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) owner: Owner,
 }
 
 impl Suspend {
     async fn ask(&self, request: ApprovalRequest<'_>) -> Result<Approval, ToolError> {
         let name = request.call.name();
-        let Some(sender) = self.asked.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+        let Some(sender) = lock(&self.asked).take() else {
             // One question per round trip: while one is out, no other can be put.
             return Ok(Approval::Unavailable);
         };
@@ -303,6 +316,22 @@ impl Suspend {
                 slot: self.asked.clone(),
             },
         );
+        let expires = now_ms().saturating_add(crate::util::millis(self.resumes.ttl));
+        let kept = self
+            .store
+            .put_approval(ApprovalRecord::new(
+                nonce.clone(),
+                self.owner.clone(),
+                expires,
+            ))
+            .await;
+        if let Err(e) = kept {
+            self.resumes.lock().remove(&nonce);
+            return Err(ToolError::new(format!(
+                "approval state for tool {}: {e}",
+                quoted(name)
+            )));
+        }
         let input = InputRequiredResult::new(Some(requests), Some(state));
         if sender.send((nonce.clone(), input)).is_err() {
             self.resumes.lock().remove(&nonce);

@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use dsh_runtime::hooks::ApprovalHandler;
-use dsh_runtime::jobs::{JobContext, JobSettlement, JobSpec, OwnerId, RunningJob};
+use dsh_runtime::jobs::{JobContext, JobSpec, OwnerId};
 use dsh_runtime::{
     Arguments, ContentBlock, DynTool, ErrorCode, Progress, ProgressReporter, Registry, Scope,
     ScopeId, TaskSupport, ToolCall, ToolResult,
@@ -29,10 +29,12 @@ use crate::approval::{ClientApproval, TaskLink, can_elicit_form};
 use crate::definition::{McpTool, mcp_tool, to_serde};
 use crate::raw::RawArguments;
 use crate::resume;
-use crate::tasks::{SessionTasks, TaskEntry};
-use crate::tasks_core::CoreRoute;
+use crate::store::{MemoryStore, Owner, Store, TaskModel};
+use crate::tasks::{SessionTasks, TaskHandle};
+use crate::tasks_core::{self, CoreRoute};
 use crate::tasks_listen::ListenTasks;
 use crate::tasks_stateless::{Principal, PublicIds, StatelessTaskLimits};
+use crate::util::lock;
 
 type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 type SessionSetup = dyn Fn(&Scope) -> SessionGuard + Send + Sync;
@@ -120,6 +122,8 @@ struct Shared {
     resumes: Arc<resume::Resumes>,
     /// The limits of the tasks of requests served statelessly.
     stateless_tasks: StatelessTaskLimits,
+    /// Where tasks and approval states are kept.
+    store: Arc<dyn Store>,
 }
 
 impl fmt::Debug for McpServer {
@@ -145,6 +149,7 @@ impl McpServer {
                 global: ListCache::default(),
                 resumes: Arc::new(resume::Resumes::new(resume::DEFAULT_TTL)),
                 stateless_tasks: StatelessTaskLimits::default(),
+                store: Arc::new(MemoryStore::new()),
             }),
         }
     }
@@ -164,6 +169,7 @@ impl McpServer {
                     global: ListCache::default(),
                     resumes: old.resumes.clone(),
                     stateless_tasks: old.stateless_tasks,
+                    store: old.store.clone(),
                 };
                 f(&mut shared);
                 self.shared = Arc::new(shared);
@@ -247,6 +253,15 @@ impl McpServer {
     #[must_use]
     pub fn with_stateless_tasks(self, limits: StatelessTaskLimits) -> Self {
         self.edit(|s| s.stateless_tasks = limits)
+    }
+
+    /// Keep tasks and single-use approval states in `store` (default: a
+    /// [`MemoryStore`] of this server). A store several server instances share lets
+    /// any of them answer a task's `tasks/get`, `tasks/update`, `tasks/cancel` (see
+    /// [`crate::store`]); the call itself runs on the instance that started it.
+    #[must_use]
+    pub fn with_store(self, store: Arc<dyn Store>) -> Self {
+        self.edit(|s| s.store = store)
     }
 
     /// The registry served.
@@ -387,17 +402,17 @@ struct SessionCell(Mutex<Option<Arc<Session>>>);
 
 impl SessionCell {
     fn get(&self) -> Option<Arc<Session>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        lock(&self.0).clone()
     }
 
     fn take(&self) -> Option<Arc<Session>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+        lock(&self.0).take()
     }
 
     /// The session, opened now if there is none (`stateless`: the stateless context of
     /// an HTTP server, whose tasks get public ids).
     fn open(&self, shared: &Shared, stateless: bool) -> Arc<Session> {
-        let mut slot = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut slot = lock(&self.0);
         if let Some(session) = &*slot {
             return session.clone();
         }
@@ -407,16 +422,23 @@ impl SessionCell {
         let tasks = shared
             .registry
             .jobs()
-            .map(|jobs| Arc::new(SessionTasks::new(jobs.clone(), owner)));
+            .map(|jobs| Arc::new(SessionTasks::new(shared.store.clone(), jobs.clone(), owner)));
         let stop = CancellationToken::new();
-        let public = stateless.then(|| PublicIds::new(shared.stateless_tasks, stop.clone()));
+        let kind = if stateless {
+            Context::Stateless(PublicIds::new(shared.stateless_tasks, stop.clone()))
+        } else {
+            // Random: unique among every instance sharing the store.
+            let name = crate::util::random_hex(16)
+                .unwrap_or_else(|| format!("{}-{}", scope.id().get(), crate::util::now_ms()));
+            Context::Session(Owner::new(format!("session:{name}")))
+        };
         let session = Arc::new(Session {
             scope,
             guard: Mutex::new(guard),
             stop,
             tools: ListCache::default(),
             tasks,
-            public,
+            kind,
         });
         *slot = Some(session.clone());
         session
@@ -432,18 +454,51 @@ struct Session {
     tools: ListCache,
     /// The session's tasks, when the registry has a job runtime.
     tasks: Option<Arc<SessionTasks>>,
-    /// The public ids of its tasks, for the stateless context of an HTTP server (see
-    /// `crate::tasks_stateless`); a session's tasks are known by their job ids.
-    public: Option<Arc<PublicIds>>,
+    /// A session of its own, or the stateless context every request without one shares.
+    kind: Context,
+}
+
+/// What a [`Session`] is.
+enum Context {
+    /// A session (one connection, or one HTTP session): its tasks belong to it, and are
+    /// known by their job ids.
+    Session(Owner),
+    /// The stateless context of an HTTP server: its tasks belong to the credentials of
+    /// the request that created them, and get public ids and a time to live (see
+    /// `crate::tasks_stateless`).
+    Stateless(Arc<PublicIds>),
+}
+
+impl Session {
+    /// The places and limits of the stateless context's tasks (`None`: a session).
+    fn stateless(&self) -> Option<&Arc<PublicIds>> {
+        match &self.kind {
+            Context::Stateless(ids) => Some(ids),
+            Context::Session(_) => None,
+        }
+    }
+
+    /// Who the request's tasks and approval states belong to: the session, or the
+    /// request's credentials in the stateless context.
+    fn owner(&self, context: &RequestContext<RoleServer>) -> Owner {
+        match &self.kind {
+            Context::Session(owner) => owner.clone(),
+            Context::Stateless(ids) => principal(ids, context).owner(),
+        }
+    }
 }
 
 impl Session {
     async fn close(&self) {
         self.stop.cancel();
         if let Some(tasks) = &self.tasks {
-            tasks.close().await;
+            let records = match &self.kind {
+                Context::Session(owner) => Some(owner),
+                Context::Stateless(_) => None,
+            };
+            tasks.close(records).await;
         }
-        let guard = self.guard.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let guard = lock(&self.guard).take();
         if let Some(guard) = guard {
             guard.close().await;
         }
@@ -491,7 +546,7 @@ struct ListCache(Mutex<Option<Arc<ToolList>>>);
 impl ListCache {
     fn get(&self, shared: &Shared, scope: Option<ScopeId>) -> Arc<ToolList> {
         let generation = *shared.changes.borrow();
-        if let Some(list) = &*self.0.lock().unwrap_or_else(|e| e.into_inner())
+        if let Some(list) = &*lock(&self.0)
             && list.generation == generation
         {
             return list.clone();
@@ -504,7 +559,7 @@ impl ListCache {
             visible = listing(&shared.registry, scope, visible);
         }
         let list = build_list(visible, generation, global);
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(list.clone());
+        *lock(&self.0) = Some(list.clone());
         list
     }
 }
@@ -749,8 +804,8 @@ impl ServerHandler for Handler {
                 };
                 let task = crate::tasks_listen::Followed {
                     tasks: found.tasks,
-                    job: found.job,
-                    public: found.public,
+                    owner: found.owner,
+                    id: found.id,
                 };
                 tokio::spawn(crate::tasks_listen::follow(
                     task,
@@ -834,7 +889,7 @@ impl ServerHandler for Handler {
         // A stateless request's state is bound to its sender too.
         let sender = session
             .as_ref()
-            .and_then(|s| s.public.as_ref())
+            .and_then(|s| s.stateless())
             .map(|ids| principal(ids, &context).tag());
         let binding = || {
             resume::binding(
@@ -868,7 +923,7 @@ impl ServerHandler for Handler {
             match (declared, session.as_ref(), tasks) {
                 (true, Some(session), Some(tasks)) => {
                     // A stateless task takes a place among the server's kept tasks.
-                    match session.public.as_ref().map(PublicIds::reserve) {
+                    match session.stateless().map(PublicIds::reserve) {
                         Some(None) if support == TaskSupport::Required => {
                             return Err(McpError::invalid_request(
                                 format!(
@@ -883,18 +938,20 @@ impl ServerHandler for Handler {
                         Some(None) => {}
                         reservation => {
                             let cannot_ask = cannot_ask(capable, resumable, connection.is_some());
-                            return self.start_task(TaskStart {
-                                session,
-                                tasks,
-                                name: request.name.as_ref(),
-                                arguments,
-                                tool,
-                                context: &context,
-                                resumable,
-                                cannot_ask,
-                                core: false,
-                                reservation: reservation.flatten(),
-                            });
+                            return self
+                                .start_task(TaskStart {
+                                    session,
+                                    tasks,
+                                    name: request.name.as_ref(),
+                                    arguments,
+                                    tool,
+                                    context: &context,
+                                    resumable,
+                                    cannot_ask,
+                                    model: TaskModel::Extension,
+                                    reservation: reservation.flatten(),
+                                })
+                                .await;
                         }
                     }
                 }
@@ -903,11 +960,11 @@ impl ServerHandler for Handler {
                         && self.shared.registry.jobs().is_some()
                         && context
                             .protocol_version()
-                            .is_some_and(|v| v.as_str() == crate::tasks_core::VERSION) =>
+                            .is_some_and(|v| v.as_str() == tasks_core::VERSION) =>
                 {
                     // 2025-11-25: a tool that runs only as a task is called with
                     // `params.task` (see `crate::tasks_core`).
-                    return Err(crate::tasks_core::method_not_found(format!(
+                    return Err(tasks_core::method_not_found(format!(
                         "tool `{}` runs only as a task: call it with `params.task` \
                          (its execution.taskSupport is \"required\")",
                         request.name
@@ -936,6 +993,7 @@ impl ServerHandler for Handler {
             // The retry of a call suspended on its approval.
             let bound = binding();
             let resumed = self.shared.resumes.resume(
+                &*self.shared.store,
                 state,
                 request.input_responses.as_ref(),
                 &bound,
@@ -971,6 +1029,10 @@ impl ServerHandler for Handler {
                 binding: binding(),
                 cancel: cancel.clone(),
                 asked: Arc::new(Mutex::new(Some(asked_tx))),
+                store: self.shared.store.clone(),
+                owner: session
+                    .as_ref()
+                    .map_or_else(|| Owner::new("no session"), |s| s.owner(&context)),
             });
             // On a task of its own: the call outlives this request when it is suspended.
             tokio::spawn(async move {
@@ -1068,7 +1130,7 @@ impl ServerHandler for Handler {
                 .extensions
                 .get::<axum::http::request::Parts>()
                 .is_some_and(|parts| parts.extensions.get::<CoreRoute>().is_some());
-        if !routed || !crate::tasks_core::is_core_method(&request.method) {
+        if !routed || !tasks_core::is_core_method(&request.method) {
             return Err(McpError::new(
                 rmcp::model::ErrorCode::METHOD_NOT_FOUND,
                 format!("method not found: {}", request.method),
@@ -1086,9 +1148,8 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
         let found = self.task_of(&request.task_id, &context)?;
-        let mut task = found.tasks.get(&found.job)?;
-        found.publish(&mut task.task);
-        Ok(GetTaskResult::new(task))
+        let record = found.tasks.get(&found.owner, &found.id).await?;
+        Ok(GetTaskResult::new(crate::task_wire::detailed(&record)))
     }
 
     async fn update_task(
@@ -1097,7 +1158,10 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let found = self.task_of(&request.task_id, &context)?;
-        found.tasks.update(&found.job, &request.input_responses)
+        found
+            .tasks
+            .update(&found.owner, &found.id, &request.input_responses)
+            .await
     }
 
     async fn cancel_task(
@@ -1106,7 +1170,11 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let found = self.task_of(&request.task_id, &context)?;
-        found.tasks.cancel(&found.job)
+        found
+            .tasks
+            .cancel(&found.owner, &found.id)
+            .await
+            .map(|_| ())
     }
 }
 
@@ -1150,28 +1218,17 @@ struct TaskStart<'a> {
     /// The revision has no `initialize` (and no server-to-client requests).
     resumable: bool,
     cannot_ask: Option<&'static str>,
-    /// Created by a 2025-11-25 `tools/call` with `params.task`.
-    core: bool,
+    /// The model the task is created through.
+    model: TaskModel,
     /// The task's place among the stateless context's tasks (a task of that context).
     reservation: Option<crate::tasks_stateless::Reservation>,
 }
 
-/// A task a `tasks/*` request named: the tasks it is one of and its job's id.
+/// A task a `tasks/*` request named: the tasks it is one of, its id and owner.
 struct FoundTask {
     tasks: Arc<SessionTasks>,
-    job: String,
-    /// The public id and time to live of a stateless context's task.
-    public: Option<(String, u64)>,
-}
-
-impl FoundTask {
-    /// Show the task as its client knows it: a stateless task by its public id.
-    fn publish(&self, task: &mut rmcp::model::Task) {
-        if let Some((id, ttl)) = &self.public {
-            task.task_id.clone_from(id);
-            task.ttl_ms = Some(*ttl);
-        }
-    }
+    owner: Owner,
+    id: String,
 }
 
 /// The principal of the request (its `Authorization` header), as `ids` records it.
@@ -1184,13 +1241,9 @@ fn principal(ids: &PublicIds, context: &RequestContext<RoleServer>) -> Principal
     ids.principal(header)
 }
 
-fn millis(d: std::time::Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
 impl Handler {
-    /// The task `id` of the request's context: a session's by its job id, a stateless
-    /// context's by its public id when the request's principal may see it.
+    /// The task `id` of the request's context and the owner the request acts for (its
+    /// session, or its credentials in the stateless context).
     fn task_of(
         &self,
         id: &str,
@@ -1201,33 +1254,30 @@ impl Handler {
             .tasks
             .clone()
             .ok_or_else(|| crate::tasks::not_found(id))?;
-        match &session.public {
-            Some(ids) => {
-                let job = ids.resolve(id, principal(ids, context))?;
-                Ok(FoundTask {
-                    tasks,
-                    job: job.as_str().to_string(),
-                    public: Some((id.to_string(), millis(ids.ttl()))),
-                })
-            }
-            None => Ok(FoundTask {
-                tasks,
-                job: id.to_string(),
-                public: None,
-            }),
-        }
+        Ok(FoundTask {
+            tasks,
+            owner: session.owner(context),
+            id: id.to_string(),
+        })
     }
 
-    /// The tasks of the session a `tasks/*` request names a task of.
-    fn session_tasks(&self, id: &str) -> Result<Arc<SessionTasks>, McpError> {
-        self.session()
-            .and_then(|s| s.tasks.clone())
-            .ok_or_else(|| crate::tasks::not_found(id))
+    /// The tasks of the session a `tasks/*` request names a task of, and its owner.
+    fn session_tasks(
+        &self,
+        id: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(Arc<SessionTasks>, Owner), McpError> {
+        let session = self.session().ok_or_else(|| crate::tasks::not_found(id))?;
+        let tasks = session
+            .tasks
+            .clone()
+            .ok_or_else(|| crate::tasks::not_found(id))?;
+        Ok((tasks, session.owner(context)))
     }
 
     /// Start a task-capable tool's call as a job of the session's owner and answer with
     /// the task (see `crate::tasks`).
-    fn start_task(&self, start: TaskStart<'_>) -> Result<CallToolResponse, McpError> {
+    async fn start_task(&self, start: TaskStart<'_>) -> Result<CallToolResponse, McpError> {
         let TaskStart {
             session,
             tasks,
@@ -1237,13 +1287,12 @@ impl Handler {
             context,
             resumable,
             cannot_ask,
-            core,
+            model,
             reservation,
         } = start;
         let registry = self.shared.registry.clone();
         let call = ToolCall::new(request_id_text(&context.id), name, arguments)
             .with_agent(session.scope.id());
-        let entry = Arc::new(TaskEntry::new(core));
         // Progress goes on to the client for the task's life on revisions with
         // plain notifications; on every revision it sets the task's status message.
         let forwarder = if resumable {
@@ -1256,39 +1305,54 @@ impl Handler {
         };
         // Inside a task of the extension a capable client is asked through the task on
         // every revision (see `crate::tasks`).
-        let cannot_ask = if core {
-            cannot_ask
-        } else {
-            cannot_ask.filter(|_| !can_elicit_form(context.client_capabilities().as_ref()))
+        let cannot_ask = match model {
+            TaskModel::Extension => {
+                cannot_ask.filter(|_| !can_elicit_form(context.client_capabilities().as_ref()))
+            }
+            _ => cannot_ask,
         };
+        let stateless = session.stateless();
         let approval = ClientApproval::for_task(
             context.peer.clone(),
             registry.clone(),
             Some(session.scope.clone()),
             cannot_ask,
-            TaskLink::new(
-                entry.clone(),
-                tasks.jobs().clone(),
-                tasks.owner(),
-                // A stateless task's client polls: its request's stream is gone.
-                !resumable && session.public.is_none(),
-            ),
+            // A stateless task's client polls: its request's stream is gone.
+            TaskLink::new(!resumable && stateless.is_none()),
         );
-        let spec = JobSpec::new(name, format!("tools/call {name}")).owned_by(tasks.owner());
-        let job_entry = entry.clone();
-        let producer = move |job: JobContext| {
-            let stop = job.stop_token().clone();
-            approval.attach_job(job.id().clone(), stop.clone());
-            let call = call.with_cancellation(stop.clone());
-            let forward = forwarder.as_ref().map(ProgressForwarder::sender);
-            let progress_entry = job_entry.clone();
-            let reporter = ProgressReporter::new(move |p: Progress| {
-                progress_entry.progress(p.progress, p.total, p.message.as_deref());
-                if let Some(forward) = &forward {
-                    let _ = forward.send(Some(p));
-                }
-            });
-            Ok::<_, std::convert::Infallible>(RunningJob::new(async move {
+        let owner = session.owner(context);
+        let (id, ttl) = match stateless {
+            Some(ids) => {
+                let id = crate::tasks_stateless::random_id().ok_or_else(|| {
+                    McpError::internal_error(
+                        "no task id: the operating system's random source failed",
+                        None,
+                    )
+                })?;
+                (Some(id), Some(ids.ttl()))
+            }
+            None => (None, None),
+        };
+        let start = crate::tasks::TaskStart {
+            id,
+            owner: owner.clone(),
+            model,
+            ttl,
+            spec: JobSpec::new(name, format!("tools/call {name}")),
+        };
+        let output = tool.clone();
+        let record = tasks
+            .start(start, move |job: JobContext, task: TaskHandle| async move {
+                let stop = job.stop_token().clone();
+                approval.attach_task(task.clone(), stop.clone());
+                let call = call.with_cancellation(stop);
+                let forward = forwarder.as_ref().map(ProgressForwarder::sender);
+                let reporter = ProgressReporter::new(move |p: Progress| {
+                    task.progress(p.progress, p.total, p.message.as_deref());
+                    if let Some(forward) = &forward {
+                        let _ = forward.send(Some(p));
+                    }
+                });
                 let handler: Arc<dyn ApprovalHandler> = approval.clone();
                 let result = dsh_runtime::with_progress(
                     reporter,
@@ -1298,46 +1362,29 @@ impl Handler {
                 if let Some(forwarder) = forwarder {
                     forwarder.finish().await;
                 }
-                let out = to_mcp_result(&result, tool.as_deref());
-                let text = result.text().to_string();
-                job_entry.finish(out);
-                let settlement = if stop.is_cancelled() {
-                    JobSettlement::killed().with_detail("cancelled")
-                } else {
-                    JobSettlement::completed()
-                };
-                settlement.with_output(text)
-            }))
-        };
-        let id = tasks.jobs().start(spec, producer).map_err(|e| {
-            McpError::internal_error(format!("tools/call `{name}`: no task started: {e}"), None)
-        })?;
-        tasks.insert(id.clone(), entry.clone());
-        let snapshot = tasks
-            .jobs()
-            .snapshot(&id, Some(tasks.owner()))
-            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-        let mut created = crate::tasks::detailed(&snapshot, &entry).task;
-        if let (Some(ids), Some(reservation)) = (&session.public, reservation) {
+                (
+                    to_mcp_result(&result, output.as_deref()),
+                    result.text().to_string(),
+                )
+            })
+            .await?;
+        if let (Some(ids), Some(reservation)) = (stateless, reservation) {
             // A stateless task: known by a public id, bound to the request's principal,
             // kept for its time to live. Its client polls (its request's stream ends
             // with the response).
-            let public = ids.issue(reservation, id, principal(ids, context), &tasks)?;
-            created.task_id = public;
-            created.ttl_ms = Some(millis(ids.ttl()));
-            return Ok(CallToolResponse::Task(CreateTaskResult::new(created)));
-        }
-        if !resumable {
+            ids.issue(reservation, record.id.clone(), owner, &tasks);
+        } else if !resumable {
             crate::tasks::notify_when_settled(
                 context.peer.clone(),
-                tasks.jobs().clone(),
-                tasks.owner(),
-                id,
-                entry,
+                tasks.clone(),
+                owner,
+                record.id.clone(),
                 session.stop.clone(),
             );
         }
-        Ok(CallToolResponse::Task(CreateTaskResult::new(created)))
+        Ok(CallToolResponse::Task(CreateTaskResult::new(
+            crate::task_wire::detailed(&record).task,
+        )))
     }
 }
 
@@ -1349,14 +1396,13 @@ impl Handler {
         request: CustomRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<Value, McpError> {
-        use crate::tasks_core as core;
         let params = request.params.as_ref();
         match request.method.as_str() {
-            core::CALL => {
+            tasks_core::CALL => {
                 self.core_call(params.cloned().unwrap_or(Value::Null), context)
                     .await
             }
-            core::LIST_TOOLS => {
+            tasks_core::LIST_TOOLS => {
                 let paginated = match params {
                     Some(p) if !p.is_null() => Some(
                         serde_json::from_value::<PaginatedRequestParams>(p.clone()).map_err(
@@ -1391,28 +1437,28 @@ impl Handler {
                 }
                 Ok(value)
             }
-            core::GET | core::CANCEL | core::RESULT => {
-                let id = core::task_id(params)?;
-                let tasks = self.session_tasks(&id)?;
-                let (_, entry) = tasks.lookup(&id)?;
-                match request.method.as_str() {
+            tasks_core::GET | tasks_core::CANCEL | tasks_core::RESULT => {
+                let id = tasks_core::task_id(params)?;
+                let (tasks, owner) = self.session_tasks(&id, &context)?;
+                let record = tasks.get(&owner, &id).await?;
+                match (request.method.as_str(), record.model) {
                     // A task of the extension keeps the extension's answers.
-                    core::GET if !entry.core => {
-                        serde_json::to_value(GetTaskResult::new(tasks.get(&id)?))
-                            .map_err(|e| McpError::internal_error(e.to_string(), None))
-                    }
-                    core::CANCEL if !entry.core => {
-                        tasks.cancel(&id)?;
+                    (tasks_core::GET, TaskModel::Extension) => serde_json::to_value(
+                        GetTaskResult::new(crate::task_wire::detailed(&record)),
+                    )
+                    .map_err(|e| McpError::internal_error(e.to_string(), None)),
+                    (tasks_core::CANCEL, TaskModel::Extension) => {
+                        tasks.cancel(&owner, &id).await?;
                         Ok(Value::Object(serde_json::Map::new()))
                     }
-                    core::GET => core::get(&tasks, &id),
-                    core::CANCEL => core::cancel(&tasks, &id).await,
-                    _ => core::result(&tasks, &id, context.ct.clone()).await,
+                    (tasks_core::GET, _) => tasks_core::get(&tasks, &owner, &id).await,
+                    (tasks_core::CANCEL, _) => tasks_core::cancel(&tasks, &owner, &id).await,
+                    _ => tasks_core::result(&tasks, &owner, &id, context.ct.clone()).await,
                 }
             }
-            core::LIST => match self.session().and_then(|s| s.tasks.clone()) {
-                Some(tasks) => core::list(&tasks, params),
-                None => Ok(serde_json::json!({ "tasks": [] })),
+            tasks_core::LIST => match self.session_tasks("", &context) {
+                Ok((tasks, owner)) => tasks_core::list(&tasks, &owner, params).await,
+                Err(_) => Ok(serde_json::json!({ "tasks": [] })),
             },
             other => Err(McpError::new(
                 rmcp::model::ErrorCode::METHOD_NOT_FOUND,
@@ -1430,7 +1476,7 @@ impl Handler {
         params: Value,
         context: RequestContext<RoleServer>,
     ) -> Result<Value, McpError> {
-        crate::tasks_core::check_task_metadata(&params)?;
+        tasks_core::check_task_metadata(&params)?;
         let request: CallToolRequestParams = serde_json::from_value(params)
             .map_err(|e| McpError::invalid_params(format!("tools/call params: {e}"), None))?;
         let session = self.session();
@@ -1452,7 +1498,7 @@ impl Handler {
             return serialized.map_err(|e| McpError::internal_error(e.to_string(), None));
         };
         if !tool.task_support.allows_task() {
-            return Err(crate::tasks_core::method_not_found(format!(
+            return Err(tasks_core::method_not_found(format!(
                 "tool `{}` cannot run as a task (its execution.taskSupport is \"forbidden\"): \
                  call it without `params.task`",
                 request.name
@@ -1463,23 +1509,27 @@ impl Handler {
             None => Arguments::Serde(Value::Object(request.arguments.clone().unwrap_or_default())),
         };
         let capable = can_elicit_form(context.client_capabilities().as_ref());
-        let response = self.start_task(TaskStart {
-            session,
-            tasks: tasks.clone(),
-            name: request.name.as_ref(),
-            arguments,
-            tool: Some(tool),
-            context: &context,
-            resumable: false,
-            cannot_ask: cannot_ask(capable, false, true),
-            core: true,
-            reservation: None,
-        })?;
+        let response = self
+            .start_task(TaskStart {
+                session,
+                tasks: tasks.clone(),
+                name: request.name.as_ref(),
+                arguments,
+                tool: Some(tool),
+                context: &context,
+                resumable: false,
+                cannot_ask: cannot_ask(capable, false, true),
+                model: TaskModel::Core2025,
+                reservation: None,
+            })
+            .await?;
         let CallToolResponse::Task(created) = response else {
             return Err(McpError::internal_error("no task was created", None));
         };
-        let task = tasks.get(&created.task.task_id)?;
-        Ok(serde_json::json!({ "task": crate::tasks_core::task_json(&task) }))
+        let task = tasks
+            .get(&session.owner(&context), &created.task.task_id)
+            .await?;
+        Ok(serde_json::json!({ "task": crate::task_wire::task_json(&task) }))
     }
 }
 

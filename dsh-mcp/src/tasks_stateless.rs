@@ -20,16 +20,15 @@
 //!   included until they expire: beyond it, a tool that may run as a task is answered
 //!   directly, and one that runs only as a task is refused.
 
-use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use dsh_runtime::jobs::JobId;
-use rmcp::ErrorData as McpError;
 use tokio_util::sync::CancellationToken;
 
-use crate::tasks::{SessionTasks, lock, not_found};
+use crate::store::Owner;
+use crate::tasks::SessionTasks;
+use crate::util::lock;
 
 /// How long a stateless task is kept, and how many are kept at once (see
 /// [`crate::McpServer::with_stateless_tasks`]).
@@ -77,9 +76,14 @@ impl Principal {
         self.0
             .map_or_else(|| "anonymous".to_string(), |h| format!("{h:016x}"))
     }
+
+    /// The store owner of the tasks this principal starts statelessly.
+    pub(crate) fn owner(self) -> Owner {
+        Owner::new(format!("credentials:{}", self.tag()))
+    }
 }
 
-/// The public ids of the stateless context's tasks.
+/// The stateless context's task places: how many tasks it keeps, and their expiry.
 pub(crate) struct PublicIds {
     limits: StatelessTaskLimits,
     hasher: RandomState,
@@ -90,14 +94,14 @@ pub(crate) struct PublicIds {
 
 #[derive(Default)]
 struct Inner {
-    /// Public id to the job and the principal it is bound to.
-    tasks: HashMap<String, (JobId, Principal)>,
-    /// Places taken by tasks being started (not yet in `tasks`).
+    /// The tasks kept (until they expire).
+    kept: usize,
+    /// Places taken by tasks being started.
     reserved: usize,
 }
 
 /// A place for one more task, taken before its job starts; given back when dropped
-/// unless the task was issued its id.
+/// unless the task was issued.
 pub(crate) struct Reservation {
     ids: Arc<PublicIds>,
     taken: bool,
@@ -134,7 +138,7 @@ impl PublicIds {
     /// Take a place for a new task, or `None` when the cap is reached.
     pub(crate) fn reserve(self: &Arc<Self>) -> Option<Reservation> {
         let mut inner = lock(&self.inner);
-        if inner.tasks.len() + inner.reserved >= self.limits.max_tasks {
+        if inner.kept + inner.reserved >= self.limits.max_tasks {
             return None;
         }
         inner.reserved += 1;
@@ -144,70 +148,49 @@ impl PublicIds {
         })
     }
 
-    /// Give the task of `job` (started on `reservation`) its public id, bound to
-    /// `principal`, and forget it (stopping it if it still runs) once its time to live
-    /// has passed.
-    ///
-    /// # Errors
-    ///
-    /// When no random id can be drawn (the task's job is then stopped).
+    /// The task `id` of `owner` was started on `reservation`: keep it for its time to
+    /// live, then forget it (its call is stopped if it still runs).
     pub(crate) fn issue(
         self: &Arc<Self>,
         mut reservation: Reservation,
-        job: JobId,
-        principal: Principal,
+        id: String,
+        owner: Owner,
         tasks: &Arc<SessionTasks>,
-    ) -> Result<String, McpError> {
-        let Some(id) = random_id() else {
-            let _ = tasks.cancel(job.as_str());
-            return Err(McpError::internal_error(
-                "no task id: the operating system's random source failed",
-                None,
-            ));
-        };
+    ) {
         {
             let mut inner = lock(&self.inner);
             inner.reserved = inner.reserved.saturating_sub(1);
             reservation.taken = false;
-            inner.tasks.insert(id.clone(), (job, principal));
+            inner.kept += 1;
         }
         let ids = Arc::downgrade(self);
         let tasks = Arc::downgrade(tasks);
         let stop = self.stop.clone();
         let ttl = self.limits.ttl;
-        let public = id.clone();
         tokio::spawn(async move {
             tokio::select! {
-                () = tokio::time::sleep(ttl) => expire(&ids, &tasks, &public),
+                () = tokio::time::sleep(ttl) => expire(&ids, &tasks, &owner, &id).await,
                 () = stop.cancelled() => {}
             }
         });
-        Ok(id)
-    }
-
-    /// The job of the task `id`, when `principal` may see it.
-    pub(crate) fn resolve(&self, id: &str, principal: Principal) -> Result<JobId, McpError> {
-        match lock(&self.inner).tasks.get(id) {
-            Some((job, bound)) if *bound == principal => Ok(job.clone()),
-            _ => Err(not_found(id)),
-        }
     }
 }
 
-/// Forget the task `public` and stop its job if it still runs.
-fn expire(ids: &Weak<PublicIds>, tasks: &Weak<SessionTasks>, public: &str) {
+/// Forget the task `id` and stop its call if it still runs.
+async fn expire(ids: &Weak<PublicIds>, tasks: &Weak<SessionTasks>, owner: &Owner, id: &str) {
     let Some(ids) = ids.upgrade() else { return };
-    let removed = lock(&ids.inner).tasks.remove(public);
-    if let (Some((job, _)), Some(tasks)) = (removed, tasks.upgrade()) {
-        // A settled job is left as it is.
-        let _ = tasks.cancel(job.as_str());
-        tasks.forget(job.as_str());
+    {
+        let mut inner = lock(&ids.inner);
+        inner.kept = inner.kept.saturating_sub(1);
+    }
+    if let Some(tasks) = tasks.upgrade() {
+        tasks.forget(owner, id).await;
     }
 }
 
 /// `task-` and 32 hexadecimal digits from the operating system's random source.
-fn random_id() -> Option<String> {
-    Some(format!("task-{}", crate::resume::random_hex(16)?))
+pub(crate) fn random_id() -> Option<String> {
+    Some(format!("task-{}", crate::util::random_hex(16)?))
 }
 
 #[cfg(test)]
