@@ -153,6 +153,7 @@ mod approval;
 pub mod definition;
 mod http;
 pub mod import;
+mod keys;
 mod layer;
 mod raw;
 mod resume;
@@ -173,6 +174,7 @@ pub use import::{
     ConnectError, ImportOptions, Imported, McpClient, Rejected, connect_command, connect_http,
     import, import_tools, import_tools_with, import_with,
 };
+pub use keys::{MIN_KEY_BYTES, STATE_KEYS_ENV, StateKeyError, StateKeys};
 pub use server::{McpServer, SessionGuard};
 pub use tasks_stateless::StatelessTaskLimits;
 

@@ -37,6 +37,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::{approval_form, approval_message, quoted, summary};
+use crate::keys::StateKeys;
 use crate::store::{ApprovalRecord, Owner, Store};
 use crate::util::{lock, now_ms, random_hex};
 
@@ -110,16 +111,20 @@ pub(crate) fn binding(
 }
 
 impl Resumes {
-    pub(crate) fn new(ttl: Duration) -> Resumes {
-        let mut key = vec![0u8; RequestStateCodec::MIN_KEY_LENGTH];
-        let codec = getrandom::fill(&mut key)
-            .map_err(|e| e.to_string())
-            .and_then(|()| RequestStateCodec::try_new(key).map_err(|e| e.to_string()));
-        let codec = match codec {
-            Ok(codec) => Some(codec),
-            Err(e) => {
+    /// Suspended calls waiting `ttl` at most, their states sealed with `keys` (`None`:
+    /// no key could be drawn, and calls cannot ask).
+    pub(crate) fn new(ttl: Duration, keys: Option<&StateKeys>) -> Resumes {
+        let codec = match keys.map(StateKeys::codec) {
+            Some(Ok(codec)) => Some(codec),
+            Some(Err(e)) => {
                 tracing::warn!(
                     "dsh-mcp: no key for approval states ({e}): calls on protocol 2026-07-28 cannot ask"
+                );
+                None
+            }
+            None => {
+                tracing::warn!(
+                    "dsh-mcp: no key for approval states: calls on protocol 2026-07-28 cannot ask"
                 );
                 None
             }
@@ -129,6 +134,11 @@ impl Resumes {
             ttl,
             pending: Mutex::default(),
         }
+    }
+
+    /// How long a suspended call waits.
+    pub(crate) fn ttl(&self) -> Duration {
+        self.ttl
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Suspended>> {

@@ -27,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::approval::{ClientApproval, TaskLink, can_elicit_form};
 use crate::definition::{McpTool, mcp_tool, to_serde};
+use crate::keys::StateKeys;
 use crate::raw::RawArguments;
 use crate::resume;
 use crate::store::{MemoryStore, Owner, Store, TaskModel};
@@ -124,6 +125,9 @@ struct Shared {
     stateless_tasks: StatelessTaskLimits,
     /// Where tasks and approval states are kept.
     store: Arc<dyn Store>,
+    /// The keys sealing approval states and binding stateless tasks (`None`: none could
+    /// be drawn).
+    keys: Option<StateKeys>,
 }
 
 impl fmt::Debug for McpServer {
@@ -138,6 +142,13 @@ impl fmt::Debug for McpServer {
 impl McpServer {
     /// A server for `registry`, announcing itself as `dsh-mcp` with this crate's version.
     pub fn new(registry: Registry) -> Self {
+        let keys = match StateKeys::random() {
+            Ok(keys) => Some(keys),
+            Err(e) => {
+                tracing::warn!("dsh-mcp: {e}");
+                None
+            }
+        };
         McpServer {
             shared: Arc::new(Shared {
                 changes: registry.changes(),
@@ -147,9 +158,10 @@ impl McpServer {
                 on_session: None,
                 listing: None,
                 global: ListCache::default(),
-                resumes: Arc::new(resume::Resumes::new(resume::DEFAULT_TTL)),
+                resumes: Arc::new(resume::Resumes::new(resume::DEFAULT_TTL, keys.as_ref())),
                 stateless_tasks: StatelessTaskLimits::default(),
                 store: Arc::new(MemoryStore::new()),
+                keys,
             }),
         }
     }
@@ -170,6 +182,7 @@ impl McpServer {
                     resumes: old.resumes.clone(),
                     stateless_tasks: old.stateless_tasks,
                     store: old.store.clone(),
+                    keys: old.keys.clone(),
                 };
                 f(&mut shared);
                 self.shared = Arc::new(shared);
@@ -240,7 +253,20 @@ impl McpServer {
     /// `APPROVAL_CANCELLED`, and its state is refused as expired.
     #[must_use]
     pub fn with_approval_ttl(self, ttl: std::time::Duration) -> Self {
-        self.edit(|s| s.resumes = Arc::new(resume::Resumes::new(ttl)))
+        self.edit(|s| s.resumes = Arc::new(resume::Resumes::new(ttl, s.keys.as_ref())))
+    }
+
+    /// Seal approval states with the first of `keys` and accept states sealed with any
+    /// of them (default: one random key drawn for this server, so its states are valid
+    /// only in this process). Instances that share the keys (and a
+    /// [store](McpServer::with_store)) accept each other's states and recognise the same
+    /// stateless client; see [`StateKeys`] for rotation.
+    #[must_use]
+    pub fn with_state_keys(self, keys: StateKeys) -> Self {
+        self.edit(|s| {
+            s.resumes = Arc::new(resume::Resumes::new(s.resumes.ttl(), Some(&keys)));
+            s.keys = Some(keys);
+        })
     }
 
     /// How long the tasks of requests served statelessly are kept, and how many at once
@@ -425,7 +451,11 @@ impl SessionCell {
             .map(|jobs| Arc::new(SessionTasks::new(shared.store.clone(), jobs.clone(), owner)));
         let stop = CancellationToken::new();
         let kind = if stateless {
-            Context::Stateless(PublicIds::new(shared.stateless_tasks, stop.clone()))
+            Context::Stateless(PublicIds::new(
+                shared.stateless_tasks,
+                shared.keys.clone(),
+                stop.clone(),
+            ))
         } else {
             // Random: unique among every instance sharing the store.
             let name = crate::util::random_hex(16)

@@ -1379,3 +1379,74 @@ async fn the_http_servers_shutdown_stops_its_stateless_tasks() {
     assert!(HANG.borrow().stopped.iter().any(|t| t == tag));
     jobs.shutdown().await;
 }
+
+/// Two server instances sharing one store and one keyring, as behind a load balancer:
+/// a stateless task started on one is read and cancelled through the other (the
+/// cancellation reaching the call where it runs), and stays invisible to other
+/// credentials on both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instances_sharing_a_store_and_keys_serve_each_others_tasks() {
+    let tag = "two-instances";
+    let store: Arc<dyn dsh_mcp::store::Store> = Arc::new(dsh_mcp::store::MemoryStore::new());
+    let keys = dsh_mcp::StateKeys::new([vec![7u8; dsh_mcp::MIN_KEY_BYTES]]).unwrap();
+    let instance = |store: Arc<dyn dsh_mcp::store::Store>, keys: dsh_mcp::StateKeys| async move {
+        let jobs = JobRuntime::new();
+        let (registry, regs) = registry(&jobs);
+        let server = McpServer::new(registry)
+            .with_store(store)
+            .with_state_keys(keys);
+        let http = Some(serve_http(&server, HttpOptions::default()).await.unwrap());
+        Fixture {
+            server,
+            jobs,
+            http,
+            _regs: regs,
+        }
+    };
+    let a = instance(store.clone(), keys.clone()).await;
+    let b = instance(store.clone(), keys).await;
+    let (alice_a, _) = a
+        .connect_as(Wire::Http2026, true, false, Some("alice"))
+        .await;
+    let (alice_b, _) = b
+        .connect_as(Wire::Http2026, true, false, Some("alice"))
+        .await;
+    let (bob_b, _) = b.connect_as(Wire::Http2026, true, false, Some("bob")).await;
+    let id = start_task(&alice_a, "hang", json!({"tag": tag})).await;
+    until_hang("the task started", |log| {
+        log.started.iter().any(|t| t == tag)
+    })
+    .await;
+    let seen = alice_b
+        .peer()
+        .get_task(GetTaskParams::new(&id))
+        .await
+        .unwrap();
+    assert_eq!(seen.task.status(), TaskStatus::Working);
+    assert_eq!(
+        seen.task.task.status_message.as_deref(),
+        Some(format!("{tag} started").as_str())
+    );
+    let refused = bob_b
+        .peer()
+        .get_task(GetTaskParams::new(&id))
+        .await
+        .unwrap_err();
+    assert_eq!(error_code(&refused), -32602, "{refused}");
+    alice_b
+        .peer()
+        .cancel_task(CancelTaskParams::new(&id))
+        .await
+        .unwrap();
+    let task = poll_until_terminal(&alice_b, &id).await;
+    assert_eq!(task.status(), TaskStatus::Cancelled, "{task:?}");
+    assert!(HANG.borrow().stopped.iter().any(|t| t == tag));
+    // The record is the store's: the first instance reads the same end.
+    let task = poll_until_terminal(&alice_a, &id).await;
+    assert_eq!(task.status(), TaskStatus::Cancelled, "{task:?}");
+    for client in [alice_a, alice_b, bob_b] {
+        client.cancel().await.unwrap();
+    }
+    a.shutdown().await;
+    b.shutdown().await;
+}
