@@ -155,6 +155,7 @@ mod http;
 pub mod import;
 mod keys;
 mod layer;
+mod outbound;
 mod raw;
 mod resume;
 mod server;

@@ -273,6 +273,19 @@ fn core_initialized(core: &CoreState, item: &ServerJsonRpcMessage) -> Option<Vec
     serde_json::to_vec(&value).ok()
 }
 
+/// The text of a request the server sends, without the progress token rmcp gave it
+/// (see [`crate::outbound::drop_request_progress_token`]).
+fn without_progress_token(item: &ServerJsonRpcMessage) -> Option<Vec<u8>> {
+    let ServerJsonRpcMessage::Request(_) = item else {
+        return None;
+    };
+    let mut value = serde_json::to_value(item).ok()?;
+    if !crate::outbound::drop_request_progress_token(&mut value) {
+        return None;
+    }
+    serde_json::to_vec(&value).ok()
+}
+
 async fn write_text<W: AsyncWrite + Unpin>(
     write: &Writer<W>,
     mut text: Vec<u8>,
@@ -326,7 +339,8 @@ where
             .core
             .as_ref()
             .and_then(|core| core_initialized(core, &item))
-            .or_else(|| acknowledged(&self.listens, &item));
+            .or_else(|| acknowledged(&self.listens, &item))
+            .or_else(|| without_progress_token(&item));
         async move {
             let answered = match &item {
                 ServerJsonRpcMessage::Response(r) => Some(r.id.clone()),
