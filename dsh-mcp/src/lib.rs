@@ -151,9 +151,11 @@
 
 mod approval;
 pub mod definition;
+#[cfg(feature = "http")]
 mod http;
 pub mod import;
 mod keys;
+#[cfg(feature = "http")]
 mod layer;
 mod outbound;
 mod raw;
@@ -170,10 +172,13 @@ pub mod testing;
 mod transport;
 mod util;
 
+#[cfg(feature = "http")]
 pub use http::{HttpOptions, HttpServer, serve_http};
+#[cfg(feature = "http")]
+pub use import::connect_http;
 pub use import::{
-    ConnectError, ImportOptions, Imported, McpClient, Rejected, connect_command, connect_http,
-    import, import_tools, import_tools_with, import_with,
+    ConnectError, ImportOptions, Imported, McpClient, Rejected, connect_command, import,
+    import_tools, import_tools_with, import_with,
 };
 pub use keys::{MIN_KEY_BYTES, STATE_KEYS_ENV, StateKeyError, StateKeys};
 pub use server::{McpServer, SessionGuard};

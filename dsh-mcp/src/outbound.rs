@@ -23,6 +23,7 @@
 
 use serde_json::Value;
 
+#[cfg(feature = "http")]
 /// A rewrite of one outgoing message: `true` when it changed it.
 pub(crate) type Rewrite<'a> = &'a mut (dyn FnMut(&mut Value) -> bool + Send);
 
@@ -48,16 +49,19 @@ pub(crate) fn drop_request_progress_token(message: &mut Value) -> bool {
     true
 }
 
+#[cfg(feature = "http")]
 /// Whether a message's text may be one [`drop_request_progress_token`] changes (a cheap
 /// test before parsing).
 pub(crate) fn may_carry_progress_token(text: &[u8]) -> bool {
     contains(text, b"\"progressToken\"")
 }
 
+#[cfg(feature = "http")]
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
+#[cfg(feature = "http")]
 /// Apply `rewrites` to the message `text` (JSON): the new text when one changed it.
 pub(crate) fn rewrite_json(text: &[u8], rewrites: &mut [Rewrite<'_>]) -> Option<Vec<u8>> {
     let mut value: Value = serde_json::from_slice(text).ok()?;
@@ -71,6 +75,7 @@ pub(crate) fn rewrite_json(text: &[u8], rewrites: &mut [Rewrite<'_>]) -> Option<
     serde_json::to_vec(&value).ok()
 }
 
+#[cfg(feature = "http")]
 /// Apply `rewrites` to one line of an event stream (its end included, `\n` or `\r\n`):
 /// the new line when it is a `data:` line whose message one of them changed.
 pub(crate) fn rewrite_line(line: &[u8], rewrites: &mut [Rewrite<'_>]) -> Option<Vec<u8>> {
@@ -91,6 +96,7 @@ pub(crate) fn rewrite_line(line: &[u8], rewrites: &mut [Rewrite<'_>]) -> Option<
     Some(out)
 }
 
+#[cfg(feature = "http")]
 /// Lines of an event stream as its chunks arrive: each complete line is handed to
 /// [`LineBuffer::push`]'s caller, a line still without its end kept for the next chunk.
 #[derive(Default)]
@@ -98,6 +104,7 @@ pub(crate) struct LineBuffer {
     pending: Vec<u8>,
 }
 
+#[cfg(feature = "http")]
 impl LineBuffer {
     /// Add `chunk`; `each` gets every line it completes and returns the bytes to send
     /// for it. What to send for the chunk.
@@ -144,6 +151,7 @@ mod tests {
         assert!(!drop_request_progress_token(&mut progress));
     }
 
+    #[cfg(feature = "http")]
     #[test]
     fn event_stream_lines_keep_their_framing() {
         for (line, end) in [
@@ -174,6 +182,7 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "http")]
     #[test]
     fn lines_split_across_chunks_are_rewritten_whole() {
         let stream = format!("event: message\r\ndata: {ELICIT}\r\n\r\n");

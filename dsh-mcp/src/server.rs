@@ -315,6 +315,7 @@ impl McpServer {
     /// An rmcp handler for Streamable HTTP: a session opens when the client initializes
     /// (when `sessions` is on); without one, calls run in the HTTP server's stateless
     /// context (`stateless`, opened on first use).
+    #[cfg(feature = "http")]
     pub(crate) fn http_handler(&self, sessions: bool, stateless: Arc<StatelessContext>) -> Handler {
         Handler {
             shared: self.shared.clone(),
@@ -403,6 +404,7 @@ pub(crate) struct StatelessContext(SessionCell);
 
 impl StatelessContext {
     /// End the context: its tasks stop, its setup's close futures run.
+    #[cfg(feature = "http")]
     pub(crate) async fn close(&self) {
         let session = self.0.take();
         if let Some(session) = session {
@@ -817,16 +819,7 @@ impl ServerHandler for Handler {
         // The tasks extension's `taskIds`, read by the transport (see
         // `crate::tasks_listen`): each task of this context is followed.
         let request = context.request_context();
-        let listen = request
-            .extensions
-            .get::<ListenTasks>()
-            .or_else(|| {
-                request
-                    .extensions
-                    .get::<axum::http::request::Parts>()
-                    .and_then(|parts| parts.extensions.get::<ListenTasks>())
-            })
-            .cloned();
+        let listen = extension::<ListenTasks>(&request.extensions).cloned();
         if let Some(ListenTasks(ids)) = listen {
             for id in ids.iter() {
                 let Ok(found) = self.task_of(id, request) else {
@@ -1155,11 +1148,7 @@ impl ServerHandler for Handler {
         request: CustomRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
-        let routed = context.extensions.get::<CoreRoute>().is_some()
-            || context
-                .extensions
-                .get::<axum::http::request::Parts>()
-                .is_some_and(|parts| parts.extensions.get::<CoreRoute>().is_some());
+        let routed = extension::<CoreRoute>(&context.extensions).is_some();
         if !routed || !tasks_core::is_core_method(&request.method) {
             return Err(McpError::new(
                 rmcp::model::ErrorCode::METHOD_NOT_FOUND,
@@ -1263,11 +1252,17 @@ struct FoundTask {
 
 /// The principal of the request (its `Authorization` header), as `ids` records it.
 fn principal(ids: &PublicIds, context: &RequestContext<RoleServer>) -> Principal {
+    #[cfg(feature = "http")]
     let header = context
         .extensions
         .get::<axum::http::request::Parts>()
         .and_then(|parts| parts.headers.get(axum::http::header::AUTHORIZATION))
         .map(axum::http::HeaderValue::as_bytes);
+    #[cfg(not(feature = "http"))]
+    let header = {
+        let _ = context;
+        None
+    };
     ids.principal(header)
 }
 
@@ -1610,13 +1605,22 @@ fn content_block(block: &ContentBlock) -> rmcp::model::ContentBlock {
 /// The arguments of the call as the client sent them: carried by the byte-stream
 /// transport, or by the HTTP layer in the request's parts.
 fn raw_arguments(context: &RequestContext<RoleServer>) -> Option<Arc<str>> {
-    let raw = context.extensions.get::<RawArguments>().or_else(|| {
-        context
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<RawArguments>())
-    })?;
+    let raw = extension::<RawArguments>(&context.extensions)?;
     Some(raw.0.clone())
+}
+
+/// What a transport attached to a request for its handler: in the request's own
+/// extensions (the byte-stream transport), or in those of the HTTP request rmcp hands
+/// over (the HTTP layer).
+fn extension<T: Send + Sync + 'static>(extensions: &rmcp::model::Extensions) -> Option<&T> {
+    let direct = extensions.get::<T>();
+    #[cfg(feature = "http")]
+    let direct = direct.or_else(|| {
+        extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<T>())
+    });
+    direct
 }
 
 fn request_id_text(id: &rmcp::model::RequestId) -> String {
