@@ -18,12 +18,12 @@ use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt as _;
-use rmcp::model::{ClientJsonRpcMessage, RequestId, ServerJsonRpcMessage};
+use rmcp::model::{RequestId, ServerJsonRpcMessage};
 use serde_json::Value;
 
-use crate::raw::{Prepared, Refused, prepare};
+use crate::inbound::{Ids, Inbound, Refusal};
 use crate::tasks_listen::ListenTasks;
-use crate::transport::{InFlight, cancelled_id, id_in_use};
+use crate::util::InFlight;
 
 /// The largest body read, as rmcp's own limit: 4 MiB.
 const MAX_BODY: usize = 4 * 1024 * 1024;
@@ -78,28 +78,6 @@ async fn read_messages(
                 .into_response();
         }
     };
-    let mut prepared = match prepare(&bytes) {
-        Ok(prepared) => prepared,
-        Err(Refused::Answer(error)) => return json_rpc(StatusCode::BAD_REQUEST, &error),
-        Err(Refused::Drop(why)) => {
-            let error = ServerJsonRpcMessage::error(
-                rmcp::model::ErrorData::invalid_request(why, None),
-                None,
-            );
-            return json_rpc(StatusCode::BAD_REQUEST, &error);
-        }
-    };
-    let listen = match crate::tasks_listen::read(&prepared) {
-        Ok(listen) => listen,
-        Err(error) => return json_rpc(StatusCode::OK, &error),
-    };
-    let listen = match (listen, &prepared.message) {
-        (Some(listen), ClientJsonRpcMessage::Request(request)) => {
-            parts.extensions.insert(listen.clone());
-            Some((request.id.clone(), listen))
-        }
-        _ => None,
-    };
     let session: Option<Arc<str>> = parts
         .headers
         .get("mcp-session-id")
@@ -107,61 +85,41 @@ async fn read_messages(
         .map(Arc::from);
     // A session on 2025-11-25 (each request names its revision): the revision's task
     // requests are rerouted. Stateless requests get no tasks.
-    let core_session = core_tasks
+    let reroute = core_tasks
         && session.is_some()
         && parts
             .headers
             .get("mcp-protocol-version")
             .and_then(|v| v.to_str().ok())
             == Some(crate::tasks_core::VERSION);
-    let mut routed_call = false;
-    if core_session && crate::tasks_core::reroute(&mut prepared) {
-        parts.extensions.insert(crate::tasks_core::CoreRoute);
-        routed_call = true;
-    }
-    let initialize = core_tasks
-        && matches!(
-            &prepared.message,
-            ClientJsonRpcMessage::Request(r)
-                if matches!(r.request, rmcp::model::ClientRequest::InitializeRequest(_))
-        );
-    // The server's requests (an approval's `elicitation/create`) go on a call's stream.
-    let may_ask = matches!(
-        &prepared.message,
-        ClientJsonRpcMessage::Request(r)
-            if matches!(r.request, rmcp::model::ClientRequest::CallToolRequest(_))
-    ) || routed_call;
-    let Prepared {
+    // Ids in flight are a session's: requests without one are each on their own.
+    let key = |id: &RequestId| (session.clone().unwrap_or_else(|| Arc::from("")), id.clone());
+    let ids = session.as_ref().map(|_| Ids {
+        table: &table,
+        key: &key,
+    });
+    let Inbound {
         text,
-        message,
-        arguments,
-    } = prepared;
-    let mut key = None;
-    if let Some(session) = &session {
-        if let Some(id) = cancelled_id(&message) {
-            // No response is sent for a cancelled request.
-            table.answered(&(session.clone(), id));
+        attached,
+        initialize,
+        listen,
+        may_ask,
+        key,
+        ..
+    } = match crate::inbound::read(&bytes, reroute, ids) {
+        Ok(inbound) => inbound,
+        Err(Refusal::Unreadable(error)) => return json_rpc(StatusCode::BAD_REQUEST, &error),
+        Err(Refusal::Refused(error)) => return json_rpc(StatusCode::OK, &error),
+        Err(Refusal::Dropped(why)) => {
+            let error = ServerJsonRpcMessage::error(
+                rmcp::model::ErrorData::invalid_request(why, None),
+                None,
+            );
+            return json_rpc(StatusCode::BAD_REQUEST, &error);
         }
-        if let ClientJsonRpcMessage::Request(request) = &message {
-            let k = (session.clone(), request.id.clone());
-            match table.begin(k.clone()) {
-                Some(token) => {
-                    parts.extensions.insert(token);
-                    key = Some(k);
-                }
-                None => {
-                    let error = ServerJsonRpcMessage::error(
-                        id_in_use(&request.id),
-                        Some(request.id.clone()),
-                    );
-                    return json_rpc(StatusCode::OK, &error);
-                }
-            }
-        }
-    }
-    if let Some(arguments) = arguments {
-        parts.extensions.insert(arguments);
-    }
+    };
+    let initialize = core_tasks && initialize.is_some();
+    attached.attach(&mut parts.extensions);
     parts
         .headers
         .insert(header::CONTENT_LENGTH, text.len().into());

@@ -154,6 +154,7 @@ pub mod definition;
 #[cfg(feature = "http")]
 mod http;
 pub mod import;
+mod inbound;
 mod keys;
 #[cfg(feature = "http")]
 mod layer;
