@@ -307,6 +307,7 @@ pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<
     let mut router = crate::layer::read_messages_first(
         axum::Router::new().nest_service(&options.path, service),
         core_tasks,
+        max_body,
     )
     .layer(axum::middleware::from_fn_with_state(
         BodyLimits {

@@ -25,9 +25,6 @@ use crate::inbound::{Ids, Inbound, Refusal};
 use crate::tasks_listen::ListenTasks;
 use crate::util::InFlight;
 
-/// The largest body read, as rmcp's own limit: 4 MiB.
-const MAX_BODY: usize = 4 * 1024 * 1024;
-
 type Key = (Arc<str>, RequestId);
 
 /// What the layer keeps: the ids in flight, and whether it serves the 2025-11-25 task
@@ -36,20 +33,32 @@ type Key = (Arc<str>, RequestId);
 struct LayerState {
     table: Arc<InFlight<Key>>,
     core_tasks: bool,
+    /// The largest body read: rmcp's own limit (`max_request_body_bytes`), which the
+    /// server's body reader enforces before this layer.
+    max_body: usize,
 }
 
 /// Put the layer in front of `router`'s routes (the MCP endpoint); `core_tasks`: serve
-/// the 2025-11-25 task model.
-pub(crate) fn read_messages_first(router: axum::Router, core_tasks: bool) -> axum::Router {
+/// the 2025-11-25 task model; `max_body`: the largest body read.
+pub(crate) fn read_messages_first(
+    router: axum::Router,
+    core_tasks: bool,
+    max_body: usize,
+) -> axum::Router {
     let state = LayerState {
         table: InFlight::new(),
         core_tasks,
+        max_body,
     };
     router.layer(axum::middleware::from_fn_with_state(state, read_messages))
 }
 
 async fn read_messages(
-    State(LayerState { table, core_tasks }): State<LayerState>,
+    State(LayerState {
+        table,
+        core_tasks,
+        max_body,
+    }): State<LayerState>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -68,12 +77,12 @@ async fn read_messages(
         return rewrite_response(response, vec![progress_tokens()]).await;
     }
     let (mut parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, MAX_BODY).await {
+    let bytes = match axum::body::to_bytes(body, max_body).await {
         Ok(bytes) => bytes,
         Err(e) => {
             return (
                 StatusCode::PAYLOAD_TOO_LARGE,
-                format!("cannot read the request body (at most {MAX_BODY} bytes): {e}"),
+                format!("cannot read the request body (at most {max_body} bytes): {e}"),
             )
                 .into_response();
         }
@@ -205,7 +214,8 @@ async fn rewrite_response(response: Response, mut rewrites: Vec<Rewrite>) -> Res
         .to_string();
     let (mut parts, body) = response.into_parts();
     if content_type.starts_with("application/json") {
-        let bytes = match axum::body::to_bytes(body, MAX_BODY).await {
+        // The server's own answer: no limit.
+        let bytes = match axum::body::to_bytes(body, usize::MAX).await {
             Ok(bytes) => bytes,
             Err(e) => {
                 return (
