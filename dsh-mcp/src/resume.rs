@@ -170,42 +170,17 @@ impl Resumes {
                 None,
             )
         };
-        let codec = self
-            .codec
-            .as_ref()
-            .ok_or_else(|| refused("this server seals no states".to_string()))?;
-        let State { nonce } = codec.open_json_with(state, binding).map_err(|e| {
-            refused(format!(
-                "{e} (a state is valid only for the session, tool and arguments of the call that received it, until it expires)"
-            ))
-        })?;
-        let answer = responses
-            .and_then(|r| r.get(INPUT_KEY))
-            .ok_or_else(|| refused(format!("inputResponses.{INPUT_KEY} is missing")))?;
-        let answer: ElicitResult = serde_json::from_value(answer.clone()).map_err(|e| {
-            refused(format!(
-                "inputResponses.{INPUT_KEY} is not an elicitation result: {e}"
-            ))
-        })?;
+        let (nonce, answer) = self.open(state, responses, binding).map_err(refused)?;
         // The store makes the state single-use, whichever instance the retry reaches.
-        let used = || {
-            refused(
-                "it was already used, or its call has ended (a state is single-use)".to_string(),
-            )
-        };
+        let used = "it was already used, or its call has ended (a state is single-use)";
         let taken = store
             .take_approval(&nonce)
             .await
             .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-        if taken.is_none() {
-            self.lock().remove(&nonce);
-            return Err(used());
-        }
-        let suspended = self.lock().remove(&nonce).ok_or_else(|| {
-            refused(
-                "it was already used, or its call has ended (a state is single-use)".to_string(),
-            )
-        })?;
+        let suspended = self.lock().remove(&nonce);
+        let (Some(_), Some(suspended)) = (taken, suspended) else {
+            return Err(refused(used.to_string()));
+        };
         let Suspended {
             answer: to_call,
             result,
@@ -219,20 +194,7 @@ impl Resumes {
         let (next_tx, mut next_rx) = oneshot::channel();
         *lock(&slot) = Some(next_tx);
         let _ = to_call.send(crate::approval::approval_of(&answer));
-        // The retry's cancellation is now the call's.
-        let relay = cancel.clone();
-        let ended = CancellationToken::new();
-        let until = ended.clone();
-        tokio::spawn(async move {
-            // `until` first: once this retry has answered (its own token may be cancelled
-            // then), the relay stops without cancelling the call, which may be
-            // suspended again on its next question.
-            tokio::select! {
-                biased;
-                () = until.cancelled() => {}
-                () = relay.cancelled() => call_cancel.cancel(),
-            }
-        });
+        let ended = relay_cancellation(cancel.clone(), call_cancel);
         let out = tokio::select! {
             out = &mut result => out,
             asked = &mut next_rx => match asked {
@@ -256,6 +218,49 @@ impl Resumes {
             )
         })
     }
+
+    /// Open `state` for `binding` and read the answer in `responses`: the suspended
+    /// call's nonce and the answer, or why the state is refused.
+    fn open(
+        &self,
+        state: &str,
+        responses: Option<&InputResponses>,
+        binding: &[u8],
+    ) -> Result<(String, ElicitResult), String> {
+        let codec = self
+            .codec
+            .as_ref()
+            .ok_or_else(|| "this server seals no states".to_string())?;
+        let State { nonce } = codec.open_json_with(state, binding).map_err(|e| {
+            format!(
+                "{e} (a state is valid only for the session, tool and arguments of the call that received it, until it expires)"
+            )
+        })?;
+        let answer = responses
+            .and_then(|r| r.get(INPUT_KEY))
+            .ok_or_else(|| format!("inputResponses.{INPUT_KEY} is missing"))?;
+        let answer: ElicitResult = serde_json::from_value(answer.clone())
+            .map_err(|e| format!("inputResponses.{INPUT_KEY} is not an elicitation result: {e}"))?;
+        Ok((nonce, answer))
+    }
+}
+
+/// Make the retry's cancellation (`relay`) the suspended call's (`call`) until the
+/// returned token is cancelled (the retry has answered).
+fn relay_cancellation(relay: CancellationToken, call: CancellationToken) -> CancellationToken {
+    let ended = CancellationToken::new();
+    let until = ended.clone();
+    tokio::spawn(async move {
+        // `until` first: once this retry has answered (its own token may be cancelled
+        // then), the relay stops without cancelling the call, which may be suspended
+        // again on its next question.
+        tokio::select! {
+            biased;
+            () = until.cancelled() => {}
+            () = relay.cancelled() => call.cancel(),
+        }
+    });
+    ended
 }
 
 /// The first round's approval route: suspends the call and tells the request handler
@@ -276,6 +281,30 @@ pub(crate) struct Suspend {
 }
 
 impl Suspend {
+    /// The approval form of `request`'s call, as the input requests of an
+    /// `InputRequiredResult`.
+    fn form(&self, request: &ApprovalRequest<'_>) -> Result<InputRequests, ToolError> {
+        let name = request.call.name();
+        let arguments = request.call.arguments();
+        let card = match &self.scope {
+            Some(scope) => scope.present_call(name, arguments),
+            None => self.registry.present_call(name, arguments),
+        };
+        let message = approval_message(
+            name,
+            &summary(card, name, arguments),
+            request.via,
+            request.reason,
+        );
+        let form = approval_form(name, message)?;
+        let mut requests = InputRequests::new();
+        requests.insert(
+            INPUT_KEY.to_string(),
+            InputRequest::Elicitation(Request::new(form)),
+        );
+        Ok(requests)
+    }
+
     async fn ask(&self, request: ApprovalRequest<'_>) -> Result<Approval, ToolError> {
         let name = request.call.name();
         let Some(sender) = lock(&self.asked).take() else {
@@ -299,23 +328,7 @@ impl Suspend {
             .map_err(|e| {
                 ToolError::new(format!("approval state for tool {}: {e}", quoted(name)))
             })?;
-        let arguments = request.call.arguments();
-        let card = match &self.scope {
-            Some(scope) => scope.present_call(name, arguments),
-            None => self.registry.present_call(name, arguments),
-        };
-        let message = approval_message(
-            name,
-            &summary(card, name, arguments),
-            request.via,
-            request.reason,
-        );
-        let form = approval_form(name, message)?;
-        let mut requests = InputRequests::new();
-        requests.insert(
-            INPUT_KEY.to_string(),
-            InputRequest::Elicitation(Request::new(form)),
-        );
+        let requests = self.form(&request)?;
         let (answer_tx, answer_rx) = oneshot::channel();
         self.resumes.lock().insert(
             nonce.clone(),

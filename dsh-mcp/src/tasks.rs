@@ -71,6 +71,8 @@ pub(crate) struct SessionTasks {
 
 /// What only this instance holds of a running task.
 struct Local {
+    /// Its job.
+    job: JobId,
     /// Applies the call's progress reports to the record, in order.
     progress: mpsc::UnboundedSender<ProgressOp>,
 }
@@ -286,6 +288,18 @@ impl SessionTasks {
         }
     }
 
+    /// Wait until the job of the task `id`, if it runs here, has settled too (a few
+    /// seconds at most): what the task's call did after recording its end is done.
+    async fn settled_here(&self, id: &str) {
+        let job = lock(&self.running).get(id).map(|l| l.job.clone());
+        if let Some(job) = job {
+            let _ = self
+                .jobs
+                .wait(&job, Duration::from_secs(5), Some(self.owner))
+                .await;
+        }
+    }
+
     /// Wait until the task `id` of `owner` is terminal (or `until` ends first: `None`).
     pub(crate) async fn terminal(
         &self,
@@ -365,7 +379,13 @@ impl SessionTasks {
             progress: progress.clone(),
         };
         tokio::spawn(apply_progress(handle.clone(), reports));
-        lock(&self.running).insert(id.clone(), Local { progress });
+        lock(&self.running).insert(
+            id.clone(),
+            Local {
+                job: job.clone(),
+                progress,
+            },
+        );
         let wakes = match self.store.subscribe(&id).await {
             Ok(wakes) => wakes,
             Err(e) => {
@@ -476,7 +496,11 @@ async fn watch(
                 Some(Wake::Cancel { reason }) => {
                     let _ = jobs.kill(&job, Some(&reason), Some(owner));
                 }
-                Some(Wake::Changed(state)) if state.is_terminal() => break None,
+                Some(Wake::Changed(state)) if state.is_terminal() => {
+                    // Forgotten here once its job settled too.
+                    let _ = jobs.wait(&job, Duration::from_secs(5), Some(owner)).await;
+                    break None;
+                }
                 Some(_) => {}
                 None => {
                     // Terminal, deleted or expired: a call still running stops.
@@ -526,6 +550,8 @@ pub(crate) fn notify_when_settled(
 ) {
     tokio::spawn(async move {
         if let Ok(Some(record)) = tasks.terminal(&owner, &id, until.cancelled()).await {
+            // After the call's own last notifications (its job settles after them).
+            tasks.settled_here(&id).await;
             let _ = peer.send_notification(status_notification(&record)).await;
         }
     });

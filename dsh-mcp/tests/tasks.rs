@@ -1417,6 +1417,13 @@ async fn instances_sharing_a_store_and_keys_serve_each_others_tasks() {
         log.started.iter().any(|t| t == tag)
     })
     .await;
+    // Read where it runs first: that instance has applied its progress to the record
+    // then (another instance reads what the store has, which may lag behind).
+    alice_a
+        .peer()
+        .get_task(GetTaskParams::new(&id))
+        .await
+        .unwrap();
     let seen = alice_b
         .peer()
         .get_task(GetTaskParams::new(&id))

@@ -105,18 +105,7 @@ impl Handler {
             TaskLink::new(!resumable && stateless.is_none()),
         );
         let owner = session.owner(context);
-        let (id, ttl) = match stateless {
-            Some(ids) => {
-                let id = crate::tasks_stateless::random_id().ok_or_else(|| {
-                    McpError::internal_error(
-                        "no task id: the operating system's random source failed",
-                        None,
-                    )
-                })?;
-                (Some(id), Some(ids.ttl()))
-            }
-            None => (None, None),
-        };
+        let (id, ttl) = stateless_id(stateless)?;
         let start = crate::tasks::TaskStart {
             id,
             owner: owner.clone(),
@@ -124,32 +113,9 @@ impl Handler {
             ttl,
             spec: JobSpec::new(name, format!("tools/call {name}")),
         };
-        let output = tool.clone();
         let record = tasks
-            .start(start, move |job: JobContext, task: TaskHandle| async move {
-                let stop = job.stop_token().clone();
-                approval.attach_task(task.clone(), stop.clone());
-                let call = call.with_cancellation(stop);
-                let forward = forwarder.as_ref().map(ProgressForwarder::sender);
-                let reporter = ProgressReporter::new(move |p: Progress| {
-                    task.progress(p.progress, p.total, p.message.as_deref());
-                    if let Some(forward) = &forward {
-                        let _ = forward.send(Some(p));
-                    }
-                });
-                let handler: Arc<dyn ApprovalHandler> = approval.clone();
-                let result = dsh_runtime::with_progress(
-                    reporter,
-                    dsh_runtime::hooks::with_approval(handler, registry.execute(call)),
-                )
-                .await;
-                if let Some(forwarder) = forwarder {
-                    forwarder.finish().await;
-                }
-                (
-                    to_mcp_result(&result, output.as_deref()),
-                    result.text().to_string(),
-                )
+            .start(start, move |job: JobContext, task: TaskHandle| {
+                run_in_task(job, task, call, approval, forwarder, registry, tool)
             })
             .await?;
         if let (Some(ids), Some(reservation)) = (stateless, reservation) {
@@ -170,6 +136,59 @@ impl Handler {
             crate::task_wire::detailed(&record).task,
         )))
     }
+}
+
+/// The public id and time to live of a task of the stateless context (`ids`), or
+/// neither for a session's task (known by its job id, living as long as the session).
+fn stateless_id(
+    ids: Option<&Arc<crate::tasks_stateless::PublicIds>>,
+) -> Result<(Option<String>, Option<std::time::Duration>), McpError> {
+    let Some(ids) = ids else {
+        return Ok((None, None));
+    };
+    let id = crate::tasks_stateless::random_id().ok_or_else(|| {
+        McpError::internal_error(
+            "no task id: the operating system's random source failed",
+            None,
+        )
+    })?;
+    Ok((Some(id), Some(ids.ttl())))
+}
+
+/// A task's call, run as its job: approvals through the task, progress to the task's
+/// status message (and to the client, with `forwarder`); the result and its text.
+async fn run_in_task(
+    job: JobContext,
+    task: TaskHandle,
+    call: ToolCall,
+    approval: Arc<ClientApproval>,
+    forwarder: Option<ProgressForwarder>,
+    registry: dsh_runtime::Registry,
+    tool: Option<Arc<crate::definition::McpTool>>,
+) -> (rmcp::model::CallToolResult, String) {
+    let stop = job.stop_token().clone();
+    approval.attach_task(task.clone(), stop.clone());
+    let call = call.with_cancellation(stop);
+    let forward = forwarder.as_ref().map(ProgressForwarder::sender);
+    let reporter = ProgressReporter::new(move |p: Progress| {
+        task.progress(p.progress, p.total, p.message.as_deref());
+        if let Some(forward) = &forward {
+            let _ = forward.send(Some(p));
+        }
+    });
+    let handler: Arc<dyn ApprovalHandler> = approval.clone();
+    let result = dsh_runtime::with_progress(
+        reporter,
+        dsh_runtime::hooks::with_approval(handler, registry.execute(call)),
+    )
+    .await;
+    if let Some(forwarder) = forwarder {
+        forwarder.finish().await;
+    }
+    (
+        to_mcp_result(&result, tool.as_deref()),
+        result.text().to_string(),
+    )
 }
 
 impl Handler {
