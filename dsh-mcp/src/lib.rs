@@ -65,8 +65,8 @@
 //!   it carries axum, hyper and reqwest. Without it the crate serves and imports over
 //!   stdio and byte streams only.
 //! - `https`: TLS for importing from `https://` servers.
-//! - `testing`: [`testing`], an in-memory client/server pair for tests.
-//! - `store-conformance`: [`store::conformance`], the checks a [`store::Store`]
+//! - `testing`: `dsh_mcp::testing`, an in-memory client/server pair for tests.
+//! - `store-conformance`: `dsh_mcp::store::conformance`, the checks a [`store::Store`]
 //!   implementation must pass.
 //!
 //! # State: the store and the keys

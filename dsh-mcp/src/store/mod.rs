@@ -3,7 +3,7 @@
 //!
 //! The server holds only an `Arc<dyn Store>` ([`crate::McpServer::with_store`]); the
 //! default is [`MemoryStore`], in the process. A store shared by several server
-//! instances (Redis, say) implements the same trait, and [`conformance::run`] (feature
+//! instances (Redis, say) implements the same trait, and `conformance::run` (feature
 //! `store-conformance`) checks that it behaves as this crate expects.
 //!
 //! What only the process can hold (a task's running future, its job, a suspended
