@@ -24,6 +24,8 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use crate::util::lock;
+
 /// How long a stopping server waits for its connections to finish their responses
 /// (every session's streams end when the server stops) before it drops them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -88,10 +90,6 @@ impl Connections {
             None => false,
         }
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    crate::util::lock(mutex)
 }
 
 /// Counts a request in progress on its connection until its response body is done.

@@ -161,7 +161,7 @@ impl Drop for Session {
         let guard = self
             .guard
             .get_mut()
-            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .take();
         if let Some(guard) = guard {
             match tokio::runtime::Handle::try_current() {

@@ -22,6 +22,7 @@ use crate::store::{Owner, TaskModel};
 use crate::tasks::SessionTasks;
 use crate::tasks_core::{self, CoreRoute};
 use crate::tasks_listen::ListenTasks;
+use crate::util::lock;
 
 /// The rmcp handler for one connection (or one stateless HTTP request).
 pub(crate) struct Handler {
@@ -164,10 +165,7 @@ impl ServerHandler for Handler {
             // here on is what the stream reports changes against.
             let session = self.listen_session();
             let baseline = self.tool_list(Some(&session)).fingerprint.clone();
-            *self
-                .listen_baseline
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()) = Some(baseline);
+            *lock(&self.listen_baseline) = Some(baseline);
         }
         Some(SubscriptionFilter::builder().tools_list_changed().build())
     }
@@ -176,11 +174,7 @@ impl ServerHandler for Handler {
         // Revisions without `initialize` ask for list changes on a listen stream.
         if context.accepted().tools_list_changed == Some(true) {
             let session = self.listen_session();
-            let baseline = self
-                .listen_baseline
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .take();
+            let baseline = lock(&self.listen_baseline).take();
             let sink = context.sink().clone();
             let until = context.request_context().ct.clone();
             self.watch_list(session, baseline, until, move || {
