@@ -56,6 +56,26 @@ use crate::store::{Applied, Change, Owner, Store, StoreError, TaskModel, TaskRec
 use crate::task_wire::{internal_error, status_notification};
 use crate::util::{lock, now_ms};
 
+/// The least time between two status notifications of one task: a client that handles
+/// notifications concurrently (rmcp's does) then sees them in the order they were sent.
+const NOTIFICATION_SPACING: Duration = Duration::from_millis(20);
+
+/// When each task last had its state pushed to the client, by task id.
+type Pushed = Arc<Mutex<HashMap<String, std::time::Instant>>>;
+
+/// Wait until the last status notification of task `id` is [`NOTIFICATION_SPACING`]
+/// old, then count one more as sent now.
+async fn space_notification(pushed: &Pushed, id: &str) {
+    let last = lock(pushed).get(id).copied();
+    if let Some(last) = last {
+        let wait = NOTIFICATION_SPACING.saturating_sub(last.elapsed());
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
+    }
+    lock(pushed).insert(id.to_string(), std::time::Instant::now());
+}
+
 /// The tasks of one session (or of the stateless context): the store their records are
 /// in, the job owner they run as, and the instance's runtime map.
 pub(crate) struct SessionTasks {
@@ -67,6 +87,8 @@ pub(crate) struct SessionTasks {
     opened: Mutex<Option<OwnerGuard>>,
     /// The tasks running on this instance, by task id.
     running: Arc<Mutex<HashMap<String, Local>>>,
+    /// When each task last had its state pushed.
+    pushed: Pushed,
 }
 
 /// What only this instance holds of a running task.
@@ -101,6 +123,7 @@ pub(crate) struct TaskHandle {
     id: String,
     model: TaskModel,
     progress: mpsc::UnboundedSender<ProgressOp>,
+    pushed: Pushed,
 }
 
 impl TaskHandle {
@@ -138,6 +161,7 @@ impl TaskHandle {
     /// Send the task's state to `peer` in its model's format, if it is still known.
     pub(crate) async fn notify(&self, peer: &Peer<RoleServer>) {
         if let Ok(Some(record)) = self.store.task(&self.owner, &self.id).await {
+            space_notification(&self.pushed, &self.id).await;
             let _ = peer.send_notification(status_notification(&record)).await;
         }
     }
@@ -175,6 +199,7 @@ impl SessionTasks {
             owner,
             opened: Mutex::new(opened),
             running: Arc::default(),
+            pushed: Arc::default(),
         }
     }
 
@@ -377,6 +402,7 @@ impl SessionTasks {
             id: id.clone(),
             model,
             progress: progress.clone(),
+            pushed: self.pushed.clone(),
         };
         tokio::spawn(apply_progress(handle.clone(), reports));
         lock(&self.running).insert(
@@ -550,8 +576,11 @@ pub(crate) fn notify_when_settled(
 ) {
     tokio::spawn(async move {
         if let Ok(Some(record)) = tasks.terminal(&owner, &id, until.cancelled()).await {
-            // After the call's own last notifications (its job settles after them).
+            // After the call's own last notifications (its job settles after them),
+            // spaced from the last one (see `NOTIFICATION_SPACING`).
             tasks.settled_here(&id).await;
+            space_notification(&tasks.pushed, &id).await;
+            lock(&tasks.pushed).remove(&id);
             let _ = peer.send_notification(status_notification(&record)).await;
         }
     });
