@@ -23,10 +23,12 @@
 use std::sync::{Arc, OnceLock};
 
 use dsh_runtime::ParentCall;
+use dsh_runtime::ParentCall;
+use dsh_runtime::cards::CallView;
 use dsh_runtime::cards::CallView;
 use dsh_runtime::hooks::{Approval, ApprovalHandler, ApprovalRequest, HookFuture};
-use dsh_runtime::jobs::{JobId, JobRuntime, OwnerId};
 use dsh_runtime::{AgentScope, Registry, ToolError};
+use futures_util::StreamExt as _;
 use rmcp::model::{
     CancelledNotificationParam, ClientCapabilities, ClientResult, ElicitRequestParams,
     ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, MetaObject, Request,
@@ -36,7 +38,8 @@ use rmcp::service::PeerRequestOptions;
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
-use crate::tasks::TaskEntry;
+use crate::store::{Change, TaskModel, Wake};
+use crate::tasks::TaskHandle;
 
 /// The form's one field.
 pub(crate) const APPROVE_FIELD: &str = "approve";
@@ -57,42 +60,31 @@ pub(crate) struct ClientApproval {
 
 /// What the approval of a task's call needs of its task.
 pub(crate) struct TaskLink {
-    entry: Arc<TaskEntry>,
-    jobs: JobRuntime,
-    owner: OwnerId,
     /// Push the task's state when it starts and stops waiting (sessions with plain
     /// notifications).
     notify: bool,
-    /// The task's job: its id and stop token (known once the job started).
-    job: OnceLock<(JobId, CancellationToken)>,
+    /// The task and its job's stop token (known once the call started).
+    task: OnceLock<(TaskHandle, CancellationToken)>,
 }
 
 impl TaskLink {
-    /// The link of a task's call to `entry`, a task whose job runs as `owner` on `jobs`.
-    pub(crate) fn new(
-        entry: Arc<TaskEntry>,
-        jobs: JobRuntime,
-        owner: OwnerId,
-        notify: bool,
-    ) -> Self {
+    /// The link of a task's call to its task (`notify`: push its state to the client).
+    pub(crate) fn new(notify: bool) -> Self {
         TaskLink {
-            entry,
-            jobs,
-            owner,
             notify,
-            job: OnceLock::new(),
+            task: OnceLock::new(),
         }
     }
 
     /// The job's stop token, once known.
     fn stop(&self) -> Option<&CancellationToken> {
-        self.job.get().map(|(_, stop)| stop)
+        self.task.get().map(|(_, stop)| stop)
     }
 
     /// Tell the client the task's state (when this session gets plain notifications).
     async fn notify(&self, peer: &Peer<RoleServer>) {
-        if let (true, Some((id, _))) = (self.notify, self.job.get()) {
-            crate::tasks::notify_status(peer, &self.jobs, self.owner, id, &self.entry).await;
+        if let (true, Some((task, _))) = (self.notify, self.task.get()) {
+            task.notify(peer).await;
         }
     }
 }
@@ -143,11 +135,11 @@ impl ClientApproval {
         })
     }
 
-    /// The job the task's call runs in has started, as `id` with `stop` as its stop
-    /// token (a route without a task ignores this).
-    pub(crate) fn attach_job(&self, id: JobId, stop: CancellationToken) {
-        if let Some(task) = &self.task {
-            let _ = task.job.set((id, stop));
+    /// The task's call has started, with `stop` as its job's stop token (a route
+    /// without a task ignores this).
+    pub(crate) fn attach_task(&self, task: TaskHandle, stop: CancellationToken) {
+        if let Some(link) = &self.task {
+            let _ = link.task.set((task, stop));
         }
     }
 
@@ -164,29 +156,34 @@ impl ClientApproval {
         );
         let mut params = approval_form(name, message)?;
         let cancel = request.call.cancellation();
-        if let Some(task) = self.task.as_ref().filter(|t| !t.entry.core) {
-            return Ok(self.ask_in_task(task, params, cancel).await);
-        }
-        if let Some((id, _)) = self.task.as_ref().and_then(|t| t.job.get()) {
-            set_related_task(&mut params, id.as_str());
-        }
-        // A 2025-11-25 task is `input_required` while the request is out.
-        let outstanding = match &self.task {
-            Some(task) => {
-                let key = task
-                    .entry
-                    .asked_elsewhere(InputRequest::Elicitation(Request::new(params.clone())));
-                task.notify(&self.peer).await;
-                Some((task, key))
-            }
-            None => None,
+        let Some((link, (task, _))) = self
+            .task
+            .as_ref()
+            .and_then(|link| Some((link, link.task.get()?)))
+        else {
+            return self.ask_client(name, params, cancel).await;
         };
+        if task.model() == TaskModel::Extension {
+            return Ok(self.ask_in_task(link, task, params, cancel).await);
+        }
+        // A 2025-11-25 task: the request goes to the client, related to the task, and
+        // the task is `input_required` while it is out.
+        set_related_task(&mut params, task.id());
+        let asked = task
+            .change(Change::Ask {
+                request: input_request(&params),
+                in_band: false,
+            })
+            .await
+            .ok()
+            .and_then(|applied| applied.key);
+        link.notify(&self.peer).await;
         let answer = self.ask_client(name, params, cancel).await;
-        if let Some((task, key)) = outstanding {
-            task.entry.withdraw(&key);
+        if let Some(key) = asked {
+            let _ = task.change(Change::Withdraw { key }).await;
             if matches!(answer, Ok(Approval::AllowedOnce | Approval::Rejected)) {
                 // Answered: the task works again (a cancelled one ends, and says so).
-                task.notify(&self.peer).await;
+                link.notify(&self.peer).await;
             }
         }
         answer
@@ -195,22 +192,43 @@ impl ClientApproval {
     /// Ask with an input request of the task, answered by `tasks/update`.
     async fn ask_in_task(
         &self,
-        task: &TaskLink,
+        link: &TaskLink,
+        task: &TaskHandle,
         params: ElicitRequestParams,
         cancel: &CancellationToken,
     ) -> Approval {
-        let (key, answer) = task
-            .entry
-            .ask(InputRequest::Elicitation(Request::new(params)));
-        task.notify(&self.peer).await;
-        let answer = tokio::select! {
-            answer = answer => answer.ok(),
-            () = ended(cancel, task.stop()) => None,
+        // Subscribed before asking: the answer cannot pass unseen.
+        let Ok(mut wakes) = task.subscribe().await else {
+            return Approval::Cancelled;
         };
-        task.entry.withdraw(&key);
+        let asked = task
+            .change(Change::Ask {
+                request: input_request(&params),
+                in_band: true,
+            })
+            .await;
+        let Some(key) = asked.ok().and_then(|applied| applied.key) else {
+            return Approval::Cancelled;
+        };
+        link.notify(&self.peer).await;
+        let answered = async {
+            while let Some(wake) = wakes.next().await {
+                if let Wake::Answered { key: k, answer } = wake
+                    && k == key
+                {
+                    return serde_json::from_value::<ElicitResult>(answer).ok();
+                }
+            }
+            None
+        };
+        let answer = tokio::select! {
+            answer = answered => answer,
+            () = ended(cancel, link.stop()) => None,
+        };
+        let _ = task.change(Change::Withdraw { key }).await;
         if answer.is_some() {
             // Answered: the task works again (a cancelled one ends, and says so).
-            task.notify(&self.peer).await;
+            link.notify(&self.peer).await;
         }
         match answer {
             Some(answer) => approval_of(&answer),
@@ -299,6 +317,12 @@ pub(crate) fn approval_form(name: &str, message: String) -> Result<ElicitRequest
     })
 }
 
+/// The input request of an approval form, as a task record keeps it.
+fn input_request(params: &ElicitRequestParams) -> serde_json::Value {
+    serde_json::to_value(InputRequest::Elicitation(Request::new(params.clone())))
+        .unwrap_or(serde_json::Value::Null)
+}
+
 /// Relate an elicitation request to the task it is made for (2025-11-25:
 /// `_meta["io.modelcontextprotocol/related-task"] = {"taskId": …}`).
 fn set_related_task(params: &mut ElicitRequestParams, task_id: &str) {
@@ -310,7 +334,7 @@ fn set_related_task(params: &mut ElicitRequestParams, task_id: &str) {
     };
     let meta = meta.get_or_insert_with(|| RequestMetaObject(MetaObject::default()));
     meta.0.0.insert(
-        crate::tasks_core::RELATED_TASK.to_string(),
+        crate::task_wire::RELATED_TASK.to_string(),
         serde_json::json!({ "taskId": task_id }),
     );
 }

@@ -71,8 +71,14 @@ pub struct HttpOptions {
     /// How long a client has to send a request's body once its headers arrived
     /// (default 30 s); then it is answered `408`.
     pub body_read_timeout: Duration,
-    /// The most connections served at once (default 512); a connection beyond them is
-    /// answered `503` and closed at once.
+    /// The most connections served at once (default 512; keep it below the process's
+    /// descriptor limit). At the cap, a new connection takes the place of the one
+    /// *waiting* longest (still sending its request head, or idle between requests),
+    /// which is closed; connections with a request in progress (a call, an open event
+    /// stream) are never closed for it. When every connection is in a request, the new
+    /// one is answered `503` and closed at once. So connections stalled in their
+    /// headers, however many, cannot lock out other clients. When the process runs out
+    /// of descriptors, the connection waiting longest is closed the same way.
     pub max_connections: usize,
 }
 
@@ -301,6 +307,7 @@ pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<
     let mut router = crate::layer::read_messages_first(
         axum::Router::new().nest_service(&options.path, service),
         core_tasks,
+        max_body,
     )
     .layer(axum::middleware::from_fn_with_state(
         BodyLimits {

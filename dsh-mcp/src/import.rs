@@ -488,12 +488,13 @@ pub async fn connect_command(command_line: &str) -> Result<McpClient, ConnectErr
         .map_err(|e| ConnectError::Handshake(Box::new(e)))
 }
 
-/// Connect to a Streamable HTTP server at `url`, sending `Authorization: Bearer <token>`
+/// Connect to a Streamable HTTP server at `url` (feature `http`), sending `Authorization: Bearer <token>`
 /// when a token is given. `https://` URLs need this crate's `https` feature.
 ///
 /// # Errors
 ///
 /// See [`ConnectError`].
+#[cfg(feature = "http")]
 pub async fn connect_http(
     url: &str,
     bearer_token: Option<&str>,

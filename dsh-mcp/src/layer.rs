@@ -18,13 +18,12 @@ use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt as _;
-use rmcp::model::{ClientJsonRpcMessage, RequestId, ServerJsonRpcMessage};
+use rmcp::model::{RequestId, ServerJsonRpcMessage};
+use serde_json::Value;
 
-use crate::raw::{Prepared, Refused, prepare};
-use crate::transport::{InFlight, cancelled_id, id_in_use};
-
-/// The largest body read, as rmcp's own limit: 4 MiB.
-const MAX_BODY: usize = 4 * 1024 * 1024;
+use crate::inbound::{Ids, Inbound, Refusal};
+use crate::tasks_listen::ListenTasks;
+use crate::util::InFlight;
 
 type Key = (Arc<str>, RequestId);
 
@@ -34,20 +33,32 @@ type Key = (Arc<str>, RequestId);
 struct LayerState {
     table: Arc<InFlight<Key>>,
     core_tasks: bool,
+    /// The largest body read: rmcp's own limit (`max_request_body_bytes`), which the
+    /// server's body reader enforces before this layer.
+    max_body: usize,
 }
 
 /// Put the layer in front of `router`'s routes (the MCP endpoint); `core_tasks`: serve
-/// the 2025-11-25 task model.
-pub(crate) fn read_messages_first(router: axum::Router, core_tasks: bool) -> axum::Router {
+/// the 2025-11-25 task model; `max_body`: the largest body read.
+pub(crate) fn read_messages_first(
+    router: axum::Router,
+    core_tasks: bool,
+    max_body: usize,
+) -> axum::Router {
     let state = LayerState {
         table: InFlight::new(),
         core_tasks,
+        max_body,
     };
     router.layer(axum::middleware::from_fn_with_state(state, read_messages))
 }
 
 async fn read_messages(
-    State(LayerState { table, core_tasks }): State<LayerState>,
+    State(LayerState {
+        table,
+        core_tasks,
+        max_body,
+    }): State<LayerState>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -61,40 +72,20 @@ async fn read_messages(
                 .is_some_and(|e| e.trim().eq_ignore_ascii_case("application/json"))
         });
     if request.method() != Method::POST || !is_json {
-        return next.run(request).await;
+        // A GET stream carries requests of the server too.
+        let response = next.run(request).await;
+        return rewrite_response(response, vec![progress_tokens()]).await;
     }
     let (mut parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, MAX_BODY).await {
+    let bytes = match axum::body::to_bytes(body, max_body).await {
         Ok(bytes) => bytes,
         Err(e) => {
             return (
                 StatusCode::PAYLOAD_TOO_LARGE,
-                format!("cannot read the request body (at most {MAX_BODY} bytes): {e}"),
+                format!("cannot read the request body (at most {max_body} bytes): {e}"),
             )
                 .into_response();
         }
-    };
-    let mut prepared = match prepare(&bytes) {
-        Ok(prepared) => prepared,
-        Err(Refused::Answer(error)) => return json_rpc(StatusCode::BAD_REQUEST, &error),
-        Err(Refused::Drop(why)) => {
-            let error = ServerJsonRpcMessage::error(
-                rmcp::model::ErrorData::invalid_request(why, None),
-                None,
-            );
-            return json_rpc(StatusCode::BAD_REQUEST, &error);
-        }
-    };
-    let listen = match crate::tasks_listen::read(&prepared) {
-        Ok(listen) => listen,
-        Err(error) => return json_rpc(StatusCode::OK, &error),
-    };
-    let listen = match (listen, &prepared.message) {
-        (Some(listen), ClientJsonRpcMessage::Request(request)) => {
-            parts.extensions.insert(listen.clone());
-            Some((request.id.clone(), listen))
-        }
-        _ => None,
     };
     let session: Option<Arc<str>> = parts
         .headers
@@ -103,62 +94,57 @@ async fn read_messages(
         .map(Arc::from);
     // A session on 2025-11-25 (each request names its revision): the revision's task
     // requests are rerouted. Stateless requests get no tasks.
-    let core_session = core_tasks
+    let reroute = core_tasks
         && session.is_some()
         && parts
             .headers
             .get("mcp-protocol-version")
             .and_then(|v| v.to_str().ok())
             == Some(crate::tasks_core::VERSION);
-    if core_session && crate::tasks_core::reroute(&mut prepared) {
-        parts.extensions.insert(crate::tasks_core::CoreRoute);
-    }
-    let initialize = core_tasks
-        && matches!(
-            &prepared.message,
-            ClientJsonRpcMessage::Request(r)
-                if matches!(r.request, rmcp::model::ClientRequest::InitializeRequest(_))
-        );
-    let Prepared {
+    // Ids in flight are a session's: requests without one are each on their own.
+    let key = |id: &RequestId| (session.clone().unwrap_or_else(|| Arc::from("")), id.clone());
+    let ids = session.as_ref().map(|_| Ids {
+        table: &table,
+        key: &key,
+    });
+    let Inbound {
         text,
-        message,
-        arguments,
-    } = prepared;
-    let mut key = None;
-    if let Some(session) = &session {
-        if let Some(id) = cancelled_id(&message) {
-            // No response is sent for a cancelled request.
-            table.answered(&(session.clone(), id));
+        attached,
+        initialize,
+        listen,
+        may_ask,
+        key,
+        ..
+    } = match crate::inbound::read(&bytes, reroute, ids) {
+        Ok(inbound) => inbound,
+        Err(Refusal::Unreadable(error)) => return json_rpc(StatusCode::BAD_REQUEST, &error),
+        Err(Refusal::Refused(error)) => return json_rpc(StatusCode::OK, &error),
+        Err(Refusal::Dropped(why)) => {
+            let error = ServerJsonRpcMessage::error(
+                rmcp::model::ErrorData::invalid_request(why, None),
+                None,
+            );
+            return json_rpc(StatusCode::BAD_REQUEST, &error);
         }
-        if let ClientJsonRpcMessage::Request(request) = &message {
-            let k = (session.clone(), request.id.clone());
-            match table.begin(k.clone()) {
-                Some(token) => {
-                    parts.extensions.insert(token);
-                    key = Some(k);
-                }
-                None => {
-                    let error = ServerJsonRpcMessage::error(
-                        id_in_use(&request.id),
-                        Some(request.id.clone()),
-                    );
-                    return json_rpc(StatusCode::OK, &error);
-                }
-            }
-        }
-    }
-    if let Some(arguments) = arguments {
-        parts.extensions.insert(arguments);
-    }
+    };
+    let initialize = core_tasks && initialize.is_some();
+    attached.attach(&mut parts.extensions);
     parts
         .headers
         .insert(header::CONTENT_LENGTH, text.len().into());
-    let mut response = next.run(Request::from_parts(parts, Body::from(text))).await;
+    let mut rewrites = Vec::new();
     if initialize {
-        response = patch_initialize(response).await;
+        rewrites.push(initialize_capabilities());
     }
     if let Some((id, listen)) = listen {
-        response = patch_listen_stream(response, id, listen);
+        rewrites.push(listen_acknowledgment(id, listen));
+    }
+    if may_ask {
+        rewrites.push(progress_tokens());
+    }
+    let mut response = next.run(Request::from_parts(parts, Body::from(text))).await;
+    if !rewrites.is_empty() {
+        response = rewrite_response(response, rewrites).await;
     }
     let Some(key) = key else {
         return response;
@@ -174,134 +160,126 @@ async fn read_messages(
     Response::from_parts(parts, Body::from_stream(stream))
 }
 
-/// The answer to `initialize` with the 2025-11-25 task capability, when it negotiated
-/// that revision: a JSON body, or the `data` lines of an event stream (which ends after
-/// the answer).
-async fn patch_initialize(response: Response) -> Response {
-    let (mut parts, body) = response.into_parts();
-    let bytes = match axum::body::to_bytes(body, MAX_BODY).await {
-        Ok(bytes) => bytes,
-        Err(e) => {
-            return (
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("cannot read the initialize answer: {e}"),
-            )
-                .into_response();
-        }
-    };
-    let patch = |text: &str| -> Option<String> {
-        let mut value: serde_json::Value = serde_json::from_str(text).ok()?;
-        crate::tasks_core::patch_initialize(&mut value).then(|| value.to_string())
-    };
-    let text = String::from_utf8_lossy(&bytes);
-    let out = if text.trim_start().starts_with('{') {
-        patch(&text).unwrap_or_else(|| text.to_string())
-    } else {
-        let mut out = String::with_capacity(text.len() + 96);
-        for line in text.split_inclusive('\n') {
-            let (content, end) = match line.strip_suffix('\n') {
-                Some(c) => (c, "\n"),
-                None => (line, ""),
-            };
-            let (content, cr) = match content.strip_suffix('\r') {
-                Some(c) => (c, "\r"),
-                None => (content, ""),
-            };
-            match content
-                .strip_prefix("data:")
-                .and_then(|data| patch(data.trim_start()))
-            {
-                Some(patched) => {
-                    out.push_str("data: ");
-                    out.push_str(&patched);
-                }
-                None => out.push_str(content),
-            }
-            out.push_str(cr);
-            out.push_str(end);
-        }
-        out
-    };
-    parts.headers.remove(header::CONTENT_LENGTH);
-    Response::from_parts(parts, Body::from(out))
+/// One rewrite of a response's messages (see [`crate::outbound`]): a cheap test of a
+/// message's text, the rewrite, and whether it is done after its first change.
+struct Rewrite {
+    may_apply: fn(&[u8]) -> bool,
+    apply: Box<dyn FnMut(&mut Value) -> bool + Send>,
+    once: bool,
 }
 
-/// A listen request's event stream with the `taskIds` it follows added to its
-/// acknowledgment (see [`crate::tasks_listen`]): lines pass through as they arrive, each
-/// `data` line read until the acknowledgment went by.
-fn patch_listen_stream(
-    response: Response,
-    id: RequestId,
-    listen: crate::tasks_listen::ListenTasks,
-) -> Response {
-    let is_stream = response
+fn any(_: &[u8]) -> bool {
+    true
+}
+
+/// Remove the progress token rmcp gives each request the server sends (see
+/// [`crate::outbound::drop_request_progress_token`]).
+fn progress_tokens() -> Rewrite {
+    Rewrite {
+        may_apply: crate::outbound::may_carry_progress_token,
+        apply: Box::new(crate::outbound::drop_request_progress_token),
+        once: false,
+    }
+}
+
+/// `capabilities.tasks` in the answer to `initialize`, when it negotiated 2025-11-25.
+fn initialize_capabilities() -> Rewrite {
+    Rewrite {
+        may_apply: any,
+        apply: Box::new(crate::tasks_core::patch_initialize),
+        once: true,
+    }
+}
+
+/// The `taskIds` a listen request follows, in its acknowledgment.
+fn listen_acknowledgment(id: RequestId, listen: ListenTasks) -> Rewrite {
+    Rewrite {
+        may_apply: any,
+        apply: Box::new(move |value| {
+            crate::tasks_listen::patch_acknowledgment(value, &id, &listen.0)
+        }),
+        once: true,
+    }
+}
+
+/// Apply `rewrites` to each message of a response as it passes: each `data:` line of an
+/// event stream (lines pass through as they arrive; once every rewrite is done, the rest
+/// unread), or a JSON body.
+async fn rewrite_response(response: Response, mut rewrites: Vec<Rewrite>) -> Response {
+    let content_type = response
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
-    if !is_stream {
-        return response;
-    }
+        .unwrap_or_default()
+        .to_string();
     let (mut parts, body) = response.into_parts();
+    if content_type.starts_with("application/json") {
+        // The server's own answer: no limit.
+        let bytes = match axum::body::to_bytes(body, usize::MAX).await {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                return (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    format!("cannot read the answer: {e}"),
+                )
+                    .into_response();
+            }
+        };
+        let patched = apply(&mut rewrites, &bytes, crate::outbound::rewrite_json);
+        parts.headers.remove(header::CONTENT_LENGTH);
+        let body = patched.map_or_else(|| Body::from(bytes), Body::from);
+        return Response::from_parts(parts, body);
+    }
+    if !content_type.starts_with("text/event-stream") {
+        return Response::from_parts(parts, body);
+    }
     parts.headers.remove(header::CONTENT_LENGTH);
-    let mut pending: Vec<u8> = Vec::new();
-    let mut done = false;
-    let patch_line = move |line: &[u8], out: &mut Vec<u8>| {
-        let text = String::from_utf8_lossy(line);
-        let (content, end) = match text.strip_suffix('\n') {
-            Some(c) => (c, "\n"),
-            None => (&*text, ""),
-        };
-        let (content, cr) = match content.strip_suffix('\r') {
-            Some(c) => (c, "\r"),
-            None => (content, ""),
-        };
-        let patched = content.strip_prefix("data:").and_then(|data| {
-            let mut value: serde_json::Value = serde_json::from_str(data.trim_start()).ok()?;
-            crate::tasks_listen::patch_acknowledgment(&mut value, &id, &listen.0)
-                .then(|| value.to_string())
-        });
-        match patched {
-            Some(patched) => {
-                out.extend_from_slice(b"data: ");
-                out.extend_from_slice(patched.as_bytes());
-                out.extend_from_slice(cr.as_bytes());
-                out.extend_from_slice(end.as_bytes());
-                true
-            }
-            None => {
-                out.extend_from_slice(line);
-                false
-            }
-        }
-    };
+    let mut lines = crate::outbound::LineBuffer::default();
     let stream = body.into_data_stream().map(move |chunk| {
         let chunk = chunk?;
-        if done {
+        if rewrites.is_empty() {
             return Ok::<_, axum::Error>(chunk);
         }
-        pending.extend_from_slice(&chunk);
-        let mut out = Vec::with_capacity(pending.len() + 32);
-        let mut start = 0;
-        while let Some(i) = pending[start..].iter().position(|&b| b == b'\n') {
-            let line = &pending[start..start + i + 1];
-            if done {
+        let out = lines.push(&chunk, |line, out| {
+            if rewrites.is_empty() {
                 out.extend_from_slice(line);
-            } else {
-                done = patch_line(line, &mut out);
+                return;
             }
-            start += i + 1;
-        }
-        // A line still without its end is kept for the next chunk (one the stream ends
-        // on is an unfinished event, which event-stream readers discard anyway).
-        pending.drain(..start);
-        if done {
-            // The rest passes through unread.
-            out.append(&mut pending);
-        }
+            match apply(&mut rewrites, line, crate::outbound::rewrite_line) {
+                Some(patched) => out.extend_from_slice(&patched),
+                None => out.extend_from_slice(line),
+            }
+        });
         Ok(axum::body::Bytes::from(out))
     });
     Response::from_parts(parts, Body::from_stream(stream))
+}
+
+/// Apply the rewrites whose test passes to `text` with `with` (a message or a line),
+/// forgetting those done.
+fn apply(
+    rewrites: &mut Vec<Rewrite>,
+    text: &[u8],
+    with: fn(&[u8], &mut [crate::outbound::Rewrite<'_>]) -> Option<Vec<u8>>,
+) -> Option<Vec<u8>> {
+    let mut out: Option<Vec<u8>> = None;
+    let mut finished = Vec::new();
+    for (i, rewrite) in rewrites.iter_mut().enumerate() {
+        let current = out.as_deref().unwrap_or(text);
+        if !(rewrite.may_apply)(current) {
+            continue;
+        }
+        if let Some(patched) = with(current, &mut [&mut *rewrite.apply]) {
+            out = Some(patched);
+            if rewrite.once {
+                finished.push(i);
+            }
+        }
+    }
+    for i in finished.into_iter().rev() {
+        rewrites.remove(i);
+    }
+    out
 }
 
 /// Marks its key answered when dropped.

@@ -1,16 +1,89 @@
 //! # dsh-mcp
 //!
 //! The Model Context Protocol for a [`dsh_runtime::Registry`], built on rmcp (the
-//! official Rust SDK): serve a registry's tools to MCP clients (desktop assistants, IDEs,
-//! other agent harnesses), and bring an MCP server's tools into a registry.
+//! official Rust SDK). What you do with it:
 //!
-//! # Serving
+//! - **Serve a registry's tools** to MCP clients (desktop assistants, IDEs, other agent
+//!   harnesses): [`serve_stdio`] for a server a client starts as a process, or
+//!   [`serve_http`] (feature `http`) for Streamable HTTP; [`McpServer`] configures the
+//!   name, instructions, per-session tools ([`McpServer::on_session`]) and more.
+//! - **Import an MCP server's tools** into a registry: [`connect_command`] (or
+//!   [`connect_http`]) and [`import()`].
+//! - **Run several instances** behind a load balancer: give them one
+//!   [`store::Store`] ([`McpServer::with_store`]) and one keyring ([`StateKeys`],
+//!   [`McpServer::with_state_keys`]).
 //!
-//! [`serve_stdio`] serves on the process's standard input and output until the client
-//! disconnects; [`serve_http`] serves over Streamable HTTP (loopback by default, an
-//! optional bearer token, stateless for clients that allow it). Both go through
-//! [`McpServer`], which also configures the server's name, instructions and the
-//! per-session setup.
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use dsh_runtime::Registry;
+//!
+//! let registry = Registry::new();
+//! // ... register tools ...
+//! dsh_mcp::serve_stdio(registry).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Over HTTP (loopback by default; see [`HttpOptions`] for tokens, hosts and limits):
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! # #[cfg(feature = "http")] {
+//! use dsh_mcp::{HttpOptions, McpServer};
+//!
+//! let server = McpServer::new(dsh_runtime::Registry::new());
+//! let http = dsh_mcp::serve_http(&server, HttpOptions::default()).await?;
+//! println!("serving at {}", http.url());
+//! http.wait().await?;
+//! # }
+//! # Ok(()) }
+//! ```
+//!
+//! Importing (see the [`import`](mod@import) module for the details):
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use dsh_runtime::Registry;
+//!
+//! let client = dsh_mcp::connect_command("npx -y @modelcontextprotocol/server-everything").await?;
+//! let imported = dsh_mcp::import(client.peer()).await?;
+//! for rejected in &imported.rejected {
+//!     eprintln!("{rejected}");
+//! }
+//! let registry = Registry::new();
+//! let _registrations = imported
+//!     .tools
+//!     .into_iter()
+//!     .map(|tool| registry.register_dyn(tool))
+//!     .collect::<Result<Vec<_>, _>>()?;
+//! // Keep `client` alive while the tools are registered.
+//! # Ok(()) }
+//! ```
+//!
+//! # Features
+//!
+//! - `http`: Streamable HTTP, serving ([`serve_http`]) and importing ([`connect_http`]);
+//!   it carries axum, hyper and reqwest. Without it the crate serves and imports over
+//!   stdio and byte streams only.
+//! - `https`: TLS for importing from `https://` servers.
+//! - (the in-memory client/server pair for tests is `dsh_testing::mcp`, feature `mcp` of
+//!   `dsh-testing`.)
+//! - `store-conformance`: `dsh_mcp::store::conformance`, the checks a [`store::Store`]
+//!   implementation must pass.
+//!
+//! # State: the store and the keys
+//!
+//! Tasks and single-use approval states live behind one trait, [`store::Store`] (in
+//! memory by default, [`store::MemoryStore`]); what only a process can hold (a task's
+//! running call and job, a call suspended on its approval) stays in the instance. The
+//! `requestState` of protocol 2026-07-28 is sealed with a keyring ([`StateKeys`]: the
+//! first key seals, any opens; one random key per process by default). Instances that
+//! share a store and keys answer each other's `tasks/get`, `tasks/update` and
+//! `tasks/cancel` (a cancellation reaches the call where it runs) and recognise the same
+//! stateless client. See [`store`] for the trait and its contract.
+//!
+//! # Protocol details
+//!
+//! How each part of the protocol is served, for those who need to know:
 //!
 //! - `tools/list` publishes the tools visible to the session, each mapped by
 //!   [`definition::mcp_tool`], which is the tool's entry in `dsh_runtime`'s MCP export
@@ -66,8 +139,8 @@
 //!   `initialize` (stateless HTTP). On protocol 2026-07-28, which has no
 //!   server-to-client requests, the call is suspended and the request answered with an
 //!   `InputRequiredResult` (the same form as an input request, and a `requestState`
-//!   sealed with a per-server random key, bound to the session, the tool and the
-//!   arguments' text, single-use, valid for [`McpServer::with_approval_ttl`]); the
+//!   sealed with the server's keyring ([`StateKeys`]), bound to the session, the tool
+//!   and the arguments' text, single-use, valid for [`McpServer::with_approval_ttl`]); the
 //!   client's retry with the state and its answer resumes the call where it stopped
 //!   (policy does not run again) and gets its result. A state that was altered, is
 //!   another session's, tool's or arguments', has expired or was already used is
@@ -111,63 +184,41 @@
 //!   `tasks/cancel`, `notifications/tasks/status`; there a `required` tool called
 //!   without `params.task`, or a `forbidden` one with it, is `-32601`.
 //!
-//! ```no_run
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use dsh_runtime::Registry;
-//!
-//! let registry = Registry::new();
-//! // ... register tools ...
-//! dsh_mcp::serve_stdio(registry).await?;
-//! # Ok(()) }
-//! ```
-//!
-//! # Importing
-//!
-//! [`import()`] lists a connected server's tools and returns them as raw tools whose calls
-//! are forwarded to the server (see the [`import`](mod@import) module for the details):
-//!
-//! ```no_run
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use dsh_runtime::Registry;
-//!
-//! let client = dsh_mcp::connect_command("npx -y @modelcontextprotocol/server-everything").await?;
-//! let imported = dsh_mcp::import(client.peer()).await?;
-//! for rejected in &imported.rejected {
-//!     eprintln!("{rejected}");
-//! }
-//! let registry = Registry::new();
-//! let _registrations = imported
-//!     .tools
-//!     .into_iter()
-//!     .map(|tool| registry.register_dyn(tool))
-//!     .collect::<Result<Vec<_>, _>>()?;
-//! // Keep `client` alive while the tools are registered.
-//! # Ok(()) }
-//! ```
-//!
 //! [`ToolContext::report_progress`]: dsh_runtime::ToolContext::report_progress
 //! [`ToolDefinition::task_support`]: dsh_runtime::ToolDefinition::task_support
 #![deny(missing_docs)]
 
 mod approval;
 pub mod definition;
+#[cfg(feature = "http")]
 mod http;
 pub mod import;
+mod inbound;
+mod keys;
+#[cfg(feature = "http")]
 mod layer;
+mod outbound;
 mod raw;
 mod resume;
 mod server;
+pub mod store;
+mod task_wire;
 mod tasks;
 mod tasks_core;
 mod tasks_listen;
 mod tasks_stateless;
 mod transport;
+mod util;
 
+#[cfg(feature = "http")]
 pub use http::{HttpOptions, HttpServer, serve_http};
+#[cfg(feature = "http")]
+pub use import::connect_http;
 pub use import::{
-    ConnectError, ImportOptions, Imported, McpClient, Rejected, connect_command, connect_http,
-    import, import_tools, import_tools_with, import_with,
+    ConnectError, ImportOptions, Imported, McpClient, Rejected, connect_command, import,
+    import_tools, import_tools_with, import_with,
 };
+pub use keys::{MIN_KEY_BYTES, STATE_KEYS_ENV, StateKeyError, StateKeys};
 pub use server::{McpServer, SessionGuard};
 pub use tasks_stateless::StatelessTaskLimits;
 

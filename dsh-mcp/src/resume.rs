@@ -37,6 +37,9 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::{approval_form, approval_message, quoted, summary};
+use crate::keys::StateKeys;
+use crate::store::{ApprovalRecord, Owner, Store};
+use crate::util::{lock, now_ms, random_hex};
 
 /// The key of the approval form among an `InputRequiredResult`'s input requests.
 pub(crate) const INPUT_KEY: &str = "approval";
@@ -107,24 +110,21 @@ pub(crate) fn binding(
     .into_bytes()
 }
 
-/// `bytes` bytes from the operating system's random source, in hexadecimal.
-pub(crate) fn random_hex(bytes: usize) -> Option<String> {
-    let mut buf = vec![0u8; bytes];
-    getrandom::fill(&mut buf).ok()?;
-    Some(buf.iter().map(|b| format!("{b:02x}")).collect())
-}
-
 impl Resumes {
-    pub(crate) fn new(ttl: Duration) -> Resumes {
-        let mut key = vec![0u8; RequestStateCodec::MIN_KEY_LENGTH];
-        let codec = getrandom::fill(&mut key)
-            .map_err(|e| e.to_string())
-            .and_then(|()| RequestStateCodec::try_new(key).map_err(|e| e.to_string()));
-        let codec = match codec {
-            Ok(codec) => Some(codec),
-            Err(e) => {
+    /// Suspended calls waiting `ttl` at most, their states sealed with `keys` (`None`:
+    /// no key could be drawn, and calls cannot ask).
+    pub(crate) fn new(ttl: Duration, keys: Option<&StateKeys>) -> Resumes {
+        let codec = match keys.map(StateKeys::codec) {
+            Some(Ok(codec)) => Some(codec),
+            Some(Err(e)) => {
                 tracing::warn!(
                     "dsh-mcp: no key for approval states ({e}): calls on protocol 2026-07-28 cannot ask"
+                );
+                None
+            }
+            None => {
+                tracing::warn!(
+                    "dsh-mcp: no key for approval states: calls on protocol 2026-07-28 cannot ask"
                 );
                 None
             }
@@ -136,8 +136,13 @@ impl Resumes {
         }
     }
 
+    /// How long a suspended call waits.
+    pub(crate) fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Suspended>> {
-        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.pending)
     }
 
     /// Hand the suspended call `nonce`'s result over to its future retry.
@@ -152,6 +157,7 @@ impl Resumes {
     /// refused.
     pub(crate) async fn resume(
         &self,
+        store: &dyn Store,
         state: &str,
         responses: Option<&InputResponses>,
         binding: &[u8],
@@ -164,28 +170,17 @@ impl Resumes {
                 None,
             )
         };
-        let codec = self
-            .codec
-            .as_ref()
-            .ok_or_else(|| refused("this server seals no states".to_string()))?;
-        let State { nonce } = codec.open_json_with(state, binding).map_err(|e| {
-            refused(format!(
-                "{e} (a state is valid only for the session, tool and arguments of the call that received it, until it expires)"
-            ))
-        })?;
-        let answer = responses
-            .and_then(|r| r.get(INPUT_KEY))
-            .ok_or_else(|| refused(format!("inputResponses.{INPUT_KEY} is missing")))?;
-        let answer: ElicitResult = serde_json::from_value(answer.clone()).map_err(|e| {
-            refused(format!(
-                "inputResponses.{INPUT_KEY} is not an elicitation result: {e}"
-            ))
-        })?;
-        let suspended = self.lock().remove(&nonce).ok_or_else(|| {
-            refused(
-                "it was already used, or its call has ended (a state is single-use)".to_string(),
-            )
-        })?;
+        let (nonce, answer) = self.open(state, responses, binding).map_err(refused)?;
+        // The store makes the state single-use, whichever instance the retry reaches.
+        let used = "it was already used, or its call has ended (a state is single-use)";
+        let taken = store
+            .take_approval(&nonce)
+            .await
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let suspended = self.lock().remove(&nonce);
+        let (Some(_), Some(suspended)) = (taken, suspended) else {
+            return Err(refused(used.to_string()));
+        };
         let Suspended {
             answer: to_call,
             result,
@@ -197,22 +192,9 @@ impl Resumes {
         };
         // This retry takes the call's next question, if it asks one.
         let (next_tx, mut next_rx) = oneshot::channel();
-        *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(next_tx);
+        *lock(&slot) = Some(next_tx);
         let _ = to_call.send(crate::approval::approval_of(&answer));
-        // The retry's cancellation is now the call's.
-        let relay = cancel.clone();
-        let ended = CancellationToken::new();
-        let until = ended.clone();
-        tokio::spawn(async move {
-            // `until` first: once this retry has answered (its own token may be cancelled
-            // then), the relay stops without cancelling the call, which may be
-            // suspended again on its next question.
-            tokio::select! {
-                biased;
-                () = until.cancelled() => {}
-                () = relay.cancelled() => call_cancel.cancel(),
-            }
-        });
+        let ended = relay_cancellation(cancel.clone(), call_cancel);
         let out = tokio::select! {
             out = &mut result => out,
             asked = &mut next_rx => match asked {
@@ -236,6 +218,49 @@ impl Resumes {
             )
         })
     }
+
+    /// Open `state` for `binding` and read the answer in `responses`: the suspended
+    /// call's nonce and the answer, or why the state is refused.
+    fn open(
+        &self,
+        state: &str,
+        responses: Option<&InputResponses>,
+        binding: &[u8],
+    ) -> Result<(String, ElicitResult), String> {
+        let codec = self
+            .codec
+            .as_ref()
+            .ok_or_else(|| "this server seals no states".to_string())?;
+        let State { nonce } = codec.open_json_with(state, binding).map_err(|e| {
+            format!(
+                "{e} (a state is valid only for the session, tool and arguments of the call that received it, until it expires)"
+            )
+        })?;
+        let answer = responses
+            .and_then(|r| r.get(INPUT_KEY))
+            .ok_or_else(|| format!("inputResponses.{INPUT_KEY} is missing"))?;
+        let answer: ElicitResult = serde_json::from_value(answer.clone())
+            .map_err(|e| format!("inputResponses.{INPUT_KEY} is not an elicitation result: {e}"))?;
+        Ok((nonce, answer))
+    }
+}
+
+/// Make the retry's cancellation (`relay`) the suspended call's (`call`) until the
+/// returned token is cancelled (the retry has answered).
+fn relay_cancellation(relay: CancellationToken, call: CancellationToken) -> CancellationToken {
+    let ended = CancellationToken::new();
+    let until = ended.clone();
+    tokio::spawn(async move {
+        // `until` first: once this retry has answered (its own token may be cancelled
+        // then), the relay stops without cancelling the call, which may be suspended
+        // again on its next question.
+        tokio::select! {
+            biased;
+            () = until.cancelled() => {}
+            () = relay.cancelled() => call.cancel(),
+        }
+    });
+    ended
 }
 
 /// The first round's approval route: suspends the call and tells the request handler
@@ -250,12 +275,39 @@ pub(crate) struct Suspend {
     /// Where the next `InputRequiredResult` (and the nonce) go: filled by the request
     /// waiting for the call, taken by an `ask`.
     pub(crate) asked: AskSlot,
+    /// Where the single-use states are kept, and whose they are.
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) owner: Owner,
 }
 
 impl Suspend {
+    /// The approval form of `request`'s call, as the input requests of an
+    /// `InputRequiredResult`.
+    fn form(&self, request: &ApprovalRequest<'_>) -> Result<InputRequests, ToolError> {
+        let name = request.call.name();
+        let arguments = request.call.arguments();
+        let card = match &self.scope {
+            Some(scope) => scope.present_call(name, arguments),
+            None => self.registry.present_call(name, arguments),
+        };
+        let message = approval_message(
+            name,
+            &summary(card, name, arguments),
+            request.via,
+            request.reason,
+        );
+        let form = approval_form(name, message)?;
+        let mut requests = InputRequests::new();
+        requests.insert(
+            INPUT_KEY.to_string(),
+            InputRequest::Elicitation(Request::new(form)),
+        );
+        Ok(requests)
+    }
+
     async fn ask(&self, request: ApprovalRequest<'_>) -> Result<Approval, ToolError> {
         let name = request.call.name();
-        let Some(sender) = self.asked.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+        let Some(sender) = lock(&self.asked).take() else {
             // One question per round trip: while one is out, no other can be put.
             return Ok(Approval::Unavailable);
         };
@@ -276,23 +328,7 @@ impl Suspend {
             .map_err(|e| {
                 ToolError::new(format!("approval state for tool {}: {e}", quoted(name)))
             })?;
-        let arguments = request.call.arguments();
-        let card = match &self.scope {
-            Some(scope) => scope.present_call(name, arguments),
-            None => self.registry.present_call(name, arguments),
-        };
-        let message = approval_message(
-            name,
-            &summary(card, name, arguments),
-            request.via,
-            request.reason,
-        );
-        let form = approval_form(name, message)?;
-        let mut requests = InputRequests::new();
-        requests.insert(
-            INPUT_KEY.to_string(),
-            InputRequest::Elicitation(Request::new(form)),
-        );
+        let requests = self.form(&request)?;
         let (answer_tx, answer_rx) = oneshot::channel();
         self.resumes.lock().insert(
             nonce.clone(),
@@ -303,6 +339,22 @@ impl Suspend {
                 slot: self.asked.clone(),
             },
         );
+        let expires = now_ms().saturating_add(crate::util::millis(self.resumes.ttl));
+        let kept = self
+            .store
+            .put_approval(ApprovalRecord::new(
+                nonce.clone(),
+                self.owner.clone(),
+                expires,
+            ))
+            .await;
+        if let Err(e) = kept {
+            self.resumes.lock().remove(&nonce);
+            return Err(ToolError::new(format!(
+                "approval state for tool {}: {e}",
+                quoted(name)
+            )));
+        }
         let input = InputRequiredResult::new(Some(requests), Some(state));
         if sender.send((nonce.clone(), input)).is_err() {
             self.resumes.lock().remove(&nonce);

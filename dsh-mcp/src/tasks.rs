@@ -1,22 +1,22 @@
-//! Tool calls as MCP tasks (the tasks extension, `io.modelcontextprotocol/tasks`).
+//! Tool calls as MCP tasks (the tasks extension, `io.modelcontextprotocol/tasks`, and
+//! revision 2025-11-25's own tasks, [`crate::tasks_core`]).
 //!
-//! A task is a job of the registry's [`JobRuntime`]: the server starts the whole pipeline
-//! call (policy, validation, body, output validation) as the job's work, with the job's
-//! stop token as the call's cancellation, and answers the `tools/call` at once with the
-//! job's id as the task id. The job belongs to the session's owner, so a session sees
-//! only its own tasks, its job tools (`job_list`, `job_kill`) see them too, and closing
-//! the session stops them. `tasks/get` reads the job's snapshot and, once it settled, the
-//! call's stored `CallToolResult`; `tasks/cancel` kills the job.
+//! A task is a job of the registry's [`JobRuntime`] plus a record in the server's store
+//! ([`crate::store`]): the server starts the whole pipeline call (policy, validation,
+//! body, output validation) as the job's work, with the job's stop token as the call's
+//! cancellation, creates the task's record, and only then answers the `tools/call`.
+//! The job belongs to the session's job owner, so its job tools (`job_list`, `job_kill`)
+//! see it, and closing the session stops it. The record is what every `tasks/*` request
+//! reads; the job (and the call's future) is what only this instance holds, kept in
+//! [`SessionTasks`]'s runtime map by task id.
 //!
-//! Status mapping: `running` is `working`, or `input_required` while the call waits for
-//! its user's answer (see below); `stopping` is `working`; `completed` is `completed`
-//! (tool errors stay tool results, `isError: true`), `killed` is `cancelled`, `failed`
-//! (the call's future panicked) is `failed` with an internal JSON-RPC error.
-//!
-//! Status notifications: on sessions with `initialize`, a `notifications/tasks` with the
-//! final state (and one when a wait for an answer starts, and when it is answered); on
-//! 2026-07-28, on the
-//! `subscriptions/listen` streams whose filter names the task (`crate::tasks_listen`).
+//! The record follows the one state machine ([`crate::store::TaskRecord::apply`]): the
+//! call's progress reports set its status message, its questions make it
+//! `input_required`, and its end makes it `completed` (tool errors stay tool results,
+//! `isError: true`), `cancelled` (its job was stopped) or `failed` (the call's future
+//! panicked: an internal JSON-RPC error). A watcher per task, on the instance running
+//! it, stops the job when a cancellation is requested (`tasks/cancel` on any instance:
+//! the store's [`Wake::Cancel`]) or the record is gone, and records how the job ended.
 //!
 //! Approval inside a task: when the task's call (or a call it makes) reaches `ask` and no
 //! approval handler of the registry answered, and the request that created the task
@@ -24,141 +24,145 @@
 //! sessions with plain notifications, a `notifications/tasks` pushed when the wait
 //! starts) carries the approval form (see [`crate::approval`]) as an `elicitation/create`
 //! input request under a key unique over the task's life (`approval-1`, `approval-2`, …).
-//! `tasks/update` with an `ElicitResult` under that key answers it, and the task is
-//! `working` again. As the extension has it, responses under keys that are not
-//! outstanding (never issued, already answered, withdrawn) are ignored; a response under
-//! an outstanding key that is not an `ElicitResult` is an invalid-params error, and the
-//! question stays outstanding. `tasks/cancel` while waiting stops the job: the approval
-//! is cancelled and the task ends `cancelled` without the call's body having run. A
-//! client that did not declare form elicitation cannot be asked: the call gets the
-//! denial of a call with no approval handler, its text saying so.
+//! `tasks/update` with an `ElicitResult` under that key answers it (the store delivers
+//! it to the waiting call as [`Wake::Answered`]), and the task is `working` again. As
+//! the extension has it, responses under keys that are not outstanding (never issued,
+//! already answered, withdrawn) are ignored; a response under an outstanding key that
+//! is not an `ElicitResult` is an invalid-params error, and the question stays
+//! outstanding. `tasks/cancel` while waiting stops the job: the approval is cancelled
+//! and the task ends `cancelled` without the call's body having run.
 //!
-//! A 2025-11-25 task ([`crate::tasks_core`]) asks with an `elicitation/create` request to
-//! the client instead, carrying the related-task `_meta`; while it is outstanding, the
-//! task's status is `input_required`.
+//! A 2025-11-25 task asks with an `elicitation/create` request to the client instead,
+//! carrying the related-task `_meta`; while it is outstanding, the task's status is
+//! `input_required`.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::future::Future;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use dsh_runtime::jobs::{JobError, JobId, JobRuntime, JobSnapshot, JobStatus, OwnerGuard, OwnerId};
-use rmcp::model::{
-    CallToolResult, DetailedTask, ElicitResult, InputRequest, InputRequests, InputResponses,
-    JsonObject, ServerNotification, Task, TaskPayload, TaskStatus, TaskStatusNotification,
-    TaskStatusNotificationParams,
+use dsh_runtime::jobs::{
+    JobContext, JobId, JobRuntime, JobSettlement, JobSnapshot, JobSpec, JobStatus, OwnerGuard,
+    OwnerId, RunningJob,
 };
+use futures_util::StreamExt as _;
+use rmcp::model::{CallToolResult, ElicitResult, InputResponses};
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use serde_json::Value;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-/// The polling interval suggested to clients, in milliseconds.
-pub(crate) const POLL_INTERVAL_MS: u64 = 500;
+use crate::store::{Applied, Change, Owner, Store, StoreError, TaskModel, TaskRecord, Wake, Wakes};
+use crate::task_wire::{internal_error, status_notification};
+use crate::util::{lock, now_ms};
 
-/// The tasks of one session: the job owner they run as, and what each task adds to its
-/// job (the stored result, the latest status message).
+/// The least time between two status notifications of one task: a client that handles
+/// notifications concurrently (rmcp's does) then sees them in the order they were sent.
+const NOTIFICATION_SPACING: Duration = Duration::from_millis(20);
+
+/// When each task last had its state pushed to the client, by task id.
+type Pushed = Arc<Mutex<HashMap<String, std::time::Instant>>>;
+
+/// Wait until the last status notification of task `id` is [`NOTIFICATION_SPACING`]
+/// old, then count one more as sent now.
+async fn space_notification(pushed: &Pushed, id: &str) {
+    let last = lock(pushed).get(id).copied();
+    if let Some(last) = last {
+        let wait = NOTIFICATION_SPACING.saturating_sub(last.elapsed());
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
+    }
+    lock(pushed).insert(id.to_string(), std::time::Instant::now());
+}
+
+/// The tasks of one session (or of the stateless context): the store their records are
+/// in, the job owner they run as, and the instance's runtime map.
 pub(crate) struct SessionTasks {
+    store: Arc<dyn Store>,
     jobs: JobRuntime,
     owner: OwnerId,
     /// The owner, when the server opened it for the session (the session's setup named
     /// none): closed with the session.
     opened: Mutex<Option<OwnerGuard>>,
-    entries: Mutex<HashMap<JobId, Arc<TaskEntry>>>,
+    /// The tasks running on this instance, by task id.
+    running: Arc<Mutex<HashMap<String, Local>>>,
+    /// When each task last had its state pushed.
+    pushed: Pushed,
 }
 
-impl SessionTasks {
-    /// The tasks of a session whose jobs belong to `owner`, or to an owner opened now.
-    pub(crate) fn new(jobs: JobRuntime, owner: Option<OwnerId>) -> Self {
-        let (owner, opened) = match owner {
-            Some(owner) => (owner, None),
-            None => {
-                let guard = jobs.owner();
-                (guard.id(), Some(guard))
-            }
+/// What only this instance holds of a running task.
+struct Local {
+    /// Its job.
+    job: JobId,
+    /// Applies the call's progress reports to the record, in order.
+    progress: mpsc::UnboundedSender<ProgressOp>,
+}
+
+enum ProgressOp {
+    Report(String),
+    /// Answered once every report before it was applied.
+    Flush(oneshot::Sender<()>),
+}
+
+/// How a task starts (see [`SessionTasks::start`]).
+pub(crate) struct TaskStart {
+    /// The task's id, or `None` for its job's id.
+    pub(crate) id: Option<String>,
+    pub(crate) owner: Owner,
+    pub(crate) model: TaskModel,
+    pub(crate) ttl: Option<Duration>,
+    pub(crate) spec: JobSpec,
+}
+
+/// What a task's call may do to its task.
+#[derive(Clone)]
+pub(crate) struct TaskHandle {
+    store: Arc<dyn Store>,
+    owner: Owner,
+    id: String,
+    model: TaskModel,
+    progress: mpsc::UnboundedSender<ProgressOp>,
+    pushed: Pushed,
+}
+
+impl TaskHandle {
+    /// The task id.
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The model the task was created through.
+    pub(crate) fn model(&self) -> TaskModel {
+        self.model
+    }
+
+    /// A progress report of the call: its message (or `progress/total`) becomes the
+    /// task's status message.
+    pub(crate) fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let text = match (message, total) {
+            (Some(message), _) => message.to_string(),
+            (None, Some(total)) => format!("{progress}/{total}"),
+            (None, None) => format!("{progress}"),
         };
-        SessionTasks {
-            jobs,
-            owner,
-            opened: Mutex::new(opened),
-            entries: Mutex::default(),
-        }
+        let _ = self.progress.send(ProgressOp::Report(text));
     }
 
-    pub(crate) fn jobs(&self) -> &JobRuntime {
-        &self.jobs
+    /// Apply `change` to the task.
+    pub(crate) async fn change(&self, change: Change) -> Result<Applied, StoreError> {
+        self.store.update_task(&self.owner, &self.id, change).await
     }
 
-    pub(crate) fn owner(&self) -> OwnerId {
-        self.owner
+    /// The task's wake-ups from now on.
+    pub(crate) async fn subscribe(&self) -> Result<Wakes, StoreError> {
+        self.store.subscribe(&self.id).await
     }
 
-    /// Close the owner the server opened (its tasks stop; this waits until they settled).
-    /// An owner named by the session's setup is the setup's to close.
-    pub(crate) async fn close(&self) {
-        let opened = lock(&self.opened).take();
-        if let Some(guard) = opened {
-            guard.close().await;
-        }
-    }
-
-    /// Remember the task `id` started with `entry`.
-    pub(crate) fn insert(&self, id: JobId, entry: Arc<TaskEntry>) {
-        lock(&self.entries).insert(id, entry);
-    }
-
-    /// Forget the task `id` (an expired stateless task): it is unknown from now on.
-    pub(crate) fn forget(&self, id: &str) {
-        lock(&self.entries).remove(id);
-    }
-
-    /// The task as `tasks/get` answers it.
-    pub(crate) fn get(&self, id: &str) -> Result<DetailedTask, McpError> {
-        let (snapshot, entry) = self.lookup(id)?;
-        Ok(detailed(&snapshot, &entry))
-    }
-
-    /// Ask the task's job to stop (`tasks/cancel`). A settled task is left as it is.
-    pub(crate) fn cancel(&self, id: &str) -> Result<(), McpError> {
-        self.lookup(id)?;
-        match self
-            .jobs
-            .kill(id, Some("cancelled by the client"), Some(self.owner))
-        {
-            Ok(_) => Ok(()),
-            Err(JobError::NotFound { .. }) => Err(not_found(id)),
-            Err(e) => Err(McpError::internal_error(e.to_string(), None)),
-        }
-    }
-
-    /// The ids of the session's tasks, oldest first (job ids sort by start).
-    pub(crate) fn ids(&self) -> Vec<JobId> {
-        let mut ids: Vec<JobId> = lock(&self.entries).keys().cloned().collect();
-        ids.sort_by_cached_key(|id| {
-            let started = self
-                .jobs
-                .snapshot(id, Some(self.owner))
-                .map_or(u64::MAX, |s| s.started_at);
-            (started, id.as_str().to_string())
-        });
-        ids
-    }
-
-    /// `tasks/update`: give the task's outstanding questions the responses under their
-    /// keys (see the module docs). Responses under other keys are ignored.
-    pub(crate) fn update(&self, id: &str, responses: &InputResponses) -> Result<(), McpError> {
-        let (_, entry) = self.lookup(id)?;
-        entry.answer(id, responses)
-    }
-
-    /// The job's snapshot and the entry of the task `id`, when it is one of this
-    /// session's.
-    pub(crate) fn lookup(&self, id: &str) -> Result<(JobSnapshot, Arc<TaskEntry>), McpError> {
-        let entry = lock(&self.entries).get(id).cloned();
-        // The runtime decides visibility: another owner's id is unknown here.
-        let snapshot = self.jobs.snapshot(id, Some(self.owner)).ok();
-        match (snapshot, entry) {
-            (Some(snapshot), Some(entry)) => Ok((snapshot, entry)),
-            _ => Err(not_found(id)),
+    /// Send the task's state to `peer` in its model's format, if it is still known.
+    pub(crate) async fn notify(&self, peer: &Peer<RoleServer>) {
+        if let Ok(Some(record)) = self.store.task(&self.owner, &self.id).await {
+            space_notification(&self.pushed, &self.id).await;
+            let _ = peer.send_notification(status_notification(&record)).await;
         }
     }
 }
@@ -170,130 +174,121 @@ pub(crate) fn not_found(id: &str) -> McpError {
     )
 }
 
-/// What a task adds to its job: the call's result once it returned, its latest status
-/// message (from the call's progress reports), and the questions its call waits on.
-#[derive(Default)]
-pub(crate) struct TaskEntry {
-    state: Mutex<EntryState>,
-    /// Created by a 2025-11-25 `tools/call` with `params.task` (see `crate::tasks_core`),
-    /// not through the extension.
-    pub(crate) core: bool,
-    /// Told of each change of the entry's state (for listen streams following the task,
-    /// see `crate::tasks_listen`).
-    changes: Changes,
-}
-
-/// A change signal: receivers wake after each [`Changes::touch`].
-struct Changes(tokio::sync::watch::Sender<()>);
-
-impl Default for Changes {
-    fn default() -> Self {
-        Changes(tokio::sync::watch::channel(()).0)
+/// A store failure as the JSON-RPC error answering the request.
+pub(crate) fn store_error(id: &str, e: StoreError) -> McpError {
+    match e {
+        StoreError::NotFound { .. } => not_found(id),
+        other => McpError::internal_error(other.to_string(), None),
     }
 }
 
-impl Changes {
-    fn touch(&self) {
-        self.0.send_replace(());
-    }
-}
-
-#[derive(Default)]
-struct EntryState {
-    result: Option<CallToolResult>,
-    status_message: Option<String>,
-    /// When the status message last changed, in milliseconds since the Unix epoch.
-    updated_ms: u64,
-    /// The questions the call waits on, by key.
-    input: BTreeMap<String, Outstanding>,
-    /// How many questions the task asked so far (the last key's number).
-    asked: u64,
-}
-
-/// A question the task's call waits on.
-struct Outstanding {
-    /// The `elicitation/create` request, as `tasks/get` shows it.
-    request: InputRequest,
-    /// Where `tasks/update` sends the answer; `None` for a 2025-11-25 task, whose
-    /// question went to the client as a request and is answered there.
-    answer: Option<oneshot::Sender<ElicitResult>>,
-}
-
-/// The prefix of a task's input request keys (`approval-1`, `approval-2`, …).
-const INPUT_KEY_PREFIX: &str = "approval-";
-
-impl TaskEntry {
-    /// The entry of a new task (`core`: created by a 2025-11-25 `tools/call`).
-    pub(crate) fn new(core: bool) -> Self {
-        TaskEntry {
-            core,
-            ..TaskEntry::default()
+impl SessionTasks {
+    /// The tasks of a session whose jobs belong to `owner`, or to an owner opened now,
+    /// and whose records are kept in `store`.
+    pub(crate) fn new(store: Arc<dyn Store>, jobs: JobRuntime, owner: Option<OwnerId>) -> Self {
+        let (owner, opened) = match owner {
+            Some(owner) => (owner, None),
+            None => {
+                let guard = jobs.owner();
+                (guard.id(), Some(guard))
+            }
+        };
+        SessionTasks {
+            store,
+            jobs,
+            owner,
+            opened: Mutex::new(opened),
+            running: Arc::default(),
+            pushed: Arc::default(),
         }
     }
 
-    /// Store the call's result (before its job settles).
-    pub(crate) fn finish(&self, result: CallToolResult) {
-        let mut state = lock(&self.state);
-        state.result = Some(result);
-        state.updated_ms = now_ms();
-        self.changes.touch();
+    /// The store the records are in.
+    pub(crate) fn store(&self) -> &Arc<dyn Store> {
+        &self.store
     }
 
-    /// Put a question to the client through the task (`tasks/get` shows it, until it is
-    /// answered by `tasks/update` or withdrawn with [`TaskEntry::withdraw`]): its key and
-    /// where its answer arrives.
-    pub(crate) fn ask(&self, request: InputRequest) -> (String, oneshot::Receiver<ElicitResult>) {
-        let (tx, rx) = oneshot::channel();
-        (self.outstanding(request, Some(tx)), rx)
+    /// Close the owner the server opened (its tasks stop; this waits until they settled)
+    /// and forget the records of `records` (the session's owner). An owner named by the
+    /// session's setup is the setup's to close.
+    pub(crate) async fn close(&self, records: Option<&Owner>) {
+        let opened = lock(&self.opened).take();
+        if let Some(guard) = opened {
+            guard.close().await;
+        }
+        if let Some(owner) = records
+            && let Ok(listed) = self.store.tasks(owner).await
+        {
+            for record in listed {
+                let _ = self.store.delete_task(owner, &record.id).await;
+            }
+        }
     }
 
-    /// Mark a question sent to the client as a request of its own (a 2025-11-25 task's
-    /// `elicitation/create`) as outstanding, until [`TaskEntry::withdraw`]: the task is
-    /// `input_required` meanwhile. Its key.
-    pub(crate) fn asked_elsewhere(&self, request: InputRequest) -> String {
-        self.outstanding(request, None)
+    /// The task `id` of `owner` (after the progress this instance has of it was
+    /// applied).
+    pub(crate) async fn get(&self, owner: &Owner, id: &str) -> Result<TaskRecord, McpError> {
+        self.flush(id).await;
+        self.store
+            .task(owner, id)
+            .await
+            .map_err(|e| store_error(id, e))?
+            .ok_or_else(|| not_found(id))
     }
 
-    fn outstanding(
+    /// Wait until the progress reports of the task `id` running here were applied.
+    async fn flush(&self, id: &str) {
+        let sender = lock(&self.running).get(id).map(|l| l.progress.clone());
+        if let Some(sender) = sender {
+            let (tx, rx) = oneshot::channel();
+            if sender.send(ProgressOp::Flush(tx)).is_ok() {
+                let _ = rx.await;
+            }
+        }
+    }
+
+    /// The tasks of `owner`, oldest first.
+    pub(crate) async fn list(&self, owner: &Owner) -> Result<Vec<TaskRecord>, McpError> {
+        self.store
+            .tasks(owner)
+            .await
+            .map_err(|e| McpError::internal_error(e.to_string(), None))
+    }
+
+    /// Ask the task's call to stop (`tasks/cancel`): the record as it is then. A
+    /// terminal task is left as it is.
+    pub(crate) async fn cancel(&self, owner: &Owner, id: &str) -> Result<TaskRecord, McpError> {
+        let change = Change::RequestCancel {
+            reason: "cancelled by the client".to_string(),
+        };
+        match self.store.update_task(owner, id, change).await {
+            Ok(applied) => Ok(applied.record),
+            Err(StoreError::Terminal { .. }) => self.get(owner, id).await,
+            Err(e) => Err(store_error(id, e)),
+        }
+    }
+
+    /// Forget the task `id` of `owner` (an expired stateless task): its call is stopped
+    /// if it still runs, and the task is unknown from now on.
+    pub(crate) async fn forget(&self, owner: &Owner, id: &str) {
+        let _ = self.store.delete_task(owner, id).await;
+    }
+
+    /// `tasks/update`: give the task's outstanding questions the responses under their
+    /// keys (see the module docs). Responses under other keys are ignored.
+    pub(crate) async fn update(
         &self,
-        request: InputRequest,
-        answer: Option<oneshot::Sender<ElicitResult>>,
-    ) -> String {
-        let mut state = lock(&self.state);
-        state.asked += 1;
-        let key = format!("{INPUT_KEY_PREFIX}{}", state.asked);
-        state
-            .input
-            .insert(key.clone(), Outstanding { request, answer });
-        state.updated_ms = now_ms();
-        self.changes.touch();
-        key
-    }
-
-    /// The question `key` is over (answered, or its call stopped waiting).
-    pub(crate) fn withdraw(&self, key: &str) {
-        let mut state = lock(&self.state);
-        if state.input.remove(key).is_some() {
-            state.updated_ms = now_ms();
-            self.changes.touch();
-        }
-    }
-
-    /// Answer the outstanding questions `responses` has keys of (`tasks/update` of task
-    /// `id`). Every response under an outstanding key must be an `ElicitResult`, or none
-    /// is taken (invalid params); responses under other keys are ignored.
-    fn answer(&self, id: &str, responses: &InputResponses) -> Result<(), McpError> {
-        let mut state = lock(&self.state);
-        let mut answers = Vec::new();
+        owner: &Owner,
+        id: &str,
+        responses: &InputResponses,
+    ) -> Result<(), McpError> {
+        let record = self.get(owner, id).await?;
+        let mut taken = BTreeMap::new();
         for (key, value) in responses {
-            let Some(outstanding) = state.input.get(key) else {
-                continue;
-            };
-            if outstanding.answer.is_none() {
-                // Asked as a request of its own: its answer is that request's response.
+            if !record.questions.get(key).is_some_and(|q| q.in_band) {
                 continue;
             }
-            let answer = serde_json::from_value::<ElicitResult>(value.clone()).map_err(|e| {
+            serde_json::from_value::<ElicitResult>(value.clone()).map_err(|e| {
                 McpError::invalid_params(
                     format!(
                         "tasks/update of task {id:?}: inputResponses.{key} is not an \
@@ -302,237 +297,291 @@ impl TaskEntry {
                     None,
                 )
             })?;
-            answers.push((key.clone(), answer));
+            taken.insert(key.clone(), value.clone());
         }
-        if answers.is_empty() {
+        if taken.is_empty() {
             return Ok(());
         }
-        for (key, answer) in answers {
-            if let Some(Outstanding {
-                answer: Some(to_call),
-                ..
-            }) = state.input.remove(&key)
-            {
-                // The call may have stopped waiting meanwhile (cancelled): nothing to do.
-                let _ = to_call.send(answer);
-            }
+        match self
+            .store
+            .update_task(owner, id, Change::Answer { responses: taken })
+            .await
+        {
+            // Ended meanwhile: nothing waits for the answers.
+            Ok(_) | Err(StoreError::Terminal { .. }) => Ok(()),
+            Err(e) => Err(store_error(id, e)),
         }
-        state.updated_ms = now_ms();
-        self.changes.touch();
-        Ok(())
     }
 
-    /// Wakes after each change of the entry (result, questions, status message).
-    pub(crate) fn changes(&self) -> tokio::sync::watch::Receiver<()> {
-        self.changes.0.subscribe()
-    }
-
-    /// A progress report of the call: its message (or `progress/total`) becomes the
-    /// task's status message.
-    pub(crate) fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        let text = match (message, total) {
-            (Some(message), _) => message.to_string(),
-            (None, Some(total)) => format!("{progress}/{total}"),
-            (None, None) => format!("{progress}"),
-        };
-        let mut state = lock(&self.state);
-        state.status_message = Some(text);
-        state.updated_ms = now_ms();
-        self.changes.touch();
-    }
-}
-
-/// The task `tasks/get` returns for a job and its entry.
-pub(crate) fn detailed(snapshot: &JobSnapshot, entry: &TaskEntry) -> DetailedTask {
-    let state = lock(&entry.state);
-    let updated = snapshot
-        .started_at
-        .max(state.updated_ms)
-        .max(snapshot.finished_at.unwrap_or(0));
-    let mut task = Task::new(
-        snapshot.id.as_str(),
-        TaskStatus::Working,
-        iso8601(snapshot.started_at),
-        iso8601(updated),
-    )
-    .with_poll_interval_ms(POLL_INTERVAL_MS);
-    // Tasks live as long as their session: no time-to-live.
-    task.ttl_ms = None;
-    task.status_message = state.status_message.clone();
-    let payload = match snapshot.status {
-        JobStatus::Completed => match &state.result {
-            Some(result) => TaskPayload::Completed {
-                result: json_object(result),
-            },
-            None => TaskPayload::Failed {
-                error: internal_error("the call ended without a result"),
-            },
-        },
-        JobStatus::Killed => {
-            task.status_message = Some(
-                snapshot
-                    .stop_reason
-                    .clone()
-                    .unwrap_or_else(|| "cancelled".to_string()),
-            );
-            TaskPayload::Cancelled
+    /// Wait until the job of the task `id`, if it runs here, has settled too (a few
+    /// seconds at most): what the task's call did after recording its end is done.
+    async fn settled_here(&self, id: &str) {
+        let job = lock(&self.running).get(id).map(|l| l.job.clone());
+        if let Some(job) = job {
+            let _ = self
+                .jobs
+                .wait(&job, Duration::from_secs(5), Some(self.owner))
+                .await;
         }
-        JobStatus::Failed => {
-            let detail = snapshot.detail.as_deref().unwrap_or("the task failed");
-            task.status_message = Some(detail.to_string());
-            TaskPayload::Failed {
-                error: internal_error(detail),
-            }
-        }
-        JobStatus::Stopping => {
-            task.status_message = Some("cancelling".to_string());
-            TaskPayload::Working
-        }
-        _ if !state.input.is_empty() => TaskPayload::InputRequired {
-            input_requests: state
-                .input
-                .iter()
-                .map(|(key, o)| (key.clone(), o.request.clone()))
-                .collect::<InputRequests>(),
-        },
-        _ => TaskPayload::Working,
-    };
-    DetailedTask::new(task, payload)
-}
-
-fn json_object(result: &CallToolResult) -> JsonObject {
-    match serde_json::to_value(result) {
-        Ok(Value::Object(map)) => map,
-        _ => internal_error("the call's result does not serialize as an object"),
     }
-}
 
-fn internal_error(message: &str) -> JsonObject {
-    let error = McpError::internal_error(message.to_string(), None);
-    match serde_json::to_value(error) {
-        Ok(Value::Object(map)) => map,
-        _ => JsonObject::new(),
-    }
-}
-
-/// Send `notifications/tasks` (for a task of the extension) or
-/// `notifications/tasks/status` (for a 2025-11-25 task) with the task's final state once
-/// its job settled, unless the session ends first (`until`).
-pub(crate) fn notify_when_settled(
-    peer: Peer<RoleServer>,
-    jobs: JobRuntime,
-    owner: OwnerId,
-    id: JobId,
-    entry: Arc<TaskEntry>,
-    until: CancellationToken,
-) {
-    tokio::spawn(async move {
-        let settled = async {
+    /// Wait until the task `id` of `owner` is terminal (or `until` ends first: `None`).
+    pub(crate) async fn terminal(
+        &self,
+        owner: &Owner,
+        id: &str,
+        until: impl Future<Output = ()>,
+    ) -> Result<Option<TaskRecord>, McpError> {
+        let wait = async {
             loop {
-                match jobs.wait(&id, Duration::from_secs(3600), Some(owner)).await {
-                    Ok(snapshot) if snapshot.status.is_terminal() => return Some(snapshot),
-                    Ok(_) => {}
-                    Err(_) => return None,
+                let mut wakes = self
+                    .store
+                    .subscribe(id)
+                    .await
+                    .map_err(|e| store_error(id, e))?;
+                let record = self.get(owner, id).await?;
+                if record.state.is_terminal() {
+                    return Ok(Some(record));
+                }
+                while let Some(wake) = wakes.next().await {
+                    if matches!(wake, Wake::Changed(state) if state.is_terminal()) {
+                        break;
+                    }
                 }
             }
         };
-        let snapshot = tokio::select! {
-            snapshot = settled => snapshot,
-            () = until.cancelled() => None,
+        tokio::select! {
+            out = wait => out,
+            () = until => Ok(None),
+        }
+    }
+
+    /// Start a task: its job (running `call` once the record exists), its record, and
+    /// its watcher; the record as created.
+    pub(crate) async fn start<F, Fut>(
+        &self,
+        start: TaskStart,
+        call: F,
+    ) -> Result<TaskRecord, McpError>
+    where
+        F: FnOnce(JobContext, TaskHandle) -> Fut + Send + 'static,
+        Fut: Future<Output = (CallToolResult, String)> + Send + 'static,
+    {
+        let TaskStart {
+            id,
+            owner,
+            model,
+            ttl,
+            spec,
+        } = start;
+        let (gate_tx, gate_rx) = oneshot::channel::<TaskHandle>();
+        let jobs = self.jobs.clone();
+        let producer = move |job: JobContext| {
+            Ok::<_, std::convert::Infallible>(RunningJob::new(run_task(job, jobs, gate_rx, call)))
         };
-        if let Some(snapshot) = snapshot {
-            let task = detailed(&snapshot, &entry);
-            let _ = peer
-                .send_notification(status_notification(&task, entry.core))
-                .await;
+        let job = self
+            .jobs
+            .start(spec.owned_by(self.owner), producer)
+            .map_err(|e| McpError::internal_error(format!("no task started: {e}"), None))?;
+        let id = id.unwrap_or_else(|| job.as_str().to_string());
+        let ttl_ms = ttl.map(crate::util::millis);
+        let record = TaskRecord::new(id.clone(), owner.clone(), model, now_ms(), ttl_ms);
+        if let Err(e) = self.store.create_task(record.clone()).await {
+            let _ = self
+                .jobs
+                .kill(&job, Some("no task record"), Some(self.owner));
+            return Err(McpError::internal_error(
+                format!("no task started: {e}"),
+                None,
+            ));
+        }
+        let (progress, reports) = mpsc::unbounded_channel();
+        let handle = TaskHandle {
+            store: self.store.clone(),
+            owner,
+            id: id.clone(),
+            model,
+            progress: progress.clone(),
+            pushed: self.pushed.clone(),
+        };
+        tokio::spawn(apply_progress(handle.clone(), reports));
+        lock(&self.running).insert(
+            id.clone(),
+            Local {
+                job: job.clone(),
+                progress,
+            },
+        );
+        let wakes = match self.store.subscribe(&id).await {
+            Ok(wakes) => wakes,
+            Err(e) => {
+                // The gate closes: the job ends without running the call.
+                lock(&self.running).remove(&id);
+                let _ = self.store.delete_task(&handle.owner, &id).await;
+                return Err(store_error(&id, e));
+            }
+        };
+        tokio::spawn(watch(
+            handle.clone(),
+            wakes,
+            self.jobs.clone(),
+            self.owner,
+            job,
+            self.running.clone(),
+        ));
+        // The call runs from here on.
+        let _ = gate_tx.send(handle);
+        Ok(record)
+    }
+}
+
+/// A task's job: wait until its record exists, run the call, record its end.
+async fn run_task<F, Fut>(
+    job: JobContext,
+    jobs: JobRuntime,
+    gate: oneshot::Receiver<TaskHandle>,
+    call: F,
+) -> JobSettlement
+where
+    F: FnOnce(JobContext, TaskHandle) -> Fut + Send + 'static,
+    Fut: Future<Output = (CallToolResult, String)> + Send + 'static,
+{
+    let Ok(handle) = gate.await else {
+        return JobSettlement::killed().with_detail("the task was not created");
+    };
+    let stop = job.stop_token().clone();
+    let id = job.id().clone();
+    let (result, text) = call(job, handle.clone()).await;
+    flush_progress(&handle).await;
+    let change = if stop.is_cancelled() {
+        Change::Cancelled {
+            reason: stop_reason(jobs.snapshot(&id, None).ok().as_ref()),
+        }
+    } else {
+        match serde_json::to_value(&result) {
+            Ok(result) => Change::Complete { result },
+            Err(e) => Change::Fail {
+                error: Value::Object(internal_error(&e.to_string())),
+                message: e.to_string(),
+            },
+        }
+    };
+    let _ = handle.change(change).await;
+    let settlement = if stop.is_cancelled() {
+        JobSettlement::killed().with_detail("cancelled")
+    } else {
+        JobSettlement::completed()
+    };
+    settlement.with_output(text)
+}
+
+fn stop_reason(snapshot: Option<&JobSnapshot>) -> String {
+    snapshot
+        .and_then(|s| s.stop_reason.clone())
+        .unwrap_or_else(|| "cancelled".to_string())
+}
+
+async fn flush_progress(handle: &TaskHandle) {
+    let (tx, rx) = oneshot::channel();
+    if handle.progress.send(ProgressOp::Flush(tx)).is_ok() {
+        let _ = rx.await;
+    }
+}
+
+/// Apply a task's progress reports to its record, in order, until the task ends.
+async fn apply_progress(handle: TaskHandle, mut reports: mpsc::UnboundedReceiver<ProgressOp>) {
+    while let Some(op) = reports.recv().await {
+        match op {
+            ProgressOp::Report(message) => {
+                if let Err(StoreError::Terminal { .. } | StoreError::NotFound { .. }) =
+                    handle.change(Change::Progress { message }).await
+                {
+                    // Later reports have nothing to change either.
+                }
+            }
+            ProgressOp::Flush(done) => {
+                let _ = done.send(());
+            }
+        }
+    }
+}
+
+/// The instance's watcher of a task it runs: stops the job when a cancellation is
+/// requested or the record is gone, and records how the job ended.
+async fn watch(
+    handle: TaskHandle,
+    mut wakes: Wakes,
+    jobs: JobRuntime,
+    owner: OwnerId,
+    job: JobId,
+    running: Arc<Mutex<HashMap<String, Local>>>,
+) {
+    let settled = loop {
+        tokio::select! {
+            wake = wakes.next() => match wake {
+                Some(Wake::Cancel { reason }) => {
+                    let _ = jobs.kill(&job, Some(&reason), Some(owner));
+                }
+                Some(Wake::Changed(state)) if state.is_terminal() => {
+                    // Forgotten here once its job settled too.
+                    let _ = jobs.wait(&job, Duration::from_secs(5), Some(owner)).await;
+                    break None;
+                }
+                Some(_) => {}
+                None => {
+                    // Terminal, deleted or expired: a call still running stops.
+                    let _ = jobs.kill(&job, Some("the task is gone"), Some(owner));
+                    break None;
+                }
+            },
+            snapshot = jobs.wait(&job, Duration::from_secs(3600), Some(owner)) => match snapshot {
+                Ok(s) if s.status.is_terminal() => break Some(s),
+                Ok(_) => {}
+                Err(_) => break None,
+            },
+        }
+    };
+    if let Some(snapshot) = settled {
+        // The call records its own end; a job that ended otherwise (its future
+        // panicked) is recorded here. A terminal record refuses this.
+        let change = match snapshot.status {
+            JobStatus::Failed => {
+                let detail = snapshot.detail.as_deref().unwrap_or("the task failed");
+                Change::Fail {
+                    error: Value::Object(internal_error(detail)),
+                    message: detail.to_string(),
+                }
+            }
+            JobStatus::Killed => Change::Cancelled {
+                reason: stop_reason(Some(&snapshot)),
+            },
+            _ => Change::Fail {
+                error: Value::Object(internal_error("the call ended without a result")),
+                message: "the call ended without a result".to_string(),
+            },
+        };
+        let _ = handle.change(change).await;
+    }
+    lock(&running).remove(handle.id());
+}
+
+/// Send the task's final state (in its model's format) once it is terminal, unless the
+/// session ends first (`until`).
+pub(crate) fn notify_when_settled(
+    peer: Peer<RoleServer>,
+    tasks: Arc<SessionTasks>,
+    owner: Owner,
+    id: String,
+    until: CancellationToken,
+) {
+    tokio::spawn(async move {
+        if let Ok(Some(record)) = tasks.terminal(&owner, &id, until.cancelled()).await {
+            // After the call's own last notifications (its job settles after them),
+            // spaced from the last one (see `NOTIFICATION_SPACING`).
+            tasks.settled_here(&id).await;
+            space_notification(&tasks.pushed, &id).await;
+            lock(&tasks.pushed).remove(&id);
+            let _ = peer.send_notification(status_notification(&record)).await;
         }
     });
-}
-
-/// Send the task's current state as `notifications/tasks` (a task of the extension) or
-/// `notifications/tasks/status` (a 2025-11-25 task), if its job is still known.
-pub(crate) async fn notify_status(
-    peer: &Peer<RoleServer>,
-    jobs: &JobRuntime,
-    owner: OwnerId,
-    id: &JobId,
-    entry: &TaskEntry,
-) {
-    let Ok(snapshot) = jobs.snapshot(id, Some(owner)) else {
-        return;
-    };
-    let task = detailed(&snapshot, entry);
-    let _ = peer
-        .send_notification(status_notification(&task, entry.core))
-        .await;
-}
-
-/// The status notification of a task's state, in its model's format.
-fn status_notification(task: &DetailedTask, core: bool) -> ServerNotification {
-    if core {
-        return crate::tasks_core::status_notification(task);
-    }
-    ServerNotification::TaskStatusNotification(TaskStatusNotification::new(
-        TaskStatusNotificationParams::new(task.clone()),
-    ))
-}
-
-/// Milliseconds since the Unix epoch (0 if the clock is before it).
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
-/// `ms` since the Unix epoch as an ISO 8601 UTC timestamp, e.g.
-/// `2026-07-28T10:30:00.250Z`.
-pub(crate) fn iso8601(ms: u64) -> String {
-    let secs = ms / 1000;
-    let days = i64::try_from(secs / 86_400).unwrap_or(i64::MAX / 2);
-    let rem = secs % 86_400;
-    let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60,
-        ms % 1000
-    )
-}
-
-/// The proleptic Gregorian date of a count of days since 1970-01-01.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (
-        year,
-        u32::try_from(month).unwrap_or(1),
-        u32::try_from(day).unwrap_or(1),
-    )
-}
-
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::iso8601;
-
-    #[test]
-    fn timestamps_are_iso_8601_utc() {
-        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
-        // 2000-02-29 (a leap day in a century leap year) 12:34:56.789.
-        assert_eq!(iso8601(951_827_696_789), "2000-02-29T12:34:56.789Z");
-        assert_eq!(iso8601(1_785_234_600_000), "2026-07-28T10:30:00.000Z");
-    }
 }

@@ -29,20 +29,16 @@
 use std::time::Duration;
 
 use rmcp::ErrorData as McpError;
-use rmcp::model::{
-    ClientJsonRpcMessage, CustomNotification, DetailedTask, ErrorCode, JsonObject,
-    ServerNotification, TaskPayload, TaskStatus,
-};
-use serde_json::{Map, Value, json};
+use rmcp::model::{ClientJsonRpcMessage, ErrorCode};
+use serde_json::{Value, json};
 
 use crate::raw::Prepared;
+use crate::store::Owner;
+use crate::task_wire::{task_json, terminal_result};
 use crate::tasks::SessionTasks;
 
 /// The protocol revision of this task model.
 pub(crate) const VERSION: &str = "2025-11-25";
-
-/// The `_meta` key relating a result to its task.
-pub(crate) const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 
 /// The method a rerouted request of `method` reaches the handler as.
 const PREFIX: &str = "dsh-mcp/2025-11-25/";
@@ -136,39 +132,6 @@ pub(crate) fn patch_initialize(message: &mut Value) -> bool {
     true
 }
 
-/// The 2025-11-25 `Task` of a task.
-pub(crate) fn task_json(task: &DetailedTask) -> Value {
-    let base = &task.task;
-    let mut out = Map::new();
-    out.insert("taskId".into(), Value::String(base.task_id.clone()));
-    out.insert("status".into(), status_json(task.status()));
-    if let Some(message) = &base.status_message {
-        out.insert("statusMessage".into(), Value::String(message.clone()));
-    }
-    out.insert("createdAt".into(), Value::String(base.created_at.clone()));
-    out.insert(
-        "lastUpdatedAt".into(),
-        Value::String(base.last_updated_at.clone()),
-    );
-    out.insert("ttl".into(), Value::Null);
-    if let Some(ms) = base.poll_interval_ms {
-        out.insert("pollInterval".into(), Value::from(ms));
-    }
-    Value::Object(out)
-}
-
-fn status_json(status: TaskStatus) -> Value {
-    serde_json::to_value(status).unwrap_or(Value::String("working".into()))
-}
-
-/// `notifications/tasks/status` for a task's state.
-pub(crate) fn status_notification(task: &DetailedTask) -> ServerNotification {
-    ServerNotification::CustomNotification(CustomNotification::new(
-        "notifications/tasks/status",
-        Some(task_json(task)),
-    ))
-}
-
 /// Read `params.task` of a rerouted `tools/call` (a `TaskMetadata`: an object with an
 /// optional `ttl`, a non-negative integer of milliseconds).
 pub(crate) fn check_task_metadata(params: &Value) -> Result<(), McpError> {
@@ -210,12 +173,16 @@ pub(crate) fn method_not_found(message: String) -> McpError {
 }
 
 /// `tasks/get`: the task.
-pub(crate) fn get(tasks: &SessionTasks, id: &str) -> Result<Value, McpError> {
-    Ok(task_json(&tasks.get(id)?))
+pub(crate) async fn get(tasks: &SessionTasks, owner: &Owner, id: &str) -> Result<Value, McpError> {
+    Ok(task_json(&tasks.get(owner, id).await?))
 }
 
-/// `tasks/list`: the session's tasks, in one page.
-pub(crate) fn list(tasks: &SessionTasks, params: Option<&Value>) -> Result<Value, McpError> {
+/// `tasks/list`: the owner's tasks, in one page.
+pub(crate) async fn list(
+    tasks: &SessionTasks,
+    owner: &Owner,
+    params: Option<&Value>,
+) -> Result<Value, McpError> {
     if let Some(cursor) = params
         .and_then(|p| p.get("cursor"))
         .filter(|c| !c.is_null())
@@ -227,88 +194,50 @@ pub(crate) fn list(tasks: &SessionTasks, params: Option<&Value>) -> Result<Value
             None,
         ));
     }
-    let listed: Vec<Value> = tasks
-        .ids()
-        .iter()
-        .filter_map(|id| tasks.get(id.as_str()).ok())
-        .map(|task| task_json(&task))
-        .collect();
+    let listed: Vec<Value> = tasks.list(owner).await?.iter().map(task_json).collect();
     Ok(json!({ "tasks": listed }))
 }
 
-/// `tasks/cancel`: kill the task's job, wait (a few seconds at most) until it settled,
-/// and answer the task. A task already terminal is an invalid-params error.
-pub(crate) async fn cancel(tasks: &SessionTasks, id: &str) -> Result<Value, McpError> {
-    let task = tasks.get(id)?;
-    if task.status().is_terminal() {
+/// `tasks/cancel`: ask the task's call to stop, wait (a few seconds at most) until it
+/// is terminal, and answer the task. A task already terminal is an invalid-params error.
+pub(crate) async fn cancel(
+    tasks: &SessionTasks,
+    owner: &Owner,
+    id: &str,
+) -> Result<Value, McpError> {
+    let record = tasks.get(owner, id).await?;
+    if record.state.is_terminal() {
         return Err(McpError::invalid_params(
             format!(
                 "Cannot cancel task {id:?}: it is already in terminal status {}",
-                status_json(task.status())
+                task_json(&record)["status"]
             ),
             None,
         ));
     }
-    tasks.cancel(id)?;
-    let _ = tasks
-        .jobs()
-        .wait(id, Duration::from_secs(5), Some(tasks.owner()))
-        .await;
-    Ok(task_json(&tasks.get(id)?))
+    tasks.cancel(owner, id).await?;
+    let settled = tasks
+        .terminal(owner, id, tokio::time::sleep(Duration::from_secs(5)))
+        .await?;
+    match settled {
+        Some(record) => Ok(task_json(&record)),
+        None => Ok(task_json(&tasks.get(owner, id).await?)),
+    }
 }
 
 /// `tasks/result`: wait until the task is terminal (or `cancelled` fires: the request
 /// was cancelled or the session ended), then answer its result.
 pub(crate) async fn result(
     tasks: &SessionTasks,
+    owner: &Owner,
     id: &str,
     cancelled: tokio_util::sync::CancellationToken,
 ) -> Result<Value, McpError> {
-    loop {
-        let task = tasks.get(id)?;
-        if task.status().is_terminal() {
-            return terminal_result(id, task);
-        }
-        let wait = tasks
-            .jobs()
-            .wait(id, Duration::from_secs(3600), Some(tasks.owner()));
-        tokio::select! {
-            _ = wait => {}
-            () = cancelled.cancelled() => {
-                return Err(McpError::internal_error(
-                    format!("tasks/result for task {id:?}: the request ended before the task"),
-                    None,
-                ));
-            }
-        }
-    }
-}
-
-fn terminal_result(id: &str, task: DetailedTask) -> Result<Value, McpError> {
-    match task.payload {
-        TaskPayload::Completed { mut result } => {
-            let meta = result
-                .entry("_meta")
-                .or_insert_with(|| Value::Object(JsonObject::new()));
-            if !meta.is_object() {
-                *meta = Value::Object(JsonObject::new());
-            }
-            if let Some(meta) = meta.as_object_mut() {
-                meta.insert(RELATED_TASK.to_string(), json!({ "taskId": id }));
-            }
-            Ok(Value::Object(result))
-        }
-        TaskPayload::Failed { error } => {
-            let error: Result<McpError, _> = serde_json::from_value(Value::Object(error));
-            Err(error
-                .unwrap_or_else(|_| McpError::internal_error(format!("task {id:?} failed"), None)))
-        }
-        _ => Err(McpError::internal_error(
-            format!(
-                "task {id:?} was cancelled: {}",
-                task.task.status_message.as_deref().unwrap_or("cancelled")
-            ),
-            Some(json!({ "taskId": id, "status": "cancelled" })),
+    match tasks.terminal(owner, id, cancelled.cancelled()).await? {
+        Some(record) => terminal_result(&record),
+        None => Err(McpError::internal_error(
+            format!("tasks/result for task {id:?}: the request ended before the task"),
+            None,
         )),
     }
 }

@@ -19,7 +19,8 @@
 //!   other clients' tasks.
 
 use std::sync::Arc;
-use std::time::Duration;
+
+use futures_util::StreamExt as _;
 
 use rmcp::model::{
     ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, GetMeta as _, RequestId,
@@ -30,6 +31,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::raw::Prepared;
+use crate::store::Owner;
 use crate::tasks::SessionTasks;
 
 /// The acknowledgment's method.
@@ -122,12 +124,11 @@ pub(crate) fn patch_acknowledgment(
     true
 }
 
-/// A task a listen stream follows: the tasks it is one of, its job's id, and the id and
-/// time to live its client knows it by (a stateless task's public id).
+/// A task a listen stream follows: the tasks it is one of, its id and owner.
 pub(crate) struct Followed {
     pub(crate) tasks: Arc<SessionTasks>,
-    pub(crate) job: String,
-    pub(crate) public: Option<(String, u64)>,
+    pub(crate) owner: Owner,
+    pub(crate) id: String,
 }
 
 /// Send `notifications/tasks` for `task` on the listen stream `subscription` of `peer`:
@@ -139,22 +140,15 @@ pub(crate) async fn follow(
     subscription: RequestId,
     until: CancellationToken,
 ) {
-    let Ok((_, entry)) = task.tasks.lookup(&task.job) else {
-        return;
-    };
-    let mut changes = entry.changes();
     let mut last: Option<Value> = None;
     loop {
-        changes.mark_unchanged();
-        let Ok((snapshot, _)) = task.tasks.lookup(&task.job) else {
+        let Ok(mut wakes) = task.tasks.store().subscribe(&task.id).await else {
             return;
         };
-        let mut detailed = crate::tasks::detailed(&snapshot, &entry);
-        if let Some((id, ttl)) = &task.public {
-            detailed.task.task_id.clone_from(id);
-            detailed.task.ttl_ms = Some(*ttl);
-        }
-        let terminal = snapshot.status.is_terminal();
+        let Ok(record) = task.tasks.get(&task.owner, &task.id).await else {
+            return;
+        };
+        let detailed = crate::task_wire::detailed(&record);
         // What a change is: the status with its payload, and the status message (the
         // `lastUpdatedAt` stamp alone is not one).
         let mut seen = serde_json::to_value(&detailed).unwrap_or(Value::Null);
@@ -173,16 +167,13 @@ pub(crate) async fn follow(
                 return;
             }
         }
-        if terminal {
+        if record.state.is_terminal() {
             return;
         }
-        let jobs = task.tasks.jobs().clone();
-        let owner = task.tasks.owner();
         tokio::select! {
             () = until.cancelled() => return,
-            changed = changes.changed() => if changed.is_err() { return },
-            // Settles, stops or (after the hour) is looked at again.
-            _ = jobs.wait(&task.job, Duration::from_secs(3600), Some(owner)) => {}
+            // The next change (or the end of the subscription: looked at once more).
+            _ = wakes.next() => {}
         }
     }
 }

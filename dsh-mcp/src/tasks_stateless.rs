@@ -20,16 +20,16 @@
 //!   included until they expire: beyond it, a tool that may run as a task is answered
 //!   directly, and one that runs only as a task is refused.
 
-use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use dsh_runtime::jobs::JobId;
-use rmcp::ErrorData as McpError;
 use tokio_util::sync::CancellationToken;
 
-use crate::tasks::{SessionTasks, lock, not_found};
+use crate::keys::StateKeys;
+use crate::store::Owner;
+use crate::tasks::SessionTasks;
+use crate::util::lock;
 
 /// How long a stateless task is kept, and how many are kept at once (see
 /// [`crate::McpServer::with_stateless_tasks`]).
@@ -68,20 +68,27 @@ impl StatelessTaskLimits {
 }
 
 /// Who sent a request: a keyed hash of its `Authorization` header (`None` without one).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Principal(Option<u64>);
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Principal(Option<String>);
 
 impl Principal {
     /// A text naming the principal (the hash, or `anonymous`), for bindings.
-    pub(crate) fn tag(self) -> String {
-        self.0
-            .map_or_else(|| "anonymous".to_string(), |h| format!("{h:016x}"))
+    pub(crate) fn tag(&self) -> String {
+        self.0.clone().unwrap_or_else(|| "anonymous".to_string())
+    }
+
+    /// The store owner of the tasks this principal starts statelessly.
+    pub(crate) fn owner(&self) -> Owner {
+        Owner::new(format!("credentials:{}", self.tag()))
     }
 }
 
-/// The public ids of the stateless context's tasks.
+/// The stateless context's task places: how many tasks it keeps, and their expiry.
 pub(crate) struct PublicIds {
     limits: StatelessTaskLimits,
+    /// The keys the hash of a request's credentials is keyed with (shared by the
+    /// instances that share them); without any, a random hasher of this process.
+    keys: Option<StateKeys>,
     hasher: RandomState,
     /// Cancelled when the context closes: the expiry timers stop.
     stop: CancellationToken,
@@ -90,14 +97,14 @@ pub(crate) struct PublicIds {
 
 #[derive(Default)]
 struct Inner {
-    /// Public id to the job and the principal it is bound to.
-    tasks: HashMap<String, (JobId, Principal)>,
-    /// Places taken by tasks being started (not yet in `tasks`).
+    /// The tasks kept (until they expire).
+    kept: usize,
+    /// Places taken by tasks being started.
     reserved: usize,
 }
 
 /// A place for one more task, taken before its job starts; given back when dropped
-/// unless the task was issued its id.
+/// unless the task was issued.
 pub(crate) struct Reservation {
     ids: Arc<PublicIds>,
     taken: bool,
@@ -113,9 +120,14 @@ impl Drop for Reservation {
 }
 
 impl PublicIds {
-    pub(crate) fn new(limits: StatelessTaskLimits, stop: CancellationToken) -> Arc<PublicIds> {
+    pub(crate) fn new(
+        limits: StatelessTaskLimits,
+        keys: Option<StateKeys>,
+        stop: CancellationToken,
+    ) -> Arc<PublicIds> {
         Arc::new(PublicIds {
             limits,
+            keys,
             hasher: RandomState::new(),
             stop,
             inner: Mutex::default(),
@@ -128,13 +140,16 @@ impl PublicIds {
 
     /// The principal of a request with this `Authorization` header value.
     pub(crate) fn principal(&self, authorization: Option<&[u8]>) -> Principal {
-        Principal(authorization.map(|value| self.hasher.hash_one(value)))
+        Principal(authorization.map(|value| match &self.keys {
+            Some(keys) => keys.digest("dsh-mcp principal", value),
+            None => format!("{:016x}", self.hasher.hash_one(value)),
+        }))
     }
 
     /// Take a place for a new task, or `None` when the cap is reached.
     pub(crate) fn reserve(self: &Arc<Self>) -> Option<Reservation> {
         let mut inner = lock(&self.inner);
-        if inner.tasks.len() + inner.reserved >= self.limits.max_tasks {
+        if inner.kept + inner.reserved >= self.limits.max_tasks {
             return None;
         }
         inner.reserved += 1;
@@ -144,70 +159,49 @@ impl PublicIds {
         })
     }
 
-    /// Give the task of `job` (started on `reservation`) its public id, bound to
-    /// `principal`, and forget it (stopping it if it still runs) once its time to live
-    /// has passed.
-    ///
-    /// # Errors
-    ///
-    /// When no random id can be drawn (the task's job is then stopped).
+    /// The task `id` of `owner` was started on `reservation`: keep it for its time to
+    /// live, then forget it (its call is stopped if it still runs).
     pub(crate) fn issue(
         self: &Arc<Self>,
         mut reservation: Reservation,
-        job: JobId,
-        principal: Principal,
+        id: String,
+        owner: Owner,
         tasks: &Arc<SessionTasks>,
-    ) -> Result<String, McpError> {
-        let Some(id) = random_id() else {
-            let _ = tasks.cancel(job.as_str());
-            return Err(McpError::internal_error(
-                "no task id: the operating system's random source failed",
-                None,
-            ));
-        };
+    ) {
         {
             let mut inner = lock(&self.inner);
             inner.reserved = inner.reserved.saturating_sub(1);
             reservation.taken = false;
-            inner.tasks.insert(id.clone(), (job, principal));
+            inner.kept += 1;
         }
         let ids = Arc::downgrade(self);
         let tasks = Arc::downgrade(tasks);
         let stop = self.stop.clone();
         let ttl = self.limits.ttl;
-        let public = id.clone();
         tokio::spawn(async move {
             tokio::select! {
-                () = tokio::time::sleep(ttl) => expire(&ids, &tasks, &public),
+                () = tokio::time::sleep(ttl) => expire(&ids, &tasks, &owner, &id).await,
                 () = stop.cancelled() => {}
             }
         });
-        Ok(id)
-    }
-
-    /// The job of the task `id`, when `principal` may see it.
-    pub(crate) fn resolve(&self, id: &str, principal: Principal) -> Result<JobId, McpError> {
-        match lock(&self.inner).tasks.get(id) {
-            Some((job, bound)) if *bound == principal => Ok(job.clone()),
-            _ => Err(not_found(id)),
-        }
     }
 }
 
-/// Forget the task `public` and stop its job if it still runs.
-fn expire(ids: &Weak<PublicIds>, tasks: &Weak<SessionTasks>, public: &str) {
+/// Forget the task `id` and stop its call if it still runs.
+async fn expire(ids: &Weak<PublicIds>, tasks: &Weak<SessionTasks>, owner: &Owner, id: &str) {
     let Some(ids) = ids.upgrade() else { return };
-    let removed = lock(&ids.inner).tasks.remove(public);
-    if let (Some((job, _)), Some(tasks)) = (removed, tasks.upgrade()) {
-        // A settled job is left as it is.
-        let _ = tasks.cancel(job.as_str());
-        tasks.forget(job.as_str());
+    {
+        let mut inner = lock(&ids.inner);
+        inner.kept = inner.kept.saturating_sub(1);
+    }
+    if let Some(tasks) = tasks.upgrade() {
+        tasks.forget(owner, id).await;
     }
 }
 
 /// `task-` and 32 hexadecimal digits from the operating system's random source.
-fn random_id() -> Option<String> {
-    Some(format!("task-{}", crate::resume::random_hex(16)?))
+pub(crate) fn random_id() -> Option<String> {
+    Some(format!("task-{}", crate::util::random_hex(16)?))
 }
 
 #[cfg(test)]
@@ -226,7 +220,11 @@ mod tests {
 
     #[test]
     fn principals_differ_by_header_and_match_the_same_header() {
-        let ids = PublicIds::new(StatelessTaskLimits::default(), CancellationToken::new());
+        let ids = PublicIds::new(
+            StatelessTaskLimits::default(),
+            StateKeys::random().ok(),
+            CancellationToken::new(),
+        );
         assert_eq!(
             ids.principal(Some(b"Bearer a")),
             ids.principal(Some(b"Bearer a"))
@@ -243,6 +241,7 @@ mod tests {
     fn reservations_count_against_the_cap_until_dropped() {
         let ids = PublicIds::new(
             StatelessTaskLimits::default().max_tasks(2),
+            None,
             CancellationToken::new(),
         );
         let a = ids.reserve().unwrap();

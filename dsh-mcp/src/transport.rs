@@ -8,116 +8,19 @@
 //! the handler.
 
 use std::collections::HashMap;
-use std::hash::Hash;
 use std::sync::{Arc, Mutex};
 
 use rmcp::RoleServer;
-use rmcp::model::{ClientJsonRpcMessage, ClientNotification, ErrorData, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
-use crate::raw::{Prepared, Refused, prepare};
+use crate::inbound::{Ids, Inbound, Refusal};
+use crate::util::{InFlight, lock};
 
 /// The longest line read (one message), as rmcp's own stdio transport: 16 MiB.
 const MAX_LINE: usize = 16 * 1024 * 1024;
-
-/// The requests in flight, by key (a request id, or a session and a request id): a key
-/// is free again once its handler ended and its answer was sent (or the client
-/// cancelled it, after which no answer is sent).
-pub(crate) struct InFlight<K>(Mutex<HashMap<K, Slot>>);
-
-#[derive(Default)]
-struct Slot {
-    handler_done: bool,
-    answered: bool,
-}
-
-impl<K: Eq + Hash + Clone + Send + Sync + 'static> InFlight<K> {
-    pub(crate) fn new() -> Arc<Self> {
-        Arc::new(InFlight(Mutex::new(HashMap::new())))
-    }
-
-    /// Take `key`: `None` when a request with that key is in flight, else the token the
-    /// handler holds (dropping its last clone marks the handler done).
-    pub(crate) fn begin(self: &Arc<Self>, key: K) -> Option<HandlerToken> {
-        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if map.contains_key(&key) {
-            return None;
-        }
-        map.insert(key.clone(), Slot::default());
-        let table = self.clone();
-        Some(HandlerToken(Arc::new(TokenInner(Box::new(move || {
-            table.update(&key, |s| s.handler_done = true);
-        })))))
-    }
-
-    /// The request `key` was answered (or cancelled: no answer will be sent).
-    pub(crate) fn answered(&self, key: &K) {
-        self.update(key, |s| s.answered = true);
-    }
-
-    fn update(&self, key: &K, f: impl FnOnce(&mut Slot)) {
-        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(slot) = map.get_mut(key) {
-            f(slot);
-            if slot.handler_done && slot.answered {
-                map.remove(key);
-            }
-        }
-    }
-}
-
-/// Carried in a request's extensions to its handler: the request's handler has ended
-/// when the last clone is dropped.
-#[derive(Clone)]
-pub(crate) struct HandlerToken(#[allow(dead_code)] Arc<TokenInner>);
-
-struct TokenInner(Box<dyn Fn() + Send + Sync>);
-
-impl Drop for TokenInner {
-    fn drop(&mut self) {
-        (self.0)();
-    }
-}
-
-/// The error answering a request whose id is in flight.
-pub(crate) fn id_in_use(id: &rmcp::model::RequestId) -> ErrorData {
-    ErrorData::invalid_request(
-        format!("request id {id} is already in use by a request in flight"),
-        None,
-    )
-}
-
-/// A request's id, or the id a cancellation names, as the key of [`InFlight`].
-pub(crate) fn cancelled_id(message: &ClientJsonRpcMessage) -> Option<rmcp::model::RequestId> {
-    match message {
-        ClientJsonRpcMessage::Notification(n) => match &n.notification {
-            ClientNotification::CancelledNotification(c) => c.params.request_id.clone(),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// Insert what the handler needs from a prepared message: its raw arguments and its
-/// in-flight token.
-pub(crate) fn attach(
-    message: &mut ClientJsonRpcMessage,
-    prepared_arguments: Option<crate::raw::RawArguments>,
-    token: Option<HandlerToken>,
-) {
-    if let ClientJsonRpcMessage::Request(request) = message {
-        use rmcp::model::GetExtensions as _;
-        let extensions = request.request.extensions_mut();
-        if let Some(arguments) = prepared_arguments {
-            extensions.insert(arguments);
-        }
-        if let Some(token) = token {
-            extensions.insert(token);
-        }
-    }
-}
 
 type Writer<W> = Arc<tokio::sync::Mutex<Option<W>>>;
 
@@ -224,7 +127,7 @@ where
 /// The text of a listen stream's acknowledgment with the `taskIds` it follows (and the
 /// request forgotten once it is acknowledged or answered).
 fn acknowledged(listens: &Listens, item: &ServerJsonRpcMessage) -> Option<Vec<u8>> {
-    let mut listens = listens.lock().unwrap_or_else(|e| e.into_inner());
+    let mut listens = lock(listens);
     if listens.is_empty() {
         return None;
     }
@@ -259,7 +162,7 @@ fn core_initialized(core: &CoreState, item: &ServerJsonRpcMessage) -> Option<Vec
         return None;
     };
     {
-        let mut initialize = core.initialize.lock().unwrap_or_else(|e| e.into_inner());
+        let mut initialize = lock(&core.initialize);
         if initialize.as_ref() != Some(&response.id) {
             return None;
         }
@@ -270,6 +173,19 @@ fn core_initialized(core: &CoreState, item: &ServerJsonRpcMessage) -> Option<Vec
         return None;
     }
     core.on.store(true, std::sync::atomic::Ordering::SeqCst);
+    serde_json::to_vec(&value).ok()
+}
+
+/// The text of a request the server sends, without the progress token rmcp gave it
+/// (see [`crate::outbound::drop_request_progress_token`]).
+fn without_progress_token(item: &ServerJsonRpcMessage) -> Option<Vec<u8>> {
+    let ServerJsonRpcMessage::Request(_) = item else {
+        return None;
+    };
+    let mut value = serde_json::to_value(item).ok()?;
+    if !crate::outbound::drop_request_progress_token(&mut value) {
+        return None;
+    }
     serde_json::to_vec(&value).ok()
 }
 
@@ -326,7 +242,8 @@ where
             .core
             .as_ref()
             .and_then(|core| core_initialized(core, &item))
-            .or_else(|| acknowledged(&self.listens, &item));
+            .or_else(|| acknowledged(&self.listens, &item))
+            .or_else(|| without_progress_token(&item));
         async move {
             let answered = match &item {
                 ServerJsonRpcMessage::Response(r) => Some(r.id.clone()),
@@ -362,81 +279,42 @@ where
                 self.line.clear();
                 continue;
             }
-            let prepared = prepare(text);
+            let core = self.core.as_ref();
+            let reroute = core.is_some_and(|c| c.on.load(std::sync::atomic::Ordering::SeqCst));
+            let key = |id: &rmcp::model::RequestId| id.clone();
+            let ids = Ids {
+                table: &self.in_flight,
+                key: &key,
+            };
+            let read = crate::inbound::read(text, reroute, Some(ids));
             self.line = line;
             self.line.clear();
-            let mut prepared = match prepared {
-                Ok(p) => p,
-                Err(Refused::Answer(error)) => {
+            let Inbound {
+                mut message,
+                attached,
+                initialize,
+                listen,
+                ..
+            } = match read {
+                Ok(inbound) => inbound,
+                Err(Refusal::Unreadable(error) | Refusal::Refused(error)) => {
                     self.answer(*error);
                     continue;
                 }
-                Err(Refused::Drop(why)) => {
+                Err(Refusal::Dropped(why)) => {
                     tracing::debug!("ignoring an unreadable MCP message: {why}");
                     continue;
                 }
             };
-            let listen = match crate::tasks_listen::read(&prepared) {
-                Ok(listen) => listen,
-                Err(error) => {
-                    self.answer(*error);
-                    continue;
-                }
-            };
-            let mut routed = false;
-            if let Some(core) = &self.core {
-                if let ClientJsonRpcMessage::Request(request) = &prepared.message
-                    && matches!(
-                        request.request,
-                        rmcp::model::ClientRequest::InitializeRequest(_)
-                    )
-                {
-                    *core.initialize.lock().unwrap_or_else(|e| e.into_inner()) =
-                        Some(request.id.clone());
-                }
-                if core.on.load(std::sync::atomic::Ordering::SeqCst) {
-                    routed = crate::tasks_core::reroute(&mut prepared);
-                }
+            if let (Some(core), Some(id)) = (core, initialize) {
+                *lock(&core.initialize) = Some(id);
             }
-            let Prepared {
-                mut message,
-                arguments,
-                ..
-            } = prepared;
-            if let Some(id) = cancelled_id(&message) {
-                // No answer is sent for a cancelled request.
-                self.in_flight.answered(&id);
+            if let Some((id, listen)) = listen {
+                lock(&self.listens).insert(id, listen.0.clone());
             }
-            let token = match &message {
-                ClientJsonRpcMessage::Request(request) => {
-                    match self.in_flight.begin(request.id.clone()) {
-                        Some(token) => Some(token),
-                        None => {
-                            self.answer(ServerJsonRpcMessage::error(
-                                id_in_use(&request.id),
-                                Some(request.id.clone()),
-                            ));
-                            continue;
-                        }
-                    }
-                }
-                _ => None,
-            };
-            attach(&mut message, arguments, token);
-            if let (Some(listen), ClientJsonRpcMessage::Request(request)) = (listen, &mut message) {
+            if let ClientJsonRpcMessage::Request(request) = &mut message {
                 use rmcp::model::GetExtensions as _;
-                self.listens
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(request.id.clone(), listen.0.clone());
-                request.request.extensions_mut().insert(listen);
-            }
-            if routed && let ClientJsonRpcMessage::Request(request) = &mut message {
-                use rmcp::model::GetExtensions as _;
-                request
-                    .request
-                    .extensions_mut()
-                    .insert(crate::tasks_core::CoreRoute);
+                attached.attach(request.request.extensions_mut());
             }
             return Some(message);
         }

@@ -68,12 +68,12 @@ impl ClientHandler for User {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, McpError> {
-        self.asked
-            .lock()
-            .unwrap()
-            .push(serde_json::to_value(&request).unwrap());
+        // The request's params, and (under `requestMeta`) the `_meta` rmcp read from them.
+        let mut recorded = serde_json::to_value(&request).unwrap();
+        recorded["requestMeta"] = serde_json::to_value(&context.meta).unwrap();
+        self.asked.lock().unwrap().push(recorded);
         Ok(match self.answer {
             Answer::Approve => {
                 ElicitResult::new(ElicitationAction::Accept).with_content(json!({"approve": true}))
@@ -270,6 +270,13 @@ async fn accepted_approval_runs_the_call() {
         assert_eq!(
             request["message"],
             "Allow tool \"touch\" to run?\nCall: touch {\"note\":\"hello\"}\nReason: touch changes the world"
+        );
+        // No progress token: the server asks for no progress on its question (rmcp
+        // would give every request it sends one from its own counter).
+        assert!(request.get("_meta").is_none(), "{wire:?}: {request}");
+        assert!(
+            request["requestMeta"].get("progressToken").is_none(),
+            "{wire:?}: {request}"
         );
         let schema = &request["requestedSchema"];
         assert_eq!(schema["type"], "object");

@@ -566,14 +566,30 @@ async fn connections_stalled_in_their_headers_are_closed_and_others_served() {
     http.shutdown().await.unwrap();
 }
 
+/// Open a connection and send a whole `tools/call` of `nap` in `session` that naps `ms`:
+/// a connection in a request until the nap ends.
+async fn busy(addr: std::net::SocketAddr, session: &str, id: u64, ms: u64) -> TcpStream {
+    let body = tools_call(id, "nap", json!({"ms": ms})).to_string();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\nmcp-session-id: {session}\r\n\
+         mcp-protocol-version: {PROTOCOL}\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn connections_over_the_cap_are_refused_at_once() {
+async fn connections_over_the_cap_are_refused_at_once_when_every_one_is_in_a_request() {
     let (http, _regs) = start(HttpOptions::default().max_connections(4)).await;
+    let session = open_session(&reqwest::Client::new(), &http.url()).await;
     let mut held = Vec::new();
-    for _ in 0..4 {
-        held.push(stall(http.local_addr()).await);
+    for id in 0..4 {
+        held.push(busy(http.local_addr(), &session, 10 + id, 60_000).await);
     }
-    // Let the server accept them.
+    // Let the server accept them and start their calls.
     tokio::time::sleep(Duration::from_millis(300)).await;
     for _ in 0..8 {
         let started = Instant::now();
@@ -593,7 +609,7 @@ async fn connections_over_the_cap_are_refused_at_once() {
     // The held ones are still served...
     for stream in &mut held {
         let (_, closed) = read_until_closed(stream, Duration::from_millis(100)).await;
-        assert!(!closed, "a connection under the cap was closed");
+        assert!(!closed, "a connection in a request was closed");
     }
     // ...and when one ends, a new client gets its place.
     drop(held.pop());
@@ -615,6 +631,47 @@ async fn connections_over_the_cap_are_refused_at_once() {
         assert!(Instant::now() < deadline, "no place freed for a new client");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    http.shutdown().await.unwrap();
+}
+
+/// Open a connection and try to send part of a request head (the server may already
+/// have closed it to make room for a later one).
+async fn stall_or_closed(addr: std::net::SocketAddr) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    let _ = stream
+        .write_all(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-ty")
+        .await;
+    stream
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hundreds_of_stalled_connections_make_way_for_a_legitimate_client() {
+    let cap = 64;
+    let (http, _regs) = start(HttpOptions::default().max_connections(cap)).await;
+    // Five times the cap, from one peer, each stalled in its request head.
+    let mut stalled = Vec::new();
+    for _ in 0..cap * 5 {
+        stalled.push(stall_or_closed(http.local_addr()).await);
+    }
+    // A legitimate client is answered at once: the oldest staller makes room.
+    let client = reqwest::Client::new();
+    let started = Instant::now();
+    let reply = tokio::time::timeout(
+        Duration::from_secs(1),
+        post(&client, &http.url(), &[], initialize().to_string()),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("initialize not answered within 1 s"));
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert!(reply.session.is_some(), "{}", reply.body);
+    // The first stallers were closed to make room; the server never held more than
+    // its cap.
+    let (_, closed) = read_until_closed(&mut stalled[0], Duration::from_secs(2)).await;
+    assert!(
+        closed,
+        "the oldest staller is still open after {:?}",
+        started.elapsed()
+    );
     http.shutdown().await.unwrap();
 }
 

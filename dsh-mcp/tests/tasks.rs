@@ -259,6 +259,29 @@ async fn start_task(
     }
 }
 
+/// `tasks/get` of task `id`.
+async fn get(
+    client: &RunningService<RoleClient, Client>,
+    id: &str,
+) -> Result<rmcp::model::GetTaskResult, ServiceError> {
+    client.peer().get_task(GetTaskParams::new(id)).await
+}
+
+/// `tasks/cancel` of task `id`.
+async fn cancel(client: &RunningService<RoleClient, Client>, id: &str) -> Result<(), ServiceError> {
+    client.peer().cancel_task(CancelTaskParams::new(id)).await
+}
+
+/// Start `hang` tagged `tag` as a task and wait until its body runs; the task's id.
+async fn start_hang(client: &RunningService<RoleClient, Client>, tag: &str) -> String {
+    let id = start_task(client, "hang", json!({"tag": tag})).await;
+    until_hang("the task started", |log| {
+        log.started.iter().any(|t| t == tag)
+    })
+    .await;
+    id
+}
+
 /// Poll `tasks/get` until the task is terminal (at most 20 s).
 async fn poll_until_terminal(
     client: &RunningService<RoleClient, Client>,
@@ -266,11 +289,7 @@ async fn poll_until_terminal(
 ) -> rmcp::model::DetailedTask {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
-        let got = client
-            .peer()
-            .get_task(GetTaskParams::new(id))
-            .await
-            .unwrap();
+        let got = get(client, id).await.unwrap();
         if got.task.status().is_terminal() {
             return got.task;
         }
@@ -281,15 +300,6 @@ async fn poll_until_terminal(
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-}
-
-/// Wait until `check` holds for the hang log (at most 20 s).
-async fn until_hang(what: &str, check: impl Fn(&HangLog) -> bool) {
-    let mut rx = HANG.subscribe();
-    tokio::time::timeout(Duration::from_secs(20), rx.wait_for(|log| check(log)))
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting until {what}"))
-        .unwrap();
 }
 
 fn error_code(e: &ServiceError) -> i32 {
@@ -366,14 +376,9 @@ async fn a_cancelled_task_stops_and_reports_cancelled() {
         let tag = format!("cancel-{wire:?}");
         let fixture = Fixture::new(wire).await;
         let (client, _statuses) = fixture.connect(wire, true).await;
-        let id = start_task(&client, "hang", json!({"tag": tag})).await;
-        until_hang("the task started", |log| log.started.contains(&tag)).await;
+        let id = start_hang(&client, &tag).await;
         // The request that created it has returned; the task still runs.
-        let got = client
-            .peer()
-            .get_task(GetTaskParams::new(&id))
-            .await
-            .unwrap();
+        let got = get(&client, &id).await.unwrap();
         assert_eq!(got.task.status(), TaskStatus::Working, "{wire:?}");
         // Its progress report is its status message.
         assert_eq!(
@@ -381,20 +386,12 @@ async fn a_cancelled_task_stops_and_reports_cancelled() {
             Some(format!("{tag} started").as_str()),
             "{wire:?}"
         );
-        client
-            .peer()
-            .cancel_task(CancelTaskParams::new(&id))
-            .await
-            .unwrap();
+        cancel(&client, &id).await.unwrap();
         let task = poll_until_terminal(&client, &id).await;
         assert_eq!(task.status(), TaskStatus::Cancelled, "{wire:?}: {task:?}");
         assert!(HANG.borrow().stopped.contains(&tag), "{wire:?}");
         // Cancelling again, once settled, is acknowledged and changes nothing.
-        client
-            .peer()
-            .cancel_task(CancelTaskParams::new(&id))
-            .await
-            .unwrap();
+        cancel(&client, &id).await.unwrap();
         let task = poll_until_terminal(&client, &id).await;
         assert_eq!(task.status(), TaskStatus::Cancelled, "{wire:?}");
         client.cancel().await.unwrap();
@@ -408,8 +405,7 @@ async fn a_task_outlives_its_request_but_not_its_session() {
         let tag = format!("close-{wire:?}");
         let fixture = Fixture::new(wire).await;
         let (client, _statuses) = fixture.connect(wire, true).await;
-        let id = start_task(&client, "hang", json!({"tag": tag})).await;
-        until_hang("the task started", |log| log.started.contains(&tag)).await;
+        let id = start_hang(&client, &tag).await;
         tokio::time::sleep(Duration::from_millis(100)).await;
         assert!(!HANG.borrow().stopped.contains(&tag), "{wire:?}");
         // Closing the session (stdio EOF, HTTP DELETE) stops the task.
@@ -430,29 +426,16 @@ async fn another_session_can_neither_see_nor_cancel_a_task() {
         let fixture = Fixture::new(wire).await;
         let (alice, _a) = fixture.connect(wire, true).await;
         let (bob, _b) = fixture.connect(wire, true).await;
-        let id = start_task(&alice, "hang", json!({"tag": tag})).await;
-        until_hang("the task started", |log| log.started.contains(&tag)).await;
-        let seen = bob
-            .peer()
-            .get_task(GetTaskParams::new(&id))
-            .await
-            .unwrap_err();
+        let id = start_hang(&alice, &tag).await;
+        let seen = get(&bob, &id).await.unwrap_err();
         assert_eq!(error_code(&seen), -32602, "{wire:?}: {seen}");
-        let cancelled = bob
-            .peer()
-            .cancel_task(CancelTaskParams::new(&id))
-            .await
-            .unwrap_err();
+        let cancelled = cancel(&bob, &id).await.unwrap_err();
         assert_eq!(error_code(&cancelled), -32602, "{wire:?}: {cancelled}");
         // Bob's own first task may have the same id: it is a different task.
         let bobs = start_task(&bob, "slow_echo", json!({"text": "bob", "ms": 1})).await;
         let task = poll_until_terminal(&bob, &bobs).await;
         assert_eq!(task.status(), TaskStatus::Completed, "{wire:?}");
-        let still = alice
-            .peer()
-            .get_task(GetTaskParams::new(&id))
-            .await
-            .unwrap();
+        let still = get(&alice, &id).await.unwrap();
         assert_eq!(still.task.status(), TaskStatus::Working, "{wire:?}");
         assert!(!HANG.borrow().stopped.contains(&tag), "{wire:?}");
         alice.cancel().await.unwrap();
@@ -524,11 +507,7 @@ async fn tools_without_task_support_and_clients_without_tasks_get_direct_answers
             );
         }
         assert_eq!(RUNS.load(Ordering::SeqCst), before, "{wire:?}: nothing ran");
-        let get = client
-            .peer()
-            .get_task(GetTaskParams::new(&id))
-            .await
-            .unwrap_err();
+        let get = get(&client, &id).await.unwrap_err();
         // On 2025-11-25 `tasks/get` is the revision's own: another session's task is
         // unknown (`-32602`).
         let expected = if on_2025 { -32602 } else { -32021 };
@@ -566,8 +545,7 @@ async fn tasks_are_jobs_of_the_owner_the_session_setup_names() {
     .await
     .unwrap();
     let tag = "owned".to_string();
-    let id = start_task(&client, "hang", json!({"tag": tag})).await;
-    until_hang("the task started", |log| log.started.contains(&tag)).await;
+    let id = start_hang(&client, &tag).await;
     let owner = owners.lock().unwrap()[0];
     // The session's job tools (acting for this owner) see the task as a job, and
     // killing it there cancels the task.
@@ -621,11 +599,7 @@ async fn a_server_without_a_job_runtime_offers_no_tasks() {
         .await
         .unwrap_err();
     assert_eq!(error_code(&refused), -32600, "{refused}");
-    let get = client
-        .peer()
-        .get_task(GetTaskParams::new("slow_echo-1"))
-        .await
-        .unwrap_err();
+    let get = get(&client, "slow_echo-1").await.unwrap_err();
     assert_eq!(error_code(&get), -32601, "{get}");
     client.cancel().await.unwrap();
 }
@@ -771,11 +745,7 @@ fn last_code(codes: &Codes, tool: &str) -> Option<String> {
 async fn poll_until_input(client: &RunningService<RoleClient, Client>, id: &str) -> Value {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
-        let got = client
-            .peer()
-            .get_task(GetTaskParams::new(id))
-            .await
-            .unwrap();
+        let got = get(client, id).await.unwrap();
         if let TaskPayload::InputRequired { input_requests } = &got.task.payload {
             return serde_json::to_value(input_requests).unwrap();
         }
@@ -894,11 +864,7 @@ async fn an_ask_inside_a_task_is_input_required_until_tasks_update_answers() {
         update(&client, &id, json!({"approval-1": approve(true)}))
             .await
             .unwrap();
-        let now = client
-            .peer()
-            .get_task(GetTaskParams::new(&id))
-            .await
-            .unwrap();
+        let now = get(&client, &id).await.unwrap();
         assert!(
             matches!(
                 now.task.status(),
@@ -1007,11 +973,7 @@ async fn tasks_cancel_while_waiting_cancels_the_task_before_its_body() {
         let (client, _statuses) = fixture.connect_with(wire, true, true).await;
         let id = start_task(&client, "guarded", json!({"note": note})).await;
         poll_until_input(&client, &id).await;
-        client
-            .peer()
-            .cancel_task(CancelTaskParams::new(&id))
-            .await
-            .unwrap();
+        cancel(&client, &id).await.unwrap();
         let task = poll_until_terminal(&client, &id).await;
         assert_eq!(task.status(), TaskStatus::Cancelled, "{wire:?}: {task:?}");
         // The approval was cancelled with the call itself: the registry's code for a
@@ -1206,11 +1168,7 @@ async fn a_stateless_task_is_bound_to_its_credentials_not_to_a_connection() {
         job.is_none(),
         "the task's job is owned by the stateless context"
     );
-    let refused = alice
-        .peer()
-        .get_task(GetTaskParams::new("hang-1"))
-        .await
-        .unwrap_err();
+    let refused = get(&alice, "hang-1").await.unwrap_err();
     assert_eq!(
         error_code(&refused),
         -32602,
@@ -1223,17 +1181,9 @@ async fn a_stateless_task_is_bound_to_its_credentials_not_to_a_connection() {
     // Other credentials, or none, do not see it and cannot cancel it.
     for token in [Some("bob"), None] {
         let (other, _o) = fixture.connect_as(Wire::Http2026, true, false, token).await;
-        let seen = other
-            .peer()
-            .get_task(GetTaskParams::new(&id))
-            .await
-            .unwrap_err();
+        let seen = get(&other, &id).await.unwrap_err();
         assert_eq!(error_code(&seen), -32602, "{token:?}: {seen}");
-        let cancelled = other
-            .peer()
-            .cancel_task(CancelTaskParams::new(&id))
-            .await
-            .unwrap_err();
+        let cancelled = cancel(&other, &id).await.unwrap_err();
         assert_eq!(error_code(&cancelled), -32602, "{token:?}: {cancelled}");
         let updated = other
             .peer()
@@ -1248,19 +1198,11 @@ async fn a_stateless_task_is_bound_to_its_credentials_not_to_a_connection() {
     let (again, _g) = fixture
         .connect_as(Wire::Http2026, true, false, Some("alice"))
         .await;
-    let got = again
-        .peer()
-        .get_task(GetTaskParams::new(&id))
-        .await
-        .unwrap();
+    let got = get(&again, &id).await.unwrap();
     assert_eq!(got.task.status(), TaskStatus::Working);
     assert_eq!(got.task.task.task_id, id);
     assert_eq!(got.task.task.ttl_ms, Some(3_600_000));
-    again
-        .peer()
-        .cancel_task(CancelTaskParams::new(&id))
-        .await
-        .unwrap();
+    cancel(&again, &id).await.unwrap();
     let task = poll_until_terminal(&again, &id).await;
     assert_eq!(task.status(), TaskStatus::Cancelled, "{task:?}");
     assert!(HANG.borrow().stopped.iter().any(|t| t == tag));
@@ -1288,7 +1230,7 @@ async fn a_stateless_task_is_stopped_and_forgotten_when_its_ttl_passes() {
     // Gone: unknown from now on (the kill and the forgetting happen together).
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
-        match client.peer().get_task(GetTaskParams::new(&id)).await {
+        match get(&client, &id).await {
             Err(e) => {
                 assert_eq!(error_code(&e), -32602, "{e}");
                 break;
@@ -1339,11 +1281,7 @@ async fn beyond_the_stateless_task_cap_calls_are_direct_or_refused() {
     assert!(refused.to_string().contains("as many tasks"), "{refused}");
     assert_eq!(RUNS.load(Ordering::SeqCst), before);
     // A settled task keeps its place until it expires: its result stays readable.
-    client
-        .peer()
-        .cancel_task(CancelTaskParams::new(&id))
-        .await
-        .unwrap();
+    cancel(&client, &id).await.unwrap();
     assert_eq!(
         poll_until_terminal(&client, &id).await.status(),
         TaskStatus::Cancelled
@@ -1378,4 +1316,66 @@ async fn the_http_servers_shutdown_stops_its_stateless_tasks() {
     // Shutting down waited for the context's close: the task has stopped by now.
     assert!(HANG.borrow().stopped.iter().any(|t| t == tag));
     jobs.shutdown().await;
+}
+
+/// Two server instances sharing one store and one keyring, as behind a load balancer:
+/// a stateless task started on one is read and cancelled through the other (the
+/// cancellation reaching the call where it runs), and stays invisible to other
+/// credentials on both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instances_sharing_a_store_and_keys_serve_each_others_tasks() {
+    let tag = "two-instances";
+    let store: Arc<dyn dsh_mcp::store::Store> = Arc::new(dsh_mcp::store::MemoryStore::new());
+    let keys = dsh_mcp::StateKeys::new([vec![7u8; dsh_mcp::MIN_KEY_BYTES]]).unwrap();
+    let instance = |store: Arc<dyn dsh_mcp::store::Store>, keys: dsh_mcp::StateKeys| async move {
+        let jobs = JobRuntime::new();
+        let (registry, regs) = registry(&jobs);
+        let server = McpServer::new(registry)
+            .with_store(store)
+            .with_state_keys(keys);
+        let http = Some(serve_http(&server, HttpOptions::default()).await.unwrap());
+        Fixture {
+            server,
+            jobs,
+            http,
+            _regs: regs,
+        }
+    };
+    let a = instance(store.clone(), keys.clone()).await;
+    let b = instance(store.clone(), keys).await;
+    let (alice_a, _) = a
+        .connect_as(Wire::Http2026, true, false, Some("alice"))
+        .await;
+    let (alice_b, _) = b
+        .connect_as(Wire::Http2026, true, false, Some("alice"))
+        .await;
+    let (bob_b, _) = b.connect_as(Wire::Http2026, true, false, Some("bob")).await;
+    let id = start_task(&alice_a, "hang", json!({"tag": tag})).await;
+    until_hang("the task started", |log| {
+        log.started.iter().any(|t| t == tag)
+    })
+    .await;
+    // Read where it runs first: that instance has applied its progress to the record
+    // then (another instance reads what the store has, which may lag behind).
+    get(&alice_a, &id).await.unwrap();
+    let seen = get(&alice_b, &id).await.unwrap();
+    assert_eq!(seen.task.status(), TaskStatus::Working);
+    assert_eq!(
+        seen.task.task.status_message.as_deref(),
+        Some(format!("{tag} started").as_str())
+    );
+    let refused = get(&bob_b, &id).await.unwrap_err();
+    assert_eq!(error_code(&refused), -32602, "{refused}");
+    cancel(&alice_b, &id).await.unwrap();
+    let task = poll_until_terminal(&alice_b, &id).await;
+    assert_eq!(task.status(), TaskStatus::Cancelled, "{task:?}");
+    assert!(HANG.borrow().stopped.iter().any(|t| t == tag));
+    // The record is the store's: the first instance reads the same end.
+    let task = poll_until_terminal(&alice_a, &id).await;
+    assert_eq!(task.status(), TaskStatus::Cancelled, "{task:?}");
+    for client in [alice_a, alice_b, bob_b] {
+        client.cancel().await.unwrap();
+    }
+    a.shutdown().await;
+    b.shutdown().await;
 }

@@ -349,14 +349,6 @@ fn text_of(result: &Value) -> String {
         .to_string()
 }
 
-async fn until_hang(what: &str, check: impl Fn(&HangLog) -> bool) {
-    let mut rx = HANG.subscribe();
-    tokio::time::timeout(Duration::from_secs(30), rx.wait_for(|s| check(s)))
-        .await
-        .unwrap_or_else(|_| panic!("{what}"))
-        .unwrap();
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_capability_and_each_tools_task_support_are_published() {
     for wire in WIRES {

@@ -34,8 +34,8 @@ use crate::content::ContentBlock;
 use crate::json::{SharedValue, Value};
 use crate::result::{DispatchOutcome, ToolResult};
 use crate::tool::{
-    AgentScopeId, ApprovalRoute, BoxFuture, CallIdentity, DynTool, ExecutionId, ParentCall,
-    ToolDefinition, ToolError,
+    AgentScopeId, ApprovalRoute, BoxFuture, CallIdentity, DynTool, ExecutionId, NamedTool,
+    ParentCall, ToolDefinition, ToolError,
 };
 
 /// The future a hook returns: either an immediate value (no allocation) or a boxed
@@ -145,6 +145,11 @@ impl<'a> CallInfo<'a> {
     pub fn cancellation(&self) -> &'a CancellationToken {
         self.exec.caller_token()
     }
+    /// Whether this is a call of the tool `T` (by its [`NamedTool::NAME`]): a policy
+    /// that names the tool by type follows a rename, and a typo does not compile.
+    pub fn is<T: NamedTool>(&self) -> bool {
+        self.name() == T::NAME
+    }
 }
 
 impl fmt::Debug for CallInfo<'_> {
@@ -218,7 +223,7 @@ impl<'a> PreNext<'a> {
     /// Run the remaining hooks; `Allow` when there are none.
     pub fn run(self) -> HookFuture<'a, Result<PreDecision, ToolError>> {
         match self.hooks.split_first() {
-            None => HookFuture::ready(Ok(PreDecision::Allow)),
+            None => HookFuture::ready(Ok(declared(self.call))),
             Some((hook, rest)) => hook.pre_execute(
                 self.call,
                 PreNext {
@@ -236,6 +241,47 @@ impl fmt::Debug for PreNext<'_> {
             .field("remaining", &self.hooks.len())
             .finish()
     }
+}
+
+/// The decision at the end of the waterfall: `Ask` for a tool declared with
+/// `#[tool(ask = "why")]` ([`ToolDefinition::ask`]), else `Allow`.
+pub(crate) fn declared(call: &CallInfo<'_>) -> PreDecision {
+    match call.definition().and_then(|d| d.ask.as_deref()) {
+        Some(reason) => PreDecision::ask(reason),
+        None => PreDecision::Allow,
+    }
+}
+
+/// A pre-execute hook for the calls of one tool, named by its type: `f` decides on the
+/// calls of `T` (`None` defers), every other call goes on down the waterfall.
+///
+/// ```
+/// use dsh_runtime::hooks::{pre_execute_for, PreDecision};
+/// use dsh_runtime::{Registry, ToolCall, tool};
+///
+/// /// Delete a ticket.
+/// #[tool(destructive)]
+/// async fn delete_ticket(id: u64) -> u64 { id }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let registry = Registry::new();
+/// let _t = registry.register(DeleteTicket).unwrap();
+/// let _p = registry.add_pre_execute(pre_execute_for::<DeleteTicket, _>(|call| {
+///     let id = call.arguments().as_object()?.get("id")?.as_u64()?;
+///     (id < 100).then(|| PreDecision::deny("tickets below 100 are archived"))
+/// }));
+/// let r = registry.execute(ToolCall::new("1", "delete_ticket", r#"{"id":7}"#)).await;
+/// assert_eq!(r.message(), Some("tickets below 100 are archived"));
+/// # });
+/// ```
+pub fn pre_execute_for<T, F>(
+    f: F,
+) -> PreExecuteFn<impl Fn(&CallInfo<'_>) -> Option<PreDecision> + Send + Sync + 'static>
+where
+    T: NamedTool,
+    F: Fn(&CallInfo<'_>) -> Option<PreDecision> + Send + Sync + 'static,
+{
+    pre_execute_fn(move |call: &CallInfo<'_>| if call.is::<T>() { f(call) } else { None })
 }
 
 /// A pre-execute hook from a closure: `Some(decision)` short-circuits, `None` defers to

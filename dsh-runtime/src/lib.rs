@@ -159,8 +159,9 @@ pub use schema::tool_schema::ToolSchema;
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
     AgentScopeId, ApprovalRoute, BodyOutcome, BoxFuture, CallIdentity, DynTool, ErasedTool,
-    ExecutionId, Namespace, ParentCall, Progress, ProgressReporter, SideChannel, TaskSupport, Tool,
-    ToolAnnotations, ToolContext, ToolDefinition, ToolError, Toolbox, with_progress,
+    ExecutionId, NamedTool, Namespace, ParentCall, Progress, ProgressReporter, SideChannel,
+    TaskSupport, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError, Toolbox,
+    with_progress,
 };
 
 /// Turn an `async fn` into a tool the model can call.
@@ -263,7 +264,11 @@ pub use tool::{
 /// `examples`/`example`, `default`, `title`, `description`; not `with`: a parameter is read
 /// with its type's own `Deserialize`), with the same meaning: they are published on the
 /// parameter's property, enforced by validation before the body runs, and checked against
-/// the parameter's type at compile time. The attribute is removed from the emitted fn.
+/// the parameter's type at compile time. A `default` is checked too, at the default: it
+/// must satisfy the parameter's own `range`, `length`, `pattern`, `enum` and `const`, and
+/// fit its type ([`type_checks::DefaultFit`]: the JSON type, an integer type's range, a unit
+/// enum's variants; the items of an array default are not checked). The attribute is
+/// removed from the emitted fn.
 ///
 /// ```
 /// use dsh_runtime::{Tool, tool};
@@ -329,8 +334,9 @@ pub use tool::{
 /// key that names no parameter is not an error. Such keys never reach the body (they are
 /// removed before deserialization), and the result names them in a context
 /// ([`ToolResult::contexts`], the envelope's `additionalContexts`), e.g.
-/// `ignored unknown argument "limt" (tool "read_file" takes "path", "offset", "limit")`,
-/// so a misspelt optional parameter is caught without failing the call. Objects below the
+/// `ignored unknown argument "limt": did you mean "limit"? (tool "read_file" takes "path", "offset", "limit")`,
+/// so a misspelt optional parameter is caught without failing the call (a key close to an
+/// optional parameter the call left out is named with it, as a misspelt required one is). Objects below the
 /// root stay closed.
 ///
 /// `#[tool(deny_unknown_args)]` closes the root instead: `additionalProperties: false`,
@@ -354,7 +360,7 @@ pub use tool::{
 /// let _s = registry.register(CountStrictly).unwrap();
 /// let r = registry.execute(ToolCall::new("1", "count", r#"{"to":6,"stpe":2}"#)).await;
 /// assert_eq!(r.text(), "6");
-/// assert_eq!(r.contexts(), [r#"ignored unknown argument "stpe" (tool "count" takes "to", "step")"#]);
+/// assert_eq!(r.contexts(), [r#"ignored unknown argument "stpe": did you mean "step"? (tool "count" takes "to", "step")"#]);
 ///
 /// let r = registry.execute(ToolCall::new("2", "count_strictly", r#"{"to":6,"stpe":2}"#)).await;
 /// assert_eq!(r.code_str(), Some("INVALID_ARGS"));
@@ -386,6 +392,7 @@ pub use tool::{
 /// | `concurrency_safe` | calls may run in parallel with other parallel-safe calls |
 /// | `concurrency_safe = path` | the same, decided per call by `fn(&Args) -> bool` |
 /// | `read_only`, `destructive`, `idempotent`, `open_world` | MCP-style annotations |
+/// | `ask = "why"` | every call asks for approval first, with this reason ([`ToolDefinition::ask`]: the installed approval handler, over MCP the client's user, answers; without one the call is denied); not with `read_only`. Policy that targets one tool names it by type: [`hooks::pre_execute_for`], [`NamedTool::NAME`] |
 /// | `defer_loading` | load the tool on demand: exports mark it deferred (Anthropic, OpenAI Responses), `tool_search` finds it |
 /// | `render = path` | model-facing content: `fn(&Args, &Output) -> Vec<ContentBlock>` |
 /// | `present_call = path` | the pending card: `fn(&Args) -> Option<CallView>` (or `-> CallView`) |
@@ -455,7 +462,8 @@ pub use tool::{
 /// | `maxItems`, `minItems` above 1 (`[T; N]`, `length(..)` on an array) | | ✗ | |
 /// | `default` (`#[schema(default)]`, `#[serde(default)]`) | ✗ | | |
 /// | schema `examples` | ✗ | ✗ | more than one |
-/// | `oneOf` (an enum with data or documented variants) | ✗ | ✗ | ✗ |
+/// | `oneOf` (an enum with data, or unit variants with examples or defaults) | ✗ | ✗ | ✗ |
+/// | a unit enum with documented variants (`oneOf` of described strings) | | | ✗ |
 /// | `Option` outside an object property (`Vec<Option<T>>`) | ✗ | ✗ | |
 /// | an `enum`/`const` of non-strings | | | ✗ |
 /// | a property name outside `[A-Za-z_][A-Za-z0-9_]*` (`dry-run`) | | | ✗ |
@@ -465,7 +473,10 @@ pub use tool::{
 /// `AnthropicStrict`, `GeminiOpenApi`; a test keeps the two in agreement). Not counted:
 /// the root's openness (strict mode closes an open root, whose unknown keys the tool
 /// ignores anyway; Gemini's form cannot state `additionalProperties: false`, and the
-/// registry still enforces it) and the input examples. Not checked at compile time
+/// registry still enforces it) and the input examples. A unit enum whose variants have doc
+/// comments is exported to the strict targets as a plain string `enum`, each variant's
+/// description listed in the parameter's description (`"low": Not urgent.`), with a
+/// warning that says so; its values are unchanged, so `portable` accepts it there. Not checked at compile time
 /// (the export still reports them): per-request budgets (Anthropic's optional and
 /// union-typed parameters, OpenAI's property, enum and character totals), and types
 /// with a hand-written [`ToolSchema`] impl, whose schema is known only at run time.
@@ -512,7 +523,7 @@ pub use tool::{
 ///   with no object schema;
 /// - at a parameter's `#[schema(...)]`: an unknown, repeated or misplaced key, a bad value
 ///   (as on a struct field); at the parameter's type, a constraint that does not fit it
-///   (`range` on a `String`);
+///   (`range` on a `String`); at a `default`, a value the parameter would reject;
 /// - at the return type: an output without [`ToolSchema`], or without `Serialize` (one
 ///   message saying to derive it); an error type without `Into<ToolError>` (a `String`,
 ///   an `anyhow::Error`: the message says how to convert; for an alias such as
@@ -656,7 +667,7 @@ pub use dsh_macros::tool;
 /// | `description = ".."` | type, variant, field | replaces the doc comment |
 /// | `title = ".."` | type, variant, field | `title` annotation |
 /// | `examples = [..]`, `example = ..` | type, variant, field | `examples` annotation (JSON literals: `null`, `true`, numbers, strings, `[..]`, `{ "key": .. }`) |
-/// | `default = ..` | type, variant, field | `default` annotation (documentation only, never applied) |
+/// | `default = ..` | type, variant, field | `default` annotation (documentation only, never applied); on a field, a compile error at the value when it breaks the field's `range`, `length`, `pattern`, `enum` or `const`, or does not fit its type ([`type_checks::DefaultFit`]) |
 /// | `open` | struct, struct variant | `additionalProperties: true` |
 /// | `range(min = .., max = ..)` | number field | `minimum`/`maximum` (integer or float literals; narrows the type's own range) |
 /// | `length(min = .., max = ..)` | string or array field | `minLength`/`maxLength` or `minItems`/`maxItems` |

@@ -619,7 +619,7 @@ pub mod derive {
     // The marker traits and shapes live in the public `markers` module (users implement
     // them); the derive names them through this module.
     pub use crate::type_checks::{
-        HasToolSchema, JsonShape, Key, ObjectShape, SchemaBool, SchemaLength, SchemaNumber,
-        SchemaObject, SchemaString, Shape, kind, overlap,
+        DefaultFit, Fit, HasToolSchema, JsonShape, Key, ObjectShape, SchemaBool, SchemaLength,
+        SchemaNumber, SchemaObject, SchemaString, Shape, default_fits, kind, overlap,
     };
 }

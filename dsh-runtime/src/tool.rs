@@ -241,6 +241,13 @@ pub struct ToolDefinition {
     /// call that keeps reporting is not cut short. Set with
     /// `#[tool(timeout_ms = N, timeout_restarts_on_progress)]`.
     pub timeout_restarts_on_progress: bool,
+    /// Every call asks for approval first, with this reason (`#[tool(ask = "why")]`):
+    /// the decision at the end of the pre-execute waterfall is
+    /// [`PreDecision::Ask`](crate::hooks::PreDecision::Ask) instead of `Allow`, so the
+    /// installed approval handler (over MCP, the client's user) is asked, and without one
+    /// the call is denied. A pre-execute hook still decides first: a `Deny` or its own
+    /// `Ask` stands, and an explicit `Allow` (a trusted caller) skips the question.
+    pub ask: Option<Cow<'static, str>>,
 }
 
 /// A named group of tools, as OpenAI Responses shows it to a model: one entry with a name
@@ -341,6 +348,7 @@ impl ToolDefinition {
             input_examples: Vec::new(),
             task_support: TaskSupport::Forbidden,
             timeout_restarts_on_progress: false,
+            ask: None,
         }
     }
 
@@ -393,6 +401,31 @@ impl ToolDefinition {
         self.timeout_restarts_on_progress = restarts;
         self
     }
+
+    /// Ask for approval before every call, with `reason` (see [`ToolDefinition::ask`]).
+    pub fn with_ask(mut self, reason: impl Into<Cow<'static, str>>) -> Self {
+        self.ask = Some(reason.into());
+        self
+    }
+}
+
+/// A tool whose name is known from its type: `#[tool]` implements it for the struct it
+/// generates, so policy can target a tool by type instead of by a name string that a
+/// rename or a typo would silently miss ([`CallInfo::is`](crate::hooks::CallInfo::is),
+/// [`hooks::pre_execute_for`](crate::hooks::pre_execute_for)).
+///
+/// ```
+/// use dsh_runtime::{NamedTool, tool};
+///
+/// /// Close a ticket.
+/// #[tool(name = "close")]
+/// async fn close_ticket(id: u64) -> u64 { id }
+///
+/// assert_eq!(CloseTicket::NAME, "close");
+/// ```
+pub trait NamedTool: Tool {
+    /// The name the model calls (`ToolDefinition::name`).
+    const NAME: &'static str;
 }
 
 /// Not public API. Implemented by `#[tool]` for the unit struct it generates, which it defines in a

@@ -11,9 +11,14 @@
 //!   the variants of an untagged enum can be proved disjoint. Derived with
 //!   `ToolSchema`; implement it next to a hand-written `ToolSchema` impl to use the type
 //!   in an untagged enum.
+//! - [`DefaultFit`]: which values a `#[schema(default = ..)]` on a field or parameter of
+//!   the type may take, known at compile time, so a default the type would reject (a
+//!   string for a number, `-1` for a `u32`, a name that is no variant of a unit enum) is
+//!   a compile error at the default. Derived with `ToolSchema`; implement it next to a
+//!   hand-written `ToolSchema` impl to give such fields a `#[schema(default)]`.
 //!
 //! ```
-//! use dsh_runtime::type_checks::{JsonShape, SchemaString, Shape, kind};
+//! use dsh_runtime::type_checks::{DefaultFit, Fit, JsonShape, SchemaString, Shape, kind};
 //! use dsh_runtime::schema::Schema;
 //! use dsh_runtime::ToolSchema;
 //!
@@ -31,6 +36,10 @@
 //! impl JsonShape for FilePath {
 //!     const SHAPE: Shape = Shape::of(kind::STRING);
 //! }
+//! // A field of the type may have a string `#[schema(default = "..")]`.
+//! impl DefaultFit for FilePath {
+//!     const FIT: Fit = Fit::of(kind::STRING);
+//! }
 //! # let _ = FilePath(String::new()).0;
 //! ```
 
@@ -40,6 +49,8 @@ use std::num::{NonZeroU8, NonZeroU16, NonZeroU32, NonZeroU64, NonZeroUsize};
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
+
+use crate::schema::portable::Message;
 
 // Marker traits: the derive asserts them at the field's type (spanned there), so a
 // constraint on the wrong kind of field is a compile error naming the field's type. Their
@@ -460,4 +471,233 @@ impl<T: crate::schema::ToolSchema + ?Sized> HasToolSchema for T {
     {
         <T as crate::schema::ToolSchema>::schema()
     }
+}
+
+// Defaults: what values a `#[schema(default)]` may take, for the check the macros emit at
+// the default (a constant evaluated by rustc, like the portability check).
+
+/// The values a `#[schema(default = ..)]` of a type may take (see [`DefaultFit`]):
+/// coarse JSON kinds, an integer type's range, a unit enum's variant names.
+#[derive(Clone, Copy, Debug)]
+pub struct Fit {
+    /// Bit set of [`kind`] constants.
+    pub kinds: u8,
+    /// Numbers must be integers within `min..=max`.
+    pub integer: Option<(i128, i128)>,
+    /// When not empty, the only strings admitted (a unit enum's variants).
+    pub strings: &'static [&'static str],
+}
+
+impl Fit {
+    /// The given kinds, with no further rule.
+    pub const fn of(kinds: u8) -> Fit {
+        Fit {
+            kinds,
+            integer: None,
+            strings: &[],
+        }
+    }
+
+    /// Integers within `min..=max`.
+    pub const fn integer(min: i128, max: i128) -> Fit {
+        Fit {
+            kinds: kind::NUMBER,
+            integer: Some((min, max)),
+            strings: &[],
+        }
+    }
+
+    /// Strings, and only these.
+    pub const fn strings(names: &'static [&'static str]) -> Fit {
+        Fit {
+            kinds: kind::STRING,
+            integer: None,
+            strings: names,
+        }
+    }
+
+    /// `self` or `null`.
+    pub const fn or_null(mut self) -> Fit {
+        self.kinds |= kind::NULL;
+        self
+    }
+
+    /// These kinds added (with no rule for them).
+    pub const fn or_kinds(mut self, kinds: u8) -> Fit {
+        self.kinds |= kinds;
+        self
+    }
+}
+
+/// Types whose fields and parameters may carry a `#[schema(default = ..)]`: what values
+/// such a default may take. Derived with `ToolSchema`.
+#[diagnostic::on_unimplemented(
+    message = "`#[schema(default)]` cannot be checked against `{Self}`: it does not declare which values it accepts",
+    label = "the type of this defaulted field",
+    note = "derive `ToolSchema` for `{Self}`, or implement `dsh_runtime::type_checks::DefaultFit` next to its hand-written `ToolSchema` impl"
+)]
+pub trait DefaultFit {
+    /// What a default may be.
+    const FIT: Fit;
+}
+
+macro_rules! fits {
+    ($fit:expr => $($t:ty),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl DefaultFit for $t {
+            const FIT: Fit = $fit;
+        }
+    )*};
+}
+macro_rules! int_fits {
+    ($($t:ty),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl DefaultFit for $t {
+            const FIT: Fit = Fit::integer(<$t>::MIN as i128, <$t>::MAX as i128);
+        }
+    )*};
+}
+int_fits!(u8, u16, u32, u64, usize, i8, i16, i32, i64, i128, isize);
+fits!(Fit::integer(0, i128::MAX) => u128);
+fits!(Fit::integer(1, u8::MAX as i128) => NonZeroU8);
+fits!(Fit::integer(1, u16::MAX as i128) => NonZeroU16);
+fits!(Fit::integer(1, u32::MAX as i128) => NonZeroU32);
+fits!(Fit::integer(1, u64::MAX as i128) => NonZeroU64);
+fits!(Fit::integer(1, usize::MAX as i128) => NonZeroUsize);
+fits!(Fit::of(kind::NUMBER) => f32, f64);
+fits!(Fit::of(kind::STRING) => String, str, StdCow<'static, str>, PathBuf, char);
+fits!(Fit::of(kind::BOOLEAN) => bool);
+fits!(Fit::of(kind::NULL) => ());
+fits!(Fit::of(kind::ANY) => serde_json::Value, crate::json::Value);
+fits!(Fit::of(kind::OBJECT) => serde_json::Map<String, serde_json::Value>, crate::json::Object);
+
+#[diagnostic::do_not_recommend]
+impl<T: DefaultFit> DefaultFit for Option<T> {
+    const FIT: Fit = T::FIT.or_null();
+}
+
+macro_rules! delegate_fits {
+    ($($p:ident),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<T: DefaultFit + ?Sized> DefaultFit for $p<T> {
+            const FIT: Fit = T::FIT;
+        }
+    )*};
+}
+delegate_fits!(Box, Arc, Rc);
+
+macro_rules! array_fits {
+    ($($t:ident $(<$extra:ident>)?),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<T $(, $extra)?> DefaultFit for $t<T $(, $extra)?> {
+            const FIT: Fit = Fit::of(kind::ARRAY);
+        }
+    )*};
+}
+array_fits!(Vec, VecDeque, BTreeSet, HashSet<S>);
+
+#[diagnostic::do_not_recommend]
+impl<T, const N: usize> DefaultFit for [T; N] {
+    const FIT: Fit = Fit::of(kind::ARRAY);
+}
+#[diagnostic::do_not_recommend]
+impl<T> DefaultFit for BTreeMap<String, T> {
+    const FIT: Fit = Fit::of(kind::OBJECT);
+}
+#[diagnostic::do_not_recommend]
+impl<T, S> DefaultFit for HashMap<String, T, S> {
+    const FIT: Fit = Fit::of(kind::OBJECT);
+}
+
+const fn kinds_text(m: Message, kinds: u8) -> Message {
+    let names: [(u8, &str); 6] = [
+        (kind::STRING, "a string"),
+        (kind::NUMBER, "a number"),
+        (kind::BOOLEAN, "a boolean"),
+        (kind::ARRAY, "an array"),
+        (kind::OBJECT, "an object"),
+        (kind::NULL, "null"),
+    ];
+    let mut m = m;
+    let mut first = true;
+    let mut i = 0;
+    while i < names.len() {
+        if kinds & names[i].0 != 0 {
+            if !first {
+                m = m.push(" or ");
+            }
+            m = m.push(names[i].1);
+            first = false;
+        }
+        i += 1;
+    }
+    m
+}
+
+/// Not public API: why the default `shown` (of JSON kind `given`; `int` when it is an
+/// integer literal, `integral` when written without a fraction; `string` when a string)
+/// does not fit `fit`, the [`DefaultFit`] of the type written `ty`, or `None` when it
+/// does.
+#[doc(hidden)]
+pub const fn default_fits(
+    fit: &Fit,
+    given: u8,
+    int: Option<i128>,
+    integral: bool,
+    string: &str,
+    shown: &str,
+    ty: &str,
+) -> Option<Message> {
+    let head = Message::new()
+        .push("`default = ")
+        .push(shown)
+        .push("` does not fit `")
+        .push(ty)
+        .push("`: ");
+    if fit.kinds & given == 0 {
+        let m = kinds_text(head.push("the type takes "), fit.kinds & !kind::NULL);
+        let m = if fit.kinds & kind::NULL != 0 && fit.kinds != kind::NULL {
+            m.push(" (or null)")
+        } else {
+            m
+        };
+        return Some(m.push("; write a default of that type, or remove it"));
+    }
+    if given == kind::NUMBER
+        && let Some((min, max)) = fit.integer
+    {
+        let within = match int {
+            Some(i) => integral && i >= min && i <= max,
+            None => false,
+        };
+        if !within {
+            let m = head
+                .push("the type takes integers from ")
+                .push_int(min)
+                .push(" to ")
+                .push_int(max)
+                .push("; write a default in that range (without a fraction), or remove it");
+            return Some(m);
+        }
+    }
+    if given == kind::STRING && !fit.strings.is_empty() {
+        let mut i = 0;
+        while i < fit.strings.len() {
+            if str_eq(fit.strings[i], string) {
+                return None;
+            }
+            i += 1;
+        }
+        let mut m = head.push("the type takes one of ");
+        let mut i = 0;
+        while i < fit.strings.len() {
+            if i > 0 {
+                m = m.push(", ");
+            }
+            m = m.push("\"").push(fit.strings[i]).push("\"");
+            i += 1;
+        }
+        return Some(m.push("; write one of them, or remove it"));
+    }
+    None
 }

@@ -247,8 +247,13 @@ impl<A: DeserializeOwned + 'static> ToolCheck<A> {
     }
 
     /// Run the check and return the shrunk failure, if any.
+    ///
+    /// Panics of the tool's code while the check runs on this thread are counted and kept
+    /// for the report, not printed: the report is what tells what broke (the panic's
+    /// message is in it), so it is not buried under each case's raw panic output.
     pub fn try_run(self) -> Result<(), CheckFailure> {
         count_panics();
+        let _quiet = Quiet::enter();
         let runtime = match tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -557,10 +562,29 @@ fn presenter(invariant: &'static str, what: &str, f: impl FnOnce()) -> Result<()
 thread_local! {
     static PANICS: Cell<u64> = const { Cell::new(0) };
     static LAST_PANIC: RefCell<String> = const { RefCell::new(String::new()) };
+    /// A check is running on this thread: its panics are not printed.
+    static QUIET: Cell<bool> = const { Cell::new(false) };
+}
+
+/// While alive, panics on this thread are counted but not printed (see
+/// [`ToolCheck::try_run`]); restores the previous state when dropped (checks may nest).
+struct Quiet(bool);
+
+impl Quiet {
+    fn enter() -> Quiet {
+        Quiet(QUIET.with(|q| q.replace(true)))
+    }
+}
+
+impl Drop for Quiet {
+    fn drop(&mut self) {
+        QUIET.with(|q| q.set(self.0));
+    }
 }
 
 /// Installs (once per process) a panic hook that counts the panics of each thread and
-/// keeps the last message, then runs the hook that was installed before.
+/// keeps the last message, then runs the hook that was installed before, unless a check
+/// is running on the thread.
 fn count_panics() {
     static HOOK: Once = Once::new();
     HOOK.call_once(|| {
@@ -569,7 +593,9 @@ fn count_panics() {
             PANICS.with(|c| c.set(c.get() + 1));
             let message = info.payload_as_str().unwrap_or("a non-string payload");
             LAST_PANIC.with(|m| *m.borrow_mut() = message.to_string());
-            previous(info);
+            if !QUIET.with(Cell::get) {
+                previous(info);
+            }
         }));
     });
 }

@@ -24,11 +24,16 @@
 //! # });
 //! ```
 
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
 
-use rmcp::RoleClient;
-use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
-use rmcp::service::{RunningService, ServiceExt};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
+    ElicitResult, ElicitationAction, Implementation, Tool,
+};
+use rmcp::service::{RequestContext, RunningService, ServiceExt};
+use rmcp::{ClientHandler, ErrorData, RoleClient};
 use serde_json::Value;
 
 use dsh_mcp::McpServer;
@@ -37,9 +42,162 @@ use dsh_mcp::McpServer;
 const PIPE_BYTES: usize = 1 << 16;
 
 /// rmcp's client connected to an [`McpServer`] over an in-memory pipe.
+///
+/// [`McpTestClient::connect`] declares no capabilities, so a call that asks for approval
+/// is denied (`POLICY_DENIED`). [`McpTestClient::connect_user`] declares elicitation and
+/// answers each approval form from a script, as `dsh_testing::TestClient` does
+/// in process: by tool ([`approve`](McpTestClient::approve),
+/// [`reject`](McpTestClient::reject), [`cancel`](McpTestClient::cancel),
+/// [`answer_once`](McpTestClient::answer_once)) or by predicate
+/// ([`answer_if`](McpTestClient::answer_if)); every form is recorded
+/// ([`elicitations`](McpTestClient::elicitations)).
+///
+/// ```
+/// use dsh_mcp::McpServer;
+/// use dsh_testing::mcp::McpTestClient;
+/// use dsh_runtime::{tool, Registry};
+///
+/// /// Close a ticket.
+/// #[tool(ask = "closing is final")]
+/// async fn close_ticket(id: u64) -> u64 { id }
+///
+/// # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
+/// let registry = Registry::new();
+/// let _t = registry.register(CloseTicket).unwrap();
+/// let client = McpTestClient::connect_user(&McpServer::new(registry)).await.unwrap();
+/// client.approve("close_ticket");
+/// let r = client.call("close_ticket", serde_json::json!({"id": 7})).await.unwrap();
+/// assert_eq!(r.is_error, Some(false));
+/// let asked = client.elicitations();
+/// assert_eq!(asked[0].tool.as_deref(), Some("close_ticket"));
+/// assert!(asked[0].message.ends_with("Reason: closing is final"));
+/// client.close().await;
+/// # });
+/// ```
 pub struct McpTestClient {
-    client: RunningService<RoleClient, ()>,
+    client: RunningService<RoleClient, TestUser>,
     server: tokio::task::JoinHandle<()>,
+    script: Arc<Mutex<Script>>,
+}
+
+/// How the scripted user answers an approval form ([`McpTestClient::connect_user`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum McpAnswer {
+    /// Accept the form with `approve: true`: the call runs.
+    Approve,
+    /// Accept the form with `approve: false`: `APPROVAL_REJECTED`.
+    Reject,
+    /// Decline the form: `APPROVAL_REJECTED`.
+    Decline,
+    /// Dismiss the form: `APPROVAL_CANCELLED`.
+    Cancel,
+}
+
+/// One elicitation the server sent to the scripted user.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Elicitation {
+    /// The tool the approval form is about (from its message, `Allow tool "<name>" to
+    /// run?`), when it is one.
+    pub tool: Option<String>,
+    /// The form's message.
+    pub message: String,
+    /// The whole request as sent (`elicitation/create` params).
+    pub params: Value,
+    /// How it was answered.
+    pub answer: McpAnswer,
+}
+
+type Predicate = Box<dyn Fn(&Elicitation) -> bool + Send>;
+
+/// The scripted user's answers.
+#[derive(Default)]
+struct Script {
+    once: HashMap<String, VecDeque<McpAnswer>>,
+    rules: Vec<(Predicate, McpAnswer)>,
+    always: HashMap<String, McpAnswer>,
+    asked: Vec<Elicitation>,
+}
+
+impl Script {
+    /// Once-answers for the tool first, then the predicates in the order added, then the
+    /// tool's standing answer; [`McpAnswer::Cancel`] when nothing matches.
+    fn answer(&mut self, e: &Elicitation) -> McpAnswer {
+        if let Some(tool) = &e.tool
+            && let Some(a) = self.once.get_mut(tool).and_then(VecDeque::pop_front)
+        {
+            return a;
+        }
+        if let Some((_, a)) = self.rules.iter().find(|(p, _)| p(e)) {
+            return *a;
+        }
+        e.tool
+            .as_ref()
+            .and_then(|t| self.always.get(t).copied())
+            .unwrap_or(McpAnswer::Cancel)
+    }
+}
+
+/// The client side's handler: no capabilities, or elicitation answered from the script.
+#[doc(hidden)]
+#[derive(Clone)]
+pub struct TestUser {
+    elicits: bool,
+    script: Arc<Mutex<Script>>,
+}
+
+/// The tool named by an approval form's first line, `Allow tool "<name>" to run?`.
+fn form_tool(message: &str) -> Option<String> {
+    let first = message.lines().next()?;
+    let quoted = first
+        .strip_prefix("Allow tool ")?
+        .strip_suffix(" to run?")?;
+    serde_json::from_str(quoted).ok()
+}
+
+impl ClientHandler for TestUser {
+    fn get_info(&self) -> ClientConfig {
+        let capabilities = if self.elicits {
+            ClientCapabilities::builder().enable_elicitation().build()
+        } else {
+            ClientCapabilities::default()
+        };
+        ClientConfig::new(
+            capabilities,
+            Implementation::new("dsh-mcp-test-client", "0"),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let message = match &request {
+            ElicitRequestParams::FormElicitationParams { message, .. }
+            | ElicitRequestParams::UrlElicitationParams { message, .. } => message.clone(),
+            _ => String::new(),
+        };
+        let mut e = Elicitation {
+            tool: form_tool(&message),
+            message,
+            params: serde_json::to_value(&request).unwrap_or(Value::Null),
+            answer: McpAnswer::Cancel,
+        };
+        let mut script = self.script.lock().unwrap_or_else(PoisonError::into_inner);
+        e.answer = script.answer(&e);
+        let answer = e.answer;
+        script.asked.push(e);
+        Ok(match answer {
+            McpAnswer::Approve => ElicitResult::new(ElicitationAction::Accept)
+                .with_content(serde_json::json!({"approve": true})),
+            McpAnswer::Reject => ElicitResult::new(ElicitationAction::Accept)
+                .with_content(serde_json::json!({"approve": false})),
+            McpAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
+            McpAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
+    }
 }
 
 impl fmt::Debug for McpTestClient {
@@ -100,14 +258,38 @@ impl McpTestClient {
     ///
     /// [`McpTestError::Connect`] when the initialization fails.
     pub async fn connect(server: &McpServer) -> Result<McpTestClient, McpTestError> {
+        McpTestClient::start(server, false).await
+    }
+
+    /// [`McpTestClient::connect`] for a client that declares the elicitation capability
+    /// and answers approval forms from its script (see the type's docs; a form nothing
+    /// in the script answers is dismissed: [`McpAnswer::Cancel`]).
+    ///
+    /// # Errors
+    ///
+    /// [`McpTestError::Connect`] when the initialization fails.
+    pub async fn connect_user(server: &McpServer) -> Result<McpTestClient, McpTestError> {
+        McpTestClient::start(server, true).await
+    }
+
+    async fn start(server: &McpServer, elicits: bool) -> Result<McpTestClient, McpTestError> {
         let (client_io, server_io) = tokio::io::duplex(PIPE_BYTES);
         let server = server.clone();
         let server = tokio::spawn(async move {
             // A failed handshake shows on the client's side.
             let _ = server.serve(server_io).await;
         });
-        match ().serve(client_io).await {
-            Ok(client) => Ok(McpTestClient { client, server }),
+        let script: Arc<Mutex<Script>> = Arc::default();
+        let user = TestUser {
+            elicits,
+            script: script.clone(),
+        };
+        match user.serve(client_io).await {
+            Ok(client) => Ok(McpTestClient {
+                client,
+                server,
+                script,
+            }),
             Err(e) => {
                 server.abort();
                 Err(McpTestError::Connect(e.to_string()))
@@ -115,8 +297,61 @@ impl McpTestClient {
         }
     }
 
+    fn script(&self) -> std::sync::MutexGuard<'_, Script> {
+        self.script.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Answer every approval form for `tool` with `answer` (after its
+    /// [`answer_once`](McpTestClient::answer_once) answers and the predicates).
+    pub fn answer(&self, tool: &str, answer: McpAnswer) -> &Self {
+        self.script().always.insert(tool.to_string(), answer);
+        self
+    }
+
+    /// Answer the next approval form for `tool` with `answer` (queued: several calls
+    /// answer several forms, in order), before any other rule.
+    pub fn answer_once(&self, tool: &str, answer: McpAnswer) -> &Self {
+        self.script()
+            .once
+            .entry(tool.to_string())
+            .or_default()
+            .push_back(answer);
+        self
+    }
+
+    /// Answer every form `when` holds for with `answer` (predicates are tried in the
+    /// order added, after the once-answers and before the per-tool answers).
+    pub fn answer_if(
+        &self,
+        when: impl Fn(&Elicitation) -> bool + Send + 'static,
+        answer: McpAnswer,
+    ) -> &Self {
+        self.script().rules.push((Box::new(when), answer));
+        self
+    }
+
+    /// Approve every call of `tool` ([`McpAnswer::Approve`]).
+    pub fn approve(&self, tool: &str) -> &Self {
+        self.answer(tool, McpAnswer::Approve)
+    }
+
+    /// Reject every call of `tool` ([`McpAnswer::Reject`]: `APPROVAL_REJECTED`).
+    pub fn reject(&self, tool: &str) -> &Self {
+        self.answer(tool, McpAnswer::Reject)
+    }
+
+    /// Dismiss every form for `tool` ([`McpAnswer::Cancel`]: `APPROVAL_CANCELLED`).
+    pub fn cancel(&self, tool: &str) -> &Self {
+        self.answer(tool, McpAnswer::Cancel)
+    }
+
+    /// Every elicitation received so far, in order, with its answer.
+    pub fn elicitations(&self) -> Vec<Elicitation> {
+        self.script().asked.clone()
+    }
+
     /// rmcp's client, for any other request.
-    pub fn peer(&self) -> &RunningService<RoleClient, ()> {
+    pub fn peer(&self) -> &RunningService<RoleClient, TestUser> {
         &self.client
     }
 

@@ -411,6 +411,8 @@ pub struct SchemaAttrs {
     pub pattern: Option<(String, Span)>,
     pub examples: Option<Vec<Json>>,
     pub default: Option<Json>,
+    /// Where the default's value is written (its errors point there).
+    pub default_span: Option<Span>,
     pub with: Option<syn::Path>,
     pub enum_values: Option<(Vec<Json>, Span)>,
     pub const_value: Option<(Json, Span)>,
@@ -524,7 +526,10 @@ pub fn parse_schema(attrs: &[syn::Attribute], pos: Pos, errors: &mut Ctxt) -> Sc
                 }
                 KEY_DEFAULT => {
                     let input = meta.value()?;
-                    out.default = Some(parse_json(input)?);
+                    let start = input.span();
+                    let value = parse_json(input)?;
+                    out.default_span = Some(start);
+                    out.default = Some(value);
                 }
                 KEY_WITH => out.with = Some(parse_path(&meta)?),
                 KEY_CRATE => out.krate = Some(parse_path(&meta)?),
@@ -575,6 +580,7 @@ pub fn parse_schema(attrs: &[syn::Attribute], pos: Pos, errors: &mut Ctxt) -> Sc
     {
         errors.push(error(*span, "`const` must be one of the `enum` values"));
     }
+    super::default::check_literal(&out, pos, errors);
     out
 }
 
@@ -938,8 +944,14 @@ mod tests {
             syn::parse_quote!(#[schema(nope, range(min = 1), range(max = 2), open)]);
         // unknown key, duplicate `range`, `open` on a field
         assert_eq!(schema_errors(a, Pos::Field), 3);
-        let ok: syn::Attribute = syn::parse_quote!(#[schema(range(min = -1, max = 2.5), length(max = 3), pattern = "^a+$", examples = [1, {"a": null}], default = 3, enum = ["a", "b"], const = "a")]);
+        let ok: syn::Attribute = syn::parse_quote!(#[schema(range(min = -1, max = 2.5), length(max = 3), pattern = "^a+$", examples = [1, {"a": null}], default = "a", enum = ["a", "b"], const = "a")]);
         assert_eq!(schema_errors(ok, Pos::Field), 0);
+        // A default is checked against each of the item's own keys.
+        let bad_default: syn::Attribute = syn::parse_quote!(#[schema(range(min = -1, max = 2.5), default = 3, enum = [1, 2], const = 1)]);
+        assert_eq!(schema_errors(bad_default, Pos::Field), 3);
+        let bad_default: syn::Attribute =
+            syn::parse_quote!(#[schema(length(max = 1), pattern = "^a+$", default = "bb")]);
+        assert_eq!(schema_errors(bad_default, Pos::Param), 2);
         let bad_pattern: syn::Attribute = syn::parse_quote!(#[schema(pattern = "(")]);
         assert_eq!(schema_errors(bad_pattern, Pos::Field), 1);
         let reversed: syn::Attribute =

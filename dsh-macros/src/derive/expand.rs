@@ -61,6 +61,22 @@ pub fn expand(input: &Input) -> TokenStream {
     let shape = shape_of(&mut cx, input);
     let overlaps = overlap_checks(&mut cx, input);
     let asserts = &cx.asserts;
+    let fit = fit_of(&p, input);
+    // A field's default is checked against its type in a free constant: not for a generic
+    // type, whose fields' types are only known per instantiation.
+    let default_checks: Vec<TokenStream> = if generic {
+        Vec::new()
+    } else {
+        let fields: Vec<&Field> = match &input.body {
+            Body::Struct(_, fields) => fields.iter().collect(),
+            Body::Enum(_, variants) => variants.iter().flat_map(|v| &v.fields).collect(),
+        };
+        fields
+            .into_iter()
+            .filter(|f| f.schema.with.is_none())
+            .filter_map(|f| super::default::fit_check(&p, &f.ty, &f.schema))
+            .collect()
+    };
 
     // Checks that name generic parameters must live in the generic fn (evaluated per
     // instantiation), whose impl then needs the payloads' shapes; the others are a free
@@ -123,10 +139,43 @@ pub fn expand(input: &Input) -> TokenStream {
                 const SHAPE: #p::Shape = #shape;
             }
 
+            #[automatically_derived]
+            #[diagnostic::do_not_recommend]
+            impl #shape_impl_generics #p::DefaultFit for #ident #ty_generics #shape_where {
+                const FIT: #p::Fit = #fit;
+            }
+
             #object_marker
             #overlap_free
+            #(#default_checks)*
         };
     }
+}
+
+/// What a `#[schema(default)]` of this type may be: a unit enum's variant names when
+/// serde reads its unit variants as those strings, else the kinds of its shape.
+fn fit_of(p: &TokenStream, input: &Input) -> TokenStream {
+    if let Body::Enum(Repr::External, variants) = &input.body
+        && input.schema.with.is_none()
+        && input.serde.from.is_none()
+        && variants.iter().all(|v| v.serde.untagged.is_none())
+    {
+        let live: Vec<&Variant> = variants.iter().filter(|v| v.is_live()).collect();
+        let names: Vec<&str> = live
+            .iter()
+            .filter(|v| v.style == Style::Unit)
+            .map(|v| v.name.as_str())
+            .collect();
+        if !names.is_empty() {
+            let fit = quote!(#p::Fit::strings(&[#(#names),*]));
+            return if live.iter().any(|v| v.style != Style::Unit) {
+                quote!(#fit.or_kinds(#p::kind::OBJECT))
+            } else {
+                fit
+            };
+        }
+    }
+    quote!(#p::Fit::of(<Self as #p::JsonShape>::SHAPE.kinds))
 }
 
 struct Cx<'a> {
@@ -956,6 +1005,17 @@ pub mod facts {
             && !live.iter().any(|v| has_annotations(v))
         {
             return string(p);
+        }
+        // Documented unit variants only (descriptions and titles): strict exports write
+        // the `oneOf` of described strings as an `enum` (`export::project`).
+        if matches!(repr, Repr::External)
+            && live.len() >= 2
+            && live.iter().all(|v| {
+                v.style == Style::Unit && v.schema.examples.is_none() && v.schema.default.is_none()
+            })
+        {
+            let s = string(p);
+            return quote!(#s.with(#p::feature::DOCUMENTED_ENUM).rooted(#p::root::OTHER));
         }
         let branches: Vec<TokenStream> = live
             .iter()

@@ -4,6 +4,7 @@
 
 pub(crate) mod attr;
 mod case;
+pub(crate) mod default;
 pub(crate) mod expand;
 mod fallback;
 mod model;

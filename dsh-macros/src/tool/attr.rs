@@ -38,6 +38,7 @@ pub const STRUCT_NAME: &str = "struct_name";
 pub const ARGS_STRUCT_NAME: &str = "args_struct_name";
 pub const TASK: &str = "task";
 pub const TIMEOUT_RESTARTS_ON_PROGRESS: &str = "timeout_restarts_on_progress";
+pub const ASK: &str = "ask";
 
 // Input examples and compile-time portability (see `PortableTarget` below).
 pub const EXAMPLE: &str = "example";
@@ -69,6 +70,7 @@ const KEYS: &[&str] = &[
     PORTABLE,
     TASK,
     TIMEOUT_RESTARTS_ON_PROGRESS,
+    ASK,
 ];
 
 /// Keys that may be given more than once (each adds to a list).
@@ -144,6 +146,8 @@ pub struct ToolAttr {
     pub task: Option<TaskSupport>,
     /// `timeout_restarts_on_progress`: the deadline starts again at each progress report.
     pub timeout_restarts_on_progress: Flag,
+    /// `ask = "why"`: every call asks for approval first, with this reason.
+    pub ask: Option<syn::Expr>,
 }
 
 impl ToolAttr {
@@ -239,6 +243,14 @@ impl ToolAttr {
             );
         }
         out.check_task_keys(errors);
+        // A tool that asks before each call is not one a client may run unasked: MCP
+        // clients commonly auto-approve `readOnlyHint` tools.
+        if let (Some(_), Some(span)) = (&out.ask, out.read_only.0) {
+            errors.error_at(
+                span,
+                "`read_only` with `ask`: a tool that asks for approval before each call must not be published as read-only (MCP clients may run read-only tools without asking); remove `read_only`, or remove `ask`",
+            );
+        }
         out
     }
 
@@ -269,6 +281,7 @@ impl ToolAttr {
             EXAMPLE => self.examples.push(example(meta)?),
             PORTABLE => self.portable = portable(meta)?,
             TASK | TIMEOUT_RESTARTS_ON_PROGRESS => self.set_task_keys(key, meta)?,
+            ASK => self.ask = Some(text(ASK, meta)?),
             _ => {}
         }
         Ok(())

@@ -111,7 +111,7 @@ fn gemini_name(name: &str) -> bool {
 }
 
 /// A type as written, with the spacing of source code (`Vec<String>`).
-fn type_text(ty: &syn::Type) -> String {
+pub(crate) fn type_text(ty: &syn::Type) -> String {
     let raw = quote!(#ty).to_string();
     let mut s = raw
         .replace(" < ", "<")
@@ -358,6 +358,7 @@ fn schema_impl(def: &ToolDef<'_>) -> TokenStream {
     // code: the same `Edit`, and the same marker-trait assertions at the type.
     let derive = quote!(#krate::__private::derive);
     let mut asserts = Vec::new();
+    let mut default_checks = Vec::new();
     let props: Vec<TokenStream> = def
         .fields()
         .map(|f| {
@@ -372,6 +373,7 @@ fn schema_impl(def: &ToolDef<'_>) -> TokenStream {
             asserts.extend(crate::derive::expand::constraint_asserts(
                 &derive, ty, &f.schema,
             ));
+            default_checks.extend(crate::derive::default::fit_check(&derive, ty, &f.schema));
             // Every use of a parameter type goes through `ToolParam` at the type, so a type
             // lacking `Deserialize` or `ToolSchema` gives one error there (identical errors
             // at one span are reported once).
@@ -386,6 +388,7 @@ fn schema_impl(def: &ToolDef<'_>) -> TokenStream {
         })
         .collect();
     quote! {
+        #(#default_checks)*
         #[automatically_derived]
         impl #krate::ToolSchema for #args {
             fn build_schema() -> #krate::schema::Schema {
@@ -419,8 +422,16 @@ fn tool_impl(def: &ToolDef<'_>) -> TokenStream {
     let output_check = quote_spanned!(out_span=>
         const _: () = <#out as #krate::type_checks::SerializeOutput>::OK;
     );
+    let name = &def.name;
     quote! {
         #output_check
+        #[automatically_derived]
+        impl #krate::NamedTool for #tool
+        where
+            for<'__dsh> #out: #krate::__private::serde::Serialize,
+        {
+            const NAME: &'static str = #name;
+        }
         #[automatically_derived]
         impl #krate::Tool for #tool
         where
@@ -533,6 +544,9 @@ fn task_setters(def: &ToolDef<'_>, krate: &TokenStream) -> TokenStream {
     }
     if def.attr.timeout_restarts_on_progress.is_present() {
         out.extend(quote!(.with_timeout_restarts_on_progress(true)));
+    }
+    if let Some(reason) = &def.attr.ask {
+        out.extend(quote!(.with_ask(::core::concat!(#reason))));
     }
     out
 }

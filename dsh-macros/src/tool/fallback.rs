@@ -73,12 +73,17 @@ pub fn fallback(def: &ToolDef<'_>) -> TokenStream {
         )
     };
 
+    let tool_name = &def.name;
     quote! {
         #tool_struct
         #args_struct
         #(#cfgs)*
         #allows
         const _: () = {
+            #[automatically_derived]
+            impl #krate::NamedTool for #tool {
+                const NAME: &'static str = #tool_name;
+            }
             #[automatically_derived]
             impl #krate::Tool for #tool {
                 type Args = #args_ty;

@@ -1,9 +1,21 @@
 //! The connection loop: `TCP_NODELAY` on every connection, a header-read timeout, a cap
 //! on concurrent connections, and a graceful shutdown with a bounded wait.
+//!
+//! At the cap (or when the process is out of descriptors) the connections that are not
+//! in a request go first: a connection still sending its first request head, or idle
+//! between requests, is *waiting*; the one waiting longest is closed to make room for
+//! the newcomer. Connections with a request in progress (a call, an open event stream)
+//! are never closed for it; when every connection is in a request, the newcomer is
+//! answered `503`. So clients that open connections and stall in their headers cannot
+//! lock out others, however many they open: each newcomer displaces the oldest staller.
 
+use std::collections::HashMap;
 use std::io;
-use std::sync::Arc;
-use std::time::Duration;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
@@ -11,6 +23,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
+
+use crate::util::lock;
 
 /// How long a stopping server waits for its connections to finish their responses
 /// (every session's streams end when the server stops) before it drops them.
@@ -27,6 +41,129 @@ pub(super) struct Limits {
     pub(super) max_connections: usize,
 }
 
+/// How long a newcomer waits for the place of the connection closed for it.
+const EVICTION_WAIT: Duration = Duration::from_millis(500);
+
+/// The open connections, for choosing which to close at the cap.
+#[derive(Default)]
+struct Connections {
+    next: AtomicU64,
+    open: Mutex<HashMap<u64, Arc<Conn>>>,
+}
+
+/// One open connection: how many requests it has in progress, since when it waits
+/// (none in progress), and how to close it.
+struct Conn {
+    in_flight: AtomicUsize,
+    waiting_since: Mutex<Instant>,
+    close: CancellationToken,
+}
+
+impl Connections {
+    fn open(self: &Arc<Self>) -> (u64, Arc<Conn>) {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let conn = Arc::new(Conn {
+            in_flight: AtomicUsize::new(0),
+            waiting_since: Mutex::new(Instant::now()),
+            close: CancellationToken::new(),
+        });
+        lock(&self.open).insert(id, conn.clone());
+        (id, conn)
+    }
+
+    fn closed(&self, id: u64) {
+        lock(&self.open).remove(&id);
+    }
+
+    /// Close the connection waiting longest; `false` when every one is in a request.
+    fn evict_oldest_waiting(&self) -> bool {
+        let open = lock(&self.open);
+        let oldest = open
+            .values()
+            .filter(|c| c.in_flight.load(Ordering::SeqCst) == 0 && !c.close.is_cancelled())
+            .min_by_key(|c| *lock(&c.waiting_since));
+        match oldest {
+            Some(conn) => {
+                conn.close.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Counts a request in progress on its connection until its response body is done.
+struct InRequest(Arc<Conn>);
+
+impl InRequest {
+    fn begin(conn: &Arc<Conn>) -> Self {
+        conn.in_flight.fetch_add(1, Ordering::SeqCst);
+        InRequest(conn.clone())
+    }
+}
+
+impl Drop for InRequest {
+    fn drop(&mut self) {
+        // Waiting from now on, when it was the last.
+        *lock(&self.0.waiting_since) = Instant::now();
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A response body that keeps its request counted until it is dropped (written, or the
+/// connection gone).
+struct Counted {
+    body: axum::body::Body,
+    _request: InRequest,
+}
+
+impl hyper::body::Body for Counted {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// The connection's service: the router, each request counted on `conn`.
+#[derive(Clone)]
+struct Counting {
+    inner: TowerToHyperService<axum::Router>,
+    conn: Arc<Conn>,
+}
+
+type Incoming = axum::http::Request<hyper::body::Incoming>;
+
+impl hyper::service::Service<Incoming> for Counting {
+    type Response = axum::http::Response<Counted>;
+    type Error = std::convert::Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
+
+    fn call(&self, request: Incoming) -> Self::Future {
+        let counted = InRequest::begin(&self.conn);
+        let response = self.inner.call(request);
+        Box::pin(async move {
+            let response = response.await?;
+            Ok(response.map(|body| Counted {
+                body,
+                _request: counted,
+            }))
+        })
+    }
+}
+
 /// Serve `router` on `listener` until `stop` is cancelled.
 pub(super) async fn serve(
     listener: TcpListener,
@@ -37,6 +174,7 @@ pub(super) async fn serve(
     let permits = Arc::new(Semaphore::new(limits.max_connections));
     let closing = CancellationToken::new();
     let mut connections = JoinSet::new();
+    let open = Arc::new(Connections::default());
     loop {
         let stream = tokio::select! {
             () = stop.cancelled() => break,
@@ -44,25 +182,46 @@ pub(super) async fn serve(
                 Ok((stream, _peer)) => stream,
                 Err(e) => {
                     // Out of descriptors, or a connection reset before it was accepted:
-                    // wait a moment rather than spin, and keep serving.
+                    // free a descriptor held by a waiting connection, wait a moment
+                    // rather than spin, and keep serving.
                     tracing::warn!("MCP over HTTP: cannot accept a connection: {e}");
+                    open.evict_oldest_waiting();
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 }
             },
         };
         while connections.try_join_next().is_some() {}
-        let Ok(permit) = permits.clone().try_acquire_owned() else {
-            refuse(&stream);
-            continue;
+        let permit = match permits.clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            // At the cap: the connection waiting longest makes room, if there is one.
+            Err(_) if open.evict_oldest_waiting() => {
+                match tokio::time::timeout(EVICTION_WAIT, permits.clone().acquire_owned()).await {
+                    Ok(Ok(permit)) => permit,
+                    _ => {
+                        refuse(&stream);
+                        continue;
+                    }
+                }
+            }
+            Err(_) => {
+                refuse(&stream);
+                continue;
+            }
         };
         if let Err(e) = stream.set_nodelay(true) {
             tracing::warn!("MCP over HTTP: cannot set TCP_NODELAY: {e}");
         }
-        let service = TowerToHyperService::new(router.clone());
+        let (id, conn) = open.open();
+        let service = Counting {
+            inner: TowerToHyperService::new(router.clone()),
+            conn: conn.clone(),
+        };
         let closing = closing.clone();
+        let open = open.clone();
         connections.spawn(async move {
             let _permit = permit;
+            let _open = Forget(open, id);
             let mut builder = hyper::server::conn::http1::Builder::new();
             builder
                 .timer(TokioTimer::new())
@@ -77,6 +236,8 @@ pub(super) async fn serve(
                     }
                     return;
                 }
+                // Closed to make room: dropped at once (it was in no request).
+                () = conn.close.cancelled() => return,
                 () = closing.cancelled() => connection.as_mut().graceful_shutdown(),
             }
             if let Err(e) = connection.await {
@@ -98,6 +259,15 @@ pub(super) async fn serve(
         connections.shutdown().await;
     }
     Ok(())
+}
+
+/// Forgets its connection when the connection's task ends.
+struct Forget(Arc<Connections>, u64);
+
+impl Drop for Forget {
+    fn drop(&mut self) {
+        self.0.closed(self.1);
+    }
 }
 
 /// Tell a connection over the cap that the server is busy, without waiting on it, and

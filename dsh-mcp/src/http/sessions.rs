@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -31,10 +31,9 @@ struct Activity {
 
 type Activities = Arc<Mutex<HashMap<SessionId, Activity>>>;
 
-fn lock(activities: &Activities) -> std::sync::MutexGuard<'_, HashMap<SessionId, Activity>> {
-    // The map holds plain counters: a panic elsewhere leaves it consistent.
-    activities.lock().unwrap_or_else(PoisonError::into_inner)
-}
+// The map holds plain counters: a panic elsewhere leaves it consistent, so a poisoned
+// lock is taken as it is (`crate::util::lock`).
+use crate::util::lock;
 
 /// A [`LocalSessionManager`] whose sessions end after `idle` without an open request or
 /// stream (never, when `idle` is `None`).

@@ -36,6 +36,15 @@ pub struct HangLog {
 pub static HANG: std::sync::LazyLock<watch::Sender<HangLog>> =
     std::sync::LazyLock::new(|| watch::Sender::new(HangLog::default()));
 
+/// Wait until `check` holds for the hang log (at most 30 s).
+pub async fn until_hang(what: &str, check: impl Fn(&HangLog) -> bool) {
+    let mut rx = HANG.subscribe();
+    tokio::time::timeout(Duration::from_secs(30), rx.wait_for(|log| check(log)))
+        .await
+        .unwrap_or_else(|_| panic!("timed out waiting until {what}"))
+        .unwrap();
+}
+
 /// No task support: always answered directly.
 #[tool]
 pub async fn plain(text: String) -> Result<String, ToolError> {

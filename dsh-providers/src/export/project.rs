@@ -455,6 +455,16 @@ impl<'a> Projector<'a> {
         depth: usize,
     ) -> Value {
         let flavor = self.flavor;
+        // Strict modes: a documented unit enum (a `oneOf` of string constants with their
+        // descriptions) is exactly its `enum`; the variants' descriptions move into the
+        // node's description.
+        if self.strict()
+            && s.default.is_none()
+            && s.examples.is_none()
+            && let Some(values) = documented_strings(branches)
+        {
+            return self.documented_enum(s, &values, path);
+        }
         // Gemini's OpenAPI form: `X | null` is exactly `X` with `nullable: true`.
         if flavor == Flavor::GeminiOpenApi {
             let nulls: Vec<usize> = branches
@@ -545,6 +555,44 @@ impl<'a> Projector<'a> {
         Value::Object(out)
     }
 
+    /// A documented unit enum under strict mode: `{"type":"string","enum":[..]}`, the
+    /// variants' descriptions listed in the description (`"low": Not urgent.`), with a
+    /// warning that says so.
+    fn documented_enum(
+        &mut self,
+        s: &Schema,
+        values: &[(&str, Option<&str>)],
+        path: &str,
+    ) -> Value {
+        self.warn(
+            path,
+            "documented string constants written as an enum: the accepted values are unchanged, each value's description moved into the description",
+        );
+        let mut text = s.description.as_deref().unwrap_or_default().to_string();
+        for (value, description) in values {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&crate::schema::json_quote(value));
+            if let Some(d) = description {
+                text.push_str(": ");
+                text.push_str(d);
+            }
+        }
+        let enum_values: Vec<Value> = values.iter().map(|(v, _)| Value::from(*v)).collect();
+        self.count_values(enum_values.iter());
+        let mut out = Object::new();
+        out.insert("type", Value::from(self.type_name("string")));
+        out.insert("enum", Value::from(enum_values));
+        if !text.is_empty() {
+            out.insert("description", Value::from(text));
+        }
+        if let Some(t) = &s.title {
+            out.insert("title", Value::from(t.as_ref()));
+        }
+        Value::Object(out)
+    }
+
     fn type_name(&self, t: &'static str) -> &'static str {
         if self.flavor != Flavor::GeminiOpenApi {
             return t;
@@ -593,6 +641,28 @@ impl<'a> Projector<'a> {
         );
         notes.push(format!("{key}: {value}"));
     }
+}
+
+/// The values and descriptions of a `oneOf` whose every branch is a string constant with
+/// at most a description and a title (a documented unit enum), in order; `None` for any
+/// other union.
+fn documented_strings(branches: &[std::sync::Arc<Schema>]) -> Option<Vec<(&str, Option<&str>)>> {
+    let mut out = Vec::with_capacity(branches.len());
+    for b in branches {
+        let plain = matches!(&b.kind, Kind::String(r) if r.min_length.is_none() && r.max_length.is_none() && r.pattern.is_none());
+        let value = match &b.const_value {
+            Some(Value::String(v)) if plain => v,
+            _ => return None,
+        };
+        if b.default.is_some() || b.examples.is_some() || b.enum_values.is_some() {
+            return None;
+        }
+        if out.iter().any(|(v, _)| v == &&**value) {
+            return None;
+        }
+        out.push((&**value, b.description.as_deref()));
+    }
+    (out.len() >= 2).then_some(out)
 }
 
 /// A `{"type":"null"}` branch with nothing else on it.

@@ -18,8 +18,12 @@ use serde::{Deserialize, Serialize};
 
 /// Every warning here that is not the target form's own.
 fn changes(w: &ExportWarning) -> bool {
+    // A documented unit enum written as an `enum` under strict mode keeps its values
+    // (the warning states where the descriptions went): not a change either.
     let inherent = (w.path == "parameters" && w.lost.starts_with("open root closed"))
-        || w.lost.starts_with("additionalProperties: false dropped");
+        || w.lost.starts_with("additionalProperties: false dropped")
+        || w.lost
+            .starts_with("documented string constants written as an enum");
     !inherent
 }
 
@@ -264,6 +268,56 @@ fn each_rule_is_lost_on_its_targets_only() {
     assert!(lost_on::<Deep9>().is_empty());
     assert!(lost_on::<Plain>().is_empty());
     assert!(lost_on::<Unit>().is_empty());
+    // Documented unit variants: an `enum` on the strict targets, a union on Gemini.
+    assert_eq!(lost_on::<DocUnit>(), [G]);
+    assert_eq!(lost_on::<ExampleUnit>(), [O, A, G]);
+}
+
+#[derive(Deserialize, ToolSchema)]
+pub enum ExampleUnit {
+    /// The first.
+    #[schema(example = "A")]
+    A,
+    B,
+}
+
+#[test]
+fn a_documented_unit_enum_exports_as_an_enum_on_the_strict_targets() {
+    let root = Schema::closed_object(vec![Property::new("p", DocUnit::property_schema(), true)]);
+    let def = ToolDefinition::new("t", "A tool.", Arc::new(root), Arc::new(Schema::json()));
+    for target in [Target::OpenAiResponsesStrict, Target::AnthropicStrict] {
+        let e = export::export(std::slice::from_ref(&def), target);
+        assert!(e.is_complete(), "{target}: {:?}", e.errors);
+        let entry = &e.to_serde()[0];
+        let p = match target {
+            Target::AnthropicStrict => &entry["input_schema"]["properties"]["p"],
+            _ => &entry["parameters"]["properties"]["p"],
+        };
+        assert_eq!(
+            *p,
+            serde_json::json!({
+                "type": "string",
+                "enum": ["A", "B"],
+                "description": "\"A\": The first.\n\"B\": The second."
+            }),
+            "{target}: {entry}"
+        );
+        let warned: Vec<&ExportWarning> = e
+            .warnings
+            .iter()
+            .filter(|w| w.lost.starts_with("documented string constants"))
+            .collect();
+        assert_eq!(warned.len(), 1, "{target}: {:?}", e.warnings);
+        assert_eq!(warned[0].path, "parameters.properties.p");
+    }
+    // A lossless export keeps the `oneOf` with each variant's description.
+    let e = export::export(std::slice::from_ref(&def), Target::OpenAiResponses);
+    let p = &e.to_serde()[0]["parameters"]["properties"]["p"];
+    assert_eq!(
+        p["oneOf"][0],
+        serde_json::json!({"type": "string", "const": "A", "description": "The first."}),
+        "{p}"
+    );
 }
 
 #[test]
@@ -314,5 +368,34 @@ fn a_tool_that_compiles_with_portable_exports_unchanged() {
         assert!(e.is_complete(), "{target}: {:?}", e.errors);
         let changed: Vec<&ExportWarning> = e.warnings.iter().filter(|w| changes(w)).collect();
         assert!(changed.is_empty(), "{target}: {changed:?}");
+    }
+}
+
+/// Pick a level: compiles with `portable` on both strict targets, whose exports keep
+/// every value (the descriptions move into the parameter's description, with a warning).
+#[dsh_runtime::tool(portable("openai-strict", "anthropic-strict"))]
+async fn pick(level: DocUnit, fallback: Option<DocUnit>) -> String {
+    let _ = (level, fallback);
+    String::new()
+}
+
+#[test]
+fn a_documented_unit_enum_is_portable_to_the_strict_targets() {
+    let registry = dsh_runtime::Registry::new();
+    let _r = registry.register(Pick).unwrap();
+    for target in [Target::OpenAiResponsesStrict, Target::AnthropicStrict] {
+        let e = export::export_registry(&registry, target);
+        assert!(e.is_complete(), "{target}: {:?}", e.errors);
+        let changed: Vec<&ExportWarning> = e.warnings.iter().filter(|w| changes(w)).collect();
+        assert!(changed.is_empty(), "{target}: {changed:?}");
+        let stated = e
+            .warnings
+            .iter()
+            .filter(|w| {
+                w.lost
+                    .starts_with("documented string constants written as an enum")
+            })
+            .count();
+        assert_eq!(stated, 2, "{target}: {:?}", e.warnings);
     }
 }

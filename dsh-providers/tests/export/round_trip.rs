@@ -683,3 +683,103 @@ proptest! {
         });
     }
 }
+
+/// How urgent a ticket is.
+#[derive(serde::Deserialize, dsh_runtime::ToolSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Urgency {
+    /// Whenever someone has time.
+    Low,
+    /// Before the end of the day.
+    High,
+}
+
+/// Open a ticket.
+#[tool]
+async fn open_ticket(
+    /// What is wrong.
+    title: String,
+    /// How urgent it is.
+    urgency: Urgency,
+    /// How urgent it may become.
+    ceiling: Option<Urgency>,
+) -> String {
+    let _ = (urgency, ceiling);
+    title
+}
+
+/// A documented unit enum exported for the strict targets is what the providers' own
+/// libraries make of a strict schema: OpenAI's strict-schema pass
+/// (`openai.lib._pydantic._ensure_strict_json_schema`) and Anthropic's
+/// (`anthropic.lib._parse._transform.transform_schema`, which only drops `type` beside an
+/// `enum`) leave it unchanged, and each tool entry validates unchanged as the library's
+/// tool parameter type.
+#[test]
+fn client_libraries_keep_a_documented_enum_exported_for_strict_targets() {
+    use dsh_runtime::Tool;
+    let defs = [OpenTicket.definition().clone()];
+    let openai =
+        dsh_providers::export::export(&defs, dsh_providers::export::Target::OpenAiResponsesStrict);
+    let anthropic =
+        dsh_providers::export::export(&defs, dsh_providers::export::Target::AnthropicStrict);
+    assert!(openai.is_complete() && anthropic.is_complete());
+    let cases = json!({"openai": openai.to_serde(), "anthropic": anthropic.to_serde()});
+    let text = cases.to_string();
+    assert!(
+        text.contains(r#""enum":["low","high"]"#) && !text.contains("anyOf\":[{\"const"),
+        "{text}"
+    );
+    let dir = tempfile_dir();
+    let file = dir.join("strict_enum.json");
+    std::fs::write(&file, text).unwrap();
+    let script = r#"
+import json, sys
+from pydantic import TypeAdapter
+from openai.lib._pydantic import _ensure_strict_json_schema
+from openai.types.responses import FunctionToolParam
+from anthropic.lib._parse._transform import transform_schema
+from anthropic.types import ToolParam
+
+cases = json.load(open(sys.argv[1]))
+(o,) = cases["openai"]
+params = o["parameters"]
+def norm(s):
+    # Key order is not meaning: `required` compared as a set.
+    if isinstance(s, dict):
+        return {k: sorted(v) if k == "required" else norm(v) for k, v in s.items()}
+    if isinstance(s, list):
+        return [norm(v) for v in s]
+    return s
+
+strict = _ensure_strict_json_schema(json.loads(json.dumps(params)), path=(), root=params)
+assert norm(strict) == norm(params), ("openai strict pass changed it", strict)
+assert TypeAdapter(FunctionToolParam).validate_python(o) == o, "openai tool entry"
+
+def without_enum_type(s):
+    if isinstance(s, dict):
+        out = {k: without_enum_type(v) for k, v in s.items()}
+        if "enum" in out:
+            out.pop("type", None)
+        return out
+    if isinstance(s, list):
+        return [without_enum_type(v) for v in s]
+    return s
+
+(a,) = cases["anthropic"]
+schema = a["input_schema"]
+assert norm(transform_schema(schema)) == norm(without_enum_type(schema)), transform_schema(schema)
+assert TypeAdapter(ToolParam).validate_python(a) == a, "anthropic tool entry"
+print("ok")
+"#;
+    let out = Command::new(python_with_provider_libraries())
+        .args(["-c", script])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "ok",
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -192,11 +192,13 @@ fn thrown<T>(what: &str, outcome: Result<Result<T, crate::tool::ToolError>, Stri
 /// Stage 4: the pre-execute waterfall; `ask` goes to the approval handler.
 async fn pre_execute(call: &Call, info: &CallInfo<'_>) -> Stage<()> {
     let hooks = &call.snap.view().pre;
-    if hooks.is_empty() {
-        return Ok(());
-    }
-    let next = PreNext { hooks, call: info };
-    let decision = thrown("pre-execute hook", panic::contained(|| next.run()).await)?;
+    let decision = if hooks.is_empty() {
+        // Without hooks, only the tool's own `ask` can stop the call.
+        crate::hooks::declared(info)
+    } else {
+        let next = PreNext { hooks, call: info };
+        thrown("pre-execute hook", panic::contained(|| next.run()).await)?
+    };
     let reason = match decision {
         PreDecision::Allow => return Ok(()),
         PreDecision::Deny { reason } => return Err(deny(call, PipelineCode::PolicyDenied, reason)),

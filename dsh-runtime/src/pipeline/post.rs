@@ -140,7 +140,7 @@ const MAX_KEY_CHARS: usize = 64;
 const MAX_NAMED_PARAMETERS: usize = 32;
 
 /// The note naming the undeclared root keys a `#[tool]` ignored, e.g.
-/// `ignored unknown argument "limt" (tool "read" takes "path", "offset", "limit")`.
+/// `ignored unknown argument "limt": did you mean "limit"? (tool "read" takes "path", "offset", "limit")`.
 pub(super) fn ignored_arguments(call: &Call, tool: &DynTool) -> Option<String> {
     let rules = tool.definition().parameters.as_object()?;
     if rules.additional != Additional::Ignored {
@@ -150,16 +150,20 @@ pub(super) fn ignored_arguments(call: &Call, tool: &DynTool) -> Option<String> {
 }
 
 /// The note for arguments `args` of the tool `name` whose parameter root is `rules`, built
-/// in one string.
+/// in one string. A named key that is a likely misspelling of an optional parameter the
+/// call left out says so (`"tag": did you mean "tags"?`), as a misspelt required one does
+/// in the call's failure.
 fn ignored_note(rules: &ObjectRules, args: &Object, name: &str) -> Option<String> {
-    // One pass over the keys: the undeclared ones are counted and the first few quoted.
-    let mut listed: Option<String> = None;
+    // One pass over the keys: the undeclared ones are counted and the first few kept.
+    let mut named: smallvec::SmallVec<[(&str, Option<&str>); MAX_NAMED_KEYS]> =
+        smallvec::SmallVec::new();
     let mut count = 0usize;
     // A key that stands for a missing required property is named by the call's failure
     // (`unknown argument "qeury": did you mean "query"?`), not noted again.
     // Computed at the first undeclared key only: a call without any pays nothing.
     let mut misspelt: Option<Vec<(&str, &str)>> = None;
     for (k, _) in args.iter() {
+        let k: &str = k;
         if rules.declares(k) {
             continue;
         }
@@ -172,8 +176,20 @@ fn ignored_note(rules: &ObjectRules, args: &Object, name: &str) -> Option<String
         if count > MAX_NAMED_KEYS {
             continue;
         }
-        let text = listed.get_or_insert_with(|| String::with_capacity(128));
-        if count > 1 {
+        let meant = misspelt_optional(rules, args, k, &named);
+        named.push((k, meant));
+    }
+    if named.is_empty() {
+        return None;
+    }
+    let mut text = String::with_capacity(128);
+    text.push_str(if count == 1 {
+        "ignored unknown argument "
+    } else {
+        "ignored unknown arguments "
+    });
+    for (i, (k, meant)) in named.iter().enumerate() {
+        if i > 0 {
             text.push_str(", ");
         }
         // A key of at most `MAX_KEY_CHARS` bytes has at most that many characters.
@@ -183,21 +199,22 @@ fn ignored_note(rules: &ObjectRules, args: &Object, name: &str) -> Option<String
         };
         match cut {
             Some((cut, _)) => {
-                json_quote_into(text, &k[..cut]);
+                json_quote_into(&mut text, &k[..cut]);
                 text.push('…');
             }
-            None => json_quote_into(text, k),
+            None => json_quote_into(&mut text, k),
+        }
+        if let Some(meant) = meant {
+            // One key reads as the required case does; in a list, each in parentheses.
+            text.push_str(if count == 1 {
+                ": did you mean "
+            } else {
+                " (did you mean "
+            });
+            json_quote_into(&mut text, meant);
+            text.push_str(if count == 1 { "?" } else { "?)" });
         }
     }
-    let mut text = listed?;
-    text.insert_str(
-        0,
-        if count == 1 {
-            "ignored unknown argument "
-        } else {
-            "ignored unknown arguments "
-        },
-    );
     if count > MAX_NAMED_KEYS {
         let _ = write!(text, " and {} more", count - MAX_NAMED_KEYS);
     }
@@ -224,6 +241,25 @@ fn ignored_note(rules: &ObjectRules, args: &Object, name: &str) -> Option<String
         text.push(')');
     }
     Some(text)
+}
+
+/// The optional parameter that the undeclared key `given` most likely misspells: the
+/// closest one the call left out and no earlier key in `named` was taken for.
+fn misspelt_optional<'r>(
+    rules: &'r ObjectRules,
+    args: &Object,
+    given: &str,
+    named: &[(&str, Option<&str>)],
+) -> Option<&'r str> {
+    let candidates = rules
+        .properties
+        .iter()
+        .filter(|p| !p.required && args.get(&p.name).is_none())
+        .map(|p| -> &str { &p.name })
+        .filter(|p| !named.iter().any(|(_, taken)| *taken == Some(*p)));
+    crate::suggest::closest(given, candidates, 1)
+        .first()
+        .copied()
 }
 
 #[cfg(test)]
@@ -256,11 +292,30 @@ mod tests {
         } else {
             "ignored unknown arguments "
         });
-        let named: Vec<String> = ignored
-            .iter()
-            .take(MAX_NAMED_KEYS)
-            .map(|k| quote(k))
-            .collect();
+        // Each named key with the closest optional parameter left out and not yet taken.
+        let mut taken: Vec<&str> = Vec::new();
+        let mut named: Vec<String> = Vec::new();
+        for k in ignored.iter().take(MAX_NAMED_KEYS) {
+            let mut best: Option<(f64, &str)> = None;
+            for p in &rules.properties {
+                let p: &str = &p.name;
+                if args.get(p).is_some() || taken.contains(&p) || p == *k {
+                    continue;
+                }
+                let score = strsim::jaro_winkler(k, p);
+                if score >= 0.8 && best.is_none_or(|(b, _)| score > b) {
+                    best = Some((score, p));
+                }
+            }
+            named.push(match best {
+                Some((_, p)) if ignored.len() == 1 => {
+                    format!("{}: did you mean {}?", quote(k), json_quote(p))
+                }
+                Some((_, p)) => format!("{} (did you mean {}?)", quote(k), json_quote(p)),
+                None => quote(k),
+            });
+            taken.extend(best.map(|(_, p)| p));
+        }
         text.push_str(&named.join(", "));
         if ignored.len() > MAX_NAMED_KEYS {
             text.push_str(&format!(" and {} more", ignored.len() - MAX_NAMED_KEYS));

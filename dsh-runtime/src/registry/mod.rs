@@ -816,6 +816,17 @@ fn check_name(name: &str) -> Result<(), RegisterError> {
 /// assert!(handle.is_registered());
 /// handle.unregister();
 /// assert!(registry.view().get("hello").is_none());
+///
+/// // Dropping the handle leaves the tool registered (`let _ =` drops it at once).
+/// let _ = registry.register(Hello).unwrap();
+/// assert!(registry.view().get("hello").is_some());
+///
+/// // A guard is what unregisters on drop.
+/// let registry = Registry::new();
+/// let guard = registry.register(Hello).unwrap().unregister_on_drop();
+/// assert!(registry.view().get("hello").is_some());
+/// drop(guard);
+/// assert!(registry.view().get("hello").is_none());
 /// ```
 #[derive(Clone)]
 pub struct RegistrationHandle {

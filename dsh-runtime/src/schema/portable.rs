@@ -108,8 +108,12 @@ pub mod feature {
     pub const NON_STRING_ENUM: u32 = 1 << 13;
     /// A property name outside `[A-Za-z_][A-Za-z0-9_]*` (at most 64 characters).
     pub const PROPERTY_NAME: u32 = 1 << 14;
+    /// A unit enum with documented variants (a `oneOf` of string constants with
+    /// descriptions): strict modes write it as an `enum`, the descriptions moved into the
+    /// description (with a warning, the values unchanged); Gemini keeps the union.
+    pub const DOCUMENTED_ENUM: u32 = 1 << 15;
     /// The number of feature bits.
-    pub const COUNT: usize = 15;
+    pub const COUNT: usize = 16;
 }
 
 /// The kind of a schema's root node, for the constraints whose meaning depends on it.
@@ -370,7 +374,14 @@ pub const fn lost(target: u8) -> u32 {
                 | UNION
                 | NULLABLE
         }
-        _ => MAP | EMPTY_OBJECT | EXAMPLES_MANY | UNION | NON_STRING_ENUM | PROPERTY_NAME,
+        _ => {
+            MAP | EMPTY_OBJECT
+                | EXAMPLES_MANY
+                | UNION
+                | NON_STRING_ENUM
+                | PROPERTY_NAME
+                | DOCUMENTED_ENUM
+        }
     }
 }
 
@@ -409,8 +420,8 @@ const fn explain(bit: u32, target: u8) -> (&'static str, &'static str) {
             " cannot type (it refuses an OBJECT without properties); declare its fields",
         ),
         STRING_LENGTH => (
-            "has a string length bound (`minLength`/`maxLength`; `char` has one), which ",
-            " moves into the description, unenforced by the provider; remove the `length(..)` or use `String`",
+            "has a string length bound (`minLength`/`maxLength`: a `length(..)`, or a `char`, which is one character long), which ",
+            " moves into the description, unenforced by the provider; remove the `length(..)` (for a `char`, use `String`)",
         ),
         NUMBER_BOUND => (
             "has a numeric bound (`minimum`/`maximum`: a `range(..)`, or the range of an 8- to 32-bit or unsigned integer type), which ",
@@ -433,8 +444,12 @@ const fn explain(bit: u32, target: u8) -> (&'static str, &'static str) {
             " keeps one (`example`); keep one, or show whole calls as the tool's input examples",
         ),
         UNION => (
-            "is a union (`oneOf`: an enum with data or documented variants), which ",
+            "is a union (`oneOf`: an enum with data, or unit variants with examples or defaults), which ",
             " rewrites as `anyOf`; use a unit-only enum or a struct of optional fields",
+        ),
+        DOCUMENTED_ENUM => (
+            "is a unit enum with documented variants (a `oneOf` of described strings), which ",
+            " rewrites as `anyOf`; remove the variants' doc comments (document the values in the enum's own doc comment)",
         ),
         NULLABLE => (
             "is nullable (`oneOf` with null: an `Option` in an array or enum), which ",
@@ -463,14 +478,14 @@ pub struct Message {
 }
 
 impl Message {
-    const fn new() -> Message {
+    pub(crate) const fn new() -> Message {
         Message {
             bytes: [0; MESSAGE_CAP],
             len: 0,
         }
     }
 
-    const fn push(mut self, s: &str) -> Message {
+    pub(crate) const fn push(mut self, s: &str) -> Message {
         let b = s.as_bytes();
         let mut i = 0;
         while i < b.len() && self.len < MESSAGE_CAP {
@@ -479,6 +494,35 @@ impl Message {
             i += 1;
         }
         self
+    }
+
+    /// A signed integer in decimal.
+    pub(crate) const fn push_int(self, n: i128) -> Message {
+        if n < 0 {
+            // `unsigned_abs` keeps `i128::MIN` exact.
+            self.push("-").push_u128(n.unsigned_abs())
+        } else {
+            self.push_u128(n as u128)
+        }
+    }
+
+    const fn push_u128(self, n: u128) -> Message {
+        let mut digits = [0u8; 40];
+        let mut count = 0;
+        let mut n = n;
+        loop {
+            digits[39 - count] = b'0' + (n % 10) as u8;
+            count += 1;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let (_, tail) = digits.split_at(40 - count);
+        match core::str::from_utf8(tail) {
+            Ok(s) => self.push(s),
+            Err(_) => self,
+        }
     }
 
     const fn push_number(self, n: usize) -> Message {

@@ -1,5 +1,6 @@
 //! Integration tests of `dsh-runtime`, grouped in one test binary (one link instead of one per file).
 
+mod pipeline_ask;
 mod pipeline_batch;
 mod pipeline_cancel;
 mod pipeline_detach;

@@ -1227,7 +1227,7 @@ async fn unknown_arguments_are_ignored_and_named_in_a_context() {
     assert_eq!(
         r.contexts(),
         [
-            r#"ignored unknown argument "limt" (tool "read_lines" takes "path", "limit")"#,
+            r#"ignored unknown argument "limt": did you mean "limit"? (tool "read_lines" takes "path", "limit")"#,
             "deferred by the body",
         ]
     );
@@ -1262,7 +1262,9 @@ async fn unknown_arguments_are_ignored_and_named_in_a_context() {
     );
     assert_eq!(
         r.contexts(),
-        [r#"ignored unknown argument "limt" (tool "read_lines" takes "path", "limit")"#]
+        [
+            r#"ignored unknown argument "limt": did you mean "limit"? (tool "read_lines" takes "path", "limit")"#
+        ]
     );
     // Without unknown keys there is no note.
     let r = registry
@@ -1302,6 +1304,64 @@ async fn unknown_arguments_are_ignored_and_named_in_a_context() {
             "é".repeat(64)
         )
     );
+}
+
+/// Open a ticket.
+#[dsh_runtime::tool]
+async fn create_ticket(
+    title: String,
+    priority: Option<u8>,
+    tags: Option<Vec<String>>,
+    due: Option<String>,
+) -> String {
+    let _ = (priority, tags, due);
+    title
+}
+
+#[tokio::test]
+async fn a_misspelt_optional_argument_gets_a_did_you_mean() {
+    let registry = Registry::new();
+    let _t = registry.register(CreateTicket).unwrap();
+    let note = |args: &'static str| {
+        let registry = registry.clone();
+        async move {
+            let r = registry
+                .execute(ToolCall::new("c", "create_ticket", args))
+                .await;
+            assert!(r.is_success(), "{r:?}");
+            r.contexts().to_vec()
+        }
+    };
+    assert_eq!(
+        note(r#"{"title":"t","tag":["a"]}"#).await,
+        [
+            r#"ignored unknown argument "tag": did you mean "tags"? (tool "create_ticket" takes "title", "priority", "tags", "due")"#
+        ]
+    );
+    // Several keys: each misspelling in parentheses; a key close to nothing left out
+    // gets none, and one parameter is suggested once.
+    assert_eq!(
+        note(r#"{"title":"t","tag":["a"],"prio":1,"colour":"red","tagz":[]}"#).await,
+        [
+            r#"ignored unknown arguments "tag" (did you mean "tags"?), "prio" (did you mean "priority"?), "colour", "tagz" (tool "create_ticket" takes "title", "priority", "tags", "due")"#
+        ]
+    );
+    // A parameter the call did give is not suggested.
+    assert_eq!(
+        note(r#"{"title":"t","tags":["a"],"tag":["b"]}"#).await,
+        [
+            r#"ignored unknown argument "tag" (tool "create_ticket" takes "title", "priority", "tags", "due")"#
+        ]
+    );
+    // A misspelt required parameter is named by the failure, not by the note.
+    let r = registry
+        .execute(ToolCall::new("c", "create_ticket", r#"{"titel":"t"}"#))
+        .await;
+    assert_eq!(
+        r.message(),
+        Some(r#"invalid arguments: unknown argument "titel": did you mean "title"?"#)
+    );
+    assert!(r.contexts().is_empty(), "{:?}", r.contexts());
 }
 
 #[tokio::test]

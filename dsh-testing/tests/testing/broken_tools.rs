@@ -451,3 +451,45 @@ fn each_case_gets_a_fresh_sandbox() {
     assert!(dirs.len() > 16, "{} sandboxes", dirs.len());
     assert!(dirs.iter().all(|d| !d.exists()), "sandboxes are removed");
 }
+
+/// Run by `the_report_is_all_a_failing_check_prints` in a child process: a check that
+/// fails on a panicking body.
+#[test]
+#[ignore = "run in a child process by the_report_is_all_a_failing_check_prints"]
+fn child_check_of_a_panicking_body() {
+    ToolCheck::new(Halve).cases(64).run();
+}
+
+#[test]
+fn the_report_is_all_a_failing_check_prints() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            "broken_tools::child_check_of_a_panicking_body",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // One panic is printed: the check's report, with the body's message inside it, and
+    // the one backtrace is the report's (the body's frames are in none).
+    let report = stderr
+        .find("breaks the invariant `no panic`")
+        .unwrap_or_else(|| panic!("no report in:\n{stderr}"));
+    let backtrace = stderr.find("stack backtrace").unwrap_or(usize::MAX);
+    assert!(
+        report < backtrace,
+        "a backtrace came before the report:\n{stderr}"
+    );
+    assert_eq!(stderr.matches("panicked at").count(), 1, "{stderr}");
+    assert_eq!(stderr.matches("stack backtrace").count(), 1, "{stderr}");
+    assert!(stderr.contains("panicked: 500 is too big"), "{stderr}");
+    assert!(
+        !stderr.contains("broken_tools::halve"),
+        "a backtrace of the body was printed:\n{stderr}"
+    );
+}

@@ -165,6 +165,60 @@ fn ask_flag_refuses_an_empty_name() {
     );
 }
 
+/// `dsh-tools mcp` with these extra arguments and `DSH_MCP_STATE_KEYS` (or without it):
+/// its exit status and stderr, before any client connects.
+fn mcp_start(args: &[&str], env: Option<&str>) -> (Option<i32>, String) {
+    let mut command = std::process::Command::new(DSH_TOOLS);
+    command
+        .arg("mcp")
+        .args(args)
+        .env_remove("DSH_MCP_STATE_KEYS")
+        .stdin(std::process::Stdio::null());
+    if let Some(value) = env {
+        command.env("DSH_MCP_STATE_KEYS", value);
+    }
+    let out = command.output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn malformed_or_short_state_keys_stop_the_server_at_start() {
+    let dir = std::env::temp_dir().join(format!("dsh-state-keys-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let short = dir.join("short");
+    std::fs::write(&short, "# too short\n00112233\n").unwrap();
+    let (code, stderr) = mcp_start(&["--state-key-file", short.to_str().unwrap()], None);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "error: --state-key-file {}: state key 1: 4 bytes, at least 32 needed",
+            short.display()
+        )),
+        "{stderr}"
+    );
+    let (code, stderr) = mcp_start(&[], Some("not-hex!"));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "error: DSH_MCP_STATE_KEYS: state key 1: not an even number of hexadecimal digits"
+        ),
+        "{stderr}"
+    );
+    let missing = dir.join("missing");
+    let (code, stderr) = mcp_start(&["--state-key-file", missing.to_str().unwrap()], None);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("--state-key-file"), "{stderr}");
+    // Well-formed keys start a server, which ends when its (empty) input does.
+    let good = dir.join("good");
+    std::fs::write(&good, format!("{}\n{}\n", "ab".repeat(32), "cd".repeat(40))).unwrap();
+    let (_, stderr) = mcp_start(&["--state-key-file", good.to_str().unwrap()], None);
+    assert!(!stderr.contains("state key"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 // ---------------------------------------------------------------------------------------
 // Code mode: a program's tool call waits for the client's answer.
 

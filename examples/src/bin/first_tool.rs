@@ -40,8 +40,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("description: {}", def.description);
     println!("parameters: {}", def.parameters.to_json_string());
 
-    // 2. A registry holds the tools a model may call. Keep the registration guard:
-    //    dropping it unregisters the tool.
+    // 2. A registry holds the tools a model may call. `register` returns a handle;
+    //    dropping it does nothing (the tool stays until `_greet.unregister()`, or use
+    //    `.unregister_on_drop()` for a guard that removes it when dropped).
     let registry = Registry::new();
     let _greet = registry.register(Greet)?;
     println!("schemas: {}", registry.view().schemas_json());

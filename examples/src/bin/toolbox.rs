@@ -3,8 +3,9 @@
 //! What this teaches: `#[toolbox]` on an `impl` block turns each `#[tool]` method into a
 //! tool, all of them sharing one value through an `Arc` (here a note store behind a
 //! `Mutex`). `Registry::register_toolbox` registers every tool of the value at once (all
-//! or none) and returns one registration guard: dropping it removes them all. The host
-//! keeps its own `Arc` and sees what the tools changed.
+//! or none) and returns one registration handle for them all: `unregister()` on it removes
+//! every tool of the toolbox (dropping it does nothing). The host keeps its own `Arc` and
+//! sees what the tools changed.
 //!
 //! Run it with `cargo run -p examples --bin toolbox`.
 //!

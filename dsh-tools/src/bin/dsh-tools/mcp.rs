@@ -114,6 +114,14 @@ pub struct McpArgs {
     /// runs the call only on a yes. A client that cannot ask its user gets a denial.
     #[arg(long, value_name = "TOOLS", value_delimiter = ',')]
     pub ask: Vec<String>,
+    /// Seal approval states (protocol 2026-07-28) with the keys in this file: hexadecimal
+    /// keys of at least 32 bytes (e.g. `openssl rand -hex 32`), separated by whitespace,
+    /// commas or new lines, `#` lines being comments. The first seals, any opens, so
+    /// servers sharing the file accept each other's states. Without it, the keys of the
+    /// environment variable `DSH_MCP_STATE_KEYS` (same format), else one random key per
+    /// process.
+    #[arg(long, value_name = "PATH")]
+    pub state_key_file: Option<std::path::PathBuf>,
 }
 
 /// The values of `--code-mode`.
@@ -201,8 +209,15 @@ pub fn server(host: &Host, mode: Mode) -> McpServer {
 /// A message for stderr: the handshake failed, the address could not be bound, an
 /// `--allowed-origin` is not an origin, the token variable is unset.
 pub async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
+    let keys = state_keys(
+        args.state_key_file.as_deref(),
+        std::env::var(dsh_mcp::STATE_KEYS_ENV).ok(),
+    )?;
     let _ask = ask_policy(host, &args.ask)?;
-    let server = server(host, args.code_mode.into());
+    let mut server = server(host, args.code_mode.into());
+    if let Some(keys) = keys {
+        server = server.with_state_keys(keys);
+    }
     let Some(addr) = args.http else {
         return server
             .serve_stdio()
@@ -242,6 +257,31 @@ pub async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
     http.shutdown()
         .await
         .map_err(|e| format!("MCP over HTTP: {e}"))
+}
+
+/// The state keys of `--state-key-file PATH`, else of the environment variable's value
+/// `env` (when set and not blank), else `None` (a random key per process).
+///
+/// # Errors
+///
+/// The file cannot be read, or its keys (or the variable's) are malformed or too short.
+fn state_keys(
+    file: Option<&std::path::Path>,
+    env: Option<String>,
+) -> Result<Option<dsh_mcp::StateKeys>, String> {
+    if let Some(path) = file {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("--state-key-file {}: {e}", path.display()))?;
+        return dsh_mcp::StateKeys::parse(&text)
+            .map(Some)
+            .map_err(|e| format!("--state-key-file {}: {e}", path.display()));
+    }
+    match env.filter(|v| !v.trim().is_empty()) {
+        Some(text) => dsh_mcp::StateKeys::parse(&text)
+            .map(Some)
+            .map_err(|e| format!("{}: {e}", dsh_mcp::STATE_KEYS_ENV)),
+        None => Ok(None),
+    }
 }
 
 /// The pre-execute policy of `--ask`: every call of one of `tools` (from any session or

@@ -1,0 +1,258 @@
+//! The one inbound pipeline: what both transports do with each message's bytes before
+//! rmcp reads it. The byte-stream transport ([`crate::transport`]) hands it each line,
+//! the HTTP layer (`crate::layer`) each POSTed body; each gets back the message rmcp
+//! should see and what the handler needs besides (the side data, [`Attached`]), or the
+//! answer for a message that never reaches rmcp.
+//!
+//! The steps, in order:
+//!
+//! 1. read the text ([`crate::raw::prepare`]): a parse error (`-32700`), an invalid
+//!    request (`-32600`), the raw arguments of a `tools/call` taken out;
+//! 2. the `taskIds` of a listen request ([`crate::tasks_listen::read`]);
+//! 3. reroute a request of the 2025-11-25 task model ([`crate::tasks_core::reroute`]),
+//!    when the session speaks that revision;
+//! 4. a `notifications/cancelled` frees the id it names ([`cancelled_id`]);
+//! 5. a request takes its id in the table of ids in flight ([`InFlight::begin`]), or is
+//!    refused when it is taken.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorData, RequestId,
+    ServerJsonRpcMessage,
+};
+
+use crate::raw::{RawArguments, Refused, prepare};
+use crate::tasks_core::CoreRoute;
+use crate::tasks_listen::ListenTasks;
+use crate::util::{HandlerToken, InFlight};
+
+/// What the handler of a message needs besides the message: put in its extensions by
+/// the transport ([`Attached::attach`]).
+#[derive(Default)]
+pub(crate) struct Attached {
+    /// The arguments of a `tools/call` as the client sent them.
+    pub(crate) arguments: Option<RawArguments>,
+    /// The `taskIds` of a listen request.
+    pub(crate) listen: Option<ListenTasks>,
+    /// Set on a rerouted request of the 2025-11-25 task model.
+    pub(crate) routed: Option<CoreRoute>,
+    /// Held by the handler: its id is in flight until the last clone is dropped.
+    pub(crate) token: Option<HandlerToken>,
+}
+
+/// Extensions the side data goes into (a request's, or an HTTP request's).
+pub(crate) trait Extensions {
+    /// Insert `value`.
+    fn put<T: Clone + Send + Sync + 'static>(&mut self, value: T);
+}
+
+impl Extensions for rmcp::model::Extensions {
+    fn put<T: Clone + Send + Sync + 'static>(&mut self, value: T) {
+        self.insert(value);
+    }
+}
+
+#[cfg(feature = "http")]
+impl Extensions for axum::http::Extensions {
+    fn put<T: Clone + Send + Sync + 'static>(&mut self, value: T) {
+        self.insert(value);
+    }
+}
+
+impl Attached {
+    /// Put the side data into `extensions`.
+    pub(crate) fn attach(self, extensions: &mut impl Extensions) {
+        if let Some(arguments) = self.arguments {
+            extensions.put(arguments);
+        }
+        if let Some(listen) = self.listen {
+            extensions.put(listen);
+        }
+        if let Some(routed) = self.routed {
+            extensions.put(routed);
+        }
+        if let Some(token) = self.token {
+            extensions.put(token);
+        }
+    }
+}
+
+/// A message read by [`read`], for rmcp. (The byte-stream transport hands rmcp the parsed
+/// message and rewrites every request the server sends; the text, `may_ask` and the key
+/// are the HTTP layer's.)
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) struct Inbound<K> {
+    /// The text rmcp parses (the raw arguments replaced, a rerouted method).
+    pub(crate) text: String,
+    /// That text, parsed.
+    pub(crate) message: ClientJsonRpcMessage,
+    /// What the handler needs besides.
+    pub(crate) attached: Attached,
+    /// The id of an `initialize` request.
+    pub(crate) initialize: Option<RequestId>,
+    /// The id of a listen request that follows tasks, and their ids.
+    pub(crate) listen: Option<(RequestId, ListenTasks)>,
+    /// A request that may make the server ask (a `tools/call`, rerouted or not).
+    pub(crate) may_ask: bool,
+    /// The key the request holds in the table of ids in flight.
+    pub(crate) key: Option<K>,
+}
+
+/// Where the ids in flight are kept, and the key of an id (`None`: requests here have
+/// no ids in flight to check, e.g. HTTP requests without a session).
+pub(crate) struct Ids<'a, K> {
+    pub(crate) table: &'a Arc<InFlight<K>>,
+    pub(crate) key: &'a dyn Fn(&RequestId) -> K,
+}
+
+/// Why a message does not reach rmcp.
+pub(crate) enum Refusal {
+    /// It is not a message rmcp can read: answer this (over HTTP with status `400`).
+    Unreadable(Box<ServerJsonRpcMessage>),
+    /// A readable request refused: answer this (over HTTP with status `200`).
+    Refused(Box<ServerJsonRpcMessage>),
+    /// It cannot be read and JSON-RPC answers it not (a notification, a response): why.
+    Dropped(String),
+}
+
+/// Read one message's bytes through the pipeline (see the module docs): `reroute` says
+/// whether the session speaks revision 2025-11-25's task model.
+///
+/// # Errors
+///
+/// Why the message does not reach rmcp, with the answer it gets (see [`Refusal`]).
+pub(crate) fn read<K>(
+    bytes: &[u8],
+    reroute: bool,
+    ids: Option<Ids<'_, K>>,
+) -> Result<Inbound<K>, Refusal>
+where
+    K: Eq + std::hash::Hash + Clone + Send + Sync + 'static,
+{
+    let mut prepared = prepare(bytes).map_err(|refused| match refused {
+        Refused::Answer(error) => Refusal::Unreadable(error),
+        Refused::Drop(why) => Refusal::Dropped(why),
+    })?;
+    let listen = crate::tasks_listen::read(&prepared).map_err(Refusal::Refused)?;
+    let routed = reroute && crate::tasks_core::reroute(&mut prepared);
+    let request = match &prepared.message {
+        ClientJsonRpcMessage::Request(request) => Some(request),
+        _ => None,
+    };
+    let initialize = request
+        .filter(|r| matches!(r.request, ClientRequest::InitializeRequest(_)))
+        .map(|r| r.id.clone());
+    let may_ask =
+        routed || request.is_some_and(|r| matches!(r.request, ClientRequest::CallToolRequest(_)));
+    let listen = match (listen, request) {
+        (Some(listen), Some(request)) => Some((request.id.clone(), listen)),
+        _ => None,
+    };
+    let mut key = None;
+    let mut token = None;
+    if let Some(Ids { table, key: key_of }) = ids {
+        if let Some(id) = cancelled_id(&prepared.message) {
+            // No answer is sent for a cancelled request.
+            table.answered(&key_of(&id));
+        }
+        if let Some(request) = request {
+            let k = key_of(&request.id);
+            let Some(taken) = table.begin(k.clone()) else {
+                return Err(Refusal::Refused(Box::new(ServerJsonRpcMessage::error(
+                    id_in_use(&request.id),
+                    Some(request.id.clone()),
+                ))));
+            };
+            token = Some(taken);
+            key = Some(k);
+        }
+    }
+    let attached = Attached {
+        arguments: prepared.arguments,
+        listen: listen.as_ref().map(|(_, l)| l.clone()),
+        routed: routed.then_some(CoreRoute),
+        token,
+    };
+    Ok(Inbound {
+        text: prepared.text,
+        message: prepared.message,
+        attached,
+        initialize,
+        listen,
+        may_ask,
+        key,
+    })
+}
+
+/// The error answering a request whose id is in flight.
+fn id_in_use(id: &rmcp::model::RequestId) -> ErrorData {
+    ErrorData::invalid_request(
+        format!("request id {id} is already in use by a request in flight"),
+        None,
+    )
+}
+
+/// A request's id, or the id a cancellation names, as the key of [`InFlight`].
+fn cancelled_id(message: &ClientJsonRpcMessage) -> Option<rmcp::model::RequestId> {
+    match message {
+        ClientJsonRpcMessage::Notification(n) => match &n.notification {
+            ClientNotification::CancelledNotification(c) => c.params.request_id.clone(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(id: &RequestId) -> RequestId {
+        id.clone()
+    }
+
+    #[test]
+    fn a_call_carries_its_arguments_and_holds_its_id() {
+        let table = InFlight::new();
+        let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"x":1e400}}}"#;
+        let ids = || {
+            Some(Ids {
+                table: &table,
+                key: &key,
+            })
+        };
+        let first = read(call, false, ids()).ok().unwrap();
+        assert!(first.may_ask);
+        assert_eq!(
+            first.attached.arguments.as_ref().map(|a| &*a.0),
+            Some(r#"{"x":1e400}"#)
+        );
+        assert!(first.text.contains(r#""arguments":{}"#), "{}", first.text);
+        // The same id again while the first is in flight: refused.
+        match read(call, false, ids()) {
+            Err(Refusal::Refused(error)) => {
+                let v = serde_json::to_value(&error).unwrap();
+                assert_eq!(v["error"]["code"], -32600, "{v}");
+            }
+            _ => panic!("a second request with the id in flight was accepted"),
+        }
+    }
+
+    #[test]
+    fn a_2025_11_25_task_request_is_rerouted_only_when_asked() {
+        let get = br#"{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"t"}}"#;
+        let plain = read::<RequestId>(get, false, None).ok().unwrap();
+        assert!(plain.attached.routed.is_none());
+        let routed = read::<RequestId>(get, true, None).ok().unwrap();
+        assert!(routed.attached.routed.is_some());
+        assert!(
+            routed.text.contains(crate::tasks_core::GET),
+            "{}",
+            routed.text
+        );
+        let init = br#"{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"0"}}}"#;
+        let init = read::<RequestId>(init, true, None).ok().unwrap();
+        assert_eq!(init.initialize, Some(RequestId::Number(3)));
+    }
+}

@@ -1,0 +1,410 @@
+//! `tools/call` as named steps: [`Handler::tool_call`] reads the call
+//! ([`Handler::read_call`]), starts it as a task when it may be one
+//! ([`Handler::as_task`]), else runs it one of three ways (the retry of a suspended call,
+//! [`Handler::resume_call`]; a call that may be suspended on its approval,
+//! [`Handler::suspendable_call`]; a call answered in its request,
+//! [`Handler::direct_call`]), and answers its result ([`answer`]).
+
+use std::sync::{Arc, Mutex};
+
+use dsh_runtime::hooks::ApprovalHandler;
+use dsh_runtime::{Arguments, PipelineCode, TaskSupport, ToolCall, ToolResult};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, ClientCapabilities};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer};
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use super::context::{Session, principal};
+use super::handler::{Handler, TaskStart, cannot_ask};
+use super::progress::ProgressForwarder;
+use super::tool_list::ToolList;
+use super::{raw_arguments, request_id_text, to_mcp_result};
+use crate::approval::{ClientApproval, can_elicit_form};
+use crate::definition::McpTool;
+use crate::resume;
+use crate::store::{Owner, TaskModel};
+use crate::tasks_core;
+use crate::tasks_stateless::PublicIds;
+
+/// A `tools/call` as read: where it runs, the tool, its arguments, what the client can.
+struct Call {
+    name: String,
+    /// The session of the connection, if any: only it carries requests to the client.
+    connection: Option<Arc<Session>>,
+    /// Where it runs: its session, or the stateless context.
+    session: Option<Arc<Session>>,
+    list: Arc<ToolList>,
+    tool: Option<Arc<McpTool>>,
+    arguments: Arguments,
+    /// The arguments' text, which a resumable approval's state is bound to.
+    arguments_text: Arc<str>,
+    /// The client declared form elicitation.
+    capable: bool,
+    /// The revision has no server-to-client requests: asks with `InputRequiredResult`.
+    resumable: bool,
+}
+
+/// How a call that ran ended: its result, or a question for the client's retry.
+enum Ran {
+    Result(ToolResult),
+    InputRequired(rmcp::model::InputRequiredResult),
+}
+
+impl Call {
+    fn support(&self) -> TaskSupport {
+        self.tool
+            .as_ref()
+            .map_or(TaskSupport::Forbidden, |t| t.task_support)
+    }
+
+    /// What an approval state of this call is bound to (a stateless request's, to its
+    /// sender too).
+    fn binding(&self, context: &RequestContext<RoleServer>) -> Vec<u8> {
+        let sender = self
+            .session
+            .as_ref()
+            .and_then(|s| s.stateless())
+            .map(|ids| principal(ids, context).tag());
+        resume::binding(
+            self.session.as_ref().map(|s| s.scope.id()),
+            sender.as_deref(),
+            &self.name,
+            &self.arguments_text,
+        )
+    }
+
+    /// The pipeline call, cancelled by `cancel`, in the session's scope.
+    fn tool_call(
+        &self,
+        context: &RequestContext<RoleServer>,
+        cancel: CancellationToken,
+    ) -> ToolCall {
+        let call = ToolCall::new(
+            request_id_text(&context.id),
+            self.name.as_str(),
+            self.arguments.clone(),
+        )
+        .with_cancellation(cancel);
+        match &self.session {
+            Some(session) => call.with_agent(session.scope.id()),
+            None => call,
+        }
+    }
+
+    fn cannot_ask(&self) -> Option<&'static str> {
+        cannot_ask(self.capable, self.resumable, self.connection.is_some())
+    }
+}
+
+impl Handler {
+    /// Answer a `tools/call` (see the module docs).
+    pub(super) async fn tool_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let state = request.request_state.clone();
+        let responses = request.input_responses.clone();
+        let call = self.read_call(request, &context)?;
+        if state.is_none()
+            && let Some(response) = self.as_task(&call, &context).await?
+        {
+            return Ok(response);
+        }
+        let ran = match state.as_deref() {
+            Some(state) => {
+                self.resume_call(&call, state, responses.as_ref(), &context)
+                    .await?
+            }
+            None if call.resumable && call.capable => {
+                self.suspendable_call(&call, &context).await?
+            }
+            None => Ran::Result(self.direct_call(&call, &context).await),
+        };
+        match ran {
+            Ran::Result(result) => answer(&call, &result),
+            Ran::InputRequired(input) => Ok(CallToolResponse::InputRequired(input)),
+        }
+    }
+
+    /// Read the call: its context, its tool (a tool left out of the list is refused),
+    /// its arguments as the client sent them.
+    fn read_call(
+        &self,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Call, McpError> {
+        let session = self.context();
+        let list = self.tool_list(session.as_deref());
+        let name = request.name.to_string();
+        if !list.by_name.contains_key(name.as_str())
+            && list.fingerprint.iter().any(|(n, _)| **n == *name)
+        {
+            // Visible but left out of the list: as unknown to the client as a tool
+            // that does not exist. (The registry's own schema limits keep every
+            // registered tool within the export's, so this is a safeguard.)
+            return Err(McpError::invalid_params(
+                format!("tool `{name}` is not published over MCP"),
+                None,
+            ));
+        }
+        let raw = raw_arguments(context);
+        let arguments_text: Arc<str> = match &raw {
+            Some(text) => text.clone(),
+            None => Arc::from(
+                serde_json::to_string(&request.arguments.clone().unwrap_or_default())
+                    .unwrap_or_default(),
+            ),
+        };
+        let arguments = match raw {
+            Some(text) => Arguments::Text(text),
+            None => Arguments::Serde(Value::Object(request.arguments.unwrap_or_default())),
+        };
+        let tool = list
+            .by_name
+            .get(name.as_str())
+            .and_then(|&i| list.tools[i].clone());
+        Ok(Call {
+            name,
+            connection: self.session(),
+            session,
+            list,
+            tool,
+            arguments,
+            arguments_text,
+            capable: can_elicit_form(context.client_capabilities().as_ref()),
+            resumable: context
+                .protocol_version()
+                .is_some_and(|v| !v.has_initialize()),
+        })
+    }
+
+    /// Start the call as a task of the extension when it may be one (`None`: it runs as
+    /// an ordinary call), or refuse a tool that runs only as a task where none can start.
+    ///
+    /// Task creation is the server's choice: a task-capable tool runs as a task whenever
+    /// the client declared the tasks extension on this request (or at `initialize`) and
+    /// the context can hold one.
+    async fn as_task(
+        &self,
+        call: &Call,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Option<CallToolResponse>, McpError> {
+        let support = call.support();
+        if !support.allows_task() {
+            return Ok(None);
+        }
+        let declared = context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks());
+        let session = call.session.as_ref();
+        let tasks = session.and_then(|s| s.tasks.clone());
+        let required = support == TaskSupport::Required;
+        match (declared, session, tasks) {
+            (true, Some(session), Some(tasks)) => {
+                // A stateless task takes a place among the server's kept tasks.
+                let reservation = match session.stateless().map(PublicIds::reserve) {
+                    Some(None) if required => {
+                        return Err(McpError::invalid_request(
+                            format!(
+                                "tool `{}` runs only as a task, and this server keeps as many \
+                                 tasks as it may ({}): try again when one has expired",
+                                call.name, self.shared.stateless_tasks.max_tasks
+                            ),
+                            None,
+                        ));
+                    }
+                    // No place left: the call is answered directly.
+                    Some(None) => return Ok(None),
+                    reservation => reservation.flatten(),
+                };
+                let start = TaskStart {
+                    session,
+                    tasks,
+                    name: &call.name,
+                    arguments: call.arguments.clone(),
+                    tool: call.tool.clone(),
+                    context,
+                    resumable: call.resumable,
+                    cannot_ask: call.cannot_ask(),
+                    model: TaskModel::Extension,
+                    reservation,
+                };
+                self.start_task(start).await.map(Some)
+            }
+            (false, _, _)
+                if required
+                    && self.shared.registry.jobs().is_some()
+                    && context
+                        .protocol_version()
+                        .is_some_and(|v| v.as_str() == tasks_core::VERSION) =>
+            {
+                // 2025-11-25: a tool that runs only as a task is called with
+                // `params.task` (see `crate::tasks_core`).
+                Err(tasks_core::method_not_found(format!(
+                    "tool `{}` runs only as a task: call it with `params.task` \
+                     (its execution.taskSupport is \"required\")",
+                    call.name
+                )))
+            }
+            (false, _, _) if required => Err(McpError::missing_required_client_capability(
+                ClientCapabilities::builder().enable_tasks().build(),
+            )),
+            (true, session, _) if required => {
+                let why = if session.is_none() {
+                    "a request without a session cannot start one"
+                } else {
+                    "this server has no job runtime to run it"
+                };
+                Err(McpError::invalid_request(
+                    format!("tool `{}` runs only as a task, and {why}", call.name),
+                    None,
+                ))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The retry of a call suspended on its approval: its result, or its next question.
+    async fn resume_call(
+        &self,
+        call: &Call,
+        state: &str,
+        responses: Option<&rmcp::model::InputResponses>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Ran, McpError> {
+        let bound = call.binding(context);
+        let resumed = self
+            .shared
+            .resumes
+            .resume(
+                &*self.shared.store,
+                state,
+                responses,
+                &bound,
+                &call.name,
+                &context.ct,
+            )
+            .await?;
+        Ok(match resumed {
+            resume::Resumed::Complete(result) => Ran::Result(result),
+            resume::Resumed::InputRequired(input) => Ran::InputRequired(input),
+        })
+    }
+
+    /// A call on a revision without server-to-client requests, from a client that can
+    /// ask its user: it runs on a task of its own, and when its approval is asked it is
+    /// suspended there and the request answered with an `InputRequiredResult` (see
+    /// `crate::resume`).
+    async fn suspendable_call(
+        &self,
+        call: &Call,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Ran, McpError> {
+        // A suspended call ends with its session.
+        let cancel = call
+            .session
+            .as_ref()
+            .map_or_else(CancellationToken::new, |s| s.stop.child_token());
+        let tool_call = call.tool_call(context, cancel.clone());
+        let (asked_tx, asked_rx) = oneshot::channel();
+        let (result_tx, mut result_rx) = oneshot::channel();
+        let registry = self.shared.registry.clone();
+        let suspend: Arc<dyn ApprovalHandler> = Arc::new(resume::Suspend {
+            resumes: self.shared.resumes.clone(),
+            registry: registry.clone(),
+            scope: call.session.as_ref().map(|s| s.scope.clone()),
+            binding: call.binding(context),
+            cancel: cancel.clone(),
+            asked: Arc::new(Mutex::new(Some(asked_tx))),
+            store: self.shared.store.clone(),
+            owner: call
+                .session
+                .as_ref()
+                .map_or_else(|| Owner::new("no session"), |s| s.owner(context)),
+        });
+        // On a task of its own: the call outlives this request when it is suspended.
+        tokio::spawn(async move {
+            let result =
+                dsh_runtime::hooks::with_approval(suspend, registry.execute(tool_call)).await;
+            let _ = result_tx.send(result);
+        });
+        let ended = |_| {
+            McpError::internal_error(
+                format!(
+                    "tools/call `{}`: the call ended without a result",
+                    call.name
+                ),
+                None,
+            )
+        };
+        // This request's cancellation is the call's until it is suspended.
+        let round = context.ct.clone();
+        let result = tokio::select! {
+            result = &mut result_rx => result.map_err(ended)?,
+            asked = asked_rx => match asked {
+                Ok((nonce, input)) => {
+                    self.shared.resumes.park_result(&nonce, result_rx);
+                    return Ok(Ran::InputRequired(input));
+                }
+                // The call ended without asking.
+                Err(_) => result_rx.await.map_err(ended)?,
+            },
+            () = round.cancelled() => {
+                cancel.cancel();
+                result_rx.await.map_err(ended)?
+            }
+        };
+        Ok(Ran::Result(result))
+    }
+
+    /// A call answered in its request: progress forwarded, an `ask` put to the client's
+    /// user (see `crate::approval`).
+    async fn direct_call(&self, call: &Call, context: &RequestContext<RoleServer>) -> ToolResult {
+        let registry = self.shared.registry.clone();
+        let tool_call = call.tool_call(context, context.ct.clone());
+        let progress = context
+            .meta
+            .get_progress_token()
+            .map(|token| ProgressForwarder::start(context.peer.clone(), token));
+        let reporter = progress.as_ref().map(ProgressForwarder::reporter);
+        let client = ClientApproval::new(
+            context.peer.clone(),
+            registry.clone(),
+            call.session.as_ref().map(|s| s.scope.clone()),
+            call.cannot_ask(),
+        );
+        let handler: Arc<dyn ApprovalHandler> = client;
+        let execute = dsh_runtime::hooks::with_approval(handler, registry.execute(tool_call));
+        // rmcp runs each request handler on its own detached task and signals
+        // cancellation through the token, never by dropping the handler, so the call is
+        // always awaited to its end here (its body sees the cancellation and cleans up).
+        let result = match reporter {
+            Some(reporter) => dsh_runtime::with_progress(reporter, execute).await,
+            None => execute.await,
+        };
+        if let Some(progress) = progress {
+            progress.finish().await;
+        }
+        result
+    }
+}
+
+/// The answer to a call that ended: its result, or (an unknown tool) the protocol's
+/// JSON-RPC error.
+fn answer(call: &Call, result: &ToolResult) -> Result<CallToolResponse, McpError> {
+    if result.error_code() == Some(PipelineCode::UnknownTool)
+        && !call.list.by_name.contains_key(call.name.as_str())
+    {
+        return Err(McpError::invalid_params(
+            result.message().unwrap_or("unknown tool").to_string(),
+            None,
+        ));
+    }
+    Ok(CallToolResponse::Complete(to_mcp_result(
+        result,
+        call.tool.as_deref(),
+    )))
+}

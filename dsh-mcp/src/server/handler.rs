@@ -1,0 +1,354 @@
+//! The rmcp handler: one per connection (or per stateless HTTP request), serving the
+//! session's (or the stateless context's) tools, tasks and list changes.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use dsh_runtime::Arguments;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest, CustomResult,
+    GetTaskParams, GetTaskResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, SubscriptionFilter, Tool, UpdateTaskParams,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
+use tokio_util::sync::CancellationToken;
+
+use super::context::{Session, SessionCell, StatelessContext};
+use super::tool_list::{Fingerprint, ToolList};
+use super::{Shared, extension};
+use crate::definition::McpTool;
+use crate::store::{Owner, TaskModel};
+use crate::tasks::SessionTasks;
+use crate::tasks_core::{self, CoreRoute};
+use crate::tasks_listen::ListenTasks;
+use crate::util::lock;
+
+/// The rmcp handler for one connection (or one stateless HTTP request).
+pub(crate) struct Handler {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) cell: Arc<SessionCell>,
+    /// The HTTP server's stateless context, for requests without a session.
+    pub(crate) stateless: Option<Arc<StatelessContext>>,
+    pub(crate) open_on_initialize: bool,
+    /// The session's published list when a listen stream was accepted, before the
+    /// client was told so: changes from then on are notified on that stream.
+    pub(crate) listen_baseline: Mutex<Option<Fingerprint>>,
+}
+
+impl Handler {
+    /// The request's session: its connection (stdio), or the HTTP session it belongs to.
+    pub(crate) fn session(&self) -> Option<Arc<Session>> {
+        self.cell.get()
+    }
+
+    /// Where the request runs: its session, or (a request without one, over HTTP) the
+    /// server's stateless context.
+    pub(crate) fn context(&self) -> Option<Arc<Session>> {
+        self.cell.get().or_else(|| {
+            self.stateless
+                .as_ref()
+                .map(|context| context.0.open(&self.shared, true))
+        })
+    }
+
+    pub(crate) fn tool_list(&self, session: Option<&Session>) -> Arc<ToolList> {
+        match session {
+            Some(s) => s.tools.get(&self.shared, Some(s.scope.id())),
+            None => self.shared.global.get(&self.shared, None),
+        }
+    }
+
+    /// Send `notifications/tools/list_changed` through `send` whenever the session's
+    /// published list differs from the last one seen (at first `baseline`, or the list
+    /// now), until the session (or `until`) ends.
+    pub(crate) fn watch_list<F, Fut>(
+        &self,
+        session: Arc<Session>,
+        baseline: Option<Fingerprint>,
+        until: CancellationToken,
+        send: F,
+    ) where
+        F: Fn() -> Fut + Send + 'static,
+        Fut: Future<Output = bool> + Send,
+    {
+        let shared = self.shared.clone();
+        let mut changes = shared.registry.changes();
+        let mut last =
+            baseline.unwrap_or_else(|| self.tool_list(Some(&session)).fingerprint.clone());
+        let stop = session.stop.clone();
+        let weak = Arc::downgrade(&session);
+        drop(session);
+        tokio::spawn(async move {
+            // The first round compares at once: a change between the baseline and this
+            // task's start is not missed.
+            let mut first = true;
+            loop {
+                if !first {
+                    tokio::select! {
+                        _ = stop.cancelled() => break,
+                        _ = until.cancelled() => break,
+                        changed = changes.changed() => if changed.is_err() { break },
+                    }
+                }
+                first = false;
+                let Some(session) = weak.upgrade() else { break };
+                let list = session.tools.get(&shared, Some(session.scope.id()));
+                drop(session);
+                if list.fingerprint != last {
+                    last = list.fingerprint.clone();
+                    if !send().await {
+                        break;
+                    }
+                }
+            }
+        });
+    }
+
+    /// The session a listen stream belongs to: the request's context (a session of its
+    /// own, opened now, where there is no stateless context).
+    pub(crate) fn listen_session(&self) -> Arc<Session> {
+        match self.context() {
+            Some(session) => session,
+            None => self.cell.open(&self.shared, false),
+        }
+    }
+}
+
+impl ServerHandler for Handler {
+    fn get_info(&self) -> ServerConfig {
+        let builder = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed();
+        // Tool calls may become tasks only where there is a job runtime to run them.
+        let capabilities = if self.shared.registry.jobs().is_some() {
+            builder.enable_tasks().build()
+        } else {
+            builder.build()
+        };
+        let mut config = ServerConfig::new(capabilities).with_server_info(self.shared.info.clone());
+        if let Some(text) = &self.shared.instructions {
+            config = config.with_instructions(text.clone());
+        }
+        config
+    }
+
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        if self.open_on_initialize {
+            self.cell.open(&self.shared, false);
+        }
+        self.negotiate_initialize(&request)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // Sessions on revisions with `initialize` get list changes as plain notifications.
+        if let Some(session) = self.session() {
+            let peer: Peer<RoleServer> = context.peer.clone();
+            self.watch_list(session, None, CancellationToken::new(), move || {
+                let peer = peer.clone();
+                async move { peer.notify_tool_list_changed().await.is_ok() }
+            });
+        }
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        if requested.tools_list_changed == Some(true) {
+            // Called before the client is told the stream is open: what it sees from
+            // here on is what the stream reports changes against.
+            let session = self.listen_session();
+            let baseline = self.tool_list(Some(&session)).fingerprint.clone();
+            *lock(&self.listen_baseline) = Some(baseline);
+        }
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        // Revisions without `initialize` ask for list changes on a listen stream.
+        if context.accepted().tools_list_changed == Some(true) {
+            let session = self.listen_session();
+            let baseline = lock(&self.listen_baseline).take();
+            let sink = context.sink().clone();
+            let until = context.request_context().ct.clone();
+            self.watch_list(session, baseline, until, move || {
+                let sink = sink.clone();
+                async move { sink.notify_tool_list_changed().await.is_ok() }
+            });
+        }
+        // The tasks extension's `taskIds`, read by the transport (see
+        // `crate::tasks_listen`): each task of this context is followed.
+        let request = context.request_context();
+        let listen = extension::<ListenTasks>(&request.extensions).cloned();
+        if let Some(ListenTasks(ids)) = listen {
+            for id in ids.iter() {
+                let Ok(found) = self.task_of(id, request) else {
+                    continue;
+                };
+                let task = crate::tasks_listen::Followed {
+                    tasks: found.tasks,
+                    owner: found.owner,
+                    id: found.id,
+                };
+                tokio::spawn(crate::tasks_listen::follow(
+                    task,
+                    request.peer.clone(),
+                    request.id.clone(),
+                    request.ct.clone(),
+                ));
+            }
+        }
+        context.cancelled().await;
+        Ok(())
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let _ = context;
+        if let Some(cursor) = request.and_then(|r| r.cursor) {
+            return Err(McpError::invalid_params(
+                format!("invalid cursor {cursor:?}: this server lists every tool in one page"),
+                None,
+            ));
+        }
+        let session = self.context();
+        let list = self.tool_list(session.as_deref());
+        Ok(ListToolsResult::with_all_items(
+            list.tools
+                .iter()
+                .flatten()
+                .map(|t| t.tool.clone())
+                .collect(),
+        ))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        let session = self.context();
+        let list = self.tool_list(session.as_deref());
+        let index = *list.by_name.get(name)?;
+        Some(list.tools[index].as_ref()?.tool.clone())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        self.tool_call(request, context).await
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        let routed = extension::<CoreRoute>(&context.extensions).is_some();
+        if !routed || !tasks_core::is_core_method(&request.method) {
+            return Err(McpError::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!("method not found: {}", request.method),
+                None,
+            ));
+        }
+        self.core_request(request, context)
+            .await
+            .map(CustomResult::new)
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        let found = self.task_of(&request.task_id, &context)?;
+        let record = found.tasks.get(&found.owner, &found.id).await?;
+        Ok(GetTaskResult::new(crate::task_wire::detailed(&record)))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let found = self.task_of(&request.task_id, &context)?;
+        found
+            .tasks
+            .update(&found.owner, &found.id, &request.input_responses)
+            .await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let found = self.task_of(&request.task_id, &context)?;
+        found
+            .tasks
+            .cancel(&found.owner, &found.id)
+            .await
+            .map(|_| ())
+    }
+}
+
+/// The note a denied call's message ends with when the client could not ask its user:
+/// the fact, then why.
+macro_rules! cannot_ask_because {
+    ($why:literal) => {
+        concat!("the MCP client cannot ask its user for approval: ", $why)
+    };
+}
+
+/// Why a call's `ask` cannot go to the client's user, if it cannot (the note its denial
+/// carries, through [`dsh_runtime::hooks::Approval::UnavailableBecause`]).
+pub(crate) fn cannot_ask(capable: bool, resumable: bool, in_session: bool) -> Option<&'static str> {
+    if !capable {
+        Some(cannot_ask_because!(
+            "it did not declare the elicitation capability"
+        ))
+    } else if resumable {
+        // Capable clients on these revisions suspend ordinary calls instead.
+        Some(cannot_ask_because!(
+            "this protocol revision has no server-to-client requests"
+        ))
+    } else if !in_session {
+        Some(cannot_ask_because!(
+            "a request without a session cannot be asked back"
+        ))
+    } else {
+        None
+    }
+}
+
+/// What starting a task needs from its `tools/call`.
+pub(crate) struct TaskStart<'a> {
+    pub(crate) session: &'a Arc<Session>,
+    pub(crate) tasks: Arc<SessionTasks>,
+    pub(crate) name: &'a str,
+    pub(crate) arguments: Arguments,
+    pub(crate) tool: Option<Arc<McpTool>>,
+    pub(crate) context: &'a RequestContext<RoleServer>,
+    /// The revision has no `initialize` (and no server-to-client requests).
+    pub(crate) resumable: bool,
+    pub(crate) cannot_ask: Option<&'static str>,
+    /// The model the task is created through.
+    pub(crate) model: TaskModel,
+    /// The task's place among the stateless context's tasks (a task of that context).
+    pub(crate) reservation: Option<crate::tasks_stateless::Reservation>,
+}
+
+/// A task a `tasks/*` request named: the tasks it is one of, its id and owner.
+pub(crate) struct FoundTask {
+    pub(crate) tasks: Arc<SessionTasks>,
+    pub(crate) owner: Owner,
+    pub(crate) id: String,
+}

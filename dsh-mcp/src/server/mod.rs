@@ -1,0 +1,475 @@
+//! Serving a [`Registry`] over MCP: [`McpServer`] (the builder and its configuration),
+//! and by job: where a request runs ([`context`]: a session, or the stateless context),
+//! the rmcp handler ([`handler`]), `tools/call` as named steps ([`call`]), tasks from the
+//! handler's side ([`task_calls`]), the tool-list cache ([`tool_list`]) and progress
+//! forwarding ([`progress`]).
+
+mod call;
+mod context;
+mod handler;
+mod progress;
+mod task_calls;
+mod tool_list;
+
+use context::SessionCell;
+pub(crate) use context::SessionHandle;
+#[cfg(feature = "http")]
+pub(crate) use context::StatelessContext;
+pub(crate) use handler::Handler;
+use tool_list::ListCache;
+
+use std::any::Any;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+use dsh_runtime::jobs::OwnerId;
+use dsh_runtime::{AgentScope, AgentScopeId, DynTool, Registry, ToolResult, content::ContentBlock};
+use rmcp::RoleServer;
+use rmcp::model::{CallToolResult, Implementation};
+use rmcp::service::RequestContext;
+use serde_json::Value;
+use tokio::sync::watch;
+
+use crate::definition::{McpTool, to_serde};
+use crate::keys::StateKeys;
+use crate::raw::RawArguments;
+use crate::resume;
+use crate::store::{MemoryStore, Store};
+use crate::tasks_stateless::StatelessTaskLimits;
+
+type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+type SessionSetup = dyn Fn(&AgentScope) -> SessionGuard + Send + Sync;
+type Listing = dyn Fn(&Registry, Option<AgentScopeId>, Vec<DynTool>) -> Vec<DynTool> + Send + Sync;
+
+/// What a session's setup leaves behind: values kept alive while the session lasts and
+/// futures run when it ends (see [`McpServer::on_session`]).
+#[derive(Default)]
+pub struct SessionGuard {
+    keep: Vec<Box<dyn Any + Send>>,
+    close: Vec<BoxFuture>,
+    job_owner: Option<OwnerId>,
+}
+
+impl SessionGuard {
+    /// A guard holding nothing.
+    pub fn new() -> Self {
+        SessionGuard::default()
+    }
+
+    /// Keep `value` (e.g. a [`dsh_runtime::RegistrationGuard`] in the session's scope) until
+    /// the session ends; it is dropped after the close futures ran.
+    #[must_use]
+    pub fn keep(mut self, value: impl Send + 'static) -> Self {
+        self.keep.push(Box::new(value));
+        self
+    }
+
+    /// Run `future` when the session ends (e.g. stop the session's background jobs and
+    /// wait until they have settled). Close futures run in the order they were added.
+    #[must_use]
+    pub fn on_close(mut self, future: impl Future<Output = ()> + Send + 'static) -> Self {
+        self.close.push(Box::pin(future));
+        self
+    }
+
+    /// The job owner of the session (opened by the setup on the registry's job runtime,
+    /// and closed by one of its close futures): the tasks the session's client starts
+    /// run as jobs of this owner, so the session's job tools (`job_list`, `job_kill`,
+    /// acting for the same owner) see them. Without it, a server whose registry has a
+    /// job runtime opens an owner of its own for each session and closes it when the
+    /// session ends.
+    #[must_use]
+    pub fn job_owner(mut self, owner: OwnerId) -> Self {
+        self.job_owner = Some(owner);
+        self
+    }
+
+    async fn close(self) {
+        for future in self.close {
+            future.await;
+        }
+        drop(self.keep);
+    }
+}
+
+impl fmt::Debug for SessionGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SessionGuard")
+            .field("kept", &self.keep.len())
+            .field("on_close", &self.close.len())
+            .field("job_owner", &self.job_owner)
+            .finish()
+    }
+}
+
+/// Serves the visible tools of a [`Registry`] over MCP (see the crate docs).
+///
+/// Cheap to clone; every clone serves the same registry with the same settings.
+#[derive(Clone)]
+pub struct McpServer {
+    shared: Arc<Shared>,
+}
+
+pub(crate) struct Shared {
+    registry: Registry,
+    changes: watch::Receiver<u64>,
+    info: Implementation,
+    instructions: Option<String>,
+    on_session: Option<Arc<SessionSetup>>,
+    listing: Option<Arc<Listing>>,
+    /// The tool list of calls made outside any session (stateless HTTP requests).
+    global: ListCache,
+    /// Calls suspended on an approval asked with `InputRequiredResult`.
+    resumes: Arc<resume::Resumes>,
+    /// The limits of the tasks of requests served statelessly.
+    stateless_tasks: StatelessTaskLimits,
+    /// Where tasks and approval states are kept.
+    store: Arc<dyn Store>,
+    /// The keys sealing approval states and binding stateless tasks (`None`: none could
+    /// be drawn).
+    keys: Option<StateKeys>,
+}
+
+impl fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpServer")
+            .field("registry", &self.shared.registry)
+            .field("server_info", &self.shared.info.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// A server for `registry`, announcing itself as `dsh-mcp` with this crate's version.
+    pub fn new(registry: Registry) -> Self {
+        let keys = match StateKeys::random() {
+            Ok(keys) => Some(keys),
+            Err(e) => {
+                tracing::warn!("dsh-mcp: {e}");
+                None
+            }
+        };
+        McpServer {
+            shared: Arc::new(Shared {
+                changes: registry.changes(),
+                registry,
+                info: Implementation::new("dsh-mcp", env!("CARGO_PKG_VERSION")),
+                instructions: None,
+                on_session: None,
+                listing: None,
+                global: ListCache::default(),
+                resumes: Arc::new(resume::Resumes::new(resume::DEFAULT_TTL, keys.as_ref())),
+                stateless_tasks: StatelessTaskLimits::default(),
+                store: Arc::new(MemoryStore::new()),
+                keys,
+            }),
+        }
+    }
+
+    fn edit(mut self, f: impl FnOnce(&mut Shared)) -> Self {
+        match Arc::get_mut(&mut self.shared) {
+            Some(shared) => f(shared),
+            None => {
+                let old = &*self.shared;
+                let mut shared = Shared {
+                    registry: old.registry.clone(),
+                    changes: old.registry.changes(),
+                    info: old.info.clone(),
+                    instructions: old.instructions.clone(),
+                    on_session: old.on_session.clone(),
+                    listing: old.listing.clone(),
+                    global: ListCache::default(),
+                    resumes: old.resumes.clone(),
+                    stateless_tasks: old.stateless_tasks,
+                    store: old.store.clone(),
+                    keys: old.keys.clone(),
+                };
+                f(&mut shared);
+                self.shared = Arc::new(shared);
+            }
+        }
+        self
+    }
+
+    /// The name and version announced to clients.
+    #[must_use]
+    pub fn with_server_info(self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        let info = Implementation::new(name, version);
+        self.edit(|s| s.info = info)
+    }
+
+    /// Instructions for the client's model, sent at initialization.
+    #[must_use]
+    pub fn with_instructions(self, text: impl Into<String>) -> Self {
+        let text = text.into();
+        self.edit(|s| s.instructions = Some(text))
+    }
+
+    /// Run `setup` when a session starts, with the session's agent scope: register
+    /// per-session tools or hooks there (they shadow global tools for this session only)
+    /// and return what must live as long as the session, and what to run when it ends.
+    ///
+    /// A session is one stdio connection, or one Streamable HTTP session (clients on
+    /// protocol revisions with `initialize`, when the HTTP server keeps sessions).
+    ///
+    /// Requests an HTTP server serves statelessly (protocol 2026-07-28 on, and every
+    /// request when it keeps no sessions) share one more: the server's stateless
+    /// context, set up with `setup` on the first such request and closed when the HTTP
+    /// server shuts down. Its scope is what those requests see (its tools, code mode),
+    /// and its job owner runs their tasks; nothing in it tells two clients apart, so
+    /// give it only what every client of the server may share (see
+    /// [`McpServer::with_stateless_tasks`] for how their tasks are kept apart).
+    #[must_use]
+    pub fn on_session(
+        self,
+        setup: impl Fn(&AgentScope) -> SessionGuard + Send + Sync + 'static,
+    ) -> Self {
+        let setup: Arc<SessionSetup> = Arc::new(setup);
+        self.edit(|s| s.on_session = Some(setup))
+    }
+
+    /// Choose which visible tools `tools/list` shows: `list` gets the registry, the
+    /// session's scope (`None` without a session) and the visible tools in publication
+    /// order, and returns the tools to list, in order (e.g. only `run_code` for a scope in
+    /// code mode, see `dsh_code::offered_tools`).
+    ///
+    /// This shapes what the client's model is offered, not what it may call: a call by
+    /// name still goes to the registry, which decides as it does for any caller (code
+    /// mode's collapse answers a direct call with `UNKNOWN_TOOL`, which the server returns
+    /// as the protocol's unknown-tool error). Hide tools from calls with the registry's
+    /// scopes (`restrict`) or guards.
+    #[must_use]
+    pub fn with_listing(
+        self,
+        list: impl Fn(&Registry, Option<AgentScopeId>, Vec<DynTool>) -> Vec<DynTool>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        let list: Arc<Listing> = Arc::new(list);
+        self.edit(|s| s.listing = Some(list))
+    }
+
+    /// How long a call suspended on its approval waits for the client's retry, on
+    /// protocol revisions that ask with `InputRequiredResult` (2026-07-28): the
+    /// `requestState`'s lifetime (default 10 minutes). A call not resumed in time ends as
+    /// `APPROVAL_CANCELLED`, and its state is refused as expired.
+    #[must_use]
+    pub fn with_approval_ttl(self, ttl: std::time::Duration) -> Self {
+        self.edit(|s| s.resumes = Arc::new(resume::Resumes::new(ttl, s.keys.as_ref())))
+    }
+
+    /// Seal approval states with the first of `keys` and accept states sealed with any
+    /// of them (default: one random key drawn for this server, so its states are valid
+    /// only in this process). Instances that share the keys (and a
+    /// [store](McpServer::with_store)) accept each other's states and recognise the same
+    /// stateless client; see [`StateKeys`] for rotation.
+    #[must_use]
+    pub fn with_state_keys(self, keys: StateKeys) -> Self {
+        self.edit(|s| {
+            s.resumes = Arc::new(resume::Resumes::new(s.resumes.ttl(), Some(&keys)));
+            s.keys = Some(keys);
+        })
+    }
+
+    /// How long the tasks of requests served statelessly are kept, and how many at once
+    /// (default: one hour, 256). A session's tasks live as long as the session; a
+    /// stateless request's task has no session to end with, so it gets an unguessable
+    /// id bound to the request's `Authorization` header, this time to live from its
+    /// creation (announced as `ttlMs`; a task still running then is stopped), and a
+    /// place among at most `max_tasks`: beyond them a tool that may run as a task is
+    /// answered directly and one that runs only as a task is refused.
+    #[must_use]
+    pub fn with_stateless_tasks(self, limits: StatelessTaskLimits) -> Self {
+        self.edit(|s| s.stateless_tasks = limits)
+    }
+
+    /// Keep tasks and single-use approval states in `store` (default: a
+    /// [`MemoryStore`] of this server). A store several server instances share lets
+    /// any of them answer a task's `tasks/get`, `tasks/update`, `tasks/cancel` (see
+    /// [`crate::store`]); the call itself runs on the instance that started it.
+    #[must_use]
+    pub fn with_store(self, store: Arc<dyn Store>) -> Self {
+        self.edit(|s| s.store = store)
+    }
+
+    /// The registry served.
+    pub fn registry(&self) -> &Registry {
+        &self.shared.registry
+    }
+
+    /// An rmcp handler with a session opened now (one connection: stdio, tests), and the
+    /// handle that closes it.
+    pub(crate) fn session_handler(&self) -> (Handler, SessionHandle) {
+        let cell = Arc::new(SessionCell::default());
+        cell.open(&self.shared, false);
+        (
+            Handler {
+                shared: self.shared.clone(),
+                cell: cell.clone(),
+                stateless: None,
+                open_on_initialize: false,
+                listen_baseline: Mutex::default(),
+            },
+            SessionHandle(cell),
+        )
+    }
+
+    /// An rmcp handler for Streamable HTTP: a session opens when the client initializes
+    /// (when `sessions` is on); without one, calls run in the HTTP server's stateless
+    /// context (`stateless`, opened on first use).
+    #[cfg(feature = "http")]
+    pub(crate) fn http_handler(&self, sessions: bool, stateless: Arc<StatelessContext>) -> Handler {
+        Handler {
+            shared: self.shared.clone(),
+            cell: Arc::new(SessionCell::default()),
+            stateless: Some(stateless),
+            open_on_initialize: sessions,
+            listen_baseline: Mutex::default(),
+        }
+    }
+
+    /// Serve one connection on a byte stream (a socket, an in-memory duplex), one
+    /// JSON-RPC message a line, until the client disconnects, then close the session.
+    ///
+    /// The arguments of each `tools/call` reach the registry as the text the client sent
+    /// (see the crate docs).
+    ///
+    /// # Errors
+    ///
+    /// When the connection fails before the client initialized.
+    pub async fn serve<S>(&self, stream: S) -> Result<(), rmcp::service::ServerInitializeError>
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + 'static,
+    {
+        let (read, write) = tokio::io::split(stream);
+        self.serve_io(read, write).await
+    }
+
+    /// Serve one connection reading messages from `read` and writing to `write` (a
+    /// process's standard input and output, a child's pipes), one JSON-RPC message a
+    /// line, as [`McpServer::serve`] does.
+    ///
+    /// # Errors
+    ///
+    /// When the connection fails before the client initialized.
+    pub async fn serve_io<R, W>(
+        &self,
+        read: R,
+        write: W,
+    ) -> Result<(), rmcp::service::ServerInitializeError>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        let core = self.shared.registry.jobs().is_some();
+        self.serve_transport(crate::transport::RawTransport::new(read, write).with_core_tasks(core))
+            .await
+    }
+
+    /// Serve one connection on any rmcp server transport until the client disconnects,
+    /// then close the session.
+    ///
+    /// Such a transport hands over messages rmcp already parsed with `serde_json`, so the
+    /// arguments of a `tools/call` are converted from `serde_json` values: duplicate keys
+    /// were already merged and numbers rounded. Prefer [`McpServer::serve`] or
+    /// [`McpServer::serve_io`], which read the client's text.
+    ///
+    /// # Errors
+    ///
+    /// When the connection fails before the client initialized.
+    pub async fn serve_transport<T, E, A>(
+        &self,
+        transport: T,
+    ) -> Result<(), rmcp::service::ServerInitializeError>
+    where
+        T: rmcp::transport::IntoTransport<RoleServer, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        use rmcp::ServiceExt as _;
+        let (handler, session) = self.session_handler();
+        let result = match handler.serve(transport).await {
+            Ok(running) => {
+                let _ = running.waiting().await;
+                Ok(())
+            }
+            Err(e) => Err(e),
+        };
+        session.close().await;
+        result
+    }
+}
+
+/// A pipeline result as a `tools/call` result: the content blocks, then each context as
+/// a text block marked with [`crate::definition::CONTEXT_META_KEY`]; on success the
+/// canonical value as `structuredContent` (wrapped when the tool's output is not an
+/// object, see [`crate::definition`]); on failure `isError: true` with the registry's
+/// `Error: <message>` text.
+pub(crate) fn to_mcp_result(result: &ToolResult, tool: Option<&McpTool>) -> CallToolResult {
+    let mut content: Vec<rmcp::model::ContentBlock> =
+        result.content().iter().map(content_block).collect();
+    for context in result.contexts() {
+        let mut text = rmcp::model::TextContent::new(context.clone());
+        let mut meta = rmcp::model::MetaObject::new();
+        meta.0.insert(
+            crate::definition::CONTEXT_META_KEY.to_string(),
+            Value::Bool(true),
+        );
+        text.meta = Some(meta);
+        content.push(rmcp::model::ContentBlock::Text(text));
+    }
+    if result.is_error() {
+        return CallToolResult::error(content);
+    }
+    let mut out = CallToolResult::success(content);
+    if let Some(value) = result.value() {
+        let value = to_serde(value);
+        out.structured_content = Some(match tool {
+            Some(tool) => tool.structured_content(value),
+            None => value,
+        });
+    }
+    out
+}
+
+fn content_block(block: &ContentBlock) -> rmcp::model::ContentBlock {
+    match block {
+        ContentBlock::Text { text } => rmcp::model::ContentBlock::text(text.clone()),
+        ContentBlock::Image { data, media_type } => {
+            rmcp::model::ContentBlock::image(data.clone(), media_type.clone())
+        }
+        other => rmcp::model::ContentBlock::text(
+            serde_json::to_string(other).unwrap_or_else(|e| format!("[content block: {e}]")),
+        ),
+    }
+}
+
+/// The arguments of the call as the client sent them: carried by the byte-stream
+/// transport, or by the HTTP layer in the request's parts.
+fn raw_arguments(context: &RequestContext<RoleServer>) -> Option<Arc<str>> {
+    let raw = extension::<RawArguments>(&context.extensions)?;
+    Some(raw.0.clone())
+}
+
+/// What a transport attached to a request for its handler: in the request's own
+/// extensions (the byte-stream transport), or in those of the HTTP request rmcp hands
+/// over (the HTTP layer).
+fn extension<T: Send + Sync + 'static>(extensions: &rmcp::model::Extensions) -> Option<&T> {
+    let direct = extensions.get::<T>();
+    #[cfg(feature = "http")]
+    let direct = direct.or_else(|| {
+        extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<T>())
+    });
+    direct
+}
+
+fn request_id_text(id: &rmcp::model::RequestId) -> String {
+    match id {
+        rmcp::model::NumberOrString::Number(n) => format!("mcp-{n}"),
+        rmcp::model::NumberOrString::String(s) => format!("mcp-{s}"),
+    }
+}
