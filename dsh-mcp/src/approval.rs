@@ -23,8 +23,6 @@
 use std::sync::{Arc, OnceLock};
 
 use dsh_runtime::ParentCall;
-use dsh_runtime::ParentCall;
-use dsh_runtime::cards::CallView;
 use dsh_runtime::cards::CallView;
 use dsh_runtime::hooks::{Approval, ApprovalHandler, ApprovalRequest, HookFuture};
 use dsh_runtime::{AgentScope, Registry, ToolError};

@@ -573,7 +573,8 @@ impl<'a> Projector<'a> {
             if !text.is_empty() {
                 text.push('\n');
             }
-            text.push_str(&crate::schema::json_quote(value));
+            // Writing to a `String` cannot fail.
+            let _ = dsh_runtime::json::write_json_string(&mut text, value);
             if let Some(d) = description {
                 text.push_str(": ");
                 text.push_str(d);
