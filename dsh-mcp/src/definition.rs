@@ -111,3 +111,50 @@ pub fn mcp_tool(def: &ToolDefinition) -> Result<McpTool, NotPublished> {
 pub(crate) fn to_serde(value: &dsh_runtime::json::Value) -> Value {
     dsh_runtime::json::to_serde(value)
 }
+
+/// A pipeline result as a `tools/call` result: the content blocks, then each context as
+/// a text block marked with [`CONTEXT_META_KEY`]; on success the
+/// canonical value as `structuredContent` (wrapped when the tool's output is not an
+/// object, see the module docs); on failure `isError: true` with the registry's
+/// `Error: <message>` text.
+pub(crate) fn to_mcp_result(
+    result: &dsh_runtime::ToolResult,
+    tool: Option<&McpTool>,
+) -> rmcp::model::CallToolResult {
+    let mut content: Vec<rmcp::model::ContentBlock> =
+        result.content().iter().map(content_block).collect();
+    for context in result.contexts() {
+        let mut text = rmcp::model::TextContent::new(context.clone());
+        let mut meta = rmcp::model::MetaObject::new();
+        meta.0
+            .insert(CONTEXT_META_KEY.to_string(), Value::Bool(true));
+        text.meta = Some(meta);
+        content.push(rmcp::model::ContentBlock::Text(text));
+    }
+    if result.is_error() {
+        return rmcp::model::CallToolResult::error(content);
+    }
+    let mut out = rmcp::model::CallToolResult::success(content);
+    if let Some(value) = result.value() {
+        let value = to_serde(value);
+        out.structured_content = Some(match tool {
+            Some(tool) => tool.structured_content(value),
+            None => value,
+        });
+    }
+    out
+}
+
+fn content_block(block: &dsh_runtime::content::ContentBlock) -> rmcp::model::ContentBlock {
+    match block {
+        dsh_runtime::content::ContentBlock::Text { text } => {
+            rmcp::model::ContentBlock::text(text.clone())
+        }
+        dsh_runtime::content::ContentBlock::Image { data, media_type } => {
+            rmcp::model::ContentBlock::image(data.clone(), media_type.clone())
+        }
+        other => rmcp::model::ContentBlock::text(
+            serde_json::to_string(other).unwrap_or_else(|e| format!("[content block: {e}]")),
+        ),
+    }
+}

@@ -194,9 +194,11 @@ pub mod definition;
 mod http;
 pub mod import;
 mod inbound;
+mod instance;
 mod keys;
 #[cfg(feature = "http")]
 mod layer;
+mod lease;
 mod outbound;
 mod raw;
 mod resume;

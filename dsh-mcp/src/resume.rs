@@ -6,8 +6,8 @@
 //! `InputRequiredResult`: the approval form as an `elicitation/create` input request
 //! (key `approval`), and a `requestState` sealed with rmcp's `RequestStateCodec` under a
 //! key drawn at random for this server, with a TTL, whose associated data binds it to
-//! the session (for a stateless request, the server's stateless context and a hash of
-//! the request's `Authorization` header), the tool's name and the arguments' text. The client
+//! the session (for a stateless request, a keyed hash of its credentials, the same on
+//! every instance sharing the keys), the tool's name and the arguments' text. The client
 //! retries the call with the same arguments, the state and its answer; the retry opens
 //! the state, takes the suspended call (once: a state is single-use) and gives it the
 //! answer, so the call goes on from where it stopped (policy is not run again), and the
@@ -18,8 +18,14 @@
 //! JSON-RPC invalid-params error naming why. A suspended call whose state is not
 //! redeemed within the TTL ends as `APPROVAL_CANCELLED`.
 //!
-//! The suspended call lives in this server process: the retry must reach the same
-//! process (one stdio connection, or one HTTP server).
+//! Several instances sharing a store (see [`crate::store`]) share the keys too, so a
+//! retry may reach another instance than the one holding the suspended call. That
+//! instance takes the state from the store (once, whichever instance tries), then: when
+//! the question was the call's own policy, before any of the call ran, it runs the call
+//! again from the start with the approval given (the holder's suspended call is let
+//! go); when the question came in the middle of the call (a code-mode program's tool
+//! call), it forwards the answer to the holder and relays its reply (see
+//! the `instance` module), so nothing the call did before asking runs twice.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -29,14 +35,15 @@ use dsh_runtime::hooks::{Approval, ApprovalHandler, ApprovalRequest, HookFuture}
 use dsh_runtime::{AgentScopeId, Registry, ToolError, ToolResult};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    ElicitResult, InputRequest, InputRequests, InputRequiredResult, InputResponses, Request,
-    RequestStateCodec, SealOptions,
+    CallToolResult, ElicitResult, InputRequest, InputRequests, InputRequiredResult, InputResponses,
+    Request, RequestStateCodec, SealOptions,
 };
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::{approval_form, approval_message, quoted, summary};
+use crate::definition::{McpTool, to_mcp_result};
 use crate::keys::StateKeys;
 use crate::store::{ApprovalRecord, Owner, Store};
 use crate::util::{lock, now_ms, random_hex};
@@ -64,7 +71,7 @@ pub(crate) type Asked = oneshot::Sender<(String, InputRequiredResult)>;
 pub(crate) type AskSlot = Arc<Mutex<Option<Asked>>>;
 
 /// A call waiting for its approval.
-struct Suspended {
+pub(crate) struct Suspended {
     answer: oneshot::Sender<Approval>,
     /// The call's result, once the request that suspended it handed it over.
     result: Option<oneshot::Receiver<ToolResult>>,
@@ -72,13 +79,35 @@ struct Suspended {
     cancel: CancellationToken,
     /// The call's question slot, refilled by the retry before it answers.
     slot: AskSlot,
+    /// The tool's published definition (how its result is wrapped).
+    tool: Option<Arc<McpTool>>,
+}
+
+/// A state taken by a retry (see [`Resumes::take`]).
+pub(crate) struct Taken {
+    /// The suspended call's id.
+    pub(crate) nonce: String,
+    /// The retry's answer.
+    pub(crate) answer: ElicitResult,
+    /// The state's record: who holds the call, whether it may run again.
+    pub(crate) record: ApprovalRecord,
+    /// The suspended call, when this instance holds it.
+    pub(crate) local: Option<Suspended>,
+}
+
+/// A refusal of a retry's `requestState`.
+fn refused(tool: &str, why: &str) -> McpError {
+    McpError::invalid_params(
+        format!("tools/call {}: requestState refused: {why}", quoted(tool)),
+        None,
+    )
 }
 
 /// What a retry answers: the call's result, or the next question of the same call (a
 /// code-mode program whose next tool call needs approval too).
 pub(crate) enum Resumed {
-    /// The call ended.
-    Complete(ToolResult),
+    /// The call ended with this result.
+    Complete(CallToolResult),
     /// The call asked again: answer with this, the call suspended under a new state.
     InputRequired(InputRequiredResult),
 }
@@ -152,48 +181,78 @@ impl Resumes {
         }
     }
 
-    /// Resume the call `state` suspended with `responses`: its result (awaited, the
-    /// retry's `cancel` reaching the call) or its next question, or why the state is
-    /// refused.
-    pub(crate) async fn resume(
+    /// Take the state `state` for a retry sent by `owner` with `responses`: its record
+    /// (taken from the store: a state is single-use, whichever instance the retry
+    /// reaches), the answer, and the suspended call when this instance holds it; or why
+    /// the state is refused.
+    pub(crate) async fn take(
         &self,
         store: &dyn Store,
         state: &str,
         responses: Option<&InputResponses>,
         binding: &[u8],
+        owner: &Owner,
         tool: &str,
-        cancel: &CancellationToken,
-    ) -> Result<Resumed, McpError> {
-        let refused = |why: String| {
-            McpError::invalid_params(
-                format!("tools/call {}: requestState refused: {why}", quoted(tool)),
-                None,
-            )
-        };
-        let (nonce, answer) = self.open(state, responses, binding).map_err(refused)?;
-        // The store makes the state single-use, whichever instance the retry reaches.
+    ) -> Result<Taken, McpError> {
+        let refused = |why: &str| refused(tool, why);
+        let (nonce, answer) = self
+            .open(state, responses, binding)
+            .map_err(|why| refused(&why))?;
         let used = "it was already used, or its call has ended (a state is single-use)";
-        let taken = store
+        let record = store
             .take_approval(&nonce)
             .await
-            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-        let suspended = self.lock().remove(&nonce);
-        let (Some(_), Some(suspended)) = (taken, suspended) else {
-            return Err(refused(used.to_string()));
-        };
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?
+            .ok_or_else(|| refused(used))?;
+        if record.owner != *owner {
+            return Err(refused("it was issued to other credentials"));
+        }
+        let local = self.take_local(&nonce);
+        Ok(Taken {
+            nonce,
+            answer,
+            record,
+            local,
+        })
+    }
+
+    /// The suspended call `nonce`, when this instance holds it (taken: it is resumed
+    /// once).
+    pub(crate) fn take_local(&self, nonce: &str) -> Option<Suspended> {
+        self.lock().remove(nonce)
+    }
+
+    /// Let the suspended call `nonce` go (its retry ran the call again elsewhere): it
+    /// ends as cancelled, before its body ran.
+    pub(crate) fn release_local(&self, nonce: &str) {
+        if let Some(suspended) = self.take_local(nonce) {
+            let _ = suspended.answer.send(Approval::Cancelled);
+        }
+    }
+
+    /// Give the suspended call `answer` and wait for its result (the retry's `cancel`
+    /// reaching the call) or its next question.
+    pub(crate) async fn continue_call(
+        &self,
+        suspended: Suspended,
+        answer: &ElicitResult,
+        cancel: &CancellationToken,
+        tool: &str,
+    ) -> Result<Resumed, McpError> {
         let Suspended {
             answer: to_call,
             result,
             cancel: call_cancel,
             slot,
+            tool: definition,
         } = suspended;
         let Some(mut result) = result else {
-            return Err(refused("its call was not suspended yet".to_string()));
+            return Err(refused(tool, "its call was not suspended yet"));
         };
         // This retry takes the call's next question, if it asks one.
         let (next_tx, mut next_rx) = oneshot::channel();
         *lock(&slot) = Some(next_tx);
-        let _ = to_call.send(crate::approval::approval_of(&answer));
+        let _ = to_call.send(crate::approval::approval_of(answer));
         let ended = relay_cancellation(cancel.clone(), call_cancel);
         let out = tokio::select! {
             out = &mut result => out,
@@ -208,15 +267,16 @@ impl Resumes {
             },
         };
         ended.cancel();
-        out.map(Resumed::Complete).map_err(|_| {
-            McpError::internal_error(
-                format!(
-                    "tools/call {}: the resumed call ended without a result",
-                    quoted(tool)
-                ),
-                None,
-            )
-        })
+        out.map(|r| Resumed::Complete(to_mcp_result(&r, definition.as_deref())))
+            .map_err(|_| {
+                McpError::internal_error(
+                    format!(
+                        "tools/call {}: the resumed call ended without a result",
+                        quoted(tool)
+                    ),
+                    None,
+                )
+            })
     }
 
     /// Open `state` for `binding` and read the answer in `responses`: the suspended
@@ -278,6 +338,13 @@ pub(crate) struct Suspend {
     /// Where the single-use states are kept, and whose they are.
     pub(crate) store: Arc<dyn Store>,
     pub(crate) owner: Owner,
+    /// The tool's published definition.
+    pub(crate) tool: Option<Arc<McpTool>>,
+    /// The id of this server instance (which holds the suspended call).
+    pub(crate) holder: String,
+    /// The answer a retry that runs the call again gives its own question (the call's
+    /// policy asking again, see `crate::store::ApprovalRecord::rerun`).
+    pub(crate) preanswer: Mutex<Option<Approval>>,
 }
 
 impl Suspend {
@@ -307,6 +374,11 @@ impl Suspend {
 
     async fn ask(&self, request: ApprovalRequest<'_>) -> Result<Approval, ToolError> {
         let name = request.call.name();
+        // Asked by the call's own policy: nothing of the call has run yet.
+        let before_the_call = request.via.is_none();
+        if before_the_call && let Some(answer) = lock(&self.preanswer).take() {
+            return Ok(answer);
+        }
         let Some(sender) = lock(&self.asked).take() else {
             // One question per round trip: while one is out, no other can be put.
             return Ok(Approval::Unavailable);
@@ -337,16 +409,19 @@ impl Suspend {
                 result: None,
                 cancel: self.cancel.clone(),
                 slot: self.asked.clone(),
+                tool: self.tool.clone(),
             },
         );
         let expires = now_ms().saturating_add(crate::util::millis(self.resumes.ttl));
         let kept = self
             .store
-            .put_approval(ApprovalRecord::new(
-                nonce.clone(),
-                self.owner.clone(),
-                expires,
-            ))
+            .put_approval(
+                ApprovalRecord::new(nonce.clone(), self.owner.clone(), expires).held_by(
+                    name,
+                    self.holder.clone(),
+                    before_the_call,
+                ),
+            )
             .await;
         if let Err(e) = kept {
             self.resumes.lock().remove(&nonce);

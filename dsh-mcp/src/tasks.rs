@@ -52,6 +52,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use crate::lease::Lease;
 use crate::store::{Applied, Change, Owner, Store, StoreError, TaskModel, TaskRecord, Wake, Wakes};
 use crate::task_wire::{internal_error, status_notification};
 use crate::util::{lock, now_ms};
@@ -59,6 +60,9 @@ use crate::util::{lock, now_ms};
 /// The least time between two status notifications of one task: a client that handles
 /// notifications concurrently (rmcp's does) then sees them in the order they were sent.
 const NOTIFICATION_SPACING: Duration = Duration::from_millis(20);
+
+/// How often the instance running a task reads its record (see `watch`).
+const RECORD_POLL: Duration = Duration::from_secs(2);
 
 /// When each task last had its state pushed to the client, by task id.
 type Pushed = Arc<Mutex<HashMap<String, std::time::Instant>>>;
@@ -80,6 +84,8 @@ async fn space_notification(pushed: &Pushed, id: &str) {
 /// in, the job owner they run as, and the instance's runtime map.
 pub(crate) struct SessionTasks {
     store: Arc<dyn Store>,
+    /// This instance: it runs the tasks started here.
+    lease: Arc<Lease>,
     jobs: JobRuntime,
     owner: OwnerId,
     /// The owner, when the server opened it for the session (the session's setup named
@@ -184,8 +190,8 @@ pub(crate) fn store_error(id: &str, e: StoreError) -> McpError {
 
 impl SessionTasks {
     /// The tasks of a session whose jobs belong to `owner`, or to an owner opened now,
-    /// and whose records are kept in `store`.
-    pub(crate) fn new(store: Arc<dyn Store>, jobs: JobRuntime, owner: Option<OwnerId>) -> Self {
+    /// run by the instance `lease`, whose records are kept in its store.
+    pub(crate) fn new(lease: Arc<Lease>, jobs: JobRuntime, owner: Option<OwnerId>) -> Self {
         let (owner, opened) = match owner {
             Some(owner) => (owner, None),
             None => {
@@ -194,7 +200,8 @@ impl SessionTasks {
             }
         };
         SessionTasks {
-            store,
+            store: lease.store().clone(),
+            lease,
             jobs,
             owner,
             opened: Mutex::new(opened),
@@ -229,11 +236,40 @@ impl SessionTasks {
     /// applied).
     pub(crate) async fn get(&self, owner: &Owner, id: &str) -> Result<TaskRecord, McpError> {
         self.flush(id).await;
-        self.store
+        let record = self
+            .store
             .task(owner, id)
             .await
             .map_err(|e| store_error(id, e))?
-            .ok_or_else(|| not_found(id))
+            .ok_or_else(|| not_found(id))?;
+        Ok(self.unless_abandoned(owner, record).await)
+    }
+
+    /// `record`, failed first when the instance running it has stopped (its lease ran
+    /// out, see `crate::lease`): its call can never end.
+    async fn unless_abandoned(&self, owner: &Owner, record: TaskRecord) -> TaskRecord {
+        if record.state.is_terminal() {
+            return record;
+        }
+        let Some(runner) = record.runner.as_deref() else {
+            return record;
+        };
+        if self.lease.alive(runner).await != Some(false) {
+            return record;
+        }
+        let message = "the server instance running this task stopped before it ended";
+        let change = Change::Fail {
+            error: Value::Object(internal_error(message)),
+            message: message.to_string(),
+        };
+        match self.store.update_task(owner, &record.id, change).await {
+            Ok(applied) => applied.record,
+            // Ended meanwhile (or gone): what the store has now.
+            Err(_) => match self.store.task(owner, &record.id).await {
+                Ok(Some(now)) => now,
+                _ => record,
+            },
+        }
     }
 
     /// Wait until the progress reports of the task `id` running here were applied.
@@ -249,10 +285,16 @@ impl SessionTasks {
 
     /// The tasks of `owner`, oldest first.
     pub(crate) async fn list(&self, owner: &Owner) -> Result<Vec<TaskRecord>, McpError> {
-        self.store
+        let listed = self
+            .store
             .tasks(owner)
             .await
-            .map_err(|e| McpError::internal_error(e.to_string(), None))
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let mut checked = Vec::with_capacity(listed.len());
+        for record in listed {
+            checked.push(self.unless_abandoned(owner, record).await);
+        }
+        Ok(checked)
     }
 
     /// Ask the task's call to stop (`tasks/cancel`): the record as it is then. A
@@ -385,8 +427,14 @@ impl SessionTasks {
             .map_err(|e| McpError::internal_error(format!("no task started: {e}"), None))?;
         let id = id.unwrap_or_else(|| job.as_str().to_string());
         let ttl_ms = ttl.map(crate::util::millis);
-        let record = TaskRecord::new(id.clone(), owner.clone(), model, now_ms(), ttl_ms);
-        if let Err(e) = self.store.create_task(record.clone()).await {
+        let record = TaskRecord::new(id.clone(), owner.clone(), model, now_ms(), ttl_ms)
+            .run_by(self.lease.id());
+        // The lease first: no instance may take the task for abandoned.
+        let created = match self.lease.renew().await {
+            Ok(()) => self.store.create_task(record.clone()).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = created {
             let _ = self
                 .jobs
                 .kill(&job, Some("no task record"), Some(self.owner));
@@ -516,8 +564,23 @@ async fn watch(
     job: JobId,
     running: Arc<Mutex<HashMap<String, Local>>>,
 ) {
+    // Wake-ups published while the store's connection was down are lost: the record
+    // is read now and then as well.
+    let mut poll = tokio::time::interval(RECORD_POLL);
+    poll.tick().await;
     let settled = loop {
         tokio::select! {
+            _ = poll.tick() => match handle.store.task(&handle.owner, handle.id()).await {
+                Ok(Some(record)) => {
+                    if let Some(reason) = record.cancel_requested.filter(|_| !record.state.is_terminal()) {
+                        let _ = jobs.kill(&job, Some(&reason), Some(owner));
+                    }
+                }
+                Ok(None) => {
+                    let _ = jobs.kill(&job, Some("the task is gone"), Some(owner));
+                }
+                Err(_) => {}
+            },
             wake = wakes.next() => match wake {
                 Some(Wake::Cancel { reason }) => {
                     let _ = jobs.kill(&job, Some(&reason), Some(owner));

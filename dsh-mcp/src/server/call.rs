@@ -20,9 +20,10 @@ use super::context::{Session, principal};
 use super::handler::{Handler, TaskStart, cannot_ask};
 use super::progress::ProgressForwarder;
 use super::tool_list::ToolList;
-use super::{raw_arguments, request_id_text, to_mcp_result};
+use super::{raw_arguments, request_id_text};
 use crate::approval::{ClientApproval, can_elicit_form};
 use crate::definition::McpTool;
+use crate::definition::to_mcp_result;
 use crate::resume;
 use crate::store::{Owner, TaskModel};
 use crate::tasks_core;
@@ -50,6 +51,8 @@ struct Call {
 enum Ran {
     Result(ToolResult),
     InputRequired(rmcp::model::InputRequiredResult),
+    /// The answer of a resumed call (here, or by the instance holding it).
+    Answer(CallToolResponse),
 }
 
 impl Call {
@@ -67,12 +70,14 @@ impl Call {
             .as_ref()
             .and_then(|s| s.stateless())
             .map(|ids| principal(ids, context).tag());
-        resume::binding(
-            self.session.as_ref().map(|s| s.scope.id()),
-            sender.as_deref(),
-            &self.name,
-            &self.arguments_text,
-        )
+        // A stateless request's state is bound to its sender alone: the stateless
+        // context is every instance's own, and another instance may take the retry.
+        let session = self
+            .session
+            .as_ref()
+            .filter(|s| s.stateless().is_none())
+            .map(|s| s.scope.id());
+        resume::binding(session, sender.as_deref(), &self.name, &self.arguments_text)
     }
 
     /// The pipeline call, cancelled by `cancel`, in the session's scope.
@@ -91,6 +96,13 @@ impl Call {
             Some(session) => call.with_agent(session.scope.id()),
             None => call,
         }
+    }
+
+    /// Who the call's tasks and approval states belong to.
+    fn owner(&self, context: &RequestContext<RoleServer>) -> Owner {
+        self.session
+            .as_ref()
+            .map_or_else(|| Owner::new("no session"), |s| s.owner(context))
     }
 
     fn cannot_ask(&self) -> Option<&'static str> {
@@ -119,13 +131,14 @@ impl Handler {
                     .await?
             }
             None if call.resumable && call.capable => {
-                self.suspendable_call(&call, &context).await?
+                self.suspendable_call(&call, &context, None).await?
             }
             None => Ran::Result(self.direct_call(&call, &context).await),
         };
         match ran {
             Ran::Result(result) => answer(&call, &result),
             Ran::InputRequired(input) => Ok(CallToolResponse::InputRequired(input)),
+            Ran::Answer(response) => Ok(response),
         }
     }
 
@@ -268,6 +281,9 @@ impl Handler {
     }
 
     /// The retry of a call suspended on its approval: its result, or its next question.
+    /// The call goes on here when this instance holds it; else it runs again here with
+    /// the approval given, when nothing of it ran before it asked; else the answer goes
+    /// to the instance holding it (see `crate::resume`).
     async fn resume_call(
         &self,
         call: &Call,
@@ -276,33 +292,75 @@ impl Handler {
         context: &RequestContext<RoleServer>,
     ) -> Result<Ran, McpError> {
         let bound = call.binding(context);
-        let resumed = self
-            .shared
-            .resumes
-            .resume(
+        let owner = call.owner(context);
+        let resumes = &self.shared.resumes;
+        let taken = resumes
+            .take(
                 &*self.shared.store,
                 state,
                 responses,
                 &bound,
+                &owner,
                 &call.name,
-                &context.ct,
             )
             .await?;
-        Ok(match resumed {
-            resume::Resumed::Complete(result) => Ran::Result(result),
-            resume::Resumed::InputRequired(input) => Ran::InputRequired(input),
-        })
+        if let Some(suspended) = taken.local {
+            let resumed = resumes
+                .continue_call(suspended, &taken.answer, &context.ct, &call.name)
+                .await?;
+            return Ok(match resumed {
+                resume::Resumed::Complete(result) => {
+                    Ran::Answer(CallToolResponse::Complete(result))
+                }
+                resume::Resumed::InputRequired(input) => Ran::InputRequired(input),
+            });
+        }
+        let instance = &self.shared.instance;
+        let holder = taken
+            .record
+            .holder
+            .as_deref()
+            .filter(|h| *h != instance.id());
+        if taken.record.rerun {
+            if let Some(holder) = holder {
+                instance.release(holder, &taken.nonce).await;
+            }
+            let approval = crate::approval::approval_of(&taken.answer);
+            return self.suspendable_call(call, context, Some(approval)).await;
+        }
+        let Some(holder) = holder else {
+            return Err(McpError::invalid_params(
+                format!(
+                    "tools/call `{}`: requestState refused: its call has ended",
+                    call.name
+                ),
+                None,
+            ));
+        };
+        let response = instance
+            .forward(holder, &taken.nonce, &call.name, &taken.answer, &context.ct)
+            .await?;
+        Ok(Ran::Answer(response))
     }
 
     /// A call on a revision without server-to-client requests, from a client that can
     /// ask its user: it runs on a task of its own, and when its approval is asked it is
     /// suspended there and the request answered with an `InputRequiredResult` (see
     /// `crate::resume`).
+    ///
+    /// `preanswer` answers the call's own policy's question (a retry running the call
+    /// again).
     async fn suspendable_call(
         &self,
         call: &Call,
         context: &RequestContext<RoleServer>,
+        preanswer: Option<dsh_runtime::hooks::Approval>,
     ) -> Result<Ran, McpError> {
+        // The instance listens for answers forwarded to the calls it holds.
+        let instance = self.shared.instance.clone();
+        instance.ready().await.map_err(|e| {
+            McpError::internal_error(format!("tools/call `{}`: {e}", call.name), None)
+        })?;
         // A suspended call ends with its session.
         let cancel = call
             .session
@@ -320,10 +378,10 @@ impl Handler {
             cancel: cancel.clone(),
             asked: Arc::new(Mutex::new(Some(asked_tx))),
             store: self.shared.store.clone(),
-            owner: call
-                .session
-                .as_ref()
-                .map_or_else(|| Owner::new("no session"), |s| s.owner(context)),
+            owner: call.owner(context),
+            tool: call.tool.clone(),
+            holder: instance.id().to_string(),
+            preanswer: Mutex::new(preanswer),
         });
         // On a task of its own: the call outlives this request when it is suspended.
         tokio::spawn(async move {

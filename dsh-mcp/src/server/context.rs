@@ -65,10 +65,13 @@ impl SessionCell {
         let scope = shared.registry.scope();
         let guard = shared.on_session.as_ref().map(|setup| setup(&scope));
         let owner = guard.as_ref().and_then(|g| g.job_owner);
-        let tasks = shared
-            .registry
-            .jobs()
-            .map(|jobs| Arc::new(SessionTasks::new(shared.store.clone(), jobs.clone(), owner)));
+        let tasks = shared.registry.jobs().map(|jobs| {
+            Arc::new(SessionTasks::new(
+                shared.instance.lease().clone(),
+                jobs.clone(),
+                owner,
+            ))
+        });
         let stop = CancellationToken::new();
         let kind = if stateless {
             Context::Stateless(PublicIds::new(

@@ -25,15 +25,15 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use dsh_runtime::jobs::OwnerId;
-use dsh_runtime::{AgentScope, AgentScopeId, DynTool, Registry, ToolResult, content::ContentBlock};
+use dsh_runtime::{AgentScope, AgentScopeId, DynTool, Registry};
 use rmcp::RoleServer;
-use rmcp::model::{CallToolResult, Implementation};
+use rmcp::model::Implementation;
 use rmcp::service::RequestContext;
-use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::definition::{McpTool, to_serde};
+use crate::instance::Instance;
 use crate::keys::StateKeys;
+use crate::lease::Lease;
 use crate::raw::RawArguments;
 use crate::resume;
 use crate::store::{MemoryStore, Store};
@@ -130,6 +130,8 @@ pub(crate) struct Shared {
     /// The keys sealing approval states and binding stateless tasks (`None`: none could
     /// be drawn).
     keys: Option<StateKeys>,
+    /// This instance among those sharing the store.
+    instance: Arc<Instance>,
 }
 
 impl fmt::Debug for McpServer {
@@ -151,6 +153,8 @@ impl McpServer {
                 None
             }
         };
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let resumes = Arc::new(resume::Resumes::new(resume::DEFAULT_TTL, keys.as_ref()));
         McpServer {
             shared: Arc::new(Shared {
                 changes: registry.changes(),
@@ -160,9 +164,10 @@ impl McpServer {
                 on_session: None,
                 listing: None,
                 global: ListCache::default(),
-                resumes: Arc::new(resume::Resumes::new(resume::DEFAULT_TTL, keys.as_ref())),
+                instance: Instance::new(Lease::new(store.clone()), resumes.clone()),
+                resumes,
                 stateless_tasks: StatelessTaskLimits::default(),
-                store: Arc::new(MemoryStore::new()),
+                store,
                 keys,
             }),
         }
@@ -170,7 +175,11 @@ impl McpServer {
 
     fn edit(mut self, f: impl FnOnce(&mut Shared)) -> Self {
         match Arc::get_mut(&mut self.shared) {
-            Some(shared) => f(shared),
+            Some(shared) => {
+                f(shared);
+                shared.instance =
+                    Instance::new(Lease::new(shared.store.clone()), shared.resumes.clone());
+            }
             None => {
                 let old = &*self.shared;
                 let mut shared = Shared {
@@ -185,8 +194,11 @@ impl McpServer {
                     stateless_tasks: old.stateless_tasks,
                     store: old.store.clone(),
                     keys: old.keys.clone(),
+                    instance: old.instance.clone(),
                 };
                 f(&mut shared);
+                shared.instance =
+                    Instance::new(Lease::new(shared.store.clone()), shared.resumes.clone());
                 self.shared = Arc::new(shared);
             }
         }
@@ -399,50 +411,6 @@ impl McpServer {
         };
         session.close().await;
         result
-    }
-}
-
-/// A pipeline result as a `tools/call` result: the content blocks, then each context as
-/// a text block marked with [`crate::definition::CONTEXT_META_KEY`]; on success the
-/// canonical value as `structuredContent` (wrapped when the tool's output is not an
-/// object, see [`crate::definition`]); on failure `isError: true` with the registry's
-/// `Error: <message>` text.
-pub(crate) fn to_mcp_result(result: &ToolResult, tool: Option<&McpTool>) -> CallToolResult {
-    let mut content: Vec<rmcp::model::ContentBlock> =
-        result.content().iter().map(content_block).collect();
-    for context in result.contexts() {
-        let mut text = rmcp::model::TextContent::new(context.clone());
-        let mut meta = rmcp::model::MetaObject::new();
-        meta.0.insert(
-            crate::definition::CONTEXT_META_KEY.to_string(),
-            Value::Bool(true),
-        );
-        text.meta = Some(meta);
-        content.push(rmcp::model::ContentBlock::Text(text));
-    }
-    if result.is_error() {
-        return CallToolResult::error(content);
-    }
-    let mut out = CallToolResult::success(content);
-    if let Some(value) = result.value() {
-        let value = to_serde(value);
-        out.structured_content = Some(match tool {
-            Some(tool) => tool.structured_content(value),
-            None => value,
-        });
-    }
-    out
-}
-
-fn content_block(block: &ContentBlock) -> rmcp::model::ContentBlock {
-    match block {
-        ContentBlock::Text { text } => rmcp::model::ContentBlock::text(text.clone()),
-        ContentBlock::Image { data, media_type } => {
-            rmcp::model::ContentBlock::image(data.clone(), media_type.clone())
-        }
-        other => rmcp::model::ContentBlock::text(
-            serde_json::to_string(other).unwrap_or_else(|e| format!("[content block: {e}]")),
-        ),
     }
 }
 

@@ -16,8 +16,9 @@ use serde_json::Value;
 
 use super::handler::{FoundTask, Handler, TaskStart, cannot_ask};
 use super::progress::ProgressForwarder;
-use super::{raw_arguments, request_id_text, to_mcp_result};
+use super::{raw_arguments, request_id_text};
 use crate::approval::{ClientApproval, TaskLink, can_elicit_form};
+use crate::definition::to_mcp_result;
 use crate::store::{Owner, TaskModel};
 use crate::tasks::{SessionTasks, TaskHandle};
 use crate::tasks_core;

@@ -79,13 +79,16 @@ impl Drop for RedisStore {
     }
 }
 
+/// One local listener of a channel: its id and where its payloads go.
+type Listener = (u64, mpsc::UnboundedSender<String>);
+
 /// The local listeners of each subscribed channel.
 #[derive(Default)]
 struct Listeners {
     /// Held while subscribing or unsubscribing: a channel is unsubscribed only when it
     /// still has no listener once the lock is held.
     ops: tokio::sync::Mutex<()>,
-    channels: Mutex<HashMap<String, Vec<(u64, mpsc::UnboundedSender<String>)>>>,
+    channels: Mutex<HashMap<String, Vec<Listener>>>,
     next: AtomicU64,
 }
 

@@ -29,6 +29,18 @@
 //! session ends. Stateless HTTP requests share the host's runtime, whose jobs are killed
 //! when the server stops.
 //!
+//! # Several instances
+//!
+//! `--store redis://HOST:PORT/DB` (or `DSH_MCP_STORE`) keeps tasks, approval states
+//! and their wake-ups in Redis, under the prefix `--store-prefix` (default `dsh-mcp`),
+//! so that several `dsh-tools mcp --http --stateless` servers behind one load balancer
+//! answer for each other: a task started on one is read, answered and cancelled through
+//! any, and an approval state minted by one is redeemed by another, once. They must
+//! share a keyring (`--state-key-file` or `DSH_MCP_STATE_KEYS`). A Redis that does not
+//! answer at start is an error. Background jobs started with `bash`'s
+//! `run_in_background` (and `job_output`, `job_kill`) stay with the server that runs
+//! them; a job started as a task is reached through the task.
+//!
 //! # Code mode
 //!
 //! `--code-mode code|both` (default `native`) presents each session's agent scope in
@@ -122,7 +134,26 @@ pub struct McpArgs {
     /// process.
     #[arg(long, value_name = "PATH")]
     pub state_key_file: Option<std::path::PathBuf>,
+    /// Keep tasks, approval states and their wake-ups in this store, shared by every
+    /// server started with the same store and prefix: `redis://HOST:PORT/DB` (or
+    /// `rediss://`, `redis://:PASSWORD@HOST:PORT/DB`). Without it, the store of the
+    /// environment variable `DSH_MCP_STORE`, else the process's memory. A shared store
+    /// needs a shared keyring (--state-key-file or `DSH_MCP_STATE_KEYS`).
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    /// The prefix of every key this server keeps in the store (default `dsh-mcp`, or the
+    /// environment variable `DSH_MCP_STORE_PREFIX`): deployments sharing one Redis keep
+    /// apart by their prefixes.
+    #[arg(long, value_name = "NAME")]
+    pub store_prefix: Option<String>,
 }
+
+/// The environment variable naming the store when `--store` is not given.
+pub const STORE_ENV: &str = "DSH_MCP_STORE";
+
+/// The environment variable naming the store's key prefix when `--store-prefix` is not
+/// given.
+pub const STORE_PREFIX_ENV: &str = "DSH_MCP_STORE_PREFIX";
 
 /// The values of `--code-mode`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -214,9 +245,13 @@ pub async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
         std::env::var(dsh_mcp::STATE_KEYS_ENV).ok(),
     )?;
     let _ask = ask_policy(host, &args.ask)?;
+    let store = store(args, keys.is_some()).await?;
     let mut server = server(host, args.code_mode.into());
     if let Some(keys) = keys {
         server = server.with_state_keys(keys);
+    }
+    if let Some(store) = store {
+        server = server.with_store(store);
     }
     let Some(addr) = args.http else {
         return server
@@ -257,6 +292,52 @@ pub async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
     http.shutdown()
         .await
         .map_err(|e| format!("MCP over HTTP: {e}"))
+}
+
+/// The store of `--store URL` (else of `DSH_MCP_STORE`), connected; `None`: the
+/// process's memory.
+///
+/// # Errors
+///
+/// Not a Redis URL, no shared keyring (`has_keys`), or the store does not answer.
+async fn store(
+    args: &McpArgs,
+    has_keys: bool,
+) -> Result<Option<Arc<dyn dsh_mcp::store::Store>>, String> {
+    let (url, flag) = match &args.store {
+        Some(url) => (url.clone(), "--store".to_string()),
+        None => match std::env::var(STORE_ENV)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+        {
+            Some(url) => (url.trim().to_string(), STORE_ENV.to_string()),
+            None => return Ok(None),
+        },
+    };
+    if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
+        return Err(format!(
+            "{flag} {url}: not a store this server knows; give redis://HOST:PORT/DB"
+        ));
+    }
+    if !has_keys {
+        return Err(format!(
+            "{flag} {url}: servers sharing a store must share their state keys too (a \
+             task or approval state made by one is checked by another): give each the \
+             same --state-key-file PATH or {}",
+            dsh_mcp::STATE_KEYS_ENV
+        ));
+    }
+    let prefix = match &args.store_prefix {
+        Some(prefix) => prefix.clone(),
+        None => std::env::var(STORE_PREFIX_ENV)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .unwrap_or_else(|| "dsh-mcp".to_string()),
+    };
+    let store = dsh_mcp::store::RedisStore::connect(&url, &prefix)
+        .await
+        .map_err(|e| format!("{flag} {url}: {e}"))?;
+    Ok(Some(Arc::new(store)))
 }
 
 /// The state keys of `--state-key-file PATH`, else of the environment variable's value
