@@ -194,9 +194,12 @@ pub mod definition;
 mod http;
 pub mod import;
 mod inbound;
+mod identity;
 mod keys;
 #[cfg(feature = "http")]
 mod layer;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 mod outbound;
 mod raw;
 mod resume;
@@ -219,7 +222,8 @@ pub use import::{
     import_tools, import_tools_with, import_with,
 };
 pub use keys::{MIN_KEY_BYTES, STATE_KEYS_ENV, StateKeyError, StateKeys};
-pub use server::{McpServer, SessionGuard};
+pub use identity::Identity;
+pub use server::{McpServer, PrincipalLimits, SessionGuard, ToolScopes};
 pub use tasks_stateless::StatelessTaskLimits;
 
 /// The rmcp version this crate is built on, re-exported for its types.
