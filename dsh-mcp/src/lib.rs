@@ -192,9 +192,9 @@ mod approval;
 pub mod definition;
 #[cfg(feature = "http")]
 mod http;
+mod identity;
 pub mod import;
 mod inbound;
-mod identity;
 mod keys;
 #[cfg(feature = "http")]
 mod layer;
@@ -215,6 +215,7 @@ mod util;
 
 #[cfg(feature = "http")]
 pub use http::{HttpOptions, HttpServer, serve_http};
+pub use identity::Identity;
 #[cfg(feature = "http")]
 pub use import::connect_http;
 pub use import::{
@@ -222,7 +223,6 @@ pub use import::{
     import_tools, import_tools_with, import_with,
 };
 pub use keys::{MIN_KEY_BYTES, STATE_KEYS_ENV, StateKeyError, StateKeys};
-pub use identity::Identity;
 pub use server::{McpServer, PrincipalLimits, SessionGuard, ToolScopes};
 pub use tasks_stateless::StatelessTaskLimits;
 

@@ -44,15 +44,12 @@ fn challenge(
         }),
     };
     let body = serde_json::to_vec(&body).unwrap_or_default();
-    let mut response = (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        body,
-    )
-        .into_response();
+    let mut response = (status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
     match HeaderValue::from_str(&value) {
         Ok(value) => {
-            response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, value);
         }
         Err(_) => {
             // Only a metadata URL with bytes a header cannot hold: the bare challenge.
@@ -105,7 +102,9 @@ mod tests {
     use super::*;
 
     fn www(response: &Response) -> &str {
-        response.headers()[header::WWW_AUTHENTICATE].to_str().unwrap()
+        response.headers()[header::WWW_AUTHENTICATE]
+            .to_str()
+            .unwrap()
     }
 
     #[test]

@@ -104,7 +104,9 @@ fn usable(value: &Value) -> Result<Key, String> {
         Some(named) => {
             let named = algorithm(named)
                 .filter(|a| by_type.contains(a))
-                .ok_or_else(|| format!("its `alg` ({named:?}) is not a signing algorithm for its key type"))?;
+                .ok_or_else(|| {
+                    format!("its `alg` ({named:?}) is not a signing algorithm for its key type")
+                })?;
             vec![named]
         }
     };
@@ -294,7 +296,8 @@ async fn discover(client: &reqwest::Client, issuer: &str) -> Result<String, Stri
                 if doc.get("issuer").and_then(Value::as_str) != Some(issuer) {
                     return Err(format!(
                         "the metadata {url} names another issuer ({}), not {issuer}",
-                        doc.get("issuer").map_or("none".to_string(), Value::to_string)
+                        doc.get("issuer")
+                            .map_or("none".to_string(), Value::to_string)
                     ));
                 }
                 return doc
@@ -323,7 +326,10 @@ fn metadata_urls(issuer: &str) -> Result<Vec<String>, String> {
     let path = uri.path().trim_end_matches('/');
     Ok(vec![
         format!("{scheme}://{authority}/.well-known/oauth-authorization-server{path}"),
-        format!("{}/.well-known/openid-configuration", issuer.trim_end_matches('/')),
+        format!(
+            "{}/.well-known/openid-configuration",
+            issuer.trim_end_matches('/')
+        ),
     ])
 }
 

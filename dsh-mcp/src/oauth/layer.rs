@@ -59,7 +59,8 @@ impl Resource {
         endpoint: &str,
         tool_scopes: &crate::ToolScopes,
     ) -> io::Result<Arc<Resource>> {
-        let invalid = |e: String| io::Error::new(io::ErrorKind::InvalidInput, format!("OAuth: {e}"));
+        let invalid =
+            |e: String| io::Error::new(io::ErrorKind::InvalidInput, format!("OAuth: {e}"));
         let audience = options.audience.clone().unwrap_or(default_audience);
         let (path, metadata_url) = metadata::location(&audience).map_err(invalid)?;
         if options.issuer.is_empty() {
@@ -81,7 +82,11 @@ impl Resource {
         }
         let document = serde_json::to_vec(&metadata::document(&audience, &options.issuer, &scopes))
             .map_err(|e| io::Error::other(format!("OAuth: the metadata: {e}")))?;
-        let mut metadata_paths = vec![path, metadata::well_known(endpoint), metadata::well_known("")];
+        let mut metadata_paths = vec![
+            path,
+            metadata::well_known(endpoint),
+            metadata::well_known(""),
+        ];
         metadata_paths.dedup();
         metadata_paths.sort();
         metadata_paths.dedup();
@@ -123,7 +128,10 @@ impl Resource {
 
     /// Check the token of every request to `router`'s routes.
     pub(crate) fn protect(self: &Arc<Self>, router: axum::Router) -> axum::Router {
-        router.layer(axum::middleware::from_fn_with_state(self.clone(), check_token))
+        router.layer(axum::middleware::from_fn_with_state(
+            self.clone(),
+            check_token,
+        ))
     }
 
     /// Wait for the handler's verdict on each `tools/call` to `router` (when a tool
@@ -132,7 +140,10 @@ impl Resource {
         if !self.scoped {
             return router;
         }
-        router.layer(axum::middleware::from_fn_with_state(self.clone(), await_verdict))
+        router.layer(axum::middleware::from_fn_with_state(
+            self.clone(),
+            await_verdict,
+        ))
     }
 
     /// Whether `principal` may use the session `id`: the principal that opened it (the
@@ -335,8 +346,12 @@ mod tests {
         assert_eq!(bearer(&h), Ok(Some("abc.def.ghi")));
         h.append(header::AUTHORIZATION, "Bearer x".parse().unwrap());
         assert!(bearer(&h).is_err());
-        assert!(is_tool_call(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#));
-        assert!(!is_tool_call(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#));
+        assert!(is_tool_call(
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#
+        ));
+        assert!(!is_tool_call(
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#
+        ));
         assert!(!is_tool_call(b"not json"));
     }
 

@@ -148,13 +148,12 @@ fn identity(issuer: &str, claims: &Value) -> Result<Identity, Invalid> {
         }
         _ => {}
     }
-    let expires_at = claims.get("exp").and_then(Value::as_u64).unwrap_or_default();
+    let expires_at = claims
+        .get("exp")
+        .and_then(Value::as_u64)
+        .unwrap_or_default();
     Ok(Identity::new(
-        issuer,
-        subject,
-        client_id,
-        scopes,
-        expires_at,
+        issuer, subject, client_id, scopes, expires_at,
     ))
 }
 

@@ -160,7 +160,10 @@ mod tests {
 
         let alice = Identity::new("i", "alice", None, ["tools:read".to_string()], 0);
         assert_eq!(scopes.missing(&alice, "read", Some(&read)), None);
-        assert_eq!(scopes.missing(&alice, "bash", Some(&bash)), Some("tools:exec"));
+        assert_eq!(
+            scopes.missing(&alice, "bash", Some(&bash)),
+            Some("tools:exec")
+        );
         assert!(ToolScopes::new().is_empty() && !scopes.is_empty());
     }
 }
