@@ -64,7 +64,13 @@
 //! - `http`: Streamable HTTP, serving ([`serve_http`]) and importing ([`connect_http`]);
 //!   it carries axum, hyper and reqwest. Without it the crate serves and imports over
 //!   stdio and byte streams only.
-//! - `https`: TLS for importing from `https://` servers.
+//! - `oauth` (with `http`): the HTTP server as an OAuth 2.1 resource server
+//!   ([`HttpOptions::oauth`], the [`oauth`] module): access tokens checked against the
+//!   issuer's JWKS, protected-resource metadata, the token's [`Identity`] as the principal
+//!   of tasks, approval states and sessions; with [`McpServer::with_tool_scopes`], scopes
+//!   per tool.
+//! - `https`: TLS for importing from `https://` servers (and, with `oauth`, for reading
+//!   an issuer's metadata and JWKS over `https://`).
 //! - (the in-memory client/server pair for tests is `dsh_testing::mcp`, feature `mcp` of
 //!   `dsh-testing`.)
 //! - `store-conformance`: `dsh_mcp::store::conformance`, the checks a [`store::Store`]

@@ -251,6 +251,11 @@ async fn read(client: &reqwest::Client, location: &Location) -> Result<KeySet, S
 
 /// The body of a `GET url` answered `200`.
 async fn get(client: &reqwest::Client, url: &str) -> Result<Vec<u8>, String> {
+    if cfg!(not(feature = "https")) && url.starts_with("https://") {
+        return Err(format!(
+            "cannot fetch {url}: reading over https:// needs dsh-mcp's `https` feature"
+        ));
+    }
     let response = client
         .get(url)
         .header(reqwest::header::ACCEPT, "application/json")
