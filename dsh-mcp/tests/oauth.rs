@@ -545,6 +545,23 @@ async fn a_token_without_the_scope_does_not_see_the_tool_and_its_call_is_a_403()
     .await;
     assert_eq!(answer.status, 200, "{}", answer.body);
     assert!(answer.body.contains("Hello, Ada!"), "{}", answer.body);
+    // An unknown tool needs no scope here (no destructive or default scope is set): it is
+    // answered as usual, the protocol's unknown-tool error.
+    let started = std::time::Instant::now();
+    let answer = post(
+        &url,
+        Some(&reader),
+        Some(&session),
+        &call_body(4, "no_such_tool", json!({})),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert!(answer.body.contains("-32602"), "{}", answer.body);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
     served.shutdown().await;
 }
 
