@@ -36,6 +36,9 @@ pub async fn run(store: Arc<dyn Store>) {
     records_expire(&*store).await;
     deleted_records_are_gone(&*store).await;
     approval_states_are_taken_once(store.clone()).await;
+    records_expire_in_time(&*store).await;
+    instances_hold_leases(&*store).await;
+    inboxes_deliver_to_their_listeners(&*store).await;
 }
 
 fn unique(what: &str) -> String {
@@ -437,4 +440,240 @@ pub async fn approval_states_are_taken_once(store: Arc<dyn Store>) {
         store.take_approval(&unique("never")).await.expect("take"),
         None
     );
+}
+
+/// A record with a short time to live is there, then gone once it passed, and its
+/// subscription ends then.
+pub async fn records_expire_in_time(store: &dyn Store) {
+    let owner = Owner::new(unique("owner"));
+    let mut task = record(&owner, "short");
+    task.ttl_ms = Some(400);
+    store.create_task(task.clone()).await.expect("created");
+    let mut wakes = store.subscribe(&task.id).await.expect("subscribed");
+    assert!(
+        store.task(&owner, &task.id).await.expect("read").is_some(),
+        "kept until its time to live passed"
+    );
+    assert_eq!(next(&mut wakes, "expired").await, None, "the stream ends");
+    assert!(now_ms() >= task.created_ms + 400, "not before it expired");
+    assert_eq!(store.task(&owner, &task.id).await.expect("read"), None);
+}
+
+/// An instance is alive while its lease runs, and not before or after.
+pub async fn instances_hold_leases(store: &dyn Store) {
+    let instance = unique("instance");
+    assert!(!store.instance_alive(&instance).await.expect("read"));
+    store
+        .renew_instance(&instance, Duration::from_millis(300))
+        .await
+        .expect("renewed");
+    assert!(store.instance_alive(&instance).await.expect("read"));
+    assert!(
+        !store.instance_alive(&unique("other")).await.expect("read"),
+        "one lease is one instance's"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !store.instance_alive(&instance).await.expect("read"),
+        "its lease ran out"
+    );
+    store
+        .renew_instance(&instance, Duration::from_secs(10))
+        .await
+        .expect("renewed");
+    assert!(store.instance_alive(&instance).await.expect("read"));
+}
+
+/// A message reaches each listener of its inbox once; with no listener it is not kept.
+pub async fn inboxes_deliver_to_their_listeners(store: &dyn Store) {
+    let name = unique("inbox");
+    assert!(
+        !store.send(&name, json!({"n": 0})).await.expect("sent"),
+        "nobody listens yet"
+    );
+    let mut first = store.inbox(&name).await.expect("listening");
+    let mut second = store.inbox(&name).await.expect("listening");
+    let mut other = store.inbox(&unique("inbox")).await.expect("listening");
+    assert!(store.send(&name, json!({"n": 1})).await.expect("sent"));
+    assert!(store.send(&name, json!({"n": 2})).await.expect("sent"));
+    for listener in [&mut first, &mut second] {
+        for n in [1, 2] {
+            let got = tokio::time::timeout(PATIENCE, listener.next()).await;
+            assert_eq!(
+                got.ok().flatten(),
+                Some(json!({ "n": n })),
+                "in order, once"
+            );
+        }
+    }
+    let stray = tokio::time::timeout(Duration::from_millis(200), other.next()).await;
+    assert!(stray.is_err(), "another inbox hears nothing: {stray:?}");
+    drop((first, second));
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while store.send(&name, json!({"n": 3})).await.expect("sent") {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "an inbox nobody listens on any more still hears"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A Redis server for tests of the distributed path.
+///
+/// [`TestRedis::shared`] is the server named by `DSH_TEST_REDIS` (default
+/// `redis://127.0.0.1:6379`), or, when none answers there, one started from
+/// `redis-server` on the `PATH` on a free port. [`TestRedis::own`] always starts one
+/// (a test that stops and restarts its server). Without either, both panic saying how to
+/// get one: such tests never skip. A server this starts is stopped when dropped.
+#[derive(Debug)]
+pub struct TestRedis {
+    url: String,
+    port: u16,
+    child: Option<std::process::Child>,
+}
+
+impl TestRedis {
+    /// The shared test Redis (see the type's docs).
+    ///
+    /// # Panics
+    ///
+    /// When no Redis answers and none can be started.
+    pub fn shared() -> TestRedis {
+        let url = std::env::var("DSH_TEST_REDIS")
+            .unwrap_or_else(|_| "redis://127.0.0.1:6379".to_string());
+        let address = url
+            .trim_start_matches("redis://")
+            .split(['/', '?'])
+            .next()
+            .unwrap_or_default()
+            .rsplit('@')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        if answers(&address) {
+            let port = address
+                .rsplit(':')
+                .next()
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(6379);
+            return TestRedis {
+                url,
+                port,
+                child: None,
+            };
+        }
+        TestRedis::own()
+    }
+
+    /// A Redis server of this test's own, started from `redis-server` on the `PATH`.
+    ///
+    /// # Panics
+    ///
+    /// When `redis-server` cannot be started.
+    pub fn own() -> TestRedis {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free port");
+        let mut redis = TestRedis {
+            url: format!("redis://127.0.0.1:{port}/0"),
+            port,
+            child: None,
+        };
+        redis.start();
+        redis
+    }
+
+    /// The server's URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// A key prefix no other test uses.
+    pub fn prefix(what: &str) -> String {
+        unique(&format!("test-{what}"))
+    }
+
+    /// Stop the server this started (a shared one is left alone).
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Start the server again on the same port, after [`TestRedis::stop`].
+    ///
+    /// # Panics
+    ///
+    /// When `redis-server` cannot be started or does not answer within 10 s.
+    pub fn start(&mut self) {
+        if self.child.is_some() {
+            return;
+        }
+        let spawned = std::process::Command::new("redis-server")
+            .args([
+                "--port",
+                &self.port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        let child = match spawned {
+            Ok(child) => child,
+            Err(e) => panic!(
+                "these tests need a Redis server: none answers at DSH_TEST_REDIS \
+                 (default redis://127.0.0.1:6379), and `redis-server` could not be \
+                 started from PATH ({e}). Install Redis (Debian: apt-get install \
+                 redis-server) or set DSH_TEST_REDIS=redis://HOST:PORT"
+            ),
+        };
+        self.child = Some(child);
+        let address = format!("127.0.0.1:{}", self.port);
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !answers(&address) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "redis-server on port {} did not answer within 10 s",
+                self.port
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for TestRedis {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Whether a Redis server answers `PING` at `address` (`HOST:PORT`).
+fn answers(address: &str) -> bool {
+    use std::io::{Read as _, Write as _};
+    let Ok(addrs) = std::net::ToSocketAddrs::to_socket_addrs(address) else {
+        return false;
+    };
+    for addr in addrs {
+        let Ok(mut stream) = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1))
+        else {
+            continue;
+        };
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
+        let mut reply = [0u8; 16];
+        if stream.write_all(b"PING\r\n").is_ok()
+            && let Ok(n) = stream.read(&mut reply)
+        {
+            // `+PONG`, or `-NOAUTH` from a server that wants a password.
+            return n > 0 && (reply[0] == b'+' || reply[0] == b'-');
+        }
+    }
+    false
 }

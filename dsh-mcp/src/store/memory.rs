@@ -5,11 +5,14 @@ use std::pin::Pin;
 use std::sync::Mutex;
 use std::task::{Context, Poll};
 
+use std::time::Duration;
+
+use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::{
-    Applied, ApprovalRecord, Change, Owner, Store, StoreError, StoreFuture, TaskRecord, Wake,
-    Wakes, now_ms,
+    Applied, ApprovalRecord, Change, Messages, Owner, Store, StoreError, StoreFuture, TaskRecord,
+    Wake, Wakes, now_ms,
 };
 use crate::util::lock;
 
@@ -24,6 +27,10 @@ struct Inner {
     tasks: HashMap<String, TaskRecord>,
     approvals: HashMap<String, ApprovalRecord>,
     subscribers: HashMap<String, Vec<mpsc::UnboundedSender<Wake>>>,
+    /// Each instance's lease end, in milliseconds since the Unix epoch.
+    leases: HashMap<String, u64>,
+    /// The listeners of each inbox.
+    inboxes: HashMap<String, Vec<mpsc::UnboundedSender<Value>>>,
 }
 
 impl std::fmt::Debug for MemoryStore {
@@ -76,13 +83,13 @@ impl Inner {
     }
 }
 
-/// A subscription's stream.
-struct Receiver(mpsc::UnboundedReceiver<Wake>);
+/// A subscription's (or an inbox's) stream.
+struct Receiver<T>(mpsc::UnboundedReceiver<T>);
 
-impl futures_core::Stream for Receiver {
-    type Item = Wake;
+impl<T> futures_core::Stream for Receiver<T> {
+    type Item = T;
 
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Wake>> {
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
         self.0.poll_recv(cx)
     }
 }
@@ -177,11 +184,12 @@ impl Store for MemoryStore {
         Box::pin(async move {
             let (tx, rx) = mpsc::unbounded_channel();
             let mut inner = lock(&self.inner);
-            let live = inner
+            let record = inner
                 .tasks
                 .get(id)
-                .is_some_and(|r| !r.state.is_terminal() && !r.expired(now_ms()));
-            if live {
+                .filter(|r| !r.state.is_terminal() && !r.expired(now_ms()));
+            let expires = record.and_then(|r| r.ttl_ms.map(|ttl| r.created_ms.saturating_add(ttl)));
+            if record.is_some() {
                 inner
                     .subscribers
                     .entry(id.to_string())
@@ -190,7 +198,56 @@ impl Store for MemoryStore {
             }
             // Otherwise `tx` is dropped: the stream ends at once.
             let wakes: Wakes = Box::pin(Receiver(rx));
-            Ok(wakes)
+            Ok(super::ending_at(wakes, expires))
+        })
+    }
+
+    fn renew_instance<'a>(&'a self, instance: &'a str, lease: Duration) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let until = now_ms().saturating_add(crate::util::millis(lease));
+            let mut inner = lock(&self.inner);
+            let now = now_ms();
+            inner.leases.retain(|_, &mut end| end > now);
+            inner.leases.insert(instance.to_string(), until);
+            Ok(())
+        })
+    }
+
+    fn instance_alive<'a>(&'a self, instance: &'a str) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let inner = lock(&self.inner);
+            Ok(inner
+                .leases
+                .get(instance)
+                .is_some_and(|&end| end > now_ms()))
+        })
+    }
+
+    fn send<'a>(&'a self, name: &'a str, message: Value) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let mut inner = lock(&self.inner);
+            let Some(listeners) = inner.inboxes.get_mut(name) else {
+                return Ok(false);
+            };
+            listeners.retain(|tx| tx.send(message.clone()).is_ok());
+            let heard = !listeners.is_empty();
+            if !heard {
+                inner.inboxes.remove(name);
+            }
+            Ok(heard)
+        })
+    }
+
+    fn inbox<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Messages> {
+        Box::pin(async move {
+            let (tx, rx) = mpsc::unbounded_channel();
+            lock(&self.inner)
+                .inboxes
+                .entry(name.to_string())
+                .or_default()
+                .push(tx);
+            let messages: Messages = Box::pin(Receiver(rx));
+            Ok(messages)
         })
     }
 }

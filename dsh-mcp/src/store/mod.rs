@@ -25,9 +25,21 @@
 //!   (to the instance running the call). [`Store::subscribe`] follows one task; a
 //!   publish/subscribe channel (Redis pub/sub) implements it as well as a channel in
 //!   memory does.
+//! - **Instances** ([`Store::renew_instance`], [`Store::instance_alive`]): each server
+//!   instance keeps a lease; a task whose runner's lease has expired is failed by
+//!   whichever instance reads it next (its process is gone: it can never finish).
+//! - **Inboxes** ([`Store::send`], [`Store::inbox`]): a message to whichever instance
+//!   listens on a name, delivered once to each listener, never kept. Instances forward
+//!   the answer to a suspended call they do not hold to the instance that holds it.
+//!
+//! A record the store cannot read (another format version, damaged bytes) is
+//! [`StoreError::Malformed`], naming its key: the request that met it fails, nothing
+//! else does.
 
 pub mod memory;
 mod record;
+#[cfg(feature = "redis")]
+pub mod redis;
 
 #[cfg(any(test, feature = "store-conformance"))]
 pub mod conformance;
@@ -35,12 +47,15 @@ pub mod conformance;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Duration;
 
 pub use memory::MemoryStore;
 pub use record::{
     Applied, ApprovalRecord, Change, Outcome, Owner, QUESTION_KEY_PREFIX, Question, RECORD_VERSION,
     TaskModel, TaskRecord, TaskState, Wake,
 };
+#[cfg(feature = "redis")]
+pub use redis::RedisStore;
 
 /// The future a [`Store`] method returns.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
@@ -49,6 +64,9 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>>
 /// ([`Store::subscribe`]). It ends when the task is deleted or has expired, or after
 /// the `Changed` to a terminal state.
 pub type Wakes = Pin<Box<dyn futures_core::Stream<Item = Wake> + Send>>;
+
+/// The messages sent to one inbox ([`Store::inbox`]) from the moment it was opened.
+pub type Messages = Pin<Box<dyn futures_core::Stream<Item = serde_json::Value> + Send>>;
 
 /// Why a store refused or failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,8 +90,15 @@ pub enum StoreError {
         /// Its terminal state.
         state: TaskState,
     },
-    /// The store could not be reached or answered with something unreadable.
+    /// The store could not be reached, or failed the operation.
     Unavailable(String),
+    /// A record the store holds cannot be read (another format version, damaged data).
+    Malformed {
+        /// Where it is kept (for Redis, the key).
+        key: String,
+        /// What is wrong with it.
+        reason: String,
+    },
 }
 
 impl fmt::Display for StoreError {
@@ -85,6 +110,9 @@ impl fmt::Display for StoreError {
                 write!(f, "task {id:?} is already in terminal status {state:?}")
             }
             StoreError::Unavailable(why) => write!(f, "the task store is unavailable: {why}"),
+            StoreError::Malformed { key, reason } => {
+                write!(f, "the store record {key:?} cannot be read: {reason}")
+            }
         }
     }
 }
@@ -141,6 +169,37 @@ pub trait Store: Send + Sync + 'static {
     /// Follow the task `id`: every wake-up published from now on. Subscribe before
     /// reading the record, so nothing between the two is missed.
     fn subscribe<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Wakes>;
+
+    /// Keep the server instance `instance` alive for `lease` from now (renewed before it
+    /// runs out by the instance itself).
+    fn renew_instance<'a>(&'a self, instance: &'a str, lease: Duration) -> StoreFuture<'a, ()>;
+
+    /// Whether `instance` holds a lease that has not run out.
+    fn instance_alive<'a>(&'a self, instance: &'a str) -> StoreFuture<'a, bool>;
+
+    /// Send `message` to the listeners of the inbox `name`: `true` when at least one
+    /// listened (nothing is kept for later listeners).
+    fn send<'a>(&'a self, name: &'a str, message: serde_json::Value) -> StoreFuture<'a, bool>;
+
+    /// Listen on the inbox `name`: every message sent to it from now on.
+    fn inbox<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Messages>;
+}
+
+/// `wakes`, ended at `expires_ms` (milliseconds since the Unix epoch) if it has not
+/// ended before: a subscription ends when its task expires.
+pub(crate) fn ending_at(wakes: Wakes, expires_ms: Option<u64>) -> Wakes {
+    let Some(at) = expires_ms else { return wakes };
+    let wait = Duration::from_millis(at.saturating_sub(now_ms()));
+    let expiry = Box::pin(tokio::time::sleep(wait));
+    Box::pin(futures_util::stream::unfold(
+        (wakes, expiry),
+        |(mut wakes, mut expiry)| async move {
+            tokio::select! {
+                wake = futures_util::StreamExt::next(&mut wakes) => wake.map(|w| (w, (wakes, expiry))),
+                () = expiry.as_mut() => None,
+            }
+        },
+    ))
 }
 
 /// Milliseconds since the Unix epoch (0 if the clock is before it): the stores' clock.

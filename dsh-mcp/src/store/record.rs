@@ -138,6 +138,10 @@ pub struct TaskRecord {
     pub cancel_requested: Option<String>,
     /// What it ended with (a `cancelled` task has none).
     pub outcome: Option<Outcome>,
+    /// The server instance running its call (see [`super::Store::renew_instance`]):
+    /// when its lease has run out while the task is not terminal, the task is failed.
+    #[serde(default)]
+    pub runner: Option<String>,
 }
 
 /// A change of a task, applied atomically by a store ([`super::Store::update_task`]).
@@ -248,7 +252,24 @@ impl TaskRecord {
             asked: 0,
             cancel_requested: None,
             outcome: None,
+            runner: None,
         }
+    }
+
+    /// The same record, run by the server instance `instance`.
+    #[must_use]
+    pub fn run_by(mut self, instance: impl Into<String>) -> Self {
+        self.runner = Some(instance.into());
+        self
+    }
+
+    /// Check that this crate reads the record's format version.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Malformed`] naming `key` for another version.
+    pub fn check_version(&self, key: &str) -> Result<(), StoreError> {
+        check_version_of(u64::from(self.version), key)
     }
 
     /// Whether the record's time to live has passed at `now_ms`.
@@ -359,6 +380,18 @@ pub struct ApprovalRecord {
     pub owner: Owner,
     /// Valid until, in milliseconds since the Unix epoch.
     pub expires_ms: u64,
+    /// The tool of the suspended call.
+    #[serde(default)]
+    pub tool: String,
+    /// The server instance holding the suspended call.
+    #[serde(default)]
+    pub holder: Option<String>,
+    /// Whether another instance may answer the retry by running the call again from
+    /// the start with the approval given: nothing of the call has run yet (the question
+    /// is the call's own policy). `false` for a question asked mid-run (a code-mode
+    /// program's tool call): only the holder can go on.
+    #[serde(default)]
+    pub rerun: bool,
 }
 
 impl ApprovalRecord {
@@ -369,7 +402,48 @@ impl ApprovalRecord {
             nonce: nonce.into(),
             owner,
             expires_ms,
+            tool: String::new(),
+            holder: None,
+            rerun: false,
         }
+    }
+
+    /// The same state, of a call of `tool` held by the server instance `holder`, which
+    /// another instance may run again (`rerun`, see [`ApprovalRecord::rerun`]).
+    #[must_use]
+    pub fn held_by(
+        mut self,
+        tool: impl Into<String>,
+        holder: impl Into<String>,
+        rerun: bool,
+    ) -> Self {
+        self.tool = tool.into();
+        self.holder = Some(holder.into());
+        self.rerun = rerun;
+        self
+    }
+
+    /// Check that this crate reads the record's format version.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Malformed`] naming `key` for another version.
+    pub fn check_version(&self, key: &str) -> Result<(), StoreError> {
+        check_version_of(u64::from(self.version), key)
+    }
+}
+
+/// Check that this crate reads records of format `version` (`key`: where it is kept).
+pub(crate) fn check_version_of(version: u64, key: &str) -> Result<(), StoreError> {
+    if version == u64::from(RECORD_VERSION) {
+        Ok(())
+    } else {
+        Err(StoreError::Malformed {
+            key: key.to_string(),
+            reason: format!(
+                "it is in record format version {version}; this server reads version {RECORD_VERSION}"
+            ),
+        })
     }
 }
 
