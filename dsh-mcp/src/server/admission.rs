@@ -37,6 +37,8 @@ pub(crate) const INSUFFICIENT_SCOPE: ErrorCode = ErrorCode(-32028);
 /// request without one (stdio, a static bearer token) counts as one principal. A call
 /// beyond a limit is refused with a JSON-RPC error (code `-32029`) naming the limit,
 /// before it runs; the principal's other calls, and every other principal's, go on.
+/// The counts are this server process's: instances behind one load balancer each count
+/// their own.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PrincipalLimits {
