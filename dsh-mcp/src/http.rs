@@ -80,6 +80,11 @@ pub struct HttpOptions {
     /// headers, however many, cannot lock out other clients. When the process runs out
     /// of descriptors, the connection waiting longest is closed the same way.
     pub max_connections: usize,
+    /// Serve as an OAuth 2.1 resource server (feature `oauth`): every request must carry
+    /// an access token of the issuer, for this server (see [`crate::oauth`]). Not with
+    /// [`HttpOptions::bearer_token`].
+    #[cfg(feature = "oauth")]
+    pub oauth: Option<crate::oauth::OAuthOptions>,
 }
 
 /// The default of [`HttpOptions::session_idle_timeout`].
@@ -99,6 +104,8 @@ impl Default for HttpOptions {
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
             max_connections: 512,
+            #[cfg(feature = "oauth")]
+            oauth: None,
         }
     }
 }
@@ -189,6 +196,14 @@ impl HttpOptions {
         self.max_connections = max;
         self
     }
+
+    /// Check OAuth access tokens (see [`HttpOptions::oauth`]).
+    #[cfg(feature = "oauth")]
+    #[must_use]
+    pub fn oauth(mut self, oauth: crate::oauth::OAuthOptions) -> Self {
+        self.oauth = Some(oauth);
+        self
+    }
 }
 
 /// A running Streamable HTTP server.
@@ -241,12 +256,21 @@ impl HttpServer {
 ///    port) passes, and so do the origins of [`HttpOptions::allowed_origins`]; any other
 ///    is answered `403` before anything runs;
 /// 2. the bearer token, when set: `401` without `Authorization: Bearer <token>` (the
-///    scheme in any case, the token compared in constant time);
+///    scheme in any case, the token compared in constant time); or with
+///    [`HttpOptions::oauth`], the access token (`401` with a `WWW-Authenticate`
+///    challenge naming the protected-resource metadata, see [`crate::oauth`]), which is
+///    then removed from the request, and the session's principal (another's session is
+///    `404`);
 /// 3. for a JSON `POST`, the body, read within [`HttpOptions::body_read_timeout`]
 ///    (else `408`): one that is not JSON is answered `400` with a JSON-RPC parse error
 ///    (`-32700`, `id: null`), JSON that is no JSON-RPC message `400` with an invalid
 ///    request error (`-32600`); a wrong `Content-Type` stays `415`;
-/// 4. rmcp's Streamable HTTP service: the `Host` check (`403`), sessions, the calls.
+/// 4. with [`HttpOptions::oauth`] and tools that need scopes, a `tools/call` beyond the
+///    token's scope is answered `403` (`error="insufficient_scope"`) and does not run;
+/// 5. rmcp's Streamable HTTP service: the `Host` check (`403`), sessions, the calls.
+///
+/// With [`HttpOptions::oauth`], the protected-resource metadata is served without a
+/// token (see [`crate::oauth`]).
 ///
 /// Connections get `TCP_NODELAY`; the request headers must arrive within
 /// [`HttpOptions::header_read_timeout`] (also between requests on a kept-alive
@@ -260,7 +284,9 @@ impl HttpServer {
 /// # Errors
 ///
 /// When the address cannot be bound, an entry of [`HttpOptions::allowed_origins`] is
-/// not an origin, or [`HttpOptions::max_connections`] is 0.
+/// not an origin, [`HttpOptions::max_connections`] is 0, or (with
+/// [`HttpOptions::oauth`]) a bearer token is set too, the audience is not a URL, or the
+/// issuer's metadata or keys cannot be read.
 pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<HttpServer> {
     let origins = Arc::new(Origins::new(&options.allowed_origins)?);
     if options.max_connections == 0 {
@@ -269,8 +295,28 @@ pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<
             "HttpOptions::max_connections: must be at least 1",
         ));
     }
+    #[cfg(feature = "oauth")]
+    if options.oauth.is_some() && options.bearer_token.is_some() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "HttpOptions: a static bearer token and OAuth cannot both be set",
+        ));
+    }
     let listener = tokio::net::TcpListener::bind(options.bind).await?;
     let addr = listener.local_addr()?;
+    #[cfg(feature = "oauth")]
+    let resource = match &options.oauth {
+        Some(oauth) => Some(
+            crate::oauth::Resource::start(
+                oauth,
+                format!("http://{addr}{}", options.path),
+                &options.path,
+                server.tool_scopes(),
+            )
+            .await?,
+        ),
+        None => None,
+    };
     let stop = CancellationToken::new();
 
     let mut config = StreamableHttpServerConfig::default()
@@ -308,8 +354,12 @@ pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<
         axum::Router::new().nest_service(&options.path, service),
         core_tasks,
         max_body,
-    )
-    .layer(axum::middleware::from_fn_with_state(
+    );
+    #[cfg(feature = "oauth")]
+    if let Some(resource) = &resource {
+        router = resource.await_verdicts(router);
+    }
+    router = router.layer(axum::middleware::from_fn_with_state(
         BodyLimits {
             timeout: options.body_read_timeout,
             max_bytes: max_body,
@@ -323,7 +373,16 @@ pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<
             require_bearer,
         ));
     }
+    #[cfg(feature = "oauth")]
+    if let Some(resource) = &resource {
+        router = resource.protect(router);
+    }
     router = router.layer(axum::middleware::from_fn_with_state(origins, check_origin));
+    #[cfg(feature = "oauth")]
+    if let Some(resource) = &resource {
+        // The metadata is public: no token, no Origin check.
+        router = resource.routes().merge(router);
+    }
 
     let limits = accept::Limits {
         header_read_timeout: options.header_read_timeout,

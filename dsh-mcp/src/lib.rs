@@ -64,7 +64,13 @@
 //! - `http`: Streamable HTTP, serving ([`serve_http`]) and importing ([`connect_http`]);
 //!   it carries axum, hyper and reqwest. Without it the crate serves and imports over
 //!   stdio and byte streams only.
-//! - `https`: TLS for importing from `https://` servers.
+//! - `oauth` (with `http`): the HTTP server as an OAuth 2.1 resource server
+//!   ([`HttpOptions::oauth`], the [`oauth`] module): access tokens checked against the
+//!   issuer's JWKS, protected-resource metadata, the token's [`Identity`] as the principal
+//!   of tasks, approval states and sessions; with [`McpServer::with_tool_scopes`], scopes
+//!   per tool.
+//! - `https`: TLS for importing from `https://` servers (and, with `oauth`, for reading
+//!   an issuer's metadata and JWKS over `https://`).
 //! - (the in-memory client/server pair for tests is `dsh_testing::mcp`, feature `mcp` of
 //!   `dsh-testing`.)
 //! - `store-conformance`: `dsh_mcp::store::conformance`, the checks a [`store::Store`]
@@ -192,6 +198,7 @@ mod approval;
 pub mod definition;
 #[cfg(feature = "http")]
 mod http;
+mod identity;
 pub mod import;
 mod inbound;
 mod instance;
@@ -199,6 +206,8 @@ mod keys;
 #[cfg(feature = "http")]
 mod layer;
 mod lease;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 mod outbound;
 mod raw;
 mod resume;
@@ -214,6 +223,7 @@ mod util;
 
 #[cfg(feature = "http")]
 pub use http::{HttpOptions, HttpServer, serve_http};
+pub use identity::Identity;
 #[cfg(feature = "http")]
 pub use import::connect_http;
 pub use import::{
@@ -221,7 +231,7 @@ pub use import::{
     import_tools, import_tools_with, import_with,
 };
 pub use keys::{MIN_KEY_BYTES, STATE_KEYS_ENV, StateKeyError, StateKeys};
-pub use server::{McpServer, SessionGuard};
+pub use server::{McpServer, PrincipalLimits, SessionGuard, ToolScopes};
 pub use tasks_stateless::StatelessTaskLimits;
 
 /// The rmcp version this crate is built on, re-exported for its types.

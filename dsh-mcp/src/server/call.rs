@@ -120,6 +120,8 @@ impl Handler {
         let state = request.request_state.clone();
         let responses = request.input_responses.clone();
         let call = self.read_call(request, &context)?;
+        // The tool's scope and the principal's limits, before anything runs.
+        let _permit = self.admit(&call.name, call.tool.as_deref().map(|t| &t.tool), &context)?;
         if state.is_none()
             && let Some(response) = self.as_task(&call, &context).await?
         {

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::tool_list::ListCache;
 use super::{SessionGuard, Shared};
+use crate::identity::Identity;
 use crate::store::Owner;
 use crate::tasks::SessionTasks;
 use crate::tasks_stateless::{Principal, PublicIds};
@@ -177,8 +178,12 @@ impl Drop for Session {
     }
 }
 
-/// The principal of the request (its `Authorization` header), as `ids` records it.
+/// The principal of the request, as `ids` records it: its token's identity (see
+/// [`Identity::principal`]), else its `Authorization` header.
 pub(crate) fn principal(ids: &PublicIds, context: &RequestContext<RoleServer>) -> Principal {
+    if let Some(identity) = super::extension::<Identity>(&context.extensions) {
+        return ids.principal(Some(identity.principal().as_bytes()));
+    }
     #[cfg(feature = "http")]
     let header = context
         .extensions

@@ -213,7 +213,6 @@ impl ServerHandler for Handler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let _ = context;
         if let Some(cursor) = request.and_then(|r| r.cursor) {
             return Err(McpError::invalid_params(
                 format!("invalid cursor {cursor:?}: this server lists every tool in one page"),
@@ -222,10 +221,12 @@ impl ServerHandler for Handler {
         }
         let session = self.context();
         let list = self.tool_list(session.as_deref());
+        // A token's identity sees only the tools its scopes allow.
         Ok(ListToolsResult::with_all_items(
             list.tools
                 .iter()
                 .flatten()
+                .filter(|t| self.may_see(&t.tool, &context))
                 .map(|t| t.tool.clone())
                 .collect(),
         ))

@@ -4,10 +4,12 @@
 //! handler's side ([`task_calls`]), the tool-list cache ([`tool_list`]) and progress
 //! forwarding ([`progress`]).
 
+mod admission;
 mod call;
 mod context;
 mod handler;
 mod progress;
+mod scopes;
 mod task_calls;
 mod tool_list;
 
@@ -17,6 +19,11 @@ pub(crate) use context::SessionHandle;
 pub(crate) use context::StatelessContext;
 pub(crate) use handler::Handler;
 use tool_list::ListCache;
+
+pub use admission::PrincipalLimits;
+#[cfg(feature = "oauth")]
+pub(crate) use admission::{Refusal, VerdictSlot};
+pub use scopes::ToolScopes;
 
 use std::any::Any;
 use std::fmt;
@@ -132,6 +139,12 @@ pub(crate) struct Shared {
     keys: Option<StateKeys>,
     /// This instance among those sharing the store.
     instance: Arc<Instance>,
+    /// The scope each tool needs from a request with an identity.
+    tool_scopes: ToolScopes,
+    /// The calls and tasks each principal may have at once.
+    limits: PrincipalLimits,
+    /// The calls and tasks each principal has now.
+    limiter: Arc<admission::Limiter>,
 }
 
 impl fmt::Debug for McpServer {
@@ -169,6 +182,9 @@ impl McpServer {
                 stateless_tasks: StatelessTaskLimits::default(),
                 store,
                 keys,
+                tool_scopes: ToolScopes::default(),
+                limits: PrincipalLimits::default(),
+                limiter: Arc::default(),
             }),
         }
     }
@@ -195,6 +211,9 @@ impl McpServer {
                     store: old.store.clone(),
                     keys: old.keys.clone(),
                     instance: old.instance.clone(),
+                    tool_scopes: old.tool_scopes.clone(),
+                    limits: old.limits,
+                    limiter: old.limiter.clone(),
                 };
                 f(&mut shared);
                 shared.instance =
@@ -305,6 +324,30 @@ impl McpServer {
     #[must_use]
     pub fn with_store(self, store: Arc<dyn Store>) -> Self {
         self.edit(|s| s.store = store)
+    }
+
+    /// Require scopes of the access tokens that call tools (see [`ToolScopes`]): a
+    /// request whose token (validated by the HTTP server's OAuth layer, see
+    /// [`HttpOptions::oauth`](crate::HttpOptions)) lacks a tool's scope does not see the
+    /// tool in `tools/list`, and its call is refused before anything runs (over HTTP
+    /// with `403` and `WWW-Authenticate: Bearer error="insufficient_scope",
+    /// scope="…"`). Requests without a token identity (stdio, a static bearer token)
+    /// are not checked. The scopes are listed in the protected-resource metadata.
+    #[must_use]
+    pub fn with_tool_scopes(self, scopes: ToolScopes) -> Self {
+        self.edit(|s| s.tool_scopes = scopes)
+    }
+
+    /// Limit the calls and tasks each principal has at once (see [`PrincipalLimits`];
+    /// default: no limits), so one subject cannot take every place of the server.
+    #[must_use]
+    pub fn with_principal_limits(self, limits: PrincipalLimits) -> Self {
+        self.edit(|s| s.limits = limits)
+    }
+
+    /// The scope each tool needs (see [`McpServer::with_tool_scopes`]).
+    pub fn tool_scopes(&self) -> &ToolScopes {
+        &self.shared.tool_scopes
     }
 
     /// The registry served.

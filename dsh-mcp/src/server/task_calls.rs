@@ -75,6 +75,8 @@ impl Handler {
             model,
             reservation,
         } = start;
+        // A place among the principal's tasks, held until the task settles.
+        let place = self.admit_task(context)?;
         let registry = self.shared.registry.clone();
         let call = ToolCall::new(request_id_text(&context.id), name, arguments)
             .with_agent(session.scope.id());
@@ -119,6 +121,9 @@ impl Handler {
                 run_in_task(job, task, call, approval, forwarder, registry, tool)
             })
             .await?;
+        if let Some(place) = place {
+            super::admission::hold_until_settled(place, &tasks, &owner, &record.id, &session.stop);
+        }
         if let (Some(ids), Some(reservation)) = (stateless, reservation) {
             // A stateless task: known by a public id, bound to the request's principal,
             // kept for its time to live. Its client polls (its request's stream ends
@@ -301,6 +306,8 @@ impl Handler {
             };
             return serialized.map_err(|e| McpError::internal_error(e.to_string(), None));
         };
+        // The tool's scope and the principal's limits, before anything runs.
+        let _permit = self.admit(request.name.as_ref(), Some(&tool.tool), &context)?;
         if !tool.task_support.allows_task() {
             return Err(tasks_core::method_not_found(format!(
                 "tool `{}` cannot run as a task (its execution.taskSupport is \"forbidden\"): \

@@ -8,6 +8,7 @@ mod mcp_ask;
 mod mcp_code_mode;
 mod mcp_host;
 mod mcp_http;
+mod mcp_oauth;
 mod mcp_python;
 mod mcp_tasks;
 mod mcp_typescript;

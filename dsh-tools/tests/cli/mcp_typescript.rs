@@ -29,7 +29,7 @@ pub(super) fn sdk_dir() -> &'static Path {
     static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     static INSTALL: Mutex<()> = Mutex::new(());
     let _guard = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
-    match DIR.get_or_init(|| install("mcp-node", "sdk", SDK)) {
+    match DIR.get_or_init(|| install("mcp-node", "@modelcontextprotocol/sdk", SDK)) {
         Ok(dir) => dir,
         Err(e) => panic!("cannot set up the MCP TypeScript SDK: {e}"),
     }
@@ -40,24 +40,21 @@ fn sdk_v2_dir() -> &'static Path {
     static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     static INSTALL: Mutex<()> = Mutex::new(());
     let _guard = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
-    match DIR.get_or_init(|| install("mcp-node-v2", "client", SDK_V2)) {
+    match DIR.get_or_init(|| install("mcp-node-v2", "@modelcontextprotocol/client", SDK_V2)) {
         Ok(dir) => dir,
         Err(e) => panic!("cannot set up the MCP TypeScript v2 client: {e}"),
     }
 }
 
-/// Install `spec` (the `@modelcontextprotocol/<package>` package) into `<target>/<dir>`.
-fn install(dir: &str, package: &str, spec: &str) -> Result<PathBuf, String> {
+/// Install `spec` (of the npm package `package`) into `<target>/<dir>`.
+pub(super) fn install(dir: &str, package: &str, spec: &str) -> Result<PathBuf, String> {
     // The binary is `<target>/<profile>/dsh-tools`.
     let target = Path::new(DSH_TOOLS)
         .parent()
         .and_then(Path::parent)
         .ok_or("cannot locate the target directory")?;
     let dir = target.join(dir);
-    let marker = dir
-        .join("node_modules/@modelcontextprotocol")
-        .join(package)
-        .join("package.json");
+    let marker = dir.join("node_modules").join(package).join("package.json");
     if marker.exists() {
         return Ok(dir);
     }

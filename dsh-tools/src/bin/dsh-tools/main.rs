@@ -152,7 +152,7 @@ enum Command {
     },
     /// Serve the tools over MCP (stdio, or Streamable HTTP with --http); with
     /// --code-mode code|both, each session is offered run_code.
-    Mcp(mcp::McpArgs),
+    Mcp(Box<mcp::McpArgs>),
     /// Print the cards of every call in a JSON Lines log.
     Replay {
         /// The log.

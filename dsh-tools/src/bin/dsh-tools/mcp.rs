@@ -13,6 +13,17 @@
 //! `--bearer-token-env VAR` requires `Authorization: Bearer` with the value of the
 //! environment variable `VAR`.
 //!
+//! `--oauth-issuer URL` makes the server an OAuth 2.1 resource server instead (see
+//! `dsh_mcp::oauth`): it accepts only JWT access tokens of that issuer, signed with a key
+//! of its JWKS (`--oauth-jwks URL|FILE`, else found through the issuer's metadata) and
+//! naming this server in `aud` (`--oauth-audience URL`, by default the served URL),
+//! publishes protected-resource metadata, and lets each token call only the tools its
+//! scopes allow (`--tool-scope RULE=SCOPE`; by default `bash`, `run_code` and the job
+//! tools need `tools:exec`, read-only tools `tools:read`, destructive ones
+//! `tools:write`). Tasks, approval states and sessions then belong to the token's
+//! subject and client. `--max-calls-per-principal N` and `--max-tasks-per-principal N`
+//! bound what one principal runs at once.
+//!
 //! A request from a browser page is refused (`403`) unless its `Origin` is a loopback
 //! one or given with `--allowed-origin` (repeatable); a request without `Origin` (any
 //! other client) passes. The `Host` header must be a loopback name, the bound address or
@@ -134,6 +145,56 @@ pub struct McpArgs {
     /// process.
     #[arg(long, value_name = "PATH")]
     pub state_key_file: Option<std::path::PathBuf>,
+    /// With --http: serve as an OAuth 2.1 resource server, accepting only JWT access
+    /// tokens of this authorization server (its issuer URL, as tokens carry it in
+    /// `iss`). Publishes protected-resource metadata at
+    /// `/.well-known/oauth-protected-resource/mcp`. Not with --bearer-token-env.
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "http",
+        conflicts_with = "bearer_token_env"
+    )]
+    pub oauth_issuer: Option<String>,
+    /// With --oauth-issuer: this server's canonical URL, which tokens must name in `aud`
+    /// (default: the URL it serves at; required beyond loopback, where clients reach it
+    /// by a public name).
+    #[arg(long, value_name = "URL", requires = "oauth_issuer")]
+    pub oauth_audience: Option<String>,
+    /// With --oauth-issuer: the issuer's signing keys (JWKS), a URL or a file (default:
+    /// the `jwks_uri` of the issuer's metadata).
+    #[arg(long, value_name = "URL|FILE", requires = "oauth_issuer")]
+    pub oauth_jwks: Option<String>,
+    /// With --oauth-issuer: read the JWKS again, for a token signed with a key id it
+    /// lacks, at most once in this many seconds.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 30,
+        requires = "oauth_issuer"
+    )]
+    pub oauth_jwks_refresh: u64,
+    /// With --oauth-issuer: the scope a tool needs, as `TOOL=SCOPE` (a tool name),
+    /// `@read-only=SCOPE` (tools annotated read-only), `@destructive=SCOPE` or
+    /// `*=SCOPE` (every other tool). Repeatable; replaces the default mapping
+    /// (`bash`, `run_code` and the job tools need `tools:exec`, read-only tools
+    /// `tools:read`, destructive tools `tools:write`).
+    #[arg(
+        long = "tool-scope",
+        value_name = "RULE=SCOPE",
+        requires = "oauth_issuer"
+    )]
+    pub tool_scopes: Vec<String>,
+    /// With --oauth-issuer: list this scope in the metadata too (repeatable).
+    #[arg(long = "oauth-scope", value_name = "SCOPE", requires = "oauth_issuer")]
+    pub oauth_scopes: Vec<String>,
+    /// With --http: the most calls in progress at once per principal (the token's
+    /// subject and client; requests without an OAuth token count as one).
+    #[arg(long, value_name = "N", requires = "http")]
+    pub max_calls_per_principal: Option<usize>,
+    /// With --http: the most tasks working at once per principal.
+    #[arg(long, value_name = "N", requires = "http")]
+    pub max_tasks_per_principal: Option<usize>,
     /// Keep tasks, approval states and their wake-ups in this store, shared by every
     /// server started with the same store and prefix: `redis://HOST:PORT/DB` (or
     /// `rediss://`, `redis://:PASSWORD@HOST:PORT/DB`). Without it, the store of the
@@ -154,6 +215,55 @@ pub const STORE_ENV: &str = "DSH_MCP_STORE";
 /// The environment variable naming the store's key prefix when `--store-prefix` is not
 /// given.
 pub const STORE_PREFIX_ENV: &str = "DSH_MCP_STORE_PREFIX";
+
+/// The scopes of `dsh-tools mcp --oauth-issuer` without `--tool-scope`.
+fn default_tool_scopes() -> dsh_mcp::ToolScopes {
+    ["bash", "run_code", "job_output", "job_list", "job_kill"]
+        .into_iter()
+        .fold(dsh_mcp::ToolScopes::new(), |scopes, tool| {
+            scopes.tool(tool, "tools:exec")
+        })
+        .read_only("tools:read")
+        .destructive("tools:write")
+}
+
+/// The scopes of `--tool-scope` rules (`TOOL=SCOPE`, `@read-only=SCOPE`,
+/// `@destructive=SCOPE`, `*=SCOPE`), or the default mapping without any.
+///
+/// # Errors
+///
+/// A rule without `=`, with an empty side, or an unknown `@` annotation.
+fn tool_scopes(rules: &[String]) -> Result<dsh_mcp::ToolScopes, String> {
+    if rules.is_empty() {
+        return Ok(default_tool_scopes());
+    }
+    let mut scopes = dsh_mcp::ToolScopes::new();
+    for rule in rules {
+        let Some((tool, scope)) = rule
+            .split_once('=')
+            .map(|(t, s)| (t.trim(), s.trim()))
+            .filter(|(t, s)| !t.is_empty() && !s.is_empty() && !s.contains(' '))
+        else {
+            return Err(format!(
+                "--tool-scope {rule:?}: expected RULE=SCOPE (e.g. bash=tools:exec, \
+                 @read-only=tools:read, @destructive=tools:write, *=tools:call)"
+            ));
+        };
+        scopes = match tool {
+            "@read-only" => scopes.read_only(scope),
+            "@destructive" => scopes.destructive(scope),
+            "*" => scopes.default_scope(scope),
+            other if other.starts_with('@') => {
+                return Err(format!(
+                    "--tool-scope {rule:?}: unknown annotation {other} (@read-only or \
+                     @destructive)"
+                ));
+            }
+            name => scopes.tool(name, scope),
+        };
+    }
+    Ok(scopes)
+}
 
 /// The values of `--code-mode`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -238,7 +348,8 @@ pub fn server(host: &Host, mode: Mode) -> McpServer {
 /// # Errors
 ///
 /// A message for stderr: the handshake failed, the address could not be bound, an
-/// `--allowed-origin` is not an origin, the token variable is unset.
+/// `--allowed-origin` is not an origin, the token variable is unset, a `--tool-scope`
+/// is malformed, the OAuth issuer's metadata or keys cannot be read.
 pub async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
     let keys = state_keys(
         args.state_key_file.as_deref(),
@@ -253,6 +364,17 @@ pub async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
     if let Some(store) = store {
         server = server.with_store(store);
     }
+    if args.oauth_issuer.is_some() {
+        server = server.with_tool_scopes(tool_scopes(&args.tool_scopes)?);
+    }
+    let mut limits = dsh_mcp::PrincipalLimits::new();
+    if let Some(max) = args.max_calls_per_principal {
+        limits = limits.max_calls(max);
+    }
+    if let Some(max) = args.max_tasks_per_principal {
+        limits = limits.max_tasks(max);
+    }
+    server = server.with_principal_limits(limits);
     let Some(addr) = args.http else {
         return server
             .serve_stdio()
@@ -276,9 +398,27 @@ pub async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
         }
         options = options.bearer_token(token);
     }
+    if let Some(issuer) = &args.oauth_issuer {
+        if args.oauth_audience.is_none() && !addr.ip().is_loopback() {
+            return Err(format!(
+                "--oauth-issuer: serving on {addr}, give --oauth-audience URL (the URL \
+                 clients reach this server at, which their tokens must name)"
+            ));
+        }
+        let mut oauth = dsh_mcp::oauth::OAuthOptions::new(issuer.clone())
+            .jwks_refresh_interval(std::time::Duration::from_secs(args.oauth_jwks_refresh))
+            .scopes(args.oauth_scopes.iter().cloned());
+        if let Some(audience) = &args.oauth_audience {
+            oauth = oauth.audience(audience.clone());
+        }
+        if let Some(jwks) = &args.oauth_jwks {
+            oauth = oauth.jwks(dsh_mcp::oauth::JwksSource::parse(jwks));
+        }
+        options = options.oauth(oauth);
+    }
     for warning in bind_warnings(
         addr,
-        options.bearer_token.is_some(),
+        options.bearer_token.is_some() || options.oauth.is_some(),
         !args.allowed_hosts.is_empty(),
         args.allow_any_host,
     ) {
@@ -671,6 +811,33 @@ mod tests {
         );
         b.cancel().await.expect("session b closes");
         host.shutdown().await;
+    }
+
+    #[test]
+    fn tool_scope_rules_parse_and_default() {
+        let scopes = super::tool_scopes(&[]).unwrap();
+        assert_eq!(scopes.required("bash", None), Some("tools:exec"));
+        assert_eq!(scopes.required("run_code", None), Some("tools:exec"));
+        // Without annotations a tool is destructive.
+        assert_eq!(scopes.required("write", None), Some("tools:write"));
+        let rules = [
+            "bash=x:exec",
+            "@read-only=x:read",
+            "*=x:call",
+            "@destructive = x:w",
+        ]
+        .map(String::from);
+        let scopes = super::tool_scopes(&rules).unwrap();
+        assert_eq!(scopes.required("bash", None), Some("x:exec"));
+        assert_eq!(scopes.required("job_kill", None), Some("x:w"));
+        assert_eq!(
+            scopes.scopes().into_iter().collect::<Vec<_>>(),
+            ["x:call", "x:exec", "x:read", "x:w"]
+        );
+        for bad in ["bash", "=s", "bash=", "@other=s", "bash=a b"] {
+            let e = super::tool_scopes(&[bad.to_string()]).unwrap_err();
+            assert!(e.starts_with(&format!("--tool-scope {bad:?}")), "{e}");
+        }
     }
 
     #[test]

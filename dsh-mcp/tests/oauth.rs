@@ -1,0 +1,907 @@
+//! The HTTP server as an OAuth 2.1 resource server (feature `oauth`), with tokens signed
+//! here (the keys of `tests/fixtures/oauth`, made for these tests only): the
+//! protected-resource metadata, the `401` challenge without a token and for each kind of
+//! forged or misdirected token, scopes per tool (`tools/list` narrowed, `403` on a call
+//! beyond them, and nothing runs), principals (tasks, approval states and sessions bound
+//! to the token's subject and client, kept across a refreshed token), limits per
+//! principal, key rotation and startup errors.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use dsh_mcp::oauth::{JwksSource, OAuthOptions};
+use dsh_mcp::{HttpOptions, HttpServer, McpServer, PrincipalLimits, ToolScopes, serve_http};
+use dsh_runtime::hooks::{PreDecision, pre_execute_fn};
+use dsh_runtime::jobs::JobRuntime;
+use dsh_runtime::{Registry, ToolError, tool};
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig,
+    ElicitRequestParams, ElicitResult, ElicitationAction, GetTaskParams, Implementation,
+    ProtocolVersion,
+};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RequestContext, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, ErrorData as McpError, RoleClient};
+use serde_json::{Value, json};
+
+#[path = "common/task_tools.rs"]
+mod task_tools;
+use task_tools::*;
+
+const ISSUER: &str = "https://issuer.test";
+
+/// What `bash` ran: the tags of its calls.
+static RAN: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn ran(tag: &str) -> bool {
+    RAN.lock().unwrap().iter().any(|t| t == tag)
+}
+
+/// Greet someone.
+#[tool(read_only)]
+async fn greet(name: String) -> Result<String, ToolError> {
+    Ok(format!("Hello, {name}!"))
+}
+
+/// Stands for a shell: records its tag.
+#[tool]
+async fn bash(tag: String) -> Result<String, ToolError> {
+    RAN.lock().unwrap().push(tag.clone());
+    Ok(format!("ran {tag}"))
+}
+
+/// Needs approval (a pre-execute policy asks).
+#[tool]
+async fn touch(note: String) -> Result<String, ToolError> {
+    Ok(format!("touched: {note}"))
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/oauth")
+        .join(name)
+}
+
+fn pem(name: &str) -> Vec<u8> {
+    std::fs::read(fixture(name)).unwrap()
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// The issuer's RSA key (`k1` in its JWKS).
+fn issuer_key() -> EncodingKey {
+    EncodingKey::from_rsa_pem(&pem("issuer.pem")).unwrap()
+}
+
+/// Sign `claims` with `key` under `alg`, naming `kid`.
+fn sign(claims: &Value, alg: Algorithm, kid: Option<&str>, key: &EncodingKey) -> String {
+    let mut header = Header::new(alg);
+    header.kid = kid.map(str::to_string);
+    header.typ = Some("at+jwt".to_string());
+    jsonwebtoken::encode(&header, claims, key).unwrap()
+}
+
+/// The claims of a good token for `audience`: `sub`, the scopes, ten minutes to live.
+fn claims(audience: &str, sub: &str, scope: &str) -> Value {
+    let now = now();
+    json!({
+        "iss": ISSUER,
+        "sub": sub,
+        "aud": audience,
+        "client_id": "test-client",
+        "scope": scope,
+        "iat": now,
+        "exp": now + 600,
+        "jti": format!("{sub}-{}", rand_suffix()),
+    })
+}
+
+/// A suffix that makes each token distinct (as a refreshed token is).
+fn rand_suffix() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+}
+
+/// A good token of `sub` with these scopes for the server at `url`.
+fn token(url: &str, sub: &str, scope: &str) -> String {
+    sign(
+        &claims(url, sub, scope),
+        Algorithm::RS256,
+        Some("k1"),
+        &issuer_key(),
+    )
+}
+
+struct Served {
+    http: HttpServer,
+    jobs: JobRuntime,
+    _jwks: tempfile::TempDir,
+    jwks_file: PathBuf,
+    _regs: Vec<dsh_runtime::RegistrationHandle>,
+}
+
+impl Served {
+    fn url(&self) -> String {
+        self.http.url()
+    }
+
+    async fn shutdown(self) {
+        self.http.shutdown().await.unwrap();
+        self.jobs.shutdown().await;
+    }
+}
+
+/// A server of greet, bash, touch (which asks), slow_echo and hang (tasks), where bash
+/// needs `tools:exec` and read-only tools `tools:read`, its keys in a JWKS file (a copy
+/// of `jwks.json`) read again at most once per `refresh`.
+async fn serve(limits: PrincipalLimits, refresh: Duration) -> Served {
+    let jobs = JobRuntime::new();
+    let registry = Registry::builder().jobs(jobs.clone()).build();
+    let regs = vec![
+        registry.register(Greet).unwrap(),
+        registry.register(Bash).unwrap(),
+        registry.register(Touch).unwrap(),
+        registry.register(SlowEcho).unwrap(),
+        registry.register(Hang).unwrap(),
+        registry.add_pre_execute(pre_execute_fn(|call| {
+            (call.name() == "touch").then(|| PreDecision::ask("touch changes the world"))
+        })),
+    ];
+    let server = McpServer::new(registry)
+        .with_tool_scopes(
+            ToolScopes::new()
+                .tool("bash", "tools:exec")
+                .read_only("tools:read"),
+        )
+        .with_principal_limits(limits);
+    let dir = tempfile::tempdir().unwrap();
+    let jwks_file = dir.path().join("jwks.json");
+    std::fs::copy(fixture("jwks.json"), &jwks_file).unwrap();
+    let oauth = OAuthOptions::new(ISSUER)
+        .jwks(JwksSource::File(jwks_file.clone()))
+        .jwks_refresh_interval(refresh)
+        .scopes(["profile"]);
+    let http = serve_http(&server, HttpOptions::default().oauth(oauth))
+        .await
+        .unwrap();
+    Served {
+        http,
+        jobs,
+        _jwks: dir,
+        jwks_file,
+        _regs: regs,
+    }
+}
+
+/// A raw HTTP answer: status, `WWW-Authenticate`, session id, body.
+struct Answer {
+    status: u16,
+    challenge: String,
+    session: Option<String>,
+    body: String,
+}
+
+/// POST `body` to `url` with this bearer token and session.
+async fn post(url: &str, token: Option<&str>, session: Option<&str>, body: &Value) -> Answer {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_string());
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    if let Some(session) = session {
+        request = request
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-11-25");
+    }
+    let response = request.send().await.unwrap();
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_string())
+    };
+    let challenge = header("www-authenticate").unwrap_or_default();
+    let session = header("mcp-session-id");
+    let status = response.status().as_u16();
+    let body = response.text().await.unwrap();
+    Answer {
+        status,
+        challenge,
+        session,
+        body,
+    }
+}
+
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "oauth-test", "version": "0"}}})
+}
+
+/// A session opened with `token`, initialized: its id.
+async fn open_session(url: &str, token: &str) -> String {
+    let answer = post(url, Some(token), None, &initialize()).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let session = answer.session.expect("a session id");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let answer = post(url, Some(token), Some(&session), &initialized).await;
+    assert_eq!(answer.status, 202, "{}", answer.body);
+    session
+}
+
+fn call_body(id: u64, name: &str, args: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": name, "arguments": args}})
+}
+
+/// The metadata URL challenges name.
+fn metadata_url(url: &str) -> String {
+    let (origin, path) = url.split_at(url.find("/mcp").unwrap());
+    format!("{origin}/.well-known/oauth-protected-resource{path}")
+}
+
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_is_public_and_every_bad_token_gets_a_401_challenge() {
+    let served = serve(PrincipalLimits::new(), Duration::from_secs(30)).await;
+    let url = served.url();
+    let metadata = metadata_url(&url);
+
+    // The metadata: at the path-suffixed well-known URL and at the bare one, no token.
+    for at in [
+        metadata.clone(),
+        metadata.trim_end_matches("/mcp").to_string(),
+    ] {
+        let doc: Value = reqwest::get(&at).await.unwrap().json().await.unwrap();
+        assert_eq!(
+            doc,
+            json!({
+                "resource": url,
+                "authorization_servers": [ISSUER],
+                "bearer_methods_supported": ["header"],
+                "scopes_supported": ["tools:exec", "tools:read", "profile"],
+            }),
+            "{at}"
+        );
+    }
+
+    // No token: 401 with the metadata and no error code.
+    let no_token = post(&url, None, None, &initialize()).await;
+    assert_eq!(no_token.status, 401);
+    assert_eq!(
+        no_token.challenge,
+        format!("Bearer resource_metadata=\"{metadata}\"")
+    );
+
+    let good = claims(&url, "alice", "tools:read");
+    let with = |f: &dyn Fn(&mut Value)| {
+        let mut c = good.clone();
+        f(&mut c);
+        c
+    };
+    let key = issuer_key();
+    let other_key = EncodingKey::from_rsa_pem(&pem("other.pem")).unwrap();
+    // HS256 keyed with the JWKS's public key (the classic key-confusion forgery).
+    let public_as_secret = EncodingKey::from_secret(&pem("issuer.pub.pem")).unwrap();
+    let none = format!(
+        "{}.{}.",
+        b64(br#"{"alg":"none","typ":"JWT"}"#),
+        b64(good.to_string().as_bytes())
+    );
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "another audience",
+            sign(
+                &with(&|c| c["aud"] = json!("https://elsewhere.test/mcp")),
+                Algorithm::RS256,
+                Some("k1"),
+                &key,
+            ),
+            "the token is for another resource",
+        ),
+        (
+            "no audience",
+            sign(
+                &with(&|c| {
+                    c.as_object_mut().unwrap().remove("aud");
+                }),
+                Algorithm::RS256,
+                Some("k1"),
+                &key,
+            ),
+            "the token has no `aud` claim",
+        ),
+        (
+            "expired",
+            sign(
+                &with(&|c| c["exp"] = json!(now() - 3600)),
+                Algorithm::RS256,
+                Some("k1"),
+                &key,
+            ),
+            "the token has expired",
+        ),
+        (
+            "not yet valid",
+            sign(
+                &with(&|c| c["nbf"] = json!(now() + 3600)),
+                Algorithm::RS256,
+                Some("k1"),
+                &key,
+            ),
+            "the token is not valid yet",
+        ),
+        (
+            "another issuer",
+            sign(
+                &with(&|c| c["iss"] = json!("https://evil.test")),
+                Algorithm::RS256,
+                Some("k1"),
+                &key,
+            ),
+            "the token was issued by another issuer",
+        ),
+        (
+            "another key, the issuer's key id",
+            sign(&good, Algorithm::RS256, Some("k1"), &other_key),
+            "the token's signature does not verify",
+        ),
+        (
+            "a key id the JWKS lacks",
+            sign(&good, Algorithm::RS256, Some("k9"), &other_key),
+            // (Quotes are left out of the challenge's quoted description.)
+            "a key (k9) the issuer's JWKS does not have",
+        ),
+        (
+            "alg none",
+            none,
+            "names no signing algorithm this server accepts",
+        ),
+        (
+            "HS256 with the public key",
+            sign(&good, Algorithm::HS256, Some("k1"), &public_as_secret),
+            "a symmetric algorithm",
+        ),
+        ("not a JWT", "opaque-token".to_string(), "not a signed JWT"),
+    ];
+    for (what, token, why) in &cases {
+        let answer = post(&url, Some(token), None, &initialize()).await;
+        assert_eq!(answer.status, 401, "{what}: {}", answer.body);
+        assert!(
+            answer.challenge.starts_with(&format!(
+                "Bearer resource_metadata=\"{metadata}\", error=\"invalid_token\", \
+                 error_description=\""
+            )) && answer.challenge.contains(why),
+            "{what}: {}",
+            answer.challenge
+        );
+        let body: Value = serde_json::from_str(&answer.body).unwrap();
+        assert_eq!(body["error"], "invalid_token", "{what}");
+    }
+
+    // The genuine token opens a session.
+    let answer = post(&url, Some(&token(&url, "alice", "")), None, &initialize()).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert!(answer.session.is_some());
+    served.shutdown().await;
+}
+
+/// A client of protocol 2026-07-28 (stateless over HTTP) with this token, declaring
+/// tasks and elicitation, approving every question.
+#[derive(Clone)]
+struct User;
+
+impl ClientHandler for User {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::builder()
+                .enable_elicitation()
+                .enable_tasks()
+                .build(),
+            Implementation::new("oauth-test", "0"),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, McpError> {
+        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({"approve": true})))
+    }
+}
+
+async fn client(url: &str, token: &str) -> RunningService<RoleClient, User> {
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string()).auth_header(token);
+    User.serve_with_lifecycle(
+        StreamableHttpClientTransport::from_config(config),
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+    )
+    .await
+    .expect("the client connects")
+}
+
+/// A client of protocol 2026-07-28 that declares nothing (its calls are answered
+/// directly).
+async fn plain_client(url: &str, token: &str) -> RunningService<RoleClient, ()> {
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string()).auth_header(token);
+    ().serve_with_lifecycle(
+        StreamableHttpClientTransport::from_config(config),
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+    )
+    .await
+    .expect("the client connects")
+}
+
+fn call(name: &str, args: Value) -> CallToolRequestParams {
+    let Value::Object(args) = args else {
+        panic!("arguments must be an object")
+    };
+    CallToolRequestParams::new(name.to_string()).with_arguments(args)
+}
+
+fn error_of(e: &rmcp::service::ServiceError) -> (i32, String) {
+    match e {
+        rmcp::service::ServiceError::McpError(e) => (e.code.0, e.message.to_string()),
+        other => panic!("expected a JSON-RPC error, got {other}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_without_the_scope_does_not_see_the_tool_and_its_call_is_a_403() {
+    let served = serve(PrincipalLimits::new(), Duration::from_secs(30)).await;
+    let url = served.url();
+    let reader = token(&url, "reader", "tools:read");
+    let runner = token(&url, "runner", "tools:read tools:exec");
+
+    // tools/list: each token sees what its scopes allow (tools without a scope always).
+    let names = |tools: Vec<rmcp::model::Tool>| {
+        let mut n: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+        n.sort();
+        n
+    };
+    let c = client(&url, &reader).await;
+    assert_eq!(
+        names(c.list_all_tools().await.unwrap()),
+        ["greet", "hang", "slow_echo", "touch"]
+    );
+    c.cancel().await.unwrap();
+    let c = client(&url, &token(&url, "nobody", "")).await;
+    assert_eq!(
+        names(c.list_all_tools().await.unwrap()),
+        ["hang", "slow_echo", "touch"]
+    );
+    c.cancel().await.unwrap();
+    let c = client(&url, &runner).await;
+    assert_eq!(
+        names(c.list_all_tools().await.unwrap()),
+        ["bash", "greet", "hang", "slow_echo", "touch"]
+    );
+    let r = c
+        .call_tool(call("bash", json!({"tag": "scoped-runner"})))
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    assert!(ran("scoped-runner"));
+    c.cancel().await.unwrap();
+
+    // In a session: the call beyond the scope is a 403 naming the scope, and does not run.
+    let session = open_session(&url, &reader).await;
+    let answer = post(
+        &url,
+        Some(&reader),
+        Some(&session),
+        &call_body(2, "bash", json!({"tag": "scoped-reader"})),
+    )
+    .await;
+    assert_eq!(answer.status, 403, "{}", answer.body);
+    assert_eq!(
+        answer.challenge,
+        format!(
+            "Bearer resource_metadata=\"{}\", error=\"insufficient_scope\", \
+             error_description=\"tool `bash` needs the scope tools:exec\", scope=\"tools:exec\"",
+            metadata_url(&url)
+        )
+    );
+    // Statelessly too (rmcp's client reads the 403's challenge).
+    let c = client(&url, &reader).await;
+    let refused = c
+        .call_tool(call("bash", json!({"tag": "scoped-reader"})))
+        .await
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("Insufficient scope"),
+        "{refused}"
+    );
+    c.cancel().await.unwrap();
+    assert!(!ran("scoped-reader"), "a call beyond its scope ran");
+
+    // The same session goes on for what the scope allows.
+    let answer = post(
+        &url,
+        Some(&reader),
+        Some(&session),
+        &call_body(3, "greet", json!({"name": "Ada"})),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert!(answer.body.contains("Hello, Ada!"), "{}", answer.body);
+    // An unknown tool needs no scope here (no destructive or default scope is set): it is
+    // answered as usual, the protocol's unknown-tool error.
+    let started = std::time::Instant::now();
+    let answer = post(
+        &url,
+        Some(&reader),
+        Some(&session),
+        &call_body(4, "no_such_tool", json!({})),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert!(answer.body.contains("-32602"), "{}", answer.body);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    served.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_approval_states_and_sessions_belong_to_the_subject() {
+    let served = serve(PrincipalLimits::new(), Duration::from_secs(30)).await;
+    let url = served.url();
+    let tag = "oauth-principal";
+
+    // Alice's stateless task: Bob cannot see or cancel it.
+    let alice = client(&url, &token(&url, "alice", "")).await;
+    let created = alice
+        .peer()
+        .call_tool_once(call("hang", json!({"tag": tag})))
+        .await
+        .unwrap();
+    let CallToolResponse::Task(created) = created else {
+        panic!("expected a task, got {created:?}")
+    };
+    let id = created.task.task_id;
+    alice.cancel().await.unwrap();
+    until_hang("the task started", |log| {
+        log.started.iter().any(|t| t == tag)
+    })
+    .await;
+    let bob = client(&url, &token(&url, "bob", "")).await;
+    let seen = bob.peer().get_task(GetTaskParams::new(&id)).await;
+    assert_eq!(error_of(&seen.unwrap_err()).0, -32602);
+    let cancelled = bob.peer().cancel_task(CancelTaskParams::new(&id)).await;
+    assert_eq!(error_of(&cancelled.unwrap_err()).0, -32602);
+    // The same subject through another client is another principal.
+    let other_client = {
+        let mut c = claims(&url, "alice", "");
+        c["client_id"] = json!("another-client");
+        sign(&c, Algorithm::RS256, Some("k1"), &issuer_key())
+    };
+    let elsewhere = client(&url, &other_client).await;
+    let seen = elsewhere.peer().get_task(GetTaskParams::new(&id)).await;
+    assert_eq!(error_of(&seen.unwrap_err()).0, -32602);
+    elsewhere.cancel().await.unwrap();
+    assert!(!HANG.borrow().stopped.iter().any(|t| t == tag));
+
+    // Alice with a refreshed token (another token, the same subject and client) keeps it.
+    let refreshed = client(&url, &token(&url, "alice", "")).await;
+    let got = refreshed
+        .peer()
+        .get_task(GetTaskParams::new(&id))
+        .await
+        .unwrap();
+    assert_eq!(got.task.task.task_id, id);
+    refreshed
+        .peer()
+        .cancel_task(CancelTaskParams::new(&id))
+        .await
+        .unwrap();
+    until_hang("the task stopped", |log| {
+        log.stopped.iter().any(|t| t == tag)
+    })
+    .await;
+
+    // Alice's approval state: Bob cannot redeem it; Alice (refreshed again) can.
+    let first = refreshed
+        .peer()
+        .call_tool_once(call("touch", json!({"note": "n"})))
+        .await
+        .unwrap();
+    let CallToolResponse::InputRequired(input) = first else {
+        panic!("expected an InputRequiredResult, got {first:?}")
+    };
+    let state = input.request_state.expect("a request state");
+    let mut answers = rmcp::model::InputResponses::new();
+    answers.insert(
+        "approval".to_string(),
+        json!({"action": "accept", "content": {"approve": true}}),
+    );
+    let retry = |state: &str| {
+        call("touch", json!({"note": "n"}))
+            .with_request_state(state)
+            .with_input_responses(answers.clone())
+    };
+    let stolen = bob.peer().call_tool_once(retry(&state)).await.unwrap_err();
+    assert!(
+        error_of(&stolen)
+            .1
+            .contains("failed integrity verification"),
+        "{stolen}"
+    );
+    bob.cancel().await.unwrap();
+    refreshed.cancel().await.unwrap();
+    let again = client(&url, &token(&url, "alice", "")).await;
+    let done = again.peer().call_tool_once(retry(&state)).await.unwrap();
+    let CallToolResponse::Complete(done) = done else {
+        panic!("expected the result, got {done:?}")
+    };
+    assert_eq!(
+        done.structured_content,
+        Some(json!({"result": "touched: n"}))
+    );
+    again.cancel().await.unwrap();
+
+    // A session is its opener's: Bob's request on it is answered as for no session;
+    // Alice's refreshed token goes on using it.
+    let session = open_session(&url, &token(&url, "alice", "")).await;
+    let list = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"});
+    let hijack = post(&url, Some(&token(&url, "bob", "")), Some(&session), &list).await;
+    assert_eq!(hijack.status, 404, "{}", hijack.body);
+    let own = post(&url, Some(&token(&url, "alice", "")), Some(&session), &list).await;
+    assert_eq!(own.status, 200, "{}", own.body);
+    assert!(
+        own.body.contains("\"hang\"") && !own.body.contains("\"greet\""),
+        "{}",
+        own.body
+    );
+    served.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_subject_at_its_limits_does_not_starve_another() {
+    let limits = PrincipalLimits::new().max_calls(2).max_tasks(1);
+    let served = serve(limits, Duration::from_secs(30)).await;
+    let url = served.url();
+    let url = Arc::new(url);
+
+    // Alice fills her two call places with slow calls (answered directly: no tasks).
+    let mut slow = Vec::new();
+    for i in 0..2 {
+        let url = url.clone();
+        slow.push(tokio::spawn(async move {
+            let c = plain_client(&url, &token(&url, "alice", "")).await;
+            let r = c
+                .call_tool(call(
+                    "slow_echo",
+                    json!({"text": format!("a{i}"), "ms": 4000}),
+                ))
+                .await;
+            let _ = c.cancel().await;
+            r
+        }));
+    }
+    let alice = plain_client(&url, &token(&url, "alice", "")).await;
+    let bob = plain_client(&url, &token(&url, "bob", "")).await;
+    // Her third is refused at once, naming the limit, until one of hers ends.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let refused = loop {
+        let r = alice
+            .peer()
+            .call_tool_once(call("slow_echo", json!({"text": "third", "ms": 1})))
+            .await;
+        match r {
+            Err(e) => break e,
+            Ok(_) => {
+                // Her slow calls may not have started yet.
+                assert!(tokio::time::Instant::now() < deadline, "never at the limit");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+    let (code, message) = error_of(&refused);
+    assert_eq!(code, -32029, "{message}");
+    assert!(
+        message.contains(
+            "too many calls: subject \"alice\" (client \"test-client\") has 2 calls in progress"
+        ),
+        "{message}"
+    );
+    // Bob is served meanwhile: his call is answered while Alice's still run.
+    let started = tokio::time::Instant::now();
+    let r = tokio::time::timeout(
+        Duration::from_secs(3),
+        bob.call_tool(call("slow_echo", json!({"text": "b", "ms": 10}))),
+    )
+    .await
+    .expect("Bob is not kept waiting behind Alice")
+    .unwrap();
+    assert_eq!(r.structured_content, Some(json!({"result": "echo: b"})));
+    assert!(
+        slow.iter().all(|h| !h.is_finished()),
+        "Alice's calls still run"
+    );
+    assert!(started.elapsed() < Duration::from_secs(3));
+    for h in slow {
+        let r = h.await.unwrap().unwrap();
+        assert_eq!(r.is_error, Some(false), "{r:?}");
+    }
+    // Her places are free again.
+    alice
+        .call_tool(call("slow_echo", json!({"text": "again", "ms": 1})))
+        .await
+        .unwrap();
+
+    alice.cancel().await.unwrap();
+    bob.cancel().await.unwrap();
+
+    // Tasks: one working task each.
+    let alice = client(&url, &token(&url, "alice", "")).await;
+    let bob = client(&url, &token(&url, "bob", "")).await;
+    let tag = "oauth-limit-alice";
+    let first = alice
+        .peer()
+        .call_tool_once(call("hang", json!({"tag": tag})))
+        .await
+        .unwrap();
+    let CallToolResponse::Task(first) = first else {
+        panic!("expected a task, got {first:?}")
+    };
+    let second = alice
+        .peer()
+        .call_tool_once(call("hang", json!({"tag": "oauth-limit-alice-2"})))
+        .await
+        .unwrap_err();
+    let (code, message) = error_of(&second);
+    assert_eq!(code, -32029, "{message}");
+    assert!(message.contains("too many tasks"), "{message}");
+    let theirs = bob
+        .peer()
+        .call_tool_once(call("hang", json!({"tag": "oauth-limit-bob"})))
+        .await
+        .unwrap();
+    let CallToolResponse::Task(theirs) = theirs else {
+        panic!("Bob gets his task: {theirs:?}")
+    };
+    // Once her task settles, she may start another.
+    alice
+        .peer()
+        .cancel_task(CancelTaskParams::new(&first.task.task_id))
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let next = loop {
+        match alice
+            .peer()
+            .call_tool_once(call("hang", json!({"tag": "oauth-limit-alice-3"})))
+            .await
+        {
+            Ok(CallToolResponse::Task(t)) => break t,
+            other => {
+                assert!(tokio::time::Instant::now() < deadline, "{other:?}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+    for (c, id) in [(&alice, next.task.task_id), (&bob, theirs.task.task_id)] {
+        c.peer()
+            .cancel_task(CancelTaskParams::new(&id))
+            .await
+            .unwrap();
+    }
+    alice.cancel().await.unwrap();
+    bob.cancel().await.unwrap();
+    served.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rotated_key_is_accepted_once_the_jwks_is_read_again() {
+    let rotated = EncodingKey::from_ec_pem(&pem("rotated.pem")).unwrap();
+    // Read again at once when a key id is unknown.
+    let served = serve(PrincipalLimits::new(), Duration::ZERO).await;
+    let url = served.url();
+    let new_token = || {
+        sign(
+            &claims(&url, "alice", ""),
+            Algorithm::ES256,
+            Some("k2"),
+            &rotated,
+        )
+    };
+    let answer = post(&url, Some(&new_token()), None, &initialize()).await;
+    assert_eq!(answer.status, 401, "{}", answer.body);
+    assert!(
+        answer.challenge.contains("does not have"),
+        "{}",
+        answer.challenge
+    );
+    // The issuer publishes its new key.
+    std::fs::copy(fixture("jwks-rotated.json"), &served.jwks_file).unwrap();
+    let answer = post(&url, Some(&new_token()), None, &initialize()).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    // The old key still works while it is published.
+    let answer = post(&url, Some(&token(&url, "alice", "")), None, &initialize()).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    served.shutdown().await;
+
+    // Reads are rate-limited: within the interval the new key id stays unknown.
+    let limited = serve(PrincipalLimits::new(), Duration::from_secs(3600)).await;
+    let url = limited.url();
+    std::fs::copy(fixture("jwks-rotated.json"), &limited.jwks_file).unwrap();
+    let t = sign(
+        &claims(&url, "alice", ""),
+        Algorithm::ES256,
+        Some("k2"),
+        &rotated,
+    );
+    let answer = post(&url, Some(&t), None, &initialize()).await;
+    assert_eq!(answer.status, 401, "{}", answer.body);
+    limited.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_issuer_or_jwks_that_cannot_be_read_is_a_startup_error() {
+    let server = McpServer::new(Registry::new());
+    let missing = OAuthOptions::new(ISSUER).jwks(JwksSource::File("/nonexistent/jwks.json".into()));
+    let e = serve_http(&server, HttpOptions::default().oauth(missing))
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("OAuth: cannot read the JWKS file /nonexistent/jwks.json"),
+        "{e}"
+    );
+    // A closed port: the issuer's metadata cannot be fetched.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let issuer = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let e = serve_http(
+        &server,
+        HttpOptions::default().oauth(OAuthOptions::new(&issuer)),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        e.to_string().starts_with(&format!(
+            "OAuth: cannot read the metadata of the issuer {issuer}"
+        )),
+        "{e}"
+    );
+    // A JWKS with only a symmetric key.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("jwks.json");
+    std::fs::write(&file, r#"{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}"#).unwrap();
+    let e = serve_http(
+        &server,
+        HttpOptions::default().oauth(OAuthOptions::new(ISSUER).jwks(JwksSource::File(file))),
+    )
+    .await
+    .unwrap_err();
+    assert!(e.to_string().contains("no asymmetric signing key"), "{e}");
+    // A static bearer token and OAuth exclude each other.
+    let both = HttpOptions::default()
+        .bearer_token("t")
+        .oauth(OAuthOptions::new(ISSUER));
+    let e = serve_http(&server, both).await.unwrap_err();
+    assert!(e.to_string().contains("cannot both be set"), "{e}");
+}
