@@ -5,6 +5,7 @@ mod code_command;
 mod docs_sync;
 mod export_cli;
 mod mcp_ask;
+mod mcp_cluster;
 mod mcp_code_mode;
 mod mcp_host;
 mod mcp_http;

@@ -28,7 +28,7 @@ use super::mcp_http::spawn_server;
 
 /// A client declaring the tasks extension.
 #[derive(Clone)]
-struct TasksClient;
+pub(super) struct TasksClient;
 
 impl ClientHandler for TasksClient {
     fn get_info(&self) -> ClientConfig {
@@ -40,7 +40,10 @@ impl ClientHandler for TasksClient {
 }
 
 /// Call `bash` with `command`, expecting a task; its id.
-async fn bash_task(client: &RunningService<RoleClient, TasksClient>, command: &str) -> String {
+pub(super) async fn bash_task(
+    client: &RunningService<RoleClient, TasksClient>,
+    command: &str,
+) -> String {
     let response = client
         .peer()
         .call_tool_once(call(
@@ -56,7 +59,10 @@ async fn bash_task(client: &RunningService<RoleClient, TasksClient>, command: &s
 }
 
 /// Poll `tasks/get` until the task is terminal (at most 30 s).
-async fn poll(client: &RunningService<RoleClient, TasksClient>, id: &str) -> DetailedTask {
+pub(super) async fn poll(
+    client: &RunningService<RoleClient, TasksClient>,
+    id: &str,
+) -> DetailedTask {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
         let got = client
@@ -73,7 +79,7 @@ async fn poll(client: &RunningService<RoleClient, TasksClient>, id: &str) -> Det
 }
 
 /// The text blocks of a completed task's `CallToolResult`.
-fn result_text(task: &DetailedTask) -> String {
+pub(super) fn result_text(task: &DetailedTask) -> String {
     let TaskPayload::Completed { result } = &task.payload else {
         panic!("expected a completed task, got {task:?}");
     };
@@ -112,14 +118,14 @@ async fn a_bash_task_is_polled_to_completion_over_stdio() {
 
 /// 2026-07-28 over Streamable HTTP: every request on its own, in the server's stateless
 /// context.
-fn discover() -> ClientLifecycleMode {
+pub(super) fn discover() -> ClientLifecycleMode {
     ClientLifecycleMode::Discover {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
     }
 }
 
 /// Connect to the HTTP server at `addr` speaking `mode`.
-async fn connect_http(
+pub(super) async fn connect_http(
     url: &str,
     mode: ClientLifecycleMode,
 ) -> RunningService<RoleClient, TasksClient> {
