@@ -197,7 +197,7 @@ async fn a_restarted_redis_is_reconnected_and_records_are_kept_again() {
     assert_eq!(store.task(&owner, "before").await.expect("read"), None);
     // A listener from before the restart hears again (resubscribed).
     let mut heard = false;
-    for _ in 0..50 {
+    for _ in 0..150 {
         if store
             .send("instance-a", serde_json::json!({"after": "restart"}))
             .await

@@ -53,6 +53,9 @@ use super::{
 };
 use crate::util::lock;
 
+/// How often the pub/sub connection is checked.
+const KEEPALIVE: Duration = Duration::from_millis(500);
+
 /// How many times a change is recomputed when another instance changed the record first.
 const CAS_ATTEMPTS: usize = 64;
 
@@ -63,6 +66,9 @@ pub struct RedisStore {
     pubsub: ConnectionManager,
     listeners: Arc<Listeners>,
     dispatch: tokio::task::JoinHandle<()>,
+    /// Pings the pub/sub connection: a dropped one is reconnected (and resubscribed)
+    /// even while no command uses it.
+    keepalive: tokio::task::JoinHandle<()>,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -76,6 +82,7 @@ impl std::fmt::Debug for RedisStore {
 impl Drop for RedisStore {
     fn drop(&mut self) {
         self.dispatch.abort();
+        self.keepalive.abort();
     }
 }
 
@@ -277,7 +284,9 @@ impl RedisStore {
             .map_err(unreachable)?;
         let listeners = Arc::new(Listeners::default());
         let dispatch = tokio::spawn(dispatch(push_rx, Arc::downgrade(&listeners)));
+        let keepalive = tokio::spawn(keep_alive(pubsub.clone()));
         Ok(RedisStore {
+            keepalive,
             prefix: prefix.to_string(),
             commands,
             pubsub,
@@ -339,6 +348,16 @@ impl RedisStore {
             rx,
             _listening: listening,
         })
+    }
+}
+
+/// `PING` the pub/sub connection every [`KEEPALIVE`]: a failed command makes the
+/// connection manager reconnect, and resubscribe.
+async fn keep_alive(mut pubsub: ConnectionManager) {
+    let mut every = tokio::time::interval(KEEPALIVE);
+    loop {
+        every.tick().await;
+        let _: Result<String, _> = redis::cmd("PING").query_async(&mut pubsub).await;
     }
 }
 
