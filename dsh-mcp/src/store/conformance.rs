@@ -9,6 +9,11 @@
 //!
 //! Each check uses ids of its own (random), so the suite can run against a store other
 //! tests share. A failed check panics with what it expected (this is test code).
+//!
+//! For tests of several instances sharing a store, the module also has [`TestRedis`] (a
+//! real Redis for the tests: `DSH_TEST_REDIS`, else one started from `redis-server`) and,
+//! with the `http` feature, `RoundRobin`: a proxy that sends each request to the next
+//! instance, as a load balancer without sticky routing does.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -21,6 +26,9 @@ use super::{
     ApprovalRecord, Change, Owner, Store, StoreError, TaskModel, TaskRecord, TaskState, Wake,
     Wakes, now_ms,
 };
+
+#[cfg(all(feature = "store-conformance", feature = "http"))]
+pub use super::round_robin::{RoundRobin, Served};
 
 /// How long a wake-up may take to arrive before a check fails.
 const PATIENCE: Duration = Duration::from_secs(10);

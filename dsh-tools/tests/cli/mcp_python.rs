@@ -27,7 +27,7 @@ const DSH_TOOLS: &str = env!("CARGO_BIN_EXE_dsh-tools");
 const SDK_REQUIREMENT: &str = "mcp>=2,<3";
 
 /// `<target>/mcp-venv/bin/python`, with the SDK installed.
-fn python() -> &'static Path {
+pub(super) fn python() -> &'static Path {
     static PYTHON: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     match PYTHON.get_or_init(setup_venv) {
         Ok(python) => python,

@@ -36,7 +36,7 @@ pub(super) fn sdk_dir() -> &'static Path {
 }
 
 /// `<target>/mcp-node-v2`, with the v2 client package installed.
-fn sdk_v2_dir() -> &'static Path {
+pub(super) fn sdk_v2_dir() -> &'static Path {
     static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     static INSTALL: Mutex<()> = Mutex::new(());
     let _guard = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
