@@ -17,6 +17,7 @@ mod derive;
 mod doc;
 mod suggest;
 mod tool;
+mod types;
 
 // Documented on its re-export, `dsh_runtime::tool` (rustdoc would append docs written
 // here to those), hence the allow.

@@ -4,7 +4,12 @@ use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-pub(crate) use crate::store::now_ms;
+/// Milliseconds since the Unix epoch (0 if the clock is before it): the stores' clock.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
 
 /// Lock `mutex`, taking the data of a poisoned lock as it is (a panic elsewhere never
 /// stops the server).

@@ -126,6 +126,7 @@
 #![deny(missing_docs)]
 
 pub mod cards;
+mod code;
 pub mod content;
 pub mod hooks;
 pub mod jobs;
@@ -137,6 +138,8 @@ mod pipeline;
 mod registry;
 mod result;
 pub mod schema;
+#[cfg(test)]
+mod schema_tests;
 mod snapshot;
 mod suggest;
 mod tool;

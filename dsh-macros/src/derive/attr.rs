@@ -15,31 +15,7 @@ use syn::spanned::Spanned;
 use syn::{LitStr, Token};
 
 use super::case::RenameRule;
-
-/// Where an attribute sits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pos {
-    Container,
-    Variant,
-    Field,
-    /// A `#[tool]` fn parameter (`#[schema]` only).
-    Param,
-}
-
-impl Pos {
-    fn noun(self) -> &'static str {
-        match self {
-            Pos::Container => "a type",
-            Pos::Variant => "a variant",
-            Pos::Field => "a field",
-            Pos::Param => "a tool parameter",
-        }
-    }
-}
-
-pub fn error(span: Span, msg: impl std::fmt::Display) -> syn::Error {
-    syn::Error::new(span, msg)
-}
+use super::keys::{Bound, Json, JsonKind, Length, Pos, Range, SchemaAttrs, error, json_string};
 
 // ---------------------------------------------------------------------------------------
 // serde
@@ -351,72 +327,6 @@ fn schema_keys(pos: Pos) -> String {
         .map(|(k, _)| format!("`{k}`"))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// A numeric bound literal.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Bound {
-    Int(i128),
-    Float(f64),
-}
-
-impl Bound {
-    fn as_f64(self) -> f64 {
-        match self {
-            Bound::Int(i) => i as f64,
-            Bound::Float(f) => f,
-        }
-    }
-}
-
-/// `range(min = .., max = ..)`.
-pub struct Range {
-    pub min: Option<Bound>,
-    pub max: Option<Bound>,
-}
-
-/// `length(min = .., max = ..)`.
-pub struct Length {
-    pub min: Option<u64>,
-    pub max: Option<u64>,
-}
-
-/// The JSON kind of a literal, to pick the marker trait a field type must implement.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum JsonKind {
-    Null,
-    Bool,
-    Int,
-    Float,
-    String,
-    Array,
-    Object,
-}
-
-/// A JSON-ish literal, rendered as JSON text.
-#[derive(Clone, Debug)]
-pub struct Json {
-    pub text: String,
-    pub kind: JsonKind,
-}
-
-/// What the `#[schema(...)]` attributes of one item say.
-#[derive(Default)]
-pub struct SchemaAttrs {
-    pub description: Option<syn::Expr>,
-    pub title: Option<syn::Expr>,
-    pub open: Option<Span>,
-    pub range: Option<Range>,
-    pub length: Option<Length>,
-    pub pattern: Option<(String, Span)>,
-    pub examples: Option<Vec<Json>>,
-    pub default: Option<Json>,
-    /// Where the default's value is written (its errors point there).
-    pub default_span: Option<Span>,
-    pub with: Option<syn::Path>,
-    pub enum_values: Option<(Vec<Json>, Span)>,
-    pub const_value: Option<(Json, Span)>,
-    pub krate: Option<syn::Path>,
 }
 
 /// Read every `#[schema(...)]` attribute of one item.
@@ -852,25 +762,6 @@ fn no_suffix(suffix: &str, span: Span) -> syn::Result<()> {
             format!("remove the `{suffix}` suffix: JSON numbers have no type suffix"),
         ))
     }
-}
-
-/// Quote a string as JSON.
-pub fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 #[cfg(test)]

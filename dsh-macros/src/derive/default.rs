@@ -8,11 +8,10 @@
 //! the value to send, and no later step refuses it.
 
 use proc_macro2::TokenStream;
-use std::borrow::Cow;
 
 use quote::{quote, quote_spanned};
 
-use super::attr::{Bound, JsonKind, Pos, SchemaAttrs, error};
+use super::keys::{Bound, JsonKind, Pos, SchemaAttrs, error, json_string};
 use crate::ctxt::Ctxt;
 
 /// Errors for a default that breaks the item's own `range`, `length`, `pattern`, `enum`
@@ -72,12 +71,12 @@ pub fn check_literal(s: &SchemaAttrs, pos: Pos, errors: &mut Ctxt) {
         }
     }
     if let (Some((pattern, _)), serde_json::Value::String(t)) = (&s.pattern, &value)
-        && let Ok(re) = regex::Regex::new(&ecma_classes(pattern))
+        && let Ok(re) = dsh_pattern::compile(pattern)
         && !re.is_match(t)
     {
         fail(format!(
             "does not match the {item}'s `pattern = {}`; give a default that does, or remove it",
-            super::attr::json_string(pattern)
+            json_string(pattern)
         ));
     }
     if let Some((values, _)) = &s.enum_values {
@@ -175,7 +174,7 @@ pub fn fit_check(p: &TokenStream, ty: &syn::Type, s: &SchemaAttrs) -> Option<Tok
         _ => String::new(),
     };
     let shown = &d.text;
-    let ty_text = crate::tool::type_text(ty);
+    let ty_text = crate::types::type_text(ty);
     Some(quote_spanned! {span=>
         const _: () = {
             if let ::core::option::Option::Some(m) = #p::default_fits(
@@ -185,74 +184,4 @@ pub fn fit_check(p: &TokenStream, ty: &syn::Type, s: &SchemaAttrs) -> Option<Tok
             }
         };
     })
-}
-
-/// ECMA-262's `\s` as the inside of a character class.
-const ECMA_SPACE: &str = r"\t\n\x0B\x0C\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
-
-/// The runtime's pattern translation (`dsh_runtime::schema::Pattern`): the shorthand
-/// classes of `source` rewritten to their ECMA-262 meaning, so the default is matched
-/// exactly as the validator will match an argument.
-fn ecma_classes(source: &str) -> Cow<'_, str> {
-    if !source.contains('\\') {
-        return Cow::Borrowed(source);
-    }
-    let mut out = String::with_capacity(source.len() + 32);
-    // Nesting of character classes (the regex crate allows `[a[^b]]`).
-    let mut depth = 0usize;
-    let mut chars = source.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                let inside = depth > 0;
-                match chars.next() {
-                    Some('d') if inside => out.push_str("0-9"),
-                    Some('d') => out.push_str("[0-9]"),
-                    Some('w') if inside => out.push_str("0-9A-Za-z_"),
-                    Some('w') => out.push_str("[0-9A-Za-z_]"),
-                    Some('s') if inside => out.push_str(ECMA_SPACE),
-                    Some('s') => {
-                        out.push('[');
-                        out.push_str(ECMA_SPACE);
-                        out.push(']');
-                    }
-                    // Complements are nested classes inside a class.
-                    Some('D') => out.push_str("[^0-9]"),
-                    Some('W') => out.push_str("[^0-9A-Za-z_]"),
-                    Some('S') => {
-                        out.push_str("[^");
-                        out.push_str(ECMA_SPACE);
-                        out.push(']');
-                    }
-                    Some('b') if inside => out.push_str(r"\x08"),
-                    Some('b') => out.push_str(r"(?-u:\b)"),
-                    Some('B') if !inside => out.push_str(r"(?-u:\B)"),
-                    Some(other) => {
-                        out.push('\\');
-                        out.push(other);
-                    }
-                    None => out.push('\\'),
-                }
-            }
-            '[' => {
-                depth += 1;
-                out.push('[');
-                // A leading `^` negates and a `]` right after is a literal.
-                if chars.peek() == Some(&'^') {
-                    chars.next();
-                    out.push('^');
-                }
-                if chars.peek() == Some(&']') {
-                    chars.next();
-                    out.push(']');
-                }
-            }
-            ']' if depth > 0 => {
-                depth -= 1;
-                out.push(']');
-            }
-            other => out.push(other),
-        }
-    }
-    Cow::Owned(out)
 }

@@ -17,7 +17,7 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::attr::{Bound, JsonKind, SchemaAttrs};
+use super::keys::{Bound, JsonKind, SchemaAttrs};
 use super::model::{Body, Field, Input, Repr, Style, Variant};
 use crate::doc::doc_concat;
 
@@ -857,7 +857,7 @@ pub mod facts {
     use quote::{quote, quote_spanned};
     use syn::spanned::Spanned;
 
-    use super::super::attr::{Bound, JsonKind, SchemaAttrs};
+    use super::super::keys::{Bound, JsonKind, SchemaAttrs};
     use super::super::model::{Field, Input, Repr, Style, Variant};
     use super::{Role, has_annotations, payload};
 

@@ -7,6 +7,7 @@ mod case;
 pub(crate) mod default;
 pub(crate) mod expand;
 mod fallback;
+pub(crate) mod keys;
 mod model;
 mod parse;
 mod validate;

@@ -3,7 +3,8 @@
 
 use proc_macro2::Span;
 
-use super::attr::{SchemaAttrs, Serde};
+use super::attr::Serde;
+use super::keys::SchemaAttrs;
 
 pub struct Input {
     pub ident: syn::Ident,

@@ -8,8 +8,9 @@ use darling::ast::{Data, Fields};
 use darling::{FromDeriveInput, FromField, FromVariant};
 use syn::spanned::Spanned;
 
-use super::attr::{Pos, error, parse_schema, parse_serde};
+use super::attr::{parse_schema, parse_serde};
 use super::case::RenameRule;
+use super::keys::{Pos, error};
 use super::model::{Body, Field, Input, Repr, Style, Variant};
 use crate::doc::doc_exprs;
 
@@ -239,7 +240,7 @@ fn repr(serde: &super::attr::Serde, errors: &mut Ctxt) -> Repr {
 
 fn container_struct_checks(
     serde: &super::attr::Serde,
-    schema: &super::attr::SchemaAttrs,
+    schema: &super::keys::SchemaAttrs,
     st: Style,
     errors: &mut Ctxt,
 ) {
@@ -272,7 +273,7 @@ fn container_struct_checks(
 
 fn container_enum_checks(
     serde: &super::attr::Serde,
-    schema: &super::attr::SchemaAttrs,
+    schema: &super::keys::SchemaAttrs,
     errors: &mut Ctxt,
 ) {
     if let Some(span) = serde.default {

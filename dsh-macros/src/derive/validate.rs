@@ -9,7 +9,7 @@ use crate::ctxt::Ctxt;
 use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
 
-use super::attr::error;
+use super::keys::error;
 use super::model::{Body, Field, Input, Repr, Style};
 
 pub fn validate(input: &Input, errors: &mut Ctxt) {

@@ -13,6 +13,7 @@ use syn::spanned::Spanned;
 use super::attr::Concurrency;
 use super::model::{Input, Receiver, ReceiverKind, ToolDef};
 use super::parse::respan;
+use crate::types::type_text;
 
 /// Lints generated code may trip over although the user's code is fine.
 pub fn allows() -> TokenStream {
@@ -108,25 +109,6 @@ fn gemini_name(name: &str) -> bool {
     matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
         && name.len() <= 64
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
-}
-
-/// A type as written, with the spacing of source code (`Vec<String>`).
-pub(crate) fn type_text(ty: &syn::Type) -> String {
-    let raw = quote!(#ty).to_string();
-    let mut s = raw
-        .replace(" < ", "<")
-        .replace("< ", "<")
-        .replace(" <", "<")
-        .replace(" >", ">")
-        .replace(" , ", ", ")
-        .replace(" :: ", "::")
-        .replace(":: ", "::")
-        .replace("& ", "&")
-        .replace(" ;", ";");
-    while s.contains("> >") {
-        s = s.replace("> >", ">>");
-    }
-    s
 }
 
 /// `pub struct ReadFile;`, or `pub struct ServerSearch(pub Arc<Server>);` in a toolbox.

@@ -10,7 +10,6 @@ mod arguments;
 mod attr;
 mod examples;
 mod expand;
-pub(crate) use expand::type_text;
 mod fallback;
 mod model;
 mod parse;

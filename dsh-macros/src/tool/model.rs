@@ -95,7 +95,7 @@ pub struct Field {
     /// The text of its `# Arguments` entry, if any.
     pub entry: Option<String>,
     /// Its `#[schema(...)]` keys, read as a struct field's.
-    pub schema: Box<crate::derive::attr::SchemaAttrs>,
+    pub schema: Box<crate::derive::keys::SchemaAttrs>,
 }
 
 /// The return type.

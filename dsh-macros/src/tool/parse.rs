@@ -315,7 +315,7 @@ fn read_param(
         return None;
     };
     let schema =
-        crate::derive::attr::parse_schema(&pt.attrs, crate::derive::attr::Pos::Param, errors);
+        crate::derive::attr::parse_schema(&pt.attrs, crate::derive::keys::Pos::Param, errors);
     Some(Input::Field(Field {
         ident: ident.clone(),
         name: ident.unraw().to_string(),

@@ -51,6 +51,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+pub use crate::util::now_ms;
 pub use memory::MemoryStore;
 pub use record::{
     Applied, ApprovalRecord, Change, Outcome, Owner, QUESTION_KEY_PREFIX, Question, RECORD_VERSION,
@@ -202,11 +203,4 @@ pub(crate) fn ending_at(wakes: Wakes, expires_ms: Option<u64>) -> Wakes {
             }
         },
     ))
-}
-
-/// Milliseconds since the Unix epoch (0 if the clock is before it): the stores' clock.
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }

@@ -14,9 +14,10 @@ use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinSet;
 
 use super::ToolCall;
+use crate::code::PipelineCode;
 use crate::panic;
 use crate::registry::Registry;
-use crate::result::{PipelineCode, ResultData, ToolResult};
+use crate::result::{ResultData, ToolResult};
 use crate::validate::is_valid;
 
 /// How a call may be scheduled.

@@ -10,9 +10,8 @@ mod stage;
 mod timeout;
 mod typed;
 
-pub use crate::result::{
-    DispatchOutcome, FailureCode, PipelineCode, ToolResult, UnknownPipelineCode,
-};
+pub use crate::code::{FailureCode, PipelineCode, UnknownPipelineCode};
+pub use crate::result::{DispatchOutcome, ToolResult};
 pub use batch::{CallOrder, ExecutionMode};
 pub use call::{Arguments, ToolCall};
 pub use timeout::TimeoutWrapper;

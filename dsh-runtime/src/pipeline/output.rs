@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use super::stage::{Call, Dispatched, Outcome};
 use crate::__private::tool_hooks as overrides;
+use crate::code::{FailureCode, PipelineCode};
 use crate::content::default_block;
 use crate::json::Value;
 use crate::panic;
-use crate::result::{FailureCode, Kind, PipelineCode, ResultData};
+use crate::result::{Kind, ResultData};
 use crate::schema::json_quote;
 use crate::snapshot;
 use crate::tool::{CallIdentity, DynTool, ToolError};

@@ -4,11 +4,12 @@ use std::fmt::Write as _;
 
 use super::output::success;
 use super::stage::{Call, Outcome};
+use crate::code::PipelineCode;
 use crate::content::ContentBlock;
 use crate::hooks::{Accept, Block, PostDecision, PostNext, Replacement};
 use crate::json::Object;
 use crate::panic;
-use crate::result::{Kind, PipelineCode, ResultData, ToolResult};
+use crate::result::{Kind, ResultData, ToolResult};
 use crate::schema::{Additional, ObjectRules, json_quote_into};
 use crate::tool::DynTool;
 

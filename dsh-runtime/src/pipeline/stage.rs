@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::code::PipelineCode;
 use crate::hooks::CallInfo;
 use crate::registry::CallSnapshot;
-use crate::result::{DispatchOutcome, PipelineCode, ResultData};
+use crate::result::{DispatchOutcome, ResultData};
 use crate::schema::json_quote;
 use crate::tool::{CallIdentity, DynTool};
 

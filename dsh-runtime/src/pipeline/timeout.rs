@@ -10,9 +10,10 @@ use tokio::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::code::PipelineCode;
 use crate::hooks::{CallInfo, HookFuture, Next, Wrapper};
 use crate::panic;
-use crate::result::{DispatchOutcome, PipelineCode};
+use crate::result::DispatchOutcome;
 use crate::tool::{ToolError, progress_observed};
 
 /// Honours a tool's [`crate::ToolDefinition::timeout_ms`]: arms a deadline on the

@@ -9,9 +9,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::ToolCall;
+use crate::code::PipelineCode;
 use crate::json;
 use crate::registry::{AgentScope, ByType, Registry};
-use crate::result::PipelineCode;
 use crate::schema::json_quote;
 use crate::tool::{AgentScopeId, Tool};
 

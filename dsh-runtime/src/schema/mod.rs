@@ -255,80 +255,11 @@ pub struct Pattern {
     regex: regex::Regex,
 }
 
-/// ECMA-262's `\s` as the inside of a character class.
-const ECMA_SPACE: &str = r"\t\n\x0B\x0C\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
-
-/// Rewrites the shorthand classes of `source` (regex crate syntax) to their ECMA-262
-/// meaning, as documented on [`Pattern`]. Everything else is copied unchanged.
-fn ecma_classes(source: &str) -> Cow<'_, str> {
-    if !source.contains('\\') {
-        return Cow::Borrowed(source);
-    }
-    let mut out = String::with_capacity(source.len() + 32);
-    // Nesting of character classes (the regex crate allows `[a[^b]]`).
-    let mut depth = 0usize;
-    let mut chars = source.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                let inside = depth > 0;
-                match chars.next() {
-                    Some('d') if inside => out.push_str("0-9"),
-                    Some('d') => out.push_str("[0-9]"),
-                    Some('w') if inside => out.push_str("0-9A-Za-z_"),
-                    Some('w') => out.push_str("[0-9A-Za-z_]"),
-                    Some('s') if inside => out.push_str(ECMA_SPACE),
-                    Some('s') => {
-                        out.push('[');
-                        out.push_str(ECMA_SPACE);
-                        out.push(']');
-                    }
-                    // Complements are nested classes inside a class.
-                    Some('D') => out.push_str("[^0-9]"),
-                    Some('W') => out.push_str("[^0-9A-Za-z_]"),
-                    Some('S') => {
-                        out.push_str("[^");
-                        out.push_str(ECMA_SPACE);
-                        out.push(']');
-                    }
-                    Some('b') if inside => out.push_str(r"\x08"),
-                    Some('b') => out.push_str(r"(?-u:\b)"),
-                    Some('B') if !inside => out.push_str(r"(?-u:\B)"),
-                    Some(other) => {
-                        out.push('\\');
-                        out.push(other);
-                    }
-                    None => out.push('\\'),
-                }
-            }
-            '[' => {
-                depth += 1;
-                out.push('[');
-                // A leading `^` negates and a `]` right after is a literal.
-                if chars.peek() == Some(&'^') {
-                    chars.next();
-                    out.push('^');
-                }
-                if chars.peek() == Some(&']') {
-                    chars.next();
-                    out.push(']');
-                }
-            }
-            ']' if depth > 0 => {
-                depth -= 1;
-                out.push(']');
-            }
-            other => out.push(other),
-        }
-    }
-    Cow::Owned(out)
-}
-
 impl Pattern {
     /// Compile a pattern. The error text says why the pattern is not accepted.
     pub fn new(source: impl Into<Text>) -> Result<Pattern, String> {
         let source = source.into();
-        match regex::Regex::new(&ecma_classes(&source)) {
+        match dsh_pattern::compile(&source) {
             Ok(regex) => Ok(Pattern { source, regex }),
             Err(e) => Err(format!("invalid pattern {}: {e}", json_quote(&source))),
         }
@@ -832,6 +763,3 @@ pub(crate) fn json_quote_into(out: &mut String, s: &str) {
     // Writing to a `String` cannot fail.
     let _ = crate::json::write_json_string(out, s);
 }
-
-#[cfg(test)]
-mod tests;

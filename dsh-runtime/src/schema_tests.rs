@@ -1,7 +1,10 @@
+//! The schema vocabulary against the validator: projection, key order and the rules each
+//! keyword checks. A module of the crate root, beside `schema` and `validate`, which it uses.
+
 use std::sync::Arc;
 
-use super::*;
-use crate::json::parse;
+use crate::json::{Value, parse};
+use crate::schema::*;
 use crate::validate::{validate_arguments, validate_labeled};
 
 fn props(list: Vec<(&'static str, Schema, bool)>) -> Vec<Property> {
