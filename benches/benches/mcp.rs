@@ -13,11 +13,14 @@
 //! 64 handshakes, client and server, divided by 64) for each server, measured with a
 //! counting global allocator; the client side is the same rmcp client for both.
 //!
-//! Latency, `mcp_latency/<case>` with ids `stdio` and `http`: sequential `tools/call`s
-//! against our server on the socket pair (stdio's kernel I/O) and over Streamable HTTP on
-//! loopback with rmcp's HTTP client, whose calls share one kept-alive connection; the
-//! bench first prints the median of each over the same calls and their ratio
-//! (`http/stdio`), then times both.
+//! Latency, `mcp_latency/<case>` with ids `stdio`, `http` and `rmcp_http`: sequential
+//! `tools/call`s against our server on the socket pair (stdio's kernel I/O) and over
+//! Streamable HTTP on loopback, and against rmcp's own Streamable HTTP server
+//! (`StreamableHttpService` with its default configuration, as ours, served by axum with
+//! `TCP_NODELAY`) exposing the same tools. Both HTTP servers are called by rmcp's HTTP
+//! client, whose calls share one kept-alive connection. The bench first prints the median
+//! of each over the same calls and the ratios (`http/stdio`, `http/rmcp_http`), then
+//! times all three.
 //!
 //! Run: `cargo bench -p dsh-benches --bench mcp`.
 
@@ -34,6 +37,34 @@ use rmcp::ServiceExt;
 use rmcp::model::JsonObject;
 use rmcp::service::RunningService;
 use tokio::net::UnixStream;
+
+/// rmcp's Streamable HTTP server for `RmcpServer`, with its default configuration (the
+/// session mode ours uses by default), on a loopback port; returns its MCP URL.
+async fn serve_rmcp_http(stop: tokio_util::sync::CancellationToken) -> String {
+    use axum::serve::ListenerExt as _;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+    };
+    let service = StreamableHttpService::new(
+        || Ok(RmcpServer::new()),
+        std::sync::Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token()),
+    );
+    let router = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let addr = listener.local_addr().expect("local address");
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router)
+            .with_graceful_shutdown(stop.cancelled_owned())
+            .await;
+    });
+    format!("http://{addr}/mcp")
+}
 
 struct Counting;
 
@@ -206,6 +237,11 @@ fn latency(c: &mut Criterion) {
         .block_on(dsh_mcp::connect_http(&http.url(), None))
         .expect("HTTP client handshake");
     let over_stdio = rt.block_on(connect(Contender::Ours, &ours));
+    let stop_rmcp = tokio_util::sync::CancellationToken::new();
+    let rmcp_url = rt.block_on(serve_rmcp_http(stop_rmcp.clone()));
+    let over_rmcp_http = rt
+        .block_on(dsh_mcp::connect_http(&rmcp_url, None))
+        .expect("HTTP client handshake with rmcp's server");
     for (case, tool, text) in [
         ("A_valid", "read_window", A_VALID),
         ("B_valid", "search", B_VALID),
@@ -214,12 +250,15 @@ fn latency(c: &mut Criterion) {
         // Warm both connections, then measure them in turn on the same calls.
         let _ = median_call(&rt, &over_stdio.client, &params);
         let _ = median_call(&rt, &over_http, &params);
+        let _ = median_call(&rt, &over_rmcp_http, &params);
         let stdio = median_call(&rt, &over_stdio.client, &params);
         let http_median = median_call(&rt, &over_http, &params);
+        let rmcp_median = median_call(&rt, &over_rmcp_http, &params);
         println!(
             "mcp_latency/{case}: median of {LATENCY_ROUNDS} sequential calls: http {http_median:?}, \
-             stdio {stdio:?}, http/stdio {:.2}x",
-            http_median.as_secs_f64() / stdio.as_secs_f64()
+             stdio {stdio:?}, rmcp_http {rmcp_median:?}, http/stdio {:.2}x, http/rmcp_http {:.2}x",
+            http_median.as_secs_f64() / stdio.as_secs_f64(),
+            http_median.as_secs_f64() / rmcp_median.as_secs_f64()
         );
         let mut group = c.benchmark_group(format!("mcp_latency/{case}"));
         group.bench_function("stdio", |b| {
@@ -234,9 +273,17 @@ fn latency(c: &mut Criterion) {
                     .expect("call")
             });
         });
+        group.bench_function("rmcp_http", |b| {
+            b.iter(|| {
+                rt.block_on(over_rmcp_http.call_tool(params.clone()))
+                    .expect("call")
+            });
+        });
         group.finish();
     }
     let _ = rt.block_on(over_http.cancel());
+    let _ = rt.block_on(over_rmcp_http.cancel());
+    stop_rmcp.cancel();
     rt.block_on(http.shutdown())
         .expect("shut the HTTP server down");
 }

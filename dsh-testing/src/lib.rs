@@ -1,8 +1,8 @@
 //! # dsh-testing
 //!
-//! The testing kit for tool authors, for `[dev-dependencies]`. It takes `dsh-runtime` with
-//! the features your own build already has, so `cargo test` reuses the build of `cargo
-//! build` instead of building the runtime a second time.
+//! The testing kit for tool authors, for `[dev-dependencies]`. It changes the features of
+//! nothing `dsh-runtime` or `dsh-mcp` is built with, so `cargo test` reuses the build of
+//! `cargo build` instead of building the runtime a second time.
 //!
 //! - [`check_tool`] and [`ToolCheck`]: generated calls of one tool through a registry,
 //!   checked against the invariants every tool keeps ([`invariant`]): no panic, valid
