@@ -18,7 +18,8 @@
 //! Streamable HTTP on loopback, and against rmcp's own Streamable HTTP server
 //! (`StreamableHttpService` with its default configuration, as ours, served by axum with
 //! `TCP_NODELAY`) exposing the same tools. Both HTTP servers are called by rmcp's HTTP
-//! client, whose calls share one kept-alive connection. The bench first prints the median
+//! client (which opens a connection per call: it drops each response stream before its
+//! end, see BENCHMARKS.md). The bench first prints the median
 //! of each over the same calls and the ratios (`http/stdio`, `http/rmcp_http`), then
 //! times all three.
 //!

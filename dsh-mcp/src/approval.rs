@@ -107,13 +107,7 @@ impl ClientApproval {
         scope: Option<AgentScope>,
         cannot_ask: Option<&'static str>,
     ) -> Arc<Self> {
-        Arc::new(ClientApproval {
-            peer,
-            registry,
-            scope,
-            cannot_ask,
-            task: None,
-        })
+        Self::routed(peer, registry, scope, cannot_ask, None)
     }
 
     /// The approval route of a call that runs as a task (see the module docs).
@@ -124,12 +118,22 @@ impl ClientApproval {
         cannot_ask: Option<&'static str>,
         task: TaskLink,
     ) -> Arc<Self> {
+        Self::routed(peer, registry, scope, cannot_ask, Some(task))
+    }
+
+    fn routed(
+        peer: Peer<RoleServer>,
+        registry: Registry,
+        scope: Option<AgentScope>,
+        cannot_ask: Option<&'static str>,
+        task: Option<TaskLink>,
+    ) -> Arc<Self> {
         Arc::new(ClientApproval {
             peer,
             registry,
             scope,
             cannot_ask,
-            task: Some(task),
+            task,
         })
     }
 

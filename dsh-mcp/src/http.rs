@@ -289,19 +289,7 @@ impl HttpServer {
 /// issuer's metadata or keys cannot be read.
 pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<HttpServer> {
     let origins = Arc::new(Origins::new(&options.allowed_origins)?);
-    if options.max_connections == 0 {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "HttpOptions::max_connections: must be at least 1",
-        ));
-    }
-    #[cfg(feature = "oauth")]
-    if options.oauth.is_some() && options.bearer_token.is_some() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "HttpOptions: a static bearer token and OAuth cannot both be set",
-        ));
-    }
+    check_options(&options)?;
     let listener = tokio::net::TcpListener::bind(options.bind).await?;
     let addr = listener.local_addr()?;
     #[cfg(feature = "oauth")]
@@ -319,20 +307,8 @@ pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<
     };
     let stop = CancellationToken::new();
 
-    let mut config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(options.sessions)
-        .with_cancellation_token(stop.child_token());
+    let config = rmcp_config(&options, addr, &stop);
     let max_body = config.max_request_body_bytes;
-    config = if options.allow_any_host {
-        config.disable_allowed_hosts()
-    } else {
-        let mut hosts = config.allowed_hosts.clone();
-        if !addr.ip().is_loopback() && !addr.ip().is_unspecified() {
-            hosts.push(addr.ip().to_string());
-        }
-        hosts.extend(options.allowed_hosts.iter().cloned());
-        config.with_allowed_hosts(hosts)
-    };
     let sessions = options.sessions;
     let core_tasks = server.registry().jobs().is_some();
     let factory = server.clone();
@@ -359,20 +335,7 @@ pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<
     if let Some(resource) = &resource {
         router = resource.await_verdicts(router);
     }
-    router = router.layer(axum::middleware::from_fn_with_state(
-        BodyLimits {
-            timeout: options.body_read_timeout,
-            max_bytes: max_body,
-        },
-        read_body,
-    ));
-    if let Some(token) = options.bearer_token.clone() {
-        let expected: Arc<[u8]> = Arc::from(token.into_bytes());
-        router = router.layer(axum::middleware::from_fn_with_state(
-            expected,
-            require_bearer,
-        ));
-    }
+    router = body_and_bearer(router, &options, max_body);
     #[cfg(feature = "oauth")]
     if let Some(resource) = &resource {
         router = resource.protect(router);
@@ -400,6 +363,65 @@ pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<
         stop,
         task,
     })
+}
+
+/// The options no server can start with: no connection allowed, or two credentials.
+fn check_options(options: &HttpOptions) -> io::Result<()> {
+    if options.max_connections == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "HttpOptions::max_connections: must be at least 1",
+        ));
+    }
+    #[cfg(feature = "oauth")]
+    if options.oauth.is_some() && options.bearer_token.is_some() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "HttpOptions: a static bearer token and OAuth cannot both be set",
+        ));
+    }
+    Ok(())
+}
+
+/// rmcp's service configuration: the session mode, the stop token and the hosts a
+/// request's `Host` may name (loopback, the bound address and the configured ones).
+fn rmcp_config(
+    options: &HttpOptions,
+    addr: SocketAddr,
+    stop: &CancellationToken,
+) -> StreamableHttpServerConfig {
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(options.sessions)
+        .with_cancellation_token(stop.child_token());
+    if options.allow_any_host {
+        return config.disable_allowed_hosts();
+    }
+    let mut hosts = config.allowed_hosts.clone();
+    if !addr.ip().is_loopback() && !addr.ip().is_unspecified() {
+        hosts.push(addr.ip().to_string());
+    }
+    hosts.extend(options.allowed_hosts.iter().cloned());
+    config.with_allowed_hosts(hosts)
+}
+
+/// The body limits (size, read time) and, when set, the static bearer token, around
+/// `router`.
+fn body_and_bearer(router: axum::Router, options: &HttpOptions, max_body: usize) -> axum::Router {
+    let mut router = router.layer(axum::middleware::from_fn_with_state(
+        BodyLimits {
+            timeout: options.body_read_timeout,
+            max_bytes: max_body,
+        },
+        read_body,
+    ));
+    if let Some(token) = options.bearer_token.clone() {
+        let expected: Arc<[u8]> = Arc::from(token.into_bytes());
+        router = router.layer(axum::middleware::from_fn_with_state(
+            expected,
+            require_bearer,
+        ));
+    }
+    router
 }
 
 /// A parsed origin: `null`, or a scheme, host and port.

@@ -209,17 +209,7 @@ async fn write_message<W: AsyncWrite + Unpin>(
     write: &Writer<W>,
     message: &ServerJsonRpcMessage,
 ) -> std::io::Result<()> {
-    let mut text = serde_json::to_vec(message)?;
-    text.push(b'\n');
-    let mut guard = write.lock().await;
-    let Some(w) = guard.as_mut() else {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::NotConnected,
-            "the MCP connection is closed",
-        ));
-    };
-    w.write_all(&text).await?;
-    w.flush().await
+    write_text(write, serde_json::to_vec(message)?).await
 }
 
 impl<R, W> Transport<RoleServer> for RawTransport<R, W>

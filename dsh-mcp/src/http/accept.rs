@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -192,22 +192,8 @@ pub(super) async fn serve(
             },
         };
         while connections.try_join_next().is_some() {}
-        let permit = match permits.clone().try_acquire_owned() {
-            Ok(permit) => permit,
-            // At the cap: the connection waiting longest makes room, if there is one.
-            Err(_) if open.evict_oldest_waiting() => {
-                match tokio::time::timeout(EVICTION_WAIT, permits.clone().acquire_owned()).await {
-                    Ok(Ok(permit)) => permit,
-                    _ => {
-                        refuse(&stream);
-                        continue;
-                    }
-                }
-            }
-            Err(_) => {
-                refuse(&stream);
-                continue;
-            }
+        let Some(permit) = admit(&permits, &open, &stream).await else {
+            continue;
         };
         if let Err(e) = stream.set_nodelay(true) {
             tracing::warn!("MCP over HTTP: cannot set TCP_NODELAY: {e}");
@@ -217,36 +203,83 @@ pub(super) async fn serve(
             inner: TowerToHyperService::new(router.clone()),
             conn: conn.clone(),
         };
-        let closing = closing.clone();
-        let open = open.clone();
-        connections.spawn(async move {
-            let _permit = permit;
-            let _open = Forget(open, id);
-            let mut builder = hyper::server::conn::http1::Builder::new();
-            builder
-                .timer(TokioTimer::new())
-                .header_read_timeout(limits.header_read_timeout)
-                .keep_alive(true);
-            let connection = builder.serve_connection(TokioIo::new(stream), service);
-            tokio::pin!(connection);
-            tokio::select! {
-                result = connection.as_mut() => {
-                    if let Err(e) = result {
-                        tracing::debug!("MCP over HTTP: connection ended: {e}");
-                    }
-                    return;
-                }
-                // Closed to make room: dropped at once (it was in no request).
-                () = conn.close.cancelled() => return,
-                () = closing.cancelled() => connection.as_mut().graceful_shutdown(),
-            }
-            if let Err(e) = connection.await {
-                tracing::debug!("MCP over HTTP: connection ended: {e}");
-            }
-        });
+        let held = (permit, Forget(open.clone(), id));
+        connections.spawn(serve_connection(
+            stream,
+            service,
+            limits,
+            conn,
+            closing.clone(),
+            held,
+        ));
     }
     drop(listener);
     closing.cancel();
+    drain(connections).await;
+    Ok(())
+}
+
+/// A permit for a new connection, or `None` when it was refused (503). At the cap the
+/// connection waiting longest for its request head makes room, if there is one.
+async fn admit(
+    permits: &Arc<Semaphore>,
+    open: &Connections,
+    stream: &TcpStream,
+) -> Option<OwnedSemaphorePermit> {
+    match permits.clone().try_acquire_owned() {
+        Ok(permit) => Some(permit),
+        Err(_) if open.evict_oldest_waiting() => {
+            match tokio::time::timeout(EVICTION_WAIT, permits.clone().acquire_owned()).await {
+                Ok(Ok(permit)) => Some(permit),
+                _ => {
+                    refuse(stream);
+                    None
+                }
+            }
+        }
+        Err(_) => {
+            refuse(stream);
+            None
+        }
+    }
+}
+
+/// One connection, served until it ends, is closed to make room, or the server stops
+/// (then gracefully). `held` is dropped when it ends: the permit and the registration.
+async fn serve_connection(
+    stream: TcpStream,
+    service: Counting,
+    limits: Limits,
+    conn: Arc<Conn>,
+    closing: CancellationToken,
+    held: (OwnedSemaphorePermit, Forget),
+) {
+    let _held = held;
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .keep_alive(true);
+    let connection = builder.serve_connection(TokioIo::new(stream), service);
+    tokio::pin!(connection);
+    tokio::select! {
+        result = connection.as_mut() => {
+            if let Err(e) = result {
+                tracing::debug!("MCP over HTTP: connection ended: {e}");
+            }
+            return;
+        }
+        // Closed to make room: dropped at once (it was in no request).
+        () = conn.close.cancelled() => return,
+        () = closing.cancelled() => connection.as_mut().graceful_shutdown(),
+    }
+    if let Err(e) = connection.await {
+        tracing::debug!("MCP over HTTP: connection ended: {e}");
+    }
+}
+
+/// Wait up to [`SHUTDOWN_GRACE`] for the open connections to end, then drop the rest.
+async fn drain(mut connections: JoinSet<()>) {
     let drained = tokio::time::timeout(SHUTDOWN_GRACE, async {
         while connections.join_next().await.is_some() {}
     })
@@ -258,7 +291,6 @@ pub(super) async fn serve(
         );
         connections.shutdown().await;
     }
-    Ok(())
 }
 
 /// Forgets its connection when the connection's task ends.
