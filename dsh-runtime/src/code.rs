@@ -8,10 +8,10 @@ use std::str::FromStr;
 
 /// The error codes the registry itself produces.
 ///
-/// A failure's code is a string ([`ToolResult::code`]): one of these, or a tool's own code
+/// A failure's code is a string ([`ToolResult::code`](crate::ToolResult::code)): one of these, or a tool's own code
 /// (e.g. `FS_NOT_FOUND`), which passes through unchanged. Every failure the registry
 /// produces has one, policy denials included, so an agent loop can branch on every
-/// failure but a tool's own codeless [`ToolError`].
+/// failure but a tool's own codeless [`ToolError`](crate::ToolError).
 ///
 /// | code | error name | when | message |
 /// | --- | --- | --- | --- |
