@@ -17,9 +17,9 @@
 //! `tools/call`s against our server on the socket pair (stdio's kernel I/O) and over
 //! Streamable HTTP on loopback, and against rmcp's own Streamable HTTP server
 //! (`StreamableHttpService` with its default configuration, as ours, served by axum with
-//! `TCP_NODELAY`) exposing the same tools. Both HTTP servers are called by rmcp's HTTP
-//! client (which opens a connection per call: it drops each response stream before its
-//! end, see BENCHMARKS.md). The bench first prints the median
+//! `TCP_NODELAY`) exposing the same tools. Both HTTP servers are called through
+//! `dsh_mcp::connect_http` (rmcp's HTTP client transport over a pooling reqwest client,
+//! so sequential calls share kept-alive connections). The bench first prints the median
 //! of each over the same calls and the ratios (`http/stdio`, `http/rmcp_http`), then
 //! times all three.
 //!

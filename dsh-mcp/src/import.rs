@@ -443,6 +443,8 @@ pub enum ConnectError {
     Spawn(std::io::Error),
     /// The MCP handshake failed.
     Handshake(Box<rmcp::service::ClientInitializeError>),
+    /// The HTTP client could not be built (its TLS backend did not start).
+    HttpClient(Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl fmt::Display for ConnectError {
@@ -453,6 +455,7 @@ impl fmt::Display for ConnectError {
             }
             ConnectError::Spawn(e) => write!(f, "cannot start the MCP server: {e}"),
             ConnectError::Handshake(e) => write!(f, "MCP handshake failed: {e}"),
+            ConnectError::HttpClient(e) => write!(f, "cannot build the HTTP client: {e}"),
         }
     }
 }
@@ -462,6 +465,7 @@ impl std::error::Error for ConnectError {
         match self {
             ConnectError::Spawn(e) => Some(e),
             ConnectError::Handshake(e) => Some(&**e),
+            ConnectError::HttpClient(e) => Some(&**e),
             ConnectError::CommandLine(_) => None,
         }
     }
@@ -505,8 +509,49 @@ pub async fn connect_http(
     if let Some(token) = bearer_token {
         config = config.auth_header(token.to_string());
     }
-    let transport = StreamableHttpClientTransport::from_config(config);
+    let transport = StreamableHttpClientTransport::with_client(pooled_http_client()?, config);
     ().serve(transport)
         .await
         .map_err(|e| ConnectError::Handshake(Box::new(e)))
+}
+
+/// Redirects [`connect_http`]'s client follows for one request.
+#[cfg(feature = "http")]
+const MAX_REDIRECTS: usize = 10;
+
+/// The HTTP client of [`connect_http`]: rmcp's default client, but keeping idle
+/// connections (rmcp's has no pool, so every request opened a new loopback or TCP
+/// connection: about a third of a kept-alive call's time on loopback).
+///
+/// A connection goes back to the pool once its response is read to the end: rmcp's
+/// transport reads a request's event stream past its response before dropping it, and
+/// the server ends that stream right after the response. `TCP_NODELAY` (reqwest's
+/// default) keeps a reused connection from waiting on the peer's delayed ACK. Redirects
+/// are followed as rmcp's client follows them: only 307 and 308 (which keep the method
+/// and the JSON-RPC body), only to the same origin (the session id and the bearer token
+/// must not reach another host), at most [`MAX_REDIRECTS`].
+#[cfg(feature = "http")]
+fn pooled_http_client() -> Result<reqwest::Client, ConnectError> {
+    let redirects = reqwest::redirect::Policy::custom(|attempt| {
+        let keeps_body = matches!(
+            attempt.status(),
+            reqwest::StatusCode::TEMPORARY_REDIRECT | reqwest::StatusCode::PERMANENT_REDIRECT
+        );
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if !keeps_body || !same_origin {
+            attempt.stop()
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    });
+    reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .redirect(redirects)
+        .build()
+        .map_err(|e| ConnectError::HttpClient(Box::new(e)))
 }

@@ -2,6 +2,7 @@
 //! token, stateless serving (the server's stateless context), sessions (agent scope, setup and close), and importing
 //! over HTTP.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -161,4 +162,62 @@ async fn sessions_get_an_agent_scope_and_are_closed() {
     }
     assert_eq!(*closed.lock().unwrap(), ids);
     http.shutdown().await.unwrap();
+}
+
+/// A loopback TCP relay to `target` that counts the connections it accepts.
+async fn counting_relay(target: std::net::SocketAddr) -> (String, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&accepted);
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            count.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await else {
+                    return;
+                };
+                let _ = inbound.set_nodelay(true);
+                let _ = outbound.set_nodelay(true);
+                let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+            });
+        }
+    });
+    (format!("http://{addr}/mcp"), accepted)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sequential_calls_through_connect_http_share_kept_alive_connections() {
+    for sessions in [true, false] {
+        let (registry, _regs) = registry();
+        let http = serve_http(
+            &McpServer::new(registry),
+            HttpOptions::default().sessions(sessions),
+        )
+        .await
+        .unwrap();
+        let (url, accepted) = counting_relay(http.local_addr()).await;
+        let client = connect_http(&url, None).await.unwrap();
+        let after_handshake = accepted.load(Ordering::SeqCst);
+        for i in 0..40 {
+            let r = client
+                .call_tool(call("greet", json!({"name": format!("n{i}")})))
+                .await
+                .unwrap();
+            assert_eq!(
+                r.structured_content,
+                Some(json!({"result": format!("Hello, n{i}!")}))
+            );
+        }
+        // The POSTs reuse the pooled connections: a call whose response stream is still
+        // being read to its end when the next one starts may open one more, never one
+        // per call (rmcp's own client, with no pool, opened 40 here).
+        let opened = accepted.load(Ordering::SeqCst) - after_handshake;
+        assert!(
+            opened <= 2,
+            "40 sequential calls (sessions: {sessions}) opened {opened} new connections"
+        );
+        client.cancel().await.unwrap();
+        http.shutdown().await.unwrap();
+    }
 }
