@@ -520,8 +520,8 @@ pub async fn connect_http(
 const MAX_REDIRECTS: usize = 10;
 
 /// The HTTP client of [`connect_http`]: rmcp's default client, but keeping idle
-/// connections (rmcp's has no pool, so every request opened a new loopback or TCP
-/// connection: about a third of a kept-alive call's time on loopback).
+/// connections (rmcp's has no pool, so every request opened a new TCP connection:
+/// about 50 µs of a 300–400 µs call on loopback, BENCHMARKS.md).
 ///
 /// A connection goes back to the pool once its response is read to the end: rmcp's
 /// transport reads a request's event stream past its response before dropping it, and
