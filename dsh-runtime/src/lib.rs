@@ -138,8 +138,6 @@ mod pipeline;
 mod registry;
 mod result;
 pub mod schema;
-#[cfg(test)]
-mod schema_tests;
 mod snapshot;
 mod suggest;
 mod tool;

@@ -8,6 +8,7 @@ mod tool_macro;
 mod tool_param_attrs;
 mod validate_agreement;
 mod validate_bounds;
+mod vocabulary;
 
 // Shared helpers.
 mod derive_support;

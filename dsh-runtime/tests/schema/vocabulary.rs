@@ -1,11 +1,12 @@
 //! The schema vocabulary against the validator: projection, key order and the rules each
-//! keyword checks. A module of the crate root, beside `schema` and `validate`, which it uses.
+//! keyword checks, through the public API.
 
 use std::sync::Arc;
 
-use crate::json::{Value, parse};
-use crate::schema::*;
-use crate::validate::{validate_arguments, validate_labeled};
+use dsh_runtime::ToolSchema;
+use dsh_runtime::json::{Value, parse};
+use dsh_runtime::schema::*;
+use dsh_runtime::validate::{validate_arguments, validate_labeled};
 
 fn props(list: Vec<(&'static str, Schema, bool)>) -> Vec<Property> {
     list.into_iter()
@@ -52,20 +53,18 @@ fn std_impls_publish_ranges_and_shapes() {
         r#"{"type":"integer","minimum":0}"#
     );
     // The hidden maximum is still enforced.
+    let schema = u64::schema();
+    let Kind::Integer(rules) = &schema.kind else {
+        panic!("u64's schema is an integer node");
+    };
     assert_eq!(
-        u64::schema().as_ref().kind,
-        Kind::Integer(IntegerRules {
-            minimum: Some(0),
-            maximum: Some(u64::MAX as i128),
-            hidden: HiddenBounds {
-                minimum: false,
-                maximum: true
-            },
-        })
+        (rules.minimum, rules.maximum),
+        (Some(0), Some(u64::MAX as i128))
     );
-    assert!(!crate::validate::is_valid(
+    assert_eq!((rules.hidden.minimum, rules.hidden.maximum), (false, true));
+    assert!(!dsh_runtime::validate::is_valid(
         &u64::schema(),
-        &crate::json::parse("18446744073709551616").unwrap()
+        &dsh_runtime::json::parse("18446744073709551616").unwrap()
     ));
     for (schema, text) in [
         (i64::schema(), r#"{"type":"integer"}"#),
@@ -86,9 +85,9 @@ fn std_impls_publish_ranges_and_shapes() {
     ] {
         assert_eq!(schema.to_json_string(), text);
     }
-    assert!(!crate::validate::is_valid(
+    assert!(!dsh_runtime::validate::is_valid(
         &f32::schema(),
-        &crate::json::parse("1e39").unwrap()
+        &dsh_runtime::json::parse("1e39").unwrap()
     ));
     // An author's bound is published even where the type's own was hidden.
     let ranged = (*u64::schema())
@@ -248,9 +247,9 @@ fn integral_floats_are_integers_and_ranges_are_exact() {
 #[test]
 fn null_for_an_optional_property_means_omitted() {
     let s = Schema::closed_object(vec![
-        crate::__private::field::<String>("a", "", false),
-        crate::__private::field::<Option<u8>>("b", "", false),
-        crate::__private::field::<Option<serde_json::Value>>("c", "", false),
+        dsh_runtime::__private::field::<String>("a", "", false),
+        dsh_runtime::__private::field::<Option<u8>>("b", "", false),
+        dsh_runtime::__private::field::<Option<serde_json::Value>>("c", "", false),
     ]);
     let v = parse(r#"{"a":"x","b":null,"c":null}"#).unwrap();
     let ok = validate_arguments(&s, &v).unwrap();
@@ -312,7 +311,7 @@ fn odd_keys_are_quoted_and_escaped_in_paths() {
 }
 
 #[test]
-fn json_quote_escapes_like_the_json_printer() {
+fn descriptions_are_quoted_like_the_json_printer() {
     for s in [
         "plain",
         "a\"b",
@@ -320,10 +319,18 @@ fn json_quote_escapes_like_the_json_printer() {
         "\n\r\t\u{8}\u{c}",
         "\u{1}\u{1f}",
         "é ✓ 😀",
-        "",
     ] {
-        assert_eq!(json_quote(s), Value::from(s).to_string(), "{s:?}");
+        assert_eq!(
+            Schema::string().with_description(s).to_json_string(),
+            format!(r#"{{"type":"string","description":{}}}"#, Value::from(s)),
+            "{s:?}"
+        );
     }
+    // An empty description is left out, not printed as `""`.
+    assert_eq!(
+        Schema::string().with_description("").to_json_string(),
+        r#"{"type":"string"}"#
+    );
 }
 
 #[test]
