@@ -70,6 +70,22 @@ async fn count(cx: ToolContext) -> Result<u32, ToolError> {
     Ok(3)
 }
 
+/// Report progress from a thread outside the runtime, then once more from a task left
+/// running after the result.
+#[tool]
+async fn count_elsewhere(cx: ToolContext) -> Result<u32, ToolError> {
+    std::thread::scope(|s| {
+        s.spawn(|| cx.report_progress(1.0, Some(2.0), Some("from a thread")));
+    });
+    cx.report_progress(2.0, Some(2.0), None);
+    let late = cx.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        late.report_progress(5.0, Some(2.0), Some("after the result"));
+    });
+    Ok(2)
+}
+
 /// The agent scope of the call.
 #[tool]
 async fn whoami(cx: ToolContext) -> Result<u64, ToolError> {
@@ -442,6 +458,44 @@ async fn progress_flows_when_a_token_was_sent() {
         .collect();
     seen.sort_by(|a, b| a.0.total_cmp(&b.0));
     assert_eq!(seen, expected);
+    c.client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_from_another_thread_is_sent_and_none_after_the_result() {
+    let (registry, mut regs) = registry();
+    regs.push(registry.register(CountElsewhere).unwrap());
+    let c = connect(&McpServer::new(registry)).await;
+    let wire = |c: &Connected| -> Vec<(f64, Option<String>)> {
+        c.wire_progress
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["progress"].as_f64().unwrap(),
+                    p["message"].as_str().map(str::to_string),
+                )
+            })
+            .collect()
+    };
+    // Calls without a report first: they start nothing that could send later.
+    for _ in 0..3 {
+        let r = c.client.call_tool(call("whoami", json!({}))).await.unwrap();
+        assert_ne!(r.is_error, Some(true), "{r:?}");
+    }
+    let r = c
+        .client
+        .call_tool(call("count_elsewhere", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(r.structured_content, Some(json!({"result": 2})));
+    // The late report would be sent 30 ms after the result: wait well past it.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        wire(&c),
+        [(1.0, Some("from a thread".to_string())), (2.0, None)]
+    );
     c.client.cancel().await.unwrap();
 }
 

@@ -175,11 +175,11 @@ async fn run_in_task(
     let stop = job.stop_token().clone();
     approval.attach_task(task.clone(), stop.clone());
     let call = call.with_cancellation(stop);
-    let forward = forwarder.as_ref().map(ProgressForwarder::sender);
+    let forward = forwarder.clone();
     let reporter = ProgressReporter::new(move |p: Progress| {
         task.progress(p.progress, p.total, p.message.as_deref());
         if let Some(forward) = &forward {
-            let _ = forward.send(Some(p));
+            forward.report(p);
         }
     });
     let handler: Arc<dyn ApprovalHandler> = approval.clone();
