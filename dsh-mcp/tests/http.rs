@@ -223,3 +223,135 @@ async fn sequential_calls_through_connect_http_share_kept_alive_connections() {
         http.shutdown().await.unwrap();
     }
 }
+
+/// A loopback server in front of `target`'s MCP endpoint: `/mcp` is relayed to it (each
+/// request counted), and the other paths answer redirects: `/same` (307 to `/mcp`),
+/// `/moved` (308 to `/mcp`), `/see-other` (303 to `/mcp`, a redirect that turns a POST
+/// into a GET), `/elsewhere` (307 to `elsewhere`, another origin), `/loop` (307 to
+/// itself). Returns its base URL and the count of relayed requests.
+async fn redirector(target: String, elsewhere: String) -> (String, Arc<AtomicUsize>) {
+    use axum::body::Body;
+    use axum::http::{HeaderValue, StatusCode, header};
+    use axum::response::Response;
+    use axum::routing::any;
+
+    let relayed = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&relayed);
+    let client = reqwest::Client::new();
+    let relay = any(move |request: axum::extract::Request| {
+        let (client, target, count) = (client.clone(), target.clone(), count.clone());
+        async move {
+            count.fetch_add(1, Ordering::SeqCst);
+            let (parts, body) = request.into_parts();
+            let body = axum::body::to_bytes(body, 1 << 20).await.unwrap();
+            let mut forwarded = client.request(parts.method, &target).body(body);
+            for (name, value) in &parts.headers {
+                if name != header::HOST && name != header::CONTENT_LENGTH {
+                    forwarded = forwarded.header(name, value);
+                }
+            }
+            let answer = forwarded.send().await.unwrap();
+            let mut response = Response::builder().status(answer.status());
+            for (name, value) in answer.headers() {
+                if name != header::CONTENT_LENGTH && name != header::TRANSFER_ENCODING {
+                    response = response.header(name, value);
+                }
+            }
+            response
+                .body(Body::from_stream(answer.bytes_stream()))
+                .unwrap()
+        }
+    });
+    let redirect = |status: StatusCode, to: String| {
+        any(move || {
+            let to = to.clone();
+            async move {
+                Response::builder()
+                    .status(status)
+                    .header(header::LOCATION, HeaderValue::from_str(&to).unwrap())
+                    .body(Body::empty())
+                    .unwrap()
+            }
+        })
+    };
+    let router = axum::Router::new()
+        .route("/mcp", relay)
+        .route(
+            "/same",
+            redirect(StatusCode::TEMPORARY_REDIRECT, "/mcp".into()),
+        )
+        .route(
+            "/moved",
+            redirect(StatusCode::PERMANENT_REDIRECT, "/mcp".into()),
+        )
+        .route("/see-other", redirect(StatusCode::SEE_OTHER, "/mcp".into()))
+        .route(
+            "/elsewhere",
+            redirect(StatusCode::TEMPORARY_REDIRECT, elsewhere),
+        )
+        .route(
+            "/loop",
+            redirect(StatusCode::TEMPORARY_REDIRECT, "/loop".into()),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    (format!("http://{addr}"), relayed)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connect_http_follows_only_same_origin_redirects_that_keep_the_request() {
+    let (registry, _regs) = registry();
+    let http = serve_http(&McpServer::new(registry), HttpOptions::default())
+        .await
+        .unwrap();
+    // Another origin (our server itself, by another port), behind a connection counter.
+    let (elsewhere, accepted_elsewhere) = counting_relay(http.local_addr()).await;
+    let (base, relayed) = redirector(http.url(), elsewhere).await;
+
+    // 307 and 308 to the same origin are followed, for every request of the session.
+    for path in ["/same", "/moved"] {
+        let before = relayed.load(Ordering::SeqCst);
+        let client = connect_http(&format!("{base}{path}"), None)
+            .await
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        let r = client
+            .call_tool(call("greet", json!({"name": "Ada"})))
+            .await
+            .unwrap();
+        assert_eq!(r.structured_content, Some(json!({"result": "Hello, Ada!"})));
+        assert!(
+            relayed.load(Ordering::SeqCst) > before,
+            "{path}: nothing relayed"
+        );
+        client.cancel().await.unwrap();
+    }
+
+    // A 303 would turn the POST into a GET without its body: not followed, so the
+    // handshake fails without reaching the endpoint.
+    let before = relayed.load(Ordering::SeqCst);
+    let refused = connect_http(&format!("{base}/see-other"), None).await;
+    assert!(refused.is_err(), "a 303 was followed");
+    assert_eq!(relayed.load(Ordering::SeqCst), before, "a 303 reached /mcp");
+
+    // Another origin is never contacted (it would see the session id and the token).
+    let refused = connect_http(&format!("{base}/elsewhere"), Some("s3cret")).await;
+    assert!(
+        refused.is_err(),
+        "a redirect to another origin was followed"
+    );
+    assert_eq!(accepted_elsewhere.load(Ordering::SeqCst), 0);
+
+    // A redirect loop ends with an error, not a hang.
+    let looped = tokio::time::timeout(
+        Duration::from_secs(10),
+        connect_http(&format!("{base}/loop"), None),
+    )
+    .await
+    .expect("a redirect loop hung the handshake");
+    assert!(looped.is_err(), "a redirect loop connected");
+
+    http.shutdown().await.unwrap();
+}
