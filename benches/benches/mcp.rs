@@ -21,7 +21,9 @@
 //! `dsh_mcp::connect_http` (rmcp's HTTP client transport over a pooling reqwest client,
 //! so sequential calls share kept-alive connections). The bench first prints the median
 //! of each over the same calls and the ratios (`http/stdio`, `http/rmcp_http`), then
-//! times all three.
+//! times all three. The printed medians also hold `http_floor`: the same client against
+//! a server that answers each `tools/call` at once with a fixed result and runs nothing
+//! (`serve_floor_http`), the part of an HTTP call no server can remove.
 //!
 //! Run: `cargo bench -p dsh-benches --bench mcp`.
 
@@ -52,6 +54,67 @@ async fn serve_rmcp_http(stop: tokio_util::sync::CancellationToken) -> String {
         StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token()),
     );
     let router = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let addr = listener.local_addr().expect("local address");
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router)
+            .with_graceful_shutdown(stop.cancelled_owned())
+            .await;
+    });
+    format!("http://{addr}/mcp")
+}
+
+/// The floor of an HTTP call with this client: rmcp's Streamable HTTP server (as
+/// [`serve_rmcp_http`]) behind a layer that answers every `tools/call` at once with a
+/// fixed result (`application/json`, the request's id), running no tool: what is left
+/// is the client, the HTTP stack and one JSON parse.
+async fn serve_floor_http(stop: tokio_util::sync::CancellationToken) -> String {
+    use axum::serve::ListenerExt as _;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+    };
+    async fn answer_calls(
+        request: axum::extract::Request,
+        next: axum::middleware::Next,
+    ) -> axum::response::Response {
+        use axum::response::IntoResponse as _;
+        let (parts, body) = request.into_parts();
+        let Ok(bytes) = axum::body::to_bytes(body, 1 << 20).await else {
+            return axum::http::StatusCode::BAD_REQUEST.into_response();
+        };
+        if let Ok(message) = serde_json::from_slice::<serde_json::Value>(&bytes)
+            && message["method"] == "tools/call"
+        {
+            let reply = serde_json::json!({
+                "jsonrpc": "2.0",
+                "id": message["id"],
+                "result": {"content": [{"type": "text", "text": "floor"}], "isError": false},
+            });
+            return (
+                [(axum::http::header::CONTENT_TYPE, "application/json")],
+                reply.to_string(),
+            )
+                .into_response();
+        }
+        next.run(axum::extract::Request::from_parts(
+            parts,
+            axum::body::Body::from(bytes),
+        ))
+        .await
+    }
+    let service = StreamableHttpService::new(
+        || Ok(RmcpServer::new()),
+        std::sync::Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token()),
+    );
+    let router = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(answer_calls));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind loopback");
@@ -243,6 +306,10 @@ fn latency(c: &mut Criterion) {
     let over_rmcp_http = rt
         .block_on(dsh_mcp::connect_http(&rmcp_url, None))
         .expect("HTTP client handshake with rmcp's server");
+    let floor_url = rt.block_on(serve_floor_http(stop_rmcp.clone()));
+    let over_floor = rt
+        .block_on(dsh_mcp::connect_http(&floor_url, None))
+        .expect("HTTP client handshake with the floor server");
     for (case, tool, text) in [
         ("A_valid", "read_window", A_VALID),
         ("B_valid", "search", B_VALID),
@@ -252,12 +319,14 @@ fn latency(c: &mut Criterion) {
         let _ = median_call(&rt, &over_stdio.client, &params);
         let _ = median_call(&rt, &over_http, &params);
         let _ = median_call(&rt, &over_rmcp_http, &params);
+        let _ = median_call(&rt, &over_floor, &params);
         let stdio = median_call(&rt, &over_stdio.client, &params);
         let http_median = median_call(&rt, &over_http, &params);
         let rmcp_median = median_call(&rt, &over_rmcp_http, &params);
+        let floor = median_call(&rt, &over_floor, &params);
         println!(
             "mcp_latency/{case}: median of {LATENCY_ROUNDS} sequential calls: http {http_median:?}, \
-             stdio {stdio:?}, rmcp_http {rmcp_median:?}, http/stdio {:.2}x, http/rmcp_http {:.2}x",
+             stdio {stdio:?}, rmcp_http {rmcp_median:?}, http_floor {floor:?}, http/stdio {:.2}x, http/rmcp_http {:.2}x",
             http_median.as_secs_f64() / stdio.as_secs_f64(),
             http_median.as_secs_f64() / rmcp_median.as_secs_f64()
         );

@@ -125,7 +125,19 @@
 //! dependency of your own to cancel a call).
 #![deny(missing_docs)]
 
-pub mod cards;
+/// The card vocabulary: neutral render intents a UI maps to its own views (the
+/// [`dsh_cards`] crate, without its [`ContentBlock`](crate::content::ContentBlock), which
+/// is in [`content`]).
+///
+/// Tools describe a pending call with a [`CallView`](cards::CallView) and a completed
+/// result with a [`ResultView`](cards::ResultView), from their presenters.
+pub mod cards {
+    #[doc(inline)]
+    pub use dsh_cards::{
+        CallView, FileDiff, FileLocation, ReadLine, ReadView, ResultSummary, ResultView,
+        SearchFile, SearchMatch, SearchView, TerminalExit, ToolCallKind, WebSource, WebView,
+    };
+}
 mod code;
 pub mod content;
 pub mod hooks;

@@ -425,6 +425,8 @@ fn content_json(block: &ContentBlock) -> Value {
             o.insert("data", Value::from(data.as_str()));
             o.insert("media_type", Value::from(media_type.as_str()));
         }
+        // A block kind added to the vocabulary later: its own serde form.
+        other => return crate::json::to_value(other).unwrap_or(Value::Null),
     }
     Value::Object(o)
 }

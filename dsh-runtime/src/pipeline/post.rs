@@ -86,6 +86,7 @@ fn block(b: Block) -> ResultData {
         .map(|block| match block {
             ContentBlock::Text { text } => text.clone(),
             ContentBlock::Image { .. } => "[image content]".to_string(),
+            _ => "[content]".to_string(),
         })
         .collect();
     let message = if parts.is_empty() {

@@ -1,19 +1,24 @@
-//! The card vocabulary: neutral render intents a UI maps to its own views.
+//! The card vocabulary of dsh-rs: neutral render intents a UI maps to its own views, and
+//! the content blocks a model is shown.
 //!
 //! Tools describe a pending call with a [`CallView`] and a completed result with a
 //! [`ResultView`]; both serialize to JSON tagged by `card` (and by `shape` or `kind`
 //! where a card has variants), with camelCase fields. Presenters are pure functions of
 //! the arguments (and the result summary): they also run when a log is replayed.
 //!
-//! The cards' JSON shapes are pinned field for field by the round-trip tests in
-//! `tests/pipeline/present_cards.rs`. Optional fields are
+//! This crate is the vocabulary alone (serde, no runtime), so that a UI or a log reader
+//! can read cards without the tool runtime. Tool authors reach it as
+//! `dsh_runtime::cards` (the cards) and `dsh_runtime::content` ([`ContentBlock`]).
+//!
+//! The cards' JSON shapes are pinned field for field by round-trip tests (dsh-runtime's
+//! `tests/pipeline/present_cards.rs`). Optional fields are
 //! omitted when absent; when reading a card back, an absent optional field and `null`
 //! mean the same, and unknown fields are ignored (cards come from logs written by other
 //! versions). An unknown `card`, `shape` or `kind` tag is an error, and so is a
 //! terminal result carrying both `exitCode` and `signal`.
 //!
 //! ```
-//! use dsh_runtime::cards::{ReadLine, ReadView, ResultView, TerminalExit};
+//! use dsh_cards::{ReadLine, ReadView, ResultView, TerminalExit};
 //!
 //! let card: ResultView = ReadView::new("src/lib.rs", 1, vec![ReadLine::new(1, "//! docs")], 120)
 //!     .with_lang("rust")
@@ -35,8 +40,41 @@ use serde::de::Error as _;
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::content::ContentBlock;
-use crate::json::Value;
+use dsh_json::Value;
+
+/// A model-facing content block.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ContentBlock {
+    /// Plain text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image, base64-encoded.
+    Image {
+        /// Base64 data.
+        data: String,
+        /// The media type, e.g. `image/png`.
+        media_type: String,
+    },
+}
+
+impl ContentBlock {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        ContentBlock::Text { text: text.into() }
+    }
+
+    /// The text, for a text block.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            ContentBlock::Text { text } => Some(text),
+            _ => None,
+        }
+    }
+}
 
 /// What kind of action a call performs (an icon hint).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
