@@ -10,8 +10,8 @@
 //! can read cards without the tool runtime. Tool authors reach it as
 //! `dsh_runtime::cards` (the cards) and `dsh_runtime::content` ([`ContentBlock`]).
 //!
-//! The cards' JSON shapes are pinned field for field by round-trip tests (dsh-runtime's
-//! `tests/pipeline/present_cards.rs`). Optional fields are
+//! The cards' JSON shapes are pinned field for field by round-trip tests
+//! (`tests/cards.rs`). Optional fields are
 //! omitted when absent; when reading a card back, an absent optional field and `null`
 //! mean the same, and unknown fields are ignored (cards come from logs written by other
 //! versions). An unknown `card`, `shape` or `kind` tag is an error, and so is a

@@ -11,7 +11,6 @@ mod pipeline_readme;
 mod pipeline_stress;
 mod pipeline_timeout_progress;
 mod pipeline_typed;
-mod present_cards;
 mod registry_depth;
 mod registry_global;
 mod registry_present;

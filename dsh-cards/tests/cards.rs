@@ -1,12 +1,12 @@
 //! The card vocabulary's wire shape: exact JSON for every card, round trips, and the
 //! shapes a reader must refuse.
 
-use dsh_runtime::cards::{
+use dsh_cards::ContentBlock;
+use dsh_cards::{
     CallView, FileDiff, FileLocation, ReadLine, ReadView, ResultView, SearchFile, SearchMatch,
     SearchView, TerminalExit, ToolCallKind, WebSource, WebView,
 };
-use dsh_runtime::content::ContentBlock;
-use dsh_runtime::json::Value;
+use dsh_json::Value;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::fmt::Debug;
@@ -303,7 +303,7 @@ fn result_web_fetch() {
 
 #[test]
 fn result_summary_round_trip() {
-    let summary = dsh_runtime::cards::ResultSummary {
+    let summary = dsh_cards::ResultSummary {
         content: vec![ContentBlock::text("x")],
         is_error: true,
         meta: Some(raw(r#"{"lang":"rust"}"#)),
