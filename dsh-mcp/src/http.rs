@@ -18,7 +18,6 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt as _;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -261,13 +260,15 @@ impl HttpServer {
 ///    challenge naming the protected-resource metadata, see [`crate::oauth`]), which is
 ///    then removed from the request, and the session's principal (another's session is
 ///    `404`);
-/// 3. for a JSON `POST`, the body, read within [`HttpOptions::body_read_timeout`]
+/// 3. the path: [`HttpOptions::path`] or below it, any other is `404`;
+/// 4. for a JSON `POST`, the body, read within [`HttpOptions::body_read_timeout`]
 ///    (else `408`): one that is not JSON is answered `400` with a JSON-RPC parse error
 ///    (`-32700`, `id: null`), JSON that is no JSON-RPC message `400` with an invalid
 ///    request error (`-32600`); a wrong `Content-Type` stays `415`;
-/// 4. with [`HttpOptions::oauth`] and tools that need scopes, a `tools/call` beyond the
+/// 5. with [`HttpOptions::oauth`] and tools that need scopes, a `tools/call` beyond the
 ///    token's scope is answered `403` (`error="insufficient_scope"`) and does not run;
-/// 5. rmcp's Streamable HTTP service: the `Host` check (`403`), sessions, the calls.
+/// 6. each message read as the client sent it (the arguments' exact text, ids in flight);
+/// 7. rmcp's Streamable HTTP service: the `Host` check (`403`), sessions, the calls.
 ///
 /// With [`HttpOptions::oauth`], the protected-resource metadata is served without a
 /// token (see [`crate::oauth`]).
@@ -283,12 +284,13 @@ impl HttpServer {
 ///
 /// # Errors
 ///
-/// When the address cannot be bound, an entry of [`HttpOptions::allowed_origins`] is
-/// not an origin, [`HttpOptions::max_connections`] is 0, or (with
+/// When the address cannot be bound, [`HttpOptions::path`] does not start with `/`, an
+/// entry of [`HttpOptions::allowed_origins`] is not an origin,
+/// [`HttpOptions::max_connections`] is 0, or (with
 /// [`HttpOptions::oauth`]) a bearer token is set too, the audience is not a URL, or the
 /// issuer's metadata or keys cannot be read.
 pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<HttpServer> {
-    let origins = Arc::new(Origins::new(&options.allowed_origins)?);
+    let origins = Origins::new(&options.allowed_origins)?;
     check_options(&options)?;
     let listener = tokio::net::TcpListener::bind(options.bind).await?;
     let addr = listener.local_addr()?;
@@ -323,24 +325,27 @@ pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<
         )),
         config,
     );
-    // Layers run outside in: the last added first. The body is first read within its
-    // limits (`read_body`), then each message is read as the client sent it
-    // (`layer::read_messages_first`: parse errors, the arguments' text, ids in flight).
-    let mut router = crate::layer::read_messages_first(
-        axum::Router::new().nest_service(&options.path, service),
-        core_tasks,
-        max_body,
-    );
-    #[cfg(feature = "oauth")]
-    if let Some(resource) = &resource {
-        router = resource.await_verdicts(router);
-    }
-    router = body_and_bearer(router, &options, max_body);
-    #[cfg(feature = "oauth")]
-    if let Some(resource) = &resource {
-        router = resource.protect(router);
-    }
-    router = router.layer(axum::middleware::from_fn_with_state(origins, check_origin));
+    // One service runs every step of a request to the MCP path, in order (see
+    // `endpoint`); the metadata of OAuth is routed beside it.
+    let steps = Arc::new(Steps {
+        origins,
+        bearer: options
+            .bearer_token
+            .clone()
+            .map(|token| Arc::from(token.into_bytes())),
+        limits: BodyLimits {
+            timeout: options.body_read_timeout,
+            max_bytes: max_body,
+        },
+        messages: crate::layer::Messages::new(core_tasks, max_body),
+        #[cfg(feature = "oauth")]
+        resource: resource.clone(),
+        mcp: service,
+        path: options.path.trim_end_matches('/').to_string(),
+    });
+    #[allow(unused_mut)]
+    let mut router =
+        axum::Router::new().fallback_service(axum::routing::any(endpoint).with_state(steps));
     #[cfg(feature = "oauth")]
     if let Some(resource) = &resource {
         // The metadata is public: no token, no Origin check.
@@ -365,8 +370,15 @@ pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<
     })
 }
 
-/// The options no server can start with: no connection allowed, or two credentials.
+/// The options no server can start with: a path that is not one, no connection allowed,
+/// or two credentials.
 fn check_options(options: &HttpOptions) -> io::Result<()> {
+    if !options.path.starts_with('/') {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("HttpOptions::path: {:?} must start with `/`", options.path),
+        ));
+    }
     if options.max_connections == 0 {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -404,24 +416,78 @@ fn rmcp_config(
     config.with_allowed_hosts(hosts)
 }
 
-/// The body limits (size, read time) and, when set, the static bearer token, around
-/// `router`.
-fn body_and_bearer(router: axum::Router, options: &HttpOptions, max_body: usize) -> axum::Router {
-    let mut router = router.layer(axum::middleware::from_fn_with_state(
-        BodyLimits {
-            timeout: options.body_read_timeout,
-            max_bytes: max_body,
-        },
-        read_body,
-    ));
-    if let Some(token) = options.bearer_token.clone() {
-        let expected: Arc<[u8]> = Arc::from(token.into_bytes());
-        router = router.layer(axum::middleware::from_fn_with_state(
-            expected,
-            require_bearer,
-        ));
+/// rmcp's Streamable HTTP service as [`serve_http`] sets it up.
+type McpService = StreamableHttpService<crate::server::Handler, sessions::IdleSessions>;
+
+/// What [`endpoint`] needs for its steps.
+struct Steps {
+    origins: Origins,
+    /// The static bearer token, when set.
+    bearer: Option<Arc<[u8]>>,
+    limits: BodyLimits,
+    messages: crate::layer::Messages,
+    #[cfg(feature = "oauth")]
+    resource: Option<Arc<crate::oauth::Resource>>,
+    mcp: McpService,
+    /// [`HttpOptions::path`] without a trailing `/`.
+    path: String,
+}
+
+impl Steps {
+    /// Whether `path` is the MCP endpoint's (its path, or below it).
+    fn serves(&self, path: &str) -> bool {
+        path.strip_prefix(self.path.as_str())
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
     }
-    router
+}
+
+/// A request to the MCP path, through the steps [`serve_http`] lists, in that order, in
+/// one future (each step a function that hands the request on, or answers it).
+async fn endpoint(State(steps): State<Arc<Steps>>, request: Request) -> Response {
+    if !steps.origins.allow(request.headers()) {
+        return (
+            StatusCode::FORBIDDEN,
+            "Forbidden: Origin header is not allowed",
+        )
+            .into_response();
+    }
+    #[cfg(feature = "oauth")]
+    if let Some(resource) = &steps.resource {
+        // Not with a static token (`check_options`).
+        return resource
+            .check_token(request, |request| authorized(&steps, request))
+            .await;
+    }
+    if let Some(expected) = &steps.bearer
+        && !bearer_matches(request.headers().get(header::AUTHORIZATION), expected)
+    {
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+            "missing or wrong bearer token",
+        )
+            .into_response();
+    }
+    authorized(&steps, request).await
+}
+
+/// The steps after the credentials: the path (any other is `404`), the body, the wait
+/// for the OAuth verdict, the messages read as sent, and rmcp's service.
+async fn authorized(steps: &Steps, request: Request) -> Response {
+    if !steps.serves(request.uri().path()) {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    let request = match read_body(steps.limits, request).await {
+        Ok(request) => request,
+        Err(response) => return response,
+    };
+    let mcp = |request: Request| async move { steps.mcp.handle(request).await.map(Body::new) };
+    let messages = |request: Request| steps.messages.read(request, mcp);
+    #[cfg(feature = "oauth")]
+    if let Some(resource) = &steps.resource {
+        return resource.await_verdict(request, messages).await;
+    }
+    messages(request).await
 }
 
 /// A parsed origin: `null`, or a scheme, host and port.
@@ -514,39 +580,6 @@ impl Origins {
     }
 }
 
-async fn check_origin(
-    State(origins): State<Arc<Origins>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    if origins.allow(request.headers()) {
-        next.run(request).await
-    } else {
-        (
-            StatusCode::FORBIDDEN,
-            "Forbidden: Origin header is not allowed",
-        )
-            .into_response()
-    }
-}
-
-async fn require_bearer(
-    State(expected): State<Arc<[u8]>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    if bearer_matches(request.headers().get(header::AUTHORIZATION), &expected) {
-        next.run(request).await
-    } else {
-        (
-            StatusCode::UNAUTHORIZED,
-            [(header::WWW_AUTHENTICATE, "Bearer")],
-            "missing or wrong bearer token",
-        )
-            .into_response()
-    }
-}
-
 /// `Bearer <token>`: the scheme in any case (RFC 7235), the token exactly, compared in
 /// constant time.
 fn bearer_matches(value: Option<&HeaderValue>, expected: &[u8]) -> bool {
@@ -587,18 +620,18 @@ fn is_json(headers: &HeaderMap) -> bool {
         })
 }
 
-/// Read a JSON `POST`'s body within the timeout, and answer a body that is no JSON-RPC
-/// message with the JSON-RPC error for it.
-async fn read_body(State(limits): State<BodyLimits>, request: Request, next: Next) -> Response {
+/// Read a JSON `POST`'s body within the timeout (any other request goes on as it is), or
+/// the answer when it cannot be read.
+async fn read_body(limits: BodyLimits, request: Request) -> Result<Request, Response> {
     if request.method() != Method::POST || !is_json(request.headers()) {
-        return next.run(request).await;
+        return Ok(request);
     }
     let (parts, body) = request.into_parts();
     let bytes = match tokio::time::timeout(limits.timeout, collect(body, limits.max_bytes)).await {
         Ok(Ok(bytes)) => bytes,
-        Ok(Err(response)) => return response,
+        Ok(Err(response)) => return Err(response),
         Err(_) => {
-            return (
+            return Err((
                 StatusCode::REQUEST_TIMEOUT,
                 [(header::CONNECTION, "close")],
                 format!(
@@ -606,14 +639,13 @@ async fn read_body(State(limits): State<BodyLimits>, request: Request, next: Nex
                     limits.timeout
                 ),
             )
-                .into_response();
+                .into_response());
         }
     };
     // What the body says is read next, as the client sent it (`crate::layer`): a body that
     // is not JSON or no JSON-RPC message is answered there, and serde_json's reading
     // (which refuses `1e400`) never decides.
-    next.run(Request::from_parts(parts, Body::from(bytes)))
-        .await
+    Ok(Request::from_parts(parts, Body::from(bytes)))
 }
 
 /// The whole body, at most `max_bytes` of it.

@@ -1,6 +1,6 @@
-//! The HTTP side of reading messages as the client sent them: a layer in front of rmcp's
-//! Streamable HTTP service that reads each POSTed JSON-RPC message with
-//! [`crate::raw::prepare`] before rmcp does.
+//! The HTTP side of reading messages as the client sent them: the step just before rmcp's
+//! Streamable HTTP service (see `crate::http::serve_http`), which reads each POSTed
+//! JSON-RPC message with [`crate::raw::prepare`] before rmcp does.
 //!
 //! - A body that is not JSON is answered `400` with a JSON-RPC parse error (`-32700`); a
 //!   message that is not a valid MCP message, `400` with an invalid request (`-32600`).
@@ -13,9 +13,8 @@
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt as _;
 use rmcp::model::{RequestId, ServerJsonRpcMessage};
@@ -27,41 +26,47 @@ use crate::util::InFlight;
 
 type Key = (Arc<str>, RequestId);
 
-/// What the layer keeps: the ids in flight, and whether it serves the 2025-11-25 task
+/// What the step keeps: the ids in flight, and whether it serves the 2025-11-25 task
 /// model (the registry has a job runtime, see [`crate::tasks_core`]).
-#[derive(Clone)]
-struct LayerState {
+pub(crate) struct Messages {
     table: Arc<InFlight<Key>>,
     core_tasks: bool,
     /// The largest body read: rmcp's own limit (`max_request_body_bytes`), which the
-    /// server's body reader enforces before this layer.
+    /// server's body reader enforces before this step.
     max_body: usize,
 }
 
-/// Put the layer in front of `router`'s routes (the MCP endpoint); `core_tasks`: serve
-/// the 2025-11-25 task model; `max_body`: the largest body read.
-pub(crate) fn read_messages_first(
-    router: axum::Router,
-    core_tasks: bool,
-    max_body: usize,
-) -> axum::Router {
-    let state = LayerState {
-        table: InFlight::new(),
-        core_tasks,
-        max_body,
-    };
-    router.layer(axum::middleware::from_fn_with_state(state, read_messages))
+impl Messages {
+    /// `core_tasks`: serve the 2025-11-25 task model; `max_body`: the largest body read.
+    pub(crate) fn new(core_tasks: bool, max_body: usize) -> Messages {
+        Messages {
+            table: InFlight::new(),
+            core_tasks,
+            max_body,
+        }
+    }
+
+    /// Read `request`'s message as the client sent it, hand what rmcp should see to
+    /// `next` (rmcp's service), and rewrite its answer (see the module docs).
+    pub(crate) async fn read(
+        &self,
+        request: Request,
+        next: impl AsyncFnOnce(Request) -> Response,
+    ) -> Response {
+        read_messages(self, request, next).await
+    }
 }
 
 async fn read_messages(
-    State(LayerState {
+    Messages {
         table,
         core_tasks,
         max_body,
-    }): State<LayerState>,
+    }: &Messages,
     request: Request,
-    next: Next,
+    next: impl AsyncFnOnce(Request) -> Response,
 ) -> Response {
+    let (table, core_tasks, max_body) = (table.clone(), *core_tasks, *max_body);
     let is_json = request
         .headers()
         .get(header::CONTENT_TYPE)
@@ -73,7 +78,7 @@ async fn read_messages(
         });
     if request.method() != Method::POST || !is_json {
         // A GET stream carries requests of the server too.
-        let response = next.run(request).await;
+        let response = next(request).await;
         return rewrite_response(response, vec![progress_tokens()]).await;
     }
     let (mut parts, body) = request.into_parts();
@@ -142,7 +147,7 @@ async fn read_messages(
     if may_ask {
         rewrites.push(progress_tokens());
     }
-    let mut response = next.run(Request::from_parts(parts, Body::from(text))).await;
+    let mut response = next(Request::from_parts(parts, Body::from(text))).await;
     if !rewrites.is_empty() {
         response = rewrite_response(response, rewrites).await;
     }

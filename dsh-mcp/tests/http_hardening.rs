@@ -300,6 +300,67 @@ async fn the_bearer_scheme_is_case_insensitive() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_endpoint_path_is_served_and_credentials_come_first() {
+    let (http, _regs) = start(
+        HttpOptions::default()
+            .sessions(false)
+            .path("/api/mcp/")
+            .bearer_token("s3cret"),
+    )
+    .await;
+    let base = format!("http://{}", http.local_addr());
+    let client = reqwest::Client::new();
+    let token = [("authorization", "Bearer s3cret")];
+    // The path, with or without its trailing slash, and below it: served.
+    for path in ["/api/mcp", "/api/mcp/", "/api/mcp/sub"] {
+        let reply = post(
+            &client,
+            &format!("{base}{path}"),
+            &token,
+            initialize().to_string(),
+        )
+        .await;
+        assert_eq!(reply.status, 200, "{path}: {}", reply.body);
+        assert_eq!(reply.messages()[0]["id"], 1, "{path}: {}", reply.body);
+    }
+    // Any other path is a 404, and nothing reads its body (which is not JSON here).
+    for path in ["/", "/api", "/api/mcpx", "/api/mc", "/other/api/mcp"] {
+        let reply = post(&client, &format!("{base}{path}"), &token, "{not json").await;
+        assert_eq!(reply.status, 404, "{path}: {}", reply.body);
+    }
+    // The token is checked before the path: without it, every path is a 401.
+    for path in ["/api/mcp", "/other"] {
+        let reply = post(
+            &client,
+            &format!("{base}{path}"),
+            &[],
+            initialize().to_string(),
+        )
+        .await;
+        assert_eq!(reply.status, 401, "{path}: {}", reply.body);
+    }
+    http.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_path_without_a_leading_slash_is_refused_at_start() {
+    let (registry, _regs) = registry();
+    let Err(refused) = serve_http(
+        &McpServer::new(registry),
+        HttpOptions::default().path("mcp"),
+    )
+    .await
+    else {
+        panic!("a path without `/` is refused");
+    };
+    assert_eq!(refused.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(
+        refused.to_string().contains("HttpOptions::path: \"mcp\""),
+        "{refused}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sequential_calls_on_a_kept_alive_connection_wait_for_no_delayed_ack() {
     let (http, _regs) = start(HttpOptions::default()).await;
     let url = http.url();

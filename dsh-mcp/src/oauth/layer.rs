@@ -9,9 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
@@ -126,24 +125,26 @@ impl Resource {
         router
     }
 
-    /// Check the token of every request to `router`'s routes.
-    pub(crate) fn protect(self: &Arc<Self>, router: axum::Router) -> axum::Router {
-        router.layer(axum::middleware::from_fn_with_state(
-            self.clone(),
-            check_token,
-        ))
+    /// Check the request's token, then hand it to `next` (the steps behind this one).
+    pub(crate) async fn check_token(
+        self: &Arc<Self>,
+        request: Request,
+        next: impl AsyncFnOnce(Request) -> Response,
+    ) -> Response {
+        check_token(self, request, next).await
     }
 
-    /// Wait for the handler's verdict on each `tools/call` to `router` (when a tool
-    /// needs a scope).
-    pub(crate) fn await_verdicts(self: &Arc<Self>, router: axum::Router) -> axum::Router {
+    /// Hand `request` to `next` and, for a `tools/call` when a tool needs a scope, wait
+    /// for the handler's verdict on it.
+    pub(crate) async fn await_verdict(
+        self: &Arc<Self>,
+        request: Request,
+        next: impl AsyncFnOnce(Request) -> Response,
+    ) -> Response {
         if !self.scoped {
-            return router;
+            return next(request).await;
         }
-        router.layer(axum::middleware::from_fn_with_state(
-            self.clone(),
-            await_verdict,
-        ))
+        await_verdict(self, request, next).await
     }
 
     /// Whether `principal` may use the session `id`: the principal that opened it (the
@@ -213,9 +214,9 @@ fn bearer(headers: &HeaderMap) -> Result<Option<&str>, &'static str> {
 }
 
 async fn check_token(
-    State(resource): State<Arc<Resource>>,
+    resource: &Resource,
     mut request: Request,
-    next: Next,
+    next: impl AsyncFnOnce(Request) -> Response,
 ) -> Response {
     let metadata = resource.metadata_url.as_str();
     let identity = match bearer(request.headers()) {
@@ -248,7 +249,7 @@ async fn check_token(
     }
     let deleting = request.method() == Method::DELETE;
     request.extensions_mut().insert::<Identity>(identity);
-    let response = next.run(request).await;
+    let response = next(request).await;
     match &session {
         Some(id) if response.status() == StatusCode::NOT_FOUND => resource.forget_session(id),
         Some(id) if deleting && response.status().is_success() => resource.forget_session(id),
@@ -282,12 +283,12 @@ fn is_tool_call(body: &[u8]) -> bool {
 }
 
 async fn await_verdict(
-    State(resource): State<Arc<Resource>>,
+    resource: &Resource,
     request: Request,
-    next: Next,
+    next: impl AsyncFnOnce(Request) -> Response,
 ) -> Response {
     if request.method() != Method::POST {
-        return next.run(request).await;
+        return next(request).await;
     }
     let (mut parts, body) = request.into_parts();
     // The body was read whole before this layer (see `crate::http::read_body`).
@@ -302,13 +303,11 @@ async fn await_verdict(
         }
     };
     if !is_tool_call(&bytes) {
-        return next
-            .run(Request::from_parts(parts, Body::from(bytes)))
-            .await;
+        return next(Request::from_parts(parts, Body::from(bytes))).await;
     }
     let (slot, verdict) = VerdictSlot::new();
     parts.extensions.insert(slot);
-    let run = next.run(Request::from_parts(parts, Body::from(bytes)));
+    let run = next(Request::from_parts(parts, Body::from(bytes)));
     tokio::pin!(run);
     let wait = tokio::time::sleep(VERDICT_WAIT);
     tokio::pin!(wait);
