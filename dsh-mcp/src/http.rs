@@ -441,8 +441,9 @@ impl Steps {
     }
 }
 
-/// A request to the MCP path, through the steps [`serve_http`] lists, in that order, in
-/// one future (each step a function that hands the request on, or answers it).
+/// Every request (but those of the OAuth metadata, routed before it), through the steps
+/// [`serve_http`] lists, in that order, in one future: each step a function that hands
+/// the request on, or answers it.
 async fn endpoint(State(steps): State<Arc<Steps>>, request: Request) -> Response {
     if !steps.origins.allow(request.headers()) {
         return (
