@@ -31,7 +31,8 @@ use crate::McpServer;
 pub struct HttpOptions {
     /// The address to bind (default `127.0.0.1:0`: loopback, a free port).
     pub bind: SocketAddr,
-    /// The endpoint path (default `/mcp`).
+    /// The endpoint path (default `/mcp`): it must start with `/`. Requests to it or
+    /// below it (`/mcp/...`) are served; any other path is answered `404`.
     pub path: String,
     /// When set, every request must carry `Authorization: Bearer <token>` (the scheme
     /// in any case); others get `401`.
@@ -131,7 +132,7 @@ impl HttpOptions {
         self
     }
 
-    /// Serve at this path instead of `/mcp`.
+    /// Serve at this path instead of `/mcp` (see [`HttpOptions::path`]).
     #[must_use]
     pub fn path(mut self, path: impl Into<String>) -> Self {
         self.path = path.into();
