@@ -340,6 +340,21 @@ async fn only_the_endpoint_path_is_served_and_credentials_come_first() {
         assert_eq!(reply.status, 401, "{path}: {}", reply.body);
     }
     http.shutdown().await.unwrap();
+
+    // At the root, every path is the endpoint's.
+    let (http, _regs) = start(HttpOptions::default().sessions(false).path("/")).await;
+    let base = format!("http://{}", http.local_addr());
+    for path in ["/", "/mcp", "/any/where"] {
+        let reply = post(
+            &client,
+            &format!("{base}{path}"),
+            &[],
+            initialize().to_string(),
+        )
+        .await;
+        assert_eq!(reply.status, 200, "{path}: {}", reply.body);
+    }
+    http.shutdown().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
