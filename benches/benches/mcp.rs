@@ -41,10 +41,9 @@ use rmcp::model::JsonObject;
 use rmcp::service::RunningService;
 use tokio::net::UnixStream;
 
-/// rmcp's Streamable HTTP server for `RmcpServer`, with its default configuration (the
-/// session mode ours uses by default), on a loopback port; returns its MCP URL.
-async fn serve_rmcp_http(stop: tokio_util::sync::CancellationToken) -> String {
-    use axum::serve::ListenerExt as _;
+/// rmcp's Streamable HTTP router for `RmcpServer` at `/mcp`, with its default
+/// configuration (the session mode ours uses by default).
+fn rmcp_router(stop: &tokio_util::sync::CancellationToken) -> axum::Router {
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
     };
@@ -53,7 +52,16 @@ async fn serve_rmcp_http(stop: tokio_util::sync::CancellationToken) -> String {
         std::sync::Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token()),
     );
-    let router = axum::Router::new().nest_service("/mcp", service);
+    axum::Router::new().nest_service("/mcp", service)
+}
+
+/// Serve `router` with axum on a loopback port, with `TCP_NODELAY`, until `stop`;
+/// returns its MCP URL.
+async fn serve_on_loopback(
+    router: axum::Router,
+    stop: tokio_util::sync::CancellationToken,
+) -> String {
+    use axum::serve::ListenerExt as _;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind loopback");
@@ -69,15 +77,17 @@ async fn serve_rmcp_http(stop: tokio_util::sync::CancellationToken) -> String {
     format!("http://{addr}/mcp")
 }
 
+/// rmcp's Streamable HTTP server for `RmcpServer` ([`rmcp_router`]) on a loopback port;
+/// returns its MCP URL.
+async fn serve_rmcp_http(stop: tokio_util::sync::CancellationToken) -> String {
+    serve_on_loopback(rmcp_router(&stop), stop).await
+}
+
 /// The floor of an HTTP call with this client: rmcp's Streamable HTTP server (as
 /// [`serve_rmcp_http`]) behind a layer that answers every `tools/call` at once with a
 /// fixed result (`application/json`, the request's id), running no tool: what is left
 /// is the client, the HTTP stack and one JSON parse.
 async fn serve_floor_http(stop: tokio_util::sync::CancellationToken) -> String {
-    use axum::serve::ListenerExt as _;
-    use rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
-    };
     async fn answer_calls(
         request: axum::extract::Request,
         next: axum::middleware::Next,
@@ -107,27 +117,8 @@ async fn serve_floor_http(stop: tokio_util::sync::CancellationToken) -> String {
         ))
         .await
     }
-    let service = StreamableHttpService::new(
-        || Ok(RmcpServer::new()),
-        std::sync::Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token()),
-    );
-    let router = axum::Router::new()
-        .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn(answer_calls));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind loopback");
-    let addr = listener.local_addr().expect("local address");
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router)
-            .with_graceful_shutdown(stop.cancelled_owned())
-            .await;
-    });
-    format!("http://{addr}/mcp")
+    let router = rmcp_router(&stop).layer(axum::middleware::from_fn(answer_calls));
+    serve_on_loopback(router, stop).await
 }
 
 struct Counting;
