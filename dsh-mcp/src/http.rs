@@ -71,6 +71,12 @@ pub struct HttpOptions {
     /// How long a client has to send a request's body once its headers arrived
     /// (default 30 s); then it is answered `408`.
     pub body_read_timeout: Duration,
+    /// The largest request body read (default 4 MiB), for every `POST` whatever its
+    /// `Content-Type` and whatever the credentials: a `Content-Length` above it is
+    /// answered `413` before any of the body is read, and a body that grows past it while
+    /// it streams in (chunked) is answered `413` as soon as it does. Either way the
+    /// connection is closed. A server never holds more than this of a request in memory.
+    pub max_body_bytes: usize,
     /// The most connections served at once (default 512; keep it below the process's
     /// descriptor limit). At the cap, a new connection takes the place of the one
     /// *waiting* longest (still sending its request head, or idle between requests),
@@ -86,6 +92,9 @@ pub struct HttpOptions {
     #[cfg(feature = "oauth")]
     pub oauth: Option<crate::oauth::OAuthOptions>,
 }
+
+/// The default of [`HttpOptions::max_body_bytes`].
+const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// The default of [`HttpOptions::session_idle_timeout`].
 const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
@@ -103,6 +112,7 @@ impl Default for HttpOptions {
             session_idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_connections: 512,
             #[cfg(feature = "oauth")]
             oauth: None,
@@ -190,6 +200,14 @@ impl HttpOptions {
         self
     }
 
+    /// Read at most this many bytes of a request body (see
+    /// [`HttpOptions::max_body_bytes`]).
+    #[must_use]
+    pub fn max_body_bytes(mut self, max: usize) -> Self {
+        self.max_body_bytes = max;
+        self
+    }
+
     /// Serve at most this many connections at once.
     #[must_use]
     pub fn max_connections(mut self, max: usize) -> Self {
@@ -262,10 +280,13 @@ impl HttpServer {
 ///    then removed from the request, and the session's principal (another's session is
 ///    `404`);
 /// 3. the path: [`HttpOptions::path`] or below it, any other is `404`;
-/// 4. for a JSON `POST`, the body, read within [`HttpOptions::body_read_timeout`]
-///    (else `408`): one that is not JSON is answered `400` with a JSON-RPC parse error
-///    (`-32700`, `id: null`), JSON that is no JSON-RPC message `400` with an invalid
-///    request error (`-32600`); a wrong `Content-Type` stays `415`;
+/// 4. for every `POST`, the body, read here and nowhere else, whole, within
+///    [`HttpOptions::body_read_timeout`] (else `408`) and [`HttpOptions::max_body_bytes`]
+///    (else `413`, refused on its `Content-Length` before any byte is read, or as soon as
+///    a streamed body passes the limit); a `Content-Type` other than JSON is then
+///    answered `415`; a JSON body that is not JSON is answered `400` with a JSON-RPC parse
+///    error (`-32700`, `id: null`), JSON that is no JSON-RPC message `400` with an invalid
+///    request error (`-32600`);
 /// 5. with [`HttpOptions::oauth`] and tools that need scopes, a `tools/call` beyond the
 ///    token's scope is answered `403` (`error="insufficient_scope"`) and does not run;
 /// 6. each message read as the client sent it (the arguments' exact text, ids in flight);
@@ -287,7 +308,7 @@ impl HttpServer {
 ///
 /// When the address cannot be bound, [`HttpOptions::path`] does not start with `/`, an
 /// entry of [`HttpOptions::allowed_origins`] is not an origin,
-/// [`HttpOptions::max_connections`] is 0, or (with
+/// [`HttpOptions::max_connections`] or [`HttpOptions::max_body_bytes`] is 0, or (with
 /// [`HttpOptions::oauth`]) a bearer token is set too, the audience is not a URL, or the
 /// issuer's metadata or keys cannot be read.
 pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<HttpServer> {
@@ -338,7 +359,7 @@ pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<
             timeout: options.body_read_timeout,
             max_bytes: max_body,
         },
-        messages: crate::layer::Messages::new(core_tasks, max_body),
+        messages: crate::layer::Messages::new(core_tasks),
         #[cfg(feature = "oauth")]
         resource: resource.clone(),
         mcp: service,
@@ -380,6 +401,12 @@ fn check_options(options: &HttpOptions) -> io::Result<()> {
             format!("HttpOptions::path: {:?} must start with `/`", options.path),
         ));
     }
+    if options.max_body_bytes == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "HttpOptions::max_body_bytes: must be at least 1",
+        ));
+    }
     if options.max_connections == 0 {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -404,6 +431,7 @@ fn rmcp_config(
     stop: &CancellationToken,
 ) -> StreamableHttpServerConfig {
     let config = StreamableHttpServerConfig::default()
+        .with_max_request_body_bytes(options.max_body_bytes)
         .with_legacy_session_mode(options.sessions)
         .with_cancellation_token(stop.child_token());
     if options.allow_any_host {
@@ -473,23 +501,34 @@ async fn endpoint(State(steps): State<Arc<Steps>>, request: Request) -> Response
     authorized(&steps, request).await
 }
 
-/// The steps after the credentials: the path (any other is `404`), the body, the wait
-/// for the OAuth verdict, the messages read as sent, and rmcp's service.
+/// The steps after the credentials: the path (any other is `404`), the body (read once,
+/// here), the messages read as sent, the wait for the OAuth verdict on a `tools/call`, and
+/// rmcp's service.
 async fn authorized(steps: &Steps, request: Request) -> Response {
     if !steps.serves(request.uri().path()) {
         return StatusCode::NOT_FOUND.into_response();
     }
-    let request = match read_body(steps.limits, request).await {
-        Ok(request) => request,
+    let mcp = |request: Request| async move { steps.mcp.handle(request).await.map(Body::new) };
+    if request.method() != Method::POST {
+        return steps.messages.stream(request, mcp).await;
+    }
+    let (parts, bytes) = match read_body(steps.limits, request).await {
+        Ok(read) => read,
         Err(response) => return response,
     };
-    let mcp = |request: Request| async move { steps.mcp.handle(request).await.map(Body::new) };
-    let messages = |request: Request| steps.messages.read(request, mcp);
-    #[cfg(feature = "oauth")]
-    if let Some(resource) = &steps.resource {
-        return resource.await_verdict(request, messages).await;
+    if !is_json(&parts.headers) {
+        // rmcp answers it (`415`), from the headers: the body was read within the limit.
+        return mcp(Request::from_parts(parts, Body::from(bytes))).await;
     }
-    messages(request).await
+    let call = |request: Request, tool_call: bool| async move {
+        #[cfg(feature = "oauth")]
+        if tool_call && let Some(resource) = &steps.resource {
+            return resource.await_verdict(request, mcp).await;
+        }
+        let _ = tool_call;
+        mcp(request).await
+    };
+    steps.messages.read(parts, &bytes, call).await
 }
 
 /// A parsed origin: `null`, or a scheme, host and port.
@@ -622,37 +661,55 @@ fn is_json(headers: &HeaderMap) -> bool {
         })
 }
 
-/// Read a JSON `POST`'s body within the timeout (any other request goes on as it is), or
-/// the answer when it cannot be read.
-async fn read_body(limits: BodyLimits, request: Request) -> Result<Request, Response> {
-    if request.method() != Method::POST || !is_json(request.headers()) {
-        return Ok(request);
+/// Read a `POST`'s body, whatever its `Content-Type`, within the timeout and the size
+/// limit: the one place a request body is read. A `Content-Length` above the limit is
+/// refused before any of the body is read.
+async fn read_body(
+    limits: BodyLimits,
+    request: Request,
+) -> Result<(axum::http::request::Parts, axum::body::Bytes), Response> {
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limits.max_bytes as u64) {
+        return Err(too_large(limits.max_bytes));
     }
     let (parts, body) = request.into_parts();
-    let bytes = match tokio::time::timeout(limits.timeout, collect(body, limits.max_bytes)).await {
-        Ok(Ok(bytes)) => bytes,
-        Ok(Err(response)) => return Err(response),
-        Err(_) => {
-            return Err((
-                StatusCode::REQUEST_TIMEOUT,
-                [(header::CONNECTION, "close")],
-                format!(
-                    "Request Timeout: the request body did not arrive within {:?}",
-                    limits.timeout
-                ),
-            )
-                .into_response());
-        }
-    };
-    // What the body says is read next, as the client sent it (`crate::layer`): a body that
-    // is not JSON or no JSON-RPC message is answered there, and serde_json's reading
-    // (which refuses `1e400`) never decides.
-    Ok(Request::from_parts(parts, Body::from(bytes)))
+    let read = collect(body, limits.max_bytes);
+    match tokio::time::timeout(limits.timeout, read).await {
+        Ok(Ok(bytes)) => Ok((parts, bytes)),
+        Ok(Err(response)) => Err(response),
+        Err(_) => Err((
+            StatusCode::REQUEST_TIMEOUT,
+            [(header::CONNECTION, "close")],
+            format!(
+                "Request Timeout: the request body did not arrive within {:?}",
+                limits.timeout
+            ),
+        )
+            .into_response()),
+    }
 }
 
-/// The whole body, at most `max_bytes` of it.
+/// The answer to a body over `max_bytes`; the connection is closed after it, so the rest
+/// of the body is never read.
+fn too_large(max_bytes: usize) -> Response {
+    (
+        StatusCode::PAYLOAD_TOO_LARGE,
+        [(header::CONNECTION, "close")],
+        format!("Payload Too Large: the request body exceeds {max_bytes} bytes"),
+    )
+        .into_response()
+}
+
+/// The whole body, at most `max_bytes` of it. The frames are kept as they arrive and
+/// joined once at the end, so a body refused for its size never costs more than the
+/// limit, and one accepted never more than twice its size.
 async fn collect(mut body: Body, max_bytes: usize) -> Result<axum::body::Bytes, Response> {
-    let mut collected = Vec::new();
+    let mut frames: Vec<axum::body::Bytes> = Vec::new();
+    let mut len = 0usize;
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| {
             (
@@ -662,16 +719,22 @@ async fn collect(mut body: Body, max_bytes: usize) -> Result<axum::body::Bytes, 
                 .into_response()
         })?;
         if let Ok(data) = frame.into_data() {
-            if data.len() > max_bytes.saturating_sub(collected.len()) {
-                return Err((
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    [(header::CONNECTION, "close")],
-                    format!("Payload Too Large: the request body exceeds {max_bytes} bytes"),
-                )
-                    .into_response());
+            if data.len() > max_bytes.saturating_sub(len) {
+                return Err(too_large(max_bytes));
             }
-            collected.extend_from_slice(&data);
+            len += data.len();
+            frames.push(data);
         }
     }
-    Ok(collected.into())
+    Ok(match frames.len() {
+        0 => axum::body::Bytes::new(),
+        1 => frames.swap_remove(0),
+        _ => {
+            let mut joined = Vec::with_capacity(len);
+            for frame in &frames {
+                joined.extend_from_slice(frame);
+            }
+            joined.into()
+        }
+    })
 }

@@ -95,6 +95,9 @@ pub(crate) struct Inbound<K> {
     pub(crate) listen: Option<(RequestId, ListenTasks)>,
     /// A request that may make the server ask (a `tools/call`, rerouted or not).
     pub(crate) may_ask: bool,
+    /// The client sent a `tools/call` request (rerouted or not): the one request a
+    /// tool's scope may refuse.
+    pub(crate) tool_call: bool,
     /// The key the request holds in the table of ids in flight.
     pub(crate) key: Option<K>,
 }
@@ -135,6 +138,10 @@ where
         Refused::Drop(why) => Refusal::Dropped(why),
     })?;
     let listen = crate::tasks_listen::read(&prepared).map_err(Refusal::Refused)?;
+    let tool_call = matches!(
+        &prepared.message,
+        ClientJsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::CallToolRequest(_))
+    );
     let routed = reroute && crate::tasks_core::reroute(&mut prepared);
     let request = match &prepared.message {
         ClientJsonRpcMessage::Request(request) => Some(request),
@@ -181,6 +188,7 @@ where
         initialize,
         listen,
         may_ask,
+        tool_call,
         key,
     })
 }
@@ -224,6 +232,7 @@ mod tests {
         };
         let first = read(call, false, ids()).ok().unwrap();
         assert!(first.may_ask);
+        assert!(first.tool_call);
         assert_eq!(
             first.attached.arguments.as_ref().map(|a| &*a.0),
             Some(r#"{"x":1e400}"#)
@@ -244,6 +253,7 @@ mod tests {
         let get = br#"{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"t"}}"#;
         let plain = read::<RequestId>(get, false, None).ok().unwrap();
         assert!(plain.attached.routed.is_none());
+        assert!(!plain.tool_call);
         let routed = read::<RequestId>(get, true, None).ok().unwrap();
         assert!(routed.attached.routed.is_some());
         assert!(

@@ -14,7 +14,8 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::Request;
-use axum::http::{Method, StatusCode, header};
+use axum::http::request::Parts;
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt as _;
 use rmcp::model::{RequestId, ServerJsonRpcMessage};
@@ -31,67 +32,49 @@ type Key = (Arc<str>, RequestId);
 pub(crate) struct Messages {
     table: Arc<InFlight<Key>>,
     core_tasks: bool,
-    /// The largest body read: rmcp's own limit (`max_request_body_bytes`), which the
-    /// server's body reader enforces before this step.
-    max_body: usize,
 }
 
 impl Messages {
-    /// `core_tasks`: serve the 2025-11-25 task model; `max_body`: the largest body read.
-    pub(crate) fn new(core_tasks: bool, max_body: usize) -> Messages {
+    /// `core_tasks`: serve the 2025-11-25 task model.
+    pub(crate) fn new(core_tasks: bool) -> Messages {
         Messages {
             table: InFlight::new(),
             core_tasks,
-            max_body,
         }
     }
 
-    /// Read `request`'s message as the client sent it, hand what rmcp should see to
-    /// `next` (rmcp's service), and rewrite its answer (see the module docs).
-    pub(crate) async fn read(
+    /// A request without a message of the client's (a `GET` stream, a `DELETE`): hand it
+    /// to `next` (rmcp's service) and rewrite the requests of the server it carries.
+    pub(crate) async fn stream(
         &self,
         request: Request,
         next: impl AsyncFnOnce(Request) -> Response,
     ) -> Response {
-        read_messages(self, request, next).await
+        let response = next(request).await;
+        rewrite_response(response, vec![progress_tokens()]).await
+    }
+
+    /// Read a JSON `POST`'s message (its body, read whole by the server's one body reader)
+    /// as the client sent it, hand what rmcp should see to `next` (rmcp's service) with
+    /// whether the message is a `tools/call`, and rewrite its answer (see the module
+    /// docs).
+    pub(crate) async fn read(
+        &self,
+        parts: Parts,
+        bytes: &[u8],
+        next: impl AsyncFnOnce(Request, bool) -> Response,
+    ) -> Response {
+        read_messages(self, parts, bytes, next).await
     }
 }
 
 async fn read_messages(
-    Messages {
-        table,
-        core_tasks,
-        max_body,
-    }: &Messages,
-    request: Request,
-    next: impl AsyncFnOnce(Request) -> Response,
+    Messages { table, core_tasks }: &Messages,
+    mut parts: Parts,
+    bytes: &[u8],
+    next: impl AsyncFnOnce(Request, bool) -> Response,
 ) -> Response {
-    let (table, core_tasks, max_body) = (table.clone(), *core_tasks, *max_body);
-    let is_json = request
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.split(';')
-                .next()
-                .is_some_and(|e| e.trim().eq_ignore_ascii_case("application/json"))
-        });
-    if request.method() != Method::POST || !is_json {
-        // A GET stream carries requests of the server too.
-        let response = next(request).await;
-        return rewrite_response(response, vec![progress_tokens()]).await;
-    }
-    let (mut parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, max_body).await {
-        Ok(bytes) => bytes,
-        Err(e) => {
-            return (
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("cannot read the request body (at most {max_body} bytes): {e}"),
-            )
-                .into_response();
-        }
-    };
+    let (table, core_tasks) = (table.clone(), *core_tasks);
     let session: Option<Arc<str>> = parts
         .headers
         .get("mcp-session-id")
@@ -118,9 +101,10 @@ async fn read_messages(
         initialize,
         listen,
         may_ask,
+        tool_call,
         key,
         ..
-    } = match crate::inbound::read(&bytes, reroute, ids) {
+    } = match crate::inbound::read(bytes, reroute, ids) {
         Ok(inbound) => inbound,
         Err(Refusal::Unreadable(error)) => return json_rpc(StatusCode::BAD_REQUEST, &error),
         Err(Refusal::Refused(error)) => return json_rpc(StatusCode::OK, &error),
@@ -147,7 +131,7 @@ async fn read_messages(
     if may_ask {
         rewrites.push(progress_tokens());
     }
-    let mut response = next(Request::from_parts(parts, Body::from(text))).await;
+    let mut response = next(Request::from_parts(parts, Body::from(text)), tool_call).await;
     if !rewrites.is_empty() {
         response = rewrite_response(response, rewrites).await;
     }

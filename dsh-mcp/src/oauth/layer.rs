@@ -1,18 +1,16 @@
-//! The OAuth layers of the HTTP server: the metadata routes, the token check in front of
+//! The OAuth steps of the HTTP server: the metadata routes, the token check in front of
 //! everything else (after the `Origin` check), and the wait for the handler's verdict on
-//! a `tools/call` (after the body was read), which turns a call beyond the token's scope
-//! into a `403`.
+//! a `tools/call` (after the server read and parsed the body, once), which turns a call
+//! beyond the token's scope into a `403`.
 
 use std::collections::HashMap;
 use std::io;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
 
 use super::OAuthOptions;
 use super::jwks::Jwks;
@@ -134,8 +132,8 @@ impl Resource {
         check_token(self, request, next).await
     }
 
-    /// Hand `request` to `next` and, for a `tools/call` when a tool needs a scope, wait
-    /// for the handler's verdict on it.
+    /// Hand `request`, a `tools/call` (as the server's message reader found it), to
+    /// `next` and, when a tool needs a scope, wait for the handler's verdict on it.
     pub(crate) async fn await_verdict(
         self: &Arc<Self>,
         request: Request,
@@ -269,45 +267,14 @@ async fn check_token(
     response
 }
 
-/// What the layer reads of a message: its method.
-#[derive(Deserialize)]
-struct Peek<'a> {
-    #[serde(borrow)]
-    method: Option<std::borrow::Cow<'a, str>>,
-}
-
-/// Whether the body is a `tools/call` request.
-fn is_tool_call(body: &[u8]) -> bool {
-    serde_json::from_slice::<Peek<'_>>(body)
-        .is_ok_and(|peek| peek.method.as_deref() == Some("tools/call"))
-}
-
 async fn await_verdict(
     resource: &Resource,
-    request: Request,
+    mut request: Request,
     next: impl AsyncFnOnce(Request) -> Response,
 ) -> Response {
-    if request.method() != Method::POST {
-        return next(request).await;
-    }
-    let (mut parts, body) = request.into_parts();
-    // The body was read whole before this layer (see `crate::http::read_body`).
-    let bytes = match axum::body::to_bytes(body, usize::MAX).await {
-        Ok(bytes) => bytes,
-        Err(e) => {
-            return (
-                StatusCode::BAD_REQUEST,
-                format!("Bad Request: cannot read the request body: {e}"),
-            )
-                .into_response();
-        }
-    };
-    if !is_tool_call(&bytes) {
-        return next(Request::from_parts(parts, Body::from(bytes))).await;
-    }
     let (slot, verdict) = VerdictSlot::new();
-    parts.extensions.insert(slot);
-    let run = next(Request::from_parts(parts, Body::from(bytes)));
+    request.extensions_mut().insert(slot);
+    let run = next(request);
     tokio::pin!(run);
     let wait = tokio::time::sleep(VERDICT_WAIT);
     tokio::pin!(wait);
@@ -345,13 +312,6 @@ mod tests {
         assert_eq!(bearer(&h), Ok(Some("abc.def.ghi")));
         h.append(header::AUTHORIZATION, "Bearer x".parse().unwrap());
         assert!(bearer(&h).is_err());
-        assert!(is_tool_call(
-            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#
-        ));
-        assert!(!is_tool_call(
-            br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#
-        ));
-        assert!(!is_tool_call(b"not json"));
     }
 
     #[test]
