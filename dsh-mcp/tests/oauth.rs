@@ -4,7 +4,9 @@
 //! forged or misdirected token, scopes per tool (`tools/list` narrowed, `403` on a call
 //! beyond them, and nothing runs), principals (tasks, approval states and sessions bound
 //! to the token's subject and client, kept across a refreshed token), limits per
-//! principal, key rotation and startup errors.
+//! principal, key rotation and withdrawal (with the keys on a loopback HTTP server,
+//! read again in the background within a bound that tokens with unknown key ids do not
+//! stretch) and startup errors (plain `http://` keys beyond loopback among them).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -142,8 +144,17 @@ impl Served {
 
 /// A server of greet, bash, touch (which asks), slow_echo and hang (tasks), where bash
 /// needs `tools:exec` and read-only tools `tools:read`, its keys in a JWKS file (a copy
-/// of `jwks.json`) read again at most once per `refresh`.
+/// of `jwks.json`) read again every `refresh`.
 async fn serve(limits: PrincipalLimits, refresh: Duration) -> Served {
+    serve_keys(limits, refresh, None).await
+}
+
+/// [`serve`] with its keys from `jwks` (`None`: the JWKS file).
+async fn serve_keys(
+    limits: PrincipalLimits,
+    refresh: Duration,
+    jwks: Option<JwksSource>,
+) -> Served {
     let jobs = JobRuntime::new();
     let registry = Registry::builder().jobs(jobs.clone()).build();
     let regs = vec![
@@ -167,7 +178,7 @@ async fn serve(limits: PrincipalLimits, refresh: Duration) -> Served {
     let jwks_file = dir.path().join("jwks.json");
     std::fs::copy(fixture("jwks.json"), &jwks_file).unwrap();
     let oauth = OAuthOptions::new(ISSUER)
-        .jwks(JwksSource::File(jwks_file.clone()))
+        .jwks(jwks.unwrap_or_else(|| JwksSource::File(jwks_file.clone())))
         .jwks_refresh_interval(refresh)
         .scopes(["profile"]);
     let http = serve_http(&server, HttpOptions::default().oauth(oauth))
@@ -904,4 +915,320 @@ async fn an_issuer_or_jwks_that_cannot_be_read_is_a_startup_error() {
         .oauth(OAuthOptions::new(ISSUER));
     let e = serve_http(&server, both).await.unwrap_err();
     assert!(e.to_string().contains("cannot both be set"), "{e}");
+}
+
+/// An authorization server's keys on loopback HTTP: `/jwks.json` (each read counted;
+/// the document can be swapped, as an issuer rotates its keys), its metadata
+/// (`/.well-known/oauth-authorization-server`, naming a `jwks_uri` the test sets) and
+/// `/moved`, a redirect to a plain `http://` URL beyond loopback.
+struct KeyServer {
+    /// `http://127.0.0.1:PORT`, also its issuer identifier.
+    origin: String,
+    document: Arc<Mutex<String>>,
+    jwks_uri: Arc<Mutex<String>>,
+    reads: Arc<std::sync::atomic::AtomicUsize>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// A key URL no test can reach (TEST-NET-1): reading it would hang until the timeout.
+const UNREACHABLE_JWKS: &str = "http://192.0.2.1/jwks.json";
+
+impl KeyServer {
+    async fn start(document: String) -> KeyServer {
+        use axum::routing::get;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let origin = format!("http://{}", listener.local_addr().unwrap());
+        let document = Arc::new(Mutex::new(document));
+        let jwks_uri = Arc::new(Mutex::new(format!("{origin}/jwks.json")));
+        let reads = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let router = axum::Router::new()
+            .route(
+                "/jwks.json",
+                get({
+                    let (document, reads) = (document.clone(), reads.clone());
+                    move || async move {
+                        reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        let body = document.lock().unwrap().clone();
+                        ([("content-type", "application/json")], body)
+                    }
+                }),
+            )
+            .route(
+                "/.well-known/oauth-authorization-server",
+                get({
+                    let (origin, jwks_uri) = (origin.clone(), jwks_uri.clone());
+                    move || async move {
+                        let doc = json!({"issuer": origin, "jwks_uri": *jwks_uri.lock().unwrap()});
+                        ([("content-type", "application/json")], doc.to_string())
+                    }
+                }),
+            )
+            .route(
+                "/moved",
+                get(|| async { axum::response::Redirect::temporary(UNREACHABLE_JWKS) }),
+            );
+        let task = tokio::spawn(async move {
+            axum::serve(listener, router).await.unwrap();
+        });
+        KeyServer {
+            origin,
+            document,
+            jwks_uri,
+            reads,
+            task,
+        }
+    }
+
+    fn jwks(&self) -> JwksSource {
+        JwksSource::Url(format!("{}/jwks.json", self.origin))
+    }
+
+    /// Serve this JWKS from now on.
+    fn publish(&self, document: String) {
+        *self.document.lock().unwrap() = document;
+    }
+
+    /// How many times `/jwks.json` was read.
+    fn reads(&self) -> usize {
+        self.reads.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Drop for KeyServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn fixture_text(name: &str) -> String {
+    std::fs::read_to_string(fixture(name)).unwrap()
+}
+
+/// `jwks-rotated.json` without `k1`: the issuer withdrew it.
+fn only_k2() -> String {
+    let mut doc: Value = serde_json::from_str(&fixture_text("jwks-rotated.json")).unwrap();
+    doc["keys"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|k| k["kid"] == "k2");
+    assert_eq!(doc["keys"].as_array().unwrap().len(), 1);
+    doc.to_string()
+}
+
+/// The refresh interval of the rotation tests, and what a read, the requests and a
+/// loaded machine may add to the bound it gives.
+const REFRESH: Duration = Duration::from_secs(2);
+const SLACK: Duration = Duration::from_millis(1500);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rotated_key_is_accepted_within_one_interval_while_unknown_key_ids_keep_arriving() {
+    let keys = KeyServer::start(fixture_text("jwks.json")).await;
+    let served = serve_keys(PrincipalLimits::new(), REFRESH, Some(keys.jwks())).await;
+    let url = Arc::new(served.url());
+    let forged_key = Arc::new(EncodingKey::from_rsa_pem(&pem("other.pem")).unwrap());
+    let forged = {
+        let (url, key) = (url.clone(), forged_key.clone());
+        move || {
+            sign(
+                &claims(&url, "mallory", ""),
+                Algorithm::RS256,
+                Some("k9"),
+                &key,
+            )
+        }
+    };
+
+    // A token with a key id the JWKS lacks, once the read at start is an interval old:
+    // the JWKS is read for it, and it is refused.
+    tokio::time::sleep(REFRESH + Duration::from_millis(300)).await;
+    let before = keys.reads();
+    let answer = post(&url, Some(&forged()), None, &initialize()).await;
+    assert_eq!(answer.status, 401, "{}", answer.body);
+    assert!(answer.challenge.contains("(k9)"), "{}", answer.challenge);
+    assert!(keys.reads() > before, "an unknown key id reads the JWKS");
+
+    // The issuer rotates its new key in, the read for an unknown key id just spent;
+    // tokens with unknown key ids keep arriving all along.
+    keys.publish(fixture_text("jwks-rotated.json"));
+    let rotated_at = std::time::Instant::now();
+    let reads_at_rotation = keys.reads();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flood = tokio::spawn({
+        let (url, stop, forged) = (url.clone(), stop.clone(), forged.clone());
+        async move {
+            let mut refused = 0;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                let answer = post(&url, Some(&forged()), None, &initialize()).await;
+                assert_eq!(answer.status, 401, "{}", answer.body);
+                refused += 1;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            refused
+        }
+    });
+    let rotated = EncodingKey::from_ec_pem(&pem("rotated.pem")).unwrap();
+    let new_token = sign(
+        &claims(&url, "alice", ""),
+        Algorithm::ES256,
+        Some("k2"),
+        &rotated,
+    );
+    let mut tries = 0;
+    let seen_after = loop {
+        tries += 1;
+        let answer = post(&url, Some(&new_token), None, &initialize()).await;
+        if answer.status == 200 {
+            break rotated_at.elapsed();
+        }
+        assert_eq!(answer.status, 401, "{}", answer.body);
+        assert!(
+            rotated_at.elapsed() < REFRESH + SLACK,
+            "the rotated key is still refused {:?} after it was published ({tries} tries): {}",
+            rotated_at.elapsed(),
+            answer.challenge
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let refused = flood.await.unwrap();
+    assert!(
+        refused >= 10,
+        "only {refused} tokens with unknown key ids arrived"
+    );
+    // Unknown key ids cost at most one read per interval besides the background's.
+    let reads = keys.reads() - reads_at_rotation;
+    let intervals = (rotated_at.elapsed().as_secs_f64() / REFRESH.as_secs_f64()).ceil() as usize;
+    assert!(
+        reads <= 2 * intervals + 1,
+        "{reads} reads in {intervals} intervals for {refused} unknown key ids"
+    );
+    eprintln!("the rotated key was accepted {seen_after:?} after it was published");
+    served.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_withdrawn_key_is_refused_within_one_interval_and_the_reads_stop_with_the_server() {
+    let keys = KeyServer::start(fixture_text("jwks-rotated.json")).await;
+    let served = serve_keys(PrincipalLimits::new(), REFRESH, Some(keys.jwks())).await;
+    let url = served.url();
+    let answer = post(&url, Some(&token(&url, "alice", "")), None, &initialize()).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+
+    // The issuer withdraws k1 (say it leaked). No token names a key id the JWKS lacks,
+    // so only the background read can notice; tokens signed with k1 keep coming.
+    keys.publish(only_k2());
+    let withdrawn_at = std::time::Instant::now();
+    loop {
+        let answer = post(&url, Some(&token(&url, "alice", "")), None, &initialize()).await;
+        if answer.status == 401 {
+            assert!(
+                answer
+                    .challenge
+                    .contains("a key (k1) the issuer's JWKS does not have"),
+                "{}",
+                answer.challenge
+            );
+            break;
+        }
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        assert!(
+            withdrawn_at.elapsed() < REFRESH + SLACK,
+            "the withdrawn key is still accepted {:?} after",
+            withdrawn_at.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let rotated = EncodingKey::from_ec_pem(&pem("rotated.pem")).unwrap();
+    let kept = sign(
+        &claims(&url, "alice", ""),
+        Algorithm::ES256,
+        Some("k2"),
+        &rotated,
+    );
+    let answer = post(&url, Some(&kept), None, &initialize()).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+
+    // Without any request the JWKS is read once per interval…
+    let before = keys.reads();
+    tokio::time::sleep(REFRESH * 2 + Duration::from_millis(500)).await;
+    let idle = keys.reads() - before;
+    assert!((2..=3).contains(&idle), "{idle} reads in 4.5 s");
+    // …until the server stops.
+    served.shutdown().await;
+    let stopped = keys.reads();
+    tokio::time::sleep(REFRESH * 2 + Duration::from_millis(500)).await;
+    assert_eq!(
+        keys.reads(),
+        stopped,
+        "the JWKS is read after the server stopped"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_over_plain_http_beyond_loopback_are_a_startup_error() {
+    let server = McpServer::new(Registry::new());
+    let start = |oauth: OAuthOptions| {
+        let server = server.clone();
+        async move {
+            let started = std::time::Instant::now();
+            let e = serve_http(&server, HttpOptions::default().oauth(oauth))
+                .await
+                .expect_err("a startup error")
+                .to_string();
+            // Refused before anything is fetched from the address.
+            assert!(started.elapsed() < Duration::from_secs(5), "{e}");
+            e
+        }
+    };
+    let keys = KeyServer::start(fixture_text("jwks.json")).await;
+    let file = fixture("jwks.json");
+
+    // An http:// issuer beyond loopback, even with its keys from a file.
+    let e = start(OAuthOptions::new("http://issuer.example").jwks(JwksSource::File(file))).await;
+    assert!(
+        e.starts_with(
+            "OAuth: the issuer http://issuer.example is plain http:// to a host that is not \
+             loopback"
+        ) && e.contains("use https://"),
+        "{e}"
+    );
+    // A JWKS URL beyond loopback, given…
+    let e =
+        start(OAuthOptions::new(ISSUER).jwks(JwksSource::Url(UNREACHABLE_JWKS.to_string()))).await;
+    assert!(
+        e.starts_with(&format!(
+            "OAuth: the JWKS URL {UNREACHABLE_JWKS} is plain http://"
+        )),
+        "{e}"
+    );
+    // …or named by the (loopback) issuer's metadata…
+    *keys.jwks_uri.lock().unwrap() = UNREACHABLE_JWKS.to_string();
+    let e = start(OAuthOptions::new(&keys.origin)).await;
+    assert!(
+        e.starts_with(&format!(
+            "OAuth: the JWKS URL {UNREACHABLE_JWKS} is plain http://"
+        )),
+        "{e}"
+    );
+    // …or reached through a redirect.
+    let moved = JwksSource::Url(format!("{}/moved", keys.origin));
+    let e = start(OAuthOptions::new(ISSUER).jwks(moved)).await;
+    assert!(
+        e.contains(&format!(
+            "redirected to {UNREACHABLE_JWKS}, which is plain http://"
+        )),
+        "{e}"
+    );
+    assert_eq!(keys.reads(), 0);
+
+    // Plain http:// on loopback is fine: the issuer's metadata, then its keys.
+    *keys.jwks_uri.lock().unwrap() = format!("{}/jwks.json", keys.origin);
+    let http = serve_http(
+        &server,
+        HttpOptions::default().oauth(OAuthOptions::new(&keys.origin)),
+    )
+    .await
+    .unwrap();
+    assert_eq!(keys.reads(), 1);
+    http.shutdown().await.unwrap();
 }

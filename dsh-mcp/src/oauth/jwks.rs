@@ -1,12 +1,19 @@
 //! The issuer's signing keys: read at start (from a URL, a file, or the `jwks_uri` of the
-//! issuer's metadata), and read again when a token names a key id they lack, at most
-//! once per refresh interval.
+//! issuer's metadata), then again in the background once per refresh interval, and when
+//! a token names a key id they lack, at most once per refresh interval. The two reads
+//! keep apart: the background one runs on its own schedule, which no token moves, so a
+//! key the issuer publishes (or withdraws) is seen within one interval plus one read,
+//! however many tokens with unknown key ids arrive; a read for an unknown key id only
+//! sees it sooner.
+//!
+//! Keys are read only over `https://`, or plain `http://` to a loopback host (the
+//! issuer, its metadata's `jwks_uri`, a given JWKS URL, and every redirect).
 //!
 //! Only asymmetric signing keys are kept (RSA, EC on P-256 and P-384, Ed25519): a
 //! symmetric (`oct`) key, an encryption key (`use: enc`) or a key of another kind is
 //! left out, so no token signed with HMAC is ever verified.
 
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm, PublicKeyUse};
@@ -144,31 +151,80 @@ enum Location {
     File(std::path::PathBuf),
 }
 
-/// The issuer's keys, and how to read them again.
+/// The shortest period of the background read, whatever the refresh interval (a zero
+/// interval lifts the rate limit of the unknown-key-id read, and must not make the
+/// background one spin).
+const MIN_BACKGROUND_PERIOD: Duration = Duration::from_secs(1);
+
+/// The issuer's keys, and how to read them again: in the background every refresh
+/// interval (at least [`MIN_BACKGROUND_PERIOD`]), and for a token whose key id they lack
+/// at most once per interval. The background task stops when this is dropped.
 pub(super) struct Jwks {
+    shared: Arc<Shared>,
+    _refresher: Refresher,
+}
+
+/// What the request path and the background task share.
+struct Shared {
     location: Location,
     client: reqwest::Client,
-    keys: RwLock<Arc<KeySet>>,
-    /// When the keys were last read (the refresh's rate limit), held while reading.
-    refreshed: tokio::sync::Mutex<Instant>,
+    /// The keys now, and when the read that produced them started (a read that started
+    /// earlier never replaces them).
+    keys: RwLock<Stamped>,
+    /// When the last read for an unknown key id started (or the first read): its rate
+    /// limit. The background read neither waits for it nor moves it.
+    last_read: Mutex<Instant>,
+    /// Held by the unknown-key-id read while it reads: one at a time, the others wait
+    /// for it (the background read does not).
+    reading: tokio::sync::Mutex<()>,
     interval: Duration,
+}
+
+/// A key set and when the read that produced it started.
+struct Stamped {
+    set: Arc<KeySet>,
+    read_at: Instant,
+}
+
+/// The background read's task, aborted when dropped.
+struct Refresher(tokio::task::JoinHandle<()>);
+
+impl Drop for Refresher {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 impl Jwks {
     /// Read the keys at start: from `source`, else from the `jwks_uri` of `issuer`'s
-    /// metadata.
+    /// metadata; then read them again in the background every `interval` (at least
+    /// every second) until this is dropped.
     ///
     /// # Errors
     ///
-    /// The metadata or keys cannot be read, or hold no usable key.
+    /// The issuer or a key URL is plain `http://` beyond loopback, or the metadata or
+    /// keys cannot be read, or hold no usable key.
     pub(super) async fn start(
         issuer: &str,
         source: Option<&JwksSource>,
         interval: Duration,
         timeout: Duration,
     ) -> Result<Jwks, String> {
+        if let Some(why) = insecure(issuer) {
+            return Err(format!("the issuer {issuer} {why}"));
+        }
         let client = reqwest::Client::builder()
             .timeout(timeout)
+            .redirect(reqwest::redirect::Policy::custom(|attempt| {
+                if let Some(why) = insecure(attempt.url().as_str()) {
+                    let to = attempt.url().to_string();
+                    attempt.error(format!("redirected to {to}, which {why}"))
+                } else if attempt.previous().len() >= 10 {
+                    attempt.error("more than 10 redirects")
+                } else {
+                    attempt.follow()
+                }
+            }))
             .build()
             .map_err(|e| format!("no HTTP client: {e}"))?;
         let location = match source {
@@ -176,61 +232,165 @@ impl Jwks {
             Some(JwksSource::File(path)) => Location::File(path.clone()),
             None => Location::Url(discover(&client, issuer).await?),
         };
+        if let Location::Url(url) = &location
+            && let Some(why) = insecure(url)
+        {
+            return Err(format!("the JWKS URL {url} {why}"));
+        }
+        let read_at = Instant::now();
         let keys = read(&client, &location).await?;
-        Ok(Jwks {
+        let shared = Arc::new(Shared {
             location,
             client,
-            keys: RwLock::new(Arc::new(keys)),
-            refreshed: tokio::sync::Mutex::new(Instant::now()),
+            keys: RwLock::new(Stamped {
+                set: Arc::new(keys),
+                read_at,
+            }),
+            last_read: Mutex::new(read_at),
+            reading: tokio::sync::Mutex::new(()),
             interval,
+        });
+        let refresher = Refresher(tokio::spawn(refresh_periodically(
+            Arc::downgrade(&shared),
+            interval.max(MIN_BACKGROUND_PERIOD),
+        )));
+        Ok(Jwks {
+            shared,
+            _refresher: refresher,
         })
     }
 
     /// The keys now.
     pub(super) fn keys(&self) -> Arc<KeySet> {
-        self.keys
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        self.shared.keys()
     }
 
-    /// The keys once they hold `kid`: read again if they lack it and the last read is
-    /// at least the refresh interval old (one read at a time; others wait for it).
-    /// `None` when they still lack it.
+    /// The keys once they hold `kid`: read again if they lack it and the last read for
+    /// an unknown key id started at least the refresh interval ago (one such read at a
+    /// time; others wait for it). `None` when they still lack it.
     pub(super) async fn with_kid(&self, kid: &str) -> Option<Arc<KeySet>> {
         let keys = self.keys();
         if keys.has(kid) {
             return Some(keys);
         }
-        let mut refreshed = self.refreshed.lock().await;
-        // Another request may have read them meanwhile.
+        let _reading = self.shared.reading.lock().await;
+        // Another request, or the background, may have read them meanwhile.
         let keys = self.keys();
         if keys.has(kid) {
             return Some(keys);
         }
-        if refreshed.elapsed() < self.interval {
-            return None;
-        }
-        *refreshed = Instant::now();
-        match read(&self.client, &self.location).await {
-            Ok(fresh) => {
-                let fresh = Arc::new(fresh);
-                *self
-                    .keys
-                    .write()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner) = fresh.clone();
-                tracing::info!(
-                    keys = fresh.0.len(),
-                    "dsh-mcp OAuth: read the JWKS again for an unknown key id"
-                );
-                fresh.has(kid).then_some(fresh)
+        {
+            let mut last = lock(&self.shared.last_read);
+            if last.elapsed() < self.shared.interval {
+                return None;
             }
-            Err(e) => {
-                tracing::warn!("dsh-mcp OAuth: cannot read the JWKS again: {e}");
-                None
-            }
+            *last = Instant::now();
         }
+        let keys = self.shared.read_again("for an unknown key id").await?;
+        keys.has(kid).then_some(keys)
     }
+}
+
+impl Shared {
+    fn keys(&self) -> Arc<KeySet> {
+        self.keys
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .set
+            .clone()
+    }
+
+    /// Read the keys now and keep them, unless a read that started later already gave
+    /// its keys: the keys then held, `None` when the read failed (the keys held stay).
+    async fn read_again(&self, why: &str) -> Option<Arc<KeySet>> {
+        let started = Instant::now();
+        let fresh = match read(&self.client, &self.location).await {
+            Ok(fresh) => Arc::new(fresh),
+            Err(e) => {
+                tracing::warn!("dsh-mcp OAuth: cannot read the JWKS again ({why}): {e}");
+                return None;
+            }
+        };
+        let mut held = self
+            .keys
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if held.read_at > started {
+            return Some(held.set.clone());
+        }
+        let before = key_ids(&held.set);
+        let after = key_ids(&fresh);
+        if before == after {
+            tracing::debug!(
+                keys = fresh.0.len(),
+                "dsh-mcp OAuth: read the JWKS again ({why})"
+            );
+        } else {
+            tracing::info!(
+                before = ?before,
+                after = ?after,
+                "dsh-mcp OAuth: read the JWKS again ({why}); its keys changed"
+            );
+        }
+        *held = Stamped {
+            set: fresh.clone(),
+            read_at: started,
+        };
+        Some(fresh)
+    }
+}
+
+/// The key ids of a set, sorted.
+fn key_ids(keys: &KeySet) -> Vec<Option<&str>> {
+    let mut ids: Vec<Option<&str>> = keys.0.iter().map(|k| k.kid.as_deref()).collect();
+    ids.sort_unstable();
+    ids
+}
+
+/// Read the keys again every `period`, on a schedule that no other read moves, until
+/// the keys are dropped.
+async fn refresh_periodically(shared: Weak<Shared>, period: Duration) {
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        shared.read_again("periodically").await;
+    }
+}
+
+/// Lock `mutex`, whatever a panicking holder left.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Why keys read from `url` could be replaced on the way: it is plain `http://` to a
+/// host that is not loopback (`127.0.0.0/8`, `::1`, `localhost`). `None` for any other
+/// URL (and for text that is not one).
+fn insecure(url: &str) -> Option<&'static str> {
+    let (scheme, _) = url.split_once("://")?;
+    if !scheme.eq_ignore_ascii_case("http") {
+        return None;
+    }
+    let loopback = reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
+        .is_some_and(|host| {
+            let host = host.trim_start_matches('[').trim_end_matches(']');
+            host == "localhost"
+                || host
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback())
+        });
+    (!loopback).then_some(
+        "is plain http:// to a host that is not loopback: anyone on the way could replace \
+         the issuer's keys with their own and sign any token; use https:// (plain http:// \
+         is accepted for 127.0.0.1, [::1] and localhost only)",
+    )
 }
 
 /// Read the keys from `location`.
@@ -356,6 +516,33 @@ mod tests {
             "https://as.example/.well-known/oauth-authorization-server"
         );
         assert!(metadata_urls("as.example").is_err());
+    }
+
+    #[test]
+    fn plain_http_is_for_loopback_hosts_only() {
+        for fine in [
+            "https://as.example/tenant",
+            "http://127.0.0.1:8080/jwks.json",
+            "http://127.0.0.5",
+            "http://[::1]:9/keys",
+            "http://localhost:9/x",
+            "HTTP://LOCALHOST",
+        ] {
+            assert_eq!(insecure(fine), None, "{fine}");
+        }
+        for bad in [
+            "http://as.example",
+            "HTTP://as.example/tenant",
+            "http://10.0.0.1/jwks.json",
+            "http://0.0.0.0:8080",
+            "http://127.0.0.1.nip.example/",
+            "http://localhost.example/",
+            "http://[::ffff:10.0.0.1]/",
+            "http://user@as.example/",
+        ] {
+            let why = insecure(bad).unwrap_or_else(|| panic!("{bad} is accepted"));
+            assert!(why.contains("use https://"), "{why}");
+        }
     }
 
     #[test]

@@ -24,9 +24,28 @@
 //!
 //! The JWKS is read when the server starts (from [`OAuthOptions::jwks`], or the
 //! `jwks_uri` of the issuer's metadata); an issuer or JWKS that cannot be read then is a
-//! startup error. A token signed with a key id the JWKS lacks makes the server read it
-//! again, at most once per [`OAuthOptions::jwks_refresh_interval`], so a key the issuer
-//! rotated in is accepted without a restart.
+//! startup error. It is read again in the background every
+//! [`OAuthOptions::jwks_refresh_interval`] while the server runs, and when a token is
+//! signed with a key id it lacks (at most once per interval), so a key the issuer rotates
+//! in is accepted, and a key it withdraws refused, without a restart: within one interval
+//! plus one read (at most [`OAuthOptions::fetch_timeout`]) of the change, however many
+//! tokens with unknown key ids arrive meanwhile (they never move the background read). A
+//! read that fails keeps the keys of the last one that succeeded.
+//!
+//! The issuer's metadata and keys are read over `https://` (the `https` feature), or
+//! over plain `http://` from a loopback host only (`127.0.0.0/8`, `::1`, `localhost`):
+//! an `http://` issuer or JWKS URL naming another host is a startup error, and so is a
+//! redirect to one, since whoever sits on the way could hand the server a key of their
+//! own and sign any token with it.
+//!
+//! What the server reads of a valid token's claims ([`Identity`]):
+//!
+//! - the client: `client_id` (RFC 9068) when it is a string, else `azp` (the authorized
+//!   party, as Microsoft Entra ID v2, Keycloak and Auth0 carry it); none when neither
+//!   is;
+//! - the scopes: the union of `scope`, a space-separated string (RFC 9068; Auth0,
+//!   Keycloak), and `scp`, a space-separated string (Entra ID) or an array of strings;
+//!   other shapes, and other claims such as Entra ID's `roles`, grant no scope.
 //!
 //! [`Identity`]: crate::Identity
 
@@ -45,9 +64,10 @@ pub(crate) use layer::Resource;
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum JwksSource {
-    /// Fetched from this URL (`http://` or, with the `https` feature, `https://`).
+    /// Fetched from this URL: `https://` (with the `https` feature), or `http://` to a
+    /// loopback host only.
     Url(String),
-    /// Read from this file (read again when a token names a key it lacks).
+    /// Read from this file (and read again as a URL would be fetched again).
     File(PathBuf),
 }
 
@@ -68,7 +88,8 @@ impl JwksSource {
 #[non_exhaustive]
 pub struct OAuthOptions {
     /// The authorization server's issuer identifier (its URL, exactly as tokens carry it
-    /// in `iss`), named in the protected-resource metadata.
+    /// in `iss`), named in the protected-resource metadata. An `http://` issuer is
+    /// accepted for a loopback host only (see the [module docs](self)).
     pub issuer: String,
     /// This server's canonical URL, which tokens must carry in `aud` (default: the
     /// server's own URL, [`HttpServer::url`](crate::HttpServer::url); give it when
@@ -81,10 +102,19 @@ pub struct OAuthOptions {
     /// Scopes listed in the metadata's `scopes_supported` besides those the tools need
     /// ([`McpServer::with_tool_scopes`](crate::McpServer::with_tool_scopes)).
     pub scopes: Vec<String>,
-    /// The clock skew allowed on `exp` and `nbf` (default 30 s).
+    /// The clock skew allowed on `exp` and `nbf` (default 30 s; whole seconds count, a
+    /// fraction is dropped).
     pub leeway: Duration,
-    /// The shortest time between two reads of the JWKS for a token whose key id it
-    /// lacks (default 30 s); tokens with unknown key ids in between are refused.
+    /// How often the JWKS is read again (default 30 s), which bounds how long a key the
+    /// issuer publishes or withdraws goes unseen: at most one interval plus one read
+    /// ([`OAuthOptions::fetch_timeout`]), whatever tokens arrive.
+    ///
+    /// The JWKS is read again in the background every interval (at least a second
+    /// apart), on a schedule of its own, until the server stops. Besides, a token
+    /// whose key id it lacks makes it read at once, unless such a read started less
+    /// than an interval ago: tokens with unknown key ids in between are refused, and a
+    /// flood of them costs at most one extra read per interval. `Duration::ZERO` lifts
+    /// that limit (every token with an unknown key id reads the JWKS).
     pub jwks_refresh_interval: Duration,
     /// How long reading the issuer's metadata or JWKS may take (default 10 s).
     pub fetch_timeout: Duration,
@@ -136,7 +166,7 @@ impl OAuthOptions {
         self
     }
 
-    /// Read the JWKS again at most this often (see
+    /// Read the JWKS again this often, and for unknown key ids at most this often (see
     /// [`OAuthOptions::jwks_refresh_interval`]).
     #[must_use]
     pub fn jwks_refresh_interval(mut self, interval: Duration) -> Self {

@@ -180,4 +180,39 @@ mod tests {
         assert!(identity("i", &json!({"sub": ""})).is_err());
         assert!(identity("i", &json!({"sub": 7})).is_err());
     }
+
+    /// What the README and the module docs say of the claims of the common issuers.
+    #[test]
+    fn the_client_falls_back_to_azp_and_scp_may_be_a_string() {
+        let scopes = |id: &Identity| id.scopes().iter().cloned().collect::<Vec<_>>();
+        // Microsoft Entra ID (v2): `azp` and a space-separated `scp`; `roles` is no scope.
+        let entra = identity(
+            "i",
+            &json!({"sub": "s", "azp": "entra-app", "scp": "Files.Read  tools:read",
+                    "roles": ["tools:exec"]}),
+        )
+        .unwrap();
+        assert_eq!(entra.client_id(), Some("entra-app"));
+        assert_eq!(scopes(&entra), ["Files.Read", "tools:read"]);
+        // Keycloak and Auth0: `azp` and `scope`.
+        let keycloak =
+            identity("i", &json!({"sub": "s", "azp": "kc", "scope": "openid x"})).unwrap();
+        assert_eq!(keycloak.client_id(), Some("kc"));
+        assert_eq!(scopes(&keycloak), ["openid", "x"]);
+        // `client_id` wins over `azp`; one that is not a string is passed over.
+        let both = identity("i", &json!({"sub": "s", "client_id": "c", "azp": "a"})).unwrap();
+        assert_eq!(both.client_id(), Some("c"));
+        let odd = identity("i", &json!({"sub": "s", "client_id": 7, "azp": "a"})).unwrap();
+        assert_eq!(odd.client_id(), Some("a"));
+        // Neither: no client. Shapes other than a string or an array of strings: no scope.
+        let bare = identity(
+            "i",
+            &json!({"sub": "s", "scope": ["a"], "scp": {"b": true}, "cid": "okta"}),
+        )
+        .unwrap();
+        assert_eq!(bare.client_id(), None);
+        assert!(bare.scopes().is_empty());
+        let mixed = identity("i", &json!({"sub": "s", "scp": ["a", 1, "b"]})).unwrap();
+        assert_eq!(scopes(&mixed), ["a", "b"]);
+    }
 }
