@@ -8,6 +8,7 @@
 //! What every request goes through is listed at [`serve_http`].
 
 mod accept;
+mod lifecycle;
 mod sessions;
 
 use std::io;
@@ -86,6 +87,10 @@ pub struct HttpOptions {
     /// headers, however many, cannot lock out other clients. When the process runs out
     /// of descriptors, the connection waiting longest is closed the same way.
     pub max_connections: usize,
+    /// Answer `GET /healthz` (liveness) and `GET /readyz` (readiness) before any other
+    /// step, with no credentials (default on; see [`serve_http`]). Off, those paths are
+    /// the MCP endpoint's like any other.
+    pub health: bool,
     /// Serve as an OAuth 2.1 resource server (feature `oauth`): every request must carry
     /// an access token of the issuer, for this server (see [`crate::oauth`]). Not with
     /// [`HttpOptions::bearer_token`].
@@ -114,6 +119,7 @@ impl Default for HttpOptions {
             body_read_timeout: Duration::from_secs(30),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_connections: 512,
+            health: true,
             #[cfg(feature = "oauth")]
             oauth: None,
         }
@@ -208,6 +214,13 @@ impl HttpOptions {
         self
     }
 
+    /// Answer the health and readiness paths (see [`HttpOptions::health`]).
+    #[must_use]
+    pub fn health(mut self, on: bool) -> Self {
+        self.health = on;
+        self
+    }
+
     /// Serve at most this many connections at once.
     #[must_use]
     pub fn max_connections(mut self, max: usize) -> Self {
@@ -224,12 +237,51 @@ impl HttpOptions {
     }
 }
 
-/// A running Streamable HTTP server.
+/// A running Streamable HTTP server: it serves in the background until
+/// [`HttpServer::shutdown`], [`HttpServer::drain`] or its [`HttpServer::stopper`].
+///
+/// Dropping the handle does not stop the server, but a program that drops it and
+/// returns from `main` exits at once: keep it, and await [`HttpServer::wait`] (or a
+/// signal, then [`HttpServer::drain`]).
+///
+/// ```no_run
+/// # async fn run(server: dsh_mcp::McpServer) -> std::io::Result<()> {
+/// let http = dsh_mcp::serve_http(&server, dsh_mcp::HttpOptions::default()).await?;
+/// eprintln!("serving MCP at {}", http.url());
+/// tokio::signal::ctrl_c().await?;
+/// http.drain(std::time::Duration::from_secs(30)).await
+/// # }
+/// ```
+///
+/// Leaving the handle unused is a warning (`unused_must_use`): this compiles with the
+/// warning denied,
+///
+/// ```no_run
+/// #![deny(unused_must_use)]
+/// async fn run(server: dsh_mcp::McpServer) -> std::io::Result<()> {
+///     let http = dsh_mcp::serve_http(&server, dsh_mcp::HttpOptions::default()).await?;
+///     http.wait().await
+/// }
+/// ```
+///
+/// and this, which drops the handle, does not:
+///
+/// ```compile_fail
+/// #![deny(unused_must_use)]
+/// async fn run(server: dsh_mcp::McpServer) -> std::io::Result<()> {
+///     dsh_mcp::serve_http(&server, dsh_mcp::HttpOptions::default()).await?;
+///     Ok(())
+/// }
+/// ```
 #[derive(Debug)]
+#[must_use = "the server runs only while the program does: keep this handle and await \
+              `.wait()` (or a signal, then `.drain(grace)` or `.shutdown()`), or `main` \
+              returns and the process exits at once"]
 pub struct HttpServer {
     addr: SocketAddr,
     path: String,
     stop: CancellationToken,
+    lifecycle: Arc<lifecycle::Lifecycle>,
     task: tokio::task::JoinHandle<io::Result<()>>,
 }
 
@@ -262,6 +314,37 @@ impl HttpServer {
     pub fn stopper(&self) -> CancellationToken {
         self.stop.clone()
     }
+
+    /// Drain, then stop: what to do on `SIGTERM`.
+    ///
+    /// At once, `GET /readyz` answers `503` (so a load balancer takes the instance out)
+    /// and every new request is answered `503` with `Retry-After: 1` and
+    /// `Connection: close` (so a client or proxy retries it on another instance). The
+    /// requests in progress (calls, their answers still streaming) go on; when the last
+    /// one ends, or after `grace`, the server stops as [`HttpServer::shutdown`] does,
+    /// ending those still running. `GET /healthz` answers `200` until the end.
+    ///
+    /// # Errors
+    ///
+    /// As [`HttpServer::wait`].
+    pub async fn drain(self, grace: Duration) -> io::Result<()> {
+        self.lifecycle.start_draining();
+        if tokio::time::timeout(grace, self.lifecycle.idle())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                in_flight = self.lifecycle.in_flight(),
+                "dsh-mcp: requests still in progress after the drain's {grace:?}; stopping them"
+            );
+        }
+        self.shutdown().await
+    }
+
+    /// The requests in progress now (a call counts until its answer has been sent).
+    pub fn requests_in_progress(&self) -> usize {
+        self.lifecycle.in_flight()
+    }
 }
 
 /// Serve `server` over Streamable HTTP until [`HttpServer::shutdown`] (see
@@ -269,6 +352,12 @@ impl HttpServer {
 ///
 /// Every request goes through, in this order:
 ///
+/// 0. with [`HttpOptions::health`] (the default), `GET` (or `HEAD`) `/healthz` is answered
+///    `200` while the process serves (liveness), and `GET /readyz` `200` when the server
+///    takes requests and its task store answers, else `503` with the reason (the store
+///    is unreachable, or the server drains, see [`HttpServer::drain`]): what a load
+///    balancer should check. Neither needs credentials nor says more than that. While
+///    the server drains, every other request is answered `503`;
 /// 1. the `Origin` check: a request without `Origin` (a non-browser client) or from a
 ///    loopback origin (`http` or `https` on `localhost`, `127.0.0.1` or `[::1]`, any
 ///    port) passes, and so do the origins of [`HttpOptions::allowed_origins`]; any other
@@ -311,7 +400,11 @@ impl HttpServer {
 /// [`HttpOptions::max_connections`] or [`HttpOptions::max_body_bytes`] is 0, or (with
 /// [`HttpOptions::oauth`]) a bearer token is set too, the audience is not a URL, or the
 /// issuer's metadata or keys cannot be read.
-pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<HttpServer> {
+pub async fn serve_http(
+    server: impl Into<McpServer>,
+    options: HttpOptions,
+) -> io::Result<HttpServer> {
+    let server: McpServer = server.into();
     let origins = Origins::new(&options.allowed_origins)?;
     check_options(&options)?;
     let listener = tokio::net::TcpListener::bind(options.bind).await?;
@@ -330,6 +423,7 @@ pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<
         None => None,
     };
     let stop = CancellationToken::new();
+    let lifecycle = Arc::new(lifecycle::Lifecycle::default());
 
     let config = rmcp_config(&options, addr, &stop);
     let max_body = config.max_request_body_bytes;
@@ -364,6 +458,9 @@ pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<
         resource: resource.clone(),
         mcp: service,
         path: options.path.trim_end_matches('/').to_string(),
+        health: options.health,
+        lifecycle: lifecycle.clone(),
+        store: server.store().clone(),
     });
     #[allow(unused_mut)]
     let mut router =
@@ -388,6 +485,7 @@ pub async fn serve_http(server: &McpServer, options: HttpOptions) -> io::Result<
         addr,
         path: options.path,
         stop,
+        lifecycle,
         task,
     })
 }
@@ -460,6 +558,11 @@ struct Steps {
     mcp: McpService,
     /// [`HttpOptions::path`] without a trailing `/`.
     path: String,
+    /// [`HttpOptions::health`].
+    health: bool,
+    lifecycle: Arc<lifecycle::Lifecycle>,
+    /// The server's task store, whose answer readiness reports.
+    store: Arc<dyn crate::store::Store>,
 }
 
 impl Steps {
@@ -474,6 +577,25 @@ impl Steps {
 /// [`serve_http`] lists, in that order, in one future: each step a function that hands
 /// the request on, or answers it.
 async fn endpoint(State(steps): State<Arc<Steps>>, request: Request) -> Response {
+    if steps.health
+        && let Some(probe) = lifecycle::probe(&request)
+    {
+        return lifecycle::answer(probe, &steps.lifecycle, &steps.store).await;
+    }
+    if steps.lifecycle.draining() {
+        return lifecycle::draining();
+    }
+    if request.method() != Method::POST {
+        return credentials(&steps, request).await;
+    }
+    // A message of the client's is in progress until its answer has been sent: a drain
+    // waits for it.
+    let guard = steps.lifecycle.begin();
+    lifecycle::hold(credentials(&steps, request).await, guard)
+}
+
+/// The `Origin` check, then the credentials, then the steps after them.
+async fn credentials(steps: &Arc<Steps>, request: Request) -> Response {
     if !steps.origins.allow(request.headers()) {
         return (
             StatusCode::FORBIDDEN,
@@ -485,7 +607,7 @@ async fn endpoint(State(steps): State<Arc<Steps>>, request: Request) -> Response
     if let Some(resource) = &steps.resource {
         // Not with a static token (`check_options`).
         return resource
-            .check_token(request, |request| authorized(&steps, request))
+            .check_token(request, |request| authorized(steps, request))
             .await;
     }
     if let Some(expected) = &steps.bearer
@@ -498,7 +620,7 @@ async fn endpoint(State(steps): State<Arc<Steps>>, request: Request) -> Response
         )
             .into_response();
     }
-    authorized(&steps, request).await
+    authorized(steps, request).await
 }
 
 /// The steps after the credentials: the path (any other is `404`), the body (read once,

@@ -243,16 +243,18 @@ pub use tasks_stateless::StatelessTaskLimits;
 /// The rmcp version this crate is built on, re-exported for its types.
 pub use rmcp;
 
-/// Serve every visible tool of `registry` on standard input and output until the client
-/// disconnects (see [`McpServer::serve`] for other transports and settings).
+/// Serve on standard input and output until the client disconnects: a
+/// [`dsh_runtime::Registry`] (every visible tool, with the default settings) or an
+/// [`McpServer`] (`&server`), as [`serve_http`] takes (see [`McpServer::serve`] for other
+/// transports).
 ///
 /// # Errors
 ///
 /// When the connection fails before the client initialized.
 pub async fn serve_stdio(
-    registry: dsh_runtime::Registry,
+    server: impl Into<McpServer>,
 ) -> Result<(), rmcp::service::ServerInitializeError> {
-    McpServer::new(registry).serve_stdio().await
+    server.into().serve_stdio().await
 }
 
 impl McpServer {

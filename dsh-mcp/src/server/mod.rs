@@ -147,6 +147,21 @@ pub(crate) struct Shared {
     limiter: Arc<admission::Limiter>,
 }
 
+/// A server of the registry with the default settings ([`McpServer::new`]), so that
+/// [`crate::serve_stdio`] and `serve_http` take a registry or a server alike.
+impl From<Registry> for McpServer {
+    fn from(registry: Registry) -> Self {
+        McpServer::new(registry)
+    }
+}
+
+/// The same server (a cheap clone: its state is shared).
+impl From<&McpServer> for McpServer {
+    fn from(server: &McpServer) -> Self {
+        server.clone()
+    }
+}
+
 impl fmt::Debug for McpServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("McpServer")
@@ -357,6 +372,11 @@ impl McpServer {
 
     /// An rmcp handler with a session opened now (one connection: stdio, tests), and the
     /// handle that closes it.
+    /// Where tasks and approval states are kept.
+    pub(crate) fn store(&self) -> &Arc<dyn Store> {
+        &self.shared.store
+    }
+
     pub(crate) fn session_handler(&self) -> (Handler, SessionHandle) {
         let cell = Arc::new(SessionCell::default());
         cell.open(&self.shared, false);

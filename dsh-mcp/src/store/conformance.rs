@@ -35,6 +35,7 @@ const PATIENCE: Duration = Duration::from_secs(10);
 
 /// Run every check on `store`, in turn.
 pub async fn run(store: Arc<dyn Store>) {
+    a_reachable_store_answers_pings(&*store).await;
     records_round_trip(&*store).await;
     records_belong_to_their_owner(&*store).await;
     questions_follow_the_state_machine(&*store).await;
@@ -86,6 +87,16 @@ async fn ask(store: &dyn Store, owner: &Owner, id: &str) -> String {
         .await
         .expect("a question is put");
     applied.key.expect("a question gets a key")
+}
+
+/// A store that is up answers [`Store::ping`], again and again.
+pub async fn a_reachable_store_answers_pings(store: &dyn Store) {
+    for _ in 0..3 {
+        store
+            .ping()
+            .await
+            .expect("a reachable store answers a ping");
+    }
 }
 
 /// A record comes back as it was created, and serializes with its version.

@@ -186,6 +186,17 @@ pub trait Store: Send + Sync + 'static {
 
     /// Listen on the inbox `name`: every message sent to it from now on.
     fn inbox<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Messages>;
+
+    /// Whether the store answers now: what a server's readiness check asks (see
+    /// `HttpServer`'s `/readyz`). The default, for a store in the process, always
+    /// answers.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Unavailable`] when the store cannot be reached.
+    fn ping(&self) -> StoreFuture<'_, ()> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// `wakes`, ended at `expires_ms` (milliseconds since the Unix epoch) if it has not

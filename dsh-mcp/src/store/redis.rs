@@ -665,6 +665,16 @@ impl Store for RedisStore {
         })
     }
 
+    fn ping(&self) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            let _: String = redis::cmd("PING")
+                .query_async(&mut self.conn())
+                .await
+                .map_err(|e| unavailable(&e))?;
+            Ok(())
+        })
+    }
+
     fn instance_alive<'a>(&'a self, instance: &'a str) -> StoreFuture<'a, bool> {
         Box::pin(async move {
             let alive: bool = redis::cmd("EXISTS")
