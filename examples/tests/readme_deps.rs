@@ -43,6 +43,35 @@ fn field(manifest: &str, key: &str) -> Option<String> {
     })
 }
 
+/// The string value of `key` in an inline table `{ key = "value", .. }`.
+fn inline(spec: &str, key: &str) -> Option<String> {
+    let rest = spec.split(&format!("{key} = \"")).nth(1)?;
+    Some(rest.split('"').next()?.to_string())
+}
+
+/// The `features = [..]` of an inline table, in order (none for a plain version).
+fn features(spec: &str) -> Vec<String> {
+    spec.split("features = [")
+        .nth(1)
+        .and_then(|rest| rest.split(']').next())
+        .map(|list| {
+            list.split(',')
+                .map(|f| f.trim().trim_matches('"').to_string())
+                .filter(|f| !f.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The line of crate `name` in a block.
+fn registry_line(name: &str, block: &[(String, String)]) -> String {
+    block
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, spec)| spec.clone())
+        .unwrap_or_default()
+}
+
 #[test]
 fn the_readme_dependency_lines_name_the_workspace_crates() {
     let readme = read("README.md");
@@ -61,19 +90,27 @@ fn the_readme_dependency_lines_name_the_workspace_crates() {
             assert_eq!(req, spec, "{name}");
             continue;
         }
-        // `"0.1"` accepts the workspace's `0.1.z`.
-        let req = req.trim_matches('"');
+        // `"0.1"` (or `{ version = "0.1", features = [..] }`) accepts the workspace's
+        // `0.1.z`; the features, if any, are the same in both blocks and the crate's own.
+        let req = inline(req, "version").unwrap_or_else(|| req.trim_matches('"').to_string());
         assert!(
             version.starts_with(&format!("{req}.")),
             "{name} = {req:?} does not accept the workspace's {version}"
         );
-        // `{ path = "../dsh-rs/<dir>" }`: the crate `name` lives in `<dir>`.
-        let dir = spec
-            .strip_prefix("{ path = \"../dsh-rs/")
-            .and_then(|s| s.strip_suffix("\" }"))
+        assert_eq!(features(&registry_line(name, &registry)), features(spec), "{name}");
+        // `{ path = "../dsh-rs/<dir>" [, features = [..]] }`: the crate `name` lives in
+        // `<dir>`.
+        let dir = inline(spec, "path")
+            .and_then(|p| p.strip_prefix("../dsh-rs/").map(str::to_string))
             .unwrap_or_else(|| panic!("{name} = {spec}"));
         let manifest = read(&format!("{dir}/Cargo.toml"));
         assert_eq!(field(&manifest, "name").as_deref(), Some(name.as_str()));
+        for feature in features(spec) {
+            assert!(
+                manifest.contains(&format!("\n{feature} = [")),
+                "{name} has no feature {feature:?}"
+            );
+        }
         assert!(
             !manifest.contains("publish = false"),
             "{name} is not published"
