@@ -11,6 +11,7 @@ mod mcp_host;
 mod mcp_http;
 mod mcp_oauth;
 mod mcp_python;
+mod mcp_server_files;
 mod mcp_tasks;
 mod mcp_typescript;
 mod mcp_typescript_tasks;

@@ -39,6 +39,8 @@ const KEY: &str = "6f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e
 pub(super) struct Cluster {
     pub children: Vec<Child>,
     pub proxy: RoundRobin,
+    /// The directory of the keyring, beside the root (one inside it is refused).
+    _keys: tempfile::TempDir,
 }
 
 impl Cluster {
@@ -50,7 +52,8 @@ impl Cluster {
         args: &[&str],
     ) -> Cluster {
         let prefix = TestRedis::prefix("cluster");
-        let keys = root.join("state.keys");
+        let keys_dir = tempfile::tempdir().unwrap();
+        let keys = keys_dir.path().join("state.keys");
         std::fs::write(&keys, format!("{KEY}\n")).unwrap();
         let keys = keys.display().to_string();
         let mut children = Vec::new();
@@ -71,7 +74,11 @@ impl Cluster {
             urls.push(url);
         }
         let proxy = RoundRobin::start(&urls).await;
-        Cluster { children, proxy }
+        Cluster {
+            children,
+            proxy,
+            _keys: keys_dir,
+        }
     }
 
     pub fn url(&self) -> &str {

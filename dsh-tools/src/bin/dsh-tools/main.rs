@@ -11,7 +11,12 @@
 //! dsh-tools list --tokens [--target NAME[,NAME...]] [--json]
 //! dsh-tools [--root DIR] code PROGRAM|- [--json]
 //! dsh-tools [--root DIR] mcp [--http ADDR [--stateless] [--bearer-token-env VAR] [--allowed-origin ORIGIN]... [--allowed-host HOST]... [--allow-any-host] [--session-idle-timeout SECS]] [--code-mode native|code|both] [--ask TOOLS] [--state-key-file PATH] [--store redis://HOST:PORT/DB [--store-prefix NAME]]
+//! dsh-tools [--root DIR] mcp --http ADDR --oauth-issuer URL [--oauth-audience URL] [--oauth-jwks URL|FILE] [--oauth-jwks-refresh SECS] [--oauth-leeway SECS] [--tool-scope RULE=SCOPE]... [--oauth-scope SCOPE]...
 //! ```
+//!
+//! File paths given to the command line (`call --log`, `docs --out`, `replay FILE`,
+//! `mcp --state-key-file`, `mcp --oauth-jwks FILE`) are relative to the working
+//! directory, as in any command; paths in tool arguments are relative to `--root`.
 //!
 //! `session` reads calls as JSON Lines on stdin, `{"id", "name", "arguments"}` (the
 //! arguments a JSON value, or a string holding JSON text, sent to the pipeline as it is),
@@ -164,14 +169,24 @@ enum Command {
 }
 
 impl Command {
-    /// Make the command's own file paths absolute, relative to `dir`.
+    /// The command's own file paths (not those of tool calls): `call --log`, `docs
+    /// --out`, `replay FILE`, and the files of `mcp`'s options.
+    fn files_mut(&mut self) -> Vec<&mut PathBuf> {
+        match self {
+            Command::Call { log: Some(p), .. } | Command::Docs { out: Some(p) } => vec![p],
+            Command::Replay { file, .. } => vec![file],
+            Command::Mcp(args) => args.files_mut(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Make the command's own file paths absolute, relative to `dir`, without their `.`
+    /// components (`..` stays: after a symbolic link it leads elsewhere than the text
+    /// says).
     fn anchor_files(&mut self, dir: &std::path::Path) {
-        let path = match self {
-            Command::Call { log: Some(p), .. } | Command::Docs { out: Some(p) } => p,
-            Command::Replay { file, .. } => file,
-            _ => return,
-        };
-        *path = dir.join(&*path);
+        for path in self.files_mut() {
+            *path = dir.join(&*path).components().collect();
+        }
     }
 }
 
@@ -191,10 +206,25 @@ const USAGE: u8 = 2;
 
 fn main() -> ExitCode {
     let mut cli = Cli::parse();
-    // File arguments of the CLI itself (not of tool calls) are relative to where the
-    // command was run.
-    if let Ok(here) = std::env::current_dir() {
-        cli.command.anchor_files(&here);
+    // File arguments of the CLI itself (not of tool calls), the files of server options
+    // among them, are relative to where the command was run, not to the root.
+    match std::env::current_dir() {
+        Ok(here) => cli.command.anchor_files(&here),
+        Err(e) => {
+            if let Some(path) = cli
+                .command
+                .files_mut()
+                .into_iter()
+                .find(|p| p.is_relative())
+            {
+                eprintln!(
+                    "error: cannot resolve {}: the working directory is unknown ({e}); give \
+                     an absolute path",
+                    path.display()
+                );
+                return ExitCode::from(USAGE);
+            }
+        }
     }
     // Changing directory before any thread exists: from here on, relative paths in tool
     // arguments resolve against the root, for the tools and the guard alike.

@@ -22,7 +22,19 @@
 //! tools need `tools:exec`, read-only tools `tools:read`, destructive ones
 //! `tools:write`). Tasks, approval states and sessions then belong to the token's
 //! subject and client. `--max-calls-per-principal N` and `--max-tasks-per-principal N`
-//! bound what one principal runs at once.
+//! bound what one principal runs at once. `--oauth-leeway SECS` (default 30) is the
+//! clock skew allowed on `exp` and `nbf`; `--oauth-jwks-refresh SECS` (default 30) how
+//! often the JWKS is read again, which bounds how long a rotated key goes unseen.
+//!
+//! # Server files
+//!
+//! The files of server options (`--state-key-file PATH`, `--oauth-jwks FILE`) are
+//! relative to the working directory, not to `--root`, and errors about them name their
+//! absolute path. The server refuses to start when one lies inside the root (compared
+//! canonical, so `..` and symbolic links do not hide it): the file tools would hand the
+//! state keyring to any client allowed to `read`, and let any client allowed to `write`
+//! add its own key to the JWKS file. (`bash` is not confined to the root: where it is
+//! offered, the keyring is kept from it only by the file's permissions.)
 //!
 //! A request from a browser page is refused (`403`) unless its `Origin` is a loopback
 //! one or given with `--allowed-origin` (repeatable); a request without `Origin` (any
@@ -79,9 +91,11 @@
 
 use std::collections::HashSet;
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use dsh_code::{CodeMode, Mode};
+use dsh_mcp::oauth::JwksSource;
 use dsh_mcp::rmcp::model::ServerPeerInfo;
 use dsh_mcp::{HttpOptions, McpClient, McpServer, SessionGuard};
 use dsh_runtime::Namespace;
@@ -142,9 +156,10 @@ pub struct McpArgs {
     /// commas or new lines, `#` lines being comments. The first seals, any opens, so
     /// servers sharing the file accept each other's states. Without it, the keys of the
     /// environment variable `DSH_MCP_STATE_KEYS` (same format), else one random key per
-    /// process.
+    /// process. A relative PATH is relative to the working directory, not to --root; a
+    /// file inside --root is refused (the file tools could read it).
     #[arg(long, value_name = "PATH")]
-    pub state_key_file: Option<std::path::PathBuf>,
+    pub state_key_file: Option<PathBuf>,
     /// With --http: serve as an OAuth 2.1 resource server, accepting only JWT access
     /// tokens of this authorization server (its issuer URL, as tokens carry it in
     /// `iss`). Publishes protected-resource metadata at
@@ -161,12 +176,21 @@ pub struct McpArgs {
     /// by a public name).
     #[arg(long, value_name = "URL", requires = "oauth_issuer")]
     pub oauth_audience: Option<String>,
-    /// With --oauth-issuer: the issuer's signing keys (JWKS), a URL or a file (default:
-    /// the `jwks_uri` of the issuer's metadata).
-    #[arg(long, value_name = "URL|FILE", requires = "oauth_issuer")]
-    pub oauth_jwks: Option<String>,
-    /// With --oauth-issuer: read the JWKS again, for a token signed with a key id it
-    /// lacks, at most once in this many seconds.
+    /// With --oauth-issuer: the issuer's signing keys (JWKS), a URL (`https://`, or
+    /// `http://` to a loopback host) or a file (default: the `jwks_uri` of the issuer's
+    /// metadata). A relative FILE is relative to the working directory, not to --root; a
+    /// file inside --root is refused (the file tools could change it).
+    #[arg(
+        long,
+        value_name = "URL|FILE",
+        requires = "oauth_issuer",
+        value_parser = jwks_source
+    )]
+    pub oauth_jwks: Option<JwksSource>,
+    /// With --oauth-issuer: read the JWKS again every this many seconds (at least every
+    /// second), and for a token signed with a key id it lacks at most once in this many
+    /// seconds: a key the issuer publishes or withdraws is seen within this time (plus
+    /// one read), whatever tokens arrive.
     #[arg(
         long,
         value_name = "SECS",
@@ -174,6 +198,14 @@ pub struct McpArgs {
         requires = "oauth_issuer"
     )]
     pub oauth_jwks_refresh: u64,
+    /// With --oauth-issuer: the clock skew allowed on a token's `exp` and `nbf`.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 30,
+        requires = "oauth_issuer"
+    )]
+    pub oauth_leeway: u64,
     /// With --oauth-issuer: the scope a tool needs, as `TOOL=SCOPE` (a tool name),
     /// `@read-only=SCOPE` (tools annotated read-only), `@destructive=SCOPE` or
     /// `*=SCOPE` (every other tool). Repeatable; replaces the default mapping
@@ -207,6 +239,91 @@ pub struct McpArgs {
     /// apart by their prefixes.
     #[arg(long, value_name = "NAME")]
     pub store_prefix: Option<String>,
+}
+
+/// The value of `--oauth-jwks`: a URL for text with a scheme, else a file.
+fn jwks_source(text: &str) -> Result<JwksSource, String> {
+    if text.is_empty() {
+        return Err("give a URL or a file".to_string());
+    }
+    Ok(JwksSource::parse(text))
+}
+
+impl McpArgs {
+    /// The file paths of the options (which `main` makes absolute, relative to the
+    /// working directory).
+    pub fn files_mut(&mut self) -> Vec<&mut PathBuf> {
+        let mut files = Vec::new();
+        if let Some(path) = &mut self.state_key_file {
+            files.push(path);
+        }
+        if let Some(JwksSource::File(path)) = &mut self.oauth_jwks {
+            files.push(path);
+        }
+        files
+    }
+}
+
+/// Refuse the files the server trusts when they lie inside the root the file tools
+/// serve (`root`, canonical): the state keyring (`--state-key-file`), which any client
+/// allowed to `read` could copy and then seal approval states of its own, and the JWKS
+/// file (`--oauth-jwks FILE`), which is public but which any client allowed to `write`
+/// or `edit` could extend with a key of its own, and then sign any token (the server
+/// reads it again while it runs). Paths are compared once canonical, so neither `..`
+/// nor a symbolic link dodges the check; a file that cannot be resolved is left to the
+/// read that follows, which reports it.
+///
+/// # Errors
+///
+/// Which file lies inside the root, why that is refused, and what to do instead.
+fn server_files_outside_root(root: &Path, args: &McpArgs) -> Result<(), String> {
+    let mut files: Vec<(&str, &Path, &str, &str)> = Vec::new();
+    if let Some(path) = &args.state_key_file {
+        files.push((
+            "--state-key-file",
+            path,
+            "the keyring that seals approval states",
+            "any client allowed to `read` could read its keys and forge approval states",
+        ));
+    }
+    if let Some(JwksSource::File(path)) = &args.oauth_jwks {
+        files.push((
+            "--oauth-jwks",
+            path,
+            "the JWKS file (the issuer's keys)",
+            "any client allowed to `write` or `edit` could add a key of its own and sign \
+             tokens this server accepts",
+        ));
+    }
+    for (flag, path, what, risk) in files {
+        let Ok(resolved) = path.canonicalize() else {
+            continue;
+        };
+        if !resolved.starts_with(root) {
+            continue;
+        }
+        let via = if resolved == path {
+            String::new()
+        } else {
+            format!(" (it resolves to {})", resolved.display())
+        };
+        let instead = if flag == "--state-key-file" {
+            format!(
+                "keep the keyring outside the root, readable only by the server's user, \
+                 or pass the keys in {}",
+                dsh_mcp::STATE_KEYS_ENV
+            )
+        } else {
+            "keep the JWKS file outside the root, or give the issuer's JWKS URL".to_string()
+        };
+        return Err(format!(
+            "{flag} {}: {what} lies inside the root {} that the file tools serve{via}, so \
+             {risk}; {instead}",
+            path.display(),
+            root.display()
+        ));
+    }
+    Ok(())
 }
 
 /// The environment variable naming the store when `--store` is not given.
@@ -347,10 +464,12 @@ pub fn server(host: &Host, mode: Mode) -> McpServer {
 ///
 /// # Errors
 ///
-/// A message for stderr: the handshake failed, the address could not be bound, an
-/// `--allowed-origin` is not an origin, the token variable is unset, a `--tool-scope`
-/// is malformed, the OAuth issuer's metadata or keys cannot be read.
+/// A message for stderr: the state keyring or the JWKS file lies inside the root, the
+/// handshake failed, the address could not be bound, an `--allowed-origin` is not an
+/// origin, the token variable is unset, a `--tool-scope` is malformed, the OAuth
+/// issuer's metadata or keys cannot be read.
 pub async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
+    server_files_outside_root(host.root(), args)?;
     let keys = state_keys(
         args.state_key_file.as_deref(),
         std::env::var(dsh_mcp::STATE_KEYS_ENV).ok(),
@@ -407,12 +526,13 @@ pub async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
         }
         let mut oauth = dsh_mcp::oauth::OAuthOptions::new(issuer.clone())
             .jwks_refresh_interval(std::time::Duration::from_secs(args.oauth_jwks_refresh))
+            .leeway(std::time::Duration::from_secs(args.oauth_leeway))
             .scopes(args.oauth_scopes.iter().cloned());
         if let Some(audience) = &args.oauth_audience {
             oauth = oauth.audience(audience.clone());
         }
         if let Some(jwks) = &args.oauth_jwks {
-            oauth = oauth.jwks(dsh_mcp::oauth::JwksSource::parse(jwks));
+            oauth = oauth.jwks(jwks.clone());
         }
         options = options.oauth(oauth);
     }
@@ -487,7 +607,7 @@ async fn store(
 ///
 /// The file cannot be read, or its keys (or the variable's) are malformed or too short.
 fn state_keys(
-    file: Option<&std::path::Path>,
+    file: Option<&Path>,
     env: Option<String>,
 ) -> Result<Option<dsh_mcp::StateKeys>, String> {
     if let Some(path) = file {
