@@ -162,8 +162,9 @@ pub struct McpArgs {
     pub state_key_file: Option<PathBuf>,
     /// With --http: serve as an OAuth 2.1 resource server, accepting only JWT access
     /// tokens of this authorization server (its issuer URL, as tokens carry it in
-    /// `iss`). Publishes protected-resource metadata at
-    /// `/.well-known/oauth-protected-resource/mcp`. Not with --bearer-token-env.
+    /// `iss`: `https://`, or `http://` to a loopback host). Publishes protected-resource
+    /// metadata at `/.well-known/oauth-protected-resource/mcp`. Not with
+    /// --bearer-token-env.
     #[arg(
         long,
         value_name = "URL",
