@@ -117,14 +117,15 @@ async fn read_messages(
         }
     };
     let initialize = core_tasks && initialize.is_some();
+    if tool_call && attached.routed.is_none() && crate::tasks_core::asks_for_task(&text) {
+        // A task this client is not served: the handler refuses it on 2025-11-25.
+        parts.extensions.insert(crate::tasks_core::TaskAsked);
+    }
     attached.attach(&mut parts.extensions);
     parts
         .headers
         .insert(header::CONTENT_LENGTH, text.len().into());
     let mut rewrites = Vec::new();
-    if initialize {
-        rewrites.push(initialize_capabilities());
-    }
     if let Some((id, listen)) = listen {
         rewrites.push(listen_acknowledgment(id, listen));
     }
@@ -132,6 +133,10 @@ async fn read_messages(
         rewrites.push(progress_tokens());
     }
     let mut response = next(Request::from_parts(parts, Body::from(text)), tool_call).await;
+    // The revision's tasks live in a session: offered only when the answer opened one.
+    if initialize && response.headers().contains_key("mcp-session-id") {
+        rewrites.push(initialize_capabilities());
+    }
     if !rewrites.is_empty() {
         response = rewrite_response(response, rewrites).await;
     }

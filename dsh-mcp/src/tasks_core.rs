@@ -25,6 +25,16 @@
 //!   the answered end of each wait for an approval.
 //!
 //! Tasks live as long as their session: `ttl` is `null` whatever the client asked for.
+//!
+//! A client on 2025-11-25 without such a session (an HTTP request without
+//! `Mcp-Session-Id`: the server runs without sessions) or on a server without a job
+//! runtime is not served this model, and is offered nothing of it: its `initialize`
+//! result has no `capabilities.tasks` and its tools no `execution.taskSupport`. A
+//! `tools/call` of its with `params.task` is not rerouted; the transport marks it
+//! ([`TaskAsked`], see [`asks_for_task`]) and the handler answers `-32601`
+//! ([`not_served`]) before anything runs: for this client every tool is one whose
+//! `taskSupport` is absent, which the revision answers so, and a plain result would be
+//! read as a malformed `CreateTaskResult` after the tool had run.
 
 use std::time::Duration;
 
@@ -103,6 +113,50 @@ pub(crate) fn reroute(prepared: &mut Prepared) -> bool {
         }
         Err(_) => false,
     }
+}
+
+/// Carried to the handler with a `tools/call` that asks for a task (`params.task`) and
+/// was not rerouted: the 2025-11-25 task model is not served to its client (see the
+/// module docs).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TaskAsked;
+
+/// Whether `text` (a `tools/call` request, as rmcp will parse it) has `params.task`.
+pub(crate) fn asks_for_task(text: &str) -> bool {
+    let Ok(Value::Object(message)) = serde_json::from_str::<Value>(text) else {
+        return false;
+    };
+    message.get("method").and_then(Value::as_str) == Some("tools/call")
+        && message
+            .get("params")
+            .and_then(Value::as_object)
+            .is_some_and(|p| p.contains_key("task"))
+}
+
+/// Why a task-augmented `tools/call` gets no task here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NotServed {
+    /// The request has no session (the HTTP server runs without sessions).
+    NoSession,
+    /// The server has no job runtime to run tasks.
+    NoJobs,
+}
+
+/// The error answering a `tools/call` with `params.task` on 2025-11-25 where the
+/// revision's tasks are not served (see the module docs): `-32601`, as for a tool whose
+/// `execution.taskSupport` is `forbidden`.
+pub(crate) fn not_served(tool: &str, why: NotServed) -> McpError {
+    let why = match why {
+        NotServed::NoSession => {
+            "tasks of protocol revision 2025-11-25 live in a session, and this request has \
+             none (the server runs without sessions)"
+        }
+        NotServed::NoJobs => "this server has no job runtime to run tasks",
+    };
+    method_not_found(format!(
+        "tool `{tool}` cannot run as a task here: {why}; the `initialize` result declared \
+         no `tasks` capability. Call it without `params.task`"
+    ))
 }
 
 /// Whether `method` is one of the rerouted methods.

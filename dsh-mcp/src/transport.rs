@@ -280,10 +280,12 @@ where
             self.line = line;
             self.line.clear();
             let Inbound {
+                text,
                 mut message,
                 attached,
                 initialize,
                 listen,
+                tool_call,
                 ..
             } = match read {
                 Ok(inbound) => inbound,
@@ -302,8 +304,18 @@ where
             if let Some((id, listen)) = listen {
                 lock(&self.listens).insert(id, listen.0.clone());
             }
+            // A task this client is not served (the session did not negotiate the
+            // revision's tasks): the handler refuses it on 2025-11-25.
+            let asked =
+                tool_call && attached.routed.is_none() && crate::tasks_core::asks_for_task(&text);
             if let ClientJsonRpcMessage::Request(request) = &mut message {
                 use rmcp::model::GetExtensions as _;
+                if asked {
+                    request
+                        .request
+                        .extensions_mut()
+                        .insert(crate::tasks_core::TaskAsked);
+                }
                 attached.attach(request.request.extensions_mut());
             }
             return Some(message);

@@ -909,3 +909,274 @@ async fn a_task_waiting_for_its_elicitation_is_input_required_over_http() {
     client.close().await;
     fixture.shutdown().await;
 }
+
+/// The notes of the `recorded` calls whose body ran.
+static RECORDED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Record that the body ran.
+#[tool(task = "optional")]
+async fn recorded(note: String) -> Result<String, ToolError> {
+    RECORDED.lock().unwrap().push(note.clone());
+    Ok(format!("recorded: {note}"))
+}
+
+fn ran(note: &str) -> bool {
+    RECORDED.lock().unwrap().iter().any(|n| n == note)
+}
+
+/// A Streamable HTTP server with `recorded` and `plain`, with or without sessions and a
+/// job runtime.
+async fn serve_recorded(
+    sessions: bool,
+    with_jobs: bool,
+) -> (
+    dsh_mcp::HttpServer,
+    JobRuntime,
+    Vec<dsh_runtime::RegistrationHandle>,
+) {
+    let jobs = JobRuntime::new();
+    let registry = if with_jobs {
+        Registry::builder().jobs(jobs.clone()).build()
+    } else {
+        Registry::builder().build()
+    };
+    let regs = vec![
+        registry.register(Recorded).unwrap(),
+        registry.register(Plain).unwrap(),
+    ];
+    let server = McpServer::new(registry);
+    let http = serve_http(&server, HttpOptions::default().sessions(sessions))
+        .await
+        .unwrap();
+    (http, jobs, regs)
+}
+
+/// POST one message as a client on `version`, in `session` if any; the session the
+/// answer names and the answer to `message` (JSON or SSE).
+async fn post_as(
+    http: &reqwest::Client,
+    url: &str,
+    version: &str,
+    session: Option<&str>,
+    message: &Value,
+) -> (Option<String>, Option<Value>) {
+    let mut request = http
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", version);
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    let response = tokio::time::timeout(
+        Duration::from_secs(30),
+        request.body(message.to_string()).send(),
+    )
+    .await
+    .expect("an answer within 30 s")
+    .unwrap();
+    assert!(response.status().is_success(), "{}", response.status());
+    let named = response
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_string());
+    let body = tokio::time::timeout(Duration::from_secs(30), response.text())
+        .await
+        .expect("the body ends within 30 s")
+        .unwrap();
+    let messages: Vec<Value> = match serde_json::from_str::<Value>(&body) {
+        Ok(v) => vec![v],
+        Err(_) => body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str(d.trim()).ok())
+            .collect(),
+    };
+    let answer = messages
+        .into_iter()
+        .find(|m| m.get("id") == message.get("id") && m.get("method").is_none());
+    (named, answer)
+}
+
+/// `initialize` on 2025-11-25 then `notifications/initialized`: the session opened (if
+/// any) and the `initialize` result.
+async fn initialize_2025(http: &reqwest::Client, url: &str) -> (Option<String>, Value) {
+    let init = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "raw-2025", "version": "1"},
+        },
+    });
+    let (session, answer) = post_as(http, url, VERSION, None, &init).await;
+    let answer = answer.expect("an answer to initialize");
+    let result = answer["result"].clone();
+    assert_eq!(result["protocolVersion"], VERSION, "{answer}");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post_as(http, url, VERSION, session.as_deref(), &initialized).await;
+    (session, result)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_are_offered_and_served_only_with_a_session() {
+    for sessions in [true, false] {
+        let (server, jobs, _regs) = serve_recorded(sessions, true).await;
+        let (http, url) = (reqwest::Client::new(), server.url());
+        let (session, init) = initialize_2025(&http, &url).await;
+        assert_eq!(session.is_some(), sessions, "{init}");
+        let session = session.as_deref();
+        let request = |id: u64, method: &str, params: Value| json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let listed = post_as(
+            &http,
+            &url,
+            VERSION,
+            session,
+            &request(2, "tools/list", json!({})),
+        )
+        .await
+        .1
+        .expect("an answer to tools/list");
+        let execution = listed["result"]["tools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("tools: {listed}"))
+            .iter()
+            .find(|t| t["name"] == "recorded")
+            .unwrap_or_else(|| panic!("recorded listed: {listed}"))
+            .get("execution")
+            .cloned();
+        let note = format!("task-{sessions}");
+        let call = request(
+            3,
+            "tools/call",
+            json!({"name": "recorded", "arguments": {"note": note}, "task": {"ttl": 60000}}),
+        );
+        let answer = post_as(&http, &url, VERSION, session, &call)
+            .await
+            .1
+            .expect("an answer to the task call");
+        if sessions {
+            // What the session is offered, it gets: a task.
+            assert_eq!(
+                init["capabilities"]["tasks"],
+                json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+                "{init}"
+            );
+            assert_eq!(
+                execution,
+                Some(json!({"taskSupport": "optional"})),
+                "{listed}"
+            );
+            let task = &answer["result"]["task"];
+            assert!(
+                task["status"] == "working" || task["status"] == "completed",
+                "{answer}"
+            );
+            let id = task["taskId"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{answer}"));
+            let result = post_as(
+                &http,
+                &url,
+                VERSION,
+                session,
+                &request(4, "tasks/result", json!({"taskId": id})),
+            )
+            .await
+            .1
+            .expect("an answer to tasks/result");
+            assert_eq!(
+                text_of(&result["result"]),
+                format!("recorded: {note}"),
+                "{result}"
+            );
+        } else {
+            // Without a session: nothing of the revision's tasks is offered, and a call
+            // asking for one is refused before it runs.
+            assert!(init["capabilities"].get("tasks").is_none(), "{init}");
+            assert_eq!(execution, None, "{listed}");
+            let error = &answer["error"];
+            assert_eq!(error["code"], -32601, "{answer}");
+            let message = error["message"].as_str().unwrap_or_default();
+            assert!(message.contains("session"), "{answer}");
+            assert!(answer.get("result").is_none(), "{answer}");
+            assert!(!ran(&note), "the refused task call ran its tool");
+            // So is a tool that cannot be a task anyway.
+            let plain = request(
+                5,
+                "tools/call",
+                json!({"name": "plain", "arguments": {"text": "x"}, "task": {}}),
+            );
+            let answer = post_as(&http, &url, VERSION, session, &plain).await.1;
+            let answer = answer.expect("an answer to the plain task call");
+            assert_eq!(answer["error"]["code"], -32601, "{answer}");
+            // The same call without `params.task` is answered directly.
+            let note = "direct-stateless";
+            let direct = request(
+                6,
+                "tools/call",
+                json!({"name": "recorded", "arguments": {"note": note}}),
+            );
+            let answer = post_as(&http, &url, VERSION, session, &direct).await.1;
+            let answer = answer.expect("an answer to the direct call");
+            assert_eq!(
+                text_of(&answer["result"]),
+                format!("recorded: {note}"),
+                "{answer}"
+            );
+            assert!(ran(note));
+            // On an earlier revision `params.task` means nothing: the ordinary call.
+            let note = "earlier-revision";
+            let earlier = request(
+                7,
+                "tools/call",
+                json!({"name": "recorded", "arguments": {"note": note}, "task": {}}),
+            );
+            let answer = post_as(&http, &url, "2025-06-18", session, &earlier)
+                .await
+                .1;
+            let answer = answer.expect("an answer on 2025-06-18");
+            assert_eq!(
+                text_of(&answer["result"]),
+                format!("recorded: {note}"),
+                "{answer}"
+            );
+        }
+        server.shutdown().await.unwrap();
+        jobs.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_job_runtime_a_task_call_is_refused() {
+    for wire in WIRES {
+        let fixture = Fixture::new(wire, false).await;
+        let (mut client, init) = fixture.connect(wire).await;
+        assert!(init["capabilities"].get("tasks").is_none(), "{init}");
+        let error = client
+            .request(
+                "tools/call",
+                json!({"name": "slow_echo", "arguments": {"text": "x", "ms": 1}, "task": {}}),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(error["code"], -32601, "{wire:?}: {error}");
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("job runtime"),
+            "{wire:?}: {error}"
+        );
+        let direct = client
+            .request(
+                "tools/call",
+                json!({"name": "slow_echo", "arguments": {"text": "x", "ms": 1}}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(text_of(&direct), "echo: x", "{wire:?}: {direct}");
+        client.close().await;
+        fixture.shutdown().await;
+    }
+}

@@ -20,7 +20,7 @@ use super::{Shared, extension};
 use crate::definition::McpTool;
 use crate::store::{Owner, TaskModel};
 use crate::tasks::SessionTasks;
-use crate::tasks_core::{self, CoreRoute};
+use crate::tasks_core::{self, CoreRoute, NotServed, TaskAsked};
 use crate::tasks_listen::ListenTasks;
 use crate::util::lock;
 
@@ -244,6 +244,20 @@ impl ServerHandler for Handler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // A 2025-11-25 call asking for a task the transport did not reroute: that
+        // revision's tasks are not served to this client (see `crate::tasks_core`).
+        if extension::<TaskAsked>(&context.extensions).is_some()
+            && context
+                .protocol_version()
+                .is_some_and(|v| v.as_str() == tasks_core::VERSION)
+        {
+            let why = if self.shared.registry.jobs().is_none() {
+                NotServed::NoJobs
+            } else {
+                NotServed::NoSession
+            };
+            return Err(tasks_core::not_served(request.name.as_ref(), why));
+        }
         self.tool_call(request, context).await
     }
 

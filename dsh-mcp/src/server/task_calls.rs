@@ -278,8 +278,9 @@ impl Handler {
     }
 
     /// A 2025-11-25 `tools/call` with `params.task`: a task-capable tool's call starts
-    /// as a task of the session and is answered `{task}`; outside a session the call
-    /// runs as an ordinary call.
+    /// as a task of the session and is answered `{task}`; an unknown tool's call is
+    /// answered as an ordinary call is; without a session's tasks, `-32601` (see
+    /// `crate::tasks_core`).
     pub(crate) async fn core_call(
         &self,
         params: Value,
@@ -295,8 +296,18 @@ impl Handler {
             .get(request.name.as_ref())
             .and_then(|&i| list.tools[i].clone());
         let tasks = session.as_ref().and_then(|s| s.tasks.clone());
-        let (Some(session), Some(tasks), Some(tool)) = (session.as_ref(), tasks, tool) else {
-            // No session (a stateless request) or an unknown tool: the ordinary call.
+        let (Some(session), Some(tasks)) = (session.as_ref(), tasks) else {
+            // The transports reroute only a session's requests on a server with a job
+            // runtime: never answered as a plain result the client would misread.
+            let why = if session.is_none() {
+                tasks_core::NotServed::NoSession
+            } else {
+                tasks_core::NotServed::NoJobs
+            };
+            return Err(tasks_core::not_served(request.name.as_ref(), why));
+        };
+        let Some(tool) = tool else {
+            // An unknown tool: the ordinary call's error.
             let response = self.call_tool(request, context).await?;
             let serialized = match response {
                 CallToolResponse::Complete(result) => serde_json::to_value(result),
