@@ -10,6 +10,12 @@
 //! started gone from `/proc` before the client disconnects. The SDK checks each answer
 //! against its result schemas (`CreateTaskResult`, `GetTaskResult`, `CancelTaskResult`,
 //! `ListTasksResult`, `CallToolResult`).
+//!
+//! `tests/node/mcp_stateless_2025.mjs` runs the same client against `dsh-tools mcp --http
+//! --stateless`: without a session it is offered no tasks (no `tasks` capability, no
+//! `execution.taskSupport`), its plain calls (`callTool`, `callToolStream`) work, and a
+//! `callToolStream` asking for a task anyway ends with `-32601` and no task, the command
+//! not run.
 
 use super::mcp_typescript::{run_script, sdk_dir};
 
@@ -28,4 +34,11 @@ fn typescript_client_runs_and_cancels_bash_tasks_over_stdio() {
 #[test]
 fn typescript_client_runs_and_cancels_bash_tasks_over_http() {
     run_tasks("http");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn typescript_client_gets_no_tasks_from_a_stateless_server() {
+    let root = tempfile::tempdir().unwrap();
+    run_script(sdk_dir(), "mcp_stateless_2025.mjs", root.path(), "http", 14);
 }
