@@ -424,25 +424,8 @@ pub async fn serve_http(
     };
     let stop = CancellationToken::new();
     let lifecycle = Arc::new(lifecycle::Lifecycle::default());
-
-    let config = rmcp_config(&options, addr, &stop);
-    let max_body = config.max_request_body_bytes;
-    let sessions = options.sessions;
-    let core_tasks = server.registry().jobs().is_some();
-    let factory = server.clone();
     // Requests without a session share this context, closed when the server stops.
     let stateless = Arc::new(crate::server::StatelessContext::default());
-    let context = stateless.clone();
-    let service = StreamableHttpService::new(
-        move || Ok(factory.http_handler(sessions, context.clone())),
-        Arc::new(sessions::IdleSessions::new(
-            options.session_idle_timeout,
-            stop.child_token(),
-        )),
-        config,
-    );
-    // One service runs every step of a request to the MCP path, in order (see
-    // `endpoint`); the metadata of OAuth is routed beside it.
     let steps = Arc::new(Steps {
         origins,
         bearer: options
@@ -451,17 +434,19 @@ pub async fn serve_http(
             .map(|token| Arc::from(token.into_bytes())),
         limits: BodyLimits {
             timeout: options.body_read_timeout,
-            max_bytes: max_body,
+            max_bytes: options.max_body_bytes,
         },
-        messages: crate::layer::Messages::new(core_tasks),
+        messages: crate::layer::Messages::new(server.registry().jobs().is_some()),
         #[cfg(feature = "oauth")]
         resource: resource.clone(),
-        mcp: service,
+        mcp: mcp_service(&server, &options, addr, &stop, stateless.clone()),
         path: options.path.trim_end_matches('/').to_string(),
         health: options.health,
         lifecycle: lifecycle.clone(),
         store: server.store().clone(),
     });
+    // One service runs every step of a request to the MCP path, in order (see
+    // `endpoint`); the metadata of OAuth is routed beside it.
     #[allow(unused_mut)]
     let mut router =
         axum::Router::new().fallback_service(axum::routing::any(endpoint).with_state(steps));
@@ -488,6 +473,28 @@ pub async fn serve_http(
         lifecycle,
         task,
     })
+}
+
+/// rmcp's Streamable HTTP service for `server`: a handler per session (or per request
+/// without one, in the `stateless` context), sessions that end when idle or when `stop`
+/// fires.
+fn mcp_service(
+    server: &McpServer,
+    options: &HttpOptions,
+    addr: SocketAddr,
+    stop: &CancellationToken,
+    stateless: Arc<crate::server::StatelessContext>,
+) -> McpService {
+    let sessions = options.sessions;
+    let factory = server.clone();
+    StreamableHttpService::new(
+        move || Ok(factory.http_handler(sessions, stateless.clone())),
+        Arc::new(sessions::IdleSessions::new(
+            options.session_idle_timeout,
+            stop.child_token(),
+        )),
+        rmcp_config(options, addr, stop),
+    )
 }
 
 /// The options no server can start with: a path that is not one, no connection allowed,
