@@ -97,7 +97,11 @@ fn the_readme_dependency_lines_name_the_workspace_crates() {
             version.starts_with(&format!("{req}.")),
             "{name} = {req:?} does not accept the workspace's {version}"
         );
-        assert_eq!(features(&registry_line(name, &registry)), features(spec), "{name}");
+        assert_eq!(
+            features(&registry_line(name, &registry)),
+            features(spec),
+            "{name}"
+        );
         // `{ path = "../dsh-rs/<dir>" [, features = [..]] }`: the crate `name` lives in
         // `<dir>`.
         let dir = inline(spec, "path")

@@ -373,6 +373,7 @@ impl McpServer {
     /// An rmcp handler with a session opened now (one connection: stdio, tests), and the
     /// handle that closes it.
     /// Where tasks and approval states are kept.
+    #[cfg(feature = "http")]
     pub(crate) fn store(&self) -> &Arc<dyn Store> {
         &self.shared.store
     }

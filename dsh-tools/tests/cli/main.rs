@@ -7,6 +7,7 @@ mod export_cli;
 mod mcp_ask;
 mod mcp_cluster;
 mod mcp_code_mode;
+mod mcp_drain;
 mod mcp_host;
 mod mcp_http;
 mod mcp_oauth;

@@ -10,7 +10,7 @@
 //! dsh-tools sdk --lang ts|py
 //! dsh-tools list --tokens [--target NAME[,NAME...]] [--json]
 //! dsh-tools [--root DIR] code PROGRAM|- [--json]
-//! dsh-tools [--root DIR] mcp [--http ADDR [--stateless] [--bearer-token-env VAR] [--allowed-origin ORIGIN]... [--allowed-host HOST]... [--allow-any-host] [--session-idle-timeout SECS]] [--code-mode native|code|both] [--ask TOOLS] [--state-key-file PATH] [--store redis://HOST:PORT/DB [--store-prefix NAME]]
+//! dsh-tools [--root DIR] mcp [--http ADDR [--stateless] [--bearer-token-env VAR] [--allowed-origin ORIGIN]... [--allowed-host HOST]... [--allow-any-host] [--session-idle-timeout SECS] [--drain-timeout SECS]] [--code-mode native|code|both] [--ask TOOLS] [--state-key-file PATH] [--store redis://HOST:PORT/DB [--store-prefix NAME]]
 //! dsh-tools [--root DIR] mcp --http ADDR --oauth-issuer URL [--oauth-audience URL] [--oauth-jwks URL|FILE] [--oauth-jwks-refresh SECS] [--oauth-leeway SECS] [--tool-scope RULE=SCOPE]... [--oauth-scope SCOPE]...
 //! ```
 //!

@@ -45,6 +45,12 @@
 //! activity ends after `--session-idle-timeout SECS` (default 300; `0`: never); a call in
 //! progress or an open stream counts as activity.
 //!
+//! `GET /healthz` (liveness) and `GET /readyz` (readiness: `503` while the store does not
+//! answer or the server drains) need no credentials. On `SIGTERM` or Ctrl-C the server
+//! drains: not ready, new requests answered `503`, the requests in progress given at
+//! most `--drain-timeout SECS` (default 30), then it exits (with 128 + the signal, as
+//! every `dsh-tools` command a signal stops).
+//!
 //! The server runs as long as its client does, so background jobs that `bash` starts
 //! keep running between calls, and `job_output`/`job_kill` reach them in later calls.
 //! Each session gets its own job runtime (a `bash`, `job_output`, `job_list` and
@@ -141,6 +147,12 @@ pub struct McpArgs {
     /// them.
     #[arg(long, value_name = "SECS", default_value_t = 300, requires = "http")]
     pub session_idle_timeout: u64,
+    /// With --http: on SIGTERM or Ctrl-C, drain before exiting: `/readyz` answers 503 and
+    /// new requests get 503 (`Retry-After: 1`) at once, and the requests in progress get
+    /// at most this long to end; then the server stops and the process exits (143 for
+    /// SIGTERM, 130 for Ctrl-C).
+    #[arg(long, value_name = "SECS", default_value_t = 30, requires = "http")]
+    pub drain_timeout: u64,
     /// How each session is offered the tools: `native` (every tool), `code` (only
     /// `run_code`, whose description holds the typed SDK; direct calls of other tools are
     /// unknown) or `both` (every tool and `run_code`).
@@ -550,7 +562,12 @@ pub async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
         .map_err(|e| format!("cannot serve on {addr}: {e}"))?;
     eprintln!("dsh-tools: serving MCP at {}", http.url());
     stop_signal().await;
-    http.shutdown()
+    let grace = std::time::Duration::from_secs(args.drain_timeout);
+    eprintln!(
+        "dsh-tools: draining ({} requests in progress, at most {grace:?})",
+        http.requests_in_progress()
+    );
+    http.drain(grace)
         .await
         .map_err(|e| format!("MCP over HTTP: {e}"))
 }
