@@ -202,33 +202,16 @@
 
 mod approval;
 pub mod definition;
-#[cfg(feature = "http")]
-mod http;
 mod identity;
 pub mod import;
-mod inbound;
-mod instance;
-mod keys;
-#[cfg(feature = "http")]
-mod layer;
-mod lease;
-#[cfg(feature = "oauth")]
-pub mod oauth;
-mod outbound;
-mod raw;
-mod resume;
 mod server;
 pub mod store;
-mod task_wire;
 mod tasks;
-mod tasks_core;
-mod tasks_listen;
-mod tasks_stateless;
 mod transport;
 mod util;
+mod wire;
 
-#[cfg(feature = "http")]
-pub use http::{HttpOptions, HttpServer, serve_http};
+pub use approval::keys::{MIN_KEY_BYTES, STATE_KEYS_ENV, StateKeyError, StateKeys};
 pub use identity::Identity;
 #[cfg(feature = "http")]
 pub use import::connect_http;
@@ -236,9 +219,12 @@ pub use import::{
     ConnectError, ImportOptions, Imported, McpClient, Rejected, connect_command, import,
     import_tools, import_tools_with, import_with,
 };
-pub use keys::{MIN_KEY_BYTES, STATE_KEYS_ENV, StateKeyError, StateKeys};
 pub use server::{McpServer, PrincipalLimits, SessionGuard, ToolScopes};
-pub use tasks_stateless::StatelessTaskLimits;
+pub use tasks::stateless::StatelessTaskLimits;
+#[cfg(feature = "oauth")]
+pub use transport::http::oauth;
+#[cfg(feature = "http")]
+pub use transport::http::{HttpOptions, HttpServer, serve_http};
 
 /// The rmcp version this crate is built on, re-exported for its types.
 pub use rmcp;

@@ -21,13 +21,13 @@ use super::handler::{Handler, TaskStart, cannot_ask};
 use super::progress::ProgressForwarder;
 use super::tool_list::ToolList;
 use super::{raw_arguments, request_id_text};
+use crate::approval::resume;
 use crate::approval::{ClientApproval, can_elicit_form};
 use crate::definition::McpTool;
 use crate::definition::to_mcp_result;
-use crate::resume;
 use crate::store::{Owner, TaskModel};
-use crate::tasks_core;
-use crate::tasks_stateless::PublicIds;
+use crate::tasks::rev_2025_11_25;
+use crate::tasks::stateless::PublicIds;
 
 /// A `tools/call` as read: where it runs, the tool, its arguments, what the client can.
 struct Call {
@@ -254,11 +254,11 @@ impl Handler {
                     && self.shared.registry.jobs().is_some()
                     && context
                         .protocol_version()
-                        .is_some_and(|v| v.as_str() == tasks_core::VERSION) =>
+                        .is_some_and(|v| v.as_str() == rev_2025_11_25::VERSION) =>
             {
                 // 2025-11-25: a tool that runs only as a task is called with
-                // `params.task` (see `crate::tasks_core`).
-                Err(tasks_core::method_not_found(format!(
+                // `params.task` (see `crate::tasks::rev_2025_11_25`).
+                Err(rev_2025_11_25::method_not_found(format!(
                     "tool `{}` runs only as a task: call it with `params.task` \
                      (its execution.taskSupport is \"required\")",
                     call.name
@@ -285,7 +285,7 @@ impl Handler {
     /// The retry of a call suspended on its approval: its result, or its next question.
     /// The call goes on here when this instance holds it; else it runs again here with
     /// the approval given, when nothing of it ran before it asked; else the answer goes
-    /// to the instance holding it (see `crate::resume`).
+    /// to the instance holding it (see `crate::approval::resume`).
     async fn resume_call(
         &self,
         call: &Call,
@@ -348,7 +348,7 @@ impl Handler {
     /// A call on a revision without server-to-client requests, from a client that can
     /// ask its user: it runs on a task of its own, and when its approval is asked it is
     /// suspended there and the request answered with an `InputRequiredResult` (see
-    /// `crate::resume`).
+    /// `crate::approval::resume`).
     ///
     /// `preanswer` answers the call's own policy's question (a retry running the call
     /// again).

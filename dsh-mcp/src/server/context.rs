@@ -13,7 +13,7 @@ use super::{SessionGuard, Shared};
 use crate::identity::Identity;
 use crate::store::Owner;
 use crate::tasks::SessionTasks;
-use crate::tasks_stateless::{Principal, PublicIds};
+use crate::tasks::stateless::{Principal, PublicIds};
 use crate::util::lock;
 
 /// The stateless context of one HTTP server: the session its requests without one
@@ -119,7 +119,7 @@ pub(crate) enum Context {
     Session(Owner),
     /// The stateless context of an HTTP server: its tasks belong to the credentials of
     /// the request that created them, and get public ids and a time to live (see
-    /// `crate::tasks_stateless`).
+    /// `crate::tasks::stateless`).
     Stateless(Arc<PublicIds>),
 }
 

@@ -20,8 +20,8 @@ use super::{Shared, extension};
 use crate::definition::McpTool;
 use crate::store::{Owner, TaskModel};
 use crate::tasks::SessionTasks;
-use crate::tasks_core::{self, CoreRoute, NotServed, TaskAsked};
-use crate::tasks_listen::ListenTasks;
+use crate::tasks::listen::ListenTasks;
+use crate::tasks::rev_2025_11_25::{self, CoreRoute, NotServed, TaskAsked};
 use crate::util::lock;
 
 /// The rmcp handler for one connection (or one stateless HTTP request).
@@ -183,7 +183,7 @@ impl ServerHandler for Handler {
             });
         }
         // The tasks extension's `taskIds`, read by the transport (see
-        // `crate::tasks_listen`): each task of this context is followed.
+        // `crate::tasks::listen`): each task of this context is followed.
         let request = context.request_context();
         let listen = extension::<ListenTasks>(&request.extensions).cloned();
         if let Some(ListenTasks(ids)) = listen {
@@ -191,12 +191,12 @@ impl ServerHandler for Handler {
                 let Ok(found) = self.task_of(id, request) else {
                     continue;
                 };
-                let task = crate::tasks_listen::Followed {
+                let task = crate::tasks::listen::Followed {
                     tasks: found.tasks,
                     owner: found.owner,
                     id: found.id,
                 };
-                tokio::spawn(crate::tasks_listen::follow(
+                tokio::spawn(crate::tasks::listen::follow(
                     task,
                     request.peer.clone(),
                     request.id.clone(),
@@ -245,18 +245,18 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         // A 2025-11-25 call asking for a task the transport did not reroute: that
-        // revision's tasks are not served to this client (see `crate::tasks_core`).
+        // revision's tasks are not served to this client (see `crate::tasks::rev_2025_11_25`).
         if extension::<TaskAsked>(&context.extensions).is_some()
             && context
                 .protocol_version()
-                .is_some_and(|v| v.as_str() == tasks_core::VERSION)
+                .is_some_and(|v| v.as_str() == rev_2025_11_25::VERSION)
         {
             let why = if self.shared.registry.jobs().is_none() {
                 NotServed::NoJobs
             } else {
                 NotServed::NoSession
             };
-            return Err(tasks_core::not_served(request.name.as_ref(), why));
+            return Err(rev_2025_11_25::not_served(request.name.as_ref(), why));
         }
         self.tool_call(request, context).await
     }
@@ -267,7 +267,7 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
         let routed = extension::<CoreRoute>(&context.extensions).is_some();
-        if !routed || !tasks_core::is_core_method(&request.method) {
+        if !routed || !rev_2025_11_25::is_core_method(&request.method) {
             return Err(McpError::new(
                 rmcp::model::ErrorCode::METHOD_NOT_FOUND,
                 format!("method not found: {}", request.method),
@@ -286,7 +286,7 @@ impl ServerHandler for Handler {
     ) -> Result<GetTaskResult, McpError> {
         let found = self.task_of(&request.task_id, &context)?;
         let record = found.tasks.get(&found.owner, &found.id).await?;
-        Ok(GetTaskResult::new(crate::task_wire::detailed(&record)))
+        Ok(GetTaskResult::new(crate::tasks::wire::detailed(&record)))
     }
 
     async fn update_task(
@@ -358,7 +358,7 @@ pub(crate) struct TaskStart<'a> {
     /// The model the task is created through.
     pub(crate) model: TaskModel,
     /// The task's place among the stateless context's tasks (a task of that context).
-    pub(crate) reservation: Option<crate::tasks_stateless::Reservation>,
+    pub(crate) reservation: Option<crate::tasks::stateless::Reservation>,
 }
 
 /// A task a `tasks/*` request named: the tasks it is one of, its id and owner.

@@ -38,13 +38,13 @@ use rmcp::model::Implementation;
 use rmcp::service::RequestContext;
 use tokio::sync::watch;
 
-use crate::instance::Instance;
-use crate::keys::StateKeys;
-use crate::lease::Lease;
-use crate::raw::RawArguments;
-use crate::resume;
+use crate::approval::instance::Instance;
+use crate::approval::keys::StateKeys;
+use crate::approval::resume;
+use crate::store::lease::Lease;
 use crate::store::{MemoryStore, Store};
-use crate::tasks_stateless::StatelessTaskLimits;
+use crate::tasks::stateless::StatelessTaskLimits;
+use crate::wire::raw::RawArguments;
 
 type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 type SessionSetup = dyn Fn(&AgentScope) -> SessionGuard + Send + Sync;
@@ -441,8 +441,10 @@ impl McpServer {
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
         let core = self.shared.registry.jobs().is_some();
-        self.serve_transport(crate::transport::RawTransport::new(read, write).with_core_tasks(core))
-            .await
+        self.serve_transport(
+            crate::transport::stdio::RawTransport::new(read, write).with_core_tasks(core),
+        )
+        .await
     }
 
     /// Serve one connection on any rmcp server transport until the client disconnects,

@@ -20,8 +20,8 @@ use super::{raw_arguments, request_id_text};
 use crate::approval::{ClientApproval, TaskLink, can_elicit_form};
 use crate::definition::to_mcp_result;
 use crate::store::{Owner, TaskModel};
+use crate::tasks::rev_2025_11_25;
 use crate::tasks::{SessionTasks, TaskHandle};
-use crate::tasks_core;
 
 impl Handler {
     /// The task `id` of the request's context and the owner the request acts for (its
@@ -139,7 +139,7 @@ impl Handler {
             );
         }
         Ok(CallToolResponse::Task(CreateTaskResult::new(
-            crate::task_wire::detailed(&record).task,
+            crate::tasks::wire::detailed(&record).task,
         )))
     }
 }
@@ -147,12 +147,12 @@ impl Handler {
 /// The public id and time to live of a task of the stateless context (`ids`), or
 /// neither for a session's task (known by its job id, living as long as the session).
 fn stateless_id(
-    ids: Option<&Arc<crate::tasks_stateless::PublicIds>>,
+    ids: Option<&Arc<crate::tasks::stateless::PublicIds>>,
 ) -> Result<(Option<String>, Option<std::time::Duration>), McpError> {
     let Some(ids) = ids else {
         return Ok((None, None));
     };
-    let id = crate::tasks_stateless::random_id().ok_or_else(|| {
+    let id = crate::tasks::stateless::random_id().ok_or_else(|| {
         McpError::internal_error(
             "no task id: the operating system's random source failed",
             None,
@@ -199,7 +199,7 @@ async fn run_in_task(
 
 impl Handler {
     /// Answer a request of the 2025-11-25 task model rerouted by the transport (see
-    /// `crate::tasks_core`).
+    /// `crate::tasks::rev_2025_11_25`).
     pub(crate) async fn core_request(
         &self,
         request: CustomRequest,
@@ -207,11 +207,11 @@ impl Handler {
     ) -> Result<Value, McpError> {
         let params = request.params.as_ref();
         match request.method.as_str() {
-            tasks_core::CALL => {
+            rev_2025_11_25::CALL => {
                 self.core_call(params.cloned().unwrap_or(Value::Null), context)
                     .await
             }
-            tasks_core::LIST_TOOLS => {
+            rev_2025_11_25::LIST_TOOLS => {
                 let paginated = match params {
                     Some(p) if !p.is_null() => Some(
                         serde_json::from_value::<PaginatedRequestParams>(p.clone()).map_err(
@@ -246,27 +246,29 @@ impl Handler {
                 }
                 Ok(value)
             }
-            tasks_core::GET | tasks_core::CANCEL | tasks_core::RESULT => {
-                let id = tasks_core::task_id(params)?;
+            rev_2025_11_25::GET | rev_2025_11_25::CANCEL | rev_2025_11_25::RESULT => {
+                let id = rev_2025_11_25::task_id(params)?;
                 let (tasks, owner) = self.session_tasks(&id, &context)?;
                 let record = tasks.get(&owner, &id).await?;
                 match (request.method.as_str(), record.model) {
                     // A task of the extension keeps the extension's answers.
-                    (tasks_core::GET, TaskModel::Extension) => serde_json::to_value(
-                        GetTaskResult::new(crate::task_wire::detailed(&record)),
+                    (rev_2025_11_25::GET, TaskModel::Extension) => serde_json::to_value(
+                        GetTaskResult::new(crate::tasks::wire::detailed(&record)),
                     )
                     .map_err(|e| McpError::internal_error(e.to_string(), None)),
-                    (tasks_core::CANCEL, TaskModel::Extension) => {
+                    (rev_2025_11_25::CANCEL, TaskModel::Extension) => {
                         tasks.cancel(&owner, &id).await?;
                         Ok(Value::Object(serde_json::Map::new()))
                     }
-                    (tasks_core::GET, _) => tasks_core::get(&tasks, &owner, &id).await,
-                    (tasks_core::CANCEL, _) => tasks_core::cancel(&tasks, &owner, &id).await,
-                    _ => tasks_core::result(&tasks, &owner, &id, context.ct.clone()).await,
+                    (rev_2025_11_25::GET, _) => rev_2025_11_25::get(&tasks, &owner, &id).await,
+                    (rev_2025_11_25::CANCEL, _) => {
+                        rev_2025_11_25::cancel(&tasks, &owner, &id).await
+                    }
+                    _ => rev_2025_11_25::result(&tasks, &owner, &id, context.ct.clone()).await,
                 }
             }
-            tasks_core::LIST => match self.session_tasks("", &context) {
-                Ok((tasks, owner)) => tasks_core::list(&tasks, &owner, params).await,
+            rev_2025_11_25::LIST => match self.session_tasks("", &context) {
+                Ok((tasks, owner)) => rev_2025_11_25::list(&tasks, &owner, params).await,
                 Err(_) => Ok(serde_json::json!({ "tasks": [] })),
             },
             other => Err(McpError::new(
@@ -280,13 +282,13 @@ impl Handler {
     /// A 2025-11-25 `tools/call` with `params.task`: a task-capable tool's call starts
     /// as a task of the session and is answered `{task}`; an unknown tool's call is
     /// answered as an ordinary call is; without a session's tasks, `-32601` (see
-    /// `crate::tasks_core`).
+    /// `crate::tasks::rev_2025_11_25`).
     pub(crate) async fn core_call(
         &self,
         params: Value,
         context: RequestContext<RoleServer>,
     ) -> Result<Value, McpError> {
-        tasks_core::check_task_metadata(&params)?;
+        rev_2025_11_25::check_task_metadata(&params)?;
         let request: CallToolRequestParams = serde_json::from_value(params)
             .map_err(|e| McpError::invalid_params(format!("tools/call params: {e}"), None))?;
         let session = self.session();
@@ -300,11 +302,11 @@ impl Handler {
             // The transports reroute only a session's requests on a server with a job
             // runtime: never answered as a plain result the client would misread.
             let why = if session.is_none() {
-                tasks_core::NotServed::NoSession
+                rev_2025_11_25::NotServed::NoSession
             } else {
-                tasks_core::NotServed::NoJobs
+                rev_2025_11_25::NotServed::NoJobs
             };
-            return Err(tasks_core::not_served(request.name.as_ref(), why));
+            return Err(rev_2025_11_25::not_served(request.name.as_ref(), why));
         };
         let Some(tool) = tool else {
             // An unknown tool: the ordinary call's error.
@@ -320,7 +322,7 @@ impl Handler {
         // The tool's scope and the principal's limits, before anything runs.
         let _permit = self.admit(request.name.as_ref(), Some(&tool.tool), &context)?;
         if !tool.task_support.allows_task() {
-            return Err(tasks_core::method_not_found(format!(
+            return Err(rev_2025_11_25::method_not_found(format!(
                 "tool `{}` cannot run as a task (its execution.taskSupport is \"forbidden\"): \
                  call it without `params.task`",
                 request.name
@@ -351,6 +353,6 @@ impl Handler {
         let task = tasks
             .get(&session.owner(&context), &created.task.task_id)
             .await?;
-        Ok(serde_json::json!({ "task": crate::task_wire::task_json(&task) }))
+        Ok(serde_json::json!({ "task": crate::tasks::wire::task_json(&task) }))
     }
 }

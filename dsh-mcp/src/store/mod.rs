@@ -36,6 +36,7 @@
 //! [`StoreError::Malformed`], naming its key: the request that met it fails, nothing
 //! else does.
 
+pub(crate) mod lease;
 pub mod memory;
 mod record;
 #[cfg(feature = "redis")]

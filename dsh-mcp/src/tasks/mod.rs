@@ -1,5 +1,5 @@
 //! Tool calls as MCP tasks (the tasks extension, `io.modelcontextprotocol/tasks`, and
-//! revision 2025-11-25's own tasks, [`crate::tasks_core`]).
+//! revision 2025-11-25's own tasks, [`crate::tasks::rev_2025_11_25`]).
 //!
 //! A task is a job of the registry's [`JobRuntime`] plus a record in the server's store
 //! ([`crate::store`]): the server starts the whole pipeline call (policy, validation,
@@ -36,6 +36,11 @@
 //! carrying the related-task `_meta`; while it is outstanding, the task's status is
 //! `input_required`.
 
+pub(crate) mod listen;
+pub(crate) mod rev_2025_11_25;
+pub(crate) mod stateless;
+pub(crate) mod wire;
+
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -52,9 +57,9 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::lease::Lease;
+use crate::store::lease::Lease;
 use crate::store::{Applied, Change, Owner, Store, StoreError, TaskModel, TaskRecord, Wake, Wakes};
-use crate::task_wire::{internal_error, status_notification};
+use crate::tasks::wire::{internal_error, status_notification};
 use crate::util::{lock, now_ms};
 
 /// The least time between two status notifications of one task: a client that handles
@@ -246,7 +251,7 @@ impl SessionTasks {
     }
 
     /// `record`, failed first when the instance running it has stopped (its lease ran
-    /// out, see `crate::lease`): its call can never end.
+    /// out, see `crate::store::lease`): its call can never end.
     async fn unless_abandoned(&self, owner: &Owner, record: TaskRecord) -> TaskRecord {
         if record.state.is_terminal() {
             return record;

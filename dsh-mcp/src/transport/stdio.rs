@@ -1,7 +1,7 @@
 //! The byte-stream transport the server reads its messages with (stdio, pipes,
 //! in-memory streams), and the table of request ids in flight shared with the HTTP layer.
 //!
-//! Each line is one JSON-RPC message, read by [`crate::raw::prepare`]: a line that is
+//! Each line is one JSON-RPC message, read by [`crate::wire::raw::prepare`]: a line that is
 //! not JSON is answered with a parse error (`-32700`), a message that is not a valid MCP
 //! message with an invalid request (`-32600`), and a request whose id is already in
 //! flight on the connection with an invalid request naming the id; none of them reaches
@@ -16,8 +16,8 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
-use crate::inbound::{Ids, Inbound, Refusal};
 use crate::util::{InFlight, lock};
+use crate::wire::{Ids, Inbound, Refusal};
 
 /// The longest line read (one message), as rmcp's own stdio transport: 16 MiB.
 const MAX_LINE: usize = 16 * 1024 * 1024;
@@ -35,7 +35,7 @@ pub(crate) struct RawTransport<R, W> {
     /// The 2025-11-25 task model, when the registry has a job runtime.
     core: Option<Arc<CoreState>>,
     /// The listen requests following tasks, until their acknowledgment is sent (see
-    /// [`crate::tasks_listen`]).
+    /// [`crate::tasks::listen`]).
     listens: Listens,
 }
 
@@ -43,7 +43,7 @@ pub(crate) struct RawTransport<R, W> {
 type Listens = Arc<Mutex<HashMap<rmcp::model::RequestId, Arc<[String]>>>>;
 
 /// What the byte-stream transport knows of the 2025-11-25 task model (see
-/// [`crate::tasks_core`]): the `initialize` request in flight, and whether the session
+/// [`crate::tasks::rev_2025_11_25`]): the `initialize` request in flight, and whether the session
 /// negotiated 2025-11-25.
 #[derive(Default)]
 struct CoreState {
@@ -136,7 +136,7 @@ fn acknowledged(listens: &Listens, item: &ServerJsonRpcMessage) -> Option<Vec<u8
             let mut value = serde_json::to_value(item).ok()?;
             let id = listens
                 .iter()
-                .find(|(id, ids)| crate::tasks_listen::patch_acknowledgment(&mut value, id, ids))
+                .find(|(id, ids)| crate::tasks::listen::patch_acknowledgment(&mut value, id, ids))
                 .map(|(id, _)| id.clone())?;
             listens.remove(&id);
             serde_json::to_vec(&value).ok()
@@ -169,7 +169,7 @@ fn core_initialized(core: &CoreState, item: &ServerJsonRpcMessage) -> Option<Vec
         *initialize = None;
     }
     let mut value = serde_json::to_value(item).ok()?;
-    if !crate::tasks_core::patch_initialize(&mut value) {
+    if !crate::tasks::rev_2025_11_25::patch_initialize(&mut value) {
         return None;
     }
     core.on.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -177,13 +177,13 @@ fn core_initialized(core: &CoreState, item: &ServerJsonRpcMessage) -> Option<Vec
 }
 
 /// The text of a request the server sends, without the progress token rmcp gave it
-/// (see [`crate::outbound::drop_request_progress_token`]).
+/// (see [`crate::wire::outbound::drop_request_progress_token`]).
 fn without_progress_token(item: &ServerJsonRpcMessage) -> Option<Vec<u8>> {
     let ServerJsonRpcMessage::Request(_) = item else {
         return None;
     };
     let mut value = serde_json::to_value(item).ok()?;
-    if !crate::outbound::drop_request_progress_token(&mut value) {
+    if !crate::wire::outbound::drop_request_progress_token(&mut value) {
         return None;
     }
     serde_json::to_vec(&value).ok()
@@ -276,7 +276,7 @@ where
                 table: &self.in_flight,
                 key: &key,
             };
-            let read = crate::inbound::read(text, reroute, Some(ids));
+            let read = crate::wire::read(text, reroute, Some(ids));
             self.line = line;
             self.line.clear();
             let Inbound {
@@ -306,15 +306,16 @@ where
             }
             // A task this client is not served (the session did not negotiate the
             // revision's tasks): the handler refuses it on 2025-11-25.
-            let asked =
-                tool_call && attached.routed.is_none() && crate::tasks_core::asks_for_task(&text);
+            let asked = tool_call
+                && attached.routed.is_none()
+                && crate::tasks::rev_2025_11_25::asks_for_task(&text);
             if let ClientJsonRpcMessage::Request(request) = &mut message {
                 use rmcp::model::GetExtensions as _;
                 if asked {
                     request
                         .request
                         .extensions_mut()
-                        .insert(crate::tasks_core::TaskAsked);
+                        .insert(crate::tasks::rev_2025_11_25::TaskAsked);
                 }
                 attached.attach(request.request.extensions_mut());
             }

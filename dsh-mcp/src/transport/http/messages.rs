@@ -1,6 +1,6 @@
 //! The HTTP side of reading messages as the client sent them: the step just before rmcp's
-//! Streamable HTTP service (see `crate::http::serve_http`), which reads each POSTed
-//! JSON-RPC message with [`crate::raw::prepare`] before rmcp does.
+//! Streamable HTTP service (see `crate::transport::http::serve_http`), which reads each POSTed
+//! JSON-RPC message with [`crate::wire::raw::prepare`] before rmcp does.
 //!
 //! - A body that is not JSON is answered `400` with a JSON-RPC parse error (`-32700`); a
 //!   message that is not a valid MCP message, `400` with an invalid request (`-32600`).
@@ -21,14 +21,14 @@ use futures_util::StreamExt as _;
 use rmcp::model::{RequestId, ServerJsonRpcMessage};
 use serde_json::Value;
 
-use crate::inbound::{Ids, Inbound, Refusal};
-use crate::tasks_listen::ListenTasks;
+use crate::tasks::listen::ListenTasks;
 use crate::util::InFlight;
+use crate::wire::{Ids, Inbound, Refusal};
 
 type Key = (Arc<str>, RequestId);
 
 /// What the step keeps: the ids in flight, and whether it serves the 2025-11-25 task
-/// model (the registry has a job runtime, see [`crate::tasks_core`]).
+/// model (the registry has a job runtime, see [`crate::tasks::rev_2025_11_25`]).
 pub(crate) struct Messages {
     table: Arc<InFlight<Key>>,
     core_tasks: bool,
@@ -88,7 +88,7 @@ async fn read_messages(
             .headers
             .get("mcp-protocol-version")
             .and_then(|v| v.to_str().ok())
-            == Some(crate::tasks_core::VERSION);
+            == Some(crate::tasks::rev_2025_11_25::VERSION);
     // Ids in flight are a session's: requests without one are each on their own.
     let key = |id: &RequestId| (session.clone().unwrap_or_else(|| Arc::from("")), id.clone());
     let ids = session.as_ref().map(|_| Ids {
@@ -104,7 +104,7 @@ async fn read_messages(
         tool_call,
         key,
         ..
-    } = match crate::inbound::read(bytes, reroute, ids) {
+    } = match crate::wire::read(bytes, reroute, ids) {
         Ok(inbound) => inbound,
         Err(Refusal::Unreadable(error)) => return json_rpc(StatusCode::BAD_REQUEST, &error),
         Err(Refusal::Refused(error)) => return json_rpc(StatusCode::OK, &error),
@@ -117,9 +117,12 @@ async fn read_messages(
         }
     };
     let initialize = core_tasks && initialize.is_some();
-    if tool_call && attached.routed.is_none() && crate::tasks_core::asks_for_task(&text) {
+    if tool_call && attached.routed.is_none() && crate::tasks::rev_2025_11_25::asks_for_task(&text)
+    {
         // A task this client is not served: the handler refuses it on 2025-11-25.
-        parts.extensions.insert(crate::tasks_core::TaskAsked);
+        parts
+            .extensions
+            .insert(crate::tasks::rev_2025_11_25::TaskAsked);
     }
     attached.attach(&mut parts.extensions);
     parts
@@ -154,7 +157,7 @@ async fn read_messages(
     Response::from_parts(parts, Body::from_stream(stream))
 }
 
-/// One rewrite of a response's messages (see [`crate::outbound`]): a cheap test of a
+/// One rewrite of a response's messages (see [`crate::wire::outbound`]): a cheap test of a
 /// message's text, the rewrite, and whether it is done after its first change.
 struct Rewrite {
     may_apply: fn(&[u8]) -> bool,
@@ -167,11 +170,11 @@ fn any(_: &[u8]) -> bool {
 }
 
 /// Remove the progress token rmcp gives each request the server sends (see
-/// [`crate::outbound::drop_request_progress_token`]).
+/// [`crate::wire::outbound::drop_request_progress_token`]).
 fn progress_tokens() -> Rewrite {
     Rewrite {
-        may_apply: crate::outbound::may_carry_progress_token,
-        apply: Box::new(crate::outbound::drop_request_progress_token),
+        may_apply: crate::wire::outbound::may_carry_progress_token,
+        apply: Box::new(crate::wire::outbound::drop_request_progress_token),
         once: false,
     }
 }
@@ -180,7 +183,7 @@ fn progress_tokens() -> Rewrite {
 fn initialize_capabilities() -> Rewrite {
     Rewrite {
         may_apply: any,
-        apply: Box::new(crate::tasks_core::patch_initialize),
+        apply: Box::new(crate::tasks::rev_2025_11_25::patch_initialize),
         once: true,
     }
 }
@@ -190,7 +193,7 @@ fn listen_acknowledgment(id: RequestId, listen: ListenTasks) -> Rewrite {
     Rewrite {
         may_apply: any,
         apply: Box::new(move |value| {
-            crate::tasks_listen::patch_acknowledgment(value, &id, &listen.0)
+            crate::tasks::listen::patch_acknowledgment(value, &id, &listen.0)
         }),
         once: true,
     }
@@ -219,7 +222,7 @@ async fn rewrite_response(response: Response, mut rewrites: Vec<Rewrite>) -> Res
                     .into_response();
             }
         };
-        let patched = apply(&mut rewrites, &bytes, crate::outbound::rewrite_json);
+        let patched = apply(&mut rewrites, &bytes, crate::wire::outbound::rewrite_json);
         parts.headers.remove(header::CONTENT_LENGTH);
         let body = patched.map_or_else(|| Body::from(bytes), Body::from);
         return Response::from_parts(parts, body);
@@ -228,7 +231,7 @@ async fn rewrite_response(response: Response, mut rewrites: Vec<Rewrite>) -> Res
         return Response::from_parts(parts, body);
     }
     parts.headers.remove(header::CONTENT_LENGTH);
-    let mut lines = crate::outbound::LineBuffer::default();
+    let mut lines = crate::wire::outbound::LineBuffer::default();
     let stream = body.into_data_stream().map(move |chunk| {
         let chunk = chunk?;
         if rewrites.is_empty() {
@@ -239,7 +242,7 @@ async fn rewrite_response(response: Response, mut rewrites: Vec<Rewrite>) -> Res
                 out.extend_from_slice(line);
                 return;
             }
-            match apply(&mut rewrites, line, crate::outbound::rewrite_line) {
+            match apply(&mut rewrites, line, crate::wire::outbound::rewrite_line) {
                 Some(patched) => out.extend_from_slice(&patched),
                 None => out.extend_from_slice(line),
             }
@@ -254,7 +257,7 @@ async fn rewrite_response(response: Response, mut rewrites: Vec<Rewrite>) -> Res
 fn apply(
     rewrites: &mut Vec<Rewrite>,
     text: &[u8],
-    with: fn(&[u8], &mut [crate::outbound::Rewrite<'_>]) -> Option<Vec<u8>>,
+    with: fn(&[u8], &mut [crate::wire::outbound::Rewrite<'_>]) -> Option<Vec<u8>>,
 ) -> Option<Vec<u8>> {
     let mut out: Option<Vec<u8>> = None;
     let mut finished = Vec::new();

@@ -21,8 +21,8 @@ use serde_json::Value;
 use tokio::sync::{OnceCell, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::lease::Lease;
-use crate::resume::{Resumed, Resumes};
+use crate::approval::resume::{Resumed, Resumes};
+use crate::store::lease::Lease;
 use crate::store::{Store, StoreError};
 use crate::util::{lock, random_hex};
 

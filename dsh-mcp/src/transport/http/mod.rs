@@ -9,6 +9,9 @@
 
 mod accept;
 mod lifecycle;
+mod messages;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 mod sessions;
 
 use std::io;
@@ -436,7 +439,9 @@ pub async fn serve_http(
             timeout: options.body_read_timeout,
             max_bytes: options.max_body_bytes,
         },
-        messages: crate::layer::Messages::new(server.registry().jobs().is_some()),
+        messages: crate::transport::http::messages::Messages::new(
+            server.registry().jobs().is_some(),
+        ),
         #[cfg(feature = "oauth")]
         resource: resource.clone(),
         mcp: mcp_service(&server, &options, addr, &stop, stateless.clone()),
@@ -559,7 +564,7 @@ struct Steps {
     /// The static bearer token, when set.
     bearer: Option<Arc<[u8]>>,
     limits: BodyLimits,
-    messages: crate::layer::Messages,
+    messages: crate::transport::http::messages::Messages,
     #[cfg(feature = "oauth")]
     resource: Option<Arc<crate::oauth::Resource>>,
     mcp: McpService,

@@ -1,19 +1,22 @@
 //! The one inbound pipeline: what both transports do with each message's bytes before
-//! rmcp reads it. The byte-stream transport ([`crate::transport`]) hands it each line,
-//! the HTTP layer (`crate::layer`) each POSTed body; each gets back the message rmcp
+//! rmcp reads it. The byte-stream transport ([`crate::transport::stdio`]) hands it each line,
+//! the HTTP layer (`crate::transport::http::messages`) each POSTed body; each gets back the message rmcp
 //! should see and what the handler needs besides (the side data, [`Attached`]), or the
 //! answer for a message that never reaches rmcp.
 //!
 //! The steps, in order:
 //!
-//! 1. read the text ([`crate::raw::prepare`]): a parse error (`-32700`), an invalid
+//! 1. read the text ([`crate::wire::raw::prepare`]): a parse error (`-32700`), an invalid
 //!    request (`-32600`), the raw arguments of a `tools/call` taken out;
-//! 2. the `taskIds` of a listen request ([`crate::tasks_listen::read`]);
-//! 3. reroute a request of the 2025-11-25 task model ([`crate::tasks_core::reroute`]),
+//! 2. the `taskIds` of a listen request ([`crate::tasks::listen::read`]);
+//! 3. reroute a request of the 2025-11-25 task model ([`crate::tasks::rev_2025_11_25::reroute`]),
 //!    when the session speaks that revision;
 //! 4. a `notifications/cancelled` frees the id it names ([`cancelled_id`]);
 //! 5. a request takes its id in the table of ids in flight ([`InFlight::begin`]), or is
 //!    refused when it is taken.
+
+pub(crate) mod outbound;
+pub(crate) mod raw;
 
 use std::sync::Arc;
 
@@ -22,10 +25,10 @@ use rmcp::model::{
     ServerJsonRpcMessage,
 };
 
-use crate::raw::{RawArguments, Refused, prepare};
-use crate::tasks_core::CoreRoute;
-use crate::tasks_listen::ListenTasks;
+use crate::tasks::listen::ListenTasks;
+use crate::tasks::rev_2025_11_25::CoreRoute;
 use crate::util::{HandlerToken, InFlight};
+use crate::wire::raw::{RawArguments, Refused, prepare};
 
 /// What the handler of a message needs besides the message: put in its extensions by
 /// the transport ([`Attached::attach`]).
@@ -137,12 +140,12 @@ where
         Refused::Answer(error) => Refusal::Unreadable(error),
         Refused::Drop(why) => Refusal::Dropped(why),
     })?;
-    let listen = crate::tasks_listen::read(&prepared).map_err(Refusal::Refused)?;
+    let listen = crate::tasks::listen::read(&prepared).map_err(Refusal::Refused)?;
     let tool_call = matches!(
         &prepared.message,
         ClientJsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::CallToolRequest(_))
     );
-    let routed = reroute && crate::tasks_core::reroute(&mut prepared);
+    let routed = reroute && crate::tasks::rev_2025_11_25::reroute(&mut prepared);
     let request = match &prepared.message {
         ClientJsonRpcMessage::Request(request) => Some(request),
         _ => None,
@@ -257,7 +260,7 @@ mod tests {
         let routed = read::<RequestId>(get, true, None).ok().unwrap();
         assert!(routed.attached.routed.is_some());
         assert!(
-            routed.text.contains(crate::tasks_core::GET),
+            routed.text.contains(crate::tasks::rev_2025_11_25::GET),
             "{}",
             routed.text
         );

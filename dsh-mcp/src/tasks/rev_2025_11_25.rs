@@ -3,7 +3,7 @@
 //! ([`crate::tasks`]).
 //!
 //! On a session that negotiated 2025-11-25, when the registry has a job runtime, the
-//! transport (stdio [`crate::transport`], HTTP [`crate::layer`]) reroutes the requests
+//! transport (stdio [`crate::transport::stdio`], HTTP [`crate::transport::http::messages`]) reroutes the requests
 //! of this model before rmcp reads them: a `tools/call` with `params.task`, `tools/list`,
 //! `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` reach the handler as
 //! requests of the methods below, marked with [`CoreRoute`], and are answered in the
@@ -42,10 +42,10 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{ClientJsonRpcMessage, ErrorCode};
 use serde_json::{Value, json};
 
-use crate::raw::Prepared;
 use crate::store::Owner;
-use crate::task_wire::{task_json, terminal_result};
 use crate::tasks::SessionTasks;
+use crate::tasks::wire::{task_json, terminal_result};
+use crate::wire::raw::Prepared;
 
 /// The protocol revision of this task model.
 pub(crate) const VERSION: &str = "2025-11-25";

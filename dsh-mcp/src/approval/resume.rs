@@ -42,9 +42,9 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
+use crate::approval::keys::StateKeys;
 use crate::approval::{approval_form, approval_message, quoted, summary};
 use crate::definition::{McpTool, to_mcp_result};
-use crate::keys::StateKeys;
 use crate::store::{ApprovalRecord, Owner, Store};
 use crate::util::{lock, now_ms, random_hex};
 

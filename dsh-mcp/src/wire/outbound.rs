@@ -1,6 +1,6 @@
 //! Rewrites of what the server sends, on each message's JSON, the same for both
-//! transports: the byte-stream transport ([`crate::transport`]) applies them to each
-//! message before writing its line, the HTTP layer ([`crate::layer`]) to each `data:`
+//! transports: the byte-stream transport ([`crate::transport::stdio`]) applies them to each
+//! message before writing its line, the HTTP layer ([`crate::transport::http::messages`]) to each `data:`
 //! line of an event stream (or a JSON body) as it passes.
 //!
 //! Why text and not rmcp's types: what is rewritten is what rmcp's types cannot say or
@@ -12,9 +12,9 @@
 //!   `elicitation/create` of a call that sent no progress token would carry one the
 //!   client never gave; the server never listens for progress on its requests, so the
 //!   token is removed;
-//! - [`crate::tasks_core::patch_initialize`]: `capabilities.tasks` of revision
+//! - [`crate::tasks::rev_2025_11_25::patch_initialize`]: `capabilities.tasks` of revision
 //!   2025-11-25, which rmcp's capabilities lack;
-//! - [`crate::tasks_listen::patch_acknowledgment`]: the `taskIds` a listen stream
+//! - [`crate::tasks::listen::patch_acknowledgment`]: the `taskIds` a listen stream
 //!   follows, which rmcp's subscription filter lacks.
 //!
 //! Each rewrite is a function on the message's [`Value`] returning whether it changed

@@ -30,9 +30,9 @@ use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::raw::Prepared;
 use crate::store::Owner;
 use crate::tasks::SessionTasks;
+use crate::wire::raw::Prepared;
 
 /// The acknowledgment's method.
 const ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
@@ -148,7 +148,7 @@ pub(crate) async fn follow(
         let Ok(record) = task.tasks.get(&task.owner, &task.id).await else {
             return;
         };
-        let detailed = crate::task_wire::detailed(&record);
+        let detailed = crate::tasks::wire::detailed(&record);
         // What a change is: the status with its payload, and the status message (the
         // `lastUpdatedAt` stamp alone is not one).
         let mut seen = serde_json::to_value(&detailed).unwrap_or(Value::Null);
@@ -183,7 +183,7 @@ mod tests {
     use super::*;
 
     fn prepared(text: &str) -> Prepared {
-        match crate::raw::prepare(text.as_bytes()) {
+        match crate::wire::raw::prepare(text.as_bytes()) {
             Ok(p) => p,
             Err(_) => panic!("refused: {text}"),
         }

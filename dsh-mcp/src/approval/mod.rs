@@ -20,6 +20,10 @@
 //! with the related-task `_meta` (`io.modelcontextprotocol/related-task`), and the task
 //! is `input_required` until it is answered.
 
+pub(crate) mod instance;
+pub(crate) mod keys;
+pub(crate) mod resume;
+
 use std::sync::{Arc, OnceLock};
 
 use dsh_runtime::ParentCall;
@@ -336,7 +340,7 @@ fn set_related_task(params: &mut ElicitRequestParams, task_id: &str) {
     };
     let meta = meta.get_or_insert_with(|| RequestMetaObject(MetaObject::default()));
     meta.0.0.insert(
-        crate::task_wire::RELATED_TASK.to_string(),
+        crate::tasks::wire::RELATED_TASK.to_string(),
         serde_json::json!({ "taskId": task_id }),
     );
 }

@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::keys::StateKeys;
+use crate::approval::keys::StateKeys;
 use crate::store::Owner;
 use crate::tasks::SessionTasks;
 use crate::util::lock;
