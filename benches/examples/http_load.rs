@@ -8,7 +8,6 @@
 //! Run: `cargo run --release -p dsh-benches --features peers --example http_load -- ours`.
 
 #[path = "../benches/common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 use common::{RmcpServer, registry};
