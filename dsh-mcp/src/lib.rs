@@ -87,111 +87,71 @@
 //! `tasks/cancel` (a cancellation reaches the call where it runs) and recognise the same
 //! stateless client. See [`store`] for the trait and its contract.
 //!
-//! # Protocol details
+//! # How it is built
 //!
-//! How each part of the protocol is served, for those who need to know:
+//! A `tools/call` reads, module by module: the transport (`transport`) hands the client's
+//! bytes to the wire (`wire`), which reads them as the client sent them for rmcp; rmcp
+//! hands the request to the server (`server`), which asks the caller when policy says so
+//! (`approval`) and runs the tool, its result mapped by [`definition`]; rmcp serializes
+//! the answer, the wire rewrites what rmcp cannot say, and the transport sends it. How
+//! each part of the protocol is served is on the [`protocol`] page.
 //!
-//! - `tools/list` publishes the tools visible to the session, each mapped by
-//!   [`definition::mcp_tool`], which is the tool's entry in `dsh_runtime`'s MCP export
-//!   ([`export`](dsh_providers::export::export), `Target::Mcp2025_11_25`): input schema,
-//!   output schema (a non-object output is wrapped as `{"result": …}`), annotations. It
-//!   announces `tools.listChanged` and sends
-//!   `notifications/tools/list_changed` when the published list changes.
-//! - `tools/call` runs [`Registry::execute`](dsh_runtime::Registry::execute): the result's
-//!   content blocks become MCP content (then each of the result's contexts as a text
-//!   block marked `_meta: {"dsh/context": true}`), the canonical value
-//!   `structuredContent`; argument errors, tool errors and policy denials are results
-//!   with `isError: true` whose text is the registry's path-qualified message, so a model
-//!   can correct itself. An unknown tool is a JSON-RPC error (`-32602`), as the protocol
-//!   asks.
-//! - The arguments of a `tools/call` reach the registry as the exact text the client
-//!   sent, over stdio ([`serve_stdio`], [`McpServer::serve`], [`McpServer::serve_io`])
-//!   and over Streamable HTTP ([`serve_http`]): each incoming message is read as text
-//!   before rmcp parses it, its `params.arguments` taken out unconverted and given to the
-//!   registry's lossless parser, as text arguments are. So a duplicate key (at any
-//!   depth), `-0`, a number a double cannot hold exactly (`1e400`) and nesting deeper
-//!   than the registry's limit are `INVALID_ARGS` results with the parser's message,
-//!   exactly as for `ToolCall::new(id, name, text)`, and every key is a key
-//!   (`serde_json`'s private `$serde_json::private::RawValue` too). A message whose
-//!   envelope or `params` repeats a key is an invalid request (`-32600`).
-//!   [`McpServer::serve_transport`] takes messages an rmcp transport already parsed with
-//!   `serde_json` and has no such guarantee.
-//! - A message that is not JSON is answered with a JSON-RPC parse error (`-32700`, over
-//!   HTTP with status `400`), a message that is not a valid MCP request with an invalid
-//!   request (`-32600`); neither is ever left unanswered (notifications excepted, which
-//!   JSON-RPC never answers; over HTTP they get `400`).
-//! - A request whose id is that of a request still in flight on the same connection
-//!   (stdio) or session (HTTP) is refused with an invalid request (`-32600`, "request id
-//!   … is already in use by a request in flight") and never runs; the first is answered
-//!   as usual. The id is free again once the first request was answered (or cancelled
-//!   and its handler ended).
-//! - `notifications/cancelled` cancels the call's token: the body sees it, and the call
-//!   ends as `ABORTED`.
-//! - With a `progressToken` in the request, [`ToolContext::report_progress`] becomes
-//!   `notifications/progress`.
-//! - A call from a session whose pre-execute policy answers `ask`, and that no approval
-//!   handler of the registry answered (none installed, or it answered
-//!   [`Approval::Unavailable`](dsh_runtime::hooks::Approval::Unavailable)), is put to the
-//!   client's user: an `elicitation/create` request with a one-field form (a required
-//!   boolean `approve`) whose message names the tool, a one-line summary of the call (the
-//!   call card's title, or the tool and its arguments) and the policy's reason, sent over
-//!   stdio or on the call's Streamable HTTP event stream. `accept` with `approve: true`
-//!   runs the call; `accept` with `false` and `decline` are `APPROVAL_REJECTED`, `cancel`
-//!   `APPROVAL_CANCELLED` (a call cancelled while waiting ends `ABORTED_BEFORE_DISPATCH`, and
-//!   its form is withdrawn with `notifications/cancelled`). A client that
-//!   did not declare the (form) elicitation capability gets the denial of a call with no
-//!   approval handler (`POLICY_DENIED`, the policy's reason), its text adding that the
-//!   client cannot ask its user, and so do calls without a session on revisions with
-//!   `initialize` (stateless HTTP). On protocol 2026-07-28, which has no
-//!   server-to-client requests, the call is suspended and the request answered with an
-//!   `InputRequiredResult` (the same form as an input request, and a `requestState`
-//!   sealed with the server's keyring ([`StateKeys`]), bound to the session, the tool
-//!   and the arguments' text, single-use, valid for [`McpServer::with_approval_ttl`]); the
-//!   client's retry with the state and its answer resumes the call where it stopped
-//!   (policy does not run again) and gets its result. A state that was altered, is
-//!   another session's, tool's or arguments', has expired or was already used is
-//!   refused with a JSON-RPC invalid-params error (`-32602`) saying why. Such a
-//!   suspended call lives in the server process, so the retry must reach the same
-//!   process; its progress notifications are not forwarded. A tool call of a code-mode
-//!   program (`run_code`, from `dsh-code`) is asked about the same way, its message also
-//!   naming the `run_code` call (`Via: tool "run_code", call "<id>"`): the program waits
-//!   for the answer, within its deadline, and on 2026-07-28 the `run_code` call is the
-//!   one answered with `InputRequiredResult`, its retry resuming the program (and
-//!   answered with the next `InputRequiredResult` when a later tool call of the program
-//!   asks too).
-//! - Each session is an agent scope of the registry ([`dsh_runtime::AgentScope`]): calls carry
-//!   its id, so policy hooks see which session a call comes from, and
-//!   [`McpServer::on_session`] can register per-session tools and hooks there.
-//! - `tools/list` shows every visible tool, unless [`McpServer::with_listing`] narrows
-//!   it (code mode lists `run_code` alone).
-//! - Tasks (the tasks extension, `io.modelcontextprotocol/tasks`), when the registry has
-//!   a job runtime: a tool whose [`ToolDefinition::task_support`] allows it, called in a
-//!   session by a client that declared the extension, is answered at once with a
-//!   `CreateTaskResult` and runs on as a job of the session's owner
-//!   ([`SessionGuard::job_owner`], or an owner the server opens per session), the whole
-//!   pipeline call with the job's stop token as its cancellation. The task id is the job
-//!   id; `tasks/get` answers `working`, `input_required` (an approval the call waits for,
-//!   as an `elicitation/create` input request that `tasks/update` answers), `completed`
-//!   (the `CallToolResult` inline, tool errors included), `cancelled` or `failed`;
-//!   `tasks/cancel` kills the job. A session sees only its own
-//!   tasks, and they stop when it closes. A `required` tool called without the extension
-//!   is refused with `-32021`. Progress reports set the task's `statusMessage`; on
-//!   revisions with `initialize` they are also sent as `notifications/progress` for the
-//!   task's life, and the final state as `notifications/tasks`. On 2026-07-28 a
-//!   `subscriptions/listen` request whose filter names tasks (`taskIds`, which rmcp's
-//!   filter type lacks and the transports read from the text) gets the ids in its
-//!   acknowledgment and a `notifications/tasks` for each of its context's tasks at once and
-//!   at each change, until it ends. Requests without a session or the stateless context
-//!   get direct answers.
-//! - Tasks of protocol revision 2025-11-25 (that revision's own model, which rmcp does
-//!   not have), on sessions that negotiated it, on the same jobs: `capabilities.tasks`
-//!   and `execution.taskSupport` published, `tools/call` with `params.task` answered
-//!   `{task}`, `tasks/get`, `tasks/result` (waits for the end), `tasks/list`,
-//!   `tasks/cancel`, `notifications/tasks/status`; there a `required` tool called
-//!   without `params.task`, or a `forbidden` one with it, is `-32601`.
+//! ```text
+//! lib.rs                 this facade: the public items, re-exported
+//! protocol.rs            a page of documentation: how each part of the protocol is served
+//! transport/             the transports, and how a server serves on a byte stream
+//!   stdio.rs             one message a line: the byte-stream transport
+//!   http/                Streamable HTTP:
+//!     mod.rs             the options, the running server, serve_http
+//!     endpoint.rs        every step of a request in order; the one place a body is read
+//!     messages.rs        a POSTed message through the wire, its response framed
+//!     accept.rs          the connection loop: timeouts, the connection cap, shutdown
+//!     sessions.rs        sessions that stay alive while in use, ended when idle
+//!     lifecycle.rs       health, readiness, and the drain before a stop
+//!     oauth/             the server as an OAuth 2.1 resource server (`crate::oauth`)
+//! wire/                  the client's bytes and rmcp's messages, both ways, every transport:
+//!   mod.rs               each incoming message read, or refused with its answer
+//!   raw.rs               a message's text: a tools/call's arguments exactly as sent
+//!   outbound.rs          the rewrites of what the server sends, one driver for both
+//!   rev_2025_11_25.rs    revision 2025-11-25's task requests, rerouted for rmcp
+//!   listen.rs            the taskIds of a listen stream, which rmcp's filter lacks
+//!   in_flight.rs         the request ids in flight on a connection or in a session
+//! server/                McpServer and the rmcp handler:
+//!   mod.rs               McpServer, its settings, serve_transport
+//!   handler.rs           the rmcp handler of one connection or stateless request
+//!   call.rs              a tools/call as named steps
+//!   task_calls.rs        tasks from the handler's side, both task models
+//!   context.rs           where a request runs: its session, or the stateless context
+//!   admission.rs         letting a call in: its tool's scope, the limits per principal
+//!   scopes.rs            the OAuth scope each tool needs
+//!   tool_list.rs         the published tools, built once per registry generation
+//!   progress.rs          a call's progress reports as notifications/progress
+//! tasks/                 tool calls as tasks, on the registry's jobs:
+//!   mod.rs               a session's tasks: start, follow, cancel, forget
+//!   rev_2025_11_25.rs    the requests of revision 2025-11-25's task model
+//!   listen.rs            a listen stream following tasks
+//!   stateless.rs         the tasks of stateless requests: public ids, a time to live, a cap
+//!   wire.rs              a task record in each model's wire format
+//! approval/              a call asking its caller:
+//!   mod.rs               the approval form, over elicitation or inside a task
+//!   resume.rs            2026-07-28: InputRequiredResult, and the retry that resumes
+//!   keys.rs              the keyring sealing approval states (StateKeys)
+//!   instance.rs          answers forwarded between instances sharing a store
+//! store/                 the shared state behind one trait, Store:
+//!   mod.rs               the trait, its records and errors
+//!   memory.rs            the in-memory store, the default
+//!   redis.rs             the store on Redis, shared by several instances
+//!   record.rs            the task state machine
+//!   lease.rs             an instance's lease: a live instance told from a stopped one
+//!   conformance.rs       the checks every store must pass
+//!   round_robin.rs       a round-robin HTTP proxy for tests of several instances
+//! import.rs              an MCP server's tools imported into a registry
+//! definition.rs          a tool definition as an MCP tool, a result as MCP content
+//! identity.rs            who a request comes from, as its access token says
+//! util.rs                small helpers: the poison-tolerant lock, random text, time
+//! ```
 //!
-//! [`ToolContext::report_progress`]: dsh_runtime::ToolContext::report_progress
-//! [`ToolDefinition::task_support`]: dsh_runtime::ToolDefinition::task_support
+//! No module imports a sibling that imports it back.
 #![deny(missing_docs)]
 // Without `http` (or `oauth`) the HTTP items these docs link to do not exist: their links
 // render as plain text there, and docs.rs documents every feature.
@@ -204,6 +164,7 @@ mod approval;
 pub mod definition;
 mod identity;
 pub mod import;
+pub mod protocol;
 mod server;
 pub mod store;
 mod tasks;
@@ -225,35 +186,7 @@ pub use tasks::stateless::StatelessTaskLimits;
 pub use transport::http::oauth;
 #[cfg(feature = "http")]
 pub use transport::http::{HttpOptions, HttpServer, serve_http};
+pub use transport::serve_stdio;
 
 /// The rmcp version this crate is built on, re-exported for its types.
 pub use rmcp;
-
-/// Serve on standard input and output until the client disconnects: a
-/// [`dsh_runtime::Registry`] (every visible tool, with the default settings) or an
-/// [`McpServer`] (`&server`), as [`serve_http`] takes (see [`McpServer::serve`] for other
-/// transports).
-///
-/// # Errors
-///
-/// When the connection fails before the client initialized.
-pub async fn serve_stdio(
-    server: impl Into<McpServer>,
-) -> Result<(), rmcp::service::ServerInitializeError> {
-    server.into().serve_stdio().await
-}
-
-impl McpServer {
-    /// Serve on standard input and output until the client disconnects, then close the
-    /// session.
-    ///
-    /// # Errors
-    ///
-    /// When the connection fails before the client initialized.
-    pub async fn serve_stdio(&self) -> Result<(), rmcp::service::ServerInitializeError> {
-        // rmcp's pipes: non-blocking when both streams are FIFOs, as clients start
-        // stdio servers.
-        let (read, write) = rmcp::transport::stdio_pipes();
-        self.serve_io(read, write).await
-    }
-}

@@ -16,7 +16,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::context::{Session, principal};
+use super::context::Session;
 use super::handler::{Handler, TaskStart, cannot_ask};
 use super::progress::ProgressForwarder;
 use super::tool_list::ToolList;
@@ -28,6 +28,7 @@ use crate::definition::to_mcp_result;
 use crate::store::{Owner, TaskModel};
 use crate::tasks::rev_2025_11_25;
 use crate::tasks::stateless::PublicIds;
+use crate::wire;
 
 /// A `tools/call` as read: where it runs, the tool, its arguments, what the client can.
 struct Call {
@@ -68,8 +69,8 @@ impl Call {
         let sender = self
             .session
             .as_ref()
-            .and_then(|s| s.stateless())
-            .map(|ids| principal(ids, context).tag());
+            .and_then(|s| s.principal(context))
+            .map(|p| p.tag());
         // A stateless request's state is bound to its sender alone: the stateless
         // context is every instance's own, and another instance may take the retry.
         let session = self
@@ -254,7 +255,7 @@ impl Handler {
                     && self.shared.registry.jobs().is_some()
                     && context
                         .protocol_version()
-                        .is_some_and(|v| v.as_str() == rev_2025_11_25::VERSION) =>
+                        .is_some_and(|v| v.as_str() == wire::rev_2025_11_25::VERSION) =>
             {
                 // 2025-11-25: a tool that runs only as a task is called with
                 // `params.task` (see `crate::tasks::rev_2025_11_25`).

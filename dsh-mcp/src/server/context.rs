@@ -1,6 +1,7 @@
 //! Where a request runs: its session (one connection, or one HTTP session), or the
 //! HTTP server's stateless context, which every request without a session shares.
 
+use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, Mutex};
 
 use dsh_runtime::AgentScope;
@@ -10,10 +11,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::tool_list::ListCache;
 use super::{SessionGuard, Shared};
+use crate::approval::keys::StateKeys;
 use crate::identity::Identity;
 use crate::store::Owner;
 use crate::tasks::SessionTasks;
-use crate::tasks::stateless::{Principal, PublicIds};
+use crate::tasks::stateless::PublicIds;
 use crate::util::lock;
 
 /// The stateless context of one HTTP server: the session its requests without one
@@ -75,11 +77,10 @@ impl SessionCell {
         });
         let stop = CancellationToken::new();
         let kind = if stateless {
-            Context::Stateless(PublicIds::new(
-                shared.stateless_tasks,
-                shared.keys.clone(),
-                stop.clone(),
-            ))
+            Context::Stateless {
+                ids: PublicIds::new(shared.stateless_tasks, stop.clone()),
+                principals: Principals::new(shared.keys.clone()),
+            }
         } else {
             // Random: unique among every instance sharing the store.
             let name = crate::util::random_hex(16)
@@ -120,14 +121,27 @@ pub(crate) enum Context {
     /// The stateless context of an HTTP server: its tasks belong to the credentials of
     /// the request that created them, and get public ids and a time to live (see
     /// `crate::tasks::stateless`).
-    Stateless(Arc<PublicIds>),
+    Stateless {
+        /// The places and limits of its tasks.
+        ids: Arc<PublicIds>,
+        /// How its requests' credentials are told apart.
+        principals: Principals,
+    },
 }
 
 impl Session {
     /// The places and limits of the stateless context's tasks (`None`: a session).
     pub(crate) fn stateless(&self) -> Option<&Arc<PublicIds>> {
         match &self.kind {
-            Context::Stateless(ids) => Some(ids),
+            Context::Stateless { ids, .. } => Some(ids),
+            Context::Session(_) => None,
+        }
+    }
+
+    /// The principal of a request in the stateless context (`None`: a session).
+    pub(crate) fn principal(&self, context: &RequestContext<RoleServer>) -> Option<Principal> {
+        match &self.kind {
+            Context::Stateless { principals, .. } => Some(principal(principals, context)),
             Context::Session(_) => None,
         }
     }
@@ -137,7 +151,7 @@ impl Session {
     pub(crate) fn owner(&self, context: &RequestContext<RoleServer>) -> Owner {
         match &self.kind {
             Context::Session(owner) => owner.clone(),
-            Context::Stateless(ids) => principal(ids, context).owner(),
+            Context::Stateless { principals, .. } => principal(principals, context).owner(),
         }
     }
 }
@@ -148,7 +162,7 @@ impl Session {
         if let Some(tasks) = &self.tasks {
             let records = match &self.kind {
                 Context::Session(owner) => Some(owner),
-                Context::Stateless(_) => None,
+                Context::Stateless { .. } => None,
             };
             tasks.close(records).await;
         }
@@ -178,11 +192,54 @@ impl Drop for Session {
     }
 }
 
-/// The principal of the request, as `ids` records it: its token's identity (see
-/// [`Identity::principal`]), else its `Authorization` header.
-pub(crate) fn principal(ids: &PublicIds, context: &RequestContext<RoleServer>) -> Principal {
+/// Who sent a request served statelessly: a keyed hash of its credentials (`None`
+/// without any).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Principal(Option<String>);
+
+impl Principal {
+    /// A text naming the principal (the hash, or `anonymous`), for bindings.
+    pub(crate) fn tag(&self) -> String {
+        self.0.clone().unwrap_or_else(|| "anonymous".to_string())
+    }
+
+    /// The store owner of the tasks this principal starts statelessly.
+    pub(crate) fn owner(&self) -> Owner {
+        Owner::new(format!("credentials:{}", self.tag()))
+    }
+}
+
+/// How the stateless context tells its requests' senders apart: a keyed hash of their
+/// credentials, never the credentials.
+pub(crate) struct Principals {
+    /// The keys the hash is keyed with (shared by the instances that share them);
+    /// without any, a random hasher of this process.
+    keys: Option<StateKeys>,
+    hasher: RandomState,
+}
+
+impl Principals {
+    pub(crate) fn new(keys: Option<StateKeys>) -> Self {
+        Principals {
+            keys,
+            hasher: RandomState::new(),
+        }
+    }
+
+    /// The principal of a request with this `Authorization` header value.
+    pub(crate) fn of(&self, authorization: Option<&[u8]>) -> Principal {
+        Principal(authorization.map(|value| match &self.keys {
+            Some(keys) => keys.digest("dsh-mcp principal", value),
+            None => format!("{:016x}", self.hasher.hash_one(value)),
+        }))
+    }
+}
+
+/// The principal of the request: its token's identity (see [`Identity::principal`]),
+/// else its `Authorization` header.
+fn principal(principals: &Principals, context: &RequestContext<RoleServer>) -> Principal {
     if let Some(identity) = super::extension::<Identity>(&context.extensions) {
-        return ids.principal(Some(identity.principal().as_bytes()));
+        return principals.of(Some(identity.principal().as_bytes()));
     }
     #[cfg(feature = "http")]
     let header = context
@@ -195,5 +252,20 @@ pub(crate) fn principal(ids: &PublicIds, context: &RequestContext<RoleServer>) -
         let _ = context;
         None
     };
-    ids.principal(header)
+    principals.of(header)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn principals_differ_by_header_and_match_the_same_header() {
+        let principals = Principals::new(StateKeys::random().ok());
+        let of = |header: Option<&[u8]>| principals.of(header);
+        assert_eq!(of(Some(b"Bearer a")), of(Some(b"Bearer a")));
+        assert_ne!(of(Some(b"Bearer a")), of(Some(b"Bearer b")));
+        assert_ne!(of(Some(b"Bearer a")), of(None));
+        assert_eq!(of(None), of(None));
+    }
 }

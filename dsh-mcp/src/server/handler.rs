@@ -20,9 +20,10 @@ use super::{Shared, extension};
 use crate::definition::McpTool;
 use crate::store::{Owner, TaskModel};
 use crate::tasks::SessionTasks;
-use crate::tasks::listen::ListenTasks;
-use crate::tasks::rev_2025_11_25::{self, CoreRoute, NotServed, TaskAsked};
+use crate::tasks::rev_2025_11_25::{self, NotServed};
 use crate::util::lock;
+use crate::wire::listen::ListenTasks;
+use crate::wire::rev_2025_11_25::{CoreRoute, TaskAsked, VERSION, is_core_method};
 
 /// The rmcp handler for one connection (or one stateless HTTP request).
 pub(crate) struct Handler {
@@ -249,7 +250,7 @@ impl ServerHandler for Handler {
         if extension::<TaskAsked>(&context.extensions).is_some()
             && context
                 .protocol_version()
-                .is_some_and(|v| v.as_str() == rev_2025_11_25::VERSION)
+                .is_some_and(|v| v.as_str() == VERSION)
         {
             let why = if self.shared.registry.jobs().is_none() {
                 NotServed::NoJobs
@@ -267,7 +268,7 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
         let routed = extension::<CoreRoute>(&context.extensions).is_some();
-        if !routed || !rev_2025_11_25::is_core_method(&request.method) {
+        if !routed || !is_core_method(&request.method) {
             return Err(McpError::new(
                 rmcp::model::ErrorCode::METHOD_NOT_FOUND,
                 format!("method not found: {}", request.method),

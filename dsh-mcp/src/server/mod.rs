@@ -111,7 +111,8 @@ impl fmt::Debug for SessionGuard {
     }
 }
 
-/// Serves the visible tools of a [`Registry`] over MCP (see the crate docs).
+/// Serves the visible tools of a [`Registry`] over MCP (see the crate docs, and
+/// [`crate::protocol`] for how each part of the protocol is served).
 ///
 /// Cheap to clone; every clone serves the same registry with the same settings.
 #[derive(Clone)]
@@ -405,46 +406,6 @@ impl McpServer {
             open_on_initialize: sessions,
             listen_baseline: Mutex::default(),
         }
-    }
-
-    /// Serve one connection on a byte stream (a socket, an in-memory duplex), one
-    /// JSON-RPC message a line, until the client disconnects, then close the session.
-    ///
-    /// The arguments of each `tools/call` reach the registry as the text the client sent
-    /// (see the crate docs).
-    ///
-    /// # Errors
-    ///
-    /// When the connection fails before the client initialized.
-    pub async fn serve<S>(&self, stream: S) -> Result<(), rmcp::service::ServerInitializeError>
-    where
-        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + 'static,
-    {
-        let (read, write) = tokio::io::split(stream);
-        self.serve_io(read, write).await
-    }
-
-    /// Serve one connection reading messages from `read` and writing to `write` (a
-    /// process's standard input and output, a child's pipes), one JSON-RPC message a
-    /// line, as [`McpServer::serve`] does.
-    ///
-    /// # Errors
-    ///
-    /// When the connection fails before the client initialized.
-    pub async fn serve_io<R, W>(
-        &self,
-        read: R,
-        write: W,
-    ) -> Result<(), rmcp::service::ServerInitializeError>
-    where
-        R: tokio::io::AsyncRead + Send + Unpin + 'static,
-        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
-    {
-        let core = self.shared.registry.jobs().is_some();
-        self.serve_transport(
-            crate::transport::stdio::RawTransport::new(read, write).with_core_tasks(core),
-        )
-        .await
     }
 
     /// Serve one connection on any rmcp server transport until the client disconnects,

@@ -22,6 +22,7 @@ use crate::definition::to_mcp_result;
 use crate::store::{Owner, TaskModel};
 use crate::tasks::rev_2025_11_25;
 use crate::tasks::{SessionTasks, TaskHandle};
+use crate::wire::rev_2025_11_25 as routed;
 
 impl Handler {
     /// The task `id` of the request's context and the owner the request acts for (its
@@ -207,11 +208,11 @@ impl Handler {
     ) -> Result<Value, McpError> {
         let params = request.params.as_ref();
         match request.method.as_str() {
-            rev_2025_11_25::CALL => {
+            routed::CALL => {
                 self.core_call(params.cloned().unwrap_or(Value::Null), context)
                     .await
             }
-            rev_2025_11_25::LIST_TOOLS => {
+            routed::LIST_TOOLS => {
                 let paginated = match params {
                     Some(p) if !p.is_null() => Some(
                         serde_json::from_value::<PaginatedRequestParams>(p.clone()).map_err(
@@ -246,28 +247,26 @@ impl Handler {
                 }
                 Ok(value)
             }
-            rev_2025_11_25::GET | rev_2025_11_25::CANCEL | rev_2025_11_25::RESULT => {
+            routed::GET | routed::CANCEL | routed::RESULT => {
                 let id = rev_2025_11_25::task_id(params)?;
                 let (tasks, owner) = self.session_tasks(&id, &context)?;
                 let record = tasks.get(&owner, &id).await?;
                 match (request.method.as_str(), record.model) {
                     // A task of the extension keeps the extension's answers.
-                    (rev_2025_11_25::GET, TaskModel::Extension) => serde_json::to_value(
+                    (routed::GET, TaskModel::Extension) => serde_json::to_value(
                         GetTaskResult::new(crate::tasks::wire::detailed(&record)),
                     )
                     .map_err(|e| McpError::internal_error(e.to_string(), None)),
-                    (rev_2025_11_25::CANCEL, TaskModel::Extension) => {
+                    (routed::CANCEL, TaskModel::Extension) => {
                         tasks.cancel(&owner, &id).await?;
                         Ok(Value::Object(serde_json::Map::new()))
                     }
-                    (rev_2025_11_25::GET, _) => rev_2025_11_25::get(&tasks, &owner, &id).await,
-                    (rev_2025_11_25::CANCEL, _) => {
-                        rev_2025_11_25::cancel(&tasks, &owner, &id).await
-                    }
+                    (routed::GET, _) => rev_2025_11_25::get(&tasks, &owner, &id).await,
+                    (routed::CANCEL, _) => rev_2025_11_25::cancel(&tasks, &owner, &id).await,
                     _ => rev_2025_11_25::result(&tasks, &owner, &id, context.ct.clone()).await,
                 }
             }
-            rev_2025_11_25::LIST => match self.session_tasks("", &context) {
+            routed::LIST => match self.session_tasks("", &context) {
                 Ok((tasks, owner)) => rev_2025_11_25::list(&tasks, &owner, params).await,
                 Err(_) => Ok(serde_json::json!({ "tasks": [] })),
             },

@@ -3,11 +3,10 @@
 //! ([`crate::tasks`]).
 //!
 //! On a session that negotiated 2025-11-25, when the registry has a job runtime, the
-//! transport (stdio [`crate::transport::stdio`], HTTP [`crate::transport::http::messages`]) reroutes the requests
-//! of this model before rmcp reads them: a `tools/call` with `params.task`, `tools/list`,
+//! transports reroute the requests of this model before rmcp reads them (see
+//! [`crate::wire::rev_2025_11_25`]): a `tools/call` with `params.task`, `tools/list`,
 //! `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` reach the handler as
-//! requests of the methods below, marked with [`CoreRoute`], and are answered in the
-//! revision's format:
+//! requests of their own methods, and are answered in the revision's format:
 //!
 //! - the `initialize` result gets `capabilities.tasks` (`list`, `cancel`,
 //!   `requests.tools.call`), and each `tools/list` entry of a task-capable tool
@@ -31,7 +30,7 @@
 //! runtime is not served this model, and is offered nothing of it: its `initialize`
 //! result has no `capabilities.tasks` and its tools no `execution.taskSupport`. A
 //! `tools/call` of its with `params.task` is not rerouted; the transport marks it
-//! ([`TaskAsked`], see [`asks_for_task`]) and the handler answers `-32601`
+//! (see [`crate::wire::rev_2025_11_25::asks_for_task`]) and the handler answers `-32601`
 //! ([`not_served`]) before anything runs: for this client every tool is one whose
 //! `taskSupport` is absent, which the revision answers so, and a plain result would be
 //! read as a malformed `CreateTaskResult` after the tool had run.
@@ -39,99 +38,12 @@
 use std::time::Duration;
 
 use rmcp::ErrorData as McpError;
-use rmcp::model::{ClientJsonRpcMessage, ErrorCode};
+use rmcp::model::ErrorCode;
 use serde_json::{Value, json};
 
 use crate::store::Owner;
 use crate::tasks::SessionTasks;
 use crate::tasks::wire::{task_json, terminal_result};
-use crate::wire::raw::Prepared;
-
-/// The protocol revision of this task model.
-pub(crate) const VERSION: &str = "2025-11-25";
-
-/// The method a rerouted request of `method` reaches the handler as.
-const PREFIX: &str = "dsh-mcp/2025-11-25/";
-
-/// Rerouted `tools/call` with `params.task`.
-pub(crate) const CALL: &str = "dsh-mcp/2025-11-25/tools/call";
-/// Rerouted `tools/list`.
-pub(crate) const LIST_TOOLS: &str = "dsh-mcp/2025-11-25/tools/list";
-/// Rerouted `tasks/get`.
-pub(crate) const GET: &str = "dsh-mcp/2025-11-25/tasks/get";
-/// Rerouted `tasks/result`.
-pub(crate) const RESULT: &str = "dsh-mcp/2025-11-25/tasks/result";
-/// Rerouted `tasks/list`.
-pub(crate) const LIST: &str = "dsh-mcp/2025-11-25/tasks/list";
-/// Rerouted `tasks/cancel`.
-pub(crate) const CANCEL: &str = "dsh-mcp/2025-11-25/tasks/cancel";
-
-/// Carried to the handler with a rerouted request: only such requests are served under
-/// the methods above.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct CoreRoute;
-
-/// Reroute a request of the 2025-11-25 task model (see the module docs); `true` when
-/// `prepared` was rerouted.
-pub(crate) fn reroute(prepared: &mut Prepared) -> bool {
-    let ClientJsonRpcMessage::Request(_) = &prepared.message else {
-        // Custom requests of another method parse as requests too; notifications and
-        // responses are never rerouted.
-        return false;
-    };
-    let Ok(Value::Object(mut message)) = serde_json::from_str::<Value>(&prepared.text) else {
-        return false;
-    };
-    let Some(method) = message.get("method").and_then(Value::as_str) else {
-        return false;
-    };
-    let to = match method {
-        "tools/call" => {
-            let has_task = message
-                .get("params")
-                .and_then(Value::as_object)
-                .is_some_and(|p| p.contains_key("task"));
-            if !has_task {
-                return false;
-            }
-            CALL
-        }
-        "tools/list" => LIST_TOOLS,
-        "tasks/get" => GET,
-        "tasks/result" => RESULT,
-        "tasks/list" => LIST,
-        "tasks/cancel" => CANCEL,
-        _ => return false,
-    };
-    message.insert("method".to_string(), Value::String(to.to_string()));
-    let text = Value::Object(message).to_string();
-    match serde_json::from_str::<ClientJsonRpcMessage>(&text) {
-        Ok(parsed) => {
-            prepared.text = text;
-            prepared.message = parsed;
-            true
-        }
-        Err(_) => false,
-    }
-}
-
-/// Carried to the handler with a `tools/call` that asks for a task (`params.task`) and
-/// was not rerouted: the 2025-11-25 task model is not served to its client (see the
-/// module docs).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct TaskAsked;
-
-/// Whether `text` (a `tools/call` request, as rmcp will parse it) has `params.task`.
-pub(crate) fn asks_for_task(text: &str) -> bool {
-    let Ok(Value::Object(message)) = serde_json::from_str::<Value>(text) else {
-        return false;
-    };
-    message.get("method").and_then(Value::as_str) == Some("tools/call")
-        && message
-            .get("params")
-            .and_then(Value::as_object)
-            .is_some_and(|p| p.contains_key("task"))
-}
 
 /// Why a task-augmented `tools/call` gets no task here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,33 +69,6 @@ pub(crate) fn not_served(tool: &str, why: NotServed) -> McpError {
         "tool `{tool}` cannot run as a task here: {why}; the `initialize` result declared \
          no `tasks` capability. Call it without `params.task`"
     ))
-}
-
-/// Whether `method` is one of the rerouted methods.
-pub(crate) fn is_core_method(method: &str) -> bool {
-    method.starts_with(PREFIX)
-}
-
-/// Add `capabilities.tasks` to an `initialize` result (a JSON-RPC response) that
-/// negotiated 2025-11-25; `true` when it did.
-pub(crate) fn patch_initialize(message: &mut Value) -> bool {
-    let Some(result) = message.get_mut("result").and_then(Value::as_object_mut) else {
-        return false;
-    };
-    if result.get("protocolVersion").and_then(Value::as_str) != Some(VERSION) {
-        return false;
-    }
-    let Some(capabilities) = result
-        .get_mut("capabilities")
-        .and_then(Value::as_object_mut)
-    else {
-        return false;
-    };
-    capabilities.insert(
-        "tasks".to_string(),
-        json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
-    );
-    true
 }
 
 /// Read `params.task` of a rerouted `tools/call` (a `TaskMetadata`: an object with an

@@ -20,13 +20,11 @@
 //!   included until they expire: beyond it, a tool that may run as a task is answered
 //!   directly, and one that runs only as a task is refused.
 
-use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::approval::keys::StateKeys;
 use crate::store::Owner;
 use crate::tasks::SessionTasks;
 use crate::util::lock;
@@ -67,29 +65,9 @@ impl StatelessTaskLimits {
     }
 }
 
-/// Who sent a request: a keyed hash of its `Authorization` header (`None` without one).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Principal(Option<String>);
-
-impl Principal {
-    /// A text naming the principal (the hash, or `anonymous`), for bindings.
-    pub(crate) fn tag(&self) -> String {
-        self.0.clone().unwrap_or_else(|| "anonymous".to_string())
-    }
-
-    /// The store owner of the tasks this principal starts statelessly.
-    pub(crate) fn owner(&self) -> Owner {
-        Owner::new(format!("credentials:{}", self.tag()))
-    }
-}
-
 /// The stateless context's task places: how many tasks it keeps, and their expiry.
 pub(crate) struct PublicIds {
     limits: StatelessTaskLimits,
-    /// The keys the hash of a request's credentials is keyed with (shared by the
-    /// instances that share them); without any, a random hasher of this process.
-    keys: Option<StateKeys>,
-    hasher: RandomState,
     /// Cancelled when the context closes: the expiry timers stop.
     stop: CancellationToken,
     inner: Mutex<Inner>,
@@ -120,15 +98,9 @@ impl Drop for Reservation {
 }
 
 impl PublicIds {
-    pub(crate) fn new(
-        limits: StatelessTaskLimits,
-        keys: Option<StateKeys>,
-        stop: CancellationToken,
-    ) -> Arc<PublicIds> {
+    pub(crate) fn new(limits: StatelessTaskLimits, stop: CancellationToken) -> Arc<PublicIds> {
         Arc::new(PublicIds {
             limits,
-            keys,
-            hasher: RandomState::new(),
             stop,
             inner: Mutex::default(),
         })
@@ -136,14 +108,6 @@ impl PublicIds {
 
     pub(crate) fn ttl(&self) -> Duration {
         self.limits.ttl
-    }
-
-    /// The principal of a request with this `Authorization` header value.
-    pub(crate) fn principal(&self, authorization: Option<&[u8]>) -> Principal {
-        Principal(authorization.map(|value| match &self.keys {
-            Some(keys) => keys.digest("dsh-mcp principal", value),
-            None => format!("{:016x}", self.hasher.hash_one(value)),
-        }))
     }
 
     /// Take a place for a new task, or `None` when the cap is reached.
@@ -219,29 +183,9 @@ mod tests {
     }
 
     #[test]
-    fn principals_differ_by_header_and_match_the_same_header() {
-        let ids = PublicIds::new(
-            StatelessTaskLimits::default(),
-            StateKeys::random().ok(),
-            CancellationToken::new(),
-        );
-        assert_eq!(
-            ids.principal(Some(b"Bearer a")),
-            ids.principal(Some(b"Bearer a"))
-        );
-        assert_ne!(
-            ids.principal(Some(b"Bearer a")),
-            ids.principal(Some(b"Bearer b"))
-        );
-        assert_ne!(ids.principal(Some(b"Bearer a")), ids.principal(None));
-        assert_eq!(ids.principal(None), ids.principal(None));
-    }
-
-    #[test]
     fn reservations_count_against_the_cap_until_dropped() {
         let ids = PublicIds::new(
             StatelessTaskLimits::default().max_tasks(2),
-            None,
             CancellationToken::new(),
         );
         let a = ids.reserve().unwrap();

@@ -16,7 +16,8 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
-use crate::util::{InFlight, lock};
+use crate::util::lock;
+use crate::wire::in_flight::InFlight;
 use crate::wire::{Ids, Inbound, Refusal};
 
 /// The longest line read (one message), as rmcp's own stdio transport: 16 MiB.
@@ -136,7 +137,7 @@ fn acknowledged(listens: &Listens, item: &ServerJsonRpcMessage) -> Option<Vec<u8
             let mut value = serde_json::to_value(item).ok()?;
             let id = listens
                 .iter()
-                .find(|(id, ids)| crate::tasks::listen::patch_acknowledgment(&mut value, id, ids))
+                .find(|(id, ids)| crate::wire::listen::patch_acknowledgment(&mut value, id, ids))
                 .map(|(id, _)| id.clone())?;
             listens.remove(&id);
             serde_json::to_vec(&value).ok()
@@ -169,7 +170,7 @@ fn core_initialized(core: &CoreState, item: &ServerJsonRpcMessage) -> Option<Vec
         *initialize = None;
     }
     let mut value = serde_json::to_value(item).ok()?;
-    if !crate::tasks::rev_2025_11_25::patch_initialize(&mut value) {
+    if !crate::wire::rev_2025_11_25::patch_initialize(&mut value) {
         return None;
     }
     core.on.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -308,14 +309,14 @@ where
             // revision's tasks): the handler refuses it on 2025-11-25.
             let asked = tool_call
                 && attached.routed.is_none()
-                && crate::tasks::rev_2025_11_25::asks_for_task(&text);
+                && crate::wire::rev_2025_11_25::asks_for_task(&text);
             if let ClientJsonRpcMessage::Request(request) = &mut message {
                 use rmcp::model::GetExtensions as _;
                 if asked {
                     request
                         .request
                         .extensions_mut()
-                        .insert(crate::tasks::rev_2025_11_25::TaskAsked);
+                        .insert(crate::wire::rev_2025_11_25::TaskAsked);
                 }
                 attached.attach(request.request.extensions_mut());
             }

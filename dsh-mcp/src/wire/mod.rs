@@ -8,15 +8,18 @@
 //!
 //! 1. read the text ([`crate::wire::raw::prepare`]): a parse error (`-32700`), an invalid
 //!    request (`-32600`), the raw arguments of a `tools/call` taken out;
-//! 2. the `taskIds` of a listen request ([`crate::tasks::listen::read`]);
-//! 3. reroute a request of the 2025-11-25 task model ([`crate::tasks::rev_2025_11_25::reroute`]),
+//! 2. the `taskIds` of a listen request ([`crate::wire::listen::read`]);
+//! 3. reroute a request of the 2025-11-25 task model ([`crate::wire::rev_2025_11_25::reroute`]),
 //!    when the session speaks that revision;
 //! 4. a `notifications/cancelled` frees the id it names ([`cancelled_id`]);
 //! 5. a request takes its id in the table of ids in flight ([`InFlight::begin`]), or is
 //!    refused when it is taken.
 
+pub(crate) mod in_flight;
+pub(crate) mod listen;
 pub(crate) mod outbound;
 pub(crate) mod raw;
+pub(crate) mod rev_2025_11_25;
 
 use std::sync::Arc;
 
@@ -25,10 +28,10 @@ use rmcp::model::{
     ServerJsonRpcMessage,
 };
 
-use crate::tasks::listen::ListenTasks;
-use crate::tasks::rev_2025_11_25::CoreRoute;
-use crate::util::{HandlerToken, InFlight};
+use crate::wire::in_flight::{HandlerToken, InFlight};
+use crate::wire::listen::ListenTasks;
 use crate::wire::raw::{RawArguments, Refused, prepare};
+use crate::wire::rev_2025_11_25::CoreRoute;
 
 /// What the handler of a message needs besides the message: put in its extensions by
 /// the transport ([`Attached::attach`]).
@@ -140,12 +143,12 @@ where
         Refused::Answer(error) => Refusal::Unreadable(error),
         Refused::Drop(why) => Refusal::Dropped(why),
     })?;
-    let listen = crate::tasks::listen::read(&prepared).map_err(Refusal::Refused)?;
+    let listen = crate::wire::listen::read(&prepared).map_err(Refusal::Refused)?;
     let tool_call = matches!(
         &prepared.message,
         ClientJsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::CallToolRequest(_))
     );
-    let routed = reroute && crate::tasks::rev_2025_11_25::reroute(&mut prepared);
+    let routed = reroute && crate::wire::rev_2025_11_25::reroute(&mut prepared);
     let request = match &prepared.message {
         ClientJsonRpcMessage::Request(request) => Some(request),
         _ => None,
@@ -260,7 +263,7 @@ mod tests {
         let routed = read::<RequestId>(get, true, None).ok().unwrap();
         assert!(routed.attached.routed.is_some());
         assert!(
-            routed.text.contains(crate::tasks::rev_2025_11_25::GET),
+            routed.text.contains(crate::wire::rev_2025_11_25::GET),
             "{}",
             routed.text
         );

@@ -12,9 +12,9 @@
 //!   `elicitation/create` of a call that sent no progress token would carry one the
 //!   client never gave; the server never listens for progress on its requests, so the
 //!   token is removed;
-//! - [`crate::tasks::rev_2025_11_25::patch_initialize`]: `capabilities.tasks` of revision
+//! - [`crate::wire::rev_2025_11_25::patch_initialize`]: `capabilities.tasks` of revision
 //!   2025-11-25, which rmcp's capabilities lack;
-//! - [`crate::tasks::listen::patch_acknowledgment`]: the `taskIds` a listen stream
+//! - [`crate::wire::listen::patch_acknowledgment`]: the `taskIds` a listen stream
 //!   follows, which rmcp's subscription filter lacks.
 //!
 //! Each rewrite is a function on the message's [`Value`] returning whether it changed

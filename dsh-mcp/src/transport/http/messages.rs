@@ -21,8 +21,8 @@ use futures_util::StreamExt as _;
 use rmcp::model::{RequestId, ServerJsonRpcMessage};
 use serde_json::Value;
 
-use crate::tasks::listen::ListenTasks;
-use crate::util::InFlight;
+use crate::wire::in_flight::InFlight;
+use crate::wire::listen::ListenTasks;
 use crate::wire::{Ids, Inbound, Refusal};
 
 type Key = (Arc<str>, RequestId);
@@ -88,7 +88,7 @@ async fn read_messages(
             .headers
             .get("mcp-protocol-version")
             .and_then(|v| v.to_str().ok())
-            == Some(crate::tasks::rev_2025_11_25::VERSION);
+            == Some(crate::wire::rev_2025_11_25::VERSION);
     // Ids in flight are a session's: requests without one are each on their own.
     let key = |id: &RequestId| (session.clone().unwrap_or_else(|| Arc::from("")), id.clone());
     let ids = session.as_ref().map(|_| Ids {
@@ -117,12 +117,11 @@ async fn read_messages(
         }
     };
     let initialize = core_tasks && initialize.is_some();
-    if tool_call && attached.routed.is_none() && crate::tasks::rev_2025_11_25::asks_for_task(&text)
-    {
+    if tool_call && attached.routed.is_none() && crate::wire::rev_2025_11_25::asks_for_task(&text) {
         // A task this client is not served: the handler refuses it on 2025-11-25.
         parts
             .extensions
-            .insert(crate::tasks::rev_2025_11_25::TaskAsked);
+            .insert(crate::wire::rev_2025_11_25::TaskAsked);
     }
     attached.attach(&mut parts.extensions);
     parts
@@ -183,7 +182,7 @@ fn progress_tokens() -> Rewrite {
 fn initialize_capabilities() -> Rewrite {
     Rewrite {
         may_apply: any,
-        apply: Box::new(crate::tasks::rev_2025_11_25::patch_initialize),
+        apply: Box::new(crate::wire::rev_2025_11_25::patch_initialize),
         once: true,
     }
 }
@@ -193,7 +192,7 @@ fn listen_acknowledgment(id: RequestId, listen: ListenTasks) -> Rewrite {
     Rewrite {
         may_apply: any,
         apply: Box::new(move |value| {
-            crate::tasks::listen::patch_acknowledgment(value, &id, &listen.0)
+            crate::wire::listen::patch_acknowledgment(value, &id, &listen.0)
         }),
         once: true,
     }
