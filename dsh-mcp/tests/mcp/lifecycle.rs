@@ -8,28 +8,25 @@ use std::time::{Duration, Instant};
 
 use dsh_mcp::store::conformance::TestRedis;
 use dsh_mcp::store::{RedisStore, Store};
-use dsh_mcp::{HttpOptions, HttpServer, McpServer, serve_http};
-use dsh_runtime::{RegistrationHandle, Registry, ToolError, tool};
+use dsh_mcp::{HttpOptions, HttpServer, serve_http};
 use serde_json::json;
 
-/// Sleep `ms` milliseconds, then answer `slept MS`.
-#[tool]
-async fn nap(ms: u64) -> Result<String, ToolError> {
-    tokio::time::sleep(Duration::from_millis(ms)).await;
-    Ok(format!("slept {ms}"))
-}
+use crate::common::http::HttpClient;
+use crate::common::rpc::tools_call;
+use crate::common::tools::{Nap, Toolset};
+use crate::common::wire::Revision;
 
-async fn serve(store: Option<Arc<dyn Store>>) -> (HttpServer, RegistrationHandle) {
-    let registry = Registry::new();
-    let reg = registry.register(Nap).unwrap();
-    let mut server = McpServer::new(registry);
+/// A stateless server of `nap`, on `store` if one is given.
+async fn serve(store: Option<Arc<dyn Store>>) -> (HttpServer, Toolset) {
+    let tools = Toolset::new().with(Nap);
+    let mut server = tools.server();
     if let Some(store) = store {
         server = server.with_store(store);
     }
     let http = serve_http(&server, HttpOptions::default().sessions(false))
         .await
         .expect("serve on loopback");
-    (http, reg)
+    (http, tools)
 }
 
 /// `GET path` on the server: the status and the body.
@@ -61,20 +58,11 @@ async fn until(http: &HttpServer, path: &str, status: u16, limit: Duration) -> S
 
 /// A `tools/call` of `nap` on revision 2025-06-18, statelessly: the status and the body.
 async fn call_nap(url: String, ms: u64) -> Result<(u16, String), reqwest::Error> {
-    let response = reqwest::Client::new()
-        .post(&url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .body(
-            json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-                   "params": {"name": "nap", "arguments": {"ms": ms}}})
-            .to_string(),
-        )
-        .send()
+    let reply = HttpClient::new(url)
+        .revision(Revision::V2025_06_18)
+        .try_post(&tools_call(7, "nap", json!({"ms": ms})).to_string())
         .await?;
-    let status = response.status().as_u16();
-    Ok((status, response.text().await?))
+    Ok((reply.status, reply.body))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -145,22 +133,9 @@ async fn a_draining_server_finishes_its_call_refuses_new_ones_then_stops() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(probe("/healthz").await.0, 200);
-    let refused = reqwest::Client::new()
-        .post(&url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body("{}")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(refused.status().as_u16(), 503);
-    assert_eq!(
-        refused
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok()),
-        Some("1")
-    );
+    let refused = HttpClient::new(&url).post("{}").await;
+    assert_eq!(refused.status, 503);
+    assert_eq!(refused.header("retry-after").as_deref(), Some("1"));
 
     // The call in flight gets its result; then the server stops, well before the bound.
     let (status, body) = in_flight

@@ -10,25 +10,14 @@ use std::time::Duration;
 use dsh_mcp::{McpServer, SessionGuard};
 use dsh_providers::export::Target;
 use dsh_runtime::hooks::{CallInfo, guard_fn};
-use dsh_runtime::{AgentScopeId, Registry, ToolContext, ToolError, ToolSchema, tool};
-use rmcp::model::{
-    CallToolRequestParams, ClientRequest, ProgressNotificationParam, ProtocolVersion,
-    SubscriptionFilter,
-};
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RunningService};
-use rmcp::{ClientHandler, RoleClient};
+use dsh_runtime::{AgentScopeId, ToolContext, ToolError, ToolSchema, tool};
+use rmcp::model::{ClientRequest, SubscriptionFilter};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
-/// Greet someone.
-#[tool(read_only, idempotent)]
-async fn greet(
-    /// Who to greet.
-    name: String,
-) -> Result<String, ToolError> {
-    Ok(format!("Hello, {name}!"))
-}
+use crate::common::tools::{Greet, Toolset, Whoami};
+use crate::common::user::User;
+use crate::common::wire::{Connected, Revision, call, connect_stream, result_text as text_of};
 
 /// A sum and a product.
 #[derive(Serialize, Deserialize, ToolSchema)]
@@ -86,164 +75,52 @@ async fn count_elsewhere(cx: ToolContext) -> Result<u32, ToolError> {
     Ok(2)
 }
 
-/// The agent scope of the call.
-#[tool]
-async fn whoami(cx: ToolContext) -> Result<u64, ToolError> {
-    Ok(cx.agent().map_or(0, AgentScopeId::get))
+/// A registry of greet, arith, wait_for_cancel, count and whoami.
+fn tools() -> Toolset {
+    Toolset::new()
+        .with(Greet)
+        .with(Arith)
+        .with(WaitForCancel)
+        .with(Count)
+        .with(Whoami)
 }
 
-fn registry() -> (Registry, Vec<dsh_runtime::RegistrationHandle>) {
-    let registry = Registry::new();
-    let regs = vec![
-        registry.register(Greet).unwrap(),
-        registry.register(Arith).unwrap(),
-        registry.register(WaitForCancel).unwrap(),
-        registry.register(Count).unwrap(),
-        registry.register(Whoami).unwrap(),
-    ];
-    (registry, regs)
-}
-
-/// A client recording list changes and progress.
-#[derive(Clone)]
-struct Recorder {
-    list_changed: mpsc::UnboundedSender<()>,
-    progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
-}
-
-impl ClientHandler for Recorder {
-    async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
-        let _ = self.list_changed.send(());
-    }
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _cx: NotificationContext<RoleClient>,
-    ) {
-        self.progress.lock().unwrap().push(params);
-    }
-}
-
-struct Connected {
-    client: RunningService<RoleClient, Recorder>,
-    list_changed: mpsc::UnboundedReceiver<()>,
-    progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
-    /// The progress notifications as they crossed the wire, in the server's order
-    /// (rmcp's client runs each notification handler on its own task, so `progress`
-    /// holds them in whatever order those tasks ran).
-    wire_progress: Arc<Mutex<Vec<Value>>>,
-    /// The `tools/list` results as they crossed the wire.
-    wire_lists: Arc<Mutex<Vec<Value>>>,
-    server: tokio::task::JoinHandle<()>,
-}
-
-/// Copy the server's messages to the client line by line, recording progress
-/// notifications in the order the server wrote them.
-fn tap_server_output(
-    from_server: tokio::io::DuplexStream,
-    to_client: tokio::io::DuplexStream,
-    wire_progress: Arc<Mutex<Vec<Value>>>,
-    wire_lists: Arc<Mutex<Vec<Value>>>,
-) {
-    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-    let (server_read, mut server_write) = tokio::io::split(from_server);
-    let (mut client_read, mut client_write) = tokio::io::split(to_client);
-    tokio::spawn(async move {
-        let mut lines = BufReader::new(server_read).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if let Ok(message) = serde_json::from_str::<Value>(&line) {
-                if message["method"] == "notifications/progress" {
-                    wire_progress
-                        .lock()
-                        .unwrap()
-                        .push(message["params"].clone());
-                }
-                if message["result"]["tools"].is_array() {
-                    wire_lists.lock().unwrap().push(message["result"].clone());
-                }
-            }
-            let line = line + "\n";
-            if client_write.write_all(line.as_bytes()).await.is_err() {
-                break;
-            }
-        }
-        let _ = client_write.shutdown().await;
-    });
-    tokio::spawn(async move {
-        let mut buf = vec![0u8; 1 << 14];
-        loop {
-            match client_read.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    if server_write.write_all(&buf[..n]).await.is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-        let _ = server_write.shutdown().await;
-    });
-}
-
-async fn connect_with(server: &McpServer, lifecycle: ClientLifecycleMode) -> Connected {
-    let (client_io, tap_client_side) = tokio::io::duplex(1 << 16);
-    let (tap_server_side, server_io) = tokio::io::duplex(1 << 16);
-    let wire_progress = Arc::new(Mutex::new(Vec::new()));
-    let wire_lists = Arc::new(Mutex::new(Vec::new()));
-    tap_server_output(
-        tap_server_side,
-        tap_client_side,
-        wire_progress.clone(),
-        wire_lists.clone(),
-    );
-    let server = server.clone();
-    let server = tokio::spawn(async move {
-        server.serve(server_io).await.expect("server handshake");
-    });
-    let (tx, list_changed) = mpsc::unbounded_channel();
-    let progress = Arc::new(Mutex::new(Vec::new()));
-    let recorder = Recorder {
-        list_changed: tx,
-        progress: progress.clone(),
-    };
-    let client = recorder
-        .serve_with_lifecycle(client_io, lifecycle)
-        .await
-        .expect("client handshake");
-    Connected {
-        client,
-        list_changed,
-        progress,
-        wire_progress,
-        wire_lists,
-        server,
-    }
+/// Connect rmcp's client (a user declaring nothing) on a byte stream, speaking `revision`.
+async fn connect_on(server: &McpServer, revision: Revision) -> Connected {
+    connect_stream(server, User::new(), revision).await
 }
 
 async fn connect(server: &McpServer) -> Connected {
-    connect_with(server, ClientLifecycleMode::Initialize).await
+    connect_on(server, Revision::V2025_11_25).await
 }
 
-fn call(name: &str, args: Value) -> CallToolRequestParams {
-    let Value::Object(args) = args else {
-        panic!("arguments must be an object")
-    };
-    CallToolRequestParams::new(name.to_string()).with_arguments(args)
-}
-
-fn text_of(result: &rmcp::model::CallToolResult) -> String {
-    result
-        .content
+/// The progress notifications as they crossed the wire, in the server's order.
+fn wire_progress(c: &Connected) -> Vec<Value> {
+    c.sent
+        .lock()
+        .unwrap()
         .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| m["params"].clone())
+        .collect()
+}
+
+/// The `tools/list` results as they crossed the wire.
+fn wire_lists(c: &Connected) -> Vec<Value> {
+    c.sent
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|m| m["result"]["tools"].is_array())
+        .map(|m| m["result"].clone())
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_publishes_schemas_output_schemas_and_annotations() {
-    let (registry, _regs) = registry();
-    let server = McpServer::new(registry.clone());
+    let tools = tools();
+    let registry = &tools.registry;
+    let server = tools.server();
     let c = connect(&server).await;
     let tools = c.client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
@@ -289,7 +166,7 @@ async fn list_publishes_schemas_output_schemas_and_annotations() {
     assert_eq!(arith_hints.idempotent_hint, None);
 
     // Every listed tool is, byte for byte, its entry in the runtime's MCP export.
-    let export = dsh_providers::export::export_registry(&registry, Target::Mcp2025_11_25);
+    let export = dsh_providers::export::export_registry(registry, Target::Mcp2025_11_25);
     for tool in &tools {
         let exported = dsh_runtime::json::to_serde(export.tool(&tool.name).unwrap());
         assert_eq!(
@@ -310,8 +187,8 @@ async fn list_publishes_schemas_output_schemas_and_annotations() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_return_content_and_structured_content() {
-    let (registry, _regs) = registry();
-    let c = connect(&McpServer::new(registry)).await;
+    let tools = tools();
+    let c = connect(&tools.server()).await;
 
     let r = c
         .client
@@ -337,8 +214,8 @@ async fn calls_return_content_and_structured_content() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_arguments_are_error_results_with_every_violation() {
-    let (registry, _regs) = registry();
-    let c = connect(&McpServer::new(registry)).await;
+    let tools = tools();
+    let c = connect(&tools.server()).await;
     let r = c
         .client
         .call_tool(call("arith", json!({"a": "six", "c": 1})))
@@ -357,8 +234,8 @@ async fn invalid_arguments_are_error_results_with_every_violation() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_tool_is_a_protocol_error() {
-    let (registry, _regs) = registry();
-    let c = connect(&McpServer::new(registry)).await;
+    let tools = tools();
+    let c = connect(&tools.server()).await;
     let err = c
         .client
         .call_tool(call("nope", json!({})))
@@ -379,8 +256,8 @@ async fn an_unknown_tool_is_a_protocol_error() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancellation_cancels_the_call_token() {
-    let (registry, _regs) = registry();
-    let c = connect(&McpServer::new(registry)).await;
+    let tools = tools();
+    let c = connect(&tools.server()).await;
     let mut seen = CANCELLED_SEEN.subscribe();
     CANCELLED_SEEN.send_replace(false);
     let handle = c
@@ -416,8 +293,8 @@ async fn cancellation_cancels_the_call_token() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_flows_when_a_token_was_sent() {
-    let (registry, _regs) = registry();
-    let c = connect(&McpServer::new(registry)).await;
+    let tools = tools();
+    let c = connect(&tools.server()).await;
     // rmcp's client puts a progress token in every request.
     let r = c.client.call_tool(call("count", json!({}))).await.unwrap();
     assert_eq!(r.structured_content, Some(json!({"result": 3})));
@@ -425,7 +302,7 @@ async fn progress_flows_when_a_token_was_sent() {
     // The server sends them before the result, but the client's handler may see them
     // after it, and in any order, so the order is read from the wire.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while c.progress.lock().unwrap().len() < 3 && tokio::time::Instant::now() < deadline {
+    while c.heard.progress.lock().unwrap().len() < 3 && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -434,10 +311,7 @@ async fn progress_flows_when_a_token_was_sent() {
         (2.0, Some(3.0), Some("step 2".to_string())),
         (3.0, Some(3.0), Some("step 3".to_string())),
     ];
-    let wire: Vec<(f64, Option<f64>, Option<String>)> = c
-        .wire_progress
-        .lock()
-        .unwrap()
+    let wire: Vec<(f64, Option<f64>, Option<String>)> = wire_progress(&c)
         .iter()
         .map(|p| {
             (
@@ -448,7 +322,7 @@ async fn progress_flows_when_a_token_was_sent() {
         })
         .collect();
     assert_eq!(wire, expected);
-    let progress = c.progress.lock().unwrap().clone();
+    let progress = c.heard.progress.lock().unwrap().clone();
     let mut seen: Vec<(f64, Option<f64>, Option<String>)> = progress
         .iter()
         .map(|p| {
@@ -463,13 +337,10 @@ async fn progress_flows_when_a_token_was_sent() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_from_another_thread_is_sent_and_none_after_the_result() {
-    let (registry, mut regs) = registry();
-    regs.push(registry.register(CountElsewhere).unwrap());
-    let c = connect(&McpServer::new(registry)).await;
+    let tools = tools().with(CountElsewhere);
+    let c = connect(&tools.server()).await;
     let wire = |c: &Connected| -> Vec<(f64, Option<String>)> {
-        c.wire_progress
-            .lock()
-            .unwrap()
+        wire_progress(c)
             .iter()
             .map(|p| {
                 (
@@ -501,7 +372,8 @@ async fn progress_from_another_thread_is_sent_and_none_after_the_result() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_session_is_an_agent_scope_with_its_own_setup() {
-    let (registry, _regs) = registry();
+    let tools = tools();
+    let registry = &tools.registry;
     // The scopes of the sessions, in order, and the sessions closed.
     let scopes: Arc<Mutex<Vec<AgentScopeId>>> = Arc::default();
     let closed: Arc<Mutex<Vec<AgentScopeId>>> = Arc::default();
@@ -545,22 +417,22 @@ async fn each_session_is_an_agent_scope_with_its_own_setup() {
 
     // Ending a session runs its close.
     a.client.cancel().await.unwrap();
-    a.server.await.unwrap();
+    a.server.expect("a byte stream").await.unwrap();
     assert_eq!(*closed.lock().unwrap(), [ids[0]]);
     b.client.cancel().await.unwrap();
-    b.server.await.unwrap();
+    b.server.expect("a byte stream").await.unwrap();
     assert_eq!(*closed.lock().unwrap(), [ids[0], ids[1]]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn per_session_tools_shadow_global_ones() {
-    let (registry, _regs) = registry();
+    let tools = tools();
     /// The session's own greeting.
     #[tool]
     async fn greet(name: String) -> Result<String, ToolError> {
         Ok(format!("Session hello, {name}"))
     }
-    let server = McpServer::new(registry).on_session(|scope| {
+    let server = tools.server().on_session(|scope| {
         SessionGuard::new().keep(
             scope
                 .register(Greet)
@@ -592,8 +464,9 @@ async fn later() -> Result<bool, ToolError> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_changes_are_notified_on_initialize_sessions() {
-    let (registry, _regs) = registry();
-    let server = McpServer::new(registry.clone());
+    let tools = tools();
+    let registry = &tools.registry;
+    let server = tools.server();
     let mut c = connect(&server).await;
     // The client sends `notifications/initialized` before its first request.
     c.client.list_all_tools().await.unwrap();
@@ -603,12 +476,12 @@ async fn list_changes_are_notified_on_initialize_sessions() {
     let other = connect(&server).await;
     other.client.cancel().await.unwrap();
     let reg = registry.register(Later).unwrap();
-    tokio::time::timeout(Duration::from_secs(10), c.list_changed.recv())
+    tokio::time::timeout(Duration::from_secs(10), c.heard.list_changed.recv())
         .await
         .expect("a list_changed notification")
         .unwrap();
     assert!(
-        c.list_changed.try_recv().is_err(),
+        c.heard.list_changed.try_recv().is_err(),
         "one notification per change"
     );
     let names: Vec<String> = c
@@ -622,7 +495,7 @@ async fn list_changes_are_notified_on_initialize_sessions() {
     assert!(names.contains(&"later".to_string()));
 
     reg.unregister();
-    tokio::time::timeout(Duration::from_secs(10), c.list_changed.recv())
+    tokio::time::timeout(Duration::from_secs(10), c.heard.list_changed.recv())
         .await
         .expect("a list_changed notification on removal")
         .unwrap();
@@ -631,15 +504,10 @@ async fn list_changes_are_notified_on_initialize_sessions() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_changes_are_notified_on_discover_listen_streams() {
-    let (registry, _regs) = registry();
-    let server = McpServer::new(registry.clone());
-    let c = connect_with(
-        &server,
-        ClientLifecycleMode::Discover {
-            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        },
-    )
-    .await;
+    let tools = tools();
+    let registry = &tools.registry;
+    let server = tools.server();
+    let c = connect_on(&server, Revision::V2026_07_28).await;
     let mut subscription = c
         .client
         .listen(SubscriptionFilter::builder().tools_list_changed().build())
@@ -672,18 +540,13 @@ async fn list_changes_are_notified_on_discover_listen_streams() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2026_list_carries_what_the_revision_requires_as_the_export_does() {
-    let (registry, _regs) = registry();
-    let server = McpServer::new(registry.clone());
-    let c = connect_with(
-        &server,
-        ClientLifecycleMode::Discover {
-            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        },
-    )
-    .await;
+    let tools = tools();
+    let registry = &tools.registry;
+    let server = tools.server();
+    let c = connect_on(&server, Revision::V2026_07_28).await;
     let tools = c.client.list_all_tools().await.unwrap();
     assert_eq!(tools.len(), 5);
-    let lists = c.wire_lists.lock().unwrap().clone();
+    let lists = wire_lists(&c);
     let list = lists.last().expect("a tools/list result on the wire");
     assert_eq!(list["resultType"], "complete", "{list}");
     assert!(list["ttlMs"].is_u64(), "{list}");
@@ -693,7 +556,7 @@ async fn a_2026_list_carries_what_the_revision_requires_as_the_export_does() {
     );
     // The export for this revision states the same fields.
     let fragment =
-        dsh_providers::export::export_registry(&registry, Target::Mcp2026_07_28).to_serde();
+        dsh_providers::export::export_registry(registry, Target::Mcp2026_07_28).to_serde();
     let keys = |v: &Value| {
         let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
         k.sort();

@@ -6,44 +6,24 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use dsh_mcp::{HttpOptions, McpServer, SessionGuard, connect_http, import, serve_http};
-use dsh_runtime::{AgentScopeId, Registry, ToolCall, ToolContext, ToolError, tool};
-use rmcp::model::CallToolRequestParams;
+use dsh_mcp::{HttpOptions, SessionGuard, connect_http, import, serve_http};
+use dsh_runtime::{AgentScopeId, Registry, ToolCall};
 use serde_json::json;
 
-/// Greet someone.
-#[tool(read_only)]
-async fn greet(name: String) -> Result<String, ToolError> {
-    Ok(format!("Hello, {name}!"))
-}
+use crate::common::cases;
+use crate::common::tools::{Greet, Toolset, Whoami};
+use crate::common::wire::call;
 
-/// The agent scope of the call (0 outside any session).
-#[tool]
-async fn whoami(cx: ToolContext) -> Result<u64, ToolError> {
-    Ok(cx.agent().map_or(0, AgentScopeId::get))
-}
-
-fn registry() -> (Registry, Vec<dsh_runtime::RegistrationHandle>) {
-    let registry = Registry::new();
-    let regs = vec![
-        registry.register(Greet).unwrap(),
-        registry.register(Whoami).unwrap(),
-    ];
-    (registry, regs)
-}
-
-fn call(name: &str, args: serde_json::Value) -> CallToolRequestParams {
-    let serde_json::Value::Object(args) = args else {
-        panic!("object")
-    };
-    CallToolRequestParams::new(name.to_string()).with_arguments(args)
+/// A registry of `greet` and `whoami`.
+fn tools() -> Toolset {
+    Toolset::new().with(Greet).with(Whoami)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stateless_server_with_a_bearer_token() {
-    let (registry, _regs) = registry();
+    let tools = tools();
     let http = serve_http(
-        &McpServer::new(registry),
+        &tools.server(),
         HttpOptions::default()
             .sessions(false)
             .bearer_token("s3cret"),
@@ -104,11 +84,11 @@ async fn stateless_server_with_a_bearer_token() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stateless_context_is_set_up_once_and_closed_with_the_server() {
-    let (registry, _regs) = registry();
+    let tools = tools();
     let opened: Arc<Mutex<Vec<AgentScopeId>>> = Arc::default();
     let closed: Arc<Mutex<Vec<AgentScopeId>>> = Arc::default();
     let (o, c) = (opened.clone(), closed.clone());
-    let server = McpServer::new(registry).on_session(move |scope| {
+    let server = tools.server().on_session(move |scope| {
         let id = scope.id();
         o.lock().unwrap().push(id);
         let c = c.clone();
@@ -134,11 +114,11 @@ async fn the_stateless_context_is_set_up_once_and_closed_with_the_server() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_get_an_agent_scope_and_are_closed() {
-    let (registry, _regs) = registry();
+    let tools = tools();
     let opened: Arc<Mutex<Vec<AgentScopeId>>> = Arc::default();
     let closed: Arc<Mutex<Vec<AgentScopeId>>> = Arc::default();
     let (o, c) = (opened.clone(), closed.clone());
-    let server = McpServer::new(registry).on_session(move |scope| {
+    let server = tools.server().on_session(move |scope| {
         let id = scope.id();
         o.lock().unwrap().push(id);
         let c = c.clone();
@@ -186,42 +166,43 @@ async fn counting_relay(target: std::net::SocketAddr) -> (String, Arc<AtomicUsiz
     (format!("http://{addr}/mcp"), accepted)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sequential_calls_through_connect_http_share_kept_alive_connections() {
-    for sessions in [true, false] {
-        let (registry, _regs) = registry();
-        let http = serve_http(
-            &McpServer::new(registry),
-            HttpOptions::default().sessions(sessions),
-        )
+cases! {
+    sequential_calls_through_connect_http_share_kept_alive_connections_with_sessions =>
+        sequential_calls_through_connect_http_share_kept_alive_connections(true);
+    sequential_calls_through_connect_http_share_kept_alive_connections_without_sessions =>
+        sequential_calls_through_connect_http_share_kept_alive_connections(false);
+}
+
+async fn sequential_calls_through_connect_http_share_kept_alive_connections(sessions: bool) {
+    let tools = tools();
+    let http = serve_http(&tools.server(), HttpOptions::default().sessions(sessions))
         .await
         .unwrap();
-        let (url, accepted) = counting_relay(http.local_addr()).await;
-        let client = connect_http(&url, None).await.unwrap();
-        let after_handshake = accepted.load(Ordering::SeqCst);
-        for i in 0..40 {
-            let r = client
-                .call_tool(call("greet", json!({"name": format!("n{i}")})))
-                .await
-                .unwrap();
-            assert_eq!(
-                r.structured_content,
-                Some(json!({"result": format!("Hello, n{i}!")}))
-            );
-        }
-        // The POSTs reuse pooled connections. A call that starts while the previous
-        // response stream is still being read to its end (on another task) finds no idle
-        // connection and opens one more: how often is the scheduler's doing, so the bound
-        // is only "far fewer than one per call" (rmcp's own client, with no pool, opened
-        // 41 here; ours opens none on an idle machine, 3 were seen beside a CPU hog).
-        let opened = accepted.load(Ordering::SeqCst) - after_handshake;
-        assert!(
-            opened <= 10,
-            "40 sequential calls (sessions: {sessions}) opened {opened} new connections"
+    let (url, accepted) = counting_relay(http.local_addr()).await;
+    let client = connect_http(&url, None).await.unwrap();
+    let after_handshake = accepted.load(Ordering::SeqCst);
+    for i in 0..40 {
+        let r = client
+            .call_tool(call("greet", json!({"name": format!("n{i}")})))
+            .await
+            .unwrap();
+        assert_eq!(
+            r.structured_content,
+            Some(json!({"result": format!("Hello, n{i}!")}))
         );
-        client.cancel().await.unwrap();
-        http.shutdown().await.unwrap();
     }
+    // The POSTs reuse pooled connections. A call that starts while the previous
+    // response stream is still being read to its end (on another task) finds no idle
+    // connection and opens one more: how often is the scheduler's doing, so the bound
+    // is only "far fewer than one per call" (rmcp's own client, with no pool, opened
+    // 41 here; ours opens none on an idle machine, 3 were seen beside a CPU hog).
+    let opened = accepted.load(Ordering::SeqCst) - after_handshake;
+    assert!(
+        opened <= 10,
+        "40 sequential calls (sessions: {sessions}) opened {opened} new connections"
+    );
+    client.cancel().await.unwrap();
+    http.shutdown().await.unwrap();
 }
 
 /// A loopback server in front of `target`'s MCP endpoint: `/mcp` is relayed to it (each
@@ -303,8 +284,8 @@ async fn redirector(target: String, elsewhere: String) -> (String, Arc<AtomicUsi
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connect_http_follows_only_same_origin_redirects_that_keep_the_request() {
-    let (registry, _regs) = registry();
-    let http = serve_http(&McpServer::new(registry), HttpOptions::default())
+    let tools = tools();
+    let http = serve_http(&tools.server(), HttpOptions::default())
         .await
         .unwrap();
     // Another origin (our server itself, by another port), behind a connection counter.

@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use dsh_mcp::{McpServer, import};
+
+use crate::common::tools::Greet;
 use dsh_runtime::hooks::{CallInfo, guard_fn};
 use dsh_runtime::{PipelineCode, Registry, ToolCall, ToolError, tool};
 use rmcp::handler::server::wrapper::{Json, Parameters};
@@ -66,12 +68,13 @@ impl JsonSchema for WeirdArgs {
     }
 }
 
-/// rmcp's `#[tool_handler]` builds the router from `Self::tool_router()`.
+/// The remote server's tools (rmcp's `#[tool_handler]` builds the router from
+/// `Self::tool_router()`).
 #[derive(Clone)]
-struct Fixture;
+struct RemoteTools;
 
 #[tool_router]
-impl Fixture {
+impl RemoteTools {
     /// Send the text back.
     #[rmcp::tool(annotations(read_only_hint = true))]
     async fn echo(&self, Parameters(args): Parameters<EchoArgs>) -> String {
@@ -113,7 +116,7 @@ impl Fixture {
 }
 
 #[tool_handler]
-impl ServerHandler for Fixture {
+impl ServerHandler for RemoteTools {
     fn get_info(&self) -> rmcp::model::ServerConfig {
         rmcp::model::ServerConfig::new(
             rmcp::model::ServerCapabilities::builder()
@@ -126,7 +129,10 @@ impl ServerHandler for Fixture {
 async fn connect_fixture() -> dsh_mcp::McpClient {
     let (client_io, server_io) = tokio::io::duplex(1 << 16);
     tokio::spawn(async move {
-        let running = Fixture.serve(server_io).await.expect("fixture handshake");
+        let running = RemoteTools
+            .serve(server_io)
+            .await
+            .expect("fixture handshake");
         let _ = running.waiting().await;
     });
     ().serve(client_io).await.expect("client handshake")
@@ -320,12 +326,6 @@ async fn a_served_registry_imports_back_unchanged() {
     client.cancel().await.unwrap();
 }
 
-/// Greet someone.
-#[tool]
-async fn hello(name: String) -> Result<String, ToolError> {
-    Ok(format!("Hello, {name}!"))
-}
-
 /// Always refuse.
 #[tool]
 async fn refuse() -> Result<String, ToolError> {
@@ -359,7 +359,7 @@ async fn imported_results_keep_their_message_value_and_notes() {
     let served = Registry::new();
     let _regs = [
         served.register(Double).unwrap(),
-        served.register(Hello).unwrap(),
+        served.register(Greet).unwrap(),
         served.register(Refuse).unwrap(),
         served.register(Boxed).unwrap(),
     ];
@@ -400,9 +400,9 @@ async fn imported_results_keep_their_message_value_and_notes() {
 
     // The served registry's ignored-argument note is a context of the imported result.
     let args = r#"{"name":"Ada","nmae":"x"}"#;
-    let direct = served.execute(ToolCall::new("4", "hello", args)).await;
+    let direct = served.execute(ToolCall::new("4", "greet", args)).await;
     assert_eq!(direct.contexts().len(), 1, "{direct:?}");
-    let r = registry.execute(ToolCall::new("4", "hello", args)).await;
+    let r = registry.execute(ToolCall::new("4", "greet", args)).await;
     assert!(!r.is_error(), "{}", r.text());
     assert_eq!(r.contexts(), direct.contexts());
     assert_eq!(r.text(), direct.text());
