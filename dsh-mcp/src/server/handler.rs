@@ -23,7 +23,9 @@ use crate::tasks::SessionTasks;
 use crate::tasks::rev_2025_11_25::{self, NotServed};
 use crate::util::lock;
 use crate::wire::listen::ListenTasks;
-use crate::wire::rev_2025_11_25::{CoreRoute, TaskAsked, VERSION, is_core_method};
+use crate::wire::rev_2025_11_25::{
+    Rev2025_11_25Route, TaskAsked, VERSION, is_rev_2025_11_25_method,
+};
 
 /// The rmcp handler for one connection (or one stateless HTTP request).
 pub(crate) struct Handler {
@@ -267,15 +269,15 @@ impl ServerHandler for Handler {
         request: CustomRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
-        let routed = extension::<CoreRoute>(&context.extensions).is_some();
-        if !routed || !is_core_method(&request.method) {
+        let routed = extension::<Rev2025_11_25Route>(&context.extensions).is_some();
+        if !routed || !is_rev_2025_11_25_method(&request.method) {
             return Err(McpError::new(
                 rmcp::model::ErrorCode::METHOD_NOT_FOUND,
                 format!("method not found: {}", request.method),
                 None,
             ));
         }
-        self.core_request(request, context)
+        self.rev_2025_11_25_request(request, context)
             .await
             .map(CustomResult::new)
     }

@@ -201,7 +201,7 @@ async fn run_in_task(
 impl Handler {
     /// Answer a request of the 2025-11-25 task model rerouted by the transport (see
     /// `crate::tasks::rev_2025_11_25`).
-    pub(crate) async fn core_request(
+    pub(crate) async fn rev_2025_11_25_request(
         &self,
         request: CustomRequest,
         context: RequestContext<RoleServer>,
@@ -209,7 +209,7 @@ impl Handler {
         let params = request.params.as_ref();
         match request.method.as_str() {
             routed::CALL => {
-                self.core_call(params.cloned().unwrap_or(Value::Null), context)
+                self.rev_2025_11_25_call(params.cloned().unwrap_or(Value::Null), context)
                     .await
             }
             routed::LIST_TOOLS => {
@@ -282,7 +282,7 @@ impl Handler {
     /// as a task of the session and is answered `{task}`; an unknown tool's call is
     /// answered as an ordinary call is; without a session's tasks, `-32601` (see
     /// `crate::tasks::rev_2025_11_25`).
-    pub(crate) async fn core_call(
+    pub(crate) async fn rev_2025_11_25_call(
         &self,
         params: Value,
         context: RequestContext<RoleServer>,
@@ -342,7 +342,7 @@ impl Handler {
                 context: &context,
                 resumable: false,
                 cannot_ask: cannot_ask(capable, false, true),
-                model: TaskModel::Core2025,
+                model: TaskModel::Rev2025_11_25,
                 reservation: None,
             })
             .await?;

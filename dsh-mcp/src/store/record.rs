@@ -58,8 +58,17 @@ pub enum TaskModel {
     /// that declared it): questions are answered with `tasks/update`.
     Extension,
     /// Protocol revision 2025-11-25's own tasks: questions go to the client as
-    /// `elicitation/create` requests of their own.
-    Core2025,
+    /// `elicitation/create` requests of their own. Stored as `core2025`, its name before
+    /// it was named by its revision, so records written then still read.
+    #[serde(rename = "core2025")]
+    Rev2025_11_25,
+}
+
+impl TaskModel {
+    /// The former name of [`TaskModel::Rev2025_11_25`].
+    #[deprecated(note = "renamed to `TaskModel::Rev2025_11_25`")]
+    #[allow(non_upper_case_globals)]
+    pub const Core2025: TaskModel = TaskModel::Rev2025_11_25;
 }
 
 /// Where a task is in its life.
@@ -488,6 +497,24 @@ mod tests {
             ]
         );
         assert_eq!(r.updated_ms, 12);
+    }
+
+    /// The model keeps its stored name: a record written before the variant was named by
+    /// its revision reads as it, and a record written now is the same text.
+    #[test]
+    fn a_2025_11_25_record_keeps_its_stored_model_name() {
+        let stored = r#"{"version":1,"id":"t","owner":"o","model":"core2025","state":"working","status_message":null,"created_ms":10,"updated_ms":10,"ttl_ms":null,"questions":{},"asked":0,"cancel_requested":null,"outcome":null}"#;
+        let read: TaskRecord = serde_json::from_str(stored).unwrap();
+        assert_eq!(read.model, TaskModel::Rev2025_11_25);
+        let written = TaskRecord::new("t", Owner::new("o"), TaskModel::Rev2025_11_25, 10, None);
+        assert_eq!(read, written);
+        assert_eq!(
+            serde_json::to_value(&written).unwrap()["model"],
+            serde_json::json!("core2025")
+        );
+        #[allow(deprecated)]
+        let former = TaskModel::Core2025;
+        assert_eq!(former, TaskModel::Rev2025_11_25);
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! Tool calls as tasks of protocol revision 2025-11-25 (the core specification's tasks,
-//! which rmcp does not model), on the same jobs as the tasks extension
+//! Tool calls as tasks of protocol revision 2025-11-25 (the tasks of that revision's own
+//! specification, which rmcp does not model), on the same jobs as the tasks extension
 //! ([`crate::tasks`]).
 //!
 //! On a session that negotiated 2025-11-25, when the registry has a job runtime, the

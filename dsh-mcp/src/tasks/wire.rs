@@ -116,10 +116,9 @@ pub(crate) fn status_json(status: TaskStatus) -> Value {
 /// (the extension) or `notifications/tasks/status` (2025-11-25).
 pub(crate) fn status_notification(record: &TaskRecord) -> ServerNotification {
     match record.model {
-        TaskModel::Core2025 => ServerNotification::CustomNotification(CustomNotification::new(
-            "notifications/tasks/status",
-            Some(task_json(record)),
-        )),
+        TaskModel::Rev2025_11_25 => ServerNotification::CustomNotification(
+            CustomNotification::new("notifications/tasks/status", Some(task_json(record))),
+        ),
         _ => ServerNotification::TaskStatusNotification(TaskStatusNotification::new(
             TaskStatusNotificationParams::new(detailed(record)),
         )),

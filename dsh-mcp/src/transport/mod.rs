@@ -56,8 +56,8 @@ impl McpServer {
         R: tokio::io::AsyncRead + Send + Unpin + 'static,
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
-        let core = self.registry().jobs().is_some();
-        self.serve_transport(stdio::RawTransport::new(read, write).with_core_tasks(core))
+        let tasks = self.registry().jobs().is_some();
+        self.serve_transport(stdio::RawTransport::new(read, write).with_rev_2025_11_25_tasks(tasks))
             .await
     }
 

@@ -34,7 +34,7 @@ pub(crate) struct RawTransport<R, W> {
     write: Writer<W>,
     in_flight: Arc<InFlight<rmcp::model::RequestId>>,
     /// The 2025-11-25 task model, when the registry has a job runtime.
-    core: Option<Arc<CoreState>>,
+    rev_2025_11_25: Option<Arc<Rev2025_11_25State>>,
     /// The listen requests following tasks, until their acknowledgment is sent (see
     /// [`crate::tasks::listen`]).
     listens: Listens,
@@ -47,7 +47,7 @@ type Listens = Arc<Mutex<HashMap<rmcp::model::RequestId, Arc<[String]>>>>;
 /// [`crate::tasks::rev_2025_11_25`]): the `initialize` request in flight, and whether the session
 /// negotiated 2025-11-25.
 #[derive(Default)]
-struct CoreState {
+struct Rev2025_11_25State {
     initialize: Mutex<Option<rmcp::model::RequestId>>,
     on: std::sync::atomic::AtomicBool,
 }
@@ -64,14 +64,14 @@ where
             discarding: false,
             write: Arc::new(tokio::sync::Mutex::new(Some(write))),
             in_flight: InFlight::new(),
-            core: None,
+            rev_2025_11_25: None,
             listens: Listens::default(),
         }
     }
 
     /// Serve the 2025-11-25 task model (the registry has a job runtime).
-    pub(crate) fn with_core_tasks(mut self, on: bool) -> Self {
-        self.core = on.then(Arc::default);
+    pub(crate) fn with_rev_2025_11_25_tasks(mut self, on: bool) -> Self {
+        self.rev_2025_11_25 = on.then(Arc::default);
         self
     }
 
@@ -158,12 +158,15 @@ fn acknowledged(listens: &Listens, item: &ServerJsonRpcMessage) -> Option<Vec<u8
 
 /// The text of the answer to the `initialize` request in flight, with the revision's
 /// task capability when it negotiated 2025-11-25.
-fn core_initialized(core: &CoreState, item: &ServerJsonRpcMessage) -> Option<Vec<u8>> {
+fn rev_2025_11_25_initialized(
+    rev_2025_11_25: &Rev2025_11_25State,
+    item: &ServerJsonRpcMessage,
+) -> Option<Vec<u8>> {
     let ServerJsonRpcMessage::Response(response) = item else {
         return None;
     };
     {
-        let mut initialize = lock(&core.initialize);
+        let mut initialize = lock(&rev_2025_11_25.initialize);
         if initialize.as_ref() != Some(&response.id) {
             return None;
         }
@@ -173,7 +176,9 @@ fn core_initialized(core: &CoreState, item: &ServerJsonRpcMessage) -> Option<Vec
     if !crate::wire::rev_2025_11_25::patch_initialize(&mut value) {
         return None;
     }
-    core.on.store(true, std::sync::atomic::Ordering::SeqCst);
+    rev_2025_11_25
+        .on
+        .store(true, std::sync::atomic::Ordering::SeqCst);
     serde_json::to_vec(&value).ok()
 }
 
@@ -230,9 +235,9 @@ where
         // capabilities then name the revision's tasks. Decided before this returns, so
         // the client's next message is read knowing it.
         let patched = self
-            .core
+            .rev_2025_11_25
             .as_ref()
-            .and_then(|core| core_initialized(core, &item))
+            .and_then(|rev_2025_11_25| rev_2025_11_25_initialized(rev_2025_11_25, &item))
             .or_else(|| acknowledged(&self.listens, &item))
             .or_else(|| without_progress_token(&item));
         async move {
@@ -270,8 +275,9 @@ where
                 self.line.clear();
                 continue;
             }
-            let core = self.core.as_ref();
-            let reroute = core.is_some_and(|c| c.on.load(std::sync::atomic::Ordering::SeqCst));
+            let rev_2025_11_25 = self.rev_2025_11_25.as_ref();
+            let reroute =
+                rev_2025_11_25.is_some_and(|r| r.on.load(std::sync::atomic::Ordering::SeqCst));
             let key = |id: &rmcp::model::RequestId| id.clone();
             let ids = Ids {
                 table: &self.in_flight,
@@ -299,8 +305,8 @@ where
                     continue;
                 }
             };
-            if let (Some(core), Some(id)) = (core, initialize) {
-                *lock(&core.initialize) = Some(id);
+            if let (Some(rev_2025_11_25), Some(id)) = (rev_2025_11_25, initialize) {
+                *lock(&rev_2025_11_25.initialize) = Some(id);
             }
             if let Some((id, listen)) = listen {
                 lock(&self.listens).insert(id, listen.0.clone());

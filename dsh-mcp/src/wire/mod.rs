@@ -31,7 +31,7 @@ use rmcp::model::{
 use crate::wire::in_flight::{HandlerToken, InFlight};
 use crate::wire::listen::ListenTasks;
 use crate::wire::raw::{RawArguments, Refused, prepare};
-use crate::wire::rev_2025_11_25::CoreRoute;
+use crate::wire::rev_2025_11_25::Rev2025_11_25Route;
 
 /// What the handler of a message needs besides the message: put in its extensions by
 /// the transport ([`Attached::attach`]).
@@ -42,7 +42,7 @@ pub(crate) struct Attached {
     /// The `taskIds` of a listen request.
     pub(crate) listen: Option<ListenTasks>,
     /// Set on a rerouted request of the 2025-11-25 task model.
-    pub(crate) routed: Option<CoreRoute>,
+    pub(crate) routed: Option<Rev2025_11_25Route>,
     /// Held by the handler: its id is in flight until the last clone is dropped.
     pub(crate) token: Option<HandlerToken>,
 }
@@ -184,7 +184,7 @@ where
     let attached = Attached {
         arguments: prepared.arguments,
         listen: listen.as_ref().map(|(_, l)| l.clone()),
-        routed: routed.then_some(CoreRoute),
+        routed: routed.then_some(Rev2025_11_25Route),
         token,
     };
     Ok(Inbound {

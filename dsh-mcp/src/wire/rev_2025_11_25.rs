@@ -5,7 +5,7 @@
 //! (when the registry has a job runtime) the transports reroute its requests before rmcp
 //! reads them ([`reroute`]): a `tools/call` with `params.task`, `tools/list`, `tasks/get`,
 //! `tasks/result`, `tasks/list` and `tasks/cancel` reach the handler as requests of the
-//! methods below, marked with [`CoreRoute`]. The answer to `initialize` gets the
+//! methods below, marked with [`Rev2025_11_25Route`]. The answer to `initialize` gets the
 //! revision's `capabilities.tasks` ([`patch_initialize`], applied by
 //! [`crate::wire::outbound`]).
 //!
@@ -39,7 +39,7 @@ pub(crate) const CANCEL: &str = "dsh-mcp/2025-11-25/tasks/cancel";
 /// Carried to the handler with a rerouted request: only such requests are served under
 /// the methods above.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct CoreRoute;
+pub(crate) struct Rev2025_11_25Route;
 
 /// Reroute a request of the 2025-11-25 task model (see the module docs); `true` when
 /// `prepared` was rerouted.
@@ -104,7 +104,7 @@ pub(crate) fn asks_for_task(text: &str) -> bool {
 }
 
 /// Whether `method` is one of the rerouted methods.
-pub(crate) fn is_core_method(method: &str) -> bool {
+pub(crate) fn is_rev_2025_11_25_method(method: &str) -> bool {
     method.starts_with(PREFIX)
 }
 

@@ -31,15 +31,15 @@ type Key = (Arc<str>, RequestId);
 /// model (the registry has a job runtime, see [`crate::tasks::rev_2025_11_25`]).
 pub(crate) struct Messages {
     table: Arc<InFlight<Key>>,
-    core_tasks: bool,
+    rev_2025_11_25_tasks: bool,
 }
 
 impl Messages {
-    /// `core_tasks`: serve the 2025-11-25 task model.
-    pub(crate) fn new(core_tasks: bool) -> Messages {
+    /// `rev_2025_11_25_tasks`: serve the 2025-11-25 task model.
+    pub(crate) fn new(rev_2025_11_25_tasks: bool) -> Messages {
         Messages {
             table: InFlight::new(),
-            core_tasks,
+            rev_2025_11_25_tasks,
         }
     }
 
@@ -69,12 +69,15 @@ impl Messages {
 }
 
 async fn read_messages(
-    Messages { table, core_tasks }: &Messages,
+    Messages {
+        table,
+        rev_2025_11_25_tasks,
+    }: &Messages,
     mut parts: Parts,
     bytes: &[u8],
     next: impl AsyncFnOnce(Request, bool) -> Response,
 ) -> Response {
-    let (table, core_tasks) = (table.clone(), *core_tasks);
+    let (table, rev_2025_11_25_tasks) = (table.clone(), *rev_2025_11_25_tasks);
     let session: Option<Arc<str>> = parts
         .headers
         .get("mcp-session-id")
@@ -82,7 +85,7 @@ async fn read_messages(
         .map(Arc::from);
     // A session on 2025-11-25 (each request names its revision): the revision's task
     // requests are rerouted. Stateless requests get no tasks.
-    let reroute = core_tasks
+    let reroute = rev_2025_11_25_tasks
         && session.is_some()
         && parts
             .headers
@@ -116,7 +119,7 @@ async fn read_messages(
             return json_rpc(StatusCode::BAD_REQUEST, &error);
         }
     };
-    let initialize = core_tasks && initialize.is_some();
+    let initialize = rev_2025_11_25_tasks && initialize.is_some();
     if tool_call && attached.routed.is_none() && crate::wire::rev_2025_11_25::asks_for_task(&text) {
         // A task this client is not served: the handler refuses it on 2025-11-25.
         parts
