@@ -1,6 +1,6 @@
 //! Small helpers every module shares: a poison-tolerant lock, random text, timestamps.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{LockResult, Mutex, MutexGuard, PoisonError};
 
 /// Milliseconds since the Unix epoch (0 if the clock is before it): the stores' clock.
 pub fn now_ms() -> u64 {
@@ -9,12 +9,16 @@ pub fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// Lock `mutex`, taking the data of a poisoned lock as it is (a panic elsewhere never
-/// stops the server).
+/// What a lock gave (a guard, or a `get_mut` of the data), the guard or data of a
+/// poisoned lock taken as it is: a panic elsewhere never stops the server. The one place
+/// the crate decides what a poisoned lock means; [`lock`] is it for a `Mutex`.
+pub(crate) fn unpoisoned<G>(result: LockResult<G>) -> G {
+    result.unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Lock `mutex`, taking the data of a poisoned lock as it is (see [`unpoisoned`]).
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    unpoisoned(mutex.lock())
 }
 
 /// `bytes` bytes from the operating system's random source, in hexadecimal.

@@ -16,7 +16,7 @@ use crate::identity::Identity;
 use crate::store::Owner;
 use crate::tasks::SessionTasks;
 use crate::tasks::stateless::PublicIds;
-use crate::util::lock;
+use crate::util::{lock, unpoisoned};
 
 /// The stateless context of one HTTP server: the session its requests without one
 /// share (see [`McpServer::on_session`]), opened on first use.
@@ -176,11 +176,7 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         self.stop.cancel();
-        let guard = self
-            .guard
-            .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
+        let guard = unpoisoned(self.guard.get_mut()).take();
         if let Some(guard) = guard {
             match tokio::runtime::Handle::try_current() {
                 Ok(handle) => {

@@ -21,6 +21,8 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
 
+use crate::util::lock;
+
 type Body = BoxBody<Bytes, hyper::Error>;
 
 /// One request the proxy passed on: the instance that served it (its index in the list
@@ -97,7 +99,7 @@ impl RoundRobin {
 
     /// Every request passed on so far, in the order they arrived.
     pub fn served(&self) -> Vec<Served> {
-        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        lock(&self.log).clone()
     }
 }
 
@@ -157,14 +159,10 @@ async fn forward(upstreams: &Upstreams, request: Request<Incoming>) -> Response<
         if let Ok(host) = upstreams.addresses[instance].to_string().parse() {
             upstream.headers_mut().insert(hyper::header::HOST, host);
         }
-        upstreams
-            .log
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(Served {
-                instance,
-                body: String::from_utf8_lossy(&body).into_owned(),
-            });
+        lock(&upstreams.log).push(Served {
+            instance,
+            body: String::from_utf8_lossy(&body).into_owned(),
+        });
         return match sender.send_request(upstream).await {
             Ok(response) => {
                 let (mut parts, body) = response.into_parts();

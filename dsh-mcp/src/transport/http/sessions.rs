@@ -21,6 +21,8 @@ use rmcp::transport::streamable_http_server::session::{
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::util::lock;
+
 /// What a session is doing: how many requests and streams are open, and when the last
 /// one ended.
 #[derive(Debug)]
@@ -29,11 +31,9 @@ struct Activity {
     last: Instant,
 }
 
+/// The activity of each session. The map holds plain counters: a panic elsewhere leaves
+/// it consistent, so a poisoned lock is taken as it is ([`lock`]).
 type Activities = Arc<Mutex<HashMap<SessionId, Activity>>>;
-
-// The map holds plain counters: a panic elsewhere leaves it consistent, so a poisoned
-// lock is taken as it is (`crate::util::lock`).
-use crate::util::lock;
 
 /// A [`LocalSessionManager`] whose sessions end after `idle` without an open request or
 /// stream (never, when `idle` is `None`).

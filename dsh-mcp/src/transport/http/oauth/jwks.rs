@@ -21,6 +21,7 @@ use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey};
 use serde_json::Value;
 
 use super::JwksSource;
+use crate::util::{lock, unpoisoned};
 
 /// One signing key of the issuer.
 pub(super) struct Key {
@@ -293,11 +294,7 @@ impl Jwks {
 
 impl Shared {
     fn keys(&self) -> Arc<KeySet> {
-        self.keys
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .set
-            .clone()
+        unpoisoned(self.keys.read()).set.clone()
     }
 
     /// Read the keys now and keep them, unless a read that started later already gave
@@ -311,10 +308,7 @@ impl Shared {
                 return None;
             }
         };
-        let mut held = self
-            .keys
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut held = unpoisoned(self.keys.write());
         if held.read_at > started {
             return Some(held.set.clone());
         }
@@ -359,13 +353,6 @@ async fn refresh_periodically(shared: Weak<Shared>, period: Duration) {
         };
         shared.read_again("periodically").await;
     }
-}
-
-/// Lock `mutex`, whatever a panicking holder left.
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Why keys read from `url` could be replaced on the way: it is plain `http://` to a
