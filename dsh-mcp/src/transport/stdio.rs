@@ -1,14 +1,13 @@
 //! The byte-stream transport the server reads its messages with (stdio, pipes,
-//! in-memory streams), and the table of request ids in flight shared with the HTTP layer.
+//! in-memory streams): one JSON-RPC message a line, each way.
 //!
-//! Each line is one JSON-RPC message, read by [`crate::wire::raw::prepare`]: a line that is
-//! not JSON is answered with a parse error (`-32700`), a message that is not a valid MCP
-//! message with an invalid request (`-32600`), and a request whose id is already in
-//! flight on the connection with an invalid request naming the id; none of them reaches
-//! the handler.
+//! Each line read goes through the wire ([`crate::wire::read`]): a line that is not JSON
+//! is answered with a parse error (`-32700`), a message that is not a valid MCP message
+//! with an invalid request (`-32600`), and a request whose id is already in flight on
+//! the connection with an invalid request naming the id; none of them reaches the
+//! handler. Each message written goes through the connection's [`Outbound`] first.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rmcp::RoleServer;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
@@ -16,8 +15,8 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
-use crate::util::lock;
 use crate::wire::in_flight::InFlight;
+use crate::wire::outbound::{Outbound, Rewrite};
 use crate::wire::{Ids, Inbound, Refusal};
 
 /// The longest line read (one message), as rmcp's own stdio transport: 16 MiB.
@@ -33,23 +32,10 @@ pub(crate) struct RawTransport<R, W> {
     discarding: bool,
     write: Writer<W>,
     in_flight: Arc<InFlight<rmcp::model::RequestId>>,
-    /// The 2025-11-25 task model, when the registry has a job runtime.
-    rev_2025_11_25: Option<Arc<Rev2025_11_25State>>,
-    /// The listen requests following tasks, until their acknowledgment is sent (see
-    /// [`crate::tasks::listen`]).
-    listens: Listens,
-}
-
-/// The `taskIds` of listen requests whose acknowledgment is still to be sent, by request.
-type Listens = Arc<Mutex<HashMap<rmcp::model::RequestId, Arc<[String]>>>>;
-
-/// What the byte-stream transport knows of the 2025-11-25 task model (see
-/// [`crate::tasks::rev_2025_11_25`]): the `initialize` request in flight, and whether the session
-/// negotiated 2025-11-25.
-#[derive(Default)]
-struct Rev2025_11_25State {
-    initialize: Mutex<Option<rmcp::model::RequestId>>,
-    on: std::sync::atomic::AtomicBool,
+    /// Serve the 2025-11-25 task model (the registry has a job runtime).
+    rev_2025_11_25_tasks: bool,
+    /// The rewrites of what the server sends on this connection.
+    outbound: Outbound,
 }
 
 impl<R, W> RawTransport<R, W>
@@ -64,14 +50,14 @@ where
             discarding: false,
             write: Arc::new(tokio::sync::Mutex::new(Some(write))),
             in_flight: InFlight::new(),
-            rev_2025_11_25: None,
-            listens: Listens::default(),
+            rev_2025_11_25_tasks: false,
+            outbound: Outbound::progress_tokens(),
         }
     }
 
     /// Serve the 2025-11-25 task model (the registry has a job runtime).
     pub(crate) fn with_rev_2025_11_25_tasks(mut self, on: bool) -> Self {
-        self.rev_2025_11_25 = on.then(Arc::default);
+        self.rev_2025_11_25_tasks = on;
         self
     }
 
@@ -125,76 +111,6 @@ where
     }
 }
 
-/// The text of a listen stream's acknowledgment with the `taskIds` it follows (and the
-/// request forgotten once it is acknowledged or answered).
-fn acknowledged(listens: &Listens, item: &ServerJsonRpcMessage) -> Option<Vec<u8>> {
-    let mut listens = lock(listens);
-    if listens.is_empty() {
-        return None;
-    }
-    match item {
-        ServerJsonRpcMessage::Notification(_) => {
-            let mut value = serde_json::to_value(item).ok()?;
-            let id = listens
-                .iter()
-                .find(|(id, ids)| crate::wire::listen::patch_acknowledgment(&mut value, id, ids))
-                .map(|(id, _)| id.clone())?;
-            listens.remove(&id);
-            serde_json::to_vec(&value).ok()
-        }
-        ServerJsonRpcMessage::Response(r) => {
-            listens.remove(&r.id);
-            None
-        }
-        ServerJsonRpcMessage::Error(e) => {
-            if let Some(id) = &e.id {
-                listens.remove(id);
-            }
-            None
-        }
-        _ => None,
-    }
-}
-
-/// The text of the answer to the `initialize` request in flight, with the revision's
-/// task capability when it negotiated 2025-11-25.
-fn rev_2025_11_25_initialized(
-    rev_2025_11_25: &Rev2025_11_25State,
-    item: &ServerJsonRpcMessage,
-) -> Option<Vec<u8>> {
-    let ServerJsonRpcMessage::Response(response) = item else {
-        return None;
-    };
-    {
-        let mut initialize = lock(&rev_2025_11_25.initialize);
-        if initialize.as_ref() != Some(&response.id) {
-            return None;
-        }
-        *initialize = None;
-    }
-    let mut value = serde_json::to_value(item).ok()?;
-    if !crate::wire::rev_2025_11_25::patch_initialize(&mut value) {
-        return None;
-    }
-    rev_2025_11_25
-        .on
-        .store(true, std::sync::atomic::Ordering::SeqCst);
-    serde_json::to_vec(&value).ok()
-}
-
-/// The text of a request the server sends, without the progress token rmcp gave it
-/// (see [`crate::wire::outbound::drop_request_progress_token`]).
-fn without_progress_token(item: &ServerJsonRpcMessage) -> Option<Vec<u8>> {
-    let ServerJsonRpcMessage::Request(_) = item else {
-        return None;
-    };
-    let mut value = serde_json::to_value(item).ok()?;
-    if !crate::wire::outbound::drop_request_progress_token(&mut value) {
-        return None;
-    }
-    serde_json::to_vec(&value).ok()
-}
-
 async fn write_text<W: AsyncWrite + Unpin>(
     write: &Writer<W>,
     mut text: Vec<u8>,
@@ -231,30 +147,28 @@ where
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let write = self.write.clone();
         let in_flight = self.in_flight.clone();
-        // The answer to `initialize` tells whether the session speaks 2025-11-25: its
-        // capabilities then name the revision's tasks. Decided before this returns, so
-        // the client's next message is read knowing it.
-        let patched = self
-            .rev_2025_11_25
-            .as_ref()
-            .and_then(|rev_2025_11_25| rev_2025_11_25_initialized(rev_2025_11_25, &item))
-            .or_else(|| acknowledged(&self.listens, &item))
-            .or_else(|| without_progress_token(&item));
+        // Rewritten now: the answer to `initialize` tells whether the session speaks
+        // 2025-11-25 (its capabilities then name the revision's tasks), decided before
+        // this returns, so the client's next message is read knowing it.
+        let text = serde_json::to_vec(&item).map(|text| {
+            let patched = self.outbound.message(&text);
+            patched.unwrap_or(text)
+        });
+        let answered = match &item {
+            ServerJsonRpcMessage::Response(r) => Some(r.id.clone()),
+            ServerJsonRpcMessage::Error(e) => e.id.clone(),
+            _ => None,
+        };
+        if let Some(id) = &answered {
+            self.outbound.answered(id);
+        }
         async move {
-            let answered = match &item {
-                ServerJsonRpcMessage::Response(r) => Some(r.id.clone()),
-                ServerJsonRpcMessage::Error(e) => e.id.clone(),
-                _ => None,
-            };
             // Marked before writing: a client may reuse the id as soon as it reads the
             // answer, and rmcp forgot the request before handing the answer over.
             if let Some(id) = answered {
                 in_flight.answered(&id);
             }
-            if let Some(text) = patched {
-                return write_text(&write, text).await;
-            }
-            write_message(&write, &item).await
+            write_text(&write, text?).await
         }
     }
 
@@ -275,9 +189,7 @@ where
                 self.line.clear();
                 continue;
             }
-            let rev_2025_11_25 = self.rev_2025_11_25.as_ref();
-            let reroute =
-                rev_2025_11_25.is_some_and(|r| r.on.load(std::sync::atomic::Ordering::SeqCst));
+            let reroute = self.rev_2025_11_25_tasks && self.outbound.negotiated_rev_2025_11_25();
             let key = |id: &rmcp::model::RequestId| id.clone();
             let ids = Ids {
                 table: &self.in_flight,
@@ -287,12 +199,10 @@ where
             self.line = line;
             self.line.clear();
             let Inbound {
-                text,
                 mut message,
                 attached,
                 initialize,
                 listen,
-                tool_call,
                 ..
             } = match read {
                 Ok(inbound) => inbound,
@@ -305,25 +215,15 @@ where
                     continue;
                 }
             };
-            if let (Some(rev_2025_11_25), Some(id)) = (rev_2025_11_25, initialize) {
-                *lock(&rev_2025_11_25.initialize) = Some(id);
+            if let Some(id) = initialize.filter(|_| self.rev_2025_11_25_tasks) {
+                self.outbound.push(Rewrite::Initialize(id));
             }
             if let Some((id, listen)) = listen {
-                lock(&self.listens).insert(id, listen.0.clone());
+                self.outbound
+                    .push(Rewrite::ListenAcknowledgment(id, listen.0));
             }
-            // A task this client is not served (the session did not negotiate the
-            // revision's tasks): the handler refuses it on 2025-11-25.
-            let asked = tool_call
-                && attached.routed.is_none()
-                && crate::wire::rev_2025_11_25::asks_for_task(&text);
             if let ClientJsonRpcMessage::Request(request) = &mut message {
                 use rmcp::model::GetExtensions as _;
-                if asked {
-                    request
-                        .request
-                        .extensions_mut()
-                        .insert(crate::wire::rev_2025_11_25::TaskAsked);
-                }
                 attached.attach(request.request.extensions_mut());
             }
             return Some(message);

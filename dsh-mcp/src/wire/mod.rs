@@ -31,7 +31,7 @@ use rmcp::model::{
 use crate::wire::in_flight::{HandlerToken, InFlight};
 use crate::wire::listen::ListenTasks;
 use crate::wire::raw::{RawArguments, Refused, prepare};
-use crate::wire::rev_2025_11_25::Rev2025_11_25Route;
+use crate::wire::rev_2025_11_25::{Rev2025_11_25Route, TaskAsked, asks_for_task};
 
 /// What the handler of a message needs besides the message: put in its extensions by
 /// the transport ([`Attached::attach`]).
@@ -43,6 +43,9 @@ pub(crate) struct Attached {
     pub(crate) listen: Option<ListenTasks>,
     /// Set on a rerouted request of the 2025-11-25 task model.
     pub(crate) routed: Option<Rev2025_11_25Route>,
+    /// Set on a `tools/call` asking for a 2025-11-25 task that was not rerouted: the
+    /// session does not negotiate the revision's tasks, and the handler refuses it.
+    pub(crate) task_asked: Option<TaskAsked>,
     /// Held by the handler: its id is in flight until the last clone is dropped.
     pub(crate) token: Option<HandlerToken>,
 }
@@ -77,6 +80,9 @@ impl Attached {
         }
         if let Some(routed) = self.routed {
             extensions.put(routed);
+        }
+        if let Some(asked) = self.task_asked {
+            extensions.put(asked);
         }
         if let Some(token) = self.token {
             extensions.put(token);
@@ -185,6 +191,7 @@ where
         arguments: prepared.arguments,
         listen: listen.as_ref().map(|(_, l)| l.clone()),
         routed: routed.then_some(Rev2025_11_25Route),
+        task_asked: (tool_call && !routed && asks_for_task(&prepared.text)).then_some(TaskAsked),
         token,
     };
     Ok(Inbound {

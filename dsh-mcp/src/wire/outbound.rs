@@ -1,31 +1,187 @@
-//! Rewrites of what the server sends, on each message's JSON, the same for both
-//! transports: the byte-stream transport ([`crate::transport::stdio`]) applies them to each
-//! message before writing its line, the HTTP layer ([`crate::transport::http::messages`]) to each `data:`
-//! line of an event stream (or a JSON body) as it passes.
+//! What the server sends, rewritten where rmcp's types cannot say it: one driver,
+//! [`Outbound`], for both transports. The byte-stream transport
+//! ([`crate::transport::stdio`]) keeps one per connection and runs each line it writes
+//! through it; the HTTP transport keeps one per request and runs the response through it
+//! (a JSON body, or each `data:` line of an event stream as it passes).
 //!
 //! Why text and not rmcp's types: what is rewritten is what rmcp's types cannot say or
 //! always add, and it is decided after rmcp serialized the message (over HTTP, inside
-//! rmcp's own service):
+//! rmcp's own service). The rewrites ([`Rewrite`]):
 //!
-//! - [`drop_request_progress_token`]: rmcp gives every request it sends a
+//! - [`Rewrite::ProgressTokens`]: rmcp gives every request it sends a
 //!   `_meta.progressToken` from its own counter (the first is `0`), so an
 //!   `elicitation/create` of a call that sent no progress token would carry one the
 //!   client never gave; the server never listens for progress on its requests, so the
-//!   token is removed;
-//! - [`crate::wire::rev_2025_11_25::patch_initialize`]: `capabilities.tasks` of revision
-//!   2025-11-25, which rmcp's capabilities lack;
-//! - [`crate::wire::listen::patch_acknowledgment`]: the `taskIds` a listen stream
-//!   follows, which rmcp's subscription filter lacks.
+//!   token is removed ([`drop_request_progress_token`]);
+//! - [`Rewrite::Initialize`]: `capabilities.tasks` of revision 2025-11-25, which rmcp's
+//!   capabilities lack, in the answer to `initialize`
+//!   ([`crate::wire::rev_2025_11_25::patch_initialize`]);
+//! - [`Rewrite::ListenAcknowledgment`]: the `taskIds` a listen stream follows, which
+//!   rmcp's subscription filter lacks, in its acknowledgment
+//!   ([`crate::wire::listen::patch_acknowledgment`]).
 //!
-//! Each rewrite is a function on the message's [`Value`] returning whether it changed
-//! it; [`rewrite_line`] applies rewrites to one event-stream line, keeping its framing
-//! (`data:` prefix, `\r\n` or `\n`).
+//! The last two are each made for one request: done once they changed a message, and
+//! forgotten when their request is answered ([`Outbound::answered`]).
 
+use std::sync::Arc;
+
+use rmcp::model::RequestId;
 use serde_json::Value;
 
-#[cfg(feature = "http")]
-/// A rewrite of one outgoing message: `true` when it changed it.
-pub(crate) type Rewrite<'a> = &'a mut (dyn FnMut(&mut Value) -> bool + Send);
+use crate::wire::listen::patch_acknowledgment;
+use crate::wire::rev_2025_11_25::patch_initialize;
+
+/// One rewrite of what the server sends (see the module docs).
+pub(crate) enum Rewrite {
+    /// Remove the progress token rmcp gives each request the server sends.
+    ProgressTokens,
+    /// Add revision 2025-11-25's `capabilities.tasks` to the answer to the `initialize`
+    /// request of this id, when it negotiated that revision.
+    Initialize(RequestId),
+    /// Add these `taskIds` to the acknowledgment of the listen request of this id.
+    ListenAcknowledgment(RequestId, Arc<[String]>),
+}
+
+impl Rewrite {
+    /// Whether a message's text may be one this rewrite changes: a cheap test before the
+    /// text is parsed.
+    fn may_apply(&self, text: &[u8]) -> bool {
+        let needle: &[u8] = match self {
+            Rewrite::ProgressTokens => b"\"progressToken\"",
+            Rewrite::Initialize(_) => b"\"protocolVersion\"",
+            Rewrite::ListenAcknowledgment(..) => b"subscriptions/acknowledged",
+        };
+        contains(text, needle)
+    }
+
+    /// Rewrite `message`: `true` when it changed it.
+    fn apply(&self, message: &mut Value) -> bool {
+        match self {
+            Rewrite::ProgressTokens => drop_request_progress_token(message),
+            Rewrite::Initialize(id) => answers(message, id) && patch_initialize(message),
+            Rewrite::ListenAcknowledgment(id, ids) => patch_acknowledgment(message, id, ids),
+        }
+    }
+
+    /// Whether this rewrite is done after its first change.
+    fn once(&self) -> bool {
+        !matches!(self, Rewrite::ProgressTokens)
+    }
+
+    /// The request this rewrite was made for, if it was made for one.
+    fn request(&self) -> Option<&RequestId> {
+        match self {
+            Rewrite::ProgressTokens => None,
+            Rewrite::Initialize(id) | Rewrite::ListenAcknowledgment(id, _) => Some(id),
+        }
+    }
+}
+
+/// The rewrites of what the server sends on one connection (stdio) or in answer to one
+/// request (HTTP), applied to each outgoing message in the order they were added.
+#[derive(Default)]
+pub(crate) struct Outbound {
+    rewrites: Vec<Rewrite>,
+    /// Set once an `initialize` answer negotiated revision 2025-11-25 (and got its
+    /// `capabilities.tasks`).
+    rev_2025_11_25: bool,
+}
+
+impl Outbound {
+    /// No rewrites yet.
+    pub(crate) fn new() -> Self {
+        Outbound::default()
+    }
+
+    /// Only [`Rewrite::ProgressTokens`]: what every stream of the server's own requests
+    /// needs.
+    pub(crate) fn progress_tokens() -> Self {
+        let mut outbound = Outbound::new();
+        outbound.push(Rewrite::ProgressTokens);
+        outbound
+    }
+
+    /// Add `rewrite`.
+    pub(crate) fn push(&mut self, rewrite: Rewrite) {
+        self.rewrites.push(rewrite);
+    }
+
+    /// Whether there is no rewrite left to apply (a message then passes as it is).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.rewrites.is_empty()
+    }
+
+    /// Whether an `initialize` answer negotiated revision 2025-11-25.
+    pub(crate) fn negotiated_rev_2025_11_25(&self) -> bool {
+        self.rev_2025_11_25
+    }
+
+    /// The request `id` was answered: forget the rewrites made for it.
+    pub(crate) fn answered(&mut self, id: &RequestId) {
+        self.rewrites.retain(|r| r.request() != Some(id));
+    }
+
+    /// Rewrite one message (its JSON text): the new text when a rewrite changed it.
+    pub(crate) fn message(&mut self, text: &[u8]) -> Option<Vec<u8>> {
+        if !self.rewrites.iter().any(|r| r.may_apply(text)) {
+            return None;
+        }
+        let mut value: Value = serde_json::from_slice(text).ok()?;
+        let mut changed = false;
+        let mut done = Vec::new();
+        for (i, rewrite) in self.rewrites.iter().enumerate() {
+            if !rewrite.apply(&mut value) {
+                continue;
+            }
+            changed = true;
+            self.rev_2025_11_25 |= matches!(rewrite, Rewrite::Initialize(_));
+            if rewrite.once() {
+                done.push(i);
+            }
+        }
+        for i in done.into_iter().rev() {
+            self.rewrites.remove(i);
+        }
+        if !changed {
+            return None;
+        }
+        serde_json::to_vec(&value).ok()
+    }
+
+    #[cfg(feature = "http")]
+    /// Rewrite one line of an event stream (its end included, `\n` or `\r\n`): the new
+    /// line when it is a `data:` line whose message a rewrite changed, with the same end.
+    pub(crate) fn line(&mut self, line: &[u8]) -> Option<Vec<u8>> {
+        let (content, end) = match line.strip_suffix(b"\r\n") {
+            Some(c) => (c, &b"\r\n"[..]),
+            None => match line.strip_suffix(b"\n") {
+                Some(c) => (c, &b"\n"[..]),
+                None => (line, &b""[..]),
+            },
+        };
+        let data = content.strip_prefix(b"data:")?;
+        let data = data.strip_prefix(b" ").unwrap_or(data);
+        let patched = self.message(data)?;
+        let mut out = Vec::with_capacity(patched.len() + 8);
+        out.extend_from_slice(b"data: ");
+        out.extend_from_slice(&patched);
+        out.extend_from_slice(end);
+        Some(out)
+    }
+}
+
+/// Whether `message` is the answer to the request `id`.
+fn answers(message: &Value, id: &RequestId) -> bool {
+    message
+        .get("id")
+        .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok())
+        .is_some_and(|answered| &answered == id)
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
 
 /// Remove `_meta.progressToken` from a request the server sends (and `_meta` when that
 /// leaves it empty); `true` when there was one.
@@ -49,94 +205,12 @@ pub(crate) fn drop_request_progress_token(message: &mut Value) -> bool {
     true
 }
 
-#[cfg(feature = "http")]
-/// Whether a message's text may be one [`drop_request_progress_token`] changes (a cheap
-/// test before parsing).
-pub(crate) fn may_carry_progress_token(text: &[u8]) -> bool {
-    contains(text, b"\"progressToken\"")
-}
-
-#[cfg(feature = "http")]
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
-}
-
-#[cfg(feature = "http")]
-/// Apply `rewrites` to the message `text` (JSON): the new text when one changed it.
-pub(crate) fn rewrite_json(text: &[u8], rewrites: &mut [Rewrite<'_>]) -> Option<Vec<u8>> {
-    let mut value: Value = serde_json::from_slice(text).ok()?;
-    let mut changed = false;
-    for rewrite in rewrites.iter_mut() {
-        changed |= rewrite(&mut value);
-    }
-    if !changed {
-        return None;
-    }
-    serde_json::to_vec(&value).ok()
-}
-
-#[cfg(feature = "http")]
-/// Apply `rewrites` to one line of an event stream (its end included, `\n` or `\r\n`):
-/// the new line when it is a `data:` line whose message one of them changed.
-pub(crate) fn rewrite_line(line: &[u8], rewrites: &mut [Rewrite<'_>]) -> Option<Vec<u8>> {
-    let (content, end) = match line.strip_suffix(b"\r\n") {
-        Some(c) => (c, &b"\r\n"[..]),
-        None => match line.strip_suffix(b"\n") {
-            Some(c) => (c, &b"\n"[..]),
-            None => (line, &b""[..]),
-        },
-    };
-    let data = content.strip_prefix(b"data:")?;
-    let data = data.strip_prefix(b" ").unwrap_or(data);
-    let patched = rewrite_json(data, rewrites)?;
-    let mut out = Vec::with_capacity(patched.len() + 8);
-    out.extend_from_slice(b"data: ");
-    out.extend_from_slice(&patched);
-    out.extend_from_slice(end);
-    Some(out)
-}
-
-#[cfg(feature = "http")]
-/// Lines of an event stream as its chunks arrive: each complete line is handed to
-/// [`LineBuffer::push`]'s caller, a line still without its end kept for the next chunk.
-#[derive(Default)]
-pub(crate) struct LineBuffer {
-    pending: Vec<u8>,
-}
-
-#[cfg(feature = "http")]
-impl LineBuffer {
-    /// Add `chunk`; `each` gets every line it completes and returns the bytes to send
-    /// for it. What to send for the chunk.
-    pub(crate) fn push(
-        &mut self,
-        chunk: &[u8],
-        mut each: impl FnMut(&[u8], &mut Vec<u8>),
-    ) -> Vec<u8> {
-        self.pending.extend_from_slice(chunk);
-        let mut out = Vec::with_capacity(self.pending.len() + 32);
-        let mut start = 0;
-        while let Some(i) = self.pending[start..].iter().position(|&b| b == b'\n') {
-            each(&self.pending[start..start + i + 1], &mut out);
-            start += i + 1;
-        }
-        // A line the stream ends on without its end is an unfinished event, which
-        // event-stream readers discard anyway.
-        self.pending.drain(..start);
-        out
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
     const ELICIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"elicitation/create","params":{"_meta":{"progressToken":0},"message":"m","requestedSchema":{"type":"object"}}}"#;
-
-    fn drop_token(v: &mut Value) -> bool {
-        drop_request_progress_token(v)
-    }
 
     #[test]
     fn a_request_loses_its_progress_token_and_an_empty_meta() {
@@ -158,8 +232,7 @@ mod tests {
             (format!("data: {ELICIT}\r\n"), "\r\n"),
             (format!("data:{ELICIT}\n"), "\n"),
         ] {
-            let mut rewrite = drop_token;
-            let out = rewrite_line(line.as_bytes(), &mut [&mut rewrite]).unwrap();
+            let out = Outbound::progress_tokens().line(line.as_bytes()).unwrap();
             let out = String::from_utf8(out).unwrap();
             assert!(out.starts_with("data: {"), "{out}");
             assert!(
@@ -168,7 +241,7 @@ mod tests {
             );
             assert!(!out.contains("progressToken"), "{out}");
         }
-        let mut rewrite = drop_token;
+        let mut outbound = Outbound::progress_tokens();
         for untouched in [
             "event: message\r\n",
             "id: 3\n",
@@ -176,31 +249,46 @@ mod tests {
             "data: {\"id\":1,\"result\":{}}\n",
         ] {
             assert!(
-                rewrite_line(untouched.as_bytes(), &mut [&mut rewrite]).is_none(),
+                outbound.line(untouched.as_bytes()).is_none(),
                 "{untouched:?}"
             );
         }
     }
 
-    #[cfg(feature = "http")]
     #[test]
-    fn lines_split_across_chunks_are_rewritten_whole() {
-        let stream = format!("event: message\r\ndata: {ELICIT}\r\n\r\n");
-        let (a, b) = stream.as_bytes().split_at(30);
-        let mut lines = LineBuffer::default();
-        let mut out = Vec::new();
-        for chunk in [a, b] {
-            out.extend(lines.push(chunk, |line, out| {
-                let mut rewrite = drop_token;
-                match rewrite_line(line, &mut [&mut rewrite]) {
-                    Some(patched) => out.extend_from_slice(&patched),
-                    None => out.extend_from_slice(line),
-                }
-            }));
-        }
-        let out = String::from_utf8(out).unwrap();
-        assert!(out.starts_with("event: message\r\ndata: {"), "{out:?}");
-        assert!(out.ends_with("}\r\n\r\n"), "{out:?}");
-        assert!(!out.contains("progressToken"), "{out}");
+    fn a_request_s_rewrites_apply_once_to_its_own_answer() {
+        let init = |id: u32| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":"2025-11-25","capabilities":{{}},"serverInfo":{{"name":"s","version":"1"}}}}}}"#
+            )
+        };
+        let mut outbound = Outbound::progress_tokens();
+        outbound.push(Rewrite::Initialize(RequestId::Number(1)));
+        // Another request's answer is not the one.
+        assert!(outbound.message(init(2).as_bytes()).is_none());
+        assert!(!outbound.negotiated_rev_2025_11_25());
+        let patched = outbound.message(init(1).as_bytes()).unwrap();
+        let patched: Value = serde_json::from_slice(&patched).unwrap();
+        assert!(
+            patched["result"]["capabilities"]["tasks"].is_object(),
+            "{patched}"
+        );
+        assert!(outbound.negotiated_rev_2025_11_25());
+        // Done: the progress-token rewrite alone is left.
+        assert!(outbound.message(init(1).as_bytes()).is_none());
+        assert!(outbound.message(ELICIT.as_bytes()).is_some());
+    }
+
+    #[test]
+    fn an_answered_request_s_rewrites_are_forgotten() {
+        let mut outbound = Outbound::new();
+        outbound.push(Rewrite::ListenAcknowledgment(
+            RequestId::Number(7),
+            Arc::from(["t1".to_string()]),
+        ));
+        outbound.answered(&RequestId::Number(8));
+        assert!(!outbound.is_empty());
+        outbound.answered(&RequestId::Number(7));
+        assert!(outbound.is_empty());
     }
 }

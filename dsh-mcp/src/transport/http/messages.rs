@@ -19,10 +19,9 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt as _;
 use rmcp::model::{RequestId, ServerJsonRpcMessage};
-use serde_json::Value;
 
 use crate::wire::in_flight::InFlight;
-use crate::wire::listen::ListenTasks;
+use crate::wire::outbound::{Outbound, Rewrite};
 use crate::wire::{Ids, Inbound, Refusal};
 
 type Key = (Arc<str>, RequestId);
@@ -51,7 +50,7 @@ impl Messages {
         next: impl AsyncFnOnce(Request) -> Response,
     ) -> Response {
         let response = next(request).await;
-        rewrite_response(response, vec![progress_tokens()]).await
+        rewrite_response(response, Outbound::progress_tokens()).await
     }
 
     /// Read a JSON `POST`'s message (its body, read whole by the server's one body reader)
@@ -69,23 +68,15 @@ impl Messages {
 }
 
 async fn read_messages(
-    Messages {
-        table,
-        rev_2025_11_25_tasks,
-    }: &Messages,
-    mut parts: Parts,
+    messages: &Messages,
+    parts: Parts,
     bytes: &[u8],
     next: impl AsyncFnOnce(Request, bool) -> Response,
 ) -> Response {
-    let (table, rev_2025_11_25_tasks) = (table.clone(), *rev_2025_11_25_tasks);
-    let session: Option<Arc<str>> = parts
-        .headers
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(Arc::from);
+    let session = session_of(&parts);
     // A session on 2025-11-25 (each request names its revision): the revision's task
     // requests are rerouted. Stateless requests get no tasks.
-    let reroute = rev_2025_11_25_tasks
+    let reroute = messages.rev_2025_11_25_tasks
         && session.is_some()
         && parts
             .headers
@@ -95,61 +86,86 @@ async fn read_messages(
     // Ids in flight are a session's: requests without one are each on their own.
     let key = |id: &RequestId| (session.clone().unwrap_or_else(|| Arc::from("")), id.clone());
     let ids = session.as_ref().map(|_| Ids {
-        table: &table,
+        table: &messages.table,
         key: &key,
     });
+    let inbound = match crate::wire::read(bytes, reroute, ids) {
+        Ok(inbound) => inbound,
+        Err(refusal) => return refused(refusal),
+    };
+    let tool_call = inbound.tool_call;
+    let initialize = inbound
+        .initialize
+        .clone()
+        .filter(|_| messages.rev_2025_11_25_tasks);
+    let key = inbound.key.clone();
+    let (request, mut outbound) = hand_on(parts, inbound);
+    let response = next(request, tool_call).await;
+    // The revision's tasks live in a session: offered only when the answer opened one.
+    if let Some(id) = initialize
+        && response.headers().contains_key("mcp-session-id")
+    {
+        outbound.push(Rewrite::Initialize(id));
+    }
+    let response = rewrite_response(response, outbound).await;
+    match key {
+        Some(key) => hold_id(response, messages.table.clone(), key),
+        None => response,
+    }
+}
+
+/// The session a request names (`Mcp-Session-Id`), if any.
+fn session_of(parts: &Parts) -> Option<Arc<str>> {
+    parts
+        .headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(Arc::from)
+}
+
+/// The request rmcp's service gets for a message read (its text, what the handler needs
+/// in its extensions), and the rewrites its answer needs.
+fn hand_on(mut parts: Parts, inbound: Inbound<Key>) -> (Request, Outbound) {
     let Inbound {
         text,
         attached,
-        initialize,
         listen,
         may_ask,
-        tool_call,
-        key,
         ..
-    } = match crate::wire::read(bytes, reroute, ids) {
-        Ok(inbound) => inbound,
-        Err(Refusal::Unreadable(error)) => return json_rpc(StatusCode::BAD_REQUEST, &error),
-        Err(Refusal::Refused(error)) => return json_rpc(StatusCode::OK, &error),
-        Err(Refusal::Dropped(why)) => {
-            let error = ServerJsonRpcMessage::error(
-                rmcp::model::ErrorData::invalid_request(why, None),
-                None,
-            );
-            return json_rpc(StatusCode::BAD_REQUEST, &error);
-        }
-    };
-    let initialize = rev_2025_11_25_tasks && initialize.is_some();
-    if tool_call && attached.routed.is_none() && crate::wire::rev_2025_11_25::asks_for_task(&text) {
-        // A task this client is not served: the handler refuses it on 2025-11-25.
-        parts
-            .extensions
-            .insert(crate::wire::rev_2025_11_25::TaskAsked);
-    }
+    } = inbound;
     attached.attach(&mut parts.extensions);
     parts
         .headers
         .insert(header::CONTENT_LENGTH, text.len().into());
-    let mut rewrites = Vec::new();
+    let mut outbound = Outbound::new();
     if let Some((id, listen)) = listen {
-        rewrites.push(listen_acknowledgment(id, listen));
+        outbound.push(Rewrite::ListenAcknowledgment(id, listen.0));
     }
     if may_ask {
-        rewrites.push(progress_tokens());
+        outbound.push(Rewrite::ProgressTokens);
     }
-    let mut response = next(Request::from_parts(parts, Body::from(text)), tool_call).await;
-    // The revision's tasks live in a session: offered only when the answer opened one.
-    if initialize && response.headers().contains_key("mcp-session-id") {
-        rewrites.push(initialize_capabilities());
+    (Request::from_parts(parts, Body::from(text)), outbound)
+}
+
+/// The answer to a message that does not reach rmcp: `400` for one that cannot be read,
+/// `200` for a readable request refused.
+fn refused(refusal: Refusal) -> Response {
+    match refusal {
+        Refusal::Unreadable(error) => json_rpc(StatusCode::BAD_REQUEST, &error),
+        Refusal::Refused(error) => json_rpc(StatusCode::OK, &error),
+        Refusal::Dropped(why) => {
+            let error = ServerJsonRpcMessage::error(
+                rmcp::model::ErrorData::invalid_request(why, None),
+                None,
+            );
+            json_rpc(StatusCode::BAD_REQUEST, &error)
+        }
     }
-    if !rewrites.is_empty() {
-        response = rewrite_response(response, rewrites).await;
-    }
-    let Some(key) = key else {
-        return response;
-    };
-    // The request's response stream ends after its response (or is dropped when the
-    // client goes away): the id is answered then.
+}
+
+/// `response`, its request's id in flight until its response stream ends (after the
+/// response, or dropped when the client goes away).
+fn hold_id(response: Response, table: Arc<InFlight<Key>>, key: Key) -> Response {
     let answered = Answered(Some((table, key)));
     let (parts, body) = response.into_parts();
     let stream = body.into_data_stream().map(move |chunk| {
@@ -159,52 +175,13 @@ async fn read_messages(
     Response::from_parts(parts, Body::from_stream(stream))
 }
 
-/// One rewrite of a response's messages (see [`crate::wire::outbound`]): a cheap test of a
-/// message's text, the rewrite, and whether it is done after its first change.
-struct Rewrite {
-    may_apply: fn(&[u8]) -> bool,
-    apply: Box<dyn FnMut(&mut Value) -> bool + Send>,
-    once: bool,
-}
-
-fn any(_: &[u8]) -> bool {
-    true
-}
-
-/// Remove the progress token rmcp gives each request the server sends (see
-/// [`crate::wire::outbound::drop_request_progress_token`]).
-fn progress_tokens() -> Rewrite {
-    Rewrite {
-        may_apply: crate::wire::outbound::may_carry_progress_token,
-        apply: Box::new(crate::wire::outbound::drop_request_progress_token),
-        once: false,
+/// Run each message of a response through `outbound` as it passes: each `data:` line of
+/// an event stream (lines pass through as they arrive; once no rewrite is left, the rest
+/// unread), or a JSON body. Without rewrites, the response is left as it is.
+async fn rewrite_response(response: Response, mut outbound: Outbound) -> Response {
+    if outbound.is_empty() {
+        return response;
     }
-}
-
-/// `capabilities.tasks` in the answer to `initialize`, when it negotiated 2025-11-25.
-fn initialize_capabilities() -> Rewrite {
-    Rewrite {
-        may_apply: any,
-        apply: Box::new(crate::wire::rev_2025_11_25::patch_initialize),
-        once: true,
-    }
-}
-
-/// The `taskIds` a listen request follows, in its acknowledgment.
-fn listen_acknowledgment(id: RequestId, listen: ListenTasks) -> Rewrite {
-    Rewrite {
-        may_apply: any,
-        apply: Box::new(move |value| {
-            crate::wire::listen::patch_acknowledgment(value, &id, &listen.0)
-        }),
-        once: true,
-    }
-}
-
-/// Apply `rewrites` to each message of a response as it passes: each `data:` line of an
-/// event stream (lines pass through as they arrive; once every rewrite is done, the rest
-/// unread), or a JSON body.
-async fn rewrite_response(response: Response, mut rewrites: Vec<Rewrite>) -> Response {
     let content_type = response
         .headers()
         .get(header::CONTENT_TYPE)
@@ -224,7 +201,7 @@ async fn rewrite_response(response: Response, mut rewrites: Vec<Rewrite>) -> Res
                     .into_response();
             }
         };
-        let patched = apply(&mut rewrites, &bytes, crate::wire::outbound::rewrite_json);
+        let patched = outbound.message(&bytes);
         parts.headers.remove(header::CONTENT_LENGTH);
         let body = patched.map_or_else(|| Body::from(bytes), Body::from);
         return Response::from_parts(parts, body);
@@ -233,18 +210,18 @@ async fn rewrite_response(response: Response, mut rewrites: Vec<Rewrite>) -> Res
         return Response::from_parts(parts, body);
     }
     parts.headers.remove(header::CONTENT_LENGTH);
-    let mut lines = crate::wire::outbound::LineBuffer::default();
+    let mut lines = LineBuffer::default();
     let stream = body.into_data_stream().map(move |chunk| {
         let chunk = chunk?;
-        if rewrites.is_empty() {
+        if outbound.is_empty() {
             return Ok::<_, axum::Error>(chunk);
         }
         let out = lines.push(&chunk, |line, out| {
-            if rewrites.is_empty() {
+            if outbound.is_empty() {
                 out.extend_from_slice(line);
                 return;
             }
-            match apply(&mut rewrites, line, crate::wire::outbound::rewrite_line) {
+            match outbound.line(line) {
                 Some(patched) => out.extend_from_slice(&patched),
                 None => out.extend_from_slice(line),
             }
@@ -254,31 +231,29 @@ async fn rewrite_response(response: Response, mut rewrites: Vec<Rewrite>) -> Res
     Response::from_parts(parts, Body::from_stream(stream))
 }
 
-/// Apply the rewrites whose test passes to `text` with `with` (a message or a line),
-/// forgetting those done.
-fn apply(
-    rewrites: &mut Vec<Rewrite>,
-    text: &[u8],
-    with: fn(&[u8], &mut [crate::wire::outbound::Rewrite<'_>]) -> Option<Vec<u8>>,
-) -> Option<Vec<u8>> {
-    let mut out: Option<Vec<u8>> = None;
-    let mut finished = Vec::new();
-    for (i, rewrite) in rewrites.iter_mut().enumerate() {
-        let current = out.as_deref().unwrap_or(text);
-        if !(rewrite.may_apply)(current) {
-            continue;
+/// Lines of an event stream as its chunks arrive: each complete line is handed to
+/// [`LineBuffer::push`]'s caller, a line still without its end kept for the next chunk.
+#[derive(Default)]
+struct LineBuffer {
+    pending: Vec<u8>,
+}
+
+impl LineBuffer {
+    /// Add `chunk`; `each` gets every line it completes and returns the bytes to send
+    /// for it. What to send for the chunk.
+    fn push(&mut self, chunk: &[u8], mut each: impl FnMut(&[u8], &mut Vec<u8>)) -> Vec<u8> {
+        self.pending.extend_from_slice(chunk);
+        let mut out = Vec::with_capacity(self.pending.len() + 32);
+        let mut start = 0;
+        while let Some(i) = self.pending[start..].iter().position(|&b| b == b'\n') {
+            each(&self.pending[start..start + i + 1], &mut out);
+            start += i + 1;
         }
-        if let Some(patched) = with(current, &mut [&mut *rewrite.apply]) {
-            out = Some(patched);
-            if rewrite.once {
-                finished.push(i);
-            }
-        }
+        // A line the stream ends on without its end is an unfinished event, which
+        // event-stream readers discard anyway.
+        self.pending.drain(..start);
+        out
     }
-    for i in finished.into_iter().rev() {
-        rewrites.remove(i);
-    }
-    out
 }
 
 /// Marks its key answered when dropped.
@@ -296,5 +271,30 @@ fn json_rpc(status: StatusCode, message: &ServerJsonRpcMessage) -> Response {
     match serde_json::to_vec(message) {
         Ok(body) => (status, [(header::CONTENT_TYPE, "application/json")], body).into_response(),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_split_across_chunks_are_rewritten_whole() {
+        const ELICIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"elicitation/create","params":{"_meta":{"progressToken":0},"message":"m","requestedSchema":{"type":"object"}}}"#;
+        let stream = format!("event: message\r\ndata: {ELICIT}\r\n\r\n");
+        let (a, b) = stream.as_bytes().split_at(30);
+        let mut lines = LineBuffer::default();
+        let mut outbound = Outbound::progress_tokens();
+        let mut out = Vec::new();
+        for chunk in [a, b] {
+            out.extend(lines.push(chunk, |line, out| match outbound.line(line) {
+                Some(patched) => out.extend_from_slice(&patched),
+                None => out.extend_from_slice(line),
+            }));
+        }
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.starts_with("event: message\r\ndata: {"), "{out:?}");
+        assert!(out.ends_with("}\r\n\r\n"), "{out:?}");
+        assert!(!out.contains("progressToken"), "{out}");
     }
 }
