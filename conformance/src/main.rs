@@ -1,0 +1,442 @@
+//! # The everything server of the MCP conformance suite, on dsh-rs
+//!
+//! The official conformance suite (`@modelcontextprotocol/conformance`) drives an SDK's
+//! "everything server" through fixed fixtures: tools of known names that answer known
+//! payloads. This one is written only on dsh-rs's public API, the way a user writes a
+//! server: `#[tool]` functions and a `#[toolbox]`, a [`Registry`] with a job runtime (for
+//! tasks), [`McpServer`] and [`dsh_mcp::serve_http`]. It has no MCP handler of its own,
+//! so what the suite sees is what dsh-mcp does with ordinary tools.
+//!
+//! It serves `http://127.0.0.1:$PORT/mcp` (`PORT`, default 3000; `0` picks a free port)
+//! with sessions on, so one endpoint answers both revisions at their own wire: clients
+//! that start with `initialize` (2025-11-25) get a session, requests carrying their
+//! revision in `_meta` (2026-07-28) are served statelessly. Once bound it prints
+//! `serving MCP at URL` on stderr; it stops on Ctrl-C or `SIGTERM`. `conformance/run.sh`
+//! builds it, starts it and runs the suite against it.
+//!
+//! ## The fixtures it serves
+//!
+//! - Tools: `test_simple_text`, `test_image_content` (a 1x1 red PNG), `test_error_handling`
+//!   (a tool error, `isError: true`), `test_tool_with_progress` (progress 0, 50, 100 of
+//!   100), `test_reconnection` (a short call; the stream is not closed mid-call, see below).
+//! - Diagnostics of the stateless (2026-07-28) scenario: `test_streaming_elicitation` (a
+//!   call that reports progress while it runs), `test_logging_tool` (a call that has
+//!   nothing it could log), `test_trigger_tool_change` (adds or removes the tool
+//!   `test_dynamic_tool`, so `tools/list` changes and listeners are told).
+//! - `test_input_required_result_tampered_state`: a tool declared `ask`, whose
+//!   `InputRequiredResult` carries dsh-mcp's sealed `requestState`.
+//! - Tasks (the `io.modelcontextprotocol/tasks` extension): `greet` (never a task),
+//!   `slow_compute` (sleeps `seconds`, may run as a task, stops when cancelled),
+//!   `failing_job` (only a task, fails as a tool after about a second),
+//!   `protocol_error_job` (may run as a task, its body panics), `confirm_delete` (may run
+//!   as a task, asks the user first: the task is `input_required` with the approval form;
+//!   nothing is deleted), `multi_input` (may run as a task, asks two questions at once:
+//!   two calls of an asking tool of a private registry, run concurrently).
+//!
+//! ## What dsh-rs cannot express yet
+//!
+//! Fixtures of the suite left out, each with the capability dsh-rs's API lacks (they
+//! belong to two later pieces of work: "tools talking back", and "resources, prompts and
+//! completion"):
+//!
+//! - Tools talking back to the client:
+//!   - logging: no way for a body to send `notifications/message`, nor a
+//!     `logging/setLevel` handler (`test_tool_with_logging`, `logging-set-level`);
+//!   - sampling: no way for a body to ask the client's model (`sampling/createMessage`),
+//!     nor to declare that a tool needs the client's `sampling` capability (so
+//!     `test_sampling`, `test_input_required_result_sampling` and
+//!     `test_missing_capability`, whose call must be refused with `-32021` when the client
+//!     did not declare `sampling`);
+//!   - elicitation forms: the only form a body can cause is dsh-mcp's approval form (one
+//!     boolean `approve`, under a key of dsh-mcp's choosing) and the body never sees the
+//!     answer's content, so `test_elicitation`, `test_elicitation_sep1034_defaults`,
+//!     `test_elicitation_sep1330_enums`, the `test_input_required_result_*` tools that ask
+//!     for `user_name` or several inputs or several rounds (`elicitation`,
+//!     `request_state`, `multiple_inputs`, `multi_round`, `capabilities`) and
+//!     `test_tool_with_task` (a form answered before the task starts, whose answer the
+//!     task's result repeats) cannot be written;
+//!   - roots: no way to ask the client for `roots/list`
+//!     (`test_input_required_result_list_roots`);
+//!   - content types: a result's content is text and images only
+//!     ([`ContentBlock`]): no audio, no embedded resources, so `test_audio_content`,
+//!     `test_embedded_resource` and `test_multiple_content_types` (text, image and an
+//!     embedded resource) cannot be written;
+//!   - the stream of a call: a body cannot close its SSE stream mid-call so the client
+//!     reconnects (`test_reconnection` answers without doing so).
+//! - Resources, prompts and completion: dsh-mcp serves tools only, so none of the
+//!   `resources/*` fixtures (`test://static-text`, `test://static-binary`,
+//!   `test://template/{id}/data`, subscriptions), no prompts (`test_simple_prompt`,
+//!   `test_prompt_with_arguments`, `test_prompt_with_embedded_resource`,
+//!   `test_prompt_with_image`, `test_trigger_prompt_change`,
+//!   `test_input_required_result_prompt`) and no `completion/complete`.
+//! - Tool schemas beyond dsh-rs's schema vocabulary, refused by [`RawTool::new`] (the
+//!   server tries both at start, says on stderr why each is refused, and serves each once
+//!   a later dsh-runtime accepts it):
+//!   - `json_schema_2020_12_tool`, whose input schema has `$schema`, `$defs` with
+//!     `$anchor`, `$ref`, `allOf`/`anyOf` and `if`/`then`/`else`;
+//!   - `test_custom_header`, a string parameter marked `x-mcp-header` (SEP-2243: 2026-07-28
+//!     clients repeat it as an `Mcp-Param-*` header, which the server must check against
+//!     the body); dsh-mcp would also have to validate those headers.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use dsh_mcp::{HttpOptions, McpServer};
+use dsh_runtime::content::ContentBlock;
+use dsh_runtime::jobs::JobRuntime;
+use dsh_runtime::{
+    RawTool, RegistrationGuard, Registry, ToolCall, ToolContext, ToolError, ToolResult,
+    WeakRegistry, json, tool, toolbox,
+};
+
+/// The text `test_simple_text` answers.
+const SIMPLE_TEXT: &str = "This is a simple text response for testing.";
+
+/// The text of `test_error_handling`'s error.
+const ERROR_TEXT: &str = "This tool intentionally returns an error for testing";
+
+/// A 1x1 red pixel, as a base64 PNG.
+const RED_PIXEL_PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
+
+/// The longest `slow_compute` sleeps, whatever it is asked.
+const MAX_COMPUTE_SECONDS: u64 = 600;
+
+/// Answer a fixed sentence of text.
+#[tool(read_only)]
+async fn test_simple_text() -> String {
+    SIMPLE_TEXT.to_string()
+}
+
+/// Show a 1x1 red pixel (a PNG image).
+#[tool(read_only, render = render_red_pixel)]
+async fn test_image_content() -> String {
+    "a 1x1 red pixel".to_string()
+}
+
+/// The content of `test_image_content`: the image alone.
+fn render_red_pixel(_args: &TestImageContentArgs, _output: &String) -> Vec<ContentBlock> {
+    vec![ContentBlock::Image {
+        data: RED_PIXEL_PNG.to_string(),
+        media_type: "image/png".to_string(),
+    }]
+}
+
+/// Always fail, as a tool (a result with `isError: true`).
+#[tool(read_only)]
+async fn test_error_handling() -> Result<String, ToolError> {
+    Err(ToolError::new(ERROR_TEXT))
+}
+
+/// Report progress 0, 50 and 100 of 100, about 50 ms apart.
+#[tool(read_only)]
+async fn test_tool_with_progress(cx: ToolContext) -> String {
+    for (step, done) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+        if step > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        cx.report_progress(done, Some(100.0), Some(&format!("{done} of 100")));
+    }
+    "Progress test completed: 0, 50 and 100 of 100 reported.".to_string()
+}
+
+/// Wait 100 ms, then answer (the stream of the call stays open throughout).
+#[tool(read_only)]
+async fn test_reconnection() -> String {
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    "Reconnection test completed.".to_string()
+}
+
+/// Report progress while the call runs, then answer.
+#[tool(read_only)]
+async fn test_streaming_elicitation(cx: ToolContext) -> String {
+    cx.report_progress(50.0, Some(100.0), Some("halfway"));
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    cx.report_progress(100.0, Some(100.0), Some("done"));
+    "Streaming complete".to_string()
+}
+
+/// Answer without logging (a tool body has no way to log to the client).
+#[tool(read_only)]
+async fn test_logging_tool() -> String {
+    "Logging evaluated".to_string()
+}
+
+/// Answer with the state the client signed for (asks the user first).
+#[tool(ask = "the conformance suite checks that a tampered request state is refused")]
+async fn test_input_required_result_tampered_state() -> String {
+    "The request state was intact.".to_string()
+}
+
+/// Say hello (never runs as a task).
+#[tool(read_only)]
+async fn greet(
+    /// Who to greet.
+    name: String,
+) -> String {
+    format!("Hello, {name}!")
+}
+
+/// Compute for `seconds` seconds (at most 600), as a task for clients with tasks.
+#[tool(read_only, task = "optional")]
+async fn slow_compute(
+    cx: ToolContext,
+    /// How long to compute, in seconds (0: answer at once).
+    seconds: u64,
+    /// A label repeated in the answer.
+    label: Option<String>,
+) -> Result<String, ToolError> {
+    let seconds = seconds.min(MAX_COMPUTE_SECONDS);
+    let label = label.unwrap_or_else(|| "unlabelled".to_string());
+    tokio::select! {
+        () = tokio::time::sleep(Duration::from_secs(seconds)) => {
+            Ok(format!("computed {label} in {seconds} s"))
+        }
+        () = cx.cancellation().cancelled() => {
+            Err(ToolError::with_code("CANCELLED", format!("{label} was cancelled")))
+        }
+    }
+}
+
+/// Fail as a tool after about a second; only ever runs as a task.
+#[tool(read_only, task = "required")]
+async fn failing_job() -> Result<String, ToolError> {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Err(ToolError::new("failing_job fails on purpose"))
+}
+
+/// Panic inside the body: an internal failure of the server, not a tool error.
+#[tool(read_only, task = "optional")]
+async fn protocol_error_job() -> String {
+    panic!("protocol_error_job fails on purpose with an internal error")
+}
+
+/// Delete a file, after the user confirms (nothing is deleted: this is a fixture).
+#[tool(
+    destructive,
+    task = "optional",
+    ask = "deleting a file cannot be undone"
+)]
+async fn confirm_delete(
+    /// The file to delete.
+    filename: String,
+) -> String {
+    format!("{filename} would have been deleted")
+}
+
+/// One of the two confirmations `multi_input` asks for at once.
+#[tool(ask = "multi_input asks for two confirmations at once")]
+async fn confirm_step(
+    /// Which confirmation this is.
+    step: u32,
+) -> String {
+    format!("confirmation {step} given")
+}
+
+/// `multi_input`: two asking calls of a registry of its own, run concurrently.
+struct MultiInput {
+    /// Holds `confirm_step` (not served: only `multi_input` calls it).
+    steps: Registry,
+}
+
+#[toolbox]
+impl MultiInput {
+    /// Ask two questions at once, then answer with both answers.
+    #[tool(name = "multi_input", read_only, task = "optional")]
+    async fn multi_input(&self, cx: &ToolContext) -> Result<String, ToolError> {
+        let (first, second) = tokio::join!(self.confirm(cx, 1), self.confirm(cx, 2));
+        Ok(format!("{}; {}", first.text(), second.text()))
+    }
+}
+
+impl MultiInput {
+    /// Call `confirm_step` for `step`, its question going to the caller's user.
+    async fn confirm(&self, cx: &ToolContext, step: u32) -> ToolResult {
+        let call = self.steps.execute(ToolCall::new(
+            format!("{}-{step}", cx.call_id()),
+            "confirm_step",
+            format!(r#"{{"step":{step}}}"#),
+        ));
+        match cx.approval_fallback() {
+            Some(route) => dsh_runtime::hooks::with_approval(route.clone(), call).await,
+            None => call.await,
+        }
+    }
+}
+
+/// `test_trigger_tool_change`: adds or removes `test_dynamic_tool`.
+struct ToolChange {
+    /// The served registry (weak: the registry holds this tool).
+    registry: WeakRegistry,
+    /// `test_dynamic_tool` while it is registered.
+    dynamic: Mutex<Option<RegistrationGuard>>,
+}
+
+#[toolbox]
+impl ToolChange {
+    /// Change the tool list: add `test_dynamic_tool`, or remove it if it is there.
+    #[tool(name = "test_trigger_tool_change")]
+    async fn trigger(&self) -> Result<String, ToolError> {
+        let mut dynamic = self.dynamic.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(guard) = dynamic.take() {
+            guard.unregister();
+            return Ok("Mutation triggered: test_dynamic_tool removed".to_string());
+        }
+        let registry = self
+            .registry
+            .upgrade()
+            .ok_or_else(|| ToolError::new("the server is stopping"))?;
+        let handle = registry
+            .register(TestDynamicTool)
+            .map_err(|e| ToolError::new(format!("cannot add test_dynamic_tool: {e}")))?;
+        *dynamic = Some(handle.unregister_on_drop());
+        Ok("Mutation triggered: test_dynamic_tool added".to_string())
+    }
+}
+
+/// A tool that `test_trigger_tool_change` adds and removes.
+#[tool(read_only)]
+async fn test_dynamic_tool() -> String {
+    "here".to_string()
+}
+
+/// The input schema the `json-schema-2020-12` scenario expects to see preserved.
+const JSON_SCHEMA_2020_12_INPUT: &str = r##"{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "$defs": {
+    "address": {
+      "$anchor": "addressDef",
+      "type": "object",
+      "properties": { "street": { "type": "string" }, "city": { "type": "string" } }
+    }
+  },
+  "properties": {
+    "name": { "type": "string" },
+    "address": { "$ref": "#/$defs/address" },
+    "contactMethod": { "type": "string", "enum": ["phone", "email"] },
+    "phone": { "type": "string" },
+    "email": { "type": "string" }
+  },
+  "allOf": [{ "anyOf": [{ "required": ["phone"] }, { "required": ["email"] }] }],
+  "if": { "properties": { "contactMethod": { "const": "phone" } }, "required": ["contactMethod"] },
+  "then": { "required": ["phone"] },
+  "else": { "required": ["email"] },
+  "additionalProperties": false
+}"##;
+
+/// `json_schema_2020_12_tool`, or why dsh-runtime refuses its schema.
+fn json_schema_2020_12_tool() -> Result<RawTool, String> {
+    let parameters = json::parse(JSON_SCHEMA_2020_12_INPUT).map_err(|e| e.to_string())?;
+    let output = json::parse(r#"{"type":"string"}"#).map_err(|e| e.to_string())?;
+    RawTool::new(
+        "json_schema_2020_12_tool",
+        "Tool with JSON Schema 2020-12 features",
+        &parameters,
+        &output,
+        |_args, _cx| async { Ok(json::Value::from("accepted")) },
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// The input schema of `test_custom_header`: a string parameter that clients of
+/// 2026-07-28 also send as the header `Mcp-Param-Region` (SEP-2243's `x-mcp-header`).
+const CUSTOM_HEADER_INPUT: &str = r#"{
+  "type": "object",
+  "properties": { "region": { "type": "string", "x-mcp-header": "Region" } },
+  "required": ["region"],
+  "additionalProperties": false
+}"#;
+
+/// `test_custom_header` (the `http-custom-header-server-validation` scenario takes any
+/// tool with an `x-mcp-header` parameter), or why dsh-runtime refuses its schema.
+fn custom_header_tool() -> Result<RawTool, String> {
+    let parameters = json::parse(CUSTOM_HEADER_INPUT).map_err(|e| e.to_string())?;
+    let output = json::parse(r#"{"type":"string"}"#).map_err(|e| e.to_string())?;
+    RawTool::new(
+        "test_custom_header",
+        "Echo the region, which 2026-07-28 clients also send as Mcp-Param-Region",
+        &parameters,
+        &output,
+        |args, _cx| async move {
+            let region = args.as_object().and_then(|o| o.get("region")).cloned();
+            Ok(region.unwrap_or(json::Value::Null))
+        },
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// The served registry: every fixture, a job runtime for tasks.
+fn registry() -> Result<(Registry, Vec<RegistrationGuard>), Box<dyn std::error::Error>> {
+    let registry = Registry::builder().jobs(JobRuntime::new()).build();
+    let steps = Registry::new();
+    let _step = steps.register(ConfirmStep)?;
+    let multi_input = Arc::new(MultiInput { steps });
+    let tool_change = Arc::new(ToolChange {
+        registry: registry.downgrade(),
+        dynamic: Mutex::new(None),
+    });
+    let mut held = vec![
+        registry.register(TestSimpleText)?,
+        registry.register(TestImageContent)?,
+        registry.register(TestErrorHandling)?,
+        registry.register(TestToolWithProgress)?,
+        registry.register(TestReconnection)?,
+        registry.register(TestStreamingElicitation)?,
+        registry.register(TestLoggingTool)?,
+        registry.register(TestInputRequiredResultTamperedState)?,
+        registry.register(Greet)?,
+        registry.register(SlowCompute)?,
+        registry.register(FailingJob)?,
+        registry.register(ProtocolErrorJob)?,
+        registry.register(ConfirmDelete)?,
+        registry.register(MultiInputMultiInput(multi_input))?,
+        registry.register(ToolChangeTrigger(tool_change))?,
+    ];
+    match json_schema_2020_12_tool() {
+        Ok(tool) => held.push(registry.register(tool)?),
+        Err(why) => eprintln!("json_schema_2020_12_tool not served: {why}"),
+    }
+    match custom_header_tool() {
+        Ok(tool) => held.push(registry.register(tool)?),
+        Err(why) => eprintln!("test_custom_header not served: {why}"),
+    }
+    Ok((
+        registry,
+        held.into_iter()
+            .map(|handle| handle.unregister_on_drop())
+            .collect(),
+    ))
+}
+
+/// The port to serve on: `PORT`, else 3000.
+fn port() -> Result<u16, String> {
+    match std::env::var("PORT") {
+        Ok(text) => text
+            .trim()
+            .parse()
+            .map_err(|e| format!("PORT={text:?} is not a port number: {e}")),
+        Err(std::env::VarError::NotPresent) => Ok(3000),
+        Err(e) => Err(format!("PORT: {e}")),
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let port = port()?;
+    let (registry, _tools) = registry()?;
+    let server = McpServer::new(registry).with_server_info(
+        "dsh-conformance-everything-server",
+        env!("CARGO_PKG_VERSION"),
+    );
+    let options = HttpOptions::default().bind(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+    let http = dsh_mcp::serve_http(&server, options).await?;
+    eprintln!("serving MCP at {}", http.url());
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        ctrl_c = tokio::signal::ctrl_c() => ctrl_c?,
+        _ = terminate.recv() => {}
+    }
+    http.drain(Duration::from_secs(5)).await?;
+    Ok(())
+}
