@@ -23,7 +23,8 @@ use crate::common::wire::{
     Connected, Revision, Served, Wire, call, connect_url, result_text as text,
 };
 
-struct Fixture {
+/// A server whose `touch` calls ask for approval.
+struct Approvals {
     server: McpServer,
     /// The codes of the final results, as the registry's observers see them.
     codes: Arc<Mutex<Vec<Option<String>>>>,
@@ -32,7 +33,7 @@ struct Fixture {
 }
 
 /// A registry whose `touch` calls ask for approval, with the given reason.
-fn fixture() -> Fixture {
+fn approvals() -> Approvals {
     let mut tools = Toolset::new().with_touch();
     let codes: Arc<Mutex<Vec<Option<String>>>> = Arc::default();
     let seen = codes.clone();
@@ -48,7 +49,7 @@ fn fixture() -> Fixture {
         }));
     tools.hold(policy);
     tools.hold(observer);
-    Fixture {
+    Approvals {
         server: tools.server(),
         codes,
         tools,
@@ -83,7 +84,7 @@ fn user(answer: Answer) -> User {
 }
 
 /// Connect `user` to `server` over `wire`, speaking `revision`.
-async fn connect(server: &McpServer, user: User, wire: Wire, revision: Revision) -> Conn {
+async fn connect_over(server: &McpServer, user: User, wire: Wire, revision: Revision) -> Conn {
     let served = Served::start(server, wire).await;
     let client = served.connect(user, revision).await;
     Conn { client, served }
@@ -101,8 +102,8 @@ async fn ask_once(
     answer: Answer,
     wire: Wire,
 ) -> (CallToolResult, usize, Vec<Value>, Option<String>) {
-    let fixture = fixture();
-    let conn = connect(
+    let fixture = approvals();
+    let conn = connect_over(
         &fixture.server,
         user_with(capable, answer),
         wire,
@@ -226,12 +227,12 @@ async fn a_client_without_elicitation_gets_the_no_handler_denial(wire: Wire) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_in_process_handler_answers_before_the_client() {
-    let fixture = fixture();
+    let fixture = approvals();
     let _handler = fixture
         .server
         .registry()
         .set_approval_handler(dsh_runtime::hooks::approval_fn(|_| Approval::Rejected));
-    let conn = connect(
+    let conn = connect_over(
         &fixture.server,
         user(Answer::Approve),
         Wire::Stdio,
@@ -344,7 +345,7 @@ async fn on_2026_the_call_resumes_with_the_answer_without_running_policy_again(w
             Some("Error: approval for tool \"touch\" was cancelled"),
         ),
     ] {
-        let conn = connect(&server, user(answer), wire, Revision::V2026_07_28).await;
+        let conn = connect_over(&server, user(answer), wire, Revision::V2026_07_28).await;
         let client = &conn.client;
         let before = (tools.touches(), asks.load(Ordering::SeqCst));
         // rmcp's client drives the rounds: its handler answers the input request.
@@ -386,8 +387,8 @@ cases! {
 }
 
 async fn on_2026_tampered_rebound_foreign_and_replayed_states_are_refused(wire: Wire) {
-    let fixture = fixture();
-    let conn = connect(
+    let fixture = approvals();
+    let conn = connect_over(
         &fixture.server,
         user(Answer::Approve),
         wire,
@@ -471,12 +472,12 @@ async fn on_2026_tampered_rebound_foreign_and_replayed_states_are_refused(wire: 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_2026_an_expired_state_is_refused_and_its_call_cancelled() {
-    let fixture = fixture();
+    let fixture = approvals();
     let server = fixture
         .server
         .clone()
         .with_approval_ttl(std::time::Duration::from_millis(300));
-    let conn = connect(
+    let conn = connect_over(
         &server,
         user(Answer::Approve),
         Wire::Stdio,
@@ -518,8 +519,8 @@ cases! {
 }
 
 async fn on_2026_a_client_without_elicitation_gets_the_no_handler_denial(wire: Wire) {
-    let fixture = fixture();
-    let conn = connect(
+    let fixture = approvals();
+    let conn = connect_over(
         &fixture.server,
         user_with(false, Answer::Approve),
         wire,

@@ -40,7 +40,7 @@ fn oauth_token(url: &str) -> String {
     token(url, "alice", "tools:exec")
 }
 
-struct Served {
+struct Limited {
     http: HttpServer,
     /// The `Authorization` header value to send, if any.
     authorization: Option<String>,
@@ -48,7 +48,7 @@ struct Served {
 }
 
 /// A server of `echo` with `credentials`, reading at most `max_body` bytes of a body.
-async fn serve(credentials: Credentials, max_body: Option<usize>) -> Served {
+async fn serve_limited(credentials: Credentials, max_body: Option<usize>) -> Limited {
     let tools = Toolset::new().with(Echo);
     let server = tools
         .server()
@@ -72,7 +72,7 @@ async fn serve(credentials: Credentials, max_body: Option<usize>) -> Served {
         Credentials::Bearer => Some(format!("Bearer {STATIC_TOKEN}")),
         Credentials::OAuthScoped => Some(format!("Bearer {}", oauth_token(&http.url()))),
     };
-    Served {
+    Limited {
         http,
         authorization,
         _tools: tools,
@@ -81,7 +81,7 @@ async fn serve(credentials: Credentials, max_body: Option<usize>) -> Served {
 
 /// The head of a `POST /mcp` on 2025-06-18 with this `Content-Type`, the credentials,
 /// and `framing` (the `content-length` or `transfer-encoding` lines).
-fn head(served: &Served, content_type: &str, framing: &[&str]) -> String {
+fn limited_head(served: &Limited, content_type: &str, framing: &[&str]) -> String {
     let auth = served
         .authorization
         .as_ref()
@@ -94,9 +94,9 @@ fn head(served: &Served, content_type: &str, framing: &[&str]) -> String {
 
 /// Send a head declaring `length` bytes and none of them: the answer comes from the
 /// head alone.
-async fn declared(served: &Served, content_type: &str, length: u64) -> (String, bool) {
+async fn declared(served: &Limited, content_type: &str, length: u64) -> (String, bool) {
     let mut stream = TcpStream::connect(served.http.local_addr()).await.unwrap();
-    let head = head(
+    let head = limited_head(
         served,
         content_type,
         &[&format!("content-length: {length}")],
@@ -115,9 +115,9 @@ fn call_of_size(size: usize) -> Vec<u8> {
 }
 
 /// Post `body` as JSON with the credentials; the status and the body.
-async fn post(served: &Served, body: Vec<u8>) -> (u16, String) {
+async fn send_call(served: &Limited, body: Vec<u8>) -> (u16, String) {
     let length = format!("content-length: {}", body.len());
-    let head = head(served, "application/json", &[&length, "connection: close"]);
+    let head = limited_head(served, "application/json", &[&length, "connection: close"]);
     exchange(served.http.local_addr(), &head, &body).await
 }
 
@@ -133,7 +133,7 @@ cases! {
 async fn a_declared_length_over_the_limit_is_a_413_before_any_body_is_sent(
     credentials: Credentials,
 ) {
-    let served = serve(credentials, Some(64 * 1024)).await;
+    let served = serve_limited(credentials, Some(64 * 1024)).await;
     for content_type in ["application/json", "text/plain"] {
         // None of the 400 MB is ever sent: the answer comes from the head.
         let (seen, closed) = declared(&served, content_type, 400 * 1024 * 1024).await;
@@ -161,9 +161,9 @@ cases! {
 
 async fn a_chunked_body_is_cut_off_with_413_once_it_passes_the_limit(credentials: Credentials) {
     const LIMIT: usize = 256 * 1024;
-    let served = serve(credentials, Some(LIMIT)).await;
+    let served = serve_limited(credentials, Some(LIMIT)).await;
     for content_type in ["application/json", "text/plain"] {
-        let head = head(&served, content_type, &["transfer-encoding: chunked"]);
+        let head = limited_head(&served, content_type, &["transfer-encoding: chunked"]);
         // Up to 64 MB offered; the server stops reading after the limit.
         let (seen, sent) = chunked(served.http.local_addr(), head, b' ', 64 << 20).await;
         assert!(
@@ -191,18 +191,18 @@ async fn bodies_within_the_limit_are_served_and_a_wrong_type_is_still_a_415(
     credentials: Credentials,
 ) {
     const LIMIT: usize = 64 * 1024;
-    let served = serve(credentials, Some(LIMIT)).await;
+    let served = serve_limited(credentials, Some(LIMIT)).await;
     // A call just under the limit runs, its text intact.
-    let (status, seen) = post(&served, call_of_size(LIMIT - 200)).await;
+    let (status, seen) = send_call(&served, call_of_size(LIMIT - 200)).await;
     assert_eq!(status, 200, "{credentials:?}: {seen}");
     assert!(seen.contains(&"x".repeat(1000)), "{credentials:?}: {seen}");
     // The same call just over it: 413, and the tool did not run.
-    let (status, seen) = post(&served, call_of_size(LIMIT + 10)).await;
+    let (status, seen) = send_call(&served, call_of_size(LIMIT + 10)).await;
     assert_eq!(status, 413, "{credentials:?}: {seen}");
     // A small body of another type: rmcp's 415, the body read within the limit.
     let mut stream = TcpStream::connect(served.http.local_addr()).await.unwrap();
     let body = "hello";
-    let head = head(
+    let head = limited_head(
         &served,
         "text/plain",
         &[&format!("content-length: {}", body.len())],
@@ -259,7 +259,7 @@ async fn serve_for_the_memory_test() {
     if std::env::var_os(SERVE_ENV).is_none() {
         return;
     }
-    let served = serve(Credentials::OAuthScoped, None).await;
+    let served = serve_limited(Credentials::OAuthScoped, None).await;
     println!("URL {}", served.http.url());
     let mut stdin = tokio::io::stdin();
     let mut sink = Vec::new();

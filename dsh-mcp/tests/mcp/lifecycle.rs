@@ -17,7 +17,7 @@ use crate::common::tools::{Nap, Toolset};
 use crate::common::wire::Revision;
 
 /// A stateless server of `nap`, on `store` if one is given.
-async fn serve(store: Option<Arc<dyn Store>>) -> (HttpServer, Toolset) {
+async fn serve_nap(store: Option<Arc<dyn Store>>) -> (HttpServer, Toolset) {
     let tools = Toolset::new().with(Nap);
     let mut server = tools.server();
     if let Some(store) = store {
@@ -30,7 +30,7 @@ async fn serve(store: Option<Arc<dyn Store>>) -> (HttpServer, Toolset) {
 }
 
 /// `GET path` on the server: the status and the body.
-async fn get(http: &HttpServer, path: &str) -> (u16, String) {
+async fn get_path(http: &HttpServer, path: &str) -> (u16, String) {
     let url = format!("http://{}{path}", http.local_addr());
     let response = tokio::time::timeout(Duration::from_secs(10), reqwest::get(&url))
         .await
@@ -44,7 +44,7 @@ async fn get(http: &HttpServer, path: &str) -> (u16, String) {
 async fn until(http: &HttpServer, path: &str, status: u16, limit: Duration) -> String {
     let deadline = Instant::now() + limit;
     loop {
-        let (seen, body) = get(http, path).await;
+        let (seen, body) = get_path(http, path).await;
         if seen == status {
             return body;
         }
@@ -71,16 +71,19 @@ async fn readiness_follows_the_redis_store_down_and_back_while_liveness_stays() 
     let store = RedisStore::connect(redis.url(), &TestRedis::prefix("ready"))
         .await
         .expect("the test Redis answers");
-    let (http, _reg) = serve(Some(Arc::new(store))).await;
+    let (http, _tools) = serve_nap(Some(Arc::new(store))).await;
 
-    assert_eq!(get(&http, "/healthz").await, (200, "ok\n".to_string()));
-    assert_eq!(get(&http, "/readyz").await, (200, "ready\n".to_string()));
+    assert_eq!(get_path(&http, "/healthz").await, (200, "ok\n".to_string()));
+    assert_eq!(
+        get_path(&http, "/readyz").await,
+        (200, "ready\n".to_string())
+    );
 
     redis.stop();
     let why = until(&http, "/readyz", 503, Duration::from_secs(15)).await;
     assert!(why.contains("store"), "{why:?}");
     assert_eq!(
-        get(&http, "/healthz").await.0,
+        get_path(&http, "/healthz").await.0,
         200,
         "alive while the store is down"
     );
@@ -99,10 +102,10 @@ async fn readiness_follows_the_redis_store_down_and_back_while_liveness_stays() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_draining_server_finishes_its_call_refuses_new_ones_then_stops() {
-    let (http, _reg) = serve(None).await;
+    let (http, _tools) = serve_nap(None).await;
     let url = http.url();
     let addr = http.local_addr();
-    assert_eq!(get(&http, "/readyz").await.0, 200);
+    assert_eq!(get_path(&http, "/readyz").await.0, 200);
 
     // A call of 1.5 s in flight.
     let in_flight = tokio::spawn(call_nap(url.clone(), 1500));
@@ -161,7 +164,7 @@ async fn a_draining_server_finishes_its_call_refuses_new_ones_then_stops() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_longer_than_the_drain_bound_is_stopped_with_the_server() {
-    let (http, _reg) = serve(None).await;
+    let (http, _tools) = serve_nap(None).await;
     let url = http.url();
     let in_flight = tokio::spawn(call_nap(url, 120_000));
     let deadline = Instant::now() + Duration::from_secs(10);

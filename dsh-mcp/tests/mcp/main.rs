@@ -2,14 +2,18 @@
 //! the transport × revision matrix, the scripted client user and the raw clients of
 //! [`common`].
 
-// Until every file has moved in, parts of `common` are not used yet.
-#[allow(dead_code)]
 mod common;
 
 mod approval;
 mod body_limit;
 mod http;
+mod http_hardening;
 mod import;
 mod lifecycle;
+mod oauth;
+mod raw;
 mod serve;
 mod store;
+mod tasks;
+mod tasks_2025;
+mod tasks_listen;

@@ -90,10 +90,6 @@ async fn connect_on(server: &McpServer, revision: Revision) -> Connected {
     connect_stream(server, User::new(), revision).await
 }
 
-async fn connect(server: &McpServer) -> Connected {
-    connect_on(server, Revision::V2025_11_25).await
-}
-
 /// The progress notifications as they crossed the wire, in the server's order.
 fn wire_progress(c: &Connected) -> Vec<Value> {
     c.sent
@@ -121,7 +117,7 @@ async fn list_publishes_schemas_output_schemas_and_annotations() {
     let tools = tools();
     let registry = &tools.registry;
     let server = tools.server();
-    let c = connect(&server).await;
+    let c = connect_on(&server, Revision::V2025_11_25).await;
     let tools = c.client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(
@@ -188,7 +184,7 @@ async fn list_publishes_schemas_output_schemas_and_annotations() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_return_content_and_structured_content() {
     let tools = tools();
-    let c = connect(&tools.server()).await;
+    let c = connect_on(&tools.server(), Revision::V2025_11_25).await;
 
     let r = c
         .client
@@ -215,7 +211,7 @@ async fn calls_return_content_and_structured_content() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_arguments_are_error_results_with_every_violation() {
     let tools = tools();
-    let c = connect(&tools.server()).await;
+    let c = connect_on(&tools.server(), Revision::V2025_11_25).await;
     let r = c
         .client
         .call_tool(call("arith", json!({"a": "six", "c": 1})))
@@ -235,7 +231,7 @@ async fn invalid_arguments_are_error_results_with_every_violation() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_tool_is_a_protocol_error() {
     let tools = tools();
-    let c = connect(&tools.server()).await;
+    let c = connect_on(&tools.server(), Revision::V2025_11_25).await;
     let err = c
         .client
         .call_tool(call("nope", json!({})))
@@ -257,7 +253,7 @@ async fn an_unknown_tool_is_a_protocol_error() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancellation_cancels_the_call_token() {
     let tools = tools();
-    let c = connect(&tools.server()).await;
+    let c = connect_on(&tools.server(), Revision::V2025_11_25).await;
     let mut seen = CANCELLED_SEEN.subscribe();
     CANCELLED_SEEN.send_replace(false);
     let handle = c
@@ -294,7 +290,7 @@ async fn cancellation_cancels_the_call_token() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_flows_when_a_token_was_sent() {
     let tools = tools();
-    let c = connect(&tools.server()).await;
+    let c = connect_on(&tools.server(), Revision::V2025_11_25).await;
     // rmcp's client puts a progress token in every request.
     let r = c.client.call_tool(call("count", json!({}))).await.unwrap();
     assert_eq!(r.structured_content, Some(json!({"result": 3})));
@@ -338,7 +334,7 @@ async fn progress_flows_when_a_token_was_sent() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_from_another_thread_is_sent_and_none_after_the_result() {
     let tools = tools().with(CountElsewhere);
-    let c = connect(&tools.server()).await;
+    let c = connect_on(&tools.server(), Revision::V2025_11_25).await;
     let wire = |c: &Connected| -> Vec<(f64, Option<String>)> {
         wire_progress(c)
             .iter()
@@ -396,8 +392,8 @@ async fn each_session_is_an_agent_scope_with_its_own_setup() {
         })
     });
 
-    let a = connect(&server).await;
-    let b = connect(&server).await;
+    let a = connect_on(&server, Revision::V2025_11_25).await;
+    let b = connect_on(&server, Revision::V2025_11_25).await;
     let ra = a.client.call_tool(call("whoami", json!({}))).await.unwrap();
     let rb = b.client.call_tool(call("whoami", json!({}))).await.unwrap();
     let ids = scopes.lock().unwrap().clone();
@@ -440,7 +436,7 @@ async fn per_session_tools_shadow_global_ones() {
                 .unregister_on_drop(),
         )
     });
-    let c = connect(&server).await;
+    let c = connect_on(&server, Revision::V2025_11_25).await;
     let tools = c.client.list_all_tools().await.unwrap();
     assert_eq!(tools[0].name, "greet");
     assert_eq!(
@@ -467,13 +463,13 @@ async fn list_changes_are_notified_on_initialize_sessions() {
     let tools = tools();
     let registry = &tools.registry;
     let server = tools.server();
-    let mut c = connect(&server).await;
+    let mut c = connect_on(&server, Revision::V2025_11_25).await;
     // The client sends `notifications/initialized` before its first request.
     c.client.list_all_tools().await.unwrap();
     tokio::time::sleep(Duration::from_millis(50)).await;
 
     // Another session's scope coming and going changes nothing this session sees.
-    let other = connect(&server).await;
+    let other = connect_on(&server, Revision::V2025_11_25).await;
     other.client.cancel().await.unwrap();
     let reg = registry.register(Later).unwrap();
     tokio::time::timeout(Duration::from_secs(10), c.heard.list_changed.recv())

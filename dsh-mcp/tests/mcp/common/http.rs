@@ -14,11 +14,9 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
+use super::PATIENCE;
 use super::rpc::{UNPARSED, initialize, initialized, parse};
 use super::wire::Revision;
-
-/// How long a raw request, and then its body, may take.
-const PATIENCE: Duration = Duration::from_secs(30);
 
 /// The `accept` header of every MCP POST.
 pub const ACCEPT: &str = "application/json, text/event-stream";
@@ -104,10 +102,15 @@ impl HttpClient {
                 request = request.header("mcp-name", name);
             }
         }
+        // Extra headers replace those of the same name.
+        let mut replaced = reqwest::header::HeaderMap::new();
         for (name, value) in extra {
-            request = request.header(*name, *value);
+            replaced.insert(
+                reqwest::header::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                reqwest::header::HeaderValue::from_str(value).unwrap(),
+            );
         }
-        request.body(body.to_string())
+        request.headers(replaced).body(body.to_string())
     }
 
     /// POST `body`; the answer, read to its end (within 30 s each).
@@ -115,7 +118,8 @@ impl HttpClient {
         self.post_with(body, &[]).await
     }
 
-    /// [`HttpClient::post`] with `extra` headers besides this client's.
+    /// [`HttpClient::post`] with `extra` headers, besides this client's or instead of
+    /// them.
     pub async fn post_with(&self, body: &str, extra: &[(&str, &str)]) -> Reply {
         let response = tokio::time::timeout(PATIENCE, self.post_request(body, extra).send())
             .await
@@ -188,6 +192,13 @@ impl HttpClient {
             assert!((200..300).contains(&note.status), "{}", note.status);
         }
         reply
+    }
+
+    /// [`HttpClient::open_session`] declaring no capability, where the server must name
+    /// a session: its id.
+    pub async fn start_session(&mut self, revision: Revision) -> String {
+        self.open_session(revision, serde_json::json!({})).await;
+        self.session.clone().expect("a session id")
     }
 
     /// `DELETE` the session (a success).

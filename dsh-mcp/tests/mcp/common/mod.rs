@@ -11,6 +11,9 @@ pub mod tools;
 pub mod user;
 pub mod wire;
 
+/// How long a test waits for an answer, a message or a body before it fails.
+pub const PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// One `#[tokio::test]` per case, each running its shared async body with its own
 /// arguments, so that a failing transport (or revision, or configuration) does not hide
 /// the others: `name => body(args...);`.

@@ -13,14 +13,12 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
+use super::PATIENCE;
 use super::http::{HttpClient, Reply};
 use super::wire::Revision;
 
 /// The key of the stand-in for a message the server sent that is not JSON.
 pub const UNPARSED: &str = "not-json";
-
-/// How long a test waits for a message.
-const PATIENCE: Duration = Duration::from_secs(30);
 
 /// A message of the server, read with the lossless parser (`serde_json`, with its
 /// `raw_value` feature as in this workspace, would itself rewrite an object whose first
@@ -224,12 +222,6 @@ impl Rpc {
             Some(error) => Err(error.clone()),
             None => Ok(answer["result"].clone()),
         }
-    }
-
-    /// Send notification `method` with `params`.
-    pub async fn notify(&mut self, method: &str, params: Value) {
-        let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
-        self.send(&message).await;
     }
 
     /// Answer the server's request `id` with `result`.

@@ -77,11 +77,6 @@ pub async fn until_hang(what: &str, check: impl Fn(&HangLog) -> bool) {
         .unwrap();
 }
 
-/// Whether the `hang` call tagged `tag` has started.
-pub fn hang_started(tag: &str) -> bool {
-    HANG.borrow().started.iter().any(|t| t == tag)
-}
-
 /// Whether the `hang` call tagged `tag` has stopped.
 pub fn hang_stopped(tag: &str) -> bool {
     HANG.borrow().stopped.iter().any(|t| t == tag)

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use super::http::HttpClient;
 use super::rpc::Rpc;
+use super::tools::Toolset;
 use super::user::{Heard, User};
 
 /// How a client reaches the server.
@@ -132,6 +133,40 @@ impl Served {
         if let Some(http) = self.http {
             http.shutdown().await.unwrap();
         }
+    }
+}
+
+/// A registry served over a wire: what most tests set up.
+pub struct Fixture {
+    pub served: Served,
+    pub tools: Toolset,
+}
+
+impl Fixture {
+    /// Serve `tools` over `wire` (HTTP: with the default options).
+    pub async fn start(tools: Toolset, wire: Wire) -> Fixture {
+        let server = tools.server();
+        Fixture::serving(tools, &server, wire, HttpOptions::default()).await
+    }
+
+    /// Serve `server`, a server of `tools` set up further, over `wire`, with `options`
+    /// over HTTP.
+    pub async fn serving(
+        tools: Toolset,
+        server: &McpServer,
+        wire: Wire,
+        options: HttpOptions,
+    ) -> Fixture {
+        Fixture {
+            served: Served::start_with(server, wire, options).await,
+            tools,
+        }
+    }
+
+    /// Stop the HTTP server, if any, and the job runtime's jobs.
+    pub async fn shutdown(self) {
+        self.served.shutdown().await;
+        self.tools.shutdown().await;
     }
 }
 

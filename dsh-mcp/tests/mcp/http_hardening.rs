@@ -6,41 +6,35 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use dsh_mcp::{HttpOptions, HttpServer, McpServer, serve_http};
-use dsh_runtime::{RegistrationHandle, Registry, ToolError, tool};
+use dsh_mcp::{HttpOptions, HttpServer, serve_http};
+use dsh_runtime::{ToolError, tool};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::io::AsyncWriteExt as _;
 use tokio::net::TcpStream;
+
+use crate::common::http::{HttpClient, Reply, head, read_until_closed, stall};
+use crate::common::rpc::{initialize, tools_call};
+use crate::common::tools::{Nap, Toolset};
+use crate::common::wire::Revision;
 
 /// Write `x` to the file at `path`.
 #[tool]
-async fn touch(path: String) -> Result<String, ToolError> {
+async fn write_file(path: String) -> Result<String, ToolError> {
     std::fs::write(&path, "x").map_err(|e| ToolError::new(format!("{path}: {e}")))?;
     Ok(path)
 }
 
-/// Sleep `ms` milliseconds, then answer `done`.
-#[tool]
-async fn nap(ms: u64) -> Result<String, ToolError> {
-    tokio::time::sleep(Duration::from_millis(ms)).await;
-    Ok("done".to_string())
+/// A registry of `write_file` and `nap`.
+fn tools() -> Toolset {
+    Toolset::new().with(WriteFile).with(Nap)
 }
 
-fn registry() -> (Registry, Vec<RegistrationHandle>) {
-    let registry = Registry::new();
-    let regs = vec![
-        registry.register(Touch).unwrap(),
-        registry.register(Nap).unwrap(),
-    ];
-    (registry, regs)
-}
-
-async fn start(options: HttpOptions) -> (HttpServer, Vec<RegistrationHandle>) {
-    let (registry, regs) = registry();
-    let http = serve_http(&McpServer::new(registry), options)
+async fn serve_with(options: HttpOptions) -> (HttpServer, Toolset) {
+    let tools = tools();
+    let http = serve_http(&tools.server(), options)
         .await
         .expect("serve on loopback");
-    (http, regs)
+    (http, tools)
 }
 
 /// A path in the temporary directory no other test uses.
@@ -52,112 +46,9 @@ fn fresh_path(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("dsh-mcp-{name}-{}-{nanos}", std::process::id()))
 }
 
-const PROTOCOL: &str = "2025-06-18";
+const PROTOCOL: Revision = Revision::V2025_06_18;
 
-fn initialize() -> Value {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": PROTOCOL,
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"},
-    }})
-}
-
-fn tools_call(id: u64, name: &str, arguments: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-        "params": {"name": name, "arguments": arguments}})
-}
-
-/// One POST: the status, the session id header and the body text.
-struct Reply {
-    status: u16,
-    session: Option<String>,
-    body: String,
-}
-
-impl Reply {
-    /// The JSON-RPC messages in the body (plain JSON or the `data:` lines of SSE).
-    fn messages(&self) -> Vec<Value> {
-        if let Ok(v) = serde_json::from_str::<Value>(&self.body) {
-            return vec![v];
-        }
-        self.body
-            .lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .filter_map(|d| serde_json::from_str(d.trim()).ok())
-            .collect()
-    }
-}
-
-async fn post(
-    client: &reqwest::Client,
-    url: &str,
-    headers: &[(&str, &str)],
-    body: impl Into<reqwest::Body>,
-) -> Reply {
-    let mut request = client
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream");
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let response = tokio::time::timeout(Duration::from_secs(30), request.body(body).send())
-        .await
-        .expect("the server answers within 30 s")
-        .expect("the request is sent");
-    let status = response.status().as_u16();
-    let session = response
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    let body = tokio::time::timeout(Duration::from_secs(30), response.text())
-        .await
-        .expect("the body ends within 30 s")
-        .expect("the body is read");
-    Reply {
-        status,
-        session,
-        body,
-    }
-}
-
-/// A session started with `initialize` and `notifications/initialized`; its id.
-async fn open_session(client: &reqwest::Client, url: &str) -> String {
-    let reply = post(client, url, &[], initialize().to_string()).await;
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    let session = reply.session.expect("a session id");
-    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let reply = post(
-        client,
-        url,
-        &[
-            ("mcp-session-id", &session),
-            ("mcp-protocol-version", PROTOCOL),
-        ],
-        note.to_string(),
-    )
-    .await;
-    assert_eq!(reply.status, 202, "{}", reply.body);
-    session
-}
-
-async fn call_in_session(
-    client: &reqwest::Client,
-    url: &str,
-    session: &str,
-    extra: &[(&str, &str)],
-    call: &Value,
-) -> Reply {
-    let mut headers = vec![
-        ("mcp-session-id", session),
-        ("mcp-protocol-version", PROTOCOL),
-    ];
-    headers.extend_from_slice(extra);
-    post(client, url, &headers, call.to_string()).await
-}
-
-fn result_text(reply: &Reply) -> Value {
+fn structured_result(reply: &Reply) -> Value {
     let messages = reply.messages();
     let response = messages
         .iter()
@@ -168,25 +59,25 @@ fn result_text(reply: &Reply) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_foreign_origin_is_refused_with_403_and_runs_nothing() {
-    let (http, _regs) = start(HttpOptions::default()).await;
+    let (http, _tools) = serve_with(HttpOptions::default()).await;
     let url = http.url();
-    let client = reqwest::Client::new();
+    let client = HttpClient::new(&url);
 
     // A browser page elsewhere cannot even start a session.
-    let reply = post(
-        &client,
-        &url,
-        &[("origin", "http://evil.example")],
-        initialize().to_string(),
-    )
-    .await;
+    let reply = client
+        .post_with(
+            &initialize(1, PROTOCOL, json!({})).to_string(),
+            &[("origin", "http://evil.example")],
+        )
+        .await;
     assert_eq!(reply.status, 403, "{}", reply.body);
-    assert_eq!(reply.session, None);
+    assert_eq!(reply.session(), None);
 
     // Nor call a tool in an existing session.
-    let session = open_session(&client, &url).await;
+    let mut client = client;
+    client.start_session(PROTOCOL).await;
     let target = fresh_path("origin");
-    let call = tools_call(2, "touch", json!({"path": target.to_string_lossy()}));
+    let call = tools_call(2, "write_file", json!({"path": target.to_string_lossy()}));
     for origin in [
         "http://evil.example",
         "https://localhost.evil.example",
@@ -194,7 +85,9 @@ async fn a_foreign_origin_is_refused_with_403_and_runs_nothing() {
         "null",
         "not an origin",
     ] {
-        let reply = call_in_session(&client, &url, &session, &[("origin", origin)], &call).await;
+        let reply = client
+            .post_with(&call.to_string(), &[("origin", origin)])
+            .await;
         assert_eq!(reply.status, 403, "{origin}: {}", reply.body);
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -214,7 +107,7 @@ async fn a_foreign_origin_is_refused_with_403_and_runs_nothing() {
     ] {
         let _ = std::fs::remove_file(&target);
         let extra: Vec<(&str, &str)> = origin.iter().map(|o| ("origin", *o)).collect();
-        let reply = call_in_session(&client, &url, &session, &extra, &call).await;
+        let reply = client.post_with(&call.to_string(), &extra).await;
         assert_eq!(reply.status, 200, "{origin:?}: {}", reply.body);
         assert!(target.exists(), "{origin:?}: the call did not run");
     }
@@ -224,10 +117,10 @@ async fn a_foreign_origin_is_refused_with_403_and_runs_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_that_is_not_json_is_a_400_parse_error() {
-    let (http, _regs) = start(HttpOptions::default().sessions(false)).await;
+    let (http, _tools) = serve_with(HttpOptions::default().sessions(false)).await;
     let url = http.url();
-    let client = reqwest::Client::new();
-    let reply = post(&client, &url, &[], "{not json").await;
+    let client = HttpClient::new(&url);
+    let reply = client.post("{not json").await;
     assert_eq!(reply.status, 400, "{}", reply.body);
     let body: Value = serde_json::from_str(&reply.body).expect("a JSON-RPC error body");
     assert_eq!(body["jsonrpc"], "2.0", "{body}");
@@ -235,47 +128,43 @@ async fn a_body_that_is_not_json_is_a_400_parse_error() {
     assert_eq!(body["error"]["code"], -32700, "{body}");
 
     // JSON that is no JSON-RPC message: an invalid request.
-    let reply = post(&client, &url, &[], r#"{"hello": "world"}"#).await;
+    let reply = client.post(r#"{"hello": "world"}"#).await;
     assert_eq!(reply.status, 400, "{}", reply.body);
     let body: Value = serde_json::from_str(&reply.body).expect("a JSON-RPC error body");
     assert_eq!(body["error"]["code"], -32600, "{body}");
 
     // A wrong content type stays 415.
-    let response = client
-        .post(&url)
-        .header("content-type", "text/plain")
-        .header("accept", "application/json, text/event-stream")
-        .body(initialize().to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status().as_u16(), 415);
+    let reply = client
+        .post_with(
+            &initialize(1, PROTOCOL, json!({})).to_string(),
+            &[("content-type", "text/plain")],
+        )
+        .await;
+    assert_eq!(reply.status, 415);
     http.shutdown().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_bearer_scheme_is_case_insensitive() {
-    let (http, _regs) = start(
+    let (http, _tools) = serve_with(
         HttpOptions::default()
             .sessions(false)
             .bearer_token("s3cret"),
     )
     .await;
-    let url = http.url();
-    let client = reqwest::Client::new();
+    let client = HttpClient::new(http.url());
     for good in [
         "Bearer s3cret",
         "bearer s3cret",
         "BEARER s3cret",
         "bEaReR  s3cret",
     ] {
-        let reply = post(
-            &client,
-            &url,
-            &[("authorization", good)],
-            initialize().to_string(),
-        )
-        .await;
+        let reply = client
+            .post_with(
+                &initialize(1, PROTOCOL, json!({})).to_string(),
+                &[("authorization", good)],
+            )
+            .await;
         assert_eq!(reply.status, 200, "{good}: {}", reply.body);
     }
     for bad in [
@@ -287,13 +176,12 @@ async fn the_bearer_scheme_is_case_insensitive() {
         "s3cret",
         "",
     ] {
-        let reply = post(
-            &client,
-            &url,
-            &[("authorization", bad)],
-            initialize().to_string(),
-        )
-        .await;
+        let reply = client
+            .post_with(
+                &initialize(1, PROTOCOL, json!({})).to_string(),
+                &[("authorization", bad)],
+            )
+            .await;
         assert_eq!(reply.status, 401, "{bad:?}: {}", reply.body);
     }
     http.shutdown().await.unwrap();
@@ -301,7 +189,7 @@ async fn the_bearer_scheme_is_case_insensitive() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_the_endpoint_path_is_served_and_credentials_come_first() {
-    let (http, _regs) = start(
+    let (http, _tools) = serve_with(
         HttpOptions::default()
             .sessions(false)
             .path("/api/mcp/")
@@ -309,49 +197,38 @@ async fn only_the_endpoint_path_is_served_and_credentials_come_first() {
     )
     .await;
     let base = format!("http://{}", http.local_addr());
-    let client = reqwest::Client::new();
+    let at = |path: &str| HttpClient::new(format!("{base}{path}"));
     let token = [("authorization", "Bearer s3cret")];
     // The path, with or without its trailing slash, and below it: served.
     for path in ["/api/mcp", "/api/mcp/", "/api/mcp/sub"] {
-        let reply = post(
-            &client,
-            &format!("{base}{path}"),
-            &token,
-            initialize().to_string(),
-        )
-        .await;
+        let reply = at(path)
+            .post_with(&initialize(1, PROTOCOL, json!({})).to_string(), &token)
+            .await;
         assert_eq!(reply.status, 200, "{path}: {}", reply.body);
         assert_eq!(reply.messages()[0]["id"], 1, "{path}: {}", reply.body);
     }
     // Any other path is a 404, and nothing reads its body (which is not JSON here).
     for path in ["/", "/api", "/api/mcpx", "/api/mc", "/other/api/mcp"] {
-        let reply = post(&client, &format!("{base}{path}"), &token, "{not json").await;
+        let reply = at(path).post_with("{not json", &token).await;
         assert_eq!(reply.status, 404, "{path}: {}", reply.body);
     }
     // The token is checked before the path: without it, every path is a 401.
     for path in ["/api/mcp", "/other"] {
-        let reply = post(
-            &client,
-            &format!("{base}{path}"),
-            &[],
-            initialize().to_string(),
-        )
-        .await;
+        let reply = at(path)
+            .post(&initialize(1, PROTOCOL, json!({})).to_string())
+            .await;
         assert_eq!(reply.status, 401, "{path}: {}", reply.body);
     }
     http.shutdown().await.unwrap();
 
     // At the root, every path is the endpoint's.
-    let (http, _regs) = start(HttpOptions::default().sessions(false).path("/")).await;
+    let (http, _tools) = serve_with(HttpOptions::default().sessions(false).path("/")).await;
     let base = format!("http://{}", http.local_addr());
+    let at = |path: &str| HttpClient::new(format!("{base}{path}"));
     for path in ["/", "/mcp", "/any/where"] {
-        let reply = post(
-            &client,
-            &format!("{base}{path}"),
-            &[],
-            initialize().to_string(),
-        )
-        .await;
+        let reply = at(path)
+            .post(&initialize(1, PROTOCOL, json!({})).to_string())
+            .await;
         assert_eq!(reply.status, 200, "{path}: {}", reply.body);
     }
     http.shutdown().await.unwrap();
@@ -359,13 +236,8 @@ async fn only_the_endpoint_path_is_served_and_credentials_come_first() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_path_without_a_leading_slash_is_refused_at_start() {
-    let (registry, _regs) = registry();
-    let Err(refused) = serve_http(
-        &McpServer::new(registry),
-        HttpOptions::default().path("mcp"),
-    )
-    .await
-    else {
+    let tools = tools();
+    let Err(refused) = serve_http(&tools.server(), HttpOptions::default().path("mcp")).await else {
         panic!("a path without `/` is refused");
     };
     assert_eq!(refused.kind(), std::io::ErrorKind::InvalidInput);
@@ -377,22 +249,23 @@ async fn a_path_without_a_leading_slash_is_refused_at_start() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sequential_calls_on_a_kept_alive_connection_wait_for_no_delayed_ack() {
-    let (http, _regs) = start(HttpOptions::default()).await;
+    let (http, _tools) = serve_with(HttpOptions::default()).await;
     let url = http.url();
     // One connection, kept alive between the calls.
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(1)
         .build()
         .unwrap();
-    let session = open_session(&client, &url).await;
+    let mut client = HttpClient::with(client, url);
+    client.start_session(PROTOCOL).await;
     let mut times = Vec::new();
     for id in 0..40 {
         let call = tools_call(10 + id, "nap", json!({"ms": 0}));
         let started = Instant::now();
-        let reply = call_in_session(&client, &url, &session, &[], &call).await;
+        let reply = client.post(&call.to_string()).await;
         times.push(started.elapsed());
         assert_eq!(reply.status, 200, "{}", reply.body);
-        assert_eq!(result_text(&reply), json!("done"));
+        assert_eq!(structured_result(&reply), json!("slept 0"));
     }
     times.sort();
     let median = times[times.len() / 2];
@@ -407,14 +280,13 @@ async fn sequential_calls_on_a_kept_alive_connection_wait_for_no_delayed_ack() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn allowed_origins_and_hosts_are_configurable() {
-    let (http, _regs) = start(
+    let (http, _tools) = serve_with(
         HttpOptions::default()
             .sessions(false)
             .allowed_origins(["https://app.example", "http://tool.example:8080"]),
     )
     .await;
-    let url = http.url();
-    let client = reqwest::Client::new();
+    let client = HttpClient::new(http.url());
     for (origin, status) in [
         ("https://app.example", 200),
         ("https://APP.example:443", 200),
@@ -423,57 +295,59 @@ async fn allowed_origins_and_hosts_are_configurable() {
         ("http://app.example", 403),
         ("http://tool.example", 403),
     ] {
-        let reply = post(
-            &client,
-            &url,
-            &[("origin", origin)],
-            initialize().to_string(),
-        )
-        .await;
+        let reply = client
+            .post_with(
+                &initialize(1, PROTOCOL, json!({})).to_string(),
+                &[("origin", origin)],
+            )
+            .await;
         assert_eq!(reply.status, status, "{origin}: {}", reply.body);
     }
     // The Host check stays on: a name that is not loopback is refused.
-    let reply = post(
-        &client,
-        &url,
-        &[("host", "evil.example")],
-        initialize().to_string(),
-    )
-    .await;
+    let reply = client
+        .post_with(
+            &initialize(1, PROTOCOL, json!({})).to_string(),
+            &[("host", "evil.example")],
+        )
+        .await;
     assert_eq!(reply.status, 403, "{}", reply.body);
     http.shutdown().await.unwrap();
 
-    let (http, _regs) = start(
+    let (http, _tools) = serve_with(
         HttpOptions::default()
             .sessions(false)
             .allowed_hosts(["mcp.example"]),
     )
     .await;
-    let url = http.url();
+    let client = HttpClient::new(http.url());
     for (host, status) in [
         ("mcp.example", 200),
         ("localhost", 200),
         ("evil.example", 403),
     ] {
-        let reply = post(&client, &url, &[("host", host)], initialize().to_string()).await;
+        let reply = client
+            .post_with(
+                &initialize(1, PROTOCOL, json!({})).to_string(),
+                &[("host", host)],
+            )
+            .await;
         assert_eq!(reply.status, status, "{host}: {}", reply.body);
     }
     http.shutdown().await.unwrap();
 
-    let (http, _regs) = start(HttpOptions::default().sessions(false).allow_any_host(true)).await;
-    let reply = post(
-        &client,
-        &http.url(),
-        &[("host", "evil.example")],
-        initialize().to_string(),
-    )
-    .await;
+    let (http, _tools) =
+        serve_with(HttpOptions::default().sessions(false).allow_any_host(true)).await;
+    let reply = HttpClient::new(http.url())
+        .post_with(
+            &initialize(1, PROTOCOL, json!({})).to_string(),
+            &[("host", "evil.example")],
+        )
+        .await;
     assert_eq!(reply.status, 200, "{}", reply.body);
     http.shutdown().await.unwrap();
 
-    let (registry, _regs) = registry();
     let error = serve_http(
-        &McpServer::new(registry),
+        &tools().server(),
         HttpOptions::default().allowed_origins(["app.example"]),
     )
     .await
@@ -484,13 +358,9 @@ async fn allowed_origins_and_hosts_are_configurable() {
             .contains("HttpOptions::allowed_origins: \"app.example\""),
         "{error}"
     );
-    let (registry, _regs) = crate::registry();
-    let error = serve_http(
-        &McpServer::new(registry),
-        HttpOptions::default().max_connections(0),
-    )
-    .await
-    .expect_err("a server that serves no connection is refused");
+    let error = serve_http(&tools().server(), HttpOptions::default().max_connections(0))
+        .await
+        .expect_err("a server that serves no connection is refused");
     assert!(
         error.to_string().contains("HttpOptions::max_connections"),
         "{error}"
@@ -500,53 +370,30 @@ async fn allowed_origins_and_hosts_are_configurable() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_longer_than_the_idle_timeout_keeps_its_session_and_result() {
     let idle = Duration::from_secs(1);
-    let (http, _regs) = start(HttpOptions::default().session_idle_timeout(idle)).await;
-    let url = http.url();
-    let client = reqwest::Client::new();
-    let session = open_session(&client, &url).await;
+    let (http, _tools) = serve_with(HttpOptions::default().session_idle_timeout(idle)).await;
+    let mut client = HttpClient::new(http.url());
+    client.start_session(PROTOCOL).await;
+    let call = |id: u64, ms: u64| tools_call(id, "nap", json!({"ms": ms})).to_string();
 
     // A call sleeping past the idle timeout gets its result.
-    let reply = call_in_session(
-        &client,
-        &url,
-        &session,
-        &[],
-        &tools_call(2, "nap", json!({"ms": 2500})),
-    )
-    .await;
+    let reply = client.post(&call(2, 2500)).await;
     assert_eq!(reply.status, 200, "{}", reply.body);
-    assert_eq!(result_text(&reply), json!("done"), "{}", reply.body);
+    assert_eq!(
+        structured_result(&reply),
+        json!("slept 2500"),
+        "{}",
+        reply.body
+    );
     // And the session still works right after.
-    let reply = call_in_session(
-        &client,
-        &url,
-        &session,
-        &[],
-        &tools_call(3, "nap", json!({"ms": 0})),
-    )
-    .await;
+    let reply = client.post(&call(3, 0)).await;
     assert_eq!(reply.status, 200, "{}", reply.body);
-    assert_eq!(result_text(&reply), json!("done"));
+    assert_eq!(structured_result(&reply), json!("slept 0"));
 
     // An open GET stream keeps it alive too.
-    let stream = client
-        .get(&url)
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &session)
-        .header("mcp-protocol-version", PROTOCOL)
-        .send()
-        .await
-        .unwrap();
+    let stream = client.get_stream().await;
     assert_eq!(stream.status().as_u16(), 200);
     tokio::time::sleep(idle * 3).await;
-    let reply = call_in_session(
-        &client,
-        &url,
-        &session,
-        &[],
-        &tools_call(4, "nap", json!({"ms": 0})),
-    )
-    .await;
+    let reply = client.post(&call(4, 0)).await;
     assert_eq!(reply.status, 200, "with a GET stream open: {}", reply.body);
     drop(stream);
 
@@ -554,14 +401,7 @@ async fn a_call_longer_than_the_idle_timeout_keeps_its_session_and_result() {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         tokio::time::sleep(idle * 3).await;
-        let reply = call_in_session(
-            &client,
-            &url,
-            &session,
-            &[],
-            &tools_call(5, "nap", json!({"ms": 0})),
-        )
-        .await;
+        let reply = client.post(&call(5, 0)).await;
         if reply.status == 404 {
             break;
         }
@@ -574,52 +414,24 @@ async fn a_call_longer_than_the_idle_timeout_keeps_its_session_and_result() {
     http.shutdown().await.unwrap();
 }
 
-/// Open a connection and send part of a request head.
-async fn stall(addr: std::net::SocketAddr) -> TcpStream {
-    let mut stream = TcpStream::connect(addr).await.expect("connect");
-    stream
-        .write_all(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-ty")
-        .await
-        .unwrap();
-    stream
-}
-
-/// Read until the server closes the connection (EOF or reset) or `limit` passes; what
-/// it sent, and whether it closed.
-async fn read_until_closed(stream: &mut TcpStream, limit: Duration) -> (String, bool) {
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 512];
-    let deadline = tokio::time::Instant::now() + limit;
-    loop {
-        match tokio::time::timeout_at(deadline, stream.read(&mut buf)).await {
-            Err(_) => return (String::from_utf8_lossy(&seen).into_owned(), false),
-            Ok(Ok(0) | Err(_)) => return (String::from_utf8_lossy(&seen).into_owned(), true),
-            Ok(Ok(n)) => seen.extend_from_slice(&buf[..n]),
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_stalled_in_their_headers_are_closed_and_others_served() {
     let timeout = Duration::from_secs(3);
-    let (http, _regs) = start(HttpOptions::default().header_read_timeout(timeout)).await;
+    let (http, _tools) = serve_with(HttpOptions::default().header_read_timeout(timeout)).await;
     let opened = Instant::now();
     let mut stalled = Vec::new();
     for _ in 0..60 {
-        stalled.push(stall(http.local_addr()).await);
+        let (stream, written) = stall(http.local_addr()).await;
+        written.unwrap();
+        stalled.push(stream);
     }
     // A legitimate client is served while they are open.
-    let client = reqwest::Client::new();
-    let session = open_session(&client, &http.url()).await;
-    let reply = call_in_session(
-        &client,
-        &http.url(),
-        &session,
-        &[],
-        &tools_call(2, "nap", json!({"ms": 0})),
-    )
-    .await;
-    assert_eq!(result_text(&reply), json!("done"));
+    let mut client = HttpClient::new(http.url());
+    client.start_session(PROTOCOL).await;
+    let reply = client
+        .post(&tools_call(2, "nap", json!({"ms": 0})).to_string())
+        .await;
+    assert_eq!(structured_result(&reply), json!("slept 0"));
     assert!(
         opened.elapsed() < timeout,
         "the legitimate client took {:?}, longer than the header timeout",
@@ -646,21 +458,24 @@ async fn connections_stalled_in_their_headers_are_closed_and_others_served() {
 /// a connection in a request until the nap ends.
 async fn busy(addr: std::net::SocketAddr, session: &str, id: u64, ms: u64) -> TcpStream {
     let body = tools_call(id, "nap", json!({"ms": ms})).to_string();
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
-         accept: application/json, text/event-stream\r\nmcp-session-id: {session}\r\n\
-         mcp-protocol-version: {PROTOCOL}\r\ncontent-length: {}\r\n\r\n{body}",
-        body.len()
+    let head = head(
+        "application/json",
+        &[
+            &format!("mcp-session-id: {session}"),
+            &format!("mcp-protocol-version: {}", PROTOCOL.as_str()),
+            &format!("content-length: {}", body.len()),
+        ],
     );
     let mut stream = TcpStream::connect(addr).await.expect("connect");
     stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body.as_bytes()).await.unwrap();
     stream
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_over_the_cap_are_refused_at_once_when_every_one_is_in_a_request() {
-    let (http, _regs) = start(HttpOptions::default().max_connections(4)).await;
-    let session = open_session(&reqwest::Client::new(), &http.url()).await;
+    let (http, _tools) = serve_with(HttpOptions::default().max_connections(4)).await;
+    let session = HttpClient::new(http.url()).start_session(PROTOCOL).await;
     let mut held = Vec::new();
     for id in 0..4 {
         held.push(busy(http.local_addr(), &session, 10 + id, 60_000).await);
@@ -669,7 +484,8 @@ async fn connections_over_the_cap_are_refused_at_once_when_every_one_is_in_a_req
     tokio::time::sleep(Duration::from_millis(300)).await;
     for _ in 0..8 {
         let started = Instant::now();
-        let mut extra = stall(http.local_addr()).await;
+        let (mut extra, written) = stall(http.local_addr()).await;
+        written.unwrap();
         let (seen, closed) = read_until_closed(&mut extra, Duration::from_secs(5)).await;
         assert!(closed, "a connection over the cap was kept open");
         assert!(
@@ -689,18 +505,14 @@ async fn connections_over_the_cap_are_refused_at_once_when_every_one_is_in_a_req
     }
     // ...and when one ends, a new client gets its place.
     drop(held.pop());
-    let client = reqwest::Client::new();
+    let client = HttpClient::new(http.url());
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let response = client
-            .post(http.url())
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .body(initialize().to_string())
-            .send()
+        let reply = client
+            .try_post(&initialize(1, PROTOCOL, json!({})).to_string())
             .await;
-        if let Ok(response) = response
-            && response.status().as_u16() == 200
+        if let Ok(reply) = reply
+            && reply.status == 200
         {
             break;
         }
@@ -710,36 +522,26 @@ async fn connections_over_the_cap_are_refused_at_once_when_every_one_is_in_a_req
     http.shutdown().await.unwrap();
 }
 
-/// Open a connection and try to send part of a request head (the server may already
-/// have closed it to make room for a later one).
-async fn stall_or_closed(addr: std::net::SocketAddr) -> TcpStream {
-    let mut stream = TcpStream::connect(addr).await.expect("connect");
-    let _ = stream
-        .write_all(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-ty")
-        .await;
-    stream
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hundreds_of_stalled_connections_make_way_for_a_legitimate_client() {
     let cap = 64;
-    let (http, _regs) = start(HttpOptions::default().max_connections(cap)).await;
+    let (http, _tools) = serve_with(HttpOptions::default().max_connections(cap)).await;
     // Five times the cap, from one peer, each stalled in its request head.
     let mut stalled = Vec::new();
     for _ in 0..cap * 5 {
-        stalled.push(stall_or_closed(http.local_addr()).await);
+        // (The server may already have closed it to make room for a later one.)
+        let (stream, _written) = stall(http.local_addr()).await;
+        stalled.push(stream);
     }
     // A legitimate client is answered at once: the oldest staller makes room.
-    let client = reqwest::Client::new();
+    let client = HttpClient::new(http.url());
     let started = Instant::now();
-    let reply = tokio::time::timeout(
-        Duration::from_secs(1),
-        post(&client, &http.url(), &[], initialize().to_string()),
-    )
-    .await
-    .unwrap_or_else(|_| panic!("initialize not answered within 1 s"));
+    let initialize = initialize(1, PROTOCOL, json!({})).to_string();
+    let reply = tokio::time::timeout(Duration::from_secs(1), client.post(&initialize))
+        .await
+        .unwrap_or_else(|_| panic!("initialize not answered within 1 s"));
     assert_eq!(reply.status, 200, "{}", reply.body);
-    assert!(reply.session.is_some(), "{}", reply.body);
+    assert!(reply.session().is_some(), "{}", reply.body);
     // The first stallers were closed to make room; the server never held more than
     // its cap.
     let (_, closed) = read_until_closed(&mut stalled[0], Duration::from_secs(2)).await;
@@ -754,15 +556,11 @@ async fn hundreds_of_stalled_connections_make_way_for_a_legitimate_client() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_that_does_not_arrive_in_time_is_a_408() {
     let timeout = Duration::from_secs(1);
-    let (http, _regs) = start(HttpOptions::default().body_read_timeout(timeout)).await;
+    let (http, _tools) = serve_with(HttpOptions::default().body_read_timeout(timeout)).await;
     let mut stream = TcpStream::connect(http.local_addr()).await.unwrap();
-    stream
-        .write_all(
-            b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
-              accept: application/json, text/event-stream\r\ncontent-length: 200\r\n\r\n{\"jsonrpc\"",
-        )
-        .await
-        .unwrap();
+    let head = head("application/json", &["content-length: 200"]);
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(b"{\"jsonrpc\"").await.unwrap();
     let started = Instant::now();
     let (seen, closed) = read_until_closed(&mut stream, Duration::from_secs(10)).await;
     assert!(seen.starts_with("HTTP/1.1 408"), "{seen:?}");

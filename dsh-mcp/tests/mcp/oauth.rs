@@ -8,45 +8,33 @@
 //! read again in the background within a bound that tokens with unknown key ids do not
 //! stretch) and startup errors (plain `http://` keys beyond loopback among them).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use base64::Engine as _;
 use dsh_mcp::oauth::{JwksSource, OAuthOptions};
 use dsh_mcp::{HttpOptions, HttpServer, McpServer, PrincipalLimits, ToolScopes, serve_http};
 use dsh_runtime::hooks::{PreDecision, pre_execute_fn};
-use dsh_runtime::jobs::JobRuntime;
 use dsh_runtime::{Registry, ToolError, tool};
-use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig,
-    ElicitRequestParams, ElicitResult, ElicitationAction, GetTaskParams, Implementation,
-    ProtocolVersion,
-};
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RequestContext, RunningService};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientHandler, ErrorData as McpError, RoleClient};
+use jsonwebtoken::{Algorithm, EncodingKey};
+use rmcp::model::{CallToolResponse, CancelTaskParams, GetTaskParams};
 use serde_json::{Value, json};
 
-#[path = "common/task_tools.rs"]
-mod task_tools;
-use task_tools::*;
-
-const ISSUER: &str = "https://issuer.test";
+use crate::common::http::{HttpClient, Reply};
+use crate::common::keys::{
+    ISSUER, claims, fixture, fixture_text, issuer_key, now, pem, sign, token,
+};
+use crate::common::rpc::{initialize, tools_call as call_body};
+use crate::common::tools::{Greet, Hang, SlowEcho, Toolset, hang_stopped, until_hang};
+use crate::common::user::{Answer, User};
+use crate::common::wire::{Connected, Revision, call, connect_url, error_of};
 
 /// What `bash` ran: the tags of its calls.
 static RAN: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 fn ran(tag: &str) -> bool {
     RAN.lock().unwrap().iter().any(|t| t == tag)
-}
-
-/// Greet someone.
-#[tool(read_only)]
-async fn greet(name: String) -> Result<String, ToolError> {
-    Ok(format!("Hello, {name}!"))
 }
 
 /// Stands for a shell: records its tag.
@@ -56,118 +44,49 @@ async fn bash(tag: String) -> Result<String, ToolError> {
     Ok(format!("ran {tag}"))
 }
 
-/// Needs approval (a pre-execute policy asks).
-#[tool]
-async fn touch(note: String) -> Result<String, ToolError> {
-    Ok(format!("touched: {note}"))
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/oauth")
-        .join(name)
-}
-
-fn pem(name: &str) -> Vec<u8> {
-    std::fs::read(fixture(name)).unwrap()
-}
-
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
-
-/// The issuer's RSA key (`k1` in its JWKS).
-fn issuer_key() -> EncodingKey {
-    EncodingKey::from_rsa_pem(&pem("issuer.pem")).unwrap()
-}
-
-/// Sign `claims` with `key` under `alg`, naming `kid`.
-fn sign(claims: &Value, alg: Algorithm, kid: Option<&str>, key: &EncodingKey) -> String {
-    let mut header = Header::new(alg);
-    header.kid = kid.map(str::to_string);
-    header.typ = Some("at+jwt".to_string());
-    jsonwebtoken::encode(&header, claims, key).unwrap()
-}
-
-/// The claims of a good token for `audience`: `sub`, the scopes, ten minutes to live.
-fn claims(audience: &str, sub: &str, scope: &str) -> Value {
-    let now = now();
-    json!({
-        "iss": ISSUER,
-        "sub": sub,
-        "aud": audience,
-        "client_id": "test-client",
-        "scope": scope,
-        "iat": now,
-        "exp": now + 600,
-        "jti": format!("{sub}-{}", rand_suffix()),
-    })
-}
-
-/// A suffix that makes each token distinct (as a refreshed token is).
-fn rand_suffix() -> u64 {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
-}
-
-/// A good token of `sub` with these scopes for the server at `url`.
-fn token(url: &str, sub: &str, scope: &str) -> String {
-    sign(
-        &claims(url, sub, scope),
-        Algorithm::RS256,
-        Some("k1"),
-        &issuer_key(),
-    )
-}
-
-struct Served {
+struct Protected {
     http: HttpServer,
-    jobs: JobRuntime,
+    tools: Toolset,
     _jwks: tempfile::TempDir,
     jwks_file: PathBuf,
-    _regs: Vec<dsh_runtime::RegistrationHandle>,
 }
 
-impl Served {
+impl Protected {
     fn url(&self) -> String {
         self.http.url()
     }
 
     async fn shutdown(self) {
         self.http.shutdown().await.unwrap();
-        self.jobs.shutdown().await;
+        self.tools.shutdown().await;
     }
 }
 
 /// A server of greet, bash, touch (which asks), slow_echo and hang (tasks), where bash
 /// needs `tools:exec` and read-only tools `tools:read`, its keys in a JWKS file (a copy
 /// of `jwks.json`) read again every `refresh`.
-async fn serve(limits: PrincipalLimits, refresh: Duration) -> Served {
+async fn serve_protected(limits: PrincipalLimits, refresh: Duration) -> Protected {
     serve_keys(limits, refresh, None).await
 }
 
-/// [`serve`] with its keys from `jwks` (`None`: the JWKS file).
+/// [`serve_protected`] with its keys from `jwks` (`None`: the JWKS file).
 async fn serve_keys(
     limits: PrincipalLimits,
     refresh: Duration,
     jwks: Option<JwksSource>,
-) -> Served {
-    let jobs = JobRuntime::new();
-    let registry = Registry::builder().jobs(jobs.clone()).build();
-    let regs = vec![
-        registry.register(Greet).unwrap(),
-        registry.register(Bash).unwrap(),
-        registry.register(Touch).unwrap(),
-        registry.register(SlowEcho).unwrap(),
-        registry.register(Hang).unwrap(),
-        registry.add_pre_execute(pre_execute_fn(|call| {
-            (call.name() == "touch").then(|| PreDecision::ask("touch changes the world"))
-        })),
-    ];
-    let server = McpServer::new(registry)
+) -> Protected {
+    let mut tools = Toolset::with_jobs()
+        .with(Greet)
+        .with(Bash)
+        .with_touch()
+        .with(SlowEcho)
+        .with(Hang);
+    let policy = tools.registry.add_pre_execute(pre_execute_fn(|call| {
+        (call.name() == "touch").then(|| PreDecision::ask("touch changes the world"))
+    }));
+    tools.hold(policy);
+    let server = tools
+        .server()
         .with_tool_scopes(
             ToolScopes::new()
                 .tool("bash", "tools:exec")
@@ -184,77 +103,24 @@ async fn serve_keys(
     let http = serve_http(&server, HttpOptions::default().oauth(oauth))
         .await
         .unwrap();
-    Served {
+    Protected {
         http,
-        jobs,
+        tools,
         _jwks: dir,
         jwks_file,
-        _regs: regs,
     }
 }
 
-/// A raw HTTP answer: status, `WWW-Authenticate`, session id, body.
-struct Answer {
-    status: u16,
-    challenge: String,
-    session: Option<String>,
-    body: String,
-}
-
-/// POST `body` to `url` with this bearer token and session.
-async fn post(url: &str, token: Option<&str>, session: Option<&str>, body: &Value) -> Answer {
-    let mut request = reqwest::Client::new()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(body.to_string());
+/// POST `body` to `url` with this bearer token, and in this session on 2025-11-25.
+async fn post(url: &str, token: Option<&str>, session: Option<&str>, body: &Value) -> Reply {
+    let mut client = HttpClient::new(url);
     if let Some(token) = token {
-        request = request.header("authorization", format!("Bearer {token}"));
+        client = client.bearer(token);
     }
     if let Some(session) = session {
-        request = request
-            .header("mcp-session-id", session)
-            .header("mcp-protocol-version", "2025-11-25");
+        client = client.in_session(session, Revision::V2025_11_25);
     }
-    let response = request.send().await.unwrap();
-    let header = |name: &str| {
-        response
-            .headers()
-            .get(name)
-            .map(|v| v.to_str().unwrap().to_string())
-    };
-    let challenge = header("www-authenticate").unwrap_or_default();
-    let session = header("mcp-session-id");
-    let status = response.status().as_u16();
-    let body = response.text().await.unwrap();
-    Answer {
-        status,
-        challenge,
-        session,
-        body,
-    }
-}
-
-fn initialize() -> Value {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "oauth-test", "version": "0"}}})
-}
-
-/// A session opened with `token`, initialized: its id.
-async fn open_session(url: &str, token: &str) -> String {
-    let answer = post(url, Some(token), None, &initialize()).await;
-    assert_eq!(answer.status, 200, "{}", answer.body);
-    let session = answer.session.expect("a session id");
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let answer = post(url, Some(token), Some(&session), &initialized).await;
-    assert_eq!(answer.status, 202, "{}", answer.body);
-    session
-}
-
-fn call_body(id: u64, name: &str, args: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-           "params": {"name": name, "arguments": args}})
+    client.post(&body.to_string()).await
 }
 
 /// The metadata URL challenges name.
@@ -269,7 +135,7 @@ fn b64(bytes: &[u8]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metadata_is_public_and_every_bad_token_gets_a_401_challenge() {
-    let served = serve(PrincipalLimits::new(), Duration::from_secs(30)).await;
+    let served = serve_protected(PrincipalLimits::new(), Duration::from_secs(30)).await;
     let url = served.url();
     let metadata = metadata_url(&url);
 
@@ -292,10 +158,16 @@ async fn metadata_is_public_and_every_bad_token_gets_a_401_challenge() {
     }
 
     // No token: 401 with the metadata and no error code.
-    let no_token = post(&url, None, None, &initialize()).await;
+    let no_token = post(
+        &url,
+        None,
+        None,
+        &initialize(1, Revision::V2025_11_25, json!({})),
+    )
+    .await;
     assert_eq!(no_token.status, 401);
     assert_eq!(
-        no_token.challenge,
+        no_token.challenge(),
         format!("Bearer resource_metadata=\"{metadata}\"")
     );
 
@@ -391,95 +263,58 @@ async fn metadata_is_public_and_every_bad_token_gets_a_401_challenge() {
         ("not a JWT", "opaque-token".to_string(), "not a signed JWT"),
     ];
     for (what, token, why) in &cases {
-        let answer = post(&url, Some(token), None, &initialize()).await;
+        let answer = post(
+            &url,
+            Some(token),
+            None,
+            &initialize(1, Revision::V2025_11_25, json!({})),
+        )
+        .await;
         assert_eq!(answer.status, 401, "{what}: {}", answer.body);
         assert!(
-            answer.challenge.starts_with(&format!(
+            answer.challenge().starts_with(&format!(
                 "Bearer resource_metadata=\"{metadata}\", error=\"invalid_token\", \
                  error_description=\""
-            )) && answer.challenge.contains(why),
+            )) && answer.challenge().contains(why),
             "{what}: {}",
-            answer.challenge
+            answer.challenge()
         );
         let body: Value = serde_json::from_str(&answer.body).unwrap();
         assert_eq!(body["error"], "invalid_token", "{what}");
     }
 
     // The genuine token opens a session.
-    let answer = post(&url, Some(&token(&url, "alice", "")), None, &initialize()).await;
+    let answer = post(
+        &url,
+        Some(&token(&url, "alice", "")),
+        None,
+        &initialize(1, Revision::V2025_11_25, json!({})),
+    )
+    .await;
     assert_eq!(answer.status, 200, "{}", answer.body);
-    assert!(answer.session.is_some());
+    assert!(answer.session().is_some());
     served.shutdown().await;
 }
 
 /// A client of protocol 2026-07-28 (stateless over HTTP) with this token, declaring
 /// tasks and elicitation, approving every question.
-#[derive(Clone)]
-struct User;
-
-impl ClientHandler for User {
-    fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
-            ClientCapabilities::builder()
-                .enable_elicitation()
-                .enable_tasks()
-                .build(),
-            Implementation::new("oauth-test", "0"),
-        )
-    }
-
-    async fn create_elicitation(
-        &self,
-        _request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, McpError> {
-        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({"approve": true})))
-    }
-}
-
-async fn client(url: &str, token: &str) -> RunningService<RoleClient, User> {
-    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string()).auth_header(token);
-    User.serve_with_lifecycle(
-        StreamableHttpClientTransport::from_config(config),
-        ClientLifecycleMode::Discover {
-            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        },
-    )
-    .await
-    .expect("the client connects")
+async fn client(url: &str, token: &str) -> Connected {
+    let user = User::new()
+        .elicitation(true)
+        .tasks(true)
+        .answering(Answer::Approve);
+    connect_url(url, Some(token), user, Revision::V2026_07_28).await
 }
 
 /// A client of protocol 2026-07-28 that declares nothing (its calls are answered
 /// directly).
-async fn plain_client(url: &str, token: &str) -> RunningService<RoleClient, ()> {
-    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string()).auth_header(token);
-    ().serve_with_lifecycle(
-        StreamableHttpClientTransport::from_config(config),
-        ClientLifecycleMode::Discover {
-            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        },
-    )
-    .await
-    .expect("the client connects")
-}
-
-fn call(name: &str, args: Value) -> CallToolRequestParams {
-    let Value::Object(args) = args else {
-        panic!("arguments must be an object")
-    };
-    CallToolRequestParams::new(name.to_string()).with_arguments(args)
-}
-
-fn error_of(e: &rmcp::service::ServiceError) -> (i32, String) {
-    match e {
-        rmcp::service::ServiceError::McpError(e) => (e.code.0, e.message.to_string()),
-        other => panic!("expected a JSON-RPC error, got {other}"),
-    }
+async fn plain_client(url: &str, token: &str) -> Connected {
+    connect_url(url, Some(token), User::new(), Revision::V2026_07_28).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_without_the_scope_does_not_see_the_tool_and_its_call_is_a_403() {
-    let served = serve(PrincipalLimits::new(), Duration::from_secs(30)).await;
+    let served = serve_protected(PrincipalLimits::new(), Duration::from_secs(30)).await;
     let url = served.url();
     let reader = token(&url, "reader", "tools:read");
     let runner = token(&url, "runner", "tools:read tools:exec");
@@ -495,13 +330,13 @@ async fn a_token_without_the_scope_does_not_see_the_tool_and_its_call_is_a_403()
         names(c.list_all_tools().await.unwrap()),
         ["greet", "hang", "slow_echo", "touch"]
     );
-    c.cancel().await.unwrap();
+    c.close().await;
     let c = client(&url, &token(&url, "nobody", "")).await;
     assert_eq!(
         names(c.list_all_tools().await.unwrap()),
         ["hang", "slow_echo", "touch"]
     );
-    c.cancel().await.unwrap();
+    c.close().await;
     let c = client(&url, &runner).await;
     assert_eq!(
         names(c.list_all_tools().await.unwrap()),
@@ -513,10 +348,13 @@ async fn a_token_without_the_scope_does_not_see_the_tool_and_its_call_is_a_403()
         .unwrap();
     assert_eq!(r.is_error, Some(false), "{r:?}");
     assert!(ran("scoped-runner"));
-    c.cancel().await.unwrap();
+    c.close().await;
 
     // In a session: the call beyond the scope is a 403 naming the scope, and does not run.
-    let session = open_session(&url, &reader).await;
+    let session = HttpClient::new(&url)
+        .bearer(&reader)
+        .start_session(Revision::V2025_11_25)
+        .await;
     let answer = post(
         &url,
         Some(&reader),
@@ -526,7 +364,7 @@ async fn a_token_without_the_scope_does_not_see_the_tool_and_its_call_is_a_403()
     .await;
     assert_eq!(answer.status, 403, "{}", answer.body);
     assert_eq!(
-        answer.challenge,
+        answer.challenge(),
         format!(
             "Bearer resource_metadata=\"{}\", error=\"insufficient_scope\", \
              error_description=\"tool `bash` needs the scope tools:exec\", scope=\"tools:exec\"",
@@ -543,7 +381,7 @@ async fn a_token_without_the_scope_does_not_see_the_tool_and_its_call_is_a_403()
         refused.to_string().contains("Insufficient scope"),
         "{refused}"
     );
-    c.cancel().await.unwrap();
+    c.close().await;
     assert!(!ran("scoped-reader"), "a call beyond its scope ran");
 
     // The same session goes on for what the scope allows.
@@ -578,7 +416,7 @@ async fn a_token_without_the_scope_does_not_see_the_tool_and_its_call_is_a_403()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tasks_approval_states_and_sessions_belong_to_the_subject() {
-    let served = serve(PrincipalLimits::new(), Duration::from_secs(30)).await;
+    let served = serve_protected(PrincipalLimits::new(), Duration::from_secs(30)).await;
     let url = served.url();
     let tag = "oauth-principal";
 
@@ -593,7 +431,7 @@ async fn tasks_approval_states_and_sessions_belong_to_the_subject() {
         panic!("expected a task, got {created:?}")
     };
     let id = created.task.task_id;
-    alice.cancel().await.unwrap();
+    alice.close().await;
     until_hang("the task started", |log| {
         log.started.iter().any(|t| t == tag)
     })
@@ -612,8 +450,8 @@ async fn tasks_approval_states_and_sessions_belong_to_the_subject() {
     let elsewhere = client(&url, &other_client).await;
     let seen = elsewhere.peer().get_task(GetTaskParams::new(&id)).await;
     assert_eq!(error_of(&seen.unwrap_err()).0, -32602);
-    elsewhere.cancel().await.unwrap();
-    assert!(!HANG.borrow().stopped.iter().any(|t| t == tag));
+    elsewhere.close().await;
+    assert!(!hang_stopped(tag));
 
     // Alice with a refreshed token (another token, the same subject and client) keeps it.
     let refreshed = client(&url, &token(&url, "alice", "")).await;
@@ -660,8 +498,8 @@ async fn tasks_approval_states_and_sessions_belong_to_the_subject() {
             .contains("failed integrity verification"),
         "{stolen}"
     );
-    bob.cancel().await.unwrap();
-    refreshed.cancel().await.unwrap();
+    bob.close().await;
+    refreshed.close().await;
     let again = client(&url, &token(&url, "alice", "")).await;
     let done = again.peer().call_tool_once(retry(&state)).await.unwrap();
     let CallToolResponse::Complete(done) = done else {
@@ -671,11 +509,14 @@ async fn tasks_approval_states_and_sessions_belong_to_the_subject() {
         done.structured_content,
         Some(json!({"result": "touched: n"}))
     );
-    again.cancel().await.unwrap();
+    again.close().await;
 
     // A session is its opener's: Bob's request on it is answered as for no session;
     // Alice's refreshed token goes on using it.
-    let session = open_session(&url, &token(&url, "alice", "")).await;
+    let session = HttpClient::new(&url)
+        .bearer(&token(&url, "alice", ""))
+        .start_session(Revision::V2025_11_25)
+        .await;
     let list = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"});
     let hijack = post(&url, Some(&token(&url, "bob", "")), Some(&session), &list).await;
     assert_eq!(hijack.status, 404, "{}", hijack.body);
@@ -692,7 +533,7 @@ async fn tasks_approval_states_and_sessions_belong_to_the_subject() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_subject_at_its_limits_does_not_starve_another() {
     let limits = PrincipalLimits::new().max_calls(2).max_tasks(1);
-    let served = serve(limits, Duration::from_secs(30)).await;
+    let served = serve_protected(limits, Duration::from_secs(30)).await;
     let url = served.url();
     let url = Arc::new(url);
 
@@ -708,7 +549,7 @@ async fn one_subject_at_its_limits_does_not_starve_another() {
                     json!({"text": format!("a{i}"), "ms": 4000}),
                 ))
                 .await;
-            let _ = c.cancel().await;
+            let _ = c.client.cancel().await;
             r
         }));
     }
@@ -763,8 +604,8 @@ async fn one_subject_at_its_limits_does_not_starve_another() {
         .await
         .unwrap();
 
-    alice.cancel().await.unwrap();
-    bob.cancel().await.unwrap();
+    alice.close().await;
+    bob.close().await;
 
     // Tasks: one working task each.
     let alice = client(&url, &token(&url, "alice", "")).await;
@@ -820,8 +661,8 @@ async fn one_subject_at_its_limits_does_not_starve_another() {
             .await
             .unwrap();
     }
-    alice.cancel().await.unwrap();
-    bob.cancel().await.unwrap();
+    alice.close().await;
+    bob.close().await;
     served.shutdown().await;
 }
 
@@ -829,7 +670,7 @@ async fn one_subject_at_its_limits_does_not_starve_another() {
 async fn a_rotated_key_is_accepted_once_the_jwks_is_read_again() {
     let rotated = EncodingKey::from_ec_pem(&pem("rotated.pem")).unwrap();
     // Read again at once when a key id is unknown.
-    let served = serve(PrincipalLimits::new(), Duration::ZERO).await;
+    let served = serve_protected(PrincipalLimits::new(), Duration::ZERO).await;
     let url = served.url();
     let new_token = || {
         sign(
@@ -839,24 +680,42 @@ async fn a_rotated_key_is_accepted_once_the_jwks_is_read_again() {
             &rotated,
         )
     };
-    let answer = post(&url, Some(&new_token()), None, &initialize()).await;
+    let answer = post(
+        &url,
+        Some(&new_token()),
+        None,
+        &initialize(1, Revision::V2025_11_25, json!({})),
+    )
+    .await;
     assert_eq!(answer.status, 401, "{}", answer.body);
     assert!(
-        answer.challenge.contains("does not have"),
+        answer.challenge().contains("does not have"),
         "{}",
-        answer.challenge
+        answer.challenge()
     );
     // The issuer publishes its new key.
     std::fs::copy(fixture("jwks-rotated.json"), &served.jwks_file).unwrap();
-    let answer = post(&url, Some(&new_token()), None, &initialize()).await;
+    let answer = post(
+        &url,
+        Some(&new_token()),
+        None,
+        &initialize(1, Revision::V2025_11_25, json!({})),
+    )
+    .await;
     assert_eq!(answer.status, 200, "{}", answer.body);
     // The old key still works while it is published.
-    let answer = post(&url, Some(&token(&url, "alice", "")), None, &initialize()).await;
+    let answer = post(
+        &url,
+        Some(&token(&url, "alice", "")),
+        None,
+        &initialize(1, Revision::V2025_11_25, json!({})),
+    )
+    .await;
     assert_eq!(answer.status, 200, "{}", answer.body);
     served.shutdown().await;
 
     // Reads are rate-limited: within the interval the new key id stays unknown.
-    let limited = serve(PrincipalLimits::new(), Duration::from_secs(3600)).await;
+    let limited = serve_protected(PrincipalLimits::new(), Duration::from_secs(3600)).await;
     let url = limited.url();
     std::fs::copy(fixture("jwks-rotated.json"), &limited.jwks_file).unwrap();
     let t = sign(
@@ -865,7 +724,13 @@ async fn a_rotated_key_is_accepted_once_the_jwks_is_read_again() {
         Some("k2"),
         &rotated,
     );
-    let answer = post(&url, Some(&t), None, &initialize()).await;
+    let answer = post(
+        &url,
+        Some(&t),
+        None,
+        &initialize(1, Revision::V2025_11_25, json!({})),
+    )
+    .await;
     assert_eq!(answer.status, 401, "{}", answer.body);
     limited.shutdown().await;
 }
@@ -1000,10 +865,6 @@ impl Drop for KeyServer {
     }
 }
 
-fn fixture_text(name: &str) -> String {
-    std::fs::read_to_string(fixture(name)).unwrap()
-}
-
 /// `jwks-rotated.json` without `k1`: the issuer withdrew it.
 fn only_k2() -> String {
     let mut doc: Value = serde_json::from_str(&fixture_text("jwks-rotated.json")).unwrap();
@@ -1042,9 +903,19 @@ async fn a_rotated_key_is_accepted_within_one_interval_while_unknown_key_ids_kee
     // the JWKS is read for it, and it is refused.
     tokio::time::sleep(REFRESH + Duration::from_millis(300)).await;
     let before = keys.reads();
-    let answer = post(&url, Some(&forged()), None, &initialize()).await;
+    let answer = post(
+        &url,
+        Some(&forged()),
+        None,
+        &initialize(1, Revision::V2025_11_25, json!({})),
+    )
+    .await;
     assert_eq!(answer.status, 401, "{}", answer.body);
-    assert!(answer.challenge.contains("(k9)"), "{}", answer.challenge);
+    assert!(
+        answer.challenge().contains("(k9)"),
+        "{}",
+        answer.challenge()
+    );
     assert!(keys.reads() > before, "an unknown key id reads the JWKS");
 
     // The issuer rotates its new key in, the read for an unknown key id just spent;
@@ -1058,7 +929,13 @@ async fn a_rotated_key_is_accepted_within_one_interval_while_unknown_key_ids_kee
         async move {
             let mut refused = 0;
             while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-                let answer = post(&url, Some(&forged()), None, &initialize()).await;
+                let answer = post(
+                    &url,
+                    Some(&forged()),
+                    None,
+                    &initialize(1, Revision::V2025_11_25, json!({})),
+                )
+                .await;
                 assert_eq!(answer.status, 401, "{}", answer.body);
                 refused += 1;
                 tokio::time::sleep(Duration::from_millis(20)).await;
@@ -1076,7 +953,13 @@ async fn a_rotated_key_is_accepted_within_one_interval_while_unknown_key_ids_kee
     let mut tries = 0;
     let seen_after = loop {
         tries += 1;
-        let answer = post(&url, Some(&new_token), None, &initialize()).await;
+        let answer = post(
+            &url,
+            Some(&new_token),
+            None,
+            &initialize(1, Revision::V2025_11_25, json!({})),
+        )
+        .await;
         if answer.status == 200 {
             break rotated_at.elapsed();
         }
@@ -1085,7 +968,7 @@ async fn a_rotated_key_is_accepted_within_one_interval_while_unknown_key_ids_kee
             rotated_at.elapsed() < REFRESH + SLACK,
             "the rotated key is still refused {:?} after it was published ({tries} tries): {}",
             rotated_at.elapsed(),
-            answer.challenge
+            answer.challenge()
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
@@ -1111,7 +994,13 @@ async fn a_withdrawn_key_is_refused_within_one_interval_and_the_reads_stop_with_
     let keys = KeyServer::start(fixture_text("jwks-rotated.json")).await;
     let served = serve_keys(PrincipalLimits::new(), REFRESH, Some(keys.jwks())).await;
     let url = served.url();
-    let answer = post(&url, Some(&token(&url, "alice", "")), None, &initialize()).await;
+    let answer = post(
+        &url,
+        Some(&token(&url, "alice", "")),
+        None,
+        &initialize(1, Revision::V2025_11_25, json!({})),
+    )
+    .await;
     assert_eq!(answer.status, 200, "{}", answer.body);
 
     // The issuer withdraws k1 (say it leaked). No token names a key id the JWKS lacks,
@@ -1119,14 +1008,20 @@ async fn a_withdrawn_key_is_refused_within_one_interval_and_the_reads_stop_with_
     keys.publish(only_k2());
     let withdrawn_at = std::time::Instant::now();
     loop {
-        let answer = post(&url, Some(&token(&url, "alice", "")), None, &initialize()).await;
+        let answer = post(
+            &url,
+            Some(&token(&url, "alice", "")),
+            None,
+            &initialize(1, Revision::V2025_11_25, json!({})),
+        )
+        .await;
         if answer.status == 401 {
             assert!(
                 answer
-                    .challenge
+                    .challenge()
                     .contains("a key (k1) the issuer's JWKS does not have"),
                 "{}",
-                answer.challenge
+                answer.challenge()
             );
             break;
         }
@@ -1145,7 +1040,13 @@ async fn a_withdrawn_key_is_refused_within_one_interval_and_the_reads_stop_with_
         Some("k2"),
         &rotated,
     );
-    let answer = post(&url, Some(&kept), None, &initialize()).await;
+    let answer = post(
+        &url,
+        Some(&kept),
+        None,
+        &initialize(1, Revision::V2025_11_25, json!({})),
+    )
+    .await;
     assert_eq!(answer.status, 200, "{}", answer.body);
 
     // Without any request the JWKS is read once per interval…
