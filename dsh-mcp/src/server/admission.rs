@@ -72,9 +72,15 @@ impl PrincipalLimits {
     }
 }
 
-/// Why a call was not let in, as the HTTP layer answers it.
+/// Why the handler did not let a call in, as it tells the OAuth layer waiting for its
+/// verdict (through the [`VerdictSlot`]).
+///
+/// Not a [`crate::wire::Refusal`]: that is an answer, and this is a reason. The call is
+/// refused in the handler with a JSON-RPC error like any other; over HTTP the OAuth layer
+/// answers the request itself, with a challenge only it can write (it names the
+/// protected-resource metadata), built as a refusal from this denial.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Refusal {
+pub(crate) enum Denial {
     /// The token lacks `scope`, which the tool `tool` needs.
     InsufficientScope { tool: String, scope: String },
 }
@@ -82,19 +88,19 @@ pub(crate) enum Refusal {
 /// Where the handler puts its verdict on a call for the HTTP layer that waits for it
 /// (`None`: let in; the answer is rmcp's).
 #[derive(Clone, Debug)]
-pub(crate) struct VerdictSlot(Arc<Mutex<Option<oneshot::Sender<Option<Refusal>>>>>);
+pub(crate) struct VerdictSlot(Arc<Mutex<Option<oneshot::Sender<Option<Denial>>>>>);
 
 impl VerdictSlot {
     /// A slot, and where its verdict arrives (an error: the request never reached a
     /// call, and rmcp's answer stands).
     #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
-    pub(crate) fn new() -> (VerdictSlot, oneshot::Receiver<Option<Refusal>>) {
+    pub(crate) fn new() -> (VerdictSlot, oneshot::Receiver<Option<Denial>>) {
         let (tx, rx) = oneshot::channel();
         (VerdictSlot(Arc::new(Mutex::new(Some(tx)))), rx)
     }
 
     /// Give the verdict (only the first counts).
-    fn send(&self, verdict: Option<Refusal>) {
+    fn send(&self, verdict: Option<Denial>) {
         if let Some(tx) = lock(&self.0).take() {
             let _ = tx.send(verdict);
         }
@@ -201,12 +207,12 @@ impl Handler {
         if let Some(identity) = identity
             && let Some(scope) = self.shared.tool_scopes.missing(identity, name, tool)
         {
-            let refusal = Refusal::InsufficientScope {
+            let denial = Denial::InsufficientScope {
                 tool: name.to_string(),
                 scope: scope.to_string(),
             };
             if let Some(slot) = slot {
-                slot.send(Some(refusal));
+                slot.send(Some(denial));
             }
             return Err(McpError::new(
                 INSUFFICIENT_SCOPE,

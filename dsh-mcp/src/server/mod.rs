@@ -22,7 +22,7 @@ use tool_list::ListCache;
 
 pub use admission::PrincipalLimits;
 #[cfg(feature = "oauth")]
-pub(crate) use admission::{Refusal, VerdictSlot};
+pub(crate) use admission::{Denial, VerdictSlot};
 pub use scopes::ToolScopes;
 
 use std::any::Any;

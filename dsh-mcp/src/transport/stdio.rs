@@ -17,7 +17,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 
 use crate::wire::in_flight::InFlight;
 use crate::wire::outbound::{Outbound, Rewrite};
-use crate::wire::{Ids, Inbound, Refusal};
+use crate::wire::{Ids, Inbound};
 
 /// The longest line read (one message), as rmcp's own stdio transport: 16 MiB.
 const MAX_LINE: usize = 16 * 1024 * 1024;
@@ -206,12 +206,11 @@ where
                 ..
             } = match read {
                 Ok(inbound) => inbound,
-                Err(Refusal::Unreadable(error) | Refusal::Refused(error)) => {
-                    self.answer(*error);
-                    continue;
-                }
-                Err(Refusal::Dropped(why)) => {
-                    tracing::debug!("ignoring an unreadable MCP message: {why}");
+                Err(refusal) => {
+                    match refusal.into_json_rpc() {
+                        Ok(error) => self.answer(*error),
+                        Err(why) => tracing::debug!("ignoring an unreadable MCP message: {why}"),
+                    }
                     continue;
                 }
             };

@@ -12,11 +12,10 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{
-    ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, RequestId, ServerJsonRpcMessage,
-};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, RequestId};
 use serde_json::Value;
 
+use crate::wire::Refusal;
 use crate::wire::raw::Prepared;
 
 /// The acknowledgment's method.
@@ -28,15 +27,14 @@ pub(crate) struct ListenTasks(pub(crate) Arc<[String]>);
 
 /// The `taskIds` of a `subscriptions/listen` request (`Ok(None)` for any other message,
 /// or a filter without them), or the error answering a request that cannot have them.
-pub(crate) fn read(prepared: &Prepared) -> Result<Option<ListenTasks>, Box<ServerJsonRpcMessage>> {
+pub(crate) fn read(prepared: &Prepared) -> Result<Option<ListenTasks>, Refusal> {
     let ClientJsonRpcMessage::Request(request) = &prepared.message else {
         return Ok(None);
     };
     let ClientRequest::SubscriptionsListenRequest(_) = &request.request else {
         return Ok(None);
     };
-    let refuse =
-        |error: ErrorData| Box::new(ServerJsonRpcMessage::error(error, Some(request.id.clone())));
+    let refuse = |error: ErrorData| Refusal::request(error, request.id.clone());
     let Ok(value) = serde_json::from_str::<Value>(&prepared.text) else {
         return Ok(None);
     };
@@ -122,11 +120,13 @@ mod tests {
 
     const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}"#;
 
-    fn error_code(result: Result<Option<ListenTasks>, Box<ServerJsonRpcMessage>>) -> i64 {
+    fn error_code(result: Result<Option<ListenTasks>, Refusal>) -> i64 {
         match result {
-            Err(m) => serde_json::to_value(&m).unwrap()["error"]["code"]
-                .as_i64()
-                .unwrap(),
+            Err(refusal) => {
+                serde_json::to_value(refusal.into_json_rpc().unwrap()).unwrap()["error"]["code"]
+                    .as_i64()
+                    .unwrap()
+            }
             Ok(t) => panic!("accepted: {t:?}"),
         }
     }

@@ -1,16 +1,18 @@
-//! The one inbound pipeline: what both transports do with each message's bytes before
-//! rmcp reads it. The byte-stream transport ([`crate::transport::stdio`]) hands it each line,
-//! the HTTP layer (`crate::transport::http::messages`) each POSTed body; each gets back the message rmcp
-//! should see and what the handler needs besides (the side data, [`Attached`]), or the
-//! answer for a message that never reaches rmcp.
+//! The client's bytes and rmcp's messages, both ways, for every transport. Inbound, one
+//! pipeline ([`read`]): the byte-stream transport ([`crate::transport::stdio`]) hands it
+//! each line, the HTTP transport each POSTed body; each gets back the message rmcp should
+//! see and what the handler needs besides (the side data, [`Attached`]), or a
+//! [`Refusal`]: the answer for a message that never reaches rmcp, the one type every
+//! refusal of the server is built with. Outbound, one driver ([`outbound::Outbound`])
+//! rewrites what rmcp sends where its types cannot say it.
 //!
-//! The steps, in order:
+//! The inbound steps, in order:
 //!
-//! 1. read the text ([`crate::wire::raw::prepare`]): a parse error (`-32700`), an invalid
-//!    request (`-32600`), the raw arguments of a `tools/call` taken out;
-//! 2. the `taskIds` of a listen request ([`crate::wire::listen::read`]);
-//! 3. reroute a request of the 2025-11-25 task model ([`crate::wire::rev_2025_11_25::reroute`]),
-//!    when the session speaks that revision;
+//! 1. read the text ([`raw::prepare`]): a parse error (`-32700`), an invalid request
+//!    (`-32600`), the raw arguments of a `tools/call` taken out;
+//! 2. the `taskIds` of a listen request ([`listen::read`]);
+//! 3. reroute a request of the 2025-11-25 task model ([`rev_2025_11_25::reroute`]), when
+//!    the session speaks that revision, or mark a task it is not served;
 //! 4. a `notifications/cancelled` frees the id it names ([`cancelled_id`]);
 //! 5. a request takes its id in the table of ids in flight ([`InFlight::begin`]), or is
 //!    refused when it is taken.
@@ -30,7 +32,7 @@ use rmcp::model::{
 
 use crate::wire::in_flight::{HandlerToken, InFlight};
 use crate::wire::listen::ListenTasks;
-use crate::wire::raw::{RawArguments, Refused, prepare};
+use crate::wire::raw::{RawArguments, prepare};
 use crate::wire::rev_2025_11_25::{Rev2025_11_25Route, TaskAsked, asks_for_task};
 
 /// What the handler of a message needs besides the message: put in its extensions by
@@ -121,14 +123,128 @@ pub(crate) struct Ids<'a, K> {
     pub(crate) key: &'a dyn Fn(&RequestId) -> K,
 }
 
-/// Why a message does not reach rmcp.
-pub(crate) enum Refusal {
-    /// It is not a message rmcp can read: answer this (over HTTP with status `400`).
-    Unreadable(Box<ServerJsonRpcMessage>),
-    /// A readable request refused: answer this (over HTTP with status `200`).
-    Refused(Box<ServerJsonRpcMessage>),
-    /// It cannot be read and JSON-RPC answers it not (a notification, a response): why.
-    Dropped(String),
+/// A request or message that goes no further, and its answer: the one type every
+/// refusal of the server is built with, over either transport (over stdio only the
+/// JSON-RPC ones occur). It holds what an HTTP server answers (the status, the headers,
+/// the body) and, for a message, the JSON-RPC answer a stdio server writes.
+///
+/// `server::admission`'s verdict on a call (a tool beyond the token's scope) is not one:
+/// it is the handler's reason for the OAuth layer, which alone knows how to answer it
+/// and builds its refusal from it.
+#[derive(Debug)]
+pub(crate) struct Refusal {
+    /// The HTTP status.
+    status: u16,
+    /// Headers besides the body's `Content-Type`, in order.
+    headers: Vec<(Header, String)>,
+    body: Answer,
+}
+
+/// A header of a refusal (only HTTP refusals have any).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) enum Header {
+    /// `Connection`.
+    Connection,
+    /// `Content-Type`, replacing the body's own.
+    ContentType,
+    /// `Retry-After`.
+    RetryAfter,
+    /// `WWW-Authenticate`.
+    WwwAuthenticate,
+}
+
+/// The body of a refusal (only HTTP refusals have one that is not JSON-RPC).
+#[derive(Debug)]
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) enum Answer {
+    /// A JSON-RPC error answering the message (over HTTP as `application/json`).
+    JsonRpc(Box<ServerJsonRpcMessage>),
+    /// A message JSON-RPC never answers (a notification, a response) that cannot be
+    /// read, and why: over stdio nothing is written; over HTTP it is answered with an
+    /// invalid request (`-32600`) without an id.
+    Unanswered(String),
+    /// A JSON document (as `application/json`).
+    Json(Vec<u8>),
+    /// Text (as `text/plain; charset=utf-8`).
+    Text(String),
+    /// No body.
+    Empty,
+}
+
+impl Refusal {
+    /// A refusal answered with `status` and `body`.
+    pub(crate) fn new(status: u16, body: Answer) -> Refusal {
+        Refusal {
+            status,
+            headers: Vec::new(),
+            body,
+        }
+    }
+
+    /// A message that cannot be read, answered with `error` (over HTTP `400`).
+    pub(crate) fn unreadable(error: ErrorData, id: Option<RequestId>) -> Refusal {
+        Refusal::new(
+            400,
+            Answer::JsonRpc(Box::new(ServerJsonRpcMessage::error(error, id))),
+        )
+    }
+
+    /// A message JSON-RPC never answers that cannot be read, and why (see
+    /// [`Answer::Unanswered`]; over HTTP `400`).
+    pub(crate) fn unanswered(why: String) -> Refusal {
+        Refusal::new(400, Answer::Unanswered(why))
+    }
+
+    /// A readable request refused with `error` (over HTTP `200`, as any JSON-RPC error
+    /// response).
+    pub(crate) fn request(error: ErrorData, id: RequestId) -> Refusal {
+        Refusal::new(
+            200,
+            Answer::JsonRpc(Box::new(ServerJsonRpcMessage::error(error, Some(id)))),
+        )
+    }
+
+    /// An HTTP request refused with `status` and a text saying why.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn text(status: u16, text: impl Into<String>) -> Refusal {
+        Refusal::new(status, Answer::Text(text.into()))
+    }
+
+    /// The same refusal with the header `name: value` too.
+    #[must_use]
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn with_header(mut self, name: Header, value: impl Into<String>) -> Refusal {
+        self.headers.push((name, value.into()));
+        self
+    }
+
+    /// The HTTP status.
+    #[cfg(test)]
+    pub(crate) fn status(&self) -> u16 {
+        self.status
+    }
+
+    /// The HTTP status, the headers besides the body's `Content-Type` (in order), and the
+    /// body.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn into_parts(self) -> (u16, Vec<(Header, String)>, Answer) {
+        (self.status, self.headers, self.body)
+    }
+
+    /// What a stream transport writes: the JSON-RPC answer, or (for a message no
+    /// JSON-RPC answer is written for) why nothing is.
+    ///
+    /// # Errors
+    ///
+    /// Nothing is written, for the reason given.
+    pub(crate) fn into_json_rpc(self) -> Result<Box<ServerJsonRpcMessage>, String> {
+        match self.body {
+            Answer::JsonRpc(message) => Ok(message),
+            Answer::Unanswered(why) | Answer::Text(why) => Err(why),
+            Answer::Json(_) | Answer::Empty => Err(format!("refused with {}", self.status)),
+        }
+    }
 }
 
 /// Read one message's bytes through the pipeline (see the module docs): `reroute` says
@@ -145,11 +261,8 @@ pub(crate) fn read<K>(
 where
     K: Eq + std::hash::Hash + Clone + Send + Sync + 'static,
 {
-    let mut prepared = prepare(bytes).map_err(|refused| match refused {
-        Refused::Answer(error) => Refusal::Unreadable(error),
-        Refused::Drop(why) => Refusal::Dropped(why),
-    })?;
-    let listen = crate::wire::listen::read(&prepared).map_err(Refusal::Refused)?;
+    let mut prepared = prepare(bytes)?;
+    let listen = crate::wire::listen::read(&prepared)?;
     let tool_call = matches!(
         &prepared.message,
         ClientJsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::CallToolRequest(_))
@@ -178,10 +291,7 @@ where
         if let Some(request) = request {
             let k = key_of(&request.id);
             let Some(taken) = table.begin(k.clone()) else {
-                return Err(Refusal::Refused(Box::new(ServerJsonRpcMessage::error(
-                    id_in_use(&request.id),
-                    Some(request.id.clone()),
-                ))));
+                return Err(Refusal::request(id_in_use(&request.id), request.id.clone()));
             };
             token = Some(taken);
             key = Some(k);
@@ -253,11 +363,14 @@ mod tests {
         assert!(first.text.contains(r#""arguments":{}"#), "{}", first.text);
         // The same id again while the first is in flight: refused.
         match read(call, false, ids()) {
-            Err(Refusal::Refused(error)) => {
+            Err(refusal) => {
+                assert_eq!(refusal.status(), 200);
+                let error = refusal.into_json_rpc().unwrap();
                 let v = serde_json::to_value(&error).unwrap();
                 assert_eq!(v["error"]["code"], -32600, "{v}");
+                assert_eq!(v["id"], 1, "{v}");
             }
-            _ => panic!("a second request with the id in flight was accepted"),
+            Ok(_) => panic!("a second request with the id in flight was accepted"),
         }
     }
 

@@ -12,10 +12,11 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequest, ClientJsonRpcMessage, ClientRequest, ErrorData, JsonRpcRequest, RequestId,
-    ServerJsonRpcMessage,
 };
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
+
+use super::Refusal;
 
 /// The `arguments` of a `tools/call` request as the client sent them (the text of the
 /// JSON value, exactly as it appeared in the message).
@@ -31,21 +32,6 @@ pub(crate) struct Prepared {
     pub(crate) message: ClientJsonRpcMessage,
     /// The arguments of a `tools/call`, when it had any.
     pub(crate) arguments: Option<RawArguments>,
-}
-
-/// Why a message is not handed on.
-pub(crate) enum Refused {
-    /// Answer with this error.
-    Answer(Box<ServerJsonRpcMessage>),
-    /// Answer nothing: a notification or a response that cannot be read (JSON-RPC
-    /// answers requests only).
-    Drop(String),
-}
-
-impl Refused {
-    fn answer(error: ErrorData, id: Option<RequestId>) -> Self {
-        Refused::Answer(Box::new(ServerJsonRpcMessage::error(error, id)))
-    }
 }
 
 /// The members of a JSON object, in order, each value as its raw text.
@@ -115,11 +101,11 @@ fn request_id(members: &Members<'_>) -> Option<RequestId> {
 }
 
 /// Read one incoming message (see the module docs).
-pub(crate) fn prepare(bytes: &[u8]) -> Result<Prepared, Refused> {
+pub(crate) fn prepare(bytes: &[u8]) -> Result<Prepared, Refusal> {
     const BOM: &[u8] = b"\xEF\xBB\xBF";
     let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
     let text = std::str::from_utf8(bytes).map_err(|e| {
-        Refused::answer(
+        Refusal::unreadable(
             ErrorData::parse_error(format!("the message is not UTF-8: {e}"), None),
             None,
         )
@@ -128,7 +114,7 @@ pub(crate) fn prepare(bytes: &[u8]) -> Result<Prepared, Refused> {
         Ok(members) => members,
         Err(e) => {
             if let Err(e) = serde_json::from_str::<&RawValue>(text).map_err(|_| e) {
-                return Err(Refused::answer(
+                return Err(Refusal::unreadable(
                     ErrorData::parse_error(format!("the message is not JSON: {e}"), None),
                     None,
                 ));
@@ -183,11 +169,13 @@ fn client_message(text: &str, call: bool) -> Result<ClientJsonRpcMessage, serde_
     serde_json::from_str(text)
 }
 
-fn refuse(is_request: bool, message: String, id: Option<RequestId>) -> Refused {
+/// A message that cannot be read: a request is answered with an invalid request, any
+/// other message (which JSON-RPC never answers) is not.
+fn refuse(is_request: bool, message: String, id: Option<RequestId>) -> Refusal {
     if is_request {
-        Refused::answer(ErrorData::invalid_request(message, None), id)
+        Refusal::unreadable(ErrorData::invalid_request(message, None), id)
     } else {
-        Refused::Drop(message)
+        Refusal::unanswered(message)
     }
 }
 
@@ -197,7 +185,7 @@ fn parsed(
     id: Option<RequestId>,
     is_request: bool,
     call: bool,
-) -> Result<Prepared, Refused> {
+) -> Result<Prepared, Refusal> {
     match client_message(&text, call) {
         Ok(message) => Ok(Prepared {
             text,
@@ -299,8 +287,8 @@ mod tests {
     #[test]
     fn text_that_is_not_json_is_a_parse_error() {
         for text in ["{", "not json", "{\"id\":1,}", "\u{FEFF}["] {
-            match prepare(text.as_bytes()) {
-                Err(Refused::Answer(m)) => {
+            match prepare(text.as_bytes()).map_err(Refusal::into_json_rpc) {
+                Err(Ok(m)) => {
                     let v = serde_json::to_value(&m).unwrap();
                     assert_eq!(v["error"]["code"], -32700, "{text}: {v}");
                 }
@@ -313,12 +301,14 @@ mod tests {
     fn a_duplicate_key_in_the_envelope_is_an_invalid_request() {
         let text = r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"a","arguments":{},"arguments":{"x":1}}}"#;
         match prepare(text.as_bytes()) {
-            Err(Refused::Answer(m)) => {
+            Err(refusal) => {
+                assert_eq!(refusal.status(), 400);
+                let m = refusal.into_json_rpc().unwrap();
                 let v = serde_json::to_value(&m).unwrap();
                 assert_eq!(v["error"]["code"], -32600, "{v}");
                 assert_eq!(v["id"], 4, "{v}");
             }
-            _ => panic!("not refused"),
+            Ok(_) => panic!("not refused"),
         }
     }
 }

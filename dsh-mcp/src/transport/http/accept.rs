@@ -25,14 +25,20 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::util::lock;
+use crate::wire::{Header, Refusal};
 
 /// How long a stopping server waits for its connections to finish their responses
 /// (every session's streams end when the server stops) before it drops them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// What a connection over the cap is told before it is closed.
-const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\n\
-content-type: text/plain\r\ncontent-length: 39\r\n\r\ntoo many connections, try again later.\n";
+fn busy() -> Vec<u8> {
+    super::messages::http1_bytes(
+        Refusal::text(503, "too many connections, try again later.\n")
+            .with_header(Header::Connection, "close")
+            .with_header(Header::ContentType, "text/plain"),
+    )
+}
 
 /// The limits of the connection loop.
 #[derive(Clone, Copy, Debug)]
@@ -305,5 +311,17 @@ impl Drop for Forget {
 /// Tell a connection over the cap that the server is busy, without waiting on it, and
 /// close it (dropping the stream frees its descriptor at once).
 fn refuse(stream: &TcpStream) {
-    let _ = stream.try_write(BUSY);
+    let _ = stream.try_write(&busy());
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_connection_over_the_cap_is_told_the_server_is_busy() {
+        assert_eq!(
+            super::busy(),
+            b"HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-type: \
+              text/plain\r\ncontent-length: 39\r\n\r\ntoo many connections, try again later.\n"
+        );
+    }
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt as _;
 
@@ -20,6 +20,7 @@ use super::McpService;
 use super::lifecycle::{self, Lifecycle};
 use super::messages::Messages;
 use crate::store::Store;
+use crate::wire::{Answer, Header, Refusal};
 
 /// What [`endpoint`] needs for its steps.
 pub(super) struct Steps {
@@ -73,11 +74,7 @@ pub(super) async fn endpoint(State(steps): State<Arc<Steps>>, request: Request) 
 /// The `Origin` check, then the credentials, then the steps after them.
 async fn credentials(steps: &Arc<Steps>, request: Request) -> Response {
     if !steps.origins.allow(request.headers()) {
-        return (
-            StatusCode::FORBIDDEN,
-            "Forbidden: Origin header is not allowed",
-        )
-            .into_response();
+        return Refusal::text(403, "Forbidden: Origin header is not allowed").into_response();
     }
     #[cfg(feature = "oauth")]
     if let Some(resource) = &steps.resource {
@@ -89,11 +86,8 @@ async fn credentials(steps: &Arc<Steps>, request: Request) -> Response {
     if let Some(expected) = &steps.bearer
         && !bearer_matches(request.headers().get(header::AUTHORIZATION), expected)
     {
-        return (
-            StatusCode::UNAUTHORIZED,
-            [(header::WWW_AUTHENTICATE, "Bearer")],
-            "missing or wrong bearer token",
-        )
+        return Refusal::text(401, "missing or wrong bearer token")
+            .with_header(Header::WwwAuthenticate, "Bearer")
             .into_response();
     }
     authorized(steps, request).await
@@ -104,7 +98,7 @@ async fn credentials(steps: &Arc<Steps>, request: Request) -> Response {
 /// rmcp's service.
 async fn authorized(steps: &Steps, request: Request) -> Response {
     if !steps.serves(request.uri().path()) {
-        return StatusCode::NOT_FOUND.into_response();
+        return Refusal::new(404, Answer::Empty).into_response();
     }
     let mcp = |request: Request| async move { steps.mcp.handle(request).await.map(Body::new) };
     if request.method() != Method::POST {
@@ -112,7 +106,7 @@ async fn authorized(steps: &Steps, request: Request) -> Response {
     }
     let (parts, bytes) = match read_body(steps.limits, request).await {
         Ok(read) => read,
-        Err(response) => return response,
+        Err(refusal) => return refusal.into_response(),
     };
     if !is_json(&parts.headers) {
         // rmcp answers it (`415`), from the headers: the body was read within the limit.
@@ -267,7 +261,7 @@ fn is_json(headers: &HeaderMap) -> bool {
 async fn read_body(
     limits: BodyLimits,
     request: Request,
-) -> Result<(axum::http::request::Parts, axum::body::Bytes), Response> {
+) -> Result<(axum::http::request::Parts, axum::body::Bytes), Refusal> {
     let declared = request
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -280,43 +274,40 @@ async fn read_body(
     let read = collect(body, limits.max_bytes);
     match tokio::time::timeout(limits.timeout, read).await {
         Ok(Ok(bytes)) => Ok((parts, bytes)),
-        Ok(Err(response)) => Err(response),
-        Err(_) => Err((
-            StatusCode::REQUEST_TIMEOUT,
-            [(header::CONNECTION, "close")],
+        Ok(Err(refusal)) => Err(refusal),
+        Err(_) => Err(Refusal::text(
+            408,
             format!(
                 "Request Timeout: the request body did not arrive within {:?}",
                 limits.timeout
             ),
         )
-            .into_response()),
+        .with_header(Header::Connection, "close")),
     }
 }
 
 /// The answer to a body over `max_bytes`; the connection is closed after it, so the rest
 /// of the body is never read.
-fn too_large(max_bytes: usize) -> Response {
-    (
-        StatusCode::PAYLOAD_TOO_LARGE,
-        [(header::CONNECTION, "close")],
+fn too_large(max_bytes: usize) -> Refusal {
+    Refusal::text(
+        413,
         format!("Payload Too Large: the request body exceeds {max_bytes} bytes"),
     )
-        .into_response()
+    .with_header(Header::Connection, "close")
 }
 
 /// The whole body, at most `max_bytes` of it. The frames are kept as they arrive and
 /// joined once at the end, so a body refused for its size never costs more than the
 /// limit, and one accepted never more than twice its size.
-async fn collect(mut body: Body, max_bytes: usize) -> Result<axum::body::Bytes, Response> {
+async fn collect(mut body: Body, max_bytes: usize) -> Result<axum::body::Bytes, Refusal> {
     let mut frames: Vec<axum::body::Bytes> = Vec::new();
     let mut len = 0usize;
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| {
-            (
-                StatusCode::BAD_REQUEST,
+            Refusal::text(
+                400,
                 format!("Bad Request: cannot read the request body: {e}"),
             )
-                .into_response()
         })?;
         if let Ok(data) = frame.into_data() {
             if data.len() > max_bytes.saturating_sub(len) {

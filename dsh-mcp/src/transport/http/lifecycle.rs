@@ -14,6 +14,7 @@ use axum::http::{Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::store::Store;
+use crate::wire::{Header, Refusal};
 
 /// The path of the liveness answer.
 pub(crate) const HEALTH_PATH: &str = "/healthz";
@@ -120,16 +121,14 @@ impl HttpBody for Held {
 
 /// The answer to a request while the server drains: `503`, to be retried elsewhere.
 pub(crate) fn draining() -> Response {
-    (
-        StatusCode::SERVICE_UNAVAILABLE,
-        [
-            (header::RETRY_AFTER, "1"),
-            (header::CONNECTION, "close"),
-            (header::CONTENT_TYPE, "text/plain"),
-        ],
+    Refusal::text(
+        503,
         "Service Unavailable: the server is draining; retry on another instance\n",
     )
-        .into_response()
+    .with_header(Header::RetryAfter, "1")
+    .with_header(Header::Connection, "close")
+    .with_header(Header::ContentType, "text/plain")
+    .into_response()
 }
 
 /// What a probe asks.

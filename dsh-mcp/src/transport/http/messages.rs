@@ -15,14 +15,14 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::request::Parts;
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt as _;
-use rmcp::model::{RequestId, ServerJsonRpcMessage};
+use rmcp::model::{ErrorData, RequestId, ServerJsonRpcMessage};
 
 use crate::wire::in_flight::InFlight;
 use crate::wire::outbound::{Outbound, Rewrite};
-use crate::wire::{Ids, Inbound, Refusal};
+use crate::wire::{Answer, Header, Ids, Inbound, Refusal};
 
 type Key = (Arc<str>, RequestId);
 
@@ -91,7 +91,7 @@ async fn read_messages(
     });
     let inbound = match crate::wire::read(bytes, reroute, ids) {
         Ok(inbound) => inbound,
-        Err(refusal) => return refused(refusal),
+        Err(refusal) => return refusal.into_response(),
     };
     let tool_call = inbound.tool_call;
     let initialize = inbound
@@ -147,22 +147,6 @@ fn hand_on(mut parts: Parts, inbound: Inbound<Key>) -> (Request, Outbound) {
     (Request::from_parts(parts, Body::from(text)), outbound)
 }
 
-/// The answer to a message that does not reach rmcp: `400` for one that cannot be read,
-/// `200` for a readable request refused.
-fn refused(refusal: Refusal) -> Response {
-    match refusal {
-        Refusal::Unreadable(error) => json_rpc(StatusCode::BAD_REQUEST, &error),
-        Refusal::Refused(error) => json_rpc(StatusCode::OK, &error),
-        Refusal::Dropped(why) => {
-            let error = ServerJsonRpcMessage::error(
-                rmcp::model::ErrorData::invalid_request(why, None),
-                None,
-            );
-            json_rpc(StatusCode::BAD_REQUEST, &error)
-        }
-    }
-}
-
 /// `response`, its request's id in flight until its response stream ends (after the
 /// response, or dropped when the client goes away).
 fn hold_id(response: Response, table: Arc<InFlight<Key>>, key: Key) -> Response {
@@ -194,11 +178,7 @@ async fn rewrite_response(response: Response, mut outbound: Outbound) -> Respons
         let bytes = match axum::body::to_bytes(body, usize::MAX).await {
             Ok(bytes) => bytes,
             Err(e) => {
-                return (
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    format!("cannot read the answer: {e}"),
-                )
-                    .into_response();
+                return Refusal::text(500, format!("cannot read the answer: {e}")).into_response();
             }
         };
         let patched = outbound.message(&bytes);
@@ -267,16 +247,122 @@ impl Drop for Answered {
     }
 }
 
+/// A refusal as an HTTP response: its status, its body (a JSON-RPC answer or a JSON
+/// document as `application/json`, text as `text/plain; charset=utf-8`), then its
+/// headers, each replacing any of its name.
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        let (status, headers, body) = self.into_parts();
+        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut response = match body {
+            Answer::JsonRpc(message) => json_rpc(status, &message),
+            Answer::Unanswered(why) => json_rpc(
+                status,
+                &ServerJsonRpcMessage::error(ErrorData::invalid_request(why, None), None),
+            ),
+            Answer::Json(bytes) => json(status, bytes),
+            Answer::Text(text) => (status, text).into_response(),
+            Answer::Empty => status.into_response(),
+        };
+        for (name, value) in headers {
+            if let Ok(value) = HeaderValue::from_str(&value) {
+                response.headers_mut().insert(header_name(name), value);
+            }
+        }
+        response
+    }
+}
+
 fn json_rpc(status: StatusCode, message: &ServerJsonRpcMessage) -> Response {
     match serde_json::to_vec(message) {
-        Ok(body) => (status, [(header::CONTENT_TYPE, "application/json")], body).into_response(),
+        Ok(bytes) => json(status, bytes),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
     }
+}
+
+fn json(status: StatusCode, bytes: Vec<u8>) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], bytes).into_response()
+}
+
+fn header_name(header: Header) -> HeaderName {
+    match header {
+        Header::Connection => header::CONNECTION,
+        Header::ContentType => header::CONTENT_TYPE,
+        Header::RetryAfter => header::RETRY_AFTER,
+        Header::WwwAuthenticate => header::WWW_AUTHENTICATE,
+    }
+}
+
+/// A refusal (of text) as the bytes of a whole HTTP/1.1 response, for a connection
+/// answered before any request of it is read: the status line, the headers in order
+/// (names in lower case), `content-length`, the body.
+pub(super) fn http1_bytes(refusal: Refusal) -> Vec<u8> {
+    let (status, headers, body) = refusal.into_parts();
+    let reason = StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("");
+    let body = match body {
+        Answer::Text(text) => text,
+        _ => String::new(),
+    };
+    let mut out = format!("HTTP/1.1 {status} {reason}\r\n");
+    for (name, value) in headers {
+        out.push_str(&format!("{}: {value}\r\n", header_name(name)));
+    }
+    out.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
+    out.push_str(&body);
+    out.into_bytes()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    async fn parts(response: Response) -> (StatusCode, axum::http::HeaderMap, String) {
+        let (parts, body) = response.into_parts();
+        let body = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+        (
+            parts.status,
+            parts.headers,
+            String::from_utf8(body.to_vec()).unwrap(),
+        )
+    }
+
+    #[tokio::test]
+    async fn refusals_answer_with_their_status_headers_and_body() {
+        let (status, headers, body) = parts(
+            Refusal::text(408, "late")
+                .with_header(Header::Connection, "close")
+                .into_response(),
+        )
+        .await;
+        assert_eq!(status, StatusCode::REQUEST_TIMEOUT);
+        assert_eq!(headers[header::CONNECTION], "close");
+        assert_eq!(headers[header::CONTENT_TYPE], "text/plain; charset=utf-8");
+        assert_eq!(body, "late");
+        // A Content-Type of the refusal's replaces the body's.
+        let (_, headers, _) = parts(
+            Refusal::text(503, "draining")
+                .with_header(Header::ContentType, "text/plain")
+                .into_response(),
+        )
+        .await;
+        assert_eq!(headers.get_all(header::CONTENT_TYPE).iter().count(), 1);
+        assert_eq!(headers[header::CONTENT_TYPE], "text/plain");
+        // A message JSON-RPC never answers is answered over HTTP all the same.
+        let (status, headers, body) =
+            parts(Refusal::unanswered("bad".into()).into_response()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(headers[header::CONTENT_TYPE], "application/json");
+        let body: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(body["error"]["code"], -32600, "{body}");
+        assert!(body["id"].is_null(), "{body}");
+        let (status, headers, body) = parts(Refusal::new(404, Answer::Empty).into_response()).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert!(headers.get(header::CONTENT_TYPE).is_none());
+        assert!(body.is_empty());
+    }
 
     #[test]
     fn lines_split_across_chunks_are_rewritten_whole() {

@@ -2,9 +2,11 @@
 //! (RFC 6750 §3, with RFC 9728's `resource_metadata`), `403` for a scope the token
 //! lacks.
 
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::HeaderValue;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
+
+use crate::wire::{Answer, Header, Refusal};
 
 /// A parameter value as an RFC 7230 quoted string: the characters a quoted string
 /// cannot hold as they are (`"`, `\`, controls) left out.
@@ -18,7 +20,7 @@ fn quoted(text: &str) -> String {
 
 /// The challenge and its JSON body.
 fn challenge(
-    status: StatusCode,
+    status: u16,
     metadata_url: &str,
     error: Option<(&str, &str)>,
     scope: Option<&str>,
@@ -44,53 +46,36 @@ fn challenge(
         }),
     };
     let body = serde_json::to_vec(&body).unwrap_or_default();
-    let mut response = (status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
-    match HeaderValue::from_str(&value) {
-        Ok(value) => {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, value);
-        }
-        Err(_) => {
-            // Only a metadata URL with bytes a header cannot hold: the bare challenge.
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        }
-    }
-    response
+    // Only a metadata URL with bytes a header cannot hold: the bare challenge.
+    let value = match HeaderValue::from_str(&value) {
+        Ok(_) => value,
+        Err(_) => "Bearer".to_string(),
+    };
+    Refusal::new(status, Answer::Json(body))
+        .with_header(Header::WwwAuthenticate, value)
+        .into_response()
 }
 
 /// `401` for a request without a token (no error code, RFC 6750 §3.1).
 pub(super) fn missing(metadata_url: &str) -> Response {
-    challenge(StatusCode::UNAUTHORIZED, metadata_url, None, None)
+    challenge(401, metadata_url, None, None)
 }
 
 /// `401` for a token that is not valid here, saying why.
 pub(super) fn invalid_token(metadata_url: &str, why: &str) -> Response {
-    challenge(
-        StatusCode::UNAUTHORIZED,
-        metadata_url,
-        Some(("invalid_token", why)),
-        None,
-    )
+    challenge(401, metadata_url, Some(("invalid_token", why)), None)
 }
 
 /// `400` for an `Authorization` header that is no bearer token.
 pub(super) fn invalid_request(metadata_url: &str, why: &str) -> Response {
-    challenge(
-        StatusCode::BAD_REQUEST,
-        metadata_url,
-        Some(("invalid_request", why)),
-        None,
-    )
+    challenge(400, metadata_url, Some(("invalid_request", why)), None)
 }
 
 /// `403` for a call of `tool`, which needs `scope`, with a token that lacks it.
 pub(super) fn insufficient_scope(metadata_url: &str, tool: &str, scope: &str) -> Response {
     let why = format!("tool `{tool}` needs the scope {scope}");
     challenge(
-        StatusCode::FORBIDDEN,
+        403,
         metadata_url,
         Some(("insufficient_scope", &why)),
         Some(scope),
@@ -100,6 +85,7 @@ pub(super) fn insufficient_scope(metadata_url: &str, tool: &str, scope: &str) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::{StatusCode, header};
 
     fn www(response: &Response) -> &str {
         response.headers()[header::WWW_AUTHENTICATE]

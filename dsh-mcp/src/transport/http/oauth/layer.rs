@@ -17,8 +17,9 @@ use super::jwks::Jwks;
 use super::validate::Validator;
 use super::{challenge, metadata};
 use crate::identity::Identity;
-use crate::server::{Refusal, VerdictSlot};
+use crate::server::{Denial, VerdictSlot};
 use crate::util::lock;
+use crate::wire::Refusal;
 
 /// How long the layer waits for the handler's verdict on a call before it lets rmcp's
 /// answer stand.
@@ -243,7 +244,7 @@ async fn check_token(
             subject = identity.subject(),
             "dsh-mcp OAuth: a request on another principal's session"
         );
-        return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response();
+        return Refusal::text(404, "Not Found: Session not found").into_response();
     }
     let deleting = request.method() == Method::DELETE;
     request.extensions_mut().insert::<Identity>(identity);
@@ -280,15 +281,15 @@ async fn await_verdict(
     tokio::pin!(wait);
     let mut verdict = verdict;
     let mut answered: Option<Response> = None;
-    let refusal = loop {
+    let denial = loop {
         tokio::select! {
             v = &mut verdict => break v.ok().flatten(),
             r = &mut run, if answered.is_none() => answered = Some(r),
             () = &mut wait => break None,
         }
     };
-    match refusal {
-        Some(Refusal::InsufficientScope { tool, scope }) => {
+    match denial {
+        Some(Denial::InsufficientScope { tool, scope }) => {
             challenge::insufficient_scope(&resource.metadata_url, &tool, &scope)
         }
         None => match answered {
