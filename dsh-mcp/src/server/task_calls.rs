@@ -14,6 +14,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 
+use super::context::Session;
 use super::handler::{FoundTask, Handler, TaskStart, cannot_ask};
 use super::progress::ProgressForwarder;
 use super::{raw_arguments, request_id_text};
@@ -81,33 +82,9 @@ impl Handler {
         let registry = self.shared.registry.clone();
         let call = ToolCall::new(request_id_text(&context.id), name, arguments)
             .with_agent(session.scope.id());
-        // Progress goes on to the client for the task's life on revisions with
-        // plain notifications; on every revision it sets the task's status message.
-        let forwarder = if resumable {
-            None
-        } else {
-            context
-                .meta
-                .get_progress_token()
-                .map(|token| ProgressForwarder::start(context.peer.clone(), token))
-        };
-        // Inside a task of the extension a capable client is asked through the task on
-        // every revision (see `crate::tasks`).
-        let cannot_ask = match model {
-            TaskModel::Extension => {
-                cannot_ask.filter(|_| !can_elicit_form(context.client_capabilities().as_ref()))
-            }
-            _ => cannot_ask,
-        };
+        let forwarder = task_progress(context, resumable);
         let stateless = session.stateless();
-        let approval = ClientApproval::for_task(
-            context.peer.clone(),
-            registry.clone(),
-            Some(session.scope.clone()),
-            cannot_ask,
-            // A stateless task's client polls: its request's stream is gone.
-            TaskLink::new(!resumable && stateless.is_none()),
-        );
+        let approval = self.task_approval(session, context, cannot_ask, model, resumable);
         let owner = session.owner(context);
         let (id, ttl) = stateless_id(stateless)?;
         let start = crate::tasks::TaskStart {
@@ -143,6 +120,49 @@ impl Handler {
             crate::tasks::wire::detailed(&record).task,
         )))
     }
+
+    /// The approval route of a task's call: inside a task of the extension a capable client
+    /// is asked through the task on every revision (see `crate::tasks`), so only a client
+    /// that cannot answer a form there keeps `cannot_ask`.
+    fn task_approval(
+        &self,
+        session: &Session,
+        context: &RequestContext<RoleServer>,
+        cannot_ask: Option<&'static str>,
+        model: TaskModel,
+        resumable: bool,
+    ) -> Arc<ClientApproval> {
+        let cannot_ask = match model {
+            TaskModel::Extension => {
+                cannot_ask.filter(|_| !can_elicit_form(context.client_capabilities().as_ref()))
+            }
+            _ => cannot_ask,
+        };
+        ClientApproval::for_task(
+            context.peer.clone(),
+            self.shared.registry.clone(),
+            Some(session.scope.clone()),
+            cannot_ask,
+            // A stateless task's client polls: its request's stream is gone.
+            TaskLink::new(!resumable && session.stateless().is_none()),
+        )
+    }
+}
+
+/// Where a task's progress reports go besides its status message: on to the client for
+/// the task's life, on revisions with plain notifications (not `resumable`) when the
+/// request has a progress token.
+fn task_progress(
+    context: &RequestContext<RoleServer>,
+    resumable: bool,
+) -> Option<ProgressForwarder> {
+    if resumable {
+        return None;
+    }
+    context
+        .meta
+        .get_progress_token()
+        .map(|token| ProgressForwarder::start(context.peer.clone(), token))
 }
 
 /// The public id and time to live of a task of the stateless context (`ids`), or

@@ -431,40 +431,8 @@ impl SessionTasks {
             .start(spec.owned_by(self.owner), producer)
             .map_err(|e| McpError::internal_error(format!("no task started: {e}"), None))?;
         let id = id.unwrap_or_else(|| job.as_str().to_string());
-        let ttl_ms = ttl.map(crate::util::millis);
-        let record = TaskRecord::new(id.clone(), owner.clone(), model, now_ms(), ttl_ms)
-            .run_by(self.lease.id());
-        // The lease first: no instance may take the task for abandoned.
-        let created = match self.lease.renew().await {
-            Ok(()) => self.store.create_task(record.clone()).await,
-            Err(e) => Err(e),
-        };
-        if let Err(e) = created {
-            let _ = self
-                .jobs
-                .kill(&job, Some("no task record"), Some(self.owner));
-            return Err(McpError::internal_error(
-                format!("no task started: {e}"),
-                None,
-            ));
-        }
-        let (progress, reports) = mpsc::unbounded_channel();
-        let handle = TaskHandle {
-            store: self.store.clone(),
-            owner,
-            id: id.clone(),
-            model,
-            progress: progress.clone(),
-            pushed: self.pushed.clone(),
-        };
-        tokio::spawn(apply_progress(handle.clone(), reports));
-        lock(&self.running).insert(
-            id.clone(),
-            Local {
-                job: job.clone(),
-                progress,
-            },
-        );
+        let record = self.create_record(&job, &id, &owner, model, ttl).await?;
+        let handle = self.hold_locally(&job, &id, owner, model);
         let wakes = match self.store.subscribe(&id).await {
             Ok(wakes) => wakes,
             Err(e) => {
@@ -485,6 +453,59 @@ impl SessionTasks {
         // The call runs from here on.
         let _ = gate_tx.send(handle);
         Ok(record)
+    }
+
+    /// Create the record of the task `id`, run by this instance under its lease: the
+    /// record as created. When it cannot be, the job is killed before its call ran.
+    async fn create_record(
+        &self,
+        job: &JobId,
+        id: &str,
+        owner: &Owner,
+        model: TaskModel,
+        ttl: Option<Duration>,
+    ) -> Result<TaskRecord, McpError> {
+        let ttl_ms = ttl.map(crate::util::millis);
+        let record =
+            TaskRecord::new(id, owner.clone(), model, now_ms(), ttl_ms).run_by(self.lease.id());
+        // The lease first: no instance may take the task for abandoned.
+        let created = match self.lease.renew().await {
+            Ok(()) => self.store.create_task(record.clone()).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = created {
+            let _ = self
+                .jobs
+                .kill(job, Some("no task record"), Some(self.owner));
+            return Err(McpError::internal_error(
+                format!("no task started: {e}"),
+                None,
+            ));
+        }
+        Ok(record)
+    }
+
+    /// What this instance holds of the task `id` while its call runs here (its job, and
+    /// the progress reports applied in order): the handle its call gets.
+    fn hold_locally(&self, job: &JobId, id: &str, owner: Owner, model: TaskModel) -> TaskHandle {
+        let (progress, reports) = mpsc::unbounded_channel();
+        let handle = TaskHandle {
+            store: self.store.clone(),
+            owner,
+            id: id.to_string(),
+            model,
+            progress: progress.clone(),
+            pushed: self.pushed.clone(),
+        };
+        tokio::spawn(apply_progress(handle.clone(), reports));
+        lock(&self.running).insert(
+            id.to_string(),
+            Local {
+                job: job.clone(),
+                progress,
+            },
+        );
+        handle
     }
 }
 

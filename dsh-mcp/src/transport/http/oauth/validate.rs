@@ -2,10 +2,12 @@
 //! signature, then its claims, into the request's [`Identity`].
 
 use jsonwebtoken::errors::ErrorKind;
-use jsonwebtoken::{Algorithm, AlgorithmFamily, Validation};
+use std::sync::Arc;
+
+use jsonwebtoken::{Algorithm, AlgorithmFamily, Header, Validation};
 use serde_json::Value;
 
-use super::jwks::{Jwks, Key};
+use super::jwks::{Jwks, Key, KeySet};
 use crate::identity::Identity;
 
 /// What a token is checked against.
@@ -24,46 +26,47 @@ fn invalid(text: impl Into<String>) -> Invalid {
     Invalid(text.into())
 }
 
+/// The token's header, when it names an asymmetric signing algorithm this server
+/// accepts and (if it names one) the type of an access token.
+fn checked_header(token: &str) -> Result<Header, Invalid> {
+    // `decode_header` knows only the algorithms it can verify: `none` (and anything
+    // unknown) is refused here.
+    let header = jsonwebtoken::decode_header(token).map_err(|e| match e.kind() {
+        ErrorKind::Json(_) | ErrorKind::InvalidAlgorithmName => invalid(
+            "the token's header names no signing algorithm this server accepts \
+             (`none` never is)",
+        ),
+        _ => invalid(format!("the token is not a signed JWT ({e})")),
+    })?;
+    if header.alg.family() == AlgorithmFamily::Hmac {
+        return Err(invalid(format!(
+            "the token is signed with {:?}, a symmetric algorithm; this server accepts \
+             only the issuer's asymmetric keys",
+            header.alg
+        )));
+    }
+    if let Some(typ) = header.typ.as_deref() {
+        let typ = typ.to_ascii_lowercase();
+        let typ = typ.strip_prefix("application/").unwrap_or(&typ);
+        if typ != "at+jwt" && typ != "jwt" {
+            return Err(invalid(format!(
+                "the token's type {typ:?} is not an access token (at+jwt)"
+            )));
+        }
+    }
+    Ok(header)
+}
+
 impl Validator {
-    /// The identity of a valid token.
+    /// The identity of a valid token: its header, then the issuer's keys it may be
+    /// signed with, then its signature and claims with each of them.
     ///
     /// # Errors
     ///
     /// Why the token is not valid for this server.
     pub(super) async fn validate(&self, token: &str) -> Result<Identity, Invalid> {
-        // `decode_header` knows only the algorithms it can verify: `none` (and anything
-        // unknown) is refused here.
-        let header = jsonwebtoken::decode_header(token).map_err(|e| match e.kind() {
-            ErrorKind::Json(_) | ErrorKind::InvalidAlgorithmName => invalid(
-                "the token's header names no signing algorithm this server accepts \
-                 (`none` never is)",
-            ),
-            _ => invalid(format!("the token is not a signed JWT ({e})")),
-        })?;
-        if header.alg.family() == AlgorithmFamily::Hmac {
-            return Err(invalid(format!(
-                "the token is signed with {:?}, a symmetric algorithm; this server accepts \
-                 only the issuer's asymmetric keys",
-                header.alg
-            )));
-        }
-        if let Some(typ) = header.typ.as_deref() {
-            let typ = typ.to_ascii_lowercase();
-            let typ = typ.strip_prefix("application/").unwrap_or(&typ);
-            if typ != "at+jwt" && typ != "jwt" {
-                return Err(invalid(format!(
-                    "the token's type {typ:?} is not an access token (at+jwt)"
-                )));
-            }
-        }
-        let keys = match header.kid.as_deref() {
-            Some(kid) => self.jwks.with_kid(kid).await.ok_or_else(|| {
-                invalid(format!(
-                    "the token is signed with a key ({kid:?}) the issuer's JWKS does not have"
-                ))
-            })?,
-            None => self.jwks.keys(),
-        };
+        let header = checked_header(token)?;
+        let keys = self.keys_for(&header).await?;
         let candidates: Vec<&Key> = keys
             .0
             .iter()
@@ -89,7 +92,25 @@ impl Validator {
                 Err(e) => last = Some(e),
             }
         }
-        Err(match last.as_ref().map(jsonwebtoken::errors::Error::kind) {
+        Err(self.unverified(last))
+    }
+
+    /// The issuer's keys a token with `header` may be signed with: those of its key id
+    /// (read again when the JWKS lacks it), or every key.
+    async fn keys_for(&self, header: &Header) -> Result<Arc<KeySet>, Invalid> {
+        match header.kid.as_deref() {
+            Some(kid) => self.jwks.with_kid(kid).await.ok_or_else(|| {
+                invalid(format!(
+                    "the token is signed with a key ({kid:?}) the issuer's JWKS does not have"
+                ))
+            }),
+            None => Ok(self.jwks.keys()),
+        }
+    }
+
+    /// Why a token no key verified is refused, from the last key's error.
+    fn unverified(&self, last: Option<jsonwebtoken::errors::Error>) -> Invalid {
+        match last.as_ref().map(jsonwebtoken::errors::Error::kind) {
             Some(ErrorKind::InvalidSignature) => {
                 invalid("the token's signature does not verify with the issuer's key")
             }
@@ -110,7 +131,7 @@ impl Validator {
                 "the token cannot be verified ({})",
                 last.map(|e| e.to_string()).unwrap_or_default()
             )),
-        })
+        }
     }
 
     fn validation(&self, alg: Algorithm) -> Validation {
