@@ -100,19 +100,25 @@
 //! lib.rs                 this facade: the public items, re-exported
 //! protocol.rs            a page of documentation: how each part of the protocol is served
 //! transport/             the transports, and how a server serves on a byte stream
-//!   stdio.rs             one message a line: the byte-stream transport
+//!   stdio.rs             the byte-stream transport: one message a line, each way
 //!   http/                Streamable HTTP:
 //!     mod.rs             the options, the running server, serve_http
 //!     endpoint.rs        every step of a request in order; the one place a body is read
-//!     messages.rs        a POSTed message through the wire, its response framed
+//!     messages.rs        a POSTed message through the wire; responses and refusals framed
 //!     accept.rs          the connection loop: timeouts, the connection cap, shutdown
 //!     sessions.rs        sessions that stay alive while in use, ended when idle
 //!     lifecycle.rs       health, readiness, and the drain before a stop
-//!     oauth/             the server as an OAuth 2.1 resource server (`crate::oauth`)
-//! wire/                  the client's bytes and rmcp's messages, both ways, every transport:
-//!   mod.rs               each incoming message read, or refused with its answer
+//!     oauth/             the server as an OAuth 2.1 resource server, public as `oauth`:
+//!       mod.rs           the options, and what the server checks of a token
+//!       layer.rs         the token check, the metadata routes, the wait for a verdict
+//!       validate.rs      one access token: its header, its key, its claims
+//!       jwks.rs          the issuer's keys, read at start and again in the background
+//!       metadata.rs      the protected-resource metadata and where it is served
+//!       challenge.rs     the OAuth answers: 401 with a challenge, 403 for a scope
+//! wire/                  the client's bytes and rmcp's messages, both ways, for both:
+//!   mod.rs               each message read, or refused (the one refusal type, Refusal)
 //!   raw.rs               a message's text: a tools/call's arguments exactly as sent
-//!   outbound.rs          the rewrites of what the server sends, one driver for both
+//!   outbound.rs          what the server sends, rewritten: one driver (Outbound)
 //!   rev_2025_11_25.rs    revision 2025-11-25's task requests, rerouted for rmcp
 //!   listen.rs            the taskIds of a listen stream, which rmcp's filter lacks
 //!   in_flight.rs         the request ids in flight on a connection or in a session
@@ -130,12 +136,12 @@
 //!   mod.rs               a session's tasks: start, follow, cancel, forget
 //!   rev_2025_11_25.rs    the requests of revision 2025-11-25's task model
 //!   listen.rs            a listen stream following tasks
-//!   stateless.rs         the tasks of stateless requests: public ids, a time to live, a cap
+//!   stateless.rs         stateless requests' tasks: public ids, a time to live, a cap
 //!   wire.rs              a task record in each model's wire format
 //! approval/              a call asking its caller:
 //!   mod.rs               the approval form, over elicitation or inside a task
 //!   resume.rs            2026-07-28: InputRequiredResult, and the retry that resumes
-//!   keys.rs              the keyring sealing approval states (StateKeys)
+//!   keys.rs              the keyring sealing approval states, keying principals
 //!   instance.rs          answers forwarded between instances sharing a store
 //! store/                 the shared state behind one trait, Store:
 //!   mod.rs               the trait, its records and errors

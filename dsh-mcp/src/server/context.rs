@@ -19,7 +19,7 @@ use crate::tasks::stateless::PublicIds;
 use crate::util::{lock, unpoisoned};
 
 /// The stateless context of one HTTP server: the session its requests without one
-/// share (see [`McpServer::on_session`]), opened on first use.
+/// share (see [`McpServer::on_session`](crate::McpServer::on_session)), opened on first use.
 #[derive(Default)]
 pub(crate) struct StatelessContext(pub(crate) SessionCell);
 
@@ -34,7 +34,7 @@ impl StatelessContext {
     }
 }
 
-/// Closes a session opened by [`McpServer::session_handler`].
+/// Closes a session opened by [`McpServer::session_handler`](crate::McpServer::session_handler).
 pub(crate) struct SessionHandle(pub(crate) Arc<SessionCell>);
 
 impl SessionHandle {

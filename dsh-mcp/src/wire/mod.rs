@@ -93,8 +93,7 @@ impl Attached {
 }
 
 /// A message read by [`read`], for rmcp. (The byte-stream transport hands rmcp the parsed
-/// message and rewrites every request the server sends; the text, `may_ask` and the key
-/// are the HTTP layer's.)
+/// message; the text, `may_ask`, `tool_call` and the key are the HTTP transport's.)
 #[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub(crate) struct Inbound<K> {
     /// The text rmcp parses (the raw arguments replaced, a rerouted method).

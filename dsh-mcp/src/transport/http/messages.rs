@@ -1,6 +1,8 @@
-//! The HTTP side of reading messages as the client sent them: the step just before rmcp's
-//! Streamable HTTP service (see `crate::transport::http::serve_http`), which reads each POSTed
-//! JSON-RPC message with [`crate::wire::raw::prepare`] before rmcp does.
+//! Messages over HTTP, both ways: the step just before rmcp's Streamable HTTP service
+//! (see [`serve_http`](super::serve_http)), which reads each POSTed JSON-RPC message
+//! through the wire ([`crate::wire::read`]) before rmcp does, and frames what goes back:
+//! the response run through the request's [`Outbound`] (a JSON body, or each `data:`
+//! line of an event stream as it passes), and a [`Refusal`] as an HTTP response.
 //!
 //! - A body that is not JSON is answered `400` with a JSON-RPC parse error (`-32700`); a
 //!   message that is not a valid MCP message, `400` with an invalid request (`-32600`).
@@ -67,6 +69,9 @@ impl Messages {
     }
 }
 
+/// Read a POSTed message (see [`Messages::read`]), in steps: the session and revision it
+/// names, the wire, rmcp's service, the answer's rewrites, the id held until the answer
+/// is sent.
 async fn read_messages(
     messages: &Messages,
     parts: Parts,
