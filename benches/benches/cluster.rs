@@ -1,6 +1,6 @@
 //! `cluster`: stateless MCP servers (protocol 2026-07-28) on the in-memory store and on
 //! Redis, one instance and three, each behind the same round-robin proxy
-//! (`dsh_mcp::store::conformance::RoundRobin`, which opens a connection to the instance
+//! (`dsh_testing::proxy::RoundRobin`, which opens a connection to the instance
 //! for every request), in one process on a multi-threaded tokio runtime.
 //!
 //! - `cluster_call/<setup>`: `tools/call` throughput of a plain tool (answered in the
@@ -27,13 +27,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use dsh_mcp::store::conformance::{RoundRobin, TestRedis};
+use dsh_mcp::store::conformance::TestRedis;
 use dsh_mcp::store::{
     Change, MemoryStore, Owner, RedisStore, Store, TaskModel, TaskRecord, Wake, now_ms,
 };
 use dsh_mcp::{HttpOptions, HttpServer, McpServer, StateKeys, StatelessTaskLimits};
 use dsh_runtime::jobs::JobRuntime;
 use dsh_runtime::{RegistrationHandle, Registry, ToolError, tool};
+use dsh_testing::proxy::RoundRobin;
 use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 

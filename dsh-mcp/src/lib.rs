@@ -150,7 +150,6 @@
 //!   record.rs            the task state machine
 //!   lease.rs             an instance's lease: a live instance told from a stopped one
 //!   conformance.rs       the checks every store must pass
-//!   round_robin.rs       a round-robin HTTP proxy for tests of several instances
 //! import.rs              an MCP server's tools imported into a registry
 //! definition.rs          a tool definition as an MCP tool, a result as MCP content
 //! identity.rs            who a request comes from, as its access token says

@@ -17,6 +17,9 @@
 //!   from an agent scope, with scripted approval answers).
 //! - [`replay_log`]: a call log (JSON Lines, the host's `--log` format) replayed against
 //!   the current registry, with a diff of outcomes.
+//! - `proxy::RoundRobin` (feature `mcp-proxy`): several MCP server instances behind one
+//!   URL, each request to the next instance, as a load balancer without sticky routing
+//!   sends them, for tests of a deployment.
 //!
 //! ```
 //! use dsh_testing::ToolCheck;
@@ -62,6 +65,10 @@ mod replay;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
+
+#[cfg(feature = "mcp-proxy")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp-proxy")))]
+pub mod proxy;
 
 pub use args::{ArgStrategy, InvalidArgs, LONG_STRING, Violation, ViolationKind};
 pub use check::{CheckFailure, ToolCheck, check_tool, invariant, toolbox_tool};

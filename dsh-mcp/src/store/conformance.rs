@@ -11,9 +11,9 @@
 //! tests share. A failed check panics with what it expected (this is test code).
 //!
 //! For tests of several instances sharing a store, the module also has [`TestRedis`] (a
-//! real Redis for the tests: `DSH_TEST_REDIS`, else one started from `redis-server`) and,
-//! with the `http` feature, `RoundRobin`: a proxy that sends each request to the next
-//! instance, as a load balancer without sticky routing does.
+//! real Redis for the tests: `DSH_TEST_REDIS`, else one started from `redis-server`). The
+//! round-robin proxy that puts several instances behind one URL is `dsh-testing`'s
+//! (`dsh_testing::proxy::RoundRobin`, feature `mcp-proxy`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -26,9 +26,6 @@ use super::{
     ApprovalRecord, Change, Owner, Store, StoreError, TaskModel, TaskRecord, TaskState, Wake,
     Wakes, now_ms,
 };
-
-#[cfg(all(feature = "store-conformance", feature = "http"))]
-pub use super::round_robin::{RoundRobin, Served};
 
 /// How long a wake-up may take to arrive before a check fails.
 const PATIENCE: Duration = Duration::from_secs(10);

@@ -44,8 +44,6 @@ pub mod redis;
 
 #[cfg(any(test, feature = "store-conformance"))]
 pub mod conformance;
-#[cfg(all(feature = "store-conformance", feature = "http"))]
-mod round_robin;
 
 use std::fmt;
 use std::future::Future;

@@ -1,7 +1,7 @@
 //! Several `dsh-tools mcp --http --stateless --store redis://…` processes sharing one
 //! Redis (a real server: `DSH_TEST_REDIS`, else `redis-server` from PATH; see
 //! `dsh_mcp::store::conformance::TestRedis`) and one keyring, each test under a key
-//! prefix of its own, behind a round-robin proxy (`conformance::RoundRobin`) that sends
+//! prefix of its own, behind a round-robin proxy (`dsh_testing::proxy::RoundRobin`) that sends
 //! each request to the next instance and logs which instance served it. The clients
 //! speak protocol 2026-07-28 (stateless: every request stands alone).
 //!
@@ -25,7 +25,8 @@
 
 use std::time::Duration;
 
-use dsh_mcp::store::conformance::{RoundRobin, Served, TestRedis};
+use dsh_mcp::store::conformance::TestRedis;
+use dsh_testing::proxy::{RoundRobin, Served};
 use rmcp::model::{CancelTaskParams, GetTaskParams, TaskStatus};
 use rmcp::service::ClientServiceExt as _;
 use tokio::process::Child;

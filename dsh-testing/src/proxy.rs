@@ -1,5 +1,5 @@
 //! A round-robin HTTP proxy in front of several server instances, for tests and
-//! benchmarks of a deployment behind a load balancer.
+//! benchmarks of a deployment behind a load balancer (feature `mcp-proxy`).
 //!
 //! Each request goes to the next instance in turn, whatever connection it came on, as a
 //! load balancer without sticky routing sends them. An instance that refuses the
@@ -20,8 +20,6 @@ use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
-
-use crate::util::lock;
 
 type Body = BoxBody<Bytes, hyper::Error>;
 
@@ -178,4 +176,12 @@ async fn forward(upstreams: &Upstreams, request: Request<Incoming>) -> Response<
         StatusCode::BAD_GATEWAY,
         "no instance takes connections".to_string(),
     )
+}
+
+/// The log, even after a thread panicked while holding it (entries are only pushed, so
+/// what is there is whole).
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
