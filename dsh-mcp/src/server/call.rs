@@ -386,10 +386,17 @@ impl Handler {
             holder: instance.id().to_string(),
             preanswer: Mutex::new(preanswer),
         });
+        // Progress goes on this request's stream until it is answered (with the result,
+        // or with the question that suspends the call).
+        let progress = forwarder(context);
+        let reporter = progress.as_ref().map(ProgressForwarder::reporter);
         // On a task of its own: the call outlives this request when it is suspended.
         tokio::spawn(async move {
-            let result =
-                dsh_runtime::hooks::with_approval(suspend, registry.execute(tool_call)).await;
+            let execute = dsh_runtime::hooks::with_approval(suspend, registry.execute(tool_call));
+            let result = match reporter {
+                Some(reporter) => dsh_runtime::with_progress(reporter, execute).await,
+                None => execute.await,
+            };
             let _ = result_tx.send(result);
         });
         let ended = |_| {
@@ -403,22 +410,26 @@ impl Handler {
         };
         // This request's cancellation is the call's until it is suspended.
         let round = context.ct.clone();
-        let result = tokio::select! {
-            result = &mut result_rx => result.map_err(ended)?,
+        let ran = tokio::select! {
+            result = &mut result_rx => result.map(Ran::Result).map_err(ended),
             asked = asked_rx => match asked {
                 Ok((nonce, input)) => {
                     self.shared.resumes.park_result(&nonce, result_rx);
-                    return Ok(Ran::InputRequired(input));
+                    Ok(Ran::InputRequired(input))
                 }
                 // The call ended without asking.
-                Err(_) => result_rx.await.map_err(ended)?,
+                Err(_) => result_rx.await.map(Ran::Result).map_err(ended),
             },
             () = round.cancelled() => {
                 cancel.cancel();
-                result_rx.await.map_err(ended)?
+                result_rx.await.map(Ran::Result).map_err(ended)
             }
         };
-        Ok(Ran::Result(result))
+        // Every report made so far is sent before the answer; later ones are dropped.
+        if let Some(progress) = progress {
+            progress.finish().await;
+        }
+        ran
     }
 
     /// A call answered in its request: progress forwarded, an `ask` put to the client's
@@ -426,10 +437,7 @@ impl Handler {
     async fn direct_call(&self, call: &Call, context: &RequestContext<RoleServer>) -> ToolResult {
         let registry = self.shared.registry.clone();
         let tool_call = call.tool_call(context, context.ct.clone());
-        let progress = context
-            .meta
-            .get_progress_token()
-            .map(|token| ProgressForwarder::start(context.peer.clone(), token));
+        let progress = forwarder(context);
         let reporter = progress.as_ref().map(ProgressForwarder::reporter);
         let client = ClientApproval::new(
             context.peer.clone(),
@@ -451,6 +459,15 @@ impl Handler {
         }
         result
     }
+}
+
+/// The forwarding of a call's progress reports, when its request carried a progress
+/// token.
+fn forwarder(context: &RequestContext<RoleServer>) -> Option<ProgressForwarder> {
+    context
+        .meta
+        .get_progress_token()
+        .map(|token| ProgressForwarder::start(context.peer.clone(), token))
 }
 
 /// The answer to a call that ended: its result, or (an unknown tool) the protocol's

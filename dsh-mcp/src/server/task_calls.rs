@@ -183,7 +183,8 @@ fn stateless_id(
 }
 
 /// A task's call, run as its job: approvals through the task, progress to the task's
-/// status message (and to the client, with `forwarder`); the result and its text.
+/// status message (and to the client, with `forwarder`); how it ended and its text. A
+/// panic the pipeline contained is a failure of the task (see [`crate::tasks::TaskEnd`]).
 async fn run_in_task(
     job: JobContext,
     task: TaskHandle,
@@ -192,7 +193,7 @@ async fn run_in_task(
     forwarder: Option<ProgressForwarder>,
     registry: dsh_runtime::Registry,
     tool: Option<Arc<crate::definition::McpTool>>,
-) -> (rmcp::model::CallToolResult, String) {
+) -> (crate::tasks::TaskEnd, String) {
     let stop = job.stop_token().clone();
     approval.attach_task(task.clone(), stop.clone());
     let call = call.with_cancellation(stop);
@@ -212,10 +213,12 @@ async fn run_in_task(
     if let Some(forwarder) = forwarder {
         forwarder.finish().await;
     }
-    (
-        to_mcp_result(&result, tool.as_deref()),
-        result.text().to_string(),
-    )
+    let end = if result.error_code() == Some(dsh_runtime::PipelineCode::ToolPanicked) {
+        crate::tasks::TaskEnd::Failed(result.text().to_string())
+    } else {
+        crate::tasks::TaskEnd::Result(to_mcp_result(&result, tool.as_deref()))
+    };
+    (end, result.text().to_string())
 }
 
 impl Handler {

@@ -412,7 +412,7 @@ impl SessionTasks {
     ) -> Result<TaskRecord, McpError>
     where
         F: FnOnce(JobContext, TaskHandle) -> Fut + Send + 'static,
-        Fut: Future<Output = (CallToolResult, String)> + Send + 'static,
+        Fut: Future<Output = (TaskEnd, String)> + Send + 'static,
     {
         let TaskStart {
             id,
@@ -509,6 +509,18 @@ impl SessionTasks {
     }
 }
 
+/// How a task's call ended.
+#[derive(Debug)]
+pub(crate) enum TaskEnd {
+    /// The call's result, an error of the tool's included (`isError`): the task is
+    /// `completed` with it.
+    Result(CallToolResult),
+    /// The call failed inside the server (a panic contained by the pipeline): the task
+    /// is `failed` with an internal JSON-RPC error (`-32603`) carrying this message, and
+    /// no result, as a request that failed the same way is answered with an error.
+    Failed(String),
+}
+
 /// A task's job: wait until its record exists, run the call, record its end.
 async fn run_task<F, Fut>(
     job: JobContext,
@@ -518,7 +530,7 @@ async fn run_task<F, Fut>(
 ) -> JobSettlement
 where
     F: FnOnce(JobContext, TaskHandle) -> Fut + Send + 'static,
-    Fut: Future<Output = (CallToolResult, String)> + Send + 'static,
+    Fut: Future<Output = (TaskEnd, String)> + Send + 'static,
 {
     let Ok(handle) = gate.await else {
         return JobSettlement::killed().with_detail("the task was not created");
@@ -532,11 +544,17 @@ where
             reason: stop_reason(jobs.snapshot(&id, None).ok().as_ref()),
         }
     } else {
-        match serde_json::to_value(&result) {
-            Ok(result) => Change::Complete { result },
-            Err(e) => Change::Fail {
-                error: Value::Object(internal_error(&e.to_string())),
-                message: e.to_string(),
+        match result {
+            TaskEnd::Result(result) => match serde_json::to_value(&result) {
+                Ok(result) => Change::Complete { result },
+                Err(e) => Change::Fail {
+                    error: Value::Object(internal_error(&e.to_string())),
+                    message: e.to_string(),
+                },
+            },
+            TaskEnd::Failed(message) => Change::Fail {
+                error: Value::Object(internal_error(&message)),
+                message,
             },
         }
     };

@@ -163,7 +163,8 @@ pub(crate) enum Answer {
     /// read, and why: over stdio nothing is written; over HTTP it is answered with an
     /// invalid request (`-32600`) without an id.
     Unanswered(String),
-    /// A JSON document (as `application/json`).
+    /// A JSON document (as `application/json`): OAuth's challenges.
+    #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
     Json(Vec<u8>),
     /// Text (as `text/plain; charset=utf-8`).
     Text(String),

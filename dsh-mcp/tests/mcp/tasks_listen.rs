@@ -303,3 +303,115 @@ async fn a_stream_hears_nothing_of_another_client_s_task() {
     );
     fixture.shutdown().await;
 }
+
+/// Report progress three times, then answer.
+#[tool]
+async fn count_up(cx: ToolContext) -> Result<String, ToolError> {
+    for i in 1..=3 {
+        cx.report_progress(f64::from(i), Some(3.0), Some(&format!("step {i}")));
+    }
+    Ok("counted".to_string())
+}
+
+/// A plain `tools/call` on 2026-07-28 with a progress token, from a client that declares
+/// form elicitation (so the call may be suspended on a question): every report reaches
+/// the client before the result, with the request's token.
+async fn progress_reaches_a_client_that_can_answer_forms(wire: Wire) {
+    let fixture = Fixture::start(Toolset::new().with(CountUp), wire).await;
+    let mut client = raw_client(&fixture, None);
+    let mut call = request_2026(
+        7,
+        "tools/call",
+        json!({"name": "count_up", "arguments": {}}),
+        true,
+    );
+    call["params"]["_meta"]["progressToken"] = json!("tok-7");
+    let answer = client.call(call).await;
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    let progress: Vec<(f64, String)> = client
+        .notifications
+        .iter()
+        .filter(|n| n["method"] == "notifications/progress")
+        .map(|n| {
+            assert_eq!(n["params"]["progressToken"], "tok-7", "{n}");
+            (
+                n["params"]["progress"].as_f64().unwrap_or_default(),
+                n["params"]["message"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        progress,
+        vec![
+            (1.0, "step 1".to_string()),
+            (2.0, "step 2".to_string()),
+            (3.0, "step 3".to_string())
+        ],
+        "progress before the result over {wire:?}"
+    );
+}
+
+cases! {
+    progress_reaches_a_client_that_can_answer_forms_over_a_byte_stream => progress_reaches_a_client_that_can_answer_forms(Wire::Stdio);
+    progress_reaches_a_client_that_can_answer_forms_over_http => progress_reaches_a_client_that_can_answer_forms(Wire::Http);
+}
+
+/// Panic: a failure of the server, not of the tool.
+#[tool(task = "optional")]
+async fn explode() -> String {
+    panic!("explode fails on purpose")
+}
+
+/// Fail as a tool does: an error the model reads.
+#[tool(task = "optional")]
+async fn refuse() -> Result<String, ToolError> {
+    Err(ToolError::new("refuse says no"))
+}
+
+/// Poll `tasks/get` until the task `id` is terminal; its last answer.
+async fn terminal(client: &mut Rpc, id: &str) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    for n in 100.. {
+        let answer = client
+            .call(request_2026(n, "tasks/get", json!({"taskId": id}), true))
+            .await;
+        let status = answer["result"]["status"].as_str().unwrap_or_default();
+        if ["completed", "failed", "cancelled"].contains(&status) {
+            return answer["result"].clone();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "task {id} not terminal: {answer}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    unreachable!()
+}
+
+/// A task whose body panics is `failed` with an internal JSON-RPC error and no result;
+/// a task whose tool returns an error is `completed` with `isError`.
+async fn a_panic_fails_the_task_and_a_tool_error_completes_it(wire: Wire) {
+    let fixture = Fixture::start(Toolset::with_jobs().with(Explode).with(Refuse), wire).await;
+    let mut client = raw_client(&fixture, None);
+    let id = call_as_task(&mut client, 1, "explode", json!({})).await;
+    let task = terminal(&mut client, &id).await;
+    assert_eq!(task["status"], "failed", "{wire:?}: {task}");
+    assert_eq!(task["error"]["code"], -32603, "{wire:?}: {task}");
+    let message = task["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("explode fails on purpose"), "{task}");
+    assert!(task.get("result").is_none(), "{wire:?}: {task}");
+
+    let id = call_as_task(&mut client, 2, "refuse", json!({})).await;
+    let task = terminal(&mut client, &id).await;
+    assert_eq!(task["status"], "completed", "{wire:?}: {task}");
+    assert_eq!(task["result"]["isError"], true, "{wire:?}: {task}");
+    assert!(task.get("error").is_none(), "{wire:?}: {task}");
+}
+
+cases! {
+    a_panic_fails_the_task_and_a_tool_error_completes_it_over_a_byte_stream => a_panic_fails_the_task_and_a_tool_error_completes_it(Wire::Stdio);
+    a_panic_fails_the_task_and_a_tool_error_completes_it_over_http => a_panic_fails_the_task_and_a_tool_error_completes_it(Wire::Http);
+}
