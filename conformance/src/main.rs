@@ -25,6 +25,10 @@
 //!   `test_dynamic_tool`, so `tools/list` changes and listeners are told).
 //! - `test_input_required_result_tampered_state`: a tool declared `ask`, whose
 //!   `InputRequiredResult` carries dsh-mcp's sealed `requestState`.
+//! - `test_custom_header` (SEP-2243): its `region` parameter is marked
+//!   `#[schema(header = "Region")]`, so it is published with `x-mcp-header` and a
+//!   2026-07-28 client repeats it as the header `Mcp-Param-Region`, which dsh-mcp checks
+//!   against the argument before the call runs.
 //! - Tasks (the `io.modelcontextprotocol/tasks` extension): `greet` (never a task),
 //!   `slow_compute` (sleeps `seconds`, may run as a task, stops when cancelled),
 //!   `failing_job` (only a task, fails as a tool after about a second),
@@ -73,10 +77,7 @@
 //!   server tries both at start, says on stderr why each is refused, and serves each once
 //!   a later dsh-runtime accepts it):
 //!   - `json_schema_2020_12_tool`, whose input schema has `$schema`, `$defs` with
-//!     `$anchor`, `$ref`, `allOf`/`anyOf` and `if`/`then`/`else`;
-//!   - `test_custom_header`, a string parameter marked `x-mcp-header` (SEP-2243: 2026-07-28
-//!     clients repeat it as an `Mcp-Param-*` header, which the server must check against
-//!     the body); dsh-mcp would also have to validate those headers.
+//!     `$anchor`, `$ref`, `allOf`/`anyOf` and `if`/`then`/`else`.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -339,31 +340,16 @@ fn json_schema_2020_12_tool() -> Result<RawTool, String> {
     .map_err(|e| e.to_string())
 }
 
-/// The input schema of `test_custom_header`: a string parameter that clients of
-/// 2026-07-28 also send as the header `Mcp-Param-Region` (SEP-2243's `x-mcp-header`).
-const CUSTOM_HEADER_INPUT: &str = r#"{
-  "type": "object",
-  "properties": { "region": { "type": "string", "x-mcp-header": "Region" } },
-  "required": ["region"],
-  "additionalProperties": false
-}"#;
-
-/// `test_custom_header` (the `http-custom-header-server-validation` scenario takes any
-/// tool with an `x-mcp-header` parameter), or why dsh-runtime refuses its schema.
-fn custom_header_tool() -> Result<RawTool, String> {
-    let parameters = json::parse(CUSTOM_HEADER_INPUT).map_err(|e| e.to_string())?;
-    let output = json::parse(r#"{"type":"string"}"#).map_err(|e| e.to_string())?;
-    RawTool::new(
-        "test_custom_header",
-        "Echo the region, which 2026-07-28 clients also send as Mcp-Param-Region",
-        &parameters,
-        &output,
-        |args, _cx| async move {
-            let region = args.as_object().and_then(|o| o.get("region")).cloned();
-            Ok(region.unwrap_or(json::Value::Null))
-        },
-    )
-    .map_err(|e| e.to_string())
+/// Echo the region, which 2026-07-28 clients also send as the header `Mcp-Param-Region`
+/// (the `http-custom-header-server-validation` scenario takes the first tool with an
+/// `x-mcp-header` parameter).
+#[tool(read_only)]
+async fn test_custom_header(
+    /// The region to echo.
+    #[schema(header = "Region")]
+    region: String,
+) -> String {
+    region
 }
 
 /// The served registry: every fixture, a job runtime for tasks.
@@ -385,6 +371,7 @@ fn registry() -> Result<(Registry, Vec<RegistrationGuard>), Box<dyn std::error::
         registry.register(TestStreamingElicitation)?,
         registry.register(TestLoggingTool)?,
         registry.register(TestInputRequiredResultTamperedState)?,
+        registry.register(TestCustomHeader)?,
         registry.register(Greet)?,
         registry.register(SlowCompute)?,
         registry.register(FailingJob)?,
@@ -396,10 +383,6 @@ fn registry() -> Result<(Registry, Vec<RegistrationGuard>), Box<dyn std::error::
     match json_schema_2020_12_tool() {
         Ok(tool) => held.push(registry.register(tool)?),
         Err(why) => eprintln!("json_schema_2020_12_tool not served: {why}"),
-    }
-    match custom_header_tool() {
-        Ok(tool) => held.push(registry.register(tool)?),
-        Err(why) => eprintln!("test_custom_header not served: {why}"),
     }
     Ok((
         registry,

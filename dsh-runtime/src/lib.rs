@@ -309,6 +309,42 @@ pub use tool::{
 /// );
 /// ```
 ///
+/// **Mirrored into an HTTP header.** `#[schema(header = "Name")]` (parameters only) marks
+/// the property `"x-mcp-header": "Name"` (SEP-2243, MCP revision 2026-07-28): an MCP client
+/// on Streamable HTTP repeats the argument as the request header `Mcp-Param-Name`, so
+/// load balancers and gateways can route on it without reading the body, and dsh-mcp
+/// refuses a `tools/call` whose header disagrees with the argument (HTTP 400, JSON-RPC
+/// `-32020`) before the body runs. Three compile-time rules, each an error at the
+/// offending token: the name is an HTTP token (ASCII letters, digits and
+/// `` !#$%&'*+-.^_`|~ ``, at least one); the type is a string, an integer or a boolean, or
+/// an `Option` of one ([`type_checks::SchemaHeader`]; not a float, an array or an object);
+/// no two parameters share a name, compared case-insensitively. Only MCP exports publish
+/// the keyword; the other providers' schemas leave it out.
+///
+/// ```
+/// use dsh_runtime::{Tool, tool};
+///
+/// /// Run a query in a region.
+/// #[tool]
+/// async fn execute_sql(
+///     /// The region to run in.
+///     #[schema(header = "Region")]
+///     region: String,
+///     query: String,
+/// ) -> String {
+///     format!("{query} in {region}")
+/// }
+///
+/// assert_eq!(
+///     ExecuteSql.definition().parameters.to_json_string(),
+///     concat!(
+///         r#"{"type":"object","properties":{"#,
+///         r#""region":{"type":"string","description":"The region to run in.","x-mcp-header":"Region"},"#,
+///         r#""query":{"type":"string"}},"required":["region","query"]}"#,
+///     )
+/// );
+/// ```
+///
 /// **The context.** A parameter whose type is named `ToolContext`, by value or by `&`, gets
 /// the call's [`ToolContext`] and is not part of the schema. At most one is allowed. The type
 /// is recognised by its name (a macro sees only syntax) and then checked to really be
@@ -687,6 +723,7 @@ pub use dsh_macros::tool;
 /// | `pattern = ".."` | string field | `pattern`, checked at compile time with the `regex` crate's parser |
 /// | `enum = [..]`, `const = ..` | string, number or boolean field | `enum` / `const` |
 /// | `with = path` | type, field | the schema is `path()`, a `fn() -> Schema` (for custom deserialization) |
+/// | `header = ".."` | `#[tool]` parameter (string, integer or boolean) | `x-mcp-header`: MCP clients repeat the argument in the header `Mcp-Param-<name>` (see [`macro@tool`], "Parameters") |
 ///
 /// The field keys other than `with` also apply to `#[tool]` fn parameters (see
 /// [`macro@tool`], "Parameters").

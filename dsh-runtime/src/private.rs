@@ -378,6 +378,9 @@ pub mod derive {
         pub examples: Option<&'static [&'static str]>,
         /// `default` annotation, as JSON text.
         pub default: Option<&'static str>,
+        /// `header = ".."`: the `x-mcp-header` annotation ([`Schema::header`]), checked by
+        /// the macro to be an HTTP token.
+        pub header: Option<&'static str>,
         /// `range(min = ..)`.
         pub minimum: Option<Bound>,
         /// `range(max = ..)`.
@@ -401,6 +404,7 @@ pub mod derive {
             title: None,
             examples: None,
             default: None,
+            header: None,
             minimum: None,
             maximum: None,
             min_length: None,
@@ -425,6 +429,7 @@ pub mod derive {
                 || self.title.is_some()
                 || self.examples.is_some()
                 || self.default.is_some()
+                || self.header.is_some()
         }
 
         /// Apply to a shared node; it is copied only when there is something to apply.
@@ -452,6 +457,9 @@ pub mod derive {
             }
             if let Some(d) = self.default {
                 s = s.with_default(json_text(d));
+            }
+            if let Some(h) = self.header {
+                s = s.with_header(h);
             }
             s
         }
@@ -619,7 +627,7 @@ pub mod derive {
     // The marker traits and shapes live in the public `markers` module (users implement
     // them); the derive names them through this module.
     pub use crate::type_checks::{
-        DefaultFit, Fit, HasToolSchema, JsonShape, Key, ObjectShape, SchemaBool, SchemaLength,
-        SchemaNumber, SchemaObject, SchemaString, Shape, default_fits, kind, overlap,
+        DefaultFit, Fit, HasToolSchema, JsonShape, Key, ObjectShape, SchemaBool, SchemaHeader,
+        SchemaLength, SchemaNumber, SchemaObject, SchemaString, Shape, default_fits, kind, overlap,
     };
 }

@@ -4,6 +4,9 @@
 //! - [`SchemaNumber`], [`SchemaString`], [`SchemaLength`], [`SchemaBool`]: the field
 //!   types `#[schema(range)]`, `pattern`, `length` and typed `enum`/`const` apply to.
 //!   Implement one for your own newtype when its schema is of that kind.
+//! - [`SchemaHeader`]: the parameter types `#[schema(header = "..")]` applies to (a
+//!   string, an integer or a boolean, which an MCP client can repeat in an HTTP header).
+//!   Implement it for your own newtype (or unit enum) when its schema is one of those.
 //! - [`SchemaObject`]: types whose schema is an object node: the arguments of a
 //!   `#[tool(args)]` tool, and the payload of an internally tagged newtype variant.
 //!   Derived for structs with named fields.
@@ -99,6 +102,19 @@ pub trait SchemaBool {
     const OK: () = ();
 }
 
+/// Types whose schema is a string, an integer or a boolean node: the `#[tool]` parameter
+/// types `#[schema(header = "..")]` applies to (SEP-2243's `x-mcp-header` mirrors only
+/// those into an HTTP header; not `number`).
+#[diagnostic::on_unimplemented(
+    message = "`#[schema(header = ..)]` mirrors only strings, integers and booleans into an HTTP header, but `{Self}` is none of them",
+    label = "cannot be mirrored into a header",
+    note = "MCP's `x-mcp-header` (SEP-2243) applies to string, integer and boolean parameters only (not to floats, arrays or objects): remove `header`, or give the parameter such a type (and `Option`s of them); a newtype or unit enum whose schema is a string, integer or boolean may implement `dsh_runtime::type_checks::SchemaHeader`"
+)]
+pub trait SchemaHeader {
+    /// Evaluated by the assertion.
+    const OK: () = ();
+}
+
 /// Types whose schema is an object node: tool arguments taken whole (`#[tool(args)]`)
 /// and the payload of an internally tagged newtype variant (serde reads the tag and the
 /// payload's keys from one object).
@@ -124,6 +140,9 @@ markers!(SchemaNumber: u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, 
 markers!(SchemaString: String, str, StdCow<'static, str>, PathBuf);
 markers!(SchemaLength: String, str, StdCow<'static, str>, PathBuf);
 markers!(SchemaBool: bool);
+markers!(SchemaHeader: String, str, StdCow<'static, str>, PathBuf, bool, u8, u16, u32, u64,
+    u128, usize, i8, i16, i32, i64, i128, isize, NonZeroU8, NonZeroU16, NonZeroU32,
+    NonZeroU64, NonZeroUsize);
 markers!(SchemaObject: serde_json::Map<String, serde_json::Value>, crate::json::Object);
 
 macro_rules! wrapper_markers {
@@ -141,6 +160,7 @@ wrapper_markers!(
     SchemaString,
     SchemaLength,
     SchemaBool,
+    SchemaHeader,
     SchemaObject
 );
 
@@ -150,7 +170,13 @@ macro_rules! option_markers {
         impl<T: $tr> $tr for Option<T> {}
     )*};
 }
-option_markers!(SchemaNumber, SchemaString, SchemaLength, SchemaBool);
+option_markers!(
+    SchemaNumber,
+    SchemaString,
+    SchemaLength,
+    SchemaBool,
+    SchemaHeader
+);
 
 #[diagnostic::do_not_recommend]
 impl<T> SchemaLength for Vec<T> {}

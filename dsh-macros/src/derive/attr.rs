@@ -284,6 +284,7 @@ const KEY_WITH: &str = "with";
 const KEY_ENUM: &str = "enum";
 const KEY_CONST: &str = "const";
 const KEY_CRATE: &str = "crate";
+const KEY_HEADER: &str = "header";
 
 /// Every `#[schema]` key with the positions where it applies.
 ///
@@ -316,6 +317,7 @@ const SCHEMA_KEYS: &[(&str, &[Pos])] = &[
     (KEY_PATTERN, &[Pos::Field, Pos::Param]),
     (KEY_ENUM, &[Pos::Field, Pos::Param]),
     (KEY_CONST, &[Pos::Field, Pos::Param]),
+    (KEY_HEADER, &[Pos::Param]),
     (KEY_WITH, &[Pos::Container, Pos::Field]),
     (KEY_CRATE, &[Pos::Container]),
 ];
@@ -442,6 +444,14 @@ pub fn parse_schema(attrs: &[syn::Attribute], pos: Pos, errors: &mut Ctxt) -> Sc
                     out.default = Some(value);
                 }
                 KEY_WITH => out.with = Some(parse_path(&meta)?),
+                KEY_HEADER => {
+                    let lit = lit_str(&meta)?;
+                    let name = lit.value();
+                    if let Err(why) = check_header_name(&name) {
+                        errors.push(error(lit.span(), why));
+                    }
+                    out.header = Some((name, lit.span()));
+                }
                 KEY_CRATE => out.krate = Some(parse_path(&meta)?),
                 KEY_ENUM => {
                     let input = meta.value()?;
@@ -492,6 +502,32 @@ pub fn parse_schema(attrs: &[syn::Attribute], pos: Pos, errors: &mut Ctxt) -> Sc
     }
     super::default::check_literal(&out, pos, errors);
     out
+}
+
+/// An `x-mcp-header` name must be an HTTP field-name token (RFC 9110 `1*tchar`): the
+/// client sends the argument as the header `Mcp-Param-<name>`.
+fn check_header_name(name: &str) -> Result<(), String> {
+    let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    let fix = "`header` names the HTTP header `Mcp-Param-<name>` the argument is repeated in, so it must be an HTTP token: ASCII letters, digits and ``!#$%&'*+-.^_`|~``";
+    if name.is_empty() {
+        return Err(format!(
+            "empty `header` name: {fix}; write e.g. `header = \"Region\"`"
+        ));
+    }
+    match name.char_indices().find(|(_, c)| !tchar(*c)) {
+        None => Ok(()),
+        Some((_, bad)) => {
+            let suggestion: String = name.chars().filter(|c| tchar(*c)).collect();
+            let example = if suggestion.is_empty() {
+                "Region".to_string()
+            } else {
+                suggestion
+            };
+            Err(format!(
+                "invalid `header` name {name:?}: {bad:?} is not allowed; {fix}; write e.g. `header = \"{example}\"`"
+            ))
+        }
+    }
 }
 
 fn scalar(kind: JsonKind) -> bool {

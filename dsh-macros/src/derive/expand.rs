@@ -251,6 +251,9 @@ pub fn edit(p: &TokenStream, doc: &[syn::Expr], s: &SchemaAttrs) -> Option<Token
         let t = &d.text;
         parts.push(quote!(default: ::core::option::Option::Some(#t),));
     }
+    if let Some((h, _)) = &s.header {
+        parts.push(quote!(header: ::core::option::Option::Some(#h),));
+    }
     if let Some(r) = &s.range {
         let (min, max) = (bound_tokens(p, r.min), bound_tokens(p, r.max));
         parts.push(quote!(minimum: #min, maximum: #max,));
@@ -335,6 +338,9 @@ pub fn constraint_asserts(
     }
     if schema.pattern.is_some() {
         need("SchemaString");
+    }
+    if schema.header.is_some() {
+        need("SchemaHeader");
     }
     let kinds = schema
         .enum_values

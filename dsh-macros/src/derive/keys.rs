@@ -95,6 +95,9 @@ pub struct SchemaAttrs {
     pub enum_values: Option<(Vec<Json>, Span)>,
     pub const_value: Option<(Json, Span)>,
     pub krate: Option<syn::Path>,
+    /// `header = "Name"` (a `#[tool]` parameter only): the `x-mcp-header` annotation, and
+    /// the span of its literal.
+    pub header: Option<(String, Span)>,
 }
 
 /// Quote a string as JSON.

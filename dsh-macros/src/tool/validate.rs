@@ -32,6 +32,29 @@ pub fn validate(def: &ToolDef<'_>, errors: &mut Ctxt) {
         }
     }
 
+    // Each `x-mcp-header` names one header: a client sends one `Mcp-Param-<name>` per
+    // parameter, and header names are case-insensitive.
+    let headers: Vec<(&str, &str, proc_macro2::Span)> = def
+        .fields()
+        .filter_map(|f| {
+            let (header, span) = f.schema.header.as_ref()?;
+            Some((header.as_str(), f.name.as_str(), *span))
+        })
+        .collect();
+    for (i, (header, name, span)) in headers.iter().enumerate() {
+        if let Some((first, other, _)) = headers[..i]
+            .iter()
+            .find(|(h, _, _)| h.eq_ignore_ascii_case(header))
+        {
+            errors.error_at(
+                *span,
+                format!(
+                    "duplicate `header` name {header:?}: parameter `{other}` is already mirrored into `Mcp-Param-{first}` (header names are case-insensitive); give `{name}` a header name of its own, or remove its `header`"
+                ),
+            );
+        }
+    }
+
     // Each `# Arguments` entry documents exactly one schema parameter, once. (Parsing
     // gave each undocumented parameter the text of its first entry; these rules report
     // the entries that cannot be used.)

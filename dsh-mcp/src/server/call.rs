@@ -1,5 +1,6 @@
 //! `tools/call` as named steps: [`Handler::tool_call`] reads the call
-//! ([`Handler::read_call`]), starts it as a task when it may be one
+//! ([`Handler::read_call`]), checks its `Mcp-Param-*` headers over HTTP
+//! ([`check_param_headers`]), starts it as a task when it may be one
 //! ([`Handler::as_task`]), else runs it one of three ways (the retry of a suspended call,
 //! [`Handler::resume_call`]; a call that may be suspended on its approval,
 //! [`Handler::suspendable_call`]; a call answered in its request,
@@ -111,6 +112,22 @@ impl Call {
     }
 }
 
+/// Refuse a call whose `Mcp-Param-*` headers (taken off a 2026-07-28 request by the HTTP
+/// transport) disagree with its arguments, before anything runs: HTTP `400`, JSON-RPC
+/// `-32020` (see [`wire::param_headers`]). Calls without such headers taken (stdio,
+/// earlier revisions) are not checked.
+fn check_param_headers(call: &Call, context: &RequestContext<RoleServer>) -> Result<(), McpError> {
+    let Some(sent) = super::extension::<wire::param_headers::ParamHeaders>(&context.extensions)
+    else {
+        return Ok(());
+    };
+    let Some(tool) = &call.tool else {
+        return Ok(());
+    };
+    wire::param_headers::check(&tool.tool.input_schema, &call.arguments_text, sent)
+        .map_err(|message| McpError::header_mismatch(message, None))
+}
+
 impl Handler {
     /// Answer a `tools/call` (see the module docs).
     pub(super) async fn tool_call(
@@ -121,6 +138,7 @@ impl Handler {
         let state = request.request_state.clone();
         let responses = request.input_responses.clone();
         let call = self.read_call(request, &context)?;
+        check_param_headers(&call, &context)?;
         // The tool's scope and the principal's limits, before anything runs.
         let _permit = self.admit(&call.name, call.tool.as_deref().map(|t| &t.tool), &context)?;
         if state.is_none()

@@ -20,6 +20,7 @@
 pub(crate) mod in_flight;
 pub(crate) mod listen;
 pub(crate) mod outbound;
+pub(crate) mod param_headers;
 pub(crate) mod raw;
 pub(crate) mod rev_2025_11_25;
 

@@ -11,6 +11,7 @@ mod http_hardening;
 mod import;
 mod lifecycle;
 mod oauth;
+mod param_headers;
 mod raw;
 mod serve;
 mod store;

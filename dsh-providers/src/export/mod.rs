@@ -773,6 +773,7 @@ where
             continue;
         }
         let mut p = Projector::new(target.flavor(), name);
+        p.mcp_header = matches!(target, Target::Mcp2025_11_25 | Target::Mcp2026_07_28);
         let entry = tool_entry(def, target, &mut p);
         let namespace = def.namespace.as_ref().and_then(|ns| {
             if !namespaces {

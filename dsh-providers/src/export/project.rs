@@ -5,7 +5,7 @@
 //! the description or refuses is listed on the variants, each with its source.
 
 use dsh_runtime::json::{Number, Object, Value};
-use dsh_runtime::schema::{Additional, Kind, MAX_SCHEMA_DEPTH, Schema};
+use dsh_runtime::schema::{Additional, Kind, MAX_SCHEMA_DEPTH, MCP_HEADER_KEY, Schema};
 
 use super::{ExportError, ExportWarning};
 
@@ -55,6 +55,10 @@ pub(crate) struct Stats {
 /// One walk's state: the tool it belongs to, what it lost and refused, its sizes.
 pub(crate) struct Projector<'a> {
     pub flavor: Flavor,
+    /// Publish `x-mcp-header` ([`Schema::header`]): MCP targets only, where a client
+    /// reads it; every other target leaves it out (transport metadata, nothing a model
+    /// needs, and a keyword strict dialects refuse).
+    pub mcp_header: bool,
     pub tool: &'a str,
     pub warnings: Vec<ExportWarning>,
     pub errors: Vec<ExportError>,
@@ -90,6 +94,7 @@ impl<'a> Projector<'a> {
     pub fn new(flavor: Flavor, tool: &'a str) -> Self {
         Projector {
             flavor,
+            mcp_header: false,
             tool,
             warnings: Vec::new(),
             errors: Vec::new(),
@@ -421,6 +426,11 @@ impl<'a> Projector<'a> {
                 }
                 _ => self.move_note(path, "examples", Value::from(e.clone()), &mut notes),
             }
+        }
+        if self.mcp_header
+            && let Some(h) = &s.header
+        {
+            annotations.push((MCP_HEADER_KEY, Value::from(h.as_ref())));
         }
 
         let mut out = Object::new();

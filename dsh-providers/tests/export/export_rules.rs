@@ -558,3 +558,30 @@ async fn strict_openai_arguments_reach_the_body_as_none() {
         "n limit=None mode=None opts=None inner=None tags=None extra=false"
     );
 }
+
+#[test]
+fn x_mcp_header_reaches_mcp_targets_only() {
+    let params = Schema::object(
+        vec![
+            p(
+                "region",
+                Schema::string()
+                    .with_description("Where.")
+                    .with_header("Region"),
+                true,
+            ),
+            p("replicas", Schema::integer().with_header("Replicas"), false),
+        ],
+        Additional::Closed,
+    );
+    let d = def("deploy", params.clone(), Schema::string());
+    for target in Target::ALL {
+        let text = params_of(&one(&d, target));
+        let mcp = matches!(target, Target::Mcp2025_11_25 | Target::Mcp2026_07_28);
+        assert_eq!(text.contains("x-mcp-header"), mcp, "{target}: {text}");
+        if mcp {
+            // Byte for byte the vocabulary's own projection.
+            assert_eq!(text, params.to_json_string(), "{target}");
+        }
+    }
+}

@@ -22,12 +22,15 @@
 //!
 //! Every node may carry the annotations `description`, `title`, `default` and `examples`
 //! (never applied, never validated against) and scalar nodes may carry `enum` and
-//! `const` values of their own type.
+//! `const` values of their own type. A string, integer or boolean property may also carry
+//! `x-mcp-header` ([`Schema::header`]): MCP clients on Streamable HTTP repeat the
+//! argument as the request header `Mcp-Param-<name>` (SEP-2243).
 //!
 //! # Key order
 //!
 //! The projection is byte-stable: a prompt is byte-identical for an unchanged tool set.
-//! Keys appear as `type`, annotations (`description`, `title`, `default`, `examples`), the
+//! Keys appear as `type`, annotations (`description`, `title`, `default`, `examples`,
+//! `x-mcp-header`), the
 //! kind's constraints, then `enum`/`const` for scalars; `items` last for arrays;
 //! `additionalProperties`, `properties`, `required` last for objects (a `#[tool]`'s
 //! parameter root has no `additionalProperties`: `type`, `properties`, `required`);
@@ -62,6 +65,35 @@ pub(crate) use tool_schema::ToolSchema;
 /// The deepest nesting of schema nodes accepted from raw JSON Schema.
 pub const MAX_SCHEMA_DEPTH: usize = 64;
 
+/// The JSON Schema keyword of [`Schema::header`] (SEP-2243).
+pub const MCP_HEADER_KEY: &str = "x-mcp-header";
+
+/// Whether `name` may be an `x-mcp-header` ([`Schema::header`]): an HTTP field-name
+/// token (RFC 9110 `1*tchar`: ASCII letters, digits and `` !#$%&'*+-.^_`|~ ``).
+pub fn is_header_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.bytes().all(|b| {
+            b.is_ascii_alphanumeric()
+                || matches!(
+                    b,
+                    b'!' | b'#'
+                        | b'$'
+                        | b'%'
+                        | b'&'
+                        | b'\''
+                        | b'*'
+                        | b'+'
+                        | b'-'
+                        | b'.'
+                        | b'^'
+                        | b'_'
+                        | b'`'
+                        | b'|'
+                        | b'~'
+                )
+        })
+}
+
 /// Shared, immutable text used for names and annotations.
 pub type Text = Cow<'static, str>;
 
@@ -83,6 +115,14 @@ pub struct Schema {
     pub default: Option<Value>,
     /// `examples` annotation (documentation only: never validated).
     pub examples: Option<Vec<Value>>,
+    /// `x-mcp-header` annotation (SEP-2243, MCP 2026-07-28): the name `<name>` of the
+    /// HTTP header `Mcp-Param-<name>` an MCP client on Streamable HTTP repeats this
+    /// argument in, so proxies can route on it; the server checks the header against the
+    /// argument. Only on string, integer and boolean properties reached from the
+    /// parameter root through `properties`; an HTTP field-name token, unique
+    /// (case-insensitively) in the parameter schema ([`Schema::check`] enforces all
+    /// three). Published to MCP only (see [`MCP_HEADER_KEY`]).
+    pub header: Option<Text>,
     /// `enum`: the value must equal one of these (scalar kinds only).
     pub enum_values: Option<EnumValues>,
     /// `const`: the value must equal this (scalar kinds only).
@@ -307,6 +347,7 @@ impl Schema {
             title: None,
             default: None,
             examples: None,
+            header: None,
             enum_values: None,
             const_value: None,
         }
@@ -410,6 +451,12 @@ impl Schema {
     /// Set the `examples` annotation.
     pub fn with_examples(mut self, values: Vec<Value>) -> Schema {
         self.examples = Some(values);
+        self
+    }
+    /// Set the `x-mcp-header` annotation ([`Schema::header`]): MCP clients on Streamable
+    /// HTTP repeat this property's argument as the header `Mcp-Param-<name>`.
+    pub fn with_header(mut self, name: impl Into<Text>) -> Schema {
+        self.header = Some(name.into());
         self
     }
     /// Set `enum`.
@@ -647,6 +694,9 @@ impl Schema {
         }
         if let Some(e) = &self.examples {
             out.insert("examples", Value::from(e.clone()));
+        }
+        if let Some(h) = &self.header {
+            out.insert(MCP_HEADER_KEY, Value::from(h.as_ref()));
         }
     }
 

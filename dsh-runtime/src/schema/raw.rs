@@ -7,7 +7,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::{
-    Additional, ArrayRules, Kind, MAX_SCHEMA_DEPTH, Pattern, Property, Schema, json_quote,
+    Additional, ArrayRules, Kind, MAX_SCHEMA_DEPTH, MCP_HEADER_KEY, Pattern, Property, Schema,
+    is_header_name, json_quote,
 };
 use crate::json::Value;
 
@@ -225,6 +226,10 @@ fn read_node(
                 _ => errors.push(format!("{path}: `{key}` must be a string, found {v}")),
             },
             "default" => schema.default = Some(v.clone()),
+            MCP_HEADER_KEY => match v {
+                Value::String(h) => schema.header = Some(h.to_string().into()),
+                _ => errors.push(format!("{path}: `{key}` must be a string, found {v}")),
+            },
             "examples" => match v.as_array() {
                 Some(a) => schema.examples = Some(a.to_vec()),
                 None => errors.push(format!("{path}: `examples` must be an array, found {v}")),
@@ -393,6 +398,73 @@ fn read_node(
     schema
 }
 
+/// The `x-mcp-header` rules that span a whole schema: an annotation only on a property
+/// reached from the root through `properties` alone (where a client finds it), and each
+/// name once, compared case-insensitively (header names are).
+fn check_headers(root: &Schema, path: &mut String, errors: &mut Vec<String>) {
+    fn walk<'a>(
+        schema: &'a Schema,
+        on_chain: bool,
+        depth: usize,
+        path: &mut String,
+        seen: &mut Vec<(&'a str, String)>,
+        errors: &mut Vec<String>,
+    ) {
+        if depth >= MAX_SCHEMA_DEPTH {
+            return;
+        }
+        if let Some(h) = &schema.header {
+            if !on_chain || depth == 0 {
+                errors.push(format!(
+                    "{path}: `{MCP_HEADER_KEY}` applies only to a property reached from the parameter root through `properties` (not to the root, array items, `oneOf` branches or `additionalProperties`)"
+                ));
+            } else if let Some((_, first)) = seen
+                .iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case(h.as_ref()))
+            {
+                errors.push(format!(
+                    "{path}: `{MCP_HEADER_KEY}` {} is already the header of {first} (header names are compared case-insensitively)",
+                    json_quote(h)
+                ));
+            } else {
+                seen.push((h.as_ref(), path.clone()));
+            }
+        }
+        // Each child with whether it is still on the `properties` chain, and its path.
+        let mut children: Vec<(&'a Schema, bool, String)> = Vec::new();
+        match &schema.kind {
+            Kind::Object(r) => {
+                for p in &r.properties {
+                    let mut suffix = String::from(".properties");
+                    push_prop(&mut suffix, &p.name);
+                    children.push((&p.schema, on_chain, suffix));
+                }
+                if let Additional::Schema(s) = &r.additional {
+                    children.push((s, false, ".additionalProperties".to_string()));
+                }
+            }
+            Kind::Array(r) => {
+                if let Some(items) = &r.items {
+                    children.push((items, false, ".items".to_string()));
+                }
+            }
+            Kind::OneOf(branches) => {
+                for (i, b) in branches.iter().enumerate() {
+                    children.push((b, false, format!(".oneOf[{i}]")));
+                }
+            }
+            _ => {}
+        }
+        for (child, chain, suffix) in children {
+            let len = path.len();
+            path.push_str(&suffix);
+            walk(child, chain, depth + 1, path, seen, errors);
+            path.truncate(len);
+        }
+    }
+    walk(root, true, 0, path, &mut Vec::new(), errors);
+}
+
 /// Definition-time checks on a node and its children.
 pub(super) fn check_node(
     schema: &Schema,
@@ -405,6 +477,26 @@ pub(super) fn check_node(
             "{path}: schema nesting deeper than {MAX_SCHEMA_DEPTH} levels"
         ));
         return;
+    }
+    if depth == 0 {
+        check_headers(schema, path, errors);
+    }
+    if let Some(h) = &schema.header {
+        if !is_header_name(h) {
+            errors.push(format!(
+                "{path}: `{MCP_HEADER_KEY}` {} is not an HTTP field-name token (ASCII letters, digits and !#$%&'*+-.^_`|~, at least one)",
+                json_quote(h)
+            ));
+        }
+        if !matches!(
+            schema.kind,
+            Kind::String(_) | Kind::Integer(_) | Kind::Boolean
+        ) {
+            errors.push(format!(
+                "{path}: `{MCP_HEADER_KEY}` applies only to string, integer and boolean nodes, not to a {} node",
+                schema.kind_name()
+            ));
+        }
     }
     let scalar = matches!(
         schema.kind,

@@ -147,3 +147,83 @@ async fn the_fn_stays_callable_without_the_attributes() {
     .await;
     assert_eq!(out, ["q"]);
 }
+
+/// Deploy an image.
+#[tool]
+async fn deploy(
+    /// The region to deploy in.
+    #[schema(header = "Region", title = "Region")]
+    region: String,
+    #[schema(header = "Replicas", range(max = 9))] replicas: Option<u32>,
+    #[schema(header = "Dry-Run")] dry_run: bool,
+    image: String,
+) -> String {
+    let _ = (replicas, dry_run);
+    format!("{image} in {region}")
+}
+
+#[test]
+fn header_params_publish_x_mcp_header_after_the_other_annotations() {
+    let expected = concat!(
+        r#"{"type":"object","properties":{"#,
+        r#""region":{"type":"string","description":"The region to deploy in.","title":"Region","x-mcp-header":"Region"},"#,
+        r#""replicas":{"type":"integer","x-mcp-header":"Replicas","minimum":0,"maximum":9},"#,
+        r#""dry_run":{"type":"boolean","x-mcp-header":"Dry-Run"},"#,
+        r#""image":{"type":"string"}},"#,
+        r#""required":["region","dry_run","image"]}"#,
+    );
+    let def = Deploy.definition();
+    assert_eq!(def.parameters.to_json_string(), expected);
+    // The header is an annotation: it changes nothing validation accepts.
+    let args = v(r#"{"region":"eu","dry_run":true,"image":"app:1"}"#);
+    assert!(validate_arguments(&def.parameters, &args).is_ok());
+    // It reads back from JSON Schema, and passes the definition-time checks.
+    let read = dsh_runtime::schema::Schema::parameters_from_json_schema(&v(expected))
+        .expect("the published schema reads back");
+    let (Some(read), Some(params)) = (read.as_object(), def.parameters.as_object()) else {
+        panic!("both schemas are objects");
+    };
+    assert_eq!(read.properties, params.properties);
+    assert!(def.parameters.check("parameters").is_ok());
+}
+
+#[test]
+fn header_rules_are_checked_on_schemas_read_from_json() {
+    let read = |text: &str| {
+        dsh_runtime::schema::Schema::parameters_from_json_schema(&v(text))
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(
+        read(
+            r#"{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A"},"b":{"type":"object","additionalProperties":false,"properties":{"c":{"type":"integer","x-mcp-header":"C"}}}}}"#
+        ),
+        Ok(())
+    );
+    let cases = [
+        (
+            r#"{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"My Region"}}}"#,
+            r#"schema.properties.a: `x-mcp-header` "My Region" is not an HTTP field-name token"#,
+        ),
+        (
+            r#"{"type":"object","properties":{"a":{"type":"number","x-mcp-header":"A"}}}"#,
+            "schema.properties.a: `x-mcp-header` applies only to string, integer and boolean nodes, not to a number node",
+        ),
+        (
+            r#"{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"Region"},"b":{"type":"string","x-mcp-header":"region"}}}"#,
+            r#"schema.properties.b: `x-mcp-header` "region" is already the header of schema.properties.a"#,
+        ),
+        (
+            r#"{"type":"object","properties":{"a":{"type":"array","items":{"type":"string","x-mcp-header":"A"}}}}"#,
+            "schema.properties.a.items: `x-mcp-header` applies only to a property reached from the parameter root through `properties`",
+        ),
+        (
+            r#"{"type":"object","properties":{"a":{"type":"string","x-mcp-header":7}}}"#,
+            "schema.properties.a: `x-mcp-header` must be a string, found 7",
+        ),
+    ];
+    for (text, expected) in cases {
+        let err = read(text).expect_err(text);
+        assert!(err.contains(expected), "{err}\nlacks\n{expected}");
+    }
+}

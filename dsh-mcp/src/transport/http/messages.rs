@@ -8,6 +8,9 @@
 //!   message that is not a valid MCP message, `400` with an invalid request (`-32600`).
 //! - The arguments of a `tools/call` are put in the HTTP request's extensions (rmcp hands
 //!   the request's parts to the handler) and replaced by `{}` in the body rmcp parses.
+//! - The `Mcp-Param-*` headers of a `tools/call` on revision 2026-07-28 or later are
+//!   taken off the request and put in its extensions, for the handler to check against
+//!   the arguments ([`crate::wire::param_headers`]).
 //! - Within a session (`Mcp-Session-Id`), a request whose id is in flight is answered
 //!   with an invalid request naming the id and is not handed on. The id is free again
 //!   once the first request's handler ended and its response stream closed.
@@ -24,6 +27,7 @@ use rmcp::model::{ErrorData, RequestId, ServerJsonRpcMessage};
 
 use crate::wire::in_flight::InFlight;
 use crate::wire::outbound::{Outbound, Rewrite};
+use crate::wire::param_headers::ParamHeaders;
 use crate::wire::{Answer, Header, Ids, Inbound, Refusal};
 
 type Key = (Arc<str>, RequestId);
@@ -74,7 +78,7 @@ impl Messages {
 /// is sent.
 async fn read_messages(
     messages: &Messages,
-    parts: Parts,
+    mut parts: Parts,
     bytes: &[u8],
     next: impl AsyncFnOnce(Request, bool) -> Response,
 ) -> Response {
@@ -99,6 +103,10 @@ async fn read_messages(
         Err(refusal) => return refusal.into_response(),
     };
     let tool_call = inbound.tool_call;
+    if tool_call && mirrors_params(&parts) {
+        let headers = ParamHeaders::take(&mut parts.headers);
+        parts.extensions.insert(headers);
+    }
     let initialize = inbound
         .initialize
         .clone()
@@ -118,6 +126,19 @@ async fn read_messages(
         None => response,
     }
 }
+
+/// Whether the request's revision (`MCP-Protocol-Version`) is one with `Mcp-Param-*`
+/// headers: 2026-07-28 or later (the revisions are dates, so they compare as text).
+fn mirrors_params(parts: &Parts) -> bool {
+    parts
+        .headers
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim() >= PARAM_HEADERS_SINCE)
+}
+
+/// The first revision whose clients send `Mcp-Param-*` headers (SEP-2243).
+const PARAM_HEADERS_SINCE: &str = "2026-07-28";
 
 /// The session a request names (`Mcp-Session-Id`), if any.
 fn session_of(parts: &Parts) -> Option<Arc<str>> {
