@@ -18,7 +18,9 @@
 //!
 //! - Tools: `test_simple_text`, `test_image_content` (a 1x1 red PNG), `test_error_handling`
 //!   (a tool error, `isError: true`), `test_tool_with_progress` (progress 0, 50, 100 of
-//!   100), `test_reconnection` (a short call; the stream is not closed mid-call, see below).
+//!   100), `test_reconnection` (a short call; the stream is not closed mid-call, see below),
+//!   `test_audio_content` (a silent WAV clip), `test_embedded_resource` (a text resource)
+//!   and `test_multiple_content_types` (text, an image and a JSON resource).
 //! - Diagnostics of the stateless (2026-07-28) scenario: `test_streaming_elicitation` (a
 //!   call that reports progress while it runs), `test_logging_tool` (a call that has
 //!   nothing it could log), `test_trigger_tool_change` (adds or removes the tool
@@ -117,10 +119,63 @@ async fn test_image_content() -> String {
 
 /// The content of `test_image_content`: the image alone.
 fn render_red_pixel(_args: &TestImageContentArgs, _output: &String) -> Vec<ContentBlock> {
-    vec![ContentBlock::Image {
-        data: RED_PIXEL_PNG.to_string(),
-        media_type: "image/png".to_string(),
-    }]
+    vec![ContentBlock::image(RED_PIXEL_PNG, "image/png")]
+}
+
+/// A WAV file with no samples (8 kHz, mono, 8-bit PCM): the 44-byte header alone, base64.
+const SILENT_WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA=";
+
+/// Play a silent WAV clip (audio content).
+#[tool(read_only, render = render_silent_wav)]
+async fn test_audio_content() -> String {
+    "a silent WAV clip".to_string()
+}
+
+/// The content of `test_audio_content`: the clip alone.
+fn render_silent_wav(_args: &TestAudioContentArgs, _output: &String) -> Vec<ContentBlock> {
+    vec![ContentBlock::audio(SILENT_WAV, "audio/wav")]
+}
+
+/// Embed a short text resource.
+#[tool(read_only, render = render_embedded_resource)]
+async fn test_embedded_resource() -> String {
+    "an embedded text resource".to_string()
+}
+
+/// The content of `test_embedded_resource`: the resource alone.
+fn render_embedded_resource(
+    _args: &TestEmbeddedResourceArgs,
+    _output: &String,
+) -> Vec<ContentBlock> {
+    vec![
+        ContentBlock::resource_text(
+            "test://embedded-resource",
+            "This is an embedded resource content.",
+        )
+        .with_mime_type("text/plain"),
+    ]
+}
+
+/// Answer with text, an image and an embedded JSON resource.
+#[tool(read_only, render = render_multiple_content_types)]
+async fn test_multiple_content_types() -> String {
+    "text, an image and a resource".to_string()
+}
+
+/// The content of `test_multiple_content_types`: the three blocks.
+fn render_multiple_content_types(
+    _args: &TestMultipleContentTypesArgs,
+    _output: &String,
+) -> Vec<ContentBlock> {
+    vec![
+        ContentBlock::text("Multiple content types test:"),
+        ContentBlock::image(RED_PIXEL_PNG, "image/png"),
+        ContentBlock::resource_text(
+            "test://mixed-content-resource",
+            r#"{"test":"data","value":123}"#,
+        )
+        .with_mime_type("application/json"),
+    ]
 }
 
 /// Always fail, as a tool (a result with `isError: true`).
@@ -366,6 +421,9 @@ fn registry() -> Result<(Registry, Vec<RegistrationGuard>), Box<dyn std::error::
         registry.register(TestSimpleText)?,
         registry.register(TestImageContent)?,
         registry.register(TestErrorHandling)?,
+        registry.register(TestAudioContent)?,
+        registry.register(TestEmbeddedResource)?,
+        registry.register(TestMultipleContentTypes)?,
         registry.register(TestToolWithProgress)?,
         registry.register(TestReconnection)?,
         registry.register(TestStreamingElicitation)?,

@@ -42,39 +42,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use dsh_json::Value;
 
-/// A model-facing content block.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum ContentBlock {
-    /// Plain text.
-    Text {
-        /// The text.
-        text: String,
-    },
-    /// An image, base64-encoded.
-    Image {
-        /// Base64 data.
-        data: String,
-        /// The media type, e.g. `image/png`.
-        media_type: String,
-    },
-}
+mod content;
 
-impl ContentBlock {
-    /// A text block.
-    pub fn text(text: impl Into<String>) -> Self {
-        ContentBlock::Text { text: text.into() }
-    }
-
-    /// The text, for a text block.
-    pub fn as_text(&self) -> Option<&str> {
-        match self {
-            ContentBlock::Text { text } => Some(text),
-            _ => None,
-        }
-    }
-}
+pub use content::{Annotations, ContentBlock, ContentError, ResourceContents, ResourceLink, Role};
 
 /// What kind of action a call performs (an icon hint).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

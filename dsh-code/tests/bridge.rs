@@ -501,10 +501,7 @@ async fn image_bearing_results_are_appended_to_the_outer_content_in_dispatch_ord
     let env = default_env();
     let r = env.run(programs::PICTURES).await;
     assert!(r.is_success(), "{:?}", r.message());
-    let image = |caption: &str| ContentBlock::Image {
-        data: format!("BASE64-{caption}"),
-        media_type: "image/png".to_string(),
-    };
+    let image = |caption: &str| ContentBlock::image(format!("BASE64-{caption}"), "image/png");
     assert_eq!(
         r.content(),
         [

@@ -112,7 +112,9 @@ pub(crate) fn to_serde(value: &dsh_runtime::json::Value) -> Value {
     dsh_runtime::json::to_serde(value)
 }
 
-/// A pipeline result as a `tools/call` result: the content blocks, then each context as
+/// A pipeline result as a `tools/call` result: the content blocks (every MCP kind with its
+/// annotations; an invalid block as a text block naming the problem, see
+/// [`crate::content`]), then each context as
 /// a text block marked with [`CONTEXT_META_KEY`]; on success the
 /// canonical value as `structuredContent` (wrapped when the tool's output is not an
 /// object, see the module docs); on failure `isError: true` with the registry's
@@ -121,8 +123,11 @@ pub(crate) fn to_mcp_result(
     result: &dsh_runtime::ToolResult,
     tool: Option<&McpTool>,
 ) -> rmcp::model::CallToolResult {
-    let mut content: Vec<rmcp::model::ContentBlock> =
-        result.content().iter().map(content_block).collect();
+    let mut content: Vec<rmcp::model::ContentBlock> = result
+        .content()
+        .iter()
+        .map(crate::content::to_mcp)
+        .collect();
     for context in result.contexts() {
         let mut text = rmcp::model::TextContent::new(context.clone());
         let mut meta = rmcp::model::MetaObject::new();
@@ -143,18 +148,4 @@ pub(crate) fn to_mcp_result(
         });
     }
     out
-}
-
-fn content_block(block: &dsh_runtime::content::ContentBlock) -> rmcp::model::ContentBlock {
-    match block {
-        dsh_runtime::content::ContentBlock::Text { text } => {
-            rmcp::model::ContentBlock::text(text.clone())
-        }
-        dsh_runtime::content::ContentBlock::Image { data, media_type } => {
-            rmcp::model::ContentBlock::image(data.clone(), media_type.clone())
-        }
-        other => rmcp::model::ContentBlock::text(
-            serde_json::to_string(other).unwrap_or_else(|e| format!("[content block: {e}]")),
-        ),
-    }
 }

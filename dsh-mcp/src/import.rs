@@ -363,23 +363,13 @@ fn result_text(result: &CallToolResult) -> String {
 }
 
 /// A content array (the canonical value of a tool without an output schema) as content
-/// blocks: text and images as they are, anything else as its JSON.
+/// blocks: every MCP kind as it is, annotations kept (see [`crate::content`]).
 fn render_content(value: &JsonValue) -> Vec<ContentBlock> {
     let blocks: Vec<rmcp::model::ContentBlock> = serde_json::to_value(value)
         .ok()
         .and_then(|v| serde_json::from_value(v).ok())
         .unwrap_or_default();
-    blocks
-        .iter()
-        .map(|block| match block {
-            rmcp::model::ContentBlock::Text(t) => ContentBlock::text(t.text.clone()),
-            rmcp::model::ContentBlock::Image(i) => ContentBlock::Image {
-                data: i.data.clone(),
-                media_type: i.mime_type.clone(),
-            },
-            other => ContentBlock::text(serde_json::to_string(other).unwrap_or_default()),
-        })
-        .collect()
+    blocks.iter().map(crate::content::from_mcp).collect()
 }
 
 /// A copy of a published schema with the equivalent spellings brought into the

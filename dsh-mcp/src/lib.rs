@@ -166,6 +166,7 @@
 )]
 
 mod approval;
+mod content;
 pub mod definition;
 mod identity;
 pub mod import;

@@ -416,16 +416,14 @@ fn content_json(block: &ContentBlock) -> Value {
     use crate::json::Object;
     let mut o = Object::new();
     match block {
-        ContentBlock::Text { text } => {
+        ContentBlock::Text {
+            text,
+            annotations: None,
+        } => {
             o.insert("type", Value::from("text"));
             o.insert("text", Value::from(text.as_str()));
         }
-        ContentBlock::Image { data, media_type } => {
-            o.insert("type", Value::from("image"));
-            o.insert("data", Value::from(data.as_str()));
-            o.insert("media_type", Value::from(media_type.as_str()));
-        }
-        // A block kind added to the vocabulary later: its own serde form.
+        // Every other block (MCP's wire shape): its own serde form.
         other => return crate::json::to_value(other).unwrap_or(Value::Null),
     }
     Value::Object(o)

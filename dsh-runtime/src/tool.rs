@@ -1095,7 +1095,7 @@ impl ToolContext {
     /// /// Describe a chart, and show it.
     /// #[tool(read_only)]
     /// async fn chart(cx: ToolContext) -> String {
-    ///     cx.attach_content(ContentBlock::Image { data: "iVBORw0KGgo=".into(), media_type: "image/png".into() });
+    ///     cx.attach_content(ContentBlock::image("iVBORw0KGgo=", "image/png"));
     ///     "a rising line".to_string()
     /// }
     ///

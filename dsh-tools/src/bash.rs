@@ -458,7 +458,7 @@ impl Shell {
         if result.is_error || args.run_in_background {
             return None;
         }
-        let [ContentBlock::Text { text }] = result.content.as_slice() else {
+        let [ContentBlock::Text { text, .. }] = result.content.as_slice() else {
             return None;
         };
         let (output, exit) = split_exit_marker(text);

@@ -137,10 +137,7 @@ pub struct PictureArgs {
 fn picture_content(args: &PictureArgs, _out: &String) -> Vec<dsh_runtime::content::ContentBlock> {
     vec![
         dsh_runtime::content::ContentBlock::text(format!("picture: {}", args.caption)),
-        dsh_runtime::content::ContentBlock::Image {
-            data: format!("BASE64-{}", args.caption),
-            media_type: "image/png".to_string(),
-        },
+        dsh_runtime::content::ContentBlock::image(format!("BASE64-{}", args.caption), "image/png"),
     ]
 }
 

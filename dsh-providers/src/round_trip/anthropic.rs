@@ -1,9 +1,11 @@
 //! Anthropic Messages: `content[]` blocks of type `tool_use` in, one user message of
-//! `tool_result` blocks out (`is_error` on failures, `image` blocks for images).
+//! `tool_result` blocks out (`is_error` on failures; `image` blocks for images, `document`
+//! blocks for embedded text resources and PDF files).
 
 use serde_json::{Value as J, json};
 
-use super::{Provider, Reader, RoundTripError, conversation, images, model_text};
+use super::content::{Part, Takes, render};
+use super::{Provider, Reader, RoundTripError, conversation};
 use dsh_runtime::{ToolCall, ToolResult};
 
 /// The Messages API (`POST /v1/messages`).
@@ -11,6 +13,33 @@ use dsh_runtime::{ToolCall, ToolResult};
 pub struct Anthropic;
 
 const NAME: &str = "Anthropic Messages";
+
+/// A `tool_result` block's `content` takes text, images and documents (PDF, plain text).
+const TAKES: Takes = Takes {
+    api: NAME,
+    images: true,
+    pdf: true,
+    text_documents: true,
+};
+
+/// A part as a content block of a `tool_result`.
+fn block(part: Part<'_>) -> J {
+    match part {
+        Part::Image { media_type, data } => {
+            json!({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
+        }
+        Part::Pdf { data, uri } => json!({
+            "type": "document",
+            "source": {"type": "base64", "media_type": "application/pdf", "data": data},
+            "title": uri,
+        }),
+        Part::Document { uri, text } => json!({
+            "type": "document",
+            "source": {"type": "text", "media_type": "text/plain", "data": text},
+            "title": uri,
+        }),
+    }
+}
 
 fn content(response: &J) -> Result<&[J], RoundTripError> {
     let r = Reader { provider: NAME };
@@ -45,10 +74,14 @@ impl Provider for Anthropic {
             .iter()
             .zip(results)
             .map(|(call, result)| {
-                let mut content = vec![json!({"type": "text", "text": model_text(result, false)})];
-                content.extend(images(result).map(|(media_type, data)| {
-                    json!({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
-                }));
+                let rendered = render(result, TAKES);
+                // Anthropic refuses an empty text block; one is kept when nothing else is
+                // there, as before.
+                let mut content = Vec::new();
+                if !rendered.text.is_empty() || rendered.parts.is_empty() {
+                    content.push(json!({"type": "text", "text": rendered.text}));
+                }
+                content.extend(rendered.parts.into_iter().map(block));
                 json!({
                     "type": "tool_result",
                     "tool_use_id": call.call_id(),

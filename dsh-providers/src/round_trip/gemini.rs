@@ -1,13 +1,14 @@
 //! Google Gemini `generateContent`: `candidates[0].content.parts[].functionCall` in, one
 //! user content of `functionResponse` parts out (`response.output`, or `response.error`
-//! on failures; images as `functionResponse.parts[].inlineData`).
+//! on failures; images and PDF files as `functionResponse.parts[].inlineData`).
 //!
 //! A `functionCall` without an `id` gets the call id `#N` (its position among the calls);
 //! its `functionResponse` then carries no id, and Gemini matches it by name and order.
 
 use serde_json::{Value as J, json};
 
-use super::{Provider, Reader, RoundTripError, conversation, images, model_text};
+use super::content::{Part, Takes, render};
+use super::{Provider, Reader, RoundTripError, conversation};
 use dsh_runtime::{ToolCall, ToolResult};
 
 /// The Gemini API (`models/*:generateContent`).
@@ -15,6 +16,30 @@ use dsh_runtime::{ToolCall, ToolResult};
 pub struct Gemini;
 
 const NAME: &str = "Gemini";
+
+/// A `functionResponse` takes media parts: images and documents (PDF).
+const TAKES: Takes = Takes {
+    api: NAME,
+    images: true,
+    pdf: true,
+    text_documents: false,
+};
+
+/// A part as a `functionResponse.parts[]` entry.
+fn part(part: Part<'_>) -> J {
+    match part {
+        Part::Image { media_type, data } => {
+            json!({"inlineData": {"mimeType": media_type, "data": data}})
+        }
+        Part::Pdf { data, .. } => {
+            json!({"inlineData": {"mimeType": "application/pdf", "data": data}})
+        }
+        // Not produced: text resources join the text here (`text_documents: false`).
+        Part::Document { text, .. } => {
+            json!({"inlineData": {"mimeType": "text/plain", "data": text}})
+        }
+    }
+}
 
 /// The prefix of the call ids given to calls without one.
 const POSITIONAL: char = '#';
@@ -71,15 +96,14 @@ impl Provider for Gemini {
                 let key = if result.is_error() { "error" } else { "output" };
                 let mut response = serde_json::Map::new();
                 response.insert("name".into(), J::from(call.name()));
-                response.insert("response".into(), json!({ key: model_text(result, false) }));
+                let rendered = render(result, TAKES);
+                response.insert("response".into(), json!({ key: rendered.text }));
                 if !call.call_id().starts_with(POSITIONAL) {
                     response.insert("id".into(), J::from(call.call_id()));
                 }
-                let pictures: Vec<J> = images(result)
-                    .map(|(media_type, data)| json!({"inlineData": {"mimeType": media_type, "data": data}}))
-                    .collect();
-                if !pictures.is_empty() {
-                    response.insert("parts".into(), J::Array(pictures));
+                if !rendered.parts.is_empty() {
+                    let parts = rendered.parts.into_iter().map(part).collect();
+                    response.insert("parts".into(), J::Array(parts));
                 }
                 json!({ "functionResponse": response })
             })

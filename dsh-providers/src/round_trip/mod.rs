@@ -22,10 +22,23 @@
 //! - **Messages** ([`Provider::messages`]): each result's model-facing text is its
 //!   content's text blocks followed by every context (the note naming ignored arguments,
 //!   the contexts a body deferred, post-execute's), one paragraph each, so nothing the
-//!   pipeline tells the model is lost. Image blocks go where the provider takes them in
-//!   a tool result (Responses `input_image`, Anthropic `image` blocks, Gemini
-//!   `functionResponse.parts`); OpenAI Chat tool messages carry text only, so an image is
-//!   replaced there by a line saying what was left out ([`IMAGE_FALLBACK`]).
+//!   pipeline tells the model is lost. The other content blocks go where the provider
+//!   takes them in a tool result, and where it takes none of their kind, a line of the
+//!   text says what was left out and why (never silently):
+//!
+//!   | block | Responses | Chat | Anthropic | Gemini |
+//!   | --- | --- | --- | --- | --- |
+//!   | image | `input_image` (data URL) | line ([`IMAGE_FALLBACK`]) | `image` block (base64) | `functionResponse.parts[].inlineData` |
+//!   | audio | line | line | line | line |
+//!   | embedded text resource | text, framed by its URI | text, framed | `document` block (plain-text source, titled by the URI) | text, framed |
+//!   | embedded `image/*` blob | `input_image` | line | `image` block | `inlineData` |
+//!   | embedded `application/pdf` blob | `input_file` (data URL, file name from the URI) | line | `document` block (base64 PDF) | `inlineData` |
+//!   | other embedded blob | line | line | line | line |
+//!   | resource link | a line naming it | a line | a line | a line |
+//!
+//!   A block that is not valid ([`ContentBlock::validate`](dsh_runtime::content::ContentBlock::validate):
+//!   data that is not base64, a malformed MIME type, …) is a line naming the problem
+//!   instead. Annotations are hints for MCP clients and are not sent.
 //! - **The next request** ([`Provider::extend_request`]): the model's turn (its output
 //!   items, assistant message or content) and the results are appended to the request's
 //!   conversation (`input`, `messages` or `contents`).
@@ -69,10 +82,10 @@ use std::future::Future;
 
 use serde_json::{Map, Value as J};
 
-use dsh_runtime::content::ContentBlock;
 use dsh_runtime::{AgentScopeId, Registry, ToolCall, ToolResult};
 
 pub mod anthropic;
+mod content;
 pub mod gemini;
 pub mod openai_chat;
 pub mod openai_responses;
@@ -366,29 +379,20 @@ where
     }
 }
 
-/// A result's model-facing text: its text blocks, then every context, one paragraph each
-/// (and, with `image_fallback`, a line for each image).
+/// A result's model-facing text: its text blocks, then every context, one paragraph each.
+/// Without `image_fallback`, images are left out of the text (they travel beside it);
+/// with it, each is a line saying it was left out ([`IMAGE_FALLBACK`]). Every other
+/// block is text too: an embedded text resource framed by its URI, a resource link as a
+/// line naming it, and audio, other binary resources and invalid blocks as a line
+/// saying what was left out and why.
 pub fn model_text(result: &ToolResult, image_fallback: bool) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    for block in result.content() {
-        match block {
-            ContentBlock::Text { text } => parts.push(text.clone()),
-            ContentBlock::Image { media_type, .. } if image_fallback => {
-                parts.push(IMAGE_FALLBACK.replace("{media_type}", media_type));
-            }
-            _ => {}
-        }
-    }
-    parts.extend(result.contexts().iter().cloned());
-    parts.join("\n\n")
-}
-
-/// The image blocks of a result's content, as (media type, base64 data).
-pub(crate) fn images(result: &ToolResult) -> impl Iterator<Item = (&str, &str)> {
-    result.content().iter().filter_map(|b| match b {
-        ContentBlock::Image { data, media_type } => Some((media_type.as_str(), data.as_str())),
-        _ => None,
-    })
+    let takes = content::Takes {
+        api: "this provider",
+        images: !image_fallback,
+        pdf: false,
+        text_documents: false,
+    };
+    content::render(result, takes).text
 }
 
 /// Reading a response with paths for the errors.

@@ -1,9 +1,12 @@
 //! OpenAI Chat Completions: `choices[0].message.tool_calls[]` in, `role: "tool"` messages
-//! out (text only: an image is replaced by [`super::IMAGE_FALLBACK`]).
+//! out (text only: an image is replaced by [`super::IMAGE_FALLBACK`], an embedded text
+//! resource joins the text, and audio and files are each a line saying they were left
+//! out).
 
 use serde_json::{Value as J, json};
 
-use super::{Provider, Reader, RoundTripError, conversation, model_text};
+use super::content::{Takes, render};
+use super::{Provider, Reader, RoundTripError, conversation};
 use dsh_runtime::{ToolCall, ToolResult};
 
 /// The Chat Completions API (`POST /v1/chat/completions`).
@@ -11,6 +14,14 @@ use dsh_runtime::{ToolCall, ToolResult};
 pub struct OpenAiChat;
 
 const NAME: &str = "OpenAI Chat Completions";
+
+/// A `role: "tool"` message takes text only.
+const TAKES: Takes = Takes {
+    api: NAME,
+    images: false,
+    pdf: false,
+    text_documents: false,
+};
 
 /// The first choice's message.
 fn message(response: &J) -> Result<&serde_json::Map<String, J>, RoundTripError> {
@@ -63,7 +74,7 @@ impl Provider for OpenAiChat {
                 json!({
                     "role": "tool",
                     "tool_call_id": call.call_id(),
-                    "content": model_text(result, true),
+                    "content": render(result, TAKES).text,
                 })
             })
             .collect()

@@ -1,9 +1,11 @@
 //! OpenAI Responses: `output[]` items of type `function_call` in, `function_call_output`
-//! items out (text, with `input_image` items for images).
+//! items out (text, with `input_image` items for images and `input_file` items for PDF
+//! files).
 
 use serde_json::{Value as J, json};
 
-use super::{Provider, Reader, RoundTripError, conversation, images, model_text};
+use super::content::{Part, Takes, render};
+use super::{Provider, Reader, RoundTripError, conversation};
 use dsh_runtime::{ToolCall, ToolResult};
 
 /// The Responses API (`POST /v1/responses`).
@@ -11,6 +13,32 @@ use dsh_runtime::{ToolCall, ToolResult};
 pub struct OpenAiResponses;
 
 const NAME: &str = "OpenAI Responses";
+
+/// A `function_call_output` takes text, images and files (PDF).
+const TAKES: Takes = Takes {
+    api: NAME,
+    images: true,
+    pdf: true,
+    text_documents: false,
+};
+
+/// A part as an item of a `function_call_output`'s `output`.
+fn item(part: Part<'_>) -> J {
+    match part {
+        Part::Image { media_type, data } => {
+            json!({"type": "input_image", "image_url": format!("data:{media_type};base64,{data}")})
+        }
+        Part::Pdf { data, uri } => json!({
+            "type": "input_file",
+            "filename": Part::file_name(uri),
+            "file_data": format!("data:application/pdf;base64,{data}"),
+        }),
+        // Not produced: text resources join the text here (`text_documents: false`).
+        Part::Document { uri, text } => {
+            json!({"type": "input_text", "text": format!("[resource {uri}]\n{text}")})
+        }
+    }
+}
 
 fn output(response: &J) -> Result<&[J], RoundTripError> {
     let r = Reader { provider: NAME };
@@ -46,17 +74,15 @@ impl Provider for OpenAiResponses {
             .iter()
             .zip(results)
             .map(|(call, result)| {
-                let text = model_text(result, false);
-                let pictures: Vec<J> = images(result)
-                    .map(|(media_type, data)| {
-                        json!({"type": "input_image", "image_url": format!("data:{media_type};base64,{data}")})
-                    })
-                    .collect();
-                let output = if pictures.is_empty() {
-                    J::from(text)
+                let rendered = render(result, TAKES);
+                let output = if rendered.parts.is_empty() {
+                    J::from(rendered.text)
                 } else {
-                    let mut items = vec![json!({"type": "input_text", "text": text})];
-                    items.extend(pictures);
+                    let mut items = Vec::new();
+                    if !rendered.text.is_empty() {
+                        items.push(json!({"type": "input_text", "text": rendered.text}));
+                    }
+                    items.extend(rendered.parts.into_iter().map(item));
                     J::Array(items)
                 };
                 json!({"type": "function_call_output", "call_id": call.call_id(), "output": output})

@@ -1,5 +1,6 @@
 //! Integration tests of `dsh-providers`, grouped in one test binary (one link instead of one per file).
 
+mod content_blocks;
 mod export_defer;
 mod export_examples;
 mod export_props;

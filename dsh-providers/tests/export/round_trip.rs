@@ -37,10 +37,7 @@ async fn search_notes(
 /// Show the notes board as a picture.
 #[tool(read_only)]
 async fn snapshot(cx: ToolContext) -> Result<String, ToolError> {
-    cx.attach_content(ContentBlock::Image {
-        data: "iVBORw0KGgo=".into(),
-        media_type: "image/png".into(),
-    });
+    cx.attach_content(ContentBlock::image("iVBORw0KGgo=", "image/png"));
     cx.defer_context("The board was last changed today.");
     Ok("the board, 3 notes".into())
 }
@@ -267,7 +264,7 @@ async fn gemini_conversation() {
 }
 
 /// `<target>/provider-venv/bin/python` with the providers' client libraries.
-fn python_with_provider_libraries() -> PathBuf {
+pub(crate) fn python_with_provider_libraries() -> PathBuf {
     // The test binary is `<target>/<profile>/deps/pipeline-<hash>`.
     let exe = std::env::current_exe().unwrap();
     let target = exe
@@ -463,7 +460,7 @@ async fn provider_tool_search(
     case
 }
 
-fn tempfile_dir() -> PathBuf {
+pub(crate) fn tempfile_dir() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("dsh-round-trip-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir

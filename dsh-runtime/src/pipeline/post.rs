@@ -84,7 +84,7 @@ fn block(b: Block) -> ResultData {
         .feedback
         .iter()
         .map(|block| match block {
-            ContentBlock::Text { text } => text.clone(),
+            ContentBlock::Text { text, .. } => text.clone(),
             ContentBlock::Image { .. } => "[image content]".to_string(),
             _ => "[content]".to_string(),
         })

@@ -394,10 +394,7 @@ async fn block_turns_a_result_into_a_failure_with_feedback() {
         Some(
             Block::new(vec![
                 ContentBlock::text("output withheld"),
-                ContentBlock::Image {
-                    data: "AAAA".into(),
-                    media_type: "image/png".into(),
-                },
+                ContentBlock::image("AAAA", "image/png"),
                 ContentBlock::text("ask the user"),
             ])
             .with_context("policy note")

@@ -808,7 +808,7 @@ fn content_text(content: &[ContentBlock]) -> String {
     content
         .iter()
         .map(|block| match block {
-            ContentBlock::Text { text } => text.clone(),
+            ContentBlock::Text { text, .. } => text.clone(),
             ContentBlock::Image { media_type, .. } => format!("[image: {media_type}]"),
             _ => "[content block]".to_string(),
         })
