@@ -108,7 +108,10 @@
 //!
 //! # The crates around it
 //!
-//! This crate is the contract every tool and host shares, with no optional features. What
+//! This crate is the contract every tool and host shares, with one optional feature,
+//! `json-schema`: full JSON Schema 2020-12 validation (the `jsonschema` crate) for the tools
+//! that publish their own schema ([`schema::VerbatimSchema`], [`RawTool::with_json_schema`]),
+//! which otherwise own the validation of the few keywords the runtime leaves unchecked. What
 //! else a project needs is a crate of its own, so a build carries only what it uses:
 //! - `dsh-providers`: the tools in the shape each model API (OpenAI, Anthropic, Gemini,
 //!   MCP) takes, with the checkers, the round trip between provider messages and

@@ -20,7 +20,7 @@ use crate::cards::{CallView, ResultSummary, ResultView};
 use crate::content::{ContentBlock, default_render};
 use crate::jobs::{CallJobs, JobRuntime};
 use crate::json::{SharedValue, Value};
-use crate::schema::Schema;
+use crate::schema::{Schema, VerbatimSchema};
 
 /// The error a tool body (or a hook) fails with.
 ///
@@ -248,6 +248,30 @@ pub struct ToolDefinition {
     /// the call is denied. A pre-execute hook still decides first: a `Deny` or its own
     /// `Ask` stands, and an explicit `Allow` (a trusted caller) skips the question.
     pub ask: Option<Cow<'static, str>>,
+    /// The parameter schema exactly as written, for a tool that publishes its own JSON
+    /// Schema 2020-12 document ([`with_verbatim_parameters`](ToolDefinition::with_verbatim_parameters),
+    /// [`RawTool::with_json_schema`](crate::RawTool::with_json_schema)). When set:
+    ///
+    /// - every export publishes this document instead of
+    ///   [`parameters`](ToolDefinition::parameters) (verbatim over MCP; adapted, or
+    ///   refused with a reason, where a provider cannot take it: see `dsh-providers`);
+    /// - the pipeline validates arguments against it (after `parameters`, which is then
+    ///   an open object: any JSON object), as [`VerbatimSchema`] describes, so the tool
+    ///   owns the validation of what the runtime leaves unchecked;
+    /// - consumers that read only the vocabulary (code-mode SDKs, the testing kit) see
+    ///   `parameters`: an object with any members.
+    ///
+    /// Registration refuses a document whose root does not say `"type": "object"`.
+    pub verbatim_parameters: Option<VerbatimSchema>,
+    /// The output schema exactly as written ([`with_verbatim_output`](ToolDefinition::with_verbatim_output)):
+    /// published instead of [`output`](ToolDefinition::output), and every value the tool
+    /// returns must match it (`INVALID_TOOL_OUTPUT` otherwise). `output` is then an open
+    /// object when the document's root says `"type": "object"`, any JSON otherwise (what
+    /// MCP's 2025-11-25 export decides its `{"result": …}` wrapping from).
+    ///
+    /// Registration refuses a document the runtime does not check exactly unless the
+    /// `json-schema` feature is on (see [`VerbatimSchema::output`]).
+    pub verbatim_output: Option<VerbatimSchema>,
 }
 
 /// A named group of tools, as OpenAI Responses shows it to a model: one entry with a name
@@ -349,6 +373,8 @@ impl ToolDefinition {
             task_support: TaskSupport::Forbidden,
             timeout_restarts_on_progress: false,
             ask: None,
+            verbatim_parameters: None,
+            verbatim_output: None,
         }
     }
 
@@ -406,6 +432,64 @@ impl ToolDefinition {
     pub fn with_ask(mut self, reason: impl Into<Cow<'static, str>>) -> Self {
         self.ask = Some(reason.into());
         self
+    }
+
+    /// Publish `schema` as the parameter schema, exactly as written (see
+    /// [`ToolDefinition::verbatim_parameters`]); [`parameters`](ToolDefinition::parameters)
+    /// becomes an open object (any JSON object), so only `schema`'s rules apply.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use dsh_runtime::{ToolDefinition, json, schema::{Schema, VerbatimSchema}};
+    ///
+    /// let text = r#"{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}"#;
+    /// let def = ToolDefinition::new("search", "Search.", Arc::new(Schema::closed_object(vec![])), Arc::new(Schema::string()))
+    ///     .with_verbatim_parameters(VerbatimSchema::parameters(json::parse(text).unwrap()).unwrap());
+    /// assert_eq!(def.parameters_json_schema().to_string(), text);
+    /// ```
+    pub fn with_verbatim_parameters(mut self, schema: VerbatimSchema) -> Self {
+        self.parameters = Arc::new(Schema::object(Vec::new(), crate::schema::Additional::Open));
+        self.verbatim_parameters = Some(schema);
+        self
+    }
+
+    /// Publish `schema` as the output schema, exactly as written (see
+    /// [`ToolDefinition::verbatim_output`]); [`output`](ToolDefinition::output) becomes
+    /// an open object when `schema`'s root says `"type": "object"`, any JSON otherwise.
+    pub fn with_verbatim_output(mut self, schema: VerbatimSchema) -> Self {
+        self.output = Arc::new(verbatim_output_stand_in(&schema));
+        self.verbatim_output = Some(schema);
+        self
+    }
+
+    /// The parameter schema as published: the verbatim document when there is one
+    /// ([`ToolDefinition::verbatim_parameters`]), else the projection of
+    /// [`parameters`](ToolDefinition::parameters).
+    pub fn parameters_json_schema(&self) -> Cow<'_, crate::json::Value> {
+        match &self.verbatim_parameters {
+            Some(v) => Cow::Borrowed(v.as_value()),
+            None => Cow::Owned(self.parameters.to_json_schema()),
+        }
+    }
+
+    /// The output schema as published: the verbatim document when there is one
+    /// ([`ToolDefinition::verbatim_output`]), else the projection of
+    /// [`output`](ToolDefinition::output).
+    pub fn output_json_schema(&self) -> Cow<'_, crate::json::Value> {
+        match &self.verbatim_output {
+            Some(v) => Cow::Borrowed(v.as_value()),
+            None => Cow::Owned(self.output.to_json_schema()),
+        }
+    }
+}
+
+/// The vocabulary node standing for a verbatim output schema: an open object when the
+/// document's root says `"type": "object"`, any JSON otherwise.
+pub(crate) fn verbatim_output_stand_in(schema: &VerbatimSchema) -> Schema {
+    if schema.root_type() == Some("object") {
+        Schema::object(Vec::new(), crate::schema::Additional::Open)
+    } else {
+        Schema::json()
     }
 }
 

@@ -361,6 +361,41 @@ pub fn validate_arguments(schema: &Schema, value: &Value) -> Result<Validated, T
     validate_labeled(schema, value, "arguments", false).map_err(ToolArgsError::from)
 }
 
+/// Validate a call's arguments against a tool's definition: its parameter schema, then,
+/// for a tool that publishes its own JSON Schema
+/// ([`ToolDefinition::verbatim_parameters`](crate::ToolDefinition::verbatim_parameters)),
+/// that document. Returns what the body reads (nulls meaning "omitted" and ignored keys
+/// removed).
+pub(crate) fn validate_call<'v>(
+    def: &crate::ToolDefinition,
+    args: &'v Value,
+) -> Result<Cow<'v, Value>, ToolArgsError> {
+    let params = &def.parameters;
+    let normalized = validate_arguments(params, args)?.normalized(params, args);
+    match &def.verbatim_parameters {
+        None => Ok(normalized),
+        Some(schema) => match schema.check_arguments(&normalized) {
+            Ok(None) => Ok(normalized),
+            Ok(Some(stripped)) => Ok(Cow::Owned(stripped)),
+            Err(violations) => Err(ToolArgsError::from(violations)),
+        },
+    }
+}
+
+/// Validate a tool's output against its definition: [`validate_output`] on its output
+/// schema, then the verbatim document when there is one
+/// ([`ToolDefinition::verbatim_output`](crate::ToolDefinition::verbatim_output)).
+pub(crate) fn validate_definition_output(
+    def: &crate::ToolDefinition,
+    value: Value,
+) -> Result<Value, Violations> {
+    let value = validate_output(&def.output, value)?;
+    match &def.verbatim_output {
+        None => Ok(value),
+        Some(schema) => schema.check_output(&value).map(|()| value),
+    }
+}
+
 /// Validate a value, naming the root `label`; with `prefix`, every path starts with the
 /// label (`value.x`), otherwise only the root itself is named by it.
 ///
@@ -698,7 +733,7 @@ fn one_of_match(branches: &[Arc<Schema>], value: &Value) -> OneOfMatch {
 /// The path of the node being checked: a linked list on the walker's stack, rendered only
 /// for a violation.
 #[derive(Clone, Copy)]
-enum Path<'p> {
+pub(crate) enum Path<'p> {
     Root,
     Key(&'p Path<'p>, &'p str),
     Index(&'p Path<'p>, usize),
@@ -1161,7 +1196,7 @@ fn type_fits(schema: &Schema, value: &Value) -> bool {
 
 /// Write `path` as it appears inside a JSON string literal (escaped), e.g.
 /// `items[2].name` or `m[\"odd key\"]`.
-fn write_path(out: &mut String, path: &Path<'_>, label: &str, prefix: bool) {
+pub(crate) fn write_path(out: &mut String, path: &Path<'_>, label: &str, prefix: bool) {
     if let Path::Root = path {
         push_escaped(out, label);
         return;
@@ -1223,7 +1258,7 @@ fn json_eq(a: &Value, b: &Value) -> bool {
 
 /// Whether `s` has fewer than `n` Unicode scalar values, counting only when the byte
 /// length cannot decide it (a scalar value takes one to four bytes).
-fn char_len_below(s: &str, n: u64) -> bool {
+pub(crate) fn char_len_below(s: &str, n: u64) -> bool {
     let bytes = s.len() as u64;
     if bytes < n {
         true
@@ -1235,7 +1270,7 @@ fn char_len_below(s: &str, n: u64) -> bool {
 }
 
 /// Exact comparison of a JSON number with an integer bound.
-fn cmp_int(n: &Number, bound: i128) -> Ordering {
+pub(crate) fn cmp_int(n: &Number, bound: i128) -> Ordering {
     if let Some(u) = n.as_u64() {
         return (u as i128).cmp(&bound);
     }
@@ -1262,7 +1297,7 @@ fn cmp_f64_int(f: f64, bound: i128) -> Ordering {
 }
 
 /// Exact comparison of a JSON number with a float bound.
-fn cmp_f64(n: &Number, bound: f64) -> Ordering {
+pub(crate) fn cmp_f64(n: &Number, bound: f64) -> Ordering {
     let as_int = n
         .as_u64()
         .map(|u| u as i128)

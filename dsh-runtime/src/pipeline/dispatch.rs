@@ -19,7 +19,7 @@ use crate::registry::detach::Isolated;
 use crate::result::{DispatchOutcome, ResultData};
 use crate::schema::json_quote;
 use crate::tool::{BodyOutcome, DynTool, ToolContext, ToolError};
-use crate::validate::{ToolArgsError, validate_arguments};
+use crate::validate::{ToolArgsError, validate_call};
 
 /// Stage 6: run the wrappers (the built-in timeout wrapper outermost) around the body. A
 /// wrapper's own error or panic ends the call, skipping post-execute.
@@ -227,12 +227,8 @@ impl Dispatcher<'_> {
         if tool.same_as(self.tool) {
             return Ok(Some((tool.clone(), None)));
         }
-        let params = &tool.definition().parameters;
-        match validate_arguments(params, &exec.arguments) {
-            Ok(v) => {
-                let normalized = v.normalized(params, &exec.arguments).into_owned();
-                Ok(Some((tool.clone(), Some(normalized))))
-            }
+        match validate_call(tool.definition(), &exec.arguments) {
+            Ok(args) => Ok(Some((tool.clone(), Some(args.into_owned())))),
             Err(e) => Err(ResultData::code(PipelineCode::InvalidArgs, e.to_string())),
         }
     }

@@ -24,7 +24,7 @@ use crate::registry::Registry;
 use crate::result::{ResultData, ToolResult};
 use crate::schema::json_quote;
 use crate::tool::{CallIdentity, DynTool};
-use crate::validate::{ToolArgsError, validate_arguments};
+use crate::validate::{ToolArgsError, validate_call};
 
 impl Registry {
     /// Run one call through the whole pipeline. Never panics; every outcome is one
@@ -148,9 +148,8 @@ fn enter(registry: &Registry, call: ToolCall) -> Call {
 /// Stage 3: validate the arguments; what the body reads (nulls meaning "omitted" and
 /// ignored undeclared keys removed). Policy only ever sees conforming arguments.
 fn validate<'c>(call: &'c Call, tool: &DynTool) -> Stage<Cow<'c, Value>> {
-    let params = &tool.definition().parameters;
-    match validate_arguments(params, &call.exec.arguments) {
-        Ok(v) => Ok(v.normalized(params, &call.exec.arguments)),
+    match validate_call(tool.definition(), &call.exec.arguments) {
+        Ok(args) => Ok(args),
         Err(e) => Err(Outcome::post(ResultData::code_parts(
             PipelineCode::InvalidArgs,
             &[ToolArgsError::PREFIX, e.violations().joined()],

@@ -14,7 +14,7 @@ use crate::result::{Kind, ResultData};
 use crate::schema::json_quote;
 use crate::snapshot;
 use crate::tool::{CallIdentity, DynTool, ToolError};
-use crate::validate::validate_output;
+use crate::validate::validate_definition_output;
 
 fn invalid_output(name: &str, violation: &str) -> ResultData {
     ResultData::code_fmt(
@@ -52,7 +52,7 @@ pub(crate) fn success(tool: &DynTool, exec: &CallIdentity, value: Value) -> Resu
     let def = tool.definition();
     // The value sent is the one published: a `null` the validator reads as an omitted
     // optional property is left out (see `validate_output`).
-    let value = match validate_output(&def.output, value) {
+    let value = match validate_definition_output(def, value) {
         Ok(v) => v,
         Err(violations) => return invalid_output(name, violations.joined()),
     };

@@ -622,11 +622,17 @@ impl Inner {
                 )])));
             }
             def.output.check("output").map_err(schema_err)?;
+            check_verbatim(def).map_err(schema_err)?;
             for (index, example) in def.input_examples.iter().enumerate() {
                 let label = format!("input_examples[{index}]");
-                if let Err(v) =
+                let verdict =
                     crate::validate::validate_labeled(&def.parameters, example, &label, true)
-                {
+                        .map(|_| ())
+                        .and_then(|()| match &def.verbatim_parameters {
+                            Some(schema) => schema.validate(example, &label, true),
+                            None => Ok(()),
+                        });
+                if let Err(v) = verdict {
                     return Err(RegisterError::Example {
                         name: name.to_string(),
                         index,
@@ -783,6 +789,39 @@ impl Inner {
 }
 
 /// The name rule of the providers: `^[a-zA-Z0-9_-]{1,64}$`; `run_code` is reserved.
+/// The definition-time rules of a tool's verbatim schemas: an object-rooted parameter
+/// document; an output document this build validates fully; and stand-ins that agree
+/// with the documents' roots (what MCP's output wrapping is decided from).
+fn check_verbatim(def: &crate::ToolDefinition) -> Result<(), SchemaError> {
+    let mut errors = Vec::new();
+    if let Some(params) = &def.verbatim_parameters
+        && params.root_type() != Some("object")
+    {
+        errors.push(
+            "parameters: a tool's verbatim parameter schema must say \"type\": \"object\" at its root (build it with `VerbatimSchema::parameters`)"
+                .to_string(),
+        );
+    }
+    if let Some(output) = &def.verbatim_output {
+        if let Some(problems) = output.output_problems() {
+            errors.extend(problems);
+        }
+        let object_root = output.root_type() == Some("object");
+        if object_root != matches!(def.output.kind, Kind::Object(_)) {
+            errors.push(format!(
+                "output: the output schema ({}) disagrees with the verbatim output document's root ({}); set the document with `ToolDefinition::with_verbatim_output`, which sets both",
+                def.output.kind_name(),
+                output.root_type().unwrap_or("no single type")
+            ));
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(SchemaError::new(errors))
+    }
+}
+
 fn check_name(name: &str) -> Result<(), RegisterError> {
     let ok = (1..=64).contains(&name.len())
         && name

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::cards::{CallView, ResultSummary, ResultView};
 use crate::content::{ContentBlock, default_render};
 use crate::json::Value;
-use crate::schema::{Schema, SchemaError};
+use crate::schema::{Schema, SchemaError, VerbatimSchema};
 use crate::tool::{
     BodyOutcome, BoxFuture, ErasedTool, ToolAnnotations, ToolContext, ToolDefinition, ToolError,
 };
@@ -69,6 +69,102 @@ impl RawTool {
             output,
             handler,
         ))
+    }
+
+    /// A tool whose JSON Schema 2020-12 documents are published exactly as written: every
+    /// keyword, every key in its order (`$schema`, `$defs`/`$ref`, `allOf`/`anyOf`/`not`,
+    /// `if`/`then`/`else`, `$anchor`, extension keywords such as `x-mcp-header`…).
+    ///
+    /// `input_schema` must say `"type": "object"` at its root. `output_schema` may have
+    /// any root; `None` means any JSON value (published as `{}`). Both are checked as
+    /// [`VerbatimSchema`] describes (the meta-schema's shape of every keyword,
+    /// same-document references only, no loop that never descends into the value), and
+    /// every problem of both is reported, path-qualified (`parameters.…`, `output.…`).
+    ///
+    /// **The tool owns its input validation** beyond what the runtime checks: the
+    /// pipeline validates arguments against `input_schema` with the runtime's own
+    /// validator (every keyword but `unevaluatedItems`, `unevaluatedProperties`,
+    /// `uniqueItems`, a non-integer `multipleOf` and regular expressions it does not
+    /// compile), and with dsh-runtime's `json-schema` feature fully, through the
+    /// `jsonschema` crate. Failures are `INVALID_ARGS`, every violation path-qualified,
+    /// before policy or the body. The handler receives the arguments as sent (or, when
+    /// they only match without their `null` members, without them). Outputs are always
+    /// validated fully: without the feature an `output_schema` the runtime does not check
+    /// exactly is refused here.
+    ///
+    /// Every export publishes the documents: verbatim over MCP, adapted or refused with a
+    /// reason for the providers that cannot take them (see `dsh-providers`).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use dsh_runtime::{RawTool, Registry, ToolCall, json};
+    ///
+    /// let input = json::parse(r##"{
+    ///   "$schema": "https://json-schema.org/draft/2020-12/schema",
+    ///   "type": "object",
+    ///   "properties": { "phone": { "type": "string" }, "email": { "type": "string" } },
+    ///   "anyOf": [{ "required": ["phone"] }, { "required": ["email"] }],
+    ///   "additionalProperties": false
+    /// }"##).unwrap();
+    /// let contact = RawTool::with_json_schema("contact", "Record a contact.", input.clone(), None, |args, _cx| async move {
+    ///     Ok(args)
+    /// })
+    /// .unwrap();
+    /// let published = contact.definition().parameters_json_schema().into_owned();
+    /// assert_eq!(published.to_string(), input.to_string()); // byte for byte, key order kept
+    ///
+    /// let registry = Registry::new();
+    /// let _contact = registry.register(contact).unwrap();
+    /// let ok = registry.execute(ToolCall::new("1", "contact", r#"{"email":"a@b.c"}"#)).await;
+    /// assert!(!ok.is_error());
+    /// let bad = registry.execute(ToolCall::new("2", "contact", r#"{"fax":"1"}"#)).await;
+    /// assert_eq!(bad.code_str(), Some("INVALID_ARGS"));
+    /// assert!(bad.text().contains(r#""fax" is not a declared property (additionalProperties: false)"#), "{}", bad.text());
+    /// # });
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Every problem of both documents, as one [`SchemaError`] (`UNSUPPORTED_SCHEMA`).
+    pub fn with_json_schema<F, Fut>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+        output_schema: Option<Value>,
+        handler: F,
+    ) -> Result<RawTool, SchemaError>
+    where
+        F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
+        let parameters = VerbatimSchema::parameters(input_schema);
+        let output = output_schema.map(VerbatimSchema::output).transpose();
+        let (parameters, output) = match (parameters, output) {
+            (Ok(p), Ok(o)) => (p, o),
+            (Err(a), Err(b)) => {
+                let mut all = a.violations().to_vec();
+                all.extend(b.violations().iter().cloned());
+                return Err(SchemaError::new(all));
+            }
+            (Err(e), _) | (_, Err(e)) => return Err(e),
+        };
+        let mut tool = RawTool::from_schemas(
+            name,
+            description,
+            Schema::closed_object(Vec::new()),
+            Schema::json(),
+            handler,
+        );
+        tool.definition = tool.definition.with_verbatim_parameters(parameters);
+        if let Some(output) = output {
+            tool.definition = tool.definition.with_verbatim_output(output);
+        }
+        Ok(tool)
+    }
+
+    /// The tool's definition (what registration checks and exports publish).
+    pub fn definition(&self) -> &ToolDefinition {
+        &self.definition
     }
 
     /// A tool from schemas built in code (checked at registration).

@@ -48,6 +48,7 @@ mod impls;
 #[doc(hidden)]
 pub mod portable;
 mod raw;
+mod verbatim;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -61,6 +62,7 @@ pub(crate) mod tool_schema;
 pub use raw::SchemaError;
 pub(crate) use raw::is_ident as is_ident_key;
 pub(crate) use tool_schema::ToolSchema;
+pub use verbatim::{ResolvedRef, VerbatimSchema};
 
 /// The deepest nesting of schema nodes accepted from raw JSON Schema.
 pub const MAX_SCHEMA_DEPTH: usize = 64;

@@ -16,6 +16,7 @@ mod registry_global;
 mod registry_present;
 mod registry_registration;
 mod registry_scopes;
+mod registry_verbatim;
 mod send_sync;
 
 // Shared helpers.
