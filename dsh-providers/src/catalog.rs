@@ -7,6 +7,7 @@
 
 use std::fmt::Write as _;
 
+use dsh_runtime::json::Value;
 use dsh_runtime::schema::{Additional, Kind, Property, Schema};
 use dsh_runtime::{Registry, ToolDefinition};
 
@@ -64,6 +65,34 @@ fn tool_section(out: &mut String, def: &ToolDefinition) {
     let _ = writeln!(out, "{}\n", facts.join(" · "));
 
     out.push_str("### Parameters\n\n");
+    if let Some(schema) = &def.verbatim_parameters {
+        verbatim_section(out, schema.as_value(), "name", "Parameter JSON schema");
+    } else {
+        parameters_section(out, def);
+    }
+
+    out.push_str("### Output\n\n");
+    if let Some(schema) = &def.verbatim_output {
+        let root = schema.as_value();
+        let what = root
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .trim();
+        let _ = writeln!(
+            out,
+            "`{}`{}{what}\n",
+            verbatim_type_text(root).replace('`', "'"),
+            if what.is_empty() { "" } else { ": " }
+        );
+        verbatim_section(out, root, "field", "Output JSON schema");
+        return;
+    }
+    output_section(out, def);
+}
+
+/// The parameters of a vocabulary schema: a table of the root's properties.
+fn parameters_section(out: &mut String, def: &ToolDefinition) {
     match def.parameters.as_object() {
         Some(rules) if !rules.properties.is_empty() => {
             out.push_str("| name | type | required | description |\n| --- | --- | --- | --- |\n");
@@ -90,8 +119,10 @@ fn tool_section(out: &mut String, def: &ToolDefinition) {
         }
         _ => out.push_str("None.\n\n"),
     }
+}
 
-    out.push_str("### Output\n\n");
+/// The output of a vocabulary schema: its type, the root's fields, the JSON Schema.
+fn output_section(out: &mut String, def: &ToolDefinition) {
     let what = def.output.description.as_deref().unwrap_or("").trim();
     let _ = writeln!(
         out,
@@ -122,6 +153,97 @@ fn tool_section(out: &mut String, def: &ToolDefinition) {
         out,
         "<details><summary>Output JSON schema</summary>\n\n```json\n{schema}\n```\n\n</details>"
     );
+}
+
+/// A verbatim JSON Schema document (a tool that publishes its own): the root's
+/// properties as a table (`column` names the first column), then the document as
+/// written.
+fn verbatim_section(out: &mut String, root: &Value, column: &str, summary: &str) {
+    let required: Vec<&str> = root
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    match root.get("properties").and_then(Value::as_object) {
+        Some(props) if !props.is_empty() => {
+            let _ = writeln!(
+                out,
+                "| {column} | type | required | description |\n| --- | --- | --- | --- |"
+            );
+            for (name, schema) in props.iter() {
+                let name: &str = name;
+                let _ = writeln!(
+                    out,
+                    "| `{}` | {} | {} | {} |",
+                    name,
+                    cell(&verbatim_type_text(schema)),
+                    if required.contains(&name) {
+                        "yes"
+                    } else {
+                        "no"
+                    },
+                    cell(
+                        schema
+                            .get("description")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                    ),
+                );
+            }
+            out.push('\n');
+        }
+        _ if column == "name" => out.push_str("None declared.\n\n"),
+        _ => {}
+    }
+    let text = serde_json::to_string_pretty(root)
+        .unwrap_or_else(|e| format!("(the schema cannot be printed: {e})"));
+    let _ = writeln!(
+        out,
+        "<details><summary>{summary}</summary>\n\n```json\n{text}\n```\n\n</details>"
+    );
+    if column == "name" {
+        out.push('\n');
+    }
+}
+
+/// A short type description of a JSON Schema node as written: its `type`, `enum` or
+/// `const`, the reference it makes, or `schema` for anything else (the document, shown
+/// in full, says the rest).
+pub fn verbatim_type_text(schema: &Value) -> String {
+    if let Some(c) = schema.get("const") {
+        return c.to_string();
+    }
+    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+        return values
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join(" | ");
+    }
+    if let Some(r) = schema
+        .get("$ref")
+        .or_else(|| schema.get("$dynamicRef"))
+        .and_then(Value::as_str)
+    {
+        return format!("`{r}`");
+    }
+    match (schema.get("type"), schema) {
+        (Some(Value::String(t)), _) if t.as_ref() == "array" => {
+            match schema.get("items").map(verbatim_type_text) {
+                Some(items) if items != "schema" => format!("array of {}", grouped(&items)),
+                _ => "array".to_string(),
+            }
+        }
+        (Some(Value::String(t)), _) => t.to_string(),
+        (Some(Value::Array(types)), _) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join(" | "),
+        (None, Value::Bool(true)) => "any JSON".to_string(),
+        (None, Value::Bool(false)) => "nothing".to_string(),
+        _ => "schema".to_string(),
+    }
 }
 
 /// A short type description of a schema node: `string`, `integer (0..=255)`,

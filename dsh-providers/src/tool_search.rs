@@ -169,7 +169,10 @@ impl ToolIndex {
                 break;
             };
             let mut params_text = String::new();
-            param_text(&def.parameters, &mut params_text);
+            match &def.verbatim_parameters {
+                Some(schema) => verbatim_param_text(schema.as_value(), &mut params_text, 0),
+                None => param_text(&def.parameters, &mut params_text),
+            }
             let mut tf: rustc_hash::FxHashMap<String, u32> = Default::default();
             for t in terms(&def.name) {
                 *tf.entry(t).or_default() += NAME_WEIGHT;
@@ -312,6 +315,54 @@ impl ToolIndex {
 }
 
 /// The parameter names and descriptions of a schema, nested ones included, one per line.
+/// [`param_text`] for a verbatim JSON Schema document: the names and descriptions of
+/// the properties it declares, through `properties`, `items`, the unions and the `$defs`
+/// its references name (to the schema nesting limit).
+fn verbatim_param_text(schema: &dsh_runtime::json::Value, out: &mut String, depth: usize) {
+    use dsh_runtime::json::Value;
+    if depth > dsh_runtime::schema::MAX_SCHEMA_DEPTH {
+        return;
+    }
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        for (name, p) in props.iter() {
+            out.push_str(name);
+            out.push('\n');
+            if let Some(d) = p.get("description").and_then(Value::as_str) {
+                out.push_str(d);
+                out.push('\n');
+            }
+            verbatim_param_text(p, out, depth + 1);
+        }
+    }
+    if let Some(items) = schema.get("items") {
+        verbatim_param_text(items, out, depth + 1);
+    }
+    for key in ["$defs", "definitions"] {
+        for d in schema
+            .get(key)
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|o| o.values())
+        {
+            verbatim_param_text(d, out, depth + 1);
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        for b in schema
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(d) = b.get("description").and_then(Value::as_str) {
+                out.push_str(d);
+                out.push('\n');
+            }
+            verbatim_param_text(b, out, depth + 1);
+        }
+    }
+}
+
 fn param_text(schema: &Schema, out: &mut String) {
     match &schema.kind {
         Kind::Object(o) => {

@@ -29,34 +29,21 @@
 //! - MCP: `inputSchema` rooted at an object; for 2025-11-25 an object-rooted
 //!   `outputSchema`; annotations only the five hint keys with the right types; for
 //!   2026-07-28 the result's `resultType` (`"complete"`), `ttlMs` (an integer >= 0) and
-//!   `cacheScope` (`"public"` or `"private"`), which that revision requires.
+//!   `cacheScope` (`"public"` or `"private"`), which that revision requires. `$schema`
+//!   is allowed (MCP declares a schema's dialect with it).
+//! - Every target: the schemas are JSON Schema 2020-12 (plain JSON Schema, as MCP, the
+//!   targets without strict and Gemini's JSON Schema field take it, allows every keyword,
+//!   a keyword it does not define being an annotation, and boolean schemas), walked
+//!   through every applicator (`$defs`, `allOf`, `not`, `if`/`then`/`else`,
+//!   `prefixItems`, `patternProperties`, …); every same-document `$ref` resolves, and
+//!   only MCP takes a reference to another document. Strict subsets take `$ref` only
+//!   to the root or to a `$defs` entry. Anthropic strict and Gemini refuse recursive
+//!   references, and Gemini's JSON Schema field takes only `$`-keywords beside a
+//!   `$ref`.
 
 use dsh_runtime::json::Value;
 
 use super::{Target, gemini_name, mcp_name, openai_name, project::gemini_property_name};
-
-/// Our vocabulary's keywords (the lossless projection).
-const JSON_KEYWORDS: &[&str] = &[
-    "type",
-    "description",
-    "title",
-    "default",
-    "examples",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "minimum",
-    "maximum",
-    "minItems",
-    "maxItems",
-    "items",
-    "additionalProperties",
-    "properties",
-    "required",
-    "enum",
-    "const",
-    "oneOf",
-];
 
 /// OpenAI Structured Outputs: supported keywords.
 const OPENAI_STRICT_KEYWORDS: &[&str] = &[
@@ -156,12 +143,204 @@ struct Count {
 
 struct Walker<'a> {
     dialect: Dialect,
+    target: Target,
     tool: &'a str,
     out: &'a mut Vec<String>,
     count: Count,
+    /// The document being walked (what its `$ref`s resolve in).
+    root: Option<&'a Value>,
+}
+
+/// Keywords (beyond the ones read on their own) whose value is one schema.
+const ONE_SCHEMA: &[&str] = &[
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
+];
+/// Keywords (beyond `anyOf`/`oneOf`) whose value is an array of schemas.
+const SCHEMA_LIST: &[&str] = &["allOf", "prefixItems"];
+/// Keywords (beyond `properties`) whose value is an object of schemas.
+const SCHEMA_MAP: &[&str] = &[
+    "$defs",
+    "definitions",
+    "patternProperties",
+    "dependentSchemas",
+];
+
+/// Percent-decode a URI fragment.
+fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            out.push(u8::from_str_radix(s.get(i + 1..i + 3)?, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// The schema a same-document reference names in `root`: `#`, a JSON Pointer
+/// (`#/$defs/x`) or an anchor (`#name`).
+fn resolve<'v>(root: &'v Value, reference: &str) -> Option<&'v Value> {
+    // The root's `$id` followed by a fragment names this document too.
+    let (base, fragment) = reference.split_once('#').unwrap_or((reference, ""));
+    if !base.is_empty() {
+        let id = root.get("$id").and_then(Value::as_str)?;
+        if id.trim_end_matches('#') != base {
+            return None;
+        }
+    }
+    let fragment = percent_decode(fragment)?;
+    if fragment.is_empty() {
+        return Some(root);
+    }
+    if fragment.starts_with('/') {
+        let mut cur = root;
+        for raw in fragment.split('/').skip(1) {
+            let segment = raw.replace("~1", "/").replace("~0", "~");
+            cur = match cur {
+                Value::Object(o) => o.get(&segment)?,
+                Value::Array(a) => a.get(segment.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+        }
+        return Some(cur);
+    }
+    // An anchor: the schema object declaring it.
+    let mut stack = vec![root];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(o) => {
+                if ["$anchor", "$dynamicAnchor"]
+                    .iter()
+                    .any(|k| o.get(k).and_then(Value::as_str) == Some(fragment.as_str()))
+                {
+                    return Some(v);
+                }
+                stack.extend(o.values());
+            }
+            Value::Array(a) => stack.extend(a.iter()),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Every `$ref` (and `$dynamicRef`) text in `v`.
+fn refs_in(v: &Value) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(o) => {
+                for k in ["$ref", "$dynamicRef"] {
+                    if let Some(r) = o.get(k).and_then(Value::as_str) {
+                        out.push(r);
+                    }
+                }
+                stack.extend(o.values());
+            }
+            Value::Array(a) => stack.extend(a.iter()),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Whether following the references of `root` can lead back to where they started.
+fn recursive(root: &Value) -> bool {
+    // Depth-first over reference targets, by address.
+    fn visit<'v>(
+        root: &'v Value,
+        target: &'v Value,
+        stack: &mut Vec<*const Value>,
+        done: &mut Vec<*const Value>,
+    ) -> bool {
+        let at: *const Value = target;
+        if stack.contains(&at) {
+            return true;
+        }
+        if done.contains(&at) {
+            return false;
+        }
+        stack.push(at);
+        for r in refs_in(target) {
+            if let Some(next) = resolve(root, r)
+                && visit(root, next, stack, done)
+            {
+                return true;
+            }
+        }
+        stack.pop();
+        done.push(at);
+        false
+    }
+    let mut done = Vec::new();
+    refs_in(root)
+        .into_iter()
+        .any(|r| resolve(root, r).is_some_and(|t| visit(root, t, &mut Vec::new(), &mut done)))
 }
 
 impl Walker<'_> {
+    /// The rules of `$ref`: same-document only everywhere; where the target keeps
+    /// references (the strict subsets), to the root or to `$defs` only; for Gemini's JSON
+    /// Schema field, only `$`-keywords beside a `$ref`.
+    fn references(&mut self, o: &dsh_runtime::json::Object, path: &str) {
+        for key in ["$ref", "$dynamicRef"] {
+            let Some(r) = o.get(key) else { continue };
+            let Some(text) = r.as_str() else {
+                self.bad(path, format_args!("{key} must be a string"));
+                continue;
+            };
+            let local = self.root.and_then(|root| resolve(root, text));
+            let mcp = matches!(self.target, Target::Mcp2025_11_25 | Target::Mcp2026_07_28);
+            let same_document = text.starts_with('#') || local.is_some();
+            if same_document && local.is_none() {
+                self.bad(
+                    path,
+                    format_args!("{key} {text:?} does not resolve in this schema"),
+                );
+            }
+            // Only MCP's documents may name other documents (which clients must not
+            // fetch on their own).
+            if !same_document && !mcp {
+                self.bad(
+                    path,
+                    format_args!("{key} {text:?} is not a same-document reference"),
+                );
+            }
+            if matches!(
+                self.dialect,
+                Dialect::OpenAiStrict | Dialect::AnthropicStrict
+            ) {
+                let pointer_ok = text == "#"
+                    || text
+                        .strip_prefix("#/$defs/")
+                        .is_some_and(|rest| !rest.is_empty() && !rest.contains('/'));
+                if key != "$ref" || !pointer_ok {
+                    self.bad(
+                        path,
+                        format_args!("{key} {text:?}: strict mode takes `$ref` to the root (\"#\") or to a `$defs` entry only"),
+                    );
+                }
+            }
+            if self.target == Target::GeminiJsonSchema && o.keys().any(|k| !k.starts_with('$')) {
+                self.bad(path, "Gemini takes only `$`-keywords beside a `$ref`");
+            }
+        }
+    }
+
     fn bad(&mut self, path: &str, what: impl std::fmt::Display) {
         self.out.push(format!("{}: {path}: {what}", self.tool));
     }
@@ -172,20 +351,25 @@ impl Walker<'_> {
             return;
         }
         let Some(o) = v.as_object() else {
-            self.bad(path, "a schema must be a JSON object");
+            if !(self.dialect == Dialect::Json && matches!(v, Value::Bool(_))) {
+                self.bad(path, "a schema must be a JSON object");
+            }
             return;
         };
+        // Plain JSON Schema (MCP, the targets without strict, Gemini's JSON Schema
+        // field) takes every keyword: one it does not define is an annotation.
         let allowed = match self.dialect {
-            Dialect::Json => JSON_KEYWORDS,
-            Dialect::OpenAiStrict => OPENAI_STRICT_KEYWORDS,
-            Dialect::AnthropicStrict => ANTHROPIC_STRICT_KEYWORDS,
-            Dialect::GeminiOpenApi => GEMINI_FIELDS,
+            Dialect::Json => None,
+            Dialect::OpenAiStrict => Some(OPENAI_STRICT_KEYWORDS),
+            Dialect::AnthropicStrict => Some(ANTHROPIC_STRICT_KEYWORDS),
+            Dialect::GeminiOpenApi => Some(GEMINI_FIELDS),
         };
         for key in o.keys() {
-            if !allowed.contains(&key) {
+            if allowed.is_some_and(|a| !a.contains(&key)) {
                 self.bad(path, format_args!("keyword {key:?} is not accepted here"));
             }
         }
+        self.references(o, path);
         // Types.
         let types: Vec<&str> = match o.get("type") {
             None => Vec::new(),
@@ -193,11 +377,11 @@ impl Walker<'_> {
             Some(Value::Array(list)) if self.dialect == Dialect::OpenAiStrict => {
                 list.iter().filter_map(Value::as_str).collect()
             }
-            Some(Value::Array(_)) if self.dialect == Dialect::AnthropicStrict => o
-                .get("type")
-                .and_then(Value::as_array)
-                .map(|l| l.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default(),
+            Some(Value::Array(list))
+                if matches!(self.dialect, Dialect::AnthropicStrict | Dialect::Json) =>
+            {
+                list.iter().filter_map(Value::as_str).collect()
+            }
             Some(_) => {
                 self.bad(path, "type must be a single string");
                 Vec::new()
@@ -286,9 +470,40 @@ impl Walker<'_> {
                 }
             }
         }
+        // The other applicators (only plain JSON Schema takes them; the subsets' keyword
+        // lists reject them above).
+        for key in ONE_SCHEMA {
+            if let Some(sub) = o.get(key) {
+                self.walk(sub, &format!("{path}.{key}"), objects, depth + 1);
+            }
+        }
+        for key in SCHEMA_LIST {
+            match o.get(key) {
+                Some(Value::Array(list)) => {
+                    for (i, sub) in list.iter().enumerate() {
+                        self.walk(sub, &format!("{path}.{key}[{i}]"), objects, depth + 1);
+                    }
+                }
+                Some(_) => self.bad(path, format_args!("{key} must be an array of schemas")),
+                None => {}
+            }
+        }
+        for key in SCHEMA_MAP {
+            match o.get(key) {
+                Some(Value::Object(map)) => {
+                    for (name, sub) in map.iter() {
+                        let mut p = format!("{path}.{key}");
+                        dsh_runtime::json::path::push_key(&mut p, name);
+                        self.walk(sub, &p, objects, depth + 1);
+                    }
+                }
+                Some(_) => self.bad(path, format_args!("{key} must be an object of schemas")),
+                None => {}
+            }
+        }
         // Arrays.
         if let Some(items) = o.get("items") {
-            if !is("array") {
+            if !is("array") && self.dialect != Dialect::Json {
                 self.bad(path, "items on a schema that is not an array");
             }
             self.walk(items, &format!("{path}.items"), objects, depth + 1);
@@ -336,7 +551,7 @@ impl Walker<'_> {
                 }
             };
             for r in &required {
-                if !names.contains(r) {
+                if !names.contains(r) && self.dialect != Dialect::Json {
                     self.bad(
                         path,
                         format_args!("required names {r:?}, which is not a property"),
@@ -711,21 +926,35 @@ pub fn check(target: Target, fragment: &Value) -> Vec<String> {
         } else {
             root_is_object(tool, schema_key, schema, dialect, &mut out);
         }
+        let mcp = matches!(target, Target::Mcp2025_11_25 | Target::Mcp2026_07_28);
         let mut walker = Walker {
             dialect,
+            target,
             tool,
             out: &mut out,
             count: Count::default(),
+            root: schema,
         };
         if let Some(s) = schema {
-            if s.get("$schema").is_some() {
+            // MCP declares the dialect with `$schema` (2020-12 by default); providers are
+            // sent the schema alone.
+            if s.get("$schema").is_some() && !mcp {
                 walker.bad(schema_key, "$schema is not sent");
+            }
+            let cyclic_refused = matches!(
+                target,
+                Target::AnthropicStrict | Target::GeminiJsonSchema | Target::GeminiOpenApi
+            );
+            if cyclic_refused && recursive(s) {
+                walker.bad(
+                    schema_key,
+                    format_args!("a recursive schema, which {target} does not take"),
+                );
             }
             walker.walk(s, schema_key, 0, 0);
         }
-        if matches!(target, Target::Mcp2025_11_25 | Target::Mcp2026_07_28)
-            && let Some(output) = body.get("outputSchema")
-        {
+        if mcp && let Some(output) = body.get("outputSchema") {
+            walker.root = Some(output);
             walker.walk(output, "outputSchema", 0, 0);
         }
         let count = walker.count;

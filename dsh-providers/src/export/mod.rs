@@ -22,6 +22,51 @@
 //! The output is byte-identical for an unchanged tool set: tools keep their publication
 //! order, keys a fixed order, numbers their exact text.
 //!
+//! # Tools with their own JSON Schema
+//!
+//! A tool that publishes its own JSON Schema 2020-12 document
+//! ([`ToolDefinition::verbatim_parameters`], [`ToolDefinition::verbatim_output`], as
+//! `RawTool::with_json_schema` makes) is exported from that document, per target:
+//!
+//! - **MCP** (both revisions): the documents exactly as written, key order included. The
+//!   2025-11-25 output schema of a document whose root is not `"type": "object"` is
+//!   wrapped as `{"result": …}` like any other non-object output; its same-document
+//!   references are rewritten to point inside the wrapper (`#/$defs/x` becomes
+//!   `#/properties/result/$defs/x`) and its `$schema` moves to the wrapper's root, so the
+//!   wrapped document means the same.
+//! - **OpenAI and Anthropic without strict**: the document without its root `$schema`
+//!   (providers are sent the schema, not its dialect; it is 2020-12 either way), with a
+//!   warning, and without `x-mcp-header` (MCP transport metadata, which every target but
+//!   MCP leaves out, as for the vocabulary's schemas).
+//! - **Gemini `parametersJsonSchema`**: the same, and a `$ref` with keywords other than
+//!   `$`-keywords beside it becomes `{"anyOf":[{"$ref":…}], …}` (Gemini allows only
+//!   `$`-keywords next to `$ref`; a one-branch `anyOf` means the same); `$dynamicRef` becomes
+//!   `$ref` (a document is one schema resource, so they resolve alike). A recursive document
+//!   is refused: Gemini unrolls cyclic references only a little, and only under properties
+//!   that are not required.
+//! - **OpenAI strict, Anthropic strict**: the subset each takes, with the vocabulary's rules
+//!   (every object closed, OpenAI's optional properties required and nullable, unsupported
+//!   constraints moved into descriptions, `oneOf` as `anyOf`; keywords of another type's
+//!   family left out, a missing `type` inferred from `enum`/`const` values or, with a
+//!   warning, from the only family of keywords present). References are kept where they
+//!   name the root or a `$defs` entry (anchors and `$dynamicRef` rewritten as JSON Pointers)
+//!   and inlined elsewhere; only the `$defs` entries still referred to are published. The
+//!   tool is refused, the keyword and its path named, for `allOf` (except one `$ref`
+//!   branch), `not`, `if`/`then`/`else`, `prefixItems`, `contains`, `patternProperties`,
+//!   `propertyNames`, `dependentRequired`, `dependentSchemas`, `unevaluated*`, a schema of
+//!   any value (`true`, or untyped), `false`, a map (`additionalProperties` with a schema),
+//!   a `$ref` beside validation keywords; on Anthropic also for a recursive document and
+//!   array or object `enum`/`const` members.
+//! - **Gemini `parameters`** (the OpenAPI subset): every reference inlined (a recursive one
+//!   refused), then the subset's rules as for the vocabulary: one upper-case type
+//!   (`["T","null"]` and an `anyOf` null branch as `nullable`), `additionalProperties`
+//!   dropped with a warning, `const` as a one-string `enum`, the rest moved into
+//!   descriptions or refused as for the strict targets.
+//!
+//! The runtime accepts what these exports let a model send, except where a warning says a
+//! rule was moved into a description: strict targets make optional properties nullable,
+//! and the registry reads a `null` member as omitted where only that matches.
+//!
 //! # The rules and their sources
 //!
 //! Each rule is documented where it is applied ([`Target`]'s variants and the crate's
@@ -197,6 +242,7 @@ pub mod check;
 mod project;
 #[cfg(feature = "tokens")]
 pub mod tokens;
+mod verbatim;
 
 use std::fmt;
 use std::str::FromStr;
@@ -925,7 +971,7 @@ fn tool_entry(def: &ToolDefinition, target: Target, p: &mut Projector<'_>) -> Va
         | Target::OpenAiResponsesStrict
         | Target::OpenAiChat
         | Target::OpenAiChatStrict => {
-            let params = p.parameters(&def.parameters);
+            let params = parameters(def, target, p);
             if p.flavor == Flavor::OpenAiStrict {
                 openai_limits(p);
             }
@@ -949,7 +995,7 @@ fn tool_entry(def: &ToolDefinition, target: Target, p: &mut Projector<'_>) -> Va
         Target::Anthropic | Target::AnthropicStrict => {
             o.insert("name", Value::from(name));
             insert_description(&mut o, def, target, p);
-            o.insert("input_schema", p.parameters(&def.parameters));
+            o.insert("input_schema", parameters(def, target, p));
             insert_examples(&mut o, def);
             if target == Target::AnthropicStrict {
                 o.insert("strict", Value::Bool(true));
@@ -961,18 +1007,21 @@ fn tool_entry(def: &ToolDefinition, target: Target, p: &mut Projector<'_>) -> Va
         Target::GeminiJsonSchema => {
             o.insert("name", Value::from(name));
             insert_description(&mut o, def, target, p);
-            o.insert("parametersJsonSchema", p.parameters(&def.parameters));
+            o.insert("parametersJsonSchema", parameters(def, target, p));
         }
         Target::GeminiOpenApi => {
             o.insert("name", Value::from(name));
             insert_description(&mut o, def, target, p);
-            let params = p.parameters(&def.parameters);
+            let params = parameters(def, target, p);
             // A tool without parameters omits `parameters` (Gemini refuses an OBJECT
             // without properties).
-            let empty = def
-                .parameters
-                .as_object()
-                .is_some_and(|r| r.properties.is_empty());
+            let empty = match &def.verbatim_parameters {
+                Some(schema) => verbatim::has_no_properties(schema),
+                None => def
+                    .parameters
+                    .as_object()
+                    .is_some_and(|r| r.properties.is_empty()),
+            };
             if !empty {
                 o.insert("parameters", params);
             }
@@ -983,9 +1032,28 @@ fn tool_entry(def: &ToolDefinition, target: Target, p: &mut Projector<'_>) -> Va
                 o.insert("title", Value::from(t.as_ref()));
             }
             insert_description(&mut o, def, target, p);
-            o.insert("inputSchema", p.parameters(&def.parameters));
+            o.insert("inputSchema", parameters(def, target, p));
+            let wrapped = mcp_output_is_wrapped(&def.output, target);
+            if let Some(schema) = &def.verbatim_output {
+                // The document as written (wrapped for 2025-11-25 when its root is not
+                // an object, see `verbatim`).
+                if wrapped {
+                    p.warn(
+                        "output",
+                        format!(
+                            "an output whose root is not an object is wrapped as {{\"{MCP_WRAP_KEY}\": …}} (2025-11-25 requires an object outputSchema); structuredContent is wrapped the same way"
+                        ),
+                    );
+                }
+                o.insert(
+                    "outputSchema",
+                    verbatim::mcp_output(schema, wrapped, MCP_WRAP_KEY),
+                );
+                o.insert("annotations", mcp_annotations(def));
+                return finish(def, target, p, o);
+            }
             let output = p.value(&def.output, "output");
-            if mcp_output_is_wrapped(&def.output, target) {
+            if wrapped {
                 p.warn(
                     "output",
                     format!(
@@ -1010,6 +1078,21 @@ fn tool_entry(def: &ToolDefinition, target: Target, p: &mut Projector<'_>) -> Va
             o.insert("annotations", mcp_annotations(def));
         }
     }
+    finish(def, target, p, o)
+}
+
+/// The parameter schema `target` takes: the definition's verbatim document when it has
+/// one (see `verbatim`), else the projection of its parameter schema.
+fn parameters(def: &ToolDefinition, target: Target, p: &mut Projector<'_>) -> Value {
+    match &def.verbatim_parameters {
+        Some(schema) => verbatim::parameters(p, schema, target),
+        None => p.parameters(&def.parameters),
+    }
+}
+
+/// The end of every tool entry: the warning of a deferred tool on a target that cannot
+/// defer.
+fn finish(def: &ToolDefinition, target: Target, p: &mut Projector<'_>, o: Object) -> Value {
     if def.defer_loading && !target.can_defer() {
         p.warn(
             "defer_loading",

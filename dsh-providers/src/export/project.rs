@@ -686,7 +686,11 @@ fn is_plain_null(s: &Schema) -> bool {
 }
 
 /// The description with moved keywords appended: `"Text. (minLength: 1, default: 5)"`.
-fn describe(base: Option<&str>, untyped: Option<&str>, notes: &[String]) -> Option<String> {
+pub(crate) fn describe(
+    base: Option<&str>,
+    untyped: Option<&str>,
+    notes: &[String],
+) -> Option<String> {
     let base = match (base, untyped) {
         (Some(b), Some(u)) => Some(format!("{b} ({u})")),
         (Some(b), None) => Some(b.to_string()),

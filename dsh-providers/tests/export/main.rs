@@ -5,6 +5,7 @@ mod export_defer;
 mod export_examples;
 mod export_props;
 mod export_rules;
+mod export_verbatim;
 mod optional_output;
 mod output_agreement;
 mod portable_agreement;
@@ -15,5 +16,7 @@ mod tool_search;
 #[path = "../../../dsh-runtime/tests/common/generated_tools.rs"]
 mod generated_tools;
 // Random-schema generators shared with the other grouped test binary.
+#[path = "../../../dsh-runtime/tests/common/random_json_schema.rs"]
+mod random_json_schema;
 #[path = "../../../dsh-runtime/tests/common/random_schema.rs"]
 mod random_schema;
