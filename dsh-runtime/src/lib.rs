@@ -158,6 +158,7 @@ mod suggest;
 mod tool;
 pub mod type_checks;
 pub mod validate;
+mod violations;
 
 #[doc(hidden)]
 #[path = "private.rs"]

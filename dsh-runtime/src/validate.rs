@@ -44,6 +44,8 @@ use std::sync::Arc;
 use crate::json::NumberRepr as N;
 use crate::json::{Number, Object, Value, write_json_string, write_value};
 use crate::schema::{Additional, ArrayRules, IntegerRules, Kind, ObjectRules, Schema, StringRules};
+pub use crate::violations::{MAX_REPORTED_VIOLATIONS, Violations, ViolationsIter};
+use crate::violations::{Path, char_len_below, cmp_f64, cmp_f64_int, cmp_int, write_path};
 
 /// Arguments that do not match a tool's parameter schema (code `INVALID_ARGS`).
 ///
@@ -93,238 +95,6 @@ impl fmt::Display for ToolArgsError {
 
 impl std::error::Error for ToolArgsError {}
 
-/// The most violations one report spells out; any further ones are only counted, and
-/// the report ends with `and N more violations` (see [`Violations::omitted`]). A million
-/// bad array items thus give a message of a few kilobytes, not tens of megabytes.
-pub const MAX_REPORTED_VIOLATIONS: usize = 20;
-
-/// The violations of one validation, in schema-walk order: full sentences such as
-/// `"path" must be a string`.
-///
-/// At most [`MAX_REPORTED_VIOLATIONS`] are kept as messages; later ones are counted by
-/// [`Violations::omitted`] and summarized at the end of [`Violations::joined`]
-/// (`…; and 999980 more violations`). Keys echoed in paths are shortened when long (see
-/// [`crate::json::path::elide`]), so a report stays small whatever the input.
-///
-/// All messages share one buffer (a failed validation allocates twice, however many
-/// violations it reports). Index with [`Violations::get`], iterate with
-/// [`Violations::iter`], or take the `; `-joined text with [`Violations::joined`]. It
-/// compares equal to an array or `Vec` of the same messages.
-#[derive(Clone, Default, PartialEq, Eq, Hash)]
-pub struct Violations {
-    /// The messages, joined by `; `, then the summary of the omitted ones, if any.
-    text: String,
-    /// Where each message ends in `text`.
-    ends: Vec<usize>,
-    /// Violations found beyond [`MAX_REPORTED_VIOLATIONS`].
-    omitted: usize,
-}
-
-/// The separator between messages in [`Violations::joined`].
-const SEPARATOR: &str = "; ";
-
-impl Violations {
-    /// No violations.
-    pub fn new() -> Self {
-        Violations::default()
-    }
-
-    /// Number of violations spelled out (at most [`MAX_REPORTED_VIOLATIONS`]).
-    pub fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    /// Number of further violations that were found but not spelled out.
-    pub fn omitted(&self) -> usize {
-        self.omitted
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
-    /// The `i`-th violation.
-    pub fn get(&self, i: usize) -> Option<&str> {
-        let end = *self.ends.get(i)?;
-        let start = match i {
-            0 => 0,
-            _ => self.ends[i - 1] + SEPARATOR.len(),
-        };
-        self.text.get(start..end)
-    }
-
-    /// Every violation, in order.
-    pub fn iter(&self) -> ViolationsIter<'_> {
-        ViolationsIter {
-            of: self,
-            front: 0,
-            back: self.len(),
-        }
-    }
-
-    /// Every violation joined by `; ` (no allocation), followed by `; and N more
-    /// violations` when some were omitted.
-    pub fn joined(&self) -> &str {
-        &self.text
-    }
-
-    /// The violations as owned strings.
-    pub fn to_vec(&self) -> Vec<String> {
-        self.iter().map(str::to_owned).collect()
-    }
-
-    /// Append one violation (only counted once [`MAX_REPORTED_VIOLATIONS`] are kept).
-    pub fn push(&mut self, message: &str) {
-        if self.count_if_full() {
-            self.seal();
-            return;
-        }
-        self.begin().push_str(message);
-        self.end();
-    }
-
-    /// When the report is full, counts one more omitted violation and returns `true`;
-    /// the caller then builds no message. [`Violations::seal`] writes the summary.
-    fn count_if_full(&mut self) -> bool {
-        if self.ends.len() < MAX_REPORTED_VIOLATIONS {
-            return false;
-        }
-        self.omitted += 1;
-        true
-    }
-
-    /// Writes (or rewrites) the summary of the omitted violations after the messages.
-    fn seal(&mut self) {
-        if self.omitted == 0 {
-            return;
-        }
-        self.text.truncate(self.ends.last().copied().unwrap_or(0));
-        self.text.push_str(SEPARATOR);
-        self.text.push_str("and ");
-        self.text.push_str(itoa::Buffer::new().format(self.omitted));
-        self.text.push_str(if self.omitted == 1 {
-            " more violation"
-        } else {
-            " more violations"
-        });
-    }
-
-    /// Start a message: the buffer to write it into.
-    fn begin(&mut self) -> &mut String {
-        if !self.ends.is_empty() {
-            self.text.push_str(SEPARATOR);
-        }
-        &mut self.text
-    }
-
-    /// Close the message written since [`Violations::begin`].
-    fn end(&mut self) {
-        self.ends.push(self.text.len());
-    }
-}
-
-impl fmt::Debug for Violations {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.iter()).finish()
-    }
-}
-
-impl fmt::Display for Violations {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
-    }
-}
-
-impl<S: AsRef<str>> FromIterator<S> for Violations {
-    fn from_iter<I: IntoIterator<Item = S>>(iter: I) -> Self {
-        let mut v = Violations::new();
-        for m in iter {
-            v.push(m.as_ref());
-        }
-        v
-    }
-}
-
-impl<'a> IntoIterator for &'a Violations {
-    type Item = &'a str;
-    type IntoIter = ViolationsIter<'a>;
-    fn into_iter(self) -> ViolationsIter<'a> {
-        self.iter()
-    }
-}
-
-impl<S: AsRef<str>> PartialEq<[S]> for Violations {
-    fn eq(&self, other: &[S]) -> bool {
-        self.len() == other.len() && self.iter().zip(other).all(|(a, b)| a == b.as_ref())
-    }
-}
-
-impl<S: AsRef<str>, const LEN: usize> PartialEq<[S; LEN]> for Violations {
-    fn eq(&self, other: &[S; LEN]) -> bool {
-        *self == other[..]
-    }
-}
-
-impl<S: AsRef<str>, const LEN: usize> PartialEq<&[S; LEN]> for Violations {
-    fn eq(&self, other: &&[S; LEN]) -> bool {
-        *self == other[..]
-    }
-}
-
-impl<S: AsRef<str>> PartialEq<Vec<S>> for Violations {
-    fn eq(&self, other: &Vec<S>) -> bool {
-        *self == other[..]
-    }
-}
-
-impl<S: AsRef<str>, const LEN: usize> PartialEq<[S; LEN]> for &Violations {
-    fn eq(&self, other: &[S; LEN]) -> bool {
-        **self == other[..]
-    }
-}
-
-impl<S: AsRef<str>> PartialEq<Vec<S>> for &Violations {
-    fn eq(&self, other: &Vec<S>) -> bool {
-        **self == other[..]
-    }
-}
-
-/// Iterator over [`Violations`], in order.
-#[derive(Clone, Debug)]
-pub struct ViolationsIter<'a> {
-    of: &'a Violations,
-    front: usize,
-    back: usize,
-}
-
-impl<'a> Iterator for ViolationsIter<'a> {
-    type Item = &'a str;
-    fn next(&mut self) -> Option<&'a str> {
-        if self.front == self.back {
-            return None;
-        }
-        self.front += 1;
-        self.of.get(self.front - 1)
-    }
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.back - self.front;
-        (n, Some(n))
-    }
-}
-
-impl DoubleEndedIterator for ViolationsIter<'_> {
-    fn next_back(&mut self) -> Option<Self::Item> {
-        if self.front == self.back {
-            return None;
-        }
-        self.back -= 1;
-        self.of.get(self.back)
-    }
-}
-
-impl ExactSizeIterator for ViolationsIter<'_> {}
-
 /// A successful validation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[must_use]
@@ -359,41 +129,6 @@ impl Validated {
 #[inline]
 pub fn validate_arguments(schema: &Schema, value: &Value) -> Result<Validated, ToolArgsError> {
     validate_labeled(schema, value, "arguments", false).map_err(ToolArgsError::from)
-}
-
-/// Validate a call's arguments against a tool's definition: its parameter schema, then,
-/// for a tool that publishes its own JSON Schema
-/// ([`ToolDefinition::verbatim_parameters`](crate::ToolDefinition::verbatim_parameters)),
-/// that document. Returns what the body reads (nulls meaning "omitted" and ignored keys
-/// removed).
-pub(crate) fn validate_call<'v>(
-    def: &crate::ToolDefinition,
-    args: &'v Value,
-) -> Result<Cow<'v, Value>, ToolArgsError> {
-    let params = &def.parameters;
-    let normalized = validate_arguments(params, args)?.normalized(params, args);
-    match &def.verbatim_parameters {
-        None => Ok(normalized),
-        Some(schema) => match schema.check_arguments(&normalized) {
-            Ok(None) => Ok(normalized),
-            Ok(Some(stripped)) => Ok(Cow::Owned(stripped)),
-            Err(violations) => Err(ToolArgsError::from(violations)),
-        },
-    }
-}
-
-/// Validate a tool's output against its definition: [`validate_output`] on its output
-/// schema, then the verbatim document when there is one
-/// ([`ToolDefinition::verbatim_output`](crate::ToolDefinition::verbatim_output)).
-pub(crate) fn validate_definition_output(
-    def: &crate::ToolDefinition,
-    value: Value,
-) -> Result<Value, Violations> {
-    let value = validate_output(&def.output, value)?;
-    match &def.verbatim_output {
-        None => Ok(value),
-        Some(schema) => schema.check_output(&value).map(|()| value),
-    }
 }
 
 /// Validate a value, naming the root `label`; with `prefix`, every path starts with the
@@ -465,12 +200,7 @@ pub fn validate_output(schema: &Schema, value: Value) -> Result<Value, Violation
 #[doc(hidden)]
 pub fn report_all(schema: &Schema, value: &Value, label: &str, prefix: bool) -> Violations {
     let mut r = Reporter {
-        // Room for a handful of typical messages, so most reports never reallocate.
-        out: Violations {
-            text: String::with_capacity(512),
-            ends: Vec::with_capacity(8),
-            omitted: 0,
-        },
+        out: Violations::with_room(),
         label,
         prefix,
     };
@@ -729,15 +459,6 @@ fn one_of_match(branches: &[Arc<Schema>], value: &Value) -> OneOfMatch {
 // ---------------------------------------------------------------------------------------
 // The reporting pass: every violation, path-qualified, in schema-walk order.
 // ---------------------------------------------------------------------------------------
-
-/// The path of the node being checked: a linked list on the walker's stack, rendered only
-/// for a violation.
-#[derive(Clone, Copy)]
-pub(crate) enum Path<'p> {
-    Root,
-    Key(&'p Path<'p>, &'p str),
-    Index(&'p Path<'p>, usize),
-}
 
 struct Reporter<'l> {
     out: Violations,
@@ -1194,57 +915,6 @@ fn type_fits(schema: &Schema, value: &Value) -> bool {
     }
 }
 
-/// Write `path` as it appears inside a JSON string literal (escaped), e.g.
-/// `items[2].name` or `m[\"odd key\"]`.
-pub(crate) fn write_path(out: &mut String, path: &Path<'_>, label: &str, prefix: bool) {
-    if let Path::Root = path {
-        push_escaped(out, label);
-        return;
-    }
-    let start = out.len();
-    if prefix {
-        push_escaped(out, label);
-    }
-    write_segments(out, path, start);
-}
-
-/// The segments of `path`, outermost first (recursion bounded by the schema depth).
-fn write_segments(out: &mut String, path: &Path<'_>, start: usize) {
-    match *path {
-        Path::Root => {}
-        Path::Key(parent, k) => {
-            write_segments(out, parent, start);
-            let k = &*crate::json::path::elide(k);
-            if crate::schema::is_ident_key(k) {
-                if out.len() > start {
-                    out.push('.');
-                }
-                out.push_str(k);
-            } else {
-                out.push('[');
-                push_escaped(out, &crate::schema::json_quote(k));
-                out.push(']');
-            }
-        }
-        Path::Index(parent, i) => {
-            write_segments(out, parent, start);
-            out.push('[');
-            out.push_str(itoa::Buffer::new().format(i));
-            out.push(']');
-        }
-    }
-}
-
-/// Append `s` escaped as the inside of a JSON string.
-fn push_escaped(out: &mut String, s: &str) {
-    if !s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
-        out.push_str(s);
-    } else {
-        let quoted = crate::schema::json_quote(s);
-        out.push_str(&quoted[1..quoted.len() - 1]);
-    }
-}
-
 pub(crate) use crate::json::__private::text_eq as str_eq;
 
 /// JSON equality with the string fast path (`enum`/`const` of strings).
@@ -1253,62 +923,6 @@ fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::String(x), Value::String(y)) => str_eq(x, y),
         _ => a == b,
-    }
-}
-
-/// Whether `s` has fewer than `n` Unicode scalar values, counting only when the byte
-/// length cannot decide it (a scalar value takes one to four bytes).
-pub(crate) fn char_len_below(s: &str, n: u64) -> bool {
-    let bytes = s.len() as u64;
-    if bytes < n {
-        true
-    } else if bytes >= n.saturating_mul(4) {
-        false
-    } else {
-        (s.chars().count() as u64) < n
-    }
-}
-
-/// Exact comparison of a JSON number with an integer bound.
-pub(crate) fn cmp_int(n: &Number, bound: i128) -> Ordering {
-    if let Some(u) = n.as_u64() {
-        return (u as i128).cmp(&bound);
-    }
-    if let Some(i) = n.as_i64() {
-        return (i as i128).cmp(&bound);
-    }
-    cmp_f64_int(n.as_f64().unwrap_or(0.0), bound)
-}
-
-/// Exact comparison of a float with an integer.
-fn cmp_f64_int(f: f64, bound: i128) -> Ordering {
-    const TWO_127: f64 = 170_141_183_460_469_231_731_687_303_715_884_105_728.0;
-    if f >= TWO_127 {
-        return Ordering::Greater;
-    }
-    if f < -TWO_127 {
-        return Ordering::Less;
-    }
-    let floor = f.floor();
-    match (floor as i128).cmp(&bound) {
-        Ordering::Equal if f > floor => Ordering::Greater,
-        o => o,
-    }
-}
-
-/// Exact comparison of a JSON number with a float bound.
-pub(crate) fn cmp_f64(n: &Number, bound: f64) -> Ordering {
-    let as_int = n
-        .as_u64()
-        .map(|u| u as i128)
-        .or_else(|| n.as_i64().map(|i| i as i128));
-    match as_int {
-        Some(i) => cmp_f64_int(bound, i).reverse(),
-        None => n
-            .as_f64()
-            .unwrap_or(0.0)
-            .partial_cmp(&bound)
-            .unwrap_or(Ordering::Equal),
     }
 }
 

@@ -10,6 +10,7 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use super::output::success;
 use super::stage::{Call, Dispatched, Outcome, Stage};
 use super::timeout::TimeoutWrapper;
+use super::validation::validate_call;
 use crate::code::PipelineCode;
 use crate::hooks::{CallInfo, Dispatch, HookFuture, Next, Wrapper};
 use crate::json::Value;
@@ -19,7 +20,7 @@ use crate::registry::detach::Isolated;
 use crate::result::{DispatchOutcome, ResultData};
 use crate::schema::json_quote;
 use crate::tool::{BodyOutcome, DynTool, ToolContext, ToolError};
-use crate::validate::{ToolArgsError, validate_call};
+use crate::validate::ToolArgsError;
 
 /// Stage 6: run the wrappers (the built-in timeout wrapper outermost) around the body. A
 /// wrapper's own error or panic ends the call, skipping post-execute.

@@ -16,6 +16,7 @@ use super::dispatch::dispatch;
 use super::output::settle;
 use super::post::{finalize, ignored_arguments, post_execute};
 use super::stage::{Call, Outcome, Stage};
+use super::validation::validate_call;
 use crate::code::PipelineCode;
 use crate::hooks::{Approval, ApprovalRequest, CallInfo, PreDecision, PreNext};
 use crate::json::Value;
@@ -24,7 +25,7 @@ use crate::registry::Registry;
 use crate::result::{ResultData, ToolResult};
 use crate::schema::json_quote;
 use crate::tool::{CallIdentity, DynTool};
-use crate::validate::{ToolArgsError, validate_call};
+use crate::validate::ToolArgsError;
 
 impl Registry {
     /// Run one call through the whole pipeline. Never panics; every outcome is one

@@ -9,6 +9,7 @@ mod post;
 mod stage;
 mod timeout;
 mod typed;
+mod validation;
 
 pub use crate::code::{FailureCode, PipelineCode, UnknownPipelineCode};
 pub use crate::result::{DispatchOutcome, ToolResult};

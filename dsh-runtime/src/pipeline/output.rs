@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use super::stage::{Call, Dispatched, Outcome};
+use super::validation::validate_definition_output;
 use crate::__private::tool_hooks as overrides;
 use crate::code::{FailureCode, PipelineCode};
 use crate::content::default_block;
@@ -14,7 +15,6 @@ use crate::result::{Kind, ResultData};
 use crate::schema::json_quote;
 use crate::snapshot;
 use crate::tool::{CallIdentity, DynTool, ToolError};
-use crate::validate::validate_definition_output;
 
 fn invalid_output(name: &str, violation: &str) -> ResultData {
     ResultData::code_fmt(

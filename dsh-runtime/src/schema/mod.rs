@@ -59,8 +59,8 @@ use crate::json::{Number, Object, Value};
 pub use enums::EnumValues;
 // Re-exported at the crate root only (one path per public name).
 pub(crate) mod tool_schema;
+pub(crate) use crate::violations::is_ident_key;
 pub use raw::SchemaError;
-pub(crate) use raw::is_ident as is_ident_key;
 pub(crate) use tool_schema::ToolSchema;
 pub use verbatim::{ResolvedRef, VerbatimSchema};
 

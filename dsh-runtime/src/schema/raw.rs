@@ -3,6 +3,7 @@
 //! Both report every violation, each prefixed with the path of the offending node
 //! (`schema.properties.query.items`, `schema.oneOf[1]`), never only the first.
 
+use crate::violations::is_ident_key as is_ident;
 use std::fmt;
 use std::sync::Arc;
 
@@ -68,33 +69,6 @@ fn push_prop(path: &mut String, name: &str) {
         path.push('[');
         path.push_str(&json_quote(name));
         path.push(']');
-    }
-}
-
-pub(crate) fn is_ident(name: &str) -> bool {
-    /// For each byte: 2 when it may start an identifier, 1 when it may only continue one.
-    static CLASS: [u8; 256] = {
-        let mut t = [0u8; 256];
-        let mut b = 0;
-        while b < 256 {
-            let c = b as u8;
-            t[b] = if c.is_ascii_alphabetic() || c == b'_' || c == b'$' {
-                2
-            } else if c.is_ascii_digit() {
-                1
-            } else {
-                0
-            };
-            b += 1;
-        }
-        t
-    };
-    // ASCII only, so bytes are characters.
-    match name.as_bytes() {
-        [first, rest @ ..] => {
-            CLASS[usize::from(*first)] == 2 && rest.iter().all(|&b| CLASS[usize::from(b)] != 0)
-        }
-        [] => false,
     }
 }
 

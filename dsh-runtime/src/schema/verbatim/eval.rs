@@ -21,7 +21,7 @@ use super::compile::{
     T_STRING, TYPE_NAMES,
 };
 use crate::json::{Number, NumberRepr as N, Object, Value, write_json_string, write_value};
-use crate::validate::{Path, Violations, char_len_below, cmp_f64, cmp_int, write_path};
+use crate::violations::{Path, Violations, char_len_below, cmp_f64, cmp_int, write_path};
 
 /// How many nested checks one validation makes at most (each level of the value a
 /// recursive schema descends into is at least one). Below it nothing is checked: a

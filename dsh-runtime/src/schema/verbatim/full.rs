@@ -3,7 +3,7 @@
 //! runtime's own validator does not check.
 
 use crate::json::Value;
-use crate::validate::{Path, Violations, write_path};
+use crate::violations::{Path, Violations, write_path};
 
 /// The deepest value handed to `jsonschema`, which recurses once per level (as does
 /// dropping the `serde_json` copy it reads): a deeper value is refused, never checked.

@@ -12,7 +12,7 @@ use compile::Compiled;
 
 use super::SchemaError;
 use crate::json::Value;
-use crate::validate::Violations;
+use crate::violations::Violations;
 
 /// A JSON Schema 2020-12 document that a tool publishes exactly as written: every
 /// keyword, every key in its order, every number exactly (written as `serde_json` writes
@@ -358,7 +358,12 @@ impl VerbatimSchema {
             if exact && checker.truncated.get() {
                 let mut out = Violations::new();
                 let mut m = String::from("\"");
-                crate::validate::write_path(&mut m, &crate::validate::Path::Root, label, prefix);
+                crate::violations::write_path(
+                    &mut m,
+                    &crate::violations::Path::Root,
+                    label,
+                    prefix,
+                );
                 m.push_str(&format!(
                     "\" is nested deeper than the runtime checks a value against a JSON Schema ({} levels)",
                     eval::MAX_CHECK_DEPTH
