@@ -63,10 +63,6 @@
 //!     task's result repeats) cannot be written;
 //!   - roots: no way to ask the client for `roots/list`
 //!     (`test_input_required_result_list_roots`);
-//!   - content types: a result's content is text and images only
-//!     ([`ContentBlock`]): no audio, no embedded resources, so `test_audio_content`,
-//!     `test_embedded_resource` and `test_multiple_content_types` (text, image and an
-//!     embedded resource) cannot be written;
 //!   - the stream of a call: a body cannot close its SSE stream mid-call so the client
 //!     reconnects (`test_reconnection` answers without doing so).
 //! - Resources, prompts and completion: dsh-mcp serves tools only, so none of the
@@ -75,11 +71,6 @@
 //!   `test_prompt_with_arguments`, `test_prompt_with_embedded_resource`,
 //!   `test_prompt_with_image`, `test_trigger_prompt_change`,
 //!   `test_input_required_result_prompt`) and no `completion/complete`.
-//! - Tool schemas beyond dsh-rs's schema vocabulary, refused by [`RawTool::new`] (the
-//!   server tries both at start, says on stderr why each is refused, and serves each once
-//!   a later dsh-runtime accepts it):
-//!   - `json_schema_2020_12_tool`, whose input schema has `$schema`, `$defs` with
-//!     `$anchor`, `$ref`, `allOf`/`anyOf` and `if`/`then`/`else`.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -381,15 +372,16 @@ const JSON_SCHEMA_2020_12_INPUT: &str = r##"{
   "additionalProperties": false
 }"##;
 
-/// `json_schema_2020_12_tool`, or why dsh-runtime refuses its schema.
+/// `json_schema_2020_12_tool`: its schema published as written (`RawTool::with_json_schema`),
+/// or why dsh-runtime refuses it.
 fn json_schema_2020_12_tool() -> Result<RawTool, String> {
     let parameters = json::parse(JSON_SCHEMA_2020_12_INPUT).map_err(|e| e.to_string())?;
     let output = json::parse(r#"{"type":"string"}"#).map_err(|e| e.to_string())?;
-    RawTool::new(
+    RawTool::with_json_schema(
         "json_schema_2020_12_tool",
         "Tool with JSON Schema 2020-12 features",
-        &parameters,
-        &output,
+        parameters,
+        Some(output),
         |_args, _cx| async { Ok(json::Value::from("accepted")) },
     )
     .map_err(|e| e.to_string())
