@@ -33,6 +33,7 @@ const BASE64_PREFIX: &str = "=?base64?";
 /// The suffix of a Base64-encoded header value.
 const BASE64_SUFFIX: &str = "?=";
 /// The prefix of a parameter header's name (header names are case-insensitive).
+#[cfg(feature = "http")]
 const PARAM_PREFIX: &str = "mcp-param-";
 
 /// The `Mcp-Param-*` headers of one `tools/call`, as sent: the name after the prefix
