@@ -141,6 +141,7 @@ pub mod cards {
         SearchFile, SearchMatch, SearchView, TerminalExit, ToolCallKind, WebSource, WebView,
     };
 }
+pub mod caller;
 mod code;
 pub mod content;
 pub mod hooks;

@@ -16,6 +16,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
+use crate::caller::{
+    self, CallerAnswer, CallerError, CallerRequest, CallerRoute, ElicitForm, Elicited, FormAnswer,
+    FormRequest, LogLevel, Root, SampleRequest, SampledMessage, UrlAnswer, UrlRequest,
+};
 use crate::cards::{CallView, ResultSummary, ResultView};
 use crate::content::{ContentBlock, default_render};
 use crate::jobs::{CallJobs, JobRuntime};
@@ -128,9 +132,18 @@ impl fmt::Display for ToolError {
     }
 }
 
+/// Any error, by its message. A [`CallerError`] keeps its code too (`CALLER_…`, see
+/// [`crate::caller::codes`]).
 impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {
     fn from(e: E) -> Self {
-        ToolError::new(e.to_string()).with_source(e)
+        let code = (&e as &dyn std::any::Any)
+            .downcast_ref::<CallerError>()
+            .map(CallerError::code);
+        let error = match code {
+            Some(code) => ToolError::with_code(code, e.to_string()),
+            None => ToolError::new(e.to_string()),
+        };
+        error.with_source(e)
     }
 }
 
@@ -894,6 +907,8 @@ pub struct ToolContext {
     approval: Option<ApprovalRoute>,
     /// A job runtime given with [`ToolContext::with_jobs`], before the execution's.
     jobs: Option<JobRuntime>,
+    /// Who answers what the call asks of its caller (captured when the context is made).
+    caller: Option<CallerRoute>,
 }
 
 /// Where the `ask` decisions of a call go when no registry handler answers them: the
@@ -1036,6 +1051,7 @@ impl ToolContext {
             progress: PROGRESS.try_with(Clone::clone).ok(),
             approval: ApprovalRoute::current(),
             jobs: None,
+            caller: CallerRoute::current(),
         }
     }
 
@@ -1049,6 +1065,7 @@ impl ToolContext {
             progress: PROGRESS.try_with(Clone::clone).ok(),
             approval: ApprovalRoute::current(),
             jobs: None,
+            caller: CallerRoute::current(),
         }
     }
 
@@ -1064,6 +1081,7 @@ impl ToolContext {
             progress: PROGRESS.try_with(Clone::clone).ok(),
             approval: ApprovalRoute::current(),
             jobs: None,
+            caller: CallerRoute::current(),
         }
     }
 
@@ -1223,6 +1241,143 @@ impl ToolContext {
             });
         }
     }
+
+    /// The handler answering what this call asks of its caller (see [`crate::caller`]),
+    /// if one was installed around the call. Install it with
+    /// [`with_caller`](crate::caller::with_caller) around calls this body dispatches on
+    /// other tasks or threads, so that they reach the same caller.
+    pub fn caller(&self) -> Option<&CallerRoute> {
+        self.caller.as_ref()
+    }
+
+    /// Log a message to the caller at `level` (an MCP client receives it as
+    /// `notifications/message` when it asked for that level or below). Costs nothing
+    /// when nobody listens at that level.
+    pub fn log(&self, level: LogLevel, message: impl Into<String>) {
+        if self.caller.is_some() {
+            let data = Value::from(message.into());
+            caller::log(self.caller.as_ref(), self.call_id(), level, data, None);
+        }
+    }
+
+    /// Log structured data to the caller at `level`, under a logger name (see
+    /// [`ToolContext::log`]). Data that cannot be written as lossless JSON is logged as
+    /// its error message.
+    pub fn log_data<T: Serialize + ?Sized>(&self, level: LogLevel, logger: Option<&str>, data: &T) {
+        if self
+            .caller
+            .as_ref()
+            .is_some_and(|c| c.handler().logs_at(level))
+        {
+            let data = crate::json::to_value(data)
+                .unwrap_or_else(|e| Value::from(format!("unloggable data: {e}")));
+            caller::log(self.caller.as_ref(), self.call_id(), level, data, logger);
+        }
+    }
+
+    /// Ask the caller's user to fill in a form of type `T` and read the answer.
+    ///
+    /// `T` derives [`ToolSchema`](crate::ToolSchema) and `Deserialize` and stays within
+    /// MCP's form subset (a flat struct of strings, numbers, booleans and enums; see
+    /// [`ElicitForm`]). The answer is validated against `T`'s schema before it is read.
+    ///
+    /// # Errors
+    ///
+    /// [`CallerError`]: nobody to ask, a caller without forms, an answer that fails the
+    /// form (every violation named), the call cancelled while it waited.
+    pub async fn elicit<T: ElicitForm>(
+        &self,
+        message: impl Into<String>,
+    ) -> Result<Elicited<T>, CallerError> {
+        let schema = caller::form_schema(&T::schema()).map_err(|e| {
+            CallerError::Failed(format!("form `{}`: {e}", std::any::type_name::<T>()))
+        })?;
+        match self.elicit_form(FormRequest::new(message, schema)).await? {
+            FormAnswer::Accepted(content) => {
+                caller::read_form_answer::<T>(&content).map(Elicited::Accepted)
+            }
+            FormAnswer::Declined => Ok(Elicited::Declined),
+            FormAnswer::Cancelled => Ok(Elicited::Cancelled),
+        }
+    }
+
+    /// Ask the caller's user to fill in a form given as a JSON Schema (MCP's
+    /// `requestedSchema`), and get the answer as sent: the escape hatch under
+    /// [`ToolContext::elicit`] for a form built at run time. The answer is not checked
+    /// against the schema.
+    ///
+    /// # Errors
+    ///
+    /// As [`ToolContext::elicit`].
+    pub async fn elicit_form(&self, request: FormRequest) -> Result<FormAnswer, CallerError> {
+        match self.ask_caller(CallerRequest::Form(request)).await? {
+            CallerAnswer::Form(answer) => Ok(answer),
+            other => Err(wrong_answer("a form", &other)),
+        }
+    }
+
+    /// Send the caller's user to a URL (MCP's URL-mode elicitation: an OAuth consent, a
+    /// payment page). The answer says whether the user agreed to go; what happens there
+    /// is out of band.
+    ///
+    /// # Errors
+    ///
+    /// As [`ToolContext::elicit`].
+    pub async fn elicit_url(&self, request: UrlRequest) -> Result<UrlAnswer, CallerError> {
+        match self.ask_caller(CallerRequest::Url(request)).await? {
+            CallerAnswer::Url(answer) => Ok(answer),
+            other => Err(wrong_answer("a URL request", &other)),
+        }
+    }
+
+    /// Ask the caller's model for a message.
+    ///
+    /// # Errors
+    ///
+    /// As [`ToolContext::elicit`]; an answer that is not a message is
+    /// [`CallerError::InvalidAnswer`].
+    pub async fn sample(&self, request: SampleRequest) -> Result<SampledMessage, CallerError> {
+        match self.ask_caller(CallerRequest::Sample(request)).await? {
+            CallerAnswer::Sample(message) => Ok(message),
+            other => Err(wrong_answer("a sampling request", &other)),
+        }
+    }
+
+    /// The caller's roots (the directories or resources it works in).
+    ///
+    /// # Errors
+    ///
+    /// As [`ToolContext::elicit`].
+    pub async fn roots(&self) -> Result<Vec<Root>, CallerError> {
+        match self.ask_caller(CallerRequest::Roots).await? {
+            CallerAnswer::Roots(roots) => Ok(roots),
+            other => Err(wrong_answer("a roots request", &other)),
+        }
+    }
+
+    /// Send one request to the caller, bounded by this call's cancellation.
+    async fn ask_caller(&self, request: CallerRequest) -> Result<CallerAnswer, CallerError> {
+        caller::ask(
+            self.caller.as_ref(),
+            self.call_id(),
+            self.cancellation(),
+            request,
+        )
+        .await
+    }
+}
+
+/// The error of an answer of another kind than its request.
+fn wrong_answer(asked: &str, answer: &CallerAnswer) -> CallerError {
+    CallerError::InvalidAnswer(format!(
+        "{asked} was answered as {}",
+        match answer.kind() {
+            caller::RequestKind::Form => "a form",
+            caller::RequestKind::Url => "a URL request",
+            caller::RequestKind::Sample => "a sampling request",
+            _ => "a roots request",
+        }
+    ))
 }
 
 /// What running a body produced, before the pipeline's output stage.

@@ -104,7 +104,7 @@ impl Detacher {
     ) -> Isolated {
         let state = Arc::new(AtomicU8::new(RUNNING));
         let on_return = (Arc::clone(&state), Arc::clone(self));
-        let task = crate::tool::progress_scoped(async move {
+        let task = crate::caller::caller_scoped(crate::tool::progress_scoped(async move {
             let out = CatchUnwind::new(body).await;
             let (state, detacher) = on_return;
             if state.swap(DONE, Ordering::AcqRel) == DETACHED {
@@ -112,7 +112,7 @@ impl Detacher {
                 tracing::info!("a detached tool body returned");
             }
             out
-        });
+        }));
         let mut handle = tokio::spawn(tracing::Instrument::in_current_span(task));
         // Should this future be dropped before the body returns, the body is cancelled
         // and detached.
