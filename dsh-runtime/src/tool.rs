@@ -1355,6 +1355,24 @@ impl ToolContext {
         }
     }
 
+    /// Ask the caller several things together: one answer per question, in order. Over
+    /// MCP revision 2026-07-28 they go in one `InputRequiredResult` (each under its
+    /// [`Question::key`](crate::caller::Question::key)); elsewhere they are asked at
+    /// once. A request the caller cannot answer fails alone
+    /// ([`CallerError::Unsupported`]), so a body can ask for what the caller supports.
+    pub async fn ask_all(
+        &self,
+        questions: Vec<crate::caller::Question>,
+    ) -> Vec<Result<CallerAnswer, CallerError>> {
+        caller::ask_all(
+            self.caller.as_ref(),
+            self.call_id(),
+            self.cancellation(),
+            questions,
+        )
+        .await
+    }
+
     /// Send one request to the caller, bounded by this call's cancellation.
     async fn ask_caller(&self, request: CallerRequest) -> Result<CallerAnswer, CallerError> {
         caller::ask(

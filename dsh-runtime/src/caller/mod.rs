@@ -74,8 +74,8 @@ use std::sync::Arc;
 pub use form::{ElicitForm, FormSchemaError, form_schema, read_form_answer};
 pub use types::{
     CallerAnswer, CallerRequest, Elicited, FormAnswer, FormRequest, LogLevel, LogMessage,
-    ModelPreferences, RequestKind, Root, SampleRequest, SampledMessage, SamplingMessage, UrlAnswer,
-    UrlRequest,
+    ModelPreferences, Question, RequestKind, Root, SampleRequest, SampledMessage, SamplingMessage,
+    UrlAnswer, UrlRequest,
 };
 
 use crate::json::Value;
@@ -96,6 +96,23 @@ pub trait CallerHandler: Send + Sync + 'static {
         call: &'a str,
         request: CallerRequest,
     ) -> CallerFuture<'a, Result<CallerAnswer, CallerError>>;
+
+    /// Answer several requests asked together
+    /// ([`ToolContext::ask_all`](crate::ToolContext::ask_all)), one answer per request in
+    /// order. The default asks them one by one with [`CallerHandler::request`], all at
+    /// once; a transport whose wire carries several requests in one round trip (MCP's
+    /// `InputRequiredResult`) sends them together.
+    fn request_all<'a>(
+        &'a self,
+        call: &'a str,
+        questions: Vec<Question>,
+    ) -> CallerFuture<'a, Vec<Result<CallerAnswer, CallerError>>> {
+        let asked = questions
+            .into_iter()
+            .map(move |q| self.request(call, q.request))
+            .collect();
+        Box::pin(join_all(asked))
+    }
 
     /// Receive a log message of a call (the default drops it). Called on the body's
     /// task: keep it short.
@@ -278,6 +295,65 @@ pub(crate) async fn ask(
         },
         () = cancel.cancelled() => Err(CallerError::Cancelled),
     }
+}
+
+/// Every future's output, in order, the futures polled together.
+async fn join_all<T>(futures: Vec<CallerFuture<'_, T>>) -> Vec<T> {
+    let mut slots: Vec<(CallerFuture<'_, T>, Option<T>)> =
+        futures.into_iter().map(|f| (f, None)).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (future, out) in &mut slots {
+            if out.is_none() {
+                match future.as_mut().poll(cx) {
+                    std::task::Poll::Ready(value) => *out = Some(value),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    slots.into_iter().filter_map(|(_, out)| out).collect()
+}
+
+/// Send several requests on `route` together (see [`CallerHandler::request_all`]).
+pub(crate) async fn ask_all(
+    route: Option<&CallerRoute>,
+    call: &str,
+    cancel: &crate::CancellationToken,
+    questions: Vec<Question>,
+) -> Vec<Result<CallerAnswer, CallerError>> {
+    let n = questions.len();
+    let fail = |e: CallerError| std::iter::repeat_n(e, n).map(Err).collect();
+    let Some(route) = route else {
+        return fail(CallerError::NoCaller);
+    };
+    if cancel.is_cancelled() {
+        return fail(CallerError::Cancelled);
+    }
+    let handler = &route.0;
+    let asked = crate::panic::contained(|| handler.request_all(call, questions));
+    let mut answers = tokio::select! {
+        biased;
+        answers = asked => match answers {
+            Ok(answers) => answers,
+            Err(panic) => return fail(CallerError::Failed(format!("the caller handler panicked: {panic}"))),
+        },
+        () = cancel.cancelled() => return fail(CallerError::Cancelled),
+    };
+    // A handler answering the wrong number of requests: the missing ones fail.
+    answers.truncate(n);
+    while answers.len() < n {
+        answers.push(Err(CallerError::Failed(
+            "the caller handler gave fewer answers than requests".into(),
+        )));
+    }
+    answers
 }
 
 /// Log on `route`, when it keeps `level`.

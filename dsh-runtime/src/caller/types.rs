@@ -129,6 +129,40 @@ impl CallerRequest {
     }
 }
 
+/// One of several requests asked together ([`ToolContext::ask_all`]): the request, and
+/// the key it is asked under where the caller's wire names its requests (MCP's
+/// `InputRequiredResult.inputRequests` on revision 2026-07-28; without one the server
+/// picks a key).
+///
+/// [`ToolContext::ask_all`]: crate::ToolContext::ask_all
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Question {
+    /// The key, if the body names it.
+    pub key: Option<String>,
+    /// The request.
+    pub request: CallerRequest,
+}
+
+impl Question {
+    /// A question without a key.
+    pub fn new(request: CallerRequest) -> Self {
+        Question { key: None, request }
+    }
+
+    /// Asked under `key`.
+    pub fn with_key(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+}
+
+impl From<CallerRequest> for Question {
+    fn from(request: CallerRequest) -> Self {
+        Question::new(request)
+    }
+}
+
 /// A form: a message and the schema of what the user fills in, within MCP's form subset
 /// (a flat object of strings, numbers, integers, booleans and enums).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
