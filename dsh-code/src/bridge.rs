@@ -31,6 +31,7 @@ use std::task::{Context, Poll, Waker};
 
 use dsh_runtime::ApprovalRoute;
 use dsh_runtime::ParentCall;
+use dsh_runtime::caller::{CallerRoute, with_caller};
 use dsh_runtime::hooks::with_approval;
 use dsh_runtime::json::{SharedValue, Value};
 use dsh_runtime::{
@@ -104,6 +105,11 @@ pub(crate) struct Outer {
     /// installed around every sub-call, which runs on the run's thread, so that its
     /// `ask` reaches the same user while the program waits.
     pub(crate) approval: Option<ApprovalRoute>,
+    /// The caller handler around the outer call (an MCP session's client, a host's own):
+    /// installed around every sub-call the same way, so that what a sub-call asks of
+    /// its caller (a form, a sampling request, its roots, its logs) reaches the same
+    /// caller while the program waits.
+    pub(crate) caller: Option<CallerRoute>,
     /// Told when calls start and settle (only for calls with an agent).
     pub(crate) observer: Option<Arc<dyn SubCallObserver>>,
 }
@@ -310,9 +316,14 @@ impl Bridge {
             };
             // Policy and closing stages in start order, which is submission order.
             let execute = self.registry.execute_ordered(call, &self.order);
-            let future: LocalFuture = match &self.outer.approval {
-                Some(handler) => Box::pin(with_approval(handler.clone(), execute)),
-                None => Box::pin(execute),
+            let future: LocalFuture = match (&self.outer.approval, &self.outer.caller) {
+                (None, None) => Box::pin(execute),
+                (Some(approval), None) => Box::pin(with_approval(approval.clone(), execute)),
+                (None, Some(caller)) => Box::pin(with_caller(caller.clone(), execute)),
+                (Some(approval), Some(caller)) => Box::pin(with_approval(
+                    approval.clone(),
+                    with_caller(caller.clone(), execute),
+                )),
             };
             self.started.borrow_mut().push_back(Started {
                 exclusive,
@@ -531,6 +542,7 @@ mod tests {
                 token: ExecutionId::mint(),
                 parent: Arc::new(ParentCall::new("run_code", "run")),
                 approval: None,
+                caller: None,
                 observer: None,
             },
             CancellationToken::new(),

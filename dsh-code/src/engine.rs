@@ -20,6 +20,7 @@ use std::time::Instant;
 use dsh_providers::tool_search::ToolIndex;
 use dsh_runtime::ApprovalRoute;
 use dsh_runtime::ParentCall;
+use dsh_runtime::caller::CallerRoute;
 use dsh_runtime::json::{self, Value};
 use dsh_runtime::{AgentScopeId, ExecutionId, Registry};
 use rquickjs::context::EvalOptions;
@@ -128,6 +129,8 @@ pub(crate) struct Job {
     pub(crate) name: Arc<str>,
     /// The fallback approval handler around the outer call, for its sub-calls.
     pub(crate) approval: Option<ApprovalRoute>,
+    /// The caller handler around the outer call, for its sub-calls.
+    pub(crate) caller: Option<CallerRoute>,
     /// The outer call's token (as its body sees it).
     pub(crate) cancel: CancellationToken,
     pub(crate) config: CodeConfig,
@@ -340,6 +343,7 @@ async fn run_here(job: Job, started: Instant) -> Report {
             token: job.token,
             parent: Arc::new(ParentCall::new(job.name.clone(), job.call_id.clone())),
             approval: job.approval.clone(),
+            caller: job.caller.clone(),
             observer: job.observer.clone(),
         },
         job.cancel.child_token(),

@@ -58,6 +58,11 @@
 //! - The policy stages of overlapping calls (pre-execute, approval, guards) run one call
 //!   at a time in submission order, and so do their closing stages (post-execute,
 //!   finalize, observers).
+//! - The approval handler and the caller handler installed around the outer call
+//!   (`dsh_runtime::hooks::with_approval`, `dsh_runtime::caller::with_caller`: an MCP
+//!   session's client, a host's own) are installed around every sub-call too, so a
+//!   tool the program calls can ask for approval, log, elicit a form, sample or list
+//!   roots, and reach the same caller while the program waits.
 //! - A [`SubCallObserver`] hears each started call start and settle.
 //! - When the run settles, queued calls are abandoned
 //!   (`run_code run is over (<reason>); <name> tool call abandoned`) and running ones

@@ -155,6 +155,7 @@ impl Tool for RunCode {
             token: exec.token,
             name: exec.name.clone(),
             approval: cx.approval_fallback().cloned(),
+            caller: cx.caller().cloned(),
             cancel: cx.cancellation().clone(),
             config: (*self.config).clone(),
             observer: self.observer.clone(),
