@@ -72,6 +72,8 @@
 //!   `test_prompt_with_image`, `test_trigger_prompt_change`,
 //!   `test_input_required_result_prompt`) and no `completion/complete`.
 
+mod talking;
+
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -201,12 +203,6 @@ async fn test_streaming_elicitation(cx: ToolContext) -> String {
     tokio::time::sleep(Duration::from_millis(20)).await;
     cx.report_progress(100.0, Some(100.0), Some("done"));
     "Streaming complete".to_string()
-}
-
-/// Answer without logging (a tool body has no way to log to the client).
-#[tool(read_only)]
-async fn test_logging_tool() -> String {
-    "Logging evaluated".to_string()
 }
 
 /// Answer with the state the client signed for (asks the user first).
@@ -419,7 +415,20 @@ fn registry() -> Result<(Registry, Vec<RegistrationGuard>), Box<dyn std::error::
         registry.register(TestToolWithProgress)?,
         registry.register(TestReconnection)?,
         registry.register(TestStreamingElicitation)?,
-        registry.register(TestLoggingTool)?,
+        registry.register(talking::TestLoggingTool)?,
+        registry.register(talking::TestToolWithLogging)?,
+        registry.register(talking::TestSampling)?,
+        registry.register(talking::TestMissingCapability)?,
+        registry.register(talking::TestElicitation)?,
+        registry.register(talking::TestElicitationSep1034Defaults)?,
+        registry.register(talking::TestElicitationSep1330Enums)?,
+        registry.register(talking::TestInputRequiredResultElicitation)?,
+        registry.register(talking::TestInputRequiredResultSampling)?,
+        registry.register(talking::TestInputRequiredResultListRoots)?,
+        registry.register(talking::TestInputRequiredResultRequestState)?,
+        registry.register(talking::TestInputRequiredResultMultipleInputs)?,
+        registry.register(talking::TestInputRequiredResultMultiRound)?,
+        registry.register(talking::TestInputRequiredResultCapabilities)?,
         registry.register(TestInputRequiredResultTamperedState)?,
         registry.register(TestCustomHeader)?,
         registry.register(Greet)?,

@@ -166,6 +166,7 @@
 )]
 
 mod approval;
+mod caller;
 mod content;
 pub mod definition;
 mod identity;

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt as _;
 use rmcp::ErrorData as McpError;
-use rmcp::model::{CallToolResponse, CallToolResult, ElicitResult, InputRequiredResult};
+use rmcp::model::{CallToolResponse, CallToolResult, InputRequiredResult, InputResponses};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::{OnceCell, oneshot};
@@ -126,7 +126,7 @@ impl Instance {
         holder: &str,
         nonce: &str,
         tool: &str,
-        answer: &ElicitResult,
+        answer: &InputResponses,
         cancel: &CancellationToken,
     ) -> Result<CallToolResponse, McpError> {
         let failed = |why: String| {
@@ -200,10 +200,10 @@ impl Instance {
     ) {
         let cancel = CancellationToken::new();
         lock(&self.forwarded).insert(tag.clone(), cancel.clone());
-        let outcome = match serde_json::from_value::<ElicitResult>(answer) {
+        let outcome = match serde_json::from_value::<InputResponses>(answer) {
             Err(e) => Outcome::Error(McpError::invalid_params(
                 format!(
-                    "tools/call `{tool}`: the forwarded answer is not an elicitation result: {e}"
+                    "tools/call `{tool}`: the forwarded answer is not a map of input responses: {e}"
                 ),
                 None,
             )),

@@ -28,15 +28,20 @@
 //! the `instance` module), so nothing the call did before asking runs twice.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use dsh_runtime::caller::{
+    CallerAnswer, CallerError, CallerFuture, CallerHandler, CallerRequest, LogLevel, LogMessage,
+    Question, RequestKind,
+};
 use dsh_runtime::hooks::{Approval, ApprovalHandler, ApprovalRequest, HookFuture};
 use dsh_runtime::{AgentScopeId, Registry, ToolError, ToolResult};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CallToolResult, ElicitResult, InputRequest, InputRequests, InputRequiredResult, InputResponses,
-    Request, RequestStateCodec, SealOptions,
+    CallToolResult, ClientCapabilities, ElicitResult, InputRequest, InputRequests,
+    InputRequiredResult, InputResponses, Request, RequestStateCodec, SealOptions,
 };
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
@@ -44,6 +49,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::approval::keys::StateKeys;
 use crate::approval::{approval_form, approval_message, quoted, summary};
+use crate::caller::logs::LogSink;
 use crate::definition::{McpTool, to_mcp_result};
 use crate::store::{ApprovalRecord, Owner, Store};
 use crate::util::{lock, now_ms, random_hex};
@@ -72,7 +78,10 @@ pub(crate) type AskSlot = Arc<Mutex<Option<Asked>>>;
 
 /// A call waiting for its approval.
 pub(crate) struct Suspended {
-    answer: oneshot::Sender<Approval>,
+    /// Where the retry's input responses go.
+    answer: oneshot::Sender<InputResponses>,
+    /// The questions the call waits for (a retry missing one is asked it again).
+    requests: InputRequests,
     /// The call's result, once the request that suspended it handed it over.
     result: Option<oneshot::Receiver<ToolResult>>,
     /// The suspended call's cancellation token.
@@ -87,8 +96,8 @@ pub(crate) struct Suspended {
 pub(crate) struct Taken {
     /// The suspended call's id.
     pub(crate) nonce: String,
-    /// The retry's answer.
-    pub(crate) answer: ElicitResult,
+    /// The retry's answers (`inputResponses`), by key.
+    pub(crate) answer: InputResponses,
     /// The state's record: who holds the call, whether it may run again.
     pub(crate) record: ApprovalRecord,
     /// The suspended call, when this instance holds it.
@@ -222,12 +231,35 @@ impl Resumes {
         self.lock().remove(nonce)
     }
 
+    /// The question a retry must be asked again: when the state names a call this
+    /// instance holds and `responses` lack an answer it waits for, the same state with the
+    /// missing requests (the state is not used up: the retry that answers them redeems
+    /// it). `None` when nothing is missing, or the state is not one of a call held here
+    /// (its retry is then judged by [`Resumes::take`]).
+    pub(crate) fn ask_again(
+        &self,
+        state: &str,
+        responses: Option<&InputResponses>,
+        binding: &[u8],
+    ) -> Option<InputRequiredResult> {
+        let (nonce, answers) = self.open(state, responses, binding).ok()?;
+        let pending = self.lock();
+        let suspended = pending.get(&nonce)?;
+        let missing: InputRequests = suspended
+            .requests
+            .iter()
+            .filter(|(key, _)| !answers.contains_key(*key))
+            .map(|(key, request)| (key.clone(), request.clone()))
+            .collect();
+        (!missing.is_empty())
+            .then(|| InputRequiredResult::new(Some(missing), Some(state.to_string())))
+    }
+
     /// Let the suspended call `nonce` go (its retry ran the call again elsewhere): it
     /// ends as cancelled, before its body ran.
     pub(crate) fn release_local(&self, nonce: &str) {
-        if let Some(suspended) = self.take_local(nonce) {
-            let _ = suspended.answer.send(Approval::Cancelled);
-        }
+        // Dropped unanswered: the call's question ends as cancelled.
+        drop(self.take_local(nonce));
     }
 
     /// Give the suspended call `answer` and wait for its result (the retry's `cancel`
@@ -235,12 +267,13 @@ impl Resumes {
     pub(crate) async fn continue_call(
         &self,
         suspended: Suspended,
-        answer: &ElicitResult,
+        answer: &InputResponses,
         cancel: &CancellationToken,
         tool: &str,
     ) -> Result<Resumed, McpError> {
         let Suspended {
             answer: to_call,
+            requests: _,
             result,
             cancel: call_cancel,
             slot,
@@ -252,7 +285,7 @@ impl Resumes {
         // This retry takes the call's next question, if it asks one.
         let (next_tx, mut next_rx) = oneshot::channel();
         *lock(&slot) = Some(next_tx);
-        let _ = to_call.send(crate::approval::approval_of(answer));
+        let _ = to_call.send(answer.clone());
         let ended = relay_cancellation(cancel.clone(), call_cancel);
         let out = tokio::select! {
             out = &mut result => out,
@@ -286,7 +319,7 @@ impl Resumes {
         state: &str,
         responses: Option<&InputResponses>,
         binding: &[u8],
-    ) -> Result<(String, ElicitResult), String> {
+    ) -> Result<(String, InputResponses), String> {
         let codec = self
             .codec
             .as_ref()
@@ -296,12 +329,7 @@ impl Resumes {
                 "{e} (a state is valid only for the session, tool and arguments of the call that received it, until it expires)"
             )
         })?;
-        let answer = responses
-            .and_then(|r| r.get(INPUT_KEY))
-            .ok_or_else(|| format!("inputResponses.{INPUT_KEY} is missing"))?;
-        let answer: ElicitResult = serde_json::from_value(answer.clone())
-            .map_err(|e| format!("inputResponses.{INPUT_KEY} is not an elicitation result: {e}"))?;
-        Ok((nonce, answer))
+        Ok((nonce, responses.cloned().unwrap_or_default()))
     }
 }
 
@@ -323,8 +351,9 @@ fn relay_cancellation(relay: CancellationToken, call: CancellationToken) -> Canc
     ended
 }
 
-/// The first round's approval route: suspends the call and tells the request handler
-/// what to answer.
+/// The first round's route for what the call asks (its approval, and the requests of
+/// its body to its caller): suspends the call and tells the request handler what to
+/// answer.
 pub(crate) struct Suspend {
     pub(crate) resumes: Arc<Resumes>,
     pub(crate) registry: Registry,
@@ -338,13 +367,35 @@ pub(crate) struct Suspend {
     /// Where the single-use states are kept, and whose they are.
     pub(crate) store: Arc<dyn Store>,
     pub(crate) owner: Owner,
-    /// The tool's published definition.
+    /// The tool's name and published definition.
+    pub(crate) name: String,
     pub(crate) tool: Option<Arc<McpTool>>,
     /// The id of this server instance (which holds the suspended call).
     pub(crate) holder: String,
     /// The answer a retry that runs the call again gives its own question (the call's
     /// policy asking again, see `crate::store::ApprovalRecord::rerun`).
     pub(crate) preanswer: Mutex<Option<Approval>>,
+    /// What the request declared it can answer.
+    pub(crate) capabilities: Option<ClientCapabilities>,
+    /// Where the call's logs go (the first request's response stream).
+    pub(crate) logs: Arc<LogSink>,
+    /// The keys handed out to requests without one (`form-1`, `sample-1`, ...).
+    pub(crate) keys: AtomicU64,
+    /// Answers the first request carried (`inputResponses` without a `requestState`: a
+    /// client answering ahead, as a stateless server's retry would). They answer the
+    /// body's questions under the same keys, once; never an approval, which only a
+    /// sealed state can carry.
+    pub(crate) ahead: Mutex<InputResponses>,
+}
+
+/// Why a call could not be suspended on its questions.
+enum NotAsked {
+    /// Nobody waits for a question now, or no state can be sealed.
+    Unavailable(&'static str),
+    /// The questions were out, and no answer came (expired, cancelled).
+    Unanswered,
+    /// Sealing or storing the state failed.
+    Failed(String),
 }
 
 impl Suspend {
@@ -372,22 +423,28 @@ impl Suspend {
         Ok(requests)
     }
 
-    async fn ask(&self, request: ApprovalRequest<'_>) -> Result<Approval, ToolError> {
-        let name = request.call.name();
-        // Asked by the call's own policy: nothing of the call has run yet.
-        let before_the_call = request.via.is_none();
-        if before_the_call && let Some(answer) = lock(&self.preanswer).take() {
-            return Ok(answer);
-        }
+    /// Suspend the call on `requests` and wait for the retry's answers. `name` is the
+    /// asking call's tool; `before_the_call`: nothing of the call ran yet (a retry
+    /// reaching another instance may run it again there); `asking`: the asking call's
+    /// own token.
+    async fn park(
+        &self,
+        name: &str,
+        requests: InputRequests,
+        before_the_call: bool,
+        asking: &CancellationToken,
+    ) -> Result<InputResponses, NotAsked> {
         let Some(sender) = lock(&self.asked).take() else {
-            // One question per round trip: while one is out, no other can be put.
-            return Ok(Approval::Unavailable);
+            // One round trip at a time: while questions are out, no other can be put.
+            return Err(NotAsked::Unavailable(
+                "another question of this call is waiting for its answer",
+            ));
         };
         let Some(codec) = &self.resumes.codec else {
-            return Ok(Approval::Unavailable);
+            return Err(NotAsked::Unavailable("this server seals no request states"));
         };
         let nonce = random_hex(16)
-            .ok_or_else(|| ToolError::new("approval state: no random nonce available"))?;
+            .ok_or_else(|| NotAsked::Failed("request state: no random nonce available".into()))?;
         let state = codec
             .seal_json_with(
                 &State {
@@ -398,14 +455,14 @@ impl Suspend {
                     .ttl(self.resumes.ttl),
             )
             .map_err(|e| {
-                ToolError::new(format!("approval state for tool {}: {e}", quoted(name)))
+                NotAsked::Failed(format!("request state for tool {}: {e}", quoted(name)))
             })?;
-        let requests = self.form(&request)?;
         let (answer_tx, answer_rx) = oneshot::channel();
         self.resumes.lock().insert(
             nonce.clone(),
             Suspended {
                 answer: answer_tx,
+                requests: requests.clone(),
                 result: None,
                 cancel: self.cancel.clone(),
                 slot: self.asked.clone(),
@@ -425,15 +482,15 @@ impl Suspend {
             .await;
         if let Err(e) = kept {
             self.resumes.lock().remove(&nonce);
-            return Err(ToolError::new(format!(
-                "approval state for tool {}: {e}",
+            return Err(NotAsked::Failed(format!(
+                "request state for tool {}: {e}",
                 quoted(name)
             )));
         }
         let input = InputRequiredResult::new(Some(requests), Some(state));
         if sender.send((nonce.clone(), input)).is_err() {
             self.resumes.lock().remove(&nonce);
-            return Ok(Approval::Cancelled);
+            return Err(NotAsked::Unanswered);
         }
         // The asking call's own token too: a code-mode program's tool call is cancelled
         // when its run ends (its deadline, say) while the outer call waits here.
@@ -441,15 +498,132 @@ impl Suspend {
             answer = answer_rx => answer.ok(),
             () = tokio::time::sleep(self.resumes.ttl) => None,
             () = self.cancel.cancelled() => None,
-            () = request.call.cancellation().cancelled() => None,
+            () = asking.cancelled() => None,
         };
-        match answer {
-            Some(answer) => Ok(answer),
-            None => {
-                self.resumes.lock().remove(&nonce);
-                Ok(Approval::Cancelled)
+        answer.ok_or_else(|| {
+            self.resumes.lock().remove(&nonce);
+            NotAsked::Unanswered
+        })
+    }
+
+    async fn ask(&self, request: ApprovalRequest<'_>) -> Result<Approval, ToolError> {
+        // Asked by the call's own policy: nothing of the call has run yet.
+        let before_the_call = request.via.is_none();
+        if before_the_call && let Some(answer) = lock(&self.preanswer).take() {
+            return Ok(answer);
+        }
+        if !crate::caller::can_answer(self.capabilities.as_ref(), RequestKind::Form) {
+            return Ok(Approval::UnavailableBecause(
+                "the MCP client cannot ask its user for approval: it did not declare the elicitation capability",
+            ));
+        }
+        let requests = self.form(&request)?;
+        match self
+            .park(
+                request.call.name(),
+                requests,
+                before_the_call,
+                request.call.cancellation(),
+            )
+            .await
+        {
+            Ok(answers) => Ok(approval_of_responses(&answers)),
+            Err(NotAsked::Unavailable(_)) => Ok(Approval::Unavailable),
+            Err(NotAsked::Unanswered) => Ok(Approval::Cancelled),
+            Err(NotAsked::Failed(e)) => Err(ToolError::new(e)),
+        }
+    }
+
+    /// Ask the body's questions in one round (those the client can answer).
+    async fn ask_all(&self, questions: Vec<Question>) -> Vec<Result<CallerAnswer, CallerError>> {
+        let mut out: Vec<Result<CallerAnswer, CallerError>> = Vec::with_capacity(questions.len());
+        let mut asked: Vec<(usize, String, RequestKind)> = Vec::new();
+        let mut requests = InputRequests::new();
+        for (i, question) in questions.into_iter().enumerate() {
+            let kind = question.request.kind();
+            if !crate::caller::can_answer(self.capabilities.as_ref(), kind) {
+                out.push(Err(CallerError::Unsupported {
+                    capability: kind.capability(),
+                }));
+                continue;
+            }
+            let key = match question.key {
+                Some(key) if !requests.contains_key(&key) && key != INPUT_KEY => key,
+                _ => {
+                    let n = self.keys.fetch_add(1, Ordering::Relaxed) + 1;
+                    format!("{}-{n}", kind_key(kind))
+                }
+            };
+            match crate::caller::input_request(&question.request) {
+                Ok(request) => {
+                    requests.insert(key.clone(), request);
+                    asked.push((i, key, kind));
+                    out.push(Err(CallerError::Cancelled));
+                }
+                Err(e) => out.push(Err(e)),
             }
         }
+        let mut answers = InputResponses::new();
+        {
+            let mut ahead = lock(&self.ahead);
+            requests.retain(|key, _| match ahead.remove(key) {
+                Some(answer) => {
+                    answers.insert(key.clone(), answer);
+                    false
+                }
+                None => true,
+            });
+        }
+        let parked = if requests.is_empty() {
+            Ok(InputResponses::new())
+        } else {
+            self.park(&self.name, requests, false, &self.cancel).await
+        };
+        match parked {
+            Ok(parked) => answers.extend(parked),
+            Err(why) => {
+                let error = match why {
+                    NotAsked::Unavailable(why) => CallerError::Failed(why.to_string()),
+                    NotAsked::Failed(why) => CallerError::Failed(why),
+                    NotAsked::Unanswered => CallerError::Cancelled,
+                };
+                for (i, _, _) in &asked {
+                    out[*i] = Err(error.clone());
+                }
+                return out;
+            }
+        }
+        for (i, key, kind) in asked {
+            out[i] = match answers.get(&key) {
+                Some(answer) => crate::caller::read_answer(kind, answer),
+                None => Err(CallerError::InvalidAnswer(format!(
+                    "the retry has no answer under key `{key}`"
+                ))),
+            };
+        }
+        out
+    }
+}
+
+/// The prefix of the keys of requests of `kind` the body did not name.
+fn kind_key(kind: RequestKind) -> &'static str {
+    match kind {
+        RequestKind::Form => "form",
+        RequestKind::Url => "url",
+        RequestKind::Sample => "sample",
+        _ => "roots",
+    }
+}
+
+/// The approval a retry's answers give (no answer under [`INPUT_KEY`], or one that is
+/// not an elicitation result: not a yes).
+pub(crate) fn approval_of_responses(answers: &InputResponses) -> Approval {
+    match answers
+        .get(INPUT_KEY)
+        .and_then(|a| serde_json::from_value::<ElicitResult>(a.clone()).ok())
+    {
+        Some(answer) => crate::approval::approval_of(&answer),
+        None => Approval::Cancelled,
     }
 }
 
@@ -459,5 +633,34 @@ impl ApprovalHandler for Suspend {
         request: ApprovalRequest<'a>,
     ) -> HookFuture<'a, Result<Approval, ToolError>> {
         HookFuture::new(self.ask(request))
+    }
+}
+
+impl CallerHandler for Suspend {
+    fn request<'a>(
+        &'a self,
+        _call: &'a str,
+        request: CallerRequest,
+    ) -> CallerFuture<'a, Result<CallerAnswer, CallerError>> {
+        Box::pin(async move {
+            let mut answers = self.ask_all(vec![Question::new(request)]).await;
+            answers.pop().unwrap_or(Err(CallerError::Cancelled))
+        })
+    }
+
+    fn request_all<'a>(
+        &'a self,
+        _call: &'a str,
+        questions: Vec<Question>,
+    ) -> CallerFuture<'a, Vec<Result<CallerAnswer, CallerError>>> {
+        Box::pin(self.ask_all(questions))
+    }
+
+    fn log(&self, _call: &str, message: LogMessage) {
+        self.logs.log(message);
+    }
+
+    fn logs_at(&self, level: LogLevel) -> bool {
+        self.logs.accepts(level)
     }
 }

@@ -8,6 +8,9 @@
 
 use std::sync::{Arc, Mutex};
 
+use std::sync::atomic::AtomicU64;
+
+use dsh_runtime::caller::{LogLevel, RequestKind, with_caller};
 use dsh_runtime::hooks::ApprovalHandler;
 use dsh_runtime::{Arguments, PipelineCode, TaskSupport, ToolCall, ToolResult};
 use rmcp::model::{CallToolRequestParams, CallToolResponse, ClientCapabilities};
@@ -24,11 +27,14 @@ use super::tool_list::ToolList;
 use super::{raw_arguments, request_id_text};
 use crate::approval::resume;
 use crate::approval::{ClientApproval, can_elicit_form};
+use crate::caller::logs::LogSink;
+use crate::caller::session::SessionCaller;
 use crate::definition::McpTool;
 use crate::definition::to_mcp_result;
 use crate::store::{Owner, TaskModel};
 use crate::tasks::rev_2025_11_25;
 use crate::tasks::stateless::PublicIds;
+use crate::util::lock;
 use crate::wire;
 
 /// A `tools/call` as read: where it runs, the tool, its arguments, what the client can.
@@ -45,6 +51,10 @@ struct Call {
     arguments_text: Arc<str>,
     /// The client declared form elicitation.
     capable: bool,
+    /// What the client declared (on this request, or at `initialize`).
+    capabilities: Option<ClientCapabilities>,
+    /// The least severe level of the call's logs the client gets (`None`: none).
+    log_level: Option<LogLevel>,
     /// The revision has no server-to-client requests: asks with `InputRequiredResult`.
     resumable: bool,
 }
@@ -107,6 +117,19 @@ impl Call {
             .map_or_else(|| Owner::new("no session"), |s| s.owner(context))
     }
 
+    /// Whether the client can answer anything a call asks (a form, sampling, roots).
+    fn asks(&self) -> bool {
+        self.capable
+            || [RequestKind::Url, RequestKind::Sample, RequestKind::Roots]
+                .into_iter()
+                .any(|kind| crate::caller::can_answer(self.capabilities.as_ref(), kind))
+    }
+
+    /// Where the call's logs go.
+    fn logs(&self, context: &RequestContext<RoleServer>) -> Arc<LogSink> {
+        Arc::new(LogSink::new(context.peer.clone(), self.log_level))
+    }
+
     fn cannot_ask(&self) -> Option<&'static str> {
         cannot_ask(self.capable, self.resumable, self.connection.is_some())
     }
@@ -151,8 +174,9 @@ impl Handler {
                 self.resume_call(&call, state, responses.as_ref(), &context)
                     .await?
             }
-            None if call.resumable && call.capable => {
-                self.suspendable_call(&call, &context, None).await?
+            None if call.resumable && call.asks() => {
+                self.suspendable_call(&call, &context, None, responses.unwrap_or_default())
+                    .await?
             }
             None => Ran::Result(self.direct_call(&call, &context).await),
         };
@@ -209,10 +233,30 @@ impl Handler {
             arguments,
             arguments_text,
             capable: can_elicit_form(context.client_capabilities().as_ref()),
+            capabilities: context.client_capabilities(),
+            log_level: self.log_level(context),
             resumable: context
                 .protocol_version()
                 .is_some_and(|v| !v.has_initialize()),
         })
+    }
+
+    /// The least severe level of a call's logs the client gets: on revisions with
+    /// sessions the session's (`logging/setLevel`), on 2026-07-28 the request's
+    /// `_meta["io.modelcontextprotocol/logLevel"]` (none without it).
+    fn log_level(&self, context: &RequestContext<RoleServer>) -> Option<LogLevel> {
+        let resumable = context
+            .protocol_version()
+            .is_some_and(|v| !v.has_initialize());
+        if resumable {
+            return context
+                .meta
+                .0
+                .get(crate::caller::logs::LOG_LEVEL_META)
+                .and_then(Value::as_str)
+                .and_then(LogLevel::parse);
+        }
+        self.session().map(|s| *lock(&s.log_level))
     }
 
     /// Start the call as a task of the extension when it may be one (`None`: it runs as
@@ -315,6 +359,10 @@ impl Handler {
         let bound = call.binding(context);
         let owner = call.owner(context);
         let resumes = &self.shared.resumes;
+        // A retry without every answer its call waits for is asked them again.
+        if let Some(again) = resumes.ask_again(state, responses, &bound) {
+            return Ok(Ran::InputRequired(again));
+        }
         let taken = resumes
             .take(
                 &*self.shared.store,
@@ -346,8 +394,10 @@ impl Handler {
             if let Some(holder) = holder {
                 instance.release(holder, &taken.nonce).await;
             }
-            let approval = crate::approval::approval_of(&taken.answer);
-            return self.suspendable_call(call, context, Some(approval)).await;
+            let approval = resume::approval_of_responses(&taken.answer);
+            return self
+                .suspendable_call(call, context, Some(approval), Default::default())
+                .await;
         }
         let Some(holder) = holder else {
             return Err(McpError::invalid_params(
@@ -370,12 +420,14 @@ impl Handler {
     /// `crate::approval::resume`).
     ///
     /// `preanswer` answers the call's own policy's question (a retry running the call
-    /// again).
+    /// again); `ahead` holds answers the request carried without a state (see
+    /// `resume::Suspend::ahead`).
     async fn suspendable_call(
         &self,
         call: &Call,
         context: &RequestContext<RoleServer>,
         preanswer: Option<dsh_runtime::hooks::Approval>,
+        ahead: rmcp::model::InputResponses,
     ) -> Result<Ran, McpError> {
         // The instance listens for answers forwarded to the calls it holds.
         let instance = self.shared.instance.clone();
@@ -391,7 +443,8 @@ impl Handler {
         let (asked_tx, asked_rx) = oneshot::channel();
         let (result_tx, mut result_rx) = oneshot::channel();
         let registry = self.shared.registry.clone();
-        let suspend: Arc<dyn ApprovalHandler> = Arc::new(resume::Suspend {
+        let logs = call.logs(context);
+        let suspend = Arc::new(resume::Suspend {
             resumes: self.shared.resumes.clone(),
             registry: registry.clone(),
             scope: call.session.as_ref().map(|s| s.scope.clone()),
@@ -400,9 +453,14 @@ impl Handler {
             asked: Arc::new(Mutex::new(Some(asked_tx))),
             store: self.shared.store.clone(),
             owner: call.owner(context),
+            name: call.name.clone(),
             tool: call.tool.clone(),
             holder: instance.id().to_string(),
             preanswer: Mutex::new(preanswer),
+            capabilities: call.capabilities.clone(),
+            logs: logs.clone(),
+            keys: AtomicU64::new(0),
+            ahead: Mutex::new(ahead),
         });
         // Progress goes on this request's stream until it is answered (with the result,
         // or with the question that suspends the call).
@@ -410,7 +468,11 @@ impl Handler {
         let reporter = progress.as_ref().map(ProgressForwarder::reporter);
         // On a task of its own: the call outlives this request when it is suspended.
         tokio::spawn(async move {
-            let execute = dsh_runtime::hooks::with_approval(suspend, registry.execute(tool_call));
+            let approval: Arc<dyn ApprovalHandler> = suspend.clone();
+            let execute = dsh_runtime::hooks::with_approval(
+                approval,
+                with_caller(suspend, registry.execute(tool_call)),
+            );
             let result = match reporter {
                 Some(reporter) => dsh_runtime::with_progress(reporter, execute).await,
                 None => execute.await,
@@ -443,10 +505,12 @@ impl Handler {
                 result_rx.await.map(Ran::Result).map_err(ended)
             }
         };
-        // Every report made so far is sent before the answer; later ones are dropped.
+        // Every report and log made so far is sent before the answer; later ones are
+        // dropped.
         if let Some(progress) = progress {
             progress.finish().await;
         }
+        logs.finish().await;
         ran
     }
 
@@ -464,7 +528,20 @@ impl Handler {
             call.cannot_ask(),
         );
         let handler: Arc<dyn ApprovalHandler> = client;
-        let execute = dsh_runtime::hooks::with_approval(handler, registry.execute(tool_call));
+        let logs = call.logs(context);
+        // Requests to the client go where it can answer them: a session on a revision
+        // with server-to-client requests.
+        let requests = !call.resumable && call.connection.is_some();
+        let caller = SessionCaller::new(
+            context.peer.clone(),
+            call.capabilities.clone(),
+            requests,
+            logs.clone(),
+        );
+        let execute = dsh_runtime::hooks::with_approval(
+            handler,
+            with_caller(caller, registry.execute(tool_call)),
+        );
         // rmcp runs each request handler on its own detached task and signals
         // cancellation through the token, never by dropping the handler, so the call is
         // always awaited to its end here (its body sees the cancellation and cleans up).
@@ -475,6 +552,7 @@ impl Handler {
         if let Some(progress) = progress {
             progress.finish().await;
         }
+        logs.finish().await;
         result
     }
 }
@@ -497,6 +575,18 @@ fn answer(call: &Call, result: &ToolResult) -> Result<CallToolResponse, McpError
         return Err(McpError::invalid_params(
             result.message().unwrap_or("unknown tool").to_string(),
             None,
+        ));
+    }
+    if call.resumable && result.code_str() == Some(dsh_runtime::caller::codes::CALLER_UNSUPPORTED) {
+        // Revision 2026-07-28: a call needing what the client did not declare is the
+        // protocol's error, naming the capability.
+        let message = result.message().unwrap_or_default();
+        let capability = message
+            .split_once("lacks the `")
+            .and_then(|(_, rest)| rest.split_once('`'))
+            .map_or("elicitation", |(name, _)| name);
+        return Err(McpError::missing_required_client_capability(
+            crate::caller::required_named(capability),
         ));
     }
     Ok(CallToolResponse::Complete(to_mcp_result(

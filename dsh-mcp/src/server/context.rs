@@ -94,6 +94,7 @@ impl SessionCell {
             tools: ListCache::default(),
             tasks,
             kind,
+            log_level: Mutex::new(dsh_runtime::caller::LogLevel::Info),
         });
         *slot = Some(session.clone());
         session
@@ -111,6 +112,9 @@ pub(crate) struct Session {
     pub(crate) tasks: Option<Arc<SessionTasks>>,
     /// A session of its own, or the stateless context every request without one shares.
     pub(crate) kind: Context,
+    /// The least severe log level its client gets (`logging/setLevel`; `info` until it
+    /// sets one).
+    pub(crate) log_level: Mutex<dsh_runtime::caller::LogLevel>,
 }
 
 /// What a [`Session`] is.

@@ -119,10 +119,13 @@ impl Handler {
 }
 
 impl ServerHandler for Handler {
+    // `logging` is deprecated by revision 2026-07-28 (SEP-2577), and served on both.
+    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
         let builder = ServerCapabilities::builder()
             .enable_tools()
-            .enable_tool_list_changed();
+            .enable_tool_list_changed()
+            .enable_logging();
         // Tool calls may become tasks only where there is a job runtime to run them.
         let capabilities = if self.shared.registry.jobs().is_some() {
             builder.enable_tasks().build()
@@ -262,6 +265,27 @@ impl ServerHandler for Handler {
             return Err(rev_2025_11_25::not_served(request.name.as_ref(), why));
         }
         self.tool_call(request, context).await
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        // Revision 2026-07-28 has no `logging/setLevel`: a request sets its own level.
+        let session = self.session().filter(|_| {
+            context
+                .protocol_version()
+                .is_none_or(|v| v.has_initialize())
+        });
+        let Some(session) = session else {
+            return Err(McpError::method_not_found::<
+                rmcp::model::SetLevelRequestMethod,
+            >());
+        };
+        *lock(&session.log_level) = crate::caller::logs::level_of(request.level);
+        Ok(())
     }
 
     async fn on_custom_request(
