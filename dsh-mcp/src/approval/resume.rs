@@ -566,12 +566,22 @@ impl Suspend {
         let mut answers = InputResponses::new();
         {
             let mut ahead = lock(&self.ahead);
+            // An answer sent ahead that is not one of its request is ignored: the
+            // question is asked.
+            let kinds: HashMap<&str, RequestKind> = asked
+                .iter()
+                .map(|(_, key, kind)| (key.as_str(), *kind))
+                .collect();
             requests.retain(|key, _| match ahead.remove(key) {
-                Some(answer) => {
+                Some(answer)
+                    if kinds
+                        .get(key.as_str())
+                        .is_some_and(|kind| crate::caller::read_answer(*kind, &answer).is_ok()) =>
+                {
                     answers.insert(key.clone(), answer);
                     false
                 }
-                None => true,
+                _ => true,
             });
         }
         let parked = if requests.is_empty() {
