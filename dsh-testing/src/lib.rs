@@ -14,7 +14,9 @@
 //! - [`ArgStrategy`]: the `proptest` strategies behind it, valid and invalid arguments
 //!   from a parameter schema (each invalid one with the [`Violation`] it must produce).
 //! - [`TestClient`]: calls as a model host makes them (one call, a batch, a typed call,
-//!   from an agent scope, with scripted approval answers).
+//!   from an agent scope, with scripted approval answers), answering what the calls ask
+//!   of their caller from a script (forms, URL requests, sampling, roots) and keeping
+//!   every request ([`Asked`]) and log message ([`Logged`]).
 //! - [`replay_log`]: a call log (JSON Lines, the host's `--log` format) replayed against
 //!   the current registry, with a diff of outcomes.
 //! - `proxy::RoundRobin` (feature `mcp-proxy`): several MCP server instances behind one
@@ -72,7 +74,7 @@ pub mod proxy;
 
 pub use args::{ArgStrategy, InvalidArgs, LONG_STRING, Violation, ViolationKind};
 pub use check::{CheckFailure, ToolCheck, check_tool, invariant, toolbox_tool};
-pub use client::TestClient;
+pub use client::{Asked, IntoFormAnswer, Logged, TestClient};
 pub use replay::{FieldChange, Outcome, ReplayDiff, ReplayedRecord, replay_log};
 
 /// `s` as a JSON string literal, escaped exactly as the runtime's JSON printer does (for
