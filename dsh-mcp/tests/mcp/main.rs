@@ -6,6 +6,7 @@ mod common;
 
 mod approval;
 mod body_limit;
+mod caller;
 mod content;
 mod http;
 mod http_hardening;

@@ -1,0 +1,335 @@
+//! Tools that talk to their client (`dsh_runtime::caller`): logs, typed forms, sampling
+//! and roots, over stdio and HTTP, on revision 2025-11-25 (server-to-client requests)
+//! and 2026-07-28 (`InputRequiredResult` rounds driven by rmcp's client), answered by a
+//! client handler of this module.
+#![allow(deprecated)]
+
+use std::sync::{Arc, Mutex};
+
+use dsh_mcp::McpServer;
+use dsh_runtime::caller::{Elicited, LogLevel, SampleRequest};
+use dsh_runtime::{Registry, ToolContext, ToolError, ToolSchema, tool};
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, CreateMessageRequestParams,
+    CreateMessageResult, ElicitRequestParams, ElicitResult, ElicitationAction, Implementation,
+    ListRootsResult, LoggingMessageNotificationParam, Root, SamplingMessage, SetLevelRequestParams,
+};
+use rmcp::service::{ClientServiceExt, NotificationContext, RequestContext};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, ErrorData, RoleClient};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::common::cases;
+use crate::common::wire::{Revision, Served, Wire};
+
+/// Where to deploy.
+#[derive(ToolSchema, Deserialize)]
+struct Target {
+    /// The branch.
+    branch: String,
+    /// How many replicas.
+    replicas: u32,
+}
+
+/// The side effects of `deploy` between its questions, by tag.
+static EFFECTS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn effects(tag: &str) -> usize {
+    EFFECTS.lock().unwrap().iter().filter(|t| *t == tag).count()
+}
+
+/// Log, ask a form, do something, ask the model, list the roots.
+#[tool]
+async fn deploy(cx: ToolContext, tag: String) -> Result<String, ToolError> {
+    cx.log(LogLevel::Info, format!("deploy {tag}: asking"));
+    cx.log(LogLevel::Debug, "a detail nobody asked for");
+    let target = match cx.elicit::<Target>("Where to?").await? {
+        Elicited::Accepted(target) => target,
+        Elicited::Declined | Elicited::Cancelled => return Ok("not deployed".into()),
+    };
+    // A side effect between two questions: it must happen once, whatever the rounds.
+    EFFECTS.lock().unwrap().push(tag.clone());
+    let note = cx
+        .sample(SampleRequest::new(
+            format!("note for {}", target.branch),
+            20,
+        ))
+        .await?;
+    let roots = cx.roots().await?;
+    cx.log(LogLevel::Warning, "deployed");
+    Ok(format!(
+        "{tag}: {} x{} ({}) in {}",
+        target.branch,
+        target.replicas,
+        note.text(),
+        roots.first().map_or("", |r| r.uri.as_str())
+    ))
+}
+
+/// Ask the model, which the client may not offer.
+#[tool]
+async fn needs_sampling(cx: ToolContext) -> Result<String, ToolError> {
+    Ok(cx
+        .sample(SampleRequest::new("hi", 5))
+        .await?
+        .text()
+        .to_string())
+}
+
+/// The client: answers forms with `form`, sampling and roots, records logs.
+#[derive(Clone)]
+struct Client {
+    form: Value,
+    sampling: bool,
+    logs: Arc<Mutex<Vec<(String, Value)>>>,
+}
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::builder().enable_roots().build();
+        capabilities.elicitation = ClientCapabilities::builder()
+            .enable_elicitation()
+            .build()
+            .elicitation;
+        if self.sampling {
+            capabilities.sampling = ClientCapabilities::builder()
+                .enable_sampling()
+                .build()
+                .sampling;
+        }
+        ClientConfig::new(capabilities, Implementation::new("caller-test", "0"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let schema = serde_json::to_value(&request).unwrap_or_default();
+        assert_eq!(
+            schema["requestedSchema"]["properties"]["replicas"]["type"],
+            "integer"
+        );
+        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(self.form.clone()))
+    }
+
+    async fn create_message(
+        &self,
+        request: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let asked = serde_json::to_value(&request.messages).unwrap_or_default();
+        let prompt = asked[0]["content"]["text"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        Ok(CreateMessageResult::new(
+            SamplingMessage::assistant_text(format!("sampled <{prompt}>")),
+            "test-model".into(),
+        ))
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        Ok(ListRootsResult::new(vec![Root::new("file:///srv/app")]))
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let level = serde_json::to_value(params.level).unwrap_or_default();
+        let level = level.as_str().unwrap_or_default().to_string();
+        self.logs.lock().unwrap().push((level, params.data));
+    }
+}
+
+fn server() -> McpServer {
+    let registry = Registry::new();
+    let _ = registry.register(Deploy).unwrap();
+    let _ = registry.register(NeedsSampling).unwrap();
+    McpServer::new(registry)
+}
+
+async fn connect(
+    served: &Served,
+    client: Client,
+    revision: Revision,
+) -> rmcp::service::RunningService<RoleClient, Client> {
+    match &served.http {
+        None => {
+            let (client_io, server_io) = tokio::io::duplex(1 << 16);
+            let server = served.server.clone();
+            tokio::spawn(async move {
+                let _ = server.serve(server_io).await;
+            });
+            client
+                .serve_with_lifecycle(client_io, revision.lifecycle())
+                .await
+                .expect("client handshake")
+        }
+        Some(http) => {
+            let config = StreamableHttpClientTransportConfig::with_uri(http.url());
+            client
+                .serve_with_lifecycle(
+                    StreamableHttpClientTransport::from_config(config),
+                    revision.lifecycle(),
+                )
+                .await
+                .expect("client handshake")
+        }
+    }
+}
+
+fn call(name: &str, arguments: Value) -> CallToolRequestParams {
+    let Value::Object(arguments) = arguments else {
+        panic!("arguments are an object")
+    };
+    CallToolRequestParams::new(name.to_string()).with_arguments(arguments)
+}
+
+fn text(result: &rmcp::model::CallToolResult) -> String {
+    serde_json::to_value(&result.content).unwrap()[0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+cases! {
+    a_tool_logs_asks_a_form_samples_and_lists_roots_over_stdio_2025 =>
+        a_tool_logs_asks_a_form_samples_and_lists_roots(Wire::Stdio, Revision::V2025_11_25);
+    a_tool_logs_asks_a_form_samples_and_lists_roots_over_http_2025 =>
+        a_tool_logs_asks_a_form_samples_and_lists_roots(Wire::Http, Revision::V2025_11_25);
+    a_tool_logs_asks_a_form_samples_and_lists_roots_over_stdio_2026 =>
+        a_tool_logs_asks_a_form_samples_and_lists_roots(Wire::Stdio, Revision::V2026_07_28);
+    a_tool_logs_asks_a_form_samples_and_lists_roots_over_http_2026 =>
+        a_tool_logs_asks_a_form_samples_and_lists_roots(Wire::Http, Revision::V2026_07_28);
+}
+
+async fn a_tool_logs_asks_a_form_samples_and_lists_roots(wire: Wire, revision: Revision) {
+    let served = Served::start(&server(), wire).await;
+    let logs = Arc::default();
+    let client = Client {
+        form: json!({"branch": "main", "replicas": 3}),
+        sampling: true,
+        logs: Arc::clone(&logs),
+    };
+    let tag = format!("{wire:?}-{revision:?}");
+    let conn = connect(&served, client, revision).await;
+    let result = conn
+        .call_tool(call("deploy", json!({"tag": tag})))
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, Some(false), "{}", text(&result));
+    assert_eq!(
+        text(&result),
+        format!("{tag}: main x3 (sampled <note for main>) in file:///srv/app")
+    );
+    // Once, though 2026-07-28 took three rounds (each retry resumes the same call).
+    assert_eq!(effects(&tag), 1);
+    if revision == Revision::V2025_11_25 {
+        // Logs at `info` and above until the client sets a level; they arrive before
+        // the result (notifications are handled on tasks of their own: wait a little).
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let got: Vec<(String, Value)> = logs.lock().unwrap().clone();
+        assert!(
+            got.contains(&("info".into(), json!(format!("deploy {tag}: asking")))),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&("warning".into(), json!("deployed"))),
+            "{got:?}"
+        );
+        assert!(!got.iter().any(|(level, _)| level == "debug"), "{got:?}");
+        // `logging/setLevel` raises the threshold for the session.
+        conn.peer()
+            .set_level(SetLevelRequestParams::new(rmcp::model::LoggingLevel::Error))
+            .await
+            .unwrap();
+        logs.lock().unwrap().clear();
+        let again = conn
+            .call_tool(call("deploy", json!({"tag": "quiet"})))
+            .await
+            .unwrap();
+        assert_eq!(again.is_error, Some(false), "{}", text(&again));
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        assert!(
+            logs.lock().unwrap().is_empty(),
+            "{:?}",
+            logs.lock().unwrap()
+        );
+    }
+    let _ = conn.cancel().await;
+    served.shutdown().await;
+}
+
+cases! {
+    an_answer_of_the_wrong_type_is_the_bodys_error_over_stdio_2025 =>
+        an_answer_of_the_wrong_type_is_the_bodys_error(Wire::Stdio, Revision::V2025_11_25);
+    an_answer_of_the_wrong_type_is_the_bodys_error_over_http_2026 =>
+        an_answer_of_the_wrong_type_is_the_bodys_error(Wire::Http, Revision::V2026_07_28);
+}
+
+async fn an_answer_of_the_wrong_type_is_the_bodys_error(wire: Wire, revision: Revision) {
+    let served = Served::start(&server(), wire).await;
+    let client = Client {
+        form: json!({"branch": "main", "replicas": "three"}),
+        sampling: true,
+        logs: Arc::default(),
+    };
+    let conn = connect(&served, client, revision).await;
+    let result = conn
+        .call_tool(call("deploy", json!({"tag": "bad"})))
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, Some(true));
+    let message = text(&result);
+    assert!(
+        message.contains("CALLER_INVALID_ANSWER") || message.contains("answer.replicas"),
+        "{message}"
+    );
+    assert!(message.contains("replicas"), "{message}");
+    let _ = conn.cancel().await;
+    served.shutdown().await;
+}
+
+cases! {
+    a_missing_capability_is_a_tool_error_on_2025 =>
+        a_missing_capability(Revision::V2025_11_25);
+    a_missing_capability_is_the_protocols_error_on_2026 =>
+        a_missing_capability(Revision::V2026_07_28);
+}
+
+async fn a_missing_capability(revision: Revision) {
+    let served = Served::start(&server(), Wire::Http).await;
+    let client = Client {
+        form: json!({}),
+        sampling: false,
+        logs: Arc::default(),
+    };
+    let conn = connect(&served, client, revision).await;
+    let outcome = conn.call_tool(call("needs_sampling", json!({}))).await;
+    match revision {
+        Revision::V2026_07_28 => {
+            let error = outcome.expect_err("-32021");
+            let text = format!("{error:?}");
+            assert!(
+                text.contains("-32021") || text.contains("MissingRequiredClientCapability"),
+                "{text}"
+            );
+            assert!(text.contains("sampling"), "{text}");
+        }
+        _ => {
+            let result = outcome.unwrap();
+            assert_eq!(result.is_error, Some(true));
+            assert!(text(&result).contains("sampling"), "{}", text(&result));
+        }
+    }
+    let _ = conn.cancel().await;
+    served.shutdown().await;
+}
