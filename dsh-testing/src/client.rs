@@ -327,11 +327,8 @@ impl TestClient {
     }
 
     /// A batch, as one model turn with several tool calls: parallel-safe calls overlap
-    /// (up to `max_parallel`), the others run alone; results keep the calls' order.
-    ///
-    /// The client's caller handler is installed around the batch, but
-    /// [`Registry::execute_batch`] runs each call on a task of its own that does not
-    /// (yet) inherit it: what batch calls ask of their caller gets `CALLER_UNAVAILABLE`.
+    /// (up to `max_parallel`), the others run alone; results keep the calls' order. What
+    /// each call asks of its caller is answered from the script, by its tool.
     pub async fn batch(&self, calls: &[(&str, &str)], max_parallel: usize) -> Vec<ToolResult> {
         let calls = calls
             .iter()

@@ -624,9 +624,6 @@ fn approvals_and_caller_answers_are_scripted_side_by_side() {
 }
 
 #[test]
-#[ignore = "dsh-runtime: Registry::execute_batch runs each call on a task of its own without \
-            the caller route installed around the batch (batch.rs spawns without \
-            caller::caller_scoped), so batch calls get CALLER_UNAVAILABLE"]
 fn a_batch_is_answered_per_tool() {
     rt().block_on(async {
         let (registry, _regs) = registry();

@@ -27,6 +27,10 @@ pub(crate) mod resume;
 use std::sync::{Arc, OnceLock};
 
 use dsh_runtime::ParentCall;
+use dsh_runtime::caller::{
+    CallerAnswer, CallerError, CallerFuture, CallerHandler, CallerRequest, LogLevel, LogMessage,
+    RequestKind,
+};
 use dsh_runtime::cards::CallView;
 use dsh_runtime::hooks::{Approval, ApprovalHandler, ApprovalRequest, HookFuture};
 use dsh_runtime::{AgentScope, Registry, ToolError};
@@ -40,6 +44,7 @@ use rmcp::service::PeerRequestOptions;
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
+use crate::caller::logs::LogSink;
 use crate::store::{Change, TaskModel, Wake};
 use crate::tasks::TaskHandle;
 
@@ -58,6 +63,11 @@ pub(crate) struct ClientApproval {
     cannot_ask: Option<&'static str>,
     /// The task the call runs as, if it runs as one.
     task: Option<TaskLink>,
+    /// What the client declared (for the requests of a task's body to its caller), once
+    /// known.
+    capabilities: OnceLock<Option<ClientCapabilities>>,
+    /// Where a task's body's logs go.
+    logs: OnceLock<Arc<LogSink>>,
 }
 
 /// What the approval of a task's call needs of its task.
@@ -138,7 +148,20 @@ impl ClientApproval {
             scope,
             cannot_ask,
             task,
+            capabilities: OnceLock::new(),
+            logs: OnceLock::new(),
         })
+    }
+
+    /// Answer the requests of the call's body to its caller too (see [`crate::caller`]):
+    /// those the client declared `capabilities` for, its logs going to `logs`.
+    pub(crate) fn answering_caller(
+        &self,
+        capabilities: Option<ClientCapabilities>,
+        logs: Arc<LogSink>,
+    ) {
+        let _ = self.capabilities.set(capabilities);
+        let _ = self.logs.set(logs);
     }
 
     /// The task's call has started, with `stop` as its job's stop token (a route
@@ -203,26 +226,43 @@ impl ClientApproval {
         params: ElicitRequestParams,
         cancel: &CancellationToken,
     ) -> Approval {
+        let answer = self
+            .ask_input_in_task(link, task, input_request(&params), cancel)
+            .await
+            .and_then(|answer| serde_json::from_value::<ElicitResult>(answer).ok());
+        match answer {
+            Some(answer) => approval_of(&answer),
+            // Cancelled (the call, or the task's job), or withdrawn.
+            None => Approval::Cancelled,
+        }
+    }
+
+    /// Put `request` (an input request, as JSON) to the client through the task: it is
+    /// `input_required` until `tasks/update` answers it. The answer, or `None` when the
+    /// call or the task's job stopped first, or it was withdrawn.
+    async fn ask_input_in_task(
+        &self,
+        link: &TaskLink,
+        task: &TaskHandle,
+        request: serde_json::Value,
+        cancel: &CancellationToken,
+    ) -> Option<serde_json::Value> {
         // Subscribed before asking: the answer cannot pass unseen.
-        let Ok(mut wakes) = task.subscribe().await else {
-            return Approval::Cancelled;
-        };
+        let mut wakes = task.subscribe().await.ok()?;
         let asked = task
             .change(Change::Ask {
-                request: input_request(&params),
+                request,
                 in_band: true,
             })
             .await;
-        let Some(key) = asked.ok().and_then(|applied| applied.key) else {
-            return Approval::Cancelled;
-        };
+        let key = asked.ok().and_then(|applied| applied.key)?;
         link.notify(&self.peer).await;
         let answered = async {
             while let Some(wake) = wakes.next().await {
                 if let Wake::Answered { key: k, answer } = wake
                     && k == key
                 {
-                    return serde_json::from_value::<ElicitResult>(answer).ok();
+                    return Some(answer);
                 }
             }
             None
@@ -236,11 +276,73 @@ impl ClientApproval {
             // Answered: the task works again (a cancelled one ends, and says so).
             link.notify(&self.peer).await;
         }
-        match answer {
-            Some(answer) => approval_of(&answer),
-            // Cancelled (the call, or the task's job), or withdrawn.
-            None => Approval::Cancelled,
+        answer
+    }
+
+    /// The route's answer to a request of the task's body to its caller (see
+    /// [`crate::caller`]): through the task (`tasks/update`) in a task of the extension,
+    /// as a request to the client related to the task on 2025-11-25.
+    async fn ask_caller(&self, request: CallerRequest) -> Result<CallerAnswer, CallerError> {
+        let kind = request.kind();
+        if !crate::caller::can_answer(self.capabilities.get().and_then(Option::as_ref), kind) {
+            return Err(CallerError::Unsupported {
+                capability: kind.capability(),
+            });
         }
+        let Some((link, (task, _))) = self
+            .task
+            .as_ref()
+            .and_then(|link| Some((link, link.task.get()?)))
+        else {
+            return Err(CallerError::Failed(
+                "the call's task has not started".to_string(),
+            ));
+        };
+        let input = crate::caller::input_request(&request)?;
+        let input = serde_json::to_value(&input).map_err(|e| CallerError::Failed(e.to_string()))?;
+        let never = CancellationToken::new();
+        if task.model() == TaskModel::Extension {
+            let answer = self
+                .ask_input_in_task(link, task, input, &never)
+                .await
+                .ok_or(CallerError::Cancelled)?;
+            return crate::caller::read_answer(kind, &answer);
+        }
+        // A 2025-11-25 task: the request goes to the client, related to the task, and the
+        // task is `input_required` while it is out.
+        let mut sent: ServerRequest = match serde_json::from_value::<ServerRequest>(input.clone()) {
+            Ok(sent) => sent,
+            Err(e) => return Err(CallerError::Failed(e.to_string())),
+        };
+        relate_request(&mut sent, task.id());
+        let asked = task
+            .change(Change::Ask {
+                request: input,
+                in_band: false,
+            })
+            .await
+            .ok()
+            .and_then(|applied| applied.key);
+        link.notify(&self.peer).await;
+        let answer = self.send_to_client(sent).await;
+        if let Some(key) = asked {
+            let _ = task.change(Change::Withdraw { key }).await;
+            link.notify(&self.peer).await;
+        }
+        read_client_result(kind, answer?)
+    }
+
+    /// Send `request` to the client and wait for its result.
+    async fn send_to_client(&self, request: ServerRequest) -> Result<ClientResult, CallerError> {
+        let handle = self
+            .peer
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| CallerError::Failed(e.to_string()))?;
+        handle
+            .await_response()
+            .await
+            .map_err(|e| CallerError::Failed(e.to_string()))
     }
 
     /// Send the `elicitation/create` request and wait for its answer (or the call's
@@ -345,6 +447,37 @@ fn set_related_task(params: &mut ElicitRequestParams, task_id: &str) {
     );
 }
 
+/// Relate a request of a 2025-11-25 task's body to its task (the related-task `_meta`).
+#[allow(deprecated)] // sampling: deprecated by 2026-07-28, served on 2025-11-25
+fn relate_request(request: &mut ServerRequest, task_id: &str) {
+    let meta = serde_json::json!({ "taskId": task_id });
+    if let ServerRequest::ElicitRequest(r) = request {
+        set_related_task(&mut r.params, task_id);
+        return;
+    }
+    let extensions = match request {
+        ServerRequest::CreateMessageRequest(r) => &mut r.params.meta,
+        _ => return,
+    };
+    let extensions = extensions.get_or_insert_with(|| RequestMetaObject(MetaObject::default()));
+    extensions
+        .0
+        .0
+        .insert(crate::tasks::wire::RELATED_TASK.to_string(), meta);
+}
+
+/// The answer of a client's result to a request of `kind`.
+fn read_client_result(kind: RequestKind, result: ClientResult) -> Result<CallerAnswer, CallerError> {
+    match result {
+        ClientResult::ElicitResult(result) => Ok(crate::caller::elicit_answer(kind, result)),
+        other => {
+            let value = serde_json::to_value(&other)
+                .map_err(|e| CallerError::InvalidAnswer(e.to_string()))?;
+            crate::caller::read_answer(kind, &value)
+        }
+    }
+}
+
 /// The approval an elicitation answer gives.
 pub(crate) fn approval_of(answer: &ElicitResult) -> Approval {
     match answer.action {
@@ -446,5 +579,25 @@ mod tests {
             approval_message("bash", "echo hi", Some(&program), Some("bash asks")),
             "Allow tool \"bash\" to run?\nCall: echo hi\nVia: tool \"run_code\", call \"7\"\nReason: bash asks"
         );
+    }
+}
+
+impl CallerHandler for ClientApproval {
+    fn request<'a>(
+        &'a self,
+        _call: &'a str,
+        request: CallerRequest,
+    ) -> CallerFuture<'a, Result<CallerAnswer, CallerError>> {
+        Box::pin(self.ask_caller(request))
+    }
+
+    fn log(&self, _call: &str, message: LogMessage) {
+        if let Some(logs) = self.logs.get() {
+            logs.log(message);
+        }
+    }
+
+    fn logs_at(&self, level: LogLevel) -> bool {
+        self.logs.get().is_some_and(|logs| logs.accepts(level))
     }
 }

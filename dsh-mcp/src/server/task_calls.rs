@@ -19,6 +19,7 @@ use super::handler::{FoundTask, Handler, TaskStart, cannot_ask};
 use super::progress::ProgressForwarder;
 use super::{raw_arguments, request_id_text};
 use crate::approval::{ClientApproval, TaskLink, can_elicit_form};
+use crate::caller::logs::LogSink;
 use crate::definition::to_mcp_result;
 use crate::store::{Owner, TaskModel};
 use crate::tasks::rev_2025_11_25;
@@ -85,6 +86,14 @@ impl Handler {
         let forwarder = task_progress(context, resumable);
         let stateless = session.stateless();
         let approval = self.task_approval(session, context, cannot_ask, model, resumable);
+        // A task outlives its request: its logs go to a session's client (2025-11-25),
+        // never on a 2026-07-28 request's stream, which its answer closed.
+        let log_level = (!resumable && session.stateless().is_none())
+            .then(|| *crate::util::lock(&session.log_level));
+        approval.answering_caller(
+            context.client_capabilities(),
+            Arc::new(LogSink::new(context.peer.clone(), log_level)),
+        );
         let owner = session.owner(context);
         let (id, ttl) = stateless_id(stateless)?;
         let start = crate::tasks::TaskStart {
@@ -205,9 +214,13 @@ async fn run_in_task(
         }
     });
     let handler: Arc<dyn ApprovalHandler> = approval.clone();
+    let caller: Arc<dyn dsh_runtime::caller::CallerHandler> = approval.clone();
     let result = dsh_runtime::with_progress(
         reporter,
-        dsh_runtime::hooks::with_approval(handler, registry.execute(call)),
+        dsh_runtime::hooks::with_approval(
+            handler,
+            dsh_runtime::caller::with_caller(caller, registry.execute(call)),
+        ),
     )
     .await;
     if let Some(forwarder) = forwarder {

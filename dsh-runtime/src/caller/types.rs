@@ -477,6 +477,8 @@ pub enum UrlAnswer {
 /// The answer to one [`CallerRequest`], of the request's kind.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
+// One answer per question, handed over once: the size of a message is not worth a box.
+#[allow(clippy::large_enum_variant)]
 pub enum CallerAnswer {
     /// To [`CallerRequest::Form`].
     Form(FormAnswer),
