@@ -1285,20 +1285,26 @@ impl ToolContext {
     ///
     /// [`CallerError`]: nobody to ask, a caller without forms, an answer that fails the
     /// form (every violation named), the call cancelled while it waited.
-    pub async fn elicit<T: ElicitForm>(
+    // A boxed future rather than an `async fn`: the bound `T: ElicitForm` then sits on
+    // the call alone, so a `T` outside the form subset is one compile error there
+    // (an `async fn`'s future repeats it at the call expression and at its `.await`).
+    pub fn elicit<T: ElicitForm>(
         &self,
         message: impl Into<String>,
-    ) -> Result<Elicited<T>, CallerError> {
-        let schema = caller::form_schema(&T::schema()).map_err(|e| {
-            CallerError::Failed(format!("form `{}`: {e}", std::any::type_name::<T>()))
-        })?;
-        match self.elicit_form(FormRequest::new(message, schema)).await? {
-            FormAnswer::Accepted(content) => {
-                caller::read_form_answer::<T>(&content).map(Elicited::Accepted)
+    ) -> caller::CallerFuture<'_, Result<Elicited<T>, CallerError>> {
+        let message = message.into();
+        Box::pin(async move {
+            let schema = caller::form_schema_of::<T>().map_err(|e| {
+                CallerError::Failed(format!("form `{}`: {e}", std::any::type_name::<T>()))
+            })?;
+            match self.elicit_form(FormRequest::new(message, schema)).await? {
+                FormAnswer::Accepted(content) => {
+                    caller::read_form_answer::<T>(&content).map(Elicited::Accepted)
+                }
+                FormAnswer::Declined => Ok(Elicited::Declined),
+                FormAnswer::Cancelled => Ok(Elicited::Cancelled),
             }
-            FormAnswer::Declined => Ok(Elicited::Declined),
-            FormAnswer::Cancelled => Ok(Elicited::Cancelled),
-        }
+        })
     }
 
     /// Ask the caller's user to fill in a form given as a JSON Schema (MCP's

@@ -285,6 +285,7 @@ const KEY_ENUM: &str = "enum";
 const KEY_CONST: &str = "const";
 const KEY_CRATE: &str = "crate";
 const KEY_HEADER: &str = "header";
+const KEY_ENUM_NAMES: &str = "enum_names";
 
 /// Every `#[schema]` key with the positions where it applies.
 ///
@@ -320,6 +321,7 @@ const SCHEMA_KEYS: &[(&str, &[Pos])] = &[
     (KEY_HEADER, &[Pos::Param]),
     (KEY_WITH, &[Pos::Container, Pos::Field]),
     (KEY_CRATE, &[Pos::Container]),
+    (KEY_ENUM_NAMES, &[Pos::Container]),
 ];
 
 fn schema_keys(pos: Pos) -> String {
@@ -410,6 +412,14 @@ pub fn parse_schema(attrs: &[syn::Attribute], pos: Pos, errors: &mut Ctxt) -> Sc
                         return Err(meta.error("`open` takes no value: write `#[schema(open)]`"));
                     }
                     out.open = Some(span);
+                }
+                KEY_ENUM_NAMES => {
+                    if !meta.input.is_empty() && !meta.input.peek(Token![,]) {
+                        return Err(meta.error(
+                            "`enum_names` takes no value: write `#[schema(enum_names)]`",
+                        ));
+                    }
+                    out.enum_names = Some(span);
                 }
                 KEY_RANGE => out.range = Some(parse_range(&meta, errors)?),
                 KEY_LENGTH => out.length = Some(parse_length(&meta, errors)?),

@@ -7,7 +7,8 @@
 //! - `impl JsonShape`: the JSON kinds the schema admits, for untagged enums that hold this
 //!   type;
 //! - `impl SchemaObject` for structs with named fields (internally tagged newtype payloads);
-//! - for untagged enums, a constant proving every pair of variants disjoint.
+//! - for untagged enums, a constant proving every pair of variants disjoint;
+//! - the elicitation-form impls (`form.rs`).
 //!
 //! Type questions (does a field type have a schema, is it a number for `range`) are left to
 //! rustc: the generated code names the field type in a trait-qualified path spanned at the
@@ -46,6 +47,7 @@ pub fn expand(input: &Input) -> TokenStream {
     let p = support_path(input);
     let ident = &input.ident;
     let mut generics = bounded_generics(input, &p);
+    let form = super::form::expand(input, &generics);
     let generic = input.generics.type_params().next().is_some()
         || input.generics.const_params().next().is_some();
 
@@ -146,6 +148,7 @@ pub fn expand(input: &Input) -> TokenStream {
             }
 
             #object_marker
+            #form
             #overlap_free
             #(#default_checks)*
         };

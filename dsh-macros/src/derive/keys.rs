@@ -98,6 +98,9 @@ pub struct SchemaAttrs {
     /// `header = "Name"` (a `#[tool]` parameter only): the `x-mcp-header` annotation, and
     /// the span of its literal.
     pub header: Option<(String, Span)>,
+    /// `enum_names` (an enum of unit variants only): as an elicitation form's
+    /// single-select, the choices are written as MCP's legacy `enum` + `enumNames`.
+    pub enum_names: Option<Span>,
 }
 
 /// Quote a string as JSON.

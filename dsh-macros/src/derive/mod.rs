@@ -1,12 +1,14 @@
 //! `#[derive(ToolSchema)]`: parse (darling + attribute readers, `parse.rs`, `attr.rs`) ->
-//! model (`model.rs`) -> validate (`validate.rs`) -> expand (`expand.rs`); on any error,
-//! the errors plus stand-in impls (`fallback.rs`).
+//! model (`model.rs`) -> validate (`validate.rs`) -> expand (`expand.rs`, with the
+//! elicitation-form impls of `form.rs`); on any error, the errors plus stand-in impls
+//! (`fallback.rs`, `form.rs`).
 
 pub(crate) mod attr;
 mod case;
 pub(crate) mod default;
 pub(crate) mod expand;
 mod fallback;
+mod form;
 pub(crate) mod keys;
 mod model;
 mod parse;
@@ -36,7 +38,9 @@ pub fn expand(item: TokenStream) -> TokenStream {
             };
             let errors = errors.err();
             let stand_in = fallback::expand(&input, &p);
-            quote!(#errors #stand_in)
+            let krate = model.as_ref().and_then(|m| m.schema.krate.as_ref());
+            let form_stand_in = form::stand_in(&input, krate);
+            quote!(#errors #stand_in const _: () = { #form_stand_in };)
         }
     }
 }
@@ -109,6 +113,14 @@ mod tests {
             quote!(
                 struct I<T> {
                     t: T,
+                }
+            ),
+            quote!(
+                #[schema(enum_names)]
+                enum K {
+                    /// A.
+                    A,
+                    B,
                 }
             ),
             quote!(
@@ -221,6 +233,44 @@ mod tests {
             (
                 quote!(
                     #[schema(open)]
+                    enum E {
+                        A,
+                    }
+                ),
+                1,
+            ),
+            (
+                quote!(
+                    #[schema(enum_names)]
+                    struct S {
+                        a: u8,
+                    }
+                ),
+                1,
+            ),
+            (
+                quote!(
+                    #[schema(enum_names)]
+                    enum E {
+                        A,
+                        B(u8),
+                    }
+                ),
+                1,
+            ),
+            (
+                quote!(
+                    #[schema(enum_names)]
+                    #[serde(tag = "t")]
+                    enum E {
+                        A,
+                    }
+                ),
+                1,
+            ),
+            (
+                quote!(
+                    #[schema(enum_names = true)]
                     enum E {
                         A,
                     }

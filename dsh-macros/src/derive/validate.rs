@@ -13,6 +13,14 @@ use super::keys::error;
 use super::model::{Body, Field, Input, Repr, Style};
 
 pub fn validate(input: &Input, errors: &mut Ctxt) {
+    if let Some(span) = input.schema.enum_names
+        && !unit_enum(input)
+    {
+        errors.push(error(
+            span,
+            "`enum_names` applies to an enum of unit variants (an elicitation form's single-select field, written as MCP's legacy `enum` + `enumNames`); remove it",
+        ));
+    }
     match &input.body {
         Body::Struct(style, fields) => {
             let custom = input.schema.with.is_some();
@@ -100,6 +108,23 @@ pub fn validate(input: &Input, errors: &mut Ctxt) {
                 }
             }
         }
+    }
+}
+
+/// Whether serde reads the input as one of its unit variants' names: an externally
+/// tagged enum whose live variants are all unit variants (what a form offers as choices).
+pub fn unit_enum(input: &Input) -> bool {
+    match &input.body {
+        Body::Enum(Repr::External, variants) => {
+            input.schema.with.is_none()
+                && input.serde.from.is_none()
+                && variants.iter().any(|v| v.is_live())
+                && variants
+                    .iter()
+                    .filter(|v| v.is_live())
+                    .all(|v| v.style == Style::Unit && v.serde.untagged.is_none())
+        }
+        _ => false,
     }
 }
 

@@ -71,7 +71,12 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
-pub use form::{ElicitForm, FormSchemaError, form_schema, read_form_answer};
+#[doc(hidden)]
+pub use form::derive_checks as __form;
+pub use form::{
+    ElicitForm, FormChoice, FormField, FormFields, FormSchemaError, form_schema, form_schema_of,
+    read_form_answer,
+};
 pub use types::{
     CallerAnswer, CallerRequest, Elicited, FormAnswer, FormRequest, LogLevel, LogMessage,
     ModelPreferences, Question, RequestKind, Root, SampleRequest, SampledMessage, SamplingMessage,
