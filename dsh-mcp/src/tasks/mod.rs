@@ -28,8 +28,10 @@
 //! it to the waiting call as [`Wake::Answered`]), and the task is `working` again. As
 //! the extension has it, responses under keys that are not outstanding (never issued,
 //! already answered, withdrawn) are ignored; a response under an outstanding key that
-//! is not an `ElicitResult` is an invalid-params error, and the question stays
-//! outstanding. `tasks/cancel` while waiting stops the job: the approval is cancelled
+//! is not the result of its request is an invalid-params error, and the question stays
+//! outstanding. What the task's body asks of its caller (`dsh_runtime::caller`: a
+//! form, sampling, roots) is asked the same way, each under a key of its own, answered
+//! by an `ElicitResult`, a `CreateMessageResult` or a `ListRootsResult`. `tasks/cancel` while waiting stops the job: the approval is cancelled
 //! and the task ends `cancelled` without the call's body having run.
 //!
 //! A 2025-11-25 task asks with an `elicitation/create` request to the client instead,
@@ -332,18 +334,10 @@ impl SessionTasks {
         let record = self.get(owner, id).await?;
         let mut taken = BTreeMap::new();
         for (key, value) in responses {
-            if !record.questions.get(key).is_some_and(|q| q.in_band) {
+            let Some(question) = record.questions.get(key).filter(|q| q.in_band) else {
                 continue;
-            }
-            serde_json::from_value::<ElicitResult>(value.clone()).map_err(|e| {
-                McpError::invalid_params(
-                    format!(
-                        "tasks/update of task {id:?}: inputResponses.{key} is not an \
-                         elicitation result (ElicitResult): {e}"
-                    ),
-                    None,
-                )
-            })?;
+            };
+            check_response(id, key, &question.request, value)?;
             taken.insert(key.clone(), value.clone());
         }
         if taken.is_empty() {
@@ -691,4 +685,40 @@ pub(crate) fn notify_when_settled(
             let _ = peer.send_notification(status_notification(&record)).await;
         }
     });
+}
+
+/// Refuse a response that is not the result of its question's request: an
+/// `ElicitResult` for `elicitation/create`, a `CreateMessageResult` for
+/// `sampling/createMessage`, a `ListRootsResult` for `roots/list`.
+fn check_response(id: &str, key: &str, request: &Value, value: &Value) -> Result<(), McpError> {
+    let method = request
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let (what, checked) = match method {
+        "sampling/createMessage" => (
+            "sampling result (CreateMessageResult)",
+            crate::caller::read_answer(dsh_runtime::caller::RequestKind::Sample, value)
+                .map(drop)
+                .map_err(|e| e.to_string()),
+        ),
+        "roots/list" => (
+            "roots result (ListRootsResult)",
+            crate::caller::read_answer(dsh_runtime::caller::RequestKind::Roots, value)
+                .map(drop)
+                .map_err(|e| e.to_string()),
+        ),
+        _ => (
+            "elicitation result (ElicitResult)",
+            serde_json::from_value::<ElicitResult>(value.clone())
+                .map(drop)
+                .map_err(|e| e.to_string()),
+        ),
+    };
+    checked.map_err(|e| {
+        McpError::invalid_params(
+            format!("tasks/update of task {id:?}: inputResponses.{key} is not a {what}: {e}"),
+            None,
+        )
+    })
 }

@@ -1371,3 +1371,82 @@ async fn instances_sharing_a_store_and_keys_serve_each_others_tasks() {
     a.shutdown().await;
     b.shutdown().await;
 }
+
+// ---------------------------------------------------------------------------------------
+// What a task's body asks of its caller: through the task too.
+// ---------------------------------------------------------------------------------------
+
+/// Ask the user's name inside a task, then the client's model (which the test client
+/// does not offer).
+#[tool(task = "optional")]
+async fn ask_name(cx: ToolContext) -> Result<String, ToolError> {
+    let schema = dsh_runtime::json::parse(
+        r#"{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}"#,
+    )
+    .map_err(|e| ToolError::new(e.to_string()))?;
+    let name = match cx
+        .elicit_form(dsh_runtime::caller::FormRequest::new("Your name?", schema))
+        .await?
+    {
+        dsh_runtime::caller::FormAnswer::Accepted(content) => content
+            .get("name")
+            .and_then(dsh_runtime::json::Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        other => return Ok(format!("no name: {other:?}")),
+    };
+    let model = cx
+        .sample(dsh_runtime::caller::SampleRequest::new("hi", 5))
+        .await
+        .map_or_else(|e| e.code().to_string(), |m| m.text().to_string());
+    Ok(format!("hello {name} ({model})"))
+}
+
+cases! {
+    a_tasks_body_asks_through_the_task_over_stdio =>
+        a_tasks_body_asks_through_the_task(Wire::Stdio);
+    a_tasks_body_asks_through_the_task_over_http =>
+        a_tasks_body_asks_through_the_task(Wire::Http);
+}
+
+async fn a_tasks_body_asks_through_the_task(wire: Wire) {
+    let fixture = Fixture::start(Toolset::with_jobs().with(AskName), wire).await;
+    let client = fixture
+        .served
+        .connect(
+            User::new().tasks(true).elicitation(true),
+            Revision::V2026_07_28,
+        )
+        .await;
+    let id = start_task(&client, "ask_name", json!({})).await;
+    let requests = poll_until_input(&client, &id).await;
+    let (key, asked) = requests
+        .as_object()
+        .and_then(|r| r.iter().next())
+        .expect("one input request");
+    assert_eq!(asked["method"], "elicitation/create", "{requests}");
+    assert_eq!(asked["params"]["message"], "Your name?", "{requests}");
+    assert_eq!(
+        asked["params"]["requestedSchema"]["properties"]["name"]["type"],
+        "string"
+    );
+    // A response that is no elicitation result is refused; the question stays.
+    let refused = update(&client, &id, json!({ key.clone(): {"roots": []} }))
+        .await
+        .unwrap_err();
+    assert_eq!(error_of(&refused).0, -32602, "{refused}");
+    update(
+        &client,
+        &id,
+        json!({ key.clone(): {"action": "accept", "content": {"name": "Ada"}} }),
+    )
+    .await
+    .unwrap();
+    let task = poll_until_terminal(&client, &id).await;
+    // The client declared no sampling: the body's second question failed alone.
+    assert_eq!(
+        completed_text(&task),
+        ("hello Ada (CALLER_CAPABILITY_MISSING)".to_string(), false)
+    );
+    fixture.shutdown().await;
+}
