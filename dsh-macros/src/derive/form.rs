@@ -79,17 +79,18 @@ pub fn expand(input: &Input, generics: &syn::Generics) -> TokenStream {
             quote!(FormChoice),
             vec![quote_spanned!(from.span()=> #from: #c::FormChoice<#d>)],
         );
+        // Not `do_not_recommend` (nor `automatically_derived`, which makes rustc suggest
+        // writing the impl by hand): an error goes through it down to `X`'s fields.
         return quote! {
-            #[automatically_derived]
             #fields {
-                fn legacy_enum_names(property: &str) -> bool {
+                fn legacy_enum_names(property: &::core::primitive::str) -> ::core::primitive::bool {
                     <#from as #c::FormFields<#d>>::legacy_enum_names(property)
                 }
             }
             #[automatically_derived]
             #[diagnostic::do_not_recommend]
             #field {
-                const LEGACY_ENUM_NAMES: bool = <#from as #c::FormField<#d>>::LEGACY_ENUM_NAMES;
+                const LEGACY_ENUM_NAMES: ::core::primitive::bool = <#from as #c::FormField<#d>>::LEGACY_ENUM_NAMES;
             }
             #[automatically_derived]
             #[diagnostic::do_not_recommend]
@@ -115,7 +116,7 @@ pub fn expand(input: &Input, generics: &syn::Generics) -> TokenStream {
                     #[automatically_derived]
                     #[diagnostic::do_not_recommend]
                     #field {
-                        const LEGACY_ENUM_NAMES: bool = #legacy;
+                        const LEGACY_ENUM_NAMES: ::core::primitive::bool = #legacy;
                     }
                 };
             }
@@ -138,7 +139,7 @@ pub fn expand(input: &Input, generics: &syn::Generics) -> TokenStream {
                 quote!()
             } else {
                 quote! {
-                    fn legacy_enum_names(property: &str) -> bool {
+                    fn legacy_enum_names(property: &::core::primitive::str) -> ::core::primitive::bool {
                         match property {
                             #(#arms)*
                             _ => false,
@@ -146,8 +147,9 @@ pub fn expand(input: &Input, generics: &syn::Generics) -> TokenStream {
                     }
                 }
             };
-            // Not `do_not_recommend`: the error at an `elicit` call must go through this
-            // impl down to the field type that is not a form field.
+            // Not `do_not_recommend` (nor `automatically_derived`, which makes rustc
+            // suggest writing the impl by hand): the error at an `elicit` call must go
+            // through this impl down to the field type that is not a form field.
             quote! {
                 #fields { #body }
             }
@@ -163,7 +165,7 @@ pub fn expand(input: &Input, generics: &syn::Generics) -> TokenStream {
                 #[automatically_derived]
                 #[diagnostic::do_not_recommend]
                 #field {
-                    const LEGACY_ENUM_NAMES: bool = #legacy;
+                    const LEGACY_ENUM_NAMES: ::core::primitive::bool = #legacy;
                 }
                 #[automatically_derived]
                 #[diagnostic::do_not_recommend]
