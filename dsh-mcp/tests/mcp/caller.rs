@@ -333,3 +333,155 @@ async fn a_missing_capability(revision: Revision) {
     let _ = conn.cancel().await;
     served.shutdown().await;
 }
+
+// ---------------------------------------------------------------------------------------
+// Several instances on one Redis: each round of a call's questions on another instance.
+// ---------------------------------------------------------------------------------------
+
+/// A `tools/call` on 2026-07-28 with every capability declared, and `extra` params.
+fn raw_call(id: u64, name: &str, arguments: Value, extra: Value) -> String {
+    let mut params = json!({
+        "name": name,
+        "arguments": arguments,
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": Revision::V2026_07_28.as_str(),
+            "io.modelcontextprotocol/clientCapabilities":
+                {"elicitation": {}, "sampling": {}, "roots": {}},
+            "io.modelcontextprotocol/clientInfo": {"name": "cluster-test", "version": "0"},
+        },
+    });
+    if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
+        params.extend(extra);
+    }
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}).to_string()
+}
+
+/// The answers to an `InputRequiredResult`'s requests, by their method.
+fn answers_to(input: &Value) -> Value {
+    let mut answers = serde_json::Map::new();
+    for (key, request) in input["inputRequests"].as_object().expect("inputRequests") {
+        let answer = match request["method"].as_str() {
+            Some("elicitation/create") => {
+                json!({"action": "accept", "content": {"branch": "prod", "replicas": 2}})
+            }
+            Some("sampling/createMessage") => json!({
+                "role": "assistant",
+                "content": {"type": "text", "text": "looks fine"},
+                "model": "m",
+            }),
+            Some("roots/list") => json!({"roots": [{"uri": "file:///cluster"}]}),
+            other => panic!("unexpected request {other:?}"),
+        };
+        answers.insert(key.clone(), answer);
+    }
+    Value::Object(answers)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_round_of_a_calls_questions_may_reach_another_instance() {
+    use crate::common::http::HttpClient;
+    use dsh_mcp::store::RedisStore;
+    use dsh_mcp::store::conformance::TestRedis;
+
+    let redis = TestRedis::shared();
+    let prefix = TestRedis::prefix("caller-cluster");
+    let keys = dsh_mcp::StateKeys::random().unwrap();
+    let mut instances = Vec::new();
+    for _ in 0..3 {
+        let store = RedisStore::connect(redis.url(), &prefix).await.unwrap();
+        let server = server()
+            .with_store(Arc::new(store))
+            .with_state_keys(keys.clone());
+        instances.push(Served::start(&server, Wire::Http).await);
+    }
+    let client = |i: usize| HttpClient::new(instances[i].url()).revision(Revision::V2026_07_28);
+    let tag = "across-instances";
+    // Round 1 on instance 0: the form.
+    let first = client(0)
+        .post(&raw_call(1, "deploy", json!({"tag": tag}), json!({})))
+        .await
+        .response();
+    let input = &first["result"];
+    assert_eq!(input["resultType"], "input_required", "{first}");
+    let state = input["requestState"].as_str().unwrap().to_string();
+    // A tampered state is refused, on any instance.
+    let mut tampered = state.clone();
+    tampered.push('x');
+    let refused = client(1)
+        .post(&raw_call(
+            2,
+            "deploy",
+            json!({"tag": tag}),
+            json!({"requestState": tampered, "inputResponses": answers_to(input)}),
+        ))
+        .await
+        .response();
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    // Round 2 on instance 1: forwarded to instance 0, which holds the call; it asks the
+    // model next.
+    let second = client(1)
+        .post(&raw_call(
+            3,
+            "deploy",
+            json!({"tag": tag}),
+            json!({"requestState": state, "inputResponses": answers_to(input)}),
+        ))
+        .await
+        .response();
+    let input2 = &second["result"];
+    assert_eq!(input2["resultType"], "input_required", "{second}");
+    let methods: Vec<&str> = input2["inputRequests"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter_map(|r| r["method"].as_str())
+        .collect();
+    assert_eq!(methods, ["sampling/createMessage"], "{second}");
+    // The first state was used up: replayed on instance 2, refused.
+    let replayed = client(2)
+        .post(&raw_call(
+            4,
+            "deploy",
+            json!({"tag": tag}),
+            json!({"requestState": state, "inputResponses": answers_to(input)}),
+        ))
+        .await
+        .response();
+    assert_eq!(replayed["error"]["code"], -32602, "{replayed}");
+    // Rounds 3 (roots) and 4 (the result) on instances 2 and 0.
+    let state2 = input2["requestState"].as_str().unwrap();
+    let third = client(2)
+        .post(&raw_call(
+            5,
+            "deploy",
+            json!({"tag": tag}),
+            json!({"requestState": state2, "inputResponses": answers_to(input2)}),
+        ))
+        .await
+        .response();
+    let input3 = &third["result"];
+    assert_eq!(input3["resultType"], "input_required", "{third}");
+    let fourth = client(0)
+        .post(&raw_call(
+            6,
+            "deploy",
+            json!({"tag": tag}),
+            json!({
+                "requestState": input3["requestState"],
+                "inputResponses": answers_to(input3),
+            }),
+        ))
+        .await
+        .response();
+    let result = &fourth["result"];
+    assert_eq!(result["isError"], false, "{fourth}");
+    assert_eq!(
+        result["content"][0]["text"],
+        format!("{tag}: prod x2 (looks fine) in file:///cluster")
+    );
+    // The side effect between the questions ran once, on the instance holding the call.
+    assert_eq!(effects(tag), 1);
+    for served in instances {
+        served.shutdown().await;
+    }
+}
