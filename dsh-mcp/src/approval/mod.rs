@@ -467,7 +467,10 @@ fn relate_request(request: &mut ServerRequest, task_id: &str) {
 }
 
 /// The answer of a client's result to a request of `kind`.
-fn read_client_result(kind: RequestKind, result: ClientResult) -> Result<CallerAnswer, CallerError> {
+fn read_client_result(
+    kind: RequestKind,
+    result: ClientResult,
+) -> Result<CallerAnswer, CallerError> {
     match result {
         ClientResult::ElicitResult(result) => Ok(crate::caller::elicit_answer(kind, result)),
         other => {

@@ -102,14 +102,16 @@ impl Registry {
             let registry = self.clone();
             // Each call on a task of its own keeps what was installed around the batch:
             // its caller handler and its progress reporter.
-            let handle = tasks.0.spawn(crate::caller::caller_scoped(
-                crate::tool::progress_scoped(async move {
-                    let result = registry.execute_gated(call, Some(&gates)).await;
-                    drop(gates);
-                    drop(permit);
-                    (index, result)
-                }),
-            ));
+            let handle = tasks
+                .0
+                .spawn(crate::caller::caller_scoped(crate::tool::progress_scoped(
+                    async move {
+                        let result = registry.execute_gated(call, Some(&gates)).await;
+                        drop(gates);
+                        drop(permit);
+                        (index, result)
+                    },
+                )));
             index_of.insert(handle.id(), index);
         }
         let mut out: Vec<Option<ToolResult>> = vec![None; count];
