@@ -7,8 +7,8 @@ mod support;
 use std::sync::{Arc, Mutex};
 
 use dsh_runtime::caller::{
-    CallerAnswer, CallerError, CallerFuture, CallerHandler, CallerRequest, Elicited, FormAnswer,
-    LogLevel, LogMessage, with_caller,
+    AskingCall, CallerAnswer, CallerError, CallerFuture, CallerHandler, CallerRequest, Elicited,
+    FormAnswer, LogLevel, LogMessage, with_caller,
 };
 use dsh_runtime::{RegistrationHandle, ToolContext, ToolError, ToolSchema, tool};
 use serde::Deserialize;
@@ -42,7 +42,7 @@ struct User {
 impl CallerHandler for User {
     fn request<'a>(
         &'a self,
-        call: &'a str,
+        call: AskingCall<'a>,
         request: CallerRequest,
     ) -> CallerFuture<'a, Result<CallerAnswer, CallerError>> {
         Box::pin(async move {
@@ -51,7 +51,7 @@ impl CallerHandler for User {
                     self.asked
                         .lock()
                         .unwrap()
-                        .push((call.to_string(), form.message));
+                        .push((call.id.to_string(), form.message));
                     let answer = v(&format!(r#"{{"branch":"{}"}}"#, self.branch));
                     Ok(CallerAnswer::Form(FormAnswer::Accepted(answer)))
                 }
@@ -62,8 +62,11 @@ impl CallerHandler for User {
         })
     }
 
-    fn log(&self, call: &str, message: LogMessage) {
-        self.logs.lock().unwrap().push((call.to_string(), message));
+    fn log(&self, call: AskingCall<'_>, message: LogMessage) {
+        self.logs
+            .lock()
+            .unwrap()
+            .push((call.id.to_string(), message));
     }
 }
 

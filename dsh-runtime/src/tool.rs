@@ -1256,7 +1256,7 @@ impl ToolContext {
     pub fn log(&self, level: LogLevel, message: impl Into<String>) {
         if self.caller.is_some() {
             let data = Value::from(message.into());
-            caller::log(self.caller.as_ref(), self.call_id(), level, data, None);
+            caller::log(self.caller.as_ref(), self.asking(), level, data, None);
         }
     }
 
@@ -1271,7 +1271,7 @@ impl ToolContext {
         {
             let data = crate::json::to_value(data)
                 .unwrap_or_else(|e| Value::from(format!("unloggable data: {e}")));
-            caller::log(self.caller.as_ref(), self.call_id(), level, data, logger);
+            caller::log(self.caller.as_ref(), self.asking(), level, data, logger);
         }
     }
 
@@ -1372,18 +1372,23 @@ impl ToolContext {
     ) -> Vec<Result<CallerAnswer, CallerError>> {
         caller::ask_all(
             self.caller.as_ref(),
-            self.call_id(),
+            self.asking(),
             self.cancellation(),
             questions,
         )
         .await
     }
 
+    /// This call, as its caller's handler sees it.
+    fn asking(&self) -> caller::AskingCall<'_> {
+        caller::AskingCall::new(self.call_id(), self.name())
+    }
+
     /// Send one request to the caller, bounded by this call's cancellation.
     async fn ask_caller(&self, request: CallerRequest) -> Result<CallerAnswer, CallerError> {
         caller::ask(
             self.caller.as_ref(),
-            self.call_id(),
+            self.asking(),
             self.cancellation(),
             request,
         )

@@ -9,11 +9,11 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use dsh_runtime::caller::{
-    CallerAnswer, CallerError, CallerFuture, CallerHandler, CallerRequest, CallerRoute, FormAnswer,
-    FormRequest, LogLevel, LogMessage, RequestKind, Root, SampleRequest, SampledMessage, UrlAnswer,
-    with_caller,
+    AskingCall, CallerAnswer, CallerError, CallerFuture, CallerHandler, CallerRequest, CallerRoute,
+    FormAnswer, FormRequest, LogLevel, LogMessage, RequestKind, Root, SampleRequest,
+    SampledMessage, UrlAnswer, with_caller,
 };
-use dsh_runtime::hooks::{Approval, guard_fn};
+use dsh_runtime::hooks::Approval;
 use dsh_runtime::json::Value;
 use dsh_runtime::{
     AgentScope, RegistrationGuard, Registry, Tool, ToolCall, ToolCallError, ToolResult,
@@ -85,10 +85,9 @@ use dsh_runtime::{
 /// [`without_caller`](TestClient::without_caller) makes calls with no handler at all
 /// (every request fails with `CALLER_UNAVAILABLE`).
 ///
-/// The tool a request comes from is learned by a guard the client adds to the registry
-/// on its first call (it never denies; it notes the tool of each call that runs under
-/// this client's handler, sub-calls included), so scripts by tool also answer the
-/// calls a tool or a code-mode program makes on the caller's behalf.
+/// A request is matched to the tool of the call that asks, sub-calls included, so
+/// scripts by tool also answer the calls a tool or a code-mode program makes on the
+/// caller's behalf.
 ///
 /// ```
 /// use dsh_runtime::caller::{Elicited, FormAnswer, LogLevel, SampleRequest, SampledMessage};
@@ -150,9 +149,6 @@ pub struct TestClient {
     caller: Arc<ScriptedCaller>,
     /// Whether calls run without a caller handler ([`TestClient::without_caller`]).
     no_caller: AtomicBool,
-    /// The guard noting the tool of each call under `caller` (added on first use,
-    /// removed with the client).
-    names: Mutex<Option<RegistrationGuard>>,
 }
 
 /// Scripted approval answers.
@@ -215,7 +211,6 @@ impl TestClient {
             next_id: AtomicU64::new(1),
             caller: Arc::default(),
             no_caller: AtomicBool::new(false),
-            names: Mutex::new(None),
         }
     }
 
@@ -540,8 +535,6 @@ enum Override {
 /// The scripted caller's state.
 #[derive(Default)]
 struct CallerScript {
-    /// The tool of each call seen under this handler, by call id.
-    tools: HashMap<String, String>,
     forms: Answers<FormAnswer>,
     urls: Answers<UrlAnswer>,
     samples: Answers<SampleReply>,
@@ -634,13 +627,13 @@ fn first_rule<A: Clone>(rules: &[(AskedIf, A)], asked: &Asked, fallback: Option<
 impl CallerHandler for ScriptedCaller {
     fn request<'a>(
         &'a self,
-        call: &'a str,
+        call: AskingCall<'a>,
         request: CallerRequest,
     ) -> CallerFuture<'a, Result<CallerAnswer, CallerError>> {
         Box::pin(async move {
             let asked = Asked {
-                call_id: call.to_string(),
-                tool: self.script().tools.get(call).cloned(),
+                call_id: call.id.to_string(),
+                tool: Some(call.tool.to_string()),
                 request,
             };
             match self.plan(&asked) {
@@ -666,15 +659,14 @@ impl CallerHandler for ScriptedCaller {
         })
     }
 
-    fn log(&self, call: &str, message: LogMessage) {
+    fn log(&self, call: AskingCall<'_>, message: LogMessage) {
         let mut s = self.script();
         if s.level.is_some_and(|least| message.level < least) {
             return;
         }
-        let tool = s.tools.get(call).cloned();
         s.logs.push(Logged {
-            call_id: call.to_string(),
-            tool,
+            call_id: call.id.to_string(),
+            tool: Some(call.tool.to_string()),
             message,
         });
     }
@@ -700,33 +692,7 @@ impl TestClient {
     /// (`with_caller(client.caller_route(), registry.execute(call))`): they are answered
     /// from the same script and their requests and logs kept with the client's.
     pub fn caller_route(&self) -> CallerRoute {
-        self.note_tools();
         CallerRoute::from(self.caller.clone())
-    }
-
-    /// Add (once) the guard noting the tool of each call run under this client's
-    /// handler.
-    fn note_tools(&self) {
-        let mut names = self.names.lock().unwrap_or_else(PoisonError::into_inner);
-        if names.is_some() {
-            return;
-        }
-        let caller = Arc::downgrade(&self.caller);
-        let ours = Arc::as_ptr(&self.caller).cast::<()>();
-        // Compared as an address only; a `usize` keeps the guard `Send`.
-        let ours = ours as usize;
-        let guard = guard_fn(move |call| {
-            let current = CallerRoute::current()
-                .is_some_and(|r| Arc::as_ptr(r.handler()).cast::<()>() as usize == ours);
-            if current && let Some(caller) = caller.upgrade() {
-                caller
-                    .script()
-                    .tools
-                    .insert(call.call_id().to_string(), call.name().to_string());
-            }
-            None
-        });
-        *names = Some(self.registry.add_guard(guard).unregister_on_drop());
     }
 
     /// Make every later call with no caller handler at all: every request the body

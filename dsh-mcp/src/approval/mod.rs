@@ -28,8 +28,8 @@ use std::sync::{Arc, OnceLock};
 
 use dsh_runtime::ParentCall;
 use dsh_runtime::caller::{
-    CallerAnswer, CallerError, CallerFuture, CallerHandler, CallerRequest, LogLevel, LogMessage,
-    RequestKind,
+    AskingCall, CallerAnswer, CallerError, CallerFuture, CallerHandler, CallerRequest, LogLevel,
+    LogMessage, RequestKind,
 };
 use dsh_runtime::cards::CallView;
 use dsh_runtime::hooks::{Approval, ApprovalHandler, ApprovalRequest, HookFuture};
@@ -557,6 +557,26 @@ fn one_line(text: &str, max: usize) -> String {
     cut
 }
 
+impl CallerHandler for ClientApproval {
+    fn request<'a>(
+        &'a self,
+        _call: AskingCall<'a>,
+        request: CallerRequest,
+    ) -> CallerFuture<'a, Result<CallerAnswer, CallerError>> {
+        Box::pin(self.ask_caller(request))
+    }
+
+    fn log(&self, _call: AskingCall<'_>, message: LogMessage) {
+        if let Some(logs) = self.logs.get() {
+            logs.log(message);
+        }
+    }
+
+    fn logs_at(&self, level: LogLevel) -> bool {
+        self.logs.get().is_some_and(|logs| logs.accepts(level))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -582,25 +602,5 @@ mod tests {
             approval_message("bash", "echo hi", Some(&program), Some("bash asks")),
             "Allow tool \"bash\" to run?\nCall: echo hi\nVia: tool \"run_code\", call \"7\"\nReason: bash asks"
         );
-    }
-}
-
-impl CallerHandler for ClientApproval {
-    fn request<'a>(
-        &'a self,
-        _call: &'a str,
-        request: CallerRequest,
-    ) -> CallerFuture<'a, Result<CallerAnswer, CallerError>> {
-        Box::pin(self.ask_caller(request))
-    }
-
-    fn log(&self, _call: &str, message: LogMessage) {
-        if let Some(logs) = self.logs.get() {
-            logs.log(message);
-        }
-    }
-
-    fn logs_at(&self, level: LogLevel) -> bool {
-        self.logs.get().is_some_and(|logs| logs.accepts(level))
     }
 }

@@ -33,8 +33,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dsh_runtime::caller::{
-    CallerAnswer, CallerError, CallerFuture, CallerHandler, CallerRequest, LogLevel, LogMessage,
-    Question, RequestKind,
+    AskingCall, CallerAnswer, CallerError, CallerFuture, CallerHandler, CallerRequest, LogLevel,
+    LogMessage, Question, RequestKind,
 };
 use dsh_runtime::hooks::{Approval, ApprovalHandler, ApprovalRequest, HookFuture};
 use dsh_runtime::{AgentScopeId, Registry, ToolError, ToolResult};
@@ -649,7 +649,7 @@ impl ApprovalHandler for Suspend {
 impl CallerHandler for Suspend {
     fn request<'a>(
         &'a self,
-        _call: &'a str,
+        _call: AskingCall<'a>,
         request: CallerRequest,
     ) -> CallerFuture<'a, Result<CallerAnswer, CallerError>> {
         Box::pin(async move {
@@ -660,13 +660,13 @@ impl CallerHandler for Suspend {
 
     fn request_all<'a>(
         &'a self,
-        _call: &'a str,
+        _call: AskingCall<'a>,
         questions: Vec<Question>,
     ) -> CallerFuture<'a, Vec<Result<CallerAnswer, CallerError>>> {
         Box::pin(self.ask_all(questions))
     }
 
-    fn log(&self, _call: &str, message: LogMessage) {
+    fn log(&self, _call: AskingCall<'_>, message: LogMessage) {
         self.logs.log(message);
     }
 

@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use dsh_runtime::caller::{
-    CallerAnswer, CallerError, CallerFuture, CallerHandler, CallerRequest, LogLevel, LogMessage,
+    AskingCall, CallerAnswer, CallerError, CallerFuture, CallerHandler, CallerRequest, LogLevel,
+    LogMessage,
 };
 use rmcp::model::{
     CancelledNotificationParam, ClientCapabilities, ClientResult, ListRootsRequest, Request,
@@ -100,13 +101,13 @@ impl Drop for Withdraw {
 impl CallerHandler for SessionCaller {
     fn request<'a>(
         &'a self,
-        _call: &'a str,
+        _call: AskingCall<'a>,
         request: CallerRequest,
     ) -> CallerFuture<'a, Result<CallerAnswer, CallerError>> {
         Box::pin(self.ask(request))
     }
 
-    fn log(&self, _call: &str, message: LogMessage) {
+    fn log(&self, _call: AskingCall<'_>, message: LogMessage) {
         self.logs.log(message);
     }
 

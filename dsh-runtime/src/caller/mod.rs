@@ -85,6 +85,23 @@ pub use types::{
 
 use crate::json::Value;
 
+/// The call a request or a log comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AskingCall<'a> {
+    /// The call's id (the caller's, e.g. an MCP request id).
+    pub id: &'a str,
+    /// The called tool's name.
+    pub tool: &'a str,
+}
+
+impl<'a> AskingCall<'a> {
+    /// The call `id` of `tool`.
+    pub fn new(id: &'a str, tool: &'a str) -> Self {
+        AskingCall { id, tool }
+    }
+}
+
 /// A boxed future of a [`CallerHandler`].
 pub type CallerFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -95,10 +112,10 @@ pub type CallerFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send +
 pub trait CallerHandler: Send + Sync + 'static {
     /// Answer one request of a call. The answer must be of the request's kind
     /// ([`CallerAnswer::Form`] for a form, ...): anything else is reported to the body
-    /// as [`CallerError::InvalidAnswer`]. `call` is the asking call's id.
+    /// as [`CallerError::InvalidAnswer`]. `call` is the asking call.
     fn request<'a>(
         &'a self,
-        call: &'a str,
+        call: AskingCall<'a>,
         request: CallerRequest,
     ) -> CallerFuture<'a, Result<CallerAnswer, CallerError>>;
 
@@ -109,7 +126,7 @@ pub trait CallerHandler: Send + Sync + 'static {
     /// `InputRequiredResult`) sends them together.
     fn request_all<'a>(
         &'a self,
-        call: &'a str,
+        call: AskingCall<'a>,
         questions: Vec<Question>,
     ) -> CallerFuture<'a, Vec<Result<CallerAnswer, CallerError>>> {
         let asked = questions
@@ -121,7 +138,7 @@ pub trait CallerHandler: Send + Sync + 'static {
 
     /// Receive a log message of a call (the default drops it). Called on the body's
     /// task: keep it short.
-    fn log(&self, call: &str, message: LogMessage) {
+    fn log(&self, call: AskingCall<'_>, message: LogMessage) {
         let _ = (call, message);
     }
 
@@ -211,7 +228,7 @@ where
 {
     fn request<'a>(
         &'a self,
-        _call: &'a str,
+        _call: AskingCall<'a>,
         request: CallerRequest,
     ) -> CallerFuture<'a, Result<CallerAnswer, CallerError>> {
         Box::pin((self.0)(request))
@@ -280,7 +297,7 @@ impl std::error::Error for CallerError {}
 /// Send a request on `route` (or fail without one), bounded by `cancel`.
 pub(crate) async fn ask(
     route: Option<&CallerRoute>,
-    call: &str,
+    call: AskingCall<'_>,
     cancel: &crate::CancellationToken,
     request: CallerRequest,
 ) -> Result<CallerAnswer, CallerError> {
@@ -329,7 +346,7 @@ async fn join_all<T>(futures: Vec<CallerFuture<'_, T>>) -> Vec<T> {
 /// Send several requests on `route` together (see [`CallerHandler::request_all`]).
 pub(crate) async fn ask_all(
     route: Option<&CallerRoute>,
-    call: &str,
+    call: AskingCall<'_>,
     cancel: &crate::CancellationToken,
     questions: Vec<Question>,
 ) -> Vec<Result<CallerAnswer, CallerError>> {
@@ -364,7 +381,7 @@ pub(crate) async fn ask_all(
 /// Log on `route`, when it keeps `level`.
 pub(crate) fn log(
     route: Option<&CallerRoute>,
-    call: &str,
+    call: AskingCall<'_>,
     level: LogLevel,
     data: Value,
     logger: Option<&str>,
