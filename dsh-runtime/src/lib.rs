@@ -729,10 +729,11 @@ pub use dsh_macros::tool;
 /// | `enum = [..]`, `const = ..` | string, number or boolean field | `enum` / `const` |
 /// | `with = path` | type, field | the schema is `path()`, a `fn() -> Schema` (for custom deserialization) |
 /// | `header = ".."` | `#[tool]` parameter (string, integer or boolean) | `x-mcp-header`: MCP clients repeat the argument in the header `Mcp-Param-<name>` (see [`macro@tool`], "Parameters") |
+/// | `enum_names` | enum of unit variants | in an elicitation form ([`caller`]), the legacy `enum` + `enumNames` shape instead of titled `oneOf` choices |
+/// | `crate = path` | type | path to `dsh_runtime` when it is renamed |
 ///
 /// The field keys other than `with` also apply to `#[tool]` fn parameters (see
 /// [`macro@tool`], "Parameters").
-/// | `crate = path` | type | path to `dsh_runtime` when it is renamed |
 ///
 /// Constraints apply to the property's own schema (for `Option<T>`, to `T`'s). A constraint
 /// on the wrong kind of field is a compile error on the field's type, through the traits
