@@ -143,15 +143,18 @@ pub mod cards {
 }
 pub mod caller;
 mod code;
+pub mod complete;
 pub mod content;
 pub mod hooks;
 pub mod jobs;
 pub mod log;
+pub mod prompts;
 #[doc(inline)]
 pub use dsh_json as json;
 mod panic;
 mod pipeline;
 mod registry;
+pub mod resources;
 mod result;
 pub mod schema;
 mod snapshot;
