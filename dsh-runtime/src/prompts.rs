@@ -355,7 +355,8 @@ impl Prompts {
     /// # Errors
     ///
     /// Another prompt has the same name, or two arguments share one.
-    pub fn register(&self, prompt: Prompt) -> Result<PromptHandle, PromptError> {
+    pub fn register(&self, prompt: impl Into<Prompt>) -> Result<PromptHandle, PromptError> {
+        let prompt = prompt.into();
         let name = prompt.info.name.clone();
         let mut seen = std::collections::BTreeSet::new();
         if let Some(dup) = prompt.info.arguments.iter().find(|a| !seen.insert(&a.name)) {

@@ -364,7 +364,8 @@ impl Resources {
     /// # Errors
     ///
     /// Another resource has the same URI (or template), or the same name.
-    pub fn register(&self, resource: Resource) -> Result<ResourceHandle, ResourceError> {
+    pub fn register(&self, resource: impl Into<Resource>) -> Result<ResourceHandle, ResourceError> {
+        let resource = resource.into();
         let mut inner = self.write_inner();
         if let Some((_, other)) = inner
             .entries
