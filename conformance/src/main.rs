@@ -14,6 +14,12 @@
 //! `serving MCP at URL` on stderr; it stops on Ctrl-C or `SIGTERM`. `conformance/run.sh`
 //! builds it, starts it and runs the suite against it.
 //!
+//! `everything-server --stdio` serves the same fixtures to one client over standard input
+//! and output instead (one JSON-RPC message a line, [`McpServer::serve_stdio`]), at either
+//! revision, until the client closes its end; standard output carries MCP alone (`PORT` is
+//! not read). `conformance/tests/clients.rs` drives both modes with the official
+//! TypeScript and Python clients.
+//!
 //! ## The fixtures it serves
 //!
 //! - Tools: `test_simple_text`, `test_image_content` (a 1x1 red PNG), `test_error_handling`
@@ -463,16 +469,54 @@ fn port() -> Result<u16, String> {
     }
 }
 
+/// How the server is reached: the command line's choice.
+enum Mode {
+    /// Streamable HTTP on `127.0.0.1:$PORT` (the default).
+    Http,
+    /// One client on standard input and output (`--stdio`).
+    Stdio,
+}
+
+/// The mode the command line asks for: nothing (HTTP) or `--stdio`.
+fn mode() -> Result<Mode, String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        [] => Ok(Mode::Http),
+        ["--stdio"] => Ok(Mode::Stdio),
+        _ => Err(format!(
+            "usage: everything-server [--stdio] (HTTP on PORT unless --stdio); got {args:?}"
+        )),
+    }
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let port = port()?;
+    let mode = mode()?;
     let (registry, _tools) = registry()?;
     let server = McpServer::new(registry).with_server_info(
         "dsh-conformance-everything-server",
         env!("CARGO_PKG_VERSION"),
     );
+    match mode {
+        Mode::Http => serve_http(&server).await,
+        Mode::Stdio => {
+            // Standard output carries MCP alone: nothing else is printed there.
+            server.serve_stdio().await?;
+            Ok(())
+        }
+    }
+}
+
+/// Serve `server` over HTTP on `PORT` until Ctrl-C or `SIGTERM`, then drain.
+async fn serve_http(server: &McpServer) -> Result<(), Box<dyn std::error::Error>> {
+    let port = port()?;
     let options = HttpOptions::default().bind(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
-    let http = dsh_mcp::serve_http(&server, options).await?;
+    let http = dsh_mcp::serve_http(server, options).await?;
     eprintln!("serving MCP at {}", http.url());
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tokio::select! {

@@ -1,0 +1,111 @@
+// The everything server's talking-back fixtures with the official MCP TypeScript v2
+// client (`@modelcontextprotocol/client`), pinned to protocol 2026-07-28 (stateless: no
+// session, each request carries its revision and the client's capabilities in `_meta`).
+//
+// Usage: node client_v2.mjs SDK_DIR TRANSPORT TARGET
+//
+// - SDK_DIR: the directory whose node_modules holds @modelcontextprotocol/client;
+// - TRANSPORT `stdio`: TARGET is the `everything-server` binary, which the SDK starts
+//   with `--stdio`; `http`: TARGET is the URL of a running server (Streamable HTTP).
+//
+// Checks:
+// 1. 2026-07-28 negotiated (`server/discover`), the server names itself.
+// 2. The server's questions come back as `InputRequiredResult`s whose `inputRequests`
+//    the client's auto-fulfilment hands to the handlers below, then retries the call with
+//    `inputResponses` and the `requestState`: `test_elicitation`, `test_sampling`,
+//    `test_input_required_result_list_roots` and
+//    `test_input_required_result_multiple_inputs` answer exactly the expected texts, and
+//    each handler was asked what the fixture asks, once per question (lib.mjs).
+// 3. One round by hand (`allowInputRequired`): `test_input_required_result_multiple_inputs`
+//    first answers `input_required` with its three questions in one round (`user_name`
+//    an `elicitation/create` form, `greeting` a `sampling/createMessage`, `client_roots`
+//    a `roots/list`) and a `requestState`; retried with the three answers and the state
+//    it completes.
+// 4. Logging: the v2 client has no per-connection level on 2026-07-28 (its
+//    `setLoggingLevel` sends `logging/setLevel`, which that revision does not have), but
+//    a request's own `_meta` keys win over the envelope it stamps, so a call carries
+//    `io.modelcontextprotocol/logLevel` by passing it in `callTool`'s `_meta`. Without it
+//    no log arrives; with `warning` none of the three `info` logs does; with `debug` all
+//    three arrive, in order, on the call's response stream.
+// Each check throws on failure; the last line printed is `ok: N checks` on success.
+
+import path from "node:path";
+
+import { CAPABILITIES, askingFixtures, checker, loggingCall, runMain, scriptedUser, textOf } from "./lib.mjs";
+
+const [SDK_DIR, TRANSPORT, TARGET] = process.argv.slice(2);
+const dist = path.join(SDK_DIR, "node_modules/@modelcontextprotocol/client/dist");
+const { Client, StreamableHTTPClientTransport } = await import(path.join(dist, "index.mjs"));
+const { StdioClientTransport } = await import(path.join(dist, "stdio.mjs"));
+
+const check = checker(`v2 client ${TRANSPORT}`);
+
+/** The `_meta` key of a 2026-07-28 request's log level. */
+const LOG_LEVEL = "io.modelcontextprotocol/logLevel";
+
+/** Call `test_input_required_result_multiple_inputs` one round at a time, by hand. */
+async function roundByHand(client) {
+  const params = { name: "test_input_required_result_multiple_inputs", arguments: {} };
+  const first = await client.request({ method: "tools/call", params }, { allowInputRequired: true });
+  check(first.resultType === "input_required", `input_required first: ${JSON.stringify(first)}`);
+  const requests = first.inputRequests ?? {};
+  check(
+    JSON.stringify(Object.keys(requests).sort()) === '["client_roots","greeting","user_name"]',
+    `three questions in one round: ${JSON.stringify(requests)}`,
+  );
+  check(requests.user_name?.method === "elicitation/create", `user_name: ${JSON.stringify(requests.user_name)}`);
+  check(requests.greeting?.method === "sampling/createMessage", `greeting: ${JSON.stringify(requests.greeting)}`);
+  check(requests.client_roots?.method === "roots/list", `client_roots: ${JSON.stringify(requests.client_roots)}`);
+  check(typeof first.requestState === "string" && first.requestState !== "", "a requestState");
+  const inputResponses = {
+    user_name: { action: "accept", content: { name: "grace" } },
+    greeting: { role: "assistant", content: { type: "text", text: "Bonjour" }, model: "by-hand" },
+    client_roots: { roots: [{ uri: "file:///a" }, { uri: "file:///b" }] },
+  };
+  const done = await client.request(
+    { method: "tools/call", params: { ...params, inputResponses, requestState: first.requestState } },
+    { allowInputRequired: true },
+  );
+  check(done.resultType !== "input_required", `complete on the retry: ${JSON.stringify(done)}`);
+  check(textOf(done) === "Bonjour grace (2 roots)", `the retry's result: ${JSON.stringify(done)}`);
+}
+
+async function main() {
+  const user = scriptedUser();
+  const client = new Client(
+    { name: "dsh-conformance-v2", version: "0.0.0" },
+    { capabilities: CAPABILITIES, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+  );
+  client.setRequestHandler("elicitation/create", async (request) => user.elicit(request.params));
+  client.setRequestHandler("sampling/createMessage", async (request) => user.sample(request.params));
+  client.setRequestHandler("roots/list", async () => user.listRoots());
+  client.setNotificationHandler("notifications/message", (notification) => user.log(notification.params));
+
+  const transport =
+    TRANSPORT === "stdio"
+      ? new StdioClientTransport({ command: TARGET, args: ["--stdio"], stderr: "inherit" })
+      : new StreamableHTTPClientTransport(new URL(TARGET));
+  await client.connect(transport);
+  try {
+    check(client.getNegotiatedProtocolVersion() === "2026-07-28", `negotiated ${client.getNegotiatedProtocolVersion()}`);
+    check(client.getServerVersion()?.name === "dsh-conformance-everything-server", "the server's name");
+
+    await askingFixtures(client, user, check);
+    await roundByHand(client);
+
+    const callLogging = (level) => () =>
+      client.callTool({
+        name: "test_tool_with_logging",
+        arguments: {},
+        ...(level && { _meta: { [LOG_LEVEL]: level } }),
+      });
+    await loggingCall(callLogging(null), user, check, false, "no logLevel");
+    await loggingCall(callLogging("warning"), user, check, false, "logLevel warning");
+    await loggingCall(callLogging("debug"), user, check, true, "logLevel debug");
+    check(user.forms.length === 2 && user.samples.length === 2 && user.roots === 2, "nothing more was asked");
+  } finally {
+    await client.close();
+  }
+}
+
+runMain(main, check);
