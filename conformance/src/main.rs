@@ -78,6 +78,7 @@
 //!   `test_prompt_with_image`, `test_trigger_prompt_change`,
 //!   `test_input_required_result_prompt`) and no `completion/complete`.
 
+mod context;
 mod talking;
 
 use std::sync::{Arc, Mutex, PoisonError};
@@ -98,7 +99,7 @@ const SIMPLE_TEXT: &str = "This is a simple text response for testing.";
 const ERROR_TEXT: &str = "This tool intentionally returns an error for testing";
 
 /// A 1x1 red pixel, as a base64 PNG.
-const RED_PIXEL_PNG: &str =
+pub(crate) const RED_PIXEL_PNG: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
 
 /// The longest `slow_compute` sleeps, whatever it is asked.
@@ -497,11 +498,24 @@ fn mode() -> Result<Mode, String> {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mode = mode()?;
-    let (registry, _tools) = registry()?;
-    let server = McpServer::new(registry).with_server_info(
-        "dsh-conformance-everything-server",
-        env!("CARGO_PKG_VERSION"),
+    let (registry, mut _tools) = registry()?;
+    let prompts = context::prompts()?;
+    let prompt_change = Arc::new(context::PromptChange {
+        prompts: prompts.clone(),
+        dynamic: Mutex::new(None),
+    });
+    _tools.push(
+        registry
+            .register(context::PromptChangeTrigger(prompt_change))?
+            .unregister_on_drop(),
     );
+    let server = McpServer::new(registry)
+        .with_server_info(
+            "dsh-conformance-everything-server",
+            env!("CARGO_PKG_VERSION"),
+        )
+        .with_resources(context::resources()?)
+        .with_prompts(prompts);
     match mode {
         Mode::Http => serve_http(&server).await,
         Mode::Stdio => {

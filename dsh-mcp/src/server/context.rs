@@ -95,6 +95,7 @@ impl SessionCell {
             tasks,
             kind,
             log_level: Mutex::new(dsh_runtime::caller::LogLevel::Info),
+            subscriptions: Default::default(),
         });
         *slot = Some(session.clone());
         session
@@ -115,6 +116,8 @@ pub(crate) struct Session {
     /// The least severe log level its client gets (`logging/setLevel`; `info` until it
     /// sets one).
     pub(crate) log_level: Mutex<dsh_runtime::caller::LogLevel>,
+    /// The resources its client subscribed to.
+    pub(crate) subscriptions: super::resources::Subscriptions,
 }
 
 /// What a [`Session`] is.

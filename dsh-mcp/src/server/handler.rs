@@ -132,6 +132,11 @@ impl ServerHandler for Handler {
         } else {
             builder.build()
         };
+        let capabilities = super::resources::add_capabilities(
+            capabilities,
+            self.shared.resources.is_some(),
+            self.shared.prompts.is_some(),
+        );
         let mut config = ServerConfig::new(capabilities).with_server_info(self.shared.info.clone());
         if let Some(text) = &self.shared.instructions {
             config = config.with_instructions(text.clone());
@@ -155,6 +160,7 @@ impl ServerHandler for Handler {
         // Sessions on revisions with `initialize` get list changes as plain notifications.
         if let Some(session) = self.session() {
             let peer: Peer<RoleServer> = context.peer.clone();
+            self.watch_context_lists(&session, context.peer.clone());
             self.watch_list(session, None, CancellationToken::new(), move || {
                 let peer = peer.clone();
                 async move { peer.notify_tool_list_changed().await.is_ok() }
@@ -173,7 +179,14 @@ impl ServerHandler for Handler {
             let baseline = self.tool_list(Some(&session)).fingerprint.clone();
             *lock(&self.listen_baseline) = Some(baseline);
         }
-        Some(SubscriptionFilter::builder().tools_list_changed().build())
+        let mut filter = SubscriptionFilter::builder().tools_list_changed();
+        if self.shared.prompts.is_some() {
+            filter = filter.prompts_list_changed();
+        }
+        if self.shared.resources.is_some() {
+            filter = filter.resources_list_changed();
+        }
+        Some(filter.build())
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
@@ -188,6 +201,7 @@ impl ServerHandler for Handler {
                 async move { sink.notify_tool_list_changed().await.is_ok() }
             });
         }
+        self.listen_context_lists(&context);
         // The tasks extension's `taskIds`, read by the transport (see
         // `crate::tasks::listen`): each task of this context is followed.
         let request = context.request_context();
@@ -265,6 +279,72 @@ impl ServerHandler for Handler {
             return Err(rev_2025_11_25::not_served(request.name.as_ref(), why));
         }
         self.tool_call(request, context).await
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, McpError> {
+        self.list_resources_of()
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
+        self.list_templates_of()
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
+        self.read_resource_of(request).await.map(Into::into)
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscribe_of(request, &context)
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.unsubscribe_of(request)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, McpError> {
+        self.list_prompts_of()
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, McpError> {
+        self.get_prompt_of(request).await.map(Into::into)
+    }
+
+    async fn complete(
+        &self,
+        request: rmcp::model::CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, McpError> {
+        self.complete_of(request).await
     }
 
     #[allow(deprecated)]

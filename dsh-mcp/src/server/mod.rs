@@ -9,6 +9,7 @@ mod call;
 mod context;
 mod handler;
 mod progress;
+mod resources;
 mod scopes;
 mod task_calls;
 mod tool_list;
@@ -32,6 +33,8 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use dsh_runtime::jobs::OwnerId;
+use dsh_runtime::prompts::Prompts;
+use dsh_runtime::resources::Resources;
 use dsh_runtime::{AgentScope, AgentScopeId, DynTool, Registry};
 use rmcp::RoleServer;
 use rmcp::model::Implementation;
@@ -146,6 +149,10 @@ pub(crate) struct Shared {
     limits: PrincipalLimits,
     /// The calls and tasks each principal has now.
     limiter: Arc<admission::Limiter>,
+    /// The resources served, if any ([`McpServer::with_resources`]).
+    resources: Option<Resources>,
+    /// The prompts served, if any ([`McpServer::with_prompts`]).
+    prompts: Option<Prompts>,
 }
 
 /// A server of the registry with the default settings ([`McpServer::new`]), so that
@@ -201,6 +208,8 @@ impl McpServer {
                 tool_scopes: ToolScopes::default(),
                 limits: PrincipalLimits::default(),
                 limiter: Arc::default(),
+                resources: None,
+                prompts: None,
             }),
         }
     }
@@ -230,6 +239,8 @@ impl McpServer {
                     tool_scopes: old.tool_scopes.clone(),
                     limits: old.limits,
                     limiter: old.limiter.clone(),
+                    resources: old.resources.clone(),
+                    prompts: old.prompts.clone(),
                 };
                 f(&mut shared);
                 shared.instance =
@@ -245,6 +256,23 @@ impl McpServer {
     pub fn with_server_info(self, name: impl Into<String>, version: impl Into<String>) -> Self {
         let info = Implementation::new(name, version);
         self.edit(|s| s.info = info)
+    }
+
+    /// Serve `resources` next to the tools (`resources/list`, `resources/templates/list`,
+    /// `resources/read`, `resources/subscribe` and `unsubscribe`, completion of template
+    /// placeholders). The `resources` capability is declared from then on, with
+    /// `subscribe` and `listChanged`.
+    #[must_use]
+    pub fn with_resources(self, resources: Resources) -> Self {
+        self.edit(|s| s.resources = Some(resources))
+    }
+
+    /// Serve `prompts` next to the tools (`prompts/list`, `prompts/get`, completion of
+    /// their arguments). The `prompts` capability is declared from then on, with
+    /// `listChanged`.
+    #[must_use]
+    pub fn with_prompts(self, prompts: Prompts) -> Self {
+        self.edit(|s| s.prompts = Some(prompts))
     }
 
     /// Instructions for the client's model, sent at initialization.

@@ -1,0 +1,475 @@
+//! Resources, prompts and completion from the handler's side: the
+//! `dsh_runtime::resources` and `dsh_runtime::prompts` collections a server was given
+//! ([`McpServer::with_resources`](crate::McpServer::with_resources),
+//! [`McpServer::with_prompts`](crate::McpServer::with_prompts)) on MCP's wire.
+//!
+//! - `resources/list` and `resources/templates/list` list every resource and template
+//!   in one page; `resources/read` of a URI nothing answers, or whose placeholder does
+//!   not parse, is `-32602` with the URI in `data` (SEP-2164); a read that fails
+//!   otherwise is `-32603`.
+//! - `resources/subscribe` and `unsubscribe` (revision 2025-11-25 sessions): the
+//!   session's client gets `notifications/resources/updated` for each subscribed URI the
+//!   server announces with `Resources::notify_updated`.
+//! - `prompts/list`, `prompts/get` (a missing or invalid argument: `-32602` naming it).
+//! - `completion/complete` of a prompt argument or a template placeholder.
+//! - Sessions with `initialize` hear `notifications/resources/list_changed` and
+//!   `notifications/prompts/list_changed` when the collections change.
+
+#![allow(deprecated)] // resources/subscribe is legacy-only (2025-11-25), and served there
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
+use dsh_runtime::complete::{Completion, CompletionRequest};
+use dsh_runtime::prompts::{GotPrompt, PromptError, PromptInfo};
+use dsh_runtime::resources::{ResourceError, ResourceInfo};
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, Prompt,
+    ReadResourceRequestParams, ReadResourceResult, Reference, Resource, ResourceTemplate,
+    ResourceUpdatedNotificationParam, ServerCapabilities, SubscribeRequestParams,
+    UnsubscribeRequestParams,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, Peer, RoleServer};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::context::Session;
+use super::handler::Handler;
+use crate::util::lock;
+
+/// The URIs a session's client subscribed to.
+#[derive(Default)]
+pub(crate) struct Subscriptions {
+    uris: Mutex<BTreeSet<String>>,
+    /// Whether the task forwarding updates runs.
+    forwarding: Mutex<bool>,
+}
+
+/// Add the capabilities of what the server serves besides tools.
+pub(crate) fn add_capabilities(
+    capabilities: ServerCapabilities,
+    resources: bool,
+    prompts: bool,
+) -> ServerCapabilities {
+    if !resources && !prompts {
+        return capabilities;
+    }
+    let mut value = serde_json::to_value(&capabilities).unwrap_or_else(|_| json!({}));
+    if let Some(object) = value.as_object_mut() {
+        if resources {
+            object.insert(
+                "resources".into(),
+                json!({"subscribe": true, "listChanged": true}),
+            );
+        }
+        if prompts {
+            object.insert("prompts".into(), json!({"listChanged": true}));
+        }
+        object.insert("completions".into(), json!({}));
+    }
+    serde_json::from_value(value).unwrap_or(capabilities)
+}
+
+fn not_served(what: &str) -> McpError {
+    McpError::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        format!("this server serves no {what}"),
+        None,
+    )
+}
+
+/// A value of ours as one of rmcp's, through JSON.
+fn convert<T: serde::de::DeserializeOwned>(value: Value, what: &str) -> Result<T, McpError> {
+    serde_json::from_value(value)
+        .map_err(|e| McpError::internal_error(format!("{what} is not MCP's: {e}"), None))
+}
+
+fn resource_json(info: &ResourceInfo, template: bool) -> Value {
+    let mut out = serde_json::Map::new();
+    out.insert(
+        if template { "uriTemplate" } else { "uri" }.into(),
+        json!(info.uri),
+    );
+    out.insert("name".into(), json!(info.name));
+    let optional = [
+        ("title", info.title.as_ref()),
+        ("description", info.description.as_ref()),
+        ("mimeType", info.mime_type.as_ref()),
+    ];
+    for (key, value) in optional {
+        if let Some(value) = value {
+            out.insert(key.into(), json!(value));
+        }
+    }
+    if let (Some(size), false) = (info.size, template) {
+        out.insert("size".into(), json!(size));
+    }
+    if let Some(annotations) = &info.annotations {
+        out.insert(
+            "annotations".into(),
+            serde_json::to_value(annotations).unwrap_or(Value::Null),
+        );
+    }
+    Value::Object(out)
+}
+
+fn resource_error(uri: &str, error: ResourceError) -> McpError {
+    match error {
+        ResourceError::NotFound(_) => McpError::invalid_params(
+            format!("resources/read: no resource {uri}"),
+            Some(json!({ "uri": uri })),
+        ),
+        ResourceError::InvalidParams { .. } => McpError::invalid_params(
+            format!("resources/read {uri}: {error}"),
+            Some(json!({ "uri": uri })),
+        ),
+        other => McpError::internal_error(format!("resources/read {uri}: {other}"), None),
+    }
+}
+
+fn prompt_error(error: PromptError) -> McpError {
+    match error {
+        PromptError::Failed(why) => McpError::internal_error(format!("prompts/get: {why}"), None),
+        other => McpError::invalid_params(format!("prompts/get: {other}"), None),
+    }
+}
+
+fn prompt_json(info: &PromptInfo) -> Value {
+    let arguments: Vec<Value> = info
+        .arguments
+        .iter()
+        .map(|a| {
+            let mut out = json!({ "name": a.name, "required": a.required });
+            if let Some(title) = &a.title {
+                out["title"] = json!(title);
+            }
+            if let Some(description) = &a.description {
+                out["description"] = json!(description);
+            }
+            out
+        })
+        .collect();
+    let mut out = json!({ "name": info.name, "arguments": arguments });
+    if let Some(title) = &info.title {
+        out["title"] = json!(title);
+    }
+    if let Some(description) = &info.description {
+        out["description"] = json!(description);
+    }
+    out
+}
+
+fn got_prompt_json(got: &GotPrompt) -> Value {
+    let messages: Vec<Value> = got
+        .messages
+        .iter()
+        .map(|m| {
+            json!({
+                "role": serde_json::to_value(m.role).unwrap_or(Value::Null),
+                "content": serde_json::to_value(&m.content).unwrap_or(Value::Null),
+            })
+        })
+        .collect();
+    let mut out = json!({ "messages": messages });
+    if let Some(description) = &got.description {
+        out["description"] = json!(description);
+    }
+    out
+}
+
+fn completion_result(completion: Completion) -> Result<CompleteResult, McpError> {
+    let mut info = json!({ "values": completion.values, "hasMore": completion.has_more });
+    if let Some(total) = completion.total {
+        info["total"] = json!(total.min(u64::from(u32::MAX)));
+    }
+    let mut result: CompleteResult = convert(json!({ "completion": info }), "a completion")?;
+    result.result_type = Some(rmcp::model::ResultType::COMPLETE);
+    Ok(result)
+}
+
+impl Handler {
+    pub(super) fn list_resources_of(&self) -> Result<ListResourcesResult, McpError> {
+        let resources = self
+            .shared
+            .resources
+            .as_ref()
+            .ok_or_else(|| not_served("resources"))?;
+        let items: Vec<Resource> = resources
+            .list()
+            .iter()
+            .map(|info| convert(resource_json(info, false), "a resource"))
+            .collect::<Result<_, _>>()?;
+        Ok(ListResourcesResult::with_all_items(items))
+    }
+
+    pub(super) fn list_templates_of(&self) -> Result<ListResourceTemplatesResult, McpError> {
+        let resources = self
+            .shared
+            .resources
+            .as_ref()
+            .ok_or_else(|| not_served("resources"))?;
+        let items: Vec<ResourceTemplate> = resources
+            .templates()
+            .iter()
+            .map(|info| convert(resource_json(info, true), "a resource template"))
+            .collect::<Result<_, _>>()?;
+        Ok(ListResourceTemplatesResult::with_all_items(items))
+    }
+
+    pub(super) async fn read_resource_of(
+        &self,
+        request: ReadResourceRequestParams,
+    ) -> Result<ReadResourceResult, McpError> {
+        let resources = self
+            .shared
+            .resources
+            .as_ref()
+            .ok_or_else(|| not_served("resources"))?;
+        let uri = request.uri.as_str();
+        let contents = resources
+            .read(uri)
+            .await
+            .map_err(|e| resource_error(uri, e))?;
+        let contents = serde_json::to_value(&contents)
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let mut result: ReadResourceResult =
+            convert(json!({ "contents": contents }), "a resource's contents")?;
+        result.result_type = Some(rmcp::model::ResultType::COMPLETE);
+        Ok(result)
+    }
+
+    pub(super) fn subscribe_of(
+        &self,
+        request: SubscribeRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let resources = self
+            .shared
+            .resources
+            .as_ref()
+            .ok_or_else(|| not_served("resources"))?;
+        let session = self.session().ok_or_else(|| {
+            McpError::invalid_request("resources/subscribe needs a session", None)
+        })?;
+        if !resources.knows(&request.uri) {
+            return Err(McpError::invalid_params(
+                format!("resources/subscribe: no resource {}", request.uri),
+                Some(json!({ "uri": request.uri })),
+            ));
+        }
+        lock(&session.subscriptions.uris).insert(request.uri.clone());
+        let mut forwarding = lock(&session.subscriptions.forwarding);
+        if !*forwarding {
+            *forwarding = true;
+            tokio::spawn(forward_updates(
+                resources.updates(),
+                context.peer.clone(),
+                session.clone(),
+                session.stop.clone(),
+            ));
+        }
+        Ok(())
+    }
+
+    pub(super) fn unsubscribe_of(&self, request: UnsubscribeRequestParams) -> Result<(), McpError> {
+        self.shared
+            .resources
+            .as_ref()
+            .ok_or_else(|| not_served("resources"))?;
+        if let Some(session) = self.session() {
+            lock(&session.subscriptions.uris).remove(&request.uri);
+        }
+        Ok(())
+    }
+
+    pub(super) fn list_prompts_of(&self) -> Result<ListPromptsResult, McpError> {
+        let prompts = self
+            .shared
+            .prompts
+            .as_ref()
+            .ok_or_else(|| not_served("prompts"))?;
+        let items: Vec<Prompt> = prompts
+            .list()
+            .iter()
+            .map(|info| convert(prompt_json(info), "a prompt"))
+            .collect::<Result<_, _>>()?;
+        Ok(ListPromptsResult::with_all_items(items))
+    }
+
+    pub(super) async fn get_prompt_of(
+        &self,
+        request: GetPromptRequestParams,
+    ) -> Result<GetPromptResult, McpError> {
+        let prompts = self
+            .shared
+            .prompts
+            .as_ref()
+            .ok_or_else(|| not_served("prompts"))?;
+        let args: Vec<(String, String)> = request
+            .arguments
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| {
+                let text = match v {
+                    Value::String(s) => s,
+                    other => other.to_string(),
+                };
+                (k, text)
+            })
+            .collect();
+        let got = prompts
+            .get(&request.name, args)
+            .await
+            .map_err(prompt_error)?;
+        let mut result: GetPromptResult = convert(got_prompt_json(&got), "a prompt's messages")?;
+        result.result_type = Some(rmcp::model::ResultType::COMPLETE);
+        Ok(result)
+    }
+
+    pub(super) async fn complete_of(
+        &self,
+        request: CompleteRequestParams,
+    ) -> Result<CompleteResult, McpError> {
+        let context: Vec<(String, String)> = request
+            .context
+            .and_then(|c| c.arguments)
+            .map(|a| a.into_iter().collect())
+            .unwrap_or_default();
+        let asked = CompletionRequest::new(request.argument.name, request.argument.value)
+            .with_context(context);
+        let completion = match &request.r#ref {
+            Reference::Prompt(prompt) => {
+                let prompts = self
+                    .shared
+                    .prompts
+                    .as_ref()
+                    .ok_or_else(|| not_served("prompts"))?;
+                prompts.complete(&prompt.name, asked).await.ok_or_else(|| {
+                    McpError::invalid_params(
+                        format!("completion: unknown prompt {:?}", prompt.name),
+                        None,
+                    )
+                })?
+            }
+            Reference::Resource(template) => {
+                let resources = self
+                    .shared
+                    .resources
+                    .as_ref()
+                    .ok_or_else(|| not_served("resources"))?;
+                resources
+                    .complete(&template.uri, asked)
+                    .await
+                    .ok_or_else(|| {
+                        McpError::invalid_params(
+                            format!("completion: unknown resource template {:?}", template.uri),
+                            Some(json!({ "uri": template.uri })),
+                        )
+                    })?
+            }
+            _ => {
+                return Err(McpError::invalid_params(
+                    "completion: an unknown kind of reference",
+                    None,
+                ));
+            }
+        };
+        completion_result(completion)
+    }
+
+    /// Tell a listen stream (2026-07-28) when the resources or prompts change, as it
+    /// asked.
+    pub(super) fn listen_context_lists(&self, context: &rmcp::service::SubscriptionContext) {
+        let accepted = context.accepted();
+        let until = context.request_context().ct.clone();
+        if let (Some(resources), Some(true)) =
+            (&self.shared.resources, accepted.resources_list_changed)
+        {
+            let sink = context.sink().clone();
+            spawn_watch(resources.changes(), until.clone(), move || {
+                let sink = sink.clone();
+                async move { sink.notify_resource_list_changed().await.is_ok() }
+            });
+        }
+        if let (Some(prompts), Some(true)) = (&self.shared.prompts, accepted.prompts_list_changed) {
+            let sink = context.sink().clone();
+            spawn_watch(prompts.changes(), until, move || {
+                let sink = sink.clone();
+                async move { sink.notify_prompt_list_changed().await.is_ok() }
+            });
+        }
+    }
+
+    /// Tell a session's client when the resources or prompts change (sessions with
+    /// `initialize`).
+    pub(super) fn watch_context_lists(&self, session: &Arc<Session>, peer: Peer<RoleServer>) {
+        if let Some(resources) = &self.shared.resources {
+            let peer = peer.clone();
+            spawn_watch(resources.changes(), session.stop.clone(), move || {
+                let peer = peer.clone();
+                async move { peer.notify_resource_list_changed().await.is_ok() }
+            });
+        }
+        if let Some(prompts) = &self.shared.prompts {
+            spawn_watch(prompts.changes(), session.stop.clone(), move || {
+                let peer = peer.clone();
+                async move { peer.notify_prompt_list_changed().await.is_ok() }
+            });
+        }
+    }
+}
+
+/// Call `send` at each change of `changes` (from now on) until `stop`, or until `send`
+/// fails.
+fn spawn_watch<F, Fut>(
+    mut changes: tokio::sync::watch::Receiver<u64>,
+    stop: CancellationToken,
+    send: F,
+) where
+    F: Fn() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = bool> + Send,
+{
+    changes.mark_unchanged();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => break,
+                changed = changes.changed() => {
+                    if changed.is_err() || !send().await {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Send `peer` the updates of the URIs `session` subscribed to, until `stop`.
+async fn forward_updates(
+    mut updates: tokio::sync::broadcast::Receiver<String>,
+    peer: Peer<RoleServer>,
+    session: Arc<Session>,
+    stop: CancellationToken,
+) {
+    loop {
+        let uri = tokio::select! {
+            () = stop.cancelled() => break,
+            uri = updates.recv() => uri,
+        };
+        match uri {
+            Ok(uri) => {
+                if !lock(&session.subscriptions.uris).contains(&uri) {
+                    continue;
+                }
+                let param = ResourceUpdatedNotificationParam::new(uri);
+                if peer.notify_resource_updated(param).await.is_err() {
+                    break;
+                }
+            }
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+        }
+    }
+}
