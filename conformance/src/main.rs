@@ -45,38 +45,26 @@
 //!   nothing is deleted), `multi_input` (may run as a task, asks two questions at once:
 //!   two calls of an asking tool of a private registry, run concurrently).
 //!
+//! - Tools that talk to their client (`talking`): `test_tool_with_logging`,
+//!   `test_logging_tool`, `test_sampling`, `test_missing_capability` (needs the client's
+//!   `sampling`: `-32021` on 2026-07-28 without it), `test_elicitation` (a typed form),
+//!   `test_elicitation_sep1034_defaults`, `test_elicitation_sep1330_enums`, and the
+//!   `test_input_required_result_*` tools (named questions, several in one round,
+//!   several rounds, only what the client declared).
+//! - Resources, prompts and completion (`context`): `test://static-text`,
+//!   `test://static-binary`, `test://watched-resource`, the template
+//!   `test://template/{id}/data`, the prompts `test_simple_prompt`,
+//!   `test_prompt_with_arguments` (its `arg1` completes), `test_prompt_with_embedded_resource`,
+//!   `test_prompt_with_image`, and `test_trigger_prompt_change`.
+//!
 //! ## What dsh-rs cannot express yet
 //!
-//! Fixtures of the suite left out, each with the capability dsh-rs's API lacks (they
-//! belong to two later pieces of work: "tools talking back", and "resources, prompts and
-//! completion"):
-//!
-//! - Tools talking back to the client:
-//!   - logging: no way for a body to send `notifications/message`, nor a
-//!     `logging/setLevel` handler (`test_tool_with_logging`, `logging-set-level`);
-//!   - sampling: no way for a body to ask the client's model (`sampling/createMessage`),
-//!     nor to declare that a tool needs the client's `sampling` capability (so
-//!     `test_sampling`, `test_input_required_result_sampling` and
-//!     `test_missing_capability`, whose call must be refused with `-32021` when the client
-//!     did not declare `sampling`);
-//!   - elicitation forms: the only form a body can cause is dsh-mcp's approval form (one
-//!     boolean `approve`, under a key of dsh-mcp's choosing) and the body never sees the
-//!     answer's content, so `test_elicitation`, `test_elicitation_sep1034_defaults`,
-//!     `test_elicitation_sep1330_enums`, the `test_input_required_result_*` tools that ask
-//!     for `user_name` or several inputs or several rounds (`elicitation`,
-//!     `request_state`, `multiple_inputs`, `multi_round`, `capabilities`) and
-//!     `test_tool_with_task` (a form answered before the task starts, whose answer the
-//!     task's result repeats) cannot be written;
-//!   - roots: no way to ask the client for `roots/list`
-//!     (`test_input_required_result_list_roots`);
-//!   - the stream of a call: a body cannot close its SSE stream mid-call so the client
-//!     reconnects (`test_reconnection` answers without doing so).
-//! - Resources, prompts and completion: dsh-mcp serves tools only, so none of the
-//!   `resources/*` fixtures (`test://static-text`, `test://static-binary`,
-//!   `test://template/{id}/data`, subscriptions), no prompts (`test_simple_prompt`,
-//!   `test_prompt_with_arguments`, `test_prompt_with_embedded_resource`,
-//!   `test_prompt_with_image`, `test_trigger_prompt_change`,
-//!   `test_input_required_result_prompt`) and no `completion/complete`.
+//! - A prompt that asks its caller (`test_input_required_result_prompt`: an
+//!   `InputRequiredResult` from `prompts/get`): prompts have no caller route.
+//! - A task created on the round that answers an `InputRequiredResult`
+//!   (`test_tool_with_task`): dsh-mcp creates a task first and asks inside it.
+//! - The stream of a call: a body cannot close its SSE stream mid-call so the client
+//!   reconnects (`test_reconnection` answers without doing so).
 
 mod context;
 mod talking;
