@@ -336,3 +336,35 @@ async fn connect_http_follows_only_same_origin_redirects_that_keep_the_request()
 
     http.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_is_deleted_once_with_204_and_an_unknown_one_is_404() {
+    use crate::common::http::HttpClient;
+    use crate::common::wire::Revision;
+
+    let tools = Toolset::new().with(Greet);
+    let http = serve_http(&tools.server(), HttpOptions::default())
+        .await
+        .unwrap();
+    let mut client = HttpClient::new(http.url());
+    let session = client.start_session(Revision::V2025_11_25).await;
+    let delete = |id: String| {
+        let url = http.url();
+        async move {
+            reqwest::Client::new()
+                .delete(url)
+                .header("mcp-session-id", id)
+                .header("mcp-protocol-version", Revision::V2025_11_25.as_str())
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }
+    };
+    assert_eq!(delete(session.clone()).await, 204);
+    // Ended: deleting it again, or a session never opened, is a 404.
+    assert_eq!(delete(session).await, 404);
+    assert_eq!(delete("no-such-session".to_string()).await, 404);
+    http.shutdown().await.unwrap();
+}

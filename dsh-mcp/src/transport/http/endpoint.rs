@@ -33,6 +33,8 @@ pub(super) struct Steps {
     #[cfg(feature = "oauth")]
     pub(super) resource: Option<Arc<crate::oauth::Resource>>,
     pub(super) mcp: McpService,
+    /// The sessions rmcp's service keeps (a `DELETE` of one it does not know is `404`).
+    pub(super) sessions: Arc<super::sessions::IdleSessions>,
     /// [`HttpOptions::path`](super::HttpOptions::path) without a trailing `/`.
     pub(super) path: String,
     /// [`HttpOptions::health`](super::HttpOptions::health).
@@ -93,6 +95,23 @@ async fn credentials(steps: &Arc<Steps>, request: Request) -> Response {
     authorized(steps, request).await
 }
 
+/// The refusal of a `DELETE` naming a session this server does not keep (rmcp's service
+/// would accept it, as if it had ended one): `404`, as for any other request of it.
+async fn unknown_session(steps: &Steps, id: Option<String>) -> Option<Refusal> {
+    use rmcp::transport::streamable_http_server::SessionManager as _;
+    let known = steps.sessions.has_session(&id?.into()).await;
+    (!matches!(known, Ok(true))).then(|| Refusal::text(404, "session not found"))
+}
+
+/// The session a request names, if any.
+fn session_header(request: &Request) -> Option<String> {
+    request
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
 /// The steps after the credentials: the path (any other is `404`), the body (read once,
 /// here), the messages read as sent, the wait for the OAuth verdict on a `tools/call`, and
 /// rmcp's service.
@@ -101,6 +120,11 @@ async fn authorized(steps: &Steps, request: Request) -> Response {
         return Refusal::new(404, Answer::Empty).into_response();
     }
     let mcp = |request: Request| async move { steps.mcp.handle(request).await.map(Body::new) };
+    if request.method() == Method::DELETE
+        && let Some(refusal) = unknown_session(steps, session_header(&request)).await
+    {
+        return refusal.into_response();
+    }
     if request.method() != Method::POST {
         return steps.messages.stream(request, mcp).await;
     }

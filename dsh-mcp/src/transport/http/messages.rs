@@ -55,7 +55,14 @@ impl Messages {
         request: Request,
         next: impl AsyncFnOnce(Request) -> Response,
     ) -> Response {
-        let response = next(request).await;
+        let delete = request.method() == axum::http::Method::DELETE;
+        let mut response = next(request).await;
+        // A session ended at the client's request: `204 No Content` (rmcp answers `202`,
+        // which clients that expect the session to be over, such as Python's, take for a
+        // failure).
+        if delete && response.status() == axum::http::StatusCode::ACCEPTED {
+            *response.status_mut() = axum::http::StatusCode::NO_CONTENT;
+        }
         rewrite_response(response, Outbound::progress_tokens()).await
     }
 

@@ -426,6 +426,7 @@ pub async fn serve_http(
     let lifecycle = Arc::new(lifecycle::Lifecycle::default());
     // Requests without a session share this context, closed when the server stops.
     let stateless = Arc::new(crate::server::StatelessContext::default());
+    let (mcp, sessions) = mcp_service(&server, &options, addr, &stop, stateless.clone());
     let steps = Arc::new(Steps {
         origins,
         bearer: options
@@ -439,7 +440,8 @@ pub async fn serve_http(
         messages: messages::Messages::new(server.registry().jobs().is_some()),
         #[cfg(feature = "oauth")]
         resource: resource.clone(),
-        mcp: mcp_service(&server, &options, addr, &stop, stateless.clone()),
+        mcp,
+        sessions,
         path: options.path.trim_end_matches('/').to_string(),
         health: options.health,
         lifecycle: lifecycle.clone(),
@@ -484,17 +486,19 @@ fn mcp_service(
     addr: SocketAddr,
     stop: &CancellationToken,
     stateless: Arc<crate::server::StatelessContext>,
-) -> McpService {
-    let sessions = options.sessions;
+) -> (McpService, Arc<sessions::IdleSessions>) {
+    let keeps_sessions = options.sessions;
     let factory = server.clone();
-    StreamableHttpService::new(
-        move || Ok(factory.http_handler(sessions, stateless.clone())),
-        Arc::new(sessions::IdleSessions::new(
-            options.session_idle_timeout,
-            stop.child_token(),
-        )),
+    let sessions = Arc::new(sessions::IdleSessions::new(
+        options.session_idle_timeout,
+        stop.child_token(),
+    ));
+    let service = StreamableHttpService::new(
+        move || Ok(factory.http_handler(keeps_sessions, stateless.clone())),
+        sessions.clone(),
         rmcp_config(options, addr, stop),
-    )
+    );
+    (service, sessions)
 }
 
 /// The options no server can start with: a path that is not one, no connection allowed,
