@@ -17,8 +17,8 @@ use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::caller::{
-    self, CallerAnswer, CallerError, CallerRequest, CallerRoute, ElicitForm, Elicited, FormAnswer,
-    FormRequest, LogLevel, Root, SampleRequest, SampledMessage, UrlAnswer, UrlRequest,
+    self, CallerAnswer, CallerError, CallerRoute, ElicitForm, Elicited, FormAnswer, FormRequest,
+    LogLevel, Root, SampleRequest, SampledMessage, UrlAnswer, UrlRequest,
 };
 use crate::cards::{CallView, ResultSummary, ResultView};
 use crate::content::{ContentBlock, default_render};
@@ -1250,13 +1250,22 @@ impl ToolContext {
         self.caller.as_ref()
     }
 
+    /// This call's caller, as a handle of its own (see [`crate::caller::Caller`]).
+    pub fn as_caller(&self) -> caller::Caller {
+        caller::Caller::new(
+            self.caller.clone(),
+            self.exec.call_id.clone(),
+            self.exec.name.clone(),
+            self.cancellation().clone(),
+        )
+    }
+
     /// Log a message to the caller at `level` (an MCP client receives it as
     /// `notifications/message` when it asked for that level or below). Costs nothing
     /// when nobody listens at that level.
     pub fn log(&self, level: LogLevel, message: impl Into<String>) {
         if self.caller.is_some() {
-            let data = Value::from(message.into());
-            caller::log(self.caller.as_ref(), self.asking(), level, data, None);
+            self.as_caller().log(level, message);
         }
     }
 
@@ -1264,14 +1273,8 @@ impl ToolContext {
     /// [`ToolContext::log`]). Data that cannot be written as lossless JSON is logged as
     /// its error message.
     pub fn log_data<T: Serialize + ?Sized>(&self, level: LogLevel, logger: Option<&str>, data: &T) {
-        if self
-            .caller
-            .as_ref()
-            .is_some_and(|c| c.handler().logs_at(level))
-        {
-            let data = crate::json::to_value(data)
-                .unwrap_or_else(|e| Value::from(format!("unloggable data: {e}")));
-            caller::log(self.caller.as_ref(), self.asking(), level, data, logger);
+        if self.caller.is_some() {
+            self.as_caller().log_data(level, logger, data);
         }
     }
 
@@ -1293,18 +1296,7 @@ impl ToolContext {
         message: impl Into<String>,
     ) -> caller::CallerFuture<'_, Result<Elicited<T>, CallerError>> {
         let message = message.into();
-        Box::pin(async move {
-            let schema = caller::form_schema_of::<T>().map_err(|e| {
-                CallerError::Failed(format!("form `{}`: {e}", std::any::type_name::<T>()))
-            })?;
-            match self.elicit_form(FormRequest::new(message, schema)).await? {
-                FormAnswer::Accepted(content) => {
-                    caller::read_form_answer::<T>(&content).map(Elicited::Accepted)
-                }
-                FormAnswer::Declined => Ok(Elicited::Declined),
-                FormAnswer::Cancelled => Ok(Elicited::Cancelled),
-            }
-        })
+        Box::pin(async move { self.as_caller().elicit::<T>(message).await })
     }
 
     /// Ask the caller's user to fill in a form given as a JSON Schema (MCP's
@@ -1316,10 +1308,7 @@ impl ToolContext {
     ///
     /// As [`ToolContext::elicit`].
     pub async fn elicit_form(&self, request: FormRequest) -> Result<FormAnswer, CallerError> {
-        match self.ask_caller(CallerRequest::Form(request)).await? {
-            CallerAnswer::Form(answer) => Ok(answer),
-            other => Err(wrong_answer("a form", &other)),
-        }
+        self.as_caller().elicit_form(request).await
     }
 
     /// Send the caller's user to a URL (MCP's URL-mode elicitation: an OAuth consent, a
@@ -1330,10 +1319,7 @@ impl ToolContext {
     ///
     /// As [`ToolContext::elicit`].
     pub async fn elicit_url(&self, request: UrlRequest) -> Result<UrlAnswer, CallerError> {
-        match self.ask_caller(CallerRequest::Url(request)).await? {
-            CallerAnswer::Url(answer) => Ok(answer),
-            other => Err(wrong_answer("a URL request", &other)),
-        }
+        self.as_caller().elicit_url(request).await
     }
 
     /// Ask the caller's model for a message.
@@ -1343,10 +1329,7 @@ impl ToolContext {
     /// As [`ToolContext::elicit`]; an answer that is not a message is
     /// [`CallerError::InvalidAnswer`].
     pub async fn sample(&self, request: SampleRequest) -> Result<SampledMessage, CallerError> {
-        match self.ask_caller(CallerRequest::Sample(request)).await? {
-            CallerAnswer::Sample(message) => Ok(message),
-            other => Err(wrong_answer("a sampling request", &other)),
-        }
+        self.as_caller().sample(request).await
     }
 
     /// The caller's roots (the directories or resources it works in).
@@ -1355,10 +1338,7 @@ impl ToolContext {
     ///
     /// As [`ToolContext::elicit`].
     pub async fn roots(&self) -> Result<Vec<Root>, CallerError> {
-        match self.ask_caller(CallerRequest::Roots).await? {
-            CallerAnswer::Roots(roots) => Ok(roots),
-            other => Err(wrong_answer("a roots request", &other)),
-        }
+        self.as_caller().roots().await
     }
 
     /// Ask the caller several things together: one answer per question, in order. Over
@@ -1370,43 +1350,8 @@ impl ToolContext {
         &self,
         questions: Vec<crate::caller::Question>,
     ) -> Vec<Result<CallerAnswer, CallerError>> {
-        caller::ask_all(
-            self.caller.as_ref(),
-            self.asking(),
-            self.cancellation(),
-            questions,
-        )
-        .await
+        self.as_caller().ask_all(questions).await
     }
-
-    /// This call, as its caller's handler sees it.
-    fn asking(&self) -> caller::AskingCall<'_> {
-        caller::AskingCall::new(self.call_id(), self.name())
-    }
-
-    /// Send one request to the caller, bounded by this call's cancellation.
-    async fn ask_caller(&self, request: CallerRequest) -> Result<CallerAnswer, CallerError> {
-        caller::ask(
-            self.caller.as_ref(),
-            self.asking(),
-            self.cancellation(),
-            request,
-        )
-        .await
-    }
-}
-
-/// The error of an answer of another kind than its request.
-fn wrong_answer(asked: &str, answer: &CallerAnswer) -> CallerError {
-    CallerError::InvalidAnswer(format!(
-        "{asked} was answered as {}",
-        match answer.kind() {
-            caller::RequestKind::Form => "a form",
-            caller::RequestKind::Url => "a URL request",
-            caller::RequestKind::Sample => "a sampling request",
-            _ => "a roots request",
-        }
-    ))
 }
 
 /// What running a body produced, before the pipeline's output stage.

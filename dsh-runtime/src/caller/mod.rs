@@ -65,6 +65,7 @@
 
 pub mod codes;
 mod form;
+mod handle;
 mod types;
 
 use std::fmt;
@@ -77,6 +78,7 @@ pub use form::{
     ElicitForm, FormChoice, FormField, FormFields, FormSchemaError, form_schema, form_schema_of,
     read_form_answer,
 };
+pub use handle::Caller;
 pub use types::{
     CallerAnswer, CallerRequest, Elicited, FormAnswer, FormRequest, LogLevel, LogMessage,
     ModelPreferences, Question, RequestKind, Root, SampleRequest, SampledMessage, SamplingMessage,
