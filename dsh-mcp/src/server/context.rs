@@ -117,7 +117,7 @@ pub(crate) struct Session {
     /// sets one).
     pub(crate) log_level: Mutex<dsh_runtime::caller::LogLevel>,
     /// The resources its client subscribed to.
-    pub(crate) subscriptions: super::resources::Subscriptions,
+    pub(crate) subscriptions: Subscriptions,
 }
 
 /// What a [`Session`] is.
@@ -256,6 +256,14 @@ fn principal(principals: &Principals, context: &RequestContext<RoleServer>) -> P
         None
     };
     principals.of(header)
+}
+
+/// The URIs a session's client subscribed to.
+#[derive(Default)]
+pub(crate) struct Subscriptions {
+    pub(crate) uris: Mutex<std::collections::BTreeSet<String>>,
+    /// Whether the task forwarding updates runs.
+    pub(crate) forwarding: Mutex<bool>,
 }
 
 #[cfg(test)]

@@ -132,7 +132,7 @@ impl ServerHandler for Handler {
         } else {
             builder.build()
         };
-        let capabilities = super::resources::add_capabilities(
+        let capabilities = add_capabilities(
             capabilities,
             self.shared.resources.is_some(),
             self.shared.prompts.is_some(),
@@ -473,4 +473,29 @@ pub(crate) struct FoundTask {
     pub(crate) tasks: Arc<SessionTasks>,
     pub(crate) owner: Owner,
     pub(crate) id: String,
+}
+
+/// Add the capabilities of what the server serves besides tools.
+fn add_capabilities(
+    capabilities: ServerCapabilities,
+    resources: bool,
+    prompts: bool,
+) -> ServerCapabilities {
+    if !resources && !prompts {
+        return capabilities;
+    }
+    let mut value = serde_json::to_value(&capabilities).unwrap_or_else(|_| serde_json::json!({}));
+    if let Some(object) = value.as_object_mut() {
+        if resources {
+            object.insert(
+                "resources".into(),
+                serde_json::json!({"subscribe": true, "listChanged": true}),
+            );
+        }
+        if prompts {
+            object.insert("prompts".into(), serde_json::json!({"listChanged": true}));
+        }
+        object.insert("completions".into(), serde_json::json!({}));
+    }
+    serde_json::from_value(value).unwrap_or(capabilities)
 }

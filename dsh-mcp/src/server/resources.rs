@@ -17,8 +17,7 @@
 
 #![allow(deprecated)] // resources/subscribe is legacy-only (2025-11-25), and served there
 
-use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use dsh_runtime::complete::{Completion, CompletionRequest};
 use dsh_runtime::prompts::{GotPrompt, PromptError, PromptInfo};
@@ -27,8 +26,7 @@ use rmcp::model::{
     CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResult,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, Prompt,
     ReadResourceRequestParams, ReadResourceResult, Reference, Resource, ResourceTemplate,
-    ResourceUpdatedNotificationParam, ServerCapabilities, SubscribeRequestParams,
-    UnsubscribeRequestParams,
+    ResourceUpdatedNotificationParam, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
@@ -38,39 +36,6 @@ use tokio_util::sync::CancellationToken;
 use super::context::Session;
 use super::handler::Handler;
 use crate::util::lock;
-
-/// The URIs a session's client subscribed to.
-#[derive(Default)]
-pub(crate) struct Subscriptions {
-    uris: Mutex<BTreeSet<String>>,
-    /// Whether the task forwarding updates runs.
-    forwarding: Mutex<bool>,
-}
-
-/// Add the capabilities of what the server serves besides tools.
-pub(crate) fn add_capabilities(
-    capabilities: ServerCapabilities,
-    resources: bool,
-    prompts: bool,
-) -> ServerCapabilities {
-    if !resources && !prompts {
-        return capabilities;
-    }
-    let mut value = serde_json::to_value(&capabilities).unwrap_or_else(|_| json!({}));
-    if let Some(object) = value.as_object_mut() {
-        if resources {
-            object.insert(
-                "resources".into(),
-                json!({"subscribe": true, "listChanged": true}),
-            );
-        }
-        if prompts {
-            object.insert("prompts".into(), json!({"listChanged": true}));
-        }
-        object.insert("completions".into(), json!({}));
-    }
-    serde_json::from_value(value).unwrap_or(capabilities)
-}
 
 fn not_served(what: &str) -> McpError {
     McpError::new(
