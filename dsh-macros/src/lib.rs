@@ -15,6 +15,8 @@ use proc_macro::TokenStream;
 mod ctxt;
 mod derive;
 mod doc;
+mod prompt;
+mod resource;
 mod suggest;
 mod tool;
 mod types;
@@ -46,4 +48,29 @@ fn debug(name: &str, tokens: proc_macro2::TokenStream) -> proc_macro2::TokenStre
         eprintln!("// expansion of {name}:\n{tokens}");
     }
     tokens
+}
+
+// Documented on its re-export, `dsh_runtime::resource`.
+#[allow(missing_docs)]
+#[proc_macro_attribute]
+pub fn resource(attr: TokenStream, item: TokenStream) -> TokenStream {
+    debug(
+        "resource",
+        resource::expand_resource(attr.into(), item.into()),
+    )
+    .into()
+}
+
+// Documented on its re-export, `dsh_runtime::prompt`.
+#[allow(missing_docs)]
+#[proc_macro_attribute]
+pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
+    debug("prompt", prompt::expand_prompt(attr.into(), item.into())).into()
+}
+
+// Documented on its re-export, `dsh_runtime::context`.
+#[allow(missing_docs)]
+#[proc_macro_attribute]
+pub fn context(attr: TokenStream, item: TokenStream) -> TokenStream {
+    debug("context", prompt::expand_context(attr.into(), item.into())).into()
 }

@@ -839,6 +839,317 @@ pub use dsh_macros::ToolSchema;
 /// to the method(s) (a plain `//` comment there is fine).
 pub use dsh_macros::toolbox;
 
+/// Turn an `async fn` into a resource: its URI (fixed, or a URI template whose
+/// placeholders are the fn's parameters), its name and description from the signature
+/// and doc comment, its contents from what it returns.
+///
+/// ```
+/// use dsh_runtime::content::ResourceContents;
+/// use dsh_runtime::resources::{Json, ResourceError, Resources};
+/// use dsh_runtime::{ToolSchema, resource};
+///
+/// /// The project's README.
+/// #[resource("docs://readme", title = "README", mime_type = "text/markdown", audience = "user")]
+/// async fn readme() -> &'static str {
+///     "# Hello"
+/// }
+///
+/// #[derive(serde::Deserialize, serde::Serialize, ToolSchema)]
+/// #[serde(rename_all = "lowercase")]
+/// enum Format {
+///     Short,
+///     Full,
+/// }
+///
+/// #[derive(serde::Serialize)]
+/// struct UserProfile {
+///     id: u64,
+///     format: Format,
+/// }
+///
+/// /// One user's profile.
+/// #[resource("users://{id}/profile/{format}")]
+/// async fn profile(id: u64, format: Format) -> Result<Json<UserProfile>, ResourceError> {
+///     Ok(Json(UserProfile { id, format }))
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let resources = Resources::new();
+/// let _readme = resources.register(Readme).unwrap();
+/// let _profile = resources.register(Profile).unwrap();
+/// assert_eq!(resources.list()[0].description.as_deref(), Some("The project's README."));
+/// assert_eq!(
+///     resources.read("users://7/profile/short").await.unwrap(),
+///     [ResourceContents::text("users://7/profile/short", r#"{"id":7,"format":"short"}"#)
+///         .with_mime_type("application/json")]
+/// );
+/// // A placeholder's text that does not parse names the placeholder.
+/// assert!(matches!(
+///     resources.read("users://x/profile/short").await,
+///     Err(ResourceError::InvalidParams { placeholder, .. }) if placeholder == "id"
+/// ));
+/// # });
+/// ```
+///
+/// # The URI
+///
+/// First, as a string literal (or `uri = ".."`): a URI with a scheme (`docs://readme`,
+/// `file:///etc/hosts`), or a URI template of RFC 6570 level 1, `users://{id}/profile`,
+/// whose `{name}` placeholders each match one or more characters up to the next literal
+/// text, never a `/` (see [`resources::UriTemplate`]). Checked at compile time: the
+/// template's syntax, and that **every placeholder is a parameter and every parameter a
+/// placeholder** (an error at the URI naming the placeholder, or at the parameter).
+///
+/// # Keys
+///
+/// | key | meaning |
+/// | --- | --- |
+/// | `"scheme://.."` first, or `uri = ".."` | the URI or URI template (required) |
+/// | `name = ".."` | the resource's name, an identifier (default: the fn's name) |
+/// | `title = ".."` | a title to show (a string literal or a macro call expanding to one) |
+/// | `description = ".."` | replaces the doc comment |
+/// | `mime_type = "type/subtype"` | its MIME type, published and given to the contents made from the value |
+/// | `size = 1024` | its size in bytes, when known (a fixed URI only) |
+/// | `audience = "user"`, `"assistant"` or `["user", "assistant"]` | annotation: who it is for |
+/// | `priority = 0.5` | annotation: from 0 (entirely optional) to 1 (effectively required) |
+/// | `last_modified = "2025-01-12T15:00:58Z"` | annotation: an RFC 3339 date-time, checked at compile time |
+/// | `struct_name = "Name"` | the generated struct's name |
+/// | `crate = "path"` | where `dsh_runtime` is, when renamed |
+///
+/// The description is the doc comment (normalised as a tool's), none when there is
+/// none. A title is only ever the `title` key.
+///
+/// # Parameters
+///
+/// Each parameter is a placeholder of the same name (`r#type` is `{type}`), read from the
+/// placeholder's text (percent-decoded) into its type, the first way that applies: the
+/// type's `FromStr` (numbers, `bool`, `char`, `String`, `PathBuf`, your own), else serde
+/// from the string (a unit enum deriving `Deserialize`, by the names serde reads). Text
+/// that does not parse is [`resources::ResourceError::InvalidParams`] naming the
+/// placeholder (MCP's invalid-params error), and the body does not run. A type read
+/// neither way is a compile error at the type.
+///
+/// **Completion.** A placeholder whose type is a unit enum with a [`ToolSchema`] completes
+/// from its variants (as serde writes them), with no code: the values starting with what
+/// was typed, at most 100 with the total and whether there are more
+/// ([`complete::Completion`]). `#[complete(with = path)]` on a parameter names an
+/// `async fn(CompletionRequest) -> Vec<String>` for any other (it filters by
+/// `request.prefix` itself; its answer is cut to 100).
+///
+/// # Return types
+///
+/// Anything implementing [`resources::IntoContents`]: `String` or `&'static str` (text),
+/// `Vec<u8>` (bytes, sent as base64), [`resources::Json<T>`] (a `Serialize` value as JSON
+/// text, MIME type `application/json` unless `mime_type` says otherwise), or
+/// `ResourceContents` / `Vec<ResourceContents>` as they are; or a `Result` of one of
+/// these, whose error is a [`resources::ResourceError`] (kept as it is) or any `Display`
+/// error (a failed read, [`resources::ResourceError::Failed`]). A panicking body is
+/// contained: the read fails with `Failed`, the collection keeps working.
+///
+/// # Generated items
+///
+/// The fn stays as written and callable. Beside it, a unit struct named after it in
+/// CamelCase (`Readme` for `readme`, or `struct_name`), with the fn's visibility, and
+/// `impl From<Readme> for Resource`: register it with `resources.register(Readme)`, or
+/// several with [`resources::Resources::register_all`]. As for [`tool`](macro@tool), a
+/// type of that name already in scope is a compile error at the fn name saying to use
+/// `struct_name`. For resources that share a value, see [`context`](macro@context).
+///
+/// # Compile errors
+///
+/// Each at the offending token, with the fn and stand-in items still emitted: no URI; a
+/// URI without a scheme or with bad template syntax (an unclosed `{`, an empty or
+/// operator placeholder such as `{+path}`, two placeholders without text between them, a
+/// name used twice); a placeholder that is not a parameter, a parameter that is not a
+/// placeholder; `size` on a template; an unknown or repeated key (with the closest valid
+/// key), a bad `mime_type`, `audience`, `priority` or `last_modified`; a fn that is not
+/// `async`, or is generic, `const` or `unsafe`; a `self` parameter outside `#[context]`;
+/// a parameter that is a pattern, a reference, an `Option` (a placeholder always has a
+/// value) or has a doc comment (MCP publishes none per placeholder: describe it in the
+/// fn's doc); a parameter type read from text neither way; a return type that is not
+/// contents, or an error type that does not display; a body whose future is not `Send`.
+pub use dsh_macros::resource;
+
+/// Turn an `async fn` into a prompt: its arguments from the fn's parameters, its name
+/// and description from the signature and doc comment, its messages from what it
+/// returns.
+///
+/// ```
+/// use dsh_runtime::content::ContentBlock;
+/// use dsh_runtime::complete::CompletionRequest;
+/// use dsh_runtime::prompts::{PromptError, PromptMessage, Prompts};
+/// use dsh_runtime::{ToolSchema, prompt};
+///
+/// #[derive(serde::Deserialize, ToolSchema)]
+/// #[serde(rename_all = "lowercase")]
+/// enum Depth {
+///     Quick,
+///     Thorough,
+/// }
+///
+/// /// Review a file.
+/// #[prompt(title = "Code review")]
+/// async fn review(
+///     /// The file to review.
+///     file: String,
+///     /// How closely to look.
+///     depth: Depth,
+///     /// At most this many remarks.
+///     limit: Option<u32>,
+/// ) -> Vec<PromptMessage> {
+///     let depth = match depth {
+///         Depth::Quick => "a quick",
+///         Depth::Thorough => "a thorough",
+///     };
+///     let limit = limit.map(|n| format!(" (at most {n} remarks)")).unwrap_or_default();
+///     vec![
+///         PromptMessage::user(ContentBlock::text(format!("Give {file} {depth} review{limit}."))),
+///         PromptMessage::assistant(ContentBlock::text("Reading it now.")),
+///     ]
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let prompts = Prompts::new();
+/// let _review = prompts.register(Review).unwrap();
+/// let info = &prompts.list()[0];
+/// assert_eq!((info.name.as_str(), info.title.as_deref()), ("review", Some("Code review")));
+/// assert_eq!(info.arguments[2].description.as_deref(), Some("At most this many remarks."));
+/// assert!(info.arguments[1].required && !info.arguments[2].required);
+///
+/// let got = prompts.get("review", [("file", "main.rs"), ("depth", "quick")]).await.unwrap();
+/// assert_eq!(got.messages[0].content.as_text(), Some("Give main.rs a quick review."));
+/// // A missing argument, or one that does not parse, is named.
+/// assert!(matches!(
+///     prompts.get("review", [("file", "main.rs"), ("depth", "deep")]).await,
+///     Err(PromptError::InvalidArgument { argument, .. }) if argument == "depth"
+/// ));
+/// // The enum argument completes from its variants.
+/// let c = prompts.complete("review", CompletionRequest::new("depth", "t")).await.unwrap();
+/// assert_eq!(c.values, ["thorough"]);
+/// # });
+/// ```
+///
+/// # Keys
+///
+/// | key | meaning |
+/// | --- | --- |
+/// | `name = ".."` | the prompt's name (default: the fn's name) |
+/// | `title = ".."` | a title to show (a string literal or a macro call expanding to one) |
+/// | `description = ".."` | replaces the doc comment |
+/// | `struct_name = "Name"` | the generated struct's name |
+/// | `crate = "path"` | where `dsh_runtime` is, when renamed |
+///
+/// # Arguments
+///
+/// Each parameter is an argument of the same name (`r#type` is `type`), described by its
+/// doc comment, required unless its type is `Option<T>`. MCP sends arguments as text:
+/// each is read into its type (`T` for `Option<T>`) the first way that applies, the
+/// type's `FromStr`, else serde from the string (a unit enum deriving `Deserialize`).
+/// A required argument that is missing is [`prompts::PromptError::MissingArgument`], one
+/// that does not parse [`prompts::PromptError::InvalidArgument`], each naming the
+/// argument; the body does not run. A type read neither way is a compile error at the
+/// type.
+///
+/// **Completion**, as for [`resource`](macro@resource): a unit enum with a
+/// [`ToolSchema`] completes from its variants with no code (prefix-filtered, at most 100,
+/// with the total and whether there are more); `#[complete(with = path)]` on a parameter
+/// names an `async fn(CompletionRequest) -> Vec<String>` for any other.
+///
+/// # Return types
+///
+/// Anything implementing [`prompts::IntoMessages`]: `String` or `&'static str` (one user
+/// message of that text), a [`content::ContentBlock`] (one user message: text, image,
+/// audio, embedded resource), a [`prompts::PromptMessage`] or `Vec<PromptMessage>` (any
+/// roles and contents); or a `Result` of one of these, whose error is a
+/// [`prompts::PromptError`] (kept as it is) or any `Display` error (a failed prompt,
+/// [`prompts::PromptError::Failed`]). A panicking body is contained: getting the prompt
+/// fails with `Failed`.
+///
+/// # Generated items and compile errors
+///
+/// As for [`resource`](macro@resource): the fn stays as written; a unit struct named after
+/// it in CamelCase (`Review`, or `struct_name`) with `impl From<Review> for Prompt`,
+/// registered with `prompts.register(Review)`. Compile errors, each at its token: an
+/// unknown or repeated key; a fn that is not `async`, or is generic, `const` or
+/// `unsafe`; a `self` parameter outside [`context`](macro@context); a parameter that is a
+/// pattern or a reference; a parameter type read from text neither way; a return type
+/// that is not messages, or an error type that does not display; a body whose future is
+/// not `Send`.
+pub use dsh_macros::prompt;
+
+/// Turn the `#[resource]` and `#[prompt]` methods of an impl block into resources and
+/// prompts that share one value, registered together.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use dsh_runtime::prompts::Prompts;
+/// use dsh_runtime::resources::Resources;
+/// use dsh_runtime::{context, prompt, resource};
+///
+/// pub struct Library {
+///     books: Vec<String>,
+/// }
+///
+/// #[context]
+/// impl Library {
+///     /// Every title, one a line.
+///     #[resource("library://titles", mime_type = "text/plain")]
+///     pub async fn titles(&self) -> String {
+///         self.books.join("\n")
+///     }
+///
+///     /// One book.
+///     #[resource("library://books/{index}")]
+///     pub async fn book(self: Arc<Self>, index: usize) -> String {
+///         self.books.get(index).cloned().unwrap_or_default()
+///     }
+///
+///     /// Recommend a book.
+///     #[prompt]
+///     pub async fn recommend(&self, /// What the reader likes.
+///         taste: String) -> String {
+///         format!("Which of {} suits a reader who likes {taste}?", self.books.join(", "))
+///     }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let library = Arc::new(Library { books: vec!["Dune".into(), "Emma".into()] });
+/// let resources = Resources::new();
+/// let prompts = Prompts::new();
+/// // All of them or none, each under one handle that unregisters them all.
+/// let _resources = resources.register_group(Arc::clone(&library)).unwrap();
+/// let _prompts = prompts.register_group(Arc::clone(&library)).unwrap();
+/// let read = resources.read("library://books/1").await.unwrap();
+/// assert_eq!(read[0], dsh_runtime::content::ResourceContents::text("library://books/1", "Emma"));
+/// // One on its own: the struct holds the shared value.
+/// let _titles = Resources::new().register(LibraryTitles(library)).unwrap();
+/// # });
+/// ```
+///
+/// Each marked method is expanded as by [`resource`](macro@resource) or
+/// [`prompt`](macro@prompt) (same keys, same rules), with these differences, as for
+/// [`toolbox`](macro@toolbox):
+///
+/// - The struct is named after the type and the method, `LibraryTitles` for `titles` on
+///   `impl Library`: a tuple struct holding an `Arc` of the value, with the method's
+///   visibility.
+/// - The receiver is `&self` or `self: Arc<Self>`; a method without one is allowed too.
+///   `&mut self` and `self` by value are compile errors: reads may run concurrently.
+/// - `Self` in parameter and return types and in `#[complete(with = Self::names)]` means
+///   the impl's type.
+/// - The type implements [`resources::ResourceGroup`] when it has a `#[resource]` method,
+///   [`prompts::PromptGroup`] when it has a `#[prompt]` one; register them all with
+///   [`resources::Resources::register_group`] / [`prompts::Prompts::register_group`]:
+///   all or none, under one handle (dropping it unregisters them all). The type must be
+///   `Send + Sync + 'static`.
+///
+/// Methods without these attributes are left alone, and the same block may also carry
+/// [`toolbox`](macro@toolbox) for its `#[tool]` methods. The impl must be inherent and
+/// not generic; `#[context]` takes no keys but `crate = "..."`, and a block with no
+/// `#[resource]` or `#[prompt]` method is a compile error.
+pub use dsh_macros::context;
+
 /// This crate's README (its crates.io page), compiled and run as doctests so it stays
 /// true. The project README's examples run as doctests of the `examples` crate.
 #[cfg(doctest)]

@@ -66,6 +66,54 @@ impl PromptMessage {
     }
 }
 
+/// What a prompt function returns, turned into the prompt's messages: `#[prompt]`
+/// functions return one of these (or a `Result` of one).
+///
+/// | type | messages |
+/// | --- | --- |
+/// | `String`, `&'static str` | one user message of that text |
+/// | [`ContentBlock`] (text, image, audio, embedded resource) | one user message of it |
+/// | [`PromptMessage`], `Vec<PromptMessage>` | as they are |
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a prompt's messages",
+    label = "not the messages of a prompt",
+    note = "return `String` (one user message), a `ContentBlock` (one user message: text, image, audio, embedded resource), `PromptMessage` or `Vec<PromptMessage>`, or a `Result` of one of these; or implement `dsh_runtime::prompts::IntoMessages` for the type"
+)]
+pub trait IntoMessages {
+    /// The messages.
+    fn into_messages(self) -> Vec<PromptMessage>;
+}
+
+impl IntoMessages for String {
+    fn into_messages(self) -> Vec<PromptMessage> {
+        vec![PromptMessage::user(ContentBlock::text(self))]
+    }
+}
+
+impl IntoMessages for &'static str {
+    fn into_messages(self) -> Vec<PromptMessage> {
+        vec![PromptMessage::user(ContentBlock::text(self))]
+    }
+}
+
+impl IntoMessages for ContentBlock {
+    fn into_messages(self) -> Vec<PromptMessage> {
+        vec![PromptMessage::user(self)]
+    }
+}
+
+impl IntoMessages for PromptMessage {
+    fn into_messages(self) -> Vec<PromptMessage> {
+        vec![self]
+    }
+}
+
+impl IntoMessages for Vec<PromptMessage> {
+    fn into_messages(self) -> Vec<PromptMessage> {
+        self
+    }
+}
+
 /// One argument a prompt takes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -285,11 +333,20 @@ impl fmt::Display for PromptError {
 
 impl std::error::Error for PromptError {}
 
-/// Unregisters its prompt when dropped (unless [`PromptHandle::keep`] was called).
+/// Prompts that share one value: a type whose `impl` block carries `#[context]`
+/// implements it for its `#[prompt]` methods; register them all with
+/// [`Prompts::register_group`].
+pub trait PromptGroup: Send + Sync + 'static {
+    /// Every prompt of this value, sharing it.
+    fn prompts(self: Arc<Self>) -> Vec<Prompt>;
+}
+
+/// Unregisters its prompt (or prompts, from [`Prompts::register_all`]) when dropped,
+/// unless [`PromptHandle::keep`] was called.
 #[must_use = "the prompt is unregistered when the handle is dropped; call `keep()` to keep it"]
 pub struct PromptHandle {
     prompts: Prompts,
-    name: String,
+    names: Vec<String>,
     kept: bool,
 }
 
@@ -303,7 +360,7 @@ impl PromptHandle {
 impl Drop for PromptHandle {
     fn drop(&mut self) {
         if !self.kept {
-            self.prompts.unregister(&self.name);
+            self.prompts.unregister(&self.names);
         }
     }
 }
@@ -311,7 +368,7 @@ impl Drop for PromptHandle {
 impl fmt::Debug for PromptHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PromptHandle")
-            .field("name", &self.name)
+            .field("names", &self.names)
             .finish()
     }
 }
@@ -356,37 +413,69 @@ impl Prompts {
     ///
     /// Another prompt has the same name, or two arguments share one.
     pub fn register(&self, prompt: impl Into<Prompt>) -> Result<PromptHandle, PromptError> {
-        let prompt = prompt.into();
-        let name = prompt.info.name.clone();
-        let mut seen = std::collections::BTreeSet::new();
-        if let Some(dup) = prompt.info.arguments.iter().find(|a| !seen.insert(&a.name)) {
-            return Err(PromptError::Failed(format!(
-                "prompt {name:?}: the argument `{}` is declared twice",
-                dup.name
-            )));
-        }
-        {
-            let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
-            if inner.iter().any(|p| p.info.name == name) {
+        self.register_all([prompt.into()])
+    }
+
+    /// Register every one of `prompts`: all of them, or none (one list change), under
+    /// one handle.
+    ///
+    /// # Errors
+    ///
+    /// Two of them, or one of them and a registered prompt, have the same name; two
+    /// arguments of one prompt share one.
+    pub fn register_all(
+        &self,
+        prompts: impl IntoIterator<Item = Prompt>,
+    ) -> Result<PromptHandle, PromptError> {
+        let prompts: Vec<Prompt> = prompts.into_iter().collect();
+        for prompt in &prompts {
+            let mut seen = std::collections::BTreeSet::new();
+            if let Some(dup) = prompt.info.arguments.iter().find(|a| !seen.insert(&a.name)) {
                 return Err(PromptError::Failed(format!(
-                    "prompt {name:?} is already registered"
+                    "prompt {:?}: the argument `{}` is declared twice",
+                    prompt.info.name, dup.name
                 )));
             }
-            inner.push(prompt);
         }
-        self.changes.send_modify(|n| *n += 1);
+        let names: Vec<String> = prompts.iter().map(|p| p.info.name.clone()).collect();
+        {
+            let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
+            for (i, name) in names.iter().enumerate() {
+                if inner.iter().any(|p| &p.info.name == name) || names[..i].contains(name) {
+                    return Err(PromptError::Failed(format!(
+                        "prompt {name:?} is already registered"
+                    )));
+                }
+            }
+            inner.extend(prompts);
+        }
+        if !names.is_empty() {
+            self.changes.send_modify(|n| *n += 1);
+        }
         Ok(PromptHandle {
             prompts: self.clone(),
-            name,
+            names,
             kept: false,
         })
     }
 
-    fn unregister(&self, name: &str) {
+    /// Register every prompt of `group` (see [`PromptGroup`]): all of them, or none.
+    ///
+    /// # Errors
+    ///
+    /// As [`Prompts::register_all`].
+    pub fn register_group<G: PromptGroup>(
+        &self,
+        group: Arc<G>,
+    ) -> Result<PromptHandle, PromptError> {
+        self.register_all(group.prompts())
+    }
+
+    fn unregister(&self, names: &[String]) {
         let removed = {
             let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
             let before = inner.len();
-            inner.retain(|p| p.info.name != name);
+            inner.retain(|p| !names.contains(&p.info.name));
             before != inner.len()
         };
         if removed {

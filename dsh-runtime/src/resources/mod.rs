@@ -29,6 +29,10 @@
 //! # });
 //! ```
 
+#[doc(hidden)]
+#[path = "macro_support.rs"]
+pub mod __macro;
+mod contents;
 mod template;
 
 use std::collections::BTreeMap;
@@ -40,6 +44,7 @@ use std::sync::{Arc, RwLock};
 
 use tokio::sync::{broadcast, watch};
 
+pub use contents::{IntoContents, Json};
 pub use template::{TemplateError, UriTemplate};
 
 use crate::complete::{Completer, Completion, CompletionRequest};
@@ -273,11 +278,20 @@ impl fmt::Display for ResourceError {
 
 impl std::error::Error for ResourceError {}
 
-/// Unregisters its resource when dropped (unless [`ResourceHandle::keep`] was called).
+/// Resources that share one value: a type whose `impl` block carries `#[context]`
+/// implements it for its `#[resource]` methods; register them all with
+/// [`Resources::register_group`].
+pub trait ResourceGroup: Send + Sync + 'static {
+    /// Every resource of this value, sharing it.
+    fn resources(self: Arc<Self>) -> Vec<Resource>;
+}
+
+/// Unregisters its resource (or resources, from [`Resources::register_all`]) when
+/// dropped, unless [`ResourceHandle::keep`] was called.
 #[must_use = "the resource is unregistered when the handle is dropped; call `keep()` to keep it"]
 pub struct ResourceHandle {
     resources: Resources,
-    id: u64,
+    ids: Vec<u64>,
     kept: bool,
 }
 
@@ -291,7 +305,7 @@ impl ResourceHandle {
 impl Drop for ResourceHandle {
     fn drop(&mut self) {
         if !self.kept {
-            self.resources.unregister(self.id);
+            self.resources.unregister(&self.ids);
         }
     }
 }
@@ -299,7 +313,7 @@ impl Drop for ResourceHandle {
 impl fmt::Debug for ResourceHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ResourceHandle")
-            .field("id", &self.id)
+            .field("ids", &self.ids)
             .finish()
     }
 }
@@ -365,35 +379,69 @@ impl Resources {
     ///
     /// Another resource has the same URI (or template), or the same name.
     pub fn register(&self, resource: impl Into<Resource>) -> Result<ResourceHandle, ResourceError> {
-        let resource = resource.into();
+        self.register_all([resource.into()])
+    }
+
+    /// Register every one of `resources`: all of them, or none (one list change), under
+    /// one handle.
+    ///
+    /// # Errors
+    ///
+    /// Two of them, or one of them and a registered resource, have the same URI (or
+    /// template) or the same name.
+    pub fn register_all(
+        &self,
+        resources: impl IntoIterator<Item = Resource>,
+    ) -> Result<ResourceHandle, ResourceError> {
+        let resources: Vec<Resource> = resources.into_iter().collect();
         let mut inner = self.write_inner();
-        if let Some((_, other)) = inner
-            .entries
-            .iter()
-            .find(|(_, r)| r.info.uri == resource.info.uri || r.info.name == resource.info.name)
-        {
-            return Err(ResourceError::Failed(format!(
-                "resource {} ({}) is already registered as {} ({})",
-                resource.info.name, resource.info.uri, other.info.name, other.info.uri
-            )));
+        for (i, resource) in resources.iter().enumerate() {
+            let clash = |r: &&Resource| {
+                r.info.uri == resource.info.uri || r.info.name == resource.info.name
+            };
+            let registered = inner.entries.iter().map(|(_, r)| r);
+            if let Some(other) = registered.chain(&resources[..i]).find(clash) {
+                return Err(ResourceError::Failed(format!(
+                    "resource {} ({}) is already registered as {} ({})",
+                    resource.info.name, resource.info.uri, other.info.name, other.info.uri
+                )));
+            }
         }
-        inner.next += 1;
-        let id = inner.next;
-        inner.entries.push((id, resource));
+        let mut ids = Vec::with_capacity(resources.len());
+        for resource in resources {
+            inner.next += 1;
+            let id = inner.next;
+            ids.push(id);
+            inner.entries.push((id, resource));
+        }
         drop(inner);
-        self.changed();
+        if !ids.is_empty() {
+            self.changed();
+        }
         Ok(ResourceHandle {
             resources: self.clone(),
-            id,
+            ids,
             kept: false,
         })
     }
 
-    fn unregister(&self, id: u64) {
+    /// Register every resource of `group` (see [`ResourceGroup`]): all of them, or none.
+    ///
+    /// # Errors
+    ///
+    /// As [`Resources::register_all`].
+    pub fn register_group<G: ResourceGroup>(
+        &self,
+        group: Arc<G>,
+    ) -> Result<ResourceHandle, ResourceError> {
+        self.register_all(group.resources())
+    }
+
+    fn unregister(&self, ids: &[u64]) {
         let removed = {
             let mut inner = self.write_inner();
             let before = inner.entries.len();
-            inner.entries.retain(|(i, _)| *i != id);
+            inner.entries.retain(|(i, _)| !ids.contains(i));
             before != inner.entries.len()
         };
         if removed {

@@ -1,0 +1,127 @@
+//! Generate a prompt's items: its struct and `From<Struct> for Prompt`.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use crate::resource::shared::{self, FnDef};
+
+pub fn expand(def: &FnDef<'_>) -> TokenStream {
+    let struct_items = shared::struct_items(def);
+    let from = from_impl(def);
+    let allows = shared::allows();
+    let cfgs = &def.cfgs;
+    quote! {
+        #struct_items
+        #(#cfgs)*
+        #allows
+        const _: () = {
+            #from
+        };
+    }
+}
+
+fn from_impl(def: &FnDef<'_>) -> TokenStream {
+    let krate = &def.krate;
+    let prompts = quote!(#krate::prompts);
+    let m = quote!(#krate::resources::__macro);
+    let target = def.struct_path();
+    let name = &def.name;
+    let ok = &def.output.ty;
+
+    let mut reads = Vec::new();
+    let mut args = Vec::new();
+    let mut arguments = Vec::new();
+    for (i, p) in def.params.iter().enumerate() {
+        let local = format_ident!("__dsh_p{}", i);
+        let ty = &p.ty;
+        let pname = &p.name;
+        let reader = shared::reader(krate, p.read_ty());
+        reads.push(match &p.optional {
+            Some(_) => quote! {
+                let #local: #ty = #m::optional_argument(&__dsh_args, #pname, #reader)?;
+            },
+            None => quote! {
+                let #local: #ty = #m::argument(&__dsh_args, #name, #pname, #reader)?;
+            },
+        });
+        args.push(quote!(#local));
+        let made = if p.optional.is_some() {
+            quote!(#prompts::PromptArgument::optional(#pname))
+        } else {
+            quote!(#prompts::PromptArgument::required(#pname))
+        };
+        let description = shared::param_description(krate, p);
+        arguments.push(quote! {
+            let mut __dsh_a = #made;
+            if let ::core::option::Option::Some(__dsh_d) = #description {
+                __dsh_a = __dsh_a.with_description(__dsh_d);
+            }
+            __dsh_p = __dsh_p.with_argument(__dsh_a);
+        });
+    }
+    let (capture, per_call) = shared::capture(def);
+    let call = shared::call(def, &args);
+    let into = quote_spanned!(ok.span()=>
+        <#ok as #prompts::IntoMessages>::into_messages(__dsh_out)
+    );
+    let body = quote_spanned!(def.sig.ident.span()=> async move {
+        let _ = &__dsh_args;
+        #(#reads)*
+        let __dsh_out = #call?;
+        ::core::result::Result::<_, #prompts::PromptError>::Ok(#into)
+    });
+    let get = quote! {
+        move |__dsh_args: #prompts::PromptArgs| {
+            #per_call
+            #body
+        }
+    };
+
+    let p = format_ident!("__dsh_p");
+    let mut setters = Vec::new();
+    let description = shared::description(def);
+    setters.push(quote! {
+        if let ::core::option::Option::Some(__dsh_d) = #description {
+            #p = #p.with_description(__dsh_d);
+        }
+    });
+    if let Some(t) = &def.attr.title {
+        setters.push(quote!(#p = #p.with_title(::core::concat!(#t));));
+    }
+    for param in &def.params {
+        setters.push(shared::completer(krate, param, &p));
+    }
+    quote! {
+        #[automatically_derived]
+        impl ::core::convert::From<#target> for #prompts::Prompt {
+            fn from(__dsh_value: #target) -> Self {
+                #capture
+                let mut #p = #prompts::Prompt::new(#name, #get);
+                #(#setters)*
+                #(#arguments)*
+                #p
+            }
+        }
+    }
+}
+
+/// Stand-ins emitted next to errors (see `resource::expand::fallback`).
+pub fn fallback(def: &FnDef<'_>) -> TokenStream {
+    let krate = &def.krate;
+    let target = def.struct_path();
+    let struct_items = shared::struct_items(def);
+    let cfgs = &def.cfgs;
+    quote! {
+        #struct_items
+        #(#cfgs)*
+        const _: () = {
+            #[automatically_derived]
+            impl ::core::convert::From<#target> for #krate::prompts::Prompt {
+                fn from(_: #target) -> Self {
+                    ::core::unreachable!("`#[prompt]` reported a compile error")
+                }
+            }
+        };
+    }
+}
