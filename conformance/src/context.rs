@@ -1,6 +1,7 @@
 //! The fixtures of resources, prompts and completion: what the suite's `resources-*`,
 //! `prompts-*` and `completion-complete` scenarios read and get.
 
+use dsh_runtime::caller::{Caller, CallerAnswer, CallerRequest, FormAnswer, FormRequest, Question};
 use dsh_runtime::complete::Completer;
 use dsh_runtime::content::{ContentBlock, ResourceContents};
 use dsh_runtime::prompts::{Prompt, PromptArgument, PromptError, PromptMessage, Prompts};
@@ -134,6 +135,33 @@ pub(crate) fn prompts() -> Result<Prompts, Box<dyn std::error::Error>> {
                 PromptArgument::required("resourceUri")
                     .with_description("URI of the resource to embed"),
             ),
+        )?
+        .keep();
+    prompts
+        .register(
+            Prompt::new("test_input_required_result_prompt", |_| async move {
+                let caller = Caller::current("test_input_required_result_prompt");
+                let schema = dsh_runtime::json::parse(
+                    r#"{"type":"object","properties":{"context":{"type":"string"}},"required":["context"]}"#,
+                )
+                .map_err(|e| PromptError::Failed(e.to_string()))?;
+                let question = Question::new(CallerRequest::Form(FormRequest::new(
+                    "What context should the prompt use?",
+                    schema,
+                )))
+                .with_key("user_context");
+                let answer = caller.ask_all(vec![question]).await.pop();
+                let context = match answer {
+                    Some(Ok(CallerAnswer::Form(FormAnswer::Accepted(content)))) => content
+                        .get("context")
+                        .and_then(dsh_runtime::json::Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                    other => return Err(PromptError::Failed(format!("no context: {other:?}"))),
+                };
+                Ok(vec![text(format!("Use this context: {context}"))])
+            })
+            .with_description("A prompt that asks its caller for context first."),
         )?
         .keep();
     prompts

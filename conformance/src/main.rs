@@ -55,12 +55,11 @@
 //!   `test://static-binary`, `test://watched-resource`, the template
 //!   `test://template/{id}/data`, the prompts `test_simple_prompt`,
 //!   `test_prompt_with_arguments` (its `arg1` completes), `test_prompt_with_embedded_resource`,
-//!   `test_prompt_with_image`, and `test_trigger_prompt_change`.
+//!   `test_prompt_with_image`, `test_input_required_result_prompt` (a prompt that asks
+//!   its caller, through `Caller::current`), and `test_trigger_prompt_change`.
 //!
 //! ## What dsh-rs cannot express yet
 //!
-//! - A prompt that asks its caller (`test_input_required_result_prompt`: an
-//!   `InputRequiredResult` from `prompts/get`): prompts have no caller route.
 //! - A task created on the round that answers an `InputRequiredResult`
 //!   (`test_tool_with_task`): dsh-mcp creates a task first and asks inside it.
 //! - The stream of a call: a body cannot close its SSE stream mid-call so the client

@@ -1,5 +1,7 @@
-//! The everything server's talking-back fixtures against the official MCP clients:
-//! forms, sampling, roots and logs, on both revisions, over stdio and Streamable HTTP.
+//! The everything server against the official MCP clients, on both revisions, over stdio
+//! and Streamable HTTP: the fixtures that talk back (forms, sampling, roots, logs), and
+//! resources, prompts and completion (lists, reads, gets, errors, subscriptions, list
+//! changes).
 //!
 //! | client | revision | transports |
 //! |---|---|---|
@@ -16,8 +18,17 @@
 //! `test_sampling`, `test_tool_with_logging`, `test_input_required_result_list_roots` and
 //! `test_input_required_result_multiple_inputs` (the three questions in one round on
 //! 2026-07-28), and checks each result's exact text, what each handler was asked and
-//! how often, and which logs arrived at which level (see each script's header). The
-//! script prints `ok: N checks` last; the test requires at least a minimum number.
+//! how often, and which logs arrived at which level. Then it lists the resources and
+//! templates, reads `test://static-text`, `test://static-binary`,
+//! `test://template/42/data` and an unknown URI (-32602, the URI in `data`), lists the
+//! prompts and gets each (a missing argument and an unknown name: -32602), completes a
+//! prompt argument and a template placeholder, subscribes to `test://watched-resource`
+//! and unsubscribes (2025-11-25; the clients offer no `resources/subscribe` on
+//! 2026-07-28), and calls `test_trigger_prompt_change` twice, waiting each time for the
+//! prompt-list-changed notification (a plain notification on 2025-11-25, on a
+//! `subscriptions/listen` stream on 2026-07-28) and listing the prompts again. See each
+//! script's header for the exact checks. The script prints `ok: N checks` last; the
+//! test requires exactly the number it expects, so a check skipped by mistake fails it.
 //!
 //! Over stdio the client starts `everything-server --stdio` itself; over HTTP the test
 //! starts `everything-server` with `PORT=0` and hands the client the URL it announces
@@ -280,8 +291,8 @@ fn run(mut command: Command) -> (Output, bool) {
 }
 
 /// Require the script's run (named `what`) to have passed, printing `ok: N checks` last
-/// with at least `min_checks` checks.
-fn assert_checks(what: &str, (out, timed_out): (Output, bool), min_checks: usize) {
+/// with exactly `expected` checks.
+fn assert_checks(what: &str, (out, timed_out): (Output, bool), expected: usize) {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -299,9 +310,9 @@ fn assert_checks(what: &str, (out, timed_out): (Output, bool), min_checks: usize
         out.status
     );
     let checks = checks.unwrap_or_default();
-    assert!(
-        checks >= min_checks,
-        "{what}: only {checks} checks ran (at least {min_checks} expected):\n{stdout}"
+    assert_eq!(
+        checks, expected,
+        "{what}: {checks} checks ran, {expected} expected:\n{stdout}"
     );
 }
 
@@ -313,8 +324,8 @@ fn script(relative: &str) -> PathBuf {
 }
 
 /// Run `tests/node/<name>` with the client in `sdk` over `transport` (`stdio`: the
-/// script starts the server; `http`: a server started here) and require `min_checks`.
-fn run_node(sdk: &Path, name: &str, transport: &str, min_checks: usize) {
+/// script starts the server; `http`: a server started here) and require `checks` checks.
+fn run_node(sdk: &Path, name: &str, transport: &str, checks: usize) {
     let server = (transport == "http").then(HttpServer::start);
     let target = server.as_ref().map_or(SERVER, |s| s.url.as_str());
     let mut command = Command::new("node");
@@ -323,15 +334,12 @@ fn run_node(sdk: &Path, name: &str, transport: &str, min_checks: usize) {
         .arg(sdk)
         .arg(transport)
         .arg(target);
-    assert_checks(
-        &format!("{name} over {transport}"),
-        run(command),
-        min_checks,
-    );
+    assert_checks(&format!("{name} over {transport}"), run(command), checks);
 }
 
-/// Run `tests/python/client.py` on `revision` over `transport` and require `min_checks`.
-fn run_python(transport: &str, revision: &str, min_checks: usize) {
+/// Run `tests/python/client.py` on `revision` over `transport` and require `checks`
+/// checks.
+fn run_python(transport: &str, revision: &str, checks: usize) {
     let python = python();
     let server = (transport == "http").then(HttpServer::start);
     let target = server.as_ref().map_or(SERVER, |s| s.url.as_str());
@@ -342,46 +350,46 @@ fn run_python(transport: &str, revision: &str, min_checks: usize) {
     assert_checks(
         &format!("client.py on {revision} over {transport}"),
         run(command),
-        min_checks,
+        checks,
     );
 }
 
 #[test]
 fn typescript_sdk_1x_on_2025_11_25_over_stdio() {
-    run_node(sdk_1x_dir(), "sdk1.mjs", "stdio", 38);
+    run_node(sdk_1x_dir(), "sdk1.mjs", "stdio", 82);
 }
 
 #[test]
 fn typescript_sdk_1x_on_2025_11_25_over_http() {
-    run_node(sdk_1x_dir(), "sdk1.mjs", "http", 38);
+    run_node(sdk_1x_dir(), "sdk1.mjs", "http", 82);
 }
 
 #[test]
 fn typescript_v2_client_on_2026_07_28_over_stdio() {
-    run_node(client_v2_dir(), "client_v2.mjs", "stdio", 43);
+    run_node(client_v2_dir(), "client_v2.mjs", "stdio", 87);
 }
 
 #[test]
 fn typescript_v2_client_on_2026_07_28_over_http() {
-    run_node(client_v2_dir(), "client_v2.mjs", "http", 43);
+    run_node(client_v2_dir(), "client_v2.mjs", "http", 87);
 }
 
 #[test]
 fn python_sdk_on_2025_11_25_over_stdio() {
-    run_python("stdio", "2025-11-25", 37);
+    run_python("stdio", "2025-11-25", 82);
 }
 
 #[test]
 fn python_sdk_on_2025_11_25_over_http() {
-    run_python("http", "2025-11-25", 37);
+    run_python("http", "2025-11-25", 82);
 }
 
 #[test]
 fn python_sdk_on_2026_07_28_over_stdio() {
-    run_python("stdio", "2026-07-28", 43);
+    run_python("stdio", "2026-07-28", 86);
 }
 
 #[test]
 fn python_sdk_on_2026_07_28_over_http() {
-    run_python("http", "2026-07-28", 43);
+    run_python("http", "2026-07-28", 86);
 }

@@ -27,11 +27,45 @@
 //    `io.modelcontextprotocol/logLevel` by passing it in `callTool`'s `_meta`. Without it
 //    no log arrives; with `warning` none of the three `info` logs does; with `debug` all
 //    three arrive, in order, on the call's response stream.
+// 5. Resources, prompts and completion (lib.mjs): the server declares `resources`
+//    (`listChanged`), `prompts` (`listChanged`) and `completions`; `resources/list` has
+//    the three fixed URIs with their mimeTypes, `resources/templates/list` the template
+//    `test://template/{id}/data`; `resources/read` of `test://static-text` (its exact
+//    text, text/plain), `test://static-binary` (a PNG blob), `test://template/42/data`
+//    (its JSON), and of an unknown URI (-32602, the URI in the error's `data`);
+//    `prompts/list` (names, descriptions, arguments and their required flags);
+//    `prompts/get` of each prompt (roles, texts, the embedded resource, the image), with
+//    a required argument missing or an unknown name (-32602); `completion/complete` of
+//    `arg1` from "pa" and of the template's `id` from "1" (the values, `total`,
+//    `hasMore`).
+// 6. No `resources/subscribe` on 2026-07-28 (the v2 client refuses it for that
+//    revision: `METHOD_NOT_SUPPORTED_BY_PROTOCOL_VERSION`); a resource's updates would be
+//    asked on a `subscriptions/listen` stream (`resourceSubscriptions`), which this
+//    server does not honour yet, so nothing about them is checked here.
+// 7. List changes on a `subscriptions/listen` stream (`client.listen`): asked for
+//    `promptsListChanged` alone, the server acknowledges exactly that; then
+//    `test_trigger_prompt_change` adds `test_dynamic_prompt`, one
+//    `notifications/prompts/list_changed` arrives on the stream (to the client's
+//    notification handler, naming the stream in `_meta`), the list and `prompts/get` show
+//    it; called again it removes it, one more notification, the list is back. Closing the
+//    stream ends it locally.
 // Each check throws on failure; the last line printed is `ok: N checks` on success.
 
 import path from "node:path";
 
-import { CAPABILITIES, askingFixtures, checker, loggingCall, runMain, scriptedUser, textOf } from "./lib.mjs";
+import {
+  CAPABILITIES,
+  askingFixtures,
+  checker,
+  completionFixtures,
+  loggingCall,
+  promptFixtures,
+  promptListChange,
+  resourceFixtures,
+  runMain,
+  scriptedUser,
+  textOf,
+} from "./lib.mjs";
 
 const [SDK_DIR, TRANSPORT, TARGET] = process.argv.slice(2);
 const dist = path.join(SDK_DIR, "node_modules/@modelcontextprotocol/client/dist");
@@ -42,6 +76,9 @@ const check = checker(`v2 client ${TRANSPORT}`);
 
 /** The `_meta` key of a 2026-07-28 request's log level. */
 const LOG_LEVEL = "io.modelcontextprotocol/logLevel";
+
+/** The `_meta` key naming the listen stream a notification belongs to. */
+const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
 
 /** Call `test_input_required_result_multiple_inputs` one round at a time, by hand. */
 async function roundByHand(client) {
@@ -80,6 +117,11 @@ async function main() {
   client.setRequestHandler("sampling/createMessage", async (request) => user.sample(request.params));
   client.setRequestHandler("roots/list", async () => user.listRoots());
   client.setNotificationHandler("notifications/message", (notification) => user.log(notification.params));
+  // Dispatched here from the listen stream (2026-07-28 has no unsolicited notifications).
+  const promptChanges = [];
+  client.setNotificationHandler("notifications/prompts/list_changed", (notification) => {
+    promptChanges.push(notification.params ?? {});
+  });
 
   const transport =
     TRANSPORT === "stdio"
@@ -103,6 +145,31 @@ async function main() {
     await loggingCall(callLogging("warning"), user, check, false, "logLevel warning");
     await loggingCall(callLogging("debug"), user, check, true, "logLevel debug");
     check(user.forms.length === 2 && user.samples.length === 2 && user.roots === 2, "nothing more was asked");
+
+    const capabilities = client.getServerCapabilities();
+    check(
+      capabilities?.resources?.listChanged === true &&
+        capabilities?.prompts?.listChanged === true &&
+        capabilities?.completions !== undefined,
+      `the server declares resources, prompts and completions: ${JSON.stringify(capabilities)}`,
+    );
+    await resourceFixtures(client, check);
+    await promptFixtures(client, check);
+    await completionFixtures(client, check);
+
+    const subscription = await client.listen({ promptsListChanged: true });
+    check(
+      JSON.stringify(subscription.honoredFilter) === '{"promptsListChanged":true}',
+      `the listen stream's filter: ${JSON.stringify(subscription.honoredFilter)}`,
+    );
+    const listPrompts = async () => (await client.listPrompts()).prompts;
+    await promptListChange(client, check, () => promptChanges.length, listPrompts);
+    check(
+      promptChanges.every((params) => params._meta?.[SUBSCRIPTION_ID] !== undefined),
+      `the notifications name the listen stream: ${JSON.stringify(promptChanges)}`,
+    );
+    await subscription.close();
+    check((await subscription.closed) === "local", "the listen stream closed locally");
   } finally {
     await client.close();
   }

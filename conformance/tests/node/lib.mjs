@@ -174,3 +174,293 @@ export function runMain(main, check) {
     },
   );
 }
+
+// ---------------------------------------------------------------------------------------
+// Resources, prompts and completion: the same calls and results on both SDKs.
+
+/** The first eight bytes of every PNG file. */
+const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+
+/** Whether `base64` decodes to bytes starting with the PNG signature. */
+export function isPng(base64) {
+  if (typeof base64 !== "string") return false;
+  const bytes = Buffer.from(base64, "base64");
+  return bytes.length > PNG_SIGNATURE.length && PNG_SIGNATURE.every((b, i) => bytes[i] === b);
+}
+
+/** The error `promise` rejects with; a check fails when it resolves. */
+export async function rejection(promise, check, what) {
+  let value;
+  try {
+    value = await promise;
+  } catch (e) {
+    return e;
+  }
+  check(false, `${what}: expected an error, got ${JSON.stringify(value)}`);
+}
+
+/** The fixed resources, by URI, with their mimeTypes. */
+const RESOURCES = {
+  "test://static-binary": "image/png",
+  "test://static-text": "text/plain",
+  "test://watched-resource": "text/plain",
+};
+
+/** The template of `test://template/{id}/data`. */
+const TEMPLATE = "test://template/{id}/data";
+
+/** The prompts served from the start, with their descriptions and arguments. */
+const PROMPTS = {
+  test_prompt_with_arguments: {
+    description: "A prompt with two arguments.",
+    arguments: [
+      { name: "arg1", required: true, description: "First test argument" },
+      { name: "arg2", required: true, description: "Second test argument" },
+    ],
+  },
+  test_prompt_with_embedded_resource: {
+    description: "A prompt embedding a resource.",
+    arguments: [{ name: "resourceUri", required: true, description: "URI of the resource to embed" }],
+  },
+  test_prompt_with_image: { description: "A prompt with an image.", arguments: [] },
+  test_simple_prompt: { description: "A prompt without arguments.", arguments: [] },
+};
+
+/** A prompt's arguments as `{name, required, description}`, in order. */
+function argumentsOf(prompt) {
+  return (prompt.arguments ?? []).map((a) => ({
+    name: a.name,
+    required: a.required === true,
+    description: a.description,
+  }));
+}
+
+/**
+ * Resources: list them (the three fixed URIs and their mimeTypes), list the templates
+ * (`test://template/{id}/data`, JSON), read each kind (exact text, a PNG blob, the
+ * template's JSON) and an unknown URI (-32602, the URI in `data`). 14 checks.
+ */
+export async function resourceFixtures(client, check) {
+  const { resources } = await client.listResources();
+  const uris = resources.map((r) => r.uri).sort();
+  check(JSON.stringify(uris) === JSON.stringify(Object.keys(RESOURCES)), `the resources: ${JSON.stringify(resources)}`);
+  check(
+    resources.every((r) => r.mimeType === RESOURCES[r.uri] && typeof r.name === "string" && r.name !== ""),
+    `the resources' mimeTypes and names: ${JSON.stringify(resources)}`,
+  );
+
+  const { resourceTemplates } = await client.listResourceTemplates();
+  check(
+    resourceTemplates.length === 1 && resourceTemplates[0].uriTemplate === TEMPLATE,
+    `the templates: ${JSON.stringify(resourceTemplates)}`,
+  );
+  check(
+    resourceTemplates[0].mimeType === "application/json",
+    `the template's mimeType: ${JSON.stringify(resourceTemplates)}`,
+  );
+
+  let read = await client.readResource({ uri: "test://static-text" });
+  let [contents] = read.contents;
+  check(read.contents.length === 1 && contents.uri === "test://static-text", `static-text: ${JSON.stringify(read)}`);
+  check(
+    contents.text === "This is the content of the static text resource.",
+    `static-text's text: ${JSON.stringify(read)}`,
+  );
+  check(contents.mimeType === "text/plain", `static-text's mimeType: ${JSON.stringify(read)}`);
+
+  read = await client.readResource({ uri: "test://static-binary" });
+  [contents] = read.contents;
+  check(
+    read.contents.length === 1 && contents.uri === "test://static-binary",
+    `static-binary: ${JSON.stringify(read)}`,
+  );
+  check(
+    contents.mimeType === "image/png" && contents.text === undefined,
+    `static-binary's mimeType: ${JSON.stringify(read)}`,
+  );
+  check(isPng(contents.blob), `static-binary's blob is a PNG: ${JSON.stringify(read)}`);
+
+  read = await client.readResource({ uri: "test://template/42/data" });
+  [contents] = read.contents;
+  check(
+    read.contents.length === 1 &&
+      contents.uri === "test://template/42/data" &&
+      contents.mimeType === "application/json",
+    `template/42: ${JSON.stringify(read)}`,
+  );
+  let parsed;
+  try {
+    parsed = JSON.parse(contents.text);
+  } catch {
+    parsed = undefined;
+  }
+  check(
+    JSON.stringify(parsed) === JSON.stringify({ id: "42", templateTest: true, data: "Data for ID: 42" }),
+    `template/42's JSON: ${contents.text}`,
+  );
+
+  const unknown = "test://no-such-resource";
+  const error = await rejection(client.readResource({ uri: unknown }), check, "reading an unknown URI");
+  check(error?.code === -32602, `an unknown URI: code ${error?.code} (${error?.message})`);
+  check(error?.data?.uri === unknown, `an unknown URI: data ${JSON.stringify(error?.data)}`);
+}
+
+/**
+ * Prompts: list them (names, descriptions, arguments and their required flags), get each
+ * with arguments (roles, texts, the embedded resource, the image), and a missing
+ * required argument and an unknown prompt (-32602). 14 checks.
+ */
+export async function promptFixtures(client, check) {
+  const { prompts } = await client.listPrompts();
+  const byName = Object.fromEntries(prompts.map((p) => [p.name, p]));
+  check(
+    JSON.stringify(Object.keys(byName).sort()) === JSON.stringify(Object.keys(PROMPTS)),
+    `the prompts: ${JSON.stringify(prompts)}`,
+  );
+  check(
+    Object.entries(PROMPTS).every(([name, p]) => byName[name].description === p.description),
+    `the prompts' descriptions: ${JSON.stringify(prompts)}`,
+  );
+  check(
+    Object.entries(PROMPTS).every(
+      ([name, p]) => JSON.stringify(argumentsOf(byName[name])) === JSON.stringify(p.arguments),
+    ),
+    `the prompts' arguments: ${JSON.stringify(prompts)}`,
+  );
+
+  let got = await client.getPrompt({ name: "test_simple_prompt" });
+  check(
+    got.messages.length === 1 &&
+      got.messages[0].role === "user" &&
+      got.messages[0].content.type === "text" &&
+      got.messages[0].content.text === "This is a simple prompt for testing.",
+    `test_simple_prompt: ${JSON.stringify(got)}`,
+  );
+
+  got = await client.getPrompt({ name: "test_prompt_with_arguments", arguments: { arg1: "hello", arg2: "world" } });
+  check(
+    got.messages.length === 1 &&
+      got.messages[0].role === "user" &&
+      got.messages[0].content.text === "Prompt with arguments: arg1='hello', arg2='world'",
+    `test_prompt_with_arguments: ${JSON.stringify(got)}`,
+  );
+
+  got = await client.getPrompt({
+    name: "test_prompt_with_embedded_resource",
+    arguments: { resourceUri: "test://static-text" },
+  });
+  let [first, second] = got.messages;
+  check(
+    got.messages.length === 2 && first.role === "user" && second.role === "user",
+    `the embedded resource prompt's messages: ${JSON.stringify(got)}`,
+  );
+  const resource = first.content?.resource;
+  check(
+    first.content?.type === "resource" &&
+      resource?.uri === "test://static-text" &&
+      resource?.text === "Embedded resource content for testing." &&
+      resource?.mimeType === "text/plain",
+    `the embedded resource: ${JSON.stringify(first)}`,
+  );
+  check(
+    second.content?.type === "text" && second.content.text === "Please process the embedded resource above.",
+    `the embedded resource prompt's text: ${JSON.stringify(second)}`,
+  );
+
+  got = await client.getPrompt({ name: "test_prompt_with_image" });
+  [first, second] = got.messages;
+  check(
+    got.messages.length === 2 && first.role === "user" && second.role === "user",
+    `the image prompt's messages: ${JSON.stringify(got)}`,
+  );
+  check(
+    first.content?.type === "image" && first.content.mimeType === "image/png" && isPng(first.content.data),
+    `the image: ${JSON.stringify(first)}`,
+  );
+  check(
+    second.content?.type === "text" && second.content.text === "Please analyze the image above.",
+    `the image prompt's text: ${JSON.stringify(second)}`,
+  );
+
+  let error = await rejection(
+    client.getPrompt({ name: "test_prompt_with_arguments", arguments: { arg1: "hello" } }),
+    check,
+    "a missing required argument",
+  );
+  check(error?.code === -32602, `a missing argument: code ${error?.code} (${error?.message})`);
+  check(String(error?.message).includes("arg2"), `the error names arg2: ${error?.message}`);
+
+  error = await rejection(client.getPrompt({ name: "no_such_prompt" }), check, "an unknown prompt");
+  check(error?.code === -32602, `an unknown prompt: code ${error?.code} (${error?.message})`);
+}
+
+/**
+ * Completion: `test_prompt_with_arguments`' `arg1` from "pa", the template's `id` from
+ * "1": the values exactly, `total` and `hasMore`. 2 checks.
+ */
+export async function completionFixtures(client, check) {
+  let { completion } = await client.complete({
+    ref: { type: "ref/prompt", name: "test_prompt_with_arguments" },
+    argument: { name: "arg1", value: "pa" },
+  });
+  check(
+    JSON.stringify(completion.values) === '["paris","park","party"]' &&
+      completion.total === 3 &&
+      completion.hasMore === false,
+    `arg1 from "pa": ${JSON.stringify(completion)}`,
+  );
+  ({ completion } = await client.complete({
+    ref: { type: "ref/resource", uri: TEMPLATE },
+    argument: { name: "id", value: "1" },
+  }));
+  check(
+    JSON.stringify(completion.values) === '["1","123"]' && completion.total === 2 && completion.hasMore === false,
+    `id from "1": ${JSON.stringify(completion)}`,
+  );
+}
+
+/**
+ * The prompt list changing: `test_trigger_prompt_change` adds `test_dynamic_prompt`,
+ * one more prompt-list-changed notification arrives (`changes()` counts them), the list
+ * and `prompts/get` show it; called again it removes it, one more notification arrives
+ * and the list is back to the four. `list()` lists the prompts afresh. 10 checks.
+ */
+export async function promptListChange(client, check, changes, list) {
+  const before = changes();
+  const trigger = async () => {
+    const result = await client.callTool({ name: "test_trigger_prompt_change", arguments: {} });
+    check(!result.isError, `test_trigger_prompt_change failed: ${textOf(result)}`);
+    return textOf(result);
+  };
+  let text = await trigger();
+  check(text === "Mutation triggered: test_dynamic_prompt added", `added: ${text}`);
+  check(
+    await waitFor(() => changes() >= before + 1),
+    `a prompt-list-changed notification after adding (${changes() - before})`,
+  );
+  let names = (await list()).map((p) => p.name);
+  check(
+    names.includes("test_dynamic_prompt") && names.length === 5,
+    `the dynamic prompt is listed: ${JSON.stringify(names)}`,
+  );
+  const got = await client.getPrompt({ name: "test_dynamic_prompt" });
+  check(
+    got.messages?.length === 1 && got.messages[0].content?.text === "A prompt that comes and goes.",
+    `test_dynamic_prompt: ${JSON.stringify(got)}`,
+  );
+
+  text = await trigger();
+  check(text === "Mutation triggered: test_dynamic_prompt removed", `removed: ${text}`);
+  check(
+    await waitFor(() => changes() >= before + 2),
+    `a prompt-list-changed notification after removing (${changes() - before})`,
+  );
+  names = (await list()).map((p) => p.name);
+  check(
+    JSON.stringify(names.sort()) === JSON.stringify(Object.keys(PROMPTS)),
+    `the dynamic prompt is gone: ${JSON.stringify(names)}`,
+  );
+  // A moment more, so an extra notification would be seen.
+  await new Promise((r) => setTimeout(r, 100));
+  check(changes() === before + 2, `one notification per change: ${changes() - before}`);
+}

@@ -19,12 +19,40 @@
 //    is `info`, so `test_tool_with_logging`'s three `info` messages arrive; after
 //    `setLoggingLevel("warning")` none does; after `setLoggingLevel("debug")` all three
 //    do again, in order.
+// 4. Resources, prompts and completion (lib.mjs): the server declares `resources`
+//    (`subscribe`, `listChanged`), `prompts` (`listChanged`) and `completions`;
+//    `resources/list` has the three fixed URIs with their mimeTypes,
+//    `resources/templates/list` the template `test://template/{id}/data`;
+//    `resources/read` of `test://static-text` (its exact text, text/plain),
+//    `test://static-binary` (a PNG blob), `test://template/42/data` (its JSON), and of an
+//    unknown URI (-32602, the URI in the error's `data`); `prompts/list` (names,
+//    descriptions, arguments and their required flags); `prompts/get` of each prompt
+//    (roles, texts, the embedded resource, the image), with a required argument missing
+//    or an unknown name (-32602); `completion/complete` of `arg1` from "pa" and of the
+//    template's `id` from "1" (the values, `total`, `hasMore`).
+// 5. `resources/subscribe` and `resources/unsubscribe` of `test://watched-resource`
+//    succeed; subscribing to an unknown URI is -32602 with the URI in `data`.
+// 6. `notifications/prompts/list_changed`: `test_trigger_prompt_change` adds
+//    `test_dynamic_prompt`, the notification arrives (once), the list and `prompts/get`
+//    show it; called again it removes it, one more notification, the list is back.
 // Each check throws on failure; the last line printed is `ok: N checks` on success.
 
 import path from "node:path";
 import { createRequire } from "node:module";
 
-import { CAPABILITIES, askingFixtures, checker, loggingCall, runMain, scriptedUser } from "./lib.mjs";
+import {
+  CAPABILITIES,
+  askingFixtures,
+  checker,
+  completionFixtures,
+  loggingCall,
+  promptFixtures,
+  promptListChange,
+  rejection,
+  resourceFixtures,
+  runMain,
+  scriptedUser,
+} from "./lib.mjs";
 
 const [SDK_DIR, TRANSPORT, TARGET] = process.argv.slice(2);
 const require = createRequire(path.join(SDK_DIR, "package.json"));
@@ -36,9 +64,25 @@ const {
   ElicitRequestSchema,
   ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
+  PromptListChangedNotificationSchema,
 } = require("@modelcontextprotocol/sdk/types.js");
 
 const check = checker(`sdk 1.x ${TRANSPORT}`);
+
+/** `resources/subscribe` and `resources/unsubscribe` (2025-11-25 sessions). */
+async function subscriptions(client) {
+  const uri = "test://watched-resource";
+  const subscribed = await client.subscribeResource({ uri });
+  check(subscribed !== null && typeof subscribed === "object", `subscribe: ${JSON.stringify(subscribed)}`);
+  const unsubscribed = await client.unsubscribeResource({ uri });
+  check(unsubscribed !== null && typeof unsubscribed === "object", `unsubscribe: ${JSON.stringify(unsubscribed)}`);
+  const unknown = "test://no-such-resource";
+  const error = await rejection(client.subscribeResource({ uri: unknown }), check, "subscribing to an unknown URI");
+  check(
+    error?.code === -32602 && error?.data?.uri === unknown,
+    `subscribing to an unknown URI: ${error?.code} ${JSON.stringify(error?.data)}`,
+  );
+}
 
 async function main() {
   const user = scriptedUser();
@@ -47,6 +91,10 @@ async function main() {
   client.setRequestHandler(CreateMessageRequestSchema, async (request) => user.sample(request.params));
   client.setRequestHandler(ListRootsRequestSchema, async () => user.listRoots());
   client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => user.log(notification.params));
+  let promptChanges = 0;
+  client.setNotificationHandler(PromptListChangedNotificationSchema, () => {
+    promptChanges += 1;
+  });
 
   const transport =
     TRANSPORT === "stdio"
@@ -75,6 +123,21 @@ async function main() {
     await client.setLoggingLevel("debug");
     await loggingCall(callLogging, user, check, true, "level debug");
     check(user.forms.length === 2 && user.samples.length === 2 && user.roots === 2, "nothing more was asked");
+
+    const capabilities = client.getServerCapabilities();
+    check(
+      capabilities?.resources?.subscribe === true &&
+        capabilities?.resources?.listChanged === true &&
+        capabilities?.prompts?.listChanged === true &&
+        capabilities?.completions !== undefined,
+      `the server declares resources, prompts and completions: ${JSON.stringify(capabilities)}`,
+    );
+    await resourceFixtures(client, check);
+    await promptFixtures(client, check);
+    await completionFixtures(client, check);
+    await subscriptions(client);
+    const listPrompts = async () => (await client.listPrompts()).prompts;
+    await promptListChange(client, check, () => promptChanges, listPrompts);
   } finally {
     await client.close();
   }

@@ -32,6 +32,29 @@ The SDK speaks both revisions, so every check runs on both:
    three after `set_logging_level("debug")`; on 2026-07-28 none without `logLevel` (the
    client's `log_level` left unset), none with `logLevel` `warning`, all three with
    `debug` (the call's `meta`).
+5. Resources, prompts and completion: the server declares `resources` (`listChanged`),
+   `prompts` (`listChanged`) and `completions`; `list_resources` has the three fixed URIs
+   with their mimeTypes, `list_resource_templates` the template
+   `test://template/{id}/data`; `read_resource` of `test://static-text` (its exact text,
+   text/plain), `test://static-binary` (a PNG blob), `test://template/42/data` (its JSON),
+   and of an unknown URI (`MCPError` -32602, the URI in its `data`); `list_prompts`
+   (names, descriptions, arguments and their required flags); `get_prompt` of each prompt
+   (roles, texts, the embedded resource, the image), with a required argument missing or
+   an unknown name (-32602); `complete` of `arg1` from "pa" and of the template's `id`
+   from "1" (the values, `total`, `has_more`).
+6. On 2025-11-25: the server also declares `resources.subscribe`; `subscribe_resource`
+   and `unsubscribe_resource` of `test://watched-resource` succeed, subscribing to an
+   unknown URI is -32602 with the URI in `data`. On 2026-07-28 the SDK has no
+   `resources/subscribe` (removed there); a resource's updates would be asked on a
+   `subscriptions/listen` stream (`resource_subscriptions`), which this server does not
+   honour yet, so nothing about them is checked.
+7. The prompt list changing: `test_trigger_prompt_change` adds `test_dynamic_prompt`, one
+   prompt-list-changed notification arrives, the list and `get_prompt` show it; called
+   again it removes it, one more notification arrives, the list is back to the four. On
+   2025-11-25 the notification is `notifications/prompts/list_changed`, seen by the
+   client's `message_handler`; on 2026-07-28 it is a `PromptsListChanged` event of a
+   `client.listen(prompts_list_changed=True)` stream, whose acknowledged filter is exactly
+   `promptsListChanged`.
 
 Over HTTP on 2025-11-25 the SDK logs `Session termination failed: 202` as it closes: the
 server (rmcp's Streamable HTTP session manager, under dsh-mcp) answers the session's
@@ -44,18 +67,22 @@ Each check raises on failure; the last line printed is `ok: N checks` on success
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 import warnings
 
 import anyio
-from mcp import Client, StdioServerParameters, types
+from mcp import Client, MCPError, StdioServerParameters, types
+from mcp.client.subscriptions import PromptsListChanged
 
 TRANSPORT, REVISION, TARGET = sys.argv[1:4]
 CHECKS = 0
 LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 # `logging/setLevel` is deprecated as of 2026-07-28; on 2025-11-25 it is the way to set a level.
 warnings.filterwarnings("ignore", message="The logging capability is deprecated")
+# `resources/subscribe` is removed as of 2026-07-28; on 2025-11-25 it is the way to subscribe.
+warnings.filterwarnings("ignore", message="resources/(un)?subscribe is removed")
 LOGGED = ["Tool execution started", "Tool processing data", "Tool execution completed"]
 
 
@@ -84,6 +111,7 @@ class User:
         self.samples: list = []
         self.roots = 0
         self.logs: list = []
+        self.prompt_changes = 0
 
     async def elicit(self, context, params) -> types.ElicitResult:
         self.forms.append(params)
@@ -107,6 +135,11 @@ class User:
     async def log(self, params) -> None:
         self.logs.append(params)
 
+    async def message(self, message) -> None:
+        """The server's notifications (and transport faults): counts the prompt list's changes."""
+        if isinstance(message, types.PromptListChangedNotification):
+            self.prompt_changes += 1
+
 
 def connect(user: User) -> Client:
     target = StdioServerParameters(command=TARGET, args=["--stdio"]) if TRANSPORT == "stdio" else TARGET
@@ -120,6 +153,7 @@ def connect(user: User) -> Client:
         sampling_callback=user.sample,
         list_roots_callback=user.list_roots,
         logging_callback=user.log,
+        message_handler=user.message,
         cache=None,
     )
 
@@ -227,6 +261,281 @@ async def logging_call(client: Client, user: User, expected: bool, what: str, me
     check(texts == LOGGED, f"{what}: the messages: {texts!r}")
 
 
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+RESOURCES = {
+    "test://static-binary": "image/png",
+    "test://static-text": "text/plain",
+    "test://watched-resource": "text/plain",
+}
+
+TEMPLATE = "test://template/{id}/data"
+
+PROMPTS = {
+    "test_prompt_with_arguments": (
+        "A prompt with two arguments.",
+        [("arg1", True, "First test argument"), ("arg2", True, "Second test argument")],
+    ),
+    "test_prompt_with_embedded_resource": (
+        "A prompt embedding a resource.",
+        [("resourceUri", True, "URI of the resource to embed")],
+    ),
+    "test_prompt_with_image": ("A prompt with an image.", []),
+    "test_simple_prompt": ("A prompt without arguments.", []),
+}
+
+
+def is_png(data) -> bool:
+    try:
+        return base64.b64decode(data, validate=True).startswith(PNG_SIGNATURE)
+    except (TypeError, ValueError):
+        return False
+
+
+async def error_of(call, what: str) -> MCPError:
+    """The `MCPError` the awaitable `call` raises; a check fails when it succeeds."""
+    try:
+        value = await call
+    except MCPError as error:
+        return error
+    check(False, f"{what}: expected an error, got {value!r}")
+    raise AssertionError("unreachable")
+
+
+async def resource_fixtures(client: Client) -> None:
+    """Lists, reads and an unknown URI. 14 checks."""
+    resources = (await client.list_resources()).resources
+    check(sorted(str(r.uri) for r in resources) == sorted(RESOURCES), f"the resources: {resources!r}")
+    check(
+        all(r.mime_type == RESOURCES[str(r.uri)] and r.name for r in resources),
+        f"the resources' mimeTypes and names: {resources!r}",
+    )
+
+    templates = (await client.list_resource_templates()).resource_templates
+    check(len(templates) == 1 and templates[0].uri_template == TEMPLATE, f"the templates: {templates!r}")
+    check(templates[0].mime_type == "application/json", f"the template's mimeType: {templates!r}")
+
+    read = await client.read_resource("test://static-text")
+    contents = read.contents[0]
+    check(len(read.contents) == 1 and str(contents.uri) == "test://static-text", f"static-text: {read!r}")
+    check(
+        isinstance(contents, types.TextResourceContents)
+        and contents.text == "This is the content of the static text resource.",
+        f"static-text's text: {read!r}",
+    )
+    check(contents.mime_type == "text/plain", f"static-text's mimeType: {read!r}")
+
+    read = await client.read_resource("test://static-binary")
+    contents = read.contents[0]
+    check(len(read.contents) == 1 and str(contents.uri) == "test://static-binary", f"static-binary: {read!r}")
+    check(
+        isinstance(contents, types.BlobResourceContents) and contents.mime_type == "image/png",
+        f"static-binary's mimeType: {read!r}",
+    )
+    check(is_png(contents.blob), f"static-binary's blob is a PNG: {read!r}")
+
+    read = await client.read_resource("test://template/42/data")
+    contents = read.contents[0]
+    check(
+        len(read.contents) == 1
+        and str(contents.uri) == "test://template/42/data"
+        and contents.mime_type == "application/json",
+        f"template/42: {read!r}",
+    )
+    try:
+        parsed = json.loads(getattr(contents, "text", ""))
+    except ValueError:
+        parsed = None
+    check(parsed == {"id": "42", "templateTest": True, "data": "Data for ID: 42"}, f"template/42's JSON: {contents!r}")
+
+    unknown = "test://no-such-resource"
+    error = await error_of(client.read_resource(unknown), "reading an unknown URI")
+    check(error.code == -32602, f"an unknown URI: code {error.code} ({error.message})")
+    check(isinstance(error.data, dict) and error.data.get("uri") == unknown, f"an unknown URI: data {error.data!r}")
+
+
+def text_message(message, text: str) -> bool:
+    return message.role == "user" and message.content.type == "text" and message.content.text == text
+
+
+async def prompt_fixtures(client: Client) -> None:
+    """The list, each prompt, a missing argument, an unknown prompt. 14 checks."""
+    prompts = {p.name: p for p in (await client.list_prompts()).prompts}
+    check(sorted(prompts) == sorted(PROMPTS), f"the prompts: {list(prompts)!r}")
+    check(
+        all(prompts[name].description == description for name, (description, _) in PROMPTS.items()),
+        f"the prompts' descriptions: {prompts!r}",
+    )
+    check(
+        all(
+            [(a.name, a.required is True, a.description) for a in prompts[name].arguments or []] == arguments
+            for name, (_, arguments) in PROMPTS.items()
+        ),
+        f"the prompts' arguments: {prompts!r}",
+    )
+
+    got = await client.get_prompt("test_simple_prompt")
+    check(
+        len(got.messages) == 1 and text_message(got.messages[0], "This is a simple prompt for testing."),
+        f"test_simple_prompt: {got!r}",
+    )
+
+    got = await client.get_prompt("test_prompt_with_arguments", {"arg1": "hello", "arg2": "world"})
+    check(
+        len(got.messages) == 1 and text_message(got.messages[0], "Prompt with arguments: arg1='hello', arg2='world'"),
+        f"test_prompt_with_arguments: {got!r}",
+    )
+
+    got = await client.get_prompt("test_prompt_with_embedded_resource", {"resourceUri": "test://static-text"})
+    check(
+        len(got.messages) == 2 and all(m.role == "user" for m in got.messages),
+        f"the embedded resource prompt's messages: {got!r}",
+    )
+    first = got.messages[0].content
+    resource = getattr(first, "resource", None)
+    check(
+        first.type == "resource"
+        and str(resource.uri) == "test://static-text"
+        and getattr(resource, "text", None) == "Embedded resource content for testing."
+        and resource.mime_type == "text/plain",
+        f"the embedded resource: {first!r}",
+    )
+    check(
+        text_message(got.messages[1], "Please process the embedded resource above."),
+        f"the embedded resource prompt's text: {got.messages[1]!r}",
+    )
+
+    got = await client.get_prompt("test_prompt_with_image")
+    check(
+        len(got.messages) == 2 and all(m.role == "user" for m in got.messages),
+        f"the image prompt's messages: {got!r}",
+    )
+    image = got.messages[0].content
+    check(
+        image.type == "image" and image.mime_type == "image/png" and is_png(image.data),
+        f"the image: {image!r}",
+    )
+    check(text_message(got.messages[1], "Please analyze the image above."), f"the image prompt's text: {got!r}")
+
+    error = await error_of(
+        client.get_prompt("test_prompt_with_arguments", {"arg1": "hello"}), "a missing required argument"
+    )
+    check(error.code == -32602, f"a missing argument: code {error.code} ({error.message})")
+    check("arg2" in error.message, f"the error names arg2: {error.message}")
+
+    error = await error_of(client.get_prompt("no_such_prompt"), "an unknown prompt")
+    check(error.code == -32602, f"an unknown prompt: code {error.code} ({error.message})")
+
+
+async def completion_fixtures(client: Client) -> None:
+    """`arg1` from "pa", the template's `id` from "1". 2 checks."""
+    result = await client.complete(
+        types.PromptReference(type="ref/prompt", name="test_prompt_with_arguments"), {"name": "arg1", "value": "pa"}
+    )
+    completion = result.completion
+    check(
+        completion.values == ["paris", "park", "party"] and completion.total == 3 and completion.has_more is False,
+        f"arg1 from 'pa': {completion!r}",
+    )
+    result = await client.complete(
+        types.ResourceTemplateReference(type="ref/resource", uri=TEMPLATE), {"name": "id", "value": "1"}
+    )
+    completion = result.completion
+    check(
+        completion.values == ["1", "123"] and completion.total == 2 and completion.has_more is False,
+        f"id from '1': {completion!r}",
+    )
+
+
+async def subscriptions(client: Client) -> None:
+    """On 2025-11-25: subscribe, unsubscribe, an unknown URI. 3 checks."""
+    uri = "test://watched-resource"
+    check(isinstance(await client.subscribe_resource(uri), types.EmptyResult), "subscribe")
+    check(isinstance(await client.unsubscribe_resource(uri), types.EmptyResult), "unsubscribe")
+    unknown = "test://no-such-resource"
+    error = await error_of(client.subscribe_resource(unknown), "subscribing to an unknown URI")
+    check(
+        error.code == -32602 and isinstance(error.data, dict) and error.data.get("uri") == unknown,
+        f"subscribing to an unknown URI: {error.code} {error.data!r}",
+    )
+
+
+async def wait_until(done, seconds: float = 3) -> bool:
+    with anyio.move_on_after(seconds):
+        while not done():
+            await anyio.sleep(0.02)
+    return done()
+
+
+async def prompt_list_change(client: Client, changes) -> None:
+    """Add `test_dynamic_prompt`, then remove it; `changes()` counts the notifications. 10 checks."""
+    before = changes()
+
+    async def trigger() -> str:
+        result = await client.call_tool("test_trigger_prompt_change", {})
+        check(not result.is_error, f"test_trigger_prompt_change failed: {text_of(result)}")
+        return text_of(result)
+
+    text = await trigger()
+    check(text == "Mutation triggered: test_dynamic_prompt added", f"added: {text!r}")
+    check(await wait_until(lambda: changes() >= before + 1), f"a notification after adding ({changes() - before})")
+    names = [p.name for p in (await client.list_prompts()).prompts]
+    check("test_dynamic_prompt" in names and len(names) == 5, f"the dynamic prompt is listed: {names!r}")
+    got = await client.get_prompt("test_dynamic_prompt")
+    check(
+        len(got.messages) == 1 and getattr(got.messages[0].content, "text", None) == "A prompt that comes and goes.",
+        f"test_dynamic_prompt: {got!r}",
+    )
+
+    text = await trigger()
+    check(text == "Mutation triggered: test_dynamic_prompt removed", f"removed: {text!r}")
+    check(await wait_until(lambda: changes() >= before + 2), f"a notification after removing ({changes() - before})")
+    names = [p.name for p in (await client.list_prompts()).prompts]
+    check(sorted(names) == sorted(PROMPTS), f"the dynamic prompt is gone: {names!r}")
+    # A moment more, so an extra notification would be seen.
+    await anyio.sleep(0.1)
+    check(changes() == before + 2, f"one notification per change: {changes() - before}")
+
+
+async def listened_prompt_change(client: Client) -> None:
+    """On 2026-07-28: the prompt list's changes on a listen stream. 11 checks."""
+    events: list = []
+    async with client.listen(prompts_list_changed=True) as subscription:
+        honored = subscription.honored.model_dump(by_alias=True, exclude_none=True)
+        check(honored == {"promptsListChanged": True}, f"the listen stream's filter: {honored!r}")
+
+        async def collect() -> None:
+            async for event in subscription:
+                events.append(event)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(collect)
+            await prompt_list_change(client, lambda: sum(isinstance(e, PromptsListChanged) for e in events))
+            group.cancel_scope.cancel()
+    check(all(isinstance(e, PromptsListChanged) for e in events), f"only prompt list changes: {events!r}")
+
+
+async def context_fixtures(client: Client, user: User) -> None:
+    capabilities = client.server_capabilities
+    check(
+        capabilities.resources is not None
+        and capabilities.resources.list_changed is True
+        and capabilities.prompts is not None
+        and capabilities.prompts.list_changed is True
+        and capabilities.completions is not None,
+        f"the server declares resources, prompts and completions: {capabilities!r}",
+    )
+    await resource_fixtures(client)
+    await prompt_fixtures(client)
+    await completion_fixtures(client)
+    if REVISION == "2025-11-25":
+        check(capabilities.resources.subscribe is True, f"the server declares resources.subscribe: {capabilities!r}")
+        await subscriptions(client)
+        await prompt_list_change(client, lambda: user.prompt_changes)
+    else:
+        await listened_prompt_change(client)
+
+
 async def main() -> None:
     user = User()
     async with connect(user) as client:
@@ -248,6 +557,7 @@ async def main() -> None:
             await logging_call(client, user, False, "logLevel warning", {LOG_LEVEL: "warning"})
             await logging_call(client, user, True, "logLevel debug", {LOG_LEVEL: "debug"})
         check(len(user.forms) == 2 and len(user.samples) == 2 and user.roots == 2, "nothing more was asked")
+        await context_fixtures(client, user)
     print(f"ok: {CHECKS} checks")
 
 

@@ -23,6 +23,7 @@
 #![allow(deprecated)]
 
 pub(crate) mod logs;
+pub(crate) mod rounds;
 pub(crate) mod session;
 
 use dsh_runtime::caller::{

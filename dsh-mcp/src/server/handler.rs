@@ -334,9 +334,9 @@ impl ServerHandler for Handler {
     async fn get_prompt(
         &self,
         request: rmcp::model::GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetPromptResponse, McpError> {
-        self.get_prompt_of(request).await.map(Into::into)
+        self.get_prompt_of(request, &context).await
     }
 
     async fn complete(

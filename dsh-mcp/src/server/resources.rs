@@ -11,6 +11,10 @@
 //!   session's client gets `notifications/resources/updated` for each subscribed URI the
 //!   server announces with `Resources::notify_updated`.
 //! - `prompts/list`, `prompts/get` (a missing or invalid argument: `-32602` naming it).
+//!   A prompt may ask its caller (`dsh_runtime::caller::Caller::current`): on 2025-11-25
+//!   sessions with requests to the client; on 2026-07-28 the prompt's questions come back
+//!   as an `InputRequiredResult`, and the retry runs the prompt again from the start with
+//!   the answers (so a prompt does nothing it must not do twice before it asks).
 //! - `completion/complete` of a prompt argument or a template placeholder.
 //! - Sessions with `initialize` hear `notifications/resources/list_changed` and
 //!   `notifications/prompts/list_changed` when the collections change.
@@ -23,10 +27,11 @@ use dsh_runtime::complete::{Completion, CompletionRequest};
 use dsh_runtime::prompts::{GotPrompt, PromptError, PromptInfo};
 use dsh_runtime::resources::{ResourceError, ResourceInfo};
 use rmcp::model::{
-    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResult,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, Prompt,
-    ReadResourceRequestParams, ReadResourceResult, Reference, Resource, ResourceTemplate,
-    ResourceUpdatedNotificationParam, SubscribeRequestParams, UnsubscribeRequestParams,
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, Prompt, ReadResourceRequestParams, ReadResourceResult, Reference,
+    Resource, ResourceTemplate, ResourceUpdatedNotificationParam, SubscribeRequestParams,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
@@ -35,6 +40,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::context::Session;
 use super::handler::Handler;
+use crate::caller::logs::LogSink;
+use crate::caller::rounds::Rounds;
+use crate::caller::session::SessionCaller;
 use crate::util::lock;
 
 fn not_served(what: &str) -> McpError {
@@ -266,7 +274,8 @@ impl Handler {
     pub(super) async fn get_prompt_of(
         &self,
         request: GetPromptRequestParams,
-    ) -> Result<GetPromptResult, McpError> {
+        context: &RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
         let prompts = self
             .shared
             .prompts
@@ -284,13 +293,58 @@ impl Handler {
                 (k, text)
             })
             .collect();
-        let got = prompts
-            .get(&request.name, args)
-            .await
-            .map_err(prompt_error)?;
+        let get = prompts.get(&request.name, args);
+        let resumable = context
+            .protocol_version()
+            .is_some_and(|v| !v.has_initialize());
+        let got = if resumable {
+            // 2026-07-28: what the prompt asks is answered from this request's
+            // `inputResponses`, or asked with an `InputRequiredResult` (the retry runs the
+            // prompt again with the answers).
+            let level = context
+                .meta
+                .0
+                .get(crate::caller::logs::LOG_LEVEL_META)
+                .and_then(Value::as_str)
+                .and_then(dsh_runtime::caller::LogLevel::parse);
+            let rounds = Arc::new(Rounds::new(
+                context.client_capabilities(),
+                request.input_responses.unwrap_or_default(),
+                LogSink::new(context.peer.clone(), level),
+            ));
+            let run = dsh_runtime::caller::with_caller(rounds.clone(), get);
+            let got = tokio::select! {
+                got = run => Some(got),
+                () = rounds.unanswered().cancelled() => None,
+            };
+            rounds.logs().finish().await;
+            match got {
+                Some(got) => got,
+                None => {
+                    let asked = rounds.take_missing();
+                    return Ok(GetPromptResponse::InputRequired(InputRequiredResult::new(
+                        Some(asked),
+                        None,
+                    )));
+                }
+            }
+        } else {
+            let level = self.session().map(|s| *lock(&s.log_level));
+            let logs = Arc::new(LogSink::new(context.peer.clone(), level));
+            let caller = SessionCaller::new(
+                context.peer.clone(),
+                context.client_capabilities(),
+                self.session().is_some(),
+                logs.clone(),
+            );
+            let got = dsh_runtime::caller::with_caller(caller, get).await;
+            logs.finish().await;
+            got
+        };
+        let got = got.map_err(prompt_error)?;
         let mut result: GetPromptResult = convert(got_prompt_json(&got), "a prompt's messages")?;
         result.result_type = Some(rmcp::model::ResultType::COMPLETE);
-        Ok(result)
+        Ok(GetPromptResponse::Complete(result))
     }
 
     pub(super) async fn complete_of(
