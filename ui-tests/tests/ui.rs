@@ -16,4 +16,7 @@ fn ui() {
     t.pass("tests/ui/crate_root/*.rs");
     t.compile_fail("tests/ui/tool/*.rs");
     t.compile_fail("tests/ui/derive/*.rs");
+    t.compile_fail("tests/ui/resource/*.rs");
+    t.compile_fail("tests/ui/prompt/*.rs");
+    t.compile_fail("tests/ui/context/*.rs");
 }

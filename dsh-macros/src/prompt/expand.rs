@@ -71,13 +71,16 @@ fn from_impl(def: &FnDef<'_>) -> TokenStream {
         let __dsh_out = #call?;
         ::core::result::Result::<_, #prompts::PromptError>::Ok(#into)
     });
-    let get = quote! {
+    let get = quote_spanned! {def.sig.ident.span()=>
         move |__dsh_args: #prompts::PromptArgs| {
             #per_call
             #body
         }
     };
 
+    // At the fn name, as the read closure: a body that is not `Send` is reported there.
+    let new = shared::respan(quote!(#prompts::Prompt::new), def.sig.ident.span());
+    let construct = quote_spanned!(def.sig.ident.span()=> #new(#name, #get));
     let p = format_ident!("__dsh_p");
     let mut setters = Vec::new();
     let description = shared::description(def);
@@ -97,7 +100,7 @@ fn from_impl(def: &FnDef<'_>) -> TokenStream {
         impl ::core::convert::From<#target> for #prompts::Prompt {
             fn from(__dsh_value: #target) -> Self {
                 #capture
-                let mut #p = #prompts::Prompt::new(#name, #get);
+                let mut #p = #construct;
                 #(#setters)*
                 #(#arguments)*
                 #p

@@ -85,6 +85,9 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         }
         let mut method_errors = Ctxt::new();
         for (_, extra) in ours {
+            if !attr_paths.contains(extra.path()) {
+                attr_paths.push(extra.path().clone());
+            }
             method_errors.error_spanned(
                 extra,
                 "a method is one resource or one prompt: put every key in one `#[resource(...)]` or `#[prompt(...)]`",
@@ -118,7 +121,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             }
         }
     }
-    if resources.is_empty() && prompts.is_empty() {
+    if resources.is_empty() && prompts.is_empty() && item_impl.trait_.is_none() {
         errors.error_spanned(
             self_ty,
             "`#[context]` found no `#[resource]` or `#[prompt]` method in this impl block: mark each one",

@@ -66,16 +66,22 @@ fn from_impl(def: &FnDef<'_>, uri: &Uri) -> TokenStream {
         let __dsh_out = #call?;
         #into
     });
-    let read = quote! {
+    let read = quote_spanned! {def.sig.ident.span()=>
         move |__dsh_uri: ::std::string::String, __dsh_params: #res::TemplateParams| {
             #per_call
             #body
         }
     };
+    // The constructor's path at the fn name too: a body that is not `Send` is reported
+    // at the path, as breaking the bound of the constructor.
+    let at_fn = def.sig.ident.span();
     let construct = if uri.placeholders.is_empty() {
-        quote!(#res::Resource::fixed(#lit, #name, #read))
+        let fixed = shared::respan(quote!(#res::Resource::fixed), at_fn);
+        quote_spanned!(at_fn=> #fixed(#lit, #name, #read))
     } else {
-        quote!(#m::checked(#res::Resource::template(#lit, #name, #read)))
+        let template = shared::respan(quote!(#res::Resource::template), at_fn);
+        let call = quote_spanned!(at_fn=> #template(#lit, #name, #read));
+        quote!(#m::checked(#call))
     };
 
     let r = format_ident!("__dsh_r");

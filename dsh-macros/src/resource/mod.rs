@@ -82,10 +82,7 @@ fn check_uri(def: &FnDef<'_>, errors: &mut Ctxt) -> Option<expand::Uri> {
     let Some(lit) = def.attr.uri.clone() else {
         errors.error_at(
             def.sig.ident.span(),
-            format!(
-                "a `#[resource]` needs its URI: `#[resource(\"docs://readme\")]`, or a URI template whose placeholders are the fn's parameters: `#[resource(\"users://{{id}}/profile\")]` on `async fn {}(id: u64)`",
-                def.sig.ident
-            ),
+            "a `#[resource]` needs its URI, first: a fixed one (`#[resource(\"docs://readme\")]`), or a URI template whose placeholders are the fn's parameters (`#[resource(\"users://{id}/profile\")]` on `async fn profile(id: u64)`)",
         );
         return None;
     };

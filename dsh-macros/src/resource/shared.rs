@@ -267,7 +267,7 @@ fn read_receiver(kind: Kind, r: &syn::Receiver, receiver: &mut Receiver, errors:
         _ => errors.error_spanned(
             r,
             format!(
-                "a `{}` method shares the value between reads: take `&self` or `self: Arc<Self>`",
+                "a `{}` method shares the value between calls, which may run at once: take `&self` or `self: Arc<Self>`",
                 kind.attr()
             ),
         ),
@@ -323,23 +323,21 @@ fn read_param(
         Some(s) => replace_self(&pt.ty, s),
         None => (*pt.ty).clone(),
     };
+    // A parameter with an error is still kept (the expansion stops at the errors), so
+    // its name does not also count as a missing placeholder.
     match strip_type(&ty) {
-        syn::Type::Reference(r) => {
-            errors.error_spanned(
-                r,
-                format!(
-                    "a `{attr}` parameter must own its value (it is read from text): use an owned type such as `String` instead of a reference"
-                ),
-            );
-            return None;
-        }
-        syn::Type::ImplTrait(t) => {
-            errors.error_spanned(
-                t,
-                format!("a `{attr}` fn cannot be generic: use a concrete parameter type instead of `impl Trait`"),
-            );
-            return None;
-        }
+        syn::Type::Reference(r) => errors.error_spanned(
+            r,
+            format!(
+                "a `{attr}` parameter must own its value (it is read from text): use an owned type such as `String` instead of a reference"
+            ),
+        ),
+        syn::Type::ImplTrait(t) => errors.error_spanned(
+            t,
+            format!(
+                "a `{attr}` fn cannot be generic: use a concrete parameter type instead of `impl Trait`"
+            ),
+        ),
         _ => {}
     }
     let optional = option_inner(&ty).cloned();
@@ -348,7 +346,6 @@ fn read_param(
             &ty,
             "a placeholder always has a value (a URI with an empty placeholder does not match the template): take `T`, not `Option<T>`",
         );
-        return None;
     }
     if let (Kind::Resource, Some(d)) = (kind, docs.first()) {
         errors.error_spanned(
@@ -553,7 +550,7 @@ pub fn replace_self_tokens(tokens: TokenStream, self_ty: &TokenStream) -> TokenS
 }
 
 /// `tokens` with every span set to `span`.
-fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+pub fn respan(tokens: TokenStream, span: Span) -> TokenStream {
     tokens
         .into_iter()
         .map(|mut tt| {
@@ -689,8 +686,10 @@ fn vis_in_child(vis: &syn::Visibility) -> TokenStream {
 /// does.
 pub fn reader(krate: &TokenStream, ty: &syn::Type) -> TokenStream {
     let m = quote!(#krate::resources::__macro);
+    // Every token of the call at the type, so the error's span is the type alone.
+    let m_here = respan(m.clone(), ty.span());
     let read = quote_spanned!(ty.span()=>
-        #m::FromText::<#ty>::read(&(&&&#m::Pick::<#ty>::NEW).pick(), __dsh_text)
+        #m_here::FromText::<#ty>::read(&(&&&#m_here::Pick::<#ty>::NEW).pick(), __dsh_text)
     );
     quote! {
         |__dsh_text: &str| {
@@ -708,7 +707,8 @@ pub fn completer(krate: &TokenStream, p: &Param, target: &syn::Ident) -> TokenSt
     let name = &p.name;
     match &p.complete {
         Some(path) => {
-            let with = quote_spanned!(path.span()=> #krate::complete::Completer::with(#path));
+            let completer = respan(quote!(#krate::complete::Completer), path.span());
+            let with = quote_spanned!(path.span()=> #completer::with(#path));
             quote!(#target = #target.with_completer(#name, #with);)
         }
         None => {

@@ -1,0 +1,9 @@
+use dsh_runtime::prompt;
+
+/// Greet.
+#[prompt]
+fn greet(name: String) -> String {
+    name
+}
+
+fn main() {}
