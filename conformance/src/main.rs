@@ -50,7 +50,8 @@
 //!   `sampling`: `-32021` on 2026-07-28 without it), `test_elicitation` (a typed form),
 //!   `test_elicitation_sep1034_defaults`, `test_elicitation_sep1330_enums`, and the
 //!   `test_input_required_result_*` tools (named questions, several in one round,
-//!   several rounds, only what the client declared).
+//!   several rounds, only what the client declared), and `test_tool_with_task`
+//!   (`task_after_input`: it asks first, then goes on as a task).
 //! - Resources, prompts and completion (`context`): `test://static-text`,
 //!   `test://static-binary`, `test://watched-resource`, the template
 //!   `test://template/{id}/data`, the prompts `test_simple_prompt`,
@@ -60,8 +61,6 @@
 //!
 //! ## What dsh-rs cannot express yet
 //!
-//! - A task created on the round that answers an `InputRequiredResult`
-//!   (`test_tool_with_task`): dsh-mcp creates a task first and asks inside it.
 //! - The stream of a call: a body cannot close its SSE stream mid-call so the client
 //!   reconnects (`test_reconnection` answers without doing so).
 
@@ -423,6 +422,7 @@ fn registry() -> Result<(Registry, Vec<RegistrationGuard>), Box<dyn std::error::
         registry.register(talking::TestInputRequiredResultMultipleInputs)?,
         registry.register(talking::TestInputRequiredResultMultiRound)?,
         registry.register(talking::TestInputRequiredResultCapabilities)?,
+        registry.register(talking::TestToolWithTask)?,
         registry.register(TestInputRequiredResultTamperedState)?,
         registry.register(TestCustomHeader)?,
         registry.register(Greet)?,

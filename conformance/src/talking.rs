@@ -285,3 +285,14 @@ pub(crate) async fn test_input_required_result_capabilities(
         .count();
     Ok(format!("{answered} of 2 questions answered"))
 }
+
+/// Ask the user's name (`user_name`), then go on as a task that greets them: the
+/// composition of `InputRequiredResult` rounds and a task (SEP-2663).
+#[tool(read_only, task = "required", task_after_input)]
+pub(crate) async fn test_tool_with_task(cx: ToolContext) -> Result<String, ToolError> {
+    let question = keyed("user_name", name_form("What is your name?")?);
+    let name = field(&accepted(only(cx.ask_all(vec![question]).await)?)?, "name");
+    cx.continue_as_task().await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    Ok(format!("Hello, {name}! (from a task)"))
+}

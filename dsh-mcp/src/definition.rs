@@ -46,6 +46,9 @@ pub struct McpTool {
     /// [`task_support`](ToolDefinition::task_support)): the server materializes a task
     /// for a task-capable tool when the client declared the tasks extension.
     pub task_support: dsh_runtime::TaskSupport,
+    /// Whether a call becomes a task only when its body says so (the definition's
+    /// [`task_after_input`](ToolDefinition::task_after_input)).
+    pub task_after_input: bool,
 }
 
 impl McpTool {
@@ -103,6 +106,7 @@ pub fn mcp_tool(def: &ToolDefinition) -> Result<McpTool, NotPublished> {
         tool,
         wraps_output: export::mcp_output_is_wrapped(&def.output, TARGET),
         task_support: def.task_support,
+        task_after_input: def.task_after_input,
     })
 }
 

@@ -254,6 +254,11 @@ pub struct ToolDefinition {
     /// call that keeps reporting is not cut short. Set with
     /// `#[tool(timeout_ms = N, timeout_restarts_on_progress)]`.
     pub timeout_restarts_on_progress: bool,
+    /// A call of a task-capable tool runs as an ordinary call, asking its caller what it
+    /// needs, and becomes a task when its body calls
+    /// [`ToolContext::continue_as_task`] (MCP 2026-07-28: `InputRequiredResult` rounds,
+    /// then a `CreateTaskResult`). `#[tool(task = "..", task_after_input)]`.
+    pub task_after_input: bool,
     /// Every call asks for approval first, with this reason (`#[tool(ask = "why")]`):
     /// the decision at the end of the pre-execute waterfall is
     /// [`PreDecision::Ask`](crate::hooks::PreDecision::Ask) instead of `Allow`, so the
@@ -385,6 +390,7 @@ impl ToolDefinition {
             input_examples: Vec::new(),
             task_support: TaskSupport::Forbidden,
             timeout_restarts_on_progress: false,
+            task_after_input: false,
             ask: None,
             verbatim_parameters: None,
             verbatim_output: None,
@@ -438,6 +444,12 @@ impl ToolDefinition {
     /// [`ToolDefinition::timeout_restarts_on_progress`]).
     pub fn with_timeout_restarts_on_progress(mut self, restarts: bool) -> Self {
         self.timeout_restarts_on_progress = restarts;
+        self
+    }
+
+    /// See [`ToolDefinition::task_after_input`].
+    pub fn with_task_after_input(mut self, after_input: bool) -> Self {
+        self.task_after_input = after_input;
         self
     }
 
@@ -1339,6 +1351,15 @@ impl ToolContext {
     /// As [`ToolContext::elicit`].
     pub async fn roots(&self) -> Result<Vec<Root>, CallerError> {
         self.as_caller().roots().await
+    }
+
+    /// Go on as a task, when the call may become one here: a call of a tool declared
+    /// `task_after_input` from an MCP client with tasks on revision 2026-07-28, whose
+    /// request is then answered with a `CreateTaskResult`; the body goes on, and its
+    /// result is the task's. `false` where the call cannot (it already is a task, or
+    /// runs where there are none): it goes on as it was.
+    pub async fn continue_as_task(&self) -> bool {
+        self.as_caller().continue_as_task().await
     }
 
     /// Ask the caller several things together: one answer per question, in order. Over

@@ -38,6 +38,7 @@ pub const STRUCT_NAME: &str = "struct_name";
 pub const ARGS_STRUCT_NAME: &str = "args_struct_name";
 pub const TASK: &str = "task";
 pub const TIMEOUT_RESTARTS_ON_PROGRESS: &str = "timeout_restarts_on_progress";
+pub const TASK_AFTER_INPUT: &str = "task_after_input";
 pub const ASK: &str = "ask";
 
 // Input examples and compile-time portability (see `PortableTarget` below).
@@ -70,6 +71,7 @@ const KEYS: &[&str] = &[
     PORTABLE,
     TASK,
     TIMEOUT_RESTARTS_ON_PROGRESS,
+    TASK_AFTER_INPUT,
     ASK,
 ];
 
@@ -146,6 +148,9 @@ pub struct ToolAttr {
     pub task: Option<TaskSupport>,
     /// `timeout_restarts_on_progress`: the deadline starts again at each progress report.
     pub timeout_restarts_on_progress: Flag,
+    /// `task_after_input`: the call becomes a task only when its body says so
+    /// (`ToolContext::continue_as_task`), after asking its caller what it needs.
+    pub task_after_input: Flag,
     /// `ask = "why"`: every call asks for approval first, with this reason.
     pub ask: Option<syn::Expr>,
 }
@@ -280,7 +285,9 @@ impl ToolAttr {
             ARGS_STRUCT_NAME => self.args_struct_name = Some(ident(ARGS_STRUCT_NAME, meta)?),
             EXAMPLE => self.examples.push(example(meta)?),
             PORTABLE => self.portable = portable(meta)?,
-            TASK | TIMEOUT_RESTARTS_ON_PROGRESS => self.set_task_keys(key, meta)?,
+            TASK | TIMEOUT_RESTARTS_ON_PROGRESS | TASK_AFTER_INPUT => {
+                self.set_task_keys(key, meta)?
+            }
             ASK => self.ask = Some(text(ASK, meta)?),
             _ => {}
         }
@@ -307,6 +314,11 @@ impl TaskSupport {
             TaskSupport::Required => "Required",
         }
     }
+
+    /// Whether the tool may run as a task.
+    pub fn allows(self) -> bool {
+        !matches!(self, TaskSupport::Forbidden)
+    }
 }
 
 const TASK_VALUES: &[&str] = &["optional", "required", "forbidden"];
@@ -315,6 +327,7 @@ impl ToolAttr {
     fn set_task_keys(&mut self, key: &str, meta: &syn::Meta) -> darling::Result<()> {
         match key {
             TASK => self.task = Some(task_support(meta)?),
+            TASK_AFTER_INPUT => self.task_after_input = flag(TASK_AFTER_INPUT, meta)?,
             _ => {
                 self.timeout_restarts_on_progress = flag(TIMEOUT_RESTARTS_ON_PROGRESS, meta)?;
             }
@@ -325,6 +338,14 @@ impl ToolAttr {
     /// `timeout_restarts_on_progress` restarts the `timeout_ms` deadline: without one it
     /// would do nothing.
     fn check_task_keys(&self, errors: &mut Ctxt) {
+        if let Flag(Some(span)) = self.task_after_input
+            && !self.task.is_some_and(TaskSupport::allows)
+        {
+            errors.error_at(
+                span,
+                "`task_after_input` makes a call a task after it asked its caller, and this tool never runs as a task: add `task = \"optional\"` or `task = \"required\"`, or remove the flag",
+            );
+        }
         if let Flag(Some(span)) = self.timeout_restarts_on_progress
             && self.timeout_ms.is_none()
         {

@@ -527,6 +527,9 @@ fn task_setters(def: &ToolDef<'_>, krate: &TokenStream) -> TokenStream {
     if def.attr.timeout_restarts_on_progress.is_present() {
         out.extend(quote!(.with_timeout_restarts_on_progress(true)));
     }
+    if def.attr.task_after_input.is_present() {
+        out.extend(quote!(.with_task_after_input(true)));
+    }
     if let Some(reason) = &def.attr.ask {
         out.extend(quote!(.with_ask(::core::concat!(#reason))));
     }

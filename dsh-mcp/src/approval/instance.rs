@@ -15,7 +15,9 @@ use std::time::Duration;
 
 use futures_util::StreamExt as _;
 use rmcp::ErrorData as McpError;
-use rmcp::model::{CallToolResponse, CallToolResult, InputRequiredResult, InputResponses};
+use rmcp::model::{
+    CallToolResponse, CallToolResult, CreateTaskResult, InputRequiredResult, InputResponses,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::{OnceCell, oneshot};
@@ -69,6 +71,7 @@ enum Message {
 enum Outcome {
     Complete(CallToolResult),
     InputRequired(InputRequiredResult),
+    Task(CreateTaskResult),
     Error(McpError),
 }
 
@@ -170,6 +173,7 @@ impl Instance {
                     return match outcome {
                         Ok(Outcome::Complete(result)) => Ok(CallToolResponse::Complete(result)),
                         Ok(Outcome::InputRequired(input)) => Ok(CallToolResponse::InputRequired(input)),
+                        Ok(Outcome::Task(created)) => Ok(CallToolResponse::Task(created)),
                         Ok(Outcome::Error(e)) => Err(e),
                         Err(_) => Err(gone()),
                     };
@@ -223,6 +227,7 @@ impl Instance {
                     match resumed {
                         Ok(Resumed::Complete(result)) => Outcome::Complete(result),
                         Ok(Resumed::InputRequired(input)) => Outcome::InputRequired(input),
+                        Ok(Resumed::Task(created)) => Outcome::Task(created),
                         Err(e) => Outcome::Error(e),
                     }
                 }

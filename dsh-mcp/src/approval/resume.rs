@@ -40,8 +40,8 @@ use dsh_runtime::hooks::{Approval, ApprovalHandler, ApprovalRequest, HookFuture}
 use dsh_runtime::{AgentScopeId, Registry, ToolError, ToolResult};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CallToolResult, ClientCapabilities, ElicitResult, InputRequest, InputRequests,
-    InputRequiredResult, InputResponses, Request, RequestStateCodec, SealOptions,
+    CallToolResult, ClientCapabilities, CreateTaskResult, ElicitResult, InputRequest,
+    InputRequests, InputRequiredResult, InputResponses, Request, RequestStateCodec, SealOptions,
 };
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
@@ -68,9 +68,21 @@ pub(crate) struct Resumes {
     pending: Mutex<HashMap<String, Suspended>>,
 }
 
+/// What a suspended call tells the request waiting for it, besides its result.
+pub(crate) enum Next {
+    /// It asks: answer with this `InputRequiredResult` (the nonce of its state).
+    Input(String, InputRequiredResult),
+    /// It goes on as a task: answer with this, and hand the call's result over to the
+    /// task through the sender.
+    Task(
+        CreateTaskResult,
+        oneshot::Sender<oneshot::Receiver<ToolResult>>,
+    ),
+}
+
 /// Where a suspended call's next question goes: to the request that will answer with
-/// its `InputRequiredResult` (with the nonce of its state).
-pub(crate) type Asked = oneshot::Sender<(String, InputRequiredResult)>;
+/// its `InputRequiredResult` (with the nonce of its state), or with its task.
+pub(crate) type Asked = oneshot::Sender<Next>;
 
 /// The question slot of one call: filled by the request that waits for the call (the
 /// first, then each retry), taken by the call's next `ask`.
@@ -119,6 +131,8 @@ pub(crate) enum Resumed {
     Complete(CallToolResult),
     /// The call asked again: answer with this, the call suspended under a new state.
     InputRequired(InputRequiredResult),
+    /// The call went on as a task: answer with this.
+    Task(CreateTaskResult),
 }
 
 /// What a state carries: the suspended call's id.
@@ -290,10 +304,15 @@ impl Resumes {
         let out = tokio::select! {
             out = &mut result => out,
             asked = &mut next_rx => match asked {
-                Ok((nonce, input)) => {
+                Ok(Next::Input(nonce, input)) => {
                     ended.cancel();
                     self.park_result(&nonce, result);
                     return Ok(Resumed::InputRequired(input));
+                }
+                Ok(Next::Task(created, handoff)) => {
+                    ended.cancel();
+                    let _ = handoff.send(result);
+                    return Ok(Resumed::Task(created));
                 }
                 // The call can no longer ask (it is ending).
                 Err(_) => result.await,
@@ -381,6 +400,9 @@ pub(crate) struct Suspend {
     pub(crate) logs: Arc<LogSink>,
     /// The keys handed out to requests without one (`form-1`, `sample-1`, ...).
     pub(crate) keys: AtomicU64,
+    /// How the call may go on as a task (`task_after_input` tools from clients with
+    /// tasks), if it may.
+    pub(crate) escalation: Option<Escalation>,
     /// Answers the first request carried (`inputResponses` without a `requestState`: a
     /// client answering ahead, as a stateless server's retry would). They answer the
     /// body's questions under the same keys, once; never an approval, which only a
@@ -488,7 +510,7 @@ impl Suspend {
             )));
         }
         let input = InputRequiredResult::new(Some(requests), Some(state));
-        if sender.send((nonce.clone(), input)).is_err() {
+        if sender.send(Next::Input(nonce.clone(), input)).is_err() {
             self.resumes.lock().remove(&nonce);
             return Err(NotAsked::Unanswered);
         }
@@ -672,5 +694,92 @@ impl CallerHandler for Suspend {
 
     fn logs_at(&self, level: LogLevel) -> bool {
         self.logs.accepts(level)
+    }
+
+    fn continue_as_task<'a>(&'a self, _call: AskingCall<'a>) -> CallerFuture<'a, bool> {
+        Box::pin(self.escalate())
+    }
+}
+
+/// What a suspended call needs to go on as a task of the extension.
+pub(crate) struct Escalation {
+    /// The context's tasks.
+    pub(crate) tasks: Arc<crate::tasks::SessionTasks>,
+    /// Whose the task is.
+    pub(crate) owner: Owner,
+    /// The stateless context's places and ids (`None`: a session's task).
+    pub(crate) stateless: Option<Arc<crate::tasks::stateless::PublicIds>>,
+}
+
+impl Suspend {
+    /// Go on as a task (see [`Escalation`]): the request waiting for the call is answered
+    /// with the task, which gets the call's result.
+    async fn escalate(&self) -> bool {
+        let Some(escalation) = &self.escalation else {
+            return false;
+        };
+        let Some(sender) = lock(&self.asked).take() else {
+            return false;
+        };
+        let reservation = match escalation.stateless.as_ref().map(|ids| ids.reserve()) {
+            Some(None) => {
+                *lock(&self.asked) = Some(sender);
+                return false;
+            }
+            reservation => reservation.flatten(),
+        };
+        let (id, ttl) = match &escalation.stateless {
+            Some(ids) => (crate::tasks::stateless::random_id(), Some(ids.ttl())),
+            None => (None, None),
+        };
+        let (handoff, handed) = oneshot::channel::<oneshot::Receiver<ToolResult>>();
+        let (cancel, tool) = (self.cancel.clone(), self.tool.clone());
+        let start = crate::tasks::TaskStart {
+            id,
+            owner: escalation.owner.clone(),
+            model: crate::store::TaskModel::Extension,
+            ttl,
+            spec: dsh_runtime::jobs::JobSpec::new(&self.name, format!("tools/call {}", self.name)),
+        };
+        let run = move |job: dsh_runtime::jobs::JobContext, _task: crate::tasks::TaskHandle| async move {
+            // Stopping the task's job (`tasks/cancel`) cancels the call.
+            let stop = job.stop_token().clone();
+            let relay = tokio::spawn(async move {
+                stop.cancelled().await;
+                cancel.cancel();
+            });
+            let result = match handed.await {
+                Ok(result) => result.await.ok(),
+                Err(_) => None,
+            };
+            relay.abort();
+            match result {
+                Some(result) => (
+                    crate::tasks::TaskEnd::Result(to_mcp_result(&result, tool.as_deref())),
+                    result.text().to_string(),
+                ),
+                None => (
+                    crate::tasks::TaskEnd::Failed("the call ended without a result".into()),
+                    String::new(),
+                ),
+            }
+        };
+        let record = match escalation.tasks.start(start, run).await {
+            Ok(record) => record,
+            Err(_) => {
+                *lock(&self.asked) = Some(sender);
+                return false;
+            }
+        };
+        if let (Some(ids), Some(reservation)) = (&escalation.stateless, reservation) {
+            ids.issue(
+                reservation,
+                record.id.clone(),
+                escalation.owner.clone(),
+                &escalation.tasks,
+            );
+        }
+        let created = CreateTaskResult::new(crate::tasks::wire::detailed(&record).task);
+        sender.send(Next::Task(created, handoff)).is_ok()
     }
 }

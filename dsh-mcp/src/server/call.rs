@@ -274,6 +274,11 @@ impl Handler {
         if !support.allows_task() {
             return Ok(None);
         }
+        // A tool that becomes a task after asking its caller runs as an ordinary call
+        // first, where it can ask (its body goes on as a task with `continue_as_task`).
+        if call.tool.as_ref().is_some_and(|t| t.task_after_input) && call.resumable && call.asks() {
+            return Ok(None);
+        }
         let declared = context
             .client_capabilities()
             .is_some_and(|c| c.supports_tasks());
@@ -345,6 +350,26 @@ impl Handler {
         }
     }
 
+    /// How a call may go on as a task (a `task_after_input` tool, from a client that
+    /// declared tasks, where the context keeps them).
+    fn escalation(
+        &self,
+        call: &Call,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<resume::Escalation> {
+        let after_input = call.tool.as_ref().is_some_and(|t| t.task_after_input);
+        let declared = context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks());
+        let session = call.session.as_ref()?;
+        let tasks = session.tasks.clone()?;
+        (after_input && declared && call.support().allows_task()).then(|| resume::Escalation {
+            tasks,
+            owner: call.owner(context),
+            stateless: session.stateless().cloned(),
+        })
+    }
+
     /// The retry of a call suspended on its approval: its result, or its next question.
     /// The call goes on here when this instance holds it; else it runs again here with
     /// the approval given, when nothing of it ran before it asked; else the answer goes
@@ -382,6 +407,7 @@ impl Handler {
                     Ran::Answer(CallToolResponse::Complete(result))
                 }
                 resume::Resumed::InputRequired(input) => Ran::InputRequired(input),
+                resume::Resumed::Task(created) => Ran::Answer(CallToolResponse::Task(created)),
             });
         }
         let instance = &self.shared.instance;
@@ -460,6 +486,7 @@ impl Handler {
             capabilities: call.capabilities.clone(),
             logs: logs.clone(),
             keys: AtomicU64::new(0),
+            escalation: self.escalation(call, context),
             ahead: Mutex::new(ahead),
         });
         // Progress goes on this request's stream until it is answered (with the result,
@@ -493,9 +520,13 @@ impl Handler {
         let ran = tokio::select! {
             result = &mut result_rx => result.map(Ran::Result).map_err(ended),
             asked = asked_rx => match asked {
-                Ok((nonce, input)) => {
+                Ok(resume::Next::Input(nonce, input)) => {
                     self.shared.resumes.park_result(&nonce, result_rx);
                     Ok(Ran::InputRequired(input))
+                }
+                Ok(resume::Next::Task(created, handoff)) => {
+                    let _ = handoff.send(result_rx);
+                    Ok(Ran::Answer(CallToolResponse::Task(created)))
                 }
                 // The call ended without asking.
                 Err(_) => result_rx.await.map(Ran::Result).map_err(ended),

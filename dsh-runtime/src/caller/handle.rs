@@ -145,6 +145,14 @@ impl Caller {
         super::ask_all(self.route.as_ref(), self.asking(), &self.cancel, questions).await
     }
 
+    /// See [`ToolContext::continue_as_task`](crate::ToolContext::continue_as_task).
+    pub async fn continue_as_task(&self) -> bool {
+        match &self.route {
+            Some(route) => route.handler().continue_as_task(self.asking()).await,
+            None => false,
+        }
+    }
+
     /// Send one request, bounded by the call's cancellation.
     pub async fn request(&self, request: CallerRequest) -> Result<CallerAnswer, CallerError> {
         super::ask(self.route.as_ref(), self.asking(), &self.cancel, request).await

@@ -138,6 +138,14 @@ pub trait CallerHandler: Send + Sync + 'static {
         Box::pin(join_all(asked))
     }
 
+    /// Let the call go on as a task (see
+    /// [`ToolContext::continue_as_task`](crate::ToolContext::continue_as_task)): `true`
+    /// when it now is one. The default: `false`.
+    fn continue_as_task<'a>(&'a self, call: AskingCall<'a>) -> CallerFuture<'a, bool> {
+        let _ = call;
+        Box::pin(std::future::ready(false))
+    }
+
     /// Receive a log message of a call (the default drops it). Called on the body's
     /// task: keep it short.
     fn log(&self, call: AskingCall<'_>, message: LogMessage) {
