@@ -485,3 +485,134 @@ async fn each_round_of_a_calls_questions_may_reach_another_instance() {
         served.shutdown().await;
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// A call that asks first, then goes on as a task (`task_after_input`).
+// ---------------------------------------------------------------------------------------
+
+/// Note a side effect, ask a name, then go on as a task that greets.
+#[tool(task = "optional", task_after_input)]
+async fn greet_later(cx: ToolContext, tag: String) -> Result<String, ToolError> {
+    EFFECTS.lock().unwrap().push(tag.clone());
+    let Elicited::Accepted(target) = cx.elicit::<Target>("Where to?").await? else {
+        return Ok("nothing".into());
+    };
+    let tasked = cx.continue_as_task().await;
+    Ok(format!("{tag}: {} (as a task: {tasked})", target.branch))
+}
+
+/// A `tools/call` of `greet_later` on 2026-07-28 declaring `capabilities`, with `extra`
+/// params.
+fn later_call(id: u64, tag: &str, capabilities: Value, extra: Value) -> String {
+    let mut params = json!({
+        "name": "greet_later",
+        "arguments": {"tag": tag},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": Revision::V2026_07_28.as_str(),
+            "io.modelcontextprotocol/clientCapabilities": capabilities,
+        },
+    });
+    if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
+        params.extend(extra);
+    }
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}).to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_asks_then_goes_on_as_a_task_when_the_client_has_tasks() {
+    use crate::common::http::HttpClient;
+
+    let tools = crate::common::tools::Toolset::with_jobs().with(GreetLater);
+    let http = dsh_mcp::serve_http(&tools.server(), dsh_mcp::HttpOptions::default())
+        .await
+        .unwrap();
+    let client = HttpClient::new(http.url()).revision(Revision::V2026_07_28);
+    let answer =
+        json!({"target": {"action": "accept", "content": {"branch": "main", "replicas": 1}}});
+    for (tag, capabilities, tasked) in [
+        (
+            "later-with-tasks",
+            json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}}),
+            true,
+        ),
+        ("later-without-tasks", json!({"elicitation": {}}), false),
+    ] {
+        // Round 1: a question, no task.
+        let first = client
+            .post(&later_call(1, tag, capabilities.clone(), json!({})))
+            .await
+            .response();
+        let input = &first["result"];
+        assert_eq!(input["resultType"], "input_required", "{first}");
+        assert!(input.get("taskId").is_none(), "{first}");
+        let key = input["inputRequests"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .next()
+            .unwrap()
+            .clone();
+        // Round 2: the answer; the body goes on as a task where the client has tasks.
+        let second = client
+            .post(&later_call(
+                2,
+                tag,
+                capabilities,
+                json!({
+                    "requestState": input["requestState"],
+                    "inputResponses": {key: answer["target"]},
+                }),
+            ))
+            .await
+            .response();
+        let result = &second["result"];
+        let text = if tasked {
+            assert_eq!(result["resultType"], "task", "{second}");
+            assert!(result.get("requestState").is_none(), "{second}");
+            let id = result["taskId"].as_str().expect("a task id").to_string();
+            poll_task_text(&client, &id).await
+        } else {
+            assert_eq!(result["resultType"], "complete", "{second}");
+            result["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        };
+        assert_eq!(text, format!("{tag}: main (as a task: {tasked})"));
+        // What the body did before it asked happened once.
+        assert_eq!(effects(tag), 1);
+    }
+    http.shutdown().await.unwrap();
+}
+
+/// Poll `tasks/get` of `id` until it completes: its result's text.
+async fn poll_task_text(client: &crate::common::http::HttpClient, id: &str) -> String {
+    let get = json!({
+        "jsonrpc": "2.0", "id": 9, "method": "tasks/get",
+        "params": {
+            "taskId": id,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": Revision::V2026_07_28.as_str(),
+                "io.modelcontextprotocol/clientCapabilities":
+                    {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+            },
+        },
+    })
+    .to_string();
+    for _ in 0..400 {
+        let got = client.post(&get).await.response();
+        let task = &got["result"];
+        if task["status"] == "completed" {
+            return task["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+        }
+        assert!(
+            task["status"] == "working",
+            "the task neither works nor completed: {got}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    panic!("task {id} did not complete");
+}
