@@ -1,6 +1,7 @@
-// The everything server's talking-back fixtures with the official MCP TypeScript v2
-// client (`@modelcontextprotocol/client`), pinned to protocol 2026-07-28 (stateless: no
-// session, each request carries its revision and the client's capabilities in `_meta`).
+// The everything server with the official MCP TypeScript v2 client
+// (`@modelcontextprotocol/client`), pinned to protocol 2026-07-28 (stateless: no
+// session, each request carries its revision and the client's capabilities in `_meta`):
+// the fixtures that talk back, and resources, prompts and completion.
 //
 // Usage: node client_v2.mjs SDK_DIR TRANSPORT TARGET
 //
@@ -29,26 +30,26 @@
 //    three arrive, in order, on the call's response stream.
 // 5. Resources, prompts and completion (lib.mjs): the server declares `resources`
 //    (`listChanged`), `prompts` (`listChanged`) and `completions`; `resources/list` has
-//    the three fixed URIs with their mimeTypes, `resources/templates/list` the template
-//    `test://template/{id}/data`; `resources/read` of `test://static-text` (its exact
-//    text, text/plain), `test://static-binary` (a PNG blob), `test://template/42/data`
-//    (its JSON), and of an unknown URI (-32602, the URI in the error's `data`);
-//    `prompts/list` (names, descriptions, arguments and their required flags);
-//    `prompts/get` of each prompt (roles, texts, the embedded resource, the image), with
-//    a required argument missing or an unknown name (-32602); `completion/complete` of
-//    `arg1` from "pa" and of the template's `id` from "1" (the values, `total`,
-//    `hasMore`).
-// 6. No `resources/subscribe` on 2026-07-28 (the v2 client refuses it for that
-//    revision: `METHOD_NOT_SUPPORTED_BY_PROTOCOL_VERSION`); a resource's updates would be
-//    asked on a `subscriptions/listen` stream (`resourceSubscriptions`), which this
-//    server does not honour yet, so nothing about them is checked here.
+//    the three fixed URIs among its resources, with their mimeTypes,
+//    `resources/templates/list` the template `test://template/{id}/data`;
+//    `resources/read` of `test://static-text` (its exact text, text/plain),
+//    `test://static-binary` (a PNG blob), `test://template/42/data` (its JSON), and of an
+//    unknown URI (-32602, the URI in the error's `data`); `prompts/list` (the four fixed
+//    prompts among them: descriptions, arguments and their required flags); `prompts/get`
+//    of each prompt (roles, texts, the embedded resource, the image), with a required
+//    argument missing or an unknown name (-32602); `completion/complete` of `arg1` from
+//    "pa" and of the template's `id` from "1" (the values, `total`, `hasMore`).
+// 6. No `resources/subscribe` on 2026-07-28 (the v2 client refuses it for that revision:
+//    `METHOD_NOT_SUPPORTED_BY_PROTOCOL_VERSION`); a resource's updates would be asked on
+//    a `subscriptions/listen` stream (`resourceSubscriptions`), which this server does
+//    not honour yet, so nothing about them is checked here.
 // 7. List changes on a `subscriptions/listen` stream (`client.listen`): asked for
 //    `promptsListChanged` alone, the server acknowledges exactly that; then
 //    `test_trigger_prompt_change` adds `test_dynamic_prompt`, one
 //    `notifications/prompts/list_changed` arrives on the stream (to the client's
 //    notification handler, naming the stream in `_meta`), the list and `prompts/get` show
-//    it; called again it removes it, one more notification, the list is back. Closing the
-//    stream ends it locally.
+//    it; called again it removes it, one more notification, the list is as before.
+//    Closing the stream ends it locally.
 // Each check throws on failure; the last line printed is `ok: N checks` on success.
 
 import path from "node:path";

@@ -1,6 +1,7 @@
 // What the TypeScript client scripts share: the checks, the scripted user that answers
-// the server's questions, and the calls of the talking-back fixtures with the exact
-// results they must give (the same whichever SDK drives them).
+// the server's questions, and the calls of the talking-back fixtures and of the
+// resources, prompts and completion with the exact results they must give (the same
+// whichever SDK drives them).
 
 /** A `check(condition, what)` that throws `[label] what` on failure and counts passes. */
 export function checker(label) {
@@ -236,28 +237,26 @@ function argumentsOf(prompt) {
 }
 
 /**
- * Resources: list them (the three fixed URIs and their mimeTypes), list the templates
- * (`test://template/{id}/data`, JSON), read each kind (exact text, a PNG blob, the
- * template's JSON) and an unknown URI (-32602, the URI in `data`). 14 checks.
+ * Resources: list them (the three fixed URIs among them, with their mimeTypes), list the
+ * templates (`test://template/{id}/data` among them, JSON), read each kind (exact text, a
+ * PNG blob, the template's JSON) and an unknown URI (-32602, the URI in `data`). Other
+ * fixtures may be listed too. 14 checks.
  */
 export async function resourceFixtures(client, check) {
   const { resources } = await client.listResources();
-  const uris = resources.map((r) => r.uri).sort();
-  check(JSON.stringify(uris) === JSON.stringify(Object.keys(RESOURCES)), `the resources: ${JSON.stringify(resources)}`);
+  const byUri = Object.fromEntries(resources.map((r) => [r.uri, r]));
+  check(Object.keys(RESOURCES).every((uri) => byUri[uri]), `the resources: ${JSON.stringify(resources)}`);
   check(
-    resources.every((r) => r.mimeType === RESOURCES[r.uri] && typeof r.name === "string" && r.name !== ""),
+    Object.entries(RESOURCES).every(
+      ([uri, mimeType]) => byUri[uri].mimeType === mimeType && typeof byUri[uri].name === "string" && byUri[uri].name,
+    ),
     `the resources' mimeTypes and names: ${JSON.stringify(resources)}`,
   );
 
   const { resourceTemplates } = await client.listResourceTemplates();
-  check(
-    resourceTemplates.length === 1 && resourceTemplates[0].uriTemplate === TEMPLATE,
-    `the templates: ${JSON.stringify(resourceTemplates)}`,
-  );
-  check(
-    resourceTemplates[0].mimeType === "application/json",
-    `the template's mimeType: ${JSON.stringify(resourceTemplates)}`,
-  );
+  const template = resourceTemplates.find((t) => t.uriTemplate === TEMPLATE);
+  check(template, `the templates: ${JSON.stringify(resourceTemplates)}`);
+  check(template.mimeType === "application/json", `the template's mimeType: ${JSON.stringify(template)}`);
 
   let read = await client.readResource({ uri: "test://static-text" });
   let [contents] = read.contents;
@@ -306,17 +305,15 @@ export async function resourceFixtures(client, check) {
 }
 
 /**
- * Prompts: list them (names, descriptions, arguments and their required flags), get each
+ * Prompts: list them (the four fixed prompts among them, with their descriptions,
+ * arguments and required flags), get each
  * with arguments (roles, texts, the embedded resource, the image), and a missing
  * required argument and an unknown prompt (-32602). 14 checks.
  */
 export async function promptFixtures(client, check) {
   const { prompts } = await client.listPrompts();
   const byName = Object.fromEntries(prompts.map((p) => [p.name, p]));
-  check(
-    JSON.stringify(Object.keys(byName).sort()) === JSON.stringify(Object.keys(PROMPTS)),
-    `the prompts: ${JSON.stringify(prompts)}`,
-  );
+  check(Object.keys(PROMPTS).every((name) => byName[name]), `the prompts: ${JSON.stringify(prompts)}`);
   check(
     Object.entries(PROMPTS).every(([name, p]) => byName[name].description === p.description),
     `the prompts' descriptions: ${JSON.stringify(prompts)}`,
@@ -423,9 +420,11 @@ export async function completionFixtures(client, check) {
  * The prompt list changing: `test_trigger_prompt_change` adds `test_dynamic_prompt`,
  * one more prompt-list-changed notification arrives (`changes()` counts them), the list
  * and `prompts/get` show it; called again it removes it, one more notification arrives
- * and the list is back to the four. `list()` lists the prompts afresh. 10 checks.
+ * and the list is back to what it was. `list()` lists the prompts afresh. 10 checks.
  */
 export async function promptListChange(client, check, changes, list) {
+  const listed = async () => (await list()).map((p) => p.name).sort();
+  const served = await listed();
   const before = changes();
   const trigger = async () => {
     const result = await client.callTool({ name: "test_trigger_prompt_change", arguments: {} });
@@ -438,9 +437,9 @@ export async function promptListChange(client, check, changes, list) {
     await waitFor(() => changes() >= before + 1),
     `a prompt-list-changed notification after adding (${changes() - before})`,
   );
-  let names = (await list()).map((p) => p.name);
+  let names = await listed();
   check(
-    names.includes("test_dynamic_prompt") && names.length === 5,
+    JSON.stringify(names) === JSON.stringify([...served, "test_dynamic_prompt"].sort()),
     `the dynamic prompt is listed: ${JSON.stringify(names)}`,
   );
   const got = await client.getPrompt({ name: "test_dynamic_prompt" });
@@ -455,11 +454,8 @@ export async function promptListChange(client, check, changes, list) {
     await waitFor(() => changes() >= before + 2),
     `a prompt-list-changed notification after removing (${changes() - before})`,
   );
-  names = (await list()).map((p) => p.name);
-  check(
-    JSON.stringify(names.sort()) === JSON.stringify(Object.keys(PROMPTS)),
-    `the dynamic prompt is gone: ${JSON.stringify(names)}`,
-  );
+  names = await listed();
+  check(JSON.stringify(names) === JSON.stringify(served), `the dynamic prompt is gone: ${JSON.stringify(names)}`);
   // A moment more, so an extra notification would be seen.
   await new Promise((r) => setTimeout(r, 100));
   check(changes() === before + 2, `one notification per change: ${changes() - before}`);

@@ -1,5 +1,6 @@
-// The everything server's talking-back fixtures with the official MCP TypeScript SDK 1.x
-// client (`@modelcontextprotocol/sdk`), protocol 2025-11-25 (`initialize`, a session).
+// The everything server with the official MCP TypeScript SDK 1.x client
+// (`@modelcontextprotocol/sdk`), protocol 2025-11-25 (`initialize`, a session): the
+// fixtures that talk back, and resources, prompts and completion.
 //
 // Usage: node sdk1.mjs SDK_DIR TRANSPORT TARGET
 //
@@ -21,20 +22,20 @@
 //    do again, in order.
 // 4. Resources, prompts and completion (lib.mjs): the server declares `resources`
 //    (`subscribe`, `listChanged`), `prompts` (`listChanged`) and `completions`;
-//    `resources/list` has the three fixed URIs with their mimeTypes,
+//    `resources/list` has the three fixed URIs among its resources, with their mimeTypes,
 //    `resources/templates/list` the template `test://template/{id}/data`;
 //    `resources/read` of `test://static-text` (its exact text, text/plain),
 //    `test://static-binary` (a PNG blob), `test://template/42/data` (its JSON), and of an
-//    unknown URI (-32602, the URI in the error's `data`); `prompts/list` (names,
-//    descriptions, arguments and their required flags); `prompts/get` of each prompt
-//    (roles, texts, the embedded resource, the image), with a required argument missing
-//    or an unknown name (-32602); `completion/complete` of `arg1` from "pa" and of the
-//    template's `id` from "1" (the values, `total`, `hasMore`).
+//    unknown URI (-32602, the URI in the error's `data`); `prompts/list` (the four fixed
+//    prompts among them: descriptions, arguments and their required flags); `prompts/get`
+//    of each prompt (roles, texts, the embedded resource, the image), with a required
+//    argument missing or an unknown name (-32602); `completion/complete` of `arg1` from
+//    "pa" and of the template's `id` from "1" (the values, `total`, `hasMore`).
 // 5. `resources/subscribe` and `resources/unsubscribe` of `test://watched-resource`
 //    succeed; subscribing to an unknown URI is -32602 with the URI in `data`.
 // 6. `notifications/prompts/list_changed`: `test_trigger_prompt_change` adds
 //    `test_dynamic_prompt`, the notification arrives (once), the list and `prompts/get`
-//    show it; called again it removes it, one more notification, the list is back.
+//    show it; called again it removes it, one more notification, the list is as before.
 // Each check throws on failure; the last line printed is `ok: N checks` on success.
 
 import path from "node:path";
