@@ -107,7 +107,8 @@ impl UriTemplate {
     }
 
     /// The placeholders' values in `uri`, in order, when it matches (each value
-    /// percent-decoded; `None` when a value is not valid UTF-8 once decoded).
+    /// percent-decoded; `None` when a value is not valid UTF-8 once decoded). A value
+    /// ends where the literal text after it first starts outside a `%XX` escape.
     pub fn matches(&self, uri: &str) -> Option<Vec<(String, String)>> {
         let mut values = Vec::new();
         let mut rest = uri;
@@ -117,7 +118,7 @@ impl UriTemplate {
                 Part::Literal(l) => rest = rest.strip_prefix(l.as_str())?,
                 Part::Placeholder(name) => {
                     let end = match parts.peek() {
-                        Some(Part::Literal(next)) => rest.find(next.as_str())?,
+                        Some(Part::Literal(next)) => find_outside_escapes(rest, next)?,
                         _ => rest.len(),
                     };
                     let raw = &rest[..end];
@@ -133,15 +134,22 @@ impl UriTemplate {
     }
 
     /// The URI with each placeholder replaced by its value (percent-encoding what is not
-    /// an RFC 3986 unreserved character). A placeholder without a value stays empty.
+    /// an RFC 3986 unreserved character, and the character that starts the literal text
+    /// after the placeholder, so that the URI [`matches`](Self::matches) back to the
+    /// same values: `x://{a}-{b}` with `a = "1-2"` is `x://1%2D2-3`). A placeholder
+    /// without a value stays empty.
     pub fn expand(&self, values: &[(&str, &str)]) -> String {
         let mut out = String::new();
-        for part in &self.parts {
+        for (i, part) in self.parts.iter().enumerate() {
             match part {
                 Part::Literal(l) => out.push_str(l),
                 Part::Placeholder(name) => {
+                    let stop = match self.parts.get(i + 1) {
+                        Some(Part::Literal(next)) => next.bytes().next(),
+                        _ => None,
+                    };
                     if let Some((_, v)) = values.iter().find(|(n, _)| n == name) {
-                        encode(v, &mut out);
+                        encode(v, stop, &mut out);
                     }
                 }
             }
@@ -180,14 +188,36 @@ fn check_name(text: &str, name: &str) -> Result<(), TemplateError> {
     Ok(())
 }
 
-fn encode(value: &str, out: &mut String) {
+fn encode(value: &str, stop: Option<u8>, out: &mut String) {
     for b in value.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+        if (b.is_ascii_alphanumeric() || b"-._~".contains(&b)) && Some(b) != stop {
             out.push(char::from(b));
         } else {
             out.push_str(&format!("%{b:02X}"));
         }
     }
+}
+
+/// The first place `literal` starts in `text` at a character or `%XX` escape boundary
+/// (never inside an escape: `%7B` does not hold a literal `B` that ends a value).
+fn find_outside_escapes(text: &str, literal: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if text[i..].starts_with(literal) {
+            return Some(i);
+        }
+        i += match bytes[i] {
+            b'%' if i + 2 < bytes.len()
+                && bytes[i + 1].is_ascii_hexdigit()
+                && bytes[i + 2].is_ascii_hexdigit() =>
+            {
+                3
+            }
+            _ => text[i..].chars().next().map_or(1, char::len_utf8),
+        };
+    }
+    None
 }
 
 fn decode(raw: &str) -> Option<String> {
@@ -225,6 +255,22 @@ mod tests {
         assert_eq!(t.matches("test://template//data"), None);
         assert_eq!(t.matches("test://template/7/other"), None);
         assert_eq!(t.matches("test://template/a/b/data"), None);
+        // The character starting the next literal text is encoded too.
+        let t = UriTemplate::parse("x://{a}-{b}").unwrap();
+        let uri = t.expand(&[("a", "1-2"), ("b", "3-4")]);
+        assert_eq!(uri, "x://1%2D2-3-4");
+        assert_eq!(
+            t.matches(&uri),
+            Some(vec![("a".into(), "1-2".into()), ("b".into(), "3-4".into())])
+        );
+        // A literal starting with a hex digit is not found inside an escape.
+        let hex = UriTemplate::parse("a://{p0}B{p1}").unwrap();
+        let uri = hex.expand(&[("p0", "{"), ("p1", "A")]);
+        assert_eq!(uri, "a://%7BBA");
+        assert_eq!(
+            hex.matches(&uri),
+            Some(vec![("p0".into(), "{".into()), ("p1".into(), "A".into())])
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use dsh_runtime::complete::CompletionRequest;
 use dsh_runtime::content::ResourceContents;
 use dsh_runtime::prompts::{PromptGroup, Prompts};
 use dsh_runtime::resources::{ResourceError, ResourceGroup, Resources};
@@ -28,7 +29,10 @@ impl Docs {
 
     /// One page.
     #[resource("docs://pages/{page}")]
-    async fn page(self: Arc<Self>, page: u32) -> Result<String, ResourceError> {
+    async fn page(
+        self: Arc<Self>,
+        #[complete(with = Self::page_numbers)] page: u32,
+    ) -> Result<String, ResourceError> {
         Ok(format!("{} page {page}", self.prefix))
     }
 
@@ -52,6 +56,14 @@ impl Docs {
     #[tool(read_only)]
     async fn reads(&self) -> u64 {
         self.reads.load(Ordering::SeqCst)
+    }
+
+    /// Completes page numbers (an associated fn, named `Self::page_numbers`).
+    async fn page_numbers(request: CompletionRequest) -> Vec<String> {
+        (1..=12)
+            .map(|n| n.to_string())
+            .filter(|n| n.starts_with(&request.prefix))
+            .collect()
     }
 
     /// A plain method, left alone.
@@ -103,6 +115,11 @@ fn a_group_registers_together_and_shares_the_value() {
             prompts.list()[0].arguments[0].description.as_deref(),
             Some("The page.")
         );
+        let pages = resources
+            .complete("docs://pages/{page}", CompletionRequest::new("page", "1"))
+            .await
+            .unwrap();
+        assert_eq!(pages.values, ["1", "10", "11", "12"]);
         // The tool of the same block sees the reads.
         let tools = Arc::clone(&docs).tools();
         assert_eq!(tools.len(), 1);

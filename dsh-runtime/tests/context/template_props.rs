@@ -1,6 +1,7 @@
 //! Template matching as a property: a URI built from values (`UriTemplate::expand`)
 //! matches back to the same values, whatever the values hold (percent-encoded where they
-//! are not unreserved characters); and a macro-generated resource reads them back.
+//! are not unreserved characters, or would end the value early) and whatever literal text
+//! separates the placeholders; and a macro-generated resource reads them back.
 
 use dsh_runtime::content::ResourceContents;
 use dsh_runtime::resource;
@@ -9,11 +10,11 @@ use proptest::prelude::*;
 
 use super::block_on;
 
-/// A literal part after a placeholder: it starts with a character that a value is never
-/// expanded to (`expand` percent-encodes everything but letters, digits and `-._~`), so
-/// the match cannot end a value early. Other literal text may follow.
+/// A literal part after a placeholder: any text of a URI but `{` and `}`, starting
+/// with an unreserved character (which `expand` then encodes in the value before it) or
+/// not.
 fn separator() -> impl Strategy<Value = String> {
-    ("[/:,;=@!$&'()*+?#\\[\\]]", "[a-z0-9./_-]{0,4}").prop_map(|(a, b)| format!("{a}{b}"))
+    "[a-zA-Z0-9._~/:,;=@!$&'()*+?#\\[\\]-][a-zA-Z0-9._~/:,;=@!$&'()*+?#-]{0,4}"
 }
 
 /// A template of 1 to 4 placeholders, with the values to put in them.
