@@ -24,7 +24,7 @@
 //!
 //! - Tools: `test_simple_text`, `test_image_content` (a 1x1 red PNG), `test_error_handling`
 //!   (a tool error, `isError: true`), `test_tool_with_progress` (progress 0, 50, 100 of
-//!   100), `test_reconnection` (a short call; the stream is not closed mid-call, see below),
+//!   100), `test_reconnection` (closes its stream mid-call; the client resumes it),
 //!   `test_audio_content` (a silent WAV clip), `test_embedded_resource` (a text resource)
 //!   and `test_multiple_content_types` (text, an image and a JSON resource).
 //! - Diagnostics of the stateless (2026-07-28) scenario: `test_streaming_elicitation` (a
@@ -59,10 +59,7 @@
 //!   `test_prompt_with_image`, `test_input_required_result_prompt` (a prompt that asks
 //!   its caller, through `Caller::current`), and `test_trigger_prompt_change`.
 //!
-//! ## What dsh-rs cannot express yet
-//!
-//! - The stream of a call: a body cannot close its SSE stream mid-call so the client
-//!   reconnects (`test_reconnection` answers without doing so).
+//! Every fixture the suite's scenarios call is here.
 
 mod context;
 mod talking;
@@ -182,11 +179,14 @@ async fn test_tool_with_progress(cx: ToolContext) -> String {
     "Progress test completed: 0, 50 and 100 of 100 reported.".to_string()
 }
 
-/// Wait 100 ms, then answer (the stream of the call stays open throughout).
+/// Close the call's stream (the client is told to come back after 100 ms), go on for
+/// 300 ms, then answer: the client gets the answer on the stream it resumes with
+/// `Last-Event-ID` (SEP-1699).
 #[tool(read_only)]
-async fn test_reconnection() -> String {
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    "Reconnection test completed.".to_string()
+async fn test_reconnection(cx: ToolContext) -> String {
+    let closed = cx.close_stream(Duration::from_millis(100)).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    format!("Reconnection test completed (stream closed mid-call: {closed}).")
 }
 
 /// Report progress while the call runs, then answer.

@@ -1362,6 +1362,15 @@ impl ToolContext {
         self.as_caller().continue_as_task().await
     }
 
+    /// Close the stream this call's answer is sent on, and tell the client to come back
+    /// after `retry`: it reconnects and gets what was sent since, the answer included
+    /// (MCP Streamable HTTP sessions, SEP-1699; for a long call behind a proxy that cuts
+    /// idle connections). The call goes on. `false` where the call's transport has no
+    /// such stream (stdio, a stateless request, in process).
+    pub async fn close_stream(&self, retry: std::time::Duration) -> bool {
+        self.as_caller().close_stream(retry).await
+    }
+
     /// Ask the caller several things together: one answer per question, in order. Over
     /// MCP revision 2026-07-28 they go in one `InputRequiredResult` (each under its
     /// [`Question::key`](crate::caller::Question::key)); elsewhere they are asked at

@@ -36,6 +36,16 @@ use rmcp::model::{
 };
 use serde_json::{Value, json};
 
+/// Closes the HTTP stream a request of a session is answered on (SEP-1699), given the
+/// request's id (its text) and the delay after which the client should resume: put on
+/// the request by the HTTP transport, for sessions whose streams can be resumed.
+#[derive(Clone)]
+pub(crate) struct StreamCloser(
+    pub(crate)  std::sync::Arc<
+        dyn Fn(String, std::time::Duration) -> dsh_runtime::BoxFuture<'static, bool> + Send + Sync,
+    >,
+);
+
 /// Whether the client declared the capability answering `kind`.
 pub(crate) fn can_answer(capabilities: Option<&ClientCapabilities>, kind: RequestKind) -> bool {
     let Some(c) = capabilities else {

@@ -14,7 +14,7 @@ use rmcp::service::PeerRequestOptions;
 use rmcp::{Peer, RoleServer};
 
 use super::logs::LogSink;
-use super::{can_answer, elicit_answer, elicit_params, read_answer, sample_params};
+use super::{StreamCloser, can_answer, elicit_answer, elicit_params, read_answer, sample_params};
 
 /// Sends a call's requests to its client and its logs as notifications.
 pub(crate) struct SessionCaller {
@@ -23,6 +23,8 @@ pub(crate) struct SessionCaller {
     /// Whether requests can be sent at all (revisions with server-to-client requests).
     requests: bool,
     logs: Arc<LogSink>,
+    /// Closes this call's HTTP stream (with its request's id), where it can be resumed.
+    stream: Option<(StreamCloser, String)>,
 }
 
 impl SessionCaller {
@@ -39,6 +41,24 @@ impl SessionCaller {
             capabilities,
             requests,
             logs,
+            stream: None,
+        })
+    }
+
+    /// With the closer of the call's HTTP stream and its request's id.
+    pub(crate) fn with_stream(
+        peer: Peer<RoleServer>,
+        capabilities: Option<ClientCapabilities>,
+        requests: bool,
+        logs: Arc<LogSink>,
+        stream: Option<(StreamCloser, String)>,
+    ) -> Arc<Self> {
+        Arc::new(SessionCaller {
+            peer,
+            capabilities,
+            requests,
+            logs,
+            stream,
         })
     }
 
@@ -113,5 +133,16 @@ impl CallerHandler for SessionCaller {
 
     fn logs_at(&self, level: LogLevel) -> bool {
         self.logs.accepts(level)
+    }
+
+    fn close_stream<'a>(
+        &'a self,
+        _call: AskingCall<'a>,
+        retry: std::time::Duration,
+    ) -> CallerFuture<'a, bool> {
+        match &self.stream {
+            Some((closer, request)) => (closer.0)(request.clone(), retry),
+            None => Box::pin(std::future::ready(false)),
+        }
     }
 }

@@ -563,11 +563,14 @@ impl Handler {
         // Requests to the client go where it can answer them: a session on a revision
         // with server-to-client requests.
         let requests = !call.resumable && call.connection.is_some();
-        let caller = SessionCaller::new(
+        let stream = super::extension::<crate::caller::StreamCloser>(&context.extensions)
+            .map(|closer| (closer.clone(), context.id.to_string()));
+        let caller = SessionCaller::with_stream(
             context.peer.clone(),
             call.capabilities.clone(),
             requests,
             logs.clone(),
+            stream,
         );
         let execute = dsh_runtime::hooks::with_approval(
             handler,

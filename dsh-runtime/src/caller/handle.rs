@@ -153,6 +153,14 @@ impl Caller {
         }
     }
 
+    /// See [`ToolContext::close_stream`](crate::ToolContext::close_stream).
+    pub async fn close_stream(&self, retry: std::time::Duration) -> bool {
+        match &self.route {
+            Some(route) => route.handler().close_stream(self.asking(), retry).await,
+            None => false,
+        }
+    }
+
     /// Send one request, bounded by the call's cancellation.
     pub async fn request(&self, request: CallerRequest) -> Result<CallerAnswer, CallerError> {
         super::ask(self.route.as_ref(), self.asking(), &self.cancel, request).await

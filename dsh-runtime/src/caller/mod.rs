@@ -146,6 +146,18 @@ pub trait CallerHandler: Send + Sync + 'static {
         Box::pin(std::future::ready(false))
     }
 
+    /// Close the stream the call's answer goes on, telling the client to come back
+    /// after `retry` (see [`ToolContext::close_stream`](crate::ToolContext::close_stream)):
+    /// `true` when it was closed. The default: `false`.
+    fn close_stream<'a>(
+        &'a self,
+        call: AskingCall<'a>,
+        retry: std::time::Duration,
+    ) -> CallerFuture<'a, bool> {
+        let _ = (call, retry);
+        Box::pin(std::future::ready(false))
+    }
+
     /// Receive a log message of a call (the default drops it). Called on the body's
     /// task: keep it short.
     fn log(&self, call: AskingCall<'_>, message: LogMessage) {

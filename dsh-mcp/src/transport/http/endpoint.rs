@@ -128,10 +128,32 @@ async fn authorized(steps: &Steps, request: Request) -> Response {
     if request.method() != Method::POST {
         return steps.messages.stream(request, mcp).await;
     }
-    let (parts, bytes) = match read_body(steps.limits, request).await {
+    let (mut parts, bytes) = match read_body(steps.limits, request).await {
         Ok(read) => read,
         Err(refusal) => return refusal.into_response(),
     };
+    // A session's calls may close their stream, to be resumed (SEP-1699).
+    if let Some(session) = parts
+        .headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+    {
+        let sessions = steps.sessions.clone();
+        let session: rmcp::transport::streamable_http_server::SessionId =
+            session.to_string().into();
+        parts
+            .extensions
+            .insert(crate::caller::StreamCloser(Arc::new(
+                move |request, retry| {
+                    let (sessions, session) = (sessions.clone(), session.clone());
+                    Box::pin(async move {
+                        sessions
+                            .close_request_stream(&session, &request, retry)
+                            .await
+                    })
+                },
+            )));
+    }
     if !is_json(&parts.headers) {
         // rmcp answers it (`415`), from the headers: the body was read within the limit.
         return mcp(Request::from_parts(parts, Body::from(bytes))).await;

@@ -41,7 +41,13 @@ type Activities = Arc<Mutex<HashMap<SessionId, Activity>>>;
 pub(super) struct IdleSessions {
     inner: Arc<LocalSessionManager>,
     activities: Activities,
+    /// The HTTP stream of each request in flight, by session and request id (the text of
+    /// its JSON-RPC id): what a call closes to be resumed later (SEP-1699).
+    streams: Streams,
 }
+
+/// See [`IdleSessions::streams`].
+type Streams = Arc<Mutex<HashMap<(SessionId, String), u64>>>;
 
 impl IdleSessions {
     /// The manager, and (with an idle timeout) the task that ends idle sessions until
@@ -53,6 +59,7 @@ impl IdleSessions {
         let sessions = IdleSessions {
             inner: Arc::new(inner),
             activities: Arc::default(),
+            streams: Arc::default(),
         };
         if let Some(idle) = idle {
             tokio::spawn(reap(
@@ -63,6 +70,29 @@ impl IdleSessions {
             ));
         }
         sessions
+    }
+
+    /// Close the stream the request `request` (the text of its id) of session `session`
+    /// is answered on, telling the client to come back after `retry`: it resumes the
+    /// stream with `Last-Event-ID` and gets what was sent since, the answer included.
+    /// `false` when the request has no stream open here.
+    pub(super) async fn close_request_stream(
+        &self,
+        session: &SessionId,
+        request: &str,
+        retry: Duration,
+    ) -> bool {
+        let stream = lock(&self.streams)
+            .get(&(session.clone(), request.to_string()))
+            .copied();
+        let Some(stream) = stream else {
+            return false;
+        };
+        let handle = self.inner.sessions.read().await.get(session).cloned();
+        match handle {
+            Some(handle) => handle.close_sse_stream(stream, Some(retry)).await.is_ok(),
+            None => false,
+        }
     }
 
     /// Mark the session busy until the returned guard drops.
@@ -132,6 +162,25 @@ impl Drop for Busy {
 struct Tracked {
     inner: Pin<Box<dyn Stream<Item = ServerSseMessage> + Send + Sync>>,
     _busy: Busy,
+    /// The request's entry in [`IdleSessions::streams`], removed with the stream.
+    _stream: Option<StreamEntry>,
+}
+
+/// Removes a request's stream from [`IdleSessions::streams`] when dropped.
+struct StreamEntry {
+    streams: Streams,
+    key: (SessionId, String),
+}
+
+impl Drop for StreamEntry {
+    fn drop(&mut self) {
+        lock(&self.streams).remove(&self.key);
+    }
+}
+
+/// The HTTP stream id in an event id of rmcp's local sessions (`<index>/<stream>`).
+fn stream_of(event: &ServerSseMessage) -> Option<u64> {
+    event.event_id.as_deref()?.split_once('/')?.1.parse().ok()
 }
 
 impl Stream for Tracked {
@@ -186,10 +235,29 @@ impl SessionManager for IdleSessions {
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         let busy = self.busy(id);
-        let stream = self.inner.create_stream(id, message).await?;
+        let request = match &message {
+            ClientJsonRpcMessage::Request(r) => Some(r.id.to_string()),
+            _ => None,
+        };
+        let mut stream = Box::pin(self.inner.create_stream(id, message).await?);
+        // The stream opens with its priming event, whose id names the stream.
+        let first = futures_util::StreamExt::next(&mut stream).await;
+        let entry = match (&request, first.as_ref().and_then(stream_of)) {
+            (Some(request), Some(http)) => {
+                let key = (id.clone(), request.clone());
+                lock(&self.streams).insert(key.clone(), http);
+                Some(StreamEntry {
+                    streams: self.streams.clone(),
+                    key,
+                })
+            }
+            _ => None,
+        };
+        let first = futures_util::stream::iter(first);
         Ok(Tracked {
-            inner: Box::pin(stream),
+            inner: Box::pin(futures_util::StreamExt::chain(first, stream)),
             _busy: busy,
+            _stream: entry,
         })
     }
 
@@ -211,6 +279,7 @@ impl SessionManager for IdleSessions {
         Ok(Tracked {
             inner: Box::pin(stream),
             _busy: busy,
+            _stream: None,
         })
     }
 
@@ -224,6 +293,7 @@ impl SessionManager for IdleSessions {
         Ok(Tracked {
             inner: Box::pin(stream),
             _busy: busy,
+            _stream: None,
         })
     }
 
