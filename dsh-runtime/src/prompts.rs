@@ -5,6 +5,10 @@
 //! `prompts/get`) and an in-process host uses the same calls ([`Prompts::list`],
 //! [`Prompts::get`]).
 //!
+//! [`#[prompt]`](macro@crate::prompt) makes a prompt of an async fn (its arguments from
+//! the fn's parameters), and [`#[context]`](macro@crate::context) the prompts of an impl
+//! block, sharing its value; by hand:
+//!
 //! ```
 //! use dsh_runtime::content::ContentBlock;
 //! use dsh_runtime::prompts::{Prompt, PromptArgument, PromptError, PromptMessage, Prompts};

@@ -5,6 +5,11 @@
 //! (`resources/list`, `resources/templates/list`, `resources/read`, subscriptions) and an
 //! in-process host uses the same calls ([`Resources::list`], [`Resources::read`]).
 //!
+//! [`#[resource]`](macro@crate::resource) makes a resource of an async fn (its URI
+//! template checked against its parameters at compile time), and
+//! [`#[context]`](macro@crate::context) the resources of an impl block, sharing its
+//! value; by hand:
+//!
 //! ```
 //! use dsh_runtime::content::ResourceContents;
 //! use dsh_runtime::resources::{Resource, ResourceError, Resources};
