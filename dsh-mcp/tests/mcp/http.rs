@@ -368,3 +368,81 @@ async fn a_session_is_deleted_once_with_204_and_an_unknown_one_is_404() {
     assert_eq!(delete("no-such-session".to_string()).await, 404);
     http.shutdown().await.unwrap();
 }
+
+/// Close the call's stream, then answer a little later.
+#[dsh_runtime::tool]
+async fn slow_after_close(cx: dsh_runtime::ToolContext) -> String {
+    let closed = cx.close_stream(Duration::from_millis(50)).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    format!("closed: {closed}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_closes_its_stream_and_the_client_resumes_it_for_the_answer() {
+    use crate::common::http::HttpClient;
+    use crate::common::wire::Revision;
+
+    let tools = Toolset::new().with(SlowAfterClose);
+    let http = serve_http(&tools.server(), HttpOptions::default())
+        .await
+        .unwrap();
+    let mut client = HttpClient::new(http.url());
+    let session = client.start_session(Revision::V2025_11_25).await;
+    let call = json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "slow_after_close", "arguments": {}},
+    });
+    // The POST's stream ends before the answer: only priming events, the last with the
+    // retry the call asked for.
+    let first = client.post(&call.to_string()).await;
+    assert!(first.messages().is_empty(), "{}", first.body);
+    assert!(
+        first.body.contains("retry: 50") || first.body.contains("retry:50"),
+        "{}",
+        first.body
+    );
+    let last_id = first
+        .body
+        .lines()
+        .filter_map(|l| l.strip_prefix("id:"))
+        .map(str::trim)
+        .last()
+        .expect("an event id")
+        .to_string();
+    // Resumed with Last-Event-ID: the answer comes on the new stream.
+    let resumed = reqwest::Client::new()
+        .get(http.url())
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", Revision::V2025_11_25.as_str())
+        .header("last-event-id", last_id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resumed.status(), 200);
+    let mut body = resumed;
+    let mut text = String::new();
+    let answer = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(chunk) = body.chunk().await.unwrap() {
+            text.push_str(&String::from_utf8_lossy(&chunk));
+            if text.contains("closed: true") {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(answer, Ok(true), "{text}");
+    assert!(text.contains("\"id\":7"), "{text}");
+    http.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_call_outside_an_http_session_cannot_close_a_stream() {
+    let registry = Registry::new();
+    let _tool = registry.register(SlowAfterClose).unwrap();
+    let result = registry
+        .execute(ToolCall::new("c1", "slow_after_close", "{}"))
+        .await;
+    assert_eq!(result.text(), "closed: false");
+}
