@@ -406,7 +406,7 @@ async fn a_call_closes_its_stream_and_the_client_resumes_it_for_the_answer() {
         .lines()
         .filter_map(|l| l.strip_prefix("id:"))
         .map(str::trim)
-        .last()
+        .next_back()
         .expect("an event id")
         .to_string();
     // Resumed with Last-Event-ID: the answer comes on the new stream.
