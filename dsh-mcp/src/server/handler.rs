@@ -183,8 +183,19 @@ impl ServerHandler for Handler {
         if self.shared.prompts.is_some() {
             filter = filter.prompts_list_changed();
         }
-        if self.shared.resources.is_some() {
+        if let Some(resources) = &self.shared.resources {
             filter = filter.resources_list_changed();
+            // Updates of the requested resources this server has.
+            let known: Vec<String> = requested
+                .resource_subscriptions
+                .iter()
+                .flatten()
+                .filter(|uri| resources.knows(uri))
+                .cloned()
+                .collect();
+            if !known.is_empty() {
+                filter = filter.resource_subscriptions(known);
+            }
         }
         Some(filter.build())
     }

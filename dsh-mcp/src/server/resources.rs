@@ -412,6 +412,32 @@ impl Handler {
                 async move { sink.notify_resource_list_changed().await.is_ok() }
             });
         }
+        if let (Some(resources), Some(uris)) = (
+            &self.shared.resources,
+            accepted.resource_subscriptions.clone(),
+        ) && !uris.is_empty()
+        {
+            let sink = context.sink().clone();
+            let mut updates = resources.updates();
+            let stop = until.clone();
+            tokio::spawn(async move {
+                loop {
+                    let uri = tokio::select! {
+                        () = stop.cancelled() => break,
+                        uri = updates.recv() => uri,
+                    };
+                    match uri {
+                        Ok(uri) if uris.contains(&uri) => {
+                            if sink.notify_resource_updated(uri).await.is_err() {
+                                break;
+                            }
+                        }
+                        Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                    }
+                }
+            });
+        }
         if let (Some(prompts), Some(true)) = (&self.shared.prompts, accepted.prompts_list_changed) {
             let sink = context.sink().clone();
             spawn_watch(prompts.changes(), until, move || {

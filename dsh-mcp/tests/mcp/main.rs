@@ -8,6 +8,7 @@ mod approval;
 mod body_limit;
 mod caller;
 mod content;
+mod context;
 mod http;
 mod http_hardening;
 mod import;

@@ -98,7 +98,11 @@ impl HttpClient {
                 request = request.header("mcp-method", method);
             }
             let params = &message["params"];
-            if let Some(name) = params["name"].as_str().or(params["taskId"].as_str()) {
+            if let Some(name) = params["name"]
+                .as_str()
+                .or(params["taskId"].as_str())
+                .or(params["uri"].as_str())
+            {
                 request = request.header("mcp-name", name);
             }
         }
