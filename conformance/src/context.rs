@@ -2,81 +2,78 @@
 //! `prompts-*` and `completion-complete` scenarios read and get.
 
 use dsh_runtime::caller::{Caller, CallerAnswer, CallerRequest, FormAnswer, FormRequest, Question};
-use dsh_runtime::complete::Completer;
+use dsh_runtime::complete::CompletionRequest;
 use dsh_runtime::content::{ContentBlock, ResourceContents};
-use dsh_runtime::prompts::{Prompt, PromptArgument, PromptError, PromptMessage, Prompts};
-use dsh_runtime::resources::{Resource, ResourceError, Resources};
-use dsh_runtime::{tool, toolbox};
+use dsh_runtime::prompts::{Prompt, PromptError, PromptMessage, Prompts};
+use dsh_runtime::resources::{Json, Resources};
+use dsh_runtime::{prompt, resource, tool, toolbox};
 
 use crate::RED_PIXEL_PNG;
 
-/// The resources served: two fixed ones, a watched one and a template.
+/// A fixed text resource.
+#[resource("test://static-text", name = "static-text", mime_type = "text/plain")]
+async fn static_text() -> &'static str {
+    "This is the content of the static text resource."
+}
+
+/// A fixed binary resource: a 1x1 red PNG.
+#[resource(
+    "test://static-binary",
+    name = "static-binary",
+    mime_type = "image/png"
+)]
+async fn static_binary() -> ResourceContents {
+    ResourceContents::blob("test://static-binary", RED_PIXEL_PNG).with_mime_type("image/png")
+}
+
+/// A resource clients subscribe to.
+#[resource(
+    "test://watched-resource",
+    name = "watched-resource",
+    mime_type = "text/plain"
+)]
+async fn watched_resource() -> &'static str {
+    "Watched."
+}
+
+/// What `test://template/{id}/data` holds.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TemplateBody {
+    id: String,
+    template_test: bool,
+    data: String,
+}
+
+/// Data for an id.
+#[resource("test://template/{id}/data", name = "template-data")]
+async fn template_data(#[complete(with = complete_id)] id: String) -> Json<TemplateBody> {
+    Json(TemplateBody {
+        data: format!("Data for ID: {id}"),
+        id,
+        template_test: true,
+    })
+}
+
+/// The ids `test://template/{id}/data` completes from.
+async fn complete_id(request: CompletionRequest) -> Vec<String> {
+    ["1", "2", "3", "123"]
+        .into_iter()
+        .filter(|id| id.starts_with(&request.prefix))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The resources served: the fixed ones and the template.
 pub(crate) fn resources() -> Result<Resources, Box<dyn std::error::Error>> {
     let resources = Resources::new();
     resources
-        .register(
-            Resource::fixed("test://static-text", "static-text", |uri, _| async move {
-                Ok(vec![
-                    ResourceContents::text(uri, "This is the content of the static text resource.")
-                        .with_mime_type("text/plain"),
-                ])
-            })
-            .with_description("A fixed text resource.")
-            .with_mime_type("text/plain"),
-        )?
-        .keep();
-    resources
-        .register(
-            Resource::fixed(
-                "test://static-binary",
-                "static-binary",
-                |uri, _| async move {
-                    Ok(vec![
-                        ResourceContents::blob(uri, RED_PIXEL_PNG).with_mime_type("image/png"),
-                    ])
-                },
-            )
-            .with_description("A fixed binary resource: a 1x1 red PNG.")
-            .with_mime_type("image/png"),
-        )?
-        .keep();
-    resources
-        .register(
-            Resource::fixed(
-                "test://watched-resource",
-                "watched-resource",
-                |uri, _| async move {
-                    Ok(vec![
-                        ResourceContents::text(uri, "Watched.").with_mime_type("text/plain"),
-                    ])
-                },
-            )
-            .with_description("A resource clients subscribe to.")
-            .with_mime_type("text/plain"),
-        )?
-        .keep();
-    resources
-        .register(
-            Resource::template(
-                "test://template/{id}/data",
-                "template-data",
-                |uri, params| async move {
-                    let id = params.get("id").unwrap_or_default().to_string();
-                    let mut text = dsh_runtime::json::Object::new();
-                    text.insert("id", id.clone());
-                    text.insert("templateTest", true);
-                    text.insert("data", format!("Data for ID: {id}"));
-                    let text = dsh_runtime::json::Value::from(text);
-                    Ok::<_, ResourceError>(vec![
-                        ResourceContents::text(uri, text.to_string())
-                            .with_mime_type("application/json"),
-                    ])
-                },
-            )?
-            .with_description("Data for an id.")
-            .with_mime_type("application/json")
-            .with_completer("id", Completer::values(["1", "2", "3", "123"])),
-        )?
+        .register_all([
+            StaticText.into(),
+            StaticBinary.into(),
+            WatchedResource.into(),
+            TemplateData.into(),
+        ])?
         .keep();
     Ok(resources)
 }
@@ -85,95 +82,92 @@ fn text(text: impl Into<String>) -> PromptMessage {
     PromptMessage::user(ContentBlock::text(text.into()))
 }
 
+/// A prompt without arguments.
+#[prompt]
+async fn test_simple_prompt() -> &'static str {
+    "This is a simple prompt for testing."
+}
+
+/// A prompt with two arguments.
+#[prompt]
+async fn test_prompt_with_arguments(
+    /// First test argument
+    #[complete(with = complete_arg1)]
+    arg1: String,
+    /// Second test argument
+    arg2: String,
+) -> String {
+    format!("Prompt with arguments: arg1='{arg1}', arg2='{arg2}'")
+}
+
+/// The values `arg1` completes from.
+async fn complete_arg1(request: CompletionRequest) -> Vec<String> {
+    ["paris", "park", "party", "test", "testing"]
+        .into_iter()
+        .filter(|v| v.starts_with(&request.prefix))
+        .map(str::to_string)
+        .collect()
+}
+
+/// A prompt embedding a resource.
+#[prompt]
+#[allow(non_snake_case)] // the suite names the argument `resourceUri`
+async fn test_prompt_with_embedded_resource(
+    /// URI of the resource to embed
+    resourceUri: String,
+) -> Vec<PromptMessage> {
+    let resource = ResourceContents::text(resourceUri, "Embedded resource content for testing.")
+        .with_mime_type("text/plain");
+    vec![
+        PromptMessage::user(ContentBlock::from(resource)),
+        text("Please process the embedded resource above."),
+    ]
+}
+
+/// A prompt with an image.
+#[prompt]
+async fn test_prompt_with_image() -> Vec<PromptMessage> {
+    vec![
+        PromptMessage::user(ContentBlock::image(RED_PIXEL_PNG, "image/png")),
+        text("Please analyze the image above."),
+    ]
+}
+
+/// A prompt that asks its caller for context first.
+#[prompt]
+async fn test_input_required_result_prompt() -> Result<String, PromptError> {
+    let caller = Caller::current("test_input_required_result_prompt");
+    let schema = dsh_runtime::json::parse(
+        r#"{"type":"object","properties":{"context":{"type":"string"}},"required":["context"]}"#,
+    )
+    .map_err(|e| PromptError::Failed(e.to_string()))?;
+    let question = Question::new(CallerRequest::Form(FormRequest::new(
+        "What context should the prompt use?",
+        schema,
+    )))
+    .with_key("user_context");
+    let context = match caller.ask_all(vec![question]).await.pop() {
+        Some(Ok(CallerAnswer::Form(FormAnswer::Accepted(content)))) => content
+            .get("context")
+            .and_then(dsh_runtime::json::Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        other => return Err(PromptError::Failed(format!("no context: {other:?}"))),
+    };
+    Ok(format!("Use this context: {context}"))
+}
+
 /// The prompts served.
 pub(crate) fn prompts() -> Result<Prompts, Box<dyn std::error::Error>> {
     let prompts = Prompts::new();
     prompts
-        .register(
-            Prompt::new("test_simple_prompt", |_| async move {
-                Ok(vec![text("This is a simple prompt for testing.")])
-            })
-            .with_description("A prompt without arguments."),
-        )?
-        .keep();
-    prompts
-        .register(
-            Prompt::new("test_prompt_with_arguments", |args| async move {
-                let (a, b) = (
-                    args.get("arg1").unwrap_or_default(),
-                    args.get("arg2").unwrap_or_default(),
-                );
-                Ok(vec![text(format!(
-                    "Prompt with arguments: arg1='{a}', arg2='{b}'"
-                ))])
-            })
-            .with_description("A prompt with two arguments.")
-            .with_argument(PromptArgument::required("arg1").with_description("First test argument"))
-            .with_argument(
-                PromptArgument::required("arg2").with_description("Second test argument"),
-            )
-            .with_completer(
-                "arg1",
-                Completer::values(["paris", "park", "party", "test", "testing"]),
-            ),
-        )?
-        .keep();
-    prompts
-        .register(
-            Prompt::new("test_prompt_with_embedded_resource", |args| async move {
-                let uri = args.get("resourceUri").unwrap_or_default().to_string();
-                let resource =
-                    ResourceContents::text(uri, "Embedded resource content for testing.")
-                        .with_mime_type("text/plain");
-                Ok::<_, PromptError>(vec![
-                    PromptMessage::user(ContentBlock::from(resource)),
-                    text("Please process the embedded resource above."),
-                ])
-            })
-            .with_description("A prompt embedding a resource.")
-            .with_argument(
-                PromptArgument::required("resourceUri")
-                    .with_description("URI of the resource to embed"),
-            ),
-        )?
-        .keep();
-    prompts
-        .register(
-            Prompt::new("test_input_required_result_prompt", |_| async move {
-                let caller = Caller::current("test_input_required_result_prompt");
-                let schema = dsh_runtime::json::parse(
-                    r#"{"type":"object","properties":{"context":{"type":"string"}},"required":["context"]}"#,
-                )
-                .map_err(|e| PromptError::Failed(e.to_string()))?;
-                let question = Question::new(CallerRequest::Form(FormRequest::new(
-                    "What context should the prompt use?",
-                    schema,
-                )))
-                .with_key("user_context");
-                let answer = caller.ask_all(vec![question]).await.pop();
-                let context = match answer {
-                    Some(Ok(CallerAnswer::Form(FormAnswer::Accepted(content)))) => content
-                        .get("context")
-                        .and_then(dsh_runtime::json::Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
-                    other => return Err(PromptError::Failed(format!("no context: {other:?}"))),
-                };
-                Ok(vec![text(format!("Use this context: {context}"))])
-            })
-            .with_description("A prompt that asks its caller for context first."),
-        )?
-        .keep();
-    prompts
-        .register(
-            Prompt::new("test_prompt_with_image", |_| async move {
-                Ok(vec![
-                    PromptMessage::user(ContentBlock::image(RED_PIXEL_PNG, "image/png")),
-                    text("Please analyze the image above."),
-                ])
-            })
-            .with_description("A prompt with an image."),
-        )?
+        .register_all([
+            TestSimplePrompt.into(),
+            TestPromptWithArguments.into(),
+            TestPromptWithEmbeddedResource.into(),
+            TestPromptWithImage.into(),
+            TestInputRequiredResultPrompt.into(),
+        ])?
         .keep();
     Ok(prompts)
 }
