@@ -13,6 +13,7 @@ mod resources;
 mod scopes;
 mod task_calls;
 mod tool_list;
+mod updates;
 
 use context::SessionCell;
 pub(crate) use context::SessionHandle;
@@ -153,6 +154,8 @@ pub(crate) struct Shared {
     resources: Option<Resources>,
     /// The prompts served, if any ([`McpServer::with_prompts`]).
     prompts: Option<Prompts>,
+    /// The resource updates this instance's subscribers hear.
+    updates: Arc<updates::Updates>,
 }
 
 /// A server of the registry with the default settings ([`McpServer::new`]), so that
@@ -210,6 +213,7 @@ impl McpServer {
                 limiter: Arc::default(),
                 resources: None,
                 prompts: None,
+                updates: Arc::default(),
             }),
         }
     }
@@ -241,6 +245,7 @@ impl McpServer {
                     limiter: old.limiter.clone(),
                     resources: old.resources.clone(),
                     prompts: old.prompts.clone(),
+                    updates: Arc::default(),
                 };
                 f(&mut shared);
                 shared.instance =
@@ -273,6 +278,23 @@ impl McpServer {
     #[must_use]
     pub fn with_prompts(self, prompts: Prompts) -> Self {
         self.edit(|s| s.prompts = Some(prompts))
+    }
+
+    /// Start relaying resource updates between the instances sharing the store (see the
+    /// `updates` module), when the server serves resources.
+    pub(crate) async fn start_updates(&self) {
+        let shared = &self.shared;
+        if let Some(resources) = &shared.resources {
+            shared
+                .updates
+                .ensure_started(
+                    resources,
+                    &shared.store,
+                    shared.instance.id(),
+                    shared.instance.lease().stopped(),
+                )
+                .await;
+        }
     }
 
     /// Instructions for the client's model, sent at initialization.

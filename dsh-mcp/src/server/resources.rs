@@ -236,12 +236,22 @@ impl Handler {
         let mut forwarding = lock(&session.subscriptions.forwarding);
         if !*forwarding {
             *forwarding = true;
-            tokio::spawn(forward_updates(
-                resources.updates(),
-                context.peer.clone(),
-                session.clone(),
-                session.stop.clone(),
-            ));
+            let shared = self.shared.clone();
+            let resources = resources.clone();
+            let (peer, session) = (context.peer.clone(), session.clone());
+            tokio::spawn(async move {
+                let updates = shared
+                    .updates
+                    .subscribe(
+                        &resources,
+                        &shared.store,
+                        shared.instance.id(),
+                        shared.instance.lease().stopped(),
+                    )
+                    .await;
+                let stop = session.stop.clone();
+                forward_updates(updates, peer, session, stop).await;
+            });
         }
         Ok(())
     }
@@ -418,9 +428,18 @@ impl Handler {
         ) && !uris.is_empty()
         {
             let sink = context.sink().clone();
-            let mut updates = resources.updates();
+            let (shared, resources) = (self.shared.clone(), resources.clone());
             let stop = until.clone();
             tokio::spawn(async move {
+                let mut updates = shared
+                    .updates
+                    .subscribe(
+                        &resources,
+                        &shared.store,
+                        shared.instance.id(),
+                        shared.instance.lease().stopped(),
+                    )
+                    .await;
                 loop {
                     let uri = tokio::select! {
                         () = stop.cancelled() => break,

@@ -56,6 +56,7 @@ impl McpServer {
         R: tokio::io::AsyncRead + Send + Unpin + 'static,
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
+        self.start_updates().await;
         let tasks = self.registry().jobs().is_some();
         self.serve_transport(stdio::RawTransport::new(read, write).with_rev_2025_11_25_tasks(tasks))
             .await

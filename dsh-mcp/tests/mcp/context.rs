@@ -260,3 +260,82 @@ async fn a_subscribed_resource_is_announced(revision: Revision) {
     rpc.close().await;
     served.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_announced_on_one_instance_reaches_subscribers_of_the_others() {
+    use dsh_mcp::store::RedisStore;
+    use dsh_mcp::store::conformance::TestRedis;
+    use std::sync::Arc;
+
+    let redis = TestRedis::shared();
+    let prefix = TestRedis::prefix("resource-updates");
+    let keys = dsh_mcp::StateKeys::random().unwrap();
+    let mut instances = Vec::new();
+    for _ in 0..3 {
+        let (resources, prompts) = collections();
+        let store = RedisStore::connect(redis.url(), &prefix).await.unwrap();
+        let server = Toolset::new()
+            .server()
+            .with_resources(resources.clone())
+            .with_prompts(prompts)
+            .with_store(Arc::new(store))
+            .with_state_keys(keys.clone());
+        instances.push((Served::start(&server, Wire::Http).await, resources));
+    }
+    // A 2025-11-25 session on instance 1, a 2026-07-28 listen stream on instance 2.
+    let mut session = connected(&instances[1].0, Revision::V2025_11_25).await;
+    let mut events = session.http_client().events().await;
+    session
+        .request(
+            "resources/subscribe",
+            params(Revision::V2025_11_25, json!({"uri": "notes://today"})),
+        )
+        .await
+        .unwrap();
+    let mut listener = connected(&instances[2].0, Revision::V2026_07_28).await;
+    listener
+        .send(&json!({
+            "jsonrpc": "2.0", "id": 3, "method": "subscriptions/listen",
+            "params": params(Revision::V2026_07_28, json!({"notifications": {"resourceSubscriptions": ["notes://today"]}})),
+        }))
+        .await;
+    listener
+        .next("the acknowledgment", |v| {
+            v["method"] == "notifications/subscriptions/acknowledged"
+        })
+        .await;
+    // Announced on instance 0 (once the relays are up: the subscriptions started them).
+    let announced = async {
+        let updated = tokio::time::timeout(crate::common::PATIENCE, async {
+            loop {
+                let event = events.recv().await.expect("the session's stream");
+                if event["method"] == "notifications/resources/updated" {
+                    return event;
+                }
+            }
+        });
+        let announce = async {
+            for _ in 0..100 {
+                instances[0].1.notify_updated("notes://today");
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        };
+        tokio::select! {
+            updated = updated => updated.expect("an update on instance 1"),
+            () = announce => panic!("no update reached instance 1"),
+        }
+    };
+    let updated = announced.await;
+    assert_eq!(updated["params"]["uri"], "notes://today", "{updated}");
+    let heard = listener
+        .next("the update on instance 2", |v| {
+            v["method"] == "notifications/resources/updated"
+        })
+        .await;
+    assert_eq!(heard["params"]["uri"], "notes://today", "{heard}");
+    session.close().await;
+    listener.close().await;
+    for (served, _) in instances {
+        served.shutdown().await;
+    }
+}

@@ -407,6 +407,7 @@ pub async fn serve_http(
     let server: McpServer = server.into();
     let origins = Origins::new(&options.allowed_origins)?;
     check_options(&options)?;
+    server.start_updates().await;
     let listener = tokio::net::TcpListener::bind(options.bind).await?;
     let addr = listener.local_addr()?;
     #[cfg(feature = "oauth")]
