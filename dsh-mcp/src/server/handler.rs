@@ -295,25 +295,27 @@ impl ServerHandler for Handler {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourcesResult, McpError> {
-        self.list_resources_of()
+        self.list_resources_of(&context)
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
-        self.list_templates_of()
+        self.list_templates_of(&context)
     }
 
     async fn read_resource(
         &self,
         request: rmcp::model::ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
-        self.read_resource_of(request).await.map(Into::into)
+        self.read_resource_of(request, &context)
+            .await
+            .map(Into::into)
     }
 
     #[allow(deprecated)]
@@ -337,9 +339,9 @@ impl ServerHandler for Handler {
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListPromptsResult, McpError> {
-        self.list_prompts_of()
+        self.list_prompts_of(&context)
     }
 
     async fn get_prompt(
@@ -353,9 +355,9 @@ impl ServerHandler for Handler {
     async fn complete(
         &self,
         request: rmcp::model::CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CompleteResult, McpError> {
-        self.complete_of(request).await
+        self.complete_of(request, &context).await
     }
 
     #[allow(deprecated)]

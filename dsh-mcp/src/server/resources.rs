@@ -45,6 +45,17 @@ use crate::caller::rounds::Rounds;
 use crate::caller::session::SessionCaller;
 use crate::util::lock;
 
+/// The refusal of what needs a scope the request's token lacks.
+fn insufficient(what: &str, scope: &str) -> McpError {
+    McpError::new(
+        super::admission::INSUFFICIENT_SCOPE,
+        format!(
+            "insufficient_scope: {what} needs the scope `{scope}`, which the access token does not grant"
+        ),
+        Some(json!({ "scope": scope })),
+    )
+}
+
 fn not_served(what: &str) -> McpError {
     McpError::new(
         rmcp::model::ErrorCode::METHOD_NOT_FOUND,
@@ -163,7 +174,47 @@ fn completion_result(completion: Completion) -> Result<CompleteResult, McpError>
 }
 
 impl Handler {
-    pub(super) fn list_resources_of(&self) -> Result<ListResourcesResult, McpError> {
+    /// The scope the request lacks of `scope` (`None`: it has it, or the request has
+    /// no identity: scopes come only with validated tokens).
+    fn lacks<'a>(
+        &self,
+        scope: Option<&'a str>,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<&'a str> {
+        let identity = super::extension::<crate::identity::Identity>(&context.extensions)?;
+        scope.filter(|s| !identity.has_scope(s))
+    }
+
+    /// Refuse what the request may not see of the resource published as `uri`.
+    fn check_resource(
+        &self,
+        uri: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let scopes = &self.shared.tool_scopes;
+        match self.lacks(scopes.resource_scope(uri), context) {
+            Some(scope) => Err(insufficient(&format!("resource {uri}"), scope)),
+            None => Ok(()),
+        }
+    }
+
+    /// Refuse what the request may not see of the prompt `name`.
+    fn check_prompt(
+        &self,
+        name: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let scopes = &self.shared.tool_scopes;
+        match self.lacks(scopes.prompt_scope(name), context) {
+            Some(scope) => Err(insufficient(&format!("prompt {name:?}"), scope)),
+            None => Ok(()),
+        }
+    }
+
+    pub(super) fn list_resources_of(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
         let resources = self
             .shared
             .resources
@@ -172,12 +223,16 @@ impl Handler {
         let items: Vec<Resource> = resources
             .list()
             .iter()
+            .filter(|info| self.check_resource(&info.uri, context).is_ok())
             .map(|info| convert(resource_json(info, false), "a resource"))
             .collect::<Result<_, _>>()?;
         Ok(ListResourcesResult::with_all_items(items))
     }
 
-    pub(super) fn list_templates_of(&self) -> Result<ListResourceTemplatesResult, McpError> {
+    pub(super) fn list_templates_of(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
         let resources = self
             .shared
             .resources
@@ -186,6 +241,7 @@ impl Handler {
         let items: Vec<ResourceTemplate> = resources
             .templates()
             .iter()
+            .filter(|info| self.check_resource(&info.uri, context).is_ok())
             .map(|info| convert(resource_json(info, true), "a resource template"))
             .collect::<Result<_, _>>()?;
         Ok(ListResourceTemplatesResult::with_all_items(items))
@@ -194,6 +250,7 @@ impl Handler {
     pub(super) async fn read_resource_of(
         &self,
         request: ReadResourceRequestParams,
+        context: &RequestContext<RoleServer>,
     ) -> Result<ReadResourceResult, McpError> {
         let resources = self
             .shared
@@ -201,6 +258,9 @@ impl Handler {
             .as_ref()
             .ok_or_else(|| not_served("resources"))?;
         let uri = request.uri.as_str();
+        if let Some(info) = resources.resolve(uri) {
+            self.check_resource(&info.uri, context)?;
+        }
         let contents = resources
             .read(uri)
             .await
@@ -226,12 +286,13 @@ impl Handler {
         let session = self.session().ok_or_else(|| {
             McpError::invalid_request("resources/subscribe needs a session", None)
         })?;
-        if !resources.knows(&request.uri) {
+        let Some(info) = resources.resolve(&request.uri) else {
             return Err(McpError::invalid_params(
                 format!("resources/subscribe: no resource {}", request.uri),
                 Some(json!({ "uri": request.uri })),
             ));
-        }
+        };
+        self.check_resource(&info.uri, context)?;
         lock(&session.subscriptions.uris).insert(request.uri.clone());
         let mut forwarding = lock(&session.subscriptions.forwarding);
         if !*forwarding {
@@ -267,7 +328,10 @@ impl Handler {
         Ok(())
     }
 
-    pub(super) fn list_prompts_of(&self) -> Result<ListPromptsResult, McpError> {
+    pub(super) fn list_prompts_of(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
         let prompts = self
             .shared
             .prompts
@@ -276,6 +340,7 @@ impl Handler {
         let items: Vec<Prompt> = prompts
             .list()
             .iter()
+            .filter(|info| self.check_prompt(&info.name, context).is_ok())
             .map(|info| convert(prompt_json(info), "a prompt"))
             .collect::<Result<_, _>>()?;
         Ok(ListPromptsResult::with_all_items(items))
@@ -291,6 +356,7 @@ impl Handler {
             .prompts
             .as_ref()
             .ok_or_else(|| not_served("prompts"))?;
+        self.check_prompt(&request.name, context)?;
         let args: Vec<(String, String)> = request
             .arguments
             .unwrap_or_default()
@@ -360,7 +426,13 @@ impl Handler {
     pub(super) async fn complete_of(
         &self,
         request: CompleteRequestParams,
+        context: &RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
+        match &request.r#ref {
+            Reference::Prompt(prompt) => self.check_prompt(&prompt.name, context)?,
+            Reference::Resource(template) => self.check_resource(&template.uri, context)?,
+            _ => {}
+        }
         let context: Vec<(String, String)> = request
             .context
             .and_then(|c| c.arguments)

@@ -1,8 +1,10 @@
-//! Scopes per tool: which OAuth scope a tool needs ([`ToolScopes`]), and where the
-//! server applies it: `tools/list` shows a request with an [`Identity`] only the tools
-//! its scopes allow, and a `tools/call` beyond them is refused before anything runs (over
-//! HTTP with `403` and `WWW-Authenticate: Bearer error="insufficient_scope"`, see
-//! [`super::admission`]).
+//! Scopes per tool, resource and prompt: which OAuth scope each needs ([`ToolScopes`]),
+//! and where the server applies it: `tools/list` shows a request with an [`Identity`]
+//! only the tools its scopes allow, and a `tools/call` beyond them is refused before
+//! anything runs (over HTTP with `403` and `WWW-Authenticate: Bearer
+//! error="insufficient_scope"`, see [`super::admission`]); the lists of resources,
+//! templates and prompts show only what the scopes allow, and reading, subscribing,
+//! getting or completing beyond them is the JSON-RPC error `insufficient_scope`.
 //!
 //! Requests without an identity (stdio, HTTP with a static bearer token or none) are not
 //! checked: scopes come only with validated access tokens.
@@ -39,6 +41,14 @@ pub struct ToolScopes {
     read_only: Option<String>,
     destructive: Option<String>,
     default: Option<String>,
+    /// The scope of each resource or template, by URI (or template) as published.
+    resources: HashMap<String, String>,
+    /// The scope of every other resource.
+    all_resources: Option<String>,
+    /// The scope of each prompt, by name.
+    prompts: HashMap<String, String>,
+    /// The scope of every other prompt.
+    all_prompts: Option<String>,
 }
 
 impl ToolScopes {
@@ -75,12 +85,61 @@ impl ToolScopes {
         self
     }
 
-    /// Whether no tool needs a scope.
+    /// The resource (or template) published as `uri` needs `scope`: listing it, reading
+    /// it (a template: every URI it answers), subscribing to it, completing it.
+    #[must_use]
+    pub fn resource(mut self, uri: impl Into<String>, scope: impl Into<String>) -> Self {
+        self.resources.insert(uri.into(), scope.into());
+        self
+    }
+
+    /// Every resource not named with [`ToolScopes::resource`] needs `scope`.
+    #[must_use]
+    pub fn resources_scope(mut self, scope: impl Into<String>) -> Self {
+        self.all_resources = Some(scope.into());
+        self
+    }
+
+    /// The prompt `name` needs `scope`: listing it, getting it, completing it.
+    #[must_use]
+    pub fn prompt(mut self, name: impl Into<String>, scope: impl Into<String>) -> Self {
+        self.prompts.insert(name.into(), scope.into());
+        self
+    }
+
+    /// Every prompt not named with [`ToolScopes::prompt`] needs `scope`.
+    #[must_use]
+    pub fn prompts_scope(mut self, scope: impl Into<String>) -> Self {
+        self.all_prompts = Some(scope.into());
+        self
+    }
+
+    /// Whether nothing needs a scope.
     pub fn is_empty(&self) -> bool {
         self.by_name.is_empty()
             && self.read_only.is_none()
             && self.destructive.is_none()
             && self.default.is_none()
+            && self.resources.is_empty()
+            && self.all_resources.is_none()
+            && self.prompts.is_empty()
+            && self.all_prompts.is_none()
+    }
+
+    /// The scope the resource or template published as `uri` needs.
+    pub fn resource_scope(&self, uri: &str) -> Option<&str> {
+        self.resources
+            .get(uri)
+            .or(self.all_resources.as_ref())
+            .map(String::as_str)
+    }
+
+    /// The scope the prompt `name` needs.
+    pub fn prompt_scope(&self, name: &str) -> Option<&str> {
+        self.prompts
+            .get(name)
+            .or(self.all_prompts.as_ref())
+            .map(String::as_str)
     }
 
     /// Every scope named, in order (what the protected-resource metadata lists as
@@ -91,6 +150,10 @@ impl ToolScopes {
             .chain(&self.read_only)
             .chain(&self.destructive)
             .chain(&self.default)
+            .chain(self.resources.values())
+            .chain(&self.all_resources)
+            .chain(self.prompts.values())
+            .chain(&self.all_prompts)
             .cloned()
             .collect()
     }

@@ -1133,3 +1133,88 @@ async fn keys_over_plain_http_beyond_loopback_are_a_startup_error() {
     assert_eq!(keys.reads(), 1);
     http.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resources_and_prompts_are_seen_and_read_only_with_their_scopes() {
+    use dsh_runtime::content::{ContentBlock, ResourceContents};
+    use dsh_runtime::prompts::{Prompt, PromptMessage, Prompts};
+    use dsh_runtime::resources::{Resource, Resources};
+
+    let resources = Resources::new();
+    for (uri, name) in [("notes://secret", "secret"), ("notes://public", "public")] {
+        resources
+            .register(Resource::fixed(uri, name, |uri, _| async move {
+                Ok(vec![ResourceContents::text(uri, "text")])
+            }))
+            .unwrap()
+            .keep();
+    }
+    let prompts = Prompts::new();
+    prompts
+        .register(Prompt::new("plan", |_| async move {
+            Ok(vec![PromptMessage::user(ContentBlock::text("plan it"))])
+        }))
+        .unwrap()
+        .keep();
+    let tools = Toolset::new().with(Greet);
+    let server = tools
+        .server()
+        .with_resources(resources)
+        .with_prompts(prompts)
+        .with_tool_scopes(
+            ToolScopes::new()
+                .resource("notes://secret", "notes:secret")
+                .prompts_scope("prompts:use"),
+        );
+    let dir = tempfile::tempdir().unwrap();
+    let jwks_file = dir.path().join("jwks.json");
+    std::fs::copy(fixture("jwks.json"), &jwks_file).unwrap();
+    let oauth = OAuthOptions::new(ISSUER).jwks(JwksSource::File(jwks_file));
+    let http = serve_http(&server, HttpOptions::default().oauth(oauth))
+        .await
+        .unwrap();
+    let url = http.url();
+
+    let uris = |list: Vec<rmcp::model::Resource>| {
+        let mut uris: Vec<String> = list.iter().map(|r| r.uri.to_string()).collect();
+        uris.sort();
+        uris
+    };
+    // Without the scopes: the secret resource and the prompt are neither listed nor read.
+    let c = plain_client(&url, &token(&url, "nobody", "")).await;
+    assert_eq!(
+        uris(c.list_all_resources().await.unwrap()),
+        ["notes://public"]
+    );
+    assert!(c.list_all_prompts().await.unwrap().is_empty());
+    let refused = c
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(
+            "notes://secret",
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(error_of(&refused).0, -32028, "{refused}");
+    assert!(refused.to_string().contains("notes:secret"), "{refused}");
+    let refused = c
+        .get_prompt(rmcp::model::GetPromptRequestParams::new("plan"))
+        .await
+        .unwrap_err();
+    assert_eq!(error_of(&refused).0, -32028, "{refused}");
+    c.close().await;
+    // With them: everything.
+    let c = plain_client(&url, &token(&url, "reader", "notes:secret prompts:use")).await;
+    assert_eq!(
+        uris(c.list_all_resources().await.unwrap()),
+        ["notes://public", "notes://secret"]
+    );
+    assert_eq!(c.list_all_prompts().await.unwrap().len(), 1);
+    let read = c
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(
+            "notes://secret",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(read.contents.len(), 1);
+    c.close().await;
+    http.shutdown().await.unwrap();
+}

@@ -505,6 +505,12 @@ impl Resources {
         self.find(uri).is_some()
     }
 
+    /// What the resource or template answering `uri` publishes (a template's `uri` is
+    /// its template), if one does.
+    pub fn resolve(&self, uri: &str) -> Option<ResourceInfo> {
+        self.find(uri).map(|(resource, _)| resource.info)
+    }
+
     /// Read `uri`.
     ///
     /// # Errors
