@@ -4,6 +4,7 @@
 //!
 //! The output depends only on the definitions, in publication order, so it is stable
 //! enough to check in (the `dsh-tools` crate keeps its `TOOLS.md` in sync by a test).
+//! [`context_markdown`] does the same for a server's resources and prompts.
 
 use std::fmt::Write as _;
 
@@ -364,6 +365,75 @@ fn annotations(def: &ToolDefinition) -> String {
     } else {
         names.join(", ")
     }
+}
+
+/// The catalog of a server's resources, resource templates and prompts (what
+/// `dsh_mcp::McpServer::with_resources` and `with_prompts` serve), in registration
+/// order: a table of each, with their descriptions, MIME types and prompt arguments.
+///
+/// ```
+/// use dsh_providers::catalog;
+/// use dsh_runtime::prompts::{Prompt, PromptArgument, Prompts};
+/// use dsh_runtime::resources::{Resource, Resources};
+///
+/// let resources = Resources::new();
+/// let _r = resources
+///     .register(Resource::fixed("docs://readme", "readme", |_, _| async { Ok(vec![]) }).with_mime_type("text/markdown"))
+///     .unwrap();
+/// let prompts = Prompts::new();
+/// let _p = prompts
+///     .register(Prompt::new("review", |_| async { Ok(vec![]) }).with_argument(PromptArgument::required("file")))
+///     .unwrap();
+/// let md = catalog::context_markdown(&resources, &prompts);
+/// assert!(md.contains("| `docs://readme` | readme | text/markdown |"));
+/// assert!(md.contains("| `review` |  | `file` (required) |"));
+/// ```
+pub fn context_markdown(
+    resources: &dsh_runtime::resources::Resources,
+    prompts: &dsh_runtime::prompts::Prompts,
+) -> String {
+    let mut out = String::from(
+        "# Resources\n\n| URI | name | MIME type | summary |\n| --- | --- | --- | --- |\n",
+    );
+    let row = |out: &mut String, info: &dsh_runtime::resources::ResourceInfo| {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} |",
+            cell(&info.uri),
+            cell(&info.name),
+            cell(info.mime_type.as_deref().unwrap_or("")),
+            cell(first_paragraph(info.description.as_deref().unwrap_or(""))),
+        );
+    };
+    for info in resources.list() {
+        row(&mut out, &info);
+    }
+    out.push_str("\n# Resource templates\n\n| URI template | name | MIME type | summary |\n| --- | --- | --- | --- |\n");
+    for info in resources.templates() {
+        row(&mut out, &info);
+    }
+    out.push_str("\n# Prompts\n\n| prompt | summary | arguments |\n| --- | --- | --- |\n");
+    for info in prompts.list() {
+        let arguments: Vec<String> = info
+            .arguments
+            .iter()
+            .map(|a| {
+                let required = if a.required { " (required)" } else { "" };
+                match &a.description {
+                    Some(d) => format!("`{}`{required}: {}", a.name, cell(d)),
+                    None => format!("`{}`{required}", a.name),
+                }
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} |",
+            cell(&info.name),
+            cell(first_paragraph(info.description.as_deref().unwrap_or(""))),
+            arguments.join("; "),
+        );
+    }
+    out
 }
 
 fn first_paragraph(text: &str) -> &str {

@@ -253,14 +253,18 @@ impl ServerHandler for Handler {
         let session = self.context();
         let list = self.tool_list(session.as_deref());
         // A token's identity sees only the tools its scopes allow.
-        Ok(ListToolsResult::with_all_items(
+        let mut result = ListToolsResult::with_all_items(
             list.tools
                 .iter()
                 .flatten()
                 .filter(|t| self.may_see(&t.tool, &context))
                 .map(|t| t.tool.clone())
                 .collect(),
-        ))
+        );
+        if let Some((ttl, scope)) = self.shared.cache {
+            result = result.with_ttl_ms(ttl).with_cache_scope(scope);
+        }
+        Ok(result)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -156,6 +156,8 @@ pub(crate) struct Shared {
     prompts: Option<Prompts>,
     /// The resource updates this instance's subscribers hear.
     updates: Arc<updates::Updates>,
+    /// The cache hints of lists and reads ([`McpServer::with_cache_hints`]).
+    cache: Option<(u64, rmcp::model::CacheScope)>,
 }
 
 /// A server of the registry with the default settings ([`McpServer::new`]), so that
@@ -214,6 +216,7 @@ impl McpServer {
                 resources: None,
                 prompts: None,
                 updates: Arc::default(),
+                cache: None,
             }),
         }
     }
@@ -246,6 +249,7 @@ impl McpServer {
                     resources: old.resources.clone(),
                     prompts: old.prompts.clone(),
                     updates: Arc::default(),
+                    cache: old.cache,
                 };
                 f(&mut shared);
                 shared.instance =
@@ -295,6 +299,23 @@ impl McpServer {
                 )
                 .await;
         }
+    }
+
+    /// How long clients may keep the lists (`tools/list`, `resources/list`,
+    /// `resources/templates/list`, `prompts/list`) and resource reads, and whether
+    /// shared caches may keep them for every user (`CacheScope::Public`) or only the
+    /// requesting user's client (`Private`): MCP's cache hints (SEP-2549, `ttlMs`,
+    /// `cacheScope`). Without this, every answer says `ttlMs: 0`, `private` on revision
+    /// 2026-07-28 (not cacheable), and none on earlier revisions. Keep lists private when
+    /// they depend on the caller (OAuth scopes, per-session tools).
+    #[must_use]
+    pub fn with_cache_hints(
+        self,
+        ttl: std::time::Duration,
+        scope: rmcp::model::CacheScope,
+    ) -> Self {
+        let ttl = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        self.edit(|s| s.cache = Some((ttl, scope)))
     }
 
     /// Instructions for the client's model, sent at initialization.

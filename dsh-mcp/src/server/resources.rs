@@ -45,6 +45,27 @@ use crate::caller::rounds::Rounds;
 use crate::caller::session::SessionCaller;
 use crate::util::lock;
 
+/// A list result that carries cache hints.
+trait Hinted {
+    fn hinted(self, ttl: u64, scope: rmcp::model::CacheScope) -> Self;
+}
+
+macro_rules! hinted {
+    ($($t:ty),*) => {$(
+        impl Hinted for $t {
+            fn hinted(self, ttl: u64, scope: rmcp::model::CacheScope) -> Self {
+                self.with_ttl_ms(ttl).with_cache_scope(scope)
+            }
+        }
+    )*};
+}
+
+hinted!(
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListPromptsResult
+);
+
 /// The refusal of what needs a scope the request's token lacks.
 fn insufficient(what: &str, scope: &str) -> McpError {
     McpError::new(
@@ -226,7 +247,7 @@ impl Handler {
             .filter(|info| self.check_resource(&info.uri, context).is_ok())
             .map(|info| convert(resource_json(info, false), "a resource"))
             .collect::<Result<_, _>>()?;
-        Ok(ListResourcesResult::with_all_items(items))
+        Ok(self.cached(ListResourcesResult::with_all_items(items)))
     }
 
     pub(super) fn list_templates_of(
@@ -244,7 +265,7 @@ impl Handler {
             .filter(|info| self.check_resource(&info.uri, context).is_ok())
             .map(|info| convert(resource_json(info, true), "a resource template"))
             .collect::<Result<_, _>>()?;
-        Ok(ListResourceTemplatesResult::with_all_items(items))
+        Ok(self.cached(ListResourceTemplatesResult::with_all_items(items)))
     }
 
     pub(super) async fn read_resource_of(
@@ -270,7 +291,19 @@ impl Handler {
         let mut result: ReadResourceResult =
             convert(json!({ "contents": contents }), "a resource's contents")?;
         result.result_type = Some(rmcp::model::ResultType::COMPLETE);
+        if let Some((ttl, scope)) = self.shared.cache {
+            result.ttl_ms = Some(ttl);
+            result.cache_scope = Some(scope);
+        }
         Ok(result)
+    }
+
+    /// `list` with the server's cache hints, when it has some.
+    fn cached<T: Hinted>(&self, list: T) -> T {
+        match self.shared.cache {
+            Some((ttl, scope)) => list.hinted(ttl, scope),
+            None => list,
+        }
     }
 
     pub(super) fn subscribe_of(
@@ -343,7 +376,7 @@ impl Handler {
             .filter(|info| self.check_prompt(&info.name, context).is_ok())
             .map(|info| convert(prompt_json(info), "a prompt"))
             .collect::<Result<_, _>>()?;
-        Ok(ListPromptsResult::with_all_items(items))
+        Ok(self.cached(ListPromptsResult::with_all_items(items)))
     }
 
     pub(super) async fn get_prompt_of(

@@ -339,3 +339,32 @@ async fn an_update_announced_on_one_instance_reaches_subscribers_of_the_others()
         served.shutdown().await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lists_and_reads_carry_the_servers_cache_hints() {
+    let (resources, prompts) = collections();
+    let server = Toolset::new()
+        .server()
+        .with_resources(resources)
+        .with_prompts(prompts)
+        .with_cache_hints(
+            std::time::Duration::from_secs(60),
+            rmcp::model::CacheScope::Public,
+        );
+    let served = Served::start(&server, Wire::Http).await;
+    let revision = Revision::V2026_07_28;
+    let mut rpc = connected(&served, revision).await;
+    for (method, extra) in [
+        ("tools/list", json!({})),
+        ("resources/list", json!({})),
+        ("resources/templates/list", json!({})),
+        ("prompts/list", json!({})),
+        ("resources/read", json!({"uri": "notes://today"})),
+    ] {
+        let result = rpc.request(method, params(revision, extra)).await.unwrap();
+        assert_eq!(result["ttlMs"], 60_000, "{method}: {result}");
+        assert_eq!(result["cacheScope"], "public", "{method}: {result}");
+    }
+    rpc.close().await;
+    served.shutdown().await;
+}
