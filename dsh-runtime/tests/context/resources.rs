@@ -252,3 +252,37 @@ fn the_fn_stays_callable() {
         assert_eq!(static_text().await, "hello");
     });
 }
+
+/// A resource larger than the collection's cap is an error naming the cap; the
+/// collection keeps serving the others.
+#[test]
+fn contents_over_the_cap_are_refused() {
+    use dsh_runtime::content::ResourceContents;
+    use dsh_runtime::resources::{Resource, ResourceError, Resources};
+
+    crate::block_on(async {
+        let resources = Resources::new().with_max_bytes(10);
+        resources
+            .register(Resource::fixed("big://one", "big", |uri, _| async move {
+                Ok(vec![ResourceContents::text(uri, "x".repeat(11))])
+            }))
+            .unwrap()
+            .keep();
+        resources
+            .register(Resource::fixed(
+                "small://one",
+                "small",
+                |uri, _| async move { Ok(vec![ResourceContents::text(uri, "x".repeat(10))]) },
+            ))
+            .unwrap()
+            .keep();
+        assert_eq!(
+            resources.read("big://one").await,
+            Err(ResourceError::TooLarge {
+                uri: "big://one".into(),
+                limit: 10
+            })
+        );
+        assert_eq!(resources.read("small://one").await.unwrap().len(), 1);
+    });
+}
