@@ -527,10 +527,21 @@ impl Handler {
                 async move { sink.notify_resource_list_changed().await.is_ok() }
             });
         }
-        if let (Some(resources), Some(uris)) = (
-            &self.shared.resources,
-            accepted.resource_subscriptions.clone(),
-        ) && !uris.is_empty()
+        // The updates of the resources the request's token may read.
+        let uris: Option<Vec<String>> = accepted.resource_subscriptions.clone().map(|uris| {
+            let resources = self.shared.resources.as_ref();
+            uris.into_iter()
+                .filter(|uri| {
+                    let published = resources.and_then(|r| r.resolve(uri));
+                    published.is_some_and(|info| {
+                        self.check_resource(&info.uri, context.request_context())
+                            .is_ok()
+                    })
+                })
+                .collect()
+        });
+        if let (Some(resources), Some(uris)) = (&self.shared.resources, uris)
+            && !uris.is_empty()
         {
             let sink = context.sink().clone();
             let (shared, resources) = (self.shared.clone(), resources.clone());

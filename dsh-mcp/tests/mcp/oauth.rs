@@ -1218,3 +1218,62 @@ async fn resources_and_prompts_are_seen_and_read_only_with_their_scopes() {
     c.close().await;
     http.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listen_stream_hears_only_the_updates_its_token_may_read() {
+    use crate::common::rpc::Rpc;
+    use dsh_runtime::content::ResourceContents;
+    use dsh_runtime::resources::{Resource, Resources};
+
+    let resources = Resources::new();
+    for (uri, name) in [("notes://secret", "secret"), ("notes://public", "public")] {
+        resources
+            .register(Resource::fixed(uri, name, |uri, _| async move {
+                Ok(vec![ResourceContents::text(uri, "text")])
+            }))
+            .unwrap()
+            .keep();
+    }
+    let server = Toolset::new()
+        .server()
+        .with_resources(resources.clone())
+        .with_tool_scopes(ToolScopes::new().resource("notes://secret", "notes:secret"));
+    let dir = tempfile::tempdir().unwrap();
+    let jwks_file = dir.path().join("jwks.json");
+    std::fs::copy(fixture("jwks.json"), &jwks_file).unwrap();
+    let oauth = OAuthOptions::new(ISSUER).jwks(JwksSource::File(jwks_file));
+    let http = serve_http(&server, HttpOptions::default().oauth(oauth))
+        .await
+        .unwrap();
+    let url = http.url();
+    let client = HttpClient::new(&url)
+        .revision(Revision::V2026_07_28)
+        .bearer(&token(&url, "nobody", ""));
+    let mut rpc = Rpc::http(client);
+    rpc.send(&json!({
+        "jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+        "params": {
+            "notifications": {"resourceSubscriptions": ["notes://secret", "notes://public"]},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": Revision::V2026_07_28.as_str(),
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }))
+    .await;
+    rpc.next("the acknowledgment", |v| {
+        v["method"] == "notifications/subscriptions/acknowledged"
+    })
+    .await;
+    resources.notify_updated("notes://secret");
+    resources.notify_updated("notes://public");
+    let heard = rpc
+        .next("an update", |v| {
+            v["method"] == "notifications/resources/updated"
+        })
+        .await;
+    // The first update heard is the public one: the secret one never comes.
+    assert_eq!(heard["params"]["uri"], "notes://public", "{heard}");
+    rpc.close().await;
+    http.shutdown().await.unwrap();
+}
