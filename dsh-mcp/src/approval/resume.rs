@@ -302,7 +302,9 @@ impl Resumes {
         let _ = to_call.send(answer.clone());
         let ended = relay_cancellation(cancel.clone(), call_cancel);
         let out = tokio::select! {
-            out = &mut result => out,
+            // What the call tells first (a question, its task) comes before its result,
+            // which may follow at once.
+            biased;
             asked = &mut next_rx => match asked {
                 Ok(Next::Input(nonce, input)) => {
                     ended.cancel();
@@ -317,6 +319,7 @@ impl Resumes {
                 // The call can no longer ask (it is ending).
                 Err(_) => result.await,
             },
+            out = &mut result => out,
         };
         ended.cancel();
         out.map(|r| Resumed::Complete(to_mcp_result(&r, definition.as_deref())))

@@ -125,6 +125,12 @@ impl Call {
                 .any(|kind| crate::caller::can_answer(self.capabilities.as_ref(), kind))
     }
 
+    /// Whether the call runs as an ordinary call first, where it can ask (a tool that
+    /// becomes a task after asking its caller, `continue_as_task`).
+    fn asks_before_task(&self) -> bool {
+        self.tool.as_ref().is_some_and(|t| t.task_after_input) && self.resumable && self.asks()
+    }
+
     /// Where the call's logs go.
     fn logs(&self, context: &RequestContext<RoleServer>) -> Arc<LogSink> {
         Arc::new(LogSink::new(context.peer.clone(), self.log_level))
@@ -274,9 +280,7 @@ impl Handler {
         if !support.allows_task() {
             return Ok(None);
         }
-        // A tool that becomes a task after asking its caller runs as an ordinary call
-        // first, where it can ask (its body goes on as a task with `continue_as_task`).
-        if call.tool.as_ref().is_some_and(|t| t.task_after_input) && call.resumable && call.asks() {
+        if call.asks_before_task() {
             return Ok(None);
         }
         let declared = context
@@ -335,17 +339,7 @@ impl Handler {
             (false, _, _) if required => Err(McpError::missing_required_client_capability(
                 ClientCapabilities::builder().enable_tasks().build(),
             )),
-            (true, session, _) if required => {
-                let why = if session.is_none() {
-                    "a request without a session cannot start one"
-                } else {
-                    "this server has no job runtime to run it"
-                };
-                Err(McpError::invalid_request(
-                    format!("tool `{}` runs only as a task, and {why}", call.name),
-                    None,
-                ))
-            }
+            (true, session, _) if required => Err(no_task_here(call, session.is_none())),
             _ => Ok(None),
         }
     }
@@ -470,25 +464,7 @@ impl Handler {
         let (result_tx, mut result_rx) = oneshot::channel();
         let registry = self.shared.registry.clone();
         let logs = call.logs(context);
-        let suspend = Arc::new(resume::Suspend {
-            resumes: self.shared.resumes.clone(),
-            registry: registry.clone(),
-            scope: call.session.as_ref().map(|s| s.scope.clone()),
-            binding: call.binding(context),
-            cancel: cancel.clone(),
-            asked: Arc::new(Mutex::new(Some(asked_tx))),
-            store: self.shared.store.clone(),
-            owner: call.owner(context),
-            name: call.name.clone(),
-            tool: call.tool.clone(),
-            holder: instance.id().to_string(),
-            preanswer: Mutex::new(preanswer),
-            capabilities: call.capabilities.clone(),
-            logs: logs.clone(),
-            keys: AtomicU64::new(0),
-            escalation: self.escalation(call, context),
-            ahead: Mutex::new(ahead),
-        });
+        let suspend = self.suspend(call, context, &cancel, asked_tx, &logs, preanswer, ahead);
         // Progress goes on this request's stream until it is answered (with the result,
         // or with the question that suspends the call).
         let progress = forwarder(context);
@@ -518,7 +494,9 @@ impl Handler {
         // This request's cancellation is the call's until it is suspended.
         let round = context.ct.clone();
         let ran = tokio::select! {
-            result = &mut result_rx => result.map(Ran::Result).map_err(ended),
+            // What the call tells first (a question, its task) comes before its result,
+            // which may follow at once.
+            biased;
             asked = asked_rx => match asked {
                 Ok(resume::Next::Input(nonce, input)) => {
                     self.shared.resumes.park_result(&nonce, result_rx);
@@ -531,6 +509,7 @@ impl Handler {
                 // The call ended without asking.
                 Err(_) => result_rx.await.map(Ran::Result).map_err(ended),
             },
+            result = &mut result_rx => result.map(Ran::Result).map_err(ended),
             () = round.cancelled() => {
                 cancel.cancel();
                 result_rx.await.map(Ran::Result).map_err(ended)
@@ -543,6 +522,39 @@ impl Handler {
         }
         logs.finish().await;
         ran
+    }
+
+    /// The route of a suspendable call's questions (see `crate::approval::resume`).
+    #[allow(clippy::too_many_arguments)]
+    fn suspend(
+        &self,
+        call: &Call,
+        context: &RequestContext<RoleServer>,
+        cancel: &CancellationToken,
+        asked: resume::Asked,
+        logs: &Arc<LogSink>,
+        preanswer: Option<dsh_runtime::hooks::Approval>,
+        ahead: rmcp::model::InputResponses,
+    ) -> Arc<resume::Suspend> {
+        Arc::new(resume::Suspend {
+            resumes: self.shared.resumes.clone(),
+            registry: self.shared.registry.clone(),
+            scope: call.session.as_ref().map(|s| s.scope.clone()),
+            binding: call.binding(context),
+            cancel: cancel.clone(),
+            asked: Arc::new(Mutex::new(Some(asked))),
+            store: self.shared.store.clone(),
+            owner: call.owner(context),
+            name: call.name.clone(),
+            tool: call.tool.clone(),
+            holder: self.shared.instance.id().to_string(),
+            preanswer: Mutex::new(preanswer),
+            capabilities: call.capabilities.clone(),
+            logs: logs.clone(),
+            keys: AtomicU64::new(0),
+            escalation: self.escalation(call, context),
+            ahead: Mutex::new(ahead),
+        })
     }
 
     /// A call answered in its request: progress forwarded, an `ask` put to the client's
@@ -589,6 +601,20 @@ impl Handler {
         logs.finish().await;
         result
     }
+}
+
+/// The refusal of a call of a tool that runs only as a task where none can start
+/// (`sessionless`: the request has no session; else there is no job runtime).
+fn no_task_here(call: &Call, sessionless: bool) -> McpError {
+    let why = if sessionless {
+        "a request without a session cannot start one"
+    } else {
+        "this server has no job runtime to run it"
+    };
+    McpError::invalid_request(
+        format!("tool `{}` runs only as a task, and {why}", call.name),
+        None,
+    )
 }
 
 /// The forwarding of a call's progress reports, when its request carried a progress
