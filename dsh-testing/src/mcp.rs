@@ -658,9 +658,34 @@ impl McpTestClient {
         McpTestClient::start(server, capabilities).await
     }
 
+    /// [`McpTestClient::connect_with`] speaking protocol revision 2026-07-28
+    /// (`server/discover`, capabilities with each request): what a tool asks comes as
+    /// `InputRequiredResult` rounds, which rmcp's client answers from this user's script
+    /// and retries (logs come only with a request's log level, which these calls do not
+    /// set).
+    ///
+    /// # Errors
+    ///
+    /// [`McpTestError::Connect`] when the discovery fails.
+    pub async fn connect_2026(
+        server: &McpServer,
+        capabilities: UserCapabilities,
+    ) -> Result<McpTestClient, McpTestError> {
+        McpTestClient::start_on(server, capabilities, true).await
+    }
+
     async fn start(
         server: &McpServer,
         capabilities: UserCapabilities,
+    ) -> Result<McpTestClient, McpTestError> {
+        McpTestClient::start_on(server, capabilities, false).await
+    }
+
+    /// `rev_2026`: speak 2026-07-28, else 2025-11-25.
+    async fn start_on(
+        server: &McpServer,
+        capabilities: UserCapabilities,
+        rev_2026: bool,
     ) -> Result<McpTestClient, McpTestError> {
         let (client_io, server_io) = tokio::io::duplex(PIPE_BYTES);
         let server = server.clone();
@@ -668,7 +693,7 @@ impl McpTestClient {
             // A failed handshake shows on the client's side.
             let _ = server.serve(server_io).await;
         });
-        McpTestClient::over(client_io, server, capabilities).await
+        McpTestClient::over(client_io, server, capabilities, rev_2026).await
     }
 
     /// The client on `client_io`, whose other end `server` serves.
@@ -676,13 +701,23 @@ impl McpTestClient {
         client_io: tokio::io::DuplexStream,
         server: tokio::task::JoinHandle<()>,
         capabilities: UserCapabilities,
+        rev_2026: bool,
     ) -> Result<McpTestClient, McpTestError> {
+        use rmcp::service::{ClientLifecycleMode, ClientServiceExt as _};
         let script: Arc<Mutex<Script>> = Arc::default();
         let user = TestUser {
             capabilities,
             script: script.clone(),
         };
-        match user.serve(client_io).await {
+        let served = if rev_2026 {
+            let lifecycle = ClientLifecycleMode::Discover {
+                preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+            };
+            user.serve_with_lifecycle(client_io, lifecycle).await
+        } else {
+            user.serve(client_io).await
+        };
+        match served {
             Ok(client) => Ok(McpTestClient {
                 client,
                 server,
@@ -1043,7 +1078,7 @@ mod tests {
             fake.init = init;
             let _ = tx.send(fake);
         });
-        let client = McpTestClient::over(client_io, server, capabilities)
+        let client = McpTestClient::over(client_io, server, capabilities, false)
             .await
             .expect("connect");
         (client, rx.await.expect("the fake server"))

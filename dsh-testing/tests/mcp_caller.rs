@@ -136,9 +136,11 @@ async fn a_tool_logs_asks_a_form_samples_and_lists_roots() {
     assert_eq!(sampled[0]["maxTokens"], 20);
     assert_eq!(client.roots_requests(), 1);
 
-    // `info` and above until the level is set.
+    // `info` and above until the level is set. (rmcp's client handles each notification
+    // on a task of its own: the order they are kept in is not the order sent.)
     let logs = logs_reach(&client, 2).await;
-    let levels: Vec<LogLevel> = logs.iter().map(|l| l.level).collect();
+    let mut levels: Vec<LogLevel> = logs.iter().map(|l| l.level).collect();
+    levels.sort();
     assert_eq!(levels, [LogLevel::Info, LogLevel::Warning]);
 
     client
@@ -148,7 +150,8 @@ async fn a_tool_logs_asks_a_form_samples_and_lists_roots() {
     let again = client.call("deploy", json!({})).await.expect("call");
     assert_eq!(again.is_error, Some(false), "{}", text(&again));
     let logs = logs_reach(&client, 5).await;
-    let levels: Vec<LogLevel> = logs[2..].iter().map(|l| l.level).collect();
+    let mut levels: Vec<LogLevel> = logs[2..].iter().map(|l| l.level).collect();
+    levels.sort();
     assert_eq!(levels, [LogLevel::Debug, LogLevel::Info, LogLevel::Warning]);
     client.close().await;
 }
@@ -242,5 +245,27 @@ async fn a_capability_the_user_does_not_declare_is_missing() {
     let message = text(&result);
     assert!(message.contains("sampling"), "{message}");
     assert!(client.sampling_requests().is_empty());
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_2026_the_answers_come_in_input_required_rounds() {
+    let (server, _regs) = server();
+    let client = McpTestClient::connect_2026(&server, UserCapabilities::all())
+        .await
+        .expect("discover");
+    client
+        .answer_form("deploy", json!({"branch": "main", "replicas": 2}))
+        .answer_sample_with(|request| model(&format!("{} tokens", request.max_tokens)))
+        .set_roots(vec![Root::new("file:///srv/app")]);
+    let result = client.call("deploy", json!({})).await.expect("call");
+    assert_eq!(result.is_error, Some(false), "{}", text(&result));
+    assert_eq!(text(&result), "main x2 (20 tokens) in file:///srv/app");
+    // Each question was asked once, in its own round.
+    assert_eq!(client.elicitations().len(), 1);
+    assert_eq!(client.sampling_requests().len(), 1);
+    assert_eq!(client.roots_requests(), 1);
+    // Without a request log level, no log.
+    assert!(client.logs().is_empty());
     client.close().await;
 }
