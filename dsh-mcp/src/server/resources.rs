@@ -232,21 +232,43 @@ impl Handler {
         }
     }
 
+    /// The resources served, or the error of a server that serves none.
+    fn served_resources(&self) -> Result<&dsh_runtime::resources::Resources, McpError> {
+        self.shared
+            .resources
+            .as_ref()
+            .ok_or_else(|| not_served("resources"))
+    }
+
+    /// The prompts served, or the error of a server that serves none.
+    fn served_prompts(&self) -> Result<&dsh_runtime::prompts::Prompts, McpError> {
+        self.shared
+            .prompts
+            .as_ref()
+            .ok_or_else(|| not_served("prompts"))
+    }
+
+    /// `infos` (resources, or templates when `template`) as MCP's, those the request
+    /// may see.
+    fn visible<T: serde::de::DeserializeOwned>(
+        &self,
+        infos: &[ResourceInfo],
+        template: bool,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Vec<T>, McpError> {
+        infos
+            .iter()
+            .filter(|info| self.check_resource(&info.uri, context).is_ok())
+            .map(|info| convert(resource_json(info, template), "a resource"))
+            .collect()
+    }
+
     pub(super) fn list_resources_of(
         &self,
         context: &RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let resources = self
-            .shared
-            .resources
-            .as_ref()
-            .ok_or_else(|| not_served("resources"))?;
-        let items: Vec<Resource> = resources
-            .list()
-            .iter()
-            .filter(|info| self.check_resource(&info.uri, context).is_ok())
-            .map(|info| convert(resource_json(info, false), "a resource"))
-            .collect::<Result<_, _>>()?;
+        let items: Vec<Resource> =
+            self.visible(&self.served_resources()?.list(), false, context)?;
         Ok(self.cached(ListResourcesResult::with_all_items(items)))
     }
 
@@ -254,17 +276,8 @@ impl Handler {
         &self,
         context: &RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        let resources = self
-            .shared
-            .resources
-            .as_ref()
-            .ok_or_else(|| not_served("resources"))?;
-        let items: Vec<ResourceTemplate> = resources
-            .templates()
-            .iter()
-            .filter(|info| self.check_resource(&info.uri, context).is_ok())
-            .map(|info| convert(resource_json(info, true), "a resource template"))
-            .collect::<Result<_, _>>()?;
+        let templates = self.served_resources()?.templates();
+        let items: Vec<ResourceTemplate> = self.visible(&templates, true, context)?;
         Ok(self.cached(ListResourceTemplatesResult::with_all_items(items)))
     }
 
@@ -273,11 +286,7 @@ impl Handler {
         request: ReadResourceRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<ReadResourceResult, McpError> {
-        let resources = self
-            .shared
-            .resources
-            .as_ref()
-            .ok_or_else(|| not_served("resources"))?;
+        let resources = self.served_resources()?;
         let uri = request.uri.as_str();
         if let Some(info) = resources.resolve(uri) {
             self.check_resource(&info.uri, context)?;
@@ -311,11 +320,7 @@ impl Handler {
         request: SubscribeRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let resources = self
-            .shared
-            .resources
-            .as_ref()
-            .ok_or_else(|| not_served("resources"))?;
+        let resources = self.served_resources()?;
         let session = self.session().ok_or_else(|| {
             McpError::invalid_request("resources/subscribe needs a session", None)
         })?;
@@ -351,10 +356,7 @@ impl Handler {
     }
 
     pub(super) fn unsubscribe_of(&self, request: UnsubscribeRequestParams) -> Result<(), McpError> {
-        self.shared
-            .resources
-            .as_ref()
-            .ok_or_else(|| not_served("resources"))?;
+        self.served_resources()?;
         if let Some(session) = self.session() {
             lock(&session.subscriptions.uris).remove(&request.uri);
         }
@@ -365,11 +367,7 @@ impl Handler {
         &self,
         context: &RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        let prompts = self
-            .shared
-            .prompts
-            .as_ref()
-            .ok_or_else(|| not_served("prompts"))?;
+        let prompts = self.served_prompts()?;
         let items: Vec<Prompt> = prompts
             .list()
             .iter()
@@ -384,11 +382,7 @@ impl Handler {
         request: GetPromptRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        let prompts = self
-            .shared
-            .prompts
-            .as_ref()
-            .ok_or_else(|| not_served("prompts"))?;
+        let prompts = self.served_prompts()?;
         self.check_prompt(&request.name, context)?;
         let args: Vec<(String, String)> = request
             .arguments
@@ -475,11 +469,7 @@ impl Handler {
             .with_context(context);
         let completion = match &request.r#ref {
             Reference::Prompt(prompt) => {
-                let prompts = self
-                    .shared
-                    .prompts
-                    .as_ref()
-                    .ok_or_else(|| not_served("prompts"))?;
+                let prompts = self.served_prompts()?;
                 prompts.complete(&prompt.name, asked).await.ok_or_else(|| {
                     McpError::invalid_params(
                         format!("completion: unknown prompt {:?}", prompt.name),
@@ -488,11 +478,7 @@ impl Handler {
                 })?
             }
             Reference::Resource(template) => {
-                let resources = self
-                    .shared
-                    .resources
-                    .as_ref()
-                    .ok_or_else(|| not_served("resources"))?;
+                let resources = self.served_resources()?;
                 resources
                     .complete(&template.uri, asked)
                     .await
