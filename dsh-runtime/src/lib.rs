@@ -168,6 +168,12 @@ mod violations;
 #[path = "private.rs"]
 pub mod __private;
 
+// Not public API: traits the `#[tool]` expansion asserts at the user's own tokens. rustc
+// prints a trait's path in the compile error it reports, so they have plain names at the
+// root (`dsh_runtime::ToolParam`) instead of a path through `__private`.
+#[doc(hidden)]
+pub use tool::{IntoToolError, ToolParam, ToolStruct};
+
 pub use pipeline::{
     Arguments, CallOrder, DispatchOutcome, ExecutionMode, FailureCode, PipelineCode,
     TimeoutWrapper, ToolCall, ToolCallError, ToolResult, UnknownPipelineCode,

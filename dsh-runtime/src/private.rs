@@ -131,7 +131,6 @@ pub mod tool_hooks {
     /// Every hook.
     pub const ALL: u8 = (1 << 6) - 1;
 }
-pub use crate::tool::{IntoToolError, ToolParam, ToolStruct};
 
 /// The definition in its static cell, built on first use. Takes a plain `fn` so the
 /// once-cell code is shared by every tool instead of instantiated per tool.

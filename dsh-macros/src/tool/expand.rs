@@ -66,7 +66,8 @@ fn portable_checks(def: &ToolDef<'_>) -> TokenStream {
         match input {
             Input::Field(f) => {
                 let ty = &f.ty;
-                let base = quote_spanned!(ty.span()=> <#ty as #krate::__private::ToolParam>::PROPERTY_PORTABILITY);
+                let base =
+                    quote_spanned!(ty.span()=> <#ty as #krate::ToolParam>::PROPERTY_PORTABILITY);
                 let mut facts = crate::derive::expand::facts::attrs(&derive, base, &f.schema);
                 if !gemini_name(&f.name) {
                     facts = quote!(#facts.with(#derive::feature::PROPERTY_NAME));
@@ -141,7 +142,7 @@ pub fn tool_struct(def: &ToolDef<'_>) -> TokenStream {
             let module = def.tool_module.as_ref().unwrap_or(tool);
             let inner_vis = vis_in_child(vis);
             let check = quote_spanned!(tool.span()=>
-                <#tool as #krate::__private::ToolStruct>::OK
+                <#tool as #krate::ToolStruct>::OK
             );
             quote! {
                 #(#cfgs)*
@@ -151,7 +152,7 @@ pub fn tool_struct(def: &ToolDef<'_>) -> TokenStream {
                     #inner_vis struct #tool;
 
                     #[diagnostic::do_not_recommend]
-                    impl #krate::__private::ToolStruct for #tool {}
+                    impl #krate::ToolStruct for #tool {}
                 }
                 #(#cfgs)*
                 #[allow(unused_imports)]
@@ -314,7 +315,7 @@ fn members_reader(def: &ToolDef<'_>) -> TokenStream {
         let ident = &f.ident;
         let name = &f.name;
         let ty = &f.ty;
-        let read = quote_spanned!(ty.span()=> <#ty as #krate::__private::ToolParam>::read(__dsh_m, #name)?);
+        let read = quote_spanned!(ty.span()=> <#ty as #krate::ToolParam>::read(__dsh_m, #name)?);
         quote!(#ident: #read,)
     });
     quote! {
@@ -359,9 +360,8 @@ fn schema_impl(def: &ToolDef<'_>) -> TokenStream {
             // Every use of a parameter type goes through `ToolParam` at the type, so a type
             // lacking `Deserialize` or `ToolSchema` gives one error there (identical errors
             // at one span are reported once).
-            let optional =
-                quote_spanned!(ty.span()=> <#ty as #krate::__private::ToolParam>::OPTIONAL);
-            let schema = quote_spanned!(ty.span()=> <#ty as #krate::__private::ToolParam>::property_schema());
+            let optional = quote_spanned!(ty.span()=> <#ty as #krate::ToolParam>::OPTIONAL);
+            let schema = quote_spanned!(ty.span()=> <#ty as #krate::ToolParam>::property_schema());
             let schema = match crate::derive::expand::edit(&derive, &[], &f.schema) {
                 Some(edit) => quote!(#edit.apply(#schema)),
                 None => schema,
@@ -601,10 +601,10 @@ fn call_fn(def: &ToolDef<'_>) -> TokenStream {
         // (`io::Result<T>`-style aliases) at the return type.
         let into = match &def.output.err_ty {
             Some(e) => quote_spanned!(e.span()=>
-                |__dsh_e: #e| -> #krate::ToolError { <#e as #krate::__private::IntoToolError>::into_tool_error(__dsh_e) }
+                |__dsh_e: #e| -> #krate::ToolError { <#e as #krate::IntoToolError>::into_tool_error(__dsh_e) }
             ),
             None => quote_spanned!(def.output_type_span()=>
-                |__dsh_e| -> #krate::ToolError { #krate::__private::IntoToolError::into_tool_error(__dsh_e) }
+                |__dsh_e| -> #krate::ToolError { #krate::IntoToolError::into_tool_error(__dsh_e) }
             ),
         };
         quote!(::core::result::Result::map_err(#callee.await, #into))
