@@ -80,8 +80,14 @@
 //! # Modes and prompts
 //!
 //! [`CodeMode::present_as`] sets a scope's [`Mode`]; [`prompt`] assembles what a model
-//! in a scope is shown, with the typed SDK from [`sdk_text`] (the TypeScript generator of
+//! in a scope is shown, with the typed SDK from [`sdk::sdk_text`] (the TypeScript generator of
 //! [`sdk`], which also renders the Python SDK) and its warnings.
+//!
+//! # One path per name
+//!
+//! Every public name of this crate has one path: code mode itself at the root, the SDKs
+//! and what they are made of in [`sdk`] ([`sdk::Sdk`], [`sdk::CODE_ONLY_RULE`],
+//! [`sdk::typescript::INSTRUCTIONS`], ...), never both.
 
 mod args;
 mod bridge;
@@ -101,7 +107,6 @@ pub use mode::{
     CodeMode, CodePrompt, PresentAsError, Presentation, collapse_message, effective_mode,
     offered_tools, prompt,
 };
-pub use sdk::{CODE_ONLY_RULE, INSTRUCTIONS, Sdk, SdkWarning, sdk_text};
 pub use tool::{
     DESCRIPTION, RunCode, RunCodeArgs, RunCodeOutput, output_value, render_json, render_output,
 };

@@ -106,7 +106,7 @@ impl CodeMode {
     /// let run_code = registry.view_of(Some(scope.id())).get("run_code").unwrap();
     /// let description = &run_code.definition().description;
     /// assert!(description.starts_with(dsh_code::DESCRIPTION));
-    /// assert!(description.contains(dsh_code::CODE_ONLY_RULE));
+    /// assert!(description.contains(dsh_code::sdk::CODE_ONLY_RULE));
     /// assert!(description.contains("declare const tools"));
     /// ```
     #[must_use]
@@ -368,7 +368,7 @@ pub fn offered_tools(
 }
 
 /// Assemble what a model in `scope` is shown (see [`CodePrompt`]). The SDK text comes
-/// from [`crate::sdk_text`], over the visible tools except `run_code`.
+/// from [`crate::sdk::sdk_text`], over the visible tools except `run_code`.
 pub fn prompt(registry: &Registry, scope: Option<AgentScopeId>) -> CodePrompt {
     let mode = effective_mode(registry, scope);
     let mut tools = registry.view_of(scope).schemas();

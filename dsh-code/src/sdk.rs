@@ -7,7 +7,7 @@
 //! - [`sdk_text`] is the one place prompt assembly gets the SDK from: the typed
 //!   TypeScript generator over the tools' definitions (every tool's arguments and output
 //!   typed from its schemas, `run_code` left out, tools sorted by name) with
-//!   [`INSTRUCTIONS`] above the declarations, so a host that renders the SDK itself
+//!   [`typescript::INSTRUCTIONS`] above the declarations, so a host that renders the SDK itself
 //!   shows the same text.
 
 pub mod python;
@@ -17,10 +17,6 @@ use std::fmt;
 
 use dsh_runtime::RUN_CODE;
 use dsh_runtime::{DynTool, ToolDefinition};
-
-/// How to write programs, shown above the declarations: [`typescript::INSTRUCTIONS`], so
-/// every host shows one text.
-pub use typescript::INSTRUCTIONS;
 
 /// The rule a model in `code` mode is given before the SDK.
 pub const CODE_ONLY_RULE: &str = "`run_code` is the only tool you can call directly; a \
@@ -81,9 +77,9 @@ impl fmt::Display for SdkWarning {
 /// #[tool(read_only)]
 /// async fn add(a: i64, b: i64) -> i64 { a + b }
 ///
-/// let sdk = dsh_code::sdk_text(&[DynTool::new(Add)]);
+/// let sdk = dsh_code::sdk::sdk_text(&[DynTool::new(Add)]);
 /// let text = sdk.prompt_section();
-/// assert!(text.starts_with(dsh_code::INSTRUCTIONS));
+/// assert!(text.starts_with(dsh_code::sdk::typescript::INSTRUCTIONS));
 /// assert!(text.contains("  add: number;\n"));
 /// assert!(sdk.warnings.is_empty());
 /// ```

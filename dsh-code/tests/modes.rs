@@ -6,9 +6,8 @@ mod support;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use dsh_code::{
-    CODE_ONLY_RULE, CodeConfig, CodeMode, Mode, PresentAsError, effective_mode, prompt,
-};
+use dsh_code::sdk::CODE_ONLY_RULE;
+use dsh_code::{CodeConfig, CodeMode, Mode, PresentAsError, effective_mode, prompt};
 use dsh_runtime::hooks::guard_fn;
 use dsh_runtime::{PipelineCode, ToolCall};
 use support::*;

@@ -110,7 +110,7 @@ fn probe_sdk() -> String {
     // The generator is the one prompt assembly uses.
     let registry: &Registry = &env.registry;
     let tools: Vec<_> = registry.view().tools();
-    assert_eq!(dsh_code::sdk_text(&tools).code, block);
+    assert_eq!(dsh_code::sdk::sdk_text(&tools).code, block);
     block
 }
 

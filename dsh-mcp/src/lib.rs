@@ -38,7 +38,7 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Importing (see the [`import`](mod@import) module for the details):
+//! Importing (the details are under [Importing](#importing)):
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -58,6 +58,43 @@
 //! // Keep `client` alive while the tools are registered.
 //! # Ok(()) }
 //! ```
+//!
+//! # Importing
+//!
+//! Each remote tool becomes a [`dsh_runtime::RawTool`] whose schemas are the server's,
+//! read through the registry's raw JSON Schema import, so calls pass the same pipeline as
+//! local tools (validation against the published schema, policy, guards, timeouts,
+//! observers) before they are forwarded. A tool whose schema is outside the vocabulary is
+//! not imported: it is reported in [`Imported::rejected`] with `UNSUPPORTED_SCHEMA` and
+//! every violation, and the others still are.
+//!
+//! Before that import, three spellings that mean the same in JSON Schema 2020-12 are
+//! brought into the vocabulary's form, since nearly every server emits them: a root
+//! `$schema` naming draft 2020-12, 2019-09 or 07 is dropped (MCP's dialect is 2020-12,
+//! and these drafts agree on every keyword of the vocabulary); `format` is dropped (an
+//! annotation, never asserted by default in 2020-12); and an object node without
+//! `additionalProperties` states the JSON Schema default, `true`. Nothing else is
+//! rewritten: `anyOf`, `$ref`, `minLength` and the like stay violations.
+//!
+//! The canonical value of an imported call is the server's `structuredContent` when the
+//! tool publishes an output schema, and otherwise the result's `content` array as the
+//! protocol encodes it (rendered back to text and image blocks). An output schema that is
+//! exactly the wrapping a dsh-mcp server publishes for a non-object output
+//! (`{"type":"object","properties":{"result":S},"required":["result"],"additionalProperties":false}`
+//! with `S` not an object schema, see [`definition`]) is imported as `S`, and the value is
+//! taken out of `{"result": …}`; an object output that is not such a wrapping (its
+//! `result` an object) is imported as it is. A result with `isError: true` fails with code
+//! [`MCP_TOOL_ERROR`] and the result's text (a leading `Error: ` taken off, since the
+//! registry words every failure so); a protocol or transport error fails with
+//! [`MCP_REQUEST_FAILED`]. Text blocks marked as contexts
+//! ([`definition::CONTEXT_META_KEY`], e.g. the served registry's note on arguments it
+//! ignored) become contexts of the imported result, not content.
+//!
+//! # One path per name
+//!
+//! Every public name of this crate has one path: the serving and importing API at the
+//! root, the rest in its module ([`store`], [`definition`], [`protocol`], `oauth`), never
+//! both. [`rmcp`] is re-exported whole, for its types.
 //!
 //! # Features
 //!
@@ -170,7 +207,7 @@ mod caller;
 mod content;
 pub mod definition;
 mod identity;
-pub mod import;
+mod import;
 pub mod protocol;
 mod server;
 pub mod store;
@@ -184,8 +221,8 @@ pub use identity::Identity;
 #[cfg(feature = "http")]
 pub use import::connect_http;
 pub use import::{
-    ConnectError, ImportOptions, Imported, McpClient, Rejected, connect_command, import,
-    import_tools, import_tools_with, import_with,
+    ConnectError, ImportOptions, Imported, MCP_REQUEST_FAILED, MCP_TOOL_ERROR, McpClient,
+    Rejected, connect_command, import, import_tools, import_tools_with, import_with,
 };
 pub use server::{McpServer, PrincipalLimits, SessionGuard, ToolScopes};
 pub use tasks::stateless::StatelessTaskLimits;

@@ -76,8 +76,7 @@ use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use crate::process::StreamText;
-use crate::process::{self, ProcessLimits};
+use crate::process::{self, ProcessLimits, StreamText};
 use dsh_runtime::cards::{CallView, ResultSummary, ResultView, TerminalExit, ToolCallKind};
 use dsh_runtime::jobs::{JobError, JobSpec, OwnerId};
 use dsh_runtime::json::Value;

@@ -37,10 +37,10 @@
 //! else does.
 
 pub(crate) mod lease;
-pub mod memory;
+mod memory;
 mod record;
 #[cfg(feature = "redis")]
-pub mod redis;
+mod redis;
 
 #[cfg(any(test, feature = "store-conformance"))]
 pub mod conformance;

@@ -232,7 +232,7 @@ async fn imported_tools_run_through_the_pipeline() {
 
     // A remote error result.
     let r = registry.execute(ToolCall::new("5", "fail", "{}")).await;
-    assert_eq!(r.code_str(), Some(dsh_mcp::import::MCP_TOOL_ERROR));
+    assert_eq!(r.code_str(), Some(dsh_mcp::MCP_TOOL_ERROR));
     assert_eq!(r.message(), Some("the disk is full"));
     client.cancel().await.unwrap();
 }
@@ -380,7 +380,7 @@ async fn imported_results_keep_their_message_value_and_notes() {
     let direct = served.execute(ToolCall::new("1", "refuse", "{}")).await;
     let r = registry.execute(ToolCall::new("1", "refuse", "{}")).await;
     assert!(r.is_error());
-    assert_eq!(r.code_str(), Some(dsh_mcp::import::MCP_TOOL_ERROR));
+    assert_eq!(r.code_str(), Some(dsh_mcp::MCP_TOOL_ERROR));
     assert!(!r.text().contains("Error: Error:"), "{}", r.text());
     assert_eq!(r.text(), direct.text());
 

@@ -1,14 +1,14 @@
 //! The provider round trip: a model's tool calls in, the next request's messages out.
 //!
-//! Each provider has a module with the three steps of a tool round, in the shapes its API
-//! documents:
+//! Each provider is a type implementing [`Provider`], the three steps of a tool round in
+//! the shapes its API documents:
 //!
-//! | module | calls from | results become |
+//! | provider | calls from | results become |
 //! | --- | --- | --- |
-//! | [`openai_responses`] | `output[]` items of type `function_call` | `function_call_output` items |
-//! | [`openai_chat`] | `choices[0].message.tool_calls[]` | `role: "tool"` messages |
-//! | [`anthropic`] | `content[]` blocks of type `tool_use` | one user message of `tool_result` blocks (`is_error`) |
-//! | [`gemini`] | `candidates[0].content.parts[].functionCall` | one user content of `functionResponse` parts |
+//! | [`OpenAiResponses`] | `output[]` items of type `function_call` | `function_call_output` items |
+//! | [`OpenAiChat`] | `choices[0].message.tool_calls[]` | `role: "tool"` messages |
+//! | [`Anthropic`] | `content[]` blocks of type `tool_use` | one user message of `tool_result` blocks (`is_error`) |
+//! | [`Gemini`] | `candidates[0].content.parts[].functionCall` | one user content of `functionResponse` parts |
 //!
 //! - **Calls** ([`Provider::calls`]): every tool call of a response becomes a
 //!   [`ToolCall`] with the provider's call id and the arguments as the model sent them.
@@ -84,11 +84,11 @@ use serde_json::{Map, Value as J};
 
 use dsh_runtime::{AgentScopeId, Registry, ToolCall, ToolResult};
 
-pub mod anthropic;
+mod anthropic;
 mod content;
-pub mod gemini;
-pub mod openai_chat;
-pub mod openai_responses;
+mod gemini;
+mod openai_chat;
+mod openai_responses;
 
 pub use anthropic::Anthropic;
 pub use gemini::Gemini;

@@ -54,11 +54,11 @@ async fn code_mode_lists_run_code_alone_and_refuses_direct_calls() {
         "{description}"
     );
     assert!(
-        description.contains(dsh_code::CODE_ONLY_RULE),
+        description.contains(dsh_code::sdk::CODE_ONLY_RULE),
         "{description}"
     );
     assert!(
-        description.contains(dsh_code::INSTRUCTIONS),
+        description.contains(dsh_code::sdk::typescript::INSTRUCTIONS),
         "{description}"
     );
     // The SDK types the global tools and the session's own (bash, the job tools).
@@ -135,7 +135,7 @@ async fn both_mode_keeps_the_tools_callable_next_to_run_code() {
         .unwrap_or_default();
     assert!(description.contains("  read: {"), "{description}");
     assert!(
-        !description.contains(dsh_code::CODE_ONLY_RULE),
+        !description.contains(dsh_code::sdk::CODE_ONLY_RULE),
         "{description}"
     );
 
