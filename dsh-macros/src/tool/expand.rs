@@ -404,13 +404,27 @@ fn tool_impl(def: &ToolDef<'_>) -> TokenStream {
     let output_check = quote_spanned!(out_span=>
         const _: () = <#out as #krate::type_checks::SerializeOutput>::OK;
     );
+    // Likewise the arguments type of `#[tool(args)]` must be `Deserialize` (`Tool::Args`'s
+    // bound): asserted at that type through `ToolParam` (as a listed parameter's type
+    // is), and assumed by the impls.
+    let (args_check, args_bound) = match def.args_param() {
+        Some(t) => (
+            quote_spanned!(t.span()=>
+                const _: bool = <#t as #krate::ToolParam>::OPTIONAL;
+            ),
+            quote!(for<'__dsh> #t: #krate::__private::serde::de::DeserializeOwned,),
+        ),
+        None => (TokenStream::new(), TokenStream::new()),
+    };
     let name = &def.name;
     quote! {
         #output_check
+        #args_check
         #[automatically_derived]
         impl #krate::NamedTool for #tool
         where
             for<'__dsh> #out: #krate::__private::serde::Serialize,
+            #args_bound
         {
             const NAME: &'static str = #name;
         }
@@ -418,6 +432,7 @@ fn tool_impl(def: &ToolDef<'_>) -> TokenStream {
         impl #krate::Tool for #tool
         where
             for<'__dsh> #out: #krate::__private::serde::Serialize,
+            #args_bound
         {
             #args_assoc
             #output_assoc

@@ -85,6 +85,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut tool_cfgs = Vec::new();
     let mut tool_paths: Vec<syn::Path> = Vec::new();
     let mut outputs: Vec<syn::Type> = Vec::new();
+    let mut args_types: Vec<syn::Type> = Vec::new();
     for it in &item_impl.items {
         let syn::ImplItem::Fn(f) = it else { continue };
         let mut tool_attrs = f.attrs.iter().filter(|a| is_tool_attr(a));
@@ -127,6 +128,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                 // predicate cannot carry `#[cfg]`).
                 if def.cfgs.is_empty() {
                     outputs.push(def.output.ty.clone());
+                    args_types.extend(def.args_param().cloned());
                 }
                 generated.push(expand::expand(&def));
             }
@@ -161,12 +163,14 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                 use #tool_paths as _;
             )*
 
-            // Each tool's impl assumes its output type is `Serialize` (see `#[tool]`);
-            // so does this one, so a missing derive is reported once, at that type.
+            // Each tool's impl assumes its output type is `Serialize` and its
+            // `#[tool(args)]` type `Deserialize` (see `#[tool]`); so does this one, so a
+            // missing derive is reported once, at that type.
             #[automatically_derived]
             impl #krate::Toolbox for #self_ty
             where
                 #(for<'__dsh> #outputs: #krate::__private::serde::Serialize,)*
+                #(for<'__dsh> #args_types: #krate::__private::serde::de::DeserializeOwned,)*
             {
                 fn tools(self: ::std::sync::Arc<Self>) -> ::std::vec::Vec<#krate::DynTool> {
                     let mut __dsh_tools = ::std::vec::Vec::with_capacity(#count);
