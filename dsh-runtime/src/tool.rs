@@ -1390,9 +1390,6 @@ impl ToolContext {
 pub enum BodyOutcome {
     /// The body succeeded; its output as a lossless snapshot.
     Value(Value),
-    /// The body succeeded with a string: its output is this text as a JSON string (kept
-    /// as text so that the default content block takes it without a copy).
-    Text(String),
     /// The body failed.
     Failed(ToolError),
     /// The validated arguments did not deserialize into the typed arguments (a schema
@@ -1451,16 +1448,11 @@ impl<T: Tool> ErasedTool for T {
                 Err(e) => return BodyOutcome::ArgsRejected(e.to_string()),
             };
             match Tool::call(self, typed, cx).await {
-                Ok(out) => match output_text(out) {
-                    Ok(text) => BodyOutcome::Text(text),
-                    Err(out) => match crate::json::to_value(&out) {
-                        Ok(v) => BodyOutcome::Value(v),
-                        // The reason and where, under the one "not lossless" prefix the
-                        // pipeline adds.
-                        Err(e) => {
-                            BodyOutcome::NotLossless(format!("{} at {}", e.kind(), e.path()))
-                        }
-                    },
+                Ok(out) => match output_value(out) {
+                    Ok(v) => BodyOutcome::Value(v),
+                    // The reason and where, under the one "not lossless" prefix the
+                    // pipeline adds.
+                    Err(e) => BodyOutcome::NotLossless(format!("{} at {}", e.kind(), e.path())),
                 },
                 Err(e) => BodyOutcome::Failed(e),
             }
@@ -1517,27 +1509,19 @@ impl<T: Tool> ErasedTool for T {
 
 /// A body's output as a lossless value: what [`crate::json::to_value`] makes of it, except
 /// that a `String` is moved into the value instead of copied (the common output of a
-/// tool; a test compares both paths on generated values). The pipeline itself keeps a
-/// `String` output as text ([`BodyOutcome::Text`]) and makes the value from it.
-#[cfg(test)]
+/// tool; a test compares both paths on generated values).
 pub(crate) fn output_value<O: Serialize + 'static>(
     out: O,
 ) -> Result<Value, crate::json::LosslessError> {
-    match output_text(out) {
-        Ok(text) => Ok(Value::String(crate::json::Str::from(text))),
-        Err(out) => crate::json::to_value(&out),
-    }
-}
-
-/// A body's output that is a `String`, moved out; any other output handed back as
-/// `Some(out)`, which serializes exactly as `out` does.
-fn output_text<O: 'static>(out: O) -> Result<String, Option<O>> {
     let mut slot = Some(out);
     if let Some(s) = (&mut slot as &mut dyn std::any::Any).downcast_mut::<Option<String>>() {
         // `slot` is `Some` (it was just filled); `take` only moves the string out.
-        return Ok(s.take().unwrap_or_default());
+        return Ok(Value::String(
+            s.take().map(crate::json::Str::from).unwrap_or_default(),
+        ));
     }
-    Err(slot)
+    // `Some(out)` serializes exactly as `out` does.
+    crate::json::to_value(&slot)
 }
 
 /// [`Tool::OVERRIDDEN_HOOKS`] as one constant per hook (a constant operand lets the
