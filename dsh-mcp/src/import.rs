@@ -29,18 +29,20 @@
 //! note on arguments it ignored) become contexts of the imported result, not content.
 
 use std::fmt;
-use std::process::Stdio;
 
 use dsh_runtime::json::Value as JsonValue;
 use dsh_runtime::schema::SchemaError;
 use dsh_runtime::{DynTool, PipelineCode, RawTool, ToolContext, ToolError, content::ContentBlock};
 use dsh_runtime::{Namespace, ToolAnnotations};
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, JsonObject, Tool};
-use rmcp::service::{RunningService, ServiceError};
-use rmcp::transport::TokioChildProcess;
-use rmcp::{Peer, RoleClient, ServiceExt as _};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult,
+    CancelledNotificationParam, ClientRequest, JsonObject, ServerResult, Tool,
+};
+use rmcp::service::{PeerRequestOptions, ServiceError};
+use rmcp::{Peer, RoleClient};
 use serde_json::{Value, json};
 
+use crate::client::relay::{self, ClientRelay};
 use crate::definition::{CONTEXT_META_KEY, RESULT_KEY};
 
 /// The code of an imported call whose result had `isError: true`.
@@ -49,10 +51,9 @@ pub const MCP_TOOL_ERROR: &str = "MCP_TOOL_ERROR";
 /// sent.
 pub const MCP_REQUEST_FAILED: &str = "MCP_REQUEST_FAILED";
 
-/// A connection to an MCP server, as [`connect_command`] and [`connect_http`] return it.
-/// Keep it alive while its imported tools are registered: dropping it closes the
-/// connection (and stops a child server).
-pub type McpClient = RunningService<RoleClient, ()>;
+#[cfg(feature = "http")]
+pub use crate::client::connect_http;
+pub use crate::client::{ConnectError, McpClient, connect_command};
 
 /// What [`import`] brought in.
 #[derive(Debug, Default)]
@@ -142,6 +143,9 @@ impl ImportOptions {
 
 /// Import every tool `client` lists (following pagination).
 ///
+/// The server's requests during a call are not relayed to the call's caller this way
+/// (a peer does not carry the client's relay): prefer [`import_from`].
+///
 /// # Errors
 ///
 /// When listing the tools fails; schema problems are reported per tool in
@@ -163,6 +167,28 @@ pub async fn import_with(
     Ok(import_tools_with(client, tools, options))
 }
 
+/// Import every tool of a server connected with a
+/// [`ClientBuilder`](crate::ClientBuilder) (or [`connect_command`],
+/// [`connect_http`]): what the server asks during a call (forms, sampling, roots), its
+/// logs and its progress reach the caller of the imported call (see
+/// [`ClientRelay`](crate::ClientRelay)).
+///
+/// # Errors
+///
+/// As [`import`].
+pub async fn import_from(
+    client: &McpClient,
+    options: &ImportOptions,
+) -> Result<Imported, ServiceError> {
+    let tools = client.peer().list_all_tools().await?;
+    Ok(import_tools_from(
+        client.peer(),
+        Some(client.service()),
+        tools,
+        options,
+    ))
+}
+
 /// Import these tools (already listed) of `client`.
 pub fn import_tools(client: &Peer<RoleClient>, tools: Vec<Tool>) -> Imported {
     import_tools_with(client, tools, &ImportOptions::new())
@@ -174,9 +200,18 @@ pub fn import_tools_with(
     tools: Vec<Tool>,
     options: &ImportOptions,
 ) -> Imported {
+    import_tools_from(client, None, tools, options)
+}
+
+fn import_tools_from(
+    client: &Peer<RoleClient>,
+    relay: Option<&ClientRelay>,
+    tools: Vec<Tool>,
+    options: &ImportOptions,
+) -> Imported {
     let mut out = Imported::default();
     for tool in tools {
-        match import_tool(client, tool, options) {
+        match import_tool(client, relay, tool, options) {
             Ok(tool) => out.tools.push(tool),
             Err(rejected) => out.rejected.push(rejected),
         }
@@ -186,6 +221,7 @@ pub fn import_tools_with(
 
 fn import_tool(
     client: &Peer<RoleClient>,
+    relay: Option<&ClientRelay>,
     tool: Tool,
     options: &ImportOptions,
 ) -> Result<DynTool, Rejected> {
@@ -209,12 +245,16 @@ fn import_tool(
             output: output_error,
         });
     }
-    let peer = client.clone();
-    let remote_name = tool.name.clone();
+    let remote = Remote {
+        peer: client.clone(),
+        relay: relay.cloned(),
+        name: tool.name.clone(),
+        structured,
+        unwrap,
+    };
     let handler = move |args: JsonValue, cx: ToolContext| {
-        let peer = peer.clone();
-        let remote_name = remote_name.clone();
-        async move { forward(&peer, remote_name, &args, &cx, structured, unwrap).await }
+        let remote = remote.clone();
+        async move { remote.forward(&args, &cx).await }
     };
     let description = tool.description.as_deref().unwrap_or("").to_string();
     let raw = RawTool::new(name.clone(), description, &parameters, &output, handler).map_err(
@@ -243,81 +283,189 @@ fn import_tool(
     Ok(DynTool::new(raw))
 }
 
-async fn forward(
-    peer: &Peer<RoleClient>,
+/// The rounds of `InputRequiredResult` one imported call may go through (2026-07-28).
+const MAX_INPUT_ROUNDS: usize = 16;
+
+/// One imported tool: where and how its calls are forwarded.
+#[derive(Clone)]
+struct Remote {
+    peer: Peer<RoleClient>,
+    relay: Option<ClientRelay>,
     name: std::borrow::Cow<'static, str>,
-    args: &JsonValue,
-    cx: &ToolContext,
     structured: bool,
     unwrap: bool,
-) -> Result<JsonValue, ToolError> {
-    let arguments = match serde_json::to_value(args) {
-        Ok(Value::Object(o)) => o,
-        Ok(_) => JsonObject::new(),
-        Err(e) => return Err(ToolError::with_code(MCP_REQUEST_FAILED, e.to_string())),
-    };
-    let params = CallToolRequestParams::new(name).with_arguments(arguments);
-    // Dropping the request on cancellation sends `notifications/cancelled`.
-    let response = tokio::select! {
-        response = peer.call_tool_once(params) => response,
-        () = cx.cancellation().cancelled() => {
-            return Err(ToolError::with_code(PipelineCode::Aborted, "tool call aborted"));
-        }
-    };
-    let mut result = match response {
-        Ok(CallToolResponse::Complete(result)) => result,
-        Ok(_) => {
-            return Err(ToolError::with_code(
-                MCP_REQUEST_FAILED,
-                "the server asked for input or started a task, which imported tools do not support",
-            ));
-        }
-        Err(e) => return Err(ToolError::with_code(MCP_REQUEST_FAILED, e.to_string())),
-    };
-    // The server's contexts (e.g. which undeclared arguments it ignored) stay contexts.
-    result.content.retain(|block| match context_text(block) {
-        Some(text) => {
-            cx.defer_context(text);
-            false
-        }
-        None => true,
-    });
-    if result.is_error == Some(true) {
-        let text = result_text(&result);
-        // The registry prefixes the message with `Error: ` itself; a server that already
-        // did (a dsh-mcp server always does) is not prefixed twice.
-        let message = text.strip_prefix("Error: ").unwrap_or(&text);
-        return Err(ToolError::with_code(MCP_TOOL_ERROR, message));
-    }
-    if structured {
-        let value = match result.structured_content {
-            Some(value) => value,
-            // A server that sent no structured content: its text should be the JSON.
-            None => serde_json::from_str(&result_text(&result)).map_err(|e| {
-                ToolError::with_code(
-                    MCP_TOOL_ERROR,
-                    format!("the result has no structuredContent and its text is not JSON: {e}"),
-                )
-            })?,
+}
+
+impl Remote {
+    async fn forward(&self, args: &JsonValue, cx: &ToolContext) -> Result<JsonValue, ToolError> {
+        let arguments = match serde_json::to_value(args) {
+            Ok(Value::Object(o)) => o,
+            Ok(_) => JsonObject::new(),
+            Err(e) => return Err(ToolError::with_code(MCP_REQUEST_FAILED, e.to_string())),
         };
-        if !unwrap {
-            return Ok(to_lossless(&value));
-        }
-        return match value {
-            Value::Object(mut o) if o.len() == 1 && o.contains_key(RESULT_KEY) => {
-                Ok(to_lossless(&o.remove(RESULT_KEY).unwrap_or(Value::Null)))
+        let mut params = CallToolRequestParams::new(self.name.clone()).with_arguments(arguments);
+        let mut rounds = 0;
+        let result = loop {
+            match self.send(params.clone(), cx).await? {
+                CallToolResponse::Complete(result) => break result,
+                CallToolResponse::InputRequired(input) => {
+                    rounds += 1;
+                    if rounds > MAX_INPUT_ROUNDS {
+                        return Err(ToolError::with_code(
+                            MCP_REQUEST_FAILED,
+                            format!(
+                                "the server asked for input more than {MAX_INPUT_ROUNDS} times"
+                            ),
+                        ));
+                    }
+                    let requests = input.input_requests.unwrap_or_default();
+                    let responses = match &self.relay {
+                        Some(relay) => relay.answer_input_requests(cx, requests).await,
+                        None => relay::answer_all(cx, requests, &|_| true).await,
+                    }
+                    .map_err(|e| ToolError::with_code(e.code(), e.to_string()))?;
+                    params.input_responses = (!responses.is_empty()).then_some(responses);
+                    params.request_state = input.request_state;
+                }
+                _ => {
+                    return Err(ToolError::with_code(
+                        MCP_REQUEST_FAILED,
+                        "the server started a task, which imported tools do not support",
+                    ));
+                }
             }
-            _ => Err(ToolError::with_code(
-                MCP_TOOL_ERROR,
-                format!(
-                    "the structuredContent is not wrapped as {{\"{RESULT_KEY}\": …}}, as the tool's outputSchema says"
-                ),
-            )),
         };
+        self.read_result(result, cx)
     }
-    let content = serde_json::to_value(&result.content)
-        .map_err(|e| ToolError::with_code(MCP_TOOL_ERROR, e.to_string()))?;
-    Ok(to_lossless(&content))
+
+    /// Send one `tools/call`, the call registered with the relay while it is open;
+    /// cancelling the call sends `notifications/cancelled`.
+    async fn send(
+        &self,
+        params: CallToolRequestParams,
+        cx: &ToolContext,
+    ) -> Result<CallToolResponse, ToolError> {
+        let failed = |e: ServiceError| ToolError::with_code(MCP_REQUEST_FAILED, e.to_string());
+        let entered = self.relay.as_ref().map(|r| r.enter(cx));
+        let mut options = PeerRequestOptions::no_options();
+        options.timeout = self.relay.as_ref().and_then(ClientRelay::request_timeout);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = self
+            .peer
+            .send_request_with_option(request, options)
+            .await
+            .map_err(failed)?;
+        if let Some(entered) = &entered {
+            entered.bind(handle.id.clone(), handle.progress_token.clone());
+        }
+        // Dropped before the response (the call cancelled, its future dropped), it
+        // sends `notifications/cancelled`.
+        let mut abandon = Abandon {
+            peer: self.peer.clone(),
+            id: Some(handle.id.clone()),
+        };
+        let response = tokio::select! {
+            response = handle.await_response() => response,
+            () = cx.cancellation().cancelled() => {
+                return Err(ToolError::with_code(PipelineCode::Aborted, "tool call aborted"));
+            }
+        };
+        abandon.id = None;
+        let response = response.map_err(failed)?;
+        match response {
+            ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
+            ServerResult::InputRequiredResult(result) => {
+                Ok(CallToolResponse::InputRequired(result))
+            }
+            ServerResult::CreateTaskResult(result) => Ok(CallToolResponse::Task(result)),
+            // A result without `content` reads as an empty one.
+            ServerResult::EmptyResult(_) => Ok(CallToolResponse::Complete(
+                CallToolResult::success(Vec::new()),
+            )),
+            _ => Err(ToolError::with_code(
+                MCP_REQUEST_FAILED,
+                "the server answered tools/call with another kind of result",
+            )),
+        }
+    }
+
+    fn read_result(
+        &self,
+        mut result: CallToolResult,
+        cx: &ToolContext,
+    ) -> Result<JsonValue, ToolError> {
+        // The server's contexts (e.g. which undeclared arguments it ignored) stay contexts.
+        result.content.retain(|block| match context_text(block) {
+            Some(text) => {
+                cx.defer_context(text);
+                false
+            }
+            None => true,
+        });
+        if result.is_error == Some(true) {
+            let text = result_text(&result);
+            // The registry prefixes the message with `Error: ` itself; a server that
+            // already did (a dsh-mcp server always does) is not prefixed twice.
+            let message = text.strip_prefix("Error: ").unwrap_or(&text);
+            return Err(ToolError::with_code(MCP_TOOL_ERROR, message));
+        }
+        if self.structured {
+            return structured_value(result, self.unwrap);
+        }
+        let content = serde_json::to_value(&result.content)
+            .map_err(|e| ToolError::with_code(MCP_TOOL_ERROR, e.to_string()))?;
+        Ok(to_lossless(&content))
+    }
+}
+
+/// Sends `notifications/cancelled` for a request dropped before its response.
+struct Abandon {
+    peer: Peer<RoleClient>,
+    id: Option<rmcp::model::RequestId>,
+}
+
+impl Drop for Abandon {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let cancel =
+                    CancelledNotificationParam::new(Some(id), Some("tool call aborted".into()));
+                let _ = peer.notify_cancelled(cancel).await;
+            });
+        }
+    }
+}
+
+/// The value of a result of a tool with an output schema.
+fn structured_value(result: CallToolResult, unwrap: bool) -> Result<JsonValue, ToolError> {
+    let value = match result.structured_content {
+        Some(ref value) => value.clone(),
+        // A server that sent no structured content: its text should be the JSON.
+        None => serde_json::from_str(&result_text(&result)).map_err(|e| {
+            ToolError::with_code(
+                MCP_TOOL_ERROR,
+                format!("the result has no structuredContent and its text is not JSON: {e}"),
+            )
+        })?,
+    };
+    if !unwrap {
+        return Ok(to_lossless(&value));
+    }
+    match value {
+        Value::Object(mut o) if o.len() == 1 && o.contains_key(RESULT_KEY) => {
+            Ok(to_lossless(&o.remove(RESULT_KEY).unwrap_or(Value::Null)))
+        }
+        _ => Err(ToolError::with_code(
+            MCP_TOOL_ERROR,
+            format!(
+                "the structuredContent is not wrapped as {{\"{RESULT_KEY}\": …}}, as the tool's outputSchema says"
+            ),
+        )),
+    }
 }
 
 /// The text of a block the server marked as one of the result's contexts.
@@ -421,127 +569,4 @@ fn normalized(schema: &JsonObject) -> Value {
 
 fn to_lossless(value: &Value) -> JsonValue {
     dsh_runtime::json::to_value(value).unwrap_or(JsonValue::Null)
-}
-
-/// Why connecting to a server failed.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum ConnectError {
-    /// The command line is empty or its quoting is unbalanced.
-    CommandLine(String),
-    /// The server process could not be started.
-    Spawn(std::io::Error),
-    /// The MCP handshake failed.
-    Handshake(Box<rmcp::service::ClientInitializeError>),
-    /// The HTTP client could not be built (its TLS backend did not start).
-    HttpClient(Box<dyn std::error::Error + Send + Sync>),
-}
-
-impl fmt::Display for ConnectError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ConnectError::CommandLine(line) => {
-                write!(f, "cannot split the command line {line:?} into words")
-            }
-            ConnectError::Spawn(e) => write!(f, "cannot start the MCP server: {e}"),
-            ConnectError::Handshake(e) => write!(f, "MCP handshake failed: {e}"),
-            ConnectError::HttpClient(e) => write!(f, "cannot build the HTTP client: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for ConnectError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            ConnectError::Spawn(e) => Some(e),
-            ConnectError::Handshake(e) => Some(&**e),
-            ConnectError::HttpClient(e) => Some(&**e),
-            ConnectError::CommandLine(_) => None,
-        }
-    }
-}
-
-/// Start `command_line` (split like a POSIX shell does, without running one) as a
-/// child MCP server on stdio, its stderr inherited, and connect to it.
-///
-/// # Errors
-///
-/// See [`ConnectError`].
-pub async fn connect_command(command_line: &str) -> Result<McpClient, ConnectError> {
-    let words = shlex::split(command_line)
-        .filter(|w| !w.is_empty())
-        .ok_or_else(|| ConnectError::CommandLine(command_line.to_string()))?;
-    let mut command = tokio::process::Command::new(&words[0]);
-    command.args(&words[1..]);
-    let (transport, _) = TokioChildProcess::builder(command)
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(ConnectError::Spawn)?;
-    ().serve(transport)
-        .await
-        .map_err(|e| ConnectError::Handshake(Box::new(e)))
-}
-
-/// Connect to a Streamable HTTP server at `url` (feature `http`), sending `Authorization: Bearer <token>`
-/// when a token is given. `https://` URLs need this crate's `https` feature.
-///
-/// # Errors
-///
-/// See [`ConnectError`].
-#[cfg(feature = "http")]
-pub async fn connect_http(
-    url: &str,
-    bearer_token: Option<&str>,
-) -> Result<McpClient, ConnectError> {
-    use rmcp::transport::StreamableHttpClientTransport;
-    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
-    if let Some(token) = bearer_token {
-        config = config.auth_header(token.to_string());
-    }
-    let transport = StreamableHttpClientTransport::with_client(pooled_http_client()?, config);
-    ().serve(transport)
-        .await
-        .map_err(|e| ConnectError::Handshake(Box::new(e)))
-}
-
-/// Redirects [`connect_http`]'s client follows for one request.
-#[cfg(feature = "http")]
-const MAX_REDIRECTS: usize = 10;
-
-/// The HTTP client of [`connect_http`]: rmcp's default client, but keeping idle
-/// connections (rmcp's has no pool, so every request opened a new TCP connection:
-/// about 50 µs of a 300–400 µs call on loopback, BENCHMARKS.md).
-///
-/// A connection goes back to the pool once its response is read to the end: rmcp's
-/// transport reads a request's event stream past its response before dropping it, and
-/// the server ends that stream right after the response. `TCP_NODELAY` (reqwest's
-/// default) keeps a reused connection from waiting on the peer's delayed ACK. Redirects
-/// are followed as rmcp's client follows them: only 307 and 308 (which keep the method
-/// and the JSON-RPC body), only to the same origin (the session id and the bearer token
-/// must not reach another host), at most [`MAX_REDIRECTS`].
-#[cfg(feature = "http")]
-fn pooled_http_client() -> Result<reqwest::Client, ConnectError> {
-    let redirects = reqwest::redirect::Policy::custom(|attempt| {
-        let keeps_body = matches!(
-            attempt.status(),
-            reqwest::StatusCode::TEMPORARY_REDIRECT | reqwest::StatusCode::PERMANENT_REDIRECT
-        );
-        let same_origin = attempt
-            .previous()
-            .first()
-            .is_some_and(|first| first.origin() == attempt.url().origin());
-        if !keeps_body || !same_origin {
-            attempt.stop()
-        } else if attempt.previous().len() > MAX_REDIRECTS {
-            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
-        } else {
-            attempt.follow()
-        }
-    });
-    reqwest::Client::builder()
-        .tcp_nodelay(true)
-        .redirect(redirects)
-        .build()
-        .map_err(|e| ConnectError::HttpClient(Box::new(e)))
 }

@@ -204,6 +204,7 @@
 
 mod approval;
 mod caller;
+mod client;
 mod content;
 pub mod definition;
 mod identity;
@@ -217,7 +218,9 @@ mod util;
 mod wire;
 
 pub use approval::keys::{MIN_KEY_BYTES, STATE_KEYS_ENV, StateKeyError, StateKeys};
+pub use client::{ClientBuilder, ClientRelay, DEFAULT_REVISIONS};
 pub use identity::Identity;
+pub use import::import_from;
 #[cfg(feature = "http")]
 pub use import::connect_http;
 pub use import::{

@@ -135,7 +135,10 @@ async fn connect_fixture() -> dsh_mcp::McpClient {
             .expect("fixture handshake");
         let _ = running.waiting().await;
     });
-    ().serve(client_io).await.expect("client handshake")
+    dsh_mcp::ClientBuilder::new("import-tests", "0")
+        .connect(client_io)
+        .await
+        .expect("client handshake")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -758,8 +758,11 @@ pub async fn import_all(
         .iter()
         .map(|l| (l, "--mcp", false))
         .chain(deferred.iter().map(|l| (l, "--mcp-deferred", true)));
+    // The imported servers know this host by its own name; what they ask during a call
+    // (forms, sampling, roots, logs, progress) goes to the caller of the call.
+    let builder = dsh_mcp::ClientBuilder::new("dsh-tools", env!("CARGO_PKG_VERSION"));
     for (line, flag, defer) in lines {
-        let client = match dsh_mcp::connect_command(line).await {
+        let client = match builder.connect_command(line).await {
             Ok(client) => client,
             Err(e) => {
                 imports.close().await;
@@ -771,7 +774,7 @@ pub async fn import_all(
             options =
                 options.namespace(server_namespace(client.peer().peer_info().as_deref(), line));
         }
-        let imported = match dsh_mcp::import_with(client.peer(), &options).await {
+        let imported = match dsh_mcp::import_from(&client, &options).await {
             Ok(imported) => imported,
             Err(e) => {
                 let _ = client.cancel().await;

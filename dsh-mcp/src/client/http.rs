@@ -1,0 +1,84 @@
+//! [`ClientBuilder::connect_http`]: Streamable HTTP on a pooling reqwest client.
+
+use std::collections::HashMap;
+
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+use super::{ClientBuilder, ConnectError, McpClient};
+
+/// Redirects the client follows for one request.
+const MAX_REDIRECTS: usize = 10;
+
+impl ClientBuilder {
+    /// Connect to a Streamable HTTP server at `url` (feature `http`; `https://` URLs
+    /// need the `https` feature), with this builder's headers and bearer token.
+    ///
+    /// # Errors
+    ///
+    /// See [`ConnectError`].
+    pub async fn connect_http(&self, url: &str) -> Result<McpClient, ConnectError> {
+        let config = self.http_config(url)?;
+        let transport = StreamableHttpClientTransport::with_client(pooled_http_client()?, config);
+        self.connect(transport).await
+    }
+
+    /// The transport's settings: the URL, the headers, the bearer token.
+    pub(crate) fn http_config(
+        &self,
+        url: &str,
+    ) -> Result<StreamableHttpClientTransportConfig, ConnectError> {
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+        if let Some(token) = &self.bearer_token {
+            config = config.auth_header(token.clone());
+        }
+        let mut headers = HashMap::new();
+        for (name, value) in &self.headers {
+            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|e| ConnectError::Header(format!("{name:?}: {e}")))?;
+            let value = reqwest::header::HeaderValue::from_str(value)
+                .map_err(|e| ConnectError::Header(format!("{name}: {e}")))?;
+            headers.insert(name, value);
+        }
+        if !headers.is_empty() {
+            config = config.custom_headers(headers);
+        }
+        Ok(config)
+    }
+}
+
+/// The HTTP client of [`ClientBuilder::connect_http`]: rmcp's default client, but
+/// keeping idle connections (rmcp's has no pool, so every request opened a new TCP
+/// connection: about 50 µs of a 300–400 µs call on loopback, BENCHMARKS.md).
+///
+/// A connection goes back to the pool once its response is read to the end: rmcp's
+/// transport reads a request's event stream past its response before dropping it, and
+/// the server ends that stream right after the response. `TCP_NODELAY` (reqwest's
+/// default) keeps a reused connection from waiting on the peer's delayed ACK. Redirects
+/// are followed as rmcp's client follows them: only 307 and 308 (which keep the method
+/// and the JSON-RPC body), only to the same origin (the session id and the bearer token
+/// must not reach another host), at most [`MAX_REDIRECTS`].
+pub(crate) fn pooled_http_client() -> Result<reqwest::Client, ConnectError> {
+    let redirects = reqwest::redirect::Policy::custom(|attempt| {
+        let keeps_body = matches!(
+            attempt.status(),
+            reqwest::StatusCode::TEMPORARY_REDIRECT | reqwest::StatusCode::PERMANENT_REDIRECT
+        );
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if !keeps_body || !same_origin {
+            attempt.stop()
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    });
+    reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .redirect(redirects)
+        .build()
+        .map_err(|e| ConnectError::HttpClient(Box::new(e)))
+}
