@@ -41,7 +41,7 @@
 //!   references, and Gemini's JSON Schema field takes only `$`-keywords beside a
 //!   `$ref`.
 
-use dsh_runtime::json::Value;
+use dsh_runtime::json::{Object, Value};
 
 use super::{Target, gemini_name, mcp_name, openai_name, project::gemini_property_name};
 
@@ -296,7 +296,7 @@ impl Walker<'_> {
     /// The rules of `$ref`: same-document only everywhere; where the target keeps
     /// references (the strict subsets), to the root or to `$defs` only; for Gemini's JSON
     /// Schema field, only `$`-keywords beside a `$ref`.
-    fn references(&mut self, o: &dsh_runtime::json::Object, path: &str) {
+    fn references(&mut self, o: &Object, path: &str) {
         for key in ["$ref", "$dynamicRef"] {
             let Some(r) = o.get(key) else { continue };
             let Some(text) = r.as_str() else {
@@ -356,8 +356,30 @@ impl Walker<'_> {
             }
             return;
         };
-        // Plain JSON Schema (MCP, the targets without strict, Gemini's JSON Schema
-        // field) takes every keyword: one it does not define is an annotation.
+        self.keywords(o, path);
+        self.references(o, path);
+        let types = self.types(o, path);
+        self.enum_and_const(o, path, &types);
+        self.limits(o, path);
+        self.applicators(o, path, objects, depth);
+        // Arrays.
+        if let Some(items) = o.get("items") {
+            if !has_type(&types, "array") && self.dialect != Dialect::Json {
+                self.bad(path, "items on a schema that is not an array");
+            }
+            self.walk(items, &format!("{path}.items"), objects, depth + 1);
+        } else if has_type(&types, "array") && self.dialect == Dialect::OpenAiStrict {
+            self.bad(path, "strict mode needs items on every array");
+        }
+        if has_type(&types, "object") || o.get("properties").is_some() {
+            self.object(o, path, objects, depth);
+        }
+    }
+
+    /// The keywords the dialect takes. Plain JSON Schema (MCP, the targets without
+    /// strict, Gemini's JSON Schema field) takes every keyword: one it does not define is
+    /// an annotation.
+    fn keywords(&mut self, o: &Object, path: &str) {
         let allowed = match self.dialect {
             Dialect::Json => None,
             Dialect::OpenAiStrict => Some(OPENAI_STRICT_KEYWORDS),
@@ -369,8 +391,10 @@ impl Walker<'_> {
                 self.bad(path, format_args!("keyword {key:?} is not accepted here"));
             }
         }
-        self.references(o, path);
-        // Types.
+    }
+
+    /// The node's `type` names (a list where the dialect takes one), each checked.
+    fn types<'o>(&mut self, o: &'o Object, path: &str) -> Vec<&'o str> {
         let types: Vec<&str> = match o.get("type") {
             None => Vec::new(),
             Some(Value::String(t)) => vec![t],
@@ -397,7 +421,6 @@ impl Walker<'_> {
                 self.bad(path, format_args!("unknown type {t:?}"));
             }
         }
-        let is = |name: &str| types.iter().any(|t| t.eq_ignore_ascii_case(name));
         if self.dialect == Dialect::OpenAiStrict
             && types.is_empty()
             && o.get("anyOf").is_none()
@@ -405,7 +428,11 @@ impl Walker<'_> {
         {
             self.bad(path, "strict mode needs a type (or anyOf) on every schema");
         }
-        // enum / const.
+        types
+    }
+
+    /// `enum` and `const`: counted, and `enum` checked against the dialect.
+    fn enum_and_const(&mut self, o: &Object, path: &str, types: &[&str]) {
         if let Some(e) = o.get("enum") {
             match e.as_array() {
                 Some(list) if !list.is_empty() => {
@@ -418,7 +445,7 @@ impl Walker<'_> {
                     }
                     self.count.chars += chars;
                     if self.dialect == Dialect::GeminiOpenApi
-                        && (!is("string") || list.iter().any(|x| x.as_str().is_none()))
+                        && (!has_type(types, "string") || list.iter().any(|x| x.as_str().is_none()))
                     {
                         self.bad(
                             path,
@@ -445,6 +472,10 @@ impl Walker<'_> {
                 .as_str()
                 .map_or(c.to_string().len(), |s| s.chars().count());
         }
+    }
+
+    /// Anthropic strict's `minItems` and Gemini's `nullable`.
+    fn limits(&mut self, o: &Object, path: &str) {
         if self.dialect == Dialect::AnthropicStrict
             && let Some(n) = o.get("minItems").and_then(Value::as_u64)
             && n > 1
@@ -457,7 +488,10 @@ impl Walker<'_> {
         {
             self.bad(path, "nullable must be a boolean");
         }
-        // Unions.
+    }
+
+    /// The unions and the other applicators, each subschema walked.
+    fn applicators(&mut self, o: &Object, path: &str, objects: usize, depth: usize) {
         for key in ["anyOf", "oneOf"] {
             if let Some(b) = o.get(key) {
                 match b.as_array() {
@@ -501,109 +535,125 @@ impl Walker<'_> {
                 None => {}
             }
         }
-        // Arrays.
-        if let Some(items) = o.get("items") {
-            if !is("array") && self.dialect != Dialect::Json {
-                self.bad(path, "items on a schema that is not an array");
-            }
-            self.walk(items, &format!("{path}.items"), objects, depth + 1);
-        } else if is("array") && self.dialect == Dialect::OpenAiStrict {
-            self.bad(path, "strict mode needs items on every array");
-        }
-        // Objects.
+    }
+
+    /// An object node: its properties walked, `required` against them, the dialect's
+    /// rules on objects, and a schema of `additionalProperties` walked.
+    fn object(&mut self, o: &Object, path: &str, objects: usize, depth: usize) {
+        let level = objects + 1;
+        self.count.object_depth = self.count.object_depth.max(level);
         let props = o.get("properties");
-        if is("object") || props.is_some() {
-            let level = objects + 1;
-            self.count.object_depth = self.count.object_depth.max(level);
-            let mut names: Vec<&str> = Vec::new();
-            match props {
-                Some(Value::Object(p)) => {
-                    for (name, child) in p.iter() {
-                        names.push(name);
-                        self.count.properties += 1;
-                        self.count.chars += name.chars().count();
-                        let mut child_path = path.to_string();
-                        dsh_runtime::json::path::push_key(&mut child_path, name);
-                        if self.dialect == Dialect::GeminiOpenApi && !gemini_property_name(name) {
-                            self.bad(
-                                &child_path,
-                                "property name not accepted by the OpenAPI form",
-                            );
-                        }
-                        if child.get("anyOf").is_some()
-                            || child.get("oneOf").is_some()
-                            || matches!(child.get("type"), Some(Value::Array(_)))
-                        {
-                            self.count.unions += 1;
-                        }
-                        self.walk(child, &child_path, level, depth + 1);
-                    }
-                }
-                Some(_) => self.bad(path, "properties must be an object"),
-                None => {}
+        let names = self.properties(props, path, level, depth);
+        let required: Vec<&str> = match o.get("required") {
+            None => Vec::new(),
+            Some(Value::Array(r)) => r.iter().filter_map(Value::as_str).collect(),
+            Some(_) => {
+                self.bad(path, "required must be an array of strings");
+                Vec::new()
             }
-            let required: Vec<&str> = match o.get("required") {
-                None => Vec::new(),
-                Some(Value::Array(r)) => r.iter().filter_map(Value::as_str).collect(),
-                Some(_) => {
-                    self.bad(path, "required must be an array of strings");
-                    Vec::new()
-                }
-            };
-            for r in &required {
-                if !names.contains(r) && self.dialect != Dialect::Json {
-                    self.bad(
-                        path,
-                        format_args!("required names {r:?}, which is not a property"),
-                    );
-                }
-            }
-            self.count.optional += names.iter().filter(|n| !required.contains(n)).count();
-            match self.dialect {
-                Dialect::OpenAiStrict => {
-                    if o.get("additionalProperties") != Some(&Value::Bool(false)) {
-                        self.bad(
-                            path,
-                            "strict mode needs additionalProperties: false on every object",
-                        );
-                    }
-                    if props.is_none() {
-                        self.bad(path, "strict mode needs properties on every object");
-                    }
-                    if names.iter().any(|n| !required.contains(n)) {
-                        self.bad(path, "strict mode needs every property listed in required");
-                    }
-                }
-                Dialect::AnthropicStrict => {
-                    if o.get("additionalProperties") != Some(&Value::Bool(false)) {
-                        self.bad(
-                            path,
-                            "strict mode needs additionalProperties: false on every object",
-                        );
-                    }
-                }
-                Dialect::GeminiOpenApi => {
-                    if names.is_empty() {
-                        self.bad(
-                            path,
-                            "the OpenAPI form refuses an OBJECT without properties",
-                        );
-                    }
-                }
-                Dialect::Json => {}
-            }
-            if let Some(extra) = o.get("additionalProperties")
-                && !matches!(extra, Value::Bool(_))
-            {
-                self.walk(
-                    extra,
-                    &format!("{path}.additionalProperties"),
-                    level,
-                    depth + 1,
+        };
+        for r in &required {
+            if !names.contains(r) && self.dialect != Dialect::Json {
+                self.bad(
+                    path,
+                    format_args!("required names {r:?}, which is not a property"),
                 );
             }
         }
+        self.count.optional += names.iter().filter(|n| !required.contains(n)).count();
+        self.object_rules(o, path, &names, &required);
+        if let Some(extra) = o.get("additionalProperties")
+            && !matches!(extra, Value::Bool(_))
+        {
+            self.walk(
+                extra,
+                &format!("{path}.additionalProperties"),
+                level,
+                depth + 1,
+            );
+        }
     }
+
+    /// Each property counted and walked; their names.
+    fn properties<'o>(
+        &mut self,
+        props: Option<&'o Value>,
+        path: &str,
+        level: usize,
+        depth: usize,
+    ) -> Vec<&'o str> {
+        let mut names: Vec<&str> = Vec::new();
+        match props {
+            Some(Value::Object(p)) => {
+                for (name, child) in p.iter() {
+                    names.push(name);
+                    self.count.properties += 1;
+                    self.count.chars += name.chars().count();
+                    let mut child_path = path.to_string();
+                    dsh_runtime::json::path::push_key(&mut child_path, name);
+                    if self.dialect == Dialect::GeminiOpenApi && !gemini_property_name(name) {
+                        self.bad(
+                            &child_path,
+                            "property name not accepted by the OpenAPI form",
+                        );
+                    }
+                    if child.get("anyOf").is_some()
+                        || child.get("oneOf").is_some()
+                        || matches!(child.get("type"), Some(Value::Array(_)))
+                    {
+                        self.count.unions += 1;
+                    }
+                    self.walk(child, &child_path, level, depth + 1);
+                }
+            }
+            Some(_) => self.bad(path, "properties must be an object"),
+            None => {}
+        }
+        names
+    }
+
+    /// What each strict dialect and the OpenAPI form ask of every object.
+    fn object_rules(&mut self, o: &Object, path: &str, names: &[&str], required: &[&str]) {
+        let closed = o.get("additionalProperties") == Some(&Value::Bool(false));
+        match self.dialect {
+            Dialect::OpenAiStrict => {
+                if !closed {
+                    self.bad(
+                        path,
+                        "strict mode needs additionalProperties: false on every object",
+                    );
+                }
+                if o.get("properties").is_none() {
+                    self.bad(path, "strict mode needs properties on every object");
+                }
+                if names.iter().any(|n| !required.contains(n)) {
+                    self.bad(path, "strict mode needs every property listed in required");
+                }
+            }
+            Dialect::AnthropicStrict => {
+                if !closed {
+                    self.bad(
+                        path,
+                        "strict mode needs additionalProperties: false on every object",
+                    );
+                }
+            }
+            Dialect::GeminiOpenApi => {
+                if names.is_empty() {
+                    self.bad(
+                        path,
+                        "the OpenAPI form refuses an OBJECT without properties",
+                    );
+                }
+            }
+            Dialect::Json => {}
+        }
+    }
+}
+
+/// Whether a node's `type` names include `name` (any case: Gemini's are upper-case).
+fn has_type(types: &[&str], name: &str) -> bool {
+    types.iter().any(|t| t.eq_ignore_ascii_case(name))
 }
 
 fn root_is_object(
@@ -712,78 +762,7 @@ fn provider_entries<'v>(
 /// breaks, as `tool: path: rule` lines; empty when it complies.
 pub fn check(target: Target, fragment: &Value) -> Vec<String> {
     let mut out = Vec::new();
-    let entries: Vec<&Value> = match target {
-        Target::GeminiJsonSchema | Target::GeminiOpenApi => match fragment.as_array() {
-            Some(list) if list.len() == 1 => {
-                keys_within(
-                    "request",
-                    "tools[0]",
-                    &list[0],
-                    &["functionDeclarations"],
-                    &mut out,
-                );
-                list[0]
-                    .get("functionDeclarations")
-                    .and_then(Value::as_array)
-                    .map(|l| l.iter().collect())
-                    .unwrap_or_default()
-            }
-            _ => {
-                out.push(
-                    "request: tools: must be an array with one functionDeclarations entry"
-                        .to_string(),
-                );
-                Vec::new()
-            }
-        },
-        Target::Mcp2025_11_25 => {
-            keys_within("request", "result", fragment, &["tools"], &mut out);
-            fragment
-                .get("tools")
-                .and_then(Value::as_array)
-                .map(|l| l.iter().collect())
-                .unwrap_or_default()
-        }
-        Target::Mcp2026_07_28 => {
-            keys_within(
-                "request",
-                "result",
-                fragment,
-                &["resultType", "ttlMs", "cacheScope", "tools"],
-                &mut out,
-            );
-            if fragment.get("resultType").and_then(Value::as_str) != Some("complete") {
-                out.push("request: result: resultType: must be \"complete\"".to_string());
-            }
-            let ttl_ok = match fragment.get("ttlMs") {
-                Some(Value::Number(n)) => n.as_u64().is_some(),
-                _ => false,
-            };
-            if !ttl_ok {
-                out.push("request: result: ttlMs: must be an integer >= 0".to_string());
-            }
-            if !matches!(
-                fragment.get("cacheScope").and_then(Value::as_str),
-                Some("public" | "private")
-            ) {
-                out.push(
-                    "request: result: cacheScope: must be \"public\" or \"private\"".to_string(),
-                );
-            }
-            fragment
-                .get("tools")
-                .and_then(Value::as_array)
-                .map(|l| l.iter().collect())
-                .unwrap_or_default()
-        }
-        _ => match fragment.as_array() {
-            Some(list) => list.iter().collect(),
-            None => {
-                out.push("request: tools: must be an array".to_string());
-                Vec::new()
-            }
-        },
-    };
+    let entries = request_entries(target, fragment, &mut out);
     let (entries, searches) = provider_entries(target, entries, &mut out);
     let deferred = entries.iter().any(|e| {
         e.get("defer_loading")
@@ -814,166 +793,8 @@ pub fn check(target: Target, fragment: &Value) -> Vec<String> {
         if !names.insert(tool.to_string()) {
             out.push(format!("{tool}: name: duplicate tool name"));
         }
-        let dialect = match target {
-            Target::OpenAiResponsesStrict | Target::OpenAiChatStrict => Dialect::OpenAiStrict,
-            Target::AnthropicStrict => Dialect::AnthropicStrict,
-            Target::GeminiOpenApi => Dialect::GeminiOpenApi,
-            _ => Dialect::Json,
-        };
-        let (schema_key, allowed, name_ok) = match target {
-            Target::OpenAiResponses | Target::OpenAiResponsesStrict => (
-                "parameters",
-                &[
-                    "type",
-                    "name",
-                    "description",
-                    "parameters",
-                    "strict",
-                    "defer_loading",
-                ][..],
-                openai_name(tool),
-            ),
-            Target::OpenAiChat | Target::OpenAiChatStrict => (
-                "parameters",
-                &["name", "description", "parameters", "strict"][..],
-                openai_name(tool),
-            ),
-            Target::Anthropic | Target::AnthropicStrict => (
-                "input_schema",
-                &[
-                    "name",
-                    "description",
-                    "input_schema",
-                    "strict",
-                    "defer_loading",
-                ][..],
-                openai_name(tool),
-            ),
-            Target::GeminiJsonSchema => (
-                "parametersJsonSchema",
-                &["name", "description", "parametersJsonSchema"][..],
-                gemini_name(tool),
-            ),
-            Target::GeminiOpenApi => (
-                "parameters",
-                &["name", "description", "parameters"][..],
-                gemini_name(tool),
-            ),
-            Target::Mcp2025_11_25 | Target::Mcp2026_07_28 => (
-                "inputSchema",
-                &[
-                    "name",
-                    "title",
-                    "description",
-                    "inputSchema",
-                    "outputSchema",
-                    "annotations",
-                ][..],
-                mcp_name(tool),
-            ),
-        };
-        if !name_ok {
-            out.push(format!("{tool}: name: not accepted by {target}"));
-        }
-        keys_within(tool, "tool", body, allowed, &mut out);
-        if let Some(w) = wrapper {
-            keys_within(tool, "tool", w, &["type", "function"], &mut out);
-            if w.get("type").and_then(Value::as_str) != Some("function") {
-                out.push(format!("{tool}: type: must be \"function\""));
-            }
-        }
-        if matches!(
-            target,
-            Target::OpenAiResponses | Target::OpenAiResponsesStrict
-        ) && body.get("type").and_then(Value::as_str) != Some("function")
-        {
-            out.push(format!("{tool}: type: must be \"function\""));
-        }
-        let wants_strict = target.is_strict();
-        match (target, body.get("strict")) {
-            (
-                Target::OpenAiResponses
-                | Target::OpenAiResponsesStrict
-                | Target::OpenAiChat
-                | Target::OpenAiChatStrict,
-                Some(Value::Bool(b)),
-            ) if *b == wants_strict => {}
-            (Target::AnthropicStrict, Some(Value::Bool(true))) => {}
-            (Target::Anthropic, None) => {}
-            (
-                Target::GeminiJsonSchema
-                | Target::GeminiOpenApi
-                | Target::Mcp2025_11_25
-                | Target::Mcp2026_07_28,
-                None,
-            ) => {}
-            _ => out.push(format!("{tool}: strict: must be {wants_strict}")),
-        }
-        if body
-            .get("defer_loading")
-            .is_some_and(|d| !matches!(d, Value::Bool(true)))
-        {
-            out.push(format!("{tool}: defer_loading: must be true when present"));
-        }
-        if let Some(d) = body.get("description")
-            && d.as_str().is_none()
-        {
-            out.push(format!("{tool}: description: must be a string"));
-        }
-        let schema = body.get(schema_key);
-        if target == Target::GeminiOpenApi && schema.is_none() {
-            // A tool without parameters omits them.
-        } else {
-            root_is_object(tool, schema_key, schema, dialect, &mut out);
-        }
-        let mcp = matches!(target, Target::Mcp2025_11_25 | Target::Mcp2026_07_28);
-        let mut walker = Walker {
-            dialect,
-            target,
-            tool,
-            out: &mut out,
-            count: Count::default(),
-            root: schema,
-        };
-        if let Some(s) = schema {
-            // MCP declares the dialect with `$schema` (2020-12 by default); providers are
-            // sent the schema alone.
-            if s.get("$schema").is_some() && !mcp {
-                walker.bad(schema_key, "$schema is not sent");
-            }
-            let cyclic_refused = matches!(
-                target,
-                Target::AnthropicStrict | Target::GeminiJsonSchema | Target::GeminiOpenApi
-            );
-            if cyclic_refused && recursive(s) {
-                walker.bad(
-                    schema_key,
-                    format_args!("a recursive schema, which {target} does not take"),
-                );
-            }
-            walker.walk(s, schema_key, 0, 0);
-        }
-        if mcp && let Some(output) = body.get("outputSchema") {
-            walker.root = Some(output);
-            walker.walk(output, "outputSchema", 0, 0);
-        }
-        let count = walker.count;
-        if dialect == Dialect::OpenAiStrict {
-            for (n, limit, what) in [
-                (count.properties, 5000, "object properties"),
-                (count.object_depth, 10, "levels of object nesting"),
-                (count.enum_values, 1000, "enum/const values"),
-                (
-                    count.chars,
-                    120_000,
-                    "characters of names and enum/const values",
-                ),
-            ] {
-                if n > limit {
-                    out.push(format!("{tool}: parameters: {n} {what} (at most {limit})"));
-                }
-            }
-        }
+        let schema_key = entry_fields(target, tool, body, wrapper, &mut out);
+        let count = entry_schemas(target, tool, body, schema_key, &mut out);
         optional += count.optional;
         unions += count.unions;
         if target == Target::Mcp2025_11_25 {
@@ -988,31 +809,7 @@ pub fn check(target: Target, fragment: &Value) -> Vec<String> {
         if matches!(target, Target::Mcp2025_11_25 | Target::Mcp2026_07_28)
             && let Some(a) = body.get("annotations")
         {
-            keys_within(
-                tool,
-                "annotations",
-                a,
-                &[
-                    "title",
-                    "readOnlyHint",
-                    "destructiveHint",
-                    "idempotentHint",
-                    "openWorldHint",
-                ],
-                &mut out,
-            );
-            if let Some(o) = a.as_object() {
-                for (k, v) in o.iter() {
-                    let ok = if k == "title" {
-                        v.as_str().is_some()
-                    } else {
-                        v.as_bool().is_some()
-                    };
-                    if !ok {
-                        out.push(format!("{tool}: annotations.{k}: wrong type"));
-                    }
-                }
-            }
+            mcp_annotations(tool, a, &mut out);
         }
     }
     if target == Target::AnthropicStrict {
@@ -1027,4 +824,310 @@ pub fn check(target: Target, fragment: &Value) -> Vec<String> {
         }
     }
     out
+}
+
+/// The entries of the request's tool list, its wrapper (Gemini's one `tools` entry, an
+/// MCP result) checked on the way.
+fn request_entries<'v>(
+    target: Target,
+    fragment: &'v Value,
+    out: &mut Vec<String>,
+) -> Vec<&'v Value> {
+    let listed = |v: &'v Value| -> Vec<&'v Value> {
+        v.get("tools")
+            .and_then(Value::as_array)
+            .map(|l| l.iter().collect())
+            .unwrap_or_default()
+    };
+    match target {
+        Target::GeminiJsonSchema | Target::GeminiOpenApi => match fragment.as_array() {
+            Some(list) if list.len() == 1 => {
+                keys_within(
+                    "request",
+                    "tools[0]",
+                    &list[0],
+                    &["functionDeclarations"],
+                    out,
+                );
+                list[0]
+                    .get("functionDeclarations")
+                    .and_then(Value::as_array)
+                    .map(|l| l.iter().collect())
+                    .unwrap_or_default()
+            }
+            _ => {
+                out.push(
+                    "request: tools: must be an array with one functionDeclarations entry"
+                        .to_string(),
+                );
+                Vec::new()
+            }
+        },
+        Target::Mcp2025_11_25 => {
+            keys_within("request", "result", fragment, &["tools"], out);
+            listed(fragment)
+        }
+        Target::Mcp2026_07_28 => {
+            mcp_2026_result(fragment, out);
+            listed(fragment)
+        }
+        _ => match fragment.as_array() {
+            Some(list) => list.iter().collect(),
+            None => {
+                out.push("request: tools: must be an array".to_string());
+                Vec::new()
+            }
+        },
+    }
+}
+
+/// The fields of a 2026-07-28 `tools/list` result beside its tools.
+fn mcp_2026_result(fragment: &Value, out: &mut Vec<String>) {
+    keys_within(
+        "request",
+        "result",
+        fragment,
+        &["resultType", "ttlMs", "cacheScope", "tools"],
+        out,
+    );
+    if fragment.get("resultType").and_then(Value::as_str) != Some("complete") {
+        out.push("request: result: resultType: must be \"complete\"".to_string());
+    }
+    let ttl_ok = match fragment.get("ttlMs") {
+        Some(Value::Number(n)) => n.as_u64().is_some(),
+        _ => false,
+    };
+    if !ttl_ok {
+        out.push("request: result: ttlMs: must be an integer >= 0".to_string());
+    }
+    if !matches!(
+        fragment.get("cacheScope").and_then(Value::as_str),
+        Some("public" | "private")
+    ) {
+        out.push("request: result: cacheScope: must be \"public\" or \"private\"".to_string());
+    }
+}
+
+/// The schema dialect of `target`'s tool schemas.
+fn dialect(target: Target) -> Dialect {
+    match target {
+        Target::OpenAiResponsesStrict | Target::OpenAiChatStrict => Dialect::OpenAiStrict,
+        Target::AnthropicStrict => Dialect::AnthropicStrict,
+        Target::GeminiOpenApi => Dialect::GeminiOpenApi,
+        _ => Dialect::Json,
+    }
+}
+
+/// The key of a tool entry's parameter schema on `target`, the fields the entry may
+/// have, and whether `target` accepts the tool's name.
+fn entry_shape(target: Target, tool: &str) -> (&'static str, &'static [&'static str], bool) {
+    match target {
+        Target::OpenAiResponses | Target::OpenAiResponsesStrict => (
+            "parameters",
+            &[
+                "type",
+                "name",
+                "description",
+                "parameters",
+                "strict",
+                "defer_loading",
+            ],
+            openai_name(tool),
+        ),
+        Target::OpenAiChat | Target::OpenAiChatStrict => (
+            "parameters",
+            &["name", "description", "parameters", "strict"],
+            openai_name(tool),
+        ),
+        Target::Anthropic | Target::AnthropicStrict => (
+            "input_schema",
+            &[
+                "name",
+                "description",
+                "input_schema",
+                "strict",
+                "defer_loading",
+            ],
+            openai_name(tool),
+        ),
+        Target::GeminiJsonSchema => (
+            "parametersJsonSchema",
+            &["name", "description", "parametersJsonSchema"],
+            gemini_name(tool),
+        ),
+        Target::GeminiOpenApi => (
+            "parameters",
+            &["name", "description", "parameters"],
+            gemini_name(tool),
+        ),
+        Target::Mcp2025_11_25 | Target::Mcp2026_07_28 => (
+            "inputSchema",
+            &[
+                "name",
+                "title",
+                "description",
+                "inputSchema",
+                "outputSchema",
+                "annotations",
+            ],
+            mcp_name(tool),
+        ),
+    }
+}
+
+/// A tool entry's fields other than its schemas: its name, which fields it has, `type`,
+/// `strict`, `defer_loading` and `description`. Returns the key of its parameter schema.
+fn entry_fields(
+    target: Target,
+    tool: &str,
+    body: &Value,
+    wrapper: Option<&Value>,
+    out: &mut Vec<String>,
+) -> &'static str {
+    let (schema_key, allowed, name_ok) = entry_shape(target, tool);
+    if !name_ok {
+        out.push(format!("{tool}: name: not accepted by {target}"));
+    }
+    keys_within(tool, "tool", body, allowed, out);
+    if let Some(w) = wrapper {
+        keys_within(tool, "tool", w, &["type", "function"], out);
+        if w.get("type").and_then(Value::as_str) != Some("function") {
+            out.push(format!("{tool}: type: must be \"function\""));
+        }
+    }
+    if matches!(
+        target,
+        Target::OpenAiResponses | Target::OpenAiResponsesStrict
+    ) && body.get("type").and_then(Value::as_str) != Some("function")
+    {
+        out.push(format!("{tool}: type: must be \"function\""));
+    }
+    let wants_strict = target.is_strict();
+    match (target, body.get("strict")) {
+        (
+            Target::OpenAiResponses
+            | Target::OpenAiResponsesStrict
+            | Target::OpenAiChat
+            | Target::OpenAiChatStrict,
+            Some(Value::Bool(b)),
+        ) if *b == wants_strict => {}
+        (Target::AnthropicStrict, Some(Value::Bool(true))) => {}
+        (Target::Anthropic, None) => {}
+        (
+            Target::GeminiJsonSchema
+            | Target::GeminiOpenApi
+            | Target::Mcp2025_11_25
+            | Target::Mcp2026_07_28,
+            None,
+        ) => {}
+        _ => out.push(format!("{tool}: strict: must be {wants_strict}")),
+    }
+    if body
+        .get("defer_loading")
+        .is_some_and(|d| !matches!(d, Value::Bool(true)))
+    {
+        out.push(format!("{tool}: defer_loading: must be true when present"));
+    }
+    if let Some(d) = body.get("description")
+        && d.as_str().is_none()
+    {
+        out.push(format!("{tool}: description: must be a string"));
+    }
+    schema_key
+}
+
+/// A tool entry's parameter schema (and MCP's output schema) walked under `target`'s
+/// rules, then OpenAI strict's size limits; the sizes counted.
+fn entry_schemas(
+    target: Target,
+    tool: &str,
+    body: &Value,
+    schema_key: &'static str,
+    out: &mut Vec<String>,
+) -> Count {
+    let dialect = dialect(target);
+    let schema = body.get(schema_key);
+    if target == Target::GeminiOpenApi && schema.is_none() {
+        // A tool without parameters omits them.
+    } else {
+        root_is_object(tool, schema_key, schema, dialect, out);
+    }
+    let mcp = matches!(target, Target::Mcp2025_11_25 | Target::Mcp2026_07_28);
+    let mut walker = Walker {
+        dialect,
+        target,
+        tool,
+        out,
+        count: Count::default(),
+        root: schema,
+    };
+    if let Some(s) = schema {
+        // MCP declares the dialect with `$schema` (2020-12 by default); providers are
+        // sent the schema alone.
+        if s.get("$schema").is_some() && !mcp {
+            walker.bad(schema_key, "$schema is not sent");
+        }
+        let cyclic_refused = matches!(
+            target,
+            Target::AnthropicStrict | Target::GeminiJsonSchema | Target::GeminiOpenApi
+        );
+        if cyclic_refused && recursive(s) {
+            walker.bad(
+                schema_key,
+                format_args!("a recursive schema, which {target} does not take"),
+            );
+        }
+        walker.walk(s, schema_key, 0, 0);
+    }
+    if mcp && let Some(output) = body.get("outputSchema") {
+        walker.root = Some(output);
+        walker.walk(output, "outputSchema", 0, 0);
+    }
+    let count = walker.count;
+    if dialect == Dialect::OpenAiStrict {
+        for (n, limit, what) in [
+            (count.properties, 5000, "object properties"),
+            (count.object_depth, 10, "levels of object nesting"),
+            (count.enum_values, 1000, "enum/const values"),
+            (
+                count.chars,
+                120_000,
+                "characters of names and enum/const values",
+            ),
+        ] {
+            if n > limit {
+                out.push(format!("{tool}: parameters: {n} {what} (at most {limit})"));
+            }
+        }
+    }
+    count
+}
+
+/// An MCP tool's `annotations`: the known hints, each of its type.
+fn mcp_annotations(tool: &str, a: &Value, out: &mut Vec<String>) {
+    keys_within(
+        tool,
+        "annotations",
+        a,
+        &[
+            "title",
+            "readOnlyHint",
+            "destructiveHint",
+            "idempotentHint",
+            "openWorldHint",
+        ],
+        out,
+    );
+    if let Some(o) = a.as_object() {
+        for (k, v) in o.iter() {
+            let ok = if k == "title" {
+                v.as_str().is_some()
+            } else {
+                v.as_bool().is_some()
+            };
+            if !ok {
+                out.push(format!("{tool}: annotations.{k}: wrong type"));
+            }
+        }
+    }
 }

@@ -5,7 +5,10 @@
 //! the description or refuses is listed on the variants, each with its source.
 
 use dsh_runtime::json::{Number, Object, Value};
-use dsh_runtime::schema::{Additional, Kind, MAX_SCHEMA_DEPTH, MCP_HEADER_KEY, Schema};
+use dsh_runtime::schema::{
+    Additional, ArrayRules, Kind, MAX_SCHEMA_DEPTH, MCP_HEADER_KEY, ObjectRules, Property, Schema,
+    StringRules,
+};
 
 use super::{ExportError, ExportWarning};
 
@@ -86,6 +89,29 @@ pub(crate) fn gemini_property_name(name: &str) -> bool {
     head_ok && name.len() <= 64 && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
+/// The keywords of one node as the walk collects them, each group in output order.
+#[derive(Default)]
+struct Parts {
+    /// `type` (`None`: untyped).
+    ty: Option<&'static str>,
+    /// What the description says of an untyped node's values.
+    untyped_note: Option<String>,
+    /// Moved-out keywords, written into the description as `keyword: value`.
+    notes: Vec<String>,
+    /// `title`, `default`, `examples`, the header name.
+    annotations: Vec<(&'static str, Value)>,
+    /// Kept constraint keywords.
+    kept: Vec<(&'static str, Value)>,
+    /// `enum` (or Gemini's one-value `enum` for a string `const`).
+    enum_out: Option<(&'static str, Value)>,
+    /// `const`, then the containers' members (`items`, `additionalProperties`,
+    /// `properties`, `required`).
+    tail: Vec<(&'static str, Value)>,
+}
+
+/// A node the flavor cannot state; the walk has recorded why.
+struct Refused;
+
 fn push_key(path: &mut String, key: &str) {
     dsh_runtime::json::path::push_key(path, key);
 }
@@ -159,216 +185,291 @@ impl<'a> Projector<'a> {
             );
             return Value::Object(Object::new());
         }
-        let flavor = self.flavor;
-        // Moved-out keywords, written into the description as `keyword: value`.
-        let mut notes: Vec<String> = Vec::new();
-        // Kept constraint keywords, in output order.
-        let mut kept: Vec<(&'static str, Value)> = Vec::new();
-        let mut tail: Vec<(&'static str, Value)> = Vec::new();
-        let mut ty: Option<&'static str> = None;
-        let mut untyped_note: Option<String> = None;
+        if let Kind::OneOf(branches) = &s.kind {
+            return self.union(s, branches, path, objects, depth);
+        }
+        let mut parts = Parts::default();
+        if self
+            .kind(s, path, objects, depth, root, &mut parts)
+            .is_err()
+        {
+            return Value::Object(Object::new());
+        }
+        self.enum_and_const(s, path, &mut parts);
+        self.annotations(s, path, &mut parts);
+        self.assemble(s, parts)
+    }
 
+    /// The keywords of the node's kind (its type and constraints, its members), or
+    /// `Refused` when the flavor cannot state it (already reported).
+    fn kind(
+        &mut self,
+        s: &Schema,
+        path: &mut String,
+        objects: usize,
+        depth: usize,
+        root: bool,
+        parts: &mut Parts,
+    ) -> Result<(), Refused> {
         match &s.kind {
-            Kind::OneOf(branches) => {
-                return self.union(s, branches, path, objects, depth);
+            // Written by `union`, before this is called.
+            Kind::OneOf(_) => Ok(()),
+            Kind::Json if self.strict() => {
+                self.fail(
+                    path,
+                    "accepts any JSON value, which strict mode cannot express (it needs a type on every schema and closed objects)",
+                );
+                Err(Refused)
             }
-            Kind::Json => {
-                if self.strict() {
-                    self.fail(
-                        path,
-                        "accepts any JSON value, which strict mode cannot express (it needs a type on every schema and closed objects)",
-                    );
-                    return Value::Object(Object::new());
-                }
-            }
+            Kind::Json => Ok(()),
             Kind::String(r) => {
-                ty = Some("string");
-                let (min_ok, max_ok, pattern_ok) = match flavor {
-                    Flavor::Json | Flavor::GeminiOpenApi => (true, true, true),
-                    Flavor::OpenAiStrict | Flavor::AnthropicStrict => (false, false, true),
-                };
-                if let Some(v) = r.min_length {
-                    self.keep_or_move(
-                        path,
-                        "minLength",
-                        Value::from(v),
-                        min_ok,
-                        &mut kept,
-                        &mut notes,
-                    );
-                }
-                if let Some(v) = r.max_length {
-                    self.keep_or_move(
-                        path,
-                        "maxLength",
-                        Value::from(v),
-                        max_ok,
-                        &mut kept,
-                        &mut notes,
-                    );
-                }
-                if let Some(p) = &r.pattern {
-                    self.keep_or_move(
-                        path,
-                        "pattern",
-                        Value::from(p.as_str()),
-                        pattern_ok,
-                        &mut kept,
-                        &mut notes,
-                    );
-                }
+                self.string(r, path, parts);
+                Ok(())
             }
             Kind::Number(r) => {
-                ty = Some("number");
-                let ok = flavor != Flavor::AnthropicStrict;
-                for (key, bound) in [("minimum", r.minimum), ("maximum", r.maximum)] {
-                    if let Some(n) = bound.and_then(Number::from_f64) {
-                        self.keep_or_move(path, key, Value::Number(n), ok, &mut kept, &mut notes);
-                    }
-                }
+                parts.ty = Some("number");
+                let bounds = [("minimum", r.minimum), ("maximum", r.maximum)];
+                self.bounds(
+                    bounds.map(|(k, b)| (k, b.and_then(Number::from_f64))),
+                    path,
+                    parts,
+                );
+                Ok(())
             }
             Kind::Integer(r) => {
-                ty = Some("integer");
-                let ok = flavor != Flavor::AnthropicStrict;
-                for (key, bound) in [("minimum", r.minimum), ("maximum", r.maximum)] {
-                    if let Some(n) = informative_int(bound) {
-                        self.keep_or_move(path, key, Value::Number(n), ok, &mut kept, &mut notes);
-                    }
-                }
+                parts.ty = Some("integer");
+                let bounds = [("minimum", r.minimum), ("maximum", r.maximum)];
+                self.bounds(bounds.map(|(k, b)| (k, informative_int(b))), path, parts);
+                Ok(())
             }
-            Kind::Boolean => ty = Some("boolean"),
-            Kind::Null => ty = Some("null"),
-            Kind::Array(r) => {
-                ty = Some("array");
-                if let Some(v) = r.min_items {
-                    let ok = flavor != Flavor::AnthropicStrict || v <= 1;
-                    self.keep_or_move(path, "minItems", Value::from(v), ok, &mut kept, &mut notes);
-                }
-                if let Some(v) = r.max_items {
-                    let ok = flavor != Flavor::AnthropicStrict;
-                    self.keep_or_move(path, "maxItems", Value::from(v), ok, &mut kept, &mut notes);
-                }
-                match &r.items {
-                    Some(items) => {
-                        let len = path.len();
-                        path.push_str(".items");
-                        let v = self.node(items, path, objects, depth + 1, false);
-                        path.truncate(len);
-                        tail.push(("items", v));
-                    }
-                    None if self.strict() => {
-                        self.fail(
-                            path,
-                            "is an array of any JSON values, which strict mode cannot express (items need a typed schema)",
-                        );
-                        return Value::Object(Object::new());
-                    }
-                    None => {}
-                }
+            Kind::Boolean => {
+                parts.ty = Some("boolean");
+                Ok(())
             }
-            Kind::Object(r) => {
-                ty = Some("object");
-                let level = objects + 1;
-                self.stats.object_depth = self.stats.object_depth.max(level);
-                // additionalProperties
-                match (&r.additional, flavor) {
-                    (Additional::Closed, Flavor::GeminiOpenApi) => self.warn(
-                        path,
-                        "additionalProperties: false dropped (the OpenAPI subset has no such field): the schema no longer tells the model that other keys are rejected",
-                    ),
-                    (Additional::Closed, _) => tail.push(("additionalProperties", Value::Bool(false))),
-                    (Additional::Open | Additional::Ignored, Flavor::Json) => {
-                        if !root {
-                            tail.push(("additionalProperties", Value::Bool(true)));
-                        }
-                    }
-                    (Additional::Open | Additional::Ignored, Flavor::GeminiOpenApi) => {}
-                    (Additional::Open | Additional::Ignored, _) => {
-                        self.warn(
-                            path,
-                            if root {
-                                "open root closed (additionalProperties: false): undeclared keys, which the tool ignores, can no longer be sent"
-                            } else {
-                                "open object closed (additionalProperties: false): keys beyond the declared properties can no longer be sent"
-                            },
-                        );
-                        tail.push(("additionalProperties", Value::Bool(false)));
-                    }
-                    (Additional::Schema(values), Flavor::Json) => {
-                        let len = path.len();
-                        path.push_str(".additionalProperties");
-                        let v = self.node(values, path, level, depth + 1, false);
-                        path.truncate(len);
-                        tail.push(("additionalProperties", v));
-                    }
-                    (Additional::Schema(_), Flavor::GeminiOpenApi) => self.warn(
-                        path,
-                        "the schema of the map's values (additionalProperties) dropped: the OpenAPI subset cannot state it",
-                    ),
-                    (Additional::Schema(_), _) => {
-                        self.fail(
-                            path,
-                            "is a map (additionalProperties with a schema), which strict mode cannot express (every object must be closed)",
-                        );
-                        return Value::Object(Object::new());
-                    }
-                }
-                let mut props = Object::new();
-                let mut required = Vec::new();
-                for p in &r.properties {
-                    let len = path.len();
-                    path.push_str(".properties");
-                    push_key(path, &p.name);
-                    if flavor == Flavor::GeminiOpenApi && !gemini_property_name(&p.name) {
-                        self.fail(
-                            path,
-                            "property name is not accepted by the OpenAPI form (it must match [A-Za-z_][A-Za-z0-9_]* and have at most 64 characters)",
-                        );
-                    }
-                    let mut v = self.node(&p.schema, path, level, depth + 1, false);
-                    path.truncate(len);
-                    self.stats.properties += 1;
-                    self.stats.chars += p.name.chars().count();
-                    if !p.required {
-                        self.stats.optional += 1;
-                    }
-                    if flavor == Flavor::OpenAiStrict && !p.required {
-                        v = openai_nullable(v);
-                    }
-                    if is_union(&v) {
-                        self.stats.unions += 1;
-                    }
-                    props.insert(p.name.as_ref(), v);
-                    if p.required || flavor == Flavor::OpenAiStrict {
-                        required.push(Value::from(p.name.as_ref()));
-                    }
-                }
-                if flavor == Flavor::GeminiOpenApi && r.properties.is_empty() && !root {
-                    // Gemini refuses an OBJECT without properties; any value is the closest.
-                    self.warn(
-                        path,
-                        "object without declared properties exported without a type (the OpenAPI form refuses an OBJECT with no properties): the model is not told it must be an object",
-                    );
-                    ty = None;
-                    untyped_note = Some("a JSON object".to_string());
-                } else {
-                    if !r.properties.is_empty() || self.strict() {
-                        tail.push(("properties", Value::Object(props)));
-                    }
-                    if !required.is_empty() || flavor == Flavor::OpenAiStrict {
-                        tail.push(("required", Value::from(required)));
-                    }
-                }
+            Kind::Null => {
+                parts.ty = Some("null");
+                Ok(())
+            }
+            Kind::Array(r) => self.array(r, path, objects, depth, parts),
+            Kind::Object(r) => self.object(r, path, objects, depth, root, parts),
+        }
+    }
+
+    /// `minLength`, `maxLength` and `pattern`, kept or moved into the description.
+    fn string(&mut self, r: &StringRules, path: &str, parts: &mut Parts) {
+        parts.ty = Some("string");
+        let (min_ok, max_ok, pattern_ok) = match self.flavor {
+            Flavor::Json | Flavor::GeminiOpenApi => (true, true, true),
+            Flavor::OpenAiStrict | Flavor::AnthropicStrict => (false, false, true),
+        };
+        if let Some(v) = r.min_length {
+            self.keep_or_move(path, "minLength", Value::from(v), min_ok, parts);
+        }
+        if let Some(v) = r.max_length {
+            self.keep_or_move(path, "maxLength", Value::from(v), max_ok, parts);
+        }
+        if let Some(p) = &r.pattern {
+            self.keep_or_move(path, "pattern", Value::from(p.as_str()), pattern_ok, parts);
+        }
+    }
+
+    /// A number's or an integer's `minimum` and `maximum` (those it has), kept or moved
+    /// into the description (Anthropic strict).
+    fn bounds(
+        &mut self,
+        bounds: [(&'static str, Option<Number>); 2],
+        path: &str,
+        parts: &mut Parts,
+    ) {
+        let ok = self.flavor != Flavor::AnthropicStrict;
+        for (key, bound) in bounds {
+            if let Some(n) = bound {
+                self.keep_or_move(path, key, Value::Number(n), ok, parts);
             }
         }
+    }
 
-        // enum / const
-        let mut enum_out: Option<(&'static str, Value)> = None;
+    /// `minItems`, `maxItems` and the items' schema.
+    fn array(
+        &mut self,
+        r: &ArrayRules,
+        path: &mut String,
+        objects: usize,
+        depth: usize,
+        parts: &mut Parts,
+    ) -> Result<(), Refused> {
+        parts.ty = Some("array");
+        if let Some(v) = r.min_items {
+            let ok = self.flavor != Flavor::AnthropicStrict || v <= 1;
+            self.keep_or_move(path, "minItems", Value::from(v), ok, parts);
+        }
+        if let Some(v) = r.max_items {
+            let ok = self.flavor != Flavor::AnthropicStrict;
+            self.keep_or_move(path, "maxItems", Value::from(v), ok, parts);
+        }
+        match &r.items {
+            Some(items) => {
+                let len = path.len();
+                path.push_str(".items");
+                let v = self.node(items, path, objects, depth + 1, false);
+                path.truncate(len);
+                parts.tail.push(("items", v));
+            }
+            None if self.strict() => {
+                self.fail(
+                    path,
+                    "is an array of any JSON values, which strict mode cannot express (items need a typed schema)",
+                );
+                return Err(Refused);
+            }
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// `additionalProperties`, `properties` and `required`.
+    fn object(
+        &mut self,
+        r: &ObjectRules,
+        path: &mut String,
+        objects: usize,
+        depth: usize,
+        root: bool,
+        parts: &mut Parts,
+    ) -> Result<(), Refused> {
+        let flavor = self.flavor;
+        parts.ty = Some("object");
+        let level = objects + 1;
+        self.stats.object_depth = self.stats.object_depth.max(level);
+        self.additional(&r.additional, path, level, depth, root, parts)?;
+        let (props, required) = self.properties(&r.properties, path, level, depth);
+        if flavor == Flavor::GeminiOpenApi && r.properties.is_empty() && !root {
+            // Gemini refuses an OBJECT without properties; any value is the closest.
+            self.warn(
+                path,
+                "object without declared properties exported without a type (the OpenAPI form refuses an OBJECT with no properties): the model is not told it must be an object",
+            );
+            parts.ty = None;
+            parts.untyped_note = Some("a JSON object".to_string());
+        } else {
+            if !r.properties.is_empty() || self.strict() {
+                parts.tail.push(("properties", Value::Object(props)));
+            }
+            if !required.is_empty() || flavor == Flavor::OpenAiStrict {
+                parts.tail.push(("required", Value::from(required)));
+            }
+        }
+        Ok(())
+    }
+
+    /// An object's `additionalProperties` as the flavor states it (or drops it, with a
+    /// warning), or `Refused` for a map under strict mode.
+    fn additional(
+        &mut self,
+        additional: &Additional,
+        path: &mut String,
+        level: usize,
+        depth: usize,
+        root: bool,
+        parts: &mut Parts,
+    ) -> Result<(), Refused> {
+        match (additional, self.flavor) {
+            (Additional::Closed, Flavor::GeminiOpenApi) => self.warn(
+                path,
+                "additionalProperties: false dropped (the OpenAPI subset has no such field): the schema no longer tells the model that other keys are rejected",
+            ),
+            (Additional::Closed, _) => parts.tail.push(("additionalProperties", Value::Bool(false))),
+            (Additional::Open | Additional::Ignored, Flavor::Json) => {
+                if !root {
+                    parts.tail.push(("additionalProperties", Value::Bool(true)));
+                }
+            }
+            (Additional::Open | Additional::Ignored, Flavor::GeminiOpenApi) => {}
+            (Additional::Open | Additional::Ignored, _) => {
+                self.warn(
+                    path,
+                    if root {
+                        "open root closed (additionalProperties: false): undeclared keys, which the tool ignores, can no longer be sent"
+                    } else {
+                        "open object closed (additionalProperties: false): keys beyond the declared properties can no longer be sent"
+                    },
+                );
+                parts.tail.push(("additionalProperties", Value::Bool(false)));
+            }
+            (Additional::Schema(values), Flavor::Json) => {
+                let len = path.len();
+                path.push_str(".additionalProperties");
+                let v = self.node(values, path, level, depth + 1, false);
+                path.truncate(len);
+                parts.tail.push(("additionalProperties", v));
+            }
+            (Additional::Schema(_), Flavor::GeminiOpenApi) => self.warn(
+                path,
+                "the schema of the map's values (additionalProperties) dropped: the OpenAPI subset cannot state it",
+            ),
+            (Additional::Schema(_), _) => {
+                self.fail(
+                    path,
+                    "is a map (additionalProperties with a schema), which strict mode cannot express (every object must be closed)",
+                );
+                return Err(Refused);
+            }
+        }
+        Ok(())
+    }
+
+    /// An object's `properties` and `required` list, each property's schema projected
+    /// (OpenAI strict: every property required, the optional ones nullable).
+    fn properties(
+        &mut self,
+        properties: &[Property],
+        path: &mut String,
+        level: usize,
+        depth: usize,
+    ) -> (Object, Vec<Value>) {
+        let flavor = self.flavor;
+        let mut props = Object::new();
+        let mut required = Vec::new();
+        for p in properties {
+            let len = path.len();
+            path.push_str(".properties");
+            push_key(path, &p.name);
+            if flavor == Flavor::GeminiOpenApi && !gemini_property_name(&p.name) {
+                self.fail(
+                    path,
+                    "property name is not accepted by the OpenAPI form (it must match [A-Za-z_][A-Za-z0-9_]* and have at most 64 characters)",
+                );
+            }
+            let mut v = self.node(&p.schema, path, level, depth + 1, false);
+            path.truncate(len);
+            self.stats.properties += 1;
+            self.stats.chars += p.name.chars().count();
+            if !p.required {
+                self.stats.optional += 1;
+            }
+            if flavor == Flavor::OpenAiStrict && !p.required {
+                v = openai_nullable(v);
+            }
+            if is_union(&v) {
+                self.stats.unions += 1;
+            }
+            props.insert(p.name.as_ref(), v);
+            if p.required || flavor == Flavor::OpenAiStrict {
+                required.push(Value::from(p.name.as_ref()));
+            }
+        }
+        (props, required)
+    }
+
+    /// `enum` and `const`, as the flavor accepts them (Gemini: string values only, a
+    /// string `const` as a one-value `enum`; others moved into the description).
+    fn enum_and_const(&mut self, s: &Schema, path: &str, parts: &mut Parts) {
+        let flavor = self.flavor;
         if let Some(values) = &s.enum_values {
             self.count_values(values.iter());
             let strings = values.iter().all(|v| v.as_str().is_some());
             if flavor == Flavor::GeminiOpenApi && !strings {
-                self.move_note(path, "enum", Value::from(values.clone()), &mut notes);
+                self.move_note(path, "enum", Value::from(values.clone()), &mut parts.notes);
             } else {
                 if flavor == Flavor::OpenAiStrict && strings && values.len() > 250 {
                     let chars: usize = values
@@ -383,74 +484,89 @@ impl<'a> Projector<'a> {
                         );
                     }
                 }
-                enum_out = Some(("enum", Value::from(values.clone())));
+                parts.enum_out = Some(("enum", Value::from(values.clone())));
             }
         }
         if let Some(c) = &s.const_value {
             self.count_values(std::iter::once(c));
             match (flavor, c.as_str()) {
                 (Flavor::GeminiOpenApi, Some(text)) => {
-                    if enum_out.is_none() {
-                        enum_out = Some(("enum", Value::from(vec![Value::from(text)])));
+                    if parts.enum_out.is_none() {
+                        parts.enum_out = Some(("enum", Value::from(vec![Value::from(text)])));
                     }
                 }
                 (Flavor::GeminiOpenApi, None) => {
-                    self.move_note(path, "const", c.clone(), &mut notes)
+                    self.move_note(path, "const", c.clone(), &mut parts.notes)
                 }
-                _ => tail.insert(0, ("const", c.clone())),
+                _ => parts.tail.insert(0, ("const", c.clone())),
             }
         }
+    }
 
-        // Annotations.
-        let mut annotations: Vec<(&'static str, Value)> = Vec::new();
+    /// `title`, `default`, `examples` (Gemini: one `example`) and, for MCP, the header
+    /// name; what the flavor refuses moved into the description.
+    fn annotations(&mut self, s: &Schema, path: &str, parts: &mut Parts) {
+        let flavor = self.flavor;
         if let Some(t) = &s.title {
-            annotations.push(("title", Value::from(t.as_ref())));
+            parts.annotations.push(("title", Value::from(t.as_ref())));
         }
         if let Some(d) = &s.default {
             if flavor == Flavor::OpenAiStrict {
-                self.move_note(path, "default", d.clone(), &mut notes);
+                self.move_note(path, "default", d.clone(), &mut parts.notes);
             } else {
-                annotations.push(("default", d.clone()));
+                parts.annotations.push(("default", d.clone()));
             }
         }
         if let Some(e) = &s.examples {
             match flavor {
-                Flavor::Json => annotations.push(("examples", Value::from(e.clone()))),
+                Flavor::Json => parts.annotations.push(("examples", Value::from(e.clone()))),
                 Flavor::GeminiOpenApi => {
                     if let Some(first) = e.first() {
-                        annotations.push(("example", first.clone()));
+                        parts.annotations.push(("example", first.clone()));
                     }
                     if e.len() > 1 {
-                        self.move_note(path, "examples", Value::from(e[1..].to_vec()), &mut notes);
+                        let rest = Value::from(e[1..].to_vec());
+                        self.move_note(path, "examples", rest, &mut parts.notes);
                     }
                 }
-                _ => self.move_note(path, "examples", Value::from(e.clone()), &mut notes),
+                _ => self.move_note(path, "examples", Value::from(e.clone()), &mut parts.notes),
             }
         }
         if self.mcp_header
             && let Some(h) = &s.header
         {
-            annotations.push((MCP_HEADER_KEY, Value::from(h.as_ref())));
+            parts
+                .annotations
+                .push((MCP_HEADER_KEY, Value::from(h.as_ref())));
         }
+    }
 
+    /// The node's object: `type`, `description`, the annotations, the kept constraints,
+    /// `enum`, then `const` and the containers' members.
+    fn assemble(&self, s: &Schema, parts: Parts) -> Value {
         let mut out = Object::new();
-        if let Some(t) = ty {
+        if let Some(t) = parts.ty {
             out.insert("type", Value::from(self.type_name(t)));
         }
-        if let Some(d) = describe(s.description.as_deref(), untyped_note.as_deref(), &notes) {
+        let description = describe(
+            s.description.as_deref(),
+            parts.untyped_note.as_deref(),
+            &parts.notes,
+        );
+        if let Some(d) = description {
             out.insert("description", Value::from(d));
         }
-        for (k, v) in annotations {
+        for (k, v) in parts.annotations {
             out.insert(k, v);
         }
-        for (k, v) in kept {
+        for (k, v) in parts.kept {
             out.insert(k, v);
         }
-        if let Some((k, v)) = enum_out {
+        if let Some((k, v)) = parts.enum_out {
             out.insert(k, v);
         }
         // `const` sits with the scalar keywords, before containers' members.
-        for (k, v) in tail {
+        for (k, v) in parts.tail {
             out.insert(k, v);
         }
         Value::Object(out)
@@ -476,41 +592,10 @@ impl<'a> Projector<'a> {
             return self.documented_enum(s, &values, path);
         }
         // Gemini's OpenAPI form: `X | null` is exactly `X` with `nullable: true`.
-        if flavor == Flavor::GeminiOpenApi {
-            let nulls: Vec<usize> = branches
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| is_plain_null(b))
-                .map(|(i, _)| i)
-                .collect();
-            if !nulls.is_empty() && branches.len() - nulls.len() <= 1 {
-                // One non-null branch (or only nulls): that branch, nullable.
-                let other = (0..branches.len())
-                    .find(|i| !nulls.contains(i))
-                    .unwrap_or(0);
-                // Exact only when null matches exactly one branch.
-                if nulls.len() > 1
-                    || (nulls.len() < branches.len() && branches[other].admits_null())
-                {
-                    self.warn(
-                        path,
-                        "oneOf rewritten as a nullable schema: the schema no longer rejects a null that matches several branches",
-                    );
-                }
-                let len = path.len();
-                path.push_str(&format!(".oneOf[{other}]"));
-                let v = self.node(&branches[other], path, objects, depth + 1, false);
-                path.truncate(len);
-                let mut o = match v {
-                    Value::Object(o) => o,
-                    _ => Object::new(),
-                };
-                if let Some(d) = &s.description {
-                    o.insert("description", Value::from(d.as_ref()));
-                }
-                o.insert("nullable", Value::Bool(true));
-                return Value::Object(o);
-            }
+        if flavor == Flavor::GeminiOpenApi
+            && let Some(v) = self.gemini_nullable(s, branches, path, objects, depth)
+        {
+            return v;
         }
         let key = if flavor == Flavor::Json {
             "oneOf"
@@ -563,6 +648,51 @@ impl<'a> Projector<'a> {
             out.insert("nullable", Value::Bool(true));
         }
         Value::Object(out)
+    }
+
+    /// Gemini: a `oneOf` of one branch and `null` (or of nulls only) as that branch with
+    /// `nullable: true`; `None` for any other union.
+    fn gemini_nullable(
+        &mut self,
+        s: &Schema,
+        branches: &[std::sync::Arc<Schema>],
+        path: &mut String,
+        objects: usize,
+        depth: usize,
+    ) -> Option<Value> {
+        let nulls: Vec<usize> = branches
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| is_plain_null(b))
+            .map(|(i, _)| i)
+            .collect();
+        if nulls.is_empty() || branches.len() - nulls.len() > 1 {
+            return None;
+        }
+        // One non-null branch (or only nulls): that branch, nullable.
+        let other = (0..branches.len())
+            .find(|i| !nulls.contains(i))
+            .unwrap_or(0);
+        // Exact only when null matches exactly one branch.
+        if nulls.len() > 1 || (nulls.len() < branches.len() && branches[other].admits_null()) {
+            self.warn(
+                path,
+                "oneOf rewritten as a nullable schema: the schema no longer rejects a null that matches several branches",
+            );
+        }
+        let len = path.len();
+        path.push_str(&format!(".oneOf[{other}]"));
+        let v = self.node(&branches[other], path, objects, depth + 1, false);
+        path.truncate(len);
+        let mut o = match v {
+            Value::Object(o) => o,
+            _ => Object::new(),
+        };
+        if let Some(d) = &s.description {
+            o.insert("description", Value::from(d.as_ref()));
+        }
+        o.insert("nullable", Value::Bool(true));
+        Some(Value::Object(o))
     }
 
     /// A documented unit enum under strict mode: `{"type":"string","enum":[..]}`, the
@@ -635,13 +765,12 @@ impl<'a> Projector<'a> {
         key: &'static str,
         value: Value,
         keep: bool,
-        kept: &mut Vec<(&'static str, Value)>,
-        notes: &mut Vec<String>,
+        parts: &mut Parts,
     ) {
         if keep {
-            kept.push((key, value));
+            parts.kept.push((key, value));
         } else {
-            self.move_note(path, key, value, notes);
+            self.move_note(path, key, value, &mut parts.notes);
         }
     }
 
