@@ -1,6 +1,6 @@
 //! `dsh-tools mcp --http` as a load balancer sees it: `SIGTERM` drains (readiness fails,
 //! new requests get `503`, the call in flight gets its result, then the process exits),
-//! `--drain-timeout` bounds the wait, and the README's curl recipe for a 2026-07-28 task
+//! `--drain-timeout` bounds the wait, and the guide's curl recipe for a 2026-07-28 task
 //! runs as written.
 
 use std::io::{Read as _, Write as _};
@@ -151,15 +151,18 @@ fn a_call_longer_than_the_drain_timeout_is_stopped_and_the_process_exits() {
 
 #[test]
 fn the_readme_curl_recipe_gets_a_task_and_its_result() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
-        .expect("README.md");
+    let readme = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../guide/chapters/mcp_instances.md"
+    ))
+    .expect("guide/chapters/mcp_instances.md");
     let marker = "<!-- test: curl 2026-07-28 -->";
     let block = readme
         .split_once(marker)
         .and_then(|(_, rest)| rest.split_once("```sh\n"))
         .and_then(|(_, rest)| rest.split_once("\n```"))
         .map(|(block, _)| block.to_string())
-        .unwrap_or_else(|| panic!("README.md has no sh block after {marker}"));
+        .unwrap_or_else(|| panic!("the guide has no sh block after {marker}"));
     let (mut child, addr) = spawn_server(&["--stateless"]);
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new("bash")
@@ -168,7 +171,7 @@ fn the_readme_curl_recipe_gets_a_task_and_its_result() {
         .env("URL", format!("http://{addr}/mcp"))
         .current_dir(dir.path())
         .output()
-        .expect("run the README's curl recipe with bash (curl must be on PATH)");
+        .expect("run the guide's curl recipe with bash (curl must be on PATH)");
     let _ = child.kill();
     let _ = child.wait();
     let (stdout, stderr) = (
