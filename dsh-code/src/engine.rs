@@ -143,14 +143,17 @@ pub(crate) async fn run(job: Job) -> Report {
     let (tx, rx) = tokio::sync::oneshot::channel();
     let handle = tokio::runtime::Handle::try_current().ok();
     let stack = job.config.stack_limit.saturating_add(THREAD_STACK_MARGIN);
+    // The run's spans (its sub-calls' among them) are children of `run_code`'s.
+    let span = tracing::Span::current();
     let task: Task = Box::new(move || {
+        let here = tracing::Instrument::instrument(run_here(job, started), span);
         let report = match handle {
-            Some(handle) => handle.block_on(run_here(job, started)),
+            Some(handle) => handle.block_on(here),
             None => match tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
             {
-                Ok(rt) => rt.block_on(run_here(job, started)),
+                Ok(rt) => rt.block_on(here),
                 Err(e) => Report::failed(
                     "worker-exit",
                     format!("cannot start the engine's async runtime: {e}"),

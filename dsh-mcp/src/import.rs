@@ -306,7 +306,7 @@ impl Remote {
         let mut params = CallToolRequestParams::new(self.name.clone()).with_arguments(arguments);
         let mut rounds = 0;
         let result = loop {
-            match self.send(params.clone(), cx).await? {
+            match crate::server::trace::client_call(params.clone(), |p| self.send(p, cx)).await? {
                 CallToolResponse::Complete(result) => break result,
                 CallToolResponse::InputRequired(input) => {
                     rounds += 1;

@@ -798,7 +798,13 @@ impl JobRuntime {
                 table.by_id.insert((owner, id.clone()), job.clone());
             })
         };
-        handle.spawn(drive(job.clone(), done));
+        // The job's lifetime: a trace root of its own, linked to the call that started it.
+        let lifetime = tracing::info_span!(parent: None, "background_job", dsh.job.id = %id);
+        lifetime.follows_from(tracing::Span::current());
+        handle.spawn(tracing::Instrument::instrument(
+            drive(job.clone(), done),
+            lifetime,
+        ));
         match registered {
             Ok(()) => Ok(id),
             Err(err) => {

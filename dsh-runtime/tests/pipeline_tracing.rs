@@ -1,4 +1,6 @@
-//! One `tracing` span per call, with the tool name, call id, outcome and duration.
+//! One `tracing` span per call, `execute_tool` of the OpenTelemetry GenAI conventions:
+//! the tool name, call id, and on failure the error code and status (what
+//! `tracing-opentelemetry` reads; dsh-otel's tests see them through it).
 //!
 //! A test binary of its own: `tracing` caches each callsite's interest process-wide, so a
 //! call made on another test's thread before this test installs its subscriber can leave
@@ -78,15 +80,36 @@ fn each_call_has_a_span_with_its_outcome() {
         })
     });
     let spans = recorder.spans.lock().unwrap();
-    let calls: Vec<_> = spans.iter().filter(|(n, _)| n == "tool_call").collect();
+    let calls: Vec<_> = spans.iter().filter(|(n, _)| n == "execute_tool").collect();
     assert_eq!(calls.len(), 2);
     let get = |fields: &Vec<(String, String)>, k: &str| {
         fields.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
     };
-    assert_eq!(get(&calls[0].1, "tool").as_deref(), Some("echo"));
-    assert_eq!(get(&calls[0].1, "call_id").as_deref(), Some("c1"));
-    assert_eq!(get(&calls[0].1, "outcome").as_deref(), Some("ok"));
-    assert!(get(&calls[0].1, "duration_us").is_some());
-    assert_eq!(get(&calls[1].1, "tool").as_deref(), Some("missing"));
-    assert_eq!(get(&calls[1].1, "outcome").as_deref(), Some("UNKNOWN_TOOL"));
+    assert_eq!(
+        get(&calls[0].1, "otel.name").as_deref(),
+        Some("execute_tool echo")
+    );
+    assert_eq!(get(&calls[0].1, "otel.kind").as_deref(), Some("internal"));
+    assert_eq!(
+        get(&calls[0].1, "gen_ai.tool.name").as_deref(),
+        Some("echo")
+    );
+    assert_eq!(
+        get(&calls[0].1, "gen_ai.tool.call.id").as_deref(),
+        Some("c1")
+    );
+    assert_eq!(get(&calls[0].1, "error.type"), None);
+    assert_eq!(get(&calls[0].1, "otel.status_code"), None);
+    assert_eq!(
+        get(&calls[1].1, "gen_ai.tool.name").as_deref(),
+        Some("missing")
+    );
+    assert_eq!(
+        get(&calls[1].1, "error.type").as_deref(),
+        Some("UNKNOWN_TOOL")
+    );
+    assert_eq!(
+        get(&calls[1].1, "otel.status_code").as_deref(),
+        Some("error")
+    );
 }

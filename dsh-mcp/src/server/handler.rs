@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::context::{Session, SessionCell, StatelessContext};
 use super::tool_list::{Fingerprint, ToolList};
+use super::trace;
 use super::{Shared, extension};
 use crate::definition::McpTool;
 use crate::store::{Owner, TaskModel};
@@ -279,21 +280,14 @@ impl ServerHandler for Handler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        // A 2025-11-25 call asking for a task the transport did not reroute: that
-        // revision's tasks are not served to this client (see `crate::tasks::rev_2025_11_25`).
-        if extension::<TaskAsked>(&context.extensions).is_some()
-            && context
-                .protocol_version()
-                .is_some_and(|v| v.as_str() == VERSION)
-        {
-            let why = if self.shared.registry.jobs().is_none() {
-                NotServed::NoJobs
-            } else {
-                NotServed::NoSession
-            };
-            return Err(rev_2025_11_25::not_served(request.name.as_ref(), why));
-        }
-        self.tool_call(request, context).await
+        let span = trace::server_span("tools/call", Some(&request.name), &context);
+        trace::traced(
+            span,
+            "tools/call",
+            self.call_tool_traced(request, context),
+            trace::is_tool_error,
+        )
+        .await
     }
 
     async fn list_resources(
@@ -317,9 +311,13 @@ impl ServerHandler for Handler {
         request: rmcp::model::ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
-        self.read_resource_of(request, &context)
-            .await
-            .map(Into::into)
+        let span = trace::server_span("resources/read", Some(&request.uri), &context);
+        let work = async {
+            self.read_resource_of(request, &context)
+                .await
+                .map(Into::into)
+        };
+        trace::traced(span, "resources/read", work, |_| false).await
     }
 
     #[allow(deprecated)]
@@ -353,7 +351,9 @@ impl ServerHandler for Handler {
         request: rmcp::model::GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetPromptResponse, McpError> {
-        self.get_prompt_of(request, &context).await
+        let span = trace::server_span("prompts/get", Some(&request.name), &context);
+        let work = self.get_prompt_of(request, &context);
+        trace::traced(span, "prompts/get", work, |_| false).await
     }
 
     async fn complete(
@@ -408,9 +408,13 @@ impl ServerHandler for Handler {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
-        let found = self.task_of(&request.task_id, &context)?;
-        let record = found.tasks.get(&found.owner, &found.id).await?;
-        Ok(GetTaskResult::new(crate::tasks::wire::detailed(&record)))
+        let span = trace::server_span("tasks/get", Some(&request.task_id), &context);
+        let work = async {
+            let found = self.task_of(&request.task_id, &context)?;
+            let record = found.tasks.get(&found.owner, &found.id).await?;
+            Ok(GetTaskResult::new(crate::tasks::wire::detailed(&record)))
+        };
+        trace::traced(span, "tasks/get", work, |_| false).await
     }
 
     async fn update_task(
@@ -418,11 +422,15 @@ impl ServerHandler for Handler {
         request: UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let found = self.task_of(&request.task_id, &context)?;
-        found
-            .tasks
-            .update(&found.owner, &found.id, &request.input_responses)
-            .await
+        let span = trace::server_span("tasks/update", Some(&request.task_id), &context);
+        let work = async {
+            let found = self.task_of(&request.task_id, &context)?;
+            found
+                .tasks
+                .update(&found.owner, &found.id, &request.input_responses)
+                .await
+        };
+        trace::traced(span, "tasks/update", work, |_| false).await
     }
 
     async fn cancel_task(
@@ -430,12 +438,41 @@ impl ServerHandler for Handler {
         request: CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let found = self.task_of(&request.task_id, &context)?;
-        found
-            .tasks
-            .cancel(&found.owner, &found.id)
-            .await
-            .map(|_| ())
+        let span = trace::server_span("tasks/cancel", Some(&request.task_id), &context);
+        let work = async {
+            let found = self.task_of(&request.task_id, &context)?;
+            found
+                .tasks
+                .cancel(&found.owner, &found.id)
+                .await
+                .map(|_| ())
+        };
+        trace::traced(span, "tasks/cancel", work, |_| false).await
+    }
+}
+
+impl Handler {
+    /// `tools/call`, in its server span.
+    async fn call_tool_traced(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        // A 2025-11-25 call asking for a task the transport did not reroute: that
+        // revision's tasks are not served to this client (see `crate::tasks::rev_2025_11_25`).
+        if extension::<TaskAsked>(&context.extensions).is_some()
+            && context
+                .protocol_version()
+                .is_some_and(|v| v.as_str() == VERSION)
+        {
+            let why = if self.shared.registry.jobs().is_none() {
+                NotServed::NoJobs
+            } else {
+                NotServed::NoSession
+            };
+            return Err(rev_2025_11_25::not_served(request.name.as_ref(), why));
+        }
+        self.tool_call(request, context).await
     }
 }
 

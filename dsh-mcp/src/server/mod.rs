@@ -13,6 +13,7 @@ mod resources;
 mod scopes;
 mod task_calls;
 mod tool_list;
+pub(crate) mod trace;
 mod updates;
 
 use context::SessionCell;

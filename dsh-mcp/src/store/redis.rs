@@ -440,9 +440,50 @@ fn wakes_of(payloads: Payloads, expires_ms: Option<u64>, key: String) -> Wakes {
     }))
 }
 
+/// A store operation in its span (the OpenTelemetry database conventions): kind CLIENT,
+/// `db.system.name = redis`, `db.operation.name` the store's operation (each is one
+/// command or one script), and on failure `error.type` and an error status. With no
+/// subscriber, the operation alone.
+fn traced<'a, T: 'a>(
+    operation: &'static str,
+    work: impl Future<Output = Result<T, StoreError>> + Send + 'a,
+) -> StoreFuture<'a, T> {
+    let span = tracing::info_span!(
+        "redis",
+        otel.name = operation,
+        otel.kind = "client",
+        otel.status_code = tracing::field::Empty,
+        db.system.name = "redis",
+        db.operation.name = operation,
+        error.type = tracing::field::Empty,
+    );
+    if span.is_disabled() {
+        return Box::pin(work);
+    }
+    Box::pin(async move {
+        let out = tracing::Instrument::instrument(work, span.clone()).await;
+        if let Err(e) = &out {
+            span.record("error.type", error_type(e));
+            span.record("otel.status_code", "error");
+        }
+        out
+    })
+}
+
+/// The `error.type` of a store error.
+fn error_type(e: &StoreError) -> &'static str {
+    match e {
+        StoreError::Exists { .. } => "exists",
+        StoreError::NotFound { .. } => "not_found",
+        StoreError::Terminal { .. } => "terminal",
+        StoreError::Unavailable(_) => "unavailable",
+        StoreError::Malformed { .. } => "malformed",
+    }
+}
+
 impl Store for RedisStore {
     fn create_task(&self, record: TaskRecord) -> StoreFuture<'_, ()> {
-        Box::pin(async move {
+        traced("create_task", async move {
             let now = now_ms();
             if record.expired(now) {
                 // Expired as it is created: kept no time at all.
@@ -472,7 +513,7 @@ impl Store for RedisStore {
     }
 
     fn task<'a>(&'a self, owner: &'a Owner, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>> {
-        Box::pin(async move {
+        traced("task", async move {
             Ok(self
                 .read_task(id)
                 .await?
@@ -487,7 +528,7 @@ impl Store for RedisStore {
         id: &'a str,
         change: Change,
     ) -> StoreFuture<'a, Applied> {
-        Box::pin(async move {
+        traced("update_task", async move {
             let key = self.key("task", id);
             let channel = self.key("wake", id);
             for _ in 0..CAS_ATTEMPTS {
@@ -520,7 +561,7 @@ impl Store for RedisStore {
     }
 
     fn tasks<'a>(&'a self, owner: &'a Owner) -> StoreFuture<'a, Vec<TaskRecord>> {
-        Box::pin(async move {
+        traced("tasks", async move {
             let index = self.key("owner", owner.as_str());
             let ids: Vec<String> = redis::cmd("ZRANGE")
                 .arg(&index)
@@ -565,7 +606,7 @@ impl Store for RedisStore {
     }
 
     fn delete_task<'a>(&'a self, owner: &'a Owner, id: &'a str) -> StoreFuture<'a, bool> {
-        Box::pin(async move {
+        traced("delete_task", async move {
             let key = self.key("task", id);
             for _ in 0..CAS_ATTEMPTS {
                 let Some((old, record)) = self.read_task(id).await? else {
@@ -595,7 +636,7 @@ impl Store for RedisStore {
     }
 
     fn put_approval(&self, record: ApprovalRecord) -> StoreFuture<'_, ()> {
-        Box::pin(async move {
+        traced("put_approval", async move {
             if record.expires_ms <= now_ms() {
                 // Expired as it is put: never taken.
                 return Ok(());
@@ -617,7 +658,7 @@ impl Store for RedisStore {
     }
 
     fn take_approval<'a>(&'a self, nonce: &'a str) -> StoreFuture<'a, Option<ApprovalRecord>> {
-        Box::pin(async move {
+        traced("take_approval", async move {
             let key = self.key("approval", nonce);
             let taken: Option<String> = redis::cmd("GETDEL")
                 .arg(&key)
@@ -632,7 +673,7 @@ impl Store for RedisStore {
     }
 
     fn subscribe<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Wakes> {
-        Box::pin(async move {
+        traced("subscribe", async move {
             let payloads = self.listen(self.key("wake", id)).await?;
             let now = now_ms();
             let live = self
@@ -652,7 +693,7 @@ impl Store for RedisStore {
     }
 
     fn renew_instance<'a>(&'a self, instance: &'a str, lease: Duration) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
+        traced("renew_instance", async move {
             let () = redis::cmd("SET")
                 .arg(self.key("instance", instance))
                 .arg(now_ms())
@@ -666,7 +707,7 @@ impl Store for RedisStore {
     }
 
     fn ping(&self) -> StoreFuture<'_, ()> {
-        Box::pin(async move {
+        traced("ping", async move {
             let _: String = redis::cmd("PING")
                 .query_async(&mut self.conn())
                 .await
@@ -676,7 +717,7 @@ impl Store for RedisStore {
     }
 
     fn instance_alive<'a>(&'a self, instance: &'a str) -> StoreFuture<'a, bool> {
-        Box::pin(async move {
+        traced("instance_alive", async move {
             let alive: bool = redis::cmd("EXISTS")
                 .arg(self.key("instance", instance))
                 .query_async(&mut self.conn())
@@ -687,7 +728,7 @@ impl Store for RedisStore {
     }
 
     fn send<'a>(&'a self, name: &'a str, message: Value) -> StoreFuture<'a, bool> {
-        Box::pin(async move {
+        traced("send", async move {
             let heard: i64 = redis::cmd("PUBLISH")
                 .arg(self.key("inbox", name))
                 .arg(to_json(&message)?)
@@ -699,7 +740,7 @@ impl Store for RedisStore {
     }
 
     fn inbox<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Messages> {
-        Box::pin(async move {
+        traced("inbox", async move {
             let key = self.key("inbox", name);
             let payloads = self.listen(key.clone()).await?;
             let messages = futures_util::StreamExt::filter_map(payloads, move |text| {

@@ -21,3 +21,4 @@ mod store;
 mod tasks;
 mod tasks_2025;
 mod tasks_listen;
+mod trace;

@@ -6,7 +6,6 @@
 
 use std::borrow::Cow;
 use std::sync::Arc;
-use std::time::Instant;
 
 use tracing::Instrument;
 
@@ -45,30 +44,27 @@ impl Registry {
     /// [`Registry::execute`] inside a batch, whose gates order the policy and closing
     /// stages across calls.
     pub(crate) async fn execute_gated(&self, call: ToolCall, gates: Option<&Gates>) -> ToolResult {
+        // The OpenTelemetry GenAI `execute_tool` span, in the fields `tracing-opentelemetry`
+        // reads (`otel.*`). With no subscriber the span is disabled and nothing is formatted.
         let span = tracing::info_span!(
-            "tool_call",
-            tool = %call.name,
-            call_id = %call.call_id,
-            outcome = tracing::field::Empty,
-            duration_us = tracing::field::Empty,
+            "execute_tool",
+            otel.name = %format_args!("execute_tool {}", call.name),
+            otel.kind = "internal",
+            otel.status_code = tracing::field::Empty,
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = %call.name,
+            gen_ai.tool.call.id = %call.call_id,
+            gen_ai.tool.type = "function",
+            error.type = tracing::field::Empty,
         );
         if span.is_disabled() {
             return self.run(call, gates).await;
         }
-        let start = Instant::now();
         let result = self.run(call, gates).instrument(span.clone()).await;
-        span.record(
-            "outcome",
-            if result.is_success() {
-                "ok"
-            } else {
-                result.code_str().unwrap_or("error")
-            },
-        );
-        span.record(
-            "duration_us",
-            u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX),
-        );
+        if !result.is_success() {
+            span.record("error.type", result.code_str().unwrap_or("error"));
+            span.record("otel.status_code", "error");
+        }
         result
     }
 
@@ -103,11 +99,14 @@ impl Registry {
                 note = ignored_arguments(call, tool);
             }
             let args = validated?;
-            policy(call).await?; // 4-5
+            policy(call)
+                .instrument(tracing::info_span!("policy"))
+                .await?; // 4-5
             if let Some(g) = gates {
                 g.exit_policy();
             }
-            let dispatched = dispatch(self, call, tool, &args).await?; // 6-7
+            let body = tracing::info_span!("dispatch");
+            let dispatched = dispatch(self, call, tool, &args).instrument(body).await?; // 6-7
             Ok(settle(call, tool, dispatched)) // 8
         };
         let (Ok(outcome) | Err(outcome)) = run.await;
@@ -229,7 +228,10 @@ async fn pre_execute(call: &Call, info: &CallInfo<'_>) -> Stage<()> {
     };
     let mut answer = None;
     if let Some(handler) = &registry_handler {
-        let asked = panic::contained(|| handler.request(request)).await;
+        let asked = panic::contained(|| handler.request(request));
+        let asked = asked
+            .instrument(tracing::info_span!("await_approval"))
+            .await;
         answer = Some(thrown("approval handler", asked)?);
     }
     if matches!(
@@ -237,7 +239,10 @@ async fn pre_execute(call: &Call, info: &CallInfo<'_>) -> Stage<()> {
         None | Some(Approval::Unavailable | Approval::UnavailableBecause(_))
     ) && let Some(handler) = &fallback
     {
-        let asked = panic::contained(|| handler.request(request)).await;
+        let asked = panic::contained(|| handler.request(request));
+        let asked = asked
+            .instrument(tracing::info_span!("await_approval"))
+            .await;
         match thrown("approval handler", asked)? {
             // Nobody could ask: the denial of a call with no handler.
             Approval::Unavailable if registry_handler.is_none() => {

@@ -52,10 +52,12 @@ pub(crate) fn success(tool: &DynTool, exec: &CallIdentity, value: Value) -> Resu
     let def = tool.definition();
     // The value sent is the one published: a `null` the validator reads as an omitted
     // optional property is left out (see `validate_output`).
+    let validating = tracing::info_span!("validate_output").entered();
     let value = match validate_definition_output(def, value) {
         Ok(v) => v,
         Err(violations) => return invalid_output(name, violations.joined()),
     };
+    drop(validating);
     // A hook the tool does not override runs its default here, unguarded (it cannot
     // panic).
     let own = tool.erased().overridden_hooks();

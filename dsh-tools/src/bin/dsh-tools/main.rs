@@ -86,6 +86,11 @@ struct Cli {
     /// server (repeatable).
     #[arg(long = "mcp-deferred", global = true, value_name = "CMD ARGS")]
     mcp_deferred: Vec<String>,
+    /// Export traces and metrics over OTLP/HTTP to this collector, by its base URL
+    /// (`/v1/traces` and `/v1/metrics` are appended), e.g. `http://localhost:4318`.
+    /// Default: `OTEL_EXPORTER_OTLP_ENDPOINT`, else no export.
+    #[arg(long, global = true, value_name = "URL")]
+    otlp_endpoint: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -201,6 +206,13 @@ fn emit(text: &str) {
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
+/// The OTLP collector to export to: `--otlp-endpoint`, else a non-empty
+/// `OTEL_EXPORTER_OTLP_ENDPOINT`.
+fn otlp_endpoint(flag: Option<String>) -> Option<String> {
+    flag.or_else(|| std::env::var("OTEL_EXPORTER_OTLP_ENDPOINT").ok())
+        .filter(|url| !url.is_empty())
+}
+
 /// Exit status for requests that are wrong in themselves.
 const USAGE: u8 = 2;
 
@@ -250,6 +262,18 @@ fn main() -> ExitCode {
         }
         *args = text;
     }
+    // Before the async runtime: the exporters' HTTP client is a blocking one. Dropped
+    // last, it sends what is still buffered.
+    let _otel = match otlp_endpoint(cli.otlp_endpoint.take()) {
+        Some(url) => match dsh_otel::init(&url, "dsh-tools") {
+            Ok(guard) => Some(guard),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(USAGE);
+            }
+        },
+        None => None,
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

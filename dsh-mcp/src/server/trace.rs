@@ -1,0 +1,249 @@
+//! The server spans and metrics of the OpenTelemetry MCP semantic conventions, as
+//! `tracing` spans in the fields `tracing-opentelemetry` reads (`otel.name`, `otel.kind`,
+//! `otel.status_code`).
+//!
+//! A request's span is `{mcp.method.name} {target}` (the target: the tool or prompt
+//! name, the resource's URI), kind SERVER, with `mcp.method.name`,
+//! `mcp.protocol.version`, `jsonrpc.request.id`, `network.transport` (`pipe` for stdio,
+//! `tcp` over HTTP), `mcp.session.id` on revisions with sessions only (never on
+//! 2026-07-28), the tool's `gen_ai.*` attributes on `tools/call`, and `error.type`: the
+//! JSON-RPC error code, or `tool_error` for a result with `isError`. With feature `otel`,
+//! its parent is the trace context in the request's `params._meta` (`traceparent`,
+//! `tracestate`, `baggage`; SEP-414), read with the global propagator.
+//!
+//! The duration of each request is the histogram `mcp.server.operation.duration`
+//! (seconds), a `histogram.*` event `tracing-opentelemetry`'s `MetricsLayer` records.
+//! With no subscriber, the span is disabled and nothing is formatted, timed or read.
+
+use std::future::Future;
+use std::time::Instant;
+
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer};
+use tracing::field::Empty;
+use tracing::{Instrument, Span};
+
+/// The `network.transport` of a request: `tcp` when it came over HTTP, `pipe` (stdio or
+/// another byte stream) otherwise.
+fn transport(context: &RequestContext<RoleServer>) -> &'static str {
+    #[cfg(feature = "http")]
+    if context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .is_some()
+    {
+        return "tcp";
+    }
+    let _ = context;
+    "pipe"
+}
+
+/// The request's `Mcp-Session-Id` on a revision with sessions (`initialize`); `None` on
+/// 2026-07-28, which has none.
+pub(crate) fn session_id(context: &RequestContext<RoleServer>) -> Option<&str> {
+    let sessions = context
+        .protocol_version()
+        .is_some_and(|v| v.has_initialize());
+    if !sessions {
+        return None;
+    }
+    #[cfg(feature = "http")]
+    return context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.headers.get("mcp-session-id"))
+        .and_then(|v| v.to_str().ok());
+    #[cfg(not(feature = "http"))]
+    None
+}
+
+/// The request id as JSON-RPC has it.
+fn request_id(context: &RequestContext<RoleServer>) -> String {
+    match &context.id {
+        rmcp::model::NumberOrString::Number(n) => n.to_string(),
+        rmcp::model::NumberOrString::String(s) => s.to_string(),
+    }
+}
+
+/// The span of one request of `method` on `target` (see the module docs), parented on
+/// the trace context of its `_meta` where feature `otel` reads it.
+pub(crate) fn server_span(
+    method: &'static str,
+    target: Option<&str>,
+    context: &RequestContext<RoleServer>,
+) -> Span {
+    let tool = (method == "tools/call").then_some(target).flatten();
+    let span = tracing::info_span!(
+        "mcp_server",
+        otel.name = %Name(method, target),
+        otel.kind = "server",
+        otel.status_code = Empty,
+        mcp.method.name = method,
+        mcp.protocol.version = context.protocol_version().as_ref().map(|v| v.as_str().to_owned()),
+        jsonrpc.request.id = request_id(context),
+        network.transport = transport(context),
+        mcp.session.id = session_id(context),
+        gen_ai.operation.name = tool.map(|_| "execute_tool"),
+        gen_ai.tool.name = tool,
+        error.type = Empty,
+    );
+    #[cfg(feature = "otel")]
+    if !span.is_disabled() {
+        propagation::set_parent(&span, &context.meta.0);
+    }
+    span
+}
+
+/// `{method} {target}`, or the method alone.
+struct Name<'a>(&'static str, Option<&'a str>);
+
+impl std::fmt::Display for Name<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.1 {
+            Some(target) => write!(f, "{} {target}", self.0),
+            None => f.write_str(self.0),
+        }
+    }
+}
+
+/// Run a request's handling `work` in `span`; record its error (`error.type`: the
+/// JSON-RPC code, or `tool_error` where `tool_error` says the result is one) and its
+/// duration.
+pub(crate) async fn traced<T>(
+    span: Span,
+    method: &'static str,
+    work: impl Future<Output = Result<T, McpError>>,
+    tool_error: impl FnOnce(&T) -> bool,
+) -> Result<T, McpError> {
+    if span.is_disabled() {
+        return work.await;
+    }
+    let start = Instant::now();
+    let out = work.instrument(span.clone()).await;
+    let error = match &out {
+        Ok(result) if tool_error(result) => Some("tool_error".to_owned()),
+        Ok(_) => None,
+        Err(e) => Some(e.code.0.to_string()),
+    };
+    if let Some(error) = &error {
+        span.record("error.type", error.as_str());
+        span.record("otel.status_code", "error");
+    }
+    tracing::info!(
+        parent: &span,
+        histogram.mcp.server.operation.duration = start.elapsed().as_secs_f64(),
+        mcp.method.name = method,
+        error.type = error.as_deref(),
+    );
+    out
+}
+
+/// Whether a `tools/call` answer is a tool error (`isError`).
+pub(crate) fn is_tool_error(response: &rmcp::model::CallToolResponse) -> bool {
+    matches!(
+        response,
+        rmcp::model::CallToolResponse::Complete(result) if result.is_error == Some(true)
+    )
+}
+
+/// Send a client's `tools/call` of `params` through `send` in its span: kind CLIENT,
+/// `tools/call {name}` with `mcp.method.name` and `gen_ai.tool.name`, its trace context
+/// injected into the request's `_meta` (with feature `otel`), `error.type` the failure's
+/// code, and its duration the histogram `mcp.client.operation.duration` (seconds).
+pub(crate) async fn client_call<F, Fut>(
+    params: rmcp::model::CallToolRequestParams,
+    send: F,
+) -> Result<rmcp::model::CallToolResponse, dsh_runtime::ToolError>
+where
+    F: FnOnce(rmcp::model::CallToolRequestParams) -> Fut,
+    Fut: Future<Output = Result<rmcp::model::CallToolResponse, dsh_runtime::ToolError>>,
+{
+    let span = tracing::info_span!(
+        "mcp_client",
+        otel.name = %Name("tools/call", Some(&params.name)),
+        otel.kind = "client",
+        otel.status_code = Empty,
+        mcp.method.name = "tools/call",
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = %params.name,
+        error.type = Empty,
+    );
+    if span.is_disabled() {
+        return send(params).await;
+    }
+    #[cfg(feature = "otel")]
+    let params = {
+        let mut params = params;
+        let meta = params.meta.get_or_insert_with(Default::default);
+        span.in_scope(|| propagation::inject(&mut meta.0.0));
+        params
+    };
+    let start = Instant::now();
+    let out = send(params).instrument(span.clone()).await;
+    let error = match &out {
+        Ok(response) if is_tool_error(response) => Some("tool_error".to_owned()),
+        Ok(_) => None,
+        Err(e) => Some(e.code_str().unwrap_or("error").to_owned()),
+    };
+    if let Some(error) = &error {
+        span.record("error.type", error.as_str());
+        span.record("otel.status_code", "error");
+    }
+    tracing::info!(
+        parent: &span,
+        histogram.mcp.client.operation.duration = start.elapsed().as_secs_f64(),
+        mcp.method.name = "tools/call",
+        error.type = error.as_deref(),
+    );
+    out
+}
+
+/// W3C trace context (and baggage) in a request's `params._meta` (SEP-414), through the
+/// global propagator (`opentelemetry::global::set_text_map_propagator`; dsh-otel's
+/// `init` installs the W3C one).
+#[cfg(feature = "otel")]
+pub(crate) mod propagation {
+    use opentelemetry::propagation::{Extractor, Injector};
+    use serde_json::{Map, Value};
+    use tracing::Span;
+    use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+
+    /// A request's `_meta` read as a carrier.
+    struct Meta<'a>(&'a Map<String, Value>);
+
+    impl Extractor for Meta<'_> {
+        fn get(&self, key: &str) -> Option<&str> {
+            self.0.get(key).and_then(Value::as_str)
+        }
+
+        fn keys(&self) -> Vec<&str> {
+            self.0.keys().map(String::as_str).collect()
+        }
+    }
+
+    /// A request's `_meta` written as a carrier.
+    struct MetaMut<'a>(&'a mut Map<String, Value>);
+
+    impl Injector for MetaMut<'_> {
+        fn set(&mut self, key: &str, value: String) {
+            self.0.insert(key.to_owned(), Value::String(value));
+        }
+    }
+
+    /// Parent `span` on the trace context of `meta`, if it carries one.
+    pub(crate) fn set_parent(span: &Span, meta: &Map<String, Value>) {
+        if !meta.contains_key("traceparent") {
+            return;
+        }
+        let cx = opentelemetry::global::get_text_map_propagator(|p| p.extract(&Meta(meta)));
+        let _ = span.set_parent(cx);
+    }
+
+    /// Write the current span's trace context into a request's `meta`.
+    pub(crate) fn inject(meta: &mut Map<String, Value>) {
+        let cx = Span::current().context();
+        opentelemetry::global::get_text_map_propagator(|p| {
+            p.inject_context(&cx, &mut MetaMut(meta));
+        });
+    }
+}
