@@ -505,265 +505,233 @@ impl ArgStrategy {
     }
 
     fn invalid_at(&self, schema: &Schema, path: &Path) -> Vec<BoxedStrategy<InvalidArgs>> {
-        let mut out: Vec<BoxedStrategy<InvalidArgs>> = Vec::new();
-        let mut fixed = |value: Value, kind: ViolationKind, tail: &str| {
-            out.push(
+        if matches!(schema.kind, Kind::Json | Kind::OneOf(_)) {
+            return Vec::new();
+        }
+        let mut out: Vec<BoxedStrategy<InvalidArgs>> = fixed_invalid(schema)
+            .into_iter()
+            .map(|(value, kind, tail)| {
                 Just(InvalidArgs {
                     value,
-                    violation: path.violation(kind, tail),
+                    violation: path.violation(kind, &tail),
                 })
-                .boxed(),
-            );
-        };
-        if matches!(schema.kind, Kind::Json | Kind::OneOf(_)) {
-            return out;
-        }
-        // Wrong type (never `null`: it may mean "omitted").
-        let (wrong, tail) = wrong_type(&schema.kind);
-        if let Some(wrong) = wrong {
-            fixed(wrong, ViolationKind::WrongType, tail);
-        }
-        // Outside `enum` / other than `const`, with the right type.
-        if let Some(values) = &schema.enum_values
-            && let Some(outside) = outside_of(&schema.kind, values.iter().collect())
-        {
-            fixed(outside, ViolationKind::NotAllowed, " must be ");
-        } else if let Some(c) = &schema.const_value
-            && let Some(outside) = outside_of(&schema.kind, vec![c])
-        {
-            fixed(outside, ViolationKind::NotAllowed, " must be ");
-        }
+                .boxed()
+            })
+            .collect();
         match &schema.kind {
-            Kind::Integer(r) => {
-                if let Some(min) = r.minimum
-                    && let Some(n) = Number::from_i128(min - 1)
-                {
-                    fixed(
-                        Value::Number(n),
-                        ViolationKind::OutOfRange,
-                        &format!(" must be at least {min}"),
-                    );
-                }
-                if let Some(max) = r.maximum
-                    && let Some(n) = Number::from_i128(max + 1)
-                {
-                    fixed(
-                        Value::Number(n),
-                        ViolationKind::OutOfRange,
-                        &format!(" must be at most {max}"),
-                    );
-                }
-            }
-            Kind::Number(r) => {
-                // The exclusive edges: the nearest numbers beyond each bound.
-                if let Some(min) = r.minimum
-                    && let Some(n) = Number::from_f64(min.next_down())
-                {
-                    fixed(
-                        Value::Number(n),
-                        ViolationKind::OutOfRange,
-                        " must be at least ",
-                    );
-                }
-                if let Some(max) = r.maximum
-                    && let Some(n) = Number::from_f64(max.next_up())
-                {
-                    fixed(
-                        Value::Number(n),
-                        ViolationKind::OutOfRange,
-                        " must be at most ",
-                    );
-                }
-            }
-            Kind::String(r) => {
-                if let Some(min) = r.min_length.filter(|m| *m > 0 && *m <= 4096) {
-                    let text: String = "a".repeat(min as usize - 1);
-                    fixed(
-                        Value::from(text),
-                        ViolationKind::Length,
-                        &format!(" must be at least {min} characters long"),
-                    );
-                }
-                if let Some(max) = r.max_length.filter(|m| *m < 4096) {
-                    // Multi-byte characters: lengths count Unicode scalar values.
-                    let text: String = "é".repeat(max as usize + 1);
-                    fixed(
-                        Value::from(text),
-                        ViolationKind::Length,
-                        &format!(" must be at most {max} characters long"),
-                    );
-                }
-                if let Some(p) = &r.pattern {
-                    let lo = r.min_length.unwrap_or(0) as usize;
-                    let candidates = ["", " ", "~", "\u{1}", "#!", "0", "A", "z"];
-                    let miss = candidates
-                        .iter()
-                        .map(|c| {
-                            let mut s = c.to_string();
-                            while s.chars().count() < lo {
-                                s.push(' ');
-                            }
-                            s
-                        })
-                        .find(|s| !p.is_match(s));
-                    if let Some(miss) = miss {
-                        fixed(
-                            Value::from(miss),
-                            ViolationKind::Pattern,
-                            " must match the pattern ",
-                        );
-                    }
-                }
-            }
+            Kind::Array(r) => out.extend(self.invalid_array(r, path)),
+            Kind::Object(r) => out.extend(self.invalid_object(r, path)),
             _ => {}
         }
-        match &schema.kind {
-            Kind::Array(r) => {
-                let (lo, hi) = item_bounds(r);
-                if let Some(min) = r.min_items.filter(|m| *m > 0 && *m <= 64) {
-                    out.push(
-                        self.array_of(r, path, min - 1, min - 1)
-                            .prop_map({
-                                let v = path.violation(
-                                    ViolationKind::ItemCount,
-                                    &format!(" must have at least {min} items"),
-                                );
-                                move |value| InvalidArgs {
-                                    value,
-                                    violation: v.clone(),
-                                }
-                            })
-                            .boxed(),
-                    );
-                }
-                if let Some(max) = r.max_items.filter(|m| *m < 64) {
-                    out.push(
-                        self.array_of(r, path, max + 1, max + 1)
-                            .prop_map({
-                                let v = path.violation(
-                                    ViolationKind::ItemCount,
-                                    &format!(" must have at most {max} items"),
-                                );
-                                move |value| InvalidArgs {
-                                    value,
-                                    violation: v.clone(),
-                                }
-                            })
-                            .boxed(),
-                    );
-                }
-                // A bad first item in an array of an allowed length.
-                if let Some(items) = &r.items
-                    && hi >= 1
-                {
-                    let lo = lo.max(1);
-                    for bad in self.invalid_at(items, &path.index(0)) {
-                        let rest = self.array_of(r, path, lo - 1, hi - 1);
-                        out.push(
-                            (bad, rest)
-                                .prop_map(|(bad, rest)| {
-                                    let mut items = vec![bad.value];
-                                    if let Value::Array(a) = rest {
-                                        items.extend(a.to_vec());
-                                    }
-                                    InvalidArgs {
-                                        value: Value::from(items),
-                                        violation: bad.violation,
-                                    }
-                                })
-                                .boxed(),
-                        );
-                    }
-                }
-            }
-            Kind::Object(r) => {
-                for p in &r.properties {
-                    let name = p.name.to_string();
-                    let rest = self.object(r, path, Some(&name), false);
-                    if p.required {
-                        let v = path
-                            .key(&name)
-                            .violation(ViolationKind::MissingRequired, "");
-                        out.push(
-                            rest.clone()
-                                .prop_map(move |value| InvalidArgs {
-                                    value,
-                                    violation: v.clone(),
-                                })
-                                .boxed(),
-                        );
-                    }
-                    for bad in self.invalid_at(&p.schema, &path.key(&name)) {
-                        let name = name.clone();
-                        out.push(
-                            (rest.clone(), bad)
-                                .prop_map(move |(rest, bad)| {
-                                    let mut o = match rest {
-                                        Value::Object(o) => o,
-                                        _ => Object::new(),
-                                    };
-                                    o.insert(name.clone(), bad.value);
-                                    InvalidArgs {
-                                        value: Value::Object(o),
-                                        violation: bad.violation,
-                                    }
-                                })
-                                .boxed(),
-                        );
-                    }
-                }
-                let key = undeclared_key(r);
-                let whole = self.object(r, path, None, false);
-                match &r.additional {
-                    Additional::Closed => {
-                        let v = path.key(&key).violation(
-                            ViolationKind::Undeclared,
-                            " is not a declared property (additionalProperties: false)",
-                        );
-                        out.push(
-                            (whole, any_scalar())
-                                .prop_map(move |(value, extra)| {
-                                    let mut o = match value {
-                                        Value::Object(o) => o,
-                                        _ => Object::new(),
-                                    };
-                                    o.insert(key.clone(), extra);
-                                    InvalidArgs {
-                                        value: Value::Object(o),
-                                        violation: v.clone(),
-                                    }
-                                })
-                                .boxed(),
-                        );
-                    }
-                    Additional::Schema(s) => {
-                        for bad in self.invalid_at(s, &path.key(&key)) {
-                            let key = key.clone();
-                            out.push(
-                                (whole.clone(), bad)
-                                    .prop_map(move |(value, bad)| {
-                                        let mut o = match value {
-                                            Value::Object(o) => o,
-                                            _ => Object::new(),
-                                        };
-                                        o.insert(key.clone(), bad.value);
-                                        InvalidArgs {
-                                            value: Value::Object(o),
-                                            violation: bad.violation,
-                                        }
-                                    })
-                                    .boxed(),
-                            );
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            _ => {}
-        }
-
         out
     }
+
+    /// An array one item short or over, and a bad first item in an array of an allowed
+    /// length.
+    fn invalid_array(&self, r: &ArrayRules, path: &Path) -> Vec<BoxedStrategy<InvalidArgs>> {
+        let mut out: Vec<BoxedStrategy<InvalidArgs>> = Vec::new();
+        let (lo, hi) = item_bounds(r);
+        let counted = |len: u64, text: String| {
+            let v = path.violation(ViolationKind::ItemCount, &text);
+            self.array_of(r, path, len, len)
+                .prop_map(move |value| InvalidArgs {
+                    value,
+                    violation: v.clone(),
+                })
+                .boxed()
+        };
+        if let Some(min) = r.min_items.filter(|m| *m > 0 && *m <= 64) {
+            out.push(counted(min - 1, format!(" must have at least {min} items")));
+        }
+        if let Some(max) = r.max_items.filter(|m| *m < 64) {
+            out.push(counted(max + 1, format!(" must have at most {max} items")));
+        }
+        if let Some(items) = &r.items
+            && hi >= 1
+        {
+            let lo = lo.max(1);
+            for bad in self.invalid_at(items, &path.index(0)) {
+                let rest = self.array_of(r, path, lo - 1, hi - 1);
+                out.push(
+                    (bad, rest)
+                        .prop_map(|(bad, rest)| {
+                            let mut items = vec![bad.value];
+                            if let Value::Array(a) = rest {
+                                items.extend(a.to_vec());
+                            }
+                            InvalidArgs {
+                                value: Value::from(items),
+                                violation: bad.violation,
+                            }
+                        })
+                        .boxed(),
+                );
+            }
+        }
+        out
+    }
+
+    /// An object missing a required property, with a bad property, with an undeclared
+    /// key where it is closed, or with a bad value of its map.
+    fn invalid_object(&self, r: &ObjectRules, path: &Path) -> Vec<BoxedStrategy<InvalidArgs>> {
+        let mut out: Vec<BoxedStrategy<InvalidArgs>> = Vec::new();
+        for p in &r.properties {
+            let name = p.name.to_string();
+            let rest = self.object(r, path, Some(&name), false);
+            if p.required {
+                let v = path
+                    .key(&name)
+                    .violation(ViolationKind::MissingRequired, "");
+                out.push(
+                    rest.clone()
+                        .prop_map(move |value| InvalidArgs {
+                            value,
+                            violation: v.clone(),
+                        })
+                        .boxed(),
+                );
+            }
+            for bad in self.invalid_at(&p.schema, &path.key(&name)) {
+                out.push(with_member(rest.clone(), name.clone(), bad));
+            }
+        }
+        let key = undeclared_key(r);
+        let whole = self.object(r, path, None, false);
+        match &r.additional {
+            Additional::Closed => {
+                let v = path.key(&key).violation(
+                    ViolationKind::Undeclared,
+                    " is not a declared property (additionalProperties: false)",
+                );
+                let extra = any_scalar().prop_map(move |value| InvalidArgs {
+                    value,
+                    violation: v.clone(),
+                });
+                out.push(with_member(whole, key, extra.boxed()));
+            }
+            Additional::Schema(s) => {
+                for bad in self.invalid_at(s, &path.key(&key)) {
+                    out.push(with_member(whole.clone(), key.clone(), bad));
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+}
+
+/// `object` with member `name` set to the invalid value `bad`, which the whole is
+/// invalid for.
+fn with_member(
+    object: BoxedStrategy<Value>,
+    name: String,
+    bad: BoxedStrategy<InvalidArgs>,
+) -> BoxedStrategy<InvalidArgs> {
+    (object, bad)
+        .prop_map(move |(object, bad)| {
+            let mut o = match object {
+                Value::Object(o) => o,
+                _ => Object::new(),
+            };
+            o.insert(name.clone(), bad.value);
+            InvalidArgs {
+                value: Value::Object(o),
+                violation: bad.violation,
+            }
+        })
+        .boxed()
+}
+
+/// The invalid values of a node that need no strategy, with the violation each makes
+/// (kind and message tail): a wrong type, a value outside `enum` / other than `const`,
+/// and the values just beyond a number's bounds, a string's lengths or its pattern.
+fn fixed_invalid(schema: &Schema) -> Vec<(Value, ViolationKind, String)> {
+    let mut out = Vec::new();
+    // Wrong type (never `null`: it may mean "omitted").
+    let (wrong, tail) = wrong_type(&schema.kind);
+    if let Some(wrong) = wrong {
+        out.push((wrong, ViolationKind::WrongType, tail.to_string()));
+    }
+    // Outside `enum` / other than `const`, with the right type.
+    if let Some(values) = &schema.enum_values
+        && let Some(outside) = outside_of(&schema.kind, values.iter().collect())
+    {
+        out.push((outside, ViolationKind::NotAllowed, " must be ".to_string()));
+    } else if let Some(c) = &schema.const_value
+        && let Some(outside) = outside_of(&schema.kind, vec![c])
+    {
+        out.push((outside, ViolationKind::NotAllowed, " must be ".to_string()));
+    }
+    match &schema.kind {
+        Kind::Integer(r) => {
+            if let Some(min) = r.minimum
+                && let Some(n) = Number::from_i128(min - 1)
+            {
+                let tail = format!(" must be at least {min}");
+                out.push((Value::Number(n), ViolationKind::OutOfRange, tail));
+            }
+            if let Some(max) = r.maximum
+                && let Some(n) = Number::from_i128(max + 1)
+            {
+                let tail = format!(" must be at most {max}");
+                out.push((Value::Number(n), ViolationKind::OutOfRange, tail));
+            }
+        }
+        Kind::Number(r) => {
+            // The exclusive edges: the nearest numbers beyond each bound.
+            if let Some(min) = r.minimum
+                && let Some(n) = Number::from_f64(min.next_down())
+            {
+                let tail = " must be at least ".to_string();
+                out.push((Value::Number(n), ViolationKind::OutOfRange, tail));
+            }
+            if let Some(max) = r.maximum
+                && let Some(n) = Number::from_f64(max.next_up())
+            {
+                let tail = " must be at most ".to_string();
+                out.push((Value::Number(n), ViolationKind::OutOfRange, tail));
+            }
+        }
+        Kind::String(r) => out.extend(invalid_strings(r)),
+        _ => {}
+    }
+    out
+}
+
+/// A string one character short or over its lengths, and one its pattern does not
+/// match.
+fn invalid_strings(r: &StringRules) -> Vec<(Value, ViolationKind, String)> {
+    let mut out = Vec::new();
+    if let Some(min) = r.min_length.filter(|m| *m > 0 && *m <= 4096) {
+        let text: String = "a".repeat(min as usize - 1);
+        let tail = format!(" must be at least {min} characters long");
+        out.push((Value::from(text), ViolationKind::Length, tail));
+    }
+    if let Some(max) = r.max_length.filter(|m| *m < 4096) {
+        // Multi-byte characters: lengths count Unicode scalar values.
+        let text: String = "é".repeat(max as usize + 1);
+        let tail = format!(" must be at most {max} characters long");
+        out.push((Value::from(text), ViolationKind::Length, tail));
+    }
+    if let Some(p) = &r.pattern {
+        let lo = r.min_length.unwrap_or(0) as usize;
+        let candidates = ["", " ", "~", "\u{1}", "#!", "0", "A", "z"];
+        let miss = candidates
+            .iter()
+            .map(|c| {
+                let mut s = c.to_string();
+                while s.chars().count() < lo {
+                    s.push(' ');
+                }
+                s
+            })
+            .find(|s| !p.is_match(s));
+        if let Some(miss) = miss {
+            let tail = " must match the pattern ".to_string();
+            out.push((Value::from(miss), ViolationKind::Pattern, tail));
+        }
+    }
+    out
 }
 
 /// A key `r` does not declare (for undeclared-key values).
