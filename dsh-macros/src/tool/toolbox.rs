@@ -14,10 +14,11 @@ use super::parse::{Site, replace_self_tokens};
 use super::{expand, fallback, parse, strip_param_docs, validate};
 use crate::ctxt::Ctxt;
 
-pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+/// `#[toolbox]`: parse the impl block and its keys, validate the block, then each
+/// `#[tool]` method through `#[tool]`'s own phases, and expand the `Toolbox` impl.
+pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Ctxt::new();
     let krate = toolbox_crate(attr, &mut errors);
-
     let item_impl: syn::ItemImpl = match syn::parse2(item.clone()) {
         Ok(i) => i,
         Err(_) => {
@@ -30,6 +31,35 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             return quote!(#attr_errors #e #item);
         }
     };
+    validate_impl(&item_impl, &mut errors);
+    let Some(prefix) = type_prefix(&item_impl.self_ty, &mut errors) else {
+        let errors = errors.check().err();
+        return quote!(#errors #item);
+    };
+    let methods = tool_methods(&item_impl, krate.as_ref(), &prefix);
+    if methods.idents.is_empty() {
+        errors.push(syn::Error::new_spanned(
+            &item_impl.self_ty,
+            "`#[toolbox]` found no `#[tool]` method in this impl block: mark each tool method with `#[tool]`",
+        ));
+    }
+    let krate = krate.map_or_else(|| quote!(::dsh_runtime), |p| p.to_token_stream());
+    let errors = errors.check().err();
+    let cleaned = cleaned_impl(&item_impl);
+    let generated = &methods.generated;
+    let allows = expand::allows();
+    let toolbox = toolbox_impl(&item_impl.self_ty, &krate, &methods);
+    quote! {
+        #errors
+        #cleaned
+        #(#generated)*
+        #allows
+        #toolbox
+    }
+}
+
+/// The rules on the impl block itself: inherent, not generic, no doc comment.
+fn validate_impl(item_impl: &syn::ItemImpl, errors: &mut Ctxt) {
     if let Some((path, _)) = &item_impl.trait_ {
         errors.push(syn::Error::new_spanned(
             path,
@@ -51,24 +81,28 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             "a doc comment on a `#[toolbox]` impl block is not any tool's description: the model reads each tool's description from the doc comment of its `#[tool]` method; move this text to the method(s) it describes, or make it a `//` comment",
         ));
     }
-    let self_ty = &*item_impl.self_ty;
+}
+
+/// The name the tool structs start with: the last segment of the impl's type
+/// (`ServerSearch` for `impl api::Server`), or an error when the type has no name.
+fn type_prefix(self_ty: &syn::Type, errors: &mut Ctxt) -> Option<String> {
     let prefix = match self_ty {
         syn::Type::Path(p) if p.qself.is_none() => {
             p.path.segments.last().map(|s| s.ident.to_string())
         }
         _ => None,
     };
-    let Some(prefix) = prefix else {
+    if prefix.is_none() {
         errors.push(syn::Error::new_spanned(
             self_ty,
             "`#[toolbox]` needs a named type (`impl Server { .. }`)",
         ));
-        let errors = errors.check().err();
-        return quote!(#errors #item);
-    };
-    let prefix = prefix.trim_start_matches("r#").to_string();
+    }
+    prefix.map(|p| p.trim_start_matches("r#").to_string())
+}
 
-    // The impl as emitted: `#[tool]` attributes and parameter docs removed.
+/// The impl as emitted: `#[tool]` attributes and parameter docs removed.
+fn cleaned_impl(item_impl: &syn::ItemImpl) -> syn::ItemImpl {
     let mut cleaned = item_impl.clone();
     for it in cleaned.items.iter_mut() {
         if let syn::ImplItem::Fn(f) = it
@@ -78,22 +112,40 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             strip_param_docs(&mut f.sig);
         }
     }
+    cleaned
+}
 
+/// What the `#[tool]` methods of the block generate, and what the `Toolbox` impl names.
+#[derive(Default)]
+struct Methods {
+    /// Each method's items (or its errors and stand-ins).
+    generated: Vec<TokenStream>,
+    /// Each method's tool struct.
+    idents: Vec<syn::Ident>,
+    /// Each method's `#[cfg]`s.
+    cfgs: Vec<Vec<syn::Attribute>>,
+    /// The paths the `#[tool]` attributes were written with, each once.
+    paths: Vec<syn::Path>,
+    /// The output types of the tools that expanded (and are not configured out).
+    outputs: Vec<syn::Type>,
+    /// Their `#[tool(args)]` types.
+    args_types: Vec<syn::Type>,
+}
+
+/// Every `#[tool]` method through `#[tool]`'s phases: parse, validate, then expand (or
+/// the fallback's stand-ins when there were errors).
+fn tool_methods(item_impl: &syn::ItemImpl, krate: Option<&syn::Path>, prefix: &str) -> Methods {
+    let self_ty = &*item_impl.self_ty;
     let self_tokens = self_ty.to_token_stream();
-    let mut generated = Vec::new();
-    let mut tool_idents = Vec::new();
-    let mut tool_cfgs = Vec::new();
-    let mut tool_paths: Vec<syn::Path> = Vec::new();
-    let mut outputs: Vec<syn::Type> = Vec::new();
-    let mut args_types: Vec<syn::Type> = Vec::new();
+    let mut methods = Methods::default();
     for it in &item_impl.items {
         let syn::ImplItem::Fn(f) = it else { continue };
         let mut tool_attrs = f.attrs.iter().filter(|a| is_tool_attr(a));
         let Some(first) = tool_attrs.next() else {
             continue;
         };
-        if !tool_paths.contains(first.path()) {
-            tool_paths.push(first.path().clone());
+        if !methods.paths.contains(first.path()) {
+            methods.paths.push(first.path().clone());
         }
         let mut tool_errors = Ctxt::new();
         for extra in tool_attrs {
@@ -104,63 +156,53 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         }
         let mut attr = ToolAttr::from_attribute(first, &mut tool_errors);
         if attr.krate.is_none() {
-            attr.krate = krate.clone();
+            attr.krate = krate.cloned();
         }
         // Paths in the keys may say `Self::..`; the generated impls are outside this block.
         replace_self_in_paths(&mut attr, &self_tokens);
-        let def = parse::tool_def(
-            &f.sig,
-            &f.vis,
-            &f.attrs,
-            attr,
-            Site::Toolbox {
-                self_ty,
-                prefix: &prefix,
-            },
-            &mut tool_errors,
-        );
+        let site = Site::Toolbox { self_ty, prefix };
+        let def = parse::tool_def(&f.sig, &f.vis, &f.attrs, attr, site, &mut tool_errors);
         validate::validate(&def, &mut tool_errors);
-        tool_idents.push(def.tool_ident.clone());
-        tool_cfgs.push(def.cfgs.clone());
+        methods.idents.push(def.tool_ident.clone());
+        methods.cfgs.push(def.cfgs.clone());
         match tool_errors.check() {
             Ok(()) => {
                 // A configured-out tool's output type may not exist: not named (a `where`
                 // predicate cannot carry `#[cfg]`).
                 if def.cfgs.is_empty() {
-                    outputs.push(def.output.ty.clone());
-                    args_types.extend(def.args_param().cloned());
+                    methods.outputs.push(def.output.ty.clone());
+                    methods.args_types.extend(def.args_param().cloned());
                 }
-                generated.push(expand::expand(&def));
+                methods.generated.push(expand::expand(&def));
             }
             Err(errs) => {
                 let stand_in = fallback::fallback(&def);
-                generated.push(quote!(#errs #stand_in));
+                methods.generated.push(quote!(#errs #stand_in));
             }
         }
     }
-    if tool_idents.is_empty() {
-        errors.push(syn::Error::new_spanned(
-            self_ty,
-            "`#[toolbox]` found no `#[tool]` method in this impl block: mark each tool method with `#[tool]`",
-        ));
-    }
+    methods
+}
 
-    let krate = krate.map_or_else(|| quote!(::dsh_runtime), |p| p.to_token_stream());
-    let count = tool_idents.len();
-    let errors = errors.check().err();
-    let allows = expand::allows();
+/// `impl Toolbox for Server`: one `DynTool` per method.
+fn toolbox_impl(self_ty: &syn::Type, krate: &TokenStream, methods: &Methods) -> TokenStream {
+    let Methods {
+        idents,
+        cfgs,
+        paths,
+        outputs,
+        args_types,
+        ..
+    } = methods;
+    let count = idents.len();
     quote! {
-        #errors
-        #cleaned
-        #(#generated)*
-        #allows
         const _: () = {
             // The `#[tool]` attributes were consumed here, so rustc never resolves their
             // paths; naming each one keeps the user's `use dsh_runtime::tool` from being
             // reported as unused.
             #(
                 #[allow(unused_imports)]
-                use #tool_paths as _;
+                use #paths as _;
             )*
 
             // Each tool's impl assumes its output type is `Serialize` and its
@@ -175,8 +217,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                 fn tools(self: ::std::sync::Arc<Self>) -> ::std::vec::Vec<#krate::DynTool> {
                     let mut __dsh_tools = ::std::vec::Vec::with_capacity(#count);
                     #(
-                        #(#tool_cfgs)*
-                        __dsh_tools.push(#krate::DynTool::new(#tool_idents(::std::sync::Arc::clone(&self))));
+                        #(#cfgs)*
+                        __dsh_tools.push(#krate::DynTool::new(#idents(::std::sync::Arc::clone(&self))));
                     )*
                     __dsh_tools
                 }
