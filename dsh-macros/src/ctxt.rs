@@ -13,13 +13,13 @@ use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
 
 /// Errors of one expansion, in the order they were found.
-pub struct Ctxt {
+pub(crate) struct Ctxt {
     /// `None` once checked.
     errors: Option<Vec<syn::Error>>,
 }
 
 impl Ctxt {
-    pub fn new() -> Ctxt {
+    pub(crate) fn new() -> Ctxt {
         Ctxt {
             errors: Some(Vec::new()),
         }
@@ -31,7 +31,7 @@ impl Ctxt {
     }
 
     /// Record an error (a `syn::Error`, or a darling error with all it holds).
-    pub fn push(&mut self, error: impl Into<Error>) {
+    pub(crate) fn push(&mut self, error: impl Into<Error>) {
         match error.into() {
             Error::Syn(e) => self.list().push(e),
             Error::Darling(e) => self.list().extend(e.flatten().into_iter().map(Into::into)),
@@ -39,17 +39,17 @@ impl Ctxt {
     }
 
     /// An error at `span`.
-    pub fn error_at(&mut self, span: Span, msg: impl std::fmt::Display) {
+    pub(crate) fn error_at(&mut self, span: Span, msg: impl std::fmt::Display) {
         self.list().push(syn::Error::new(span, msg));
     }
 
     /// An error underlining all of `tokens`.
-    pub fn error_spanned(&mut self, tokens: impl ToTokens, msg: impl std::fmt::Display) {
+    pub(crate) fn error_spanned(&mut self, tokens: impl ToTokens, msg: impl std::fmt::Display) {
         self.list().push(syn::Error::new_spanned(tokens, msg));
     }
 
     /// The value of a darling result, recording its error.
-    pub fn handle<T>(&mut self, result: darling::Result<T>) -> Option<T> {
+    pub(crate) fn handle<T>(&mut self, result: darling::Result<T>) -> Option<T> {
         match result {
             Ok(v) => Some(v),
             Err(e) => {
@@ -61,13 +61,13 @@ impl Ctxt {
 
     /// Whether no error was recorded so far (for tests).
     #[cfg(test)]
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.errors.as_ref().is_none_or(Vec::is_empty)
     }
 
     /// Consume the context: `Err` with a `compile_error!` invocation for every recorded
     /// error, in order, or `Ok` when there was none.
-    pub fn check(mut self) -> Result<(), TokenStream> {
+    pub(crate) fn check(mut self) -> Result<(), TokenStream> {
         let errors = self.errors.take().unwrap_or_default();
         if errors.is_empty() {
             Ok(())
@@ -78,14 +78,14 @@ impl Ctxt {
 
     /// The messages, consuming the context (for tests).
     #[cfg(test)]
-    pub fn messages(mut self) -> Vec<String> {
+    pub(crate) fn messages(mut self) -> Vec<String> {
         let errors = self.errors.take().unwrap_or_default();
         errors.iter().map(ToString::to_string).collect()
     }
 
     /// The number of errors, consuming the context (for tests).
     #[cfg(test)]
-    pub fn len(self) -> usize {
+    pub(crate) fn len(self) -> usize {
         self.messages().len()
     }
 }
@@ -99,7 +99,7 @@ impl Drop for Ctxt {
 }
 
 /// What [`Ctxt::push`] accepts.
-pub enum Error {
+pub(crate) enum Error {
     Syn(syn::Error),
     Darling(darling::Error),
 }

@@ -8,7 +8,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 /// The `#[doc = <expr>]` expressions of `attrs`, in order.
-pub fn doc_exprs(attrs: &[syn::Attribute]) -> Vec<syn::Expr> {
+pub(crate) fn doc_exprs(attrs: &[syn::Attribute]) -> Vec<syn::Expr> {
     attrs
         .iter()
         .filter(|a| a.path().is_ident("doc"))
@@ -20,7 +20,7 @@ pub fn doc_exprs(attrs: &[syn::Attribute]) -> Vec<syn::Expr> {
 }
 
 /// `concat!(line, "\n", line, ...)`, or `""` when there is no doc.
-pub fn doc_concat(exprs: &[syn::Expr]) -> TokenStream {
+pub(crate) fn doc_concat(exprs: &[syn::Expr]) -> TokenStream {
     if exprs.is_empty() {
         return quote!("");
     }
@@ -35,6 +35,6 @@ pub fn doc_concat(exprs: &[syn::Expr]) -> TokenStream {
 }
 
 /// Whether `attr` is a doc attribute (`///`, `/** */` or `#[doc = ...]`).
-pub fn is_doc(attr: &syn::Attribute) -> bool {
+pub(crate) fn is_doc(attr: &syn::Attribute) -> bool {
     attr.path().is_ident("doc")
 }

@@ -5,7 +5,7 @@
 //! is capitalised and names a "field", while ours are lowercase and name the attribute.
 
 /// The valid key closest to `unknown`, if any is close enough to be a likely typo.
-pub fn did_you_mean<'k>(unknown: &str, keys: &[&'k str]) -> Option<&'k str> {
+pub(crate) fn did_you_mean<'k>(unknown: &str, keys: &[&'k str]) -> Option<&'k str> {
     let text = darling::Error::unknown_field_with_alts(unknown, keys).to_string();
     let (_, rest) = text.split_once("Did you mean `")?;
     let (key, _) = rest.split_once('`')?;
@@ -13,7 +13,7 @@ pub fn did_you_mean<'k>(unknown: &str, keys: &[&'k str]) -> Option<&'k str> {
 }
 
 /// ` (did you mean `key`?)`, or nothing.
-pub fn hint(unknown: &str, keys: &[&str]) -> String {
+pub(crate) fn hint(unknown: &str, keys: &[&str]) -> String {
     did_you_mean(unknown, keys)
         .map(|k| format!(" (did you mean `{k}`?)"))
         .unwrap_or_default()

@@ -3,7 +3,7 @@
 use quote::quote;
 
 /// A type as written, with the spacing of source code (`Vec<String>`).
-pub fn type_text(ty: &syn::Type) -> String {
+pub(crate) fn type_text(ty: &syn::Type) -> String {
     let raw = quote!(#ty).to_string();
     let mut s = raw
         .replace(" < ", "<")

@@ -92,7 +92,7 @@ fn serde_unsupported(key: &str) -> Option<&'static str> {
 
 /// What the serde attributes of one item say, as far as the schema is concerned.
 #[derive(Default)]
-pub struct Serde {
+pub(crate) struct Serde {
     /// The name serde deserializes (`rename` or `rename(deserialize = ..)`).
     pub rename: Option<String>,
     pub rename_all: Option<RenameRule>,
@@ -122,7 +122,7 @@ fn known_serde_keys(pos: Pos) -> String {
 }
 
 /// Read every `#[serde(...)]` attribute of one item.
-pub fn parse_serde(attrs: &[syn::Attribute], pos: Pos, errors: &mut Ctxt) -> Serde {
+pub(crate) fn parse_serde(attrs: &[syn::Attribute], pos: Pos, errors: &mut Ctxt) -> Serde {
     let mut out = Serde::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
         let result = attr.parse_nested_meta(|meta| {
@@ -334,7 +334,7 @@ fn schema_keys(pos: Pos) -> String {
 }
 
 /// Read every `#[schema(...)]` attribute of one item.
-pub fn parse_schema(attrs: &[syn::Attribute], pos: Pos, errors: &mut Ctxt) -> SchemaAttrs {
+pub(crate) fn parse_schema(attrs: &[syn::Attribute], pos: Pos, errors: &mut Ctxt) -> SchemaAttrs {
     let mut out = SchemaAttrs::default();
     let mut seen: HashSet<&'static str> = HashSet::new();
     for attr in attrs.iter().filter(|a| a.path().is_ident("schema")) {
@@ -688,7 +688,7 @@ fn parse_json_array(input: ParseStream) -> syn::Result<Vec<Json>> {
     Ok(items)
 }
 
-pub fn parse_json(input: ParseStream) -> syn::Result<Json> {
+pub(crate) fn parse_json(input: ParseStream) -> syn::Result<Json> {
     if input.peek(syn::token::Bracket) {
         let items = parse_json_array(input)?;
         let text = format!(

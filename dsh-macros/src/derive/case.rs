@@ -3,7 +3,7 @@
 
 /// A `rename_all` convention.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RenameRule {
+pub(crate) enum RenameRule {
     Lower,
     Upper,
     Pascal,
@@ -15,7 +15,7 @@ pub enum RenameRule {
 }
 
 /// The spellings serde accepts, in serde's order.
-pub const RULES: &[(&str, RenameRule)] = &[
+pub(super) const RULES: &[(&str, RenameRule)] = &[
     ("lowercase", RenameRule::Lower),
     ("UPPERCASE", RenameRule::Upper),
     ("PascalCase", RenameRule::Pascal),
@@ -27,11 +27,11 @@ pub const RULES: &[(&str, RenameRule)] = &[
 ];
 
 impl RenameRule {
-    pub fn from_str(s: &str) -> Option<RenameRule> {
+    pub(crate) fn from_str(s: &str) -> Option<RenameRule> {
         RULES.iter().find(|(n, _)| *n == s).map(|(_, r)| *r)
     }
 
-    pub fn apply_to_variant(self, variant: &str) -> String {
+    pub(crate) fn apply_to_variant(self, variant: &str) -> String {
         match self {
             RenameRule::Pascal => variant.to_owned(),
             RenameRule::Lower => variant.to_ascii_lowercase(),
@@ -65,7 +65,7 @@ impl RenameRule {
         }
     }
 
-    pub fn apply_to_field(self, field: &str) -> String {
+    pub(crate) fn apply_to_field(self, field: &str) -> String {
         match self {
             RenameRule::Lower | RenameRule::Snake => field.to_owned(),
             RenameRule::Upper | RenameRule::ScreamingSnake => field.to_ascii_uppercase(),

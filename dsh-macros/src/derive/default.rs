@@ -17,7 +17,7 @@ use crate::ctxt::Ctxt;
 /// Errors for a default that breaks the item's own `range`, `length`, `pattern`, `enum`
 /// or `const`, at the default's value. A default of another JSON type than a key applies
 /// to is left to [`fit_check`], which names the type.
-pub fn check_literal(s: &SchemaAttrs, pos: Pos, errors: &mut Ctxt) {
+pub(crate) fn check_literal(s: &SchemaAttrs, pos: Pos, errors: &mut Ctxt) {
     let (Some(d), Some(span)) = (&s.default, s.default_span) else {
         return;
     };
@@ -145,7 +145,7 @@ fn same(a: &serde_json::Value, b: &serde_json::Value) -> bool {
 /// The constant that checks an item's default against its type `ty`: its JSON type,
 /// an integer type's range, a unit enum's variants (`DefaultFit`). Spanned at the
 /// default, so the compiler's message points there; `None` without a default.
-pub fn fit_check(p: &TokenStream, ty: &syn::Type, s: &SchemaAttrs) -> Option<TokenStream> {
+pub(crate) fn fit_check(p: &TokenStream, ty: &syn::Type, s: &SchemaAttrs) -> Option<TokenStream> {
     let (d, span) = (s.default.as_ref()?, s.default_span?);
     let value: serde_json::Value = serde_json::from_str(&d.text).ok()?;
     let kind = match d.kind {

@@ -23,7 +23,7 @@ use super::model::{Body, Field, Input, Repr, Style, Variant};
 use crate::doc::doc_concat;
 
 /// The path generated code reaches the runtime's derive support through.
-pub fn support_path(input: &Input) -> TokenStream {
+pub(crate) fn support_path(input: &Input) -> TokenStream {
     match &input.schema.krate {
         Some(path) => quote!(#path::__private::derive),
         None => quote!(::dsh_runtime::__private::derive),
@@ -31,7 +31,7 @@ pub fn support_path(input: &Input) -> TokenStream {
 }
 
 /// The input's generics with `T: ToolSchema + 'static` added for every type parameter.
-pub fn bounded_generics(input: &Input, p: &TokenStream) -> syn::Generics {
+pub(crate) fn bounded_generics(input: &Input, p: &TokenStream) -> syn::Generics {
     let mut generics = input.generics.clone();
     let params: Vec<syn::Ident> = generics.type_params().map(|t| t.ident.clone()).collect();
     let clause = generics.make_where_clause();
@@ -43,7 +43,7 @@ pub fn bounded_generics(input: &Input, p: &TokenStream) -> syn::Generics {
     generics
 }
 
-pub fn expand(input: &Input) -> TokenStream {
+pub(crate) fn expand(input: &Input) -> TokenStream {
     let p = support_path(input);
     let ident = &input.ident;
     let mut generics = bounded_generics(input, &p);
@@ -235,7 +235,7 @@ fn texts<'a>(items: impl Iterator<Item = &'a str>) -> TokenStream {
 
 /// `Edit { .. }` for the doc and `#[schema]` keys of one item, or `None` when there is
 /// nothing to apply.
-pub fn edit(p: &TokenStream, doc: &[syn::Expr], s: &SchemaAttrs) -> Option<TokenStream> {
+pub(crate) fn edit(p: &TokenStream, doc: &[syn::Expr], s: &SchemaAttrs) -> Option<TokenStream> {
     let mut parts = Vec::new();
     if let Some(d) = &s.description {
         parts.push(quote!(description: #d,));
@@ -321,7 +321,7 @@ fn field_asserts(cx: &mut Cx, f: &Field) {
 /// Statements asserting, at `ty`, the marker trait each constraint of `schema` needs
 /// (`range` a number, `pattern` a string...), so a constraint on the wrong kind of type is
 /// an error on that type. Shared with `#[tool]` parameters.
-pub fn constraint_asserts(
+pub(crate) fn constraint_asserts(
     p: &TokenStream,
     ty: &syn::Type,
     schema: &SchemaAttrs,
@@ -861,7 +861,7 @@ fn overlap_checks(cx: &mut Cx, input: &Input) -> Option<TokenStream> {
 
 /// `const PORTABILITY`: the facts of the schema `build_schema` builds, combined from the
 /// field types' facts in the same structure (see `dsh_runtime::schema::portable`).
-pub mod facts {
+pub(crate) mod facts {
     use proc_macro2::{Literal, TokenStream};
     use quote::{quote, quote_spanned};
     use syn::spanned::Spanned;
@@ -883,7 +883,7 @@ pub mod facts {
     }
 
     /// The container's facts (its own `#[schema]` keys applied last, as `apply_node`).
-    pub fn container(p: &TokenStream, input: &Input) -> TokenStream {
+    pub(crate) fn container(p: &TokenStream, input: &Input) -> TokenStream {
         let node = if input.schema.with.is_some() {
             return unknown(p);
         } else if let Some(from) = &input.serde.from {
@@ -909,7 +909,7 @@ pub mod facts {
     }
 
     /// `base` with the facts of an item's `#[schema]` keys.
-    pub fn attrs(p: &TokenStream, base: TokenStream, s: &SchemaAttrs) -> TokenStream {
+    pub(crate) fn attrs(p: &TokenStream, base: TokenStream, s: &SchemaAttrs) -> TokenStream {
         let mut out = base;
         if let Some(l) = &s.length {
             let opt = |v: Option<u64>| match v {

@@ -4,7 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-pub fn expand(input: &syn::DeriveInput, p: &TokenStream) -> TokenStream {
+pub(super) fn expand(input: &syn::DeriveInput, p: &TokenStream) -> TokenStream {
     let ident = &input.ident;
     let mut generics = input.generics.clone();
     let params: Vec<syn::Ident> = generics.type_params().map(|t| t.ident.clone()).collect();

@@ -37,7 +37,7 @@ fn caller_path(input: &Input) -> TokenStream {
 
 /// The form impls of `input`; `generics` are the input's generics with the bounds its
 /// `ToolSchema` impl puts on them.
-pub fn expand(input: &Input, generics: &syn::Generics) -> TokenStream {
+pub(super) fn expand(input: &Input, generics: &syn::Generics) -> TokenStream {
     // A hand-written schema may be anything; the runtime's own types (`crate = crate`)
     // are never forms, and would only lengthen the list of forms rustc shows with an
     // error.
@@ -232,7 +232,7 @@ fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
 
 /// Stand-ins emitted next to the derive's errors, so that an `elicit` of the type
 /// reports only the real mistake.
-pub fn stand_in(input: &syn::DeriveInput, krate: Option<&syn::Path>) -> TokenStream {
+pub(super) fn stand_in(input: &syn::DeriveInput, krate: Option<&syn::Path>) -> TokenStream {
     let c = match krate {
         Some(path) => quote!(#path::caller),
         None => quote!(::dsh_runtime::caller),

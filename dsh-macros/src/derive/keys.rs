@@ -8,7 +8,7 @@ use proc_macro2::Span;
 
 /// Where an attribute sits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pos {
+pub(crate) enum Pos {
     Container,
     Variant,
     Field,
@@ -17,7 +17,7 @@ pub enum Pos {
 }
 
 impl Pos {
-    pub fn noun(self) -> &'static str {
+    pub(crate) fn noun(self) -> &'static str {
         match self {
             Pos::Container => "a type",
             Pos::Variant => "a variant",
@@ -27,19 +27,19 @@ impl Pos {
     }
 }
 
-pub fn error(span: Span, msg: impl std::fmt::Display) -> syn::Error {
+pub(crate) fn error(span: Span, msg: impl std::fmt::Display) -> syn::Error {
     syn::Error::new(span, msg)
 }
 
 /// A numeric bound literal.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Bound {
+pub(crate) enum Bound {
     Int(i128),
     Float(f64),
 }
 
 impl Bound {
-    pub fn as_f64(self) -> f64 {
+    pub(crate) fn as_f64(self) -> f64 {
         match self {
             Bound::Int(i) => i as f64,
             Bound::Float(f) => f,
@@ -48,20 +48,20 @@ impl Bound {
 }
 
 /// `range(min = .., max = ..)`.
-pub struct Range {
+pub(crate) struct Range {
     pub min: Option<Bound>,
     pub max: Option<Bound>,
 }
 
 /// `length(min = .., max = ..)`.
-pub struct Length {
+pub(crate) struct Length {
     pub min: Option<u64>,
     pub max: Option<u64>,
 }
 
 /// The JSON kind of a literal, to pick the marker trait a field type must implement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum JsonKind {
+pub(crate) enum JsonKind {
     Null,
     Bool,
     Int,
@@ -73,14 +73,14 @@ pub enum JsonKind {
 
 /// A JSON-ish literal, rendered as JSON text.
 #[derive(Clone, Debug)]
-pub struct Json {
+pub(crate) struct Json {
     pub text: String,
     pub kind: JsonKind,
 }
 
 /// What the `#[schema(...)]` attributes of one item say.
 #[derive(Default)]
-pub struct SchemaAttrs {
+pub(crate) struct SchemaAttrs {
     pub description: Option<syn::Expr>,
     pub title: Option<syn::Expr>,
     pub open: Option<Span>,
@@ -104,7 +104,7 @@ pub struct SchemaAttrs {
 }
 
 /// Quote a string as JSON.
-pub fn json_string(s: &str) -> String {
+pub(crate) fn json_string(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {

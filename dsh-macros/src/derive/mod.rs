@@ -19,7 +19,7 @@ use quote::quote;
 
 use crate::ctxt::Ctxt;
 
-pub fn expand(item: TokenStream) -> TokenStream {
+pub(crate) fn expand(item: TokenStream) -> TokenStream {
     let input: syn::DeriveInput = match syn::parse2(item) {
         Ok(i) => i,
         Err(e) => return e.to_compile_error(),

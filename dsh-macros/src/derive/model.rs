@@ -6,7 +6,7 @@ use proc_macro2::Span;
 use super::attr::Serde;
 use super::keys::SchemaAttrs;
 
-pub struct Input {
+pub(crate) struct Input {
     pub ident: syn::Ident,
     pub generics: syn::Generics,
     pub doc: Vec<syn::Expr>,
@@ -15,14 +15,14 @@ pub struct Input {
     pub body: Body,
 }
 
-pub enum Body {
+pub(crate) enum Body {
     Struct(Style, Vec<Field>),
     Enum(Repr, Vec<Variant>),
 }
 
 /// The shape of a struct or variant body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Style {
+pub(crate) enum Style {
     /// `{ a: A, .. }`
     Named,
     /// `(A, ..)`
@@ -33,7 +33,7 @@ pub enum Style {
 
 /// serde's enum representation.
 #[derive(Clone, Debug)]
-pub enum Repr {
+pub(crate) enum Repr {
     /// `{"Variant": content}` (unit variants: `"Variant"`).
     External,
     /// `{"tag": "Variant", ..fields}`.
@@ -44,7 +44,7 @@ pub enum Repr {
     Untagged,
 }
 
-pub struct Variant {
+pub(crate) struct Variant {
     pub ident: syn::Ident,
     /// The name serde reads (after renames).
     pub name: String,
@@ -55,7 +55,7 @@ pub struct Variant {
     pub schema: SchemaAttrs,
 }
 
-pub struct Field {
+pub(crate) struct Field {
     pub ident: Option<syn::Ident>,
     pub ty: syn::Type,
     /// The key serde reads (after renames); the index for tuple fields.
@@ -69,20 +69,20 @@ pub struct Field {
 
 impl Field {
     /// Whether the field takes part in deserialization.
-    pub fn is_live(&self) -> bool {
+    pub(crate) fn is_live(&self) -> bool {
         !self.serde.skip
     }
 }
 
 impl Variant {
-    pub fn is_live(&self) -> bool {
+    pub(crate) fn is_live(&self) -> bool {
         !self.serde.skip
     }
 }
 
 impl Input {
     /// The single field serde reads through for `transparent` (and newtype) structs.
-    pub fn transparent_field(&self) -> Option<&Field> {
+    pub(crate) fn transparent_field(&self) -> Option<&Field> {
         match &self.body {
             Body::Struct(_, fields) => {
                 let mut live = fields.iter().filter(|f| f.is_live());

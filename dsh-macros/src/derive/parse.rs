@@ -53,7 +53,7 @@ fn unraw(ident: &syn::Ident) -> String {
     s.strip_prefix("r#").map(str::to_string).unwrap_or(s)
 }
 
-pub fn from_ast(input: &syn::DeriveInput, errors: &mut Ctxt) -> Option<Input> {
+pub(super) fn from_ast(input: &syn::DeriveInput, errors: &mut Ctxt) -> Option<Input> {
     if let syn::Data::Union(u) = &input.data {
         errors.push(error(
             u.union_token.span,

@@ -12,7 +12,7 @@ use quote::ToTokens;
 use super::keys::error;
 use super::model::{Body, Field, Input, Repr, Style};
 
-pub fn validate(input: &Input, errors: &mut Ctxt) {
+pub(super) fn validate(input: &Input, errors: &mut Ctxt) {
     if let Some(span) = input.schema.enum_names
         && !unit_enum(input)
     {
@@ -113,7 +113,7 @@ pub fn validate(input: &Input, errors: &mut Ctxt) {
 
 /// Whether serde reads the input as one of its unit variants' names: an externally
 /// tagged enum whose live variants are all unit variants (what a form offers as choices).
-pub fn unit_enum(input: &Input) -> bool {
+pub(super) fn unit_enum(input: &Input) -> bool {
     match &input.body {
         Body::Enum(Repr::External, variants) => {
             input.schema.with.is_none()

@@ -6,7 +6,7 @@ use syn::spanned::Spanned;
 
 use crate::resource::shared::{self, FnDef};
 
-pub fn expand(def: &FnDef<'_>) -> TokenStream {
+pub(super) fn expand(def: &FnDef<'_>) -> TokenStream {
     let struct_items = shared::struct_items(def);
     let from = from_impl(def);
     let allows = shared::allows();
@@ -110,7 +110,7 @@ fn from_impl(def: &FnDef<'_>) -> TokenStream {
 }
 
 /// Stand-ins emitted next to errors (see `resource::expand::fallback`).
-pub fn fallback(def: &FnDef<'_>) -> TokenStream {
+pub(super) fn fallback(def: &FnDef<'_>) -> TokenStream {
     let krate = &def.krate;
     let target = def.struct_path();
     let struct_items = shared::struct_items(def);

@@ -14,7 +14,7 @@ use crate::ctxt::Ctxt;
 use crate::resource::attr::{Attr, CRATE, Kind};
 use crate::resource::shared::{self, Site};
 
-pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+pub(super) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Ctxt::new();
     let krate = group_crate(attr, &mut errors);
     let item_impl: syn::ItemImpl = match syn::parse2(item.clone()) {

@@ -14,7 +14,7 @@ use crate::ctxt::Ctxt;
 use crate::resource::attr::{Attr, Kind};
 use crate::resource::shared::{self, FnDef, Site};
 
-pub fn expand_prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
+pub(crate) fn expand_prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
     let func: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
@@ -58,6 +58,6 @@ fn expand_method(def: &FnDef<'_>, errors: Ctxt) -> TokenStream {
     }
 }
 
-pub fn expand_context(attr: TokenStream, item: TokenStream) -> TokenStream {
+pub(crate) fn expand_context(attr: TokenStream, item: TokenStream) -> TokenStream {
     group::expand(attr, item)
 }

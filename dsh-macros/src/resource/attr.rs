@@ -10,20 +10,20 @@ use proc_macro2::{Span, TokenStream};
 
 use crate::ctxt::Ctxt;
 
-pub const URI: &str = "uri";
-pub const NAME: &str = "name";
-pub const TITLE: &str = "title";
-pub const DESCRIPTION: &str = "description";
-pub const MIME_TYPE: &str = "mime_type";
-pub const SIZE: &str = "size";
-pub const AUDIENCE: &str = "audience";
-pub const PRIORITY: &str = "priority";
-pub const LAST_MODIFIED: &str = "last_modified";
-pub const CRATE: &str = "crate";
-pub const STRUCT_NAME: &str = "struct_name";
+pub(crate) const URI: &str = "uri";
+pub(crate) const NAME: &str = "name";
+pub(crate) const TITLE: &str = "title";
+pub(crate) const DESCRIPTION: &str = "description";
+pub(crate) const MIME_TYPE: &str = "mime_type";
+pub(crate) const SIZE: &str = "size";
+pub(crate) const AUDIENCE: &str = "audience";
+pub(crate) const PRIORITY: &str = "priority";
+pub(crate) const LAST_MODIFIED: &str = "last_modified";
+pub(crate) const CRATE: &str = "crate";
+pub(crate) const STRUCT_NAME: &str = "struct_name";
 
 /// The keys of `#[resource]`, in the order messages list them.
-pub const RESOURCE_KEYS: &[&str] = &[
+pub(crate) const RESOURCE_KEYS: &[&str] = &[
     URI,
     NAME,
     TITLE,
@@ -38,11 +38,11 @@ pub const RESOURCE_KEYS: &[&str] = &[
 ];
 
 /// The keys of `#[prompt]`.
-pub const PROMPT_KEYS: &[&str] = &[NAME, TITLE, DESCRIPTION, CRATE, STRUCT_NAME];
+pub(crate) const PROMPT_KEYS: &[&str] = &[NAME, TITLE, DESCRIPTION, CRATE, STRUCT_NAME];
 
 /// Who a resource is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
+pub(crate) enum Role {
     User,
     Assistant,
 }
@@ -51,7 +51,7 @@ impl Role {
     const ALL: [(&'static str, Role); 2] = [("user", Role::User), ("assistant", Role::Assistant)];
 
     /// The variant's name in `dsh_runtime::content::Role`.
-    pub fn variant(self) -> &'static str {
+    pub(crate) fn variant(self) -> &'static str {
         match self {
             Role::User => "User",
             Role::Assistant => "Assistant",
@@ -62,7 +62,7 @@ impl Role {
 /// Everything `#[resource(...)]` or `#[prompt(...)]` can say (a prompt has only the
 /// first five keys). Absent keys are `None`.
 #[derive(Default)]
-pub struct Attr {
+pub(crate) struct Attr {
     /// `"scheme://..."` first, or `uri = ".."`.
     pub uri: Option<syn::LitStr>,
     pub name: Option<String>,
@@ -81,13 +81,13 @@ pub struct Attr {
 
 /// Which attribute is read.
 #[derive(Clone, Copy)]
-pub enum Kind {
+pub(crate) enum Kind {
     Resource,
     Prompt,
 }
 
 impl Kind {
-    pub fn attr(self) -> &'static str {
+    pub(crate) fn attr(self) -> &'static str {
         match self {
             Kind::Resource => "#[resource]",
             Kind::Prompt => "#[prompt]",
@@ -104,7 +104,7 @@ impl Kind {
 
 impl Attr {
     /// Parse the tokens inside `#[resource(...)]` / `#[prompt(...)]`.
-    pub fn parse(kind: Kind, tokens: TokenStream, errors: &mut Ctxt) -> Attr {
+    pub(crate) fn parse(kind: Kind, tokens: TokenStream, errors: &mut Ctxt) -> Attr {
         match NestedMeta::parse_meta_list(tokens) {
             Ok(items) => Attr::read(kind, &items, errors),
             Err(e) => {
@@ -115,7 +115,7 @@ impl Attr {
     }
 
     /// Parse an attribute found on a method inside `#[context]`.
-    pub fn from_attribute(kind: Kind, attr: &syn::Attribute, errors: &mut Ctxt) -> Attr {
+    pub(crate) fn from_attribute(kind: Kind, attr: &syn::Attribute, errors: &mut Ctxt) -> Attr {
         match &attr.meta {
             syn::Meta::Path(_) => Attr::default(),
             syn::Meta::List(list) => Attr::parse(kind, list.tokens.clone(), errors),
@@ -468,7 +468,7 @@ fn last_modified(meta: &syn::Meta) -> darling::Result<String> {
 
 /// Whether `s` is an RFC 3339 date-time (`YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)`), with
 /// each field in range.
-pub fn rfc3339(s: &str) -> bool {
+pub(crate) fn rfc3339(s: &str) -> bool {
     let b = s.as_bytes();
     let num = |r: std::ops::Range<usize>| -> Option<u32> {
         let part = s.get(r)?;

@@ -7,12 +7,12 @@ use syn::spanned::Spanned;
 use super::shared::{self, FnDef};
 
 /// The checked URI and its placeholders.
-pub struct Uri {
+pub(super) struct Uri {
     pub lit: syn::LitStr,
     pub placeholders: Vec<String>,
 }
 
-pub fn expand(def: &FnDef<'_>, uri: &Uri) -> TokenStream {
+pub(super) fn expand(def: &FnDef<'_>, uri: &Uri) -> TokenStream {
     let struct_items = shared::struct_items(def);
     let from = from_impl(def, uri);
     let allows = shared::allows();
@@ -149,7 +149,7 @@ fn annotations(def: &FnDef<'_>) -> Option<TokenStream> {
 
 /// Stand-ins emitted next to errors: the struct and a `From` impl that never runs, so
 /// code registering the resource keeps compiling and only the macro's errors show.
-pub fn fallback(def: &FnDef<'_>) -> TokenStream {
+pub(super) fn fallback(def: &FnDef<'_>) -> TokenStream {
     let krate = &def.krate;
     let target = def.struct_path();
     let struct_items = shared::struct_items(def);

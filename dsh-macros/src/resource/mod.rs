@@ -5,9 +5,9 @@
 //! use, `template` checks the URI, this module checks that placeholders and parameters
 //! are the same names, and `expand` generates the items (or stand-ins next to errors).
 
-pub mod attr;
+pub(crate) mod attr;
 mod expand;
-pub mod shared;
+pub(crate) mod shared;
 mod template;
 
 use proc_macro2::TokenStream;
@@ -17,7 +17,7 @@ use crate::ctxt::Ctxt;
 use attr::{Attr, Kind};
 use shared::{FnDef, Site};
 
-pub fn expand_resource(attr: TokenStream, item: TokenStream) -> TokenStream {
+pub(crate) fn expand_resource(attr: TokenStream, item: TokenStream) -> TokenStream {
     let func: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
@@ -64,7 +64,7 @@ pub fn expand_resource(attr: TokenStream, item: TokenStream) -> TokenStream {
 
 /// Expand one `#[resource]` method of a `#[context]` block: the generated items, or the
 /// errors and stand-ins.
-pub fn expand_method(def: &FnDef<'_>, mut errors: Ctxt) -> TokenStream {
+pub(crate) fn expand_method(def: &FnDef<'_>, mut errors: Ctxt) -> TokenStream {
     let uri = check_uri(def, &mut errors);
     match (errors.check(), uri) {
         (Ok(()), Some(uri)) => expand::expand(def, &uri),

@@ -13,7 +13,7 @@ use crate::ctxt::Ctxt;
 
 /// Where the fn sits.
 #[derive(Clone, Copy)]
-pub enum Site<'a> {
+pub(crate) enum Site<'a> {
     /// A free fn.
     Free,
     /// A method of `impl <self_ty>` under `#[context]`; `prefix` starts the struct name.
@@ -24,7 +24,7 @@ pub enum Site<'a> {
 }
 
 /// How the body is reached.
-pub enum Receiver {
+pub(crate) enum Receiver {
     /// A free fn.
     None,
     /// A method of a `#[context]` type; the struct holds an `Arc` of `self_ty`.
@@ -35,7 +35,7 @@ pub enum Receiver {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub enum ReceiverKind {
+pub(crate) enum ReceiverKind {
     /// `&self`.
     Ref,
     /// `self: Arc<Self>`.
@@ -45,7 +45,7 @@ pub enum ReceiverKind {
 }
 
 /// One parameter, read from text.
-pub struct Param {
+pub(crate) struct Param {
     /// The placeholder or argument name (the identifier without `r#`).
     pub name: String,
     /// The type as written (`Self` replaced).
@@ -62,13 +62,13 @@ pub struct Param {
 
 impl Param {
     /// The type read from text (`T` of `Option<T>`).
-    pub fn read_ty(&self) -> &syn::Type {
+    pub(crate) fn read_ty(&self) -> &syn::Type {
         self.optional.as_ref().unwrap_or(&self.ty)
     }
 }
 
 /// The return type.
-pub struct Output {
+pub(crate) struct Output {
     /// `T` of `Result<T, E>`, or the type.
     pub ty: syn::Type,
     /// Whether it is a `Result`.
@@ -80,7 +80,7 @@ pub struct Output {
 }
 
 /// One `#[resource]` or `#[prompt]` fn.
-pub struct FnDef<'a> {
+pub(crate) struct FnDef<'a> {
     pub kind: Kind,
     pub sig: &'a syn::Signature,
     pub vis: syn::Visibility,
@@ -104,7 +104,7 @@ pub struct FnDef<'a> {
 
 impl FnDef<'_> {
     /// The struct as generated impls name it (through its module for a free fn).
-    pub fn struct_path(&self) -> TokenStream {
+    pub(crate) fn struct_path(&self) -> TokenStream {
         let s = &self.struct_ident;
         match &self.struct_module {
             Some(m) => quote!(#m::#s),
@@ -113,7 +113,7 @@ impl FnDef<'_> {
     }
 }
 
-pub fn fn_def<'a>(
+pub(crate) fn fn_def<'a>(
     kind: Kind,
     sig: &'a syn::Signature,
     vis: &syn::Visibility,
@@ -275,7 +275,7 @@ fn read_receiver(kind: Kind, r: &syn::Receiver, receiver: &mut Receiver, errors:
 }
 
 /// `#[complete(...)]` on a parameter.
-pub fn is_complete_attr(a: &syn::Attribute) -> bool {
+pub(crate) fn is_complete_attr(a: &syn::Attribute) -> bool {
     a.path().is_ident("complete")
 }
 
@@ -506,7 +506,7 @@ fn read_output(
 }
 
 /// `read_file` -> `ReadFile`.
-pub fn pascal(snake: &str) -> String {
+pub(crate) fn pascal(snake: &str) -> String {
     let mut out = String::new();
     for part in snake.split('_').filter(|p| !p.is_empty()) {
         let mut chars = part.chars();
@@ -522,12 +522,12 @@ pub fn pascal(snake: &str) -> String {
 }
 
 /// Replace `Self` with the impl's type: generated items live outside the impl block.
-pub fn replace_self(ty: &syn::Type, self_ty: &syn::Type) -> syn::Type {
+pub(crate) fn replace_self(ty: &syn::Type, self_ty: &syn::Type) -> syn::Type {
     let tokens = replace_self_tokens(ty.to_token_stream(), &self_ty.to_token_stream());
     syn::parse2(tokens).unwrap_or_else(|_| ty.clone())
 }
 
-pub fn replace_self_tokens(tokens: TokenStream, self_ty: &TokenStream) -> TokenStream {
+pub(crate) fn replace_self_tokens(tokens: TokenStream, self_ty: &TokenStream) -> TokenStream {
     tokens
         .into_iter()
         .flat_map(|tt| -> Vec<TokenTree> {
@@ -550,7 +550,7 @@ pub fn replace_self_tokens(tokens: TokenStream, self_ty: &TokenStream) -> TokenS
 }
 
 /// `tokens` with every span set to `span`.
-pub fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+pub(crate) fn respan(tokens: TokenStream, span: Span) -> TokenStream {
     tokens
         .into_iter()
         .map(|mut tt| {
@@ -568,7 +568,7 @@ pub fn respan(tokens: TokenStream, span: Span) -> TokenStream {
 
 /// Doc comments and `#[complete]` on fn parameters were read; rustc rejects the first
 /// and does not know the second, so drop them.
-pub fn strip_param_attrs(sig: &mut syn::Signature) {
+pub(crate) fn strip_param_attrs(sig: &mut syn::Signature) {
     for arg in sig.inputs.iter_mut() {
         if let syn::FnArg::Typed(pt) = arg {
             pt.attrs
@@ -581,7 +581,7 @@ pub fn strip_param_attrs(sig: &mut syn::Signature) {
 // Generated pieces.
 
 /// Lints generated code may trip over although the user's code is fine.
-pub fn allows() -> TokenStream {
+pub(crate) fn allows() -> TokenStream {
     quote! {
         #[allow(
             unused_qualifications,
@@ -597,7 +597,7 @@ pub fn allows() -> TokenStream {
 /// The generated struct: a unit struct in a module of its own for a free fn (as
 /// `#[tool]` does: a type of the same name shadows the glob import, and the assertion
 /// at the fn name then says to use `struct_name`), or `GroupMethod(pub Arc<Group>)`.
-pub fn struct_items(def: &FnDef<'_>) -> TokenStream {
+pub(crate) fn struct_items(def: &FnDef<'_>) -> TokenStream {
     let vis = &def.vis;
     let ident = &def.struct_ident;
     let cfgs = &def.cfgs;
@@ -684,7 +684,7 @@ fn vis_in_child(vis: &syn::Visibility) -> TokenStream {
 /// `|text| -> Result<T, String>`: reads the parameter's type from text, the first way
 /// that applies (see `dsh_runtime::resources::__macro`), reported at the type when none
 /// does.
-pub fn reader(krate: &TokenStream, ty: &syn::Type) -> TokenStream {
+pub(crate) fn reader(krate: &TokenStream, ty: &syn::Type) -> TokenStream {
     let m = quote!(#krate::resources::__macro);
     // Every token of the call at the type, so the error's span is the type alone.
     let m_here = respan(m.clone(), ty.span());
@@ -703,7 +703,7 @@ pub fn reader(krate: &TokenStream, ty: &syn::Type) -> TokenStream {
 /// `.with_completer(name, ..)` for a parameter: its `#[complete(with = ..)]`, else its
 /// type's enum values when it has a string-enum schema, else nothing. `target` is the
 /// local holding the resource or prompt.
-pub fn completer(krate: &TokenStream, p: &Param, target: &syn::Ident) -> TokenStream {
+pub(crate) fn completer(krate: &TokenStream, p: &Param, target: &syn::Ident) -> TokenStream {
     let name = &p.name;
     match &p.complete {
         Some(path) => {
@@ -729,7 +729,7 @@ pub fn completer(krate: &TokenStream, p: &Param, target: &syn::Ident) -> TokenSt
 
 /// The statements before the read closure that capture the shared value, and inside it
 /// the ones that give each call its own handle (`__dsh_this`).
-pub fn capture(def: &FnDef<'_>) -> (TokenStream, TokenStream) {
+pub(crate) fn capture(def: &FnDef<'_>) -> (TokenStream, TokenStream) {
     match &def.receiver {
         Receiver::Method {
             kind: ReceiverKind::Ref | ReceiverKind::Arc,
@@ -744,7 +744,7 @@ pub fn capture(def: &FnDef<'_>) -> (TokenStream, TokenStream) {
 
 /// The body's call, awaited, as a `Result` whose error is the macro's error type
 /// (`ResourceError` or `PromptError`), converted through `into_err` at `E`.
-pub fn call(def: &FnDef<'_>, args: &[TokenStream]) -> TokenStream {
+pub(crate) fn call(def: &FnDef<'_>, args: &[TokenStream]) -> TokenStream {
     let krate = &def.krate;
     let f = &def.sig.ident;
     let callee = match &def.receiver {
@@ -784,7 +784,7 @@ pub fn call(def: &FnDef<'_>, args: &[TokenStream]) -> TokenStream {
 
 /// The description of a fn: its `description` key, or its doc comment (normalised as a
 /// tool's), `None` when blank.
-pub fn description(def: &FnDef<'_>) -> TokenStream {
+pub(crate) fn description(def: &FnDef<'_>) -> TokenStream {
     let krate = &def.krate;
     let text = match &def.attr.description {
         Some(e) => quote!(::core::concat!(#e)),
@@ -794,7 +794,7 @@ pub fn description(def: &FnDef<'_>) -> TokenStream {
 }
 
 /// The description of a parameter (its doc comment), `None` when blank.
-pub fn param_description(krate: &TokenStream, p: &Param) -> TokenStream {
+pub(crate) fn param_description(krate: &TokenStream, p: &Param) -> TokenStream {
     let text = crate::doc::doc_concat(&crate::doc::doc_exprs(&p.docs));
     quote!(#krate::resources::__macro::description(#krate::__private::doc(#text)))
 }

@@ -7,7 +7,7 @@
 //! test.
 
 /// The placeholders of `text`, in order, or why it is not a resource URI.
-pub fn placeholders(text: &str) -> Result<Vec<String>, String> {
+pub(super) fn placeholders(text: &str) -> Result<Vec<String>, String> {
     check_scheme(text)?;
     let mut names: Vec<String> = Vec::new();
     let mut rest = text;

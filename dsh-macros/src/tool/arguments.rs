@@ -25,7 +25,7 @@ use crate::ctxt::Ctxt;
 use super::examples::{self, Example};
 
 /// One `* `name` - text` entry.
-pub struct Entry {
+pub(super) struct Entry {
     pub name: String,
     pub text: String,
     /// The doc line the entry starts on (the only span a doc comment line has).
@@ -34,13 +34,13 @@ pub struct Entry {
 
 impl Entry {
     /// The parameter name, without `r#`.
-    pub fn unraw_name(&self) -> &str {
+    pub(super) fn unraw_name(&self) -> &str {
         self.name.strip_prefix("r#").unwrap_or(&self.name)
     }
 }
 
 /// A fn doc comment split into the tool description and the `# Arguments` entries.
-pub struct Split {
+pub(super) struct Split {
     /// The `#[doc]` expressions forming the description, section removed.
     pub description: Vec<syn::Expr>,
     /// Whether the description is known to be blank (every part is a literal and all of
@@ -52,7 +52,7 @@ pub struct Split {
 }
 
 /// Split the doc attributes of a fn. Malformed entries are reported in `errors`.
-pub fn split(attrs: &[syn::Attribute], errors: &mut Ctxt) -> Split {
+pub(super) fn split(attrs: &[syn::Attribute], errors: &mut Ctxt) -> Split {
     let mut description = Vec::new();
     let mut entries: Vec<Entry> = Vec::new();
     let mut found: Vec<Example> = Vec::new();

@@ -16,34 +16,34 @@ use syn::spanned::Spanned;
 use crate::ctxt::Ctxt;
 
 // Attribute keywords (one constant each, as they appear in user code).
-pub const NAME: &str = "name";
-pub const DESCRIPTION: &str = "description";
-pub const TITLE: &str = "title";
-pub const TIMEOUT_MS: &str = "timeout_ms";
-pub const CONCURRENCY_SAFE: &str = "concurrency_safe";
-pub const READ_ONLY: &str = "read_only";
-pub const DESTRUCTIVE: &str = "destructive";
-pub const IDEMPOTENT: &str = "idempotent";
-pub const OPEN_WORLD: &str = "open_world";
-pub const DEFER_LOADING: &str = "defer_loading";
-pub const RENDER: &str = "render";
-pub const PRESENT_CALL: &str = "present_call";
-pub const PRESENT_RESULT: &str = "present_result";
-pub const PRESENTATION_META: &str = "presentation_meta";
-pub const FINALIZE_CONTENT: &str = "finalize_content";
-pub const ARGS: &str = "args";
-pub const DENY_UNKNOWN_ARGS: &str = "deny_unknown_args";
-pub const CRATE: &str = "crate";
-pub const STRUCT_NAME: &str = "struct_name";
-pub const ARGS_STRUCT_NAME: &str = "args_struct_name";
-pub const TASK: &str = "task";
-pub const TIMEOUT_RESTARTS_ON_PROGRESS: &str = "timeout_restarts_on_progress";
-pub const TASK_AFTER_INPUT: &str = "task_after_input";
-pub const ASK: &str = "ask";
+pub(super) const NAME: &str = "name";
+pub(super) const DESCRIPTION: &str = "description";
+pub(super) const TITLE: &str = "title";
+pub(super) const TIMEOUT_MS: &str = "timeout_ms";
+pub(super) const CONCURRENCY_SAFE: &str = "concurrency_safe";
+pub(super) const READ_ONLY: &str = "read_only";
+pub(super) const DESTRUCTIVE: &str = "destructive";
+pub(super) const IDEMPOTENT: &str = "idempotent";
+pub(super) const OPEN_WORLD: &str = "open_world";
+pub(super) const DEFER_LOADING: &str = "defer_loading";
+pub(super) const RENDER: &str = "render";
+pub(super) const PRESENT_CALL: &str = "present_call";
+pub(super) const PRESENT_RESULT: &str = "present_result";
+pub(super) const PRESENTATION_META: &str = "presentation_meta";
+pub(super) const FINALIZE_CONTENT: &str = "finalize_content";
+pub(super) const ARGS: &str = "args";
+pub(super) const DENY_UNKNOWN_ARGS: &str = "deny_unknown_args";
+pub(super) const CRATE: &str = "crate";
+pub(super) const STRUCT_NAME: &str = "struct_name";
+pub(super) const ARGS_STRUCT_NAME: &str = "args_struct_name";
+pub(super) const TASK: &str = "task";
+pub(super) const TIMEOUT_RESTARTS_ON_PROGRESS: &str = "timeout_restarts_on_progress";
+pub(super) const TASK_AFTER_INPUT: &str = "task_after_input";
+pub(super) const ASK: &str = "ask";
 
 // Input examples and compile-time portability (see `PortableTarget` below).
-pub const EXAMPLE: &str = "example";
-pub const PORTABLE: &str = "portable";
+pub(super) const EXAMPLE: &str = "example";
+pub(super) const PORTABLE: &str = "portable";
 
 /// Every key, in the order the error message lists them.
 const KEYS: &[&str] = &[
@@ -79,37 +79,37 @@ const KEYS: &[&str] = &[
 const REPEATABLE: &[&str] = &[EXAMPLE];
 
 /// The reserved tool name (the code-mode entry point).
-pub const RESERVED_NAME: &str = "run_code";
+pub(super) const RESERVED_NAME: &str = "run_code";
 
 /// A present flag, remembering where it was written.
 #[derive(Clone, Copy, Default)]
-pub struct Flag(pub Option<Span>);
+pub(super) struct Flag(pub Option<Span>);
 
 impl Flag {
-    pub fn is_present(self) -> bool {
+    pub(super) fn is_present(self) -> bool {
         self.0.is_some()
     }
 }
 
 /// A name, checked against the portable tool-name pattern.
-pub struct Name {
+pub(super) struct Name {
     pub value: String,
 }
 
 /// `concurrency_safe` (always) or `concurrency_safe = path` (a predicate on the arguments).
-pub enum Concurrency {
+pub(super) enum Concurrency {
     Always,
     Predicate(syn::Path),
 }
 
 /// A positive `timeout_ms`.
-pub struct Timeout {
+pub(super) struct Timeout {
     pub ms: u64,
 }
 
 /// Everything `#[tool(...)]` can say. Absent keys are `None` / not present.
 #[derive(Default)]
-pub struct ToolAttr {
+pub(super) struct ToolAttr {
     pub name: Option<Name>,
     /// A string literal or a macro call expanding to one (`include_str!`, `concat!`).
     pub description: Option<syn::Expr>,
@@ -158,7 +158,7 @@ pub struct ToolAttr {
 impl ToolAttr {
     /// Parse the tokens inside `#[tool(...)]`: every key that parses, and an error in
     /// `errors` for every one that does not.
-    pub fn parse(tokens: TokenStream, errors: &mut Ctxt) -> ToolAttr {
+    pub(super) fn parse(tokens: TokenStream, errors: &mut Ctxt) -> ToolAttr {
         match NestedMeta::parse_meta_list(tokens) {
             Ok(items) => ToolAttr::read(&items, errors),
             Err(e) => {
@@ -169,7 +169,7 @@ impl ToolAttr {
     }
 
     /// Parse a `#[tool]` / `#[tool(...)]` attribute found on a method inside `#[toolbox]`.
-    pub fn from_attribute(attr: &syn::Attribute, errors: &mut Ctxt) -> ToolAttr {
+    pub(super) fn from_attribute(attr: &syn::Attribute, errors: &mut Ctxt) -> ToolAttr {
         match &attr.meta {
             syn::Meta::Path(_) => ToolAttr::default(),
             syn::Meta::List(list) => ToolAttr::parse(list.tokens.clone(), errors),
@@ -299,7 +299,7 @@ impl ToolAttr {
 
 /// The value of `task = "..."`, as the variant of `dsh_runtime::TaskSupport` it names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TaskSupport {
+pub(super) enum TaskSupport {
     Forbidden,
     Optional,
     Required,
@@ -307,7 +307,7 @@ pub enum TaskSupport {
 
 impl TaskSupport {
     /// The variant's name in `dsh_runtime::TaskSupport`.
-    pub fn variant(self) -> &'static str {
+    pub(super) fn variant(self) -> &'static str {
         match self {
             TaskSupport::Forbidden => "Forbidden",
             TaskSupport::Optional => "Optional",
@@ -316,7 +316,7 @@ impl TaskSupport {
     }
 
     /// Whether the tool may run as a task.
-    pub fn allows(self) -> bool {
+    pub(super) fn allows(self) -> bool {
         !matches!(self, TaskSupport::Forbidden)
     }
 }
@@ -436,7 +436,7 @@ fn name(meta: &syn::Meta) -> darling::Result<Name> {
 
 /// The portable tool-name rule shared by OpenAI, Anthropic, Gemini and MCP, plus the
 /// reserved code-mode name.
-pub fn check_name(name: &str) -> Result<(), String> {
+pub(super) fn check_name(name: &str) -> Result<(), String> {
     if name == RESERVED_NAME {
         return Err(format!(
             "the tool name `{RESERVED_NAME}` is reserved for code mode; choose another `name`"
@@ -603,7 +603,7 @@ fn crate_path(meta: &syn::Meta) -> darling::Result<syn::Path> {
 /// runtime's export (`dsh_providers::export::Target`), named as the runtime's portability
 /// facts name it (`dsh_runtime::schema::portable`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PortableTarget {
+pub(super) enum PortableTarget {
     /// OpenAI Structured Outputs (`strict: true`), Responses and Chat Completions.
     OpenAiStrict,
     /// Anthropic strict tool use.
@@ -620,7 +620,7 @@ impl PortableTarget {
     ];
 
     /// The constant naming the target in `dsh_runtime::schema::portable`.
-    pub fn runtime_const(self) -> &'static str {
+    pub(super) fn runtime_const(self) -> &'static str {
         match self {
             PortableTarget::OpenAiStrict => "OPENAI_STRICT",
             PortableTarget::AnthropicStrict => "ANTHROPIC_STRICT",

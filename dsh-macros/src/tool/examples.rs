@@ -10,7 +10,7 @@
 use proc_macro2::Span;
 
 /// One input example, checked to be a JSON object.
-pub struct Example {
+pub(super) struct Example {
     /// The example's JSON text, whitespace between tokens removed.
     pub text: String,
     /// Where it was written (the literal, or the block's first doc line).
@@ -19,7 +19,7 @@ pub struct Example {
 
 /// Check one example's text: a JSON object, returned compacted, or a message saying what
 /// is wrong with the line of `text` it is about (1-based).
-pub fn check(text: &str) -> Result<String, (String, usize)> {
+pub(super) fn check(text: &str) -> Result<String, (String, usize)> {
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
         (
             format!(
@@ -74,7 +74,7 @@ fn compact(text: &str) -> String {
 
 /// Whether a fence line opens a JSON block: ```` ```json ```` (a `,`-separated attribute
 /// list may follow, as rustdoc allows).
-pub fn is_json_fence(trimmed: &str) -> bool {
+pub(super) fn is_json_fence(trimmed: &str) -> bool {
     let info = trimmed.trim_start_matches(['`', '~']).trim();
     let lang = info
         .split([',', ' ', '\t'])

@@ -16,7 +16,7 @@ use super::parse::respan;
 use crate::types::type_text;
 
 /// Lints generated code may trip over although the user's code is fine.
-pub fn allows() -> TokenStream {
+pub(super) fn allows() -> TokenStream {
     quote! {
         #[allow(
             unused_qualifications,
@@ -29,7 +29,7 @@ pub fn allows() -> TokenStream {
 }
 
 /// The public items of one tool: the tool struct, the args struct, and their impls.
-pub fn expand(def: &ToolDef<'_>) -> TokenStream {
+pub(super) fn expand(def: &ToolDef<'_>) -> TokenStream {
     let tool_struct = tool_struct(def);
     let args_struct = args_struct(def);
     let schema_impl = schema_impl(def);
@@ -126,7 +126,7 @@ fn gemini_name(name: &str) -> bool {
 /// needs no imports (a unit struct names no type), so this works inside fn bodies too.
 /// A toolbox struct holds the impl's type and its name starts with that type's, so it is
 /// defined directly.
-pub fn tool_struct(def: &ToolDef<'_>) -> TokenStream {
+pub(super) fn tool_struct(def: &ToolDef<'_>) -> TokenStream {
     let vis = &def.vis;
     let tool = &def.tool_ident;
     let cfgs = &def.cfgs;

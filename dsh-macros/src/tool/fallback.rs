@@ -12,7 +12,7 @@ use quote::quote;
 use super::expand::{allows, tool_struct};
 use super::model::ToolDef;
 
-pub fn fallback(def: &ToolDef<'_>) -> TokenStream {
+pub(super) fn fallback(def: &ToolDef<'_>) -> TokenStream {
     let krate = &def.krate;
     let tool = def.tool_path();
     let tool_struct = tool_struct(def);

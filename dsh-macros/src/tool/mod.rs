@@ -24,7 +24,7 @@ use parse::Site;
 
 use crate::ctxt::Ctxt;
 
-pub fn expand_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+pub(crate) fn expand_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let func: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
@@ -67,7 +67,7 @@ pub fn expand_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-pub fn expand_toolbox(attr: TokenStream, item: TokenStream) -> TokenStream {
+pub(crate) fn expand_toolbox(attr: TokenStream, item: TokenStream) -> TokenStream {
     toolbox::expand(attr, item)
 }
 

@@ -7,7 +7,7 @@ use proc_macro2::{Span, TokenStream};
 use super::attr::{Concurrency, ToolAttr};
 
 /// One `#[tool]` fn or method.
-pub struct ToolDef<'a> {
+pub(super) struct ToolDef<'a> {
     /// The fn's signature (spans for the name, `async`, generics).
     pub sig: &'a syn::Signature,
     /// Visibility of the generated items (the fn's).
@@ -46,7 +46,7 @@ pub struct ToolDef<'a> {
 }
 
 /// How a tool body is called.
-pub enum Receiver {
+pub(super) enum Receiver {
     /// A free fn: `read_file(..)`.
     None,
     /// A method of a `#[toolbox]` type; the tool struct holds an `Arc` of `self_ty`.
@@ -56,7 +56,7 @@ pub enum Receiver {
     },
 }
 
-pub enum ReceiverKind {
+pub(super) enum ReceiverKind {
     /// `&self`.
     Ref,
     /// `self: Arc<Self>`.
@@ -66,7 +66,7 @@ pub enum ReceiverKind {
 }
 
 /// One fn parameter.
-pub enum Input {
+pub(super) enum Input {
     /// A schema property: becomes a field of the generated args struct.
     Field(Field),
     /// `#[tool(args)]`: the whole arguments object.
@@ -84,7 +84,7 @@ pub enum Input {
 }
 
 /// A parameter that is a schema property.
-pub struct Field {
+pub(super) struct Field {
     /// The parameter's identifier, reused as the args struct's field.
     pub ident: syn::Ident,
     /// The JSON property name (the identifier without `r#`).
@@ -99,7 +99,7 @@ pub struct Field {
 }
 
 /// The return type.
-pub struct Output {
+pub(super) struct Output {
     /// The canonical output type (`T` of `Result<T, E>`, or the plain type).
     pub ty: syn::Type,
     /// Whether the fn returns a `Result` (an `Err` becomes the tool's failure).
@@ -111,7 +111,7 @@ pub struct Output {
 }
 
 impl ToolDef<'_> {
-    pub fn fields(&self) -> impl Iterator<Item = &Field> {
+    pub(super) fn fields(&self) -> impl Iterator<Item = &Field> {
         self.inputs.iter().filter_map(|i| match i {
             Input::Field(f) => Some(f),
             _ => None,
@@ -119,7 +119,7 @@ impl ToolDef<'_> {
     }
 
     /// The type of `#[tool(args)]`'s parameter.
-    pub fn args_param(&self) -> Option<&syn::Type> {
+    pub(super) fn args_param(&self) -> Option<&syn::Type> {
         self.inputs.iter().find_map(|i| match i {
             Input::Args { ty, .. } => Some(ty),
             _ => None,
@@ -127,7 +127,7 @@ impl ToolDef<'_> {
     }
 
     /// The `Tool::Args` type.
-    pub fn args_type(&self) -> TokenStream {
+    pub(super) fn args_type(&self) -> TokenStream {
         match self.args_param() {
             Some(t) => quote::quote!(#t),
             None => {
@@ -139,7 +139,7 @@ impl ToolDef<'_> {
 
     /// How generated impls name the tool struct: through its defining module when there
     /// is one, so they never resolve to a user type of the same name.
-    pub fn tool_path(&self) -> TokenStream {
+    pub(super) fn tool_path(&self) -> TokenStream {
         let tool = &self.tool_ident;
         match &self.tool_module {
             Some(m) => quote::quote!(#m::#tool),
@@ -147,7 +147,7 @@ impl ToolDef<'_> {
         }
     }
 
-    pub fn concurrency(&self) -> Option<&Concurrency> {
+    pub(super) fn concurrency(&self) -> Option<&Concurrency> {
         self.attr.concurrency_safe.as_ref()
     }
 }

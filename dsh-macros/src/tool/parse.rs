@@ -15,7 +15,7 @@ use super::model::{Field, Input, Output, Receiver, ReceiverKind, ToolDef};
 use crate::ctxt::Ctxt;
 
 /// Where the fn sits.
-pub enum Site<'a> {
+pub(super) enum Site<'a> {
     /// A free fn under `#[tool]`.
     Free,
     /// A method of `impl <self_ty>` under `#[toolbox]`; `prefix` starts the generated
@@ -26,7 +26,7 @@ pub enum Site<'a> {
     },
 }
 
-pub fn tool_def<'a>(
+pub(super) fn tool_def<'a>(
     sig: &'a syn::Signature,
     vis: &syn::Visibility,
     fn_attrs: &[syn::Attribute],
@@ -327,7 +327,7 @@ fn read_param(
 }
 
 /// `#[schema(...)]` on a parameter: read by `#[tool]` and removed from the emitted fn.
-pub fn is_schema_attr(attr: &syn::Attribute) -> bool {
+pub(super) fn is_schema_attr(attr: &syn::Attribute) -> bool {
     attr.path().is_ident("schema")
 }
 
@@ -448,7 +448,7 @@ fn read_output(sig: &syn::Signature, self_ty: Option<&syn::Type>, errors: &mut C
 }
 
 /// `read_file` -> `ReadFile`.
-pub fn pascal(snake: &str) -> String {
+pub(super) fn pascal(snake: &str) -> String {
     let mut out = String::new();
     for part in snake.split('_').filter(|p| !p.is_empty()) {
         let mut chars = part.chars();
@@ -465,12 +465,12 @@ pub fn pascal(snake: &str) -> String {
 
 /// Replace `Self` with the impl's type: generated items live outside the impl block,
 /// where `Self` would mean something else.
-pub fn replace_self(ty: &syn::Type, self_ty: &syn::Type) -> syn::Type {
+pub(super) fn replace_self(ty: &syn::Type, self_ty: &syn::Type) -> syn::Type {
     let tokens = replace_self_tokens(ty.to_token_stream(), &self_ty.to_token_stream());
     syn::parse2(tokens).unwrap_or_else(|_| ty.clone())
 }
 
-pub fn replace_self_tokens(tokens: TokenStream, self_ty: &TokenStream) -> TokenStream {
+pub(super) fn replace_self_tokens(tokens: TokenStream, self_ty: &TokenStream) -> TokenStream {
     tokens
         .into_iter()
         .flat_map(|tt| -> Vec<TokenTree> {
@@ -494,7 +494,7 @@ pub fn replace_self_tokens(tokens: TokenStream, self_ty: &TokenStream) -> TokenS
 }
 
 /// `tokens` with every span set to `span`.
-pub fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+pub(super) fn respan(tokens: TokenStream, span: Span) -> TokenStream {
     tokens
         .into_iter()
         .map(|mut tt| {

@@ -5,7 +5,7 @@
 use super::model::{Input, ToolDef};
 use crate::ctxt::Ctxt;
 
-pub fn validate(def: &ToolDef<'_>, errors: &mut Ctxt) {
+pub(super) fn validate(def: &ToolDef<'_>, errors: &mut Ctxt) {
     // The model reads the description to decide whether and how to call the tool, so a
     // tool without one is almost certainly a mistake.
     if def.attr.description.is_none() && def.description_blank {
