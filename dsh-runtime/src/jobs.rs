@@ -98,7 +98,7 @@ use crate::schema::Schema;
 
 mod output;
 
-pub use output::OutputSink;
+pub use output::{OutputSink, incomplete_utf8_tail, is_utf8_continuation};
 
 /// The output limit of a job whose spec sets none: 1 MiB of unread output.
 pub const DEFAULT_OUTPUT_LIMIT_BYTES: usize = 1024 * 1024;

@@ -606,11 +606,7 @@ impl Shell {
             )
         })?;
         let (exit_code, signal) = exit_parts(status);
-        let finish = |c: &std::sync::Mutex<process::Collector>| {
-            c.lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .finish()
-        };
+        let finish = |c: &std::sync::Mutex<process::Collector>| crate::lock(c).finish();
         Ok(Foreground {
             exit_code,
             signal,

@@ -62,7 +62,6 @@
 
 use std::io::{Read as _, Write as _};
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use dsh_runtime::cards::{
@@ -110,9 +109,7 @@ pub fn register_in(
     registry: &Registry,
     scope: FsScope,
 ) -> Result<Vec<RegistrationHandle>, RegisterError> {
-    Ok(vec![
-        registry.register_toolbox(Arc::new(Files::new(scope)))?,
-    ])
+    crate::register_toolbox(registry, Files::new(scope))
 }
 
 /// The file tools over one [`FsScope`].

@@ -105,10 +105,7 @@ impl SpillDir {
     }
 
     fn keep(&self) -> PathBuf {
-        let mut dir = self
-            .dir
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut dir = crate::lock(&self.dir);
         if let Some(dir) = dir.take() {
             let _ = dir.keep();
         }

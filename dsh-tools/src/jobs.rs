@@ -30,7 +30,6 @@
 //! # }
 //! ```
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use dsh_runtime::jobs::{CallJobs, JobError, JobOutput, JobSnapshot, KillOutcome, OwnerId};
@@ -52,7 +51,7 @@ pub const MAX_WAIT_MS: u64 = 600_000;
 ///
 /// The registry's, e.g. when one of the names is already registered (then none is).
 pub fn register(registry: &Registry) -> Result<Vec<RegistrationHandle>, RegisterError> {
-    Ok(vec![registry.register_toolbox(Arc::new(Jobs::new()))?])
+    crate::register_toolbox(registry, Jobs::new())
 }
 
 /// The job control tools, acting for one owner or none, over the calling registry's job

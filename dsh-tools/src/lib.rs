@@ -28,5 +28,27 @@ pub mod process;
 pub mod scope;
 pub mod search;
 
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use dsh_runtime::{RegisterError, RegistrationHandle, Registry, Toolbox};
+
+/// Registers `toolbox` in the registry's global layer, as the list of handles every
+/// `register*` function of this crate returns (so [`host::register_tools`] joins them):
+/// the one body of `fs::register_in`, `search::register_in` and `jobs::register`.
+fn register_toolbox<T: Toolbox>(
+    registry: &Registry,
+    toolbox: T,
+) -> Result<Vec<RegistrationHandle>, RegisterError> {
+    Ok(vec![registry.register_toolbox(Arc::new(toolbox))?])
+}
+
+/// Locks `mutex`, taking the data of a poisoned lock as it is: every critical section of
+/// this crate leaves its data whole (a collector's window, a cache, a directory handle),
+/// so a panic elsewhere must not make the tools fail. One helper per crate: sharing it
+/// across the workspace would make a std idiom public API of a published crate.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// The command that regenerates the checked-in `dsh-tools/TOOLS.md` from the repository root.
 pub const REGENERATE_CATALOG: &str = "cargo run -p dsh-tools -- docs --out dsh-tools/TOOLS.md";

@@ -97,7 +97,7 @@ use std::fs::File;
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -105,8 +105,12 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 use tokio_util::sync::CancellationToken;
 
+use crate::lock;
 use dsh_runtime::ToolSchema;
-use dsh_runtime::jobs::{BoxError, JobContext, JobProducer, JobSettlement, RunningJob};
+use dsh_runtime::jobs::{
+    BoxError, JobContext, JobProducer, JobSettlement, RunningJob, incomplete_utf8_tail,
+    is_utf8_continuation,
+};
 
 /// The default in-memory window per stream: 64 000 bytes.
 pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 64_000;
@@ -1211,7 +1215,7 @@ impl Collector {
             bytes
                 .iter()
                 .take(3)
-                .take_while(|b| is_continuation(**b))
+                .take_while(|b| is_utf8_continuation(**b))
                 .count()
         } else {
             0
@@ -1219,7 +1223,7 @@ impl Collector {
         let to = if last {
             bytes.len()
         } else {
-            bytes.len() - incomplete_tail(&bytes)
+            bytes.len() - incomplete_utf8_tail(&bytes)
         };
         let to = to.max(from);
         StreamRead {
@@ -1240,26 +1244,6 @@ impl Collector {
             spill_truncated: matches!(self.spill, Spill::Closed { full: false, .. }),
         }
     }
-}
-
-fn is_continuation(byte: u8) -> bool {
-    byte & 0xC0 == 0x80
-}
-
-/// How many bytes at the end of `bytes` begin a UTF-8 character that is cut off (its
-/// rest has not arrived yet): std's "incomplete sequence at the end" error, an error with
-/// no length (`Utf8Error::error_len`). A character is at most 4 bytes, so only the last 3
-/// bytes can begin one; an invalid byte is not a cut-off character (0).
-fn incomplete_tail(bytes: &[u8]) -> usize {
-    for start in bytes.len().saturating_sub(3)..bytes.len() {
-        match std::str::from_utf8(&bytes[start..]) {
-            Ok(_) => return 0,
-            Err(e) if e.error_len().is_none() => return bytes.len() - start - e.valid_up_to(),
-            // `start` is inside a character, or an invalid byte follows: look further on.
-            Err(_) => {}
-        }
-    }
-    0
 }
 
 /// A new spill file for a `label` stream, in `dir` or the private directory.
@@ -1286,12 +1270,6 @@ fn spill_file(dir: Option<&Path>, label: &str) -> io::Result<(File, PathBuf)> {
         .tempfile_in(&dir)?;
     // Mode 0600 (tempfile's default); the path stays after the handle is dropped.
     file.keep().map_err(|e| e.error)
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Copies a pipe into a collector until end of file or a read error, then seals it.
@@ -1583,20 +1561,6 @@ fn settlement(end: RunEnd) -> JobSettlement {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn incomplete_tails_are_the_cut_off_characters_only() {
-        assert_eq!(incomplete_tail(b"abc"), 0);
-        assert_eq!(incomplete_tail(b""), 0);
-        assert_eq!(incomplete_tail("é€😀".as_bytes()), 0);
-        assert_eq!(incomplete_tail(&"é".as_bytes()[..1]), 1);
-        assert_eq!(incomplete_tail(&"a€".as_bytes()[..3]), 2);
-        assert_eq!(incomplete_tail(&"😀".as_bytes()[..3]), 3);
-        // Invalid bytes are not a character still to come.
-        assert_eq!(incomplete_tail(b"a\xFF"), 0);
-        assert_eq!(incomplete_tail(b"\xE2\x82x"), 0);
-        assert_eq!(incomplete_tail(b"\x82\x82\x82\x82"), 0);
-    }
 
     fn collector(max: usize) -> Collector {
         Collector::new("test", max, 1 << 20, Some(std::env::temp_dir()))

@@ -119,9 +119,7 @@ pub fn register_in(
     registry: &Registry,
     scope: FsScope,
 ) -> Result<Vec<RegistrationHandle>, RegisterError> {
-    Ok(vec![
-        registry.register_toolbox(Arc::new(Search::new(scope)))?,
-    ])
+    crate::register_toolbox(registry, Search::new(scope))
 }
 
 /// The search tools over one [`FsScope`].
@@ -870,10 +868,7 @@ impl IgnoreRules {
     }
 
     fn rules_of(&self, dir: &Path) -> Arc<DirRules> {
-        let mut dirs = self
-            .dirs
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut dirs = crate::lock(&self.dirs);
         if let Some(rules) = dirs.get(dir) {
             return rules.clone();
         }

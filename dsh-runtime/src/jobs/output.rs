@@ -52,7 +52,11 @@ impl OutputSink {
             buffer.bytes.drain(..excess);
             buffer.dropped += excess as u64;
             // Never start the unread text in the middle of a character.
-            while buffer.bytes.front().is_some_and(|b| is_continuation(*b)) {
+            while buffer
+                .bytes
+                .front()
+                .is_some_and(|b| is_utf8_continuation(*b))
+            {
                 buffer.bytes.pop_front();
                 buffer.dropped += 1;
             }
@@ -77,7 +81,7 @@ impl OutputSink {
         let split = if all {
             bytes.len()
         } else {
-            bytes.len() - incomplete_tail(&bytes)
+            bytes.len() - incomplete_utf8_tail(&bytes)
         };
         buffer.bytes.extend(&bytes[split..]);
         let mut text = String::new();
@@ -106,15 +110,28 @@ pub(super) fn truncation_marker(dropped: u64) -> String {
     format!("[output truncated: {dropped} earlier bytes dropped]\n")
 }
 
-fn is_continuation(byte: u8) -> bool {
+/// Whether `byte` continues a UTF-8 character (`0b10xx_xxxx`) rather than beginning one:
+/// a window cut from a byte stream skips these at its start, so its text begins at a
+/// character (as [`OutputSink`] does when it drops old output).
+pub fn is_utf8_continuation(byte: u8) -> bool {
     byte & 0xC0 == 0x80
 }
 
 /// How many bytes at the end of `bytes` begin a UTF-8 character that is cut off (its
 /// rest has not arrived yet): std's "incomplete sequence at the end" error, an error with
 /// no length (`Utf8Error::error_len`). A character is at most 4 bytes, so only the last 3
-/// bytes can begin one; an invalid byte is not a cut-off character (0).
-fn incomplete_tail(bytes: &[u8]) -> usize {
+/// bytes can begin one; an invalid byte is not a cut-off character (0). A reader of a
+/// stream that is still being written keeps these bytes for its next read, so a character
+/// split between two writes is read whole.
+///
+/// ```
+/// use dsh_runtime::jobs::incomplete_utf8_tail;
+///
+/// assert_eq!(incomplete_utf8_tail(&"a€".as_bytes()[..3]), 2); // `€` is 3 bytes
+/// assert_eq!(incomplete_utf8_tail("a€".as_bytes()), 0);
+/// assert_eq!(incomplete_utf8_tail(b"a\xFF"), 0); // invalid, not still to come
+/// ```
+pub fn incomplete_utf8_tail(bytes: &[u8]) -> usize {
     for start in bytes.len().saturating_sub(3)..bytes.len() {
         match std::str::from_utf8(&bytes[start..]) {
             Ok(_) => return 0,
@@ -132,19 +149,21 @@ mod tests {
 
     #[test]
     fn incomplete_tails() {
-        assert_eq!(incomplete_tail(b"abc"), 0);
-        assert_eq!(incomplete_tail("é".as_bytes()), 0);
-        assert_eq!(incomplete_tail(&"é".as_bytes()[..1]), 1);
-        assert_eq!(incomplete_tail(&"€".as_bytes()[..2]), 2);
-        assert_eq!(incomplete_tail(&"😀".as_bytes()[..3]), 3);
-        assert_eq!(incomplete_tail(b""), 0);
+        assert_eq!(incomplete_utf8_tail(b"abc"), 0);
+        assert_eq!(incomplete_utf8_tail("é".as_bytes()), 0);
+        assert_eq!(incomplete_utf8_tail(&"é".as_bytes()[..1]), 1);
+        assert_eq!(incomplete_utf8_tail(&"€".as_bytes()[..2]), 2);
+        assert_eq!(incomplete_utf8_tail(&"😀".as_bytes()[..3]), 3);
+        assert_eq!(incomplete_utf8_tail(b""), 0);
         // A split character after complete ones, and one whose first bytes are all there.
-        assert_eq!(incomplete_tail(&"a€".as_bytes()[..3]), 2);
-        assert_eq!(incomplete_tail(&"ab😀".as_bytes()[..4]), 2);
+        assert_eq!(incomplete_utf8_tail(&"a€".as_bytes()[..3]), 2);
+        assert_eq!(incomplete_utf8_tail(&"ab😀".as_bytes()[..4]), 2);
         // Invalid bytes are not a character still to come.
-        assert_eq!(incomplete_tail(b"a\xFF"), 0);
-        assert_eq!(incomplete_tail(b"\xE2\x82x"), 0);
-        assert_eq!(incomplete_tail(b"\x82"), 0);
+        assert_eq!(incomplete_utf8_tail(b"a\xFF"), 0);
+        assert_eq!(incomplete_utf8_tail(b"\xE2\x82x"), 0);
+        assert_eq!(incomplete_utf8_tail(b"\x82"), 0);
+        assert_eq!(incomplete_utf8_tail(b"\x82\x82\x82\x82"), 0);
+        assert_eq!(incomplete_utf8_tail("é€😀".as_bytes()), 0);
     }
 
     #[test]
