@@ -378,8 +378,14 @@ pub trait ApprovalHandler: Send + Sync + 'static {
 ///
 /// `handler` is an `Arc<dyn ApprovalHandler>` or the [`ApprovalRoute`] a body got from
 /// [`crate::ToolContext::approval_fallback`].
-pub async fn with_approval<F: Future>(handler: impl Into<ApprovalRoute>, fut: F) -> F::Output {
-    crate::tool::APPROVAL_ROUTE.scope(handler.into(), fut).await
+///
+/// A plain function, not an `async fn`: the future it returns is `fut` and the handler,
+/// not twice `fut`'s size (an `async fn` keeps its arguments beside the futures it awaits).
+pub fn with_approval<F: Future>(
+    handler: impl Into<ApprovalRoute>,
+    fut: F,
+) -> impl Future<Output = F::Output> {
+    crate::tool::APPROVAL_ROUTE.scope(handler.into(), fut)
 }
 
 impl From<Arc<dyn ApprovalHandler>> for ApprovalRoute {

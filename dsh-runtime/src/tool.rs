@@ -992,8 +992,14 @@ tokio::task_local! {
 /// Run `fut` (typically a [`crate::Registry::execute`]) with `reporter` receiving the
 /// progress updates of the calls it executes. A context picks the reporter up when the
 /// pipeline creates it, so clones moved to other tasks keep reporting to it.
-pub async fn with_progress<F: Future>(reporter: ProgressReporter, fut: F) -> F::Output {
-    PROGRESS.scope(reporter, fut).await
+///
+/// A plain function, not an `async fn`: the future it returns is `fut` and the reporter,
+/// not twice `fut`'s size (an `async fn` keeps its arguments beside the futures it awaits).
+pub fn with_progress<F: Future>(
+    reporter: ProgressReporter,
+    fut: F,
+) -> impl Future<Output = F::Output> {
+    PROGRESS.scope(reporter, fut)
 }
 
 /// `fut` with the progress reporter current here (if any) installed, for running it on

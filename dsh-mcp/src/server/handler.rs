@@ -281,10 +281,13 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let span = trace::server_span("tools/call", Some(&request.name), &context);
+        // Boxed: rmcp moves this future into a task of its own (several copies of its
+        // whole size under tokio's boxing threshold), and `traced` holds the call beside
+        // its own state; a box is moved as a pointer.
         trace::traced(
             span,
             "tools/call",
-            self.call_tool_traced(request, context),
+            Box::pin(self.call_tool_traced(request, context)),
             trace::is_tool_error,
         )
         .await

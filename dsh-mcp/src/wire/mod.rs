@@ -302,7 +302,14 @@ where
         arguments: prepared.arguments,
         listen: listen.as_ref().map(|(_, l)| l.clone()),
         routed: routed.then_some(Rev2025_11_25Route),
-        task_asked: (tool_call && !routed && asks_for_task(&prepared.text)).then_some(TaskAsked),
+        // The params' members, when `prepare` read them; else the text (a call whose
+        // method is written with escapes).
+        task_asked: (tool_call
+            && !routed
+            && prepared
+                .task
+                .unwrap_or_else(|| asks_for_task(&prepared.text)))
+        .then_some(TaskAsked),
         token,
     };
     Ok(Inbound {

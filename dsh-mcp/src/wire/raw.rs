@@ -32,6 +32,10 @@ pub(crate) struct Prepared {
     pub(crate) message: ClientJsonRpcMessage,
     /// The arguments of a `tools/call`, when it had any.
     pub(crate) arguments: Option<RawArguments>,
+    /// Whether a `tools/call`'s params have a `task` member, when the members were read
+    /// here (`None`: not read; [`asks_for_task`](super::rev_2025_11_25::asks_for_task)
+    /// reads the text).
+    pub(crate) task: Option<bool>,
 }
 
 /// The members of a JSON object, in order, each value as its raw text.
@@ -145,13 +149,21 @@ pub(crate) fn prepare(bytes: &[u8]) -> Result<Prepared, Refusal> {
         let message = format!("the tools/call params have a duplicate key {key:?}");
         return Err(refuse(is_request, message, id));
     }
+    let task = Some(params_members.get("task").is_some());
     let Some(arguments) = params_members.get("arguments") else {
-        return parsed(text.to_string(), None, id, is_request, is_call);
+        return parsed(text.to_string(), None, id, is_request, is_call).map(|p| p.told(task));
     };
     let raw = RawArguments(Arc::from(arguments.get()));
     let params_text = params_members.replaced("arguments", "{}");
     let text = members.replaced("params", &params_text);
-    parsed(text, Some(raw), id, is_request, is_call)
+    parsed(text, Some(raw), id, is_request, is_call).map(|p| p.told(task))
+}
+
+impl Prepared {
+    /// Whether the params have a `task` member, as read here.
+    fn told(self, task: Option<bool>) -> Prepared {
+        Prepared { task, ..self }
+    }
 }
 
 /// `text` as rmcp's message type. rmcp's parse tries the request types one after the
@@ -191,6 +203,7 @@ fn parsed(
             text,
             message,
             arguments,
+            task: None,
         }),
         Err(e) => Err(refuse(
             is_request,
@@ -309,6 +322,48 @@ mod tests {
                 assert_eq!(v["id"], 4, "{v}");
             }
             Ok(_) => panic!("not refused"),
+        }
+    }
+
+    /// What `prepare` reads of a call's `task` member is what a parse of the whole text
+    /// finds, for the calls whose params it reads, escaped keys included.
+    #[test]
+    fn the_task_member_read_from_the_params_agrees_with_a_parse_of_the_text() {
+        let calls = [
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{},"task":{"ttl":5}}}"#,
+                Some(true),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","task":{}}}"#,
+                Some(true),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","\u0074ask":{},"arguments":{"task":1}}}"#,
+                Some(true),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"task":{}}}}"#,
+                Some(false),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"task":{}}}}"#,
+                Some(false),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"name":"t","task":{}}}"#,
+                None,
+            ),
+        ];
+        for (text, told) in calls {
+            let Ok(prepared) = prepare(text.as_bytes()) else {
+                panic!("refused: {text}");
+            };
+            assert_eq!(prepared.task, told, "{text}");
+            let parsed = crate::wire::rev_2025_11_25::asks_for_task(&prepared.text);
+            if let Some(told) = told {
+                assert_eq!(told, parsed, "{text}");
+            }
         }
     }
 }

@@ -215,8 +215,14 @@ tokio::task_local! {
 /// creates it, so clones moved to other tasks keep it. A body that dispatches calls on
 /// other tasks installs its own [`ToolContext::caller`](crate::ToolContext::caller)
 /// around them the same way.
-pub async fn with_caller<F: Future>(handler: impl Into<CallerRoute>, fut: F) -> F::Output {
-    CALLER_ROUTE.scope(handler.into(), fut).await
+///
+/// A plain function, not an `async fn`: the future it returns is `fut` and the handler,
+/// not twice `fut`'s size (an `async fn` keeps its arguments beside the futures it awaits).
+pub fn with_caller<F: Future>(
+    handler: impl Into<CallerRoute>,
+    fut: F,
+) -> impl Future<Output = F::Output> {
+    CALLER_ROUTE.scope(handler.into(), fut)
 }
 
 /// `fut` with the caller route current here (if any) installed, for running it on

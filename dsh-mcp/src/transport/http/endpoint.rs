@@ -119,7 +119,9 @@ async fn authorized(steps: &Steps, request: Request) -> Response {
     if !steps.serves(request.uri().path()) {
         return Refusal::new(404, Answer::Empty).into_response();
     }
-    let mcp = |request: Request| async move { steps.mcp.handle(request).await.map(Body::new) };
+    // rmcp's service future is large: boxed, this one stays small where it is moved.
+    let mcp =
+        |request: Request| async move { Box::pin(steps.mcp.handle(request)).await.map(Body::new) };
     if request.method() == Method::DELETE
         && let Some(refusal) = unknown_session(steps, session_header(&request)).await
     {
