@@ -10,8 +10,9 @@ macro_rules! pass_cases {
     ($($case:ident = $path:literal,)*) => {
         $(
             // The cases are fixtures written as crate roots (trybuild's form): lints about
-            // items they declare but do not use do not apply.
-            #[allow(dead_code, unused_imports, clippy::all)]
+            // items they declare but do not use, or declare `pub` at their root, do not
+            // apply.
+            #[allow(dead_code, unused_imports, unreachable_pub, clippy::all)]
             #[path = $path]
             mod $case;
 

@@ -1,7 +1,7 @@
 //! Probe tools and helpers shared by the dsh-code tests.
 #![allow(dead_code)]
 
-pub mod programs;
+pub(crate) mod programs;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -15,7 +15,7 @@ use dsh_runtime::{
 
 /// What a probe tool saw.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Event {
+pub(crate) struct Event {
     pub what: &'static str,
     pub label: String,
     pub call_id: String,
@@ -24,7 +24,7 @@ pub struct Event {
     pub at: Duration,
 }
 
-pub struct Probe {
+pub(crate) struct Probe {
     pub events: Mutex<Vec<Event>>,
     t0: Instant,
 }
@@ -42,11 +42,11 @@ impl Probe {
         });
     }
 
-    pub fn events(&self) -> Vec<Event> {
+    pub(crate) fn events(&self) -> Vec<Event> {
         self.events.lock().unwrap().clone()
     }
 
-    pub fn labels(&self, what: &str) -> Vec<String> {
+    pub(crate) fn labels(&self, what: &str) -> Vec<String> {
         self.events()
             .into_iter()
             .filter(|e| e.what == what)
@@ -129,7 +129,7 @@ impl Probe {
 
 /// Arguments of `picture`.
 #[derive(serde::Deserialize, dsh_runtime::ToolSchema)]
-pub struct PictureArgs {
+pub(crate) struct PictureArgs {
     /// What the picture shows.
     pub caption: String,
 }
@@ -142,7 +142,7 @@ fn picture_content(args: &PictureArgs, _out: &String) -> Vec<dsh_runtime::conten
 }
 
 /// A registry with the probe tools in the global layer and one agent scope in `mode`.
-pub struct Env {
+pub(crate) struct Env {
     pub registry: Registry,
     pub scope: AgentScope,
     pub probe: Arc<Probe>,
@@ -150,12 +150,12 @@ pub struct Env {
     _tools: RegistrationHandle,
 }
 
-pub fn env(mode: Mode, config: CodeConfig) -> Env {
+pub(crate) fn env(mode: Mode, config: CodeConfig) -> Env {
     env_with(mode, CodeMode::with_config(config))
 }
 
 /// [`env`] with the scope presented by `code_mode`.
-pub fn env_with(mode: Mode, code_mode: CodeMode) -> Env {
+pub(crate) fn env_with(mode: Mode, code_mode: CodeMode) -> Env {
     let registry = Registry::new();
     let probe = Arc::new(Probe {
         events: Mutex::new(Vec::new()),
@@ -173,11 +173,11 @@ pub fn env_with(mode: Mode, code_mode: CodeMode) -> Env {
     }
 }
 
-pub fn default_env() -> Env {
+pub(crate) fn default_env() -> Env {
     env(Mode::Both, CodeConfig::default())
 }
 
-pub fn run_code_call(code: &str) -> ToolCall {
+pub(crate) fn run_code_call(code: &str) -> ToolCall {
     let mut args = json::Object::new();
     args.insert("code", Value::from(code));
     args.insert("description", Value::from("Test program"));
@@ -185,14 +185,14 @@ pub fn run_code_call(code: &str) -> ToolCall {
 }
 
 impl Env {
-    pub async fn run(&self, code: &str) -> ToolResult {
+    pub(crate) async fn run(&self, code: &str) -> ToolResult {
         self.registry
             .execute(run_code_call(code).with_agent(self.scope.id()))
             .await
     }
 
     /// Run and return the result value, panicking with the message on failure.
-    pub async fn value(&self, code: &str) -> Value {
+    pub(crate) async fn value(&self, code: &str) -> Value {
         let r = self.run(code).await;
         match r.value() {
             Some(v) => v.get("result").cloned().unwrap_or(Value::Null),
@@ -201,14 +201,14 @@ impl Env {
     }
 
     /// A direct call from the scope.
-    pub async fn direct(&self, name: &str, args: &str) -> ToolResult {
+    pub(crate) async fn direct(&self, name: &str, args: &str) -> ToolResult {
         self.registry
             .execute(ToolCall::new("direct", name, args).with_agent(self.scope.id()))
             .await
     }
 }
 
-pub fn v(text: &str) -> Value {
+pub(crate) fn v(text: &str) -> Value {
     json::parse(text).unwrap()
 }
 
@@ -233,7 +233,7 @@ async fn stock_price(
 
 /// Register the deferred tools `weather` and `stock_price` (kept while the
 /// registrations live).
-pub fn register_deferred(registry: &Registry) -> Vec<RegistrationHandle> {
+pub(crate) fn register_deferred(registry: &Registry) -> Vec<RegistrationHandle> {
     vec![
         registry.register(Weather).unwrap(),
         registry.register(StockPrice).unwrap(),

@@ -1,11 +1,11 @@
 //! The programs the tests run that a model could write: each must type-check against
 //! the SDK declaration of the probe tools (see `typecheck.rs`).
 
-pub const TWO_ECHOES: &str = "const a = await tools.echo({value: 1});
+pub(crate) const TWO_ECHOES: &str = "const a = await tools.echo({value: 1});
 const b = await tools.echo({value: {b: [true, null]}});
 return [a, b];";
 
-pub const LOSSY_ARGUMENTS: &str = r#"const out: string[] = [];
+pub(crate) const LOSSY_ARGUMENTS: &str = r#"const out: string[] = [];
 const attempt = async (args: any) => {
   try {
     await tools.echo(args);
@@ -35,10 +35,10 @@ await attempt(undefined);
 await attempt({value: 1});
 return out;"#;
 
-pub const SHARED_SUBSTRUCTURE: &str = "const s = {a: 1};
+pub(crate) const SHARED_SUBSTRUCTURE: &str = "const s = {a: 1};
 return await tools.echo({value: [s, s]});";
 
-pub const TOOL_CALL_ERROR_SHAPE: &str = r#"let failed: ToolCallError | undefined;
+pub(crate) const TOOL_CALL_ERROR_SHAPE: &str = r#"let failed: ToolCallError | undefined;
 try {
   await tools.fail({message: 'boom'});
 } catch (e) {
@@ -62,14 +62,14 @@ return {
   invalid,
 };"#;
 
-pub const FOUR_SLOW: &str = "return await Promise.all([
+pub(crate) const FOUR_SLOW: &str = "return await Promise.all([
   tools.slow({label: 'a', ms: 150}),
   tools.slow({label: 'b', ms: 150}),
   tools.slow({label: 'c', ms: 150}),
   tools.slow({label: 'd', ms: 150}),
 ]);";
 
-pub const BARRIER: &str = "return await Promise.all([
+pub(crate) const BARRIER: &str = "return await Promise.all([
   tools.slow({label: 'a', ms: 100}),
   tools.slow({label: 'b', ms: 100}),
   tools.exclusive({label: 'x', ms: 50}),
@@ -77,22 +77,22 @@ pub const BARRIER: &str = "return await Promise.all([
   tools.slow({label: 'd', ms: 100}),
 ]);";
 
-pub const DELIVERY_ORDER: &str = "const order: string[] = [];
+pub(crate) const DELIVERY_ORDER: &str = "const order: string[] = [];
 await Promise.all([
   tools.slow({label: 'slow', ms: 300}).then((l) => order.push(l)),
   tools.slow({label: 'fast', ms: 1}).then((l) => order.push(l)),
 ]);
 return order;";
 
-pub const REMARKS: &str = "await tools.remark({text: 'first'});
+pub(crate) const REMARKS: &str = "await tools.remark({text: 'first'});
 await tools.remark({text: 'second'});";
 
-pub const FIRE_AND_FORGET: &str =
+pub(crate) const FIRE_AND_FORGET: &str =
     "void tools.exclusive({label: 'long', ms: 60000}).catch(() => {});
 void tools.slow({label: 'queued', ms: 1}).catch(() => {});
 return 'done';";
 
-pub const TOOL_NAMES: &str = "let unknown = '';
+pub(crate) const TOOL_NAMES: &str = "let unknown = '';
 try {
   (tools as unknown as Record<string, unknown>)['nope'];
 } catch (e) {
@@ -100,7 +100,7 @@ try {
 }
 return {names: Object.keys(tools), hasRunCode: 'run_code' in tools, unknown};";
 
-pub const THOUSAND_CALLS: &str = "let sequential = 0;
+pub(crate) const THOUSAND_CALLS: &str = "let sequential = 0;
 for (let i = 0; i < 1000; i++) {
   const v = await tools.echo({value: i});
   if (typeof v === 'number') sequential += v;
@@ -109,10 +109,10 @@ const all = await Promise.all(Array.from({length: 1000}, (_, i) => tools.echo({v
 const concurrent = all.reduce((s: number, v) => s + (typeof v === 'number' ? v : 0), 0);
 return {sequential, concurrent};";
 
-pub const AWAIT_SLOW: &str = "return await tools.slow({label: 'stuck', ms: 60000});";
+pub(crate) const AWAIT_SLOW: &str = "return await tools.slow({label: 'stuck', ms: 60000});";
 
 /// Every program above, for the type check.
-pub const DEEP_ARGUMENTS: &str = r#"const chain = (n: number, leaf: JsonValue): JsonValue => {
+pub(crate) const DEEP_ARGUMENTS: &str = r#"const chain = (n: number, leaf: JsonValue): JsonValue => {
   let v: JsonValue = leaf;
   for (let i = 0; i < n; i++) v = [v];
   return v;
@@ -137,7 +137,7 @@ try {
 return {deep: JSON.stringify(deep).length, twice: JSON.stringify(twice).length, message};"#;
 
 /// Four overlapping reads whose bodies end in the reverse of their submission order.
-pub const STAGGERED: &str = "return await Promise.all([
+pub(crate) const STAGGERED: &str = "return await Promise.all([
   tools.slow({label: 'a', ms: 240}),
   tools.slow({label: 'b', ms: 180}),
   tools.slow({label: 'c', ms: 120}),
@@ -146,7 +146,7 @@ pub const STAGGERED: &str = "return await Promise.all([
 
 /// A success, a failure, a call still running when the program returns (cancelled
 /// then) and one still queued (abandoned).
-pub const OBSERVED: &str = "const a = await tools.echo({value: {n: 1}});
+pub(crate) const OBSERVED: &str = "const a = await tools.echo({value: {n: 1}});
 let message = '';
 try {
   await tools.fail({message: 'boom'});
@@ -158,7 +158,7 @@ void tools.exclusive({label: 'queued', ms: 1}).catch(() => {});
 return [a, message];";
 
 /// Pictures among other calls, then a value.
-pub const PICTURES: &str = "const [a, b] = await Promise.all([
+pub(crate) const PICTURES: &str = "const [a, b] = await Promise.all([
   tools.picture({caption: 'first'}),
   tools.echo({value: 'plain'}),
 ]);
@@ -167,12 +167,12 @@ console.log(a, b, c);
 return 'seen';";
 
 /// A picture, then a failure that ends the run.
-pub const PICTURE_THEN_THROW: &str = "await tools.picture({caption: 'lost'});
+pub(crate) const PICTURE_THEN_THROW: &str = "await tools.picture({caption: 'lost'});
 throw new Error('no');";
 
 /// Arguments the host reads itself, and arguments only the encoder may read (a proxy
 /// inside a plain object, a getter): no trap or getter runs more than the encoder runs it.
-pub const HOST_READS: &str = r#"const counts: Record<string, number> = {};
+pub(crate) const HOST_READS: &str = r#"const counts: Record<string, number> = {};
 const count = (what: string) => { counts[what] = (counts[what] ?? 0) + 1; };
 const proxy = new Proxy({a: 1}, {
   getPrototypeOf(t) { count('getPrototypeOf'); return Object.getPrototypeOf(t); },
@@ -193,7 +193,7 @@ try {
 }
 return {numbers, keys, lone, nullProto, proxied, message, counts};"#;
 
-pub const ALL: &[(&str, &str)] = &[
+pub(crate) const ALL: &[(&str, &str)] = &[
     ("HOST_READS", HOST_READS),
     ("OBSERVED", OBSERVED),
     ("PICTURES", PICTURES),

@@ -32,7 +32,7 @@ fn assert_caught(f: &CheckFailure, invariant: &str, arguments: &str) {
 
 /// Arguments of `halve`.
 #[derive(Clone, Debug, Serialize, Deserialize, ToolSchema)]
-pub struct HalveArgs {
+pub(crate) struct HalveArgs {
     /// The input.
     #[schema(range(min = 0, max = 1000))]
     pub n: u32,
@@ -57,7 +57,7 @@ fn a_panicking_body_is_caught_with_the_smallest_panicking_input() {
 
 /// Arguments of `pick`.
 #[derive(Clone, Debug, Serialize, Deserialize, ToolSchema)]
-pub struct PickArgs {
+pub(crate) struct PickArgs {
     /// The input.
     #[schema(range(min = 0, max = 100))]
     pub n: u32,
@@ -93,7 +93,7 @@ fn a_declared_body_rejection_is_accepted() {
 
 /// A small count.
 #[derive(Serialize, Deserialize, ToolSchema)]
-pub struct Small {
+pub(crate) struct Small {
     /// At most 10.
     #[schema(range(max = 10))]
     pub count: u32,
@@ -101,7 +101,7 @@ pub struct Small {
 
 /// Arguments of `count`.
 #[derive(Clone, Debug, Serialize, Deserialize, ToolSchema)]
-pub struct CountArgs {
+pub(crate) struct CountArgs {
     /// The input.
     #[schema(range(min = 0, max = 100))]
     pub n: u32,
@@ -127,7 +127,7 @@ fn shout_card(args: &ShoutArgs) -> CallView {
 
 /// Arguments of `shout`.
 #[derive(Clone, Debug, Serialize, Deserialize, ToolSchema)]
-pub struct ShoutArgs {
+pub(crate) struct ShoutArgs {
     /// The input.
     #[schema(range(min = 1, max = 20))]
     pub times: u8,
@@ -152,7 +152,7 @@ fn a_panicking_presenter_is_caught() {
 
 /// Arguments of `nap`.
 #[derive(Clone, Debug, Serialize, Deserialize, ToolSchema)]
-pub struct NapArgs {
+pub(crate) struct NapArgs {
     /// The input.
     #[schema(range(min = 0, max = 10))]
     pub tenths: u8,
@@ -186,7 +186,7 @@ fn a_body_ignoring_cancellation_is_caught() {
 
 /// Arguments of `page`.
 #[derive(Clone, Debug, Serialize, Deserialize, ToolSchema)]
-pub struct PageArgs {
+pub(crate) struct PageArgs {
     /// The input.
     #[schema(range(min = 1, max = 50))]
     pub lines: usize,
@@ -255,7 +255,7 @@ fn a_failing_author_property_is_caught_with_typed_arguments() {
 /// How to greet.
 #[derive(Clone, Debug, Serialize, Deserialize, ToolSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Style {
+pub(crate) enum Style {
     /// Plain.
     Plain,
     /// Loud.
@@ -265,7 +265,7 @@ pub enum Style {
 /// Options.
 #[derive(Clone, Debug, Serialize, Deserialize, ToolSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Options {
+pub(crate) struct Options {
     /// Style.
     pub style: Style,
     /// Extra punctuation.
@@ -275,7 +275,7 @@ pub struct Options {
 
 /// A greeting.
 #[derive(Clone, Debug, Serialize, Deserialize, ToolSchema)]
-pub struct Greeting {
+pub(crate) struct Greeting {
     /// The text.
     pub text: String,
     /// Its length.
@@ -284,7 +284,7 @@ pub struct Greeting {
 
 /// Arguments of `greet`.
 #[derive(Clone, Debug, Serialize, Deserialize, ToolSchema)]
-pub struct GreetArgs {
+pub(crate) struct GreetArgs {
     /// Names.
     #[schema(length(min = 1, max = 4))]
     pub names: Vec<String>,
@@ -357,7 +357,7 @@ fn the_failure_message_shows_the_invariant_and_the_arguments() {
 
 /// The typed arguments of [`Loose`]: a `u8`.
 #[derive(Debug, Deserialize)]
-pub struct LooseArgs {
+pub(crate) struct LooseArgs {
     /// Up to 255.
     pub n: u8,
 }
@@ -407,7 +407,7 @@ fn a_schema_looser_than_the_typed_arguments_is_caught() {
 }
 
 /// Notes kept as files in a directory.
-pub struct Notes {
+pub(crate) struct Notes {
     dir: PathBuf,
 }
 

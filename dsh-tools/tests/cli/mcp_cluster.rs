@@ -46,7 +46,7 @@ pub(super) struct Cluster {
 
 impl Cluster {
     /// `n` instances of `dsh-tools --root ROOT mcp --http --stateless ARGS…` on `redis`.
-    pub async fn start(
+    pub(crate) async fn start(
         redis: &TestRedis,
         root: &std::path::Path,
         n: usize,
@@ -82,12 +82,12 @@ impl Cluster {
         }
     }
 
-    pub fn url(&self) -> &str {
+    pub(crate) fn url(&self) -> &str {
         self.proxy.url()
     }
 
     /// The requests the proxy passed on whose body contains every one of `parts`.
-    pub fn served(&self, parts: &[&str]) -> Vec<Served> {
+    pub(crate) fn served(&self, parts: &[&str]) -> Vec<Served> {
         self.proxy
             .served()
             .into_iter()
@@ -95,7 +95,7 @@ impl Cluster {
             .collect()
     }
 
-    pub async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         for child in &mut self.children {
             let _ = child.start_kill();
             let _ = child.wait().await;

@@ -8,11 +8,11 @@ use std::time::Duration;
 use tokio::io::AsyncBufReadExt as _;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-pub const DSH_TOOLS: &str = env!("CARGO_BIN_EXE_dsh-tools");
+pub(crate) const DSH_TOOLS: &str = env!("CARGO_BIN_EXE_dsh-tools");
 
 /// `dsh-tools --root ROOT mcp ARGS…` over stdio: the child and its pipes, for
 /// `ServiceExt::serve`.
-pub fn stdio(root: &Path, args: &[&str]) -> (Child, (ChildStdout, ChildStdin)) {
+pub(crate) fn stdio(root: &Path, args: &[&str]) -> (Child, (ChildStdout, ChildStdin)) {
     let mut child = Command::new(DSH_TOOLS)
         .arg("--root")
         .arg(root)
@@ -33,7 +33,7 @@ pub fn stdio(root: &Path, args: &[&str]) -> (Child, (ChildStdout, ChildStdin)) {
 
 /// `dsh-tools --root ROOT mcp --http 127.0.0.1:0 ARGS…`: the child and the URL it
 /// serves (the rest of its standard error is passed on).
-pub async fn http(root: &Path, args: &[&str]) -> (Child, String) {
+pub(crate) async fn http(root: &Path, args: &[&str]) -> (Child, String) {
     let mut child = Command::new(DSH_TOOLS)
         .arg("--root")
         .arg(root)
@@ -68,7 +68,7 @@ pub async fn http(root: &Path, args: &[&str]) -> (Child, String) {
 
 /// Require a client script's run to have succeeded, printing `ok: N checks` last with
 /// at least `min_checks` checks; `what` names the run in the failure.
-pub fn assert_checks(what: &str, out: &std::process::Output, min_checks: usize) {
+pub(crate) fn assert_checks(what: &str, out: &std::process::Output, min_checks: usize) {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

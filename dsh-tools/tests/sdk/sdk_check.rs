@@ -18,7 +18,7 @@ use dsh_tools::host::Host;
 /// How a record is matched.
 #[derive(serde::Deserialize, serde::Serialize, ToolSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Prefix match.
     Fast,
     /// Full scan.
@@ -27,7 +27,7 @@ pub enum Mode {
 
 /// One filter.
 #[derive(serde::Deserialize, ToolSchema)]
-pub struct Filter {
+pub(crate) struct Filter {
     /// Field to match.
     pub field: String,
     /// Accepted values.
@@ -38,7 +38,7 @@ pub struct Filter {
 
 /// One hit.
 #[derive(serde::Serialize, ToolSchema)]
-pub struct Hit {
+pub(crate) struct Hit {
     /// The record id.
     pub id: u64,
     /// Relevance.
@@ -51,7 +51,7 @@ pub struct Hit {
 
 /// What a search found.
 #[derive(serde::Serialize, ToolSchema)]
-pub struct SearchOutput {
+pub(crate) struct SearchOutput {
     /// The hits, best first.
     pub hits: Vec<Hit>,
     /// How many matched in all.
@@ -62,7 +62,7 @@ pub struct SearchOutput {
 
 /// Search records.
 #[tool(read_only)]
-pub async fn search_records(
+pub(crate) async fn search_records(
     /// Query text.
     query: String,
     /// How to match (default: fast).
@@ -81,7 +81,7 @@ pub async fn search_records(
 }
 
 /// A tool whose name and keys are not identifiers, from raw JSON Schema.
-pub fn odd_tool() -> ToolDefinition {
+pub(crate) fn odd_tool() -> ToolDefinition {
     let params = json::parse(
         r#"{"type":"object","properties":{
             "x y":{"type":"integer","description":"A key with a space."},
@@ -103,7 +103,7 @@ pub fn odd_tool() -> ToolDefinition {
 }
 
 /// The host's tools, `search_records` and `odd-name`.
-pub fn definitions() -> Vec<ToolDefinition> {
+pub(crate) fn definitions() -> Vec<ToolDefinition> {
     let host = Host::new(env!("CARGO_MANIFEST_DIR")).expect("host");
     let mut defs = host.registry().view().definitions();
     defs.push(SearchRecords.definition().clone());
@@ -112,7 +112,7 @@ pub fn definitions() -> Vec<ToolDefinition> {
 }
 
 /// `target/sdk-check`.
-pub fn cache() -> PathBuf {
+pub(crate) fn cache() -> PathBuf {
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
     let dir = tmp.parent().unwrap_or(tmp).join("sdk-check");
     std::fs::create_dir_all(&dir).expect("create target/sdk-check");
@@ -135,7 +135,7 @@ fn run(cmd: &mut Command, what: &str) {
 }
 
 /// The TypeScript compiler's entry script, installed on first use.
-pub fn tsc() -> PathBuf {
+pub(crate) fn tsc() -> PathBuf {
     let _guard = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = cache();
     let tsc = dir.join("node_modules/typescript/bin/tsc");
@@ -159,7 +159,7 @@ pub fn tsc() -> PathBuf {
 }
 
 /// The virtual environment's Python, with mypy installed on first use.
-pub fn python_with_mypy() -> PathBuf {
+pub(crate) fn python_with_mypy() -> PathBuf {
     let _guard = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
     let venv = cache().join("venv");
     let python = venv.join("bin/python");
@@ -191,7 +191,7 @@ pub fn python_with_mypy() -> PathBuf {
 }
 
 /// A fresh case directory under `target/sdk-check/cases`.
-pub fn case_dir(lang: &str, name: &str) -> PathBuf {
+pub(crate) fn case_dir(lang: &str, name: &str) -> PathBuf {
     let dir = cache().join("cases").join(lang).join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("case dir");

@@ -16,7 +16,7 @@ use dsh_runtime::{ToolCall, ToolResult};
 use dsh_tools::host::Host;
 
 /// The program text: `-` reads standard input, anything else is the program itself.
-pub fn read_program(arg: &str) -> std::io::Result<String> {
+pub(crate) fn read_program(arg: &str) -> std::io::Result<String> {
     if arg == "-" {
         let mut text = String::new();
         std::io::stdin().read_to_string(&mut text)?;
@@ -27,7 +27,11 @@ pub fn read_program(arg: &str) -> std::io::Result<String> {
 }
 
 /// Run `program` through `run_code` from a fresh code-mode scope of `host`.
-pub async fn run(host: &Host, call_id: &str, program: &str) -> Result<ToolResult, PresentAsError> {
+pub(crate) async fn run(
+    host: &Host,
+    call_id: &str,
+    program: &str,
+) -> Result<ToolResult, PresentAsError> {
     let scope = host.registry().scope();
     let _presentation =
         CodeMode::with_config(CodeConfig::default()).present_as(&scope, Mode::Code)?;
@@ -42,7 +46,7 @@ pub async fn run(host: &Host, call_id: &str, program: &str) -> Result<ToolResult
 /// The `code` command: run the program given (or `-` for standard input), print the
 /// content (or, with `json`, the result envelope). Exit status 0 on success, 1 when the
 /// run failed, 2 when the program could not be read.
-pub async fn command(host: &Host, program: &str, json: bool) -> ExitCode {
+pub(crate) async fn command(host: &Host, program: &str, json: bool) -> ExitCode {
     let program = match read_program(program) {
         Ok(p) => p,
         Err(e) => {

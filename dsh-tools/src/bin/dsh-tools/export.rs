@@ -8,7 +8,7 @@ use dsh_runtime::Registry;
 
 /// What a subcommand prints, and whether it succeeded.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Output {
+pub(crate) struct Output {
     /// Standard output.
     pub stdout: String,
     /// Lines for standard error (warnings, errors).
@@ -20,7 +20,7 @@ pub struct Output {
 /// `dsh-tools export --provider NAME`: the request fragment on stdout, one line per
 /// warning on stderr; exit status 1 when a tool cannot be exported (the others are still
 /// printed), 2 for an unknown provider.
-pub fn export(registry: &Registry, provider: &str) -> Output {
+pub(crate) fn export(registry: &Registry, provider: &str) -> Output {
     let target: Target = match provider.parse() {
         Ok(t) => t,
         Err(e) => {
@@ -43,7 +43,7 @@ pub fn export(registry: &Registry, provider: &str) -> Output {
 
 /// `dsh-tools sdk --lang ts|py`: the code-mode SDK prompt section on stdout, degradations
 /// as warnings on stderr.
-pub fn sdk(registry: &Registry, lang: &str) -> Output {
+pub(crate) fn sdk(registry: &Registry, lang: &str) -> Output {
     let sdk = match lang {
         "ts" | "typescript" => typescript::render_registry(registry),
         "py" | "python" => python::render_registry(registry),
@@ -70,18 +70,18 @@ pub fn sdk(registry: &Registry, lang: &str) -> Output {
 
 /// The heading of `dsh-tools list --tokens`: what the figures count, and what they do
 /// not.
-pub const TOKENS_HEADING: &str = "o200k tokens of each tool's entry as the target's request carries it (compact JSON), and of the request's whole `tools` fragment.\n\
+pub(crate) const TOKENS_HEADING: &str = "o200k tokens of each tool's entry as the target's request carries it (compact JSON), and of the request's whole `tools` fragment.\n\
 Exact for OpenAI (before its own per-tool framing); for Anthropic, Gemini and MCP an o200k approximation of the provider's tokenizer.\n";
 
 /// `dsh-tools list --tokens`: the heading and a table of o200k tokens per tool (rows) and
 /// target (columns), with the request totals.
-pub fn token_table(registry: &Registry, targets: &[Target]) -> String {
+pub(crate) fn token_table(registry: &Registry, targets: &[Target]) -> String {
     let report = tokens::token_report_view(&registry.view(), targets);
     format!("{TOKENS_HEADING}\n{report}")
 }
 
 /// The targets named on the command line (all of them when none is).
-pub fn parse_targets(names: &[String]) -> Result<Vec<Target>, export::UnknownTarget> {
+pub(crate) fn parse_targets(names: &[String]) -> Result<Vec<Target>, export::UnknownTarget> {
     if names.is_empty() {
         return Ok(Target::ALL.to_vec());
     }
@@ -96,7 +96,7 @@ pub fn parse_targets(names: &[String]) -> Result<Vec<Target>, export::UnknownTar
 }
 
 /// Write an [`Output`] (ignoring a closed stdout) and turn its status into an exit code.
-pub fn print(output: Output) -> std::process::ExitCode {
+pub(crate) fn print(output: Output) -> std::process::ExitCode {
     use std::io::Write as _;
     let _ = std::io::stdout().lock().write_all(output.stdout.as_bytes());
     for line in &output.stderr {
@@ -107,7 +107,7 @@ pub fn print(output: Output) -> std::process::ExitCode {
 
 /// `dsh-tools list --tokens [--json] [--target NAME[,NAME...]]`: exit status 2 for an
 /// unknown target.
-pub fn list_tokens_output(registry: &Registry, as_json: bool, targets: &[String]) -> Output {
+pub(crate) fn list_tokens_output(registry: &Registry, as_json: bool, targets: &[String]) -> Output {
     let targets = match parse_targets(targets) {
         Ok(t) => t,
         Err(e) => {
@@ -135,7 +135,7 @@ pub fn list_tokens_output(registry: &Registry, as_json: bool, targets: &[String]
 }
 
 /// [`list_tokens_output`], printed.
-pub fn list_tokens(
+pub(crate) fn list_tokens(
     registry: &Registry,
     as_json: bool,
     targets: &[String],

@@ -114,7 +114,7 @@ use dsh_tools::jobs::Jobs;
 
 /// The options of `dsh-tools mcp`.
 #[derive(clap::Args, Clone, Debug, Default)]
-pub struct McpArgs {
+pub(crate) struct McpArgs {
     /// Serve Streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio.
     /// Anything but a loopback address exposes a shell to the network: use a token.
     #[arg(long, value_name = "ADDR")]
@@ -265,7 +265,7 @@ fn jwks_source(text: &str) -> Result<JwksSource, String> {
 impl McpArgs {
     /// The file paths of the options (which `main` makes absolute, relative to the
     /// working directory).
-    pub fn files_mut(&mut self) -> Vec<&mut PathBuf> {
+    pub(crate) fn files_mut(&mut self) -> Vec<&mut PathBuf> {
         let mut files = Vec::new();
         if let Some(path) = &mut self.state_key_file {
             files.push(path);
@@ -340,11 +340,11 @@ fn server_files_outside_root(root: &Path, args: &McpArgs) -> Result<(), String> 
 }
 
 /// The environment variable naming the store when `--store` is not given.
-pub const STORE_ENV: &str = "DSH_MCP_STORE";
+pub(crate) const STORE_ENV: &str = "DSH_MCP_STORE";
 
 /// The environment variable naming the store's key prefix when `--store-prefix` is not
 /// given.
-pub const STORE_PREFIX_ENV: &str = "DSH_MCP_STORE_PREFIX";
+pub(crate) const STORE_PREFIX_ENV: &str = "DSH_MCP_STORE_PREFIX";
 
 /// The scopes of `dsh-tools mcp --oauth-issuer` without `--tool-scope`.
 fn default_tool_scopes() -> dsh_mcp::ToolScopes {
@@ -421,7 +421,7 @@ impl From<CodeModeArg> for Mode {
 /// its own on the host's job runtime, with the shell and job tools acting for it and the
 /// session's tasks running as its jobs (a session sees only its own jobs, and they stop
 /// when it closes), the session's scope presented in `mode`.
-pub fn server(host: &Host, mode: Mode) -> McpServer {
+pub(crate) fn server(host: &Host, mode: Mode) -> McpServer {
     let server = McpServer::new(host.registry().clone())
         .with_server_info("dsh-tools", env!("CARGO_PKG_VERSION"));
     let server = if mode == Mode::Native {
@@ -481,7 +481,7 @@ pub fn server(host: &Host, mode: Mode) -> McpServer {
 /// handshake failed, the address could not be bound, an `--allowed-origin` is not an
 /// origin, the token variable is unset, a `--tool-scope` is malformed, the OAuth
 /// issuer's metadata or keys cannot be read.
-pub async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
+pub(crate) async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
     server_files_outside_root(host.root(), args)?;
     let keys = state_keys(
         args.state_key_file.as_deref(),
@@ -716,7 +716,7 @@ async fn stop_signal() {
 /// The external servers added with `--mcp`: their connections and registrations, kept
 /// for the host's lifetime.
 #[derive(Default)]
-pub struct Imports {
+pub(crate) struct Imports {
     clients: Vec<McpClient>,
     registrations: Vec<RegistrationGuard>,
 }
@@ -732,7 +732,7 @@ impl std::fmt::Debug for Imports {
 
 impl Imports {
     /// Unregister the tools and stop the servers.
-    pub async fn close(self) {
+    pub(crate) async fn close(self) {
         drop(self.registrations);
         for client in self.clients {
             let _ = client.cancel().await;
@@ -748,7 +748,7 @@ impl Imports {
 /// # Errors
 ///
 /// When a server cannot be started or does not answer the handshake or `tools/list`.
-pub async fn import_all(
+pub(crate) async fn import_all(
     host: &Host,
     commands: &[String],
     deferred: &[String],

@@ -25,11 +25,16 @@
 
 use dsh_runtime::cards::{CallView, ResultView};
 use dsh_runtime::json::{self, Value};
-pub use dsh_runtime::log::{LogRecord, LoggedCall};
+pub(crate) use dsh_runtime::log::{LogRecord, LoggedCall};
 use dsh_runtime::{AgentScope, Registry, ToolResult};
 
 /// The log record of a finished call: the call and the persisted part of its result.
-pub fn record(call_id: &str, name: &str, arguments: &Value, result: &ToolResult) -> LogRecord {
+pub(crate) fn record(
+    call_id: &str,
+    name: &str,
+    arguments: &Value,
+    result: &ToolResult,
+) -> LogRecord {
     LogRecord {
         call: LoggedCall {
             id: call_id.to_string(),
@@ -41,14 +46,14 @@ pub fn record(call_id: &str, name: &str, arguments: &Value, result: &ToolResult)
 }
 
 /// Parse one log line.
-pub fn parse_record(line: &str) -> Result<LogRecord, String> {
+pub(crate) fn parse_record(line: &str) -> Result<LogRecord, String> {
     let value = json::parse(line).map_err(|e| e.to_string())?;
     json::from_value(&value).map_err(|e| format!("not a log record: {e}"))
 }
 
 /// The cards of one logged call.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ReplayedCall {
+pub(crate) struct ReplayedCall {
     /// 1-based line number in the log.
     pub line: usize,
     /// The call id.
@@ -63,7 +68,7 @@ pub struct ReplayedCall {
 
 /// What replaying a log produced.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ReplayReport {
+pub(crate) struct ReplayReport {
     /// Every well-formed record, in log order.
     pub calls: Vec<ReplayedCall>,
     /// Malformed lines: 1-based line number and why.
@@ -74,7 +79,7 @@ pub struct ReplayReport {
 /// `scope` sees them. Stale arguments, unknown tools and presenters that fail give the
 /// generic cards ([`Registry::present_call`]); only lines that are not records are
 /// errors, and they do not stop the replay.
-pub fn replay(registry: &Registry, scope: Option<&AgentScope>, log: &str) -> ReplayReport {
+pub(crate) fn replay(registry: &Registry, scope: Option<&AgentScope>, log: &str) -> ReplayReport {
     let mut report = ReplayReport::default();
     for (index, line) in log.lines().enumerate() {
         let number = index + 1;
