@@ -409,6 +409,10 @@ impl<'a> Parser<'a> {
         self.bytes.get(self.pos).copied()
     }
 
+    // long function: the parser's one loop over the input, with an explicit stack of
+    // frames instead of recursion; its two states ("expecting a value", "a value is
+    // complete") hand over to each other with `continue 'value`, which separate
+    // functions could not do without a state value checked on every byte.
     fn run(mut self) -> Result<Value, ParseError> {
         let mut value: Value;
         'value: loop {
