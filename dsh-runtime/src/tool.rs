@@ -1036,6 +1036,9 @@ pub struct SideChannel {
     deferred: Mutex<Vec<String>>,
     attached: Mutex<Vec<ContentBlock>>,
     concludes_turn: AtomicBool,
+    /// Whether anything was ever deferred or attached (set under the lock of the list it
+    /// went to), so that taking both lists of a body that sent nothing takes no lock.
+    sent: AtomicBool,
     /// The body's cancellation token, when the pipeline let it be created lazily (a child
     /// of the caller's token, made the first time the body asks for it).
     child: OnceLock<CancellationToken>,
@@ -1044,11 +1047,17 @@ pub struct SideChannel {
 impl SideChannel {
     /// Take the deferred contexts, in the order they were deferred.
     pub fn take_deferred(&self) -> Vec<String> {
+        if !self.sent.load(Ordering::Acquire) {
+            return Vec::new();
+        }
         std::mem::take(&mut *self.deferred.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// Take the attached content blocks, in the order they were attached.
     pub fn take_attached(&self) -> Vec<ContentBlock> {
+        if !self.sent.load(Ordering::Acquire) {
+            return Vec::new();
+        }
         std::mem::take(&mut *self.attached.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
@@ -1197,11 +1206,10 @@ impl ToolContext {
     /// Attach model-facing context to the final result (kept on success, prepended to
     /// the contexts post-execute attaches).
     pub fn defer_context(&self, text: impl Into<String>) {
-        self.side()
-            .deferred
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(text.into());
+        let side = self.side();
+        let mut deferred = side.deferred.lock().unwrap_or_else(|e| e.into_inner());
+        deferred.push(text.into());
+        side.sent.store(true, Ordering::Release);
     }
     /// Append `block` to the content of this call's success, after what the tool
     /// renders (dropped when the call fails; replaced with the rest of the content when
@@ -1228,11 +1236,10 @@ impl ToolContext {
     /// # });
     /// ```
     pub fn attach_content(&self, block: ContentBlock) {
-        self.side()
-            .attached
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(block);
+        let side = self.side();
+        let mut attached = side.attached.lock().unwrap_or_else(|e| e.into_inner());
+        attached.push(block);
+        side.sent.store(true, Ordering::Release);
     }
     /// Ask the agent loop to end the turn after this result (success only).
     pub fn conclude_turn(&self) {
@@ -1396,6 +1403,11 @@ impl ToolContext {
 pub enum BodyOutcome {
     /// The body succeeded; its output as a lossless snapshot.
     Value(Value),
+    /// The body succeeded with a string: its output is this text as a JSON string (kept
+    /// as text so that the default content block takes it without a copy). Only
+    /// [`ErasedTool::call_body`] returns it, to the pipeline.
+    #[doc(hidden)]
+    Text(String),
     /// The body failed.
     Failed(ToolError),
     /// The validated arguments did not deserialize into the typed arguments (a schema
@@ -1420,6 +1432,13 @@ pub trait ErasedTool: std::any::Any + Send + Sync + 'static {
     fn definition(&self) -> &ToolDefinition;
     /// Deserialize the (validated, normalized) arguments, run the body, snapshot the output.
     fn call_json<'a>(&'a self, args: &'a Value, cx: ToolContext) -> BoxFuture<'a, BodyOutcome>;
+    /// [`ErasedTool::call_json`] as the pipeline calls it: a string output may come back
+    /// as [`BodyOutcome::Text`] (the pipeline's default content block takes the text
+    /// without a copy). Default: `call_json`.
+    #[doc(hidden)]
+    fn call_body<'a>(&'a self, args: &'a Value, cx: ToolContext) -> BoxFuture<'a, BodyOutcome> {
+        self.call_json(args, cx)
+    }
     /// See [`Tool::render`].
     fn render(&self, args: &Value, value: &Value) -> Result<Vec<ContentBlock>, ToolError>;
     /// See [`Tool::is_concurrency_safe`].
@@ -1448,17 +1467,23 @@ impl<T: Tool> ErasedTool for T {
         Tool::definition(self)
     }
     fn call_json<'a>(&'a self, args: &'a Value, cx: ToolContext) -> BoxFuture<'a, BodyOutcome> {
+        text_as_value(self.call_body(args, cx))
+    }
+    fn call_body<'a>(&'a self, args: &'a Value, cx: ToolContext) -> BoxFuture<'a, BodyOutcome> {
         Box::pin(async move {
             let typed: T::Args = match T::args_from_json(args) {
                 Ok(a) => a,
                 Err(e) => return BodyOutcome::ArgsRejected(e.to_string()),
             };
             match Tool::call(self, typed, cx).await {
-                Ok(out) => match output_value(out) {
-                    Ok(v) => BodyOutcome::Value(v),
-                    // The reason and where, under the one "not lossless" prefix the
-                    // pipeline adds.
-                    Err(e) => BodyOutcome::NotLossless(format!("{} at {}", e.kind(), e.path())),
+                Ok(out) => match output_text(out) {
+                    Ok(text) => BodyOutcome::Text(text),
+                    Err(out) => match crate::json::to_value(&out) {
+                        Ok(v) => BodyOutcome::Value(v),
+                        // The reason and where, under the one "not lossless" prefix the
+                        // pipeline adds.
+                        Err(e) => BodyOutcome::NotLossless(format!("{} at {}", e.kind(), e.path())),
+                    },
                 },
                 Err(e) => BodyOutcome::Failed(e),
             }
@@ -1515,19 +1540,38 @@ impl<T: Tool> ErasedTool for T {
 
 /// A body's output as a lossless value: what [`crate::json::to_value`] makes of it, except
 /// that a `String` is moved into the value instead of copied (the common output of a
-/// tool; a test compares both paths on generated values).
+/// tool; a test compares both paths on generated values). The pipeline itself keeps a
+/// `String` output as text ([`BodyOutcome::Text`]) and makes the value from it.
+#[cfg(test)]
 pub(crate) fn output_value<O: Serialize + 'static>(
     out: O,
 ) -> Result<Value, crate::json::LosslessError> {
+    match output_text(out) {
+        Ok(text) => Ok(Value::String(crate::json::Str::from(text))),
+        Err(out) => crate::json::to_value(&out),
+    }
+}
+
+/// `body` with a [`BodyOutcome::Text`] turned into the value it stands for (the outcome
+/// [`ErasedTool::call_json`] promises). Not generic: one copy serves every tool.
+fn text_as_value(body: BoxFuture<'_, BodyOutcome>) -> BoxFuture<'_, BodyOutcome> {
+    Box::pin(async move {
+        match body.await {
+            BodyOutcome::Text(text) => BodyOutcome::Value(Value::String(text.into())),
+            other => other,
+        }
+    })
+}
+
+/// A body's output that is a `String`, moved out; any other output handed back as
+/// `Some(out)`, which serializes exactly as `out` does.
+fn output_text<O: 'static>(out: O) -> Result<String, Option<O>> {
     let mut slot = Some(out);
     if let Some(s) = (&mut slot as &mut dyn std::any::Any).downcast_mut::<Option<String>>() {
         // `slot` is `Some` (it was just filled); `take` only moves the string out.
-        return Ok(Value::String(
-            s.take().map(crate::json::Str::from).unwrap_or_default(),
-        ));
+        return Ok(s.take().unwrap_or_default());
     }
-    // `Some(out)` serializes exactly as `out` does.
-    crate::json::to_value(&slot)
+    Err(slot)
 }
 
 /// [`Tool::OVERRIDDEN_HOOKS`] as one constant per hook (a constant operand lets the

@@ -7,7 +7,7 @@ use std::task::{Context, Poll};
 
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
-use super::output::success;
+use super::output::{success, text_success};
 use super::stage::{Call, Dispatched, Outcome, Stage};
 use super::timeout::TimeoutWrapper;
 use super::validation::validate_call;
@@ -158,7 +158,7 @@ impl Dispatcher<'_> {
                     std::sync::Arc::new(args.clone())
                 };
                 let body: crate::tool::BoxFuture<'static, BodyOutcome> =
-                    Box::pin(async move { tool.erased().call_json(&args, cx).await });
+                    Box::pin(async move { tool.erased().call_body(&args, cx).await });
                 let watch = current.filter(|_| replaced);
                 let caller = self.call.cancel();
                 match detacher.run(body, fused, caller, watch, &exec.name).await {
@@ -166,7 +166,7 @@ impl Dispatcher<'_> {
                     Isolated::Detached => return canonical(ResultData::aborted(true)),
                 }
             }
-            _ => match panic::contain(|| tool.erased().call_json(args, cx)) {
+            _ => match panic::contain(|| tool.erased().call_body(args, cx)) {
                 Err(p) => Err(p),
                 Ok(fut) => match (&eager, current) {
                     (Some(fused), Some(current)) if replaced => {
@@ -186,6 +186,7 @@ impl Dispatcher<'_> {
         let data = match outcome {
             Err(p) => ResultData::panicked(format!("tool {} panicked: {p}", name())),
             Ok(BodyOutcome::Value(v)) => success(tool, exec, v),
+            Ok(BodyOutcome::Text(text)) => text_success(tool, exec, text),
             Ok(BodyOutcome::Failed(e)) => ResultData::from_error(e),
             Ok(BodyOutcome::ArgsRejected(m)) => {
                 ResultData::code_parts(PipelineCode::InvalidArgs, &[ToolArgsError::PREFIX, &m])

@@ -37,8 +37,10 @@ impl Registry {
     /// call whose body runs on a task of its own (a call with a deadline or a caller's
     /// token) cancels the body's token and leaves it to finish there, counted as
     /// detached; any other body is dropped with the future.
-    pub async fn execute(&self, call: ToolCall) -> ToolResult {
-        self.execute_gated(call, None).await
+    pub fn execute(&self, call: ToolCall) -> impl Future<Output = ToolResult> + '_ {
+        // Not an `async fn`: its future would hold the one below, moved into it on the
+        // first poll (a copy of the whole pipeline's state).
+        self.execute_gated(call, None)
     }
 
     /// [`Registry::execute`] inside a batch, whose gates order the policy and closing

@@ -8,7 +8,7 @@ use super::stage::{Call, Dispatched, Outcome};
 use super::validation::validate_definition_output;
 use crate::__private::tool_hooks as overrides;
 use crate::code::{FailureCode, PipelineCode};
-use crate::content::default_block;
+use crate::content::{ContentBlock, default_block};
 use crate::json::Value;
 use crate::panic;
 use crate::result::{Kind, ResultData};
@@ -45,10 +45,33 @@ fn projector_failed(name: &str, projector: &str, failure: Result<ToolError, Stri
 /// The canonical success for a value: lossless check, output validation (all violations,
 /// root label `value`) with the nulls of omitted optional properties left out, freeze, render, and presentation meta for top-level calls.
 pub(crate) fn success(tool: &DynTool, exec: &CallIdentity, value: Value) -> ResultData {
-    let name = &exec.name;
     if let Err(e) = snapshot::check(&value, "value") {
-        return invalid_output(name, &format!("value is not lossless JSON: {e}"));
+        return invalid_output(&exec.name, &format!("value is not lossless JSON: {e}"));
     }
+    checked_success(tool, exec, value, None)
+}
+
+/// [`success`] for a body's string output (a string is always lossless). Its default
+/// content block is the text itself, so the text is kept for it and the value made from
+/// a copy (held inline when short); a tool that renders its own content gets the value
+/// made from the text without a copy.
+pub(super) fn text_success(tool: &DynTool, exec: &CallIdentity, text: String) -> ResultData {
+    if tool.erased().overridden_hooks() & overrides::RENDER != 0 {
+        return checked_success(tool, exec, Value::String(text.into()), None);
+    }
+    let value = Value::String(crate::json::Str::from(text.as_str()));
+    checked_success(tool, exec, value, Some(text))
+}
+
+/// [`success`] after the lossless check; `text`: the default content block's text, when
+/// the caller has it.
+fn checked_success(
+    tool: &DynTool,
+    exec: &CallIdentity,
+    value: Value,
+    text: Option<String>,
+) -> ResultData {
+    let name = &exec.name;
     let def = tool.definition();
     // The value sent is the one published: a `null` the validator reads as an omitted
     // optional property is left out (see `validate_output`).
@@ -62,7 +85,11 @@ pub(crate) fn success(tool: &DynTool, exec: &CallIdentity, value: Value) -> Resu
     // panic).
     let own = tool.erased().overridden_hooks();
     let content = if own & overrides::RENDER == 0 {
-        smallvec::smallvec![default_block(&value)]
+        smallvec::smallvec![match text {
+            // Validation leaves a string as it is: the text is still the value's.
+            Some(text) => ContentBlock::text(text),
+            None => default_block(&value),
+        }]
     } else {
         match panic::contain(|| tool.erased().render(&exec.arguments, &value)) {
             Ok(Ok(c)) => c.into(),

@@ -9,6 +9,7 @@ mod pipeline_outcomes;
 mod pipeline_policy;
 mod pipeline_readme;
 mod pipeline_stress;
+mod pipeline_string_output;
 mod pipeline_timeout_progress;
 mod pipeline_typed;
 mod registry_depth;
