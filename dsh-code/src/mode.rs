@@ -213,33 +213,17 @@ impl Drop for Presentation {
 }
 
 /// Why [`CodeMode::present_as`] refused.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PresentAsError {
     /// The scope already has a presentation.
+    #[error(
+        "this scope already has a presentation (present_as is allowed once per scope; drop the previous `Presentation` first)"
+    )]
     AlreadyPresented,
     /// The registry refused `run_code` (e.g. the scope is gone).
-    Register(RegisterError),
-}
-
-impl fmt::Display for PresentAsError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PresentAsError::AlreadyPresented => f.write_str(
-                "this scope already has a presentation (present_as is allowed once per scope; drop the previous `Presentation` first)",
-            ),
-            PresentAsError::Register(e) => write!(f, "cannot register run_code: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for PresentAsError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            PresentAsError::Register(e) => Some(e),
-            PresentAsError::AlreadyPresented => None,
-        }
-    }
+    #[error("cannot register run_code: {0}")]
+    Register(#[source] RegisterError),
 }
 
 /// The mode in effect for callers in `scope`: that of the nearest scope on its chain

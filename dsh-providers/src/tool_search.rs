@@ -106,25 +106,14 @@ impl Mode {
 }
 
 /// Why a search could not run.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SearchError {
     /// `regex` mode: the query is not a valid regular expression (or is too long or too
     /// large once compiled); the reason.
+    #[error("`query` is not a valid regular expression: {0}")]
     InvalidRegex(String),
 }
-
-impl fmt::Display for SearchError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SearchError::InvalidRegex(reason) => {
-                write!(f, "`query` is not a valid regular expression: {reason}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for SearchError {}
 
 /// One search result.
 #[derive(Clone, Copy, Debug)]

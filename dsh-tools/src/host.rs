@@ -138,44 +138,21 @@ impl fmt::Debug for Host {
 }
 
 /// Why a [`Host`] could not be built.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum HostError {
     /// The root does not exist or is not a directory.
+    #[error("invalid root {}: {error}", .root.display())]
     Root {
         /// The root as given.
         root: PathBuf,
         /// What went wrong.
+        #[source]
         error: std::io::Error,
     },
     /// A tool was refused by the registry.
-    Register(RegisterError),
-}
-
-impl fmt::Display for HostError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            HostError::Root { root, error } => {
-                write!(f, "invalid root {}: {error}", root.display())
-            }
-            HostError::Register(e) => write!(f, "cannot register the reference tools: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for HostError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            HostError::Root { error, .. } => Some(error),
-            HostError::Register(e) => Some(e),
-        }
-    }
-}
-
-impl From<RegisterError> for HostError {
-    fn from(e: RegisterError) -> Self {
-        HostError::Register(e)
-    }
+    #[error("cannot register the reference tools: {0}")]
+    Register(#[from] RegisterError),
 }
 
 impl Host {

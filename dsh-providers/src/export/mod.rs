@@ -375,22 +375,15 @@ impl fmt::Display for Target {
 }
 
 /// The text of an unknown target name.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown provider {:?}; expected one of: {}", .0, target_names())]
 pub struct UnknownTarget(pub String);
 
-impl fmt::Display for UnknownTarget {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<&str> = Target::ALL.iter().map(|t| t.name()).collect();
-        write!(
-            f,
-            "unknown provider {:?}; expected one of: {}",
-            self.0,
-            names.join(", ")
-        )
-    }
+/// The names of [`Target::ALL`], comma-separated.
+fn target_names() -> String {
+    let names: Vec<&str> = Target::ALL.iter().map(|t| t.name()).collect();
+    names.join(", ")
 }
-
-impl std::error::Error for UnknownTarget {}
 
 impl FromStr for Target {
     type Err = UnknownTarget;

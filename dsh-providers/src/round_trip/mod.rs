@@ -104,10 +104,11 @@ pub const IMAGE_FALLBACK: &str =
     "[an image ({media_type}) was left out: this provider's tool results carry text only]";
 
 /// A response (or request) that is not of the provider's documented shape.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RoundTripError {
     /// The response text is not JSON.
+    #[error("the {provider} response is not JSON: {message}")]
     NotJson {
         /// The provider whose response it was meant to be.
         provider: &'static str,
@@ -115,6 +116,7 @@ pub enum RoundTripError {
         message: String,
     },
     /// A part of the response is missing or of the wrong type.
+    #[error("the {provider} response is malformed: `{path}` must be {expected}")]
     Response {
         /// The provider.
         provider: &'static str,
@@ -124,6 +126,7 @@ pub enum RoundTripError {
         expected: &'static str,
     },
     /// The request to extend has no conversation of the provider's shape.
+    #[error("the {provider} request cannot be extended: `{path}` must be {expected}")]
     Request {
         /// The provider.
         provider: &'static str,
@@ -133,34 +136,6 @@ pub enum RoundTripError {
         expected: &'static str,
     },
 }
-
-impl fmt::Display for RoundTripError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RoundTripError::NotJson { provider, message } => {
-                write!(f, "the {provider} response is not JSON: {message}")
-            }
-            RoundTripError::Response {
-                provider,
-                path,
-                expected,
-            } => write!(
-                f,
-                "the {provider} response is malformed: `{path}` must be {expected}"
-            ),
-            RoundTripError::Request {
-                provider,
-                path,
-                expected,
-            } => write!(
-                f,
-                "the {provider} request cannot be extended: `{path}` must be {expected}"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for RoundTripError {}
 
 /// One provider's three steps of a tool round (implemented by [`OpenAiResponses`],
 /// [`OpenAiChat`], [`Anthropic`] and [`Gemini`]).
