@@ -2,7 +2,8 @@
 //! layers and propagator, in-memory exporters): a `tools/call` over HTTP whose `_meta`
 //! carries a `traceparent` is a SERVER span of that trace, parented on the client's span,
 //! with the `execute_tool` span under it; its duration is a point of the
-//! `mcp.server.operation.duration` histogram.
+//! `mcp.server.operation.duration` histogram; a 2025-11-25 session, once closed, is a
+//! point of `mcp.server.session.duration`.
 //!
 //! A test binary of its own: the subscriber and propagator are global.
 
@@ -47,7 +48,7 @@ fn a_traceparent_parents_the_server_span_and_the_call_is_measured() {
         .enable_all()
         .build()
         .unwrap();
-    let answer = rt.block_on(async {
+    let (answer, http) = rt.block_on(async {
         let http = serve_http(&McpServer::new(registry.clone()), HttpOptions::default())
             .await
             .unwrap();
@@ -65,7 +66,7 @@ fn a_traceparent_parents_the_server_span_and_the_call_is_measured() {
                 },
             },
         });
-        reqwest::Client::new()
+        let answer = reqwest::Client::new()
             .post(http.url())
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
@@ -78,7 +79,8 @@ fn a_traceparent_parents_the_server_span_and_the_call_is_measured() {
             .unwrap()
             .text()
             .await
-            .unwrap()
+            .unwrap();
+        (answer, http)
     });
     assert!(answer.contains("hi"), "{answer}");
 
@@ -109,23 +111,90 @@ fn a_traceparent_parents_the_server_span_and_the_call_is_measured() {
     assert_eq!(tool.parent_span_id, server.span_context.span_id());
     assert_eq!(tool.span_context.trace_id(), server.span_context.trace_id());
 
+    rt.block_on(open_and_close_a_session(&http.url()));
+    let (count, sum, attributes) = histogram(&meter, &metrics, "mcp.server.operation.duration")
+        .expect("the server's duration histogram");
+    assert_eq!(count, 1);
+    assert!(sum > 0.0 && sum < 30.0, "{sum}");
+    assert!(
+        attributes
+            .iter()
+            .any(|(k, v)| k == "mcp.method.name" && v == "tools/call"),
+        "{attributes:?}"
+    );
+    // The session's end is recorded once it is dropped, which may follow the answer.
+    let start = std::time::Instant::now();
+    loop {
+        if let Some((count, _, _)) = histogram(&meter, &metrics, "mcp.server.session.duration") {
+            assert_eq!(count, 1);
+            break;
+        }
+        assert!(
+            start.elapsed().as_secs() < 20,
+            "no session duration recorded"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// The count, sum and first point's attributes of histogram `name`, exported now.
+fn histogram(
+    meter: &SdkMeterProvider,
+    metrics: &InMemoryMetricExporter,
+    name: &str,
+) -> Option<(u64, f64, Vec<(String, String)>)> {
     meter.force_flush().unwrap();
     let exported = metrics.get_finished_metrics().unwrap();
     let histogram = exported
         .iter()
+        .rev()
         .flat_map(|r| r.scope_metrics())
         .flat_map(|s| s.metrics())
-        .find(|m| m.name() == "mcp.server.operation.duration")
-        .expect("the server's duration histogram");
+        .find(|m| m.name() == name)?;
     let AggregatedMetrics::F64(MetricData::Histogram(data)) = histogram.data() else {
         panic!("a histogram of seconds: {:?}", histogram.data());
     };
-    let point = data.data_points().next().expect("a point");
-    assert_eq!(point.count(), 1);
-    assert!(point.sum() > 0.0 && point.sum() < 30.0, "{}", point.sum());
-    assert!(
-        point
-            .attributes()
-            .any(|kv| kv.key.as_str() == "mcp.method.name" && kv.value.as_str() == "tools/call")
-    );
+    let point = data.data_points().next()?;
+    let attributes = point
+        .attributes()
+        .map(|kv| (kv.key.to_string(), kv.value.to_string()))
+        .collect();
+    Some((point.count(), point.sum(), attributes))
+}
+
+/// Open a 2025-11-25 session at `url` and close it (`DELETE`).
+async fn open_and_close_a_session(url: &str) {
+    let client = reqwest::Client::new();
+    let initialize = serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "otel-test", "version": "0"},
+        },
+    });
+    let response = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(initialize.to_string())
+        .send()
+        .await
+        .unwrap();
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .expect("a session")
+        .to_str()
+        .unwrap()
+        .to_owned();
+    response.text().await.unwrap();
+    let closed = client
+        .delete(url)
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .send()
+        .await
+        .unwrap();
+    assert!(closed.status().is_success(), "{}", closed.status());
 }

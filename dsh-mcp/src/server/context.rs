@@ -96,6 +96,7 @@ impl SessionCell {
             kind,
             log_level: Mutex::new(dsh_runtime::caller::LogLevel::Info),
             subscriptions: Default::default(),
+            opened: std::time::Instant::now(),
         });
         *slot = Some(session.clone());
         session
@@ -118,6 +119,8 @@ pub(crate) struct Session {
     pub(crate) log_level: Mutex<dsh_runtime::caller::LogLevel>,
     /// The resources its client subscribed to.
     pub(crate) subscriptions: Subscriptions,
+    /// When it opened: its end records `mcp.server.session.duration`.
+    pub(crate) opened: std::time::Instant,
 }
 
 /// What a [`Session`] is.
@@ -183,6 +186,13 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         self.stop.cancel();
+        // A session's lifetime, as the histogram of the MCP conventions (seconds; the
+        // stateless context is no session).
+        if self.stateless().is_none() {
+            tracing::info!(
+                histogram.mcp.server.session.duration = self.opened.elapsed().as_secs_f64()
+            );
+        }
         let guard = unpoisoned(self.guard.get_mut()).take();
         if let Some(guard) = guard {
             match tokio::runtime::Handle::try_current() {
