@@ -1,6 +1,7 @@
 """Instructions per call from a callgrind dump of N calls: the total, the share of each
-crate or library (self cost), and the inclusive cost of the named steps.
-Usage: profile.py DUMP N"""
+crate or library (self cost), and the inclusive cost of the named steps; with the cache
+simulation on, the level-1 instruction and data cache misses per call, in all and by
+crate or library. Usage: profile.py DUMP N"""
 import collections
 import sys
 
@@ -29,43 +30,56 @@ STEPS = [
 
 
 def read(path):
-    own, calls = collections.Counter(), collections.Counter()
+    """Each function's own cost and the cost of its calls, per event."""
+    own, calls = collections.defaultdict(collections.Counter), collections.Counter()
+    events = ["Ir"]
     fn = cfn = None
     after_calls = False
     for line in open(path, errors="replace"):
         line = line.rstrip("\n")
-        if line.startswith("fn="):
+        if line.startswith("events:"):
+            events = line.split()[1:]
+        elif line.startswith("fn="):
             fn = line[3:]
         elif line.startswith("cfn="):
             cfn = line[4:]
         elif line.startswith("calls="):
             after_calls = True
         elif line and (line[0].isdigit() or line[0] in "+-*"):
-            cost = int(line.split()[1])
+            costs = [int(c) for c in line.split()[1:]]
             if after_calls:
                 after_calls = False
                 if cfn != fn:
-                    calls[fn] += cost
+                    calls[fn] += costs[0]
             else:
-                own[fn] += cost
+                for event, cost in zip(events, costs):
+                    own[event][fn] += cost
     return own, calls
+
+
+def by_group(costs):
+    groups = collections.Counter()
+    for name, cost in costs.items():
+        groups[next((g for key, g in GROUPS if key in (name or "")), "other")] += cost
+    return groups
 
 
 def main():
     own, calls = read(sys.argv[1])
     n = int(sys.argv[2])
-    total = sum(own.values())
-    print(f"total {total // n}")
-    groups = collections.Counter()
-    for name, cost in own.items():
-        group = next((g for key, g in GROUPS if key in name), "other")
-        groups[group] += cost
-    for group, cost in groups.most_common():
+    print(f"total {sum(own['Ir'].values()) // n}")
+    for group, cost in by_group(own["Ir"]).most_common():
         print(f"group {group}\t{cost // n}")
     for label, key in STEPS:
-        matches = [own[f] + calls[f] for f in set(own) | set(calls) if f and key in f]
+        matches = [own["Ir"][f] + calls[f] for f in set(own["Ir"]) | set(calls) if f and key in f]
         if matches:
             print(f"step {label}\t{max(matches) // n}")
+    if "I1mr" in own:
+        misses = own["D1mr"] + own["D1mw"]
+        print(f"miss level-1 instruction cache misses, all\t{sum(own['I1mr'].values()) // n}")
+        print(f"miss level-1 data cache misses, all\t{sum(misses.values()) // n}")
+        for group, cost in by_group(own["I1mr"]).most_common():
+            print(f"miss level-1 instruction cache misses: {group}\t{cost // n}")
 
 
 if __name__ == "__main__":
