@@ -100,9 +100,20 @@ struct Inner {
     kinds: Kinds,
     fallback: Option<CallerRoute>,
     request_timeout: Option<std::time::Duration>,
-    calls: Mutex<Vec<Call>>,
+    calls: Mutex<Calls>,
     next: AtomicU64,
 }
+
+/// The calls in flight, and progress that came before its call's token was known.
+#[derive(Default)]
+struct Calls {
+    open: Vec<Call>,
+    early: std::collections::VecDeque<ProgressNotificationParam>,
+}
+
+/// Progress notifications kept for calls whose token is not known yet: rmcp hands the
+/// token over once the request is on its way, and the server may report at once.
+const EARLY_PROGRESS: usize = 64;
 
 /// The client handler of a connection made with
 /// [`ClientBuilder`](super::ClientBuilder): it declares the client's identity and
@@ -131,17 +142,31 @@ pub(crate) struct Entered {
 impl Entered {
     /// Record the id and progress token rmcp gave the call's request.
     pub(crate) fn bind(&self, request: RequestId, progress: ProgressToken) {
-        let mut calls = crate::util::lock(&self.relay.inner.calls);
-        if let Some(call) = calls.iter_mut().find(|c| c.key == self.key) {
+        let (cx, early) = {
+            let mut calls = crate::util::lock(&self.relay.inner.calls);
+            let Calls { open, early } = &mut *calls;
+            let Some(call) = open.iter_mut().find(|c| c.key == self.key) else {
+                return;
+            };
             call.request = Some(request);
-            call.progress = Some(progress);
+            call.progress = Some(progress.clone());
+            let (mine, others) = early.drain(..).partition(|p| p.progress_token == progress);
+            *early = others;
+            (call.cx.clone(), mine)
+        };
+        for p in early {
+            cx.report_progress(p.progress, p.total, p.message.as_deref());
         }
     }
 }
 
 impl Drop for Entered {
     fn drop(&mut self) {
-        crate::util::lock(&self.relay.inner.calls).retain(|c| c.key != self.key);
+        let mut calls = crate::util::lock(&self.relay.inner.calls);
+        calls.open.retain(|c| c.key != self.key);
+        if calls.open.is_empty() {
+            calls.early.clear();
+        }
     }
 }
 
@@ -158,7 +183,7 @@ impl ClientRelay {
                 kinds,
                 fallback,
                 request_timeout,
-                calls: Mutex::new(Vec::new()),
+                calls: Mutex::new(Calls::default()),
                 next: AtomicU64::new(0),
             }),
         }
@@ -177,7 +202,7 @@ impl ClientRelay {
     /// Register a call in flight until the returned guard is dropped.
     pub(crate) fn enter(&self, cx: &ToolContext) -> Entered {
         let key = self.inner.next.fetch_add(1, Ordering::Relaxed);
-        crate::util::lock(&self.inner.calls).push(Call {
+        crate::util::lock(&self.inner.calls).open.push(Call {
             key,
             request: None,
             progress: None,
@@ -192,7 +217,7 @@ impl ClientRelay {
     /// The call a server message belongs to: the call whose request stream carried it,
     /// else the calls in flight when they all answer to one caller.
     fn call_for(&self, origin: Option<&InboundStreamOrigin>) -> Result<ToolContext, Unmatched> {
-        let calls = crate::util::lock(&self.inner.calls);
+        let calls = &crate::util::lock(&self.inner.calls).open;
         if let Some(InboundStreamOrigin::OutboundRequest(id)) = origin
             && let Some(call) = calls.iter().find(|c| c.request.as_ref() == Some(id))
         {
@@ -486,11 +511,20 @@ impl rmcp::ClientHandler for ClientRelay {
         _context: NotificationContext<RoleClient>,
     ) {
         let cx = {
-            let calls = crate::util::lock(&self.inner.calls);
-            calls
+            let mut calls = crate::util::lock(&self.inner.calls);
+            let found = calls
+                .open
                 .iter()
                 .find(|c| c.progress.as_ref() == Some(&params.progress_token))
-                .map(|c| c.cx.clone())
+                .map(|c| c.cx.clone());
+            // A call whose token is not known yet may be the one: kept until it is.
+            if found.is_none() && calls.open.iter().any(|c| c.progress.is_none()) {
+                if calls.early.len() == EARLY_PROGRESS {
+                    calls.early.pop_front();
+                }
+                calls.early.push_back(params.clone());
+            }
+            found
         };
         if let Some(cx) = cx {
             cx.report_progress(params.progress, params.total, params.message.as_deref());

@@ -7,6 +7,7 @@ mod common;
 mod approval;
 mod body_limit;
 mod caller;
+mod client_relay;
 mod content;
 mod context;
 mod http;
