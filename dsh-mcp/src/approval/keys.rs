@@ -47,16 +47,9 @@ impl fmt::Debug for StateKeys {
 }
 
 /// Why keys were refused.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct StateKeyError(String);
-
-impl fmt::Display for StateKeyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for StateKeyError {}
 
 impl StateKeys {
     /// A ring of one key drawn from the operating system's random source (the default:

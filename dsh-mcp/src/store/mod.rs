@@ -45,7 +45,6 @@ mod redis;
 #[cfg(any(test, feature = "store-conformance"))]
 pub mod conformance;
 
-use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
@@ -71,21 +70,24 @@ pub type Wakes = Pin<Box<dyn futures_core::Stream<Item = Wake> + Send>>;
 pub type Messages = Pin<Box<dyn futures_core::Stream<Item = serde_json::Value> + Send>>;
 
 /// Why a store refused or failed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
     /// A record with this id (or nonce) exists already.
+    #[error("a record {id:?} exists already")]
     Exists {
         /// The id.
         id: String,
     },
     /// No record with this id is visible to the owner (never created, another owner's,
     /// deleted or expired).
+    #[error("unknown task {id:?}")]
     NotFound {
         /// The id.
         id: String,
     },
     /// The task is terminal: it never changes again.
+    #[error("task {id:?} is already in terminal status {state:?}")]
     Terminal {
         /// The task id.
         id: String,
@@ -93,8 +95,10 @@ pub enum StoreError {
         state: TaskState,
     },
     /// The store could not be reached, or failed the operation.
+    #[error("the task store is unavailable: {0}")]
     Unavailable(String),
     /// A record the store holds cannot be read (another format version, damaged data).
+    #[error("the store record {key:?} cannot be read: {reason}")]
     Malformed {
         /// Where it is kept (for Redis, the key).
         key: String,
@@ -102,24 +106,6 @@ pub enum StoreError {
         reason: String,
     },
 }
-
-impl fmt::Display for StoreError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StoreError::Exists { id } => write!(f, "a record {id:?} exists already"),
-            StoreError::NotFound { id } => write!(f, "unknown task {id:?}"),
-            StoreError::Terminal { id, state } => {
-                write!(f, "task {id:?} is already in terminal status {state:?}")
-            }
-            StoreError::Unavailable(why) => write!(f, "the task store is unavailable: {why}"),
-            StoreError::Malformed { key, reason } => {
-                write!(f, "the store record {key:?} cannot be read: {reason}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for StoreError {}
 
 /// The server's shared state (see the module docs). Object-safe: the server holds an
 /// `Arc<dyn Store>`.
