@@ -14,6 +14,9 @@ use crate::ctxt::Ctxt;
 use crate::resource::attr::{Attr, CRATE, Kind};
 use crate::resource::shared::{self, Site};
 
+/// `#[context]`: parse the impl block and its keys, validate the block, then each
+/// `#[resource]` / `#[prompt]` method through that macro's phases, and expand the group
+/// impls.
 pub(super) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Ctxt::new();
     let krate = group_crate(attr, &mut errors);
@@ -29,140 +32,26 @@ pub(super) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             return quote!(#attr_errors #e #item);
         }
     };
-    if let Some((path, _)) = &item_impl.trait_ {
-        errors.error_spanned(
-            path,
-            "`#[context]` goes on an inherent impl block (`impl Docs { .. }`), not on a trait impl",
-        );
-    }
-    if !item_impl.generics.params.is_empty() {
-        errors.error_spanned(
-            &item_impl.generics,
-            "`#[context]` does not support generic impl blocks: write the impl for a concrete type (e.g. `impl Docs<Local>`)",
-        );
-    }
+    validate_impl(&item_impl, &mut errors);
     let self_ty = &*item_impl.self_ty;
-    let prefix = match self_ty {
-        syn::Type::Path(p) if p.qself.is_none() => {
-            p.path.segments.last().map(|s| s.ident.to_string())
-        }
-        _ => None,
-    };
-    let Some(prefix) = prefix else {
-        errors.error_spanned(
-            self_ty,
-            "`#[context]` needs a named type (`impl Docs { .. }`)",
-        );
+    let Some(prefix) = type_prefix(self_ty, &mut errors) else {
         let errors = errors.check().err();
         return quote!(#errors #item);
     };
-    let prefix = prefix.trim_start_matches("r#").to_string();
-
-    // The impl as emitted: our attributes and the parameters' docs and `#[complete]`s
-    // removed from the methods that carry them.
-    let mut cleaned = item_impl.clone();
-    for it in cleaned.items.iter_mut() {
-        if let syn::ImplItem::Fn(f) = it
-            && f.attrs.iter().any(|a| kind_of(a).is_some())
-        {
-            f.attrs.retain(|a| kind_of(a).is_none());
-            shared::strip_param_attrs(&mut f.sig);
-        }
-    }
-
-    let mut generated = Vec::new();
-    let mut resources: Vec<(syn::Ident, Vec<syn::Attribute>)> = Vec::new();
-    let mut prompts: Vec<(syn::Ident, Vec<syn::Attribute>)> = Vec::new();
-    let mut attr_paths: Vec<syn::Path> = Vec::new();
-    for it in &item_impl.items {
-        let syn::ImplItem::Fn(f) = it else { continue };
-        let mut ours = f.attrs.iter().filter_map(|a| kind_of(a).map(|k| (k, a)));
-        let Some((kind, first)) = ours.next() else {
-            continue;
-        };
-        if !attr_paths.contains(first.path()) {
-            attr_paths.push(first.path().clone());
-        }
-        let mut method_errors = Ctxt::new();
-        for (_, extra) in ours {
-            if !attr_paths.contains(extra.path()) {
-                attr_paths.push(extra.path().clone());
-            }
-            method_errors.error_spanned(
-                extra,
-                "a method is one resource or one prompt: put every key in one `#[resource(...)]` or `#[prompt(...)]`",
-            );
-        }
-        let mut attr = Attr::from_attribute(kind, first, &mut method_errors);
-        if attr.krate.is_none() {
-            attr.krate = krate.clone();
-        }
-        let def = shared::fn_def(
-            kind,
-            &f.sig,
-            &f.vis,
-            &f.attrs,
-            attr,
-            Site::Group {
-                self_ty,
-                prefix: &prefix,
-            },
-            &mut method_errors,
-        );
-        let entry = (def.struct_ident.clone(), def.cfgs.clone());
-        match kind {
-            Kind::Resource => {
-                resources.push(entry);
-                generated.push(crate::resource::expand_method(&def, method_errors));
-            }
-            Kind::Prompt => {
-                prompts.push(entry);
-                generated.push(super::expand_method(&def, method_errors));
-            }
-        }
-    }
-    if resources.is_empty() && prompts.is_empty() && item_impl.trait_.is_none() {
+    let members = group_methods(&item_impl, krate.as_ref(), &prefix);
+    if members.resources.is_empty() && members.prompts.is_empty() && item_impl.trait_.is_none() {
         errors.error_spanned(
             self_ty,
             "`#[context]` found no `#[resource]` or `#[prompt]` method in this impl block: mark each one",
         );
     }
-
     let krate = krate.map_or_else(|| quote!(::dsh_runtime), |p| p.to_token_stream());
-    let resource_impl = (!resources.is_empty()).then(|| {
-        let (idents, cfgs): (Vec<_>, Vec<_>) = resources.into_iter().unzip();
-        quote! {
-            #[automatically_derived]
-            impl #krate::resources::ResourceGroup for #self_ty {
-                fn resources(self: ::std::sync::Arc<Self>) -> ::std::vec::Vec<#krate::resources::Resource> {
-                    let mut __dsh_all = ::std::vec::Vec::new();
-                    #(
-                        #(#cfgs)*
-                        __dsh_all.push(#krate::resources::Resource::from(#idents(::std::sync::Arc::clone(&self))));
-                    )*
-                    __dsh_all
-                }
-            }
-        }
-    });
-    let prompt_impl = (!prompts.is_empty()).then(|| {
-        let (idents, cfgs): (Vec<_>, Vec<_>) = prompts.into_iter().unzip();
-        quote! {
-            #[automatically_derived]
-            impl #krate::prompts::PromptGroup for #self_ty {
-                fn prompts(self: ::std::sync::Arc<Self>) -> ::std::vec::Vec<#krate::prompts::Prompt> {
-                    let mut __dsh_all = ::std::vec::Vec::new();
-                    #(
-                        #(#cfgs)*
-                        __dsh_all.push(#krate::prompts::Prompt::from(#idents(::std::sync::Arc::clone(&self))));
-                    )*
-                    __dsh_all
-                }
-            }
-        }
-    });
+    let cleaned = cleaned_impl(&item_impl);
     let errors = errors.check().err();
     let allows = shared::allows();
+    let generated = &members.generated;
+    let attr_paths = &members.attr_paths;
+    let (resource_impl, prompt_impl) = group_impls(self_ty, &krate, &members);
     quote! {
         #errors
         #cleaned
@@ -179,6 +68,165 @@ pub(super) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             #prompt_impl
         };
     }
+}
+
+/// The rules on the impl block itself: inherent, not generic.
+fn validate_impl(item_impl: &syn::ItemImpl, errors: &mut Ctxt) {
+    if let Some((path, _)) = &item_impl.trait_ {
+        errors.error_spanned(
+            path,
+            "`#[context]` goes on an inherent impl block (`impl Docs { .. }`), not on a trait impl",
+        );
+    }
+    if !item_impl.generics.params.is_empty() {
+        errors.error_spanned(
+            &item_impl.generics,
+            "`#[context]` does not support generic impl blocks: write the impl for a concrete type (e.g. `impl Docs<Local>`)",
+        );
+    }
+}
+
+/// The name the generated structs start with: the last segment of the impl's type, or an
+/// error when the type has no name.
+fn type_prefix(self_ty: &syn::Type, errors: &mut Ctxt) -> Option<String> {
+    let prefix = match self_ty {
+        syn::Type::Path(p) if p.qself.is_none() => {
+            p.path.segments.last().map(|s| s.ident.to_string())
+        }
+        _ => None,
+    };
+    if prefix.is_none() {
+        errors.error_spanned(
+            self_ty,
+            "`#[context]` needs a named type (`impl Docs { .. }`)",
+        );
+    }
+    prefix.map(|p| p.trim_start_matches("r#").to_string())
+}
+
+/// The impl as emitted: our attributes and the parameters' docs and `#[complete]`s
+/// removed from the methods that carry them.
+fn cleaned_impl(item_impl: &syn::ItemImpl) -> syn::ItemImpl {
+    let mut cleaned = item_impl.clone();
+    for it in cleaned.items.iter_mut() {
+        if let syn::ImplItem::Fn(f) = it
+            && f.attrs.iter().any(|a| kind_of(a).is_some())
+        {
+            f.attrs.retain(|a| kind_of(a).is_none());
+            shared::strip_param_attrs(&mut f.sig);
+        }
+    }
+    cleaned
+}
+
+/// What the block's methods generate, and what the group impls name.
+#[derive(Default)]
+struct Members {
+    /// Each method's items (or its errors and stand-ins).
+    generated: Vec<TokenStream>,
+    /// The resources' structs and `#[cfg]`s.
+    resources: Vec<(syn::Ident, Vec<syn::Attribute>)>,
+    /// The prompts' structs and `#[cfg]`s.
+    prompts: Vec<(syn::Ident, Vec<syn::Attribute>)>,
+    /// The paths the attributes were written with, each once.
+    attr_paths: Vec<syn::Path>,
+}
+
+/// Every `#[resource]` and `#[prompt]` method through its macro's phases.
+fn group_methods(item_impl: &syn::ItemImpl, krate: Option<&syn::Path>, prefix: &str) -> Members {
+    let self_ty = &*item_impl.self_ty;
+    let mut members = Members::default();
+    for it in &item_impl.items {
+        let syn::ImplItem::Fn(f) = it else { continue };
+        let mut ours = f.attrs.iter().filter_map(|a| kind_of(a).map(|k| (k, a)));
+        let Some((kind, first)) = ours.next() else {
+            continue;
+        };
+        if !members.attr_paths.contains(first.path()) {
+            members.attr_paths.push(first.path().clone());
+        }
+        let mut method_errors = Ctxt::new();
+        for (_, extra) in ours {
+            if !members.attr_paths.contains(extra.path()) {
+                members.attr_paths.push(extra.path().clone());
+            }
+            method_errors.error_spanned(
+                extra,
+                "a method is one resource or one prompt: put every key in one `#[resource(...)]` or `#[prompt(...)]`",
+            );
+        }
+        let mut attr = Attr::from_attribute(kind, first, &mut method_errors);
+        if attr.krate.is_none() {
+            attr.krate = krate.cloned();
+        }
+        let site = Site::Group { self_ty, prefix };
+        let def = shared::fn_def(
+            kind,
+            &f.sig,
+            &f.vis,
+            &f.attrs,
+            attr,
+            site,
+            &mut method_errors,
+        );
+        let entry = (def.struct_ident.clone(), def.cfgs.clone());
+        match kind {
+            Kind::Resource => {
+                members.resources.push(entry);
+                let items = crate::resource::expand_method(&def, method_errors);
+                members.generated.push(items);
+            }
+            Kind::Prompt => {
+                members.prompts.push(entry);
+                members
+                    .generated
+                    .push(super::expand_method(&def, method_errors));
+            }
+        }
+    }
+    members
+}
+
+/// `impl ResourceGroup` and `impl PromptGroup` for the type, each where it has such
+/// methods.
+fn group_impls(
+    self_ty: &syn::Type,
+    krate: &TokenStream,
+    members: &Members,
+) -> (Option<TokenStream>, Option<TokenStream>) {
+    let resource_impl = (!members.resources.is_empty()).then(|| {
+        let (idents, cfgs): (Vec<_>, Vec<_>) = members.resources.iter().cloned().unzip();
+        quote! {
+            #[automatically_derived]
+            impl #krate::resources::ResourceGroup for #self_ty {
+                fn resources(self: ::std::sync::Arc<Self>) -> ::std::vec::Vec<#krate::resources::Resource> {
+                    let mut __dsh_all = ::std::vec::Vec::new();
+                    #(
+                        #(#cfgs)*
+                        __dsh_all.push(#krate::resources::Resource::from(#idents(::std::sync::Arc::clone(&self))));
+                    )*
+                    __dsh_all
+                }
+            }
+        }
+    });
+    let prompt_impl = (!members.prompts.is_empty()).then(|| {
+        let (idents, cfgs): (Vec<_>, Vec<_>) = members.prompts.iter().cloned().unzip();
+        quote! {
+            #[automatically_derived]
+            impl #krate::prompts::PromptGroup for #self_ty {
+                fn prompts(self: ::std::sync::Arc<Self>) -> ::std::vec::Vec<#krate::prompts::Prompt> {
+                    let mut __dsh_all = ::std::vec::Vec::new();
+                    #(
+                        #(#cfgs)*
+                        __dsh_all.push(#krate::prompts::Prompt::from(#idents(::std::sync::Arc::clone(&self))));
+                    )*
+                    __dsh_all
+                }
+            }
+        }
+    });
+    (resource_impl, prompt_impl)
 }
 
 /// `#[resource]` / `#[prompt]` (by the last path segment: `#[dsh_runtime::prompt]` too).

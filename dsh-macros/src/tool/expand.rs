@@ -553,7 +553,6 @@ fn task_setters(def: &ToolDef<'_>, krate: &TokenStream) -> TokenStream {
 
 fn call_fn(def: &ToolDef<'_>) -> TokenStream {
     let krate = &def.krate;
-    let fn_name = &def.sig.ident;
 
     // Bind each field to a fresh local: parameter names may be anything, including the
     // names this fn uses.
@@ -593,39 +592,8 @@ fn call_fn(def: &ToolDef<'_>) -> TokenStream {
             quote!(let #args { #(#bindings),* } = __dsh_args;)
         }
     };
-    let (this, callee) = match &def.receiver {
-        Receiver::None => (TokenStream::new(), quote!(#fn_name(#(#call_args),*))),
-        Receiver::Method { self_ty, kind } => match kind {
-            ReceiverKind::Ref => (
-                quote!(let __dsh_this = ::std::sync::Arc::clone(&self.0);),
-                quote!(<#self_ty>::#fn_name(&*__dsh_this, #(#call_args),*)),
-            ),
-            ReceiverKind::Arc => (
-                quote!(let __dsh_this = ::std::sync::Arc::clone(&self.0);),
-                quote!(<#self_ty>::#fn_name(__dsh_this, #(#call_args),*)),
-            ),
-            ReceiverKind::Static => (
-                TokenStream::new(),
-                quote!(<#self_ty>::#fn_name(#(#call_args),*)),
-            ),
-        },
-    };
-    let result = if def.output.fallible {
-        // The error converts with `Into<ToolError>`, through `IntoToolError` (whose
-        // message says how to convert): checked at `E` when the return type names it, else
-        // (`io::Result<T>`-style aliases) at the return type.
-        let into = match &def.output.err_ty {
-            Some(e) => quote_spanned!(e.span()=>
-                |__dsh_e: #e| -> #krate::ToolError { <#e as #krate::IntoToolError>::into_tool_error(__dsh_e) }
-            ),
-            None => quote_spanned!(def.output_type_span()=>
-                |__dsh_e| -> #krate::ToolError { #krate::IntoToolError::into_tool_error(__dsh_e) }
-            ),
-        };
-        quote!(::core::result::Result::map_err(#callee.await, #into))
-    } else {
-        quote!(::core::result::Result::Ok(#callee.await))
-    };
+    let (this, callee) = callee(def, &call_args);
+    let result = call_result(def, &callee);
     // `Send` is required of the body's future; spanning the bound and the async block at
     // the fn name makes a non-`Send` body point there rather than at the attribute.
     let ret = quote_spanned!(def.sig.ident.span()=> impl ::core::future::Future<
@@ -649,6 +617,51 @@ fn call_fn(def: &ToolDef<'_>) -> TokenStream {
     }
 }
 
+/// The prelude that clones the toolbox value (for a `&self` or `Arc<Self>` method) and
+/// the call of the user's fn.
+fn callee(def: &ToolDef<'_>, call_args: &[TokenStream]) -> (TokenStream, TokenStream) {
+    let fn_name = &def.sig.ident;
+    match &def.receiver {
+        Receiver::None => (TokenStream::new(), quote!(#fn_name(#(#call_args),*))),
+        Receiver::Method { self_ty, kind } => match kind {
+            ReceiverKind::Ref => (
+                quote!(let __dsh_this = ::std::sync::Arc::clone(&self.0);),
+                quote!(<#self_ty>::#fn_name(&*__dsh_this, #(#call_args),*)),
+            ),
+            ReceiverKind::Arc => (
+                quote!(let __dsh_this = ::std::sync::Arc::clone(&self.0);),
+                quote!(<#self_ty>::#fn_name(__dsh_this, #(#call_args),*)),
+            ),
+            ReceiverKind::Static => (
+                TokenStream::new(),
+                quote!(<#self_ty>::#fn_name(#(#call_args),*)),
+            ),
+        },
+    }
+}
+
+/// The awaited call as the body's `Result`: a fallible fn's error converted into a
+/// `ToolError`, any other output wrapped in `Ok`.
+fn call_result(def: &ToolDef<'_>, callee: &TokenStream) -> TokenStream {
+    let krate = &def.krate;
+    if def.output.fallible {
+        // The error converts with `Into<ToolError>`, through `IntoToolError` (whose
+        // message says how to convert): checked at `E` when the return type names it, else
+        // (`io::Result<T>`-style aliases) at the return type.
+        let into = match &def.output.err_ty {
+            Some(e) => quote_spanned!(e.span()=>
+                |__dsh_e: #e| -> #krate::ToolError { <#e as #krate::IntoToolError>::into_tool_error(__dsh_e) }
+            ),
+            None => quote_spanned!(def.output_type_span()=>
+                |__dsh_e| -> #krate::ToolError { #krate::IntoToolError::into_tool_error(__dsh_e) }
+            ),
+        };
+        quote!(::core::result::Result::map_err(#callee.await, #into))
+    } else {
+        quote!(::core::result::Result::Ok(#callee.await))
+    }
+}
+
 impl ToolDef<'_> {
     /// Where to report the error conversion of a `Result` alias (`anyhow::Result<T>`):
     /// its `Result`, the one token that says there is an error type.
@@ -667,12 +680,9 @@ impl ToolDef<'_> {
     }
 }
 
+/// The `Tool` hooks the keys ask for, and `OVERRIDDEN_HOOKS` naming them.
 fn hooks(def: &ToolDef<'_>) -> TokenStream {
     let krate = &def.krate;
-    let value = quote!(#krate::json::Value);
-    let params = quote!(&<Self as #krate::Tool>::definition(self).parameters);
-    let args_ty = quote!(<Self as #krate::Tool>::Args);
-    let out = &def.output.ty;
     let mut out_tokens = TokenStream::new();
     // `Tool::OVERRIDDEN_HOOKS`: the runtime's named bit of every hook generated below.
     let a = &def.attr;
@@ -691,10 +701,19 @@ fn hooks(def: &ToolDef<'_>) -> TokenStream {
         quote!(| #krate::__private::tool_hooks::#bit)
     });
     out_tokens.extend(quote!(const OVERRIDDEN_HOOKS: u8 = 0 #(#bits)*;));
-    let soft = quote! {
-        let __dsh_a: #args_ty = #krate::__private::soft_args(#params, __dsh_args)?;
-    };
+    out_tokens.extend(concurrency_hook(def));
+    out_tokens.extend(presenter_hooks(def));
+    out_tokens.extend(projector_hooks(def));
+    out_tokens
+}
 
+/// `is_concurrency_safe`: always (for valid arguments), or the predicate's answer.
+fn concurrency_hook(def: &ToolDef<'_>) -> TokenStream {
+    let krate = &def.krate;
+    let value = quote!(#krate::json::Value);
+    let params = quote!(&<Self as #krate::Tool>::definition(self).parameters);
+    let args_ty = quote!(<Self as #krate::Tool>::Args);
+    let mut out_tokens = TokenStream::new();
     match def.concurrency() {
         None => {}
         // Soft-validated like the predicate form: arguments that cannot run are not
@@ -718,6 +737,21 @@ fn hooks(def: &ToolDef<'_>) -> TokenStream {
             });
         }
     }
+
+    out_tokens
+}
+
+/// `present_call`, `present_result` and `finalize_content`: the presenter called with the
+/// soft-validated arguments; a panic or unreadable arguments mean no view.
+fn presenter_hooks(def: &ToolDef<'_>) -> TokenStream {
+    let krate = &def.krate;
+    let value = quote!(#krate::json::Value);
+    let params = quote!(&<Self as #krate::Tool>::definition(self).parameters);
+    let args_ty = quote!(<Self as #krate::Tool>::Args);
+    let mut out_tokens = TokenStream::new();
+    let soft = quote! {
+        let __dsh_a: #args_ty = #krate::__private::soft_args(#params, __dsh_args)?;
+    };
 
     if let Some(p) = &def.attr.present_call {
         let call = quote_spanned!(p.span()=> ::core::convert::Into::into(#p(&__dsh_a)));
@@ -759,6 +793,18 @@ fn hooks(def: &ToolDef<'_>) -> TokenStream {
         });
     }
 
+    out_tokens
+}
+
+/// `render` and `presentation_meta`: the projector called with the arguments and the
+/// typed output.
+fn projector_hooks(def: &ToolDef<'_>) -> TokenStream {
+    let krate = &def.krate;
+    let value = quote!(#krate::json::Value);
+    let params = quote!(&<Self as #krate::Tool>::definition(self).parameters);
+    let args_ty = quote!(<Self as #krate::Tool>::Args);
+    let mut out_tokens = TokenStream::new();
+    let out = &def.output.ty;
     // The output type deserializes only for `render` and `presentation_meta`, through
     // `DeserializeOutput` (whose message says what to derive): a missing `Deserialize` is
     // reported at the key that asks for it.

@@ -25,52 +25,8 @@ pub(super) fn fallback(def: &ToolDef<'_>) -> TokenStream {
     let (args_struct, args_ty) = if def.args_param().is_some() {
         (TokenStream::new(), quote!(#krate::json::Value))
     } else {
-        let vis = &def.vis;
         let args = &def.args_ident;
-        let mut seen: Vec<&str> = Vec::new();
-        let fields = def.fields().filter(|f| {
-            // Duplicate names were reported; declaring them twice would add an error.
-            let fresh = !seen.contains(&f.name.as_str());
-            seen.push(&f.name);
-            fresh
-        });
-        let fields = fields.map(|f| {
-            let ident = &f.ident;
-            let ty = &f.ty;
-            quote!(pub #ident: #ty,)
-        });
-        let serde = quote!(#krate::__private::serde);
-        (
-            quote! {
-                #(#cfgs)*
-                #[doc = "Stand-in for a tool's arguments (`#[tool]` reported an error)."]
-                #vis struct #args { #(#fields)* }
-
-                #(#cfgs)*
-                #allows
-                const _: () = {
-                    #[automatically_derived]
-                    impl<'de> #serde::Deserialize<'de> for #args {
-                        fn deserialize<D: #serde::Deserializer<'de>>(_: D) -> ::core::result::Result<Self, D::Error> {
-                            #unreachable
-                        }
-                    }
-                    #[automatically_derived]
-                    impl #serde::Serialize for #args {
-                        fn serialize<S: #serde::Serializer>(&self, _: S) -> ::core::result::Result<S::Ok, S::Error> {
-                            #unreachable
-                        }
-                    }
-                    #[automatically_derived]
-                    impl #krate::ToolSchema for #args {
-                        fn build_schema() -> #krate::schema::Schema {
-                            #unreachable
-                        }
-                    }
-                };
-            },
-            quote!(#args),
-        )
+        (args_stand_in(def), quote!(#args))
     };
 
     let tool_name = &def.name;
@@ -99,6 +55,57 @@ pub(super) fn fallback(def: &ToolDef<'_>) -> TokenStream {
                     Output = ::core::result::Result<<Self as #krate::Tool>::Output, #krate::ToolError>,
                 > + ::core::marker::Send {
                     async { #unreachable }
+                }
+            }
+        };
+    }
+}
+
+/// The stand-in args struct: the fields that could be read, and impls that never run.
+fn args_stand_in(def: &ToolDef<'_>) -> TokenStream {
+    let krate = &def.krate;
+    let cfgs = &def.cfgs;
+    let allows = allows();
+    let unreachable = quote!(::core::unreachable!("`#[tool]` reported a compile error"));
+    let vis = &def.vis;
+    let args = &def.args_ident;
+    let mut seen: Vec<&str> = Vec::new();
+    let fields = def.fields().filter(|f| {
+        // Duplicate names were reported; declaring them twice would add an error.
+        let fresh = !seen.contains(&f.name.as_str());
+        seen.push(&f.name);
+        fresh
+    });
+    let fields = fields.map(|f| {
+        let ident = &f.ident;
+        let ty = &f.ty;
+        quote!(pub #ident: #ty,)
+    });
+    let serde = quote!(#krate::__private::serde);
+    quote! {
+        #(#cfgs)*
+        #[doc = "Stand-in for a tool's arguments (`#[tool]` reported an error)."]
+        #vis struct #args { #(#fields)* }
+
+        #(#cfgs)*
+        #allows
+        const _: () = {
+            #[automatically_derived]
+            impl<'de> #serde::Deserialize<'de> for #args {
+                fn deserialize<D: #serde::Deserializer<'de>>(_: D) -> ::core::result::Result<Self, D::Error> {
+                    #unreachable
+                }
+            }
+            #[automatically_derived]
+            impl #serde::Serialize for #args {
+                fn serialize<S: #serde::Serializer>(&self, _: S) -> ::core::result::Result<S::Ok, S::Error> {
+                    #unreachable
+                }
+            }
+            #[automatically_derived]
+            impl #krate::ToolSchema for #args {
+                fn build_schema() -> #krate::schema::Schema {
+                    #unreachable
                 }
             }
         };

@@ -35,38 +35,11 @@ pub(super) fn tool_def<'a>(
     errors: &mut Ctxt,
 ) -> ToolDef<'a> {
     check_qualifiers(sig, errors);
-
     let self_ty = match site {
         Site::Free => None,
         Site::Toolbox { self_ty, .. } => Some(self_ty),
     };
-    let mut receiver = match self_ty {
-        None => Receiver::None,
-        Some(t) => Receiver::Method {
-            self_ty: Box::new(t.clone()),
-            kind: ReceiverKind::Static,
-        },
-    };
-    let mut inputs = Vec::new();
-    for arg in &sig.inputs {
-        match arg {
-            syn::FnArg::Receiver(r) => read_receiver(r, &mut receiver, errors),
-            syn::FnArg::Typed(pt) => {
-                if let Some(input) = read_param(pt, &attr, &inputs, self_ty, errors) {
-                    inputs.push(input);
-                }
-            }
-        }
-    }
-    if let Some(span) = attr.args.0
-        && !inputs.iter().any(|i| matches!(i, Input::Args { .. }))
-    {
-        errors.push(syn::Error::new(
-            span,
-            "`args` takes the fn's one parameter (besides the context) as the whole arguments object, but the fn has none",
-        ));
-    }
-
+    let (receiver, mut inputs) = read_inputs(sig, &attr, self_ty, errors);
     let output = read_output(sig, self_ty, errors);
     let split = arguments::split(fn_attrs, errors);
     // An undocumented parameter takes the text of its (first) `# Arguments` entry;
@@ -82,49 +55,12 @@ pub(super) fn tool_def<'a>(
                 .map(|e| e.text.clone());
         }
     }
-
-    let fn_name = sig.ident.unraw().to_string();
-    let name = match &attr.name {
-        Some(n) => n.value.clone(),
-        None => {
-            if let Err(msg) = check_name(&fn_name) {
-                errors.push(syn::Error::new(
-                    sig.ident.span(),
-                    format!("{msg}; or set one with `#[tool(name = \"...\")]`"),
-                ));
-            }
-            fn_name.clone()
-        }
-    };
-
-    let base = match site {
-        Site::Free => pascal(&fn_name),
-        Site::Toolbox { prefix, .. } => format!("{prefix}{}", pascal(&fn_name)),
-    };
-    // `struct_name` renames the tool struct and, unless `args_struct_name` says otherwise,
-    // the args struct after it (`Name` and `NameArgs`).
-    let tool_ident = match &attr.struct_name {
-        Some(name) => name.clone(),
-        None => syn::Ident::new(&base, sig.ident.span()),
-    };
-    let args_ident = match (&attr.args_struct_name, &attr.struct_name) {
-        (Some(name), _) => name.clone(),
-        (None, Some(name)) => format_ident!("{}Args", name, span = name.span()),
-        (None, None) => syn::Ident::new(&format!("{base}Args"), sig.ident.span()),
-    };
-    let tool_module = match site {
-        Site::Free => Some(format_ident!(
-            "__dsh_tool_{}",
-            fn_name,
-            span = sig.ident.span()
-        )),
-        Site::Toolbox { .. } => None,
-    };
+    let name = tool_name(sig, &attr, errors);
+    let (tool_ident, args_ident, tool_module) = struct_idents(sig, &attr, &site);
     let krate = match &attr.krate {
         Some(p) => p.to_token_stream(),
         None => quote!(::dsh_runtime),
     };
-
     let cfgs = fn_attrs
         .iter()
         .filter(|a| a.path().is_ident("cfg"))
@@ -149,6 +85,92 @@ pub(super) fn tool_def<'a>(
         krate,
         cfgs,
     }
+}
+
+/// The receiver and the parameters; with `#[tool(args)]`, the parameter it takes.
+fn read_inputs(
+    sig: &syn::Signature,
+    attr: &ToolAttr,
+    self_ty: Option<&syn::Type>,
+    errors: &mut Ctxt,
+) -> (Receiver, Vec<Input>) {
+    let mut receiver = match self_ty {
+        None => Receiver::None,
+        Some(t) => Receiver::Method {
+            self_ty: Box::new(t.clone()),
+            kind: ReceiverKind::Static,
+        },
+    };
+    let mut inputs = Vec::new();
+    for arg in &sig.inputs {
+        match arg {
+            syn::FnArg::Receiver(r) => read_receiver(r, &mut receiver, errors),
+            syn::FnArg::Typed(pt) => {
+                if let Some(input) = read_param(pt, attr, &inputs, self_ty, errors) {
+                    inputs.push(input);
+                }
+            }
+        }
+    }
+    if let Some(span) = attr.args.0
+        && !inputs.iter().any(|i| matches!(i, Input::Args { .. }))
+    {
+        errors.push(syn::Error::new(
+            span,
+            "`args` takes the fn's one parameter (besides the context) as the whole arguments object, but the fn has none",
+        ));
+    }
+    (receiver, inputs)
+}
+
+/// The tool's name: `#[tool(name = "..")]`, else the fn's (checked).
+fn tool_name(sig: &syn::Signature, attr: &ToolAttr, errors: &mut Ctxt) -> String {
+    let fn_name = sig.ident.unraw().to_string();
+    match &attr.name {
+        Some(n) => n.value.clone(),
+        None => {
+            if let Err(msg) = check_name(&fn_name) {
+                errors.push(syn::Error::new(
+                    sig.ident.span(),
+                    format!("{msg}; or set one with `#[tool(name = \"...\")]`"),
+                ));
+            }
+            fn_name
+        }
+    }
+}
+
+/// The tool struct, the args struct and (for a free fn) the module the tool struct is
+/// defined in. `struct_name` renames the tool struct and, unless `args_struct_name` says
+/// otherwise, the args struct after it (`Name` and `NameArgs`).
+fn struct_idents(
+    sig: &syn::Signature,
+    attr: &ToolAttr,
+    site: &Site<'_>,
+) -> (syn::Ident, syn::Ident, Option<syn::Ident>) {
+    let fn_name = sig.ident.unraw().to_string();
+    let base = match site {
+        Site::Free => pascal(&fn_name),
+        Site::Toolbox { prefix, .. } => format!("{prefix}{}", pascal(&fn_name)),
+    };
+    let tool_ident = match &attr.struct_name {
+        Some(name) => name.clone(),
+        None => syn::Ident::new(&base, sig.ident.span()),
+    };
+    let args_ident = match (&attr.args_struct_name, &attr.struct_name) {
+        (Some(name), _) => name.clone(),
+        (None, Some(name)) => format_ident!("{}Args", name, span = name.span()),
+        (None, None) => syn::Ident::new(&format!("{base}Args"), sig.ident.span()),
+    };
+    let tool_module = match site {
+        Site::Free => Some(format_ident!(
+            "__dsh_tool_{}",
+            fn_name,
+            span = sig.ident.span()
+        )),
+        Site::Toolbox { .. } => None,
+    };
+    (tool_ident, args_ident, tool_module)
 }
 
 fn check_qualifiers(sig: &syn::Signature, errors: &mut Ctxt) {
@@ -244,32 +266,8 @@ fn read_param(
         _ => None,
     };
 
-    match context_type(&pt.ty) {
-        Some(Ok((inner, by_ref))) => {
-            if let Some(a) = schema_attr {
-                errors.push(syn::Error::new_spanned(
-                    a,
-                    "the `ToolContext` parameter is not part of the parameter schema: remove `#[schema(..)]`",
-                ));
-            }
-            if inputs.iter().any(|i| matches!(i, Input::Context { .. })) {
-                errors.push(syn::Error::new_spanned(
-                    &pt.ty,
-                    "a tool takes at most one `ToolContext` parameter",
-                ));
-                return None;
-            }
-            return Some(Input::Context {
-                ty: inner.clone(),
-                by_ref,
-                name: pat_name.map(|i| i.unraw().to_string()),
-            });
-        }
-        Some(Err(e)) => {
-            errors.push(e);
-            return None;
-        }
-        None => {}
+    if let Some(context) = context_type(&pt.ty) {
+        return read_context(pt, context, inputs, schema_attr, pat_name, errors);
     }
 
     let ty = match self_ty {
@@ -281,29 +279,7 @@ fn read_param(
     }
 
     if attr.args.is_present() {
-        if inputs.iter().any(|i| matches!(i, Input::Args { .. })) {
-            errors.push(syn::Error::new_spanned(
-                pt,
-                "with `#[tool(args)]` the fn takes one parameter (the arguments struct) besides the context",
-            ));
-            return None;
-        }
-        if let Some(d) = docs.first() {
-            errors.push(syn::Error::new_spanned(
-                d,
-                "with `#[tool(args)]` the descriptions come from the arguments struct: document its fields instead",
-            ));
-        }
-        if let Some(a) = schema_attr {
-            errors.push(syn::Error::new_spanned(
-                a,
-                "with `#[tool(args)]` the schema comes from the arguments struct: put `#[schema(..)]` on its fields instead",
-            ));
-        }
-        return Some(Input::Args {
-            ty,
-            name: pat_name.map(|i| i.unraw().to_string()),
-        });
+        return read_args_param(pt, ty, inputs, &docs, schema_attr, pat_name, errors);
     }
 
     let Some(ident) = pat_name else {
@@ -324,6 +300,79 @@ fn read_param(
         entry: None,
         schema: Box::new(schema),
     }))
+}
+
+/// The `ToolContext` parameter (at most one, without `#[schema]`).
+fn read_context(
+    pt: &syn::PatType,
+    context: syn::Result<(&syn::Type, bool)>,
+    inputs: &[Input],
+    schema_attr: Option<&syn::Attribute>,
+    pat_name: Option<&syn::Ident>,
+    errors: &mut Ctxt,
+) -> Option<Input> {
+    match context {
+        Ok((inner, by_ref)) => {
+            if let Some(a) = schema_attr {
+                errors.push(syn::Error::new_spanned(
+                    a,
+                    "the `ToolContext` parameter is not part of the parameter schema: remove `#[schema(..)]`",
+                ));
+            }
+            if inputs.iter().any(|i| matches!(i, Input::Context { .. })) {
+                errors.push(syn::Error::new_spanned(
+                    &pt.ty,
+                    "a tool takes at most one `ToolContext` parameter",
+                ));
+                return None;
+            }
+            Some(Input::Context {
+                ty: inner.clone(),
+                by_ref,
+                name: pat_name.map(|i| i.unraw().to_string()),
+            })
+        }
+        Err(e) => {
+            errors.push(e);
+            None
+        }
+    }
+}
+
+/// The one parameter of a `#[tool(args)]` fn, whose type documents and shapes the
+/// arguments (no doc comment or `#[schema]` of its own).
+fn read_args_param(
+    pt: &syn::PatType,
+    ty: syn::Type,
+    inputs: &[Input],
+    docs: &[syn::Attribute],
+    schema_attr: Option<&syn::Attribute>,
+    pat_name: Option<&syn::Ident>,
+    errors: &mut Ctxt,
+) -> Option<Input> {
+    if inputs.iter().any(|i| matches!(i, Input::Args { .. })) {
+        errors.push(syn::Error::new_spanned(
+            pt,
+            "with `#[tool(args)]` the fn takes one parameter (the arguments struct) besides the context",
+        ));
+        return None;
+    }
+    if let Some(d) = docs.first() {
+        errors.push(syn::Error::new_spanned(
+            d,
+            "with `#[tool(args)]` the descriptions come from the arguments struct: document its fields instead",
+        ));
+    }
+    if let Some(a) = schema_attr {
+        errors.push(syn::Error::new_spanned(
+            a,
+            "with `#[tool(args)]` the schema comes from the arguments struct: put `#[schema(..)]` on its fields instead",
+        ));
+    }
+    Some(Input::Args {
+        ty,
+        name: pat_name.map(|i| i.unraw().to_string()),
+    })
 }
 
 /// `#[schema(...)]` on a parameter: read by `#[tool]` and removed from the emitted fn.

@@ -18,11 +18,17 @@ pub(super) fn validate(def: &ToolDef<'_>, errors: &mut Ctxt) {
         );
     }
 
-    // Two parameters with the same JSON name (`path` and `r#path`) would be one property.
     let names: Vec<(String, proc_macro2::Span)> = def
         .fields()
         .map(|f| (f.name.clone(), f.ident.span()))
         .collect();
+    duplicate_properties(&names, errors);
+    duplicate_headers(def, errors);
+    argument_entries(def, &names, errors);
+}
+
+/// Two parameters with the same JSON name (`path` and `r#path`) would be one property.
+fn duplicate_properties(names: &[(String, proc_macro2::Span)], errors: &mut Ctxt) {
     for (i, (name, span)) in names.iter().enumerate() {
         if names[..i].iter().any(|(n, _)| n == name) {
             errors.error_at(
@@ -31,9 +37,11 @@ pub(super) fn validate(def: &ToolDef<'_>, errors: &mut Ctxt) {
             );
         }
     }
+}
 
-    // Each `x-mcp-header` names one header: a client sends one `Mcp-Param-<name>` per
-    // parameter, and header names are case-insensitive.
+/// Each `x-mcp-header` names one header: a client sends one `Mcp-Param-<name>` per
+/// parameter, and header names are case-insensitive.
+fn duplicate_headers(def: &ToolDef<'_>, errors: &mut Ctxt) {
     let headers: Vec<(&str, &str, proc_macro2::Span)> = def
         .fields()
         .filter_map(|f| {
@@ -54,10 +62,12 @@ pub(super) fn validate(def: &ToolDef<'_>, errors: &mut Ctxt) {
             );
         }
     }
+}
 
-    // Each `# Arguments` entry documents exactly one schema parameter, once. (Parsing
-    // gave each undocumented parameter the text of its first entry; these rules report
-    // the entries that cannot be used.)
+/// Each `# Arguments` entry documents exactly one schema parameter, once. (Parsing gave
+/// each undocumented parameter the text of its first entry; these rules report the
+/// entries that cannot be used.)
+fn argument_entries(def: &ToolDef<'_>, names: &[(String, proc_macro2::Span)], errors: &mut Ctxt) {
     for (i, entry) in def.entries.iter().enumerate() {
         let wanted = entry.unraw_name();
         let role = def.inputs.iter().find_map(|input| match input {
