@@ -117,7 +117,7 @@ fn push_key(path: &mut String, key: &str) {
 }
 
 impl<'a> Projector<'a> {
-    pub fn new(flavor: Flavor, tool: &'a str) -> Self {
+    pub(super) fn new(flavor: Flavor, tool: &'a str) -> Self {
         Projector {
             flavor,
             mcp_header: false,
@@ -128,7 +128,7 @@ impl<'a> Projector<'a> {
         }
     }
 
-    pub fn warn(&mut self, path: &str, lost: impl Into<String>) {
+    pub(super) fn warn(&mut self, path: &str, lost: impl Into<String>) {
         self.warnings.push(ExportWarning {
             tool: self.tool.to_string(),
             path: path.to_string(),
@@ -136,7 +136,7 @@ impl<'a> Projector<'a> {
         });
     }
 
-    pub fn fail(&mut self, path: &str, reason: impl Into<String>) {
+    pub(super) fn fail(&mut self, path: &str, reason: impl Into<String>) {
         self.errors.push(ExportError {
             tool: Some(self.tool.to_string()),
             path: path.to_string(),
@@ -150,7 +150,7 @@ impl<'a> Projector<'a> {
 
     /// Project a tool's parameter schema. An open root is written without
     /// `additionalProperties` (JSON Schema's default is open), as the registry publishes it.
-    pub fn parameters(&mut self, schema: &Schema) -> Value {
+    pub(super) fn parameters(&mut self, schema: &Schema) -> Value {
         let path = "parameters".to_string();
         if schema.as_object().is_none() {
             self.fail(
@@ -166,7 +166,7 @@ impl<'a> Projector<'a> {
     }
 
     /// Project any schema (an output schema) starting at `label`.
-    pub fn value(&mut self, schema: &Schema, label: &str) -> Value {
+    pub(super) fn value(&mut self, schema: &Schema, label: &str) -> Value {
         self.node(schema, &mut label.to_string(), 0, 0, false)
     }
 

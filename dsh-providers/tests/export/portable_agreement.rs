@@ -67,7 +67,7 @@ fn agree<T: ToolSchema + 'static>() -> u32 {
 }
 
 #[derive(Deserialize, ToolSchema)]
-pub struct Plain {
+pub(crate) struct Plain {
     pub a: i64,
     pub b: String,
     pub c: Option<bool>,
@@ -75,92 +75,92 @@ pub struct Plain {
 
 #[derive(Deserialize, ToolSchema)]
 #[schema(open)]
-pub struct Loose {
+pub(crate) struct Loose {
     pub a: i64,
 }
 
 #[derive(Deserialize, ToolSchema)]
-pub struct Empty {}
+pub(crate) struct Empty {}
 
 #[derive(Deserialize, ToolSchema)]
-pub struct Bounded {
+pub(crate) struct Bounded {
     #[schema(length(min = 1, max = 3))]
     pub s: String,
 }
 
 #[derive(Deserialize, ToolSchema)]
-pub struct ItemBounds {
+pub(crate) struct ItemBounds {
     #[schema(length(min = 0, max = 3))]
     pub v: Vec<i64>,
 }
 
 #[derive(Deserialize, ToolSchema)]
-pub struct MinItems {
+pub(crate) struct MinItems {
     #[schema(length(min = 2))]
     pub v: Vec<i64>,
 }
 
 #[derive(Deserialize, ToolSchema)]
-pub struct Ranged {
+pub(crate) struct Ranged {
     #[schema(range(min = 0))]
     pub n: i64,
 }
 
 #[derive(Deserialize, ToolSchema)]
-pub struct WithDefault {
+pub(crate) struct WithDefault {
     #[schema(default = 3)]
     pub n: i64,
 }
 
 #[derive(Deserialize, Serialize, Default, ToolSchema)]
-pub struct SerdeDefault {
+pub(crate) struct SerdeDefault {
     #[serde(default)]
     pub n: i64,
 }
 
 #[derive(Deserialize, ToolSchema)]
-pub struct OneExample {
+pub(crate) struct OneExample {
     #[schema(example = "x")]
     pub s: String,
 }
 
 #[derive(Deserialize, ToolSchema)]
-pub struct TwoExamples {
+pub(crate) struct TwoExamples {
     #[schema(examples = ["x", "y"])]
     pub s: String,
 }
 
 #[derive(Deserialize, ToolSchema)]
-pub struct NumberEnum {
+pub(crate) struct NumberEnum {
     #[schema(enum = [1, 2])]
     pub n: i64,
 }
 
 #[derive(Deserialize, ToolSchema)]
-pub struct Dashed {
+pub(crate) struct Dashed {
     #[serde(rename = "dry-run")]
     pub dry_run: bool,
 }
 
 #[derive(Deserialize, ToolSchema)]
 #[serde(rename_all = "kebab-case")]
-pub struct Kebab {
+pub(crate) struct Kebab {
     pub max_count: i64,
 }
 
 #[derive(Deserialize, ToolSchema)]
-pub struct HoldsMap {
+pub(crate) struct HoldsMap {
     pub tags: Vec<BTreeMap<String, String>>,
 }
 
 #[derive(Deserialize, ToolSchema)]
-pub enum Unit {
+pub(crate) enum Unit {
     A,
     B,
 }
 
 #[derive(Deserialize, ToolSchema)]
-pub enum DocUnit {
+pub(crate) enum DocUnit {
     /// The first.
     A,
     /// The second.
@@ -168,43 +168,43 @@ pub enum DocUnit {
 }
 
 #[derive(Deserialize, ToolSchema)]
-pub enum External {
+pub(crate) enum External {
     A { x: i64 },
     B(String),
 }
 
 #[derive(Deserialize, ToolSchema)]
 #[serde(tag = "kind")]
-pub enum Internal {
+pub(crate) enum Internal {
     A { x: i64 },
     B { y: String },
 }
 
 #[derive(Deserialize, ToolSchema)]
 #[serde(tag = "kind", content = "data")]
-pub enum Adjacent {
+pub(crate) enum Adjacent {
     A(i64),
     B { y: String },
 }
 
 #[derive(Deserialize, ToolSchema)]
 #[serde(untagged)]
-pub enum Untagged {
+pub(crate) enum Untagged {
     A(i64),
     B(String),
 }
 
 #[derive(Deserialize, ToolSchema)]
-pub enum Single {
+pub(crate) enum Single {
     Only { x: i64 },
 }
 
 #[derive(Deserialize, ToolSchema)]
 #[serde(transparent)]
-pub struct Newtype(Vec<Option<i64>>);
+pub(crate) struct Newtype(Vec<Option<i64>>);
 
 #[derive(Deserialize, ToolSchema)]
-pub struct Wrap<T> {
+pub(crate) struct Wrap<T> {
     pub w: T,
 }
 
@@ -274,7 +274,7 @@ fn each_rule_is_lost_on_its_targets_only() {
 }
 
 #[derive(Deserialize, ToolSchema)]
-pub enum ExampleUnit {
+pub(crate) enum ExampleUnit {
     /// The first.
     #[schema(example = "A")]
     A,
@@ -339,7 +339,7 @@ fn a_nested_rule_names_its_field_path() {
 
 /// A filter.
 #[derive(Deserialize, ToolSchema)]
-pub struct Filter {
+pub(crate) struct Filter {
     pub field: String,
     pub equals: Option<String>,
 }

@@ -684,7 +684,7 @@ proptest! {
 /// How urgent a ticket is.
 #[derive(serde::Deserialize, dsh_runtime::ToolSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Urgency {
+pub(crate) enum Urgency {
     /// Whenever someone has time.
     Low,
     /// Before the end of the day.

@@ -19,11 +19,11 @@ use super::rpc::{UNPARSED, initialize, initialized, parse};
 use super::wire::Revision;
 
 /// The `accept` header of every MCP POST.
-pub const ACCEPT: &str = "application/json, text/event-stream";
+pub(crate) const ACCEPT: &str = "application/json, text/event-stream";
 
 /// A raw Streamable HTTP client of one endpoint.
 #[derive(Clone)]
-pub struct HttpClient {
+pub(crate) struct HttpClient {
     client: reqwest::Client,
     pub url: String,
     /// The revision named in `mcp-protocol-version` (none: no such header).
@@ -36,12 +36,12 @@ pub struct HttpClient {
 
 impl HttpClient {
     /// A client of `url` sending no revision, session or token yet.
-    pub fn new(url: impl Into<String>) -> HttpClient {
+    pub(crate) fn new(url: impl Into<String>) -> HttpClient {
         HttpClient::with(reqwest::Client::new(), url)
     }
 
     /// [`HttpClient::new`] on this reqwest client (its connection pool).
-    pub fn with(client: reqwest::Client, url: impl Into<String>) -> HttpClient {
+    pub(crate) fn with(client: reqwest::Client, url: impl Into<String>) -> HttpClient {
         HttpClient {
             client,
             url: url.into(),
@@ -52,19 +52,19 @@ impl HttpClient {
     }
 
     /// Name `revision` in every request.
-    pub fn revision(mut self, revision: Revision) -> HttpClient {
+    pub(crate) fn revision(mut self, revision: Revision) -> HttpClient {
         self.revision = Some(revision);
         self
     }
 
     /// Send `token` as the bearer token.
-    pub fn bearer(mut self, token: &str) -> HttpClient {
+    pub(crate) fn bearer(mut self, token: &str) -> HttpClient {
         self.token = Some(token.to_string());
         self
     }
 
     /// Send every request in `session`, on `revision`.
-    pub fn in_session(mut self, session: &str, revision: Revision) -> HttpClient {
+    pub(crate) fn in_session(mut self, session: &str, revision: Revision) -> HttpClient {
         self.session = Some(session.to_string());
         self.revision = Some(revision);
         self
@@ -118,13 +118,13 @@ impl HttpClient {
     }
 
     /// POST `body`; the answer, read to its end (within 30 s each).
-    pub async fn post(&self, body: &str) -> Reply {
+    pub(crate) async fn post(&self, body: &str) -> Reply {
         self.post_with(body, &[]).await
     }
 
     /// [`HttpClient::post`] with `extra` headers, besides this client's or instead of
     /// them.
-    pub async fn post_with(&self, body: &str, extra: &[(&str, &str)]) -> Reply {
+    pub(crate) async fn post_with(&self, body: &str, extra: &[(&str, &str)]) -> Reply {
         let response = tokio::time::timeout(PATIENCE, self.post_request(body, extra).send())
             .await
             .expect("the server answers within 30 s")
@@ -142,7 +142,7 @@ impl HttpClient {
     }
 
     /// POST `body`, where the server may be going away: the answer, or the error.
-    pub async fn try_post(&self, body: &str) -> Result<Reply, reqwest::Error> {
+    pub(crate) async fn try_post(&self, body: &str) -> Result<Reply, reqwest::Error> {
         let response = self.post_request(body, &[]).send().await?;
         let (status, headers) = (response.status().as_u16(), response.headers().clone());
         Ok(Reply {
@@ -156,7 +156,7 @@ impl HttpClient {
     /// stream's messages one by one, in the background). The answer's head, with an
     /// empty body. A body that is neither JSON-RPC nor an event stream goes to `to` as
     /// `{"http-body": TEXT}`.
-    pub async fn post_into(&self, body: &str, to: mpsc::UnboundedSender<Value>) -> Reply {
+    pub(crate) async fn post_into(&self, body: &str, to: mpsc::UnboundedSender<Value>) -> Reply {
         let response = tokio::time::timeout(PATIENCE, self.post_request(body, &[]).send())
             .await
             .expect("the server answers within 30 s")
@@ -182,7 +182,7 @@ impl HttpClient {
     /// then, from here on, `revision` in every request and the session the answer names
     /// (if any), and `notifications/initialized` (`202` in a session, a success without).
     /// The `initialize` answer.
-    pub async fn open_session(&mut self, revision: Revision, capabilities: Value) -> Reply {
+    pub(crate) async fn open_session(&mut self, revision: Revision, capabilities: Value) -> Reply {
         let reply = self
             .post(&initialize(1, revision, capabilities).to_string())
             .await;
@@ -200,13 +200,13 @@ impl HttpClient {
 
     /// [`HttpClient::open_session`] declaring no capability, where the server must name
     /// a session: its id.
-    pub async fn start_session(&mut self, revision: Revision) -> String {
+    pub(crate) async fn start_session(&mut self, revision: Revision) -> String {
         self.open_session(revision, serde_json::json!({})).await;
         self.session.clone().expect("a session id")
     }
 
     /// `DELETE` the session (a success).
-    pub async fn close_session(&mut self) {
+    pub(crate) async fn close_session(&mut self) {
         if self.session.is_some() {
             let response = self.request(reqwest::Method::DELETE).send().await.unwrap();
             assert!(response.status().is_success(), "{}", response.status());
@@ -215,7 +215,7 @@ impl HttpClient {
     }
 
     /// `GET` the endpoint's event stream with this client's headers: the response.
-    pub async fn get_stream(&self) -> reqwest::Response {
+    pub(crate) async fn get_stream(&self) -> reqwest::Response {
         self.request(reqwest::Method::GET)
             .header("accept", "text/event-stream")
             .send()
@@ -224,7 +224,7 @@ impl HttpClient {
     }
 
     /// The session's `GET` event stream (a success): its JSON-RPC messages.
-    pub async fn events(&self) -> mpsc::UnboundedReceiver<Value> {
+    pub(crate) async fn events(&self) -> mpsc::UnboundedReceiver<Value> {
         let response = self.get_stream().await;
         assert!(response.status().is_success(), "{}", response.status());
         let (tx, rx) = mpsc::unbounded_channel();
@@ -258,7 +258,7 @@ async fn forward_events(response: reqwest::Response, to: mpsc::UnboundedSender<V
 }
 
 /// One answer to a raw request.
-pub struct Reply {
+pub(crate) struct Reply {
     pub status: u16,
     pub headers: reqwest::header::HeaderMap,
     pub body: String,
@@ -266,19 +266,19 @@ pub struct Reply {
 
 impl Reply {
     /// The header `name`, if present.
-    pub fn header(&self, name: &str) -> Option<String> {
+    pub(crate) fn header(&self, name: &str) -> Option<String> {
         self.headers
             .get(name)
             .map(|v| v.to_str().unwrap().to_string())
     }
 
     /// The session the answer names.
-    pub fn session(&self) -> Option<String> {
+    pub(crate) fn session(&self) -> Option<String> {
         self.header("mcp-session-id")
     }
 
     /// `WWW-Authenticate`, or nothing.
-    pub fn challenge(&self) -> String {
+    pub(crate) fn challenge(&self) -> String {
         self.header("www-authenticate").unwrap_or_default()
     }
 
@@ -289,7 +289,7 @@ impl Reply {
 
     /// The JSON-RPC messages of the body: a JSON body, or the `data:` lines of an event
     /// stream (each must be JSON, read with the lossless parser).
-    pub fn messages(&self) -> Vec<Value> {
+    pub(crate) fn messages(&self) -> Vec<Value> {
         let must_parse = |text: &str| {
             parse(text)
                 .unwrap_or_else(|| panic!("the server sent a message that is not JSON: {text}"))
@@ -307,14 +307,14 @@ impl Reply {
     }
 
     /// The response to request `id` among the messages (not a request of the server's).
-    pub fn answer(&self, id: &Value) -> Option<Value> {
+    pub(crate) fn answer(&self, id: &Value) -> Option<Value> {
         self.messages()
             .into_iter()
             .find(|m| m.get("id") == Some(id) && m.get("method").is_none())
     }
 
     /// The first response among the messages.
-    pub fn response(&self) -> Value {
+    pub(crate) fn response(&self) -> Value {
         self.messages()
             .into_iter()
             .find(|m| m.get("method").is_none())
@@ -330,7 +330,7 @@ const STALLED_HEAD: &[u8] = b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-t
 
 /// The head of a `POST /mcp` with this `content-type`, the MCP `accept` and `lines`
 /// (`name: value` each), ended by its blank line.
-pub fn head(content_type: &str, lines: &[&str]) -> String {
+pub(crate) fn head(content_type: &str, lines: &[&str]) -> String {
     let mut head = format!(
         "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: {content_type}\r\naccept: {ACCEPT}\r\n"
     );
@@ -345,7 +345,7 @@ pub fn head(content_type: &str, lines: &[&str]) -> String {
 /// Open a connection and send part of a request head; the connection, and whether the
 /// part was written (the server may already have closed it to make room for a later
 /// one).
-pub async fn stall(addr: SocketAddr) -> (TcpStream, std::io::Result<()>) {
+pub(crate) async fn stall(addr: SocketAddr) -> (TcpStream, std::io::Result<()>) {
     let mut stream = TcpStream::connect(addr).await.expect("connect");
     let written = stream.write_all(STALLED_HEAD).await;
     (stream, written)
@@ -353,7 +353,7 @@ pub async fn stall(addr: SocketAddr) -> (TcpStream, std::io::Result<()>) {
 
 /// Read until the server closes the connection (EOF or reset) or `limit` passes; what
 /// it sent, and whether it closed.
-pub async fn read_until_closed(stream: &mut TcpStream, limit: Duration) -> (String, bool) {
+pub(crate) async fn read_until_closed(stream: &mut TcpStream, limit: Duration) -> (String, bool) {
     let mut seen = Vec::new();
     let mut buf = [0u8; 4096];
     let deadline = tokio::time::Instant::now() + limit;
@@ -368,7 +368,7 @@ pub async fn read_until_closed(stream: &mut TcpStream, limit: Duration) -> (Stri
 
 /// Send `head` and `body` on a new connection and read until the server closes it (at
 /// most 30 s): the status and all it sent.
-pub async fn exchange(addr: SocketAddr, head: &str, body: &[u8]) -> (u16, String) {
+pub(crate) async fn exchange(addr: SocketAddr, head: &str, body: &[u8]) -> (u16, String) {
     let mut stream = TcpStream::connect(addr).await.unwrap();
     stream.write_all(head.as_bytes()).await.unwrap();
     stream.write_all(body).await.unwrap();
@@ -383,7 +383,12 @@ pub async fn exchange(addr: SocketAddr, head: &str, body: &[u8]) -> (u16, String
 /// Send `head` (which asks for chunked framing), then a chunked body of up to `total`
 /// bytes (chunks of 64 KiB of `fill`) while reading the answer; the answer's head, and
 /// how many body bytes were written before the server answered or closed.
-pub async fn chunked(addr: SocketAddr, head: String, fill: u8, total: usize) -> (String, usize) {
+pub(crate) async fn chunked(
+    addr: SocketAddr,
+    head: String,
+    fill: u8,
+    total: usize,
+) -> (String, usize) {
     const CHUNK: usize = 64 * 1024;
     let stream = TcpStream::connect(addr).await.unwrap();
     let (mut reader, mut writer) = stream.into_split();

@@ -9,27 +9,27 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
 
 /// The test issuer.
-pub const ISSUER: &str = "https://issuer.test";
+pub(crate) const ISSUER: &str = "https://issuer.test";
 
 /// The path of `tests/fixtures/oauth/NAME`.
-pub fn fixture(name: &str) -> PathBuf {
+pub(crate) fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/oauth")
         .join(name)
 }
 
 /// The bytes of `tests/fixtures/oauth/NAME`.
-pub fn pem(name: &str) -> Vec<u8> {
+pub(crate) fn pem(name: &str) -> Vec<u8> {
     std::fs::read(fixture(name)).unwrap()
 }
 
 /// The text of `tests/fixtures/oauth/NAME`.
-pub fn fixture_text(name: &str) -> String {
+pub(crate) fn fixture_text(name: &str) -> String {
     std::fs::read_to_string(fixture(name)).unwrap()
 }
 
 /// Seconds since the epoch.
-pub fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
@@ -37,12 +37,12 @@ pub fn now() -> u64 {
 }
 
 /// The issuer's RSA key (`k1` in its JWKS).
-pub fn issuer_key() -> EncodingKey {
+pub(crate) fn issuer_key() -> EncodingKey {
     EncodingKey::from_rsa_pem(&pem("issuer.pem")).unwrap()
 }
 
 /// Sign `claims` with `key` under `alg`, naming `kid`.
-pub fn sign(claims: &Value, alg: Algorithm, kid: Option<&str>, key: &EncodingKey) -> String {
+pub(crate) fn sign(claims: &Value, alg: Algorithm, kid: Option<&str>, key: &EncodingKey) -> String {
     let mut header = Header::new(alg);
     header.kid = kid.map(str::to_string);
     header.typ = Some("at+jwt".to_string());
@@ -51,7 +51,7 @@ pub fn sign(claims: &Value, alg: Algorithm, kid: Option<&str>, key: &EncodingKey
 
 /// The claims of a good token for `audience`: `sub`, the scopes, ten minutes to live, and
 /// an id that makes each token distinct (as a refreshed token is).
-pub fn claims(audience: &str, sub: &str, scope: &str) -> Value {
+pub(crate) fn claims(audience: &str, sub: &str, scope: &str) -> Value {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let now = now();
     json!({
@@ -67,7 +67,7 @@ pub fn claims(audience: &str, sub: &str, scope: &str) -> Value {
 }
 
 /// A good token of `sub` with these scopes for the server at `url`.
-pub fn token(url: &str, sub: &str, scope: &str) -> String {
+pub(crate) fn token(url: &str, sub: &str, scope: &str) -> String {
     sign(
         &claims(url, sub, scope),
         Algorithm::RS256,

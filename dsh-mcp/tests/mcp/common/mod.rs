@@ -4,15 +4,15 @@
 //! raw-TCP helpers ([`http`]), one raw JSON-RPC client over either transport ([`rpc`]),
 //! and the OAuth test keys ([`keys`]).
 
-pub mod http;
-pub mod keys;
-pub mod rpc;
-pub mod tools;
-pub mod user;
-pub mod wire;
+pub(crate) mod http;
+pub(crate) mod keys;
+pub(crate) mod rpc;
+pub(crate) mod tools;
+pub(crate) mod user;
+pub(crate) mod wire;
 
 /// How long a test waits for an answer, a message or a body before it fails.
-pub const PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
+pub(crate) const PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// One `#[tokio::test]` per case, each running its shared async body with its own
 /// arguments, so that a failing transport (or revision, or configuration) does not hide

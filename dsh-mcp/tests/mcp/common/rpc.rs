@@ -18,19 +18,19 @@ use super::http::{HttpClient, Reply};
 use super::wire::Revision;
 
 /// The key of the stand-in for a message the server sent that is not JSON.
-pub const UNPARSED: &str = "not-json";
+pub(crate) const UNPARSED: &str = "not-json";
 
 /// A message of the server, read with the lossless parser (`serde_json`, with its
 /// `raw_value` feature as in this workspace, would itself rewrite an object whose first
 /// key is its private raw-value key); `None` if it is not JSON.
-pub fn parse(text: &str) -> Option<Value> {
+pub(crate) fn parse(text: &str) -> Option<Value> {
     dsh_runtime::json::parse(text)
         .ok()
         .map(|value| dsh_runtime::json::to_serde(&value))
 }
 
 /// The `initialize` request `id` on `revision`, declaring `capabilities`.
-pub fn initialize(id: u64, revision: Revision, capabilities: Value) -> Value {
+pub(crate) fn initialize(id: u64, revision: Revision, capabilities: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
         "protocolVersion": revision.as_str(),
         "capabilities": capabilities,
@@ -39,17 +39,17 @@ pub fn initialize(id: u64, revision: Revision, capabilities: Value) -> Value {
 }
 
 /// `notifications/initialized`.
-pub fn initialized() -> Value {
+pub(crate) fn initialized() -> Value {
     json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
 }
 
 /// The request `id` of `method` with `params`.
-pub fn request(id: u64, method: &str, params: Value) -> Value {
+pub(crate) fn request(id: u64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
 /// The `tools/call` request `id` of `name` with `arguments`.
-pub fn tools_call(id: u64, name: &str, arguments: Value) -> Value {
+pub(crate) fn tools_call(id: u64, name: &str, arguments: Value) -> Value {
     request(
         id,
         "tools/call",
@@ -58,7 +58,7 @@ pub fn tools_call(id: u64, name: &str, arguments: Value) -> Value {
 }
 
 /// The text of a `tools/call` result's content blocks, one a line.
-pub fn text_of(result: &Value) -> String {
+pub(crate) fn text_of(result: &Value) -> String {
     result["content"]
         .as_array()
         .map(|blocks| {
@@ -77,7 +77,7 @@ enum Link {
 }
 
 /// A raw JSON-RPC client (see the module's docs).
-pub struct Rpc {
+pub(crate) struct Rpc {
     link: Link,
     incoming: mpsc::UnboundedReceiver<Value>,
     sender: mpsc::UnboundedSender<Value>,
@@ -94,7 +94,7 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1000);
 
 impl Rpc {
     /// A client of a new connection to `server` on an in-memory byte stream (as stdio).
-    pub fn stream(server: &McpServer) -> Rpc {
+    pub(crate) fn stream(server: &McpServer) -> Rpc {
         let (client_io, server_io) = tokio::io::duplex(1 << 20);
         let server = server.clone();
         tokio::spawn(async move {
@@ -116,7 +116,7 @@ impl Rpc {
     }
 
     /// A client posting with `http`.
-    pub fn http(http: HttpClient) -> Rpc {
+    pub(crate) fn http(http: HttpClient) -> Rpc {
         let (sender, incoming) = mpsc::unbounded_channel();
         Rpc::of(Link::Http(http), sender, incoming)
     }
@@ -137,7 +137,7 @@ impl Rpc {
     }
 
     /// The HTTP client (over HTTP only).
-    pub fn http_client(&self) -> &HttpClient {
+    pub(crate) fn http_client(&self) -> &HttpClient {
         match &self.link {
             Link::Http(http) => http,
             Link::Stream(_) => panic!("a byte stream has no HTTP client"),
@@ -146,7 +146,7 @@ impl Rpc {
 
     /// Send `text` as it is: a line of the byte stream, or the body of a POST (whose
     /// answer's head is returned).
-    pub async fn send_text(&mut self, text: &str) -> Option<Reply> {
+    pub(crate) async fn send_text(&mut self, text: &str) -> Option<Reply> {
         match &mut self.link {
             Link::Stream(write) => {
                 let w = write.as_mut().expect("the stream is open");
@@ -160,12 +160,12 @@ impl Rpc {
     }
 
     /// Send `message`.
-    pub async fn send(&mut self, message: &Value) -> Option<Reply> {
+    pub(crate) async fn send(&mut self, message: &Value) -> Option<Reply> {
         self.send_text(&message.to_string()).await
     }
 
     /// The next message `pred` accepts (others are kept aside), within 30 s.
-    pub async fn next(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+    pub(crate) async fn next(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
         if let Some(i) = self.aside.iter().position(&pred) {
             return self.aside.remove(i);
         }
@@ -201,21 +201,21 @@ impl Rpc {
     }
 
     /// The next response to request `id` (a result or an error).
-    pub async fn answer_to(&mut self, id: &Value) -> Value {
+    pub(crate) async fn answer_to(&mut self, id: &Value) -> Value {
         let what = format!("the answer to id {id}");
         self.next(&what, |m| m.get("method").is_none() && m["id"] == *id)
             .await
     }
 
     /// Send request `message` and wait for its response.
-    pub async fn call(&mut self, message: Value) -> Value {
+    pub(crate) async fn call(&mut self, message: Value) -> Value {
         let id = message["id"].clone();
         self.send(&message).await;
         self.answer_to(&id).await
     }
 
     /// Request `method` with `params` (a fresh id): its `result`, or its `error`.
-    pub async fn request(&mut self, method: &str, params: Value) -> Result<Value, Value> {
+    pub(crate) async fn request(&mut self, method: &str, params: Value) -> Result<Value, Value> {
         let id = NEXT_ID.fetch_add(1, Ordering::SeqCst);
         let answer = self.call(request(id, method, params)).await;
         match answer.get("error") {
@@ -225,7 +225,7 @@ impl Rpc {
     }
 
     /// Answer the server's request `id` with `result`.
-    pub async fn respond(&mut self, id: &Value, result: Value) {
+    pub(crate) async fn respond(&mut self, id: &Value, result: Value) {
         let message = json!({"jsonrpc": "2.0", "id": id, "result": result});
         self.send(&message).await;
     }
@@ -233,7 +233,7 @@ impl Rpc {
     /// `initialize` on `revision` declaring `capabilities`, then
     /// `notifications/initialized` (over HTTP: [`HttpClient::open_session`]); the
     /// `initialize` result.
-    pub async fn initialize(&mut self, revision: Revision, capabilities: Value) -> Value {
+    pub(crate) async fn initialize(&mut self, revision: Revision, capabilities: Value) -> Value {
         let answer = match &mut self.link {
             Link::Http(http) => {
                 let reply = http.open_session(revision, capabilities).await;
@@ -250,7 +250,7 @@ impl Rpc {
     }
 
     /// Every message that arrives within `within` (those kept aside before are dropped).
-    pub async fn drain(&mut self, within: Duration) -> Vec<Value> {
+    pub(crate) async fn drain(&mut self, within: Duration) -> Vec<Value> {
         self.aside.clear();
         let mut out = Vec::new();
         let deadline = tokio::time::Instant::now() + within;
@@ -262,7 +262,7 @@ impl Rpc {
     }
 
     /// End the session: close the byte stream, or `DELETE` the HTTP session.
-    pub async fn close(&mut self) {
+    pub(crate) async fn close(&mut self) {
         match &mut self.link {
             Link::Stream(write) => {
                 if let Some(mut w) = write.take() {

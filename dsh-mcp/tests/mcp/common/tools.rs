@@ -18,7 +18,7 @@ use tokio::sync::watch;
 
 /// Greet someone.
 #[tool(read_only, idempotent)]
-pub async fn greet(
+pub(crate) async fn greet(
     /// Who to greet.
     name: String,
 ) -> Result<String, ToolError> {
@@ -27,20 +27,20 @@ pub async fn greet(
 
 /// The agent scope of the call (0 outside any).
 #[tool]
-pub async fn whoami(cx: ToolContext) -> Result<u64, ToolError> {
+pub(crate) async fn whoami(cx: ToolContext) -> Result<u64, ToolError> {
     Ok(cx.agent().map_or(0, AgentScopeId::get))
 }
 
 /// Sleep `ms` milliseconds, then answer `slept MS`.
 #[tool]
-pub async fn nap(ms: u64) -> Result<String, ToolError> {
+pub(crate) async fn nap(ms: u64) -> Result<String, ToolError> {
     tokio::time::sleep(Duration::from_millis(ms)).await;
     Ok(format!("slept {ms}"))
 }
 
 /// Wait `ms` milliseconds (or until cancelled), then echo `text`.
 #[tool(task = "optional")]
-pub async fn slow_echo(cx: ToolContext, text: String, ms: u64) -> Result<String, ToolError> {
+pub(crate) async fn slow_echo(cx: ToolContext, text: String, ms: u64) -> Result<String, ToolError> {
     tokio::select! {
         () = tokio::time::sleep(Duration::from_millis(ms)) => Ok(format!("echo: {text}")),
         () = cx.cancellation().cancelled() => Err(ToolError::new("cancelled")),
@@ -49,7 +49,7 @@ pub async fn slow_echo(cx: ToolContext, text: String, ms: u64) -> Result<String,
 
 /// Say it started, report progress, and wait until cancelled.
 #[tool(task = "optional")]
-pub async fn hang(cx: ToolContext, tag: String) -> Result<String, ToolError> {
+pub(crate) async fn hang(cx: ToolContext, tag: String) -> Result<String, ToolError> {
     cx.report_progress(1.0, Some(2.0), Some(&format!("{tag} started")));
     HANG.send_modify(|s| s.started.push(tag.clone()));
     cx.cancellation().cancelled().await;
@@ -60,16 +60,16 @@ pub async fn hang(cx: ToolContext, tag: String) -> Result<String, ToolError> {
 /// The tags of the `hang` calls that started and that stopped (each test uses tags of its
 /// own).
 #[derive(Default)]
-pub struct HangLog {
+pub(crate) struct HangLog {
     pub started: Vec<String>,
     pub stopped: Vec<String>,
 }
 
-pub static HANG: std::sync::LazyLock<watch::Sender<HangLog>> =
+pub(crate) static HANG: std::sync::LazyLock<watch::Sender<HangLog>> =
     std::sync::LazyLock::new(|| watch::Sender::new(HangLog::default()));
 
 /// Wait until `check` holds for the hang log (at most 30 s).
-pub async fn until_hang(what: &str, check: impl Fn(&HangLog) -> bool) {
+pub(crate) async fn until_hang(what: &str, check: impl Fn(&HangLog) -> bool) {
     let mut rx = HANG.subscribe();
     tokio::time::timeout(Duration::from_secs(30), rx.wait_for(|log| check(log)))
         .await
@@ -78,13 +78,13 @@ pub async fn until_hang(what: &str, check: impl Fn(&HangLog) -> bool) {
 }
 
 /// Whether the `hang` call tagged `tag` has stopped.
-pub fn hang_stopped(tag: &str) -> bool {
+pub(crate) fn hang_stopped(tag: &str) -> bool {
     HANG.borrow().stopped.iter().any(|t| t == tag)
 }
 
 /// No task support: always answered directly.
 #[tool]
-pub async fn plain(text: String) -> Result<String, ToolError> {
+pub(crate) async fn plain(text: String) -> Result<String, ToolError> {
     Ok(format!("plain: {text}"))
 }
 
@@ -92,20 +92,20 @@ pub async fn plain(text: String) -> Result<String, ToolError> {
 static GUARDED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Whether the body of a `guarded` call with this note ran.
-pub fn guarded_ran(note: &str) -> bool {
+pub(crate) fn guarded_ran(note: &str) -> bool {
     GUARDED.lock().unwrap().iter().any(|n| n == note)
 }
 
 /// Record that the body ran (the tests set a pre-execute policy that asks before it).
 #[tool(task = "optional")]
-pub async fn guarded(note: String) -> Result<String, ToolError> {
+pub(crate) async fn guarded(note: String) -> Result<String, ToolError> {
     GUARDED.lock().unwrap().push(note.clone());
     Ok(format!("guarded: {note}"))
 }
 
 /// Tools that count their runs, in a value of each [`Toolset`]'s own.
 #[derive(Default)]
-pub struct Counted {
+pub(crate) struct Counted {
     touches: AtomicUsize,
     task_runs: AtomicUsize,
 }
@@ -114,7 +114,7 @@ pub struct Counted {
 impl Counted {
     /// Record one run (the side effect the tests look for) and echo the note.
     #[tool]
-    pub async fn touch(
+    pub(crate) async fn touch(
         &self,
         /// What to echo.
         note: String,
@@ -125,7 +125,7 @@ impl Counted {
 
     /// Count runs; only ever a task.
     #[tool(task = "required")]
-    pub async fn only_task(&self) -> Result<String, ToolError> {
+    pub(crate) async fn only_task(&self) -> Result<String, ToolError> {
         self.task_runs.fetch_add(1, Ordering::SeqCst);
         Ok("ran as a task".to_string())
     }
@@ -133,7 +133,7 @@ impl Counted {
 
 /// A registry of some of these tools (and of a module's own), with or without a job
 /// runtime, keeping them and its hooks registered while it lives.
-pub struct Toolset {
+pub(crate) struct Toolset {
     pub registry: Registry,
     pub jobs: JobRuntime,
     counted: Arc<Counted>,
@@ -142,12 +142,12 @@ pub struct Toolset {
 
 impl Toolset {
     /// A registry without a job runtime: it offers no tasks.
-    pub fn new() -> Toolset {
+    pub(crate) fn new() -> Toolset {
         Toolset::of(Registry::new(), JobRuntime::new())
     }
 
     /// A registry with a job runtime of its own: task-capable tools may run as tasks.
-    pub fn with_jobs() -> Toolset {
+    pub(crate) fn with_jobs() -> Toolset {
         let jobs = JobRuntime::new();
         Toolset::of(Registry::builder().jobs(jobs.clone()).build(), jobs)
     }
@@ -162,45 +162,45 @@ impl Toolset {
     }
 
     /// Register `tool`.
-    pub fn with<T: ErasedTool>(mut self, tool: T) -> Toolset {
+    pub(crate) fn with<T: ErasedTool>(mut self, tool: T) -> Toolset {
         self.regs.push(self.registry.register(tool).unwrap());
         self
     }
 
     /// Register `touch`, counting its runs in [`Toolset::touches`].
-    pub fn with_touch(self) -> Toolset {
+    pub(crate) fn with_touch(self) -> Toolset {
         let touch = CountedTouch(self.counted.clone());
         self.with(touch)
     }
 
     /// Register `only_task`, counting its runs in [`Toolset::task_runs`].
-    pub fn with_only_task(self) -> Toolset {
+    pub(crate) fn with_only_task(self) -> Toolset {
         let only_task = CountedOnlyTask(self.counted.clone());
         self.with(only_task)
     }
 
     /// Keep `handle` (a hook, a toolbox, a tool registered otherwise) while this lives.
-    pub fn hold(&mut self, handle: RegistrationHandle) {
+    pub(crate) fn hold(&mut self, handle: RegistrationHandle) {
         self.regs.push(handle);
     }
 
     /// A server of this registry.
-    pub fn server(&self) -> McpServer {
+    pub(crate) fn server(&self) -> McpServer {
         McpServer::new(self.registry.clone())
     }
 
     /// How many times `touch` ran.
-    pub fn touches(&self) -> usize {
+    pub(crate) fn touches(&self) -> usize {
         self.counted.touches.load(Ordering::SeqCst)
     }
 
     /// How many times `only_task` ran.
-    pub fn task_runs(&self) -> usize {
+    pub(crate) fn task_runs(&self) -> usize {
         self.counted.task_runs.load(Ordering::SeqCst)
     }
 
     /// Stop the job runtime's jobs.
-    pub async fn shutdown(self) {
+    pub(crate) async fn shutdown(self) {
         self.jobs.shutdown().await;
     }
 }

@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 
 /// What the user answers to every elicitation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Answer {
+pub(crate) enum Answer {
     /// Accept, with `{"approve": true}`.
     Approve,
     /// Accept, with `{"approve": false}`.
@@ -30,7 +30,7 @@ pub enum Answer {
 /// A client's user: what its client declares, how it answers, and where what it hears
 /// goes (see [`User::listening`]).
 #[derive(Clone)]
-pub struct User {
+pub(crate) struct User {
     elicitation: bool,
     tasks: bool,
     answer: Answer,
@@ -46,7 +46,7 @@ struct Ears {
 }
 
 /// What a [`User`]'s client heard.
-pub struct Heard {
+pub(crate) struct Heard {
     /// Each elicitation request's params, with (under `requestMeta`) the `_meta` rmcp read
     /// from them.
     pub asked: Arc<Mutex<Vec<Value>>>,
@@ -60,7 +60,7 @@ pub struct Heard {
 
 impl User {
     /// A user whose client declares no capability and who declines every question.
-    pub fn new() -> User {
+    pub(crate) fn new() -> User {
         User {
             elicitation: false,
             tasks: false,
@@ -70,25 +70,25 @@ impl User {
     }
 
     /// Declare the elicitation capability (form mode), or not.
-    pub fn elicitation(mut self, declared: bool) -> User {
+    pub(crate) fn elicitation(mut self, declared: bool) -> User {
         self.elicitation = declared;
         self
     }
 
     /// Declare the tasks capability, or not.
-    pub fn tasks(mut self, declared: bool) -> User {
+    pub(crate) fn tasks(mut self, declared: bool) -> User {
         self.tasks = declared;
         self
     }
 
     /// Answer every elicitation with `answer`.
-    pub fn answering(mut self, answer: Answer) -> User {
+    pub(crate) fn answering(mut self, answer: Answer) -> User {
         self.answer = answer;
         self
     }
 
     /// This user recording what its client hears into the [`Heard`] returned.
-    pub fn listening(mut self) -> (User, Heard) {
+    pub(crate) fn listening(mut self) -> (User, Heard) {
         let (statuses, statuses_rx) = mpsc::unbounded_channel();
         let (list_changed, list_changed_rx) = mpsc::unbounded_channel();
         let ears = Ears {

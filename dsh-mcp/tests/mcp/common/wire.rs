@@ -21,7 +21,7 @@ use super::user::{Heard, User};
 
 /// How a client reaches the server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Wire {
+pub(crate) enum Wire {
     /// An in-memory byte stream: the stdio code path.
     Stdio,
     /// Streamable HTTP on a loopback port.
@@ -30,7 +30,7 @@ pub enum Wire {
 
 /// The protocol revision a client speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Revision {
+pub(crate) enum Revision {
     /// 2025-06-18, an older revision (raw requests only).
     V2025_06_18,
     /// 2025-11-25: `initialize`, sessions, elicitation requests, the core task model.
@@ -42,7 +42,7 @@ pub enum Revision {
 
 impl Revision {
     /// The revision's name on the wire.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Revision::V2025_06_18 => "2025-06-18",
             Revision::V2025_11_25 => "2025-11-25",
@@ -51,7 +51,7 @@ impl Revision {
     }
 
     /// How rmcp's client opens a connection on this revision.
-    pub fn lifecycle(self) -> ClientLifecycleMode {
+    pub(crate) fn lifecycle(self) -> ClientLifecycleMode {
         match self {
             // The client's default `initialize` revision: 2025-11-25.
             Revision::V2025_11_25 => ClientLifecycleMode::Initialize,
@@ -64,19 +64,19 @@ impl Revision {
 }
 
 /// A server over one wire: the server, and its HTTP server over HTTP.
-pub struct Served {
+pub(crate) struct Served {
     pub server: McpServer,
     pub http: Option<HttpServer>,
 }
 
 impl Served {
     /// Serve `server` over `wire` (HTTP: with the default options).
-    pub async fn start(server: &McpServer, wire: Wire) -> Served {
+    pub(crate) async fn start(server: &McpServer, wire: Wire) -> Served {
         Served::start_with(server, wire, HttpOptions::default()).await
     }
 
     /// Serve `server` over `wire`, with `options` over HTTP.
-    pub async fn start_with(server: &McpServer, wire: Wire, options: HttpOptions) -> Served {
+    pub(crate) async fn start_with(server: &McpServer, wire: Wire, options: HttpOptions) -> Served {
         let http = match wire {
             Wire::Stdio => None,
             Wire::Http => Some(
@@ -92,17 +92,17 @@ impl Served {
     }
 
     /// The HTTP server's endpoint URL.
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         self.http.as_ref().expect("an HTTP server").url()
     }
 
     /// Connect rmcp's client with `user`, speaking `revision`.
-    pub async fn connect(&self, user: User, revision: Revision) -> Connected {
+    pub(crate) async fn connect(&self, user: User, revision: Revision) -> Connected {
         self.connect_as(user, revision, None).await
     }
 
     /// [`Served::connect`], over HTTP with this bearer token when one is given.
-    pub async fn connect_as(
+    pub(crate) async fn connect_as(
         &self,
         user: User,
         revision: Revision,
@@ -116,7 +116,7 @@ impl Served {
 
     /// A raw client: a new byte stream, or an HTTP client naming `revision` in every
     /// request (none: from its `initialize` on) with this bearer token.
-    pub fn rpc(&self, revision: Option<Revision>, token: Option<&str>) -> Rpc {
+    pub(crate) fn rpc(&self, revision: Option<Revision>, token: Option<&str>) -> Rpc {
         match &self.http {
             None => Rpc::stream(&self.server),
             Some(http) => {
@@ -129,7 +129,7 @@ impl Served {
     }
 
     /// Stop the HTTP server, if any.
-    pub async fn shutdown(self) {
+    pub(crate) async fn shutdown(self) {
         if let Some(http) = self.http {
             http.shutdown().await.unwrap();
         }
@@ -137,21 +137,21 @@ impl Served {
 }
 
 /// A registry served over a wire: what most tests set up.
-pub struct Fixture {
+pub(crate) struct Fixture {
     pub served: Served,
     pub tools: Toolset,
 }
 
 impl Fixture {
     /// Serve `tools` over `wire` (HTTP: with the default options).
-    pub async fn start(tools: Toolset, wire: Wire) -> Fixture {
+    pub(crate) async fn start(tools: Toolset, wire: Wire) -> Fixture {
         let server = tools.server();
         Fixture::serving(tools, &server, wire, HttpOptions::default()).await
     }
 
     /// Serve `server`, a server of `tools` set up further, over `wire`, with `options`
     /// over HTTP.
-    pub async fn serving(
+    pub(crate) async fn serving(
         tools: Toolset,
         server: &McpServer,
         wire: Wire,
@@ -164,14 +164,14 @@ impl Fixture {
     }
 
     /// Stop the HTTP server, if any, and the job runtime's jobs.
-    pub async fn shutdown(self) {
+    pub(crate) async fn shutdown(self) {
         self.served.shutdown().await;
         self.tools.shutdown().await;
     }
 }
 
 /// rmcp's client, connected, and what it heard.
-pub struct Connected {
+pub(crate) struct Connected {
     pub client: RunningService<RoleClient, User>,
     pub heard: Heard,
     /// Over a byte stream, every message the server wrote, in its order (rmcp's client
@@ -192,14 +192,18 @@ impl Deref for Connected {
 
 impl Connected {
     /// Close the client (over HTTP, its session too).
-    pub async fn close(self) {
+    pub(crate) async fn close(self) {
         self.client.cancel().await.unwrap();
     }
 }
 
 /// Connect `user` to `server` on a new in-memory byte stream, speaking `revision`; the
 /// server's messages are copied to the client line by line and recorded on the way.
-pub async fn connect_stream(server: &McpServer, user: User, revision: Revision) -> Connected {
+pub(crate) async fn connect_stream(
+    server: &McpServer,
+    user: User,
+    revision: Revision,
+) -> Connected {
     let (client_io, tap_client_side) = tokio::io::duplex(1 << 16);
     let (tap_server_side, server_io) = tokio::io::duplex(1 << 16);
     let sent = Arc::default();
@@ -223,7 +227,7 @@ pub async fn connect_stream(server: &McpServer, user: User, revision: Revision) 
 
 /// Connect `user` to the Streamable HTTP endpoint `url` (with this bearer token),
 /// speaking `revision`.
-pub async fn connect_url(
+pub(crate) async fn connect_url(
     url: &str,
     token: Option<&str>,
     user: User,
@@ -289,7 +293,7 @@ fn tap(
 }
 
 /// The params of a `tools/call` of `name` with `args` (an object).
-pub fn call(name: &str, args: Value) -> rmcp::model::CallToolRequestParams {
+pub(crate) fn call(name: &str, args: Value) -> rmcp::model::CallToolRequestParams {
     let Value::Object(args) = args else {
         panic!("arguments must be an object")
     };
@@ -297,7 +301,7 @@ pub fn call(name: &str, args: Value) -> rmcp::model::CallToolRequestParams {
 }
 
 /// The text of a result's content blocks, one a line.
-pub fn result_text(result: &rmcp::model::CallToolResult) -> String {
+pub(crate) fn result_text(result: &rmcp::model::CallToolResult) -> String {
     result
         .content
         .iter()
@@ -307,7 +311,7 @@ pub fn result_text(result: &rmcp::model::CallToolResult) -> String {
 }
 
 /// The code and message of a JSON-RPC error.
-pub fn error_of(e: &rmcp::service::ServiceError) -> (i32, String) {
+pub(crate) fn error_of(e: &rmcp::service::ServiceError) -> (i32, String) {
     match e {
         rmcp::service::ServiceError::McpError(e) => (e.code.0, e.message.to_string()),
         other => panic!("expected a JSON-RPC error, got {other}"),
