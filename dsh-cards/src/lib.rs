@@ -6,8 +6,10 @@
 //! where a card has variants), with camelCase fields. Presenters are pure functions of
 //! the arguments (and the result summary): they also run when a log is replayed.
 //!
-//! This crate is the vocabulary alone (serde, no runtime), so that a UI or a log reader
-//! can read cards without the tool runtime. Tool authors reach it as
+//! This crate is the vocabulary (serde, no runtime), so that a UI or a log reader can
+//! read cards without the tool runtime, and one renderer that shows them to a person:
+//! [`CardPage`] (a self-contained HTML page of calls) and [`view_html`] (the same
+//! renderer as an MCP Apps view). Tool authors reach it as
 //! `dsh_runtime::cards` (the cards) and `dsh_runtime::content` ([`ContentBlock`]).
 //!
 //! The cards' JSON shapes are pinned field for field by round-trip tests
@@ -43,8 +45,13 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use dsh_json::Value;
 
 mod content;
+mod page;
 
 pub use content::{Annotations, ContentBlock, ContentError, ResourceContents, ResourceLink, Role};
+pub use page::{
+    CARDS_CSS, CARDS_JS, CARDS_META_KEY, CardPage, MAX_STRING_CHARS, PageCall, VIEW_MIME_TYPE,
+    view_html,
+};
 
 /// What kind of action a call performs (an icon hint).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,6 +4,7 @@ mod cli;
 mod code_command;
 mod docs_sync;
 mod export_cli;
+mod html;
 mod mcp_ask;
 mod mcp_cluster;
 mod mcp_code_mode;

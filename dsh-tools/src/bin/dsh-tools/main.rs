@@ -2,10 +2,10 @@
 //!
 //! ```text
 //! dsh-tools [--root DIR] list [--json]
-//! dsh-tools [--root DIR] call NAME [ARGS|-] [--json | --content-only] [--log FILE]
+//! dsh-tools [--root DIR] call NAME [ARGS|-] [--json | --content-only] [--log FILE] [--html OUT.html]
 //! dsh-tools [--root DIR] session
 //! dsh-tools [--root DIR] docs [--out FILE]
-//! dsh-tools [--root DIR] replay FILE [--json]
+//! dsh-tools [--root DIR] replay FILE [--json | --html OUT.html]
 //! dsh-tools export --provider openai|openai-strict|anthropic|gemini|mcp|...
 //! dsh-tools sdk --lang ts|py
 //! dsh-tools list --tokens [--target NAME[,NAME...]] [--json]
@@ -14,7 +14,8 @@
 //! dsh-tools [--root DIR] mcp --http ADDR --oauth-issuer URL [--oauth-audience URL] [--oauth-jwks URL|FILE] [--oauth-jwks-refresh SECS] [--oauth-leeway SECS] [--tool-scope RULE=SCOPE]... [--oauth-scope SCOPE]...
 //! ```
 //!
-//! File paths given to the command line (`call --log`, `docs --out`, `replay FILE`,
+//! File paths given to the command line (`call --log`, `call --html`, `docs --out`,
+//! `replay FILE`, `replay --html`,
 //! `mcp --state-key-file`, `mcp --oauth-jwks FILE`) are relative to the working
 //! directory, as in any command; paths in tool arguments are relative to `--root`.
 //!
@@ -42,7 +43,7 @@ mod mcp;
 mod replay;
 
 use std::io::{Read as _, Write as _};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -141,6 +142,9 @@ enum Command {
         /// Append the call and the persisted part of its result to this JSON Lines log.
         #[arg(long, value_name = "FILE")]
         log: Option<PathBuf>,
+        /// Also write the call's cards as one self-contained HTML page.
+        #[arg(long, value_name = "OUT.html")]
+        html: Option<PathBuf>,
     },
     /// Run calls read as JSON Lines from standard input in one process; print one JSON
     /// line per call.
@@ -168,8 +172,11 @@ enum Command {
         /// The log.
         file: PathBuf,
         /// Print one JSON object per call.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "html")]
         json: bool,
+        /// Write the cards as one self-contained HTML page instead of printing them.
+        #[arg(long, value_name = "OUT.html")]
+        html: Option<PathBuf>,
     },
 }
 
@@ -178,8 +185,11 @@ impl Command {
     /// --out`, `replay FILE`, and the files of `mcp`'s options.
     fn files_mut(&mut self) -> Vec<&mut PathBuf> {
         match self {
-            Command::Call { log: Some(p), .. } | Command::Docs { out: Some(p) } => vec![p],
-            Command::Replay { file, .. } => vec![file],
+            Command::Call { log, html, .. } => log.iter_mut().chain(html.iter_mut()).collect(),
+            Command::Docs { out: Some(p) } => vec![p],
+            Command::Replay { file, html, .. } => {
+                std::iter::once(file).chain(html.iter_mut()).collect()
+            }
             Command::Mcp(args) => args.files_mut(),
             _ => Vec::new(),
         }
@@ -416,6 +426,7 @@ async fn run(host: &Host, command: Command, cancel: CancellationToken) -> ExitCo
             json,
             content_only,
             log,
+            html,
         } => {
             let output = if json {
                 Output::Json
@@ -426,11 +437,11 @@ async fn run(host: &Host, command: Command, cancel: CancellationToken) -> ExitCo
             };
             // The result may point at spill files: they outlive this one call.
             host.keep_spill_files();
-            call(host, &name, &args, output, log, cancel).await
+            call(host, &name, &args, output, (log, html), cancel).await
         }
         Command::Session => session(host, cancel).await,
         Command::Docs { out } => write_docs(host, out),
-        Command::Replay { file, json } => replay_log(host, &file, json),
+        Command::Replay { file, json, html } => replay_log(host, &file, json, html.as_deref()),
         Command::Code { program, json } => code::command(host, &program, json).await,
         Command::Mcp(args) => match mcp::run(host, &args).await {
             Ok(()) => ExitCode::SUCCESS,
@@ -561,7 +572,7 @@ async fn call(
     name: &str,
     args_text: &str,
     output: Output,
-    log: Option<PathBuf>,
+    (log, html): (Option<PathBuf>, Option<PathBuf>),
     cancel: CancellationToken,
 ) -> ExitCode {
     let arguments = match json::parse(args_text) {
@@ -607,6 +618,21 @@ async fn call(
         Output::Human => {}
     }
 
+    if let Some(path) = html {
+        let page = replay::call_page(&replay::ReplayedCall {
+            line: 0,
+            id: call_id.clone(),
+            name: name.to_string(),
+            arguments: arguments.clone(),
+            is_error: Some(result.is_error()),
+            call_card: host.registry().present_call(name, &arguments),
+            result_card: Some(card),
+        });
+        if let Err(e) = std::fs::write(&path, page) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+    }
     if let Some(path) = log {
         let line = serde_json::to_string(&replay::record(&call_id, name, &arguments, &result))
             .unwrap_or_default();
@@ -791,7 +817,7 @@ fn write_docs(host: &Host, out: Option<PathBuf>) -> ExitCode {
     }
 }
 
-fn replay_log(host: &Host, file: &PathBuf, as_json: bool) -> ExitCode {
+fn replay_log(host: &Host, file: &PathBuf, as_json: bool, html: Option<&Path>) -> ExitCode {
     let text = match std::fs::read_to_string(file) {
         Ok(text) => text,
         Err(e) => {
@@ -800,7 +826,14 @@ fn replay_log(host: &Host, file: &PathBuf, as_json: bool) -> ExitCode {
         }
     };
     let report = replay::replay(host.registry(), None, &text);
-    for call in &report.calls {
+    if let Some(out) = html {
+        let page = replay::html_page(&report, &file.display().to_string());
+        if let Err(e) = std::fs::write(out, page) {
+            eprintln!("error: cannot write {}: {e}", out.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    for call in report.calls.iter().filter(|_| html.is_none()) {
         if as_json {
             let mut o = json::Object::new();
             o.insert("line", Value::from(call.line as u64));

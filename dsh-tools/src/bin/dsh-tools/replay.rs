@@ -22,7 +22,12 @@
 //! exactly make a line malformed rather than silently changed.
 //!
 //! `dsh-tools call --log FILE` appends such a record; [`record`] builds one.
+//!
+//! `replay --html OUT` writes the cards as one self-contained page ([`html_page`]), and
+//! `call --html OUT` the cards of one call ([`call_page`]): the renderer of `dsh-cards`,
+//! the same one MCP hosts show.
 
+use dsh_cards::{CardPage, PageCall};
 use dsh_runtime::cards::{CallView, ResultView};
 use dsh_runtime::json::{self, Value};
 pub(crate) use dsh_runtime::log::{LogRecord, LoggedCall};
@@ -60,6 +65,10 @@ pub(crate) struct ReplayedCall {
     pub id: String,
     /// The tool name.
     pub name: String,
+    /// The arguments as logged.
+    pub arguments: Value,
+    /// Whether the logged result is a failure (`None`: no result logged).
+    pub is_error: Option<bool>,
     /// The pending card.
     pub call_card: CallView,
     /// The completed card, when the result was logged.
@@ -102,6 +111,8 @@ pub(crate) fn replay(registry: &Registry, scope: Option<&AgentScope>, log: &str)
                     line: number,
                     id: record.call.id,
                     name: record.call.name,
+                    arguments: args,
+                    is_error: record.result.as_ref().map(|r| r.is_error),
                     call_card,
                     result_card,
                 });
@@ -110,4 +121,42 @@ pub(crate) fn replay(registry: &Registry, scope: Option<&AgentScope>, log: &str)
         }
     }
     report
+}
+
+/// The page of a replayed log: its calls and its malformed lines, in log order.
+pub(crate) fn html_page(report: &ReplayReport, title: &str) -> String {
+    let mut page = CardPage::new(title);
+    let mut errors = report.errors.iter().peekable();
+    for call in &report.calls {
+        while let Some((line, error)) = errors.next_if(|(line, _)| *line < call.line) {
+            page.push_malformed(*line as u64, error);
+        }
+        page.push_call(page_call(call));
+    }
+    for (line, error) in errors {
+        page.push_malformed(*line as u64, error);
+    }
+    page.render()
+}
+
+/// The page of one call that has just run.
+pub(crate) fn call_page(call: &ReplayedCall) -> String {
+    let mut page = CardPage::new(format!("{} ({})", call.name, call.id));
+    page.push_call(page_call(call));
+    page.render()
+}
+
+fn page_call(call: &ReplayedCall) -> PageCall {
+    let mut entry = PageCall::new(call.name.as_str())
+        .with_id(call.id.as_str())
+        .with_arguments(call.arguments.clone())
+        .with_call_card(&call.call_card)
+        .with_error(call.is_error == Some(true));
+    if call.line > 0 {
+        entry = entry.with_line(call.line as u64);
+    }
+    if let Some(card) = &call.result_card {
+        entry = entry.with_result_card(card);
+    }
+    entry
 }

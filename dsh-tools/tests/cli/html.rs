@@ -1,0 +1,125 @@
+//! `replay --html` and `call --html`: the page of a log's cards, and of one call.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use dsh_runtime::json::{self, Value};
+
+const ISLAND_OPEN: &str = "<script type=\"application/json\" id=\"dsh-cards-data\">";
+
+fn run(root: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dsh-tools"))
+        .current_dir(root)
+        .arg("--root")
+        .arg(root)
+        .args(args)
+        .output()
+        .expect("dsh-tools runs")
+}
+
+/// The entries of a page, read back from its data island.
+fn entries(page: &Path) -> Vec<Value> {
+    let html = std::fs::read_to_string(page).expect("the page was written");
+    assert!(html.starts_with("<!doctype html>"), "{html}");
+    let start = html.find(ISLAND_OPEN).expect("a data island") + ISLAND_OPEN.len();
+    let end = start + html[start..].find("</script>").expect("the island's end");
+    match json::parse(&html[start..end]).expect("the island is JSON") {
+        Value::Array(items) => items.into_vec(),
+        other => panic!("not an array: {other}"),
+    }
+}
+
+fn lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| json::parse(l).expect("a JSON line"))
+        .collect()
+}
+
+#[test]
+fn replay_html_shows_the_cards_replay_prints_and_the_malformed_lines_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/replay.jsonl");
+    let mut log = std::fs::read_to_string(fixture).unwrap();
+    let records = log.lines().count();
+    log.push_str("{\"call\": <script>alert(1)</script>\n");
+    std::fs::write(dir.path().join("log.jsonl"), &log).unwrap();
+
+    let o = run(dir.path(), &["replay", "log.jsonl", "--json"]);
+    let printed = lines(&String::from_utf8(o.stdout).unwrap());
+
+    let o = run(dir.path(), &["replay", "log.jsonl", "--html", "out.html"]);
+    // The malformed line still makes the replay fail, as without --html.
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let page = entries(&dir.path().join("out.html"));
+
+    let calls: Vec<&Value> = page
+        .iter()
+        .filter(|e| e["kind"].as_str() == Some("call"))
+        .collect();
+    assert_eq!(calls.len(), printed.len());
+    for (shown, row) in calls.iter().zip(&printed) {
+        assert_eq!(shown["line"], row["line"]);
+        assert_eq!(shown["id"], row["id"]);
+        assert_eq!(shown["callCard"], row["callCard"]);
+        assert_eq!(shown.get("resultCard"), row.get("resultCard"));
+    }
+    let last = page.last().expect("entries");
+    assert_eq!(last["kind"].as_str(), Some("malformed"));
+    assert_eq!(last["line"].as_u64(), Some(records as u64 + 1));
+    assert!(last["error"].as_str().is_some_and(|e| !e.is_empty()));
+    // Raw arguments travel with every call (the fallback shows them).
+    assert_eq!(
+        calls[0]["arguments"]["file_path"].as_str(),
+        Some("src/lib.rs")
+    );
+}
+
+#[test]
+fn call_html_writes_the_page_of_one_call() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
+    let args = r#"{"file_path":"notes.txt","old_string":"beta","new_string":"<b>beta</b>"}"#;
+    let o = run(dir.path(), &["call", "edit", args, "--html", "call.html"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let page = entries(&dir.path().join("call.html"));
+    assert_eq!(page.len(), 1);
+    let call = &page[0];
+    assert_eq!(call["name"].as_str(), Some("edit"));
+    assert_eq!(call["callCard"]["card"].as_str(), Some("diff"));
+    assert_eq!(call["resultCard"]["card"].as_str(), Some("diff"));
+    let new_text = call["resultCard"]["diffs"][0]["newText"].as_str();
+    assert!(
+        new_text.is_some_and(|t| t.contains("<b>beta</b>")),
+        "{new_text:?}"
+    );
+    assert!(call.get("isError").is_none());
+    let html = std::fs::read_to_string(dir.path().join("call.html")).unwrap();
+    assert!(!html.contains("<b>beta"));
+
+    // A failed call is marked as one.
+    let o = run(
+        dir.path(),
+        &[
+            "call",
+            "read",
+            r#"{"file_path":"missing.txt"}"#,
+            "--html",
+            "bad.html",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        entries(&dir.path().join("bad.html"))[0]["isError"].as_bool(),
+        Some(true)
+    );
+}
