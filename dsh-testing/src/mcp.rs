@@ -579,16 +579,20 @@ impl fmt::Debug for McpTestClient {
 }
 
 /// Why a test client call failed.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum McpTestError {
     /// The client could not initialize the session.
+    #[error("MCP test client: initialization failed: {0}")]
     Connect(String),
     /// The request failed (a JSON-RPC error, or the connection closed).
+    #[error("MCP test client: request failed: {0}")]
     Service(rmcp::ServiceError),
     /// `tools/list` has no tool of this name.
+    #[error("MCP test client: tools/list has no tool {0:?}")]
     NoSuchTool(String),
     /// The result breaks the tool's published `outputSchema`.
+    #[error("tool {tool:?}: structuredContent breaks its outputSchema: {}", .violations.join("; "))]
     OutputSchema {
         /// The tool.
         tool: String,
@@ -596,25 +600,6 @@ pub enum McpTestError {
         violations: Vec<String>,
     },
 }
-
-impl fmt::Display for McpTestError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            McpTestError::Connect(e) => write!(f, "MCP test client: initialization failed: {e}"),
-            McpTestError::Service(e) => write!(f, "MCP test client: request failed: {e}"),
-            McpTestError::NoSuchTool(name) => {
-                write!(f, "MCP test client: tools/list has no tool {name:?}")
-            }
-            McpTestError::OutputSchema { tool, violations } => write!(
-                f,
-                "tool {tool:?}: structuredContent breaks its outputSchema: {}",
-                violations.join("; ")
-            ),
-        }
-    }
-}
-
-impl std::error::Error for McpTestError {}
 
 impl From<rmcp::ServiceError> for McpTestError {
     fn from(e: rmcp::ServiceError) -> Self {
