@@ -260,9 +260,9 @@ fn bench(c: &mut Criterion) {
 const LATENCY_ROUNDS: usize = 400;
 
 /// The median of `LATENCY_ROUNDS` sequential calls of `params` on `client`.
-fn median_call(
+fn median_call<H: rmcp::ClientHandler>(
     rt: &tokio::runtime::Runtime,
-    client: &RunningService<RoleClient, ()>,
+    client: &RunningService<RoleClient, H>,
     params: &rmcp::model::CallToolRequestParams,
 ) -> Duration {
     let mut times: Vec<Duration> = (0..LATENCY_ROUNDS)
