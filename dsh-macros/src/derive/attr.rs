@@ -350,156 +350,10 @@ pub(crate) fn parse_schema(attrs: &[syn::Attribute], pos: Pos, errors: &mut Ctxt
             continue;
         }
         let result = attr.parse_nested_meta(|meta| {
-            let key = meta_key(&meta);
-            let span = meta.path.span();
-            let Some((known, positions)) = SCHEMA_KEYS.iter().find(|(k, _)| *k == key) else {
-                let valid: Vec<&str> = SCHEMA_KEYS
-                    .iter()
-                    .filter(|(_, ps)| ps.contains(&pos))
-                    .map(|(k, _)| *k)
-                    .collect();
-                // JSON Schema's own keyword names are a likely first guess.
-                let hint = match key.as_str() {
-                    "minimum" | "maximum" | "min" | "max" | "exclusiveMinimum"
-                    | "exclusiveMaximum" => " (write `range(min = .., max = ..)`)".to_string(),
-                    "minLength" | "maxLength" | "min_length" | "max_length" | "minItems"
-                    | "maxItems" => " (write `length(min = .., max = ..)`)".to_string(),
-                    _ => crate::suggest::hint(&key, &valid),
-                };
-                errors.push(error(
-                    span,
-                    format!(
-                        "unknown `schema` key `{key}`{hint}; valid keys on {} are {}",
-                        pos.noun(),
-                        schema_keys(pos)
-                    ),
-                ));
+            let Some(known) = schema_key(&meta, pos, &mut seen, errors) else {
                 return skip_value(&meta);
             };
-            if !positions.contains(&pos) {
-                errors.push(error(
-                    span,
-                    format!(
-                        "`{key}` does not apply to {}; valid keys there are {}",
-                        pos.noun(),
-                        schema_keys(pos)
-                    ),
-                ));
-                return skip_value(&meta);
-            }
-            // `example` and `examples` set the same annotation.
-            let slot = if *known == KEY_EXAMPLE {
-                KEY_EXAMPLES
-            } else {
-                known
-            };
-            if !seen.insert(slot) {
-                errors.push(error(
-                    span,
-                    if slot == KEY_EXAMPLES {
-                        "duplicate `schema` key: `example`/`examples` given twice; list every example in one `examples = [..]`".to_string()
-                    } else {
-                        format!("duplicate `schema` key `{key}`; give each key once")
-                    },
-                ));
-                return skip_value(&meta);
-            }
-            match *known {
-                KEY_DESCRIPTION => out.description = Some(meta.value()?.parse()?),
-                KEY_TITLE => out.title = Some(meta.value()?.parse()?),
-                KEY_OPEN => {
-                    if !meta.input.is_empty() && !meta.input.peek(Token![,]) {
-                        return Err(meta.error("`open` takes no value: write `#[schema(open)]`"));
-                    }
-                    out.open = Some(span);
-                }
-                KEY_ENUM_NAMES => {
-                    if !meta.input.is_empty() && !meta.input.peek(Token![,]) {
-                        return Err(meta.error(
-                            "`enum_names` takes no value: write `#[schema(enum_names)]`",
-                        ));
-                    }
-                    out.enum_names = Some(span);
-                }
-                KEY_RANGE => out.range = Some(parse_range(&meta, errors)?),
-                KEY_LENGTH => out.length = Some(parse_length(&meta, errors)?),
-                KEY_PATTERN => {
-                    let lit = lit_str(&meta)?;
-                    let src = lit.value();
-                    if let Err(e) = regex_syntax::ParserBuilder::new().build().parse(&src) {
-                        errors.push(error(
-                            lit.span(),
-                            format!(
-                                "invalid `pattern`: the regex does not compile: {}",
-                                e.to_string().lines().last().unwrap_or_default().trim()
-                            ),
-                        ));
-                    }
-                    out.pattern = Some((src, lit.span()));
-                }
-                KEY_EXAMPLES => {
-                    let input = meta.value()?;
-                    let items = parse_json_array(input)?;
-                    out.examples = Some(items);
-                }
-                KEY_EXAMPLE => {
-                    let input = meta.value()?;
-                    out.examples = Some(vec![parse_json(input)?]);
-                }
-                KEY_DEFAULT => {
-                    let input = meta.value()?;
-                    let start = input.span();
-                    let value = parse_json(input)?;
-                    out.default_span = Some(start);
-                    out.default = Some(value);
-                }
-                KEY_WITH => out.with = Some(parse_path(&meta)?),
-                KEY_HEADER => {
-                    let lit = lit_str(&meta)?;
-                    let name = lit.value();
-                    if let Err(why) = check_header_name(&name) {
-                        errors.push(error(lit.span(), why));
-                    }
-                    out.header = Some((name, lit.span()));
-                }
-                KEY_CRATE => out.krate = Some(parse_path(&meta)?),
-                KEY_ENUM => {
-                    let input = meta.value()?;
-                    let start = input.span();
-                    let items = parse_json_array(input)?;
-                    if items.is_empty() {
-                        errors.push(error(start, "`enum` must list at least one value"));
-                    }
-                    for (i, item) in items.iter().enumerate() {
-                        if !scalar(item.kind) {
-                            errors.push(error(
-                                start,
-                                format!("`enum` values must be strings, numbers or booleans, but entry {i} is {}", kind_noun(item.kind)),
-                            ));
-                        } else if !same_family(items[0].kind, item.kind) {
-                            errors.push(error(
-                                start,
-                                format!("`enum` values must all have one JSON type, but entry {i} is {} and entry 0 is {}", kind_noun(item.kind), kind_noun(items[0].kind)),
-                            ));
-                        }
-                    }
-                    out.enum_values = Some((items, span));
-                }
-                KEY_CONST => {
-                    let input = meta.value()?;
-                    let start = input.span();
-                    let value = parse_json(input)?;
-                    if !scalar(value.kind) {
-                        errors.push(error(
-                            start,
-                            format!("`const` must be a string, number or boolean, not {}", kind_noun(value.kind)),
-                        ));
-                    }
-                    out.const_value = Some((value, span));
-                }
-                _ => return skip_value(&meta),
-            }
-            Ok(())
+            schema_value(known, &meta, &mut out, errors)
         });
         if let Err(e) = result {
             errors.push(e);
@@ -512,6 +366,198 @@ pub(crate) fn parse_schema(attrs: &[syn::Attribute], pos: Pos, errors: &mut Ctxt
     }
     super::default::check_literal(&out, pos, errors);
     out
+}
+
+/// The `#[schema]` key `meta` names, or `None` (reported) when it is unknown, does not
+/// apply at `pos` or was given before.
+fn schema_key(
+    meta: &ParseNestedMeta,
+    pos: Pos,
+    seen: &mut HashSet<&'static str>,
+    errors: &mut Ctxt,
+) -> Option<&'static str> {
+    let key = meta_key(meta);
+    let span = meta.path.span();
+    let Some((known, positions)) = SCHEMA_KEYS.iter().find(|(k, _)| *k == key) else {
+        let valid: Vec<&str> = SCHEMA_KEYS
+            .iter()
+            .filter(|(_, ps)| ps.contains(&pos))
+            .map(|(k, _)| *k)
+            .collect();
+        // JSON Schema's own keyword names are a likely first guess.
+        let hint = match key.as_str() {
+            "minimum" | "maximum" | "min" | "max" | "exclusiveMinimum" | "exclusiveMaximum" => {
+                " (write `range(min = .., max = ..)`)".to_string()
+            }
+            "minLength" | "maxLength" | "min_length" | "max_length" | "minItems" | "maxItems" => {
+                " (write `length(min = .., max = ..)`)".to_string()
+            }
+            _ => crate::suggest::hint(&key, &valid),
+        };
+        errors.push(error(
+            span,
+            format!(
+                "unknown `schema` key `{key}`{hint}; valid keys on {} are {}",
+                pos.noun(),
+                schema_keys(pos)
+            ),
+        ));
+        return None;
+    };
+    if !positions.contains(&pos) {
+        errors.push(error(
+            span,
+            format!(
+                "`{key}` does not apply to {}; valid keys there are {}",
+                pos.noun(),
+                schema_keys(pos)
+            ),
+        ));
+        return None;
+    }
+    // `example` and `examples` set the same annotation.
+    let slot = if *known == KEY_EXAMPLE {
+        KEY_EXAMPLES
+    } else {
+        known
+    };
+    if !seen.insert(slot) {
+        errors.push(error(
+            span,
+            if slot == KEY_EXAMPLES {
+                "duplicate `schema` key: `example`/`examples` given twice; list every example in one `examples = [..]`".to_string()
+            } else {
+                format!("duplicate `schema` key `{key}`; give each key once")
+            },
+        ));
+        return None;
+    }
+    Some(known)
+}
+
+/// The value of the `#[schema]` key `known`, into `out`.
+fn schema_value(
+    known: &'static str,
+    meta: &ParseNestedMeta,
+    out: &mut SchemaAttrs,
+    errors: &mut Ctxt,
+) -> syn::Result<()> {
+    let span = meta.path.span();
+    match known {
+        KEY_DESCRIPTION => out.description = Some(meta.value()?.parse()?),
+        KEY_TITLE => out.title = Some(meta.value()?.parse()?),
+        KEY_OPEN => {
+            if !meta.input.is_empty() && !meta.input.peek(Token![,]) {
+                return Err(meta.error("`open` takes no value: write `#[schema(open)]`"));
+            }
+            out.open = Some(span);
+        }
+        KEY_ENUM_NAMES => {
+            if !meta.input.is_empty() && !meta.input.peek(Token![,]) {
+                return Err(
+                    meta.error("`enum_names` takes no value: write `#[schema(enum_names)]`")
+                );
+            }
+            out.enum_names = Some(span);
+        }
+        KEY_RANGE => out.range = Some(parse_range(meta, errors)?),
+        KEY_LENGTH => out.length = Some(parse_length(meta, errors)?),
+        KEY_PATTERN => out.pattern = Some(pattern_value(meta, errors)?),
+        KEY_EXAMPLES => {
+            let input = meta.value()?;
+            let items = parse_json_array(input)?;
+            out.examples = Some(items);
+        }
+        KEY_EXAMPLE => {
+            let input = meta.value()?;
+            out.examples = Some(vec![parse_json(input)?]);
+        }
+        KEY_DEFAULT => {
+            let input = meta.value()?;
+            let start = input.span();
+            let value = parse_json(input)?;
+            out.default_span = Some(start);
+            out.default = Some(value);
+        }
+        KEY_WITH => out.with = Some(parse_path(meta)?),
+        KEY_HEADER => {
+            let lit = lit_str(meta)?;
+            let name = lit.value();
+            if let Err(why) = check_header_name(&name) {
+                errors.push(error(lit.span(), why));
+            }
+            out.header = Some((name, lit.span()));
+        }
+        KEY_CRATE => out.krate = Some(parse_path(meta)?),
+        KEY_ENUM => out.enum_values = Some(enum_value(meta, span, errors)?),
+        KEY_CONST => out.const_value = Some(const_value(meta, span, errors)?),
+        _ => return skip_value(meta),
+    }
+    Ok(())
+}
+
+/// `pattern = ".."`: the regex, checked to compile.
+fn pattern_value(meta: &ParseNestedMeta, errors: &mut Ctxt) -> syn::Result<(String, Span)> {
+    let lit = lit_str(meta)?;
+    let src = lit.value();
+    if let Err(e) = regex_syntax::ParserBuilder::new().build().parse(&src) {
+        errors.push(error(
+            lit.span(),
+            format!(
+                "invalid `pattern`: the regex does not compile: {}",
+                e.to_string().lines().last().unwrap_or_default().trim()
+            ),
+        ));
+    }
+    Ok((src, lit.span()))
+}
+
+/// `enum = [..]`: scalar values of one JSON type.
+fn enum_value(
+    meta: &ParseNestedMeta,
+    span: Span,
+    errors: &mut Ctxt,
+) -> syn::Result<(Vec<Json>, Span)> {
+    let input = meta.value()?;
+    let start = input.span();
+    let items = parse_json_array(input)?;
+    if items.is_empty() {
+        errors.push(error(start, "`enum` must list at least one value"));
+    }
+    for (i, item) in items.iter().enumerate() {
+        if !scalar(item.kind) {
+            errors.push(error(
+                start,
+                format!(
+                    "`enum` values must be strings, numbers or booleans, but entry {i} is {}",
+                    kind_noun(item.kind)
+                ),
+            ));
+        } else if !same_family(items[0].kind, item.kind) {
+            errors.push(error(
+                start,
+                format!("`enum` values must all have one JSON type, but entry {i} is {} and entry 0 is {}", kind_noun(item.kind), kind_noun(items[0].kind)),
+            ));
+        }
+    }
+    Ok((items, span))
+}
+
+/// `const = ..`: a scalar value.
+fn const_value(meta: &ParseNestedMeta, span: Span, errors: &mut Ctxt) -> syn::Result<(Json, Span)> {
+    let input = meta.value()?;
+    let start = input.span();
+    let value = parse_json(input)?;
+    if !scalar(value.kind) {
+        errors.push(error(
+            start,
+            format!(
+                "`const` must be a string, number or boolean, not {}",
+                kind_noun(value.kind)
+            ),
+        ));
+    }
+    Ok((value, span))
 }
 
 /// An `x-mcp-header` name must be an HTTP field-name token (RFC 9110 `1*tchar`): the

@@ -64,31 +64,14 @@ pub(crate) fn expand(input: &Input) -> TokenStream {
     let overlaps = overlap_checks(&mut cx, input);
     let asserts = &cx.asserts;
     let fit = fit_of(&p, input);
-    // A field's default is checked against its type in a free constant: not for a generic
-    // type, whose fields' types are only known per instantiation.
-    let default_checks: Vec<TokenStream> = if generic {
-        Vec::new()
-    } else {
-        let fields: Vec<&Field> = match &input.body {
-            Body::Struct(_, fields) => fields.iter().collect(),
-            Body::Enum(_, variants) => variants.iter().flat_map(|v| &v.fields).collect(),
-        };
-        fields
-            .into_iter()
-            .filter(|f| f.schema.with.is_none())
-            .filter_map(|f| super::default::fit_check(&p, &f.ty, &f.schema))
-            .collect()
-    };
+    let default_checks = default_checks(&p, input, generic);
 
     // Checks that name generic parameters must live in the generic fn (evaluated per
     // instantiation), whose impl then needs the payloads' shapes; the others are a free
     // constant, evaluated even when the schema is never built.
     let (overlap_in_fn, overlap_free) = match overlaps {
         Some(o) if generic => {
-            let clause = generics.make_where_clause();
-            for b in &cx.shape_bounds {
-                clause.predicates.push(b.clone());
-            }
+            generics = with_bounds(&generics, &cx.shape_bounds);
             (quote!(const { #o };), quote!())
         }
         Some(o) => (quote!(), quote!(const _: () = { #o };)),
@@ -96,29 +79,10 @@ pub(crate) fn expand(input: &Input) -> TokenStream {
     };
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
 
-    let mut shape_generics = generics.clone();
-    {
-        let clause = shape_generics.make_where_clause();
-        for b in &cx.shape_bounds {
-            clause.predicates.push(b.clone());
-        }
-    }
+    let shape_generics = with_bounds(&generics, &cx.shape_bounds);
     let (shape_impl_generics, _, shape_where) = shape_generics.split_for_impl();
 
-    let object_marker = match &input.body {
-        Body::Struct(Style::Named, _)
-            if input.schema.with.is_none()
-                && input.serde.from.is_none()
-                && input.serde.transparent.is_none() =>
-        {
-            quote! {
-                #[automatically_derived]
-                #[diagnostic::do_not_recommend]
-                impl #impl_generics #p::SchemaObject for #ident #ty_generics #where_clause {}
-            }
-        }
-        _ => quote!(),
-    };
+    let object_marker = object_marker(&p, input, &generics);
 
     quote! {
         #[doc(hidden)]
@@ -152,6 +116,54 @@ pub(crate) fn expand(input: &Input) -> TokenStream {
             #overlap_free
             #(#default_checks)*
         };
+    }
+}
+
+/// `generics` with `bounds` added to its `where` clause.
+fn with_bounds(generics: &syn::Generics, bounds: &[syn::WherePredicate]) -> syn::Generics {
+    let mut generics = generics.clone();
+    let clause = generics.make_where_clause();
+    for b in bounds {
+        clause.predicates.push(b.clone());
+    }
+    generics
+}
+
+/// A field's default checked against its type, each in a free constant: not for a
+/// generic type, whose fields' types are only known per instantiation.
+fn default_checks(p: &TokenStream, input: &Input, generic: bool) -> Vec<TokenStream> {
+    if generic {
+        return Vec::new();
+    }
+    let fields: Vec<&Field> = match &input.body {
+        Body::Struct(_, fields) => fields.iter().collect(),
+        Body::Enum(_, variants) => variants.iter().flat_map(|v| &v.fields).collect(),
+    };
+    fields
+        .into_iter()
+        .filter(|f| f.schema.with.is_none())
+        .filter_map(|f| super::default::fit_check(p, &f.ty, &f.schema))
+        .collect()
+}
+
+/// `impl SchemaObject` for a struct with named fields whose schema is its own (no
+/// `schema(with)`, serde `from` or `transparent`).
+fn object_marker(p: &TokenStream, input: &Input, generics: &syn::Generics) -> TokenStream {
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    match &input.body {
+        Body::Struct(Style::Named, _)
+            if input.schema.with.is_none()
+                && input.serde.from.is_none()
+                && input.serde.transparent.is_none() =>
+        {
+            quote! {
+                #[automatically_derived]
+                #[diagnostic::do_not_recommend]
+                impl #impl_generics #p::SchemaObject for #ident #ty_generics #where_clause {}
+            }
+        }
+        _ => quote!(),
     }
 }
 

@@ -10,7 +10,7 @@ use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
 
 use super::keys::error;
-use super::model::{Body, Field, Input, Repr, Style};
+use super::model::{Body, Field, Input, Repr, Style, Variant};
 
 pub(super) fn validate(input: &Input, errors: &mut Ctxt) {
     if let Some(span) = input.schema.enum_names
@@ -22,90 +22,97 @@ pub(super) fn validate(input: &Input, errors: &mut Ctxt) {
         ));
     }
     match &input.body {
-        Body::Struct(style, fields) => {
-            let custom = input.schema.with.is_some();
-            let live = fields.iter().filter(|f| f.is_live()).count();
-            if let Some(span) = input.serde.transparent {
-                if live != 1 && !custom {
-                    errors.push(error(
-                        span,
-                        "`transparent` needs exactly one field that is not skipped",
-                    ));
-                }
-            } else if *style == Style::Tuple && !custom && input.serde.from.is_none() {
-                if fields.len() > 1 {
-                    errors.push(error(
-                        input.ident.span(),
-                        format!(
-                            "tuple struct `{}` has no tool schema: the schema vocabulary has no positional arrays; use named fields, or `#[serde(transparent)]` when all fields but one are skipped",
-                            input.ident
-                        ),
-                    ));
-                } else if live == 0 {
-                    errors.push(error(
-                        input.ident.span(),
-                        "a newtype struct whose field is skipped is not supported by `ToolSchema`",
-                    ));
-                }
-            }
-            if !custom && input.serde.from.is_none() {
-                for f in fields {
-                    check_recursion(input, f, errors);
-                }
-                if *style == Style::Named {
-                    check_names(fields.iter(), None, errors);
-                }
-            }
+        Body::Struct(style, fields) => validate_struct(input, *style, fields, errors),
+        Body::Enum(repr, variants) => validate_enum(input, repr, variants, errors),
+    }
+}
+
+/// A struct: `transparent` and tuple structs, recursion, and property names.
+fn validate_struct(input: &Input, style: Style, fields: &[Field], errors: &mut Ctxt) {
+    let custom = input.schema.with.is_some();
+    let live = fields.iter().filter(|f| f.is_live()).count();
+    if let Some(span) = input.serde.transparent {
+        if live != 1 && !custom {
+            errors.push(error(
+                span,
+                "`transparent` needs exactly one field that is not skipped",
+            ));
         }
-        Body::Enum(repr, variants) => {
-            if input.schema.with.is_some() || input.serde.from.is_some() {
-                return;
-            }
-            if !variants.iter().any(|v| v.is_live()) {
-                errors.push(error(
-                    input.ident.span(),
+    } else if style == Style::Tuple && !custom && input.serde.from.is_none() {
+        if fields.len() > 1 {
+            errors.push(error(
+                input.ident.span(),
+                format!(
+                    "tuple struct `{}` has no tool schema: the schema vocabulary has no positional arrays; use named fields, or `#[serde(transparent)]` when all fields but one are skipped",
+                    input.ident
+                ),
+            ));
+        } else if live == 0 {
+            errors.push(error(
+                input.ident.span(),
+                "a newtype struct whose field is skipped is not supported by `ToolSchema`",
+            ));
+        }
+    }
+    if !custom && input.serde.from.is_none() {
+        for f in fields {
+            check_recursion(input, f, errors);
+        }
+        if style == Style::Named {
+            check_names(fields.iter(), None, errors);
+        }
+    }
+}
+
+/// An enum: a live variant, variant names after renames, recursion, property names, and
+/// at most one untagged unit variant.
+fn validate_enum(input: &Input, repr: &Repr, variants: &[Variant], errors: &mut Ctxt) {
+    if input.schema.with.is_some() || input.serde.from.is_some() {
+        return;
+    }
+    if !variants.iter().any(|v| v.is_live()) {
+        errors.push(error(
+            input.ident.span(),
+            format!(
+                "enum `{}` has no variant serde can deserialize, so it has no tool schema",
+                input.ident
+            ),
+        ));
+    }
+    let mut names: HashMap<&str, &syn::Ident> = HashMap::new();
+    let mut unit: Option<&syn::Ident> = None;
+    for v in variants.iter().filter(|v| v.is_live()) {
+        if let Some(first) = names.insert(&v.name, &v.ident)
+            && !matches!(repr, Repr::Untagged)
+        {
+            errors.push(error(
+                v.ident.span(),
+                format!(
+                    "variants `{first}` and `{}` are both named \"{}\" after renames; serde can only ever read the first",
+                    v.ident, v.name
+                ),
+            ));
+        }
+        for f in &v.fields {
+            check_recursion(input, f, errors);
+        }
+        if v.style == Style::Named {
+            let tag = match repr {
+                Repr::Internal { tag } => Some(tag.as_str()),
+                _ => None,
+            };
+            check_names(v.fields.iter(), tag, errors);
+        }
+        if matches!(repr, Repr::Untagged) && v.style == Style::Unit {
+            match unit {
+                Some(first) => errors.push(error(
+                    v.ident.span(),
                     format!(
-                        "enum `{}` has no variant serde can deserialize, so it has no tool schema",
-                        input.ident
+                        "untagged unit variants `{first}` and `{}` both read `null`: exactly one `oneOf` branch must match, and serde would always pick `{first}`; keep one unit variant, or tag the enum (`#[serde(tag = \"..\")]`)",
+                        v.ident
                     ),
-                ));
-            }
-            let mut names: HashMap<&str, &syn::Ident> = HashMap::new();
-            let mut unit: Option<&syn::Ident> = None;
-            for v in variants.iter().filter(|v| v.is_live()) {
-                if let Some(first) = names.insert(&v.name, &v.ident)
-                    && !matches!(repr, Repr::Untagged)
-                {
-                    errors.push(error(
-                        v.ident.span(),
-                        format!(
-                            "variants `{first}` and `{}` are both named \"{}\" after renames; serde can only ever read the first",
-                            v.ident, v.name
-                        ),
-                    ));
-                }
-                for f in &v.fields {
-                    check_recursion(input, f, errors);
-                }
-                if v.style == Style::Named {
-                    let tag = match repr {
-                        Repr::Internal { tag } => Some(tag.as_str()),
-                        _ => None,
-                    };
-                    check_names(v.fields.iter(), tag, errors);
-                }
-                if matches!(repr, Repr::Untagged) && v.style == Style::Unit {
-                    match unit {
-                        Some(first) => errors.push(error(
-                            v.ident.span(),
-                            format!(
-                                "untagged unit variants `{first}` and `{}` both read `null`: exactly one `oneOf` branch must match, and serde would always pick `{first}`; keep one unit variant, or tag the enum (`#[serde(tag = \"..\")]`)",
-                                v.ident
-                            ),
-                        )),
-                        None => unit = Some(&v.ident),
-                    }
-                }
+                )),
+                None => unit = Some(&v.ident),
             }
         }
     }

@@ -127,6 +127,45 @@ pub(crate) fn fn_def<'a>(
         Site::Free => None,
         Site::Group { self_ty, .. } => Some(self_ty),
     };
+    let (receiver, params) = read_inputs(kind, sig, self_ty, errors);
+    let output = read_output(kind, sig, self_ty, errors);
+
+    let fn_name = sig.ident.unraw().to_string();
+    let name = attr.name.clone().unwrap_or_else(|| fn_name.clone());
+    let (struct_ident, struct_module) = struct_idents(kind, sig, &attr, &site);
+    let krate = match &attr.krate {
+        Some(p) => p.to_token_stream(),
+        None => quote!(::dsh_runtime),
+    };
+    let cfgs = fn_attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .cloned()
+        .collect();
+    FnDef {
+        kind,
+        sig,
+        vis: vis.clone(),
+        attr,
+        name,
+        docs: crate::doc::doc_exprs(fn_attrs),
+        params,
+        output,
+        receiver,
+        struct_ident,
+        struct_module,
+        krate,
+        cfgs,
+    }
+}
+
+/// The receiver and the parameters (each name once).
+fn read_inputs(
+    kind: Kind,
+    sig: &syn::Signature,
+    self_ty: Option<&syn::Type>,
+    errors: &mut Ctxt,
+) -> (Receiver, Vec<Param>) {
     let mut receiver = match self_ty {
         None => Receiver::None,
         Some(t) => Receiver::Method {
@@ -152,10 +191,17 @@ pub(crate) fn fn_def<'a>(
             }
         }
     }
-    let output = read_output(kind, sig, self_ty, errors);
+    (receiver, params)
+}
 
+/// The generated struct, and (for a free fn) the module it is defined in.
+fn struct_idents(
+    kind: Kind,
+    sig: &syn::Signature,
+    attr: &Attr,
+    site: &Site<'_>,
+) -> (syn::Ident, Option<syn::Ident>) {
     let fn_name = sig.ident.unraw().to_string();
-    let name = attr.name.clone().unwrap_or_else(|| fn_name.clone());
     let base = match site {
         Site::Free => pascal(&fn_name),
         Site::Group { prefix, .. } => format!("{prefix}{}", pascal(&fn_name)),
@@ -179,30 +225,7 @@ pub(crate) fn fn_def<'a>(
         }
         Site::Group { .. } => None,
     };
-    let krate = match &attr.krate {
-        Some(p) => p.to_token_stream(),
-        None => quote!(::dsh_runtime),
-    };
-    let cfgs = fn_attrs
-        .iter()
-        .filter(|a| a.path().is_ident("cfg"))
-        .cloned()
-        .collect();
-    FnDef {
-        kind,
-        sig,
-        vis: vis.clone(),
-        attr,
-        name,
-        docs: crate::doc::doc_exprs(fn_attrs),
-        params,
-        output,
-        receiver,
-        struct_ident,
-        struct_module,
-        krate,
-        cfgs,
-    }
+    (struct_ident, struct_module)
 }
 
 fn check_qualifiers(kind: Kind, sig: &syn::Signature, errors: &mut Ctxt) {
