@@ -2,13 +2,16 @@
 // suite's own Node and its `yaml` package (CONFORMANCE_NODE_MODULES names the
 // node_modules folder the suite is installed in).
 //
-//   node suite.cjs baseline BASELINE.yml REVISION   the expected failures of a run at
-//       REVISION: the `server` list (failures on every wire) and `server-REVISION`
-//       (failures at that wire only), printed as a baseline file the suite reads
-//   node suite.cjs unscored REVISION                the server scenarios the revision's
-//       requirement set runs without scoring, one `NAME REASON` a line
-//   node suite.cjs summary REVISION RESULTS_DIR     pass counts of a run, from the
+//   node suite.cjs baseline BASELINE.yml REVISION [LEG]   the expected failures of a run
+//       at REVISION: the LEG list (failures on every wire) and `LEG-REVISION` (failures
+//       at that wire only), printed as a baseline file the suite reads
+//   node suite.cjs unscored REVISION [LEG]                the LEG scenarios the
+//       revision's requirement set runs without scoring, one `NAME REASON` a line
+//   node suite.cjs summary REVISION RESULTS_DIR [LEG]     pass counts of a run, from the
 //       checks.json of each scenario under RESULTS_DIR
+//
+// LEG is `server` (the default: the everything server) or `client` (the everything
+// client, conformance/src/bin/everything-client.rs).
 
 'use strict';
 
@@ -40,15 +43,15 @@ function readYaml(file) {
   }
 }
 
-function requirements(revision) {
+function requirements(revision, leg) {
   const file = path.join(requirementsDir, `${revision}.yaml`);
   if (!fs.existsSync(file)) {
     fail(`the suite has no requirement set for ${revision} (${file})`);
   }
   const set = readYaml(file);
   return {
-    scored: set.server ?? [],
-    unscored: (set.not_scored ?? []).filter((e) => e.leg === 'server')
+    scored: set[leg] ?? [],
+    unscored: (set.not_scored ?? []).filter((e) => e.leg === leg)
   };
 }
 
@@ -59,17 +62,14 @@ function list(doc, key, file) {
   return value.map(String);
 }
 
-function baseline(file, revision) {
+function baseline(file, revision, leg) {
   const doc = readYaml(file);
-  const entries = [
-    ...list(doc, 'server', file),
-    ...list(doc, `server-${revision}`, file)
-  ];
-  process.stdout.write(YAML.stringify({ server: entries }));
+  const entries = [...list(doc, leg, file), ...list(doc, `${leg}-${revision}`, file)];
+  process.stdout.write(YAML.stringify({ [leg]: entries }));
 }
 
-function unscored(revision) {
-  for (const entry of requirements(revision).unscored) {
+function unscored(revision, leg) {
+  for (const entry of requirements(revision, leg).unscored) {
     process.stdout.write(`${entry.scenario} ${entry.reason}\n`);
   }
 }
@@ -86,14 +86,27 @@ function verdict(checks) {
   return 'pass';
 }
 
-function results(dir) {
+// The checks of each scenario run under `dir`: `server-NAME-TIME/checks.json` for the
+// server leg, `NAME-TIME/checks.json` for the client leg (an `auth/NAME` scenario's
+// results are under `auth/NAME-TIME`).
+function results(dir, leg) {
   const byScenario = new Map();
-  for (const name of fs.readdirSync(dir)) {
-    const match = /^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/.exec(name);
-    const file = path.join(dir, name, 'checks.json');
-    if (!match || !fs.existsSync(file)) continue;
-    byScenario.set(match[1], JSON.parse(fs.readFileSync(file, 'utf8')));
-  }
+  const prefix = leg === 'server' ? 'server-' : '';
+  const pattern = new RegExp(`^${prefix}(.+)-\\d{4}-\\d{2}-\\d{2}T[\\d-]+Z$`);
+  const visit = (sub) => {
+    const here = path.join(dir, sub);
+    if (!fs.existsSync(here)) return;
+    for (const name of fs.readdirSync(here)) {
+      const match = pattern.exec(name);
+      const file = path.join(here, name, 'checks.json');
+      if (match && fs.existsSync(file)) {
+        byScenario.set(path.posix.join(sub, match[1]), JSON.parse(fs.readFileSync(file, 'utf8')));
+      } else if (!match && sub === '' && fs.statSync(path.join(here, name)).isDirectory()) {
+        visit(name);
+      }
+    }
+  };
+  visit('');
   return byScenario;
 }
 
@@ -115,15 +128,18 @@ function line(label, names, tally) {
   return `${label}: ${tally.pass}/${names.length} scenarios pass${more}`;
 }
 
-function summary(revision, dir) {
-  const set = requirements(revision);
-  const byScenario = results(dir);
-  const out = [line(`${revision} required`, set.scored, count(set.scored, byScenario))];
+function summary(revision, dir, leg) {
+  const set = requirements(revision, leg);
+  const byScenario = results(dir, leg);
+  const label = leg === 'server' ? revision : `${revision} client`;
+  const out = [line(`${label} required`, set.scored, count(set.scored, byScenario))];
   const reasons = [...new Set(set.unscored.map((e) => e.reason))];
   for (const reason of reasons) {
     const names = set.unscored.filter((e) => e.reason === reason).map((e) => e.scenario);
     const label =
-      reason === 'extension' ? `${revision} extension (tasks)` : `${revision} not scored, ${reason}`;
+      reason === 'extension'
+        ? `${revision}${leg === 'server' ? ' extension (tasks)' : ' client extension'}`
+        : `${revision}${leg === 'server' ? '' : ' client'} not scored, ${reason}`;
     const marks = names.map((n) => {
       const checks = byScenario.get(n);
       return `${checks ? { pass: '+', warn: '~', skip: '=', fail: '-' }[verdict(checks)] : '?'}${n}`;
@@ -133,13 +149,21 @@ function summary(revision, dir) {
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
+function leg(arg) {
+  if (arg === undefined) return 'server';
+  if (arg !== 'server' && arg !== 'client') fail(`unknown leg '${arg}' (server or client)`);
+  return arg;
+}
+
 const [command, ...args] = process.argv.slice(2);
-if (command === 'baseline' && args.length === 2) {
-  baseline(args[0], args[1]);
-} else if (command === 'unscored' && args.length === 1) {
-  unscored(args[0]);
-} else if (command === 'summary' && args.length === 2) {
-  summary(args[0], args[1]);
+if (command === 'baseline' && (args.length === 2 || args.length === 3)) {
+  baseline(args[0], args[1], leg(args[2]));
+} else if (command === 'unscored' && (args.length === 1 || args.length === 2)) {
+  unscored(args[0], leg(args[1]));
+} else if (command === 'summary' && (args.length === 2 || args.length === 3)) {
+  summary(args[0], args[1], leg(args[2]));
 } else {
-  fail('usage: suite.cjs baseline FILE REVISION | unscored REVISION | summary REVISION DIR');
+  fail(
+    'usage: suite.cjs baseline FILE REVISION [LEG] | unscored REVISION [LEG] | summary REVISION DIR [LEG]'
+  );
 }
