@@ -187,7 +187,15 @@ impl Handler {
             None => Ran::Result(self.direct_call(&call, &context).await),
         };
         match ran {
-            Ran::Result(result) => answer(&call, &result),
+            Ran::Result(result) => answer(&call, &result).map(|response| {
+                let answered = super::apps::Answered {
+                    capabilities: call.capabilities.as_ref(),
+                    name: &call.name,
+                    arguments: &call.arguments,
+                    result: &result,
+                };
+                super::apps::with_cards(response, &self.shared.registry, &answered)
+            }),
             Ran::InputRequired(input) => Ok(CallToolResponse::InputRequired(input)),
             Ran::Answer(response) => Ok(response),
         }

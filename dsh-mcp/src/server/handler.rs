@@ -155,6 +155,7 @@ impl ServerHandler for Handler {
             self.cell.open(&self.shared, false);
         }
         self.negotiate_initialize(&request)
+            .map(|result| super::apps::on_initialize(result, &request.capabilities))
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -253,13 +254,17 @@ impl ServerHandler for Handler {
         }
         let session = self.context();
         let list = self.tool_list(session.as_deref());
+        let listing = super::apps::Listing::new(
+            &self.shared.registry,
+            context.client_capabilities().as_ref(),
+        );
         // A token's identity sees only the tools its scopes allow.
         let mut result = ListToolsResult::with_all_items(
             list.tools
                 .iter()
                 .flatten()
                 .filter(|t| self.may_see(&t.tool, &context))
-                .map(|t| t.tool.clone())
+                .map(|t| listing.tool(&t.tool))
                 .collect(),
         );
         if let Some((ttl, scope)) = self.shared.cache {
@@ -315,6 +320,10 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
         let span = trace::server_span("resources/read", Some(&request.uri), &context);
+        let ui = super::apps::declared(context.client_capabilities().as_ref());
+        if let Some(view) = super::apps::read(&request.uri, ui) {
+            return Ok(view.into());
+        }
         let work = async {
             self.read_resource_of(request, &context)
                 .await

@@ -5,6 +5,7 @@
 //! forwarding ([`progress`]).
 
 mod admission;
+mod apps;
 mod call;
 mod context;
 mod handler;

@@ -5,6 +5,7 @@
 mod common;
 
 mod approval;
+mod apps;
 mod body_limit;
 mod caller;
 mod client_relay;
