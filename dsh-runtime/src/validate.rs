@@ -43,7 +43,9 @@ use std::sync::Arc;
 
 use crate::json::NumberRepr as N;
 use crate::json::{Number, Object, Value, write_json_string, write_value};
-use crate::schema::{Additional, ArrayRules, IntegerRules, Kind, ObjectRules, Schema, StringRules};
+use crate::schema::{
+    Additional, ArrayRules, IntegerRules, Kind, NumberRules, ObjectRules, Schema, StringRules,
+};
 pub use crate::violations::{MAX_REPORTED_VIOLATIONS, Violations, ViolationsIter};
 use crate::violations::{Path, char_len_below, cmp_f64, cmp_f64_int, cmp_int, write_path};
 
@@ -287,6 +289,21 @@ fn enum_const_ok(schema: &Schema, value: &Value) -> bool {
     }
 }
 
+/// ` must be one of [a,b]`: the allowed values, strings as quoted text.
+fn write_one_of_list<'v>(m: &mut String, values: impl Iterator<Item = &'v Value>) {
+    m.push_str(" must be one of [");
+    for (i, e) in values.enumerate() {
+        if i > 0 {
+            m.push(',');
+        }
+        let _ = match e {
+            Value::String(text) => write_json_string(m, text),
+            other => write_value(m, other),
+        };
+    }
+    m.push(']');
+}
+
 #[inline(always)]
 fn string_ok(r: &StringRules, s: &str) -> bool {
     if let Some(min) = r.min_length
@@ -482,148 +499,167 @@ impl Reporter<'_> {
     }
 
     fn node(&mut self, schema: &Schema, value: &Value, path: &Path<'_>) {
-        match &schema.kind {
-            Kind::Json => {}
-            Kind::OneOf(branches) => return self.one_of(branches, value, path),
-            Kind::String(r) => {
-                let Value::String(s) = value else {
-                    return self.fail(path, |m| m.push_str(" must be a string"));
-                };
-                if let Some(min) = r.min_length
-                    && char_len_below(s, min)
-                {
-                    self.fail(path, |m| {
-                        m.push_str(" must be at least ");
-                        m.push_str(itoa::Buffer::new().format(min));
-                        m.push_str(" characters long");
-                    });
-                }
-                if let Some(max) = r.max_length
-                    && !char_len_below(s, max.saturating_add(1))
-                {
-                    self.fail(path, |m| {
-                        m.push_str(" must be at most ");
-                        m.push_str(itoa::Buffer::new().format(max));
-                        m.push_str(" characters long");
-                    });
-                }
-                if let Some(pat) = &r.pattern
-                    && !pat.is_match(s)
-                {
-                    self.fail(path, |m| {
-                        m.push_str(" must match the pattern ");
-                        let _ = write_json_string(m, pat.as_str());
-                    });
-                }
+        // Each kind's checks; `true`: the value has the node's type, and its `enum` and
+        // `const` are checked next.
+        let typed = match &schema.kind {
+            Kind::Json => true,
+            Kind::OneOf(branches) => {
+                self.one_of(branches, value, path);
+                false
             }
-            Kind::Number(r) => {
-                let Value::Number(n) = value else {
-                    return self.fail(path, |m| m.push_str(" must be a number"));
-                };
-                if let Some(min) = r.minimum
-                    && cmp_f64(n, min) == Ordering::Less
-                {
-                    self.fail(path, |m| {
-                        let _ = write!(m, " must be at least {}", fmt_f64(min));
-                    });
-                }
-                if let Some(max) = r.maximum
-                    && cmp_f64(n, max) == Ordering::Greater
-                {
-                    self.fail(path, |m| {
-                        let _ = write!(m, " must be at most {}", fmt_f64(max));
-                    });
-                }
-            }
-            Kind::Integer(r) => {
-                let Value::Number(n) = value else {
-                    return self.fail(path, |m| m.push_str(" must be an integer"));
-                };
-                if !n.is_integer() {
-                    return self.fail(path, |m| m.push_str(" must be an integer"));
-                }
-                if let Some(min) = r.minimum
-                    && cmp_int(n, min) == Ordering::Less
-                {
-                    self.fail(path, |m| {
-                        m.push_str(" must be at least ");
-                        m.push_str(itoa::Buffer::new().format(min));
-                    });
-                }
-                if let Some(max) = r.maximum
-                    && cmp_int(n, max) == Ordering::Greater
-                {
-                    self.fail(path, |m| {
-                        m.push_str(" must be at most ");
-                        m.push_str(itoa::Buffer::new().format(max));
-                    });
-                }
-            }
-            Kind::Boolean => {
-                if !matches!(value, Value::Bool(_)) {
-                    return self.fail(path, |m| m.push_str(" must be a boolean"));
-                }
-            }
-            Kind::Null => {
-                if !matches!(value, Value::Null) {
-                    return self.fail(path, |m| m.push_str(" must be null"));
-                }
-            }
+            Kind::String(r) => self.string(r, value, path),
+            Kind::Number(r) => self.number(r, value, path),
+            Kind::Integer(r) => self.integer(r, value, path),
+            Kind::Boolean => self.is(matches!(value, Value::Bool(_)), " must be a boolean", path),
+            Kind::Null => self.is(matches!(value, Value::Null), " must be null", path),
             Kind::Array(r) => {
-                let Value::Array(items) = value else {
-                    return self.fail(path, |m| m.push_str(" must be an array"));
-                };
-                let len = items.len() as u64;
-                if let Some(min) = r.min_items
-                    && len < min
-                {
-                    self.fail(path, |m| {
-                        m.push_str(" must have at least ");
-                        m.push_str(itoa::Buffer::new().format(min));
-                        m.push_str(" items");
-                    });
-                }
-                if let Some(max) = r.max_items
-                    && len > max
-                {
-                    self.fail(path, |m| {
-                        m.push_str(" must have at most ");
-                        m.push_str(itoa::Buffer::new().format(max));
-                        m.push_str(" items");
-                    });
-                }
-                if let Some(item_schema) = &r.items {
-                    for (i, item) in items.iter().enumerate() {
-                        self.node(item_schema, item, &Path::Index(path, i));
-                    }
-                }
-                return;
+                self.array(r, value, path);
+                false
             }
             Kind::Object(r) => {
-                let Value::Object(obj) = value else {
-                    return self.fail(path, |m| m.push_str(" must be an object"));
-                };
-                self.object(r, obj, path);
-                return;
+                match value {
+                    Value::Object(obj) => self.object(r, obj, path),
+                    _ => self.fail(path, |m| m.push_str(" must be an object")),
+                }
+                false
+            }
+        };
+        if typed {
+            self.values(schema, value, path);
+        }
+    }
+
+    /// `ok`, or the violation `message` recorded.
+    fn is(&mut self, ok: bool, message: &str, path: &Path<'_>) -> bool {
+        if !ok {
+            self.fail(path, |m| m.push_str(message));
+        }
+        ok
+    }
+
+    /// A string node's checks; whether the value is a string.
+    fn string(&mut self, r: &StringRules, value: &Value, path: &Path<'_>) -> bool {
+        let Value::String(s) = value else {
+            self.fail(path, |m| m.push_str(" must be a string"));
+            return false;
+        };
+        if let Some(min) = r.min_length
+            && char_len_below(s, min)
+        {
+            self.fail(path, |m| {
+                m.push_str(" must be at least ");
+                m.push_str(itoa::Buffer::new().format(min));
+                m.push_str(" characters long");
+            });
+        }
+        if let Some(max) = r.max_length
+            && !char_len_below(s, max.saturating_add(1))
+        {
+            self.fail(path, |m| {
+                m.push_str(" must be at most ");
+                m.push_str(itoa::Buffer::new().format(max));
+                m.push_str(" characters long");
+            });
+        }
+        if let Some(pat) = &r.pattern
+            && !pat.is_match(s)
+        {
+            self.fail(path, |m| {
+                m.push_str(" must match the pattern ");
+                let _ = write_json_string(m, pat.as_str());
+            });
+        }
+        true
+    }
+
+    /// A number node's checks; whether the value is a number.
+    fn number(&mut self, r: &NumberRules, value: &Value, path: &Path<'_>) -> bool {
+        let Value::Number(n) = value else {
+            self.fail(path, |m| m.push_str(" must be a number"));
+            return false;
+        };
+        if let Some(min) = r.minimum
+            && cmp_f64(n, min) == Ordering::Less
+        {
+            self.fail(path, |m| {
+                let _ = write!(m, " must be at least {}", fmt_f64(min));
+            });
+        }
+        if let Some(max) = r.maximum
+            && cmp_f64(n, max) == Ordering::Greater
+        {
+            self.fail(path, |m| {
+                let _ = write!(m, " must be at most {}", fmt_f64(max));
+            });
+        }
+        true
+    }
+
+    /// An integer node's checks; whether the value is an integer.
+    fn integer(&mut self, r: &IntegerRules, value: &Value, path: &Path<'_>) -> bool {
+        let n = match value {
+            Value::Number(n) if n.is_integer() => n,
+            _ => {
+                self.fail(path, |m| m.push_str(" must be an integer"));
+                return false;
+            }
+        };
+        if let Some(min) = r.minimum
+            && cmp_int(n, min) == Ordering::Less
+        {
+            self.fail(path, |m| {
+                m.push_str(" must be at least ");
+                m.push_str(itoa::Buffer::new().format(min));
+            });
+        }
+        if let Some(max) = r.maximum
+            && cmp_int(n, max) == Ordering::Greater
+        {
+            self.fail(path, |m| {
+                m.push_str(" must be at most ");
+                m.push_str(itoa::Buffer::new().format(max));
+            });
+        }
+        true
+    }
+
+    /// An array node's checks, then its items'.
+    fn array(&mut self, r: &ArrayRules, value: &Value, path: &Path<'_>) {
+        let Value::Array(items) = value else {
+            return self.fail(path, |m| m.push_str(" must be an array"));
+        };
+        let len = items.len() as u64;
+        if let Some(min) = r.min_items
+            && len < min
+        {
+            self.fail(path, |m| {
+                m.push_str(" must have at least ");
+                m.push_str(itoa::Buffer::new().format(min));
+                m.push_str(" items");
+            });
+        }
+        if let Some(max) = r.max_items
+            && len > max
+        {
+            self.fail(path, |m| {
+                m.push_str(" must have at most ");
+                m.push_str(itoa::Buffer::new().format(max));
+                m.push_str(" items");
+            });
+        }
+        if let Some(item_schema) = &r.items {
+            for (i, item) in items.iter().enumerate() {
+                self.node(item_schema, item, &Path::Index(path, i));
             }
         }
+    }
+
+    /// A scalar's `enum` (first) and `const`.
+    fn values(&mut self, schema: &Schema, value: &Value, path: &Path<'_>) {
         if let Some(values) = &schema.enum_values
             && !values.contains(value)
         {
-            self.fail(path, |m| {
-                m.push_str(" must be one of [");
-                for (i, e) in values.iter().enumerate() {
-                    if i > 0 {
-                        m.push(',');
-                    }
-                    let _ = match e {
-                        Value::String(text) => write_json_string(m, text),
-                        other => write_value(m, other),
-                    };
-                }
-                m.push(']');
-            });
-            return;
+            return self.fail(path, |m| write_one_of_list(m, values.iter()));
         }
         if let Some(c) = &schema.const_value
             && !json_eq(c, value)
@@ -665,19 +701,7 @@ impl Reporter<'_> {
             })
             .collect();
         if let Some(constants) = constants.filter(|c| !c.is_empty()) {
-            return self.fail(path, |m| {
-                m.push_str(" must be one of [");
-                for (i, e) in constants.iter().enumerate() {
-                    if i > 0 {
-                        m.push(',');
-                    }
-                    let _ = match e {
-                        Value::String(text) => write_json_string(m, text),
-                        other => write_value(m, other),
-                    };
-                }
-                m.push(']');
-            });
+            return self.fail(path, |m| write_one_of_list(m, constants.into_iter()));
         }
         // The closest branch: one whose type fits the value, then the fewest violations,
         // then the first.
