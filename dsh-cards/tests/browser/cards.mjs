@@ -13,7 +13,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
-const [pagesDir, nodePrefix] = process.argv.slice(2);
+// With a third argument `replay`, only PAGES_DIR/replay.html (a `dsh-tools replay --html`
+// page of a recorded log, written by dsh-tools' tests) is checked.
+const [pagesDir, nodePrefix, mode] = process.argv.slice(2);
 const require = createRequire(path.join(nodePrefix, "package.json"));
 const { chromium } = require("playwright-core");
 
@@ -120,6 +122,22 @@ async function checkView(page) {
   check((await view.evaluate(() => window.__xss)) === undefined, "view: no payload ran");
 }
 
+// The page of a recorded log: the same things a person must see, found by card kind.
+async function checkReplay(page) {
+  const diff = page.locator('section[data-card="diff"]').last();
+  check((await text(diff.locator("tr.dc-del"))).includes("- let total = a - b;"), "replay: the diff's removed line");
+  check((await text(diff.locator("tr.dc-add"))).includes("+ let total = a + b;"), "replay: the diff's added line");
+  check((await text(page.locator(".dc-output"))).includes("<b>out</b>"), "replay: the terminal output");
+  check((await text(page.locator(".dc-exit"))) === "exit code 3", "replay: the exit code");
+  const search = page.locator('section[data-card="search"]');
+  check((await search.locator(".dc-group .dc-file").count()) === 1, "replay: matches grouped by file");
+  check((await text(search.locator(".dc-count"))).startsWith("truncated: showing"), "replay: the search says it is truncated");
+  check((await text(search.locator(".dc-count"))).endsWith("of 300 matches"), "replay: the search's total");
+  check((await page.locator("main").innerText()).includes('"beam": "42"'), "replay: the fallback's raw arguments");
+  check((await text(page.locator(".dc-malformed"))).includes("malformed line 5"), "replay: the malformed line");
+  check((await page.evaluate(() => window.__xss)) === undefined, "replay: no payload ran");
+}
+
 async function screenshots(page, name, scheme) {
   await page.screenshot({ path: path.join(shots, `${name}-${scheme}.png`), fullPage: true });
   const entries = page.locator("article.dc-entry");
@@ -139,6 +157,12 @@ async function run() {
       viewport: { width: 820, height: 900 },
     });
     try {
+      if (mode === "replay") {
+        const replay = await open(context, "replay.html", requests);
+        await checkReplay(replay);
+        await replay.screenshot({ path: path.join(shots, `replay-${scheme}.png`), fullPage: true });
+        continue;
+      }
       const kinds = await open(context, "kinds.html", requests);
       await checkKinds(kinds);
       await screenshots(kinds, "kinds", scheme);

@@ -123,3 +123,95 @@ fn call_html_writes_the_page_of_one_call() {
         Some(true)
     );
 }
+
+/// The page of a recorded log in headless Chromium (Debian's, driven by playwright-core:
+/// `dsh-cards/tests/browser/install.sh` installs both; without them this fails, never
+/// skips): what a person must see of each card, found by kind. Screenshots in
+/// `target/browser-replay/screenshots`.
+#[test]
+fn replay_html_in_a_real_browser() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| workspace.join("target"), std::path::PathBuf::from);
+    let prefix = target.join("browser-node");
+    let chromium = std::env::var_os("DSH_CHROMIUM")
+        .map_or_else(|| "/usr/bin/chromium".into(), std::path::PathBuf::from);
+    let install = "run dsh-cards/tests/browser/install.sh (Debian's chromium, and \
+                   playwright-core under target/browser-node)";
+    assert!(
+        chromium.exists(),
+        "{} is missing: {install}",
+        chromium.display()
+    );
+    assert!(
+        prefix
+            .join("node_modules/playwright-core/package.json")
+            .exists(),
+        "playwright-core is missing under {}: {install}",
+        prefix.display()
+    );
+
+    // A recorded session: an edit, a command, a capped search, an unknown tool, a
+    // malformed line.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("sum.rs"),
+        "fn sum() {\nlet total = a - b;\ntotal\n}\n",
+    )
+    .unwrap();
+    let needles: String = (1..=300).map(|n| format!("needle {n}\n")).collect();
+    std::fs::write(root.join("many.txt"), needles).unwrap();
+    let calls = [
+        (
+            "edit",
+            r#"{"file_path":"sum.rs","old_string":"a - b","new_string":"a + b"}"#,
+        ),
+        (
+            "bash",
+            r#"{"command":"printf '<b>out</b>\\n'; exit 3","description":"print"}"#,
+        ),
+        ("grep", r#"{"pattern":"needle"}"#),
+    ];
+    for (name, args) in calls {
+        run(root, &["call", name, args, "--log", "log.jsonl"]);
+    }
+    let mut log = std::fs::read_to_string(root.join("log.jsonl")).unwrap();
+    assert_eq!(log.lines().count(), 3, "{log}");
+    log.push_str(
+        "{\"call\":{\"id\":\"t\",\"name\":\"teleport\",\"arguments\":{\"beam\":\"42\"}}}\n",
+    );
+    log.push_str("{not json\n");
+    std::fs::write(root.join("log.jsonl"), log).unwrap();
+
+    let pages = target.join("browser-replay");
+    std::fs::create_dir_all(&pages).unwrap();
+    let page = pages.join("replay.html");
+    let o = run(
+        root,
+        &["replay", "log.jsonl", "--html", page.to_str().unwrap()],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+
+    let script = workspace.join("dsh-cards/tests/browser/cards.mjs");
+    let out = Command::new("node")
+        .arg(script)
+        .arg(&pages)
+        .arg(&prefix)
+        .arg("replay")
+        .env("DSH_CHROMIUM", &chromium)
+        .output()
+        .expect("node runs (Node 20 or later on PATH)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "browser checks failed:\n{}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("ok: all checks passed"), "{stdout}");
+}
