@@ -751,27 +751,7 @@ pub(crate) fn parse_json(input: ParseStream) -> syn::Result<Json> {
         });
     }
     if input.peek(syn::token::Brace) {
-        let content;
-        syn::braced!(content in input);
-        let mut parts = Vec::new();
-        let mut keys = HashSet::new();
-        while !content.is_empty() {
-            let key: LitStr = content.parse()?;
-            if !keys.insert(key.value()) {
-                return Err(syn::Error::new(key.span(), "duplicate key in JSON object"));
-            }
-            content.parse::<Token![:]>()?;
-            let value = parse_json(&content)?;
-            parts.push(format!("{}:{}", json_string(&key.value()), value.text));
-            if content.is_empty() {
-                break;
-            }
-            content.parse::<Token![,]>()?;
-        }
-        return Ok(Json {
-            text: format!("{{{}}}", parts.join(",")),
-            kind: JsonKind::Object,
-        });
+        return parse_json_object(input);
     }
     let negative = input.peek(Token![-]);
     if negative {
@@ -779,38 +759,10 @@ pub(crate) fn parse_json(input: ParseStream) -> syn::Result<Json> {
     }
     let lookahead = input.lookahead1();
     if lookahead.peek(syn::LitInt) {
-        let lit: syn::LitInt = input.parse()?;
-        no_suffix(lit.suffix(), lit.span())?;
-        let v = lit
-            .base10_parse::<u128>()
-            .map_err(|_| syn::Error::new(lit.span(), "number literal out of range"))?;
-        let text = if negative && v != 0 {
-            format!("-{v}")
-        } else {
-            v.to_string()
-        };
-        if text.parse::<i128>().is_err() {
-            return Err(syn::Error::new(lit.span(), "number literal out of range"));
-        }
-        return Ok(Json {
-            text,
-            kind: JsonKind::Int,
-        });
+        return json_int(input, negative);
     }
     if lookahead.peek(syn::LitFloat) {
-        let lit: syn::LitFloat = input.parse()?;
-        no_suffix(lit.suffix(), lit.span())?;
-        let v: f64 = lit.base10_parse()?;
-        if !v.is_finite() {
-            return Err(syn::Error::new(lit.span(), "number literal is not finite"));
-        }
-        let v = if negative { -v } else { v };
-        // `-0.0` is not lossless JSON.
-        let v = if v == 0.0 { 0.0 } else { v };
-        return Ok(Json {
-            text: format!("{v:?}"),
-            kind: JsonKind::Float,
-        });
+        return json_float(input, negative);
     }
     if negative {
         return Err(lookahead.error());
@@ -843,6 +795,69 @@ pub(crate) fn parse_json(input: ParseStream) -> syn::Result<Json> {
     Err(input.error(
         "expected a JSON literal: `null`, `true`, `false`, a number, a string, `[..]` or `{ \"key\": .. }`",
     ))
+}
+
+/// A JSON object literal `{ "key": value, .. }` (each key once).
+fn parse_json_object(input: ParseStream) -> syn::Result<Json> {
+    let content;
+    syn::braced!(content in input);
+    let mut parts = Vec::new();
+    let mut keys = HashSet::new();
+    while !content.is_empty() {
+        let key: LitStr = content.parse()?;
+        if !keys.insert(key.value()) {
+            return Err(syn::Error::new(key.span(), "duplicate key in JSON object"));
+        }
+        content.parse::<Token![:]>()?;
+        let value = parse_json(&content)?;
+        parts.push(format!("{}:{}", json_string(&key.value()), value.text));
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<Token![,]>()?;
+    }
+    Ok(Json {
+        text: format!("{{{}}}", parts.join(",")),
+        kind: JsonKind::Object,
+    })
+}
+
+/// An integer literal (after an optional `-`), within `i128`.
+fn json_int(input: ParseStream, negative: bool) -> syn::Result<Json> {
+    let lit: syn::LitInt = input.parse()?;
+    no_suffix(lit.suffix(), lit.span())?;
+    let v = lit
+        .base10_parse::<u128>()
+        .map_err(|_| syn::Error::new(lit.span(), "number literal out of range"))?;
+    let text = if negative && v != 0 {
+        format!("-{v}")
+    } else {
+        v.to_string()
+    };
+    if text.parse::<i128>().is_err() {
+        return Err(syn::Error::new(lit.span(), "number literal out of range"));
+    }
+    Ok(Json {
+        text,
+        kind: JsonKind::Int,
+    })
+}
+
+/// A finite float literal (after an optional `-`); `-0.0` written as `0.0`.
+fn json_float(input: ParseStream, negative: bool) -> syn::Result<Json> {
+    let lit: syn::LitFloat = input.parse()?;
+    no_suffix(lit.suffix(), lit.span())?;
+    let v: f64 = lit.base10_parse()?;
+    if !v.is_finite() {
+        return Err(syn::Error::new(lit.span(), "number literal is not finite"));
+    }
+    let v = if negative { -v } else { v };
+    // `-0.0` is not lossless JSON.
+    let v = if v == 0.0 { 0.0 } else { v };
+    Ok(Json {
+        text: format!("{v:?}"),
+        kind: JsonKind::Float,
+    })
 }
 
 fn no_suffix(suffix: &str, span: Span) -> syn::Result<()> {

@@ -11,7 +11,7 @@ use proc_macro2::TokenStream;
 
 use quote::{quote, quote_spanned};
 
-use super::keys::{Bound, JsonKind, Pos, SchemaAttrs, error, json_string};
+use super::keys::{Bound, JsonKind, Length, Pos, SchemaAttrs, error, json_string};
 use crate::ctxt::Ctxt;
 
 /// Errors for a default that breaks the item's own `range`, `length`, `pattern`, `enum`
@@ -47,28 +47,10 @@ pub(crate) fn check_literal(s: &SchemaAttrs, pos: Pos, errors: &mut Ctxt) {
             ));
         }
     }
-    if let Some(l) = &s.length {
-        let (len, unit) = match &value {
-            serde_json::Value::String(t) => (Some(t.chars().count() as u64), "character"),
-            serde_json::Value::Array(a) => (Some(a.len() as u64), "item"),
-            _ => (None, ""),
-        };
-        if let Some(len) = len
-            && (l.min.is_some_and(|m| len < m) || l.max.is_some_and(|m| len > m))
-        {
-            let plural = if len == 1 { "" } else { "s" };
-            let mut bounds = Vec::new();
-            if let Some(m) = l.min {
-                bounds.push(format!("min = {m}"));
-            }
-            if let Some(m) = l.max {
-                bounds.push(format!("max = {m}"));
-            }
-            fail(format!(
-                "has {len} {unit}{plural}, outside the {item}'s `length({})`; give a default within it, or remove it",
-                bounds.join(", ")
-            ));
-        }
+    if let Some(l) = &s.length
+        && let Some(why) = length_break(l, &value, item)
+    {
+        fail(why);
     }
     if let (Some((pattern, _)), serde_json::Value::String(t)) = (&s.pattern, &value)
         && let Ok(re) = dsh_pattern::compile(pattern)
@@ -100,6 +82,31 @@ pub(crate) fn check_literal(s: &SchemaAttrs, pos: Pos, errors: &mut Ctxt) {
             "is not the {item}'s `const = {c}`; give that value, or remove it"
         ));
     }
+}
+
+/// Why a string's or an array's default breaks the item's `length`, if it does.
+fn length_break(l: &Length, value: &serde_json::Value, item: &str) -> Option<String> {
+    let (len, unit) = match &value {
+        serde_json::Value::String(t) => (Some(t.chars().count() as u64), "character"),
+        serde_json::Value::Array(a) => (Some(a.len() as u64), "item"),
+        _ => (None, ""),
+    };
+    let len = len?;
+    if l.min.is_some_and(|m| len < m) || l.max.is_some_and(|m| len > m) {
+        let plural = if len == 1 { "" } else { "s" };
+        let mut bounds = Vec::new();
+        if let Some(m) = l.min {
+            bounds.push(format!("min = {m}"));
+        }
+        if let Some(m) = l.max {
+            bounds.push(format!("max = {m}"));
+        }
+        return Some(format!(
+            "has {len} {unit}{plural}, outside the {item}'s `length({})`; give a default within it, or remove it",
+            bounds.join(", ")
+        ));
+    }
+    None
 }
 
 fn range_text(min: Option<Bound>, max: Option<Bound>) -> String {

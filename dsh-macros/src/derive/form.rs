@@ -45,122 +45,32 @@ pub(super) fn expand(input: &Input, generics: &syn::Generics) -> TokenStream {
     if input.schema.with.is_some() || own {
         return quote!();
     }
-    let c = caller_path(input);
-    let d = syn::Ident::new(PLACEHOLDER, proc_macro2::Span::call_site());
-    let ident = &input.ident;
-    let (_, ty_generics, _) = input.generics.split_for_impl();
-
-    // `impl<.., __DshForm> Trait<__DshForm> for Ident<..> where <bounds>, <extra>`
-    let header = |tr: TokenStream, extra: Vec<TokenStream>| {
-        let mut g = generics.clone();
-        g.params.push(syn::parse_quote!(#d));
-        let clause = g.make_where_clause();
-        for e in extra {
-            clause.predicates.push(syn::parse_quote!(#e));
-        }
-        let (impl_generics, _, where_clause) = g.split_for_impl();
-        // Spanned at the type's name: a note "required for `T` to implement ..." points
-        // there (a span of the derive itself would make rustc call the field types
-        // "type parameters" and suggest writing the impl by hand).
-        let tr = respan(quote!(#c::#tr<#d>), ident.span());
-        quote_spanned!(ident.span()=> impl #impl_generics #tr for #ident #ty_generics #where_clause)
+    let h = Header {
+        input,
+        generics,
+        c: caller_path(input),
+        d: syn::Ident::new(PLACEHOLDER, proc_macro2::Span::call_site()),
     };
-
     if let Some(from) = &input.serde.from {
-        let fields = header(
-            quote!(FormFields),
-            vec![quote_spanned!(from.span()=> #from: #c::FormFields<#d>)],
-        );
-        let field = header(
-            quote!(FormField),
-            vec![quote_spanned!(from.span()=> #from: #c::FormField<#d>)],
-        );
-        let choice = header(
-            quote!(FormChoice),
-            vec![quote_spanned!(from.span()=> #from: #c::FormChoice<#d>)],
-        );
-        // Not `do_not_recommend` (nor `automatically_derived`, which makes rustc suggest
-        // writing the impl by hand): an error goes through it down to `X`'s fields.
-        return quote! {
-            #fields {
-                fn legacy_enum_names(property: &::core::primitive::str) -> ::core::primitive::bool {
-                    <#from as #c::FormFields<#d>>::legacy_enum_names(property)
-                }
-            }
-            #[automatically_derived]
-            #[diagnostic::do_not_recommend]
-            #field {
-                const LEGACY_ENUM_NAMES: ::core::primitive::bool = <#from as #c::FormField<#d>>::LEGACY_ENUM_NAMES;
-            }
-            #[automatically_derived]
-            #[diagnostic::do_not_recommend]
-            #choice {}
-        };
+        return from_forms(&h, from);
     }
-
     match &input.body {
         Body::Struct(style, fields) => {
             if input.serde.transparent.is_some() || *style == Style::Tuple {
-                let Some(f) = input.transparent_field() else {
-                    return quote!();
-                };
-                let (bounds, forms) = field_bounds(&c, &d, f);
-                let legacy = if forms {
-                    let ty = &f.ty;
-                    quote!(<#ty as #c::FormField<#d>>::LEGACY_ENUM_NAMES)
-                } else {
-                    quote!(false)
-                };
-                let field = header(quote!(FormField), bounds);
-                return quote! {
-                    #[automatically_derived]
-                    #[diagnostic::do_not_recommend]
-                    #field {
-                        const LEGACY_ENUM_NAMES: ::core::primitive::bool = #legacy;
-                    }
-                };
+                return transparent_form(&h);
             }
             if *style != Style::Named {
                 return quote!();
             }
-            let mut bounds = Vec::new();
-            let mut arms = Vec::new();
-            for f in fields.iter().filter(|f| f.is_live()) {
-                let (b, forms) = field_bounds(&c, &d, f);
-                bounds.extend(b);
-                if forms {
-                    let name = &f.name;
-                    let ty = &f.ty;
-                    arms.push(quote!(#name => <#ty as #c::FormField<#d>>::LEGACY_ENUM_NAMES,));
-                }
-            }
-            let fields = header(quote!(FormFields), bounds);
-            let body = if arms.is_empty() {
-                quote!()
-            } else {
-                quote! {
-                    fn legacy_enum_names(property: &::core::primitive::str) -> ::core::primitive::bool {
-                        match property {
-                            #(#arms)*
-                            _ => false,
-                        }
-                    }
-                }
-            };
-            // Not `do_not_recommend` (nor `automatically_derived`, which makes rustc
-            // suggest writing the impl by hand): the error at an `elicit` call must go
-            // through this impl down to the field type that is not a form field.
-            quote! {
-                #fields { #body }
-            }
+            struct_form(&h, fields)
         }
         Body::Enum(..) => {
             if !super::validate::unit_enum(input) {
                 return quote!();
             }
             let legacy = input.schema.enum_names.is_some();
-            let field = header(quote!(FormField), Vec::new());
-            let choice = header(quote!(FormChoice), Vec::new());
+            let field = h.of(quote!(FormField), Vec::new());
+            let choice = h.of(quote!(FormChoice), Vec::new());
             quote! {
                 #[automatically_derived]
                 #[diagnostic::do_not_recommend]
@@ -172,6 +82,128 @@ pub(super) fn expand(input: &Input, generics: &syn::Generics) -> TokenStream {
                 #choice {}
             }
         }
+    }
+}
+
+/// What the form impls of one input share: its type, generics, the path to
+/// `dsh_runtime::caller` and the impls' extra type parameter.
+struct Header<'a> {
+    input: &'a Input,
+    generics: &'a syn::Generics,
+    c: TokenStream,
+    d: syn::Ident,
+}
+
+impl Header<'_> {
+    /// `impl<.., __DshForm> Trait<__DshForm> for Ident<..> where <bounds>, <extra>`
+    fn of(&self, tr: TokenStream, extra: Vec<TokenStream>) -> TokenStream {
+        let (c, d) = (&self.c, &self.d);
+        let ident = &self.input.ident;
+        let (_, ty_generics, _) = self.input.generics.split_for_impl();
+        let mut g = self.generics.clone();
+        g.params.push(syn::parse_quote!(#d));
+        let clause = g.make_where_clause();
+        for e in extra {
+            clause.predicates.push(syn::parse_quote!(#e));
+        }
+        let (impl_generics, _, where_clause) = g.split_for_impl();
+        // Spanned at the type's name: a note "required for `T` to implement ..." points
+        // there (a span of the derive itself would make rustc call the field types
+        // "type parameters" and suggest writing the impl by hand).
+        let tr = respan(quote!(#c::#tr<#d>), ident.span());
+        quote_spanned!(ident.span()=> impl #impl_generics #tr for #ident #ty_generics #where_clause)
+    }
+}
+
+/// `#[serde(from = "X")]`: a form exactly when `X` is.
+fn from_forms(h: &Header<'_>, from: &syn::Type) -> TokenStream {
+    let (c, d) = (&h.c, &h.d);
+    let fields = h.of(
+        quote!(FormFields),
+        vec![quote_spanned!(from.span()=> #from: #c::FormFields<#d>)],
+    );
+    let field = h.of(
+        quote!(FormField),
+        vec![quote_spanned!(from.span()=> #from: #c::FormField<#d>)],
+    );
+    let choice = h.of(
+        quote!(FormChoice),
+        vec![quote_spanned!(from.span()=> #from: #c::FormChoice<#d>)],
+    );
+    // Not `do_not_recommend` (nor `automatically_derived`, which makes rustc suggest
+    // writing the impl by hand): an error goes through it down to `X`'s fields.
+    quote! {
+        #fields {
+            fn legacy_enum_names(property: &::core::primitive::str) -> ::core::primitive::bool {
+                <#from as #c::FormFields<#d>>::legacy_enum_names(property)
+            }
+        }
+        #[automatically_derived]
+        #[diagnostic::do_not_recommend]
+        #field {
+            const LEGACY_ENUM_NAMES: ::core::primitive::bool = <#from as #c::FormField<#d>>::LEGACY_ENUM_NAMES;
+        }
+        #[automatically_derived]
+        #[diagnostic::do_not_recommend]
+        #choice {}
+    }
+}
+
+/// A transparent struct or newtype: a form field when its one field is.
+fn transparent_form(h: &Header<'_>) -> TokenStream {
+    let (c, d) = (&h.c, &h.d);
+    let Some(f) = h.input.transparent_field() else {
+        return quote!();
+    };
+    let (bounds, forms) = field_bounds(c, d, f);
+    let legacy = if forms {
+        let ty = &f.ty;
+        quote!(<#ty as #c::FormField<#d>>::LEGACY_ENUM_NAMES)
+    } else {
+        quote!(false)
+    };
+    let field = h.of(quote!(FormField), bounds);
+    quote! {
+        #[automatically_derived]
+        #[diagnostic::do_not_recommend]
+        #field {
+            const LEGACY_ENUM_NAMES: ::core::primitive::bool = #legacy;
+        }
+    }
+}
+
+/// A struct with named fields: a form when each live field is a form field.
+fn struct_form(h: &Header<'_>, fields: &[Field]) -> TokenStream {
+    let (c, d) = (&h.c, &h.d);
+    let mut bounds = Vec::new();
+    let mut arms = Vec::new();
+    for f in fields.iter().filter(|f| f.is_live()) {
+        let (b, forms) = field_bounds(c, d, f);
+        bounds.extend(b);
+        if forms {
+            let name = &f.name;
+            let ty = &f.ty;
+            arms.push(quote!(#name => <#ty as #c::FormField<#d>>::LEGACY_ENUM_NAMES,));
+        }
+    }
+    let fields = h.of(quote!(FormFields), bounds);
+    let body = if arms.is_empty() {
+        quote!()
+    } else {
+        quote! {
+            fn legacy_enum_names(property: &::core::primitive::str) -> ::core::primitive::bool {
+                match property {
+                    #(#arms)*
+                    _ => false,
+                }
+            }
+        }
+    };
+    // Not `do_not_recommend` (nor `automatically_derived`, which makes rustc suggest
+    // writing the impl by hand): the error at an `elicit` call must go through this impl
+    // down to the field type that is not a form field.
+    quote! {
+        #fields { #body }
     }
 }
 

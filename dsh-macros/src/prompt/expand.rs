@@ -31,7 +31,6 @@ fn from_impl(def: &FnDef<'_>) -> TokenStream {
 
     let mut reads = Vec::new();
     let mut args = Vec::new();
-    let mut arguments = Vec::new();
     for (i, p) in def.params.iter().enumerate() {
         let local = format_ident!("__dsh_p{}", i);
         let ty = &p.ty;
@@ -46,20 +45,8 @@ fn from_impl(def: &FnDef<'_>) -> TokenStream {
             },
         });
         args.push(quote!(#local));
-        let made = if p.optional.is_some() {
-            quote!(#prompts::PromptArgument::optional(#pname))
-        } else {
-            quote!(#prompts::PromptArgument::required(#pname))
-        };
-        let description = shared::param_description(krate, p);
-        arguments.push(quote! {
-            let mut __dsh_a = #made;
-            if let ::core::option::Option::Some(__dsh_d) = #description {
-                __dsh_a = __dsh_a.with_description(__dsh_d);
-            }
-            __dsh_p = __dsh_p.with_argument(__dsh_a);
-        });
     }
+    let arguments = prompt_arguments(def);
     let (capture, per_call) = shared::capture(def);
     let call = shared::call(def, &args);
     let into = quote_spanned!(ok.span()=>
@@ -82,19 +69,7 @@ fn from_impl(def: &FnDef<'_>) -> TokenStream {
     let new = shared::respan(quote!(#prompts::Prompt::new), def.sig.ident.span());
     let construct = quote_spanned!(def.sig.ident.span()=> #new(#name, #get));
     let p = format_ident!("__dsh_p");
-    let mut setters = Vec::new();
-    let description = shared::description(def);
-    setters.push(quote! {
-        if let ::core::option::Option::Some(__dsh_d) = #description {
-            #p = #p.with_description(__dsh_d);
-        }
-    });
-    if let Some(t) = &def.attr.title {
-        setters.push(quote!(#p = #p.with_title(::core::concat!(#t));));
-    }
-    for param in &def.params {
-        setters.push(shared::completer(krate, param, &p));
-    }
+    let setters = setters(def, &p);
     quote! {
         #[automatically_derived]
         impl ::core::convert::From<#target> for #prompts::Prompt {
@@ -107,6 +82,52 @@ fn from_impl(def: &FnDef<'_>) -> TokenStream {
             }
         }
     }
+}
+
+/// Each parameter declared as a prompt argument (required, or optional for an `Option`),
+/// with its description.
+fn prompt_arguments(def: &FnDef<'_>) -> Vec<TokenStream> {
+    let krate = &def.krate;
+    let prompts = quote!(#krate::prompts);
+    def.params
+        .iter()
+        .map(|p| {
+            let pname = &p.name;
+            let made = if p.optional.is_some() {
+                quote!(#prompts::PromptArgument::optional(#pname))
+            } else {
+                quote!(#prompts::PromptArgument::required(#pname))
+            };
+            let description = shared::param_description(krate, p);
+            quote! {
+                let mut __dsh_a = #made;
+                if let ::core::option::Option::Some(__dsh_d) = #description {
+                    __dsh_a = __dsh_a.with_description(__dsh_d);
+                }
+                __dsh_p = __dsh_p.with_argument(__dsh_a);
+            }
+        })
+        .collect()
+}
+
+/// The builder calls after the constructor: description, title and the arguments'
+/// completers.
+fn setters(def: &FnDef<'_>, p: &syn::Ident) -> Vec<TokenStream> {
+    let krate = &def.krate;
+    let mut setters = Vec::new();
+    let description = shared::description(def);
+    setters.push(quote! {
+        if let ::core::option::Option::Some(__dsh_d) = #description {
+            #p = #p.with_description(__dsh_d);
+        }
+    });
+    if let Some(t) = &def.attr.title {
+        setters.push(quote!(#p = #p.with_title(::core::concat!(#t));));
+    }
+    for param in &def.params {
+        setters.push(shared::completer(krate, param, p));
+    }
+    setters
 }
 
 /// Stand-ins emitted next to errors (see `resource::expand::fallback`).

@@ -85,6 +85,24 @@ fn from_impl(def: &FnDef<'_>, uri: &Uri) -> TokenStream {
     };
 
     let r = format_ident!("__dsh_r");
+    let setters = setters(def, &mime, &r);
+    quote! {
+        #[automatically_derived]
+        impl ::core::convert::From<#target> for #res::Resource {
+            fn from(__dsh_value: #target) -> Self {
+                #capture
+                let mut #r = #construct;
+                #(#setters)*
+                #r
+            }
+        }
+    }
+}
+
+/// The builder calls after the constructor: description, title, MIME type, size,
+/// annotations and the parameters' completers.
+fn setters(def: &FnDef<'_>, mime: &TokenStream, r: &syn::Ident) -> Vec<TokenStream> {
+    let krate = &def.krate;
     let mut setters = Vec::new();
     let description = shared::description(def);
     setters.push(quote! {
@@ -107,19 +125,9 @@ fn from_impl(def: &FnDef<'_>, uri: &Uri) -> TokenStream {
         setters.push(quote!(#r = #r.with_annotations(#annotations);));
     }
     for p in &def.params {
-        setters.push(shared::completer(krate, p, &r));
+        setters.push(shared::completer(krate, p, r));
     }
-    quote! {
-        #[automatically_derived]
-        impl ::core::convert::From<#target> for #res::Resource {
-            fn from(__dsh_value: #target) -> Self {
-                #capture
-                let mut #r = #construct;
-                #(#setters)*
-                #r
-            }
-        }
-    }
+    setters
 }
 
 /// `Annotations::new().with_..(..)` for the keys given, if any.

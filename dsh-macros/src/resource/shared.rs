@@ -308,27 +308,7 @@ fn read_param(
     self_ty: Option<&syn::Type>,
     errors: &mut Ctxt,
 ) -> Option<Param> {
-    let attr = kind.attr();
-    let mut complete = None;
-    let mut docs = Vec::new();
-    for a in &pt.attrs {
-        if crate::doc::is_doc(a) {
-            docs.push(a.clone());
-        } else if is_complete_attr(a) {
-            if complete.is_some() {
-                errors.error_spanned(a, "duplicate `#[complete]`: a parameter completes one way");
-            } else {
-                complete = read_complete(a, errors);
-            }
-        } else {
-            errors.error_spanned(
-                a,
-                format!(
-                    "a `{attr}` parameter takes doc comments and `#[complete(with = path)]` only"
-                ),
-            );
-        }
-    }
+    let (docs, mut complete) = param_attrs(kind, pt, errors);
     let ident = match &*pt.pat {
         syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => p.ident.clone(),
         other => {
@@ -348,21 +328,7 @@ fn read_param(
     };
     // A parameter with an error is still kept (the expansion stops at the errors), so
     // its name does not also count as a missing placeholder.
-    match strip_type(&ty) {
-        syn::Type::Reference(r) => errors.error_spanned(
-            r,
-            format!(
-                "a `{attr}` parameter must own its value (it is read from text): use an owned type such as `String` instead of a reference"
-            ),
-        ),
-        syn::Type::ImplTrait(t) => errors.error_spanned(
-            t,
-            format!(
-                "a `{attr}` fn cannot be generic: use a concrete parameter type instead of `impl Trait`"
-            ),
-        ),
-        _ => {}
-    }
+    check_param_type(kind, &ty, errors);
     let optional = option_inner(&ty).cloned();
     if let (Kind::Resource, Some(_)) = (kind, &optional) {
         errors.error_spanned(
@@ -393,6 +359,57 @@ fn read_param(
         complete,
         pat: (*pt.pat).clone(),
     })
+}
+
+/// A parameter's doc comments and its `#[complete(with = ..)]`; any other attribute is
+/// reported.
+fn param_attrs(
+    kind: Kind,
+    pt: &syn::PatType,
+    errors: &mut Ctxt,
+) -> (Vec<syn::Attribute>, Option<syn::Path>) {
+    let attr = kind.attr();
+    let mut complete = None;
+    let mut docs = Vec::new();
+    for a in &pt.attrs {
+        if crate::doc::is_doc(a) {
+            docs.push(a.clone());
+        } else if is_complete_attr(a) {
+            if complete.is_some() {
+                errors.error_spanned(a, "duplicate `#[complete]`: a parameter completes one way");
+            } else {
+                complete = read_complete(a, errors);
+            }
+        } else {
+            errors.error_spanned(
+                a,
+                format!(
+                    "a `{attr}` parameter takes doc comments and `#[complete(with = path)]` only"
+                ),
+            );
+        }
+    }
+    (docs, complete)
+}
+
+/// A parameter's type must be owned and concrete.
+fn check_param_type(kind: Kind, ty: &syn::Type, errors: &mut Ctxt) {
+    let attr = kind.attr();
+    match strip_type(ty) {
+        syn::Type::Reference(r) => errors.error_spanned(
+            r,
+            format!(
+                "a `{attr}` parameter must own its value (it is read from text): use an owned type such as `String` instead of a reference"
+            ),
+        ),
+        syn::Type::ImplTrait(t) => errors.error_spanned(
+            t,
+            format!(
+                "a `{attr}` fn cannot be generic: use a concrete parameter type instead of `impl Trait`"
+            ),
+        ),
+        _ => {}
+    }
 }
 
 /// `#[complete(with = path::to::fn)]`.
