@@ -12,6 +12,10 @@
 //! `validate` (validating the snapshot against the tool's parameter schema),
 //! `serde_value` (`serde_json::Value` from the text). Without arguments
 //! (as under `cargo bench`) it runs nothing.
+//!
+//! With `DSH_PROFILE_SUBSCRIBER=otel` the calls run under dsh-otel's layers (each span
+//! built and sampled by an OpenTelemetry SDK tracer with no exporter): the cost of
+//! tracing, against the same run without a subscriber.
 
 mod common;
 
@@ -39,6 +43,8 @@ fn main() {
         .find(|c| c.label == case)
         .unwrap_or_else(|| panic!("unknown case {case}"));
     let n: usize = n.parse().expect("iterations");
+    let _traced =
+        (std::env::var("DSH_PROFILE_SUBSCRIBER").as_deref() == Ok("otel")).then(install_otel);
     let (registry, _registrations) = registry();
     let parts = CallParts::new(case);
     let frozen = Arc::new(dsh_runtime::json::parse(case.text).expect("snapshot"));
@@ -104,4 +110,17 @@ fn main() {
             other => panic!("unknown contender {other}"),
         }
     }
+}
+
+/// dsh-otel's layers as the global subscriber, over SDK providers without exporters.
+fn install_otel() -> (
+    opentelemetry_sdk::trace::SdkTracerProvider,
+    opentelemetry_sdk::metrics::SdkMeterProvider,
+) {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    let tracer = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+    let meter = opentelemetry_sdk::metrics::SdkMeterProvider::builder().build();
+    let subscriber = tracing_subscriber::registry().with(dsh_otel::layers(&tracer, &meter));
+    tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
+    (tracer, meter)
 }
