@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The official MCP conformance suite (@modelcontextprotocol/conformance) against the
-# everything server of this package (conformance/src/main.rs), at both revisions:
+# everything server of this package (conformance/src/main.rs), at both revisions, and its
+# client scenarios against the everything client (conformance/src/bin/everything-client.rs):
 #
 #   1. installs Node 22 (npm package `node`) and the pinned suite into
 #      target/conformance-node once (npm; later runs reuse it, and npm's cache);
@@ -8,7 +9,11 @@
 #   3. runs the requirement sets of 2025-11-25 and 2026-07-28 (each at its own wire), then
 #      each scenario a set runs without scoring (pending ones, the tasks extension) on its
 #      own, every run judged against conformance/baseline.yml;
-#   4. prints the pass counts per revision and stops the server.
+#   4. runs the client requirement sets of both revisions against the everything client
+#      (the suite starts a server per scenario and runs the client on its URL), then each
+#      client scenario a set runs without scoring (the auth extensions), on its own, judged
+#      against the baseline's `client` lists;
+#   5. prints the pass counts per revision and stops the server.
 #
 # It exits non-zero when any run of the suite does: a failure missing from the baseline,
 # or a baseline entry that passes now (stale). Results (checks.json per scenario) and the
@@ -57,8 +62,8 @@ install_suite
 export PATH="$PREFIX/node_modules/.bin:$PATH"
 export CONFORMANCE_NODE_MODULES="$PREFIX/node_modules"
 
-echo "== building the everything server"
-cargo build -p dsh-conformance --bin everything-server --locked
+echo "== building the everything server and client"
+cargo build -p dsh-conformance --bins --locked
 
 rm -rf "$RESULTS"
 mkdir -p "$RESULTS"
@@ -118,9 +123,43 @@ for rev in 2025-11-25 2026-07-28; do
   done < <(node "$HELPER" unscored "$rev")
 done
 
+client=$TARGET/debug/everything-client
+for rev in 2025-11-25 2026-07-28; do
+  node "$HELPER" baseline "$BASELINE" "$rev" client >"$RESULTS/baseline-client-$rev.yml"
+
+  echo "== conformance client --requirements $rev"
+  log=$RESULTS/client-requirements-$rev.log
+  if conformance client --command "$client" --requirements "$rev" \
+    --expected-failures "$RESULTS/baseline-client-$rev.yml" -o "$RESULTS/client-$rev" >"$log" 2>&1; then
+    verdict=ok
+  else
+    verdict=FAILED
+    status=1
+  fi
+  sed -n '/=== SUITE SUMMARY ===/,$p' "$log" | sed 's/\x1b\[[0-9;]*m//g' |
+    sed -n '/^Total\|^Expected failures\|^Stale baseline\|^Unexpected failures/,$p'
+  echo "-- client requirements $rev: $verdict (full output: $log)"
+
+  while read -r scenario reason; do
+    log=$RESULTS/client-unscored-$rev-${scenario//\//_}.log
+    if conformance client --command "$client" --scenario "$scenario" --spec-version "$rev" --force \
+      --expected-failures "$RESULTS/baseline-client-$rev.yml" >"$log" 2>&1; then
+      echo "-- client $scenario ($reason, $rev): ok"
+    else
+      echo "-- client $scenario ($reason, $rev): FAILED (full output: $log)"
+      sed 's/\x1b\[[0-9;]*m//g' "$log" |
+        sed -n '/^Expected failures (in baseline)\|^Stale baseline\|^Unexpected failures/,$p'
+      status=1
+    fi
+  done < <(node "$HELPER" unscored "$rev" client)
+done
+
 echo "== pass counts (a scenario passes when none of its checks fails or warns)"
 for rev in 2025-11-25 2026-07-28; do
   node "$HELPER" summary "$rev" "$RESULTS/$rev"
+done
+for rev in 2025-11-25 2026-07-28; do
+  node "$HELPER" summary "$rev" "$RESULTS/client-$rev" client
 done
 if [ "$status" = 0 ]; then
   echo "== conformance: every failure is in conformance/baseline.yml, and every entry still fails"

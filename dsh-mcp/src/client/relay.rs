@@ -118,7 +118,18 @@ const EARLY_PROGRESS: usize = 64;
 /// The client handler of a connection made with
 /// [`ClientBuilder`](super::ClientBuilder): it declares the client's identity and
 /// capabilities and relays the server's requests, logs and progress to the calls that
-/// caused them (see the [module docs](self)).
+/// caused them.
+///
+/// An imported call is in the connection's table of calls in flight for as long as its
+/// request is open. A server request (`elicitation/create`, `sampling/createMessage`,
+/// `roots/list`) or log is matched to a call by the HTTP response stream it came on (the
+/// call's own POST), and otherwise (stdio; the standalone stream) by elimination: when
+/// every call in flight answers to the same caller, that caller is asked. Progress is
+/// matched by its token. A request that matches no call goes to the connection's handler
+/// ([`ClientBuilder::caller`](super::ClientBuilder::caller)), or is refused with an error
+/// saying why: the server's request never waits on nobody. On revision 2026-07-28 the
+/// server asks inside the call's result instead (`InputRequiredResult`), and the call's
+/// caller answers each round.
 #[derive(Clone)]
 pub struct ClientRelay {
     inner: Arc<Inner>,
