@@ -126,95 +126,110 @@ pub(crate) fn parse_serde(attrs: &[syn::Attribute], pos: Pos, errors: &mut Ctxt)
     let mut out = Serde::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
         let result = attr.parse_nested_meta(|meta| {
-            let key = meta_key(&meta);
-            let span = meta.path.span();
-            if let Some(fix) = serde_unsupported(&key) {
-                errors.push(error(span, fix));
-                return skip_value(&meta);
-            }
-            let Some((known, positions)) = SERDE_KEYS.iter().find(|(k, _)| *k == key) else {
-                errors.push(error(
-                    span,
-                    format!(
-                        "unknown serde attribute `{key}`: `ToolSchema` cannot tell what it makes serde accept; the serde attributes understood on {} are {}",
-                        pos.noun(),
-                        known_serde_keys(pos)
-                    ),
-                ));
+            let Some(known) = serde_key(&meta, pos, errors) else {
                 return skip_value(&meta);
             };
-            if !positions.contains(&pos) {
-                let msg = if key == SERDE_UNTAGGED && pos == Pos::Variant {
-                    "`#[serde(untagged)]` on a variant is not supported by `ToolSchema`; put `#[serde(untagged)]` on the enum, or tag this variant like the others".to_string()
-                } else {
-                    format!(
-                        "serde does not accept `{key}` on {}; the serde attributes understood there are {}",
-                        pos.noun(),
-                        known_serde_keys(pos)
-                    )
-                };
-                errors.push(error(span, msg));
-                return skip_value(&meta);
-            }
-            match *known {
-                SERDE_RENAME => {
-                    let (_, de) = ser_de(&meta)?;
-                    if let Some(de) = de {
-                        out.rename = Some(de.value());
-                    }
-                }
-                SERDE_RENAME_ALL | SERDE_RENAME_ALL_FIELDS => {
-                    let (_, de) = ser_de(&meta)?;
-                    if let Some(lit) = de {
-                        // An unknown convention is reported by serde's own derive (the
-                        // `serde` attribute exists only next to one), so it is not
-                        // repeated here.
-                        match RenameRule::from_str(&lit.value()) {
-                            Some(rule) if key == SERDE_RENAME_ALL => out.rename_all = Some(rule),
-                            Some(rule) => out.rename_all_fields = Some(rule),
-                            None => {}
-                        }
-                    }
-                }
-                SERDE_TAG => {
-                    let lit = lit_str(&meta)?;
-                    out.tag = Some((lit.value(), span));
-                }
-                SERDE_CONTENT => {
-                    let lit = lit_str(&meta)?;
-                    out.content = Some((lit.value(), span));
-                }
-                SERDE_UNTAGGED => out.untagged = Some(span),
-                SERDE_TRANSPARENT => out.transparent = Some(span),
-                SERDE_DEFAULT => {
-                    if meta.input.peek(Token![=]) {
-                        // An unparsable path is reported by serde's own derive.
-                        out.default_fn = lit_str(&meta)?.parse::<syn::ExprPath>().ok();
-                    }
-                    out.default = Some(span);
-                }
-                SERDE_SKIP | SERDE_SKIP_DESERIALIZING => out.skip = true,
-                SERDE_FROM => {
-                    let lit = lit_str(&meta)?;
-                    out.from = Some(lit.parse::<syn::Type>()?);
-                }
-                SERDE_TRY_FROM => {
-                    lit_str(&meta)?;
-                    out.try_from = Some(span);
-                }
-                SERDE_DESERIALIZE_WITH | SERDE_WITH => {
-                    lit_str(&meta)?;
-                    out.custom_de = Some((known, span));
-                }
-                _ => return skip_value(&meta),
-            }
-            Ok(())
+            serde_value(known, &meta, &mut out)
         });
         if let Err(e) = result {
             errors.push(e);
         }
     }
     out
+}
+
+/// The serde attribute `meta` names, or `None` (reported) when `ToolSchema` does not
+/// support it, does not know it, or it does not apply at `pos`.
+fn serde_key(meta: &ParseNestedMeta, pos: Pos, errors: &mut Ctxt) -> Option<&'static str> {
+    let key = meta_key(meta);
+    let span = meta.path.span();
+    if let Some(fix) = serde_unsupported(&key) {
+        errors.push(error(span, fix));
+        return None;
+    }
+    let Some((known, positions)) = SERDE_KEYS.iter().find(|(k, _)| *k == key) else {
+        errors.push(error(
+            span,
+            format!(
+                "unknown serde attribute `{key}`: `ToolSchema` cannot tell what it makes serde accept; the serde attributes understood on {} are {}",
+                pos.noun(),
+                known_serde_keys(pos)
+            ),
+        ));
+        return None;
+    };
+    if !positions.contains(&pos) {
+        let msg = if key == SERDE_UNTAGGED && pos == Pos::Variant {
+            "`#[serde(untagged)]` on a variant is not supported by `ToolSchema`; put `#[serde(untagged)]` on the enum, or tag this variant like the others".to_string()
+        } else {
+            format!(
+                "serde does not accept `{key}` on {}; the serde attributes understood there are {}",
+                pos.noun(),
+                known_serde_keys(pos)
+            )
+        };
+        errors.push(error(span, msg));
+        return None;
+    }
+    Some(known)
+}
+
+/// What the serde attribute `known` says, into `out`.
+fn serde_value(known: &'static str, meta: &ParseNestedMeta, out: &mut Serde) -> syn::Result<()> {
+    let span = meta.path.span();
+    match known {
+        SERDE_RENAME => {
+            let (_, de) = ser_de(meta)?;
+            if let Some(de) = de {
+                out.rename = Some(de.value());
+            }
+        }
+        SERDE_RENAME_ALL | SERDE_RENAME_ALL_FIELDS => {
+            let (_, de) = ser_de(meta)?;
+            if let Some(lit) = de {
+                // An unknown convention is reported by serde's own derive (the
+                // `serde` attribute exists only next to one), so it is not
+                // repeated here.
+                match RenameRule::from_str(&lit.value()) {
+                    Some(rule) if known == SERDE_RENAME_ALL => out.rename_all = Some(rule),
+                    Some(rule) => out.rename_all_fields = Some(rule),
+                    None => {}
+                }
+            }
+        }
+        SERDE_TAG => {
+            let lit = lit_str(meta)?;
+            out.tag = Some((lit.value(), span));
+        }
+        SERDE_CONTENT => {
+            let lit = lit_str(meta)?;
+            out.content = Some((lit.value(), span));
+        }
+        SERDE_UNTAGGED => out.untagged = Some(span),
+        SERDE_TRANSPARENT => out.transparent = Some(span),
+        SERDE_DEFAULT => {
+            if meta.input.peek(Token![=]) {
+                // An unparsable path is reported by serde's own derive.
+                out.default_fn = lit_str(meta)?.parse::<syn::ExprPath>().ok();
+            }
+            out.default = Some(span);
+        }
+        SERDE_SKIP | SERDE_SKIP_DESERIALIZING => out.skip = true,
+        SERDE_FROM => {
+            let lit = lit_str(meta)?;
+            out.from = Some(lit.parse::<syn::Type>()?);
+        }
+        SERDE_TRY_FROM => {
+            lit_str(meta)?;
+            out.try_from = Some(span);
+        }
+        SERDE_DESERIALIZE_WITH | SERDE_WITH => {
+            lit_str(meta)?;
+            out.custom_de = Some((known, span));
+        }
+        _ => return skip_value(meta),
+    }
+    Ok(())
 }
 
 /// `key = "x"` (both sides) or `key(serialize = "a", deserialize = "b")`.
