@@ -59,7 +59,7 @@ use tokio::sync::watch;
 
 use crate::hooks::{ApprovalHandler, Guard, Observer, PostExecute, PreExecute, Wrapper};
 use crate::json::{Object, Value};
-use crate::schema::{Kind, Schema, SchemaError};
+use crate::schema::{Kind, Schema, SchemaError, json_quote};
 use crate::tool::{AgentScopeId, DynTool, ErasedTool, Toolbox};
 use state::{Dirty, Entry, Hook, HookEntry, Layer, Mask, Master, Published, RegId, ScopeState};
 
@@ -1154,10 +1154,11 @@ impl Restriction {
 }
 
 /// Why a registration was refused. A refused registration changes nothing.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RegisterError {
     /// The layer already has a tool with this name.
+    #[error("tool {} is already registered{}", json_quote(.name), duplicate_hint(.scoped))]
     Duplicate {
         /// The tool name.
         name: String,
@@ -1165,20 +1166,31 @@ pub enum RegisterError {
         scoped: bool,
     },
     /// `run_code` is reserved for code mode.
+    #[error("tool name {} is reserved for code mode", json_quote(RUN_CODE))]
     Reserved,
     /// The name does not match `^[a-zA-Z0-9_-]{1,64}$`.
+    #[error(
+        "invalid tool name {}: a name must be 1 to 64 characters from [a-zA-Z0-9_-]",
+        json_quote(.name)
+    )]
     InvalidName {
         /// The offending name.
         name: String,
     },
     /// A schema is outside the vocabulary (code `UNSUPPORTED_SCHEMA`).
+    #[error("tool {}: {error}", json_quote(.name))]
     Schema {
         /// The tool name.
         name: String,
         /// Every violation.
+        #[source]
         error: SchemaError,
     },
     /// An input example does not validate against the tool's parameter schema.
+    #[error(
+        "tool {}: input example {index} does not match the parameter schema: {violations}",
+        json_quote(.name)
+    )]
     Example {
         /// The tool name.
         name: String,
@@ -1188,10 +1200,21 @@ pub enum RegisterError {
         violations: String,
     },
     /// The agent scope no longer exists.
+    #[error("agent scope {} no longer exists (every handle to it was dropped)", .scope.get())]
     ScopeGone {
         /// The scope.
         scope: AgentScopeId,
     },
+}
+
+/// The end of [`RegisterError::Duplicate`]'s message: which layer holds the name, and
+/// where a new tool of that name would shadow it instead.
+fn duplicate_hint(scoped: &bool) -> &'static str {
+    if *scoped {
+        " in this scope (unregister it first, or register the new one in a child scope to shadow it)"
+    } else {
+        " (unregister it first, or register the new one in an agent scope to shadow it)"
+    }
 }
 
 impl RegisterError {
@@ -1199,61 +1222,6 @@ impl RegisterError {
     pub fn code(&self) -> Option<crate::PipelineCode> {
         match self {
             RegisterError::Schema { .. } => Some(crate::PipelineCode::UnsupportedSchema),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for RegisterError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let q = crate::schema::json_quote;
-        match self {
-            RegisterError::Duplicate {
-                name,
-                scoped: false,
-            } => write!(
-                f,
-                "tool {} is already registered (unregister it first, or register the new one in an agent scope to shadow it)",
-                q(name)
-            ),
-            RegisterError::Duplicate { name, scoped: true } => write!(
-                f,
-                "tool {} is already registered in this scope (unregister it first, or register the new one in a child scope to shadow it)",
-                q(name)
-            ),
-            RegisterError::Reserved => {
-                write!(f, "tool name {} is reserved for code mode", q(RUN_CODE))
-            }
-            RegisterError::InvalidName { name } => write!(
-                f,
-                "invalid tool name {}: a name must be 1 to 64 characters from [a-zA-Z0-9_-]",
-                q(name)
-            ),
-            RegisterError::Schema { name, error } => {
-                write!(f, "tool {}: {error}", q(name))
-            }
-            RegisterError::Example {
-                name,
-                index,
-                violations,
-            } => write!(
-                f,
-                "tool {}: input example {index} does not match the parameter schema: {violations}",
-                q(name)
-            ),
-            RegisterError::ScopeGone { scope } => write!(
-                f,
-                "agent scope {} no longer exists (every handle to it was dropped)",
-                scope.get()
-            ),
-        }
-    }
-}
-
-impl std::error::Error for RegisterError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            RegisterError::Schema { error, .. } => Some(error),
             _ => None,
         }
     }
@@ -1408,5 +1376,39 @@ impl ToolView {
     pub fn schemas_json(&self) -> String {
         let list: Vec<Value> = self.schemas().iter().map(ToolDescriptor::to_json).collect();
         Value::from(list).to_string()
+    }
+}
+
+#[cfg(test)]
+mod register_error_tests {
+    use std::error::Error as _;
+
+    use super::RegisterError;
+    use crate::schema::SchemaError;
+    use crate::tool::AgentScopeId;
+
+    #[test]
+    fn a_schema_refusal_names_the_tool_and_keeps_the_schema_error_as_its_source() {
+        let error = RegisterError::Schema {
+            name: "odd".into(),
+            error: SchemaError::new(vec!["parameters: a".into(), "output: b".into()]),
+        };
+        assert_eq!(
+            error.to_string(),
+            r#"tool "odd": unsupported JSON schema: parameters: a; output: b"#
+        );
+        let source = error.source().map(ToString::to_string);
+        assert_eq!(
+            source.as_deref(),
+            Some("unsupported JSON schema: parameters: a; output: b")
+        );
+        let gone = RegisterError::ScopeGone {
+            scope: AgentScopeId(7),
+        };
+        assert_eq!(
+            gone.to_string(),
+            "agent scope 7 no longer exists (every handle to it was dropped)"
+        );
+        assert!(gone.source().is_none());
     }
 }
