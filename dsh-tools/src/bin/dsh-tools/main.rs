@@ -572,7 +572,7 @@ async fn call(
     name: &str,
     args_text: &str,
     output: Output,
-    (log, html): (Option<PathBuf>, Option<PathBuf>),
+    files: (Option<PathBuf>, Option<PathBuf>),
     cancel: CancellationToken,
 ) -> ExitCode {
     let arguments = match json::parse(args_text) {
@@ -618,28 +618,8 @@ async fn call(
         Output::Human => {}
     }
 
-    if let Some(path) = html {
-        let page = replay::call_page(&replay::ReplayedCall {
-            line: 0,
-            id: call_id.clone(),
-            name: name.to_string(),
-            arguments: arguments.clone(),
-            is_error: Some(result.is_error()),
-            call_card: host.registry().present_call(name, &arguments),
-            result_card: Some(card),
-        });
-        if let Err(e) = std::fs::write(&path, page) {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            return ExitCode::FAILURE;
-        }
-    }
-    if let Some(path) = log {
-        let line = serde_json::to_string(&replay::record(&call_id, name, &arguments, &result))
-            .unwrap_or_default();
-        if let Err(e) = append_line(&path, &line) {
-            eprintln!("error: cannot append to {}: {e}", path.display());
-            return ExitCode::FAILURE;
-        }
+    if let Err(code) = write_outputs(host, &call_id, name, &arguments, &result, card, files) {
+        return code;
     }
     let running = host
         .jobs()
@@ -815,6 +795,43 @@ fn write_docs(host: &Host, out: Option<PathBuf>) -> ExitCode {
             }
         },
     }
+}
+
+/// What `call` writes besides its output: `--html` (the call's cards as one page), then
+/// `--log` (the call's record).
+fn write_outputs(
+    host: &Host,
+    call_id: &str,
+    name: &str,
+    arguments: &Value,
+    result: &ToolResult,
+    card: dsh_runtime::cards::ResultView,
+    (log, html): (Option<PathBuf>, Option<PathBuf>),
+) -> Result<(), ExitCode> {
+    if let Some(path) = html {
+        let page = replay::call_page(&replay::ReplayedCall {
+            line: 0,
+            id: call_id.to_string(),
+            name: name.to_string(),
+            arguments: arguments.clone(),
+            is_error: Some(result.is_error()),
+            call_card: host.registry().present_call(name, arguments),
+            result_card: Some(card),
+        });
+        if let Err(e) = std::fs::write(&path, page) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return Err(ExitCode::FAILURE);
+        }
+    }
+    if let Some(path) = log {
+        let line = serde_json::to_string(&replay::record(call_id, name, arguments, result))
+            .unwrap_or_default();
+        if let Err(e) = append_line(&path, &line) {
+            eprintln!("error: cannot append to {}: {e}", path.display());
+            return Err(ExitCode::FAILURE);
+        }
+    }
+    Ok(())
 }
 
 fn replay_log(host: &Host, file: &PathBuf, as_json: bool, html: Option<&Path>) -> ExitCode {
