@@ -397,3 +397,43 @@ async fn a_reserved_imported_tool_relays_the_form_to_its_own_client() {
     client.cancel().await.unwrap();
     served.shutdown().await;
 }
+
+/// The builder's headers and bearer token go with its HTTP requests (seen by a listener
+/// that reads the first request and closes); a header that is not one is an error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headers_and_the_bearer_token_go_with_every_request() {
+    use tokio::io::AsyncReadExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let heard = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut buf = vec![0u8; 8192];
+        let mut text = String::new();
+        while !text.contains("\r\n\r\n") {
+            let n = socket.read(&mut buf).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            text.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+        text.to_ascii_lowercase()
+    });
+    let builder = ClientBuilder::new("relay-test", "1")
+        .header("X-Tenant", "acme")
+        .bearer_token("s3cret")
+        .request_timeout(Duration::from_secs(5));
+    assert!(builder.connect_http(&url).await.is_err(), "nobody answered");
+    let request = heard.await.unwrap();
+    assert!(request.contains("x-tenant: acme"), "{request}");
+    assert!(
+        request.contains("authorization: bearer s3cret"),
+        "{request}"
+    );
+
+    let bad = ClientBuilder::new("relay-test", "1").header("Bad Header", "x");
+    match bad.connect_http(&url).await {
+        Err(e @ ConnectError::Header(_)) => assert!(e.to_string().contains("Bad Header")),
+        Err(e) => panic!("another error: {e}"),
+        Ok(_) => panic!("connected with an invalid header"),
+    }
+}
