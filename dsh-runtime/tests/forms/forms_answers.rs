@@ -11,7 +11,7 @@ use crate::forms_shapes::{Color, Priority, Size};
 use crate::forms_support::value;
 
 #[derive(ToolSchema, Deserialize, Debug, PartialEq)]
-pub struct Order {
+pub(crate) struct Order {
     item: String,
     #[schema(range(min = 1, max = 99))]
     quantity: u8,

@@ -16,7 +16,7 @@ use crate::forms_support::{assert_mcp, value};
 
 /// What to paint.
 #[derive(ToolSchema, Deserialize, Debug)]
-pub struct PaintJob {
+pub(crate) struct PaintJob {
     /// The wall to paint.
     wall: String,
     color: Color,

@@ -372,7 +372,7 @@ fn default_attempts() -> u32 {
 
 /// Every kind of field at once.
 #[derive(ToolSchema, Deserialize, Serialize, Debug, PartialEq)]
-pub struct Everything {
+pub(crate) struct Everything {
     /// Free text.
     text: String,
     #[schema(length(min = 1, max = 4))]

@@ -26,7 +26,7 @@ use crate::forms_support::{assert_mcp, form_of, property_of, required_of};
     ToolSchema, Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
 )]
 #[serde(rename_all = "lowercase")]
-pub enum Color {
+pub(crate) enum Color {
     Red,
     Green,
     Blue,
@@ -36,7 +36,7 @@ pub enum Color {
 #[derive(
     ToolSchema, Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
 )]
-pub enum Size {
+pub(crate) enum Size {
     /// Small
     S,
     /// Medium
@@ -50,7 +50,7 @@ pub enum Size {
 /// A priority, for clients that know only `enumNames`.
 #[derive(ToolSchema, Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[schema(enum_names)]
-pub enum Priority {
+pub(crate) enum Priority {
     /// Low priority
     Low,
     /// High priority
@@ -60,13 +60,13 @@ pub enum Priority {
 /// A region, legacy-styled but without titles.
 #[derive(ToolSchema, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[schema(enum_names)]
-pub enum Region {
+pub(crate) enum Region {
     Eu,
     Us,
 }
 
 #[derive(ToolSchema, Deserialize, Debug)]
-pub struct Choices {
+pub(crate) struct Choices {
     color: Color,
     size: Size,
     priority: Priority,
@@ -178,7 +178,7 @@ fn titled_multi_select() {
 }
 
 #[derive(ToolSchema, Deserialize)]
-pub struct Bounded {
+pub(crate) struct Bounded {
     #[schema(length(min = 1, max = 2))]
     colors: Vec<Color>,
 }
@@ -201,7 +201,7 @@ fn multi_select_item_counts() {
 
 /// Not published: the form's words are the request's message.
 #[derive(ToolSchema, Deserialize, Debug, PartialEq)]
-pub struct Primitives {
+pub(crate) struct Primitives {
     /// Your name.
     name: String,
     #[schema(title = "Nickname", length(min = 2, max = 20))]
@@ -266,7 +266,7 @@ fn default_note() -> String {
 
 /// Defaults for every kind (SEP-1034).
 #[derive(ToolSchema, Deserialize, Debug)]
-pub struct Defaults {
+pub(crate) struct Defaults {
     #[schema(default = "anonymous")]
     name: Option<String>,
     #[serde(default = "default_note")]
@@ -313,7 +313,7 @@ fn defaults_of_every_kind() {
 }
 
 #[derive(ToolSchema, Deserialize, Debug, PartialEq)]
-pub struct Required {
+pub(crate) struct Required {
     needed: String,
     optional: Option<String>,
     #[serde(default)]
@@ -332,7 +332,7 @@ fn required_and_optional_fields() {
 
 #[derive(ToolSchema, Deserialize, Default, Debug)]
 #[serde(default)]
-pub struct AllDefaulted {
+pub(crate) struct AllDefaulted {
     a: String,
     b: u8,
 }
@@ -347,13 +347,13 @@ fn a_defaulted_struct_requires_nothing() {
 
 /// A shipping speed.
 #[derive(ToolSchema, Deserialize, Debug)]
-pub enum Speed {
+pub(crate) enum Speed {
     Slow,
     Fast,
 }
 
 #[derive(ToolSchema, Deserialize, Debug)]
-pub struct Described {
+pub(crate) struct Described {
     /// How fast to ship.
     speed: Speed,
     // The type's doc when the field has none.
@@ -387,17 +387,17 @@ fn descriptions_from_doc_comments() {
 
 /// An email address, read through its one field.
 #[derive(ToolSchema, Deserialize, Debug, PartialEq)]
-pub struct Email(#[schema(length(max = 254))] String);
+pub(crate) struct Email(#[schema(length(max = 254))] String);
 
 #[derive(ToolSchema, Deserialize, Debug, PartialEq)]
 #[serde(transparent)]
-pub struct Count {
+pub(crate) struct Count {
     value: u16,
 }
 
 #[derive(ToolSchema, Deserialize, Debug, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Contact {
+pub(crate) struct Contact {
     email_address: Email,
     max_count: Option<Count>,
     #[serde(skip)]
@@ -421,7 +421,7 @@ fn newtypes_renames_and_skips() {
 }
 
 #[derive(ToolSchema, Deserialize, Debug, PartialEq)]
-pub struct Pair<T> {
+pub(crate) struct Pair<T> {
     first: T,
     second: Option<T>,
 }
@@ -436,14 +436,14 @@ fn generic_forms() {
 }
 
 #[derive(ToolSchema, Deserialize)]
-pub struct Raw {
+pub(crate) struct Raw {
     amount: u32,
 }
 
 /// Read through `Raw`.
 #[derive(ToolSchema, Deserialize, Debug, PartialEq)]
 #[serde(from = "Raw")]
-pub struct Converted {
+pub(crate) struct Converted {
     cents: u64,
 }
 
@@ -469,7 +469,7 @@ fn a_from_type_is_the_form_of_its_source() {
 
 /// Not a form (a nested struct): still a tool parameter type, only never asked as a form.
 #[derive(ToolSchema, Deserialize)]
-pub struct NotAForm {
+pub(crate) struct NotAForm {
     contact: Contact,
     tags: Vec<String>,
 }

@@ -7,7 +7,7 @@ use dsh_runtime::caller::{ElicitForm, form_schema_of};
 use dsh_runtime::json;
 
 /// MCP 2025-11-25 `requestedSchema`, as the fixture writes it.
-pub fn definition() -> &'static serde_json::Value {
+pub(crate) fn definition() -> &'static serde_json::Value {
     static DEFINITION: OnceLock<serde_json::Value> = OnceLock::new();
     DEFINITION.get_or_init(|| {
         serde_json::from_str(include_str!("mcp_requested_schema_2025_11_25.json"))
@@ -16,7 +16,7 @@ pub fn definition() -> &'static serde_json::Value {
 }
 
 /// The fixture, compiled.
-pub fn oracle() -> &'static jsonschema::Validator {
+pub(crate) fn oracle() -> &'static jsonschema::Validator {
     static ORACLE: OnceLock<jsonschema::Validator> = OnceLock::new();
     ORACLE.get_or_init(|| {
         assert!(
@@ -29,7 +29,7 @@ pub fn oracle() -> &'static jsonschema::Validator {
 
 /// Every way `form` is not an MCP `requestedSchema`, plus the names `required` lists
 /// that are no property (a rule the definition's types cannot state).
-pub fn mcp_violations(form: &serde_json::Value) -> Vec<String> {
+pub(crate) fn mcp_violations(form: &serde_json::Value) -> Vec<String> {
     let mut out: Vec<String> = oracle()
         .iter_errors(form)
         .map(|e| format!("{} at {}", e, e.instance_path()))
@@ -50,7 +50,7 @@ pub fn mcp_violations(form: &serde_json::Value) -> Vec<String> {
 
 /// Panic unless `form` is an MCP `requestedSchema`.
 #[track_caller]
-pub fn assert_mcp(form: &serde_json::Value) {
+pub(crate) fn assert_mcp(form: &serde_json::Value) {
     let violations = mcp_violations(form);
     assert!(
         violations.is_empty(),
@@ -60,7 +60,7 @@ pub fn assert_mcp(form: &serde_json::Value) {
 
 /// The form `elicit::<T>` sends, checked against MCP's definition.
 #[track_caller]
-pub fn form_of<T: ElicitForm>() -> serde_json::Value {
+pub(crate) fn form_of<T: ElicitForm>() -> serde_json::Value {
     let form = form_schema_of::<T>().unwrap_or_else(|e| {
         panic!(
             "the form of `{}` is written: {e}",
@@ -74,7 +74,7 @@ pub fn form_of<T: ElicitForm>() -> serde_json::Value {
 
 /// One property of `T`'s form.
 #[track_caller]
-pub fn property_of<T: ElicitForm>(name: &str) -> serde_json::Value {
+pub(crate) fn property_of<T: ElicitForm>(name: &str) -> serde_json::Value {
     let form = form_of::<T>();
     form["properties"]
         .get(name)
@@ -83,7 +83,7 @@ pub fn property_of<T: ElicitForm>(name: &str) -> serde_json::Value {
 }
 
 /// The names `T`'s form requires.
-pub fn required_of<T: ElicitForm>() -> Vec<String> {
+pub(crate) fn required_of<T: ElicitForm>() -> Vec<String> {
     form_of::<T>()
         .get("required")
         .and_then(|r| r.as_array())
@@ -96,6 +96,6 @@ pub fn required_of<T: ElicitForm>() -> Vec<String> {
 }
 
 /// `text` as the runtime's JSON.
-pub fn value(text: &str) -> json::Value {
+pub(crate) fn value(text: &str) -> json::Value {
     json::parse(text).expect("test JSON parses")
 }

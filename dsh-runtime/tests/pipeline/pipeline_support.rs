@@ -18,24 +18,24 @@ use dsh_runtime::{
 
 /// A shared, ordered record of which stages ran.
 #[derive(Clone, Default)]
-pub struct Log(Arc<Mutex<Vec<String>>>);
+pub(crate) struct Log(Arc<Mutex<Vec<String>>>);
 
 impl Log {
-    pub fn new() -> Log {
+    pub(crate) fn new() -> Log {
         Log::default()
     }
-    pub fn push(&self, s: impl Into<String>) {
+    pub(crate) fn push(&self, s: impl Into<String>) {
         self.0.lock().unwrap().push(s.into());
     }
-    pub fn take(&self) -> Vec<String> {
+    pub(crate) fn take(&self) -> Vec<String> {
         std::mem::take(&mut *self.0.lock().unwrap())
     }
-    pub fn get(&self) -> Vec<String> {
+    pub(crate) fn get(&self) -> Vec<String> {
         self.0.lock().unwrap().clone()
     }
 }
 
-pub fn v(text: &str) -> Value {
+pub(crate) fn v(text: &str) -> Value {
     json::parse(text).expect("test JSON")
 }
 
@@ -48,7 +48,7 @@ type SafeFn = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
 
 /// A hand-written tool whose every hook is configurable and logged.
 #[derive(Clone)]
-pub struct Probe {
+pub(crate) struct Probe {
     def: ToolDefinition,
     log: Log,
     body: BodyFn,
@@ -59,7 +59,7 @@ pub struct Probe {
 }
 
 /// `{text: string (required), n: integer}`, closed.
-pub fn text_params() -> Schema {
+pub(crate) fn text_params() -> Schema {
     Schema::closed_object(vec![
         Property::new("text", Schema::string(), true),
         Property::new("n", Schema::integer(), false),
@@ -68,7 +68,7 @@ pub fn text_params() -> Schema {
 
 impl Probe {
     /// Echoes `text` (output schema: string).
-    pub fn new(name: &'static str, log: &Log) -> Probe {
+    pub(crate) fn new(name: &'static str, log: &Log) -> Probe {
         let log2 = log.clone();
         Probe {
             def: ToolDefinition::new(
@@ -96,7 +96,7 @@ impl Probe {
         }
     }
 
-    pub fn body<F, Fut>(mut self, f: F) -> Probe
+    pub(crate) fn body<F, Fut>(mut self, f: F) -> Probe
     where
         F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
@@ -108,40 +108,40 @@ impl Probe {
         });
         self
     }
-    pub fn params(mut self, s: Schema) -> Probe {
+    pub(crate) fn params(mut self, s: Schema) -> Probe {
         self.def.parameters = Arc::new(s);
         self
     }
-    pub fn output(mut self, s: Schema) -> Probe {
+    pub(crate) fn output(mut self, s: Schema) -> Probe {
         self.def.output = Arc::new(s);
         self
     }
-    pub fn timeout_ms(mut self, ms: u64) -> Probe {
+    pub(crate) fn timeout_ms(mut self, ms: u64) -> Probe {
         self.def.timeout_ms = NonZeroU64::new(ms);
         self
     }
-    pub fn render(
+    pub(crate) fn render(
         mut self,
         f: impl Fn(&Value, &Value) -> Result<Vec<ContentBlock>, ToolError> + Send + Sync + 'static,
     ) -> Probe {
         self.render = Some(Arc::new(f));
         self
     }
-    pub fn meta(
+    pub(crate) fn meta(
         mut self,
         f: impl Fn(&Value, &Value) -> Result<Option<Value>, ToolError> + Send + Sync + 'static,
     ) -> Probe {
         self.meta = Some(Arc::new(f));
         self
     }
-    pub fn finalize(
+    pub(crate) fn finalize(
         mut self,
         f: impl Fn(&Value, &[ContentBlock]) -> Option<Vec<ContentBlock>> + Send + Sync + 'static,
     ) -> Probe {
         self.finalize = Some(Arc::new(f));
         self
     }
-    pub fn safe(mut self, f: impl Fn(&Value) -> bool + Send + Sync + 'static) -> Probe {
+    pub(crate) fn safe(mut self, f: impl Fn(&Value) -> bool + Send + Sync + 'static) -> Probe {
         self.safe = Some(Arc::new(f));
         self
     }
@@ -197,18 +197,18 @@ impl Tool for Probe {
 
 /// Typed arguments of [`Add`].
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
-pub struct AddArgs {
+pub(crate) struct AddArgs {
     pub a: i64,
     pub b: i64,
 }
 
 /// A typed tool: `a + b`.
-pub struct Add {
+pub(crate) struct Add {
     def: ToolDefinition,
 }
 
 impl Add {
-    pub fn new() -> Add {
+    pub(crate) fn new() -> Add {
         Add {
             def: ToolDefinition::new(
                 "add",
@@ -240,7 +240,7 @@ impl Tool for Add {
 
 /// Registers logging hooks at every stage on `registry` (global): `pre`, `guard`,
 /// `post`, `observe`, and a pass-through wrapper `wrap`.
-pub fn instrument(registry: &Registry, log: &Log) -> Vec<RegistrationHandle> {
+pub(crate) fn instrument(registry: &Registry, log: &Log) -> Vec<RegistrationHandle> {
     let (a, b, c, d, e) = (
         log.clone(),
         log.clone(),
@@ -267,7 +267,7 @@ pub fn instrument(registry: &Registry, log: &Log) -> Vec<RegistrationHandle> {
 }
 
 /// A wrapper that logs and passes through.
-pub struct LogWrapper(pub Log, pub &'static str);
+pub(crate) struct LogWrapper(pub Log, pub &'static str);
 
 impl Wrapper for LogWrapper {
     fn around<'a>(
@@ -280,22 +280,22 @@ impl Wrapper for LogWrapper {
     }
 }
 
-pub fn text(result: &dsh_runtime::ToolResult) -> String {
+pub(crate) fn text(result: &dsh_runtime::ToolResult) -> String {
     result.text()
 }
 
 /// The names a scope sees, as owned strings.
-pub fn scope_names(s: &dsh_runtime::AgentScope) -> Vec<String> {
+pub(crate) fn scope_names(s: &dsh_runtime::AgentScope) -> Vec<String> {
     s.view().names().iter().map(|n| n.to_string()).collect()
 }
 
 /// A probe tool whose value is `tag` (which of several same-named tools answered).
-pub fn tagged(name: &'static str, tag: &'static str, log: &Log) -> Probe {
+pub(crate) fn tagged(name: &'static str, tag: &'static str, log: &Log) -> Probe {
     Probe::new(name, log).body(move |_, _| async move { Ok(Value::from(tag)) })
 }
 
 /// Run `name` from `scope` with `{"text":"x"}`: its value as text, or its error message.
-pub async fn run(
+pub(crate) async fn run(
     r: &dsh_runtime::Registry,
     scope: Option<dsh_runtime::AgentScopeId>,
     name: &str,

@@ -336,19 +336,19 @@ async fn dropping_a_scope_removes_its_tools_and_hooks() {
 /// A reference model of the views: each scope's view recomputed from scratch.
 mod model {
     /// A layer's tools: registration number and name.
-    pub type Tools = Vec<(u64, String)>;
+    pub(crate) type Tools = Vec<(u64, String)>;
     /// A scope: parent slot, own tools, denied names.
-    pub type ScopeModel = (Option<usize>, Tools, Vec<String>);
+    pub(crate) type ScopeModel = (Option<usize>, Tools, Vec<String>);
 
     #[derive(Default)]
-    pub struct Model {
+    pub(crate) struct Model {
         pub global: Tools,
         /// Index = scope slot; `None` once dropped.
         pub scopes: Vec<Option<ScopeModel>>,
     }
 
     impl Model {
-        pub fn view(&self, slot: Option<usize>) -> Vec<String> {
+        pub(crate) fn view(&self, slot: Option<usize>) -> Vec<String> {
             let Some(slot) = slot else {
                 return self.global.iter().map(|(_, n)| n.clone()).collect();
             };

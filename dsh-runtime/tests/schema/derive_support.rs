@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 
 /// One corpus type: its name (the snapshot file), its schema and a serde check.
-pub struct Entry {
+pub(crate) struct Entry {
     pub name: &'static str,
     pub schema: Arc<Schema>,
     pub deserialize: fn(serde_json::Value) -> Result<(), String>,
@@ -26,7 +26,7 @@ fn de<T: DeserializeOwned>(v: serde_json::Value) -> Result<(), String> {
 
 macro_rules! corpus {
     ($($t:ty => $name:literal,)*) => {
-        pub fn corpus() -> Vec<Entry> {
+        pub(crate) fn corpus() -> Vec<Entry> {
             vec![$(Entry {
                 name: $name,
                 schema: <$t as ToolSchema>::schema(),
@@ -66,7 +66,7 @@ corpus! {
 ///
 /// Second paragraph of the doc.
 #[derive(Deserialize, ToolSchema)]
-pub struct Basic {
+pub(crate) struct Basic {
     /// A string.
     pub text: String,
     pub small: u8,
@@ -84,7 +84,7 @@ pub struct Basic {
 
 #[derive(Deserialize, ToolSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Renamed {
+pub(crate) struct Renamed {
     pub max_results: u32,
     #[serde(rename = "q")]
     pub query_text: String,
@@ -95,14 +95,14 @@ pub struct Renamed {
 
 #[derive(Deserialize, ToolSchema)]
 #[serde(rename_all = "PascalCase")]
-pub struct Pascal {
+pub(crate) struct Pascal {
     pub first_name: String,
     pub last_seen_at: Option<u64>,
 }
 
 #[derive(Deserialize, ToolSchema, Default)]
 #[serde(default)]
-pub struct ContainerDefault {
+pub(crate) struct ContainerDefault {
     pub depth: u8,
     pub name: String,
 }
@@ -112,7 +112,7 @@ fn three() -> u32 {
 }
 
 #[derive(Deserialize, ToolSchema)]
-pub struct FieldDefaults {
+pub(crate) struct FieldDefaults {
     #[serde(default)]
     pub tags: Vec<String>,
     #[serde(default = "three")]
@@ -128,20 +128,20 @@ pub struct FieldDefaults {
 
 #[derive(Deserialize, ToolSchema)]
 #[serde(deny_unknown_fields, bound = "")]
-pub struct Strict {
+pub(crate) struct Strict {
     pub a: u8,
     pub b: Option<u8>,
 }
 
 #[derive(Deserialize, ToolSchema)]
 #[schema(open)]
-pub struct Open {
+pub(crate) struct Open {
     pub name: String,
 }
 
 #[derive(Deserialize, ToolSchema)]
 #[schema(title = "Constrained", examples = [{ "word": "abc", "level": "low", "version": 2, "score": 0.5, "count": 3, "items": ["x"] }])]
-pub struct Constrained {
+pub(crate) struct Constrained {
     /// A lowercase word.
     #[schema(pattern = "^[a-z]{1,8}$", length(min = 1, max = 8))]
     pub word: String,
@@ -161,27 +161,27 @@ pub struct Constrained {
 
 /// A count of things.
 #[derive(Deserialize, ToolSchema)]
-pub struct Count(#[schema(range(max = 1000))] pub u32);
+pub(crate) struct Count(#[schema(range(max = 1000))] pub u32);
 
 #[derive(Deserialize, ToolSchema)]
-pub struct Marker;
+pub(crate) struct Marker;
 
 #[derive(Deserialize, ToolSchema)]
 #[serde(transparent)]
-pub struct Transparent {
+pub(crate) struct Transparent {
     pub inner: Option<u16>,
     #[serde(skip)]
     pub note: String,
 }
 
 #[derive(Deserialize, ToolSchema)]
-pub struct Raw {
+pub(crate) struct Raw {
     pub n: i32,
 }
 
 #[derive(Deserialize, ToolSchema)]
 #[serde(from = "Raw")]
-pub struct Converted {
+pub(crate) struct Converted {
     pub n: i64,
 }
 
@@ -211,7 +211,7 @@ fn hex<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
 }
 
 #[derive(Deserialize, ToolSchema)]
-pub struct Custom {
+pub(crate) struct Custom {
     #[serde(deserialize_with = "hex")]
     #[schema(with = hex_schema)]
     pub id: u32,
@@ -221,7 +221,7 @@ pub struct Custom {
 }
 
 #[derive(Deserialize, ToolSchema)]
-pub struct Generic<A, B> {
+pub(crate) struct Generic<A, B> {
     pub first: A,
     pub second: Option<B>,
     pub many: Vec<A>,
@@ -229,7 +229,7 @@ pub struct Generic<A, B> {
 
 #[derive(Deserialize, ToolSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Plain {
+pub(crate) enum Plain {
     VeryFast,
     Slow,
     #[serde(rename = "meh")]
@@ -242,7 +242,7 @@ pub enum Plain {
 
 /// How hard to try.
 #[derive(Deserialize, ToolSchema)]
-pub enum Documented {
+pub(crate) enum Documented {
     /// Quick.
     Low,
     /// Thorough.
@@ -250,14 +250,14 @@ pub enum Documented {
 }
 
 #[derive(Deserialize, ToolSchema)]
-pub struct Point {
+pub(crate) struct Point {
     pub x: i32,
     pub y: i32,
 }
 
 #[derive(Deserialize, ToolSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum External {
+pub(crate) enum External {
     Stop,
     Wait(Option<u8>),
     Go { to: Point, fast: Option<bool> },
@@ -268,7 +268,7 @@ pub enum External {
 /// Shapes.
 #[derive(Deserialize, ToolSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum Internal {
+pub(crate) enum Internal {
     /// A circle.
     Circle {
         radius: f64,
@@ -286,7 +286,7 @@ pub enum Internal {
 
 #[derive(Deserialize, ToolSchema)]
 #[serde(tag = "t", content = "c")]
-pub enum Adjacent {
+pub(crate) enum Adjacent {
     Ping,
     Text(String),
     Count(Option<u32>),
@@ -295,7 +295,7 @@ pub enum Adjacent {
 
 #[derive(Deserialize, ToolSchema)]
 #[serde(untagged)]
-pub enum Untagged {
+pub(crate) enum Untagged {
     Text(String),
     Many(Vec<u8>),
     Flag(bool),
@@ -305,7 +305,7 @@ pub enum Untagged {
 
 #[derive(Deserialize, ToolSchema)]
 #[serde(untagged, deny_unknown_fields)]
-pub enum UntaggedObjects {
+pub(crate) enum UntaggedObjects {
     Named {
         name: String,
     },
@@ -322,7 +322,7 @@ pub enum UntaggedObjects {
     rename_all = "SCREAMING_SNAKE_CASE",
     rename_all_fields = "SCREAMING-KEBAB-CASE"
 )]
-pub enum Cases {
+pub(crate) enum Cases {
     FirstOne {
         some_field: u8,
     },
@@ -334,7 +334,7 @@ pub enum Cases {
 }
 
 #[derive(Deserialize, ToolSchema)]
-pub struct Nested {
+pub(crate) struct Nested {
     pub commands: Vec<External>,
     pub shape: Option<Internal>,
     pub speeds: HashMap<String, Plain>,

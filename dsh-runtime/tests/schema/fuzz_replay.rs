@@ -22,7 +22,9 @@
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::path::{Path, PathBuf};
 
+// The fuzz crate's library, whose `pub` items are its API there and private here.
 #[path = "../../../fuzz/src/lib.rs"]
+#[allow(unreachable_pub)]
 mod dsh_fuzz;
 
 /// The longest input made (the fuzz campaign's `-max_len`).

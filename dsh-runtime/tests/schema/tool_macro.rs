@@ -190,7 +190,7 @@ async fn ping() {}
 
 /// Add two numbers.
 #[tool(idempotent)]
-pub async fn add(a: i32, b: i32) -> i64 {
+pub(crate) async fn add(a: i32, b: i32) -> i64 {
     i64::from(a) + i64::from(b)
 }
 
@@ -501,7 +501,7 @@ fn tools_without_hooks_use_the_defaults() {
 /// An edit that rejects unknown fields.
 #[derive(Debug, serde::Deserialize, ToolSchema)]
 #[serde(deny_unknown_fields)]
-pub struct StrictEdit {
+pub(crate) struct StrictEdit {
     path: String,
 }
 
@@ -569,7 +569,7 @@ struct Counter {
 impl Counter {
     /// Greet someone.
     #[tool]
-    pub async fn greet(
+    pub(crate) async fn greet(
         &self,
         /// Who to greet.
         name: String,
