@@ -137,12 +137,15 @@ fn a_traceparent_parents_the_server_span_and_the_call_is_measured() {
     }
 }
 
+/// A histogram's count, sum and attributes.
+type Point = (u64, f64, Vec<(String, String)>);
+
 /// The count, sum and first point's attributes of histogram `name`, exported now.
 fn histogram(
     meter: &SdkMeterProvider,
     metrics: &InMemoryMetricExporter,
     name: &str,
-) -> Option<(u64, f64, Vec<(String, String)>)> {
+) -> Option<Point> {
     meter.force_flush().unwrap();
     let exported = metrics.get_finished_metrics().unwrap();
     let histogram = exported
