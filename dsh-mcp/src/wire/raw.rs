@@ -33,8 +33,7 @@ pub(crate) struct Prepared {
     /// The arguments of a `tools/call`, when it had any.
     pub(crate) arguments: Option<RawArguments>,
     /// Whether a `tools/call`'s params have a `task` member, when the members were read
-    /// here (`None`: not read; [`asks_for_task`](super::rev_2025_11_25::asks_for_task)
-    /// reads the text).
+    /// here (`None`: not read; the 2025-11-25 module's `asks_for_task` reads the text).
     pub(crate) task: Option<bool>,
 }
 
@@ -322,48 +321,6 @@ mod tests {
                 assert_eq!(v["id"], 4, "{v}");
             }
             Ok(_) => panic!("not refused"),
-        }
-    }
-
-    /// What `prepare` reads of a call's `task` member is what a parse of the whole text
-    /// finds, for the calls whose params it reads, escaped keys included.
-    #[test]
-    fn the_task_member_read_from_the_params_agrees_with_a_parse_of_the_text() {
-        let calls = [
-            (
-                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{},"task":{"ttl":5}}}"#,
-                Some(true),
-            ),
-            (
-                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","task":{}}}"#,
-                Some(true),
-            ),
-            (
-                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","\u0074ask":{},"arguments":{"task":1}}}"#,
-                Some(true),
-            ),
-            (
-                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"task":{}}}}"#,
-                Some(false),
-            ),
-            (
-                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"task":{}}}}"#,
-                Some(false),
-            ),
-            (
-                r#"{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"name":"t","task":{}}}"#,
-                None,
-            ),
-        ];
-        for (text, told) in calls {
-            let Ok(prepared) = prepare(text.as_bytes()) else {
-                panic!("refused: {text}");
-            };
-            assert_eq!(prepared.task, told, "{text}");
-            let parsed = crate::wire::rev_2025_11_25::asks_for_task(&prepared.text);
-            if let Some(told) = told {
-                assert_eq!(told, parsed, "{text}");
-            }
         }
     }
 }

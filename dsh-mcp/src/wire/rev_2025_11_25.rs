@@ -129,3 +129,50 @@ pub(crate) fn patch_initialize(message: &mut Value) -> bool {
     );
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `prepare` reads of a call's `task` member is what a parse of the whole text
+    /// finds, for the calls whose params it reads, escaped keys included.
+    #[test]
+    fn the_task_member_read_from_the_params_agrees_with_a_parse_of_the_text() {
+        let calls = [
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{},"task":{"ttl":5}}}"#,
+                Some(true),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","task":{}}}"#,
+                Some(true),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","\u0074ask":{},"arguments":{"task":1}}}"#,
+                Some(true),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"task":{}}}}"#,
+                Some(false),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"task":{}}}}"#,
+                Some(false),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"name":"t","task":{}}}"#,
+                None,
+            ),
+        ];
+        for (text, told) in calls {
+            let Ok(prepared) = crate::wire::raw::prepare(text.as_bytes()) else {
+                panic!("refused: {text}");
+            };
+            assert_eq!(prepared.task, told, "{text}");
+            let parsed = asks_for_task(&prepared.text);
+            if let Some(told) = told {
+                assert_eq!(told, parsed, "{text}");
+            }
+        }
+    }
+}
