@@ -387,7 +387,6 @@ impl<A: DeserializeOwned + 'static> ToolCheck<A> {
         tool: &DynTool,
         args: &Value,
     ) -> Result<(), Broken> {
-        let def = tool.definition();
         // 1. The plain call.
         let result = self.call(harness, PLAIN_ID, args, None).await?;
         let reached = harness.reached(PLAIN_ID);
@@ -410,32 +409,7 @@ impl<A: DeserializeOwned + 'static> ToolCheck<A> {
         if code == Some("INVALID_TOOL_OUTPUT") {
             return Err(Broken::new(invariant::OUTPUT_SCHEMA, result.text()));
         }
-        if let Some(value) = result.value() {
-            check_output(&def.output, value)?;
-            presenter(invariant::PRESENTERS, "render", || {
-                let _ = tool.erased().render(args, value);
-            })?;
-        }
-        presenter(invariant::PRESENTERS, "present_call", || {
-            let _ = tool.erased().present_call(args);
-        })?;
-        let summary = result.summary();
-        presenter(invariant::PRESENTERS, "present_result", || {
-            let _ = tool.erased().present_result(args, &summary);
-        })?;
-        if !self.properties.is_empty() {
-            let typed = self.typed(&def.parameters, args)?;
-            for property in &self.properties {
-                let verdict = catch_unwind(AssertUnwindSafe(|| property(&typed, &result)))
-                    .unwrap_or_else(|p| Err(format!("the property panicked: {}", panic_text(&p))));
-                if let Err(message) = verdict {
-                    return Err(Broken::new(
-                        invariant::PROPERTY,
-                        format!("{message}\nresult: {}", result.text()),
-                    ));
-                }
-            }
-        }
+        self.plain_result(tool, args, &result)?;
         // 2. Cancelled before it starts: the body must not run.
         let token = CancellationToken::new();
         token.cancel();
@@ -464,6 +438,44 @@ impl<A: DeserializeOwned + 'static> ToolCheck<A> {
                     result.text()
                 ),
             ));
+        }
+        Ok(())
+    }
+
+    /// The plain call's result: its output against the output schema, the presenters on
+    /// it (none may panic), and the user's properties.
+    fn plain_result(
+        &self,
+        tool: &DynTool,
+        args: &Value,
+        result: &ToolResult,
+    ) -> Result<(), Broken> {
+        let def = tool.definition();
+        if let Some(value) = result.value() {
+            check_output(&def.output, value)?;
+            presenter(invariant::PRESENTERS, "render", || {
+                let _ = tool.erased().render(args, value);
+            })?;
+        }
+        presenter(invariant::PRESENTERS, "present_call", || {
+            let _ = tool.erased().present_call(args);
+        })?;
+        let summary = result.summary();
+        presenter(invariant::PRESENTERS, "present_result", || {
+            let _ = tool.erased().present_result(args, &summary);
+        })?;
+        if !self.properties.is_empty() {
+            let typed = self.typed(&def.parameters, args)?;
+            for property in &self.properties {
+                let verdict = catch_unwind(AssertUnwindSafe(|| property(&typed, result)))
+                    .unwrap_or_else(|p| Err(format!("the property panicked: {}", panic_text(&p))));
+                if let Err(message) = verdict {
+                    return Err(Broken::new(
+                        invariant::PROPERTY,
+                        format!("{message}\nresult: {}", result.text()),
+                    ));
+                }
+            }
         }
         Ok(())
     }
