@@ -477,19 +477,7 @@ impl Handler {
         // or with the question that suspends the call).
         let progress = forwarder(context);
         let reporter = progress.as_ref().map(ProgressForwarder::reporter);
-        // On a task of its own: the call outlives this request when it is suspended.
-        tokio::spawn(async move {
-            let approval: Arc<dyn ApprovalHandler> = suspend.clone();
-            let execute = dsh_runtime::hooks::with_approval(
-                approval,
-                with_caller(suspend, registry.execute(tool_call)),
-            );
-            let result = match reporter {
-                Some(reporter) => dsh_runtime::with_progress(reporter, execute).await,
-                None => execute.await,
-            };
-            let _ = result_tx.send(result);
-        });
+        run_suspendable(registry, tool_call, suspend, reporter, result_tx);
         let ended = |_| {
             McpError::internal_error(
                 format!(
@@ -609,6 +597,30 @@ impl Handler {
         logs.finish().await;
         result
     }
+}
+
+/// Run a suspendable call on a task of its own (it outlives its request when it is
+/// suspended), its questions routed to `suspend`, its progress to `reporter`, its result
+/// sent to `result_tx`.
+fn run_suspendable(
+    registry: dsh_runtime::Registry,
+    tool_call: ToolCall,
+    suspend: Arc<resume::Suspend>,
+    reporter: Option<dsh_runtime::ProgressReporter>,
+    result_tx: oneshot::Sender<ToolResult>,
+) {
+    tokio::spawn(async move {
+        let approval: Arc<dyn ApprovalHandler> = suspend.clone();
+        let execute = dsh_runtime::hooks::with_approval(
+            approval,
+            with_caller(suspend, registry.execute(tool_call)),
+        );
+        let result = match reporter {
+            Some(reporter) => dsh_runtime::with_progress(reporter, execute).await,
+            None => execute.await,
+        };
+        let _ = result_tx.send(result);
+    });
 }
 
 /// The refusal of a call of a tool that runs only as a task where none can start
