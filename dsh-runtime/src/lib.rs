@@ -142,9 +142,9 @@ pub mod cards {
     };
 }
 pub mod caller;
-mod code;
 pub mod complete;
 pub mod content;
+mod error_code;
 pub mod hooks;
 pub mod jobs;
 pub mod log;

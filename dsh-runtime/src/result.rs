@@ -1,5 +1,5 @@
 //! The one result every call produces ([`ToolResult`]) and what a dispatch produces before
-//! post-execute ([`DispatchOutcome`]). The error codes are in [`crate::code`].
+//! post-execute ([`DispatchOutcome`]). The error codes are in [`crate::error_code`].
 //! Public through [`crate::pipeline`] and the crate root.
 
 use std::borrow::Cow;
@@ -11,8 +11,8 @@ use triomphe::{Arc, UniqueArc};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use crate::cards::ResultSummary;
-use crate::code::{FailureCode, PipelineCode};
 use crate::content::{Blocks, ContentBlock};
+use crate::error_code::{FailureCode, PipelineCode};
 use crate::json::{SharedValue, Value};
 use crate::tool::{ExecutionId, ToolError};
 

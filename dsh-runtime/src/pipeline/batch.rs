@@ -14,7 +14,7 @@ use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinSet;
 
 use super::ToolCall;
-use crate::code::PipelineCode;
+use crate::error_code::PipelineCode;
 use crate::panic;
 use crate::registry::Registry;
 use crate::result::{ResultData, ToolResult};

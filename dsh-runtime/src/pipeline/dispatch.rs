@@ -11,7 +11,7 @@ use super::output::{success, text_success};
 use super::stage::{Call, Dispatched, Outcome, Stage};
 use super::timeout::TimeoutWrapper;
 use super::validation::validate_call;
-use crate::code::PipelineCode;
+use crate::error_code::PipelineCode;
 use crate::hooks::{CallInfo, Dispatch, HookFuture, Next, Wrapper};
 use crate::json::Value;
 use crate::panic::{self, CatchUnwind};

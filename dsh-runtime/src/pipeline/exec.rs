@@ -16,7 +16,7 @@ use super::output::settle;
 use super::post::{finalize, ignored_arguments, post_execute};
 use super::stage::{Call, Outcome, Stage};
 use super::validation::validate_call;
-use crate::code::PipelineCode;
+use crate::error_code::PipelineCode;
 use crate::hooks::{Approval, ApprovalRequest, CallInfo, PreDecision, PreNext};
 use crate::json::Value;
 use crate::panic;

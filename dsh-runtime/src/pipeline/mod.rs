@@ -11,7 +11,7 @@ mod timeout;
 mod typed;
 mod validation;
 
-pub use crate::code::{FailureCode, PipelineCode, UnknownPipelineCode};
+pub use crate::error_code::{FailureCode, PipelineCode, UnknownPipelineCode};
 pub use crate::result::{DispatchOutcome, ToolResult};
 pub use batch::{CallOrder, ExecutionMode};
 pub use call::{Arguments, ToolCall};

@@ -4,8 +4,8 @@ use std::fmt::Write as _;
 
 use super::output::success;
 use super::stage::{Call, Outcome};
-use crate::code::PipelineCode;
 use crate::content::ContentBlock;
+use crate::error_code::PipelineCode;
 use crate::hooks::{Accept, Block, PostDecision, PostNext, Replacement};
 use crate::json::Object;
 use crate::panic;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::code::PipelineCode;
+use crate::error_code::PipelineCode;
 use crate::hooks::CallInfo;
 use crate::registry::CallSnapshot;
 use crate::result::{DispatchOutcome, ResultData};

@@ -10,7 +10,7 @@ use tokio::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::code::PipelineCode;
+use crate::error_code::PipelineCode;
 use crate::hooks::{CallInfo, HookFuture, Next, Wrapper};
 use crate::panic;
 use crate::result::DispatchOutcome;

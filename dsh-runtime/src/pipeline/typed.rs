@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::ToolCall;
-use crate::code::PipelineCode;
+use crate::error_code::PipelineCode;
 use crate::json;
 use crate::registry::{AgentScope, ByType, Registry};
 use crate::schema::json_quote;

@@ -67,8 +67,8 @@ impl ToolError {
 
     /// The code, typed, when one was given: a registry [`PipelineCode`](crate::PipelineCode) or
     /// the tool's own (see [`ToolError::code_str`] for the wire form).
-    pub fn code(&self) -> Option<crate::code::FailureCode<'_>> {
-        self.code_str().map(crate::code::FailureCode::of)
+    pub fn code(&self) -> Option<crate::error_code::FailureCode<'_>> {
+        self.code_str().map(crate::error_code::FailureCode::of)
     }
 
     /// The code as given, when one was.

@@ -119,7 +119,7 @@ async fn one_numbering_of_the_stages_in_docs_and_trace() {
 #[test]
 fn every_error_code_is_in_both_tables() {
     let pipeline_md = include_str!("../../PIPELINE.md");
-    let rustdoc = include_str!("../../src/code.rs");
+    let rustdoc = include_str!("../../src/error_code.rs");
     for code in PipelineCode::ALL {
         let row = format!("| `{}` | `{}` |", code.as_str(), code.error_name());
         assert!(pipeline_md.contains(&row), "PIPELINE.md lacks {row}");
