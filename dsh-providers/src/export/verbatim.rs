@@ -545,7 +545,6 @@ impl Adapter<'_, '_> {
         }
     }
 
-    #[allow(clippy::too_many_lines)]
     fn object(
         &mut self,
         o: &Object,
@@ -554,21 +553,43 @@ impl Adapter<'_, '_> {
         depth: usize,
         root: bool,
     ) -> Value {
-        let flavor = self.flavor();
-        let target = self.target;
         // A reference (or a one-branch `allOf` holding only one) stands for its target.
+        if let Some(out) = self.object_reference(o, path, objects, depth) {
+            return out;
+        }
+        let at = At {
+            o,
+            path,
+            objects,
+            depth,
+            root,
+            declared: declared_types(o),
+        };
+        self.plain_object(&at).unwrap_or_else(|failed| failed)
+    }
+
+    /// What a schema object that is a reference (`$ref`, `$dynamicRef`, or a one-branch
+    /// `allOf` holding one) becomes; `None` when it is not one.
+    fn object_reference(
+        &mut self,
+        o: &Object,
+        path: &str,
+        objects: usize,
+        depth: usize,
+    ) -> Option<Value> {
+        let target = self.target;
         let dynamic = o.get("$dynamicRef").and_then(Value::as_str);
         let direct = o.get("$ref").and_then(Value::as_str);
         if dynamic.is_some() && direct.is_some() {
-            return self.fail(
+            return Some(self.fail(
                 path,
                 format!(
                     "has both `$ref` and `$dynamicRef`, which {target} cannot state without `allOf`"
                 ),
-            );
+            ));
         }
         if let Some(text) = direct.or(dynamic) {
-            return self.reference(text, o, path, objects, depth);
+            return Some(self.reference(text, o, path, objects, depth));
         }
         if let Some(Value::Array(branches)) = o.get("allOf")
             && let [Value::Object(only)] = &branches[..]
@@ -588,321 +609,359 @@ impl Adapter<'_, '_> {
                 }
             }
             let text = text.to_string();
-            return self.reference(&text, &merged, path, objects, depth);
+            return Some(self.reference(&text, &merged, path, objects, depth));
         }
+        None
+    }
 
-        let mut notes: Vec<String> = Vec::new();
-        let annotated = self.annotations(o, path);
-        notes.extend(annotated.notes);
-        let mut kept: Vec<(String, Value)> = Vec::new();
-        let mut types: Vec<String> = match o.get("type") {
-            Some(Value::String(t)) => vec![t.to_string()],
-            Some(Value::Array(list)) => list
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect(),
-            _ => Vec::new(),
+    /// A schema object that is not a reference: its keywords, its types, its members,
+    /// put together in the flavor's form.
+    fn plain_object(&mut self, at: &At<'_>) -> Step<Value> {
+        let annotated = self.annotations(at.o, at.path);
+        self.refused(at)?;
+        let mut node = Node {
+            notes: annotated.notes,
+            kept: Vec::new(),
+            nullable: false,
         };
-        let mut nullable = false;
-        // A keyword of another type's family says nothing about this node's values (an
-        // `items` beside `"type": "object"`): left out, without loss.
-        let declared = types.clone();
-        let applies = |k: &str| {
-            family(k).is_none_or(|f| {
-                declared.is_empty()
-                    || declared
-                        .iter()
-                        .any(|t| t == f || (f == "number" && t == "integer"))
-            })
-        };
-        // Keywords the subset cannot state.
-        for (k, _) in o.iter() {
+        for (k, v) in at.o.iter() {
             let k: &str = k;
-            if REFUSED.contains(&k) && applies(k) {
-                return self.fail(path, format!("uses `{k}`, which {target} cannot state"));
+            // A keyword of another type's family says nothing about this node's values
+            // (an `items` beside `"type": "object"`): left out, without loss.
+            if applies(&at.declared, k) {
+                self.keyword(at, &mut node, k, v)?;
             }
         }
-        if o.contains_key("anyOf") && o.contains_key("oneOf") {
-            return self.fail(
-                path,
-                format!(
-                    "has both `anyOf` and `oneOf`, which {target} cannot state without `allOf`"
-                ),
-            );
-        }
-        for (k, v) in o.iter() {
-            let k: &str = k;
-            if !applies(k) {
-                continue;
-            }
-            match k {
-                "$schema" => {
-                    if root {
-                        self.p.warn(
-                            path,
-                            "$schema left out: providers are sent the schema, not its dialect (it is JSON Schema 2020-12 either way)",
-                        );
-                    }
-                }
-                // Pointers replace anchors; the document is one resource. `x-mcp-header`
-                // is for MCP clients only.
-                "$id" | "$anchor" | "$dynamicAnchor" | "$defs" | "definitions" | "$comment"
-                | "$vocabulary" | MCP_HEADER_KEY => {}
-                "type" | "title" | "description" | "default" | "examples" | "deprecated"
-                | "readOnly" | "writeOnly" => {}
-                // Without `if`, `then` and `else` mean nothing; without `contains`, neither
-                // do its bounds.
-                "then" | "else" | "minContains" | "maxContains" => {}
-                "format" => {
-                    let allowed: &[&str] = match flavor {
-                        Flavor::OpenAiStrict => OPENAI_FORMATS,
-                        Flavor::AnthropicStrict => ANTHROPIC_FORMATS,
-                        _ => &[],
-                    };
-                    if flavor == Flavor::GeminiOpenApi || v.as_str().is_some_and(|f| allowed.contains(&f)) {
-                        kept.push((k.to_string(), v.clone()));
-                    } else {
-                        self.note(path, k, v, &mut notes);
-                    }
-                }
-                "contentEncoding" | "contentMediaType" => self.note(path, k, v, &mut notes),
-                "contentSchema" => self.p.warn(
-                    path,
-                    format!("contentSchema left out ({target} cannot state the schema of encoded content)"),
-                ),
-                "enum" => {
-                    let values = v.as_array().map(|a| a.to_vec()).unwrap_or_default();
-                    self.count_values(&values);
-                    let strings = values.iter().all(|x| x.as_str().is_some());
-                    let complex = values.iter().any(|x| matches!(x, Value::Array(_) | Value::Object(_)));
-                    if flavor == Flavor::AnthropicStrict && complex {
-                        return self.fail(path, "has an `enum` with array or object members, which Anthropic strict mode does not support");
-                    }
-                    let on_string = declared.is_empty() || declared.iter().any(|t| t == "string");
-                    if flavor == Flavor::GeminiOpenApi && !(strings && on_string) {
-                        self.note(path, k, v, &mut notes);
-                    } else {
-                        kept.push((k.to_string(), v.clone()));
-                    }
-                }
-                "const" => {
-                    self.count_values(std::slice::from_ref(v));
-                    match (flavor, v) {
-                        (Flavor::AnthropicStrict, Value::Array(_) | Value::Object(_)) => {
-                            return self.fail(path, "has a `const` array or object, which Anthropic strict mode does not support");
-                        }
-                        (Flavor::GeminiOpenApi, Value::String(_))
-                            if declared.is_empty() || declared.iter().any(|t| t == "string") =>
-                        {
-                            if !o.contains_key("enum") {
-                                kept.push(("enum".to_string(), Value::from(vec![v.clone()])));
-                            }
-                        }
-                        (Flavor::GeminiOpenApi, _) => self.note(path, k, v, &mut notes),
-                        _ => kept.push((k.to_string(), v.clone())),
-                    }
-                }
-                "pattern" => kept.push((k.to_string(), v.clone())),
-                "minLength" | "maxLength" => {
-                    if self.strict() {
-                        self.note(path, k, v, &mut notes);
-                    } else {
-                        kept.push((k.to_string(), v.clone()));
-                    }
-                }
-                "minimum" | "maximum" => {
-                    if flavor == Flavor::AnthropicStrict {
-                        self.note(path, k, v, &mut notes);
-                    } else {
-                        kept.push((k.to_string(), v.clone()));
-                    }
-                }
-                "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf" => {
-                    if flavor == Flavor::OpenAiStrict {
-                        kept.push((k.to_string(), v.clone()));
-                    } else {
-                        self.note(path, k, v, &mut notes);
-                    }
-                }
-                "minItems" => {
-                    if flavor != Flavor::AnthropicStrict || v.as_u64().is_some_and(|n| n <= 1) {
-                        kept.push((k.to_string(), v.clone()));
-                    } else {
-                        self.note(path, k, v, &mut notes);
-                    }
-                }
-                "maxItems" => {
-                    if flavor == Flavor::AnthropicStrict {
-                        self.note(path, k, v, &mut notes);
-                    } else {
-                        kept.push((k.to_string(), v.clone()));
-                    }
-                }
-                "uniqueItems" => {
-                    if v.as_bool() == Some(true) {
-                        self.note(path, k, v, &mut notes);
-                    }
-                }
-                "minProperties" | "maxProperties" => {
-                    if flavor == Flavor::GeminiOpenApi {
-                        kept.push((k.to_string(), v.clone()));
-                    } else {
-                        self.note(path, k, v, &mut notes);
-                    }
-                }
-                "items" => match v {
-                    Value::Bool(true) => {
-                        if self.strict() {
-                            return self.fail(
-                                path,
-                                "is an array of any JSON values, which strict mode cannot express (items need a typed schema)",
-                            );
-                        }
-                    }
-                    Value::Bool(false) => {
-                        // Only the empty array: `maxItems: 0` where items need no schema.
-                        if self.strict() {
-                            return self.fail(
-                                path,
-                                "is an array that must be empty (`items: false`), which strict mode cannot express (items need a typed schema)",
-                            );
-                        }
-                        kept.push(("maxItems".to_string(), Value::from(0u64)));
-                    }
-                    _ => {
-                        let item = self.node(v, &child_path(path, "items"), objects, depth + 1, false);
-                        kept.push(("items".to_string(), item));
-                    }
-                },
-                "anyOf" | "oneOf" => {
-                    let Some(list) = v.as_array() else { continue };
-                    if k == "oneOf" {
-                        self.p.warn(
-                            path,
-                            "oneOf rewritten as anyOf: the schema no longer rejects a value that matches several branches",
-                        );
-                    }
-                    let mut branches = Vec::new();
-                    for (i, b) in list.iter().enumerate() {
-                        let out = self.node(b, &index_path(path, k, i), objects, depth + 1, false);
-                        if flavor == Flavor::GeminiOpenApi && is_null_only(&out) {
-                            nullable = true;
-                            continue;
-                        }
-                        branches.push(out);
-                    }
-                    kept.push(("anyOf".to_string(), Value::from(branches)));
-                }
-                "properties" | "required" | "additionalProperties" => {}
-                other => self.p.warn(
-                    path,
-                    format!("keyword `{other}` left out ({target} does not take it)"),
-                ),
-            }
-        }
-
-        // Objects.
-        let object_keywords = [
-            "properties",
-            "required",
-            "additionalProperties",
-            "minProperties",
-            "maxProperties",
-        ];
-        let array_keywords = ["items", "minItems", "maxItems", "uniqueItems"];
-        let string_keywords = ["pattern", "minLength", "maxLength", "format"];
-        let number_keywords = [
-            "minimum",
-            "maximum",
-            "exclusiveMinimum",
-            "exclusiveMaximum",
-            "multipleOf",
-        ];
-        let has = |keys: &[&str]| keys.iter().any(|k| o.contains_key(k) && applies(k));
-        let unioned = kept.iter().any(|(k, _)| k == "anyOf");
-        let valued = o.contains_key("enum") || o.contains_key("const");
-        if types.is_empty() {
-            if valued {
-                // The values say which types: exact.
-                let mut values: Vec<Value> = o
-                    .get("enum")
-                    .and_then(Value::as_array)
-                    .map(|a| a.to_vec())
-                    .unwrap_or_default();
-                values.extend(o.get("const").cloned());
-                for x in &values {
-                    let t = match x {
-                        Value::Null => "null",
-                        Value::Bool(_) => "boolean",
-                        Value::Number(n) if n.is_integer() => "integer",
-                        Value::Number(_) => "number",
-                        Value::String(_) => "string",
-                        Value::Array(_) => "array",
-                        Value::Object(_) => "object",
-                    };
-                    if !types.iter().any(|have| have == t) {
-                        types.push(t.to_string());
-                    }
-                }
-                if types.iter().any(|t| t == "number") {
-                    types.retain(|t| t != "integer");
-                }
-            } else {
-                let families: Vec<&str> = [
-                    ("object", has(&object_keywords)),
-                    ("array", has(&array_keywords)),
-                    ("string", has(&string_keywords)),
-                    ("number", has(&number_keywords)),
-                ]
-                .into_iter()
-                .filter(|(_, present)| *present)
-                .map(|(t, _)| t)
-                .collect();
-                match families.as_slice() {
-                    [t] => {
-                        self.p.warn(
-                            path,
-                            format!("typed as {t} ({target} needs a type, and only {t} keywords apply here): values of other types, which the schema lets through, are no longer accepted"),
-                        );
-                        types.push((*t).to_string());
-                    }
-                    [] if unioned || !self.strict() => {}
-                    [] => return self.any_json(path),
-                    _ => {
-                        return self.fail(
-                            path,
-                            format!("has no `type` but keywords of several types ({}), which {target} cannot state", families.join(", ")),
-                        );
-                    }
-                }
-            }
-        }
+        let mut types = self.types(at, &node)?;
         // What the inferred types leave without effect goes too.
-        if declared.is_empty() && !types.is_empty() {
-            kept.retain(|(k, _)| {
-                family(k).is_none_or(|f| {
-                    types
-                        .iter()
-                        .any(|t| t == f || (f == "number" && t == "integer"))
-                })
-            });
+        if at.declared.is_empty() && !types.is_empty() {
+            node.kept.retain(|(k, _)| applies(&types, k));
         }
         let is_object = types.iter().any(|t| t == "object");
         let is_array = types.iter().any(|t| t == "array");
-        if is_array && self.strict() && !o.contains_key("items") {
-            return self.fail(
-                path,
+        if is_array && self.strict() && !at.o.contains_key("items") {
+            return Err(self.fail(
+                at.path,
                 "is an array of any JSON values, which strict mode cannot express (items need a typed schema)",
+            ));
+        }
+        let (tail, untyped_note) = if is_object {
+            self.members(at, &mut types)?
+        } else {
+            (Vec::new(), None)
+        };
+        let mut out = self.typed(&types, &mut node.nullable, at.path)?;
+        if let Some(d) = describe(
+            annotated.description.as_deref(),
+            untyped_note.as_deref(),
+            &node.notes,
+        ) {
+            out.insert("description", Value::from(d));
+        }
+        for (k, v) in annotated.kept.into_iter().chain(node.kept).chain(tail) {
+            out.insert(k, v);
+        }
+        if node.nullable {
+            out.insert("nullable", Value::Bool(true));
+        }
+        Ok(Value::Object(out))
+    }
+
+    /// Fails on keywords the subset cannot state.
+    fn refused(&mut self, at: &At<'_>) -> Step<()> {
+        let target = self.target;
+        for (k, _) in at.o.iter() {
+            let k: &str = k;
+            if REFUSED.contains(&k) && applies(&at.declared, k) {
+                return Err(self.fail(at.path, format!("uses `{k}`, which {target} cannot state")));
+            }
+        }
+        if at.o.contains_key("anyOf") && at.o.contains_key("oneOf") {
+            return Err(self.fail(
+                at.path,
+                format!(
+                    "has both `anyOf` and `oneOf`, which {target} cannot state without `allOf`"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// One keyword of a schema object, by the family it belongs to.
+    fn keyword(&mut self, at: &At<'_>, node: &mut Node, k: &str, v: &Value) -> Step<()> {
+        match k {
+            "$schema" => {
+                if at.root {
+                    self.p.warn(
+                        at.path,
+                        "$schema left out: providers are sent the schema, not its dialect (it is JSON Schema 2020-12 either way)",
+                    );
+                }
+            }
+            // Pointers replace anchors; the document is one resource. `x-mcp-header`
+            // is for MCP clients only.
+            "$id" | "$anchor" | "$dynamicAnchor" | "$defs" | "definitions" | "$comment"
+            | "$vocabulary" | MCP_HEADER_KEY => {}
+            "type" | "title" | "description" | "default" | "examples" | "deprecated"
+            | "readOnly" | "writeOnly" => {}
+            // Without `if`, `then` and `else` mean nothing; without `contains`, neither
+            // do its bounds.
+            "then" | "else" | "minContains" | "maxContains" => {}
+            "format" | "contentEncoding" | "contentMediaType" | "contentSchema" | "pattern"
+            | "minLength" | "maxLength" => self.string_keyword(at.path, node, k, v),
+            "enum" => self.enum_keyword(at, node, v)?,
+            "const" => self.const_keyword(at, node, v)?,
+            "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf" => {
+                self.number_keyword(at.path, node, k, v)
+            }
+            "items" => self.items_keyword(at, node, v)?,
+            "minItems" | "maxItems" | "uniqueItems" => self.array_keyword(at.path, node, k, v),
+            "minProperties" | "maxProperties" => {
+                let keep = self.flavor() == Flavor::GeminiOpenApi;
+                self.keep_or_note(at.path, node, k, v, keep);
+            }
+            "anyOf" | "oneOf" => self.union_keyword(at, node, k, v),
+            // Taken by `members`.
+            "properties" | "required" | "additionalProperties" => {}
+            other => self.p.warn(
+                at.path,
+                format!(
+                    "keyword `{other}` left out ({} does not take it)",
+                    self.target
+                ),
+            ),
+        }
+        Ok(())
+    }
+
+    /// `k: v` kept as written when `keep`, else moved into the description.
+    fn keep_or_note(&mut self, path: &str, node: &mut Node, k: &str, v: &Value, keep: bool) {
+        if keep {
+            node.kept.push((k.to_string(), v.clone()));
+        } else {
+            self.note(path, k, v, &mut node.notes);
+        }
+    }
+
+    /// `format`, `pattern`, the length bounds and the `content*` keywords.
+    fn string_keyword(&mut self, path: &str, node: &mut Node, k: &str, v: &Value) {
+        let flavor = self.flavor();
+        match k {
+            "format" => {
+                let allowed: &[&str] = match flavor {
+                    Flavor::OpenAiStrict => OPENAI_FORMATS,
+                    Flavor::AnthropicStrict => ANTHROPIC_FORMATS,
+                    _ => &[],
+                };
+                let keep = flavor == Flavor::GeminiOpenApi
+                    || v.as_str().is_some_and(|f| allowed.contains(&f));
+                self.keep_or_note(path, node, k, v, keep);
+            }
+            "contentSchema" => self.p.warn(
+                path,
+                format!(
+                    "contentSchema left out ({} cannot state the schema of encoded content)",
+                    self.target
+                ),
+            ),
+            "pattern" => node.kept.push((k.to_string(), v.clone())),
+            "minLength" | "maxLength" => {
+                let keep = !self.strict();
+                self.keep_or_note(path, node, k, v, keep);
+            }
+            // `contentEncoding`, `contentMediaType`.
+            _ => self.note(path, k, v, &mut node.notes),
+        }
+    }
+
+    /// `enum`.
+    fn enum_keyword(&mut self, at: &At<'_>, node: &mut Node, v: &Value) -> Step<()> {
+        let flavor = self.flavor();
+        let values = v.as_array().map(|a| a.to_vec()).unwrap_or_default();
+        self.count_values(&values);
+        let strings = values.iter().all(|x| x.as_str().is_some());
+        let complex = values
+            .iter()
+            .any(|x| matches!(x, Value::Array(_) | Value::Object(_)));
+        if flavor == Flavor::AnthropicStrict && complex {
+            return Err(self.fail(
+                at.path,
+                "has an `enum` with array or object members, which Anthropic strict mode does not support",
+            ));
+        }
+        let keep = flavor != Flavor::GeminiOpenApi || (strings && at.on_string());
+        self.keep_or_note(at.path, node, "enum", v, keep);
+        Ok(())
+    }
+
+    /// `const`.
+    fn const_keyword(&mut self, at: &At<'_>, node: &mut Node, v: &Value) -> Step<()> {
+        self.count_values(std::slice::from_ref(v));
+        match (self.flavor(), v) {
+            (Flavor::AnthropicStrict, Value::Array(_) | Value::Object(_)) => {
+                return Err(self.fail(
+                    at.path,
+                    "has a `const` array or object, which Anthropic strict mode does not support",
+                ));
+            }
+            (Flavor::GeminiOpenApi, Value::String(_)) if at.on_string() => {
+                if !at.o.contains_key("enum") {
+                    node.kept
+                        .push(("enum".to_string(), Value::from(vec![v.clone()])));
+                }
+            }
+            (Flavor::GeminiOpenApi, _) => self.note(at.path, "const", v, &mut node.notes),
+            _ => node.kept.push(("const".to_string(), v.clone())),
+        }
+        Ok(())
+    }
+
+    /// The bounds of a number.
+    fn number_keyword(&mut self, path: &str, node: &mut Node, k: &str, v: &Value) {
+        let flavor = self.flavor();
+        let keep = match k {
+            "minimum" | "maximum" => flavor != Flavor::AnthropicStrict,
+            // `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`.
+            _ => flavor == Flavor::OpenAiStrict,
+        };
+        self.keep_or_note(path, node, k, v, keep);
+    }
+
+    /// The bounds of an array, and `uniqueItems`.
+    fn array_keyword(&mut self, path: &str, node: &mut Node, k: &str, v: &Value) {
+        let anthropic = self.flavor() == Flavor::AnthropicStrict;
+        match k {
+            "minItems" => {
+                let keep = !anthropic || v.as_u64().is_some_and(|n| n <= 1);
+                self.keep_or_note(path, node, k, v, keep);
+            }
+            "maxItems" => self.keep_or_note(path, node, k, v, !anthropic),
+            // `uniqueItems`.
+            _ => {
+                if v.as_bool() == Some(true) {
+                    self.note(path, k, v, &mut node.notes);
+                }
+            }
+        }
+    }
+
+    /// `items`.
+    fn items_keyword(&mut self, at: &At<'_>, node: &mut Node, v: &Value) -> Step<()> {
+        match v {
+            Value::Bool(true) => {
+                if self.strict() {
+                    return Err(self.fail(
+                        at.path,
+                        "is an array of any JSON values, which strict mode cannot express (items need a typed schema)",
+                    ));
+                }
+            }
+            Value::Bool(false) => {
+                // Only the empty array: `maxItems: 0` where items need no schema.
+                if self.strict() {
+                    return Err(self.fail(
+                        at.path,
+                        "is an array that must be empty (`items: false`), which strict mode cannot express (items need a typed schema)",
+                    ));
+                }
+                node.kept.push(("maxItems".to_string(), Value::from(0u64)));
+            }
+            _ => {
+                let item = self.node(
+                    v,
+                    &child_path(at.path, "items"),
+                    at.objects,
+                    at.depth + 1,
+                    false,
+                );
+                node.kept.push(("items".to_string(), item));
+            }
+        }
+        Ok(())
+    }
+
+    /// `anyOf` or `oneOf`, both published as `anyOf`.
+    fn union_keyword(&mut self, at: &At<'_>, node: &mut Node, k: &str, v: &Value) {
+        let Some(list) = v.as_array() else { return };
+        if k == "oneOf" {
+            self.p.warn(
+                at.path,
+                "oneOf rewritten as anyOf: the schema no longer rejects a value that matches several branches",
             );
         }
-        let mut tail: Vec<(String, Value)> = Vec::new();
-        let mut untyped_note: Option<String> = None;
-        if is_object {
-            let level = objects + 1;
-            self.p.stats.object_depth = self.p.stats.object_depth.max(level);
-            let required: Vec<String> = o
-                .get("required")
+        let mut branches = Vec::new();
+        for (i, b) in list.iter().enumerate() {
+            let out = self.node(
+                b,
+                &index_path(at.path, k, i),
+                at.objects,
+                at.depth + 1,
+                false,
+            );
+            if self.flavor() == Flavor::GeminiOpenApi && is_null_only(&out) {
+                node.nullable = true;
+                continue;
+            }
+            branches.push(out);
+        }
+        node.kept.push(("anyOf".to_string(), Value::from(branches)));
+    }
+
+    /// The node's types: as declared, else those of its values (`enum`, `const`), else
+    /// the one family its keywords belong to.
+    fn types(&mut self, at: &At<'_>, node: &Node) -> Step<Vec<String>> {
+        if !at.declared.is_empty() {
+            return Ok(at.declared.clone());
+        }
+        if at.o.contains_key("enum") || at.o.contains_key("const") {
+            // The values say which types: exact.
+            return Ok(value_types(at.o));
+        }
+        let has = |keys: &[&str]| {
+            keys.iter()
+                .any(|k| at.o.contains_key(k) && applies(&at.declared, k))
+        };
+        let families: Vec<&str> = [
+            ("object", has(&OBJECT_KEYWORDS)),
+            ("array", has(&ARRAY_KEYWORDS)),
+            ("string", has(&STRING_KEYWORDS)),
+            ("number", has(&NUMBER_KEYWORDS)),
+        ]
+        .into_iter()
+        .filter(|(_, present)| *present)
+        .map(|(t, _)| t)
+        .collect();
+        let unioned = node.kept.iter().any(|(k, _)| k == "anyOf");
+        let target = self.target;
+        match families.as_slice() {
+            [t] => {
+                self.p.warn(
+                    at.path,
+                    format!("typed as {t} ({target} needs a type, and only {t} keywords apply here): values of other types, which the schema lets through, are no longer accepted"),
+                );
+                Ok(vec![(*t).to_string()])
+            }
+            [] if unioned || !self.strict() => Ok(Vec::new()),
+            [] => Err(self.any_json(at.path)),
+            _ => Err(self.fail(
+                at.path,
+                format!(
+                    "has no `type` but keywords of several types ({}), which {target} cannot state",
+                    families.join(", ")
+                ),
+            )),
+        }
+    }
+
+    /// An object's `properties`, `required` and `additionalProperties`, in the
+    /// flavor's form; and the note that replaces its type when the flavor cannot type it
+    /// (`types` then loses `object`).
+    fn members(&mut self, at: &At<'_>, types: &mut Vec<String>) -> Step<Members> {
+        let flavor = self.flavor();
+        let level = at.objects + 1;
+        self.p.stats.object_depth = self.p.stats.object_depth.max(level);
+        let required: Vec<String> =
+            at.o.get("required")
                 .and_then(Value::as_array)
                 .map(|a| {
                     a.iter()
@@ -911,151 +970,159 @@ impl Adapter<'_, '_> {
                         .collect()
                 })
                 .unwrap_or_default();
-            let declared_props: Vec<String> = o
-                .get("properties")
+        let declared_props: Vec<String> =
+            at.o.get("properties")
                 .and_then(Value::as_object)
                 .map(|p| p.keys().map(str::to_string).collect())
                 .unwrap_or_default();
-            if let Some(missing) = required.iter().find(|r| !declared_props.contains(r)) {
-                return self.fail(
-                    path,
-                    format!("`required` names {missing:?}, which `properties` does not declare ({target} needs it declared)"),
-                );
-            }
-            // additionalProperties
-            match (o.get("additionalProperties"), flavor) {
-                (Some(Value::Bool(false)), Flavor::GeminiOpenApi) => self.p.warn(
-                    path,
-                    "additionalProperties: false dropped (the OpenAPI subset has no such field): the schema no longer tells the model that other keys are rejected",
+        if let Some(missing) = required.iter().find(|r| !declared_props.contains(r)) {
+            return Err(self.fail(
+                at.path,
+                format!(
+                    "`required` names {missing:?}, which `properties` does not declare ({} needs it declared)",
+                    self.target
                 ),
-                (Some(Value::Bool(false)), _) => tail.push(("additionalProperties".to_string(), Value::Bool(false))),
-                (None | Some(Value::Bool(true)), Flavor::GeminiOpenApi) => {}
-                (None | Some(Value::Bool(true)), _) => {
-                    self.p.warn(
-                        path,
-                        "open object closed (additionalProperties: false): keys beyond the declared properties can no longer be sent",
-                    );
-                    tail.push(("additionalProperties".to_string(), Value::Bool(false)));
-                }
-                (Some(_), Flavor::GeminiOpenApi) => self.p.warn(
-                    path,
-                    "the schema of the map's values (additionalProperties) dropped: the OpenAPI subset cannot state it",
-                ),
-                (Some(_), _) => {
-                    return self.fail(
-                        path,
-                        "is a map (additionalProperties with a schema), which strict mode cannot express (every object must be closed)",
-                    );
-                }
-            }
-            let mut props = Object::new();
-            let mut required_out: Vec<Value> = Vec::new();
-            if let Some(Value::Object(p)) = o.get("properties") {
-                for (name, sub) in p.iter() {
-                    let name: &str = name;
-                    let sub_path = child_path(&child_path(path, "properties"), name);
-                    if flavor == Flavor::GeminiOpenApi && !gemini_property_name(name) {
-                        self.p.fail(
-                            &sub_path,
-                            "property name is not accepted by the OpenAPI form (it must match [A-Za-z_][A-Za-z0-9_]* and have at most 64 characters)",
-                        );
-                    }
-                    let mut out = self.node(sub, &sub_path, level, depth + 1, false);
-                    let is_required = required.iter().any(|r| r == name);
-                    self.p.stats.properties += 1;
-                    self.p.stats.chars += name.chars().count();
-                    if !is_required {
-                        self.p.stats.optional += 1;
-                    }
-                    if flavor == Flavor::OpenAiStrict && !is_required && !typed_nullable(&out) {
-                        out = openai_nullable(out);
-                    }
-                    if is_union(&out) {
-                        self.p.stats.unions += 1;
-                    }
-                    props.insert(name, out);
-                    if is_required || flavor == Flavor::OpenAiStrict {
-                        required_out.push(Value::from(name));
-                    }
-                }
-            }
-            if flavor == Flavor::GeminiOpenApi && props.is_empty() && !root {
-                self.p.warn(
-                    path,
-                    "object without declared properties exported without a type (the OpenAPI form refuses an OBJECT with no properties): the model is not told it must be an object",
-                );
-                types.retain(|t| t != "object");
-                untyped_note = Some("a JSON object".to_string());
-            } else {
-                if !props.is_empty() || self.strict() {
-                    tail.push(("properties".to_string(), Value::Object(props)));
-                }
-                if !required_out.is_empty() || flavor == Flavor::OpenAiStrict {
-                    tail.push(("required".to_string(), Value::from(required_out)));
-                }
-            }
+            ));
         }
+        let mut tail: Vec<(String, Value)> = Vec::new();
+        if self.additional_properties(at)? {
+            tail.push(("additionalProperties".to_string(), Value::Bool(false)));
+        }
+        let (props, required_out) = self.properties(at, level, &required);
+        if flavor == Flavor::GeminiOpenApi && props.is_empty() && !at.root {
+            self.p.warn(
+                at.path,
+                "object without declared properties exported without a type (the OpenAPI form refuses an OBJECT with no properties): the model is not told it must be an object",
+            );
+            types.retain(|t| t != "object");
+            return Ok((tail, Some("a JSON object".to_string())));
+        }
+        if !props.is_empty() || self.strict() {
+            tail.push(("properties".to_string(), Value::Object(props)));
+        }
+        if !required_out.is_empty() || flavor == Flavor::OpenAiStrict {
+            tail.push(("required".to_string(), Value::from(required_out)));
+        }
+        Ok((tail, None))
+    }
 
-        // The type, in the flavor's form.
-        let mut out = Object::new();
-        if !types.is_empty() {
-            if flavor == Flavor::GeminiOpenApi {
-                let non_null: Vec<&String> = types.iter().filter(|t| *t != "null").collect();
-                match non_null.as_slice() {
-                    [] => {
-                        out.insert("type", Value::from("NULL"));
-                    }
-                    [t] => {
-                        out.insert("type", Value::from(self.type_name(t)));
-                        if types.len() > 1 {
-                            nullable = true;
-                        }
-                    }
-                    several => {
-                        let names: Vec<&str> = several.iter().map(|t| t.as_str()).collect();
-                        return self.fail(
-                            path,
-                            format!(
-                                "has several types ({}), which the OpenAPI form cannot state",
-                                names.join(", ")
-                            ),
-                        );
-                    }
-                }
-            } else if types.len() == 1 {
-                out.insert("type", Value::from(types[0].as_str()));
-            } else {
-                out.insert(
-                    "type",
-                    Value::from(
-                        types
-                            .iter()
-                            .map(|t| Value::from(t.as_str()))
-                            .collect::<Vec<_>>(),
-                    ),
+    /// Whether the object is published closed (`additionalProperties: false`).
+    fn additional_properties(&mut self, at: &At<'_>) -> Step<bool> {
+        match (at.o.get("additionalProperties"), self.flavor()) {
+            (Some(Value::Bool(false)), Flavor::GeminiOpenApi) => self.p.warn(
+                at.path,
+                "additionalProperties: false dropped (the OpenAPI subset has no such field): the schema no longer tells the model that other keys are rejected",
+            ),
+            (Some(Value::Bool(false)), _) => return Ok(true),
+            (None | Some(Value::Bool(true)), Flavor::GeminiOpenApi) => {}
+            (None | Some(Value::Bool(true)), _) => {
+                self.p.warn(
+                    at.path,
+                    "open object closed (additionalProperties: false): keys beyond the declared properties can no longer be sent",
                 );
+                return Ok(true);
+            }
+            (Some(_), Flavor::GeminiOpenApi) => self.p.warn(
+                at.path,
+                "the schema of the map's values (additionalProperties) dropped: the OpenAPI subset cannot state it",
+            ),
+            (Some(_), _) => {
+                return Err(self.fail(
+                    at.path,
+                    "is a map (additionalProperties with a schema), which strict mode cannot express (every object must be closed)",
+                ));
             }
         }
-        if let Some(d) = describe(
-            annotated.description.as_deref(),
-            untyped_note.as_deref(),
-            &notes,
-        ) {
-            out.insert("description", Value::from(d));
+        Ok(false)
+    }
+
+    /// An object's properties, each adapted, and the names the output requires.
+    fn properties(
+        &mut self,
+        at: &At<'_>,
+        level: usize,
+        required: &[String],
+    ) -> (Object, Vec<Value>) {
+        let flavor = self.flavor();
+        let mut props = Object::new();
+        let mut required_out: Vec<Value> = Vec::new();
+        let Some(Value::Object(p)) = at.o.get("properties") else {
+            return (props, required_out);
+        };
+        for (name, sub) in p.iter() {
+            let name: &str = name;
+            let sub_path = child_path(&child_path(at.path, "properties"), name);
+            if flavor == Flavor::GeminiOpenApi && !gemini_property_name(name) {
+                self.p.fail(
+                    &sub_path,
+                    "property name is not accepted by the OpenAPI form (it must match [A-Za-z_][A-Za-z0-9_]* and have at most 64 characters)",
+                );
+            }
+            let mut out = self.node(sub, &sub_path, level, at.depth + 1, false);
+            let is_required = required.iter().any(|r| r == name);
+            self.p.stats.properties += 1;
+            self.p.stats.chars += name.chars().count();
+            if !is_required {
+                self.p.stats.optional += 1;
+            }
+            if flavor == Flavor::OpenAiStrict && !is_required && !typed_nullable(&out) {
+                out = openai_nullable(out);
+            }
+            if is_union(&out) {
+                self.p.stats.unions += 1;
+            }
+            props.insert(name, out);
+            if is_required || flavor == Flavor::OpenAiStrict {
+                required_out.push(Value::from(name));
+            }
         }
-        for (k, v) in annotated.kept {
-            out.insert(k, v);
+        (props, required_out)
+    }
+
+    /// The output object, started with the `type` in the flavor's form (Gemini: one
+    /// upper-case type, `nullable` for `null`).
+    fn typed(&mut self, types: &[String], nullable: &mut bool, path: &str) -> Step<Object> {
+        let mut out = Object::new();
+        if types.is_empty() {
+            return Ok(out);
         }
-        for (k, v) in kept {
-            out.insert(k, v);
+        if self.flavor() == Flavor::GeminiOpenApi {
+            let non_null: Vec<&String> = types.iter().filter(|t| *t != "null").collect();
+            match non_null.as_slice() {
+                [] => {
+                    out.insert("type", Value::from("NULL"));
+                }
+                [t] => {
+                    out.insert("type", Value::from(self.type_name(t)));
+                    if types.len() > 1 {
+                        *nullable = true;
+                    }
+                }
+                several => {
+                    let names: Vec<&str> = several.iter().map(|t| t.as_str()).collect();
+                    return Err(self.fail(
+                        path,
+                        format!(
+                            "has several types ({}), which the OpenAPI form cannot state",
+                            names.join(", ")
+                        ),
+                    ));
+                }
+            }
+        } else if let [t] = types {
+            out.insert("type", Value::from(t.as_str()));
+        } else {
+            out.insert(
+                "type",
+                Value::from(
+                    types
+                        .iter()
+                        .map(|t| Value::from(t.as_str()))
+                        .collect::<Vec<_>>(),
+                ),
+            );
         }
-        for (k, v) in tail {
-            out.insert(k, v);
-        }
-        if nullable {
-            out.insert("nullable", Value::Bool(true));
-        }
-        Value::Object(out)
+        Ok(out)
     }
 
     fn count_values(&mut self, values: &[Value]) {
@@ -1075,6 +1142,114 @@ struct Annotated {
     description: Option<String>,
     kept: Vec<(String, Value)>,
     notes: Vec<String>,
+}
+
+/// A step of adapting a schema object: `Err` holds what the object becomes when the
+/// step fails (the failure is reported already).
+type Step<T> = Result<T, Value>;
+
+/// An object's members after `additionalProperties`, `properties` and `required`, and
+/// the note that replaces its type when the flavor cannot type it.
+type Members = (Vec<(String, Value)>, Option<String>);
+
+/// A schema object being adapted, and where it is.
+struct At<'o> {
+    o: &'o Object,
+    path: &'o str,
+    /// How many objects enclose it.
+    objects: usize,
+    depth: usize,
+    root: bool,
+    /// Its `type`, as written.
+    declared: Vec<String>,
+}
+
+impl At<'_> {
+    /// Whether its declared types admit a string (no declared type admits all).
+    fn on_string(&self) -> bool {
+        self.declared.is_empty() || self.declared.iter().any(|t| t == "string")
+    }
+}
+
+/// What a schema object's keywords become, gathered in keyword order.
+struct Node {
+    /// What moves into the description.
+    notes: Vec<String>,
+    /// The keywords published, in order.
+    kept: Vec<(String, Value)>,
+    /// Gemini's `nullable`.
+    nullable: bool,
+}
+
+/// The keywords of each type's family that say which type an untyped node has.
+const OBJECT_KEYWORDS: [&str; 5] = [
+    "properties",
+    "required",
+    "additionalProperties",
+    "minProperties",
+    "maxProperties",
+];
+const ARRAY_KEYWORDS: [&str; 4] = ["items", "minItems", "maxItems", "uniqueItems"];
+const STRING_KEYWORDS: [&str; 4] = ["pattern", "minLength", "maxLength", "format"];
+const NUMBER_KEYWORDS: [&str; 5] = [
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+];
+
+/// A schema object's `type`, as written (a name or a list of names).
+fn declared_types(o: &Object) -> Vec<String> {
+    match o.get("type") {
+        Some(Value::String(t)) => vec![t.to_string()],
+        Some(Value::Array(list)) => list
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Whether keyword `k` constrains values of one of `types` (every keyword does when
+/// `types` is empty).
+fn applies(types: &[String], k: &str) -> bool {
+    family(k).is_none_or(|f| {
+        types.is_empty()
+            || types
+                .iter()
+                .any(|t| t == f || (f == "number" && t == "integer"))
+    })
+}
+
+/// The types of a schema object's `enum` and `const` values.
+fn value_types(o: &Object) -> Vec<String> {
+    let mut values: Vec<Value> = o
+        .get("enum")
+        .and_then(Value::as_array)
+        .map(|a| a.to_vec())
+        .unwrap_or_default();
+    values.extend(o.get("const").cloned());
+    let mut types: Vec<String> = Vec::new();
+    for x in &values {
+        let t = match x {
+            Value::Null => "null",
+            Value::Bool(_) => "boolean",
+            Value::Number(n) if n.is_integer() => "integer",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
+        };
+        if !types.iter().any(|have| have == t) {
+            types.push(t.to_string());
+        }
+    }
+    if types.iter().any(|t| t == "number") {
+        types.retain(|t| t != "integer");
+    }
+    types
 }
 
 /// `o` with `description` set, placed where a schema's description goes: after its
