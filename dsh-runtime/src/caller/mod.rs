@@ -326,7 +326,7 @@ impl std::error::Error for CallerError {}
 pub(crate) async fn ask(
     route: Option<&CallerRoute>,
     call: AskingCall<'_>,
-    cancel: &crate::CancellationToken,
+    cancel: &tokio_util::sync::CancellationToken,
     request: CallerRequest,
 ) -> Result<CallerAnswer, CallerError> {
     let Some(route) = route else {
@@ -375,7 +375,7 @@ async fn join_all<T>(futures: Vec<CallerFuture<'_, T>>) -> Vec<T> {
 pub(crate) async fn ask_all(
     route: Option<&CallerRoute>,
     call: AskingCall<'_>,
-    cancel: &crate::CancellationToken,
+    cancel: &tokio_util::sync::CancellationToken,
     questions: Vec<Question>,
 ) -> Vec<Result<CallerAnswer, CallerError>> {
     let n = questions.len();

@@ -13,7 +13,7 @@ use crate::validate::{ToolArgsError, Violations, validate_arguments, validate_ou
 /// that document. Returns what the body reads (nulls meaning "omitted" and ignored keys
 /// removed).
 pub(crate) fn validate_call<'v>(
-    def: &crate::ToolDefinition,
+    def: &crate::tool::ToolDefinition,
     args: &'v Value,
 ) -> Result<Cow<'v, Value>, ToolArgsError> {
     let params = &def.parameters;
@@ -32,7 +32,7 @@ pub(crate) fn validate_call<'v>(
 /// schema, then the verbatim document when there is one
 /// ([`ToolDefinition::verbatim_output`](crate::ToolDefinition::verbatim_output)).
 pub(crate) fn validate_definition_output(
-    def: &crate::ToolDefinition,
+    def: &crate::tool::ToolDefinition,
     value: Value,
 ) -> Result<Value, Violations> {
     let value = validate_output(&def.output, value)?;

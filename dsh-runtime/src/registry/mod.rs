@@ -792,7 +792,7 @@ impl Inner {
 /// The definition-time rules of a tool's verbatim schemas: an object-rooted parameter
 /// document; an output document this build validates fully; and stand-ins that agree
 /// with the documents' roots (what MCP's output wrapping is decided from).
-fn check_verbatim(def: &crate::ToolDefinition) -> Result<(), SchemaError> {
+fn check_verbatim(def: &crate::tool::ToolDefinition) -> Result<(), SchemaError> {
     let mut errors = Vec::new();
     if let Some(params) = &def.verbatim_parameters
         && params.root_type() != Some("object")
@@ -1219,9 +1219,11 @@ fn duplicate_hint(scoped: &bool) -> &'static str {
 
 impl RegisterError {
     /// `UNSUPPORTED_SCHEMA` for schema errors; other refusals have no code.
-    pub fn code(&self) -> Option<crate::PipelineCode> {
+    pub fn code(&self) -> Option<crate::error_code::PipelineCode> {
         match self {
-            RegisterError::Schema { .. } => Some(crate::PipelineCode::UnsupportedSchema),
+            RegisterError::Schema { .. } => {
+                Some(crate::error_code::PipelineCode::UnsupportedSchema)
+            }
             _ => None,
         }
     }
@@ -1345,7 +1347,7 @@ impl ToolView {
 
     /// The definitions of the tools, in publication order: what exports, SDKs and
     /// catalogs are generated from.
-    pub fn definitions(&self) -> Vec<crate::ToolDefinition> {
+    pub fn definitions(&self) -> Vec<crate::tool::ToolDefinition> {
         self.snap
             .view()
             .tools()
