@@ -220,12 +220,12 @@ mod wire;
 pub use approval::keys::{MIN_KEY_BYTES, STATE_KEYS_ENV, StateKeyError, StateKeys};
 pub use client::{ClientBuilder, ClientRelay, DEFAULT_REVISIONS};
 pub use identity::Identity;
-pub use import::import_from;
 #[cfg(feature = "http")]
 pub use import::connect_http;
+pub use import::import_from;
 pub use import::{
-    ConnectError, ImportOptions, Imported, MCP_REQUEST_FAILED, MCP_TOOL_ERROR, McpClient,
-    Rejected, connect_command, import, import_tools, import_tools_with, import_with,
+    ConnectError, ImportOptions, Imported, MCP_REQUEST_FAILED, MCP_TOOL_ERROR, McpClient, Rejected,
+    connect_command, import, import_tools, import_tools_with, import_with,
 };
 pub use server::{McpServer, PrincipalLimits, SessionGuard, ToolScopes};
 pub use tasks::stateless::StatelessTaskLimits;
