@@ -306,30 +306,10 @@ async fn run_here(job: Job, started: Instant) -> Report {
             return Report::failed("exception", format!("TypeScript: {m}"));
         }
     };
-    let rt = match AsyncRuntime::new() {
-        Ok(rt) => rt,
-        Err(e) => return Report::failed("worker-exit", format!("cannot create the engine: {e}")),
-    };
-    rt.set_memory_limit(config.memory_limit).await;
-    rt.set_max_stack_size(config.stack_limit).await;
-    // No collection while the context and the prelude are set up (the default
-    // threshold, 256 KiB, is passed before the program starts); the memory limit still
-    // applies, and the collector runs as usual once the threshold is reached.
-    rt.set_gc_threshold(GC_THRESHOLD).await;
     let over = Rc::new(Cell::new(false));
-    {
-        let cancel = job.cancel.clone();
-        let over = over.clone();
-        rt.set_interrupt_handler(Some(Box::new(move || {
-            over.get() || cancel.is_cancelled() || Instant::now() >= deadline
-        })))
-        .await;
-    }
-    let ctx = match AsyncContext::full(&rt).await {
-        Ok(ctx) => ctx,
-        Err(e) => {
-            return Report::failed("worker-exit", format!("cannot create the engine: {e}"));
-        }
+    let (rt, ctx) = match engine(&config, &job.cancel, &over, deadline).await {
+        Ok(engine) => engine,
+        Err(e) => return Report::failed("worker-exit", format!("cannot create the engine: {e}")),
     };
     let logs = Rc::new(RefCell::new(Logs {
         lines: Vec::new(),
@@ -361,46 +341,10 @@ async fn run_here(job: Job, started: Instant) -> Report {
             let search = job.search.clone();
             async move |ctx| evaluate(ctx, script, names, search, bridge, logs).await
         });
-        let mut js = pin!(js);
-        let mut sleep = pin!(tokio::time::sleep_until(deadline.into()));
-        let mut cancelled = pin!(job.cancel.cancelled());
-        std::future::poll_fn(|cx| {
-            loop {
-                // Cancellation first: tool calls (which see it too and may fail because
-                // of it) only make progress inside `bridge.poll`, after this check.
-                if cancelled.as_mut().poll(cx).is_ready() {
-                    return Poll::Ready(End::Cancelled);
-                }
-                bridge.poll(cx);
-                let before = bridge.submitted();
-                if let Poll::Ready(end) = js.as_mut().poll(cx) {
-                    return Poll::Ready(End::Js(end));
-                }
-                if sleep.as_mut().poll(cx).is_ready() {
-                    return Poll::Ready(End::Deadline);
-                }
-                if bridge.submitted() == before {
-                    return Poll::Pending;
-                }
-            }
-        })
-        .await
+        race(js, &bridge, deadline, &job.cancel).await
     };
 
-    let reason = match &end {
-        End::Js(JsEnd::Settled(_) | JsEnd::Threw(_)) => "run_code settled",
-        End::Cancelled => "cancelled",
-        End::Deadline => "deadline exceeded",
-        End::Js(JsEnd::Interrupted) => {
-            if over.get() {
-                "output limit exceeded"
-            } else if job.cancel.is_cancelled() {
-                "cancelled"
-            } else {
-                "deadline exceeded"
-            }
-        }
-    };
+    let reason = reason(&end, over.get(), job.cancel.is_cancelled());
     if let End::Js(JsEnd::Settled(_)) = end {
         // Calls the program made before it finished were submitted while it ran: let
         // the scheduler start what it may before the rest is abandoned.
@@ -422,6 +366,86 @@ async fn run_here(job: Job, started: Instant) -> Report {
         logs,
         outcome,
         forwarded,
+    }
+}
+
+/// The engine's runtime (with the run's limits, and interrupted once the output is over
+/// its limit, the run cancelled or the deadline passed) and its context.
+async fn engine(
+    config: &CodeConfig,
+    cancel: &CancellationToken,
+    over: &Rc<Cell<bool>>,
+    deadline: Instant,
+) -> rquickjs::Result<(AsyncRuntime, AsyncContext)> {
+    let rt = AsyncRuntime::new()?;
+    rt.set_memory_limit(config.memory_limit).await;
+    rt.set_max_stack_size(config.stack_limit).await;
+    // No collection while the context and the prelude are set up (the default
+    // threshold, 256 KiB, is passed before the program starts); the memory limit still
+    // applies, and the collector runs as usual once the threshold is reached.
+    rt.set_gc_threshold(GC_THRESHOLD).await;
+    {
+        let cancel = cancel.clone();
+        let over = over.clone();
+        rt.set_interrupt_handler(Some(Box::new(move || {
+            over.get() || cancel.is_cancelled() || Instant::now() >= deadline
+        })))
+        .await;
+    }
+    let ctx = AsyncContext::full(&rt).await?;
+    Ok((rt, ctx))
+}
+
+/// Drive the program (`js`) and the bridge's tool calls until the program ends, the run
+/// is cancelled or the deadline passes.
+async fn race(
+    js: impl Future<Output = JsEnd>,
+    bridge: &Bridge,
+    deadline: Instant,
+    cancel: &CancellationToken,
+) -> End {
+    let mut js = pin!(js);
+    let mut sleep = pin!(tokio::time::sleep_until(deadline.into()));
+    let mut cancelled = pin!(cancel.cancelled());
+    std::future::poll_fn(|cx| {
+        loop {
+            // Cancellation first: tool calls (which see it too and may fail because
+            // of it) only make progress inside `bridge.poll`, after this check.
+            if cancelled.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(End::Cancelled);
+            }
+            bridge.poll(cx);
+            let before = bridge.submitted();
+            if let Poll::Ready(end) = js.as_mut().poll(cx) {
+                return Poll::Ready(End::Js(end));
+            }
+            if sleep.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(End::Deadline);
+            }
+            if bridge.submitted() == before {
+                return Poll::Pending;
+            }
+        }
+    })
+    .await
+}
+
+/// Why the calls still open are settled: from how the run ended and, for an
+/// interruption, whether the output went over its limit or the run was cancelled.
+fn reason(end: &End, over: bool, cancelled: bool) -> &'static str {
+    match end {
+        End::Js(JsEnd::Settled(_) | JsEnd::Threw(_)) => "run_code settled",
+        End::Cancelled => "cancelled",
+        End::Deadline => "deadline exceeded",
+        End::Js(JsEnd::Interrupted) => {
+            if over {
+                "output limit exceeded"
+            } else if cancelled {
+                "cancelled"
+            } else {
+                "deadline exceeded"
+            }
+        }
     }
 }
 
@@ -609,108 +633,152 @@ async fn evaluate<'js>(
     let names: Rc<[Arc<str>]> = names.iter().map(|n| Arc::from(n.as_str())).collect();
     let result: rquickjs::Result<Vec<String>> = async {
         let prelude = load_prelude(&ctx)?;
-        // Both submit functions number the call, hand it to the bridge and return its
-        // promise, or the reason it was refused at once.
-        let enqueue = {
-            let outbox = outbox.clone();
-            let waiting = waiting.clone();
-            let next_id = Rc::new(Cell::new(0i32));
-            move |ctx: &Ctx<'js>, index: usize, name: &Arc<str>, value: Value| {
-                let id = next_id.get();
-                next_id.set(id.wrapping_add(1));
-                match bridge.submit(name, value).route(&outbox, id) {
-                    None => {
-                        let (promise, resolve, reject) = Promise::new(ctx)?;
-                        waiting
-                            .borrow_mut()
-                            .push_back((id, (index, resolve, reject)));
-                        Ok(promise.into_value())
-                    }
-                    Some(Err(message)) => message.into_js(ctx),
-                    Some(Ok(_)) => "the call was answered before it was made".into_js(ctx),
-                }
-            }
-        };
-        let enqueue = Rc::new(enqueue);
-        let protos = args::Protos::of(&ctx)?;
-        let submit = Function::new(ctx.clone(), {
-            let enqueue = enqueue.clone();
-            let names = names.clone();
-            move |ctx: Ctx<'js>,
-                  index: usize,
-                  args: rquickjs::Value<'js>|
-                  -> rquickjs::Result<rquickjs::Value<'js>> {
-                let Some(name) = names.get(index) else {
-                    return "no such tool".into_js(&ctx);
-                };
-                match args::plain(&ctx, &protos, &args) {
-                    Some(value) => enqueue(&ctx, index, name, value),
-                    None => Ok(rquickjs::Value::new_undefined(ctx.clone())),
-                }
-            }
-        })?;
-        let submit_text = Function::new(ctx.clone(), {
-            let names = names.clone();
-            move |ctx: Ctx<'js>,
-                  index: usize,
-                  text: rquickjs::String<'js>|
-                  -> rquickjs::Result<rquickjs::Value<'js>> {
-                let Some(name) = names.get(index) else {
-                    return "no such tool".into_js(&ctx);
-                };
-                match json::parse(&text.to_string()?) {
-                    Ok(value) => enqueue(&ctx, index, name, value),
-                    Err(e) => format!("tool arguments must be lossless JSON: {e}").into_js(&ctx),
-                }
-            }
-        })?;
+        let enqueue = enqueuer(outbox.clone(), waiting.clone(), bridge);
+        let (submit, submit_text) = submitters(&ctx, &names, enqueue)?;
         let log = Function::new(ctx.clone(), move |line: String| {
             logs.borrow_mut().push(line);
         })?;
         let prefix = i32::try_from(strip::PREFIX.chars().count()).unwrap_or(0);
         let name_list: Vec<&str> = names.iter().map(|n| &**n).collect();
-        // `tools.search`: `["ok", matches JSON]` or `["err", why]`, at once.
-        let search = match search {
-            Some(index) => {
-                Some(Function::new(
-                    ctx.clone(),
-                    move |text: String| match crate::search::answer(&index, &text) {
-                        Ok(json) => vec!["ok".to_string(), json],
-                        Err(why) => vec!["err".to_string(), why],
-                    },
-                )?)
-            }
-            None => None,
-        };
+        let search = search_function(&ctx, search)?;
         let parts: rquickjs::Array =
             prelude.call((submit, submit_text, log, name_list, prefix, search))?;
         let finish: Function = parts.get(0)?;
         let refuse: Function = parts.get(1)?;
         let program: Promise = ctx.eval_with_options(script, eval_options("program"))?;
         let settled: Promise = finish.call((program,))?;
-        let mut settled = pin!(settled.into_future::<Vec<String>>());
-        std::future::poll_fn(|cx| {
-            loop {
-                let next = outbox.borrow_mut().pop_front();
-                let Some((id, reply)) = next else { break };
-                let found = {
-                    let mut waiting = waiting.borrow_mut();
-                    let at = waiting.iter().position(|(w, _)| *w == id);
-                    at.and_then(|at| waiting.remove(at)).map(|(_, w)| w)
-                };
-                let Some((index, resolve, reject)) = found else {
-                    continue;
-                };
-                let name = names.get(index).map(|n| &**n).unwrap_or_default();
-                if let Err(e) = settle_call(&ctx, &refuse, name, (resolve, reject), reply) {
-                    return Poll::Ready(Err(e));
-                }
-            }
-            settled.as_mut().poll(cx)
-        })
-        .await
+        deliver(&ctx, &refuse, &outbox, &waiting, &names, settled).await
     }
     .await;
+    js_end(&ctx, result)
+}
+
+/// The function both submit functions share: it numbers the call, hands it to the bridge
+/// and returns its promise, or the reason it was refused at once.
+fn enqueuer<'js>(
+    outbox: Rc<Outbox>,
+    waiting: Rc<RefCell<Pending<'js>>>,
+    bridge: Rc<Bridge>,
+) -> impl Fn(&Ctx<'js>, usize, &Arc<str>, Value) -> rquickjs::Result<rquickjs::Value<'js>> + 'js {
+    let next_id = Rc::new(Cell::new(0i32));
+    move |ctx: &Ctx<'js>, index: usize, name: &Arc<str>, value: Value| {
+        let id = next_id.get();
+        next_id.set(id.wrapping_add(1));
+        match bridge.submit(name, value).route(&outbox, id) {
+            None => {
+                let (promise, resolve, reject) = Promise::new(ctx)?;
+                waiting
+                    .borrow_mut()
+                    .push_back((id, (index, resolve, reject)));
+                Ok(promise.into_value())
+            }
+            Some(Err(message)) => message.into_js(ctx),
+            Some(Ok(_)) => "the call was answered before it was made".into_js(ctx),
+        }
+    }
+}
+
+/// The prelude's two submit functions: the tool's index with its arguments as an engine
+/// value, or as lossless JSON text.
+fn submitters<'js, E>(
+    ctx: &Ctx<'js>,
+    names: &Rc<[Arc<str>]>,
+    enqueue: E,
+) -> rquickjs::Result<(Function<'js>, Function<'js>)>
+where
+    E: Fn(&Ctx<'js>, usize, &Arc<str>, Value) -> rquickjs::Result<rquickjs::Value<'js>> + 'js,
+{
+    let enqueue = Rc::new(enqueue);
+    let protos = args::Protos::of(ctx)?;
+    let submit = Function::new(ctx.clone(), {
+        let enqueue = enqueue.clone();
+        let names = names.clone();
+        move |ctx: Ctx<'js>,
+              index: usize,
+              args: rquickjs::Value<'js>|
+              -> rquickjs::Result<rquickjs::Value<'js>> {
+            let Some(name) = names.get(index) else {
+                return "no such tool".into_js(&ctx);
+            };
+            match args::plain(&ctx, &protos, &args) {
+                Some(value) => enqueue(&ctx, index, name, value),
+                None => Ok(rquickjs::Value::new_undefined(ctx.clone())),
+            }
+        }
+    })?;
+    let submit_text = Function::new(ctx.clone(), {
+        let names = names.clone();
+        move |ctx: Ctx<'js>,
+              index: usize,
+              text: rquickjs::String<'js>|
+              -> rquickjs::Result<rquickjs::Value<'js>> {
+            let Some(name) = names.get(index) else {
+                return "no such tool".into_js(&ctx);
+            };
+            match json::parse(&text.to_string()?) {
+                Ok(value) => enqueue(&ctx, index, name, value),
+                Err(e) => format!("tool arguments must be lossless JSON: {e}").into_js(&ctx),
+            }
+        }
+    })?;
+    Ok((submit, submit_text))
+}
+
+/// `tools.search` when the run has an index: `["ok", matches JSON]` or `["err", why]`,
+/// at once.
+fn search_function<'js>(
+    ctx: &Ctx<'js>,
+    search: Option<Arc<ToolIndex>>,
+) -> rquickjs::Result<Option<Function<'js>>> {
+    let Some(index) = search else {
+        return Ok(None);
+    };
+    let search = Function::new(
+        ctx.clone(),
+        move |text: String| match crate::search::answer(&index, &text) {
+            Ok(json) => vec!["ok".to_string(), json],
+            Err(why) => vec!["err".to_string(), why],
+        },
+    )?;
+    Ok(Some(search))
+}
+
+/// Wait for `settled` (the program's promise through `finish`), settling each waiting
+/// call's promise as its reply arrives in the outbox.
+async fn deliver<'js>(
+    ctx: &Ctx<'js>,
+    refuse: &Function<'js>,
+    outbox: &Outbox,
+    waiting: &RefCell<Pending<'js>>,
+    names: &[Arc<str>],
+    settled: Promise<'js>,
+) -> rquickjs::Result<Vec<String>> {
+    let mut settled = pin!(settled.into_future::<Vec<String>>());
+    std::future::poll_fn(|cx| {
+        loop {
+            let next = outbox.borrow_mut().pop_front();
+            let Some((id, reply)) = next else { break };
+            let found = {
+                let mut waiting = waiting.borrow_mut();
+                let at = waiting.iter().position(|(w, _)| *w == id);
+                at.and_then(|at| waiting.remove(at)).map(|(_, w)| w)
+            };
+            let Some((index, resolve, reject)) = found else {
+                continue;
+            };
+            let name = names.get(index).map(|n| &**n).unwrap_or_default();
+            if let Err(e) = settle_call(ctx, refuse, name, (resolve, reject), reply) {
+                return Poll::Ready(Err(e));
+            }
+        }
+        settled.as_mut().poll(cx)
+    })
+    .await
+}
+
+/// How the engine side ended, from the program's settled result or the error that
+/// stopped it.
+fn js_end(ctx: &Ctx<'_>, result: rquickjs::Result<Vec<String>>) -> JsEnd {
     match result {
         Ok(parts) => JsEnd::Settled(parts),
         Err(rquickjs::Error::Exception) => {
