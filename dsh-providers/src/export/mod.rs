@@ -791,10 +791,6 @@ where
         errors: Vec::new(),
         search: None,
     };
-    let namespaces = matches!(
-        target,
-        Target::OpenAiResponses | Target::OpenAiResponsesStrict
-    );
     let mut flattened: Vec<&Namespace> = Vec::new();
     let mut deferred = false;
     let mut seen = std::collections::HashSet::new();
@@ -814,33 +810,7 @@ where
         let mut p = Projector::new(target.flavor(), name);
         p.mcp_header = matches!(target, Target::Mcp2025_11_25 | Target::Mcp2026_07_28);
         let entry = tool_entry(def, target, &mut p);
-        let namespace = def.namespace.as_ref().and_then(|ns| {
-            if !namespaces {
-                // One warning per namespace, on its first tool.
-                if !flattened.contains(&ns) {
-                    flattened.push(ns);
-                    p.warn(
-                        "namespace",
-                        format!(
-                            "{target} has no namespaces: the tools of namespace `{}` are exported at the top level, without its description",
-                            ns.name()
-                        ),
-                    );
-                }
-                None
-            } else if !openai_name(ns.name()) {
-                p.warn(
-                    "namespace",
-                    format!(
-                        "namespace `{}` is exported at the top level: OpenAI requires namespace names matching ^[a-zA-Z0-9_-]{{1,64}}$",
-                        ns.name()
-                    ),
-                );
-                None
-            } else {
-                Some(ns.clone())
-            }
-        });
+        let namespace = entry_namespace(def, target, &mut flattened, &mut p);
         if p.errors.is_empty() {
             optional += p.stats.optional;
             unions += p.stats.unions;
@@ -856,35 +826,81 @@ where
         }
     }
     if target == Target::AnthropicStrict {
-        let budgets = [
-            (out.tools.len(), ANTHROPIC_MAX_STRICT_TOOLS, "strict tools"),
-            (
-                optional,
-                ANTHROPIC_MAX_OPTIONAL,
-                "optional properties across strict tools",
-            ),
-            (
-                unions,
-                ANTHROPIC_MAX_UNIONS,
-                "union-typed properties across strict tools",
-            ),
-        ];
-        for (count, limit, what) in budgets {
-            if count > limit {
-                out.errors.push(ExportError {
-                    tool: None,
-                    path: String::new(),
-                    reason: format!(
-                        "{count} {what}; Anthropic allows at most {limit} per request (split the tools across requests or export them without strict)"
-                    ),
-                });
-            }
-        }
+        anthropic_budgets(&mut out, optional, unions);
     }
     if deferred {
         out.search = provider_search_entry(target, ProviderSearch::default());
     }
     out
+}
+
+/// The namespace a tool is exported under: its own where the target has namespaces
+/// (OpenAI's Responses API) and takes its name, else none, with a warning (once per
+/// namespace, on its first tool, for a target without namespaces; `flattened` holds
+/// those warned of).
+fn entry_namespace<'d>(
+    def: &'d ToolDefinition,
+    target: Target,
+    flattened: &mut Vec<&'d Namespace>,
+    p: &mut Projector<'_>,
+) -> Option<Namespace> {
+    let ns = def.namespace.as_ref()?;
+    let namespaces = matches!(
+        target,
+        Target::OpenAiResponses | Target::OpenAiResponsesStrict
+    );
+    if !namespaces {
+        if !flattened.contains(&ns) {
+            flattened.push(ns);
+            p.warn(
+                "namespace",
+                format!(
+                    "{target} has no namespaces: the tools of namespace `{}` are exported at the top level, without its description",
+                    ns.name()
+                ),
+            );
+        }
+        None
+    } else if !openai_name(ns.name()) {
+        p.warn(
+            "namespace",
+            format!(
+                "namespace `{}` is exported at the top level: OpenAI requires namespace names matching ^[a-zA-Z0-9_-]{{1,64}}$",
+                ns.name()
+            ),
+        );
+        None
+    } else {
+        Some(ns.clone())
+    }
+}
+
+/// Anthropic strict mode's per-request budgets, an error each one exceeded.
+fn anthropic_budgets(out: &mut Export, optional: usize, unions: usize) {
+    let budgets = [
+        (out.tools.len(), ANTHROPIC_MAX_STRICT_TOOLS, "strict tools"),
+        (
+            optional,
+            ANTHROPIC_MAX_OPTIONAL,
+            "optional properties across strict tools",
+        ),
+        (
+            unions,
+            ANTHROPIC_MAX_UNIONS,
+            "union-typed properties across strict tools",
+        ),
+    ];
+    for (count, limit, what) in budgets {
+        if count > limit {
+            out.errors.push(ExportError {
+                tool: None,
+                path: String::new(),
+                reason: format!(
+                    "{count} {what}; Anthropic allows at most {limit} per request (split the tools across requests or export them without strict)"
+                ),
+            });
+        }
+    }
 }
 
 /// The description. Where the target has no examples field (every target but
@@ -931,7 +947,22 @@ fn insert_examples(o: &mut Object, def: &ToolDefinition) {
 
 /// One tool's entry in the target's shape; refusals are recorded in `p`.
 fn tool_entry(def: &ToolDefinition, target: Target, p: &mut Projector<'_>) -> Value {
-    let name = def.name.as_ref();
+    check_name(def.name.as_ref(), target, p);
+    let o = match target {
+        Target::OpenAiResponses
+        | Target::OpenAiResponsesStrict
+        | Target::OpenAiChat
+        | Target::OpenAiChatStrict => openai_entry(def, target, p),
+        Target::Anthropic | Target::AnthropicStrict => anthropic_entry(def, target, p),
+        Target::GeminiJsonSchema => gemini_json_entry(def, target, p),
+        Target::GeminiOpenApi => gemini_openapi_entry(def, target, p),
+        Target::Mcp2025_11_25 | Target::Mcp2026_07_28 => mcp_entry(def, target, p),
+    };
+    finish(def, target, p, o)
+}
+
+/// Fails (or, for MCP, warns) when the tool's name is outside the target's rule.
+fn check_name(name: &str, target: Target, p: &mut Projector<'_>) {
     let name_ok = match target {
         Target::GeminiJsonSchema | Target::GeminiOpenApi => gemini_name(name),
         Target::Mcp2025_11_25 | Target::Mcp2026_07_28 => {
@@ -957,121 +988,133 @@ fn tool_entry(def: &ToolDefinition, target: Target, p: &mut Projector<'_>) -> Va
             format!("the provider requires tool names matching {rule}"),
         );
     }
+}
 
+/// The entry of OpenAI's Responses (flat) and Chat Completions (under `function`) APIs.
+fn openai_entry(def: &ToolDefinition, target: Target, p: &mut Projector<'_>) -> Object {
     let mut o = Object::new();
-    match target {
-        Target::OpenAiResponses
-        | Target::OpenAiResponsesStrict
-        | Target::OpenAiChat
-        | Target::OpenAiChatStrict => {
-            let params = parameters(def, target, p);
-            if p.flavor == Flavor::OpenAiStrict {
-                openai_limits(p);
-            }
-            let mut f = Object::new();
-            f.insert("name", Value::from(name));
-            insert_description(&mut f, def, target, p);
-            f.insert("parameters", params);
-            f.insert("strict", Value::Bool(target.is_strict()));
-            o.insert("type", Value::from("function"));
-            if matches!(target, Target::OpenAiChat | Target::OpenAiChatStrict) {
-                o.insert("function", Value::Object(f));
-            } else {
-                for (k, v) in f {
-                    o.insert(k, v);
-                }
-                if def.defer_loading {
-                    o.insert("defer_loading", Value::Bool(true));
-                }
-            }
+    let params = parameters(def, target, p);
+    if p.flavor == Flavor::OpenAiStrict {
+        openai_limits(p);
+    }
+    let mut f = Object::new();
+    f.insert("name", Value::from(def.name.as_ref()));
+    insert_description(&mut f, def, target, p);
+    f.insert("parameters", params);
+    f.insert("strict", Value::Bool(target.is_strict()));
+    o.insert("type", Value::from("function"));
+    if matches!(target, Target::OpenAiChat | Target::OpenAiChatStrict) {
+        o.insert("function", Value::Object(f));
+    } else {
+        for (k, v) in f {
+            o.insert(k, v);
         }
-        Target::Anthropic | Target::AnthropicStrict => {
-            o.insert("name", Value::from(name));
-            insert_description(&mut o, def, target, p);
-            o.insert("input_schema", parameters(def, target, p));
-            insert_examples(&mut o, def);
-            if target == Target::AnthropicStrict {
-                o.insert("strict", Value::Bool(true));
-            }
-            if def.defer_loading {
-                o.insert("defer_loading", Value::Bool(true));
-            }
-        }
-        Target::GeminiJsonSchema => {
-            o.insert("name", Value::from(name));
-            insert_description(&mut o, def, target, p);
-            o.insert("parametersJsonSchema", parameters(def, target, p));
-        }
-        Target::GeminiOpenApi => {
-            o.insert("name", Value::from(name));
-            insert_description(&mut o, def, target, p);
-            let params = parameters(def, target, p);
-            // A tool without parameters omits `parameters` (Gemini refuses an OBJECT
-            // without properties).
-            let empty = match &def.verbatim_parameters {
-                Some(schema) => verbatim::has_no_properties(schema),
-                None => def
-                    .parameters
-                    .as_object()
-                    .is_some_and(|r| r.properties.is_empty()),
-            };
-            if !empty {
-                o.insert("parameters", params);
-            }
-        }
-        Target::Mcp2025_11_25 | Target::Mcp2026_07_28 => {
-            o.insert("name", Value::from(name));
-            if let Some(t) = &def.title {
-                o.insert("title", Value::from(t.as_ref()));
-            }
-            insert_description(&mut o, def, target, p);
-            o.insert("inputSchema", parameters(def, target, p));
-            let wrapped = mcp_output_is_wrapped(&def.output, target);
-            if let Some(schema) = &def.verbatim_output {
-                // The document as written (wrapped for 2025-11-25 when its root is not
-                // an object, see `verbatim`).
-                if wrapped {
-                    p.warn(
-                        "output",
-                        format!(
-                            "an output whose root is not an object is wrapped as {{\"{MCP_WRAP_KEY}\": …}} (2025-11-25 requires an object outputSchema); structuredContent is wrapped the same way"
-                        ),
-                    );
-                }
-                o.insert(
-                    "outputSchema",
-                    verbatim::mcp_output(schema, wrapped, MCP_WRAP_KEY),
-                );
-                o.insert("annotations", mcp_annotations(def));
-                return finish(def, target, p, o);
-            }
-            let output = p.value(&def.output, "output");
-            if wrapped {
-                p.warn(
-                    "output",
-                    format!(
-                        "{} output is wrapped as {{\"{MCP_WRAP_KEY}\": …}} (2025-11-25 requires an object outputSchema); structuredContent is wrapped the same way",
-                        match def.output.kind_name() {
-                            k @ ("array" | "integer" | "object" | "oneOf") => format!("an {k}"),
-                            k => format!("a {k}"),
-                        }
-                    ),
-                );
-                let mut props = Object::new();
-                props.insert(MCP_WRAP_KEY, output);
-                let mut w = Object::new();
-                w.insert("type", Value::from("object"));
-                w.insert("additionalProperties", Value::Bool(false));
-                w.insert("properties", Value::Object(props));
-                w.insert("required", Value::from(vec![Value::from(MCP_WRAP_KEY)]));
-                o.insert("outputSchema", Value::Object(w));
-            } else {
-                o.insert("outputSchema", output);
-            }
-            o.insert("annotations", mcp_annotations(def));
+        if def.defer_loading {
+            o.insert("defer_loading", Value::Bool(true));
         }
     }
-    finish(def, target, p, o)
+    o
+}
+
+/// The entry of Anthropic's Messages API (normal and strict).
+fn anthropic_entry(def: &ToolDefinition, target: Target, p: &mut Projector<'_>) -> Object {
+    let mut o = Object::new();
+    o.insert("name", Value::from(def.name.as_ref()));
+    insert_description(&mut o, def, target, p);
+    o.insert("input_schema", parameters(def, target, p));
+    insert_examples(&mut o, def);
+    if target == Target::AnthropicStrict {
+        o.insert("strict", Value::Bool(true));
+    }
+    if def.defer_loading {
+        o.insert("defer_loading", Value::Bool(true));
+    }
+    o
+}
+
+/// The entry of Gemini's function declarations with `parametersJsonSchema`.
+fn gemini_json_entry(def: &ToolDefinition, target: Target, p: &mut Projector<'_>) -> Object {
+    let mut o = Object::new();
+    o.insert("name", Value::from(def.name.as_ref()));
+    insert_description(&mut o, def, target, p);
+    o.insert("parametersJsonSchema", parameters(def, target, p));
+    o
+}
+
+/// The entry of Gemini's function declarations with OpenAPI `parameters`.
+fn gemini_openapi_entry(def: &ToolDefinition, target: Target, p: &mut Projector<'_>) -> Object {
+    let mut o = Object::new();
+    o.insert("name", Value::from(def.name.as_ref()));
+    insert_description(&mut o, def, target, p);
+    let params = parameters(def, target, p);
+    // A tool without parameters omits `parameters` (Gemini refuses an OBJECT
+    // without properties).
+    let empty = match &def.verbatim_parameters {
+        Some(schema) => verbatim::has_no_properties(schema),
+        None => def
+            .parameters
+            .as_object()
+            .is_some_and(|r| r.properties.is_empty()),
+    };
+    if !empty {
+        o.insert("parameters", params);
+    }
+    o
+}
+
+/// The entry of MCP's `tools/list` (2025-11-25 and 2026-07-28).
+fn mcp_entry(def: &ToolDefinition, target: Target, p: &mut Projector<'_>) -> Object {
+    let mut o = Object::new();
+    o.insert("name", Value::from(def.name.as_ref()));
+    if let Some(t) = &def.title {
+        o.insert("title", Value::from(t.as_ref()));
+    }
+    insert_description(&mut o, def, target, p);
+    o.insert("inputSchema", parameters(def, target, p));
+    o.insert("outputSchema", mcp_output_schema(def, target, p));
+    o.insert("annotations", mcp_annotations(def));
+    o
+}
+
+/// An MCP entry's `outputSchema`: wrapped as `{"result": …}` for 2025-11-25 when its
+/// root is not an object.
+fn mcp_output_schema(def: &ToolDefinition, target: Target, p: &mut Projector<'_>) -> Value {
+    let wrapped = mcp_output_is_wrapped(&def.output, target);
+    if let Some(schema) = &def.verbatim_output {
+        // The document as written (wrapped for 2025-11-25 when its root is not
+        // an object, see `verbatim`).
+        if wrapped {
+            p.warn(
+                "output",
+                format!(
+                    "an output whose root is not an object is wrapped as {{\"{MCP_WRAP_KEY}\": …}} (2025-11-25 requires an object outputSchema); structuredContent is wrapped the same way"
+                ),
+            );
+        }
+        return verbatim::mcp_output(schema, wrapped, MCP_WRAP_KEY);
+    }
+    let output = p.value(&def.output, "output");
+    if !wrapped {
+        return output;
+    }
+    p.warn(
+        "output",
+        format!(
+            "{} output is wrapped as {{\"{MCP_WRAP_KEY}\": …}} (2025-11-25 requires an object outputSchema); structuredContent is wrapped the same way",
+            match def.output.kind_name() {
+                k @ ("array" | "integer" | "object" | "oneOf") => format!("an {k}"),
+                k => format!("a {k}"),
+            }
+        ),
+    );
+    let mut props = Object::new();
+    props.insert(MCP_WRAP_KEY, output);
+    let mut w = Object::new();
+    w.insert("type", Value::from("object"));
+    w.insert("additionalProperties", Value::Bool(false));
+    w.insert("properties", Value::Object(props));
+    w.insert("required", Value::from(vec![Value::from(MCP_WRAP_KEY)]));
+    Value::Object(w)
 }
 
 /// The parameter schema `target` takes: the definition's verbatim document when it has
