@@ -220,29 +220,35 @@ fn ignored_note(rules: &ObjectRules, args: &Object, name: &str) -> Option<String
     if count > MAX_NAMED_KEYS {
         let _ = write!(text, " and {} more", count - MAX_NAMED_KEYS);
     }
+    write_takes(&mut text, rules, name);
+    Some(text)
+}
+
+/// The note's tail: ` (tool "name" takes "a", "b")`, at most [`MAX_NAMED_PARAMETERS`]
+/// named.
+fn write_takes(text: &mut String, rules: &ObjectRules, name: &str) {
     text.push_str(" (tool ");
-    json_quote_into(&mut text, name);
+    json_quote_into(text, name);
     if rules.properties.is_empty() {
         text.push_str(" takes no arguments)");
-    } else {
-        text.push_str(" takes ");
-        for (i, p) in rules
-            .properties
-            .iter()
-            .take(MAX_NAMED_PARAMETERS)
-            .enumerate()
-        {
-            if i > 0 {
-                text.push_str(", ");
-            }
-            json_quote_into(&mut text, &p.name);
-        }
-        if rules.properties.len() > MAX_NAMED_PARAMETERS {
-            text.push_str(", …");
-        }
-        text.push(')');
+        return;
     }
-    Some(text)
+    text.push_str(" takes ");
+    for (i, p) in rules
+        .properties
+        .iter()
+        .take(MAX_NAMED_PARAMETERS)
+        .enumerate()
+    {
+        if i > 0 {
+            text.push_str(", ");
+        }
+        json_quote_into(text, &p.name);
+    }
+    if rules.properties.len() > MAX_NAMED_PARAMETERS {
+        text.push_str(", …");
+    }
+    text.push(')');
 }
 
 /// The optional parameter that the undeclared key `given` most likely misspells: the
