@@ -35,9 +35,10 @@
 //! ```
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use dsh_runtime::json::Value;
-use dsh_runtime::schema::{Additional, Kind, MAX_SCHEMA_DEPTH, Schema};
+use dsh_runtime::schema::{Additional, ArrayRules, Kind, MAX_SCHEMA_DEPTH, ObjectRules, Schema};
 use dsh_runtime::{Registry, ToolDefinition};
 
 use super::{Sdk, SdkWarning, json_quote, sdk_tools};
@@ -278,106 +279,143 @@ impl State {
             Kind::Boolean => self.scalar(s, "bool", path),
             Kind::Null => "None".to_string(),
             Kind::Json => self.any(),
-            Kind::OneOf(branches) => {
-                let mut parts = Vec::new();
-                for (i, b) in branches.iter().enumerate() {
-                    let len = path.len();
-                    path.push_str(&format!(".oneOf[{i}]"));
-                    let name = child_name(class, &(i + 1).to_string());
-                    parts.push(self.ty(b, &name, lists, depth + 1, path));
-                    path.truncate(len);
-                }
-                parts.join(" | ")
+            Kind::OneOf(branches) => self.one_of(branches, class, lists, depth, path),
+            Kind::Array(r) => self.array(r, class, lists, depth, path),
+            Kind::Object(r) => self.object(r, class, depth, path),
+        }
+    }
+
+    /// A union of the branches' types.
+    fn one_of(
+        &mut self,
+        branches: &[Arc<Schema>],
+        class: &str,
+        lists: usize,
+        depth: usize,
+        path: &mut String,
+    ) -> String {
+        let mut parts = Vec::new();
+        for (i, b) in branches.iter().enumerate() {
+            let len = path.len();
+            path.push_str(&format!(".oneOf[{i}]"));
+            let name = child_name(class, &(i + 1).to_string());
+            parts.push(self.ty(b, &name, lists, depth + 1, path));
+            path.truncate(len);
+        }
+        parts.join(" | ")
+    }
+
+    /// A `list` of the items' type (`Any` past the nesting limit).
+    fn array(
+        &mut self,
+        r: &ArrayRules,
+        class: &str,
+        lists: usize,
+        depth: usize,
+        path: &mut String,
+    ) -> String {
+        match &r.items {
+            None => {
+                self.use_typing("Any");
+                "list[Any]".to_string()
             }
-            Kind::Array(r) => match &r.items {
-                None => {
-                    self.use_typing("Any");
-                    "list[Any]".to_string()
-                }
-                Some(_) if lists >= MAX_LIST_NESTING => {
-                    self.warn(
-                        path,
-                        format!("more than {MAX_LIST_NESTING} nested lists: rendered as Any"),
-                    );
-                    self.any()
-                }
-                Some(items) => {
-                    let len = path.len();
-                    path.push_str(".items");
-                    let t = self.ty(items, class, lists + 1, depth + 1, path);
-                    path.truncate(len);
-                    format!("list[{t}]")
-                }
-            },
-            Kind::Object(r) => {
-                if !r.properties.iter().all(|p| is_field(&p.name)) {
-                    self.warn(
-                        path,
-                        "a property name cannot be a TypedDict field: typed dict[str, Any]",
-                    );
+            Some(_) if lists >= MAX_LIST_NESTING => {
+                self.warn(
+                    path,
+                    format!("more than {MAX_LIST_NESTING} nested lists: rendered as Any"),
+                );
+                self.any()
+            }
+            Some(items) => {
+                let len = path.len();
+                path.push_str(".items");
+                let t = self.ty(items, class, lists + 1, depth + 1, path);
+                path.truncate(len);
+                format!("list[{t}]")
+            }
+        }
+    }
+
+    /// A `dict` when the object is a map (or has a property no field can name), else a
+    /// `TypedDict` class of its own.
+    fn object(&mut self, r: &ObjectRules, class: &str, depth: usize, path: &mut String) -> String {
+        if !r.properties.iter().all(|p| is_field(&p.name)) {
+            self.warn(
+                path,
+                "a property name cannot be a TypedDict field: typed dict[str, Any]",
+            );
+            self.use_typing("Any");
+            return "dict[str, Any]".to_string();
+        }
+        if r.properties.is_empty() {
+            match &r.additional {
+                Additional::Open | Additional::Ignored => {
                     self.use_typing("Any");
                     return "dict[str, Any]".to_string();
                 }
-                if r.properties.is_empty() {
-                    match &r.additional {
-                        Additional::Open | Additional::Ignored => {
-                            self.use_typing("Any");
-                            return "dict[str, Any]".to_string();
-                        }
-                        Additional::Schema(values) => {
-                            let len = path.len();
-                            path.push_str(".additionalProperties");
-                            let name = child_name(class, "Value");
-                            let t = self.ty(values, &name, 1, depth + 1, path);
-                            path.truncate(len);
-                            return format!("dict[str, {t}]");
-                        }
-                        Additional::Closed => {}
-                    }
-                }
-                let name = self.allocate(class);
-                self.use_typing("TypedDict");
-                let mut lines = vec![format!("class {name}(TypedDict):")];
-                for p in &r.properties {
+                Additional::Schema(values) => {
                     let len = path.len();
-                    path.push_str(".properties");
-                    dsh_runtime::json::path::push_key(path, &p.name);
-                    let child = child_name(&name, &camel(&p.name));
-                    let t = self.ty(&p.schema, &child, 1, depth + 1, path);
+                    path.push_str(".additionalProperties");
+                    let name = child_name(class, "Value");
+                    let t = self.ty(values, &name, 1, depth + 1, path);
                     path.truncate(len);
-                    if let Some(d) = describe(p.schema.description.as_deref()) {
-                        lines.push(format!("{}# {d}", pad(1)));
-                    }
-                    if p.required {
-                        lines.push(format!("{}{}: {t}", pad(1), p.name));
-                    } else {
-                        self.use_typing("NotRequired");
-                        lines.push(format!("{}{}: NotRequired[{t}]", pad(1), p.name));
-                    }
+                    return format!("dict[str, {t}]");
                 }
-                match &r.additional {
-                    Additional::Closed => {}
-                    Additional::Open | Additional::Ignored => {
-                        lines.push(format!("{}# Other keys are accepted too.", pad(1)));
-                    }
-                    Additional::Schema(_) => {
-                        self.warn(
-                            path,
-                            "a map with declared properties: the other values are not typed",
-                        );
-                        lines.push(format!(
-                            "{}# Other keys are accepted too (values as the schema's additionalProperties say).",
-                            pad(1)
-                        ));
-                    }
-                }
-                if lines.len() == 1 {
-                    lines.push(format!("{}pass", pad(1)));
-                }
-                self.classes.push(lines.join("\n"));
-                name
+                Additional::Closed => {}
             }
         }
+        self.typed_dict(r, class, depth, path)
+    }
+
+    /// A `TypedDict` class for the object's properties, added to the classes; its name.
+    fn typed_dict(
+        &mut self,
+        r: &ObjectRules,
+        class: &str,
+        depth: usize,
+        path: &mut String,
+    ) -> String {
+        let name = self.allocate(class);
+        self.use_typing("TypedDict");
+        let mut lines = vec![format!("class {name}(TypedDict):")];
+        for p in &r.properties {
+            let len = path.len();
+            path.push_str(".properties");
+            dsh_runtime::json::path::push_key(path, &p.name);
+            let child = child_name(&name, &camel(&p.name));
+            let t = self.ty(&p.schema, &child, 1, depth + 1, path);
+            path.truncate(len);
+            if let Some(d) = describe(p.schema.description.as_deref()) {
+                lines.push(format!("{}# {d}", pad(1)));
+            }
+            if p.required {
+                lines.push(format!("{}{}: {t}", pad(1), p.name));
+            } else {
+                self.use_typing("NotRequired");
+                lines.push(format!("{}{}: NotRequired[{t}]", pad(1), p.name));
+            }
+        }
+        match &r.additional {
+            Additional::Closed => {}
+            Additional::Open | Additional::Ignored => {
+                lines.push(format!("{}# Other keys are accepted too.", pad(1)));
+            }
+            Additional::Schema(_) => {
+                self.warn(
+                    path,
+                    "a map with declared properties: the other values are not typed",
+                );
+                lines.push(format!(
+                    "{}# Other keys are accepted too (values as the schema's additionalProperties say).",
+                    pad(1)
+                ));
+            }
+        }
+        if lines.len() == 1 {
+            lines.push(format!("{}pass", pad(1)));
+        }
+        self.classes.push(lines.join("\n"));
+        name
     }
 }
 
