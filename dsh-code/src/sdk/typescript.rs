@@ -28,7 +28,9 @@
 //! assert!(sdk.code.contains("  add: number;\n"));
 //! ```
 
-use dsh_runtime::schema::{Additional, Kind, MAX_SCHEMA_DEPTH, Schema};
+use std::sync::Arc;
+
+use dsh_runtime::schema::{Additional, ArrayRules, Kind, MAX_SCHEMA_DEPTH, ObjectRules, Schema};
 use dsh_runtime::{Registry, ToolDefinition};
 
 use super::{Sdk, SdkWarning, json_quote, one_line, sdk_tools};
@@ -118,21 +120,8 @@ impl Renderer<'_> {
             );
             return "unknown".to_string();
         }
-        let scalar = matches!(
-            s.kind,
-            Kind::String(_) | Kind::Number(_) | Kind::Integer(_) | Kind::Boolean | Kind::Null
-        );
-        if scalar {
-            if let Some(c) = &s.const_value {
-                return c.to_string();
-            }
-            if let Some(values) = &s.enum_values {
-                return values
-                    .iter()
-                    .map(|v| v.to_string())
-                    .collect::<Vec<_>>()
-                    .join(" | ");
-            }
+        if let Some(literal) = literal(s) {
+            return literal;
         }
         match &s.kind {
             Kind::String(_) => "string".to_string(),
@@ -140,84 +129,138 @@ impl Renderer<'_> {
             Kind::Boolean => "boolean".to_string(),
             Kind::Null => "null".to_string(),
             Kind::Json => "JsonValue".to_string(),
-            Kind::Array(r) => match &r.items {
-                None => "JsonValue[]".to_string(),
-                Some(items) => {
+            Kind::Array(r) => self.array(r, indent, depth, path),
+            Kind::OneOf(branches) => self.one_of(branches, indent, depth, path),
+            Kind::Object(r) => self.object(r, indent, depth, path),
+        }
+    }
+
+    /// An array of the items' type (`JsonValue[]` without one).
+    fn array(&mut self, r: &ArrayRules, indent: usize, depth: usize, path: &mut String) -> String {
+        let Some(items) = &r.items else {
+            return "JsonValue[]".to_string();
+        };
+        let len = path.len();
+        path.push_str(".items");
+        let t = self.ty(items, indent, depth + 1, path);
+        path.truncate(len);
+        if t.contains('|') || t.contains('&') {
+            format!("({t})[]")
+        } else {
+            format!("{t}[]")
+        }
+    }
+
+    /// A union of the branches' types.
+    fn one_of(
+        &mut self,
+        branches: &[Arc<Schema>],
+        indent: usize,
+        depth: usize,
+        path: &mut String,
+    ) -> String {
+        let mut parts = Vec::new();
+        for (i, b) in branches.iter().enumerate() {
+            let len = path.len();
+            path.push_str(&format!(".oneOf[{i}]"));
+            parts.push(self.ty(b, indent, depth + 1, path));
+            path.truncate(len);
+        }
+        parts.join(" | ")
+    }
+
+    /// A `Record` for a map, else an object type of the properties (with a `Record`
+    /// beside it when other keys are accepted).
+    fn object(
+        &mut self,
+        r: &ObjectRules,
+        indent: usize,
+        depth: usize,
+        path: &mut String,
+    ) -> String {
+        if r.properties.is_empty() {
+            return match &r.additional {
+                Additional::Closed => "Record<string, never>".to_string(),
+                Additional::Open | Additional::Ignored => "Record<string, JsonValue>".to_string(),
+                Additional::Schema(values) => {
                     let len = path.len();
-                    path.push_str(".items");
-                    let t = self.ty(items, indent, depth + 1, path);
+                    path.push_str(".additionalProperties");
+                    let t = self.ty(values, indent, depth + 1, path);
                     path.truncate(len);
-                    if t.contains('|') || t.contains('&') {
-                        format!("({t})[]")
-                    } else {
-                        format!("{t}[]")
-                    }
+                    format!("Record<string, {t}>")
                 }
-            },
-            Kind::OneOf(branches) => {
-                let mut parts = Vec::new();
-                for (i, b) in branches.iter().enumerate() {
-                    let len = path.len();
-                    path.push_str(&format!(".oneOf[{i}]"));
-                    parts.push(self.ty(b, indent, depth + 1, path));
-                    path.truncate(len);
-                }
-                parts.join(" | ")
+            };
+        }
+        let out = self.members(r, indent, depth, path);
+        match &r.additional {
+            Additional::Closed => out,
+            Additional::Open | Additional::Ignored => {
+                format!("{out} & Record<string, JsonValue>")
             }
-            Kind::Object(r) => {
-                if r.properties.is_empty() {
-                    return match &r.additional {
-                        Additional::Closed => "Record<string, never>".to_string(),
-                        Additional::Open | Additional::Ignored => {
-                            "Record<string, JsonValue>".to_string()
-                        }
-                        Additional::Schema(values) => {
-                            let len = path.len();
-                            path.push_str(".additionalProperties");
-                            let t = self.ty(values, indent, depth + 1, path);
-                            path.truncate(len);
-                            format!("Record<string, {t}>")
-                        }
-                    };
-                }
-                let mut out = String::from("{");
-                for p in &r.properties {
-                    if let Some(doc) = doc_line(p.schema.description.as_deref(), indent + 1) {
-                        out.push('\n');
-                        out.push_str(&doc);
-                    }
-                    let len = path.len();
-                    path.push_str(".properties");
-                    dsh_runtime::json::path::push_key(path, &p.name);
-                    let t = self.ty(&p.schema, indent + 1, depth + 1, path);
-                    path.truncate(len);
-                    out.push('\n');
-                    out.push_str(&format!(
-                        "{}{}{}: {t};",
-                        pad(indent + 1),
-                        key(&p.name),
-                        if p.required { "" } else { "?" }
-                    ));
-                }
-                out.push('\n');
-                out.push_str(&pad(indent));
-                out.push('}');
-                match &r.additional {
-                    Additional::Closed => out,
-                    Additional::Open | Additional::Ignored => {
-                        format!("{out} & Record<string, JsonValue>")
-                    }
-                    Additional::Schema(_) => {
-                        self.warn(
-                            path,
-                            "a map with declared properties: the other values are typed JsonValue",
-                        );
-                        format!("{out} & Record<string, JsonValue>")
-                    }
-                }
+            Additional::Schema(_) => {
+                self.warn(
+                    path,
+                    "a map with declared properties: the other values are typed JsonValue",
+                );
+                format!("{out} & Record<string, JsonValue>")
             }
         }
     }
+
+    /// `{ ... }` with one member per property, each after its doc comment.
+    fn members(
+        &mut self,
+        r: &ObjectRules,
+        indent: usize,
+        depth: usize,
+        path: &mut String,
+    ) -> String {
+        let mut out = String::from("{");
+        for p in &r.properties {
+            if let Some(doc) = doc_line(p.schema.description.as_deref(), indent + 1) {
+                out.push('\n');
+                out.push_str(&doc);
+            }
+            let len = path.len();
+            path.push_str(".properties");
+            dsh_runtime::json::path::push_key(path, &p.name);
+            let t = self.ty(&p.schema, indent + 1, depth + 1, path);
+            path.truncate(len);
+            out.push('\n');
+            out.push_str(&format!(
+                "{}{}{}: {t};",
+                pad(indent + 1),
+                key(&p.name),
+                if p.required { "" } else { "?" }
+            ));
+        }
+        out.push('\n');
+        out.push_str(&pad(indent));
+        out.push('}');
+        out
+    }
+}
+
+/// A scalar schema's `const` or `enum` as a literal type (`None` for any other schema).
+fn literal(s: &Schema) -> Option<String> {
+    let scalar = matches!(
+        s.kind,
+        Kind::String(_) | Kind::Number(_) | Kind::Integer(_) | Kind::Boolean | Kind::Null
+    );
+    if !scalar {
+        return None;
+    }
+    if let Some(c) = &s.const_value {
+        return Some(c.to_string());
+    }
+    let values = s.enum_values.as_ref()?;
+    Some(
+        values
+            .iter()
+            .map(|v| v.to_string())
+            .collect::<Vec<_>>()
+            .join(" | "),
+    )
 }
 
 /// The name of the deferred-tool search on `tools` (see [`render`]).
