@@ -742,107 +742,128 @@ impl<'a> Parser<'a> {
     fn parse_number(&mut self) -> Result<Number, Fail> {
         let bytes = self.bytes;
         let start = self.pos;
-        let mut i = start;
-        let negative = bytes.get(i) == Some(&b'-');
-        if negative {
-            i += 1;
-        }
+        let negative = bytes.get(start) == Some(&b'-');
         // All digits of the integer and fraction parts are accumulated into
         // `mant` (wrapping); it is exact when there are at most 19 of them.
         // Longer literals take the general path.
         let mut mant: u64 = 0;
-        let int_start = i;
-        while let Some(&b) = bytes.get(i) {
-            let d = b.wrapping_sub(b'0');
-            if d > 9 {
-                break;
-            }
-            mant = mant.wrapping_mul(10).wrapping_add(u64::from(d));
-            i += 1;
-        }
+        let int_start = start + usize::from(negative);
+        let mut i = digits(bytes, int_start, &mut mant);
         let int_len = i - int_start;
-        match int_len {
-            0 => {
-                return match bytes.get(i) {
-                    Some(_) => Err(syntax("expected a digit after `-`", i)),
-                    None => Err((ParseErrorKind::Eof, bytes.len())),
-                };
-            }
-            1 => {}
-            _ if bytes[int_start] == b'0' => {
-                return Err(syntax(
-                    "leading zeros are not allowed in numbers",
-                    int_start,
-                ));
-            }
-            _ => {}
-        }
+        integer_part(bytes, int_start, int_len)?;
         let mut is_int = true;
         let mut frac_len: usize = 0;
         if bytes.get(i) == Some(&b'.') {
             is_int = false;
-            i += 1;
-            let frac_start = i;
-            while let Some(&b) = bytes.get(i) {
-                let d = b.wrapping_sub(b'0');
-                if d > 9 {
-                    break;
-                }
-                mant = mant.wrapping_mul(10).wrapping_add(u64::from(d));
-                i += 1;
-            }
+            let frac_start = i + 1;
+            i = digits(bytes, frac_start, &mut mant);
             frac_len = i - frac_start;
             if frac_len == 0 {
-                return match bytes.get(i) {
-                    Some(_) => Err(syntax("expected a digit after the decimal point", i)),
-                    None => Err((ParseErrorKind::Eof, bytes.len())),
-                };
+                return Err(missing_digit(
+                    bytes,
+                    i,
+                    "expected a digit after the decimal point",
+                ));
             }
         }
         let mut exp: i64 = 0;
         if matches!(bytes.get(i), Some(b'e' | b'E')) {
             is_int = false;
-            i += 1;
-            let exp_negative = bytes.get(i) == Some(&b'-');
-            if matches!(bytes.get(i), Some(b'+' | b'-')) {
-                i += 1;
-            }
-            match bytes.get(i) {
-                Some(b'0'..=b'9') => {}
-                Some(_) => return Err(syntax("expected a digit in the exponent", i)),
-                None => return Err((ParseErrorKind::Eof, bytes.len())),
-            }
-            while let Some(&d @ b'0'..=b'9') = bytes.get(i) {
-                // Saturate far beyond the f64 range; the value is then out of
-                // range (or zero) either way.
-                if exp < 1_000_000_000 {
-                    exp = exp * 10 + i64::from(d - b'0');
-                }
-                i += 1;
-            }
-            if exp_negative {
-                exp = -exp;
-            }
+            (exp, i) = exponent(bytes, i + 1)?;
         }
         self.pos = i;
         if int_len + frac_len > 19 {
             return float_literal(&self.text[start..i], negative, start);
         }
-        if is_int {
-            if !negative {
-                return Ok(Number(N::PosInt(mant)));
-            }
-            if mant == 0 {
-                return Err((ParseErrorKind::NegativeZero, start));
-            }
-            if mant <= 1u64 << 63 {
-                return Ok(Number(N::NegInt(0i64.wrapping_sub(mant as i64))));
-            }
+        if is_int && let Some(n) = integer_number(mant, negative, start) {
+            return n;
         }
         // `frac_len` is at most 19 here.
         let exp10 = exp - frac_len as i64;
         decimal_number(mant, exp10, negative, &self.text[start..i], start)
     }
+}
+
+/// Accumulates the decimal digits at `i` into `mant` (wrapping); returns the index
+/// after them.
+#[inline]
+fn digits(bytes: &[u8], mut i: usize, mant: &mut u64) -> usize {
+    while let Some(&b) = bytes.get(i) {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        *mant = mant.wrapping_mul(10).wrapping_add(u64::from(d));
+        i += 1;
+    }
+    i
+}
+
+/// The failure where a digit is expected at `i`: `msg`, or the end of the input.
+#[cold]
+fn missing_digit(bytes: &[u8], i: usize, msg: &str) -> Fail {
+    match bytes.get(i) {
+        Some(_) => syntax(msg, i),
+        None => (ParseErrorKind::Eof, bytes.len()),
+    }
+}
+
+/// Checks the integer part of a number, `int_len` digits at `int_start`: at least one,
+/// and no leading zero.
+#[inline]
+fn integer_part(bytes: &[u8], int_start: usize, int_len: usize) -> Result<(), Fail> {
+    match int_len {
+        0 => Err(missing_digit(
+            bytes,
+            int_start,
+            "expected a digit after `-`",
+        )),
+        1 => Ok(()),
+        _ if bytes[int_start] == b'0' => Err(syntax(
+            "leading zeros are not allowed in numbers",
+            int_start,
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Reads the exponent's sign and digits at `i` (just after the `e` or `E`); returns
+/// the exponent and the index after it.
+#[inline]
+fn exponent(bytes: &[u8], mut i: usize) -> Result<(i64, usize), Fail> {
+    let negative = bytes.get(i) == Some(&b'-');
+    if matches!(bytes.get(i), Some(b'+' | b'-')) {
+        i += 1;
+    }
+    if !matches!(bytes.get(i), Some(b'0'..=b'9')) {
+        return Err(missing_digit(bytes, i, "expected a digit in the exponent"));
+    }
+    let mut exp: i64 = 0;
+    while let Some(&d @ b'0'..=b'9') = bytes.get(i) {
+        // Saturate far beyond the f64 range; the value is then out of range (or zero)
+        // either way.
+        if exp < 1_000_000_000 {
+            exp = exp * 10 + i64::from(d - b'0');
+        }
+        i += 1;
+    }
+    Ok((if negative { -exp } else { exp }, i))
+}
+
+/// An integer literal of at most 19 digits, `mant` with its sign, as an integer
+/// number; `None` when it is below `i64::MIN` (a float then).
+#[inline]
+fn integer_number(mant: u64, negative: bool, start: usize) -> Option<Result<Number, Fail>> {
+    if !negative {
+        return Some(Ok(Number(N::PosInt(mant))));
+    }
+    if mant == 0 {
+        return Some(Err((ParseErrorKind::NegativeZero, start)));
+    }
+    if mant <= 1u64 << 63 {
+        return Some(Ok(Number(N::NegInt(0i64.wrapping_sub(mant as i64)))));
+    }
+    None
 }
 
 /// Powers of ten that are exact in an `f64`.
