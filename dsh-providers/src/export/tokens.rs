@@ -295,6 +295,33 @@ impl fmt::Display for TokenReport {
     /// deferred tool's count. Then the fragment as sent, what every request pays when
     /// something is deferred, each column's accuracy, and the reasons for every `-`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let any_deferred = self
+            .targets
+            .iter()
+            .any(|t| t.tools.iter().any(|tool| tool.deferred));
+        let rows = self.rows(any_deferred);
+        self.write_table(f, &rows)?;
+        if any_deferred {
+            writeln!(
+                f,
+                "\n* deferred (defer_loading): sent, but kept out of the model's context until tool search loads it; \"up front\" leaves it out."
+            )?;
+        }
+        for t in &self.targets {
+            for e in &t.errors {
+                writeln!(f, "\n- {}: {e}", t.target)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A row of the plain-text table: its name and one cell per target.
+type Row = (String, Vec<String>);
+
+impl TokenReport {
+    /// Every tool's name, exported or refused, in first-seen order across the targets.
+    fn tool_names(&self) -> Vec<&str> {
         let mut names: Vec<&str> = Vec::new();
         for t in &self.targets {
             for tool in &t.tools {
@@ -310,11 +337,14 @@ impl fmt::Display for TokenReport {
                 }
             }
         }
-        let any_deferred = self
-            .targets
-            .iter()
-            .any(|t| t.tools.iter().any(|tool| tool.deferred));
-        let mut rows: Vec<(String, Vec<String>)> = names
+        names
+    }
+
+    /// The plain-text table's rows: one per tool, then the request, what is paid up
+    /// front (when something is deferred) and the accuracy.
+    fn rows(&self, any_deferred: bool) -> Vec<Row> {
+        let mut rows: Vec<Row> = self
+            .tool_names()
             .iter()
             .map(|name| {
                 let cells = self
@@ -349,6 +379,11 @@ impl fmt::Display for TokenReport {
                 })
                 .collect(),
         ));
+        rows
+    }
+
+    /// The header and `rows`, each column as wide as its widest cell.
+    fn write_table(&self, f: &mut fmt::Formatter<'_>, rows: &[Row]) -> fmt::Result {
         let first = rows
             .iter()
             .map(|(n, _)| n.len())
@@ -372,23 +407,12 @@ impl fmt::Display for TokenReport {
             write!(f, "  {:>w$}", t.target.name())?;
         }
         writeln!(f)?;
-        for (name, cells) in &rows {
+        for (name, cells) in rows {
             write!(f, "{name:first$}")?;
             for (cell, w) in cells.iter().zip(&widths) {
                 write!(f, "  {cell:>w$}")?;
             }
             writeln!(f)?;
-        }
-        if any_deferred {
-            writeln!(
-                f,
-                "\n* deferred (defer_loading): sent, but kept out of the model's context until tool search loads it; \"up front\" leaves it out."
-            )?;
-        }
-        for t in &self.targets {
-            for e in &t.errors {
-                writeln!(f, "\n- {}: {e}", t.target)?;
-            }
         }
         Ok(())
     }
