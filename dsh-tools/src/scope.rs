@@ -642,60 +642,9 @@ fn replace_in(
     old: Option<Old<'_>>,
     fill: impl FnOnce(&mut std::fs::File) -> io::Result<()>,
 ) -> io::Result<()> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let (temp_name, file) = loop {
-        let nonce = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let temp_name = format!(
-            ".{}.{}.{}.{nonce:08x}.tmp",
-            name.to_string_lossy(),
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
-        let mut options = OpenOptions::new();
-        options
-            .write(true)
-            .create_new(true)
-            .mode(if like.is_some() { 0o600 } else { 0o666 });
-        match parent.open_with(&temp_name, &options) {
-            Ok(file) => break (temp_name, file.into_std()),
-            Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
-    };
-    let mut file = file;
-    let written = (|| {
-        fill(&mut file)?;
-        if let Some(like) = like {
-            use std::os::unix::fs::PermissionsExt as _;
-            // Only a privileged process may give a file away; anyone else keeps ownership.
-            let _ = std::os::unix::fs::fchown(&file, Some(like.uid), Some(like.gid));
-            file.set_permissions(std::fs::Permissions::from_mode(like.mode))?;
-        }
-        if let Some(old) = old {
-            copy_xattrs(old.file, &file);
-        }
-        file.sync_all()?;
-        drop(file);
-        if let Some(Old {
-            expect: Some(expect),
-            ..
-        }) = old
-        {
-            // The last look before the rename: the name must still be the file read, as
-            // it was read.
-            let now = parent
-                .open_with(name, &read_options())
-                .map(cap_std::fs::File::into_std)
-                .and_then(|f| Identity::of(&f));
-            if now.ok() != Some(expect) {
-                return Err(io::Error::other(Stale));
-            }
-        }
-        parent.rename(&temp_name, parent, name)
-    })();
+    let (temp_name, mut file) = create_temp(parent, name, like)?;
+    let written =
+        fill(&mut file).and_then(|()| commit_temp(parent, name, &temp_name, file, like, old));
     if let Err(e) = written {
         let _ = parent.remove_file(&temp_name);
         return Err(e);
@@ -720,6 +669,77 @@ fn replace_in(
         carry_over_appends(parent, name, old_file, copied);
     }
     Ok(())
+}
+
+/// A new temporary file beside `name` in `parent` (owner-only while it is filled when it
+/// will take `like`'s mode), under a name no other replacement uses; its name and file.
+fn create_temp(
+    parent: &Dir,
+    name: &Path,
+    like: Option<Stat>,
+) -> io::Result<(String, std::fs::File)> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    loop {
+        let nonce = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let temp_name = format!(
+            ".{}.{}.{}.{nonce:08x}.tmp",
+            name.to_string_lossy(),
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut options = OpenOptions::new();
+        options
+            .write(true)
+            .create_new(true)
+            .mode(if like.is_some() { 0o600 } else { 0o666 });
+        match parent.open_with(&temp_name, &options) {
+            Ok(file) => return Ok((temp_name, file.into_std())),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The filled temporary file made final: owner and mode of `like`, the old file's
+/// extended attributes, synced, the old file checked unchanged, renamed over `name`.
+fn commit_temp(
+    parent: &Dir,
+    name: &Path,
+    temp_name: &str,
+    file: std::fs::File,
+    like: Option<Stat>,
+    old: Option<Old<'_>>,
+) -> io::Result<()> {
+    if let Some(like) = like {
+        use std::os::unix::fs::PermissionsExt as _;
+        // Only a privileged process may give a file away; anyone else keeps ownership.
+        let _ = std::os::unix::fs::fchown(&file, Some(like.uid), Some(like.gid));
+        file.set_permissions(std::fs::Permissions::from_mode(like.mode))?;
+    }
+    if let Some(old) = old {
+        copy_xattrs(old.file, &file);
+    }
+    file.sync_all()?;
+    drop(file);
+    if let Some(Old {
+        expect: Some(expect),
+        ..
+    }) = old
+    {
+        // The last look before the rename: the name must still be the file read, as
+        // it was read.
+        let now = parent
+            .open_with(name, &read_options())
+            .map(cap_std::fs::File::into_std)
+            .and_then(|f| Identity::of(&f));
+        if now.ok() != Some(expect) {
+            return Err(io::Error::other(Stale));
+        }
+    }
+    parent.rename(temp_name, parent, name)
 }
 
 /// The pauses between the looks a replacement takes for appends that reached the file it
