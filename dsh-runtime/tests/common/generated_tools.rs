@@ -8,15 +8,15 @@ use dsh_runtime::ToolDefinition;
 use dsh_runtime::schema::{Property, Schema};
 
 /// How many tools the set has.
-pub const GENERATED: usize = VERBS.len() * NOUNS.len();
+pub(crate) const GENERATED: usize = VERBS.len() * NOUNS.len();
 
-pub const VERBS: [&str; 20] = [
+pub(crate) const VERBS: [&str; 20] = [
     "create", "delete", "list", "update", "archive", "restore", "export", "import", "share",
     "lock", "unlock", "rename", "copy", "move", "tag", "approve", "reject", "publish", "sync",
     "audit",
 ];
 
-pub const NOUNS: [&str; 50] = [
+pub(crate) const NOUNS: [&str; 50] = [
     "invoice",
     "customer",
     "order",
@@ -70,7 +70,7 @@ pub const NOUNS: [&str; 50] = [
 ];
 
 /// Tool `i` of the set: `verb_noun`, deferred when `defer` is.
-pub fn generated_tool(i: usize, defer: bool) -> ToolDefinition {
+pub(crate) fn generated_tool(i: usize, defer: bool) -> ToolDefinition {
     let verb = VERBS[i % VERBS.len()];
     let noun = NOUNS[i / VERBS.len()];
     let params = Schema::closed_object(vec![
