@@ -12,95 +12,133 @@ use super::value::{Array, Object, Value};
 /// any non-finite number, with a path rooted at `value`. `serde_json` maps
 /// have unique keys, so no duplicate check is needed. Iterative.
 pub fn from_serde(v: &serde_json::Value) -> Result<Value, LosslessError> {
-    enum Frame<'a> {
-        Arr(std::slice::Iter<'a, serde_json::Value>, Vec<Value>),
-        Obj(serde_json::map::Iter<'a>, Vec<(Str, Value)>, &'a str),
-    }
-    fn path_of(stack: &[Frame<'_>]) -> String {
-        path::render(
-            "value",
-            stack.iter().map(|f| match f {
-                Frame::Arr(_, items) => Seg::Index(items.len()),
-                Frame::Obj(_, _, key) => Seg::Key(key),
-            }),
-        )
-    }
-
-    let mut stack: Vec<Frame<'_>> = Vec::new();
+    let mut stack: Vec<FromFrame<'_>> = Vec::new();
     let mut cur = v;
-    'descend: loop {
-        let mut done = match cur {
-            serde_json::Value::Null => Value::Null,
-            serde_json::Value::Bool(b) => Value::Bool(*b),
-            serde_json::Value::String(s) => Value::from(s.as_str()),
-            serde_json::Value::Number(n) => {
-                let num = if let Some(u) = n.as_u64() {
-                    Some(Number::from(u))
-                } else if let Some(i) = n.as_i64() {
-                    Some(Number::from(i))
-                } else {
-                    n.as_f64().and_then(Number::from_f64)
-                };
-                match num {
-                    Some(num) => Value::Number(num),
-                    None => {
-                        let kind = match n.as_f64() {
-                            Some(f) if f.is_finite() => LosslessErrorKind::NegativeZero,
-                            _ => LosslessErrorKind::NonFinite,
-                        };
-                        return Err(LosslessError::new(kind, path_of(&stack)));
-                    }
-                }
+    loop {
+        let done = match from_open(cur, &mut stack)? {
+            Step::Descend(child) => {
+                cur = child;
+                continue;
             }
-            serde_json::Value::Array(a) => {
-                let mut it = a.iter();
-                match it.next() {
-                    Some(first) => {
-                        stack.push(Frame::Arr(it, Vec::with_capacity(a.len())));
-                        cur = first;
-                        continue 'descend;
-                    }
-                    None => Value::Array(Array::new()),
-                }
-            }
-            serde_json::Value::Object(m) => {
-                let mut it = m.iter();
-                match it.next() {
-                    Some((k, first)) => {
-                        stack.push(Frame::Obj(it, Vec::with_capacity(m.len()), k));
-                        cur = first;
-                        continue 'descend;
-                    }
-                    None => Value::Object(Object::new()),
-                }
-            }
+            Step::Done(done) => done,
         };
-        loop {
-            match stack.last_mut() {
-                None => return Ok(done),
-                Some(Frame::Arr(it, items)) => {
-                    items.push(done);
-                    if let Some(next) = it.next() {
-                        cur = next;
-                        continue 'descend;
-                    }
-                    let Some(Frame::Arr(_, items)) = stack.pop() else {
-                        unreachable!("top frame is an array frame")
-                    };
-                    done = Value::Array(Array::from(items));
+        match from_close(&mut stack, done) {
+            Step::Descend(child) => cur = child,
+            Step::Done(done) => return Ok(done),
+        }
+    }
+}
+
+/// A container of [`from_serde`]'s walk, partly converted: the members left, those
+/// converted, and (for an object) the key of the member being converted.
+enum FromFrame<'a> {
+    Arr(std::slice::Iter<'a, serde_json::Value>, Vec<Value>),
+    Obj(serde_json::map::Iter<'a>, Vec<(Str, Value)>, &'a str),
+}
+
+/// Where [`from_serde`]'s walk goes next.
+enum Step<'a> {
+    /// Into this member.
+    Descend(&'a serde_json::Value),
+    /// Up, with this converted value.
+    Done(Value),
+}
+
+/// The path of the member being converted, rooted at `value`.
+fn from_path(stack: &[FromFrame<'_>]) -> String {
+    path::render(
+        "value",
+        stack.iter().map(|f| match f {
+            FromFrame::Arr(_, items) => Seg::Index(items.len()),
+            FromFrame::Obj(_, _, key) => Seg::Key(key),
+        }),
+    )
+}
+
+/// Converts `cur` when it is a scalar or an empty container; opens a frame for a
+/// non-empty container and descends into its first member.
+#[inline]
+fn from_open<'a>(
+    cur: &'a serde_json::Value,
+    stack: &mut Vec<FromFrame<'a>>,
+) -> Result<Step<'a>, LosslessError> {
+    let done = match cur {
+        serde_json::Value::Null => Value::Null,
+        serde_json::Value::Bool(b) => Value::Bool(*b),
+        serde_json::Value::String(s) => Value::from(s.as_str()),
+        serde_json::Value::Number(n) => match from_number(n) {
+            Ok(num) => Value::Number(num),
+            Err(kind) => return Err(LosslessError::new(kind, from_path(stack))),
+        },
+        serde_json::Value::Array(a) => {
+            let mut it = a.iter();
+            match it.next() {
+                Some(first) => {
+                    stack.push(FromFrame::Arr(it, Vec::with_capacity(a.len())));
+                    return Ok(Step::Descend(first));
                 }
-                Some(Frame::Obj(it, entries, key)) => {
-                    entries.push(((*key).into(), done));
-                    if let Some((k, next)) = it.next() {
-                        *key = k;
-                        cur = next;
-                        continue 'descend;
-                    }
-                    let Some(Frame::Obj(_, entries, _)) = stack.pop() else {
-                        unreachable!("top frame is an object frame")
-                    };
-                    done = Value::Object(Object::from_unique(entries));
+                None => Value::Array(Array::new()),
+            }
+        }
+        serde_json::Value::Object(m) => {
+            let mut it = m.iter();
+            match it.next() {
+                Some((k, first)) => {
+                    stack.push(FromFrame::Obj(it, Vec::with_capacity(m.len()), k));
+                    return Ok(Step::Descend(first));
                 }
+                None => Value::Object(Object::new()),
+            }
+        }
+    };
+    Ok(Step::Done(done))
+}
+
+/// A `serde_json` number as a lossless [`Number`]: fails on `-0.0` and on a
+/// non-finite number.
+#[inline]
+fn from_number(n: &serde_json::Number) -> Result<Number, LosslessErrorKind> {
+    let num = if let Some(u) = n.as_u64() {
+        Some(Number::from(u))
+    } else if let Some(i) = n.as_i64() {
+        Some(Number::from(i))
+    } else {
+        n.as_f64().and_then(Number::from_f64)
+    };
+    num.ok_or_else(|| match n.as_f64() {
+        Some(f) if f.is_finite() => LosslessErrorKind::NegativeZero,
+        _ => LosslessErrorKind::NonFinite,
+    })
+}
+
+/// Adds the converted `done` to the innermost open container; closes each container
+/// whose members are all converted. Descends into the next member left, or ends with
+/// the whole value.
+#[inline]
+fn from_close<'a>(stack: &mut Vec<FromFrame<'a>>, mut done: Value) -> Step<'a> {
+    loop {
+        match stack.last_mut() {
+            None => return Step::Done(done),
+            Some(FromFrame::Arr(it, items)) => {
+                items.push(done);
+                if let Some(next) = it.next() {
+                    return Step::Descend(next);
+                }
+                let Some(FromFrame::Arr(_, items)) = stack.pop() else {
+                    unreachable!("top frame is an array frame")
+                };
+                done = Value::Array(Array::from(items));
+            }
+            Some(FromFrame::Obj(it, entries, key)) => {
+                entries.push(((*key).into(), done));
+                if let Some((k, next)) = it.next() {
+                    *key = k;
+                    return Step::Descend(next);
+                }
+                let Some(FromFrame::Obj(_, entries, _)) = stack.pop() else {
+                    unreachable!("top frame is an object frame")
+                };
+                done = Value::Object(Object::from_unique(entries));
             }
         }
     }
