@@ -169,6 +169,9 @@ impl Checker<'_> {
 
     /// Whether `value` passes `node`; violations go to `sink` (all of them when it
     /// collects; otherwise the first failure ends the walk).
+    // long function: one pass over a node's rules in the order 2020-12 evaluates them,
+    // where a failure may end the walk at any rule and the annotations of one rule feed
+    // the `unevaluated*` rules after it; each rule is a few lines.
     fn walk(
         &self,
         node: usize,
