@@ -238,6 +238,35 @@ const USAGE: u8 = 2;
 
 fn main() -> ExitCode {
     let mut cli = Cli::parse();
+    let host = match prepare(&mut cli) {
+        Ok(host) => host,
+        Err(code) => return code,
+    };
+    let _otel = match export(cli.otlp_endpoint.take()) {
+        Ok(guard) => guard,
+        Err(code) => return code,
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let code = runtime.block_on(serve(host, cli));
+    // A read of standard input may still be blocked in a thread of the runtime's pool:
+    // do not wait for it.
+    runtime.shutdown_background();
+    code
+}
+
+/// Before any thread exists: anchor the CLI's own file arguments where the command was
+/// run, change to the root, make the host, and read `call NAME -`'s arguments from
+/// standard input. `Err`: the exit status to stop with (the error printed).
+fn prepare(cli: &mut Cli) -> Result<Host, ExitCode> {
     // File arguments of the CLI itself (not of tool calls), the files of server options
     // among them, are relative to where the command was run, not to the root.
     match std::env::current_dir() {
@@ -254,7 +283,7 @@ fn main() -> ExitCode {
                      an absolute path",
                     path.display()
                 );
-                return ExitCode::from(USAGE);
+                return Err(ExitCode::from(USAGE));
             }
         }
     }
@@ -262,13 +291,13 @@ fn main() -> ExitCode {
     // arguments resolve against the root, for the tools and the guard alike.
     if let Err(e) = std::env::set_current_dir(&cli.root) {
         eprintln!("error: cannot use root {}: {e}", cli.root.display());
-        return ExitCode::from(USAGE);
+        return Err(ExitCode::from(USAGE));
     }
     let host = match Host::new(".") {
         Ok(host) => host,
         Err(e) => {
             eprintln!("error: {e}");
-            return ExitCode::FAILURE;
+            return Err(ExitCode::FAILURE);
         }
     };
     // `call NAME -`: the arguments come from standard input.
@@ -278,70 +307,56 @@ fn main() -> ExitCode {
         let mut text = String::new();
         if let Err(e) = std::io::stdin().read_to_string(&mut text) {
             eprintln!("error: cannot read the arguments from standard input: {e}");
-            return ExitCode::from(USAGE);
+            return Err(ExitCode::from(USAGE));
         }
         *args = text;
     }
-    let _otel = match export(cli.otlp_endpoint.take()) {
-        Ok(guard) => guard,
-        Err(code) => return code,
-    };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
+    Ok(host)
+}
+
+/// Import the MCP servers, run the command until it ends or a signal stops it, then
+/// close the imports and stop the background jobs; the exit status.
+async fn serve(host: Host, cli: Cli) -> ExitCode {
+    let mut signals = match Signals::new() {
+        Ok(signals) => signals,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            eprintln!("error: cannot handle signals: {e}");
             return ExitCode::FAILURE;
         }
     };
-    let code = runtime.block_on(async move {
-        let mut signals = match Signals::new() {
-            Ok(signals) => signals,
-            Err(e) => {
-                eprintln!("error: cannot handle signals: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
-        let imports = match mcp::import_all(&host, &cli.mcp, &cli.mcp_deferred).await {
-            Ok(imports) => imports,
-            Err(e) => {
-                eprintln!("error: {e}");
-                host.shutdown().await;
-                return ExitCode::FAILURE;
-            }
-        };
-        let cancel = CancellationToken::new();
-        let work = run(&host, cli.command, cancel.clone());
-        tokio::pin!(work);
-        // `biased`, signals first: a command that stops on the signal itself (the MCP
-        // server shuts down gracefully) still exits with 128 + the signal, as documented.
-        let code = tokio::select! {
-            biased;
-            signal = signals.next() => {
-                // Cancel the running call (which stops what it started), and give it a
-                // moment to report; a second signal stops waiting.
-                cancel.cancel();
-                tokio::select! {
-                    _ = tokio::time::timeout(Duration::from_secs(15), &mut work) => {}
-                    _ = signals.next() => {}
-                }
-                ExitCode::from(128 + signal)
-            }
-            code = &mut work => code,
-        };
-        imports.close().await;
-        // Stop every background job and wait for them, unless another signal insists.
-        tokio::select! {
-            () = host.jobs().shutdown() => {}
-            _ = signals.next() => {}
+    let imports = match mcp::import_all(&host, &cli.mcp, &cli.mcp_deferred).await {
+        Ok(imports) => imports,
+        Err(e) => {
+            eprintln!("error: {e}");
+            host.shutdown().await;
+            return ExitCode::FAILURE;
         }
-        code
-    });
-    // A read of standard input may still be blocked in a thread of the runtime's pool:
-    // do not wait for it.
-    runtime.shutdown_background();
+    };
+    let cancel = CancellationToken::new();
+    let work = run(&host, cli.command, cancel.clone());
+    tokio::pin!(work);
+    // `biased`, signals first: a command that stops on the signal itself (the MCP
+    // server shuts down gracefully) still exits with 128 + the signal, as documented.
+    let code = tokio::select! {
+        biased;
+        signal = signals.next() => {
+            // Cancel the running call (which stops what it started), and give it a
+            // moment to report; a second signal stops waiting.
+            cancel.cancel();
+            tokio::select! {
+                _ = tokio::time::timeout(Duration::from_secs(15), &mut work) => {}
+                _ = signals.next() => {}
+            }
+            ExitCode::from(128 + signal)
+        }
+        code = &mut work => code,
+    };
+    imports.close().await;
+    // Stop every background job and wait for them, unless another signal insists.
+    tokio::select! {
+        () = host.jobs().shutdown() => {}
+        _ = signals.next() => {}
+    }
     code
 }
 
