@@ -499,6 +499,40 @@ pub(crate) async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
     if args.oauth_issuer.is_some() {
         server = server.with_tool_scopes(tool_scopes(&args.tool_scopes)?);
     }
+    server = server.with_principal_limits(principal_limits(args));
+    let Some(addr) = args.http else {
+        return server
+            .serve_stdio()
+            .await
+            .map_err(|e| format!("MCP over stdio: {e}"));
+    };
+    let options = http_options(args, addr)?;
+    for warning in bind_warnings(
+        addr,
+        options.bearer_token.is_some() || options.oauth.is_some(),
+        !args.allowed_hosts.is_empty(),
+        args.allow_any_host,
+    ) {
+        eprintln!("{warning}");
+    }
+    let http = dsh_mcp::serve_http(&server, options)
+        .await
+        .map_err(|e| format!("cannot serve on {addr}: {e}"))?;
+    eprintln!("dsh-tools: serving MCP at {}", http.url());
+    stop_signal().await;
+    let grace = std::time::Duration::from_secs(args.drain_timeout);
+    eprintln!(
+        "dsh-tools: draining ({} requests in progress, at most {grace:?})",
+        http.requests_in_progress()
+    );
+    http.drain(grace)
+        .await
+        .map_err(|e| format!("MCP over HTTP: {e}"))
+}
+
+/// The limits per principal of `--max-calls-per-principal` and
+/// `--max-tasks-per-principal`.
+fn principal_limits(args: &McpArgs) -> dsh_mcp::PrincipalLimits {
     let mut limits = dsh_mcp::PrincipalLimits::new();
     if let Some(max) = args.max_calls_per_principal {
         limits = limits.max_calls(max);
@@ -506,13 +540,16 @@ pub(crate) async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
     if let Some(max) = args.max_tasks_per_principal {
         limits = limits.max_tasks(max);
     }
-    server = server.with_principal_limits(limits);
-    let Some(addr) = args.http else {
-        return server
-            .serve_stdio()
-            .await
-            .map_err(|e| format!("MCP over stdio: {e}"));
-    };
+    limits
+}
+
+/// The HTTP options for serving on `addr`: sessions, origins and hosts, idle timeout,
+/// and the bearer token or OAuth the arguments ask for.
+///
+/// # Errors
+///
+/// The token variable is unreadable or empty, or OAuth off loopback has no audience.
+fn http_options(args: &McpArgs, addr: SocketAddr) -> Result<HttpOptions, String> {
     let idle = (args.session_idle_timeout > 0)
         .then(|| std::time::Duration::from_secs(args.session_idle_timeout));
     let mut options = HttpOptions::default()
@@ -549,27 +586,7 @@ pub(crate) async fn run(host: &Host, args: &McpArgs) -> Result<(), String> {
         }
         options = options.oauth(oauth);
     }
-    for warning in bind_warnings(
-        addr,
-        options.bearer_token.is_some() || options.oauth.is_some(),
-        !args.allowed_hosts.is_empty(),
-        args.allow_any_host,
-    ) {
-        eprintln!("{warning}");
-    }
-    let http = dsh_mcp::serve_http(&server, options)
-        .await
-        .map_err(|e| format!("cannot serve on {addr}: {e}"))?;
-    eprintln!("dsh-tools: serving MCP at {}", http.url());
-    stop_signal().await;
-    let grace = std::time::Duration::from_secs(args.drain_timeout);
-    eprintln!(
-        "dsh-tools: draining ({} requests in progress, at most {grace:?})",
-        http.requests_in_progress()
-    );
-    http.drain(grace)
-        .await
-        .map_err(|e| format!("MCP over HTTP: {e}"))
+    Ok(options)
 }
 
 /// The store of `--store URL` (else of `DSH_MCP_STORE`), connected; `None`: the
