@@ -467,7 +467,8 @@ impl Checker<'_> {
         valid
     }
 
-    /// The object keywords.
+    /// The object keywords: the counts and required names, then each property, then
+    /// `dependentSchemas`.
     fn object(
         &self,
         r: &Rules,
@@ -477,6 +478,27 @@ impl Checker<'_> {
         depth: usize,
         sink: &mut Sink,
     ) -> bool {
+        let mut valid = self.object_counts(r, obj, path, sink);
+        if !valid && !sink.collect {
+            return false;
+        }
+        valid &= self.object_properties(r, obj, path, depth, sink);
+        if !valid && !sink.collect {
+            return false;
+        }
+        for (key, node) in &r.dependent_schemas {
+            if obj.contains_key(key) && !self.walk(*node, value, path, depth + 1, sink) {
+                valid = false;
+                if !sink.collect {
+                    return false;
+                }
+            }
+        }
+        valid
+    }
+
+    /// `minProperties`, `maxProperties`, `required` and `dependentRequired`.
+    fn object_counts(&self, r: &Rules, obj: &Object, path: &Path<'_>, sink: &mut Sink) -> bool {
         let mut valid = true;
         macro_rules! fail {
             ($msg:expr) => {{
@@ -486,16 +508,6 @@ impl Checker<'_> {
                 }
                 let m: String = $msg;
                 sink.out.push(&m);
-            }};
-        }
-        macro_rules! sub {
-            ($node:expr, $value:expr, $path:expr) => {{
-                if !self.walk($node, $value, $path, depth + 1, sink) {
-                    valid = false;
-                    if !sink.collect {
-                        return false;
-                    }
-                }
             }};
         }
         let len = obj.len() as u64;
@@ -529,6 +541,39 @@ impl Checker<'_> {
                     }
                 }
             }
+        }
+        valid
+    }
+
+    /// `properties`, `patternProperties`, `additionalProperties` and `propertyNames`.
+    fn object_properties(
+        &self,
+        r: &Rules,
+        obj: &Object,
+        path: &Path<'_>,
+        depth: usize,
+        sink: &mut Sink,
+    ) -> bool {
+        let mut valid = true;
+        macro_rules! fail {
+            ($msg:expr) => {{
+                valid = false;
+                if !sink.collect {
+                    return false;
+                }
+                let m: String = $msg;
+                sink.out.push(&m);
+            }};
+        }
+        macro_rules! sub {
+            ($node:expr, $value:expr, $path:expr) => {{
+                if !self.walk($node, $value, $path, depth + 1, sink) {
+                    valid = false;
+                    if !sink.collect {
+                        return false;
+                    }
+                }
+            }};
         }
         for (name, node) in &r.properties {
             if let Some(v) = obj.get(name) {
@@ -571,11 +616,6 @@ impl Checker<'_> {
                         m.push_str(" is not an allowed property name (propertyNames)")
                     }));
                 }
-            }
-        }
-        for (key, node) in &r.dependent_schemas {
-            if obj.contains_key(key) {
-                sub!(*node, value, path);
             }
         }
         valid
