@@ -17,7 +17,7 @@
 //! Read first: `toolbox`. Read next: `cards` (how a UI shows calls and results).
 
 use dsh_runtime::hooks::{Approval, PreDecision, approval_fn, guard_fn, pre_execute_fn};
-use dsh_runtime::{Registry, ToolCall, ToolContext, ToolError, tool};
+use dsh_runtime::{RegistrationHandle, Registry, ToolCall, ToolContext, ToolError, tool};
 
 /// Read one of the project's documents (from a built-in table).
 #[tool(read_only)]
@@ -67,15 +67,25 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = Registry::new();
     let _read = registry.register(ReadDoc)?;
     let _wait = registry.register(WaitForBuild)?;
+    // The hooks stay in place for the sections after their own.
+    let _policy = policy_and_guard(&registry).await;
+    let _approval = approval(&registry).await;
+    timeout(&registry).await;
+    typed_calls(&registry).await?;
+    agent_scope(&registry).await?;
+    Ok(())
+}
 
+/// A policy hook and a guard, and calls they allow, deny, or that fail validation.
+async fn policy_and_guard(registry: &Registry) -> [RegistrationHandle; 2] {
     // Policy: a waterfall of hooks; `None` defers to the next one (the end allows).
-    let _policy = registry.add_pre_execute(pre_execute_fn(|call| {
+    let policy = registry.add_pre_execute(pre_execute_fn(|call| {
         let path = call.arguments().as_object()?.get("path")?.as_str()?;
         path.ends_with(".key")
             .then(|| PreDecision::deny(format!("policy: {path} is a key file")))
     }));
     // A guard: after policy allowed the call, and nothing can undo its denial.
-    let _guard = registry.add_guard(guard_fn(|call| {
+    let guard = registry.add_guard(guard_fn(|call| {
         let args = call.arguments().to_string();
         args.contains("..")
             .then(|| format!("guard: {} may not use `..` in paths", call.name()))
@@ -95,15 +105,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         show(label, &r);
     }
 
+    [policy, guard]
+}
+
+/// A policy hook that asks, and the approval handler that answers.
+async fn approval(registry: &Registry) -> [RegistrationHandle; 2] {
     println!("== approval");
     // Drafts need a person's yes: policy asks, and the approval handler answers (here a
     // stand-in that approves the guide and refuses the rest; a real host asks its user).
-    let _ask = registry.add_pre_execute(pre_execute_fn(|call| {
+    let ask = registry.add_pre_execute(pre_execute_fn(|call| {
         let path = call.arguments().as_object()?.get("path")?.as_str()?;
         path.starts_with("drafts/")
             .then(|| PreDecision::ask(format!("{path} is a draft")))
     }));
-    let _approver = registry.set_approval_handler(approval_fn(|request| {
+    let approver = registry.set_approval_handler(approval_fn(|request| {
         let path = request.call.arguments().to_string();
         println!(
             "asked: {} ({}), from {}",
@@ -131,12 +146,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         show(label, &r);
     }
 
+    [ask, approver]
+}
+
+/// A tool past its deadline.
+async fn timeout(registry: &Registry) {
     println!("== timeout");
     let r = registry
         .execute(ToolCall::new("t1", "wait_for_build", "{}"))
         .await;
     show("timeout", &r);
+}
 
+/// Typed calls: the output as its type, a denial as an `Err`.
+async fn typed_calls(registry: &Registry) -> Result<(), Box<dyn std::error::Error>> {
     println!("== typed calls");
     let text: String = registry
         .call::<ReadDoc>(ReadDocArgs {
@@ -155,6 +178,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Err(e) => println!("typed error: {e}"),
     }
 
+    Ok(())
+}
+
+/// An agent scope's own tool and guard, and calls from it and from the global view.
+async fn agent_scope(registry: &Registry) -> Result<(), Box<dyn std::error::Error>> {
     println!("== an agent scope");
     let agent = registry.scope();
     let _add = agent.register(Add)?;
