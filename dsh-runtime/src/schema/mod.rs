@@ -574,9 +574,6 @@ impl Schema {
     /// Project to JSON Schema with the byte-stable key order described in the module docs.
     pub fn to_json_schema(&self) -> Value {
         let mut out = Object::new();
-        let ty = |out: &mut Object, t: &str| {
-            out.insert("type", Value::from(t));
-        };
         match &self.kind {
             Kind::OneOf(branches) => {
                 out.insert(
@@ -591,94 +588,23 @@ impl Schema {
                 self.annotations(&mut out);
             }
             Kind::Json => self.annotations(&mut out),
-            Kind::String(r) => {
-                ty(&mut out, "string");
+            kind => {
+                out.insert("type", Value::from(self.kind_name()));
                 self.annotations(&mut out);
-                if let Some(v) = r.min_length {
-                    out.insert("minLength", Value::from(v));
+                match kind {
+                    Kind::String(r) => string_keywords(r, &mut out),
+                    Kind::Number(r) => number_keywords(r, &mut out),
+                    Kind::Integer(r) => integer_keywords(r, &mut out),
+                    Kind::Array(r) => array_keywords(r, &mut out),
+                    Kind::Object(r) => object_keywords(r, &mut out),
+                    Kind::Boolean | Kind::Null | Kind::Json | Kind::OneOf(_) => {}
                 }
-                if let Some(v) = r.max_length {
-                    out.insert("maxLength", Value::from(v));
+                if let Some(values) = &self.enum_values {
+                    out.insert("enum", Value::from(values.clone()));
                 }
-                if let Some(p) = &r.pattern {
-                    out.insert("pattern", Value::from(p.as_str()));
+                if let Some(v) = &self.const_value {
+                    out.insert("const", v.clone());
                 }
-            }
-            Kind::Number(r) => {
-                ty(&mut out, "number");
-                self.annotations(&mut out);
-                for (key, bound) in r.hidden.published(r.minimum, r.maximum) {
-                    if let Some(n) = bound.and_then(Number::from_f64) {
-                        out.insert(key, Value::Number(n));
-                    }
-                }
-            }
-            Kind::Integer(r) => {
-                ty(&mut out, "integer");
-                self.annotations(&mut out);
-                for (key, bound) in r.hidden.published(r.minimum, r.maximum) {
-                    if let Some(n) = bound.and_then(int_number) {
-                        out.insert(key, Value::Number(n));
-                    }
-                }
-            }
-            Kind::Boolean => {
-                ty(&mut out, "boolean");
-                self.annotations(&mut out);
-            }
-            Kind::Null => {
-                ty(&mut out, "null");
-                self.annotations(&mut out);
-            }
-            Kind::Array(r) => {
-                ty(&mut out, "array");
-                self.annotations(&mut out);
-                if let Some(v) = r.min_items {
-                    out.insert("minItems", Value::from(v));
-                }
-                if let Some(v) = r.max_items {
-                    out.insert("maxItems", Value::from(v));
-                }
-                if let Some(items) = &r.items {
-                    out.insert("items", items.to_json_schema());
-                }
-            }
-            Kind::Object(r) => {
-                ty(&mut out, "object");
-                self.annotations(&mut out);
-                let additional = match &r.additional {
-                    Additional::Closed => Some(Value::Bool(false)),
-                    Additional::Open => Some(Value::Bool(true)),
-                    Additional::Schema(s) => Some(s.to_json_schema()),
-                    Additional::Ignored => None,
-                };
-                if let Some(additional) = additional {
-                    out.insert("additionalProperties", additional);
-                }
-                if !r.properties.is_empty() {
-                    let mut props = Object::new();
-                    for p in &r.properties {
-                        props.insert(p.name.as_ref(), p.schema.to_json_schema());
-                    }
-                    out.insert("properties", Value::Object(props));
-                }
-                let required: Vec<Value> = r
-                    .properties
-                    .iter()
-                    .filter(|p| p.required)
-                    .map(|p| Value::from(p.name.as_ref()))
-                    .collect();
-                if !required.is_empty() {
-                    out.insert("required", Value::from(required));
-                }
-            }
-        }
-        if !matches!(self.kind, Kind::OneOf(_) | Kind::Json) {
-            if let Some(values) = &self.enum_values {
-                out.insert("enum", Value::from(values.clone()));
-            }
-            if let Some(v) = &self.const_value {
-                out.insert("const", v.clone());
             }
         }
         Value::Object(out)
@@ -792,6 +718,80 @@ macro_rules! bound_from {
     )*};
 }
 bound_from!(i8 => Int, i16 => Int, i32 => Int, i64 => Int, i128 => Int, u8 => Int, u16 => Int, u32 => Int, u64 => Int, f32 => Float, f64 => Float);
+
+/// The string keywords of [`Schema::to_json_schema`], after the type and annotations.
+fn string_keywords(r: &StringRules, out: &mut Object) {
+    if let Some(v) = r.min_length {
+        out.insert("minLength", Value::from(v));
+    }
+    if let Some(v) = r.max_length {
+        out.insert("maxLength", Value::from(v));
+    }
+    if let Some(p) = &r.pattern {
+        out.insert("pattern", Value::from(p.as_str()));
+    }
+}
+
+/// The number keywords of [`Schema::to_json_schema`]: the bounds that are published.
+fn number_keywords(r: &NumberRules, out: &mut Object) {
+    for (key, bound) in r.hidden.published(r.minimum, r.maximum) {
+        if let Some(n) = bound.and_then(Number::from_f64) {
+            out.insert(key, Value::Number(n));
+        }
+    }
+}
+
+/// The integer keywords of [`Schema::to_json_schema`]: the bounds that are published.
+fn integer_keywords(r: &IntegerRules, out: &mut Object) {
+    for (key, bound) in r.hidden.published(r.minimum, r.maximum) {
+        if let Some(n) = bound.and_then(int_number) {
+            out.insert(key, Value::Number(n));
+        }
+    }
+}
+
+/// The array keywords of [`Schema::to_json_schema`].
+fn array_keywords(r: &ArrayRules, out: &mut Object) {
+    if let Some(v) = r.min_items {
+        out.insert("minItems", Value::from(v));
+    }
+    if let Some(v) = r.max_items {
+        out.insert("maxItems", Value::from(v));
+    }
+    if let Some(items) = &r.items {
+        out.insert("items", items.to_json_schema());
+    }
+}
+
+/// The object keywords of [`Schema::to_json_schema`]: `additionalProperties`,
+/// `properties`, `required`.
+fn object_keywords(r: &ObjectRules, out: &mut Object) {
+    let additional = match &r.additional {
+        Additional::Closed => Some(Value::Bool(false)),
+        Additional::Open => Some(Value::Bool(true)),
+        Additional::Schema(s) => Some(s.to_json_schema()),
+        Additional::Ignored => None,
+    };
+    if let Some(additional) = additional {
+        out.insert("additionalProperties", additional);
+    }
+    if !r.properties.is_empty() {
+        let mut props = Object::new();
+        for p in &r.properties {
+            props.insert(p.name.as_ref(), p.schema.to_json_schema());
+        }
+        out.insert("properties", Value::Object(props));
+    }
+    let required: Vec<Value> = r
+        .properties
+        .iter()
+        .filter(|p| p.required)
+        .map(|p| Value::from(p.name.as_ref()))
+        .collect();
+    if !required.is_empty() {
+        out.insert("required", Value::from(required));
+    }
+}
 
 /// An integer bound as a JSON number, when it is representable.
 fn int_number(v: i128) -> Option<Number> {
