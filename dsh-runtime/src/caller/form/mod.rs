@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 
 use super::CallerError;
 use crate::json::{Number, Object, Value};
-use crate::schema::{Kind, Schema};
+use crate::schema::{ArrayRules, IntegerRules, Kind, NumberRules, Schema, StringRules};
 use crate::{ToolSchema, validate};
 
 pub use checks::{FormChoice, FormField, FormFields};
@@ -217,60 +217,13 @@ fn non_null(branches: &[Arc<Schema>]) -> Option<&Arc<Schema>> {
     }
 }
 
-/// One field of a form.
+/// One field of a form: its kind's keywords, then the annotations every field shares.
 fn field(schema: &Schema, path: &str, style: Style) -> Result<Value, FormSchemaError> {
     let mut out = Object::new();
     let default_kind = match &schema.kind {
-        Kind::String(rules) => {
-            if rules.pattern.is_some() {
-                return Err(fail(path, "a form field cannot carry a `pattern`"));
-            }
-            out.insert("type", "string");
-            let values = string_choices(schema, path)?;
-            match values {
-                Some(values) => {
-                    // A choice: `enum` (and, legacy, the values as their own titles).
-                    if style.legacy {
-                        out.insert("enumNames", Value::from(values.clone()));
-                    }
-                    out.insert("enum", Value::from(values));
-                }
-                None => {
-                    if let Some(n) = rules.min_length {
-                        out.insert("minLength", n);
-                    }
-                    if let Some(n) = rules.max_length {
-                        out.insert("maxLength", n);
-                    }
-                }
-            }
-            DefaultKind::String
-        }
-        Kind::Integer(rules) => {
-            no_choices(schema, path)?;
-            out.insert("type", "integer");
-            let bound = |b: Option<i128>, hidden: bool| b.filter(|_| !hidden).and_then(integer);
-            if let Some(n) = bound(rules.minimum, rules.hidden.minimum) {
-                out.insert("minimum", n);
-            }
-            if let Some(n) = bound(rules.maximum, rules.hidden.maximum) {
-                out.insert("maximum", n);
-            }
-            DefaultKind::Number
-        }
-        Kind::Number(rules) => {
-            no_choices(schema, path)?;
-            out.insert("type", "number");
-            let bound =
-                |b: Option<f64>, hidden: bool| b.filter(|_| !hidden).and_then(Number::from_f64);
-            if let Some(n) = bound(rules.minimum, rules.hidden.minimum) {
-                out.insert("minimum", n);
-            }
-            if let Some(n) = bound(rules.maximum, rules.hidden.maximum) {
-                out.insert("maximum", n);
-            }
-            DefaultKind::Number
-        }
+        Kind::String(rules) => string_field(schema, rules, path, style, &mut out)?,
+        Kind::Integer(rules) => integer_field(schema, rules, path, &mut out)?,
+        Kind::Number(rules) => number_field(schema, rules, path, &mut out)?,
         Kind::Boolean => {
             no_choices(schema, path)?;
             out.insert("type", "boolean");
@@ -285,35 +238,9 @@ fn field(schema: &Schema, path: &str, style: Style) -> Result<Value, FormSchemaE
                 merged.default = schema.default.clone().or(merged.default);
                 return field(&merged, path, style);
             }
-            let choices = choices(branches, path)?;
-            out.insert("type", "string");
-            if style.legacy {
-                let (values, titles): (Vec<Value>, Vec<Value>) = choices
-                    .into_iter()
-                    .map(|(value, title)| (Value::from(value), Value::from(title)))
-                    .unzip();
-                out.insert("enum", Value::from(values));
-                out.insert("enumNames", Value::from(titles));
-            } else {
-                out.insert("oneOf", titled(choices));
-            }
-            DefaultKind::String
+            choice_field(branches, path, style, &mut out)?
         }
-        Kind::Array(rules) => {
-            out.insert("type", "array");
-            let items = rules
-                .items
-                .as_deref()
-                .ok_or_else(|| fail(path, "a multi-select field lists its choices"))?;
-            out.insert("items", multi_items(items, path)?);
-            if let Some(n) = rules.min_items {
-                out.insert("minItems", n);
-            }
-            if let Some(n) = rules.max_items {
-                out.insert("maxItems", n);
-            }
-            DefaultKind::Strings
-        }
+        Kind::Array(rules) => multi_select_field(rules, path, &mut out)?,
         Kind::Object(_) => return Err(fail(path, "a form is flat: a field cannot be an object")),
         Kind::Null | Kind::Json => {
             return Err(fail(
@@ -324,6 +251,121 @@ fn field(schema: &Schema, path: &str, style: Style) -> Result<Value, FormSchemaE
     };
     annotate(&mut out, schema, default_kind, path)?;
     Ok(out.into())
+}
+
+/// A string field: a choice (`enum`) or free text with its length bounds.
+fn string_field(
+    schema: &Schema,
+    rules: &StringRules,
+    path: &str,
+    style: Style,
+    out: &mut Object,
+) -> Result<DefaultKind, FormSchemaError> {
+    if rules.pattern.is_some() {
+        return Err(fail(path, "a form field cannot carry a `pattern`"));
+    }
+    out.insert("type", "string");
+    let values = string_choices(schema, path)?;
+    match values {
+        Some(values) => {
+            // A choice: `enum` (and, legacy, the values as their own titles).
+            if style.legacy {
+                out.insert("enumNames", Value::from(values.clone()));
+            }
+            out.insert("enum", Value::from(values));
+        }
+        None => {
+            if let Some(n) = rules.min_length {
+                out.insert("minLength", n);
+            }
+            if let Some(n) = rules.max_length {
+                out.insert("maxLength", n);
+            }
+        }
+    }
+    Ok(DefaultKind::String)
+}
+
+/// An integer field with its published bounds.
+fn integer_field(
+    schema: &Schema,
+    rules: &IntegerRules,
+    path: &str,
+    out: &mut Object,
+) -> Result<DefaultKind, FormSchemaError> {
+    no_choices(schema, path)?;
+    out.insert("type", "integer");
+    let bound = |b: Option<i128>, hidden: bool| b.filter(|_| !hidden).and_then(integer);
+    if let Some(n) = bound(rules.minimum, rules.hidden.minimum) {
+        out.insert("minimum", n);
+    }
+    if let Some(n) = bound(rules.maximum, rules.hidden.maximum) {
+        out.insert("maximum", n);
+    }
+    Ok(DefaultKind::Number)
+}
+
+/// A number field with its published bounds.
+fn number_field(
+    schema: &Schema,
+    rules: &NumberRules,
+    path: &str,
+    out: &mut Object,
+) -> Result<DefaultKind, FormSchemaError> {
+    no_choices(schema, path)?;
+    out.insert("type", "number");
+    let bound = |b: Option<f64>, hidden: bool| b.filter(|_| !hidden).and_then(Number::from_f64);
+    if let Some(n) = bound(rules.minimum, rules.hidden.minimum) {
+        out.insert("minimum", n);
+    }
+    if let Some(n) = bound(rules.maximum, rules.hidden.maximum) {
+        out.insert("maximum", n);
+    }
+    Ok(DefaultKind::Number)
+}
+
+/// A titled single choice (a `oneOf` of constants): `oneOf`, or legacy `enum` and
+/// `enumNames`.
+fn choice_field(
+    branches: &[Arc<Schema>],
+    path: &str,
+    style: Style,
+    out: &mut Object,
+) -> Result<DefaultKind, FormSchemaError> {
+    let choices = choices(branches, path)?;
+    out.insert("type", "string");
+    if style.legacy {
+        let (values, titles): (Vec<Value>, Vec<Value>) = choices
+            .into_iter()
+            .map(|(value, title)| (Value::from(value), Value::from(title)))
+            .unzip();
+        out.insert("enum", Value::from(values));
+        out.insert("enumNames", Value::from(titles));
+    } else {
+        out.insert("oneOf", titled(choices));
+    }
+    Ok(DefaultKind::String)
+}
+
+/// A multi-select field: an array of choices with its count bounds.
+fn multi_select_field(
+    rules: &ArrayRules,
+    path: &str,
+    out: &mut Object,
+) -> Result<DefaultKind, FormSchemaError> {
+    out.insert("type", "array");
+    let items = rules
+        .items
+        .as_deref()
+        .ok_or_else(|| fail(path, "a multi-select field lists its choices"))?;
+    out.insert("items", multi_items(items, path)?);
+    if let Some(n) = rules.min_items {
+        out.insert("minItems", n);
+    }
+    if let Some(n) = rules.max_items {
+        out.insert("maxItems", n);
+    }
+    Ok(DefaultKind::Strings)
 }
 
 /// A string node's choices (`enum`, or a `const` as a choice of one), if any; choices
