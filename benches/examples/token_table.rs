@@ -260,9 +260,12 @@ fn no_output(e: &Value) -> Value {
     remove_key(e, "outputSchema")
 }
 
+/// A peer's sum over its entries as published, what each step removed, and the sum left.
+type Breakdown = (usize, Vec<(String, usize)>, usize);
+
 /// The sum over `list`'s entries after each of `steps` in turn, with what each step
 /// removed.
-fn breakdown(list: &List, steps: &[(&str, Strip)]) -> (usize, Vec<(String, usize)>, usize) {
+fn breakdown(list: &List, steps: &[(&str, Strip)]) -> Breakdown {
     let mut entries: Vec<Value> = list.entries.iter().map(|(_, e)| e.clone()).collect();
     let sum = |es: &[Value]| es.iter().map(|e| count(&e.to_string())).sum::<usize>();
     let start = sum(&entries);
@@ -282,51 +285,91 @@ fn main() -> ExitCode {
     // `--count FILE...`: the o200k tokens of each file's text as it is (for looking at
     // what one part of a definition costs).
     if args.first().map(String::as_str) == Some("--count") {
-        for file in &args[1..] {
-            match std::fs::read_to_string(file) {
-                Ok(text) => println!("{}\t{file}", count(text.trim_end_matches('\n'))),
-                Err(e) => {
-                    eprintln!("error: {file}: {e}");
-                    return ExitCode::FAILURE;
-                }
-            }
-        }
-        return ExitCode::SUCCESS;
+        return count_files(&args[1..]);
     }
     let Some(dir) = args.first() else {
         eprintln!("usage: token_table DIR | token_table --count FILE...");
         return ExitCode::from(2);
     };
-    let dir = Path::new(&dir);
-    let mut ours = Vec::new();
-    for target in OURS {
-        match load(dir, &format!("ours-{target}.json"), target) {
-            Ok(l) => ours.push(l),
-            Err(e) => {
+    match report(Path::new(&dir)) {
+        Ok(out) => {
+            print!("{out}");
+            ExitCode::SUCCESS
+        }
+        Err(errors) => {
+            for e in &errors {
                 eprintln!("error: {e}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `--count FILE...`: prints each file's o200k tokens; fails on the first unreadable file.
+fn count_files(files: &[String]) -> ExitCode {
+    for file in files {
+        match std::fs::read_to_string(file) {
+            Ok(text) => println!("{}\t{file}", count(text.trim_end_matches('\n'))),
+            Err(e) => {
+                eprintln!("error: {file}: {e}");
                 return ExitCode::FAILURE;
             }
         }
     }
-    let (rmcp, fastmcp) = match (
-        load(dir, "rmcp.json", "rmcp"),
-        load(dir, "fastmcp.json", "FastMCP"),
-    ) {
-        (Ok(r), Ok(f)) => (r, f),
-        (Err(e), _) | (_, Err(e)) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let Some(mcp) = ours.iter().find(|l| l.label == "mcp") else {
-        eprintln!("error: no MCP export of ours");
-        return ExitCode::FAILURE;
-    };
+    ExitCode::SUCCESS
+}
 
+/// The whole Markdown report for the files in `dir`, or the errors to print.
+fn report(dir: &Path) -> Result<String, Vec<String>> {
+    let (ours, rmcp, fastmcp) = load_all(dir).map_err(|e| vec![e])?;
+    let Some(mcp) = ours.iter().find(|l| l.label == "mcp") else {
+        return Err(vec!["no MCP export of ours".to_string()]);
+    };
     // The peers must define the very same tools.
+    let mismatches = mismatches(mcp, &rmcp, &fastmcp);
+    if !mismatches.is_empty() {
+        return Err(mismatches);
+    }
+    let rmcp_breakdown = breakdown(&rmcp, &RMCP_STEPS);
+    let fast_breakdown = breakdown(&fastmcp, &FAST_STEPS);
+    let ours_input: usize = stripped(mcp)
+        .entries
+        .iter()
+        .map(|(_, e)| count(&e.to_string()))
+        .sum();
+    let rmcp_has_output = rmcp
+        .entries
+        .iter()
+        .any(|(_, e)| e.get("outputSchema").is_some());
+    let names: Vec<String> = mcp.entries.iter().map(|(n, _)| n.clone()).collect();
+    let columns = columns(&ours, mcp, rmcp, fastmcp);
+    let mut out = grid(&names, &columns);
+    out.push_str(&steps_table(
+        [("rmcp", &rmcp_breakdown), ("FastMCP", &fast_breakdown)],
+        ours_input,
+    ));
+    if rmcp_has_output {
+        out.push_str("\n(rmcp published an outputSchema for some tools.)\n");
+    }
+    Ok(out)
+}
+
+/// Our lists (in `OURS` order), rmcp's and FastMCP's, or the first that fails to load.
+fn load_all(dir: &Path) -> Result<(Vec<List>, List, List), String> {
+    let ours = OURS
+        .iter()
+        .map(|target| load(dir, &format!("ours-{target}.json"), target))
+        .collect::<Result<Vec<_>, _>>()?;
+    let rmcp = load(dir, "rmcp.json", "rmcp");
+    let fastmcp = load(dir, "fastmcp.json", "FastMCP");
+    Ok((ours, rmcp?, fastmcp?))
+}
+
+/// How the peers' tools differ from our MCP export's: missing, different or extra tools.
+fn mismatches(mcp: &List, rmcp: &List, fastmcp: &List) -> Vec<String> {
     let mut mismatches = Vec::new();
     for (name, entry) in &mcp.entries {
-        for peer in [&rmcp, &fastmcp] {
+        for peer in [rmcp, fastmcp] {
             match peer.get(name) {
                 None => mismatches.push(format!("{}: no tool {name}", peer.label)),
                 Some(theirs) if shape(theirs) != shape(entry) => mismatches.push(format!(
@@ -339,123 +382,111 @@ fn main() -> ExitCode {
             }
         }
     }
-    for peer in [&rmcp, &fastmcp] {
+    for peer in [rmcp, fastmcp] {
         for (name, _) in &peer.entries {
             if mcp.get(name).is_none() {
                 mismatches.push(format!("{}: extra tool {name}", peer.label));
             }
         }
     }
-    if !mismatches.is_empty() {
-        for m in &mismatches {
-            eprintln!("error: {m}");
-        }
-        return ExitCode::FAILURE;
-    }
+    mismatches
+}
 
-    // Columns: ours per target, ours MCP without outputSchema, rmcp, FastMCP as published
-    // and without its outputSchema.
-    type Cell = Box<dyn Fn(&str) -> Option<usize>>;
-    let mut columns: Vec<(String, Cell, Option<usize>)> = Vec::new();
-    let entry_count = |list: &List, name: &str, strip: bool| -> Option<usize> {
-        list.get(name).map(|e| {
-            let e = if strip { input_side(e) } else { e.clone() };
-            count(&e.to_string())
+/// The steps that take rmcp's entries to the input side ours publish.
+const RMCP_STEPS: [(&str, Strip); 3] = [
+    ("`$schema` on each input schema", no_dollar_schema),
+    ("`format` (`uint64`, `double`)", no_format),
+    ("`Option<T>` as `[T, \"null\"]`", no_null_type),
+];
+
+/// The steps that take FastMCP's entries to the input side ours publish.
+const FAST_STEPS: [(&str, Strip); 5] = [
+    (
+        "`outputSchema` `{\"result\": string}` of a text result",
+        no_output,
+    ),
+    ("`_meta.fastmcp.tags`", no_meta),
+    ("a `title` from the function name", no_title),
+    ("`additionalProperties: false` on the root", no_closed_root),
+    (
+        "optional as `anyOf [T, null]` + `default: null`",
+        no_null_branch,
+    ),
+];
+
+/// A column of the table: its label, its count for a tool by name, the whole list's count.
+type Column = (String, Box<dyn Fn(&str) -> Option<usize>>, Option<usize>);
+
+/// The tokens of the entry named `name` in `list`, if it has one.
+fn entry_count(list: &List, name: &str) -> Option<usize> {
+    list.get(name).map(|e| count(&e.to_string()))
+}
+
+/// `list` with each entry's `outputSchema` removed.
+fn stripped(list: &List) -> List {
+    List {
+        label: list.label.clone(),
+        whole: list.whole.clone(),
+        entries: list
+            .entries
+            .iter()
+            .map(|(n, e)| (n.clone(), input_side(e)))
+            .collect(),
+    }
+}
+
+/// A column counting `list`'s entries, with the whole list's count if `whole`.
+fn column(label: String, list: List, whole: bool) -> Column {
+    let whole = whole.then(|| count(&list.whole.to_string()));
+    (label, Box::new(move |n| entry_count(&list, n)), whole)
+}
+
+/// Columns: ours per target, ours MCP without outputSchema, rmcp, FastMCP as published
+/// and without its outputSchema.
+fn columns(ours: &[List], mcp: &List, rmcp: List, fastmcp: List) -> Vec<Column> {
+    let mut columns: Vec<Column> = ours
+        .iter()
+        .map(|list| {
+            let label = format!("ours {}", list.label);
+            let l = List {
+                label: label.clone(),
+                whole: list.whole.clone(),
+                entries: list.entries.clone(),
+            };
+            column(label, l, true)
         })
-    };
-    for list in &ours {
-        let whole = count(&list.whole.to_string());
-        let entries = list.entries.clone();
-        let label = format!("ours {}", list.label);
-        let l = List {
-            label: label.clone(),
-            whole: list.whole.clone(),
-            entries,
-        };
-        columns.push((
-            label,
-            Box::new(move |n| entry_count(&l, n, false)),
-            Some(whole),
-        ));
-    }
-    let stripped = |list: &List| -> List {
-        List {
-            label: list.label.clone(),
-            whole: list.whole.clone(),
-            entries: list
-                .entries
-                .iter()
-                .map(|(n, e)| (n.clone(), input_side(e)))
-                .collect(),
-        }
-    };
-    let mcp_in = stripped(mcp);
-    columns.push((
+        .collect();
+    columns.push(column(
         "ours mcp, no outputSchema".to_string(),
-        Box::new(move |n| entry_count(&mcp_in, n, false)),
-        None,
+        stripped(mcp),
+        false,
     ));
-    let rmcp_steps: [(&str, Strip); 3] = [
-        ("`$schema` on each input schema", no_dollar_schema),
-        ("`format` (`uint64`, `double`)", no_format),
-        ("`Option<T>` as `[T, \"null\"]`", no_null_type),
-    ];
-    let fast_steps: [(&str, Strip); 5] = [
-        (
-            "`outputSchema` `{\"result\": string}` of a text result",
-            no_output,
-        ),
-        ("`_meta.fastmcp.tags`", no_meta),
-        ("a `title` from the function name", no_title),
-        ("`additionalProperties: false` on the root", no_closed_root),
-        (
-            "optional as `anyOf [T, null]` + `default: null`",
-            no_null_branch,
-        ),
-    ];
-    let rmcp_breakdown = breakdown(&rmcp, &rmcp_steps);
-    let fast_breakdown = breakdown(&fastmcp, &fast_steps);
-    let ours_input: usize = stripped(mcp)
-        .entries
-        .iter()
-        .map(|(_, e)| count(&e.to_string()))
-        .sum();
-    let rmcp_whole = count(&rmcp.whole.to_string());
-    let rmcp_has_output = rmcp
-        .entries
-        .iter()
-        .any(|(_, e)| e.get("outputSchema").is_some());
-    columns.push((
-        "rmcp".to_string(),
-        Box::new(move |n| entry_count(&rmcp, n, false)),
-        Some(rmcp_whole),
-    ));
-    let fast_whole = count(&fastmcp.whole.to_string());
     let fast_in = stripped(&fastmcp);
-    columns.push((
-        "FastMCP".to_string(),
-        Box::new(move |n| entry_count(&fastmcp, n, false)),
-        Some(fast_whole),
-    ));
-    columns.push((
+    columns.push(column("rmcp".to_string(), rmcp, true));
+    columns.push(column("FastMCP".to_string(), fastmcp, true));
+    columns.push(column(
         "FastMCP, no outputSchema".to_string(),
-        Box::new(move |n| entry_count(&fast_in, n, false)),
-        None,
+        fast_in,
+        false,
     ));
+    columns
+}
 
-    let names: Vec<String> = mcp.entries.iter().map(|(n, _)| n.clone()).collect();
+/// The table of tokens per tool (`names`, in order) and column, with the sums of the
+/// entries and the whole lists' counts.
+fn grid(names: &[String], columns: &[Column]) -> String {
     let mut out = String::new();
     let _ = write!(out, "| tool |");
-    for (label, _, _) in &columns {
+    for (label, _, _) in columns {
         let _ = write!(out, " {label} |");
     }
     let _ = write!(out, "\n| --- |");
-    for _ in &columns {
+    for _ in columns {
         let _ = write!(out, " ---: |");
     }
     out.push('\n');
     let mut sums = vec![0usize; columns.len()];
-    for name in &names {
+    for name in names {
         let _ = write!(out, "| {name} |");
         for (i, (_, cell, _)) in columns.iter().enumerate() {
             match cell(name) {
@@ -475,7 +506,7 @@ fn main() -> ExitCode {
         let _ = write!(out, " **{s}** |");
     }
     let _ = write!(out, "\n| whole list as sent |");
-    for (_, _, whole) in &columns {
+    for (_, _, whole) in columns {
         match whole {
             Some(n) => {
                 let _ = write!(out, " {n} |");
@@ -486,8 +517,15 @@ fn main() -> ExitCode {
         }
     }
     out.push('\n');
-    out.push_str("\nWhere the peers' extra tokens go (sums over the entries; each step removes one thing from the previous):\n\n| | tokens |\n| --- | ---: |\n");
-    for (label, (start, parts, end)) in [("rmcp", &rmcp_breakdown), ("FastMCP", &fast_breakdown)] {
+    out
+}
+
+/// The table of where each peer's extra tokens go, step by step, down to ours.
+fn steps_table(peers: [(&str, &Breakdown); 2], ours_input: usize) -> String {
+    let mut out = String::from(
+        "\nWhere the peers' extra tokens go (sums over the entries; each step removes one thing from the previous):\n\n| | tokens |\n| --- | ---: |\n",
+    );
+    for (label, (start, parts, end)) in peers {
         let _ = writeln!(out, "| **{label}** as published | {start} |");
         for (what, n) in parts {
             let _ = writeln!(out, "| less {what} | -{n} |");
@@ -495,9 +533,5 @@ fn main() -> ExitCode {
         let _ = writeln!(out, "| = {label}, those removed | {end} |");
     }
     let _ = writeln!(out, "| ours mcp, no outputSchema | {ours_input} |");
-    if rmcp_has_output {
-        out.push_str("\n(rmcp published an outputSchema for some tools.)\n");
-    }
-    print!("{out}");
-    ExitCode::SUCCESS
+    out
 }
