@@ -19,7 +19,7 @@ use crate::registry::Registry;
 use crate::registry::detach::Isolated;
 use crate::result::{DispatchOutcome, ResultData};
 use crate::schema::json_quote;
-use crate::tool::{BodyOutcome, DynTool, ToolContext, ToolError};
+use crate::tool::{BodyOutcome, CallIdentity, DynTool, ToolContext, ToolError};
 use crate::validate::ToolArgsError;
 
 /// Stage 6: run the wrappers (the built-in timeout wrapper outermost) around the body. A
@@ -151,54 +151,15 @@ impl Dispatcher<'_> {
         };
         let outcome = match (&eager, isolate) {
             (Some(fused), true) => {
-                let tool = tool.clone();
-                let args = if std::ptr::eq(args, &*exec.arguments) {
-                    exec.arguments.clone()
-                } else {
-                    std::sync::Arc::new(args.clone())
-                };
-                let body: crate::tool::BoxFuture<'static, BodyOutcome> =
-                    Box::pin(async move { tool.erased().call_body(&args, cx).await });
                 let watch = current.filter(|_| replaced);
-                let caller = self.call.cancel();
-                match detacher.run(body, fused, caller, watch, &exec.name).await {
+                match self.run_isolated(tool, args, cx, fused, watch).await {
                     Isolated::Returned(outcome) => outcome,
                     Isolated::Detached => return canonical(ResultData::aborted(true)),
                 }
             }
-            _ => match panic::contain(|| tool.erased().call_body(args, cx)) {
-                Err(p) => Err(p),
-                Ok(fut) => match (&eager, current) {
-                    (Some(fused), Some(current)) if replaced => {
-                        Fused {
-                            body: CatchUnwind::new(fut),
-                            watch: Some(Box::pin(current.clone().cancelled_owned())),
-                            fused,
-                        }
-                        .await
-                    }
-                    _ => CatchUnwind::new(fut).await,
-                },
-            },
+            _ => run_inline(tool, args, cx, eager.as_ref(), current.filter(|_| replaced)).await,
         };
-        // Quoted only on the failures that name the tool.
-        let name = || json_quote(&exec.name);
-        let data = match outcome {
-            Err(p) => ResultData::panicked(format!("tool {} panicked: {p}", name())),
-            Ok(BodyOutcome::Value(v)) => success(tool, exec, v),
-            Ok(BodyOutcome::Text(text)) => text_success(tool, exec, text),
-            Ok(BodyOutcome::Failed(e)) => ResultData::from_error(e),
-            Ok(BodyOutcome::ArgsRejected(m)) => {
-                ResultData::code_parts(PipelineCode::InvalidArgs, &[ToolArgsError::PREFIX, &m])
-            }
-            Ok(BodyOutcome::NotLossless(m)) => ResultData::code_fmt(
-                PipelineCode::InvalidToolOutput,
-                format_args!(
-                    "tool {} returned invalid output: value is not lossless JSON: {m}",
-                    name()
-                ),
-            ),
-        };
+        let data = body_data(tool, exec, outcome);
         let cancelled = match &eager {
             Some(fused) => fused.is_cancelled(),
             None => exec.lazy_child_cancelled(),
@@ -207,6 +168,30 @@ impl Dispatcher<'_> {
             return canonical(ResultData::aborted(true));
         }
         canonical(data)
+    }
+
+    /// The body on a task of its own, detached when it does not return within the grace
+    /// period after `fused` is cancelled; `watch` is a wrapper's replacement token.
+    async fn run_isolated(
+        &self,
+        tool: &DynTool,
+        args: &Value,
+        cx: ToolContext,
+        fused: &CancellationToken,
+        watch: Option<&CancellationToken>,
+    ) -> Isolated {
+        let exec = &self.call.exec;
+        let tool = tool.clone();
+        let args = if std::ptr::eq(args, &*exec.arguments) {
+            exec.arguments.clone()
+        } else {
+            std::sync::Arc::new(args.clone())
+        };
+        let body: crate::tool::BoxFuture<'static, BodyOutcome> =
+            Box::pin(async move { tool.erased().call_body(&args, cx).await });
+        let caller = self.call.cancel();
+        let detacher = self.registry.detacher();
+        detacher.run(body, fused, caller, watch, &exec.name).await
     }
 
     /// The tool may have been unregistered or replaced while policy ran: resolve the name
@@ -233,6 +218,57 @@ impl Dispatcher<'_> {
             Ok(args) => Ok(Some((tool.clone(), Some(args.into_owned())))),
             Err(e) => Err(ResultData::code(PipelineCode::InvalidArgs, e.to_string())),
         }
+    }
+}
+
+/// The body on the dispatching task, its panic contained. With a wrapper's replacement
+/// token (`watch`) and a fused token, that token's cancellation reaches the body's.
+async fn run_inline(
+    tool: &DynTool,
+    args: &Value,
+    cx: ToolContext,
+    fused: Option<&CancellationToken>,
+    watch: Option<&CancellationToken>,
+) -> Result<BodyOutcome, String> {
+    match panic::contain(|| tool.erased().call_body(args, cx)) {
+        Err(p) => Err(p),
+        Ok(fut) => match (fused, watch) {
+            (Some(fused), Some(current)) => {
+                Fused {
+                    body: CatchUnwind::new(fut),
+                    watch: Some(Box::pin(current.clone().cancelled_owned())),
+                    fused,
+                }
+                .await
+            }
+            _ => CatchUnwind::new(fut).await,
+        },
+    }
+}
+
+/// The result a body's outcome (or its panic's message) makes.
+fn body_data(
+    tool: &DynTool,
+    exec: &CallIdentity,
+    outcome: Result<BodyOutcome, String>,
+) -> ResultData {
+    // Quoted only on the failures that name the tool.
+    let name = || json_quote(&exec.name);
+    match outcome {
+        Err(p) => ResultData::panicked(format!("tool {} panicked: {p}", name())),
+        Ok(BodyOutcome::Value(v)) => success(tool, exec, v),
+        Ok(BodyOutcome::Text(text)) => text_success(tool, exec, text),
+        Ok(BodyOutcome::Failed(e)) => ResultData::from_error(e),
+        Ok(BodyOutcome::ArgsRejected(m)) => {
+            ResultData::code_parts(PipelineCode::InvalidArgs, &[ToolArgsError::PREFIX, &m])
+        }
+        Ok(BodyOutcome::NotLossless(m)) => ResultData::code_fmt(
+            PipelineCode::InvalidToolOutput,
+            format_args!(
+                "tool {} returned invalid output: value is not lossless JSON: {m}",
+                name()
+            ),
+        ),
     }
 }
 
