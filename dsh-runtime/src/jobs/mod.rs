@@ -720,74 +720,31 @@ impl JobRuntime {
     /// while the producer runs, the job is stopped at once, not registered, and the
     /// start fails with [`JobError::OwnerNotLive`].
     pub fn start(&self, spec: JobSpec, producer: impl JobProducer) -> Result<JobId, JobError> {
-        let JobSpec {
-            kind,
-            label,
-            owner,
-            output_limit_bytes,
-        } = spec;
-        if kind.is_empty() {
+        if spec.kind.is_empty() {
             return Err(JobError::InvalidSpec {
                 message: "kind must be a non-empty string".into(),
             });
         }
         let handle = tokio::runtime::Handle::try_current().map_err(|_| JobError::NoTokioRuntime)?;
+        let owner = spec.owner;
         let id = {
             let mut table = lock(&self.inner.table);
             table.preflight(owner)?;
-            table.issue(owner, &kind)
+            table.issue(owner, &spec.kind)
         };
 
         let stop = CancellationToken::new();
-        let sink = OutputSink::new(output_limit_bytes.unwrap_or(DEFAULT_OUTPUT_LIMIT_BYTES));
+        let limit = spec
+            .output_limit_bytes
+            .unwrap_or(DEFAULT_OUTPUT_LIMIT_BYTES);
+        let sink = OutputSink::new(limit);
         let ctx = JobContext {
             id: id.clone(),
             stop: stop.clone(),
             output: sink.clone(),
         };
-        let running = match catch_unwind(AssertUnwindSafe(|| producer.start(ctx))) {
-            Ok(Ok(running)) => running,
-            Ok(Err(err)) => {
-                return Err(JobError::Producer {
-                    kind,
-                    message: err.to_string(),
-                });
-            }
-            Err(panic) => {
-                return Err(JobError::Producer {
-                    kind,
-                    message: format!("producer panicked: {}", panic_message(&*panic)),
-                });
-            }
-        };
-
-        let RunningJob {
-            done,
-            cancel,
-            reader,
-        } = running;
-        let (settled, _) = watch::channel(false);
-        let job = Arc::new(Job {
-            id: id.clone(),
-            kind,
-            label,
-            owner,
-            started_at: now_ms(),
-            stop,
-            settled,
-            cancel_hook: Mutex::new(cancel),
-            reader: Mutex::new(match reader {
-                Some(reader) => Reader::Custom(reader),
-                None => Reader::Sink(sink),
-            }),
-            state: Mutex::new(JobState {
-                status: JobStatus::Running,
-                detail: None,
-                stop_reason: None,
-                final_output: None,
-                finished_at: None,
-            }),
-        });
+        let running = run_producer(producer, ctx, &spec.kind)?;
+        let (job, done) = Job::running(id.clone(), spec, stop, sink, running);
         // The preflight again: the owner may have closed, or the runtime shut down, while
         // the producer ran. Such a job is not registered, but it is still stopped and
         // driven to settlement so its resources are released.
@@ -1221,6 +1178,47 @@ enum Force {
 }
 
 impl Job {
+    /// A job that has just started running, and the future that settles it.
+    fn running(
+        id: JobId,
+        spec: JobSpec,
+        stop: CancellationToken,
+        sink: OutputSink,
+        running: RunningJob,
+    ) -> (Arc<Job>, DoneFuture) {
+        let JobSpec {
+            kind, label, owner, ..
+        } = spec;
+        let RunningJob {
+            done,
+            cancel,
+            reader,
+        } = running;
+        let (settled, _) = watch::channel(false);
+        let job = Arc::new(Job {
+            id,
+            kind,
+            label,
+            owner,
+            started_at: now_ms(),
+            stop,
+            settled,
+            cancel_hook: Mutex::new(cancel),
+            reader: Mutex::new(match reader {
+                Some(reader) => Reader::Custom(reader),
+                None => Reader::Sink(sink),
+            }),
+            state: Mutex::new(JobState {
+                status: JobStatus::Running,
+                detail: None,
+                stop_reason: None,
+                final_output: None,
+                finished_at: None,
+            }),
+        });
+        (job, done)
+    }
+
     fn visible_to(&self, caller: Option<OwnerId>) -> bool {
         self.owner.is_none() || self.owner == caller
     }
@@ -1317,6 +1315,25 @@ impl Job {
             hook.take();
         }
         self.settled.send_replace(true);
+    }
+}
+
+/// Runs a job's producer once, its error or panic as [`JobError::Producer`].
+fn run_producer(
+    producer: impl JobProducer,
+    ctx: JobContext,
+    kind: &str,
+) -> Result<RunningJob, JobError> {
+    match catch_unwind(AssertUnwindSafe(|| producer.start(ctx))) {
+        Ok(Ok(running)) => Ok(running),
+        Ok(Err(err)) => Err(JobError::Producer {
+            kind: kind.to_owned(),
+            message: err.to_string(),
+        }),
+        Err(panic) => Err(JobError::Producer {
+            kind: kind.to_owned(),
+            message: format!("producer panicked: {}", panic_message(&*panic)),
+        }),
     }
 }
 
