@@ -206,6 +206,12 @@ async fn pre_execute(call: &Call, info: &CallInfo<'_>) -> Stage<()> {
         PreDecision::Deny { reason } => return Err(deny(call, PipelineCode::PolicyDenied, reason)),
         PreDecision::Ask { reason } => reason,
     };
+    ask(call, info, reason).await
+}
+
+/// A pre-execute `ask`: the registry's approval handler, then the fallback one when the
+/// registry's could not ask; without either, the call is denied.
+async fn ask(call: &Call, info: &CallInfo<'_>, reason: Option<String>) -> Stage<()> {
     // Quoted only here: the messages of `ask` outcomes are its only use.
     let name = json_quote(info.name());
     let registry_handler = call.snap.approval().cloned();
@@ -259,6 +265,11 @@ async fn pre_execute(call: &Call, info: &CallInfo<'_>) -> Stage<()> {
     let Some(answer) = answer else {
         return Err(no_handler(reason, None));
     };
+    answered(call, &name, answer)
+}
+
+/// The denial an approval's answer makes, if any.
+fn answered(call: &Call, name: &str, answer: Approval) -> Stage<()> {
     let (code, refusal) = match answer {
         Approval::AllowedOnce => return Ok(()),
         Approval::Rejected => (
