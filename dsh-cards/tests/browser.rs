@@ -211,6 +211,18 @@ fn cards_in_a_real_browser() {
     let prefix = target_dir().join("browser-node");
     let install = "run dsh-cards/tests/browser/install.sh (it installs Debian's chromium and \
                    playwright-core under target/browser-node)";
+    let playwright = prefix.join("node_modules/playwright-core/package.json");
+    if !chromium.exists() || !playwright.exists() {
+        // First run on this machine: what the test needs, installed as the MCP client
+        // tests install theirs (the script is idempotent; CI runs it beforehand too).
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/install.sh");
+        let status = Command::new("bash")
+            .arg(script)
+            .env("CARGO_TARGET_DIR", target_dir())
+            .status()
+            .expect("bash runs the install script");
+        assert!(status.success(), "the install script failed: {install}");
+    }
     assert!(
         chromium.exists(),
         "{} is missing: {install}",

@@ -138,6 +138,19 @@ fn replay_html_in_a_real_browser() {
         .map_or_else(|| "/usr/bin/chromium".into(), std::path::PathBuf::from);
     let install = "run dsh-cards/tests/browser/install.sh (Debian's chromium, and \
                    playwright-core under target/browser-node)";
+    if !chromium.exists()
+        || !prefix
+            .join("node_modules/playwright-core/package.json")
+            .exists()
+    {
+        // First run on this machine: installed as the MCP client tests install theirs.
+        let status = std::process::Command::new("bash")
+            .arg(workspace.join("dsh-cards/tests/browser/install.sh"))
+            .env("CARGO_TARGET_DIR", &target)
+            .status()
+            .expect("bash runs the install script");
+        assert!(status.success(), "the install script failed: {install}");
+    }
     assert!(
         chromium.exists(),
         "{} is missing: {install}",
