@@ -209,31 +209,17 @@ fn cards_in_a_real_browser() {
     let chromium =
         std::env::var_os("DSH_CHROMIUM").map_or_else(|| "/usr/bin/chromium".into(), PathBuf::from);
     let prefix = target_dir().join("browser-node");
-    let install = "run dsh-cards/tests/browser/install.sh (it installs Debian's chromium and \
-                   playwright-core under target/browser-node)";
-    let playwright = prefix.join("node_modules/playwright-core/package.json");
-    if !chromium.exists() || !playwright.exists() {
-        // First run on this machine: what the test needs, installed as the MCP client
-        // tests install theirs (the script is idempotent; CI runs it beforehand too).
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/install.sh");
-        let status = Command::new("bash")
-            .arg(script)
-            .env("CARGO_TARGET_DIR", target_dir())
-            .status()
-            .expect("bash runs the install script");
-        assert!(status.success(), "the install script failed: {install}");
-    }
+    // What the test needs, installed when missing (the script is idempotent and checks
+    // both are there), as the MCP client tests install theirs.
+    let status = Command::new("bash")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/install.sh"))
+        .env("CARGO_TARGET_DIR", target_dir())
+        .env("DSH_CHROMIUM", &chromium)
+        .status()
+        .expect("bash runs dsh-cards/tests/browser/install.sh");
     assert!(
-        chromium.exists(),
-        "{} is missing: {install}",
-        chromium.display()
-    );
-    assert!(
-        prefix
-            .join("node_modules/playwright-core/package.json")
-            .exists(),
-        "playwright-core is missing under {}: {install}",
-        prefix.display()
+        status.success(),
+        "dsh-cards/tests/browser/install.sh failed"
     );
 
     let dir = target_dir().join("browser-cards");

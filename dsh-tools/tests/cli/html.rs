@@ -136,32 +136,16 @@ fn replay_html_in_a_real_browser() {
     let prefix = target.join("browser-node");
     let chromium = std::env::var_os("DSH_CHROMIUM")
         .map_or_else(|| "/usr/bin/chromium".into(), std::path::PathBuf::from);
-    let install = "run dsh-cards/tests/browser/install.sh (Debian's chromium, and \
-                   playwright-core under target/browser-node)";
-    if !chromium.exists()
-        || !prefix
-            .join("node_modules/playwright-core/package.json")
-            .exists()
-    {
-        // First run on this machine: installed as the MCP client tests install theirs.
-        let status = std::process::Command::new("bash")
-            .arg(workspace.join("dsh-cards/tests/browser/install.sh"))
-            .env("CARGO_TARGET_DIR", &target)
-            .status()
-            .expect("bash runs the install script");
-        assert!(status.success(), "the install script failed: {install}");
-    }
+    // What the test needs, installed when missing (idempotent; it checks both are there).
+    let status = std::process::Command::new("bash")
+        .arg(workspace.join("dsh-cards/tests/browser/install.sh"))
+        .env("CARGO_TARGET_DIR", &target)
+        .env("DSH_CHROMIUM", &chromium)
+        .status()
+        .expect("bash runs dsh-cards/tests/browser/install.sh");
     assert!(
-        chromium.exists(),
-        "{} is missing: {install}",
-        chromium.display()
-    );
-    assert!(
-        prefix
-            .join("node_modules/playwright-core/package.json")
-            .exists(),
-        "playwright-core is missing under {}: {install}",
-        prefix.display()
+        status.success(),
+        "dsh-cards/tests/browser/install.sh failed"
     );
 
     // A recorded session: an edit, a command, a capped search, an unknown tool, a
