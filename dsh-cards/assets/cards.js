@@ -7,9 +7,10 @@
 //
 // Two ways in: a page written by `CardPage::render` carries its entries in a
 // JSON island (a script element of type application/json, id dsh-cards-data); the MCP Apps view
-// (`view_html`) has none and talks to its host over postMessage (ui/initialize, then
-// ui/notifications/tool-input and tool-result, whose `_meta["dev.dsh-rs/cards"]` holds
-// the call's cards).
+// (`view_html`) has none and talks to its host over postMessage in the MCP Apps protocol
+// the official host bridge (@modelcontextprotocol/ext-apps, AppBridge) speaks: ui/initialize,
+// ui/notifications/initialized, then ui/notifications/tool-input (the pending call card,
+// at once) and tool-result, whose `_meta["dev.dsh-rs/cards"]` holds the call's cards.
 (function () {
   "use strict";
 
@@ -566,7 +567,12 @@
       appInfo: { name: "dsh-cards", version: "1" },
       appCapabilities: { availableDisplayModes: ["inline"] }
     }).then(function (result) {
-      applyHostContext(result && result.hostContext);
+      var context = result && result.hostContext;
+      applyHostContext(context);
+      // The call's tool, as the host names it (the pending card's title until the result
+      // brings the tool's own call card).
+      var tool = context && context.toolInfo && context.toolInfo.tool;
+      if (tool && str(tool.name) !== null) bridge.entry.name = tool.name;
       post({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} });
       if (typeof ResizeObserver === "function") new ResizeObserver(reportSize).observe(document.body);
     }, function () {
