@@ -346,14 +346,17 @@ fn refusal(why: String) -> ErrorData {
     ErrorData::new(ErrorCode::INVALID_REQUEST, why, None)
 }
 
-/// The protocol's error for a request whose capability the client did not declare.
+/// The protocol's error for a request whose capability the client did not declare,
+/// naming the elicitation mode (a client may declare forms and not URLs).
 fn undeclared(kind: RequestKind) -> ErrorData {
+    let capability = match kind {
+        RequestKind::Form => "elicitation.form",
+        RequestKind::Url => "elicitation.url",
+        other => other.capability(),
+    };
     ErrorData::new(
         ErrorCode::METHOD_NOT_FOUND,
-        format!(
-            "the client did not declare the `{}` capability",
-            kind.capability()
-        ),
+        format!("the client did not declare the `{capability}` capability"),
         None,
     )
 }

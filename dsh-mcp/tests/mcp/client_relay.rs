@@ -437,3 +437,166 @@ async fn headers_and_the_bearer_token_go_with_every_request() {
         Ok(_) => panic!("connected with an invalid header"),
     }
 }
+
+/// The server's end of a byte stream, written by hand: a server that sends requests
+/// whatever the client declared.
+struct HandServer {
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+    write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+}
+
+impl HandServer {
+    /// Connect `builder` to a hand-written server on 2025-11-25; the client's
+    /// `initialize` capabilities with the connection.
+    async fn connect(builder: ClientBuilder) -> (HandServer, McpClient, Value) {
+        use tokio::io::AsyncBufReadExt;
+        let (client_io, server_io) = tokio::io::duplex(1 << 16);
+        let client = tokio::spawn(async move { builder.connect(client_io).await });
+        let (read, write) = tokio::io::split(server_io);
+        let mut server = HandServer {
+            lines: tokio::io::BufReader::new(read).lines(),
+            write,
+        };
+        let initialize = server.next().await;
+        assert_eq!(initialize["method"], "initialize", "{initialize}");
+        server
+            .send(json!({"jsonrpc": "2.0", "id": initialize["id"], "result": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "hand", "version": "1"},
+            }}))
+            .await;
+        let initialized = server.next().await;
+        assert_eq!(
+            initialized["method"], "notifications/initialized",
+            "{initialized}"
+        );
+        let client = client.await.unwrap().unwrap();
+        (server, client, initialize["params"]["capabilities"].clone())
+    }
+
+    /// The client's next message (a bound against a hang only).
+    async fn next(&mut self) -> Value {
+        let line = tokio::time::timeout(crate::common::PATIENCE, self.lines.next_line())
+            .await
+            .expect("the client answered")
+            .unwrap()
+            .expect("the client's stream is open");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    async fn send(&mut self, message: Value) {
+        use tokio::io::AsyncWriteExt;
+        let mut line = message.to_string();
+        line.push('\n');
+        self.write.write_all(line.as_bytes()).await.unwrap();
+        self.write.flush().await.unwrap();
+    }
+
+    /// Send the request `id` of `method` and wait for the client's response to it.
+    async fn ask(&mut self, id: &str, method: &str, params: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        loop {
+            let message = self.next().await;
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+}
+
+/// A form-mode elicitation of one string field.
+fn form_params() -> Value {
+    json!({"mode": "form", "message": "Your name?", "requestedSchema": {
+        "type": "object",
+        "properties": {"name": {"type": "string"}},
+        "required": ["name"],
+    }})
+}
+
+/// A client that declared forms only, with a handler for everything: a server request
+/// of a kind it did not declare (sampling, roots, a URL-mode elicitation) gets the
+/// protocol's error at once, naming the capability, and never reaches the handler; the
+/// declared kind is answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_undeclared_request_gets_the_protocols_error_at_once() {
+    let host = Arc::new(Host::default());
+    let builder = builder(ProtocolVersion::V_2025_11_25)
+        .relay([dsh_runtime::caller::RequestKind::Form])
+        .caller(host.clone());
+    let (mut server, client, capabilities) = HandServer::connect(builder).await;
+    assert_eq!(capabilities, json!({"elicitation": {"form": {}}}));
+
+    let sampling = json!({"messages": [
+        {"role": "user", "content": {"type": "text", "text": "hi"}}
+    ], "maxTokens": 10});
+    let url = json!({"mode": "url", "message": "Sign in", "url": "https://example.com/login",
+        "elicitationId": "e1"});
+    for (id, method, params, capability) in [
+        ("s1", "sampling/createMessage", sampling, "`sampling`"),
+        ("s2", "roots/list", json!({}), "`roots`"),
+        ("s3", "elicitation/create", url, "`elicitation.url`"),
+    ] {
+        let answer = server.ask(id, method, params).await;
+        assert_eq!(answer["error"]["code"], -32601, "{method}: {answer}");
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("did not declare") && message.contains(capability),
+            "{method}: {message}"
+        );
+    }
+    assert!(host.asked.lock().unwrap().is_empty());
+
+    let answer = server.ask("s4", "elicitation/create", form_params()).await;
+    assert_eq!(answer["result"]["action"], "accept", "{answer}");
+    assert_eq!(
+        answer["result"]["content"],
+        json!({"branch": "main", "replicas": 2})
+    );
+    assert_eq!(*host.asked.lock().unwrap(), [": form Your name?"]);
+    client.cancel().await.unwrap();
+}
+
+/// A client that declared nothing refuses even a form, with the protocol's error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_declaring_nothing_refuses_every_request() {
+    let host = Arc::new(Host::default());
+    let builder = builder(ProtocolVersion::V_2025_11_25)
+        .relay([])
+        .caller(host.clone());
+    let (mut server, client, capabilities) = HandServer::connect(builder).await;
+    assert_eq!(capabilities, json!({}));
+    for (id, method, params) in [
+        ("s1", "elicitation/create", form_params()),
+        ("s2", "roots/list", json!({})),
+    ] {
+        let answer = server.ask(id, method, params).await;
+        assert_eq!(answer["error"]["code"], -32601, "{method}: {answer}");
+    }
+    assert!(host.asked.lock().unwrap().is_empty());
+    client.cancel().await.unwrap();
+}
+
+/// On 2026-07-28 the server asks inside the call's result: an input request of a kind
+/// the client did not declare ends the call with an error naming the capability, after
+/// the declared form was answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_undeclared_input_request_ends_the_call_on_2026_07_28() {
+    let served = Served::start(&upstream(), Wire::Http).await;
+    let builder =
+        builder(ProtocolVersion::V_2026_07_28).relay([dsh_runtime::caller::RequestKind::Form]);
+    let client = connect(&builder, &served).await.unwrap();
+    let registry = imported(&client).await;
+    let host = Arc::new(Host::default());
+    let call = registry.execute(ToolCall::new("c1", "rollout", r#"{"tag":"r5"}"#));
+    // A bound against a hang only.
+    let result = tokio::time::timeout(crate::common::PATIENCE, with_caller(host.clone(), call))
+        .await
+        .expect("the call ended");
+    assert!(result.is_error(), "{result:?}");
+    assert!(result.text().contains("sampling"), "{}", result.text());
+    assert_eq!(*host.asked.lock().unwrap(), ["rollout: form Where to?"]);
+    client.cancel().await.unwrap();
+    served.shutdown().await;
+}
