@@ -47,7 +47,8 @@ impl Registry {
     /// stages across calls.
     pub(crate) async fn execute_gated(&self, call: ToolCall, gates: Option<&Gates>) -> ToolResult {
         // The OpenTelemetry GenAI `execute_tool` span, in the fields `tracing-opentelemetry`
-        // reads (`otel.*`). With no subscriber the span is disabled and nothing is formatted.
+        // reads (`otel.*`). With no subscriber the span is disabled: nothing is formatted,
+        // and the stages run as they would without tracing (no span of theirs either).
         let span = tracing::info_span!(
             "execute_tool",
             otel.name = %format_args!("execute_tool {}", call.name),
@@ -57,25 +58,43 @@ impl Registry {
             gen_ai.tool.name = %call.name,
             gen_ai.tool.call.id = %call.call_id,
             gen_ai.tool.type = "function",
+            gen_ai.tool.description = tracing::field::Empty,
+            gen_ai.tool.call.arguments = tracing::field::Empty,
+            gen_ai.tool.call.result = tracing::field::Empty,
+            // Recorded by an MCP client forwarding this call (see `CallIdentity::span`).
+            mcp.method.name = tracing::field::Empty,
+            mcp.protocol.version = tracing::field::Empty,
             error.type = tracing::field::Empty,
         );
         if span.is_disabled() {
-            return self.run(call, gates).await;
+            return self.run(call, gates, None).await;
         }
-        let result = self.run(call, gates).instrument(span.clone()).await;
+        let result = self
+            .run(call, gates, Some(&span))
+            .instrument(span.clone())
+            .await;
         if !result.is_success() {
             span.record("error.type", result.code_str().unwrap_or("error"));
             span.record("otel.status_code", "error");
+        } else if self.traces_content()
+            && let Some(value) = result.value()
+        {
+            span.record("gen_ai.tool.call.result", value.to_string().as_str());
         }
         result
     }
 
-    /// The stages, in order.
-    async fn run(&self, call: ToolCall, gates: Option<&Gates>) -> ToolResult {
+    /// The stages, in order; `span`: the call's span when it is traced.
+    async fn run(
+        &self,
+        call: ToolCall,
+        gates: Option<&Gates>,
+        span: Option<&tracing::Span>,
+    ) -> ToolResult {
         if let Some(g) = gates {
             g.enter_policy().await;
         }
-        let call = enter(self, call); // 1-2
+        let call = enter(self, call, span); // 1-2
         let (outcome, note) = self.through_output(&call, gates).await; // 3-8
         if let Some(g) = gates {
             g.exit_policy();
@@ -101,14 +120,23 @@ impl Registry {
                 note = ignored_arguments(call, tool);
             }
             let args = validated?;
-            policy(call)
-                .instrument(tracing::info_span!("policy"))
-                .await?; // 4-5
+            // A stage's span only where the call's is enabled: otherwise not even the
+            // `Instrumented` wrapper of a disabled span.
+            if call.traced() {
+                let span = tracing::info_span!("policy");
+                policy(call).instrument(span).await?; // 4-5
+            } else {
+                policy(call).await?;
+            }
             if let Some(g) = gates {
                 g.exit_policy();
             }
-            let body = tracing::info_span!("dispatch");
-            let dispatched = dispatch(self, call, tool, &args).instrument(body).await?; // 6-7
+            let dispatched = if call.traced() {
+                let body = tracing::info_span!("dispatch");
+                dispatch(self, call, tool, &args).instrument(body).await? // 6-7
+            } else {
+                dispatch(self, call, tool, &args).await?
+            };
             Ok(settle(call, tool, dispatched)) // 8
         };
         let (Ok(outcome) | Err(outcome)) = run.await;
@@ -117,8 +145,9 @@ impl Registry {
 }
 
 /// Stages 1 and 2: resolve the name in the caller's view, snapshot and freeze the
-/// arguments, mint the token.
-fn enter(registry: &Registry, call: ToolCall) -> Call {
+/// arguments, mint the token; on the call's `span` (when traced), the tool's description
+/// and (opted in) the arguments.
+fn enter(registry: &Registry, call: ToolCall, span: Option<&tracing::Span>) -> Call {
     let ToolCall {
         call_id,
         name,
@@ -139,6 +168,21 @@ fn enter(registry: &Registry, call: ToolCall) -> Call {
     let mut exec = CallIdentity::for_call(call_id, root, name, args, agent, parent, cancel);
     exec.jobs = registry.jobs().cloned();
     exec.parent_call = parent_call;
+    if let Some(span) = span {
+        if let Some(tool) = &tool {
+            span.record(
+                "gen_ai.tool.description",
+                tool.definition().description.as_ref(),
+            );
+        }
+        if registry.traces_content() && exec.has_arguments() {
+            span.record(
+                "gen_ai.tool.call.arguments",
+                exec.arguments.to_string().as_str(),
+            );
+        }
+        exec.span = span.clone();
+    }
     Call {
         snap,
         tool,
@@ -237,9 +281,7 @@ async fn ask(call: &Call, info: &CallInfo<'_>, reason: Option<String>) -> Stage<
     let mut answer = None;
     if let Some(handler) = &registry_handler {
         let asked = panic::contained(|| handler.request(request));
-        let asked = asked
-            .instrument(tracing::info_span!("await_approval"))
-            .await;
+        let asked = awaited_approval(call, asked).await;
         answer = Some(thrown("approval handler", asked)?);
     }
     if matches!(
@@ -248,9 +290,7 @@ async fn ask(call: &Call, info: &CallInfo<'_>, reason: Option<String>) -> Stage<
     ) && let Some(handler) = &fallback
     {
         let asked = panic::contained(|| handler.request(request));
-        let asked = asked
-            .instrument(tracing::info_span!("await_approval"))
-            .await;
+        let asked = awaited_approval(call, asked).await;
         match thrown("approval handler", asked)? {
             // Nobody could ask: the denial of a call with no handler.
             Approval::Unavailable if registry_handler.is_none() => {
@@ -266,6 +306,17 @@ async fn ask(call: &Call, info: &CallInfo<'_>, reason: Option<String>) -> Stage<
         return Err(no_handler(reason, None));
     };
     answered(call, &name, answer)
+}
+
+/// An approval handler's answer, awaited in span `await_approval` when the call is traced.
+async fn awaited_approval<T>(call: &Call, asked: impl Future<Output = T>) -> T {
+    if call.traced() {
+        asked
+            .instrument(tracing::info_span!("await_approval"))
+            .await
+    } else {
+        asked.await
+    }
 }
 
 /// The denial an approval's answer makes, if any.

@@ -68,6 +68,12 @@ impl Call {
         }
     }
 
+    /// Whether a subscriber traces the call (its `execute_tool` span is enabled): the
+    /// stages open spans of their own only then.
+    pub(super) fn traced(&self) -> bool {
+        !self.exec.span.is_none()
+    }
+
     /// The caller's token (made now if the caller gave none).
     pub(super) fn cancel(&self) -> &CancellationToken {
         self.exec.caller_token()

@@ -111,6 +111,9 @@ struct Inner {
     changes: watch::Sender<u64>,
     /// The job runtime of [`ToolContext::jobs`](crate::ToolContext::jobs), if any.
     jobs: Option<crate::jobs::JobRuntime>,
+    /// Whether traced calls record their arguments and results (see
+    /// [`RegistryBuilder::trace_content`]).
+    trace_content: bool,
 }
 
 /// Configures a [`Registry`].
@@ -121,6 +124,7 @@ pub struct RegistryBuilder {
     max_detached: usize,
     detach_grace: std::time::Duration,
     jobs: Option<crate::jobs::JobRuntime>,
+    trace_content: bool,
 }
 
 impl RegistryBuilder {
@@ -188,6 +192,16 @@ impl RegistryBuilder {
         self
     }
 
+    /// Whether a traced call's `execute_tool` span records the call's arguments
+    /// (`gen_ai.tool.call.arguments`) and a successful result's value
+    /// (`gen_ai.tool.call.result`), as JSON text (default: no). The OpenTelemetry GenAI
+    /// conventions make both opt-in because they may hold sensitive data. Only calls a
+    /// subscriber traces pay for the text.
+    pub fn trace_content(mut self, record: bool) -> Self {
+        self.trace_content = record;
+        self
+    }
+
     /// Build the registry.
     pub fn build(self) -> Registry {
         Registry {
@@ -201,6 +215,7 @@ impl RegistryBuilder {
                 detach: detach::Detacher::new(self.max_detached, self.detach_grace),
                 changes: watch::Sender::new(0),
                 jobs: self.jobs,
+                trace_content: self.trace_content,
             }),
         }
     }
@@ -296,7 +311,14 @@ impl Registry {
             max_detached: detach::DEFAULT_MAX_DETACHED,
             detach_grace: detach::DEFAULT_GRACE,
             jobs: None,
+            trace_content: false,
         }
+    }
+
+    /// Whether traced calls record their arguments and results (set with
+    /// [`RegistryBuilder::trace_content`]).
+    pub fn traces_content(&self) -> bool {
+        self.inner.trace_content
     }
 
     /// The job runtime set with [`RegistryBuilder::jobs`], if any.

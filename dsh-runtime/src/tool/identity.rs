@@ -102,6 +102,9 @@ pub struct CallIdentity {
     pub(super) cancel: OnceLock<CancellationToken>,
     /// The registry's job runtime, if it has one (see [`ToolContext::jobs`]).
     pub(crate) jobs: Option<JobRuntime>,
+    /// The call's `execute_tool` span; none when nothing traces the call (see
+    /// [`CallIdentity::span`]).
+    pub(crate) span: tracing::Span,
 }
 
 impl CallIdentity {
@@ -157,7 +160,17 @@ impl CallIdentity {
             side: SideChannel::default(),
             cancel: token,
             jobs: None,
+            span: tracing::Span::none(),
         }
+    }
+
+    /// The execution's `execute_tool` span (OpenTelemetry GenAI conventions), or a
+    /// disabled span when no subscriber traces it. An adapter that would otherwise open
+    /// a span of its own for the same tool execution (an MCP client's `tools/call` of
+    /// an imported tool) records its attributes on this one instead: the span declares
+    /// `mcp.method.name` and `mcp.protocol.version` for that, unset until then.
+    pub fn span(&self) -> &tracing::Span {
+        &self.span
     }
 
     /// Whether [`CallIdentity::arguments`] holds the caller's arguments. It is `false` only
