@@ -231,6 +231,8 @@ pub use server::{McpServer, PrincipalLimits, SessionGuard, ToolScopes};
 pub use tasks::stateless::StatelessTaskLimits;
 #[cfg(feature = "oauth")]
 pub use transport::http::oauth;
+#[cfg(feature = "oauth-client")]
+pub use client::oauth as oauth_client;
 #[cfg(feature = "http")]
 pub use transport::http::{HttpOptions, HttpServer, serve_http};
 pub use transport::serve_stdio;

@@ -19,8 +19,34 @@ impl ClientBuilder {
     /// See [`ConnectError`].
     pub async fn connect_http(&self, url: &str) -> Result<McpClient, ConnectError> {
         let config = self.http_config(url)?;
+        #[cfg(feature = "oauth-client")]
+        if let Some(oauth) = &self.oauth {
+            return self.connect_oauth(url, oauth.clone(), config).await;
+        }
         let transport = StreamableHttpClientTransport::with_client(pooled_http_client()?, config);
         self.connect(transport).await
+    }
+
+    /// [`connect_http`](Self::connect_http) with OAuth: the failure of a handshake
+    /// that stopped at authorizing is that [`OAuthError`](super::oauth::OAuthError).
+    #[cfg(feature = "oauth-client")]
+    async fn connect_oauth(
+        &self,
+        url: &str,
+        oauth: super::oauth::OAuthConfig,
+        mut config: StreamableHttpClientTransportConfig,
+    ) -> Result<McpClient, ConnectError> {
+        config.auth_header = None;
+        let session = super::oauth::Session::new(oauth, url);
+        let client = super::oauth::OAuthHttp::new(pooled_http_client()?, session.clone());
+        let transport = StreamableHttpClientTransport::with_client(client, config);
+        match self.connect(transport).await {
+            Ok(client) => Ok(client),
+            Err(e @ ConnectError::Handshake(_)) => {
+                Err(session.take_error().map(ConnectError::OAuth).unwrap_or(e))
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// The transport's settings: the URL, the headers, the bearer token.
@@ -57,7 +83,8 @@ impl ClientBuilder {
 /// default) keeps a reused connection from waiting on the peer's delayed ACK. Redirects
 /// are followed as rmcp's client follows them: only 307 and 308 (which keep the method
 /// and the JSON-RPC body), only to the same origin (the session id and the bearer token
-/// must not reach another host), at most [`MAX_REDIRECTS`].
+/// must not reach another host: a redirect to another origin is an error naming both
+/// URLs), at most [`MAX_REDIRECTS`].
 pub(crate) fn pooled_http_client() -> Result<reqwest::Client, ConnectError> {
     let redirects = reqwest::redirect::Policy::custom(|attempt| {
         let keeps_body = matches!(
@@ -68,7 +95,17 @@ pub(crate) fn pooled_http_client() -> Result<reqwest::Client, ConnectError> {
             .previous()
             .first()
             .is_some_and(|first| first.origin() == attempt.url().origin());
-        if !keeps_body || !same_origin {
+        if keeps_body && !same_origin {
+            let from = attempt
+                .previous()
+                .last()
+                .map(|u| u.to_string())
+                .unwrap_or_default();
+            let to = attempt.url().to_string();
+            attempt.error(format!(
+                "{from} redirects to {to}, another origin: not followed (the session and the credentials stay with the server's origin)"
+            ))
+        } else if !keeps_body {
             attempt.stop()
         } else if attempt.previous().len() > MAX_REDIRECTS {
             attempt.error(format!("more than {MAX_REDIRECTS} redirects"))

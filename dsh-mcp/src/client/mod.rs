@@ -2,6 +2,8 @@
 //! and the handler relaying the server's requests to the calls that caused them
 //! ([`relay`]).
 
+#[cfg(feature = "oauth-client")]
+pub mod oauth;
 pub(crate) mod relay;
 
 use std::fmt;
@@ -47,6 +49,9 @@ pub enum ConnectError {
     Timeout(Duration),
     /// The builder offers no revision.
     NoRevision,
+    /// Authorizing with the server failed (feature `oauth-client`).
+    #[cfg(feature = "oauth-client")]
+    OAuth(oauth::OAuthError),
 }
 
 impl fmt::Display for ConnectError {
@@ -72,6 +77,8 @@ impl fmt::Display for ConnectError {
                 )
             }
             ConnectError::NoRevision => f.write_str("the client offers no MCP revision"),
+            #[cfg(feature = "oauth-client")]
+            ConnectError::OAuth(e) => write!(f, "OAuth: {e}"),
         }
     }
 }
@@ -82,6 +89,8 @@ impl std::error::Error for ConnectError {
             ConnectError::Spawn(e) => Some(e),
             ConnectError::Handshake(e) => Some(&**e),
             ConnectError::HttpClient(e) => Some(&**e),
+            #[cfg(feature = "oauth-client")]
+            ConnectError::OAuth(e) => Some(e),
             _ => None,
         }
     }
@@ -131,6 +140,8 @@ pub struct ClientBuilder {
     request_timeout: Option<Duration>,
     headers: Vec<(String, String)>,
     bearer_token: Option<String>,
+    #[cfg(feature = "oauth-client")]
+    oauth: Option<oauth::OAuthConfig>,
     /// The handshake of [`connect_command`] and [`connect_http`] before the builder:
     /// `initialize` offering the first revision, the server's answer taken as it is.
     initialize_only: bool,
@@ -169,6 +180,8 @@ impl ClientBuilder {
             request_timeout: None,
             headers: Vec::new(),
             bearer_token: None,
+            #[cfg(feature = "oauth-client")]
+            oauth: None,
             initialize_only: false,
         }
     }
@@ -216,6 +229,17 @@ impl ClientBuilder {
     /// Send `Authorization: Bearer <token>` (Streamable HTTP only).
     pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
         self.bearer_token = Some(token.into());
+        self
+    }
+
+    /// Authorize with OAuth 2.1 on Streamable HTTP (feature `oauth-client`; see the
+    /// [`oauth_client`](crate::oauth_client) module): a server's 401 starts an
+    /// authorization as `config` says, a 403 `insufficient_scope` a step-up, and the
+    /// request is sent again with the new token. Replaces
+    /// [`bearer_token`](Self::bearer_token).
+    #[cfg(feature = "oauth-client")]
+    pub fn oauth(mut self, config: oauth::OAuthConfig) -> Self {
+        self.oauth = Some(config);
         self
     }
 

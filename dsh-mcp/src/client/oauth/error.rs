@@ -1,0 +1,165 @@
+//! [`OAuthError`]: what went wrong while authorizing, and where.
+
+use rmcp::transport::auth::AuthError;
+
+/// Why an OAuth authorization (or a refresh) failed, with the URL it failed at.
+///
+/// A connection whose handshake fails this way returns it as
+/// [`ConnectError::OAuth`](crate::ConnectError::OAuth); a request that fails this way
+/// later in the session carries it as the source of its transport error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OAuthError {
+    /// A protected-resource or authorization-server metadata document is missing,
+    /// malformed or does not describe this server.
+    #[error("OAuth metadata discovery for {url} failed: {reason}")]
+    Metadata {
+        /// The document's URL (or the MCP server's, when no document was found).
+        url: String,
+        /// What was wrong with it.
+        reason: String,
+    },
+    /// Dynamic client registration failed.
+    #[error("OAuth client registration at {url} failed: {reason}")]
+    Registration {
+        /// The authorization server's registration endpoint (or its issuer).
+        url: String,
+        /// The endpoint's answer.
+        reason: String,
+    },
+    /// The token endpoint answered an error (`error` and `error_description` are in
+    /// `reason`), or an answer that is not a token.
+    #[error("the token endpoint {url} refused the token request: {reason}")]
+    TokenEndpoint {
+        /// The token endpoint.
+        url: String,
+        /// The endpoint's `error` and `error_description`, or why its answer is unusable.
+        reason: String,
+    },
+    /// Refreshing the access token failed. The stored tokens are cleared: the next
+    /// connection authorizes again.
+    #[error("refreshing the access token at {url} failed: {reason}")]
+    Refresh {
+        /// The token endpoint.
+        url: String,
+        /// The endpoint's answer.
+        reason: String,
+    },
+    /// The authorization step failed: the host's
+    /// [`AuthorizationCallback`](super::AuthorizationCallback) returned an error, or the
+    /// redirect it returned does not answer this authorization (wrong `state`, an
+    /// `error` parameter, an `iss` that is not the authorization server's, RFC 9207).
+    #[error("the authorization at {url} failed: {reason}")]
+    Authorization {
+        /// The authorization endpoint.
+        url: String,
+        /// What was wrong.
+        reason: String,
+    },
+    /// The server kept answering `insufficient_scope` after the configured number of
+    /// step-up authorizations ([`OAuthConfig::max_step_ups`](super::OAuthConfig::max_step_ups)).
+    #[error(
+        "the MCP server {url} still answers insufficient_scope (wants {scope:?}) after {attempts} step-up authorizations"
+    )]
+    StepUpLimit {
+        /// The MCP server.
+        url: String,
+        /// The scope its last challenge asked for.
+        scope: String,
+        /// The step-up authorizations made.
+        attempts: u32,
+    },
+    /// The server answered 401 again right after a new authorization.
+    #[error("the MCP server {url} rejects the access token it was just issued: {challenge}")]
+    Rejected {
+        /// The MCP server.
+        url: String,
+        /// Its `WWW-Authenticate` challenge.
+        challenge: String,
+    },
+    /// The configuration cannot work with this server (e.g. no way to register a
+    /// client, an unreadable private key).
+    #[error("OAuth configuration for {url}: {reason}")]
+    Config {
+        /// The MCP server.
+        url: String,
+        /// What is missing or wrong.
+        reason: String,
+    },
+    /// The token store failed to load or save.
+    #[error("the OAuth token store failed: {0}")]
+    Store(String),
+}
+
+impl OAuthError {
+    /// Classify an rmcp error of the step that ran against `url`.
+    pub(crate) fn from_auth(step: Step, url: &str, error: AuthError) -> OAuthError {
+        let url = url.to_string();
+        match error {
+            AuthError::ProtectedResourceMetadataInvalid { url, reason } => OAuthError::Metadata {
+                url: url.to_string(),
+                reason: reason.to_string(),
+            },
+            AuthError::DiscoveryRequestFailed { url, source } => OAuthError::Metadata {
+                url: url.to_string(),
+                reason: source.to_string(),
+            },
+            e @ AuthError::AuthorizationServersUnavailable { .. } => OAuthError::Metadata {
+                url,
+                reason: e.to_string(),
+            },
+            AuthError::MetadataError(reason) => OAuthError::Metadata { url, reason },
+            e @ (AuthError::NoAuthorizationSupport | AuthError::PkceUnsupported) => {
+                OAuthError::Metadata {
+                    url,
+                    reason: e.to_string(),
+                }
+            }
+            AuthError::CredentialStoreError(reason) => OAuthError::Store(reason),
+            AuthError::RegistrationFailed(reason) => OAuthError::Registration { url, reason },
+            AuthError::TokenRefreshFailed(reason) | AuthError::TokenRefreshRejected(reason) => {
+                OAuthError::Refresh { url, reason }
+            }
+            AuthError::TokenExchangeFailed(reason) | AuthError::ClientCredentialsError(reason) => {
+                OAuthError::TokenEndpoint { url, reason }
+            }
+            e @ (AuthError::AuthorizationServerMismatch { .. }
+            | AuthError::AuthorizationServerMissingIssuer { .. }) => OAuthError::Authorization {
+                url,
+                reason: e.to_string(),
+            },
+            other => match step {
+                Step::Discovery => OAuthError::Metadata {
+                    url,
+                    reason: other.to_string(),
+                },
+                Step::Registration => OAuthError::Registration {
+                    url,
+                    reason: other.to_string(),
+                },
+                Step::Authorization => OAuthError::Authorization {
+                    url,
+                    reason: other.to_string(),
+                },
+                Step::Token => OAuthError::TokenEndpoint {
+                    url,
+                    reason: other.to_string(),
+                },
+                Step::Refresh => OAuthError::Refresh {
+                    url,
+                    reason: other.to_string(),
+                },
+            },
+        }
+    }
+}
+
+/// The step of the flow an rmcp error came from (for the errors that do not say).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Step {
+    Discovery,
+    Registration,
+    Authorization,
+    Token,
+    Refresh,
+}
