@@ -14,6 +14,7 @@ mod mcp_http;
 mod mcp_oauth;
 mod mcp_otel;
 mod mcp_python;
+mod mcp_relay;
 mod mcp_server_files;
 mod mcp_tasks;
 mod mcp_typescript;
