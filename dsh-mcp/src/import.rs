@@ -306,7 +306,17 @@ impl Remote {
         let mut params = CallToolRequestParams::new(self.name.clone()).with_arguments(arguments);
         let mut rounds = 0;
         let result = loop {
-            match crate::server::trace::client_call(params.clone(), |p| self.send(p, cx)).await? {
+            let protocol = || {
+                let info = self.peer.peer_info()?;
+                Some(info.protocol_version.to_string())
+            };
+            let traced = crate::server::trace::client_call(
+                params.clone(),
+                cx.execution().span(),
+                protocol,
+                |p| self.send(p, cx),
+            );
+            match traced.await? {
                 CallToolResponse::Complete(result) => break result,
                 CallToolResponse::InputRequired(input) => {
                     rounds += 1;

@@ -112,8 +112,14 @@ fn a_traceparent_parents_the_server_span_and_the_call_is_measured() {
     assert_eq!(tool.span_context.trace_id(), server.span_context.trace_id());
 
     rt.block_on(open_and_close_a_session(&http.url()));
-    let (count, sum, attributes) = histogram(&meter, &metrics, "mcp.server.operation.duration")
-        .expect("the server's duration histogram");
+    // Every request is measured (the session's `initialize` too): the call's point.
+    let (count, sum, attributes) = histogram(
+        &meter,
+        &metrics,
+        "mcp.server.operation.duration",
+        Some("tools/call"),
+    )
+    .expect("the server's duration histogram");
     assert_eq!(count, 1);
     assert!(sum > 0.0 && sum < 30.0, "{sum}");
     assert!(
@@ -125,7 +131,9 @@ fn a_traceparent_parents_the_server_span_and_the_call_is_measured() {
     // The session's end is recorded once it is dropped, which may follow the answer.
     let start = std::time::Instant::now();
     loop {
-        if let Some((count, _, _)) = histogram(&meter, &metrics, "mcp.server.session.duration") {
+        if let Some((count, _, _)) =
+            histogram(&meter, &metrics, "mcp.server.session.duration", None)
+        {
             assert_eq!(count, 1);
             break;
         }
@@ -140,11 +148,13 @@ fn a_traceparent_parents_the_server_span_and_the_call_is_measured() {
 /// A histogram's count, sum and attributes.
 type Point = (u64, f64, Vec<(String, String)>);
 
-/// The count, sum and first point's attributes of histogram `name`, exported now.
+/// The count, sum and attributes of histogram `name`'s point of `method` (any point when
+/// `None`), exported now.
 fn histogram(
     meter: &SdkMeterProvider,
     metrics: &InMemoryMetricExporter,
     name: &str,
+    method: Option<&str>,
 ) -> Option<Point> {
     meter.force_flush().unwrap();
     let exported = metrics.get_finished_metrics().unwrap();
@@ -157,7 +167,12 @@ fn histogram(
     let AggregatedMetrics::F64(MetricData::Histogram(data)) = histogram.data() else {
         panic!("a histogram of seconds: {:?}", histogram.data());
     };
-    let point = data.data_points().next()?;
+    let point = data.data_points().find(|p| {
+        method.is_none_or(|method| {
+            p.attributes()
+                .any(|kv| kv.key.as_str() == "mcp.method.name" && kv.value.as_str() == method)
+        })
+    })?;
     let attributes = point
         .attributes()
         .map(|kv| (kv.key.to_string(), kv.value.to_string()))

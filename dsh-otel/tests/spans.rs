@@ -130,6 +130,13 @@ fn a_successful_call_and_its_stages() {
     assert!(result.is_success());
     let (call, trace) = trace_of("ok-1");
     assert_execute_tool(&call, "echo", "ok-1");
+    assert_eq!(
+        attr(&call, "gen_ai.tool.description").as_deref(),
+        Some("Echo `text`.")
+    );
+    // Not opted in (`RegistryBuilder::trace_content`): no arguments, no result.
+    assert_eq!(attr(&call, "gen_ai.tool.call.arguments"), None);
+    assert_eq!(attr(&call, "gen_ai.tool.call.result"), None);
     assert_eq!(call.status, Status::Unset);
     assert_eq!(attr(&call, "error.type"), None);
     let stages = children(&trace, call.span_context.span_id());

@@ -8,6 +8,11 @@
 //! result, or its next question. Nothing of the call runs twice. When the holder is gone
 //! (its lease ran out, or nobody listens on its inbox), the retry is answered with an
 //! error saying so.
+//!
+//! Traced, the forwarded answer carries the retry's trace context (W3C `traceparent`,
+//! `tracestate`, `baggage`, with feature `otel`): the holder applies it in span
+//! `forwarded_answer {tool}` (kind CONSUMER), a child of the span the retry was
+//! forwarded from, so the retry's trace shows the work its answer caused on the holder.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -56,6 +61,9 @@ enum Message {
         nonce: String,
         tool: String,
         answer: Value,
+        /// The forwarding request's trace context (empty when it was not traced).
+        #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+        trace: serde_json::Map<String, Value>,
     },
     /// The retry that forwarded `tag` was cancelled.
     Cancel { tag: String },
@@ -151,6 +159,7 @@ impl Instance {
             nonce: nonce.to_string(),
             tool: tool.to_string(),
             answer: serde_json::to_value(answer).map_err(|e| failed(e.to_string()))?,
+            trace: trace_context(),
         };
         let message = serde_json::to_value(message).map_err(|e| failed(e.to_string()))?;
         let gone = || {
@@ -247,11 +256,17 @@ impl Instance {
                 nonce,
                 tool,
                 answer,
+                trace,
             } => {
-                tokio::spawn(
-                    self.clone()
-                        .resume_forwarded(tag, reply_to, nonce, tool, answer),
-                );
+                let span = forwarded_span(&tool, &trace);
+                let resume = self
+                    .clone()
+                    .resume_forwarded(tag, reply_to, nonce, tool, answer);
+                if span.is_disabled() {
+                    tokio::spawn(resume);
+                } else {
+                    tokio::spawn(tracing::Instrument::instrument(resume, span));
+                }
             }
             Message::Cancel { tag } => {
                 if let Some(cancel) = lock(&self.forwarded).get(&tag) {
@@ -266,6 +281,36 @@ impl Instance {
             Message::Drop { nonce } => self.resumes.release_local(&nonce),
         }
     }
+}
+
+/// The current span's trace context, to travel with a forwarded answer (empty when
+/// nothing traces it, or without feature `otel`).
+fn trace_context() -> serde_json::Map<String, Value> {
+    #[allow(unused_mut)]
+    let mut carrier = serde_json::Map::new();
+    #[cfg(feature = "otel")]
+    if !tracing::Span::current().is_disabled() {
+        crate::server::trace::propagation::inject(&mut carrier);
+    }
+    carrier
+}
+
+/// The span of applying a forwarded answer to `tool`'s suspended call: a child of the
+/// forwarding request's span, whose context `trace` carries (see the module docs).
+fn forwarded_span(tool: &str, trace: &serde_json::Map<String, Value>) -> tracing::Span {
+    let span = tracing::info_span!(
+        parent: None,
+        "forwarded_answer",
+        otel.name = %format_args!("forwarded_answer {tool}"),
+        otel.kind = "consumer",
+        gen_ai.tool.name = tool,
+    );
+    #[cfg(feature = "otel")]
+    if !span.is_disabled() {
+        crate::server::trace::propagation::set_parent(&span, trace);
+    }
+    let _ = trace;
+    span
 }
 
 /// Forgets a forwarded answer's reply slot when its wait ends.

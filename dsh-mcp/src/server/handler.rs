@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::context::{Session, SessionCell, StatelessContext};
 use super::tool_list::{Fingerprint, ToolList};
-use super::trace;
+use super::trace::{self, Target};
 use super::{Shared, extension};
 use crate::definition::McpTool;
 use crate::store::{Owner, TaskModel};
@@ -150,12 +150,16 @@ impl ServerHandler for Handler {
         request: rmcp::model::InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::InitializeResult, McpError> {
-        context.peer.set_peer_info(request.clone());
-        if self.open_on_initialize {
-            self.cell.open(&self.shared, false);
-        }
-        self.negotiate_initialize(&request)
-            .map(|result| super::apps::on_initialize(result, &request.capabilities))
+        let span = trace::server_span("initialize", Target::None, &context);
+        let work = async {
+            context.peer.set_peer_info(request.clone());
+            if self.open_on_initialize {
+                self.cell.open(&self.shared, false);
+            }
+            self.negotiate_initialize(&request)
+                .map(|result| super::apps::on_initialize(result, &request.capabilities))
+        };
+        trace::traced(span, "initialize", work, |_| false).await
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -246,31 +250,9 @@ impl ServerHandler for Handler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        if let Some(cursor) = request.and_then(|r| r.cursor) {
-            return Err(McpError::invalid_params(
-                format!("invalid cursor {cursor:?}: this server lists every tool in one page"),
-                None,
-            ));
-        }
-        let session = self.context();
-        let list = self.tool_list(session.as_deref());
-        let listing = super::apps::Listing::new(
-            &self.shared.registry,
-            context.client_capabilities().as_ref(),
-        );
-        // A token's identity sees only the tools its scopes allow.
-        let mut result = ListToolsResult::with_all_items(
-            list.tools
-                .iter()
-                .flatten()
-                .filter(|t| self.may_see(&t.tool, &context))
-                .map(|t| listing.tool(&t.tool))
-                .collect(),
-        );
-        if let Some((ttl, scope)) = self.shared.cache {
-            result = result.with_ttl_ms(ttl).with_cache_scope(scope);
-        }
-        Ok(result)
+        let span = trace::server_span("tools/list", Target::None, &context);
+        let work = async { self.list_tools_of(request, &context) };
+        trace::traced(span, "tools/list", work, |_| false).await
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -285,7 +267,7 @@ impl ServerHandler for Handler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let span = trace::server_span("tools/call", Some(&request.name), &context);
+        let span = trace::server_span("tools/call", Target::Tool(&request.name), &context);
         // Boxed: rmcp moves this future into a task of its own (several copies of its
         // whole size under tokio's boxing threshold), and `traced` holds the call beside
         // its own state; a box is moved as a pointer.
@@ -303,7 +285,9 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourcesResult, McpError> {
-        self.list_resources_of(&context)
+        let span = trace::server_span("resources/list", Target::None, &context);
+        let work = async { self.list_resources_of(&context) };
+        trace::traced(span, "resources/list", work, |_| false).await
     }
 
     async fn list_resource_templates(
@@ -311,7 +295,9 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
-        self.list_templates_of(&context)
+        let span = trace::server_span("resources/templates/list", Target::None, &context);
+        let work = async { self.list_templates_of(&context) };
+        trace::traced(span, "resources/templates/list", work, |_| false).await
     }
 
     async fn read_resource(
@@ -319,7 +305,7 @@ impl ServerHandler for Handler {
         request: rmcp::model::ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
-        let span = trace::server_span("resources/read", Some(&request.uri), &context);
+        let span = trace::server_span("resources/read", Target::Resource(&request.uri), &context);
         let ui = super::apps::declared(context.client_capabilities().as_ref());
         if let Some(view) = super::apps::read(&request.uri, ui) {
             return Ok(view.into());
@@ -338,16 +324,28 @@ impl ServerHandler for Handler {
         request: rmcp::model::SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.subscribe_of(request, &context)
+        let span = trace::server_span(
+            "resources/subscribe",
+            Target::Resource(&request.uri),
+            &context,
+        );
+        let work = async { self.subscribe_of(request, &context) };
+        trace::traced(span, "resources/subscribe", work, |_| false).await
     }
 
     #[allow(deprecated)]
     async fn unsubscribe(
         &self,
         request: rmcp::model::UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.unsubscribe_of(request)
+        let span = trace::server_span(
+            "resources/unsubscribe",
+            Target::Resource(&request.uri),
+            &context,
+        );
+        let work = async { self.unsubscribe_of(request) };
+        trace::traced(span, "resources/unsubscribe", work, |_| false).await
     }
 
     async fn list_prompts(
@@ -355,7 +353,9 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListPromptsResult, McpError> {
-        self.list_prompts_of(&context)
+        let span = trace::server_span("prompts/list", Target::None, &context);
+        let work = async { self.list_prompts_of(&context) };
+        trace::traced(span, "prompts/list", work, |_| false).await
     }
 
     async fn get_prompt(
@@ -363,7 +363,7 @@ impl ServerHandler for Handler {
         request: rmcp::model::GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetPromptResponse, McpError> {
-        let span = trace::server_span("prompts/get", Some(&request.name), &context);
+        let span = trace::server_span("prompts/get", Target::Prompt(&request.name), &context);
         let work = self.get_prompt_of(request, &context);
         trace::traced(span, "prompts/get", work, |_| false).await
     }
@@ -373,7 +373,9 @@ impl ServerHandler for Handler {
         request: rmcp::model::CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CompleteResult, McpError> {
-        self.complete_of(request, &context).await
+        let span = trace::server_span("completion/complete", Target::None, &context);
+        let work = self.complete_of(request, &context);
+        trace::traced(span, "completion/complete", work, |_| false).await
     }
 
     #[allow(deprecated)]
@@ -381,6 +383,132 @@ impl ServerHandler for Handler {
         &self,
         request: rmcp::model::SetLevelRequestParams,
         context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let span = trace::server_span("logging/setLevel", Target::None, &context);
+        let work = async { self.set_level_of(request, &context) };
+        trace::traced(span, "logging/setLevel", work, |_| false).await
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        let routed = extension::<Rev2025_11_25Route>(&context.extensions).is_some();
+        if !routed || !is_rev_2025_11_25_method(&request.method) {
+            return Err(McpError::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!("method not found: {}", request.method),
+                None,
+            ));
+        }
+        // The rerouted method's own name (`tasks/get`, …) and its tool, if a call.
+        let method = routed_method(&request.method);
+        let tool = request
+            .params
+            .as_ref()
+            .filter(|_| method == "tools/call")
+            .and_then(|p| p.get("name"))
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned);
+        let target = tool.as_deref().map_or(Target::None, Target::Tool);
+        let span = trace::server_span(method, target, &context);
+        let work = self.rev_2025_11_25_request(request, context);
+        trace::traced(span, method, work, |v| {
+            v.get("isError") == Some(&serde_json::Value::Bool(true))
+        })
+        .await
+        .map(CustomResult::new)
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        let span = trace::server_span("tasks/get", Target::None, &context);
+        let work = async {
+            let found = self.task_of(&request.task_id, &context)?;
+            let record = found.tasks.get(&found.owner, &found.id).await?;
+            Ok(GetTaskResult::new(crate::tasks::wire::detailed(&record)))
+        };
+        trace::traced(span, "tasks/get", work, |_| false).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let span = trace::server_span("tasks/update", Target::None, &context);
+        let work = async {
+            let found = self.task_of(&request.task_id, &context)?;
+            found
+                .tasks
+                .update(&found.owner, &found.id, &request.input_responses)
+                .await
+        };
+        trace::traced(span, "tasks/update", work, |_| false).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let span = trace::server_span("tasks/cancel", Target::None, &context);
+        let work = async {
+            let found = self.task_of(&request.task_id, &context)?;
+            found
+                .tasks
+                .cancel(&found.owner, &found.id)
+                .await
+                .map(|_| ())
+        };
+        trace::traced(span, "tasks/cancel", work, |_| false).await
+    }
+}
+
+impl Handler {
+    /// `tools/list`, in its server span (also the body of 2025-11-25's rerouted one).
+    pub(super) fn list_tools_of(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        if let Some(cursor) = request.and_then(|r| r.cursor) {
+            return Err(McpError::invalid_params(
+                format!("invalid cursor {cursor:?}: this server lists every tool in one page"),
+                None,
+            ));
+        }
+        let session = self.context();
+        let list = self.tool_list(session.as_deref());
+        let listing = super::apps::Listing::new(
+            &self.shared.registry,
+            context.client_capabilities().as_ref(),
+        );
+        // A token's identity sees only the tools its scopes allow.
+        let mut result = ListToolsResult::with_all_items(
+            list.tools
+                .iter()
+                .flatten()
+                .filter(|t| self.may_see(&t.tool, context))
+                .map(|t| listing.tool(&t.tool))
+                .collect(),
+        );
+        if let Some((ttl, scope)) = self.shared.cache {
+            result = result.with_ttl_ms(ttl).with_cache_scope(scope);
+        }
+        Ok(result)
+    }
+
+    /// `logging/setLevel`, in its server span.
+    #[allow(deprecated)]
+    fn set_level_of(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        context: &RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         // Revision 2026-07-28 has no `logging/setLevel`: a request sets its own level.
         let session = self.session().filter(|_| {
@@ -397,75 +525,8 @@ impl ServerHandler for Handler {
         Ok(())
     }
 
-    async fn on_custom_request(
-        &self,
-        request: CustomRequest,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CustomResult, McpError> {
-        let routed = extension::<Rev2025_11_25Route>(&context.extensions).is_some();
-        if !routed || !is_rev_2025_11_25_method(&request.method) {
-            return Err(McpError::new(
-                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-                format!("method not found: {}", request.method),
-                None,
-            ));
-        }
-        self.rev_2025_11_25_request(request, context)
-            .await
-            .map(CustomResult::new)
-    }
-
-    async fn get_task(
-        &self,
-        request: GetTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<GetTaskResult, McpError> {
-        let span = trace::server_span("tasks/get", Some(&request.task_id), &context);
-        let work = async {
-            let found = self.task_of(&request.task_id, &context)?;
-            let record = found.tasks.get(&found.owner, &found.id).await?;
-            Ok(GetTaskResult::new(crate::tasks::wire::detailed(&record)))
-        };
-        trace::traced(span, "tasks/get", work, |_| false).await
-    }
-
-    async fn update_task(
-        &self,
-        request: UpdateTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), McpError> {
-        let span = trace::server_span("tasks/update", Some(&request.task_id), &context);
-        let work = async {
-            let found = self.task_of(&request.task_id, &context)?;
-            found
-                .tasks
-                .update(&found.owner, &found.id, &request.input_responses)
-                .await
-        };
-        trace::traced(span, "tasks/update", work, |_| false).await
-    }
-
-    async fn cancel_task(
-        &self,
-        request: CancelTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), McpError> {
-        let span = trace::server_span("tasks/cancel", Some(&request.task_id), &context);
-        let work = async {
-            let found = self.task_of(&request.task_id, &context)?;
-            found
-                .tasks
-                .cancel(&found.owner, &found.id)
-                .await
-                .map(|_| ())
-        };
-        trace::traced(span, "tasks/cancel", work, |_| false).await
-    }
-}
-
-impl Handler {
     /// `tools/call`, in its server span.
-    async fn call_tool_traced(
+    pub(super) async fn call_tool_traced(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
@@ -485,6 +546,21 @@ impl Handler {
             return Err(rev_2025_11_25::not_served(request.name.as_ref(), why));
         }
         self.tool_call(request, context).await
+    }
+}
+
+/// The MCP method a 2025-11-25 request rerouted by the transport was sent as.
+fn routed_method(routed: &str) -> &'static str {
+    use crate::wire::rev_2025_11_25 as wire;
+    match routed {
+        wire::CALL => "tools/call",
+        wire::LIST_TOOLS => "tools/list",
+        wire::GET => "tasks/get",
+        wire::RESULT => "tasks/result",
+        wire::LIST => "tasks/list",
+        wire::CANCEL => "tasks/cancel",
+        // Answered "method not found" by `rev_2025_11_25_request`.
+        _ => "_OTHER",
     }
 }
 

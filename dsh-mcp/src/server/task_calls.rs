@@ -11,7 +11,7 @@ use rmcp::model::{
     PaginatedRequestParams,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::Value;
 
 use super::context::Session;
@@ -257,7 +257,8 @@ impl Handler {
                     ),
                     _ => None,
                 };
-                let listed = self.list_tools(paginated, context).await?;
+                // Untraced: this request's span is `tools/list` already.
+                let listed = self.list_tools_of(paginated, &context)?;
                 let mut value = serde_json::to_value(listed)
                     .map_err(|e| McpError::internal_error(e.to_string(), None))?;
                 let session = self.context();
@@ -345,7 +346,8 @@ impl Handler {
         };
         let Some(tool) = tool else {
             // An unknown tool: the ordinary call's error.
-            let response = self.call_tool(request, context).await?;
+            // Untraced: this request's span is `tools/call` already.
+            let response = self.call_tool_traced(request, context).await?;
             let serialized = match response {
                 CallToolResponse::Complete(result) => serde_json::to_value(result),
                 CallToolResponse::InputRequired(input) => serde_json::to_value(input),

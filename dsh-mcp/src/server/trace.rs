@@ -27,15 +27,17 @@ use tracing::{Instrument, Span};
 /// another byte stream) otherwise.
 fn transport(context: &RequestContext<RoleServer>) -> &'static str {
     #[cfg(feature = "http")]
-    if context
-        .extensions
-        .get::<axum::http::request::Parts>()
-        .is_some()
-    {
+    if http_parts(context).is_some() {
         return "tcp";
     }
     let _ = context;
     "pipe"
+}
+
+/// The HTTP request a request came in, if it came over HTTP.
+#[cfg(feature = "http")]
+fn http_parts(context: &RequestContext<RoleServer>) -> Option<&axum::http::request::Parts> {
+    context.extensions.get::<axum::http::request::Parts>()
 }
 
 /// The request's `Mcp-Session-Id` on a revision with sessions (`initialize`); `None` on
@@ -48,9 +50,7 @@ pub(crate) fn session_id(context: &RequestContext<RoleServer>) -> Option<&str> {
         return None;
     }
     #[cfg(feature = "http")]
-    return context
-        .extensions
-        .get::<axum::http::request::Parts>()
+    return http_parts(context)
         .and_then(|parts| parts.headers.get("mcp-session-id"))
         .and_then(|v| v.to_str().ok());
     #[cfg(not(feature = "http"))]
@@ -65,33 +65,144 @@ fn request_id(context: &RequestContext<RoleServer>) -> String {
     }
 }
 
+/// What a request is about: a tool or a prompt (its name is the span name's target), a
+/// resource (its URI an attribute only: high cardinality), or nothing.
+#[derive(Clone, Copy)]
+pub(crate) enum Target<'a> {
+    None,
+    Tool(&'a str),
+    Prompt(&'a str),
+    Resource(&'a str),
+}
+
+impl<'a> Target<'a> {
+    /// The span name's target (the conventions name a tool's or a prompt's).
+    fn name(self) -> Option<&'a str> {
+        match self {
+            Target::Tool(name) | Target::Prompt(name) => Some(name),
+            Target::None | Target::Resource(_) => None,
+        }
+    }
+}
+
+/// Where an HTTP request came from and went to: the connection's peer (`client.*`, and
+/// `network.peer.*`: the same socket, no proxy header is trusted) and the `Host` the
+/// client named (`server.*`), with the HTTP version.
+#[derive(Default)]
+struct Addresses {
+    peer: Option<std::net::SocketAddr>,
+    host: Option<String>,
+    port: Option<u16>,
+    version: Option<&'static str>,
+}
+
+impl Addresses {
+    #[cfg(feature = "http")]
+    fn of(context: &RequestContext<RoleServer>) -> Addresses {
+        let Some(parts) = http_parts(context) else {
+            return Addresses::default();
+        };
+        let peer = parts
+            .extensions
+            .get::<crate::transport::http::PeerAddr>()
+            .map(|p| p.0);
+        let authority = parts
+            .headers
+            .get(axum::http::header::HOST)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|h| h.parse::<axum::http::uri::Authority>().ok());
+        let version = match parts.version {
+            axum::http::Version::HTTP_10 => Some("1.0"),
+            axum::http::Version::HTTP_11 => Some("1.1"),
+            axum::http::Version::HTTP_2 => Some("2"),
+            _ => None,
+        };
+        Addresses {
+            peer,
+            host: authority.as_ref().map(|a| a.host().to_owned()),
+            port: authority.as_ref().and_then(|a| a.port_u16()),
+            version,
+        }
+    }
+
+    #[cfg(not(feature = "http"))]
+    fn of(_: &RequestContext<RoleServer>) -> Addresses {
+        Addresses::default()
+    }
+}
+
 /// The span of one request of `method` on `target` (see the module docs), parented on
 /// the trace context of its `_meta` where feature `otel` reads it.
 pub(crate) fn server_span(
     method: &'static str,
-    target: Option<&str>,
+    target: Target<'_>,
     context: &RequestContext<RoleServer>,
 ) -> Span {
-    let tool = (method == "tools/call").then_some(target).flatten();
+    let tool = match target {
+        Target::Tool(name) if method == "tools/call" => Some(name),
+        _ => None,
+    };
+    let prompt = match target {
+        Target::Prompt(name) => Some(name),
+        _ => None,
+    };
+    let resource = match target {
+        Target::Resource(uri) => Some(uri),
+        _ => None,
+    };
     let span = tracing::info_span!(
         "mcp_server",
-        otel.name = %Name(method, target),
+        otel.name = %Name(method, target.name()),
         otel.kind = "server",
         otel.status_code = Empty,
         mcp.method.name = method,
         mcp.protocol.version = context.protocol_version().as_ref().map(|v| v.as_str().to_owned()),
         jsonrpc.request.id = request_id(context),
         network.transport = transport(context),
+        network.protocol.name = Empty,
+        network.protocol.version = Empty,
+        network.peer.address = Empty,
+        network.peer.port = Empty,
+        client.address = Empty,
+        client.port = Empty,
+        server.address = Empty,
+        server.port = Empty,
         mcp.session.id = session_id(context),
         gen_ai.operation.name = tool.map(|_| "execute_tool"),
         gen_ai.tool.name = tool,
+        gen_ai.prompt.name = prompt,
+        mcp.resource.uri = resource,
         error.type = Empty,
+        rpc.response.status_code = Empty,
     );
-    #[cfg(feature = "otel")]
-    if !span.is_disabled() {
-        propagation::set_parent(&span, &context.meta.0);
+    if span.is_disabled() {
+        return span;
     }
+    record_addresses(&span, &Addresses::of(context));
+    #[cfg(feature = "otel")]
+    propagation::set_parent(&span, &context.meta.0);
     span
+}
+
+/// Record where an HTTP request came from and went to on its span.
+fn record_addresses(span: &Span, addresses: &Addresses) {
+    if let Some(version) = addresses.version {
+        span.record("network.protocol.name", "http");
+        span.record("network.protocol.version", version);
+    }
+    if let Some(peer) = addresses.peer {
+        let ip = peer.ip().to_string();
+        span.record("network.peer.address", ip.as_str());
+        span.record("network.peer.port", peer.port());
+        span.record("client.address", ip.as_str());
+        span.record("client.port", peer.port());
+    }
+    if let Some(host) = &addresses.host {
+        span.record("server.address", host.as_str());
+        if let Some(port) = addresses.port {
+            span.record("server.port", port);
+        }
+    }
 }
 
 /// `{method} {target}`, or the method alone.
@@ -129,6 +240,9 @@ pub(crate) async fn traced<T>(
         span.record("error.type", error.as_str());
         span.record("otel.status_code", "error");
     }
+    if let Err(e) = &out {
+        span.record("rpc.response.status_code", e.code.0.to_string().as_str());
+    }
     tracing::info!(
         parent: &span,
         histogram.mcp.server.operation.duration = start.elapsed().as_secs_f64(),
@@ -150,32 +264,59 @@ pub(crate) fn is_tool_error(response: &rmcp::model::CallToolResponse) -> bool {
 /// `tools/call {name}` with `mcp.method.name` and `gen_ai.tool.name`, its trace context
 /// injected into the request's `_meta` (with feature `otel`), `error.type` the failure's
 /// code, and its duration the histogram `mcp.client.operation.duration` (seconds).
+///
+/// `outer` is the `execute_tool` span of the registry call this request forwards (an
+/// imported tool's). Where it is enabled, the tool's execution is traced already: as the
+/// MCP conventions ask of a client that can tell, no second span is opened, and the MCP
+/// attributes (`mcp.method.name`, `mcp.protocol.version`: what `protocol` reads, only
+/// when traced) go on that span.
 pub(crate) async fn client_call<F, Fut>(
     params: rmcp::model::CallToolRequestParams,
+    outer: &Span,
+    protocol: impl FnOnce() -> Option<String>,
     send: F,
 ) -> Result<rmcp::model::CallToolResponse, dsh_runtime::ToolError>
 where
     F: FnOnce(rmcp::model::CallToolRequestParams) -> Fut,
     Fut: Future<Output = Result<rmcp::model::CallToolResponse, dsh_runtime::ToolError>>,
 {
-    let span = tracing::info_span!(
-        "mcp_client",
-        otel.name = %Name("tools/call", Some(&params.name)),
-        otel.kind = "client",
-        otel.status_code = Empty,
-        mcp.method.name = "tools/call",
-        gen_ai.operation.name = "execute_tool",
-        gen_ai.tool.name = %params.name,
-        error.type = Empty,
-    );
-    if span.is_disabled() {
+    let span = if outer.is_disabled() {
+        if !tracing::level_enabled!(tracing::Level::INFO) {
+            return send(params).await;
+        }
+        let protocol = protocol();
+        tracing::info_span!(
+            "mcp_client",
+            otel.name = %Name("tools/call", Some(&params.name)),
+            otel.kind = "client",
+            otel.status_code = Empty,
+            mcp.method.name = "tools/call",
+            mcp.protocol.version = protocol.as_deref(),
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = %params.name,
+            error.type = Empty,
+        )
+    } else {
+        outer.record("mcp.method.name", "tools/call");
+        if let Some(protocol) = protocol() {
+            outer.record("mcp.protocol.version", protocol.as_str());
+        }
+        Span::none()
+    };
+    if span.is_disabled() && outer.is_disabled() {
         return send(params).await;
     }
     #[cfg(feature = "otel")]
     let params = {
         let mut params = params;
         let meta = params.meta.get_or_insert_with(Default::default);
-        span.in_scope(|| propagation::inject(&mut meta.0.0));
+        // The request's parent: this span, or (none opened) the current one, inside
+        // the outer call's.
+        if span.is_disabled() {
+            propagation::inject(&mut meta.0.0);
+        } else {
+            span.in_scope(|| propagation::inject(&mut meta.0.0));
+        }
         params
     };
     let start = Instant::now();
@@ -185,12 +326,16 @@ where
         Ok(_) => None,
         Err(e) => Some(e.code_str().unwrap_or("error").to_owned()),
     };
-    if let Some(error) = &error {
+    if let Some(error) = &error
+        && !span.is_disabled()
+    {
         span.record("error.type", error.as_str());
         span.record("otel.status_code", "error");
     }
+    // The outer span's histogram parent when no span of this request was opened.
+    let parent = if span.is_disabled() { outer } else { &span };
     tracing::info!(
-        parent: &span,
+        parent: parent,
         histogram.mcp.client.operation.duration = start.elapsed().as_secs_f64(),
         mcp.method.name = "tools/call",
         error.type = error.as_deref(),

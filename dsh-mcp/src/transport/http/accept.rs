@@ -148,6 +148,8 @@ impl hyper::body::Body for Counted {
 struct Counting {
     inner: TowerToHyperService<axum::Router>,
     conn: Arc<Conn>,
+    /// The connection's peer, given to each request where it may be traced.
+    peer: std::net::SocketAddr,
 }
 
 type Incoming = axum::http::Request<hyper::body::Incoming>;
@@ -157,8 +159,12 @@ impl hyper::service::Service<Incoming> for Counting {
     type Error = std::convert::Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
 
-    fn call(&self, request: Incoming) -> Self::Future {
+    fn call(&self, mut request: Incoming) -> Self::Future {
         let counted = InRequest::begin(&self.conn);
+        // For the server span's `client.address`: only while a subscriber may want it.
+        if tracing::level_enabled!(tracing::Level::INFO) {
+            request.extensions_mut().insert(super::PeerAddr(self.peer));
+        }
         let response = self.inner.call(request);
         Box::pin(async move {
             let response = response.await?;
@@ -182,10 +188,10 @@ pub(super) async fn serve(
     let mut connections = JoinSet::new();
     let open = Arc::new(Connections::default());
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             () = stop.cancelled() => break,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of descriptors, or a connection reset before it was accepted:
                     // free a descriptor held by a waiting connection, wait a moment
@@ -208,6 +214,7 @@ pub(super) async fn serve(
         let service = Counting {
             inner: TowerToHyperService::new(router.clone()),
             conn: conn.clone(),
+            peer,
         };
         let held = (permit, Forget(open.clone(), id));
         connections.spawn(serve_connection(
