@@ -212,3 +212,62 @@ fn replay_html_in_a_real_browser() {
     );
     assert!(stdout.contains("ok: all checks passed"), "{stdout}");
 }
+
+/// The MCP Apps view of `dsh-tools mcp` in a host page built on the official host bridge
+/// (`@modelcontextprotocol/ext-apps`' `AppBridge`, bundled for the page), in headless
+/// Chromium: `dsh-cards/tests/browser/bridge.mjs` starts the server, lists its tools,
+/// reads the view and makes real calls (an edit, a command, a capped search, a tool
+/// without presenters) as a client declaring the UI extension, then hands each call's
+/// input and result to the view through the bridge and checks what a person sees: the
+/// pending call card before the result, then the diff's changed lines, the command's
+/// output and exit code, the matches grouped by file and marked truncated, the raw
+/// arguments. Screenshots in `target/browser-bridge/screenshots`.
+#[test]
+fn the_mcp_view_through_the_official_host_bridge() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| workspace.join("target"), std::path::PathBuf::from);
+    let prefix = target.join("browser-node");
+    let chromium = std::env::var_os("DSH_CHROMIUM")
+        .map_or_else(|| "/usr/bin/chromium".into(), std::path::PathBuf::from);
+    let status = Command::new("bash")
+        .arg(workspace.join("dsh-cards/tests/browser/install.sh"))
+        .env("CARGO_TARGET_DIR", &target)
+        .env("DSH_CHROMIUM", &chromium)
+        .status()
+        .expect("bash runs dsh-cards/tests/browser/install.sh");
+    assert!(
+        status.success(),
+        "dsh-cards/tests/browser/install.sh failed"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("sum.rs"),
+        "fn sum() {\nlet total = a - b;\ntotal\n}\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("a.txt"), "needle one\nhay\nneedle two\n").unwrap();
+    let needles: String = (1..=300).map(|n| format!("needle {n}\n")).collect();
+    std::fs::write(root.join("many.txt"), needles).unwrap();
+
+    let pages = target.join("browser-bridge");
+    std::fs::create_dir_all(&pages).unwrap();
+    let out = Command::new("node")
+        .arg(workspace.join("dsh-cards/tests/browser/bridge.mjs"))
+        .arg(&pages)
+        .arg(&prefix)
+        .arg(env!("CARGO_BIN_EXE_dsh-tools"))
+        .arg(root)
+        .env("DSH_CHROMIUM", &chromium)
+        .output()
+        .expect("node runs (Node 20 or later on PATH)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "browser checks failed:\n{}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("ok: all checks passed"), "{stdout}");
+}
