@@ -102,6 +102,25 @@ pub(crate) struct Suspended {
     slot: AskSlot,
     /// The tool's published definition (how its result is wrapped).
     tool: Option<Arc<McpTool>>,
+    /// The call's cards for the MCP Apps view, when its client shows them.
+    cards: Option<AddCards>,
+}
+
+/// What adds a call's cards to its answer (for the MCP Apps view, `crate::server`'s
+/// `apps`), given the result.
+pub(crate) type AddCards = Arc<dyn Fn(&mut CallToolResult, &ToolResult) + Send + Sync>;
+
+/// `result` as the client gets it: `tool`'s wrapping, with the call's cards if any.
+fn answered(
+    tool: Option<&McpTool>,
+    cards: Option<&AddCards>,
+    result: &ToolResult,
+) -> CallToolResult {
+    let mut answer = to_mcp_result(result, tool);
+    if let Some(cards) = cards {
+        cards(&mut answer, result);
+    }
+    answer
 }
 
 /// A state taken by a retry (see [`Resumes::take`]).
@@ -292,6 +311,7 @@ impl Resumes {
             cancel: call_cancel,
             slot,
             tool: definition,
+            cards,
         } = suspended;
         let Some(mut result) = result else {
             return Err(refused(tool, "its call was not suspended yet"));
@@ -322,7 +342,7 @@ impl Resumes {
             out = &mut result => out,
         };
         ended.cancel();
-        out.map(|r| Resumed::Complete(to_mcp_result(&r, definition.as_deref())))
+        out.map(|r| Resumed::Complete(answered(definition.as_deref(), cards.as_ref(), &r)))
             .map_err(|_| {
                 McpError::internal_error(
                     format!(
@@ -392,6 +412,8 @@ pub(crate) struct Suspend {
     /// The tool's name and published definition.
     pub(crate) name: String,
     pub(crate) tool: Option<Arc<McpTool>>,
+    /// What adds the call's cards to its answer, when its client shows them.
+    pub(crate) cards: Option<AddCards>,
     /// The id of this server instance (which holds the suspended call).
     pub(crate) holder: String,
     /// The answer a retry that runs the call again gives its own question (the call's
@@ -492,6 +514,7 @@ impl Suspend {
                 cancel: self.cancel.clone(),
                 slot: self.asked.clone(),
                 tool: self.tool.clone(),
+                cards: self.cards.clone(),
             },
         );
         let expires = now_ms().saturating_add(crate::util::millis(self.resumes.ttl));
@@ -737,6 +760,7 @@ impl Suspend {
         };
         let (handoff, handed) = oneshot::channel::<oneshot::Receiver<ToolResult>>();
         let (cancel, tool) = (self.cancel.clone(), self.tool.clone());
+        let cards = self.cards.clone();
         let start = crate::tasks::TaskStart {
             id,
             owner: escalation.owner.clone(),
@@ -758,7 +782,11 @@ impl Suspend {
             relay.abort();
             match result {
                 Some(result) => (
-                    crate::tasks::TaskEnd::Result(to_mcp_result(&result, tool.as_deref())),
+                    crate::tasks::TaskEnd::Result(answered(
+                        tool.as_deref(),
+                        cards.as_ref(),
+                        &result,
+                    )),
                     result.text().to_string(),
                 ),
                 None => (

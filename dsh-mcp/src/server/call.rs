@@ -188,17 +188,23 @@ impl Handler {
         };
         match ran {
             Ran::Result(result) => answer(&call, &result).map(|response| {
-                let answered = super::apps::Answered {
-                    capabilities: call.capabilities.as_ref(),
-                    name: &call.name,
-                    arguments: &call.arguments,
-                    result: &result,
-                };
-                super::apps::with_cards(response, &self.shared.registry, &answered)
+                let cards = self.cards(&call);
+                super::apps::with_cards(response, cards.as_ref(), &result)
             }),
             Ran::InputRequired(input) => Ok(CallToolResponse::InputRequired(input)),
             Ran::Answer(response) => Ok(response),
         }
+    }
+
+    /// The call's cards for the MCP Apps view (see `super::apps`), if the client shows them.
+    fn cards(&self, call: &Call) -> Option<super::apps::Cards> {
+        super::apps::Cards::of(
+            &self.shared.registry,
+            call.session.as_ref().map(|s| &s.scope),
+            call.capabilities.as_ref(),
+            &call.name,
+            &call.arguments,
+        )
     }
 
     /// Read the call: its context, its tool (a tool left out of the list is refused),
@@ -543,6 +549,7 @@ impl Handler {
             owner: call.owner(context),
             name: call.name.clone(),
             tool: call.tool.clone(),
+            cards: self.cards(call).map(super::apps::Cards::adder),
             holder: self.shared.instance.id().to_string(),
             preanswer: Mutex::new(preanswer),
             capabilities: call.capabilities.clone(),

@@ -162,6 +162,21 @@ impl ServerHandler for Handler {
         trace::traced(span, "initialize", work, |_| false).await
     }
 
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::DiscoverResult, McpError> {
+        let result = rmcp::model::DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        );
+        // The UI extension, for a request whose capabilities declare it.
+        Ok(super::apps::on_discover(
+            result,
+            context.client_capabilities().as_ref(),
+        ))
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // Sessions on revisions with `initialize` get list changes as plain notifications.
         if let Some(session) = self.session() {
@@ -486,6 +501,7 @@ impl Handler {
         let list = self.tool_list(session.as_deref());
         let listing = super::apps::Listing::new(
             &self.shared.registry,
+            session.as_deref().map(|s| &s.scope),
             context.client_capabilities().as_ref(),
         );
         // A token's identity sees only the tools its scopes allow.

@@ -20,7 +20,6 @@ use super::progress::ProgressForwarder;
 use super::{raw_arguments, request_id_text};
 use crate::approval::{ClientApproval, TaskLink, can_elicit_form};
 use crate::caller::logs::LogSink;
-use crate::definition::to_mcp_result;
 use crate::store::{Owner, TaskModel};
 use crate::tasks::rev_2025_11_25;
 use crate::tasks::{SessionTasks, TaskHandle};
@@ -81,6 +80,15 @@ impl Handler {
         // A place among the principal's tasks, held until the task settles.
         let place = self.admit_task(context)?;
         let registry = self.shared.registry.clone();
+        // The task's result carries the call's cards as a direct answer would.
+        let cards = super::apps::Cards::of(
+            &registry,
+            Some(&session.scope),
+            context.client_capabilities().as_ref(),
+            name,
+            &arguments,
+        );
+        let answering = super::apps::Answering::new(tool, cards);
         let call = ToolCall::new(request_id_text(&context.id), name, arguments)
             .with_agent(session.scope.id());
         let forwarder = task_progress(context, resumable);
@@ -105,7 +113,7 @@ impl Handler {
         };
         let record = tasks
             .start(start, move |job: JobContext, task: TaskHandle| {
-                run_in_task(job, task, call, approval, forwarder, registry, tool)
+                run_in_task(job, task, call, approval, forwarder, registry, answering)
             })
             .await?;
         if let Some(place) = place {
@@ -192,7 +200,8 @@ fn stateless_id(
 }
 
 /// A task's call, run as its job: approvals through the task, progress to the task's
-/// status message (and to the client, with `forwarder`); how it ended and its text. A
+/// status message (and to the client, with `forwarder`); how it ended (its result as
+/// `answering` makes it) and its text. A
 /// panic the pipeline contained is a failure of the task (see [`crate::tasks::TaskEnd`]).
 async fn run_in_task(
     job: JobContext,
@@ -201,7 +210,7 @@ async fn run_in_task(
     approval: Arc<ClientApproval>,
     forwarder: Option<ProgressForwarder>,
     registry: dsh_runtime::Registry,
-    tool: Option<Arc<crate::definition::McpTool>>,
+    answering: super::apps::Answering,
 ) -> (crate::tasks::TaskEnd, String) {
     let stop = job.stop_token().clone();
     approval.attach_task(task.clone(), stop.clone());
@@ -229,7 +238,7 @@ async fn run_in_task(
     let end = if result.error_code() == Some(dsh_runtime::PipelineCode::ToolPanicked) {
         crate::tasks::TaskEnd::Failed(result.text().to_string())
     } else {
-        crate::tasks::TaskEnd::Result(to_mcp_result(&result, tool.as_deref()))
+        crate::tasks::TaskEnd::Result(answering.result(&result))
     };
     (end, result.text().to_string())
 }

@@ -6,6 +6,7 @@ mod common;
 
 mod approval;
 mod apps;
+mod apps_results;
 mod body_limit;
 mod caller;
 mod client_relay;
