@@ -11,6 +11,7 @@ mod mcp_code_mode;
 mod mcp_drain;
 mod mcp_host;
 mod mcp_http;
+mod mcp_import_oauth;
 mod mcp_oauth;
 mod mcp_otel;
 mod mcp_python;

@@ -16,7 +16,7 @@ use crate::process::DSH_TOOLS;
 const OIDC_PROVIDER: &str = "oidc-provider@^9.13";
 
 /// `<target>/oidc-node`, with `oidc-provider` installed.
-fn oidc_dir() -> &'static Path {
+pub(super) fn oidc_dir() -> &'static Path {
     static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     static INSTALL: Mutex<()> = Mutex::new(());
     let _guard = INSTALL.lock().unwrap_or_else(|e| e.into_inner());

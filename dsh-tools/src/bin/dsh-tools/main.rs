@@ -11,13 +11,14 @@
 //! dsh-tools list --tokens [--target NAME[,NAME...]] [--json]
 //! dsh-tools [--root DIR] code PROGRAM|- [--json]
 //! dsh-tools [--root DIR] mcp [--http ADDR [--stateless] [--bearer-token-env VAR] [--allowed-origin ORIGIN]... [--allowed-host HOST]... [--allow-any-host] [--session-idle-timeout SECS] [--drain-timeout SECS]] [--code-mode native|code|both] [--ask TOOLS] [--state-key-file PATH] [--store redis://HOST:PORT/DB [--store-prefix NAME]]
+//! dsh-tools [--mcp 'CMD ARGS']... [--mcp-http URL]... [--mcp-oauth] [--mcp-oauth-client-id ID] [--mcp-oauth-client-secret-env VAR] [--mcp-oauth-grant authorization-code|client-credentials] [--mcp-oauth-scopes 'A B'] [--mcp-oauth-token-file PATH] [--mcp-oauth-timeout SECS] COMMAND ...
 //! dsh-tools [--root DIR] mcp --http ADDR --oauth-issuer URL [--oauth-audience URL] [--oauth-jwks URL|FILE] [--oauth-jwks-refresh SECS] [--oauth-leeway SECS] [--tool-scope RULE=SCOPE]... [--oauth-scope SCOPE]...
 //! ```
 //!
 //! File paths given to the command line (`call --log`, `call --html`, `docs --out`,
-//! `replay FILE`, `replay --html`,
-//! `mcp --state-key-file`, `mcp --oauth-jwks FILE`) are relative to the working
-//! directory, as in any command; paths in tool arguments are relative to `--root`.
+//! `replay FILE`, `replay --html`, `mcp --state-key-file`, `mcp --oauth-jwks FILE`,
+//! `--mcp-oauth-token-file`) are relative to the working directory, as in any command;
+//! paths in tool arguments are relative to `--root`.
 //!
 //! `session` reads calls as JSON Lines on stdin, `{"id", "name", "arguments"}` (the
 //! arguments a JSON value, or a string holding JSON text, sent to the pipeline as it is),
@@ -28,7 +29,9 @@
 //! not UTF-8, gets `{"line", "error"}` and the session goes on. At the end of input, or on `SIGINT`, `SIGTERM` or `SIGHUP`, the
 //! running call is cancelled and every background job is stopped before the process exits.
 //!
-//! `--mcp 'CMD ARGS'` (repeatable, any command) adds an external MCP server's tools.
+//! `--mcp 'CMD ARGS'` and `--mcp-http URL` (repeatable, any command) add an external
+//! MCP server's tools; `--mcp-oauth*` authorize with a remote server that requires
+//! OAuth 2.1 (see the `import` module).
 //!
 //! Exit status: 0 on success; 2 when the request itself is wrong (usage errors, ARGS that
 //! are not JSON, an unknown tool, arguments that fail the schema: `UNKNOWN_TOOL`,
@@ -39,6 +42,8 @@
 mod code;
 mod export;
 use export as export_cmd;
+mod import;
+mod loopback;
 mod mcp;
 mod replay;
 
@@ -78,15 +83,8 @@ struct Cli {
     /// cannot reach outside it.
     #[arg(long, global = true, value_name = "DIR", default_value = ".")]
     root: PathBuf,
-    /// Add the tools of an external MCP server, started from this command line
-    /// (repeatable).
-    #[arg(long = "mcp", global = true, value_name = "CMD ARGS")]
-    mcp: Vec<String>,
-    /// Like `--mcp`, with the server's tools deferred (found through tool search, not
-    /// sent in a model's first request) and grouped in a namespace named after the
-    /// server (repeatable).
-    #[arg(long = "mcp-deferred", global = true, value_name = "CMD ARGS")]
-    mcp_deferred: Vec<String>,
+    #[command(flatten)]
+    imports: import::ImportArgs,
     /// Export traces and metrics over OTLP/HTTP to this collector, by its base URL
     /// (`/v1/traces` and `/v1/metrics` are appended), e.g. `http://localhost:4318`.
     /// Default: `OTEL_EXPORTER_OTLP_ENDPOINT`, else no export.
@@ -270,12 +268,18 @@ fn prepare(cli: &mut Cli) -> Result<Host, ExitCode> {
     // File arguments of the CLI itself (not of tool calls), the files of server options
     // among them, are relative to where the command was run, not to the root.
     match std::env::current_dir() {
-        Ok(here) => cli.command.anchor_files(&here),
+        Ok(here) => {
+            cli.command.anchor_files(&here);
+            for path in cli.imports.files_mut() {
+                *path = here.join(&*path).components().collect();
+            }
+        }
         Err(e) => {
             if let Some(path) = cli
                 .command
                 .files_mut()
                 .into_iter()
+                .chain(cli.imports.files_mut())
                 .find(|p| p.is_relative())
             {
                 eprintln!(
@@ -324,7 +328,7 @@ async fn serve(host: Host, cli: Cli) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let imports = match mcp::import_all(&host, &cli.mcp, &cli.mcp_deferred).await {
+    let imports = match import::import_all(&host, &cli.imports).await {
         Ok(imports) => imports,
         Err(e) => {
             eprintln!("error: {e}");

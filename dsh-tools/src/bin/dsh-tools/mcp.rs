@@ -1,5 +1,4 @@
-//! `dsh-tools mcp` (serve the host over MCP) and `dsh-tools --mcp 'CMD ARGS'` (add the
-//! tools of an external MCP server to the host).
+//! `dsh-tools mcp`: serve the host over MCP.
 //!
 //! # Serving
 //!
@@ -90,10 +89,8 @@
 //!
 //! # Importing
 //!
-//! Each `--mcp 'CMD ARGS'` starts `CMD` as a child MCP server on stdio (the line is
-//! split into words like a POSIX shell would, without running one) and registers its
-//! tools in the host's global layer. A tool whose schema is outside the vocabulary is
-//! reported on stderr with every violation, and the others are still added.
+//! `--mcp 'CMD ARGS'` and `--mcp-http URL` add the tools of other MCP servers to the
+//! host: see the `import` module.
 
 use std::collections::HashSet;
 use std::net::SocketAddr;
@@ -102,11 +99,9 @@ use std::sync::Arc;
 
 use dsh_code::{CodeMode, Mode};
 use dsh_mcp::oauth::JwksSource;
-use dsh_mcp::rmcp::model::ServerPeerInfo;
-use dsh_mcp::{HttpOptions, McpClient, McpServer, SessionGuard};
-use dsh_runtime::Namespace;
+use dsh_mcp::{HttpOptions, McpServer, SessionGuard};
+use dsh_runtime::RegistrationHandle;
 use dsh_runtime::hooks::{PreDecision, pre_execute_fn};
-use dsh_runtime::{RegistrationGuard, RegistrationHandle};
 
 use dsh_tools::bash::{BashConfig, Shell};
 use dsh_tools::host::{Host, SpillDir};
@@ -728,127 +723,6 @@ async fn stop_signal() {
         }
     }
     let _ = tokio::signal::ctrl_c().await;
-}
-
-/// The external servers added with `--mcp`: their connections and registrations, kept
-/// for the host's lifetime.
-#[derive(Default)]
-pub(crate) struct Imports {
-    clients: Vec<McpClient>,
-    registrations: Vec<RegistrationGuard>,
-}
-
-impl std::fmt::Debug for Imports {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Imports")
-            .field("servers", &self.clients.len())
-            .field("tools", &self.registrations.len())
-            .finish()
-    }
-}
-
-impl Imports {
-    /// Unregister the tools and stop the servers.
-    pub(crate) async fn close(self) {
-        drop(self.registrations);
-        for client in self.clients {
-            let _ = client.cancel().await;
-        }
-    }
-}
-
-/// Start each command line as an MCP server and register its tools in the host's
-/// global layer; the servers of `deferred` get their tools deferred and grouped in a
-/// namespace named after the server. Tools outside the vocabulary, or whose name is
-/// taken or invalid, are reported on stderr and skipped.
-///
-/// # Errors
-///
-/// When a server cannot be started or does not answer the handshake or `tools/list`.
-pub(crate) async fn import_all(
-    host: &Host,
-    commands: &[String],
-    deferred: &[String],
-) -> Result<Imports, String> {
-    let mut imports = Imports::default();
-    let lines = commands
-        .iter()
-        .map(|l| (l, "--mcp", false))
-        .chain(deferred.iter().map(|l| (l, "--mcp-deferred", true)));
-    // The imported servers know this host by its own name; what they ask during a call
-    // (forms, sampling, roots, logs, progress) goes to the caller of the call.
-    let builder = dsh_mcp::ClientBuilder::new("dsh-tools", env!("CARGO_PKG_VERSION"));
-    for (line, flag, defer) in lines {
-        let client = match builder.connect_command(line).await {
-            Ok(client) => client,
-            Err(e) => {
-                imports.close().await;
-                return Err(format!("{flag} {line:?}: {e}"));
-            }
-        };
-        let mut options = dsh_mcp::ImportOptions::new().defer_loading(defer);
-        if defer {
-            options =
-                options.namespace(server_namespace(client.peer().peer_info().as_deref(), line));
-        }
-        let imported = match dsh_mcp::import_from(&client, &options).await {
-            Ok(imported) => imported,
-            Err(e) => {
-                let _ = client.cancel().await;
-                imports.close().await;
-                return Err(format!("{flag} {line:?}: cannot list its tools: {e}"));
-            }
-        };
-        for rejected in &imported.rejected {
-            eprintln!("warning: {flag} {line:?}: {rejected}");
-        }
-        for tool in imported.tools {
-            let name = tool.definition().name.to_string();
-            match host.registry().register_dyn(tool) {
-                Ok(registration) => imports
-                    .registrations
-                    .push(registration.unregister_on_drop()),
-                Err(e) => eprintln!("warning: {flag} {line:?}: tool {name:?} not added: {e}"),
-            }
-        }
-        imports.clients.push(client);
-    }
-    Ok(imports)
-}
-
-/// The namespace of a deferred server: its name as the server gives it (in the
-/// characters a namespace allows, at most 64), described by its title or
-/// instructions.
-fn server_namespace(info: Option<&ServerPeerInfo>, line: &str) -> Namespace {
-    let server = info.and_then(|i| i.server_info.as_ref());
-    let name = server.map_or("", |s| s.name.as_str());
-    let title = server.and_then(|s| s.title.as_deref());
-    let instructions = info.and_then(|i| i.instructions.as_deref());
-    let mut ns: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(64)
-        .collect();
-    if ns.is_empty() {
-        ns = "mcp_server".to_string();
-    }
-    let mut description = format!("Tools of the MCP server {}", title.unwrap_or(name));
-    if name.is_empty() && title.is_none() {
-        description = format!("Tools of the MCP server started with `{line}`");
-    }
-    if let Some(text) = instructions.map(str::trim).filter(|t| !t.is_empty()) {
-        description.push_str(": ");
-        description.push_str(text);
-    } else {
-        description.push('.');
-    }
-    Namespace::new(ns, description)
 }
 
 #[cfg(test)]
