@@ -1,6 +1,7 @@
 //! [`ClientBuilder::connect_http`]: Streamable HTTP on a pooling reqwest client.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -19,12 +20,17 @@ impl ClientBuilder {
     /// See [`ConnectError`].
     pub async fn connect_http(&self, url: &str) -> Result<McpClient, ConnectError> {
         let config = self.http_config(url)?;
+        let refused = RefusedRedirect::default();
+        let http = pooled_http_client(&refused)?;
         #[cfg(feature = "oauth-client")]
         if let Some(oauth) = &self.oauth {
-            return self.connect_oauth(url, oauth.clone(), config).await;
+            let connected = self.connect_oauth(url, oauth.clone(), http, config).await;
+            return connected.map_err(|e| refused.explain(e));
         }
-        let transport = StreamableHttpClientTransport::with_client(pooled_http_client()?, config);
-        self.connect(transport).await
+        let transport = StreamableHttpClientTransport::with_client(http, config);
+        self.connect(transport)
+            .await
+            .map_err(|e| refused.explain(e))
     }
 
     /// [`connect_http`](Self::connect_http) with OAuth: the failure of a handshake
@@ -34,11 +40,12 @@ impl ClientBuilder {
         &self,
         url: &str,
         oauth: super::oauth::OAuthConfig,
+        http: reqwest::Client,
         mut config: StreamableHttpClientTransportConfig,
     ) -> Result<McpClient, ConnectError> {
         config.auth_header = None;
         let session = super::oauth::Session::new(oauth, url);
-        let client = super::oauth::OAuthHttp::new(pooled_http_client()?, session.clone());
+        let client = super::oauth::OAuthHttp::new(http, session.clone());
         let transport = StreamableHttpClientTransport::with_client(client, config);
         match self.connect(transport).await {
             Ok(client) => Ok(client),
@@ -73,6 +80,28 @@ impl ClientBuilder {
     }
 }
 
+/// The redirect to another origin a connection's client refused, if any: the
+/// handshake's error then says so ([`ConnectError::Redirect`]) rather than what the
+/// transport made of the refusal.
+#[derive(Clone, Default)]
+struct RefusedRedirect(Arc<Mutex<Option<(String, String)>>>);
+
+impl RefusedRedirect {
+    fn record(&self, from: String, to: String) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some((from, to));
+    }
+
+    fn explain(&self, error: ConnectError) -> ConnectError {
+        match (
+            &error,
+            self.0.lock().unwrap_or_else(PoisonError::into_inner).take(),
+        ) {
+            (ConnectError::Handshake(_), Some((from, to))) => ConnectError::Redirect { from, to },
+            _ => error,
+        }
+    }
+}
+
 /// The HTTP client of [`ClientBuilder::connect_http`]: rmcp's default client, but
 /// keeping idle connections (rmcp's has no pool, so every request opened a new TCP
 /// connection: about 50 µs of a 300–400 µs call on loopback, BENCHMARKS.md).
@@ -83,10 +112,11 @@ impl ClientBuilder {
 /// default) keeps a reused connection from waiting on the peer's delayed ACK. Redirects
 /// are followed as rmcp's client follows them: only 307 and 308 (which keep the method
 /// and the JSON-RPC body), only to the same origin (the session id and the bearer token
-/// must not reach another host: a redirect to another origin is an error naming both
-/// URLs), at most [`MAX_REDIRECTS`].
-pub(crate) fn pooled_http_client() -> Result<reqwest::Client, ConnectError> {
-    let redirects = reqwest::redirect::Policy::custom(|attempt| {
+/// must not reach another host: a redirect to another origin is refused, and `refused`
+/// keeps both URLs), at most [`MAX_REDIRECTS`].
+fn pooled_http_client(refused: &RefusedRedirect) -> Result<reqwest::Client, ConnectError> {
+    let refused = refused.clone();
+    let redirects = reqwest::redirect::Policy::custom(move |attempt| {
         let keeps_body = matches!(
             attempt.status(),
             reqwest::StatusCode::TEMPORARY_REDIRECT | reqwest::StatusCode::PERMANENT_REDIRECT
@@ -102,9 +132,9 @@ pub(crate) fn pooled_http_client() -> Result<reqwest::Client, ConnectError> {
                 .map(|u| u.to_string())
                 .unwrap_or_default();
             let to = attempt.url().to_string();
-            attempt.error(format!(
-                "{from} redirects to {to}, another origin: not followed (the session and the credentials stay with the server's origin)"
-            ))
+            let error = format!("{from} redirects to {to}, another origin: not followed");
+            refused.record(from, to);
+            attempt.error(error)
         } else if !keeps_body {
             attempt.stop()
         } else if attempt.previous().len() > MAX_REDIRECTS {

@@ -49,6 +49,14 @@ pub enum ConnectError {
     Timeout(Duration),
     /// The builder offers no revision.
     NoRevision,
+    /// The server redirected to another origin, which the client does not follow
+    /// (its session and credentials stay with the server's origin).
+    Redirect {
+        /// The URL that redirected.
+        from: String,
+        /// Where it redirected to.
+        to: String,
+    },
     /// Authorizing with the server failed (feature `oauth-client`).
     #[cfg(feature = "oauth-client")]
     OAuth(oauth::OAuthError),
@@ -77,6 +85,10 @@ impl fmt::Display for ConnectError {
                 )
             }
             ConnectError::NoRevision => f.write_str("the client offers no MCP revision"),
+            ConnectError::Redirect { from, to } => write!(
+                f,
+                "the MCP server {from} redirects to {to}, another origin: not followed"
+            ),
             #[cfg(feature = "oauth-client")]
             ConnectError::OAuth(e) => write!(f, "OAuth: {e}"),
         }

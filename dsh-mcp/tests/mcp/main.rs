@@ -17,6 +17,7 @@ mod http_hardening;
 mod import;
 mod lifecycle;
 mod oauth;
+mod oauth_client;
 mod param_headers;
 mod raw;
 mod serve;

@@ -163,3 +163,79 @@ pub(crate) enum Step {
     Token,
     Refresh,
 }
+
+/// Why none of `servers` published usable metadata, when rmcp's discovery only says
+/// that none did: the first well-known document that answers but is malformed (not a
+/// JSON object, without an endpoint it must name, or naming another issuer), with its
+/// URL. `None` when every candidate is simply absent or unreachable.
+pub(crate) async fn diagnose_metadata(servers: &[String]) -> Option<(String, String)> {
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(std::time::Duration::from_secs(30))
+        .build()
+        .ok()?;
+    for server in servers {
+        for url in well_known_urls(server) {
+            let Ok(response) = http.get(&url).send().await else {
+                continue;
+            };
+            if !response.status().is_success() {
+                continue;
+            }
+            let Ok(body) = response.bytes().await else {
+                continue;
+            };
+            if let Some(reason) = metadata_problem(server, &body) {
+                return Some((url, reason));
+            }
+        }
+    }
+    None
+}
+
+/// The authorization server metadata URLs of `issuer` (RFC 8414 and OpenID Connect
+/// Discovery, with path insertion for an issuer with a path).
+fn well_known_urls(issuer: &str) -> Vec<String> {
+    let Ok(url) = reqwest::Url::parse(issuer) else {
+        return Vec::new();
+    };
+    let origin = url.origin().ascii_serialization();
+    let path = url.path().trim_end_matches('/');
+    if path.is_empty() {
+        vec![
+            format!("{origin}/.well-known/oauth-authorization-server"),
+            format!("{origin}/.well-known/openid-configuration"),
+        ]
+    } else {
+        vec![
+            format!("{origin}/.well-known/oauth-authorization-server{path}"),
+            format!("{origin}/.well-known/openid-configuration{path}"),
+            format!("{origin}{path}/.well-known/openid-configuration"),
+        ]
+    }
+}
+
+/// What is wrong with the metadata document `body` of `issuer`, if anything.
+fn metadata_problem(issuer: &str, body: &[u8]) -> Option<String> {
+    let document: serde_json::Value = match serde_json::from_slice(body) {
+        Ok(document) => document,
+        Err(e) => return Some(format!("the document is not JSON: {e}")),
+    };
+    let Some(fields) = document.as_object() else {
+        return Some("the document is not a JSON object".to_string());
+    };
+    for required in ["authorization_endpoint", "token_endpoint"] {
+        if !fields
+            .get(required)
+            .is_some_and(serde_json::Value::is_string)
+        {
+            return Some(format!("the document has no `{required}` string"));
+        }
+    }
+    match fields.get("issuer").and_then(serde_json::Value::as_str) {
+        Some(named) if named != issuer => Some(format!(
+            "the document's issuer {named:?} is not the issuer it was fetched for, {issuer:?}"
+        )),
+        _ => None,
+    }
+}

@@ -12,7 +12,7 @@ use rmcp::transport::auth::{
     WWWAuthenticateParams,
 };
 
-use super::error::Step;
+use super::error::{Step, diagnose_metadata};
 use super::jwt::JwtGrant;
 use super::store::StoreAdapter;
 use super::{AuthorizationCallback, Grant, OAuthConfig, OAuthError, Redirect};
@@ -334,10 +334,30 @@ impl Session {
     async fn authorize(&self, state: &mut State, challenge: &str) -> Result<String, OAuthError> {
         state.manager = None;
         let mut manager = self.manager().await?;
-        let resolution = manager
+        let resolution = match manager
             .resolve_metadata_from_challenge(Some(challenge))
             .await
-            .map_err(|e| OAuthError::from_auth(Step::Discovery, &self.server, e))?;
+        {
+            Ok(resolution) => resolution,
+            Err(AuthError::AuthorizationServersUnavailable {
+                resource_metadata_url,
+                authorization_servers,
+            }) => {
+                let (url, reason) = diagnose_metadata(&authorization_servers)
+                    .await
+                    .unwrap_or_else(|| {
+                        (
+                            resource_metadata_url.to_string(),
+                            format!(
+                                "none of its authorization servers ({}) publishes metadata",
+                                authorization_servers.join(", ")
+                            ),
+                        )
+                    });
+                return Err(OAuthError::Metadata { url, reason });
+            }
+            Err(e) => return Err(OAuthError::from_auth(Step::Discovery, &self.server, e)),
+        };
         state.endpoints = Endpoints::of(&resolution.metadata);
         manager.set_metadata(resolution.metadata);
         let manager = match &self.config.grant {

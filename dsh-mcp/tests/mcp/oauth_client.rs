@@ -1,0 +1,363 @@
+//! The OAuth client (`dsh_mcp::oauth_client`, feature `oauth-client`): the file token
+//! store, and the errors of a broken authorization server, each naming what was wrong
+//! and where: a malformed metadata document, a token endpoint error, a failed
+//! refresh, a redirect to another origin.
+//!
+//! The servers are small axum routers on loopback playing the MCP server, its
+//! protected-resource metadata and its authorization server, each broken in one way.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use dsh_mcp::oauth_client::{
+    AuthorizationCallback, AuthorizeFuture, FileTokenStore, MemoryTokenStore, OAuthConfig,
+    OAuthError, StoredTokens, TokenStore,
+};
+use dsh_mcp::{ClientBuilder, ConnectError};
+use serde_json::json;
+
+use crate::common::PATIENCE;
+
+/// How the test authorization server is broken.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Broken {
+    /// The authorization server's metadata is cut short (not JSON).
+    Metadata,
+    /// The token endpoint answers `invalid_client` to every request.
+    TokenEndpoint,
+    /// The token endpoint answers `invalid_grant` (to the refresh).
+    Refresh,
+}
+
+/// A running test server: its base URL and how many token requests it got.
+struct Server {
+    base: String,
+    token_requests: Arc<AtomicUsize>,
+}
+
+impl Server {
+    fn mcp(&self) -> String {
+        format!("{}/mcp", self.base)
+    }
+}
+
+async fn listener() -> (tokio::net::TcpListener, String) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    (listener, base)
+}
+
+/// The MCP server (every request 401, pointing at its metadata), the metadata and the
+/// authorization server, broken as `broken` says.
+async fn serve(broken: Broken) -> Server {
+    let (listener, base) = listener().await;
+    let token_requests = Arc::new(AtomicUsize::new(0));
+    let counter = token_requests.clone();
+    let prm_url = format!("{base}/.well-known/oauth-protected-resource/mcp");
+    let challenge = format!("Bearer resource_metadata=\"{prm_url}\"");
+    let resource = json!({ "resource": format!("{base}/mcp"), "authorization_servers": [base] });
+    let issuer = json!({
+        "issuer": base,
+        "authorization_endpoint": format!("{base}/authorize"),
+        "token_endpoint": format!("{base}/token"),
+        "registration_endpoint": format!("{base}/register"),
+        "code_challenge_methods_supported": ["S256"],
+        "token_endpoint_auth_methods_supported": ["client_secret_post"],
+        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
+        "response_types_supported": ["code"],
+    });
+    let prm = move || {
+        let resource = resource.clone();
+        async move { json_response(StatusCode::OK, &resource) }
+    };
+    let router = axum::Router::new()
+        .route(
+            "/mcp",
+            post(move || {
+                let challenge = challenge.clone();
+                async move {
+                    (
+                        StatusCode::UNAUTHORIZED,
+                        [(header::WWW_AUTHENTICATE, challenge)],
+                    )
+                }
+            }),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource/mcp",
+            get(prm.clone()),
+        )
+        .route("/.well-known/oauth-protected-resource", get(prm))
+        .route(
+            "/.well-known/oauth-authorization-server",
+            get(move || {
+                let issuer = issuer.clone();
+                async move {
+                    match broken {
+                        Broken::Metadata => (
+                            [(header::CONTENT_TYPE, "application/json")],
+                            "{\"issuer\": ",
+                        )
+                            .into_response(),
+                        _ => json_response(StatusCode::OK, &issuer),
+                    }
+                }
+            }),
+        )
+        .route(
+            "/token",
+            post(move || {
+                counter.fetch_add(1, Ordering::SeqCst);
+                async move {
+                    let (error, description) = match broken {
+                        Broken::Refresh => ("invalid_grant", "the refresh token expired"),
+                        _ => ("invalid_client", "unknown client secret"),
+                    };
+                    json_response(
+                        StatusCode::BAD_REQUEST,
+                        &json!({ "error": error, "error_description": description }),
+                    )
+                }
+            }),
+        );
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    Server {
+        base,
+        token_requests,
+    }
+}
+
+/// A JSON answer (axum's `Json` needs a feature this crate does not turn on).
+fn json_response(status: StatusCode, value: &serde_json::Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        value.to_string(),
+    )
+        .into_response()
+}
+
+fn builder() -> ClientBuilder {
+    ClientBuilder::new("oauth-client-test", "1.0.0").request_timeout(PATIENCE)
+}
+
+/// Connect, expecting an OAuth failure.
+async fn oauth_failure(url: &str, config: OAuthConfig) -> OAuthError {
+    let connected = tokio::time::timeout(PATIENCE, builder().oauth(config).connect_http(url))
+        .await
+        .expect("the connection attempt ended");
+    match connected {
+        Err(ConnectError::OAuth(e)) => e,
+        Err(other) => panic!("expected an OAuth error, got {other}"),
+        Ok(_) => panic!("the connection to {url} succeeded"),
+    }
+}
+
+/// A callback that must not be reached.
+struct NoUser;
+
+impl AuthorizationCallback for NoUser {
+    fn redirect_uri(&self) -> String {
+        "http://127.0.0.1:1/callback".to_string()
+    }
+
+    fn authorize<'a>(&'a self, url: &'a str) -> AuthorizeFuture<'a> {
+        Box::pin(async move { Err(format!("no user to authorize at {url}")) })
+    }
+}
+
+fn tokens(access: &str, refresh: Option<&str>) -> StoredTokens {
+    let mut response = json!({ "access_token": access, "token_type": "bearer" });
+    if let Some(refresh) = refresh {
+        response["refresh_token"] = json!(refresh);
+    }
+    serde_json::from_value(json!({
+        "client_id": "stored-client",
+        "token_response": response,
+        "granted_scopes": ["mcp:read"],
+        "token_received_at": 1,
+    }))
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_store_round_trips_per_server_in_a_private_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tokens.json");
+    let store = FileTokenStore::new(&path);
+    assert!(store.load("http://a/mcp").await.unwrap().is_none());
+
+    store
+        .save("http://a/mcp", tokens("token-a", Some("refresh-a")))
+        .await
+        .unwrap();
+    store
+        .save("http://b/mcp", tokens("token-b", None))
+        .await
+        .unwrap();
+
+    // A second store on the same file (the next run) reads what the first wrote.
+    let again = FileTokenStore::new(&path);
+    let a = again.load("http://a/mcp").await.unwrap().unwrap();
+    assert_eq!(a.access_token(), Some("token-a"));
+    assert!(a.has_refresh_token());
+    assert_eq!(a.client_id(), "stored-client");
+    assert_eq!(a.scopes(), ["mcp:read".to_string()]);
+    let b = again.load("http://b/mcp").await.unwrap().unwrap();
+    assert_eq!(b.access_token(), Some("token-b"));
+    assert!(!b.has_refresh_token());
+
+    again.clear("http://a/mcp").await.unwrap();
+    assert!(store.load("http://a/mcp").await.unwrap().is_none());
+    assert!(store.load("http://b/mcp").await.unwrap().is_some());
+
+    // Only the store file is left (no temporary file), readable by its owner only.
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, ["tokens.json"]);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "mode {mode:o}");
+    }
+    // The debug form does not show the secrets.
+    let shown = format!("{a:?}");
+    assert!(
+        !shown.contains("token-a") && !shown.contains("refresh-a"),
+        "{shown}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_store_names_a_file_that_is_not_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tokens.json");
+    std::fs::write(&path, "[1, 2]").unwrap();
+    let error = FileTokenStore::new(&path)
+        .load("http://a/mcp")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains(&path.display().to_string()), "{error}");
+    assert!(error.contains("not a token store"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_metadata_names_the_document() {
+    let server = serve(Broken::Metadata).await;
+    let error = oauth_failure(&server.mcp(), OAuthConfig::authorization_code(NoUser)).await;
+    let OAuthError::Metadata { url, reason } = &error else {
+        panic!("expected a metadata error, got {error}");
+    };
+    assert!(
+        url.starts_with(&server.base) && url.contains("/.well-known/oauth-authorization-server"),
+        "{error}"
+    );
+    assert!(reason.contains("not JSON"), "{error}");
+    assert_eq!(server.token_requests.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_endpoint_error_names_the_endpoint_and_its_error() {
+    let server = serve(Broken::TokenEndpoint).await;
+    let config = OAuthConfig::client_credentials("service", "wrong-secret");
+    let error = oauth_failure(&server.mcp(), config).await;
+    let OAuthError::TokenEndpoint { url, reason } = &error else {
+        panic!("expected a token endpoint error, got {error}");
+    };
+    assert_eq!(url, &format!("{}/token", server.base), "{error}");
+    assert!(reason.contains("invalid_client"), "{error}");
+    assert!(reason.contains("unknown client secret"), "{error}");
+    let shown = ConnectError::OAuth(error.clone()).to_string();
+    assert!(shown.contains(&format!("{}/token", server.base)), "{shown}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_refresh_is_an_error_and_clears_the_tokens() {
+    let server = serve(Broken::Refresh).await;
+    let store = MemoryTokenStore::new();
+    store
+        .save(&server.mcp(), tokens("revoked", Some("expired-refresh")))
+        .await
+        .unwrap();
+    let config = OAuthConfig::authorization_code(NoUser).token_store(store.clone());
+    let error = oauth_failure(&server.mcp(), config).await;
+    let OAuthError::Refresh { url, reason } = &error else {
+        panic!("expected a refresh error, got {error}");
+    };
+    assert_eq!(url, &format!("{}/token", server.base), "{error}");
+    assert!(reason.contains("invalid_grant"), "{error}");
+    assert_eq!(server.token_requests.load(Ordering::SeqCst), 1);
+    assert!(store.load(&server.mcp()).await.unwrap().is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn callback_refusal_names_the_authorization_endpoint() {
+    let server = serve(Broken::TokenEndpoint).await;
+    let error = oauth_failure(&server.mcp(), OAuthConfig::authorization_code(NoUser)).await;
+    // Dynamic registration is answered 404 by the test server: the registration
+    // endpoint is named.
+    let OAuthError::Registration { url, .. } = &error else {
+        panic!("expected a registration error, got {error}");
+    };
+    assert_eq!(url, &format!("{}/register", server.base), "{error}");
+
+    // A pre-registered client skips registration and reaches the user.
+    let config = OAuthConfig::authorization_code(NoUser).client_id("pre-registered");
+    let error = oauth_failure(&server.mcp(), config).await;
+    let OAuthError::Authorization { url, reason } = &error else {
+        panic!("expected an authorization error, got {error}");
+    };
+    assert_eq!(url, &format!("{}/authorize", server.base), "{error}");
+    assert!(reason.contains("no user to authorize"), "{error}");
+}
+
+/// A redirect that leaves the server's origin is refused, naming both URLs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redirect_to_another_origin_names_both_urls() {
+    let (elsewhere, other) = listener().await;
+    drop(elsewhere);
+    let (listener, base) = listener().await;
+    let target = format!("{other}/mcp");
+    let location = target.clone();
+    let router = axum::Router::new().route(
+        "/mcp",
+        post(move |_: HeaderMap| {
+            let location = location.clone();
+            async move {
+                Response::builder()
+                    .status(StatusCode::TEMPORARY_REDIRECT)
+                    .header(header::LOCATION, location)
+                    .body(axum::body::Body::empty())
+                    .unwrap()
+            }
+        }),
+    );
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    let url = format!("{base}/mcp");
+    let connected = tokio::time::timeout(PATIENCE, builder().connect_http(&url))
+        .await
+        .expect("the connection attempt ended");
+    match connected {
+        Err(ConnectError::Redirect { from, to }) => {
+            assert_eq!(
+                (from.as_str(), to.as_str()),
+                (url.as_str(), target.as_str())
+            );
+            let shown = ConnectError::Redirect { from, to }.to_string();
+            assert!(shown.contains("another origin"), "{shown}");
+        }
+        Err(other) => panic!("expected a refused redirect, got {other}"),
+        Ok(_) => panic!("the connection followed the redirect"),
+    }
+}
