@@ -1,13 +1,15 @@
 //! MCP Apps cards wherever a result reaches the client, not only a direct answer: a
 //! task's result (`tasks/result` on 2025-11-25, the tasks extension's `tasks/get` on
-//! 2026-07-28), a call resumed after its approval's `InputRequiredResult` round, and a tool
-//! registered in a session's agent scope; and on 2026-07-28, which has no `initialize`,
+//! 2026-07-28), a call resumed after its approval's `InputRequiredResult` round, a call that
+//! goes on as a task after asking, and a tool registered in a session's agent scope; and on 2026-07-28, which has no `initialize`,
 //! `server/discover` and each request's own client capabilities decide.
 
 use dsh_mcp::{McpServer, SessionGuard};
+use dsh_runtime::caller::Elicited;
 use dsh_runtime::cards::{CallView, ResultSummary, ResultView, TerminalExit};
 use dsh_runtime::hooks::{PreDecision, pre_execute_fn};
-use dsh_runtime::{Registry, tool};
+use dsh_runtime::{Registry, ToolContext, ToolError, ToolSchema, tool};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::common::http::HttpClient;
@@ -286,4 +288,67 @@ async fn a_tool_of_a_sessions_agent_scope_gets_the_view_and_the_cards() {
         .expect("the scoped tool's result");
     assert_eq!(result["_meta"][CARDS], cards_of("pwd"), "{result}");
     client.close().await;
+}
+
+/// Where to ship.
+#[derive(ToolSchema, Deserialize)]
+struct Branch {
+    /// The branch.
+    branch: String,
+}
+
+fn ship_card(args: &ShipArgs) -> CallView {
+    CallView::terminal(&args.command)
+}
+
+fn ship_result(_args: &ShipArgs, result: &ResultSummary) -> Option<ResultView> {
+    let text = result.content.first()?.as_text()?.to_string();
+    Some(ResultView::terminal(text, Some(TerminalExit::Code(0))))
+}
+
+/// Ask where, then go on as a task.
+#[tool(task = "optional", task_after_input, present_call = ship_card, present_result = ship_result)]
+async fn ship(cx: ToolContext, command: String) -> Result<String, ToolError> {
+    let Elicited::Accepted(target) = cx.elicit::<Branch>("Where to?").await? else {
+        return Ok("not shipped".into());
+    };
+    cx.continue_as_task().await;
+    Ok(format!("ran {command} on {}", target.branch))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_that_goes_on_as_a_task_after_asking_carries_the_cards_on_2026_07_28() {
+    let tools = Toolset::with_jobs().with(Ship);
+    let http = dsh_mcp::serve_http(&tools.server(), dsh_mcp::HttpOptions::default())
+        .await
+        .unwrap();
+    let client = HttpClient::new(http.url()).revision(Revision::V2026_07_28);
+    let capabilities =
+        json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}, UI: ui()}});
+    let call = json!({"name": "ship", "arguments": {"command": "make"}});
+    let body = request_2026(1, "tools/call", call.clone(), capabilities.clone());
+    let first = post_2026(&client, &body).await;
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    let key = first["inputRequests"]
+        .as_object()
+        .and_then(|requests| requests.keys().next())
+        .expect("a question")
+        .clone();
+    let mut retry = call;
+    retry["requestState"] = first["requestState"].clone();
+    retry["inputResponses"] = json!({key: {"action": "accept", "content": {"branch": "main"}}});
+    let body = request_2026(2, "tools/call", retry, capabilities.clone());
+    let created = post_2026(&client, &body).await;
+    assert_eq!(created["resultType"], "task", "{created}");
+    let result = task_result_2026(&client, &created["taskId"], &capabilities).await;
+    assert_eq!(
+        result["_meta"][CARDS],
+        json!({
+            "callCard": {"card": "terminal", "title": "make"},
+            "resultCard": {"card": "terminal", "output": "ran make on main", "exitCode": 0},
+        }),
+        "{result}"
+    );
+    http.shutdown().await.unwrap();
+    tools.shutdown().await;
 }
