@@ -33,3 +33,112 @@ fn imports_from_an_oauth_protected_server_with_oidc_provider() {
         .expect("run node (needed for oidc-provider and the SDK server)");
     crate::process::assert_checks("import-oauth", &out, 21);
 }
+
+/// `dsh-tools ARGS list`, run to its end: its exit status and standard error.
+fn run(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
+    let root = tempfile::tempdir().unwrap();
+    let out = Command::new(DSH_TOOLS)
+        .arg("--root")
+        .arg(root.path())
+        .args(args)
+        .arg("list")
+        .env_remove("DSH_TEST_UNSET_SECRET")
+        .envs(env.iter().copied())
+        .output()
+        .expect("run dsh-tools");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The OAuth flags that cannot work are refused before any connection, naming what is
+/// missing; a server that cannot be reached is named with its flag.
+#[test]
+fn oauth_flags_that_cannot_work_are_errors_naming_what_is_missing() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", closed.local_addr().unwrap());
+    drop(closed);
+
+    let (code, stderr) = run(
+        &[
+            "--mcp-http",
+            &url,
+            "--mcp-oauth-grant",
+            "client-credentials",
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "--mcp-oauth-grant client-credentials needs --mcp-oauth-client-id ID and \
+             --mcp-oauth-client-secret-env VAR"
+        ),
+        "{stderr}"
+    );
+
+    let (code, stderr) = run(
+        &[
+            "--mcp-http",
+            &url,
+            "--mcp-oauth-client-id",
+            "svc",
+            "--mcp-oauth-client-secret-env",
+            "DSH_TEST_UNSET_SECRET",
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "--mcp-oauth-client-secret-env DSH_TEST_UNSET_SECRET: the environment variable \
+             DSH_TEST_UNSET_SECRET is not set"
+        ),
+        "{stderr}"
+    );
+
+    // Nobody listens: the error names the flag and the URL, and says nothing of OAuth.
+    let (code, stderr) = run(&["--mcp-http", &url], &[]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("error: --mcp-http {url:?}: ")),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("--mcp-oauth"), "{stderr}");
+}
+
+/// Every import flag has its help text.
+#[test]
+fn the_import_flags_are_in_the_help() {
+    let out = Command::new(DSH_TOOLS)
+        .arg("--help")
+        .output()
+        .expect("run dsh-tools --help");
+    let help = String::from_utf8_lossy(&out.stdout);
+    for (flag, words) in [
+        ("--mcp-http <URL>", "remote MCP server on Streamable HTTP"),
+        ("--mcp-http-deferred <URL>", "deferred"),
+        ("--mcp-oauth\n", "authorization URL"),
+        ("--mcp-oauth-client-id <ID>", "client id"),
+        (
+            "--mcp-oauth-client-secret-env <VAR>",
+            "never given on the command line",
+        ),
+        ("--mcp-oauth-grant <GRANT>", "client-credentials"),
+        ("--mcp-oauth-scopes <SCOPES>", "scopes"),
+        ("--mcp-oauth-token-file <PATH>", "0600"),
+        ("--mcp-oauth-timeout <SECS>", "redirect"),
+    ] {
+        let at = help
+            .find(&format!("  {flag}"))
+            .unwrap_or_else(|| panic!("{flag} is not in the help:\n{help}"));
+        let text = &help[at..];
+        let next = text[2..].find("\n  -").map_or(text.len(), |n| n + 2);
+        assert!(
+            text[..next].contains(words),
+            "{flag}'s help lacks {words:?}: {}",
+            &text[..next]
+        );
+    }
+}

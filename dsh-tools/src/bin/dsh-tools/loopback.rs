@@ -112,7 +112,8 @@ impl Loopback {
     }
 
     /// Wait at most `limit` for the redirect, answering the browser; other requests
-    /// (another path) get a 404 and the wait goes on.
+    /// (another path) get a 404 and the wait goes on. Connections are read side by
+    /// side: one a browser opened ahead and left idle does not hold the redirect up.
     ///
     /// # Errors
     ///
@@ -120,33 +121,40 @@ impl Loopback {
     /// `code` or `state`.
     pub(crate) async fn wait(&self, limit: Duration) -> Result<Redirect, LoopbackError> {
         let deadline = Instant::now() + limit;
-        let timeout = || LoopbackError::Timeout {
-            uri: self.redirect_uri.clone(),
-            limit,
-        };
+        // Dropped on return: the reads still pending end with it.
+        let mut reading = tokio::task::JoinSet::new();
         loop {
-            let (mut stream, _) = tokio::time::timeout_at(deadline, self.listener.accept())
-                .await
-                .map_err(|_| timeout())?
-                .map_err(|source| LoopbackError::Accept {
-                    uri: self.redirect_uri.clone(),
-                    source,
-                })?;
-            let target = tokio::time::timeout_at(deadline, read_target(&mut stream))
-                .await
-                .map_err(|_| timeout())?;
-            let outcome = target.map_or(Outcome::Other, |t| self.read(&t));
-            match outcome {
-                Outcome::Other => {
-                    respond(&mut stream, "404 Not Found", "Not the OAuth redirect.").await;
+            tokio::select! {
+                accepted = self.listener.accept() => {
+                    let (mut stream, _) = accepted.map_err(|source| LoopbackError::Accept {
+                        uri: self.redirect_uri.clone(),
+                        source,
+                    })?;
+                    reading.spawn(async move {
+                        let target = read_target(&mut stream).await;
+                        (stream, target)
+                    });
                 }
-                Outcome::Done(result) => {
-                    let page = match &result {
-                        Ok(_) => ("200 OK", "Authorized: you can close this window.".into()),
-                        Err(e) => ("400 Bad Request", format!("Not authorized: {e}")),
-                    };
-                    respond(&mut stream, page.0, &page.1).await;
-                    return result;
+                Some(Ok((mut stream, target))) = reading.join_next() => {
+                    match target.map_or(Outcome::Other, |t| self.read(&t)) {
+                        Outcome::Other => {
+                            respond(&mut stream, "404 Not Found", "Not the OAuth redirect.").await;
+                        }
+                        Outcome::Done(result) => {
+                            let (status, text) = match &result {
+                                Ok(_) => ("200 OK", "Authorized: you can close this window.".into()),
+                                Err(e) => ("400 Bad Request", format!("Not authorized: {e}")),
+                            };
+                            respond(&mut stream, status, &text).await;
+                            return result;
+                        }
+                    }
+                }
+                () = tokio::time::sleep_until(deadline) => {
+                    return Err(LoopbackError::Timeout {
+                        uri: self.redirect_uri.clone(),
+                        limit,
+                    });
                 }
             }
         }
@@ -268,6 +276,29 @@ mod tests {
         let (other, done) = browser.await.unwrap();
         assert!(other.contains("404"), "{other}");
         assert!(done.contains("200"), "{done}");
+    }
+
+    /// A connection opened ahead and left idle (as browsers do) does not hold up the
+    /// redirect that comes on another.
+    #[tokio::test]
+    async fn an_idle_connection_does_not_hold_up_the_redirect() {
+        let loopback = Loopback::bind().await.unwrap();
+        let uri = loopback.redirect_uri().to_string();
+        let addr = uri
+            .trim_start_matches("http://")
+            .split('/')
+            .next()
+            .unwrap()
+            .to_string();
+        let idle = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        let browser = tokio::spawn(async move { get(&uri, "/callback?code=c2&state=s2").await });
+        let redirect = loopback.wait(Duration::from_secs(60)).await.unwrap();
+        assert_eq!(
+            (redirect.code.as_str(), redirect.state.as_str()),
+            ("c2", "s2")
+        );
+        assert!(browser.await.unwrap().contains("200"));
+        drop(idle);
     }
 
     #[tokio::test]
