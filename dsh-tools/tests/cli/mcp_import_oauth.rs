@@ -6,8 +6,9 @@
 //! URL, the authorization server's approving interaction, the redirect to the loopback
 //! listener) or client credentials. `tests/node/mcp_import_oauth.mjs` checks that the
 //! imported tool answers, that the token file is written with mode 0600 and reused by
-//! the next run without a new authorization, and the errors: no OAuth flag against a
-//! 401, a refused authorization, nobody opening the URL.
+//! the next run without a new authorization, that a rejected access token is refreshed
+//! without one, and the errors: no OAuth flag against a 401, a refresh that fails, a
+//! refused authorization, nobody opening the URL.
 //!
 //! `oidc-provider` and the SDK are installed as `mcp_oauth` and `mcp_typescript` install
 //! them (on first run, into `<target>/oidc-node` and `<target>/mcp-node`).
@@ -31,7 +32,7 @@ fn imports_from_an_oauth_protected_server_with_oidc_provider() {
         .arg(work.path())
         .output()
         .expect("run node (needed for oidc-provider and the SDK server)");
-    crate::process::assert_checks("import-oauth", &out, 21);
+    crate::process::assert_checks("import-oauth", &out, 31);
 }
 
 /// `dsh-tools ARGS list`, run to its end: its exit status and standard error.

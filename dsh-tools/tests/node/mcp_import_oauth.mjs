@@ -19,6 +19,9 @@
 //   through the approving interaction to the loopback redirect, and the call answers;
 //   the token file is written with mode 0600, keyed by the server's URL;
 // - again with the same token file: no URL printed, no interaction, the call answers;
+// - with the stored access token spoiled: the refresh token gets a new one, no browser;
+//   with the refresh token spoiled too: an error naming the token endpoint, the tokens
+//   forgotten, and the next run authorizes again;
 // - with client credentials (the secret from an environment variable): the call answers;
 // - with a refusing interaction: the `error=access_denied` redirect is a clear error;
 // - with nobody opening the URL: the wait ends with an error naming the redirect URI.
@@ -26,7 +29,7 @@
 // The last line printed is `ok: N checks` on success.
 
 import { spawn } from "node:child_process";
-import { mkdirSync, readFileSync, statSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -65,6 +68,8 @@ function provider(issuer) {
       },
     ],
     findAccount: (_ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
+    // A refresh token with every authorization code the client may refresh.
+    issueRefreshToken: (_ctx, client) => client.grantTypeAllowed("refresh_token"),
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     ttl: { ClientCredentials: 600, AccessToken: 600, Interaction: 600, Grant: 600, Session: 600 },
     features: {
@@ -238,6 +243,33 @@ async function main() {
     check(r.code === 0 && r.stdout.includes("hello through OAuth"), `reused: exit ${r.code}: ${r.stderr}`);
     check(!r.stderr.includes("open this URL"), `reused: a new authorization: ${r.stderr}`);
     check(interactions.approved === 1, `reused: interactions ${interactions.approved}`);
+
+    // A rejected access token is refreshed with the stored refresh token: no browser.
+    const before = JSON.parse(readFileSync(tokens, "utf8"))[url];
+    check(typeof before.token_response?.refresh_token === "string", `a refresh token stored: ${Object.keys(before.token_response ?? {})}`);
+    before.token_response.access_token = "not-a-token";
+    writeFileSync(tokens, JSON.stringify({ [url]: before }));
+    r = await run(importing("--mcp-oauth-client-id", "dsh-cli", "--mcp-oauth-token-file", tokens));
+    check(r.code === 0 && r.stdout.includes("hello through OAuth"), `refreshed: exit ${r.code}: ${r.stderr}`);
+    check(!r.stderr.includes("open this URL") && interactions.approved === 1, `refreshed: a new authorization: ${r.stderr}`);
+    const after = JSON.parse(readFileSync(tokens, "utf8"))[url];
+    check(after.token_response.access_token.split(".").length === 3, `the refreshed token stored: ${JSON.stringify(after)}`);
+    check((statSync(tokens).mode & 0o777) === 0o600, "the token file's mode after the refresh");
+
+    // A refresh that fails is an error naming the token endpoint; the tokens are
+    // forgotten, and the next run authorizes again.
+    const spoiled = { ...after.token_response, access_token: "not-a-token", refresh_token: "not-a-refresh-token" };
+    writeFileSync(tokens, JSON.stringify({ [url]: { ...after, token_response: spoiled } }));
+    r = await run(importing("--mcp-oauth-client-id", "dsh-cli", "--mcp-oauth-token-file", tokens));
+    check(r.code === 1, `failed refresh: exit ${r.code}: ${r.stderr}`);
+    check(
+      r.stderr.includes(`refreshing the access token at ${issuer}/token failed`) && r.stderr.includes("invalid_grant"),
+      `failed refresh: ${r.stderr}`,
+    );
+    check(!(url in JSON.parse(readFileSync(tokens, "utf8"))), "failed refresh: the tokens kept");
+    r = await run(importing("--mcp-oauth-client-id", "dsh-cli", "--mcp-oauth-token-file", tokens));
+    check(r.code === 0 && r.stdout.includes("hello through OAuth"), `after a failed refresh: exit ${r.code}: ${r.stderr}`);
+    check(r.stderr.includes("open this URL") && interactions.approved === 2, `after a failed refresh: ${r.stderr}`);
 
     // Client credentials, the secret from the environment.
     r = await run(
