@@ -12,11 +12,25 @@
 //! requests with a fixed message and its roots requests with one root. A tool the import
 //! leaves out (a schema outside the vocabulary) is reported, not called.
 //!
+//! The authorization scenarios (`auth/*`) connect the same way, with the OAuth client
+//! of [`dsh_mcp::oauth_client`]: the authorization code grant, registering
+//! dynamically (or with the Client ID Metadata Document URL the suite knows, where the
+//! authorization server takes those), its user a [`Headless`] callback that fetches
+//! the authorization URL and reads where the authorization server redirects; a
+//! pre-registered client when the scenario's context (`MCP_CONFORMANCE_CONTEXT`) gives
+//! a `client_id`; the client credentials grant (`client_secret_basic`/`_post`, or
+//! `private_key_jwt` with the context's key) for the client credentials scenarios; the
+//! JWT bearer grant with the context's workload JWT (`valid_jwt`); enterprise-managed
+//! authorization with the context's identity provider and ID token.
+//!
 //! Exit status: 0 when the connection and the listing worked (a tool's own error is
 //! printed, not fatal), 1 otherwise.
 
 use std::sync::Arc;
 
+use dsh_mcp::oauth_client::{
+    AuthorizationCallback, AuthorizeFuture, EnterpriseIdp, OAuthConfig, Redirect,
+};
 use dsh_mcp::rmcp::model::ProtocolVersion;
 use dsh_mcp::{ClientBuilder, ImportOptions, import_from};
 use dsh_runtime::caller::{
@@ -112,10 +126,7 @@ fn arguments(schema: &Json) -> Json {
 /// each imported tool with arguments from its published schema. The schema-echo
 /// scenario's echo tool gets the other tool's schema as it was listed.
 fn calls(imported: &[String], listed: &[dsh_mcp::rmcp::model::Tool]) -> Vec<(String, Json)> {
-    let context: Json = std::env::var("MCP_CONFORMANCE_CONTEXT")
-        .ok()
-        .and_then(|c| serde_json::from_str(&c).ok())
-        .unwrap_or_default();
+    let context = context();
     if let Some(named) = context.get("toolCalls").and_then(Json::as_array) {
         return named
             .iter()
@@ -151,6 +162,93 @@ fn calls(imported: &[String], listed: &[dsh_mcp::rmcp::model::Tool]) -> Vec<(Str
 /// client received it.
 const ECHO_TOOL: &str = "json_schema_echo";
 
+/// The scenario's context, as the suite passes it (`{}` when it passes none).
+fn context() -> Json {
+    std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or_else(|| json!({}))
+}
+
+/// The Client ID Metadata Document URL the suite's authorization servers expect.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// The redirect URI registered: nothing listens there, the redirect is read from the
+/// authorization endpoint's answer.
+const REDIRECT_URI: &str = "http://localhost:3000/callback";
+
+/// The user of the authorization code grant: the suite's authorization endpoint
+/// redirects at once, so a GET of the authorization URL (its redirect not followed)
+/// answers with the redirect in `Location`.
+struct Headless {
+    http: reqwest::Client,
+}
+
+impl AuthorizationCallback for Headless {
+    fn redirect_uri(&self) -> String {
+        REDIRECT_URI.to_string()
+    }
+
+    fn authorize<'a>(&'a self, url: &'a str) -> AuthorizeFuture<'a> {
+        Box::pin(async move {
+            let response = self.http.get(url).send().await.map_err(|e| e.to_string())?;
+            let location = response
+                .headers()
+                .get("location")
+                .and_then(|l| l.to_str().ok())
+                .ok_or_else(|| format!("no redirect from {url} (HTTP {})", response.status()))?;
+            Ok(Redirect::Url(location.to_string()))
+        })
+    }
+}
+
+/// The OAuth client of an authorization scenario, from its context.
+fn oauth(scenario: &str) -> Result<OAuthConfig, String> {
+    let context = context();
+    let field = |name: &str| context.get(name).and_then(Json::as_str).map(str::to_string);
+    let client_id = field("client_id");
+    if let Some(key) = field("private_key_pem") {
+        let algorithm = field("signing_algorithm").unwrap_or_else(|| "ES256".to_string());
+        let id = client_id.ok_or("the context has a private key but no client_id")?;
+        return Ok(OAuthConfig::private_key_jwt(id, key, algorithm));
+    }
+    if let Some(assertion) = field("valid_jwt") {
+        let id = client_id.ok_or("the context has a workload JWT but no client_id")?;
+        return Ok(OAuthConfig::jwt_bearer(id, assertion));
+    }
+    if let Some(id_token) = field("idp_id_token") {
+        let missing = |name: &str| format!("the context has an ID token but no {name}");
+        let idp = EnterpriseIdp::new(
+            field("idp_issuer").ok_or_else(|| missing("idp_issuer"))?,
+            field("idp_token_endpoint").ok_or_else(|| missing("idp_token_endpoint"))?,
+            field("idp_client_id").ok_or_else(|| missing("idp_client_id"))?,
+            id_token,
+        );
+        let id = client_id.ok_or_else(|| missing("client_id"))?;
+        let secret = field("client_secret").ok_or_else(|| missing("client_secret"))?;
+        return Ok(OAuthConfig::enterprise_managed(idp, id, secret));
+    }
+    if scenario.starts_with("auth/client-credentials") {
+        let id = client_id.ok_or("the context has no client_id")?;
+        let secret = field("client_secret").ok_or("the context has no client_secret")?;
+        return Ok(OAuthConfig::client_credentials(id, secret));
+    }
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| e.to_string())?;
+    let mut config = OAuthConfig::authorization_code(Headless { http })
+        .client_name("dsh-conformance-client")
+        .client_metadata_url(CLIENT_METADATA_URL);
+    if let Some(id) = client_id {
+        config = config.client_id(id);
+    }
+    if let Some(secret) = field("client_secret") {
+        config = config.client_secret(secret);
+    }
+    Ok(config)
+}
+
 /// The client: named after this package, offering the revision the suite asks for.
 fn builder() -> ClientBuilder {
     let mut builder = ClientBuilder::new("dsh-conformance-client", env!("CARGO_PKG_VERSION"))
@@ -165,8 +263,12 @@ fn builder() -> ClientBuilder {
     builder
 }
 
-async fn run(url: &str) -> Result<(), String> {
-    let client = builder()
+async fn run(url: &str, scenario: &str) -> Result<(), String> {
+    let mut builder = builder();
+    if scenario.starts_with("auth/") {
+        builder = builder.oauth(oauth(scenario)?);
+    }
+    let client = builder
         .connect_http(url)
         .await
         .map_err(|e| format!("connect: {e}"))?;
@@ -207,7 +309,7 @@ async fn main() {
         eprintln!("usage: everything-client URL (scenario {scenario:?})");
         std::process::exit(2);
     };
-    if let Err(e) = run(&url).await {
+    if let Err(e) = run(&url, &scenario).await {
         eprintln!("everything-client ({scenario}): {e}");
         std::process::exit(1);
     }

@@ -12,8 +12,9 @@ use rmcp::transport::auth::{
     WWWAuthenticateParams,
 };
 
+use super::enterprise::Exchange;
 use super::error::{Step, diagnose_metadata};
-use super::jwt::JwtGrant;
+use super::jwt::{JwtGrant, jwt_bearer};
 use super::store::StoreAdapter;
 use super::{AuthorizationCallback, Grant, OAuthConfig, OAuthError, Redirect};
 
@@ -35,6 +36,8 @@ struct Endpoints {
     authorization: String,
     token: String,
     registration: Option<String>,
+    /// The token endpoint takes `client_secret_post` and not `client_secret_basic`.
+    post_only: bool,
 }
 
 impl Endpoints {
@@ -44,6 +47,14 @@ impl Endpoints {
             authorization: metadata.authorization_endpoint.clone(),
             token: metadata.token_endpoint.clone(),
             registration: metadata.registration_endpoint.clone(),
+            post_only: metadata
+                .additional_fields
+                .get("token_endpoint_auth_methods_supported")
+                .and_then(serde_json::Value::as_array)
+                .is_some_and(|methods| {
+                    let has = |m: &str| methods.iter().any(|x| x.as_str() == Some(m));
+                    has("client_secret_post") && !has("client_secret_basic")
+                }),
         }
     }
 }
@@ -453,7 +464,8 @@ impl Session {
         Ok(manager)
     }
 
-    /// The client credentials grant, for `scopes`.
+    /// The grants without a user (client credentials, JWT bearer, enterprise-managed),
+    /// for `scopes`.
     async fn client_credentials(
         &self,
         mut manager: AuthorizationManager,
@@ -475,6 +487,30 @@ impl Session {
                     resource: &self.server,
                 }
                 .request()
+                .await?
+            }
+            Grant::JwtBearer { assertion } => {
+                jwt_bearer(
+                    &endpoints.token,
+                    &client_id,
+                    assertion,
+                    &scopes,
+                    &self.server,
+                )
+                .await?
+            }
+            Grant::Enterprise(idp) => {
+                Exchange {
+                    idp,
+                    issuer: endpoints.issuer.as_deref().unwrap_or_default(),
+                    token_endpoint: &endpoints.token,
+                    client_id: &client_id,
+                    client_secret: self.config.client_secret.as_deref().unwrap_or_default(),
+                    basic: !endpoints.post_only,
+                    resource: &self.server,
+                    scopes: &scopes,
+                }
+                .run()
                 .await?
             }
             _ => {

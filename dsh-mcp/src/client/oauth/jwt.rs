@@ -1,5 +1,6 @@
-//! The client credentials grant with a `private_key_jwt` assertion (RFC 7523), signed
-//! here with `jsonwebtoken` (already this crate's for the resource server) rather than
+//! The token requests made here rather than by rmcp: the client credentials grant with a
+//! `private_key_jwt` assertion (RFC 7523 section 2.2) and the JWT bearer grant (section
+//! 2.1). The assertion is signed with `jsonwebtoken` (already this crate's for the resource server) rather than
 //! rmcp's `auth-client-credentials-jwt`, which would add a second JWT stack (and
 //! aws-lc) to the build.
 
@@ -85,39 +86,73 @@ impl JwtGrant<'_> {
         if !self.scopes.is_empty() {
             form.push(("scope", self.scopes.join(" ")));
         }
-        let body = form
-            .iter()
-            .map(|(k, v)| format!("{k}={}", utf8_percent_encode(v, NON_ALPHANUMERIC)))
-            .collect::<Vec<_>>()
-            .join("&");
-        let refused = |reason: String| OAuthError::TokenEndpoint {
-            url: self.token_endpoint.to_string(),
-            reason,
-        };
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| refused(format!("cannot build the HTTP client: {e}")))?;
-        let response = client
-            .post(self.token_endpoint)
-            .header("content-type", "application/x-www-form-urlencoded")
-            .header("accept", "application/json")
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| refused(e.to_string()))?;
-        let status = response.status();
-        let bytes = response.bytes().await.map_err(|e| refused(e.to_string()))?;
-        if !status.is_success() {
-            return Err(refused(token_error(status.as_u16(), &bytes)));
-        }
-        serde_json::from_slice(&bytes)
-            .map_err(|e| refused(format!("the answer is not a token response: {e}")))
+        token_request(self.token_endpoint, &form).await
     }
 }
 
+/// The JWT bearer grant (RFC 7523 section 2.1): a workload's `assertion` for a token,
+/// as the public client `client_id`.
+pub(super) async fn jwt_bearer(
+    token_endpoint: &str,
+    client_id: &str,
+    assertion: &str,
+    scopes: &[String],
+    resource: &str,
+) -> Result<OAuthTokenResponse, OAuthError> {
+    let mut form = vec![
+        (
+            "grant_type",
+            "urn:ietf:params:oauth:grant-type:jwt-bearer".to_string(),
+        ),
+        ("assertion", assertion.to_string()),
+        ("client_id", client_id.to_string()),
+        ("resource", resource.to_string()),
+    ];
+    if !scopes.is_empty() {
+        form.push(("scope", scopes.join(" ")));
+    }
+    token_request(token_endpoint, &form).await
+}
+
+/// POST `form` to `token_endpoint` (redirects not followed) and read the token
+/// response, or the endpoint's error.
+async fn token_request(
+    token_endpoint: &str,
+    form: &[(&str, String)],
+) -> Result<OAuthTokenResponse, OAuthError> {
+    let body = form
+        .iter()
+        .map(|(k, v)| format!("{k}={}", utf8_percent_encode(v, NON_ALPHANUMERIC)))
+        .collect::<Vec<_>>()
+        .join("&");
+    let refused = |reason: String| OAuthError::TokenEndpoint {
+        url: token_endpoint.to_string(),
+        reason,
+    };
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(std::time::Duration::from_secs(30))
+        .build()
+        .map_err(|e| refused(format!("cannot build the HTTP client: {e}")))?;
+    let response = client
+        .post(token_endpoint)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("accept", "application/json")
+        .body(body)
+        .send()
+        .await
+        .map_err(|e| refused(e.to_string()))?;
+    let status = response.status();
+    let bytes = response.bytes().await.map_err(|e| refused(e.to_string()))?;
+    if !status.is_success() {
+        return Err(refused(token_error(status.as_u16(), &bytes)));
+    }
+    serde_json::from_slice(&bytes)
+        .map_err(|e| refused(format!("the answer is not a token response: {e}")))
+}
+
 /// A token endpoint's error answer: its `error` and `error_description`, or the status.
-pub(super) fn token_error(status: u16, body: &[u8]) -> String {
+fn token_error(status: u16, body: &[u8]) -> String {
     let json: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
     match (
         json.get("error").and_then(|e| e.as_str()),

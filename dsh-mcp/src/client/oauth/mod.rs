@@ -10,8 +10,9 @@
 //!   discovery (OAuth, then OpenID Connect, with the path-insertion fallbacks), client
 //!   registration (a pre-registered client, else a Client ID Metadata Document when the
 //!   server supports them, else dynamic registration), then the grant: the
-//!   authorization code with PKCE S256 through the host's [`AuthorizationCallback`], or
-//!   client credentials. The `resource` parameter names the MCP server; scopes are the
+//!   authorization code with PKCE S256 through the host's [`AuthorizationCallback`],
+//!   client credentials, a workload's JWT bearer assertion, or enterprise-managed
+//!   authorization. The `resource` parameter names the MCP server; scopes are the
 //!   configured ones, else the challenge's `scope`, else the resource's
 //!   `scopes_supported`, else none. The `iss` of the redirect is checked (RFC 9207).
 //!   The request is then sent again with the token. A rejected token with a refresh
@@ -43,6 +44,7 @@
 //! ```
 
 mod callback;
+mod enterprise;
 mod error;
 mod flow;
 mod jwt;
@@ -89,6 +91,55 @@ pub(crate) enum Grant {
     ClientSecret,
     /// Client credentials with a `private_key_jwt` assertion signed with this PEM key.
     PrivateKeyJwt { key_pem: Vec<u8>, algorithm: String },
+    /// The JWT bearer grant with a workload's JWT (RFC 7523 section 2.1).
+    JwtBearer { assertion: String },
+    /// Enterprise-managed authorization: the user's ID token exchanged at the
+    /// enterprise identity provider for an identity assertion grant, itself exchanged
+    /// at the authorization server.
+    Enterprise(EnterpriseIdp),
+}
+
+/// The enterprise identity provider of [`OAuthConfig::enterprise_managed`], and the
+/// user's ID token it issued to this client.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct EnterpriseIdp {
+    /// The identity provider's issuer.
+    pub issuer: String,
+    /// Its token endpoint (where the ID token is exchanged, RFC 8693).
+    pub token_endpoint: String,
+    /// This client's id at the identity provider (a public client there).
+    pub client_id: String,
+    /// The user's OpenID Connect ID token, issued to `client_id`.
+    pub id_token: String,
+}
+
+impl EnterpriseIdp {
+    /// The identity provider `issuer` with its `token_endpoint`, this client's id there
+    /// and the user's `id_token`.
+    pub fn new(
+        issuer: impl Into<String>,
+        token_endpoint: impl Into<String>,
+        client_id: impl Into<String>,
+        id_token: impl Into<String>,
+    ) -> EnterpriseIdp {
+        EnterpriseIdp {
+            issuer: issuer.into(),
+            token_endpoint: token_endpoint.into(),
+            client_id: client_id.into(),
+            id_token: id_token.into(),
+        }
+    }
+}
+
+impl fmt::Debug for EnterpriseIdp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EnterpriseIdp")
+            .field("issuer", &self.issuer)
+            .field("token_endpoint", &self.token_endpoint)
+            .field("client_id", &self.client_id)
+            .finish_non_exhaustive()
+    }
 }
 
 impl fmt::Debug for OAuthConfig {
@@ -97,6 +148,8 @@ impl fmt::Debug for OAuthConfig {
             Grant::AuthorizationCode(_) => "authorization_code",
             Grant::ClientSecret => "client_credentials (secret)",
             Grant::PrivateKeyJwt { .. } => "client_credentials (private_key_jwt)",
+            Grant::JwtBearer { .. } => "jwt-bearer",
+            Grant::Enterprise(_) => "enterprise-managed (token exchange, jwt-bearer)",
         };
         f.debug_struct("OAuthConfig")
             .field("grant", &grant)
@@ -162,6 +215,36 @@ impl OAuthConfig {
             algorithm: algorithm.into(),
         });
         config.client_id = Some(client_id.into());
+        config
+    }
+
+    /// The JWT bearer grant (RFC 7523 section 2.1) for a workload: its `assertion`, a
+    /// JWT from the workload's identity provider whose audience is the authorization
+    /// server, traded for an access token, as the public client `client_id`. A
+    /// rejected assertion is an error, not retried.
+    pub fn jwt_bearer(client_id: impl Into<String>, assertion: impl Into<String>) -> OAuthConfig {
+        let mut config = OAuthConfig::new(Grant::JwtBearer {
+            assertion: assertion.into(),
+        });
+        config.client_id = Some(client_id.into());
+        config
+    }
+
+    /// Enterprise-managed authorization (cross-app access): the user's ID token from
+    /// the enterprise identity provider `idp` is exchanged there (RFC 8693) for an
+    /// identity assertion grant bound to the MCP server, which the authorization server
+    /// trades for an access token (the JWT bearer grant), the client authenticating
+    /// there as the pre-registered `client_id` with `client_secret`
+    /// (`client_secret_basic`, or `client_secret_post` when the server lists only it).
+    /// No user interaction; on rmcp's `auth-enterprise-managed`.
+    pub fn enterprise_managed(
+        idp: EnterpriseIdp,
+        client_id: impl Into<String>,
+        client_secret: impl Into<String>,
+    ) -> OAuthConfig {
+        let mut config = OAuthConfig::new(Grant::Enterprise(idp));
+        config.client_id = Some(client_id.into());
+        config.client_secret = Some(client_secret.into());
         config
     }
 
