@@ -2,9 +2,10 @@
 //! processes: `oidc-provider` as the authorization server, `dsh-tools mcp --http
 //! --oauth-issuer` as the protected upstream (importing the SDK server of
 //! `tests/node/mcp_relay_server.mjs`), and the importing `dsh-tools` authorizing with
-//! the interactive authorization code grant (the script plays the browser: the printed
-//! URL, the authorization server's approving interaction, the redirect to the loopback
-//! listener) or client credentials. `tests/node/mcp_import_oauth.mjs` checks that the
+//! the interactive authorization code grant, as a pre-registered or a dynamically
+//! registered client (the script plays the browser: the printed URL, the authorization
+//! server's approving interaction, the redirect to the loopback listener), or client
+//! credentials. `tests/node/mcp_import_oauth.mjs` checks that the
 //! imported tool answers, that the token file is written with mode 0600 and reused by
 //! the next run without a new authorization, that a rejected access token is refreshed
 //! without one, and the errors: no OAuth flag against a 401, a refresh that fails, a
@@ -32,7 +33,7 @@ fn imports_from_an_oauth_protected_server_with_oidc_provider() {
         .arg(work.path())
         .output()
         .expect("run node (needed for oidc-provider and the SDK server)");
-    crate::process::assert_checks("import-oauth", &out, 31);
+    crate::process::assert_checks("import-oauth", &out, 34);
 }
 
 /// `dsh-tools ARGS list`, run to its end: its exit status and standard error.

@@ -22,6 +22,7 @@
 // - with the stored access token spoiled: the refresh token gets a new one, no browser;
 //   with the refresh token spoiled too: an error naming the token endpoint, the tokens
 //   forgotten, and the next run authorizes again;
+// - with `--mcp-oauth` alone: the client registers dynamically, then as above;
 // - with client credentials (the secret from an environment variable): the call answers;
 // - with a refusing interaction: the `error=access_denied` redirect is a clear error;
 // - with nobody opening the URL: the wait ends with an error naming the redirect URI.
@@ -67,6 +68,8 @@ function provider(issuer) {
         response_types: [],
       },
     ],
+    // The scopes dynamic registration may ask for.
+    scopes: ["openid", "offline_access", ...SCOPES.split(" ")],
     findAccount: (_ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
     // A refresh token with every authorization code the client may refresh.
     issueRefreshToken: (_ctx, client) => client.grantTypeAllowed("refresh_token"),
@@ -75,6 +78,7 @@ function provider(issuer) {
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
+      registration: { enabled: true },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => undefined,
@@ -107,8 +111,7 @@ async function interact(p, req, res) {
   const { params } = details;
   const grant = new p.Grant({ accountId: "alice", clientId: params.client_id });
   if (params.scope) {
-    const oidc = params.scope.split(" ").filter((s) => s === "openid" || s === "offline_access");
-    if (oidc.length) grant.addOIDCScope(oidc.join(" "));
+    grant.addOIDCScope(params.scope);
     if (params.resource) grant.addResourceScope(params.resource, params.scope);
   }
   const grantId = await grant.save();
@@ -167,7 +170,11 @@ function run(args, { env = {}, open = true } = {}) {
       const m = /open this URL in a browser: (\S+)/.exec(stderr);
       if (m && open && browsed === undefined) {
         const redirectUri = new URL(m[1]).searchParams.get("redirect_uri");
-        browsed = browse(m[1], redirectUri).catch((e) => ({ error: String(e) }));
+        // A browser that fails ends the run at once (dsh-tools would wait for it).
+        browsed = browse(m[1], redirectUri).catch((e) => {
+          child.kill("SIGKILL");
+          return { error: String(e) };
+        });
       }
     });
     // A bound against a hang only.
@@ -270,6 +277,13 @@ async function main() {
     r = await run(importing("--mcp-oauth-client-id", "dsh-cli", "--mcp-oauth-token-file", tokens));
     check(r.code === 0 && r.stdout.includes("hello through OAuth"), `after a failed refresh: exit ${r.code}: ${r.stderr}`);
     check(r.stderr.includes("open this URL") && interactions.approved === 2, `after a failed refresh: ${r.stderr}`);
+
+    // No client id: the client registers dynamically (tokens in memory).
+    r = await run(importing("--mcp-oauth"));
+    check(r.code === 0 && r.stdout.includes("hello through OAuth"), `registered: exit ${r.code}: ${r.stderr}`);
+    const registered = new URL(/open this URL in a browser: (\S+)/.exec(r.stderr)?.[1] ?? "http://x").searchParams;
+    check(![null, "dsh-cli"].includes(registered.get("client_id")), `registered: client ${registered}`);
+    check(interactions.approved === 3, `registered: interactions ${interactions.approved}`);
 
     // Client credentials, the secret from the environment.
     r = await run(
