@@ -2,14 +2,18 @@
 //! `tracing` spans in the fields `tracing-opentelemetry` reads (`otel.name`, `otel.kind`,
 //! `otel.status_code`).
 //!
-//! A request's span is `{mcp.method.name} {target}` (the target: the tool or prompt
-//! name, the resource's URI), kind SERVER, with `mcp.method.name`,
-//! `mcp.protocol.version`, `jsonrpc.request.id`, `network.transport` (`pipe` for stdio,
-//! `tcp` over HTTP), `mcp.session.id` on revisions with sessions only (never on
-//! 2026-07-28), the tool's `gen_ai.*` attributes on `tools/call`, and `error.type`: the
-//! JSON-RPC error code, or `tool_error` for a result with `isError`. With feature `otel`,
-//! its parent is the trace context in the request's `params._meta` (`traceparent`,
-//! `tracestate`, `baggage`; SEP-414), read with the global propagator.
+//! Every request's span is `{mcp.method.name} {target}`, kind SERVER, where the target
+//! is the tool's or the prompt's name (`gen_ai.tool.name`, `gen_ai.prompt.name`), and
+//! the method alone otherwise: a resource's URI is `mcp.resource.uri`, never in the name
+//! (it has no bound). It carries `mcp.method.name`, `mcp.protocol.version`,
+//! `jsonrpc.request.id`, `network.transport` (`pipe` for stdio, `tcp` over HTTP),
+//! `mcp.session.id` on revisions with sessions only (never on 2026-07-28),
+//! `gen_ai.operation.name = execute_tool` on `tools/call`, over HTTP the protocol and its
+//! version, the connection's peer (`client.*` and `network.peer.*`) and the `Host` the
+//! client named (`server.*`), and `error.type`: the JSON-RPC error code (also
+//! `rpc.response.status_code`), or `tool_error` for a result with `isError`. With
+//! feature `otel`, its parent is the trace context in the request's `params._meta`
+//! (`traceparent`, `tracestate`, `baggage`; SEP-414), read with the global propagator.
 //!
 //! The duration of each request is the histogram `mcp.server.operation.duration`
 //! (seconds), a `histogram.*` event `tracing-opentelemetry`'s `MetricsLayer` records.

@@ -1,7 +1,9 @@
-//! The MCP server span of a `tools/call` (OpenTelemetry MCP conventions, as `tracing`
-//! fields): its name, kind and attributes over HTTP on both revisions, and
+//! The MCP server spans (OpenTelemetry MCP conventions, as `tracing` fields): a
+//! `tools/call`'s name, kind and attributes over HTTP on both revisions, and
 //! `mcp.session.id` present on a 2025-11-25 session, absent on 2026-07-28 (which has no
-//! sessions).
+//! sessions); a span for every other request (lists, reads, prompts, completion,
+//! `initialize`, the 2025-11-25 task methods), with its target where the conventions
+//! name one and the connection's addresses.
 //!
 //! The server runs on a current-thread runtime with a subscriber of this thread only,
 //! so the other tests of the binary, on threads of their own, are neither seen nor
@@ -16,16 +18,17 @@ use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
 
 use crate::common::http::HttpClient;
-use crate::common::rpc::tools_call;
+use crate::common::rpc::{request, tools_call};
 use crate::common::tools::{Greet, Toolset};
 use crate::common::wire::Revision;
 
 /// A span's name and its `(field, value)` pairs.
 type Span = (String, Vec<(String, String)>);
 
-/// Every span, with its fields as recorded.
+/// Every span, with its fields as recorded; except those named `.1` (decided per span, so
+/// that no callsite's interest is cached).
 #[derive(Clone, Default)]
-struct Recorder(Arc<Mutex<Vec<Span>>>);
+struct Recorder(Arc<Mutex<Vec<Span>>>, Option<&'static str>);
 
 struct Fields<'a>(&'a mut Vec<(String, String)>);
 
@@ -39,8 +42,11 @@ impl Visit for Fields<'_> {
 }
 
 impl Subscriber for Recorder {
-    fn enabled(&self, _: &Metadata<'_>) -> bool {
-        true
+    fn register_callsite(&self, _: &'static Metadata<'static>) -> tracing::subscriber::Interest {
+        tracing::subscriber::Interest::sometimes()
+    }
+    fn enabled(&self, metadata: &Metadata<'_>) -> bool {
+        Some(metadata.name()) != self.1
     }
     fn new_span(&self, attrs: &Attributes<'_>) -> Id {
         let mut fields = Vec::new();
@@ -62,6 +68,16 @@ impl Subscriber for Recorder {
 
 impl Recorder {
     /// The fields of the server spans of `tools/call` with this request id.
+    /// The spans named `name`.
+    fn named(&self, name: &str) -> Vec<Vec<(String, String)>> {
+        let spans = self.0.lock().unwrap();
+        spans
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, fields)| fields.clone())
+            .collect()
+    }
+
     fn server_call(&self, request_id: &str) -> Vec<(String, String)> {
         let spans = self.0.lock().unwrap();
         let found: Vec<_> = spans
@@ -156,4 +172,208 @@ fn a_tool_error_is_an_error_of_its_server_span() {
         assert_eq!(get(&fields, "error.type"), Some("tool_error"));
         assert_eq!(get(&fields, "otel.status_code"), Some("error"));
     });
+}
+
+/// One resource and one prompt with a completer.
+fn collections() -> (
+    dsh_runtime::resources::Resources,
+    dsh_runtime::prompts::Prompts,
+) {
+    use dsh_runtime::complete::Completer;
+    use dsh_runtime::content::{ContentBlock, ResourceContents};
+    use dsh_runtime::prompts::{Prompt, PromptArgument, PromptMessage, Prompts};
+    use dsh_runtime::resources::{Resource, Resources};
+    let resources = Resources::new();
+    resources
+        .register(Resource::fixed(
+            "notes://today",
+            "today",
+            |uri, _| async move { Ok(vec![ResourceContents::text(uri, "buy milk")]) },
+        ))
+        .unwrap()
+        .keep();
+    let prompts = Prompts::new();
+    prompts
+        .register(
+            Prompt::new("review", |args| async move {
+                let file = args.get("file").unwrap_or_default().to_string();
+                Ok(vec![PromptMessage::user(ContentBlock::text(format!(
+                    "Review {file}."
+                )))])
+            })
+            .with_argument(PromptArgument::required("file"))
+            .with_completer("file", Completer::values(["main.rs", "mod.rs"])),
+        )
+        .unwrap()
+        .keep();
+    (resources, prompts)
+}
+
+#[test]
+fn every_request_has_its_server_span() {
+    let recorder = Recorder::default();
+    let _subscriber = tracing::subscriber::set_default(recorder.clone());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (resources, prompts) = collections();
+        let tools = Toolset::with_jobs().with(Greet);
+        let server = tools
+            .server()
+            .with_resources(resources)
+            .with_prompts(prompts);
+        let http = serve_http(&server, HttpOptions::default()).await.unwrap();
+        let port = http.local_addr().port().to_string();
+        let mut client = HttpClient::new(http.url());
+        // `initialize` is request 1.
+        let session = client.start_session(Revision::V2025_11_25).await;
+        let requests = [
+            (2, "tools/list", json!({}), "tools/list"),
+            (3, "resources/list", json!({}), "resources/list"),
+            (
+                4,
+                "resources/templates/list",
+                json!({}),
+                "resources/templates/list",
+            ),
+            (
+                5,
+                "resources/read",
+                json!({"uri": "notes://today"}),
+                "resources/read",
+            ),
+            (6, "prompts/list", json!({}), "prompts/list"),
+            (
+                7,
+                "prompts/get",
+                json!({"name": "review", "arguments": {"file": "a.rs"}}),
+                "prompts/get review",
+            ),
+            (
+                8,
+                "completion/complete",
+                json!({
+                    "ref": {"type": "ref/prompt", "name": "review"},
+                    "argument": {"name": "file", "value": "m"},
+                }),
+                "completion/complete",
+            ),
+            // Rerouted to the session's task store (2025-11-25's task model).
+            (9, "tasks/list", json!({}), "tasks/list"),
+        ];
+        for (id, method, params, _) in &requests {
+            let reply = client
+                .post(&request(*id, method, params.clone()).to_string())
+                .await;
+            assert_eq!(reply.status, 200, "{method}: {}", reply.body);
+        }
+        let mut all = vec![(1, "initialize", json!({}), "initialize")];
+        all.extend(requests);
+        for (id, method, _, name) in &all {
+            let fields = recorder.server_call(&id.to_string());
+            assert_eq!(get(&fields, "otel.name"), Some(*name), "{method}");
+            assert_eq!(get(&fields, "otel.kind"), Some("server"), "{method}");
+            assert_eq!(get(&fields, "mcp.method.name"), Some(*method));
+            assert_eq!(get(&fields, "network.transport"), Some("tcp"), "{method}");
+            assert_eq!(get(&fields, "network.protocol.name"), Some("http"));
+            assert_eq!(get(&fields, "network.protocol.version"), Some("1.1"));
+            assert_eq!(get(&fields, "network.peer.address"), Some("127.0.0.1"));
+            assert_eq!(get(&fields, "client.address"), Some("127.0.0.1"));
+            let peer_port = get(&fields, "network.peer.port").expect("the peer's port");
+            assert!(peer_port.parse::<u16>().is_ok_and(|p| p > 0), "{peer_port}");
+            assert_eq!(get(&fields, "client.port"), Some(peer_port));
+            assert_eq!(get(&fields, "server.address"), Some("127.0.0.1"));
+            assert_eq!(get(&fields, "server.port"), Some(port.as_str()));
+            assert_eq!(get(&fields, "error.type"), None, "{method}");
+            // Only a tool call is a tool execution.
+            assert_eq!(get(&fields, "gen_ai.operation.name"), None, "{method}");
+            if *id > 1 {
+                assert_eq!(get(&fields, "mcp.session.id"), Some(session.as_str()));
+            }
+        }
+        let read = recorder.server_call("5");
+        assert_eq!(get(&read, "mcp.resource.uri"), Some("notes://today"));
+        let prompt = recorder.server_call("7");
+        assert_eq!(get(&prompt, "gen_ai.prompt.name"), Some("review"));
+        // A request that fails: its JSON-RPC code.
+        let reply = client
+            .post(&request(10, "prompts/get", json!({"name": "nope"})).to_string())
+            .await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        let failed = recorder.server_call("10");
+        assert_eq!(get(&failed, "error.type"), Some("-32602"));
+        assert_eq!(get(&failed, "rpc.response.status_code"), Some("-32602"));
+        assert_eq!(get(&failed, "otel.status_code"), Some("error"));
+    });
+}
+
+/// Call `greet`, imported over a pipe from a server of it, through a registry, with
+/// `recorder` installed.
+fn call_imported_greet(recorder: &Recorder) {
+    let _subscriber = tracing::subscriber::set_default(recorder.clone());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        use rmcp::ServiceExt as _;
+        let server = Toolset::new().with(Greet).server();
+        let (client_io, server_io) = tokio::io::duplex(1 << 16);
+        tokio::spawn(async move { server.serve(server_io).await });
+        let client = ().serve(client_io).await.unwrap();
+        let imported = dsh_mcp::import(client.peer()).await.unwrap();
+        let registry = dsh_runtime::Registry::new();
+        let _r = registry.register_dyn(imported.tools[0].clone()).unwrap();
+        let result = registry
+            .execute(dsh_runtime::ToolCall::new(
+                "imp-1",
+                "greet",
+                r#"{"name":"x"}"#,
+            ))
+            .await;
+        assert!(result.is_success(), "{}", result.text());
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn an_imported_tools_call_adds_its_mcp_attributes_to_the_calls_span() {
+    // The registry traces the call: its `execute_tool` span carries the MCP attributes,
+    // and the client opens no span of its own.
+    let recorder = Recorder::default();
+    call_imported_greet(&recorder);
+    let calls = recorder.named("execute_tool");
+    let call = calls
+        .iter()
+        .find(|f| get(f, "gen_ai.tool.call.id") == Some("imp-1"))
+        .expect("the registry's span");
+    assert_eq!(get(call, "otel.name"), Some("execute_tool greet"));
+    assert_eq!(get(call, "mcp.method.name"), Some("tools/call"));
+    assert_eq!(
+        get(call, "mcp.protocol.version"),
+        Some(Revision::V2025_11_25.as_str())
+    );
+    assert!(recorder.named("mcp_client").is_empty(), "no second span");
+    // The server's span of the same request.
+    let served = recorder.named("mcp_server");
+    assert!(
+        served
+            .iter()
+            .any(|f| get(f, "otel.name") == Some("tools/call greet")
+                && get(f, "network.transport") == Some("pipe")),
+        "{served:?}"
+    );
+
+    // Nothing traces the tool's execution: the client's own span, kind CLIENT.
+    let recorder = Recorder(Arc::default(), Some("execute_tool"));
+    call_imported_greet(&recorder);
+    assert!(recorder.named("execute_tool").is_empty());
+    let client = recorder.named("mcp_client");
+    assert_eq!(client.len(), 1, "{client:?}");
+    assert_eq!(get(&client[0], "otel.name"), Some("tools/call greet"));
+    assert_eq!(get(&client[0], "otel.kind"), Some("client"));
+    assert_eq!(get(&client[0], "mcp.method.name"), Some("tools/call"));
+    assert_eq!(get(&client[0], "gen_ai.tool.name"), Some("greet"));
 }
