@@ -18,7 +18,8 @@
 //   file: it prints the authorization URL on stderr; the browser here opens it, is sent
 //   through the approving interaction to the loopback redirect, and the call answers;
 //   the token file is written with mode 0600, keyed by the server's URL;
-// - again with the same token file: no URL printed, no interaction, the call answers;
+// - again with the same token file: no URL printed, no interaction, the call answers
+//   (and with --mcp-http-deferred, the tools deferred in a namespace);
 // - with the stored access token spoiled: the refresh token gets a new one, no browser;
 //   with the refresh token spoiled too: an error naming the token endpoint, the tokens
 //   forgotten, and the next run authorizes again;
@@ -250,6 +251,17 @@ async function main() {
     check(r.code === 0 && r.stdout.includes("hello through OAuth"), `reused: exit ${r.code}: ${r.stderr}`);
     check(!r.stderr.includes("open this URL"), `reused: a new authorization: ${r.stderr}`);
     check(interactions.approved === 1, `reused: interactions ${interactions.approved}`);
+
+    // --mcp-http-deferred, with the same tokens: the server's tools deferred, in a
+    // namespace of their own.
+    r = await run([
+      "--root", root, "--mcp-http-deferred", url, "--mcp-oauth-client-id", "dsh-cli",
+      "--mcp-oauth-token-file", tokens, "export", "--provider", "openai",
+    ]);
+    check(r.code === 0 && !r.stderr.includes("open this URL"), `deferred: exit ${r.code}: ${r.stderr}`);
+    const namespace = JSON.parse(r.stdout).find((t) => t.type === "namespace");
+    const echo = namespace?.tools?.find((t) => t.name === "echo");
+    check(echo?.defer_loading === true, `deferred: ${r.stdout}`);
 
     // A rejected access token is refreshed with the stored refresh token: no browser.
     const before = JSON.parse(readFileSync(tokens, "utf8"))[url];
