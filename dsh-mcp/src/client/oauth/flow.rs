@@ -8,8 +8,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use oauth2::TokenResponse as _;
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
-    AuthorizationSession, ClientCredentialsConfig, CredentialStore as _, StoredCredentials,
-    WWWAuthenticateParams,
+    AuthorizationSession, ClientCredentialsConfig, CredentialStore as _, OAuthTokenResponse,
+    StoredCredentials, WWWAuthenticateParams,
 };
 
 use super::enterprise::Exchange;
@@ -465,7 +465,7 @@ impl Session {
     }
 
     /// The grants without a user (client credentials, JWT bearer, enterprise-managed),
-    /// for `scopes`.
+    /// for `scopes`: the token, stored.
     async fn client_credentials(
         &self,
         mut manager: AuthorizationManager,
@@ -473,63 +473,9 @@ impl Session {
         scopes: Vec<String>,
     ) -> Result<AuthorizationManager, OAuthError> {
         let client_id = self.config.client_id.clone().unwrap_or_default();
-        let token = match &self.config.grant {
-            Grant::PrivateKeyJwt { key_pem, algorithm } => {
-                let audience = endpoints.issuer.as_deref().unwrap_or(&endpoints.token);
-                JwtGrant {
-                    server: &self.server,
-                    token_endpoint: &endpoints.token,
-                    audience,
-                    client_id: &client_id,
-                    key_pem,
-                    algorithm,
-                    scopes: &scopes,
-                    resource: &self.server,
-                }
-                .request()
-                .await?
-            }
-            Grant::JwtBearer { assertion } => {
-                jwt_bearer(
-                    &endpoints.token,
-                    &client_id,
-                    assertion,
-                    &scopes,
-                    &self.server,
-                )
-                .await?
-            }
-            Grant::Enterprise(idp) => {
-                Exchange {
-                    idp,
-                    issuer: endpoints.issuer.as_deref().unwrap_or_default(),
-                    token_endpoint: &endpoints.token,
-                    client_id: &client_id,
-                    client_secret: self.config.client_secret.as_deref().unwrap_or_default(),
-                    basic: !endpoints.post_only,
-                    resource: &self.server,
-                    scopes: &scopes,
-                }
-                .run()
-                .await?
-            }
-            _ => {
-                let config = ClientCredentialsConfig::ClientSecret {
-                    client_id: client_id.clone(),
-                    client_secret: self.config.client_secret.clone().unwrap_or_default(),
-                    scopes: scopes.clone(),
-                    resource: Some(self.server.clone()),
-                };
-                let token_error = |e| OAuthError::from_auth(Step::Token, &endpoints.token, e);
-                manager
-                    .configure_client_credentials(&config)
-                    .map_err(token_error)?;
-                manager
-                    .exchange_client_credentials(&config)
-                    .await
-                    .map_err(token_error)?
-            }
-        };
+        let token = self
+            .service_token(&mut manager, endpoints, &client_id, &scopes)
+            .await?;
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_secs())
@@ -548,6 +494,66 @@ impl Session {
             .configure_client_id(&client_id)
             .map_err(|e| OAuthError::from_auth(Step::Token, &endpoints.token, e))?;
         Ok(manager)
+    }
+
+    /// The token request of a grant without a user.
+    async fn service_token(
+        &self,
+        manager: &mut AuthorizationManager,
+        endpoints: &Endpoints,
+        client_id: &str,
+        scopes: &[String],
+    ) -> Result<OAuthTokenResponse, OAuthError> {
+        Ok(match &self.config.grant {
+            Grant::PrivateKeyJwt { key_pem, algorithm } => {
+                let audience = endpoints.issuer.as_deref().unwrap_or(&endpoints.token);
+                JwtGrant {
+                    server: &self.server,
+                    token_endpoint: &endpoints.token,
+                    audience,
+                    client_id,
+                    key_pem,
+                    algorithm,
+                    scopes,
+                    resource: &self.server,
+                }
+                .request()
+                .await?
+            }
+            Grant::JwtBearer { assertion } => {
+                jwt_bearer(&endpoints.token, client_id, assertion, scopes, &self.server).await?
+            }
+            Grant::Enterprise(idp) => {
+                Exchange {
+                    idp,
+                    issuer: endpoints.issuer.as_deref().unwrap_or_default(),
+                    token_endpoint: &endpoints.token,
+                    client_id,
+                    client_secret: self.config.client_secret.as_deref().unwrap_or_default(),
+                    basic: !endpoints.post_only,
+                    resource: &self.server,
+                    scopes,
+                }
+                .run()
+                .await?
+            }
+            _ => {
+                let config = ClientCredentialsConfig::ClientSecret {
+                    client_id: client_id.to_string(),
+                    client_secret: self.config.client_secret.clone().unwrap_or_default(),
+                    scopes: scopes.to_vec(),
+                    resource: Some(self.server.clone()),
+                };
+                let token_error = |e| OAuthError::from_auth(Step::Token, &endpoints.token, e);
+                manager
+                    .configure_client_credentials(&config)
+                    .map_err(token_error)?;
+                manager
+                    .exchange_client_credentials(&config)
+                    .await
+                    .map_err(token_error)?
+            }
+        })
     }
 }
 
