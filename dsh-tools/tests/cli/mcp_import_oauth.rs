@@ -33,7 +33,7 @@ fn imports_from_an_oauth_protected_server_with_oidc_provider() {
         .arg(work.path())
         .output()
         .expect("run node (needed for oidc-provider and the SDK server)");
-    crate::process::assert_checks("import-oauth", &out, 36);
+    crate::process::assert_checks("import-oauth", &out, 38);
 }
 
 /// `dsh-tools ARGS list`, run to its end: its exit status and standard error.

@@ -24,6 +24,7 @@
 //   with the refresh token spoiled too: an error naming the token endpoint, the tokens
 //   forgotten, and the next run authorizes again;
 // - with `--mcp-oauth` alone: the client registers dynamically, then as above;
+// - with `--mcp-oauth-scopes tools:read`: only that scope is asked for;
 // - with client credentials (the secret from an environment variable): the call answers;
 // - with a refusing interaction: the `error=access_denied` redirect is a clear error;
 // - with nobody opening the URL: the wait ends with an error naming the redirect URI.
@@ -296,6 +297,14 @@ async function main() {
     const registered = new URL(/open this URL in a browser: (\S+)/.exec(r.stderr)?.[1] ?? "http://x").searchParams;
     check(![null, "dsh-cli"].includes(registered.get("client_id")), `registered: client ${registered}`);
     check(interactions.approved === 3, `registered: interactions ${interactions.approved}`);
+
+    // --mcp-oauth-scopes replaces the scopes the server names: echo (read-only) needs
+    // no more than tools:read.
+    r = await run(importing("--mcp-oauth-client-id", "dsh-cli", "--mcp-oauth-scopes", "tools:read"));
+    check(r.code === 0 && r.stdout.includes("hello through OAuth"), `scoped: exit ${r.code}: ${r.stderr}`);
+    const asked = new URL(/open this URL in a browser: (\S+)/.exec(r.stderr)?.[1] ?? "http://x").searchParams;
+    const scopes = (asked.get("scope") ?? "").split(" ");
+    check(scopes.includes("tools:read") && !scopes.includes("tools:exec"), `scoped: asked for ${asked.get("scope")}`);
 
     // Client credentials, the secret from the environment.
     r = await run(
