@@ -259,25 +259,24 @@ pub fn rejects_unknown_fields<T: DeserializeOwned>() -> bool {
     .unwrap_or(false)
 }
 
-/// The members of a tool's arguments, for the argument reader `#[tool]` generates (each
-/// member is then read with `ToolParam::read`). With `deny_unknown`, the first key that
-/// names no parameter is an error, as with serde's `deny_unknown_fields`; otherwise such
-/// keys are ignored, as serde does by default.
-pub fn args_members<'v>(
-    value: &'v Value,
-    params: &'static [&'static str],
-    deny_unknown: bool,
-) -> Result<&'v crate::json::Object, crate::json::DeError> {
-    use serde::de::Error as _;
-    let Value::Object(members) = value else {
-        return Err(crate::json::DeError::custom(
+/// The members of a tool's arguments, for the argument reader `#[tool]` generates: it
+/// matches each key against the parameter names in one pass, then reads each parameter
+/// with `ToolParam::read`. Anything but an object is an error.
+#[inline]
+pub fn args_members(value: &Value) -> Result<&crate::json::Object, crate::json::DeError> {
+    match value {
+        Value::Object(members) => Ok(members),
+        _ => Err(serde::de::Error::custom(
             "tool arguments must be a JSON object",
-        ));
-    };
-    if deny_unknown && let Some((k, _)) = members.iter().find(|(k, _)| !params.contains(k)) {
-        return Err(crate::json::DeError::unknown_field(k, params));
+        )),
     }
-    Ok(members)
+}
+
+/// The error of the generated argument reader with `deny_unknown_args` for the first key
+/// that names no parameter, as serde's `deny_unknown_fields` reports it.
+#[cold]
+pub fn unknown_arg(key: &str, params: &'static [&'static str]) -> crate::json::DeError {
+    serde::de::Error::unknown_field(key, params)
 }
 
 /// Deserialize logged arguments softly: `None` when they no longer validate against the

@@ -306,23 +306,54 @@ fn args_deserialize(def: &ToolDef<'_>) -> TokenStream {
 /// `Deserialize` impl and `Tool::args_from_json` (an inherent fn, so that reading the
 /// arguments never depends on the `Tool` impl, which does not apply when the output type
 /// lacks `Serialize`; see `tool_impl`).
+///
+/// One pass over the members matches each key against the parameter names (as serde's
+/// derived visitor does; an object's keys are unique, so each slot is set at most once),
+/// then each parameter is read from its slot in declaration order, so the first error
+/// is that of the first parameter in error, as with a lookup per name.
 fn members_reader(def: &ToolDef<'_>) -> TokenStream {
     let krate = &def.krate;
     let args = &def.args_ident;
     let deny = def.attr.deny_unknown_args.is_present();
     let names: Vec<&String> = def.fields().map(|f| &f.name).collect();
-    let members = def.fields().map(|f| {
+    let slots: Vec<syn::Ident> = (0..names.len())
+        .map(|i| format_ident!("__dsh_s{i}"))
+        .collect();
+    let unknown = if deny {
+        quote!(return ::core::result::Result::Err(
+            #krate::__private::unknown_arg(__dsh_k, &[#(#names),*])
+        ))
+    } else {
+        TokenStream::new()
+    };
+    let members = quote!(#krate::__private::args_members(__dsh_v)?);
+    let pass = if names.is_empty() && !deny {
+        quote!(let _ = #members;)
+    } else {
+        quote! {
+            let __dsh_m = #members;
+            #(let mut #slots: ::core::option::Option<&#krate::json::Value> = ::core::option::Option::None;)*
+            for (__dsh_k, __dsh_x) in __dsh_m.entries() {
+                let __dsh_k: &str = __dsh_k;
+                match __dsh_k {
+                    #(#names => #slots = ::core::option::Option::Some(__dsh_x),)*
+                    _ => { #unknown }
+                }
+            }
+        }
+    };
+    let members = def.fields().zip(&slots).map(|(f, slot)| {
         let ident = &f.ident;
         let name = &f.name;
         let ty = &f.ty;
-        let read = quote_spanned!(ty.span()=> <#ty as #krate::ToolParam>::read(__dsh_m, #name)?);
+        let read = quote_spanned!(ty.span()=> <#ty as #krate::ToolParam>::read(#slot, #name)?);
         quote!(#ident: #read,)
     });
     quote! {
         fn __dsh_read(
             __dsh_v: &#krate::json::Value,
         ) -> ::core::result::Result<Self, #krate::json::DeError> {
-            let __dsh_m = #krate::__private::args_members(__dsh_v, &[#(#names),*], #deny)?;
+            #pass
             ::core::result::Result::Ok(#args { #(#members)* })
         }
     }

@@ -68,12 +68,10 @@ pub trait ToolParam: Sized {
     const PROPERTY_PORTABILITY: crate::schema::portable::Facts;
     /// `ToolSchema::property_schema`.
     fn property_schema() -> Arc<Schema>;
-    /// The member `name` of validated arguments; an absent member is what serde's derive
-    /// makes of a missing field (`None` for an `Option`, an error otherwise).
-    fn read(
-        members: &crate::json::Object,
-        name: &'static str,
-    ) -> Result<Self, crate::json::DeError>;
+    /// The member `name` of validated arguments, as the generated reader found it in its
+    /// one pass over the members; an absent member is what serde's derive makes of a
+    /// missing field (`None` for an `Option`, an error otherwise).
+    fn read(member: Option<&Value>, name: &'static str) -> Result<Self, crate::json::DeError>;
 }
 
 #[diagnostic::do_not_recommend]
@@ -86,11 +84,8 @@ impl<T: DeserializeOwned + crate::schema::ToolSchema + 'static> ToolParam for T 
         <T as crate::schema::ToolSchema>::property_schema()
     }
 
-    fn read(
-        members: &crate::json::Object,
-        name: &'static str,
-    ) -> Result<Self, crate::json::DeError> {
-        match members.get(name) {
+    fn read(member: Option<&Value>, name: &'static str) -> Result<Self, crate::json::DeError> {
+        match member {
             Some(v) => T::deserialize(v),
             None => T::deserialize(crate::json::__private::MissingField(name)),
         }

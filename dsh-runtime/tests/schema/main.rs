@@ -6,6 +6,7 @@ mod fuzz_replay;
 mod serde_defaults;
 mod tool_macro;
 mod tool_param_attrs;
+mod tool_reader_agreement;
 mod validate_agreement;
 mod validate_bounds;
 mod verbatim;
