@@ -76,16 +76,19 @@ pub(crate) struct Session {
     state: tokio::sync::Mutex<State>,
     step_ups: AtomicU32,
     last_error: std::sync::Mutex<Option<OAuthError>>,
+    /// The store, for this server, as every manager of the session reads it.
+    adapter: StoreAdapter,
 }
 
 impl Session {
     pub(crate) fn new(config: OAuthConfig, server: &str) -> Arc<Session> {
         Arc::new(Session {
-            config,
             server: server.to_string(),
             state: tokio::sync::Mutex::default(),
             step_ups: AtomicU32::new(0),
             last_error: std::sync::Mutex::default(),
+            adapter: StoreAdapter::new(config.store.clone(), server),
+            config,
         })
     }
 
@@ -114,10 +117,7 @@ impl Session {
     }
 
     fn adapter(&self) -> StoreAdapter {
-        StoreAdapter {
-            store: self.config.store.clone(),
-            server: self.server.clone(),
-        }
+        self.adapter.clone()
     }
 
     /// The token to send now: the session's, a stored one, or none yet.
@@ -154,12 +154,11 @@ impl Session {
     /// be taken up are left for a new authorization to replace.
     async fn restore(&self, state: &mut State) -> Result<(), OAuthError> {
         let stored = self
-            .config
-            .store
-            .load(&self.server)
+            .adapter
+            .load()
             .await
-            .map_err(|e| OAuthError::Store(e.to_string()))?;
-        if stored.is_none_or(|t| t.access_token().is_none()) {
+            .map_err(|e| OAuthError::from_auth(Step::Discovery, &self.server, e))?;
+        if stored.is_none_or(|t| t.token_response.is_none()) {
             return Ok(());
         }
         let mut manager = self.manager().await?;

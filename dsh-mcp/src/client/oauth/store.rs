@@ -272,10 +272,31 @@ impl TokenStore for FileTokenStore {
     }
 }
 
-/// A [`TokenStore`] seen as rmcp's credential store for one server.
+/// A [`TokenStore`] seen as rmcp's credential store for one server, with the tokens
+/// cached: rmcp reads the store before every request, and a [`FileTokenStore`] would be
+/// read from disk each time. Writes go through to the store. Clones share the cache.
+#[derive(Clone)]
 pub(crate) struct StoreAdapter {
-    pub(crate) store: Arc<dyn TokenStore>,
-    pub(crate) server: String,
+    store: Arc<dyn TokenStore>,
+    server: String,
+    /// `Some` once loaded or written: what the store holds for the server.
+    cache: Arc<Mutex<Option<Option<StoredCredentials>>>>,
+}
+
+impl StoreAdapter {
+    pub(crate) fn new(store: Arc<dyn TokenStore>, server: &str) -> StoreAdapter {
+        StoreAdapter {
+            store,
+            server: server.to_string(),
+            cache: Arc::default(),
+        }
+    }
+
+    fn cached(&self) -> std::sync::MutexGuard<'_, Option<Option<StoredCredentials>>> {
+        self.cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 fn store_error(e: TokenStoreError) -> AuthError {
@@ -285,18 +306,29 @@ fn store_error(e: TokenStoreError) -> AuthError {
 #[async_trait::async_trait]
 impl CredentialStore for StoreAdapter {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        if let Some(cached) = self.cached().clone() {
+            return Ok(cached);
+        }
         let tokens = self.store.load(&self.server).await.map_err(store_error)?;
-        Ok(tokens.map(|t| t.0))
+        let credentials = tokens.map(|t| t.0);
+        *self.cached() = Some(credentials.clone());
+        Ok(credentials)
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        *self.cached() = None;
         self.store
-            .save(&self.server, StoredTokens(credentials))
+            .save(&self.server, StoredTokens(credentials.clone()))
             .await
-            .map_err(store_error)
+            .map_err(store_error)?;
+        *self.cached() = Some(Some(credentials));
+        Ok(())
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
-        self.store.clear(&self.server).await.map_err(store_error)
+        *self.cached() = None;
+        self.store.clear(&self.server).await.map_err(store_error)?;
+        *self.cached() = Some(None);
+        Ok(())
     }
 }
