@@ -181,7 +181,7 @@ fn enter(registry: &Registry, call: ToolCall, span: Option<&tracing::Span>) -> C
                 exec.arguments.to_string().as_str(),
             );
         }
-        exec.span = span.clone();
+        exec.span = Some(Box::new(span.clone()));
     }
     Call {
         snap,

@@ -75,8 +75,10 @@ fn checked_success(
     let def = tool.definition();
     // The value sent is the one published: a `null` the validator reads as an omitted
     // optional property is left out (see `validate_output`).
-    let validating =
-        (!exec.span.is_none()).then(|| tracing::info_span!("validate_output").entered());
+    let validating = exec
+        .span
+        .is_some()
+        .then(|| tracing::info_span!("validate_output").entered());
     let value = match validate_definition_output(def, value) {
         Ok(v) => v,
         Err(violations) => return invalid_output(name, violations.joined()),

@@ -71,7 +71,7 @@ impl Call {
     /// Whether a subscriber traces the call (its `execute_tool` span is enabled): the
     /// stages open spans of their own only then.
     pub(super) fn traced(&self) -> bool {
-        !self.exec.span.is_none()
+        self.exec.span.is_some()
     }
 
     /// The caller's token (made now if the caller gave none).

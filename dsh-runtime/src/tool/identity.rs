@@ -103,8 +103,9 @@ pub struct CallIdentity {
     /// The registry's job runtime, if it has one (see [`ToolContext::jobs`]).
     pub(crate) jobs: Option<JobRuntime>,
     /// The call's `execute_tool` span; none when nothing traces the call (see
-    /// [`CallIdentity::span`]).
-    pub(crate) span: tracing::Span,
+    /// [`CallIdentity::span`]). Boxed: an untraced call's identity only grows by a null
+    /// pointer.
+    pub(crate) span: Option<Box<tracing::Span>>,
 }
 
 impl CallIdentity {
@@ -160,7 +161,7 @@ impl CallIdentity {
             side: SideChannel::default(),
             cancel: token,
             jobs: None,
-            span: tracing::Span::none(),
+            span: None,
         }
     }
 
@@ -170,7 +171,8 @@ impl CallIdentity {
     /// an imported tool) records its attributes on this one instead: the span declares
     /// `mcp.method.name` and `mcp.protocol.version` for that, unset until then.
     pub fn span(&self) -> &tracing::Span {
-        &self.span
+        static DISABLED: tracing::Span = tracing::Span::none();
+        self.span.as_deref().unwrap_or(&DISABLED)
     }
 
     /// Whether [`CallIdentity::arguments`] holds the caller's arguments. It is `false` only
