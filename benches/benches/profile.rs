@@ -10,8 +10,12 @@
 //! Contenders: `ours_text`, `ours_value`, `floor_text`, `rmcp_router` (a clone of the parsed
 //! map), `rmcp_router_text` (parsing the raw text first), `parse` (the snapshot alone),
 //! `validate` (validating the snapshot against the tool's parameter schema),
-//! `serde_value` (`serde_json::Value` from the text). Without arguments
-//! (as under `cargo bench`) it runs nothing.
+//! `serde_value` (`serde_json::Value` from the text), and `mcp_ours` / `mcp_rmcp`: one
+//! `tools/call` round trip through rmcp's client over a Unix socket pair to our
+//! `McpServer` / to rmcp's `#[tool_router]` server (as the `mcp` bench, but on a
+//! current-thread runtime, so client, server and transport run on this thread and the
+//! count is repeatable; the kernel's share of the socket I/O is not counted). Without
+//! arguments (as under `cargo bench`) it runs nothing.
 //!
 //! With `DSH_PROFILE_SUBSCRIBER=otel` the calls run under dsh-otel's layers (each span
 //! built and sampled by an OpenTelemetry SDK tracer with no exporter): the cost of
@@ -46,6 +50,10 @@ fn main() {
     let _traced =
         (std::env::var("DSH_PROFILE_SUBSCRIBER").as_deref() == Ok("otel")).then(install_otel);
     let (registry, _registrations) = registry();
+    if let Some(contender) = who.strip_prefix("mcp_") {
+        mcp_round_trips(registry, case, contender, n);
+        return;
+    }
     let parts = CallParts::new(case);
     let frozen = Arc::new(dsh_runtime::json::parse(case.text).expect("snapshot"));
     let server = RmcpServer::new();
@@ -123,4 +131,43 @@ fn install_otel() -> (
     let subscriber = tracing_subscriber::registry().with(dsh_otel::layers(&tracer, &meter));
     tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
     (tracer, meter)
+}
+
+/// `n` sequential `tools/call`s of `case` through rmcp's client, to our server
+/// (`contender` "ours") or rmcp's ("rmcp"), after one checked call.
+fn mcp_round_trips(
+    registry: dsh_runtime::Registry,
+    case: &common::Case,
+    contender: &str,
+    n: usize,
+) {
+    use rmcp::ServiceExt as _;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let ours = dsh_mcp::McpServer::new(registry);
+    let _in_runtime = rt.enter();
+    let (server_end, client_end) = tokio::net::UnixStream::pair().expect("socket pair");
+    let _server = match contender {
+        "ours" => rt.spawn(async move {
+            let _ = ours.serve(server_end).await;
+        }),
+        "rmcp" => rt.spawn(async move {
+            if let Ok(running) = RmcpServer::new().serve(server_end).await {
+                let _ = running.waiting().await;
+            }
+        }),
+        other => panic!("unknown contender mcp_{other}"),
+    };
+    let client = rt.block_on(().serve(client_end)).expect("client handshake");
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_str(case.text) else {
+        panic!("inputs are objects");
+    };
+    let params = rmcp_params(case.tool, map);
+    let check = rt.block_on(client.call_tool(params.clone())).expect("call");
+    assert_ne!(check.is_error, Some(true), "{contender}: {check:?}");
+    for _ in 0..n {
+        black_box(rt.block_on(client.call_tool(params.clone())).expect("call"));
+    }
 }
