@@ -17,9 +17,27 @@
 //!   read-only tool also states `destructiveHint: false`). An undeclared hint keeps the
 //!   protocol's cautious default (destructive, not idempotent, open world), so a client
 //!   is never told a tool is safer than its author said.
+//!
+//! A tool imported from another server ([`crate::import_from`]) is re-served as that
+//! server published it where the definition cannot say so:
+//!
+//! - its `annotations` carry the server's hints as given (an absent one stays absent,
+//!   `readOnlyHint` stated as for every tool), except a `destructiveHint: true` next to
+//!   `readOnlyHint: true`, which is left out (the hint means something only for a tool
+//!   that is not read-only);
+//! - without an output schema upstream, it publishes none. Its canonical value is the
+//!   upstream result's content array, the protocol's own encoding of its content, so a
+//!   wrapping schema would only invent a `structuredContent` the upstream never sent
+//!   (and make the next importer read the content as JSON). Its results carry the
+//!   content blocks as they came, and no `structuredContent`.
 
 use dsh_providers::export::{self, Target};
-use dsh_runtime::ToolDefinition;
+use dsh_runtime::cards::{CallView, ResultSummary, ResultView};
+use dsh_runtime::content::ContentBlock;
+use dsh_runtime::json::Value as JsonValue;
+use dsh_runtime::{
+    BodyOutcome, BoxFuture, DynTool, ErasedTool, RawTool, ToolContext, ToolDefinition, ToolError,
+};
 use rmcp::model::Tool;
 use serde_json::Value;
 
@@ -42,6 +60,10 @@ pub struct McpTool {
     pub tool: Tool,
     /// Whether canonical values are sent wrapped as `{"result": value}`.
     pub wraps_output: bool,
+    /// Whether the tool publishes an `outputSchema` and its results carry the canonical
+    /// value as `structuredContent`: always, except for an imported tool whose server
+    /// published no output schema (see the module docs).
+    pub structured: bool,
     /// Whether a call may run as a task (the definition's
     /// [`task_support`](ToolDefinition::task_support)): the server materializes a task
     /// for a task-capable tool when the client declared the tasks extension.
@@ -105,9 +127,91 @@ pub fn mcp_tool(def: &ToolDefinition) -> Result<McpTool, NotPublished> {
     Ok(McpTool {
         tool,
         wraps_output: export::mcp_output_is_wrapped(&def.output, TARGET),
+        structured: true,
         task_support: def.task_support,
         task_after_input: def.task_after_input,
     })
+}
+
+/// [`mcp_tool`] for a registered tool: an imported tool ([`Imported`]) is published with
+/// its server's hints, and without `outputSchema` when its server published none (see
+/// the module docs).
+pub(crate) fn mcp_tool_of(tool: &DynTool) -> Result<McpTool, NotPublished> {
+    let mut published = mcp_tool(tool.definition())?;
+    let erased: &dyn std::any::Any = tool.erased();
+    if let Some(imported) = erased.downcast_ref::<Imported>() {
+        if !imported.structured {
+            published.tool.output_schema = None;
+            published.wraps_output = false;
+            published.structured = false;
+        }
+        let annotations = published.tool.annotations.get_or_insert_default();
+        let hints = &imported.hints;
+        annotations.read_only_hint = Some(hints.read_only_hint.unwrap_or(false));
+        annotations.destructive_hint = hints.destructive_hint;
+        annotations.idempotent_hint = hints.idempotent_hint;
+        annotations.open_world_hint = hints.open_world_hint;
+        if annotations.read_only_hint == Some(true) {
+            // Meaningless next to `readOnlyHint: true`; a `true` would contradict it.
+            annotations.destructive_hint = annotations.destructive_hint.filter(|d| !d);
+        }
+    }
+    Ok(published)
+}
+
+/// A tool imported from an MCP server ([`crate::import_from`]): the registry runs the
+/// wrapped tool, and a dsh-mcp server re-serving it publishes the server's own hints
+/// (which the registry's booleans cannot all tell from the protocol's defaults) and,
+/// when the server published no output schema, none either, its results then without
+/// `structuredContent` (see the module docs).
+pub(crate) struct Imported {
+    /// The tool as the registry runs it.
+    pub(crate) tool: RawTool,
+    /// Whether the server published an output schema.
+    pub(crate) structured: bool,
+    /// The server's hints, absent ones left absent.
+    pub(crate) hints: rmcp::model::ToolAnnotations,
+}
+
+impl ErasedTool for Imported {
+    fn definition(&self) -> &ToolDefinition {
+        self.tool.definition()
+    }
+    fn call_json<'a>(&'a self, args: &'a JsonValue, cx: ToolContext) -> BoxFuture<'a, BodyOutcome> {
+        self.tool.call_json(args, cx)
+    }
+    fn call_body<'a>(&'a self, args: &'a JsonValue, cx: ToolContext) -> BoxFuture<'a, BodyOutcome> {
+        self.tool.call_body(args, cx)
+    }
+    fn render(&self, args: &JsonValue, value: &JsonValue) -> Result<Vec<ContentBlock>, ToolError> {
+        self.tool.render(args, value)
+    }
+    fn is_concurrency_safe(&self, args: &JsonValue) -> bool {
+        self.tool.is_concurrency_safe(args)
+    }
+    fn present_call(&self, args: &JsonValue) -> Option<CallView> {
+        self.tool.present_call(args)
+    }
+    fn present_result(&self, args: &JsonValue, result: &ResultSummary) -> Option<ResultView> {
+        self.tool.present_result(args, result)
+    }
+    fn presentation_meta(
+        &self,
+        args: &JsonValue,
+        value: &JsonValue,
+    ) -> Result<Option<JsonValue>, ToolError> {
+        self.tool.presentation_meta(args, value)
+    }
+    fn finalize_content(
+        &self,
+        args: &JsonValue,
+        content: &[ContentBlock],
+    ) -> Option<Vec<ContentBlock>> {
+        self.tool.finalize_content(args, content)
+    }
+    fn overridden_hooks(&self) -> u8 {
+        self.tool.overridden_hooks()
+    }
 }
 
 /// A lossless JSON value as `serde_json` (numbers beyond `f64`/`u64`/`i64` are carried as
@@ -121,8 +225,8 @@ pub(crate) fn to_serde(value: &dsh_runtime::json::Value) -> Value {
 /// [`crate::content`]), then each context as
 /// a text block marked with [`CONTEXT_META_KEY`]; on success the
 /// canonical value as `structuredContent` (wrapped when the tool's output is not an
-/// object, see the module docs); on failure `isError: true` with the registry's
-/// `Error: <message>` text.
+/// object; none for a tool published without an output schema, see the module docs); on
+/// failure `isError: true` with the registry's `Error: <message>` text.
 pub(crate) fn to_mcp_result(
     result: &dsh_runtime::ToolResult,
     tool: Option<&McpTool>,
@@ -144,7 +248,9 @@ pub(crate) fn to_mcp_result(
         return rmcp::model::CallToolResult::error(content);
     }
     let mut out = rmcp::model::CallToolResult::success(content);
-    if let Some(value) = result.value() {
+    if let Some(value) = result.value()
+        && tool.is_none_or(|t| t.structured)
+    {
         let value = to_serde(value);
         out.structured_content = Some(match tool {
             Some(tool) => tool.structured_content(value),

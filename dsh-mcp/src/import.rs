@@ -16,7 +16,10 @@
 //!
 //! The canonical value of an imported call is the server's `structuredContent` when the
 //! tool publishes an output schema, and otherwise the result's `content` array as the
-//! protocol encodes it (rendered back to text and image blocks). An output schema that is
+//! protocol encodes it (rendered back to text and image blocks). Served again by a
+//! dsh-mcp server, an imported tool keeps its server's hints, and one without an output
+//! schema publishes none either and sends its content blocks as they came, without
+//! `structuredContent` (see [`crate::definition`]). An output schema that is
 //! exactly the wrapping a dsh-mcp server publishes for a non-object output
 //! (`{"type":"object","properties":{"result":S},"required":["result"],"additionalProperties":false}`
 //! with `S` not an object schema, see [`crate::definition`]) is imported as `S`, and the
@@ -43,7 +46,7 @@ use rmcp::{Peer, RoleClient};
 use serde_json::{Value, json};
 
 use crate::client::relay::{self, ClientRelay};
-use crate::definition::{CONTEXT_META_KEY, RESULT_KEY};
+use crate::definition::{CONTEXT_META_KEY, Imported as ImportedTool, RESULT_KEY};
 
 /// The code of an imported call whose result had `isError: true`.
 pub const MCP_TOOL_ERROR: &str = "MCP_TOOL_ERROR";
@@ -266,12 +269,7 @@ fn import_tool(
         },
     )?;
     let hints = tool.annotations.unwrap_or_default();
-    let mut annotations = ToolAnnotations::default();
-    // Absent hints take the protocol's defaults.
-    annotations.read_only = hints.read_only_hint.unwrap_or(false);
-    annotations.destructive = hints.destructive_hint.unwrap_or(true);
-    annotations.idempotent = hints.idempotent_hint.unwrap_or(false);
-    annotations.open_world = hints.open_world_hint.unwrap_or(true);
+    let annotations = imported_annotations(&hints);
     let mut raw = raw
         .with_annotations(annotations)
         .with_concurrency_safe(annotations.read_only)
@@ -280,7 +278,24 @@ fn import_tool(
     if !structured {
         raw = raw.with_render(|_args, value| Ok(render_content(value)));
     }
-    Ok(DynTool::new(raw))
+    // Re-served with the server's hints, and without an output schema where it had none.
+    Ok(DynTool::new(ImportedTool {
+        tool: raw,
+        structured,
+        hints,
+    }))
+}
+
+/// The registry's hints for a server's: each as given, an absent one the protocol's
+/// default. `destructiveHint` means something only for a tool that is not read-only, so
+/// a read-only tool is not destructive whatever the server said.
+fn imported_annotations(hints: &rmcp::model::ToolAnnotations) -> ToolAnnotations {
+    let mut annotations = ToolAnnotations::default();
+    annotations.read_only = hints.read_only_hint.unwrap_or(false);
+    annotations.destructive = !annotations.read_only && hints.destructive_hint.unwrap_or(true);
+    annotations.idempotent = hints.idempotent_hint.unwrap_or(false);
+    annotations.open_world = hints.open_world_hint.unwrap_or(true);
+    annotations
 }
 
 /// The rounds of `InputRequiredResult` one imported call may go through (2026-07-28).

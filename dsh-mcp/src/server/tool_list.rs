@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use dsh_runtime::{AgentScopeId, DynTool, Registry};
 
 use super::Shared;
-use crate::definition::{McpTool, mcp_tool};
+use crate::definition::{McpTool, mcp_tool_of};
 use crate::util::lock;
 
 /// Names and definition addresses of a view's tools: whether two lists publish the same
@@ -85,7 +85,7 @@ pub(crate) fn build_list(
                 .then(|| r.tools[i].clone())
                 .flatten()
         });
-        let published = shared.or_else(|| match mcp_tool(tool.definition()) {
+        let published = shared.or_else(|| match mcp_tool_of(tool) {
             Ok(t) => Some(Arc::new(t)),
             Err(e) => {
                 tracing::warn!("{e}");

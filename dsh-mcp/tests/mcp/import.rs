@@ -411,3 +411,185 @@ async fn imported_results_keep_their_message_value_and_notes() {
     assert_eq!(r.text(), direct.text());
     client.cancel().await.unwrap();
 }
+
+/// An upstream server whose hints and outputs a dsh-mcp server re-serves after an import.
+#[derive(Clone)]
+struct Upstream;
+
+#[tool_router]
+impl Upstream {
+    /// Look at something: a text and an image, no output schema. Read-only, with a
+    /// `destructiveHint` that means nothing next to it.
+    #[rmcp::tool(annotations(read_only_hint = true, destructive_hint = true))]
+    async fn look(&self, Parameters(_): Parameters<Nothing>) -> Result<CallToolResult, ErrorData> {
+        Ok(CallToolResult::success(vec![
+            ContentBlock::text("a red square"),
+            ContentBlock::image("iVBORw0KGgo=", "image/png"),
+        ]))
+    }
+
+    /// Add two integers (an output schema).
+    #[rmcp::tool(annotations(
+        read_only_hint = false,
+        destructive_hint = false,
+        idempotent_hint = true,
+        open_world_hint = false
+    ))]
+    async fn add(&self, Parameters(args): Parameters<SumArgs>) -> Json<SumOut> {
+        Json(SumOut {
+            sum: args.a + args.b,
+        })
+    }
+}
+
+#[tool_handler]
+impl ServerHandler for Upstream {
+    fn get_info(&self) -> rmcp::model::ServerConfig {
+        rmcp::model::ServerConfig::new(
+            rmcp::model::ServerCapabilities::builder()
+                .enable_tools()
+                .build(),
+        )
+    }
+}
+
+/// The first hop: `Upstream` imported into a registry served by dsh-mcp, and a client of
+/// that server (with the upstream client, which must stay open).
+async fn reserved_upstream() -> (dsh_mcp::McpClient, dsh_mcp::McpClient) {
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let running = Upstream.serve(server_io).await.expect("upstream handshake");
+        let _ = running.waiting().await;
+    });
+    let upstream = dsh_mcp::ClientBuilder::new("hop-1", "0")
+        .connect(client_io)
+        .await
+        .expect("upstream client handshake");
+    let imported = dsh_mcp::import_from(&upstream, &dsh_mcp::ImportOptions::new())
+        .await
+        .unwrap();
+    assert!(imported.rejected.is_empty(), "{:?}", imported.rejected);
+    let middle = Registry::new();
+    for tool in imported.tools {
+        // Registered until unregistered: the handle may go.
+        let _ = middle.register_dyn(tool).unwrap();
+    }
+    let server = McpServer::new(middle);
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move { server.serve(server_io).await });
+    let reserved = dsh_mcp::ClientBuilder::new("hop-2", "0")
+        .connect(client_io)
+        .await
+        .expect("re-served client handshake");
+    (upstream, reserved)
+}
+
+fn listed<'a>(tools: &'a [rmcp::model::Tool], name: &str) -> &'a rmcp::model::Tool {
+    tools
+        .iter()
+        .find(|t| t.name == name)
+        .unwrap_or_else(|| panic!("{name} is listed"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_re_served_import_keeps_content_as_content_and_schemas_as_published() {
+    let (upstream, reserved) = reserved_upstream().await;
+    let tools = reserved.peer().list_all_tools().await.unwrap();
+
+    // No output schema upstream: none re-served, and no structuredContent invented.
+    let look = listed(&tools, "look");
+    assert_eq!(look.output_schema, None);
+    let answer = reserved
+        .peer()
+        .call_tool(rmcp::model::CallToolRequestParams::new("look"))
+        .await
+        .unwrap();
+    assert_eq!(answer.structured_content, None);
+    assert_eq!(
+        serde_json::to_value(&answer.content).unwrap(),
+        json!([
+            {"type": "text", "text": "a red square"},
+            {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+        ])
+    );
+    // An output schema upstream: re-served, with its structured content.
+    let add = listed(&tools, "add");
+    let schema = serde_json::Value::Object((*add.output_schema.clone().unwrap()).clone());
+    assert_eq!(schema["properties"]["sum"]["type"], "integer", "{schema}");
+    let answer = reserved
+        .peer()
+        .call_tool(
+            rmcp::model::CallToolRequestParams::new("add")
+                .with_arguments(json!({"a": 2, "b": 3}).as_object().unwrap().clone()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(answer.structured_content, Some(json!({"sum": 5})));
+
+    // The second hop reads the text as text and the value as the first hop did.
+    let imported = dsh_mcp::import_from(&reserved, &dsh_mcp::ImportOptions::new())
+        .await
+        .unwrap();
+    assert!(imported.rejected.is_empty(), "{:?}", imported.rejected);
+    let last = Registry::new();
+    let _regs: Vec<_> = imported
+        .tools
+        .into_iter()
+        .map(|t| last.register_dyn(t).unwrap())
+        .collect();
+    let r = last.execute(ToolCall::new("1", "look", "{}")).await;
+    assert!(r.is_success(), "{:?}", r.message());
+    assert_eq!(r.text(), "a red square");
+    let content = serde_json::to_value(r.content()).unwrap();
+    assert_eq!(content[1]["type"], "image", "{content}");
+    assert_eq!(
+        serde_json::to_value(r.value().unwrap()).unwrap(),
+        json!([
+            {"type": "text", "text": "a red square"},
+            {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+        ])
+    );
+    let r = last
+        .execute(ToolCall::new("2", "add", r#"{"a":2,"b":3}"#))
+        .await;
+    assert_eq!(
+        serde_json::to_value(r.value().unwrap()).unwrap(),
+        json!({"sum": 5})
+    );
+    reserved.cancel().await.unwrap();
+    upstream.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_re_served_import_keeps_the_upstream_hints_consistent() {
+    let (upstream, reserved) = reserved_upstream().await;
+    let tools = reserved.peer().list_all_tools().await.unwrap();
+
+    // Read-only upstream: read-only, and no destructive hint (the upstream's
+    // `destructiveHint: true` means nothing next to `readOnlyHint: true`).
+    let look = listed(&tools, "look").annotations.clone().unwrap();
+    assert_eq!(look.read_only_hint, Some(true));
+    assert_eq!(look.destructive_hint, None, "{look:?}");
+
+    // Every hint of a tool that is not read-only as the upstream gave it, `false`s
+    // included (absent, they would read as the protocol's defaults).
+    let add = listed(&tools, "add").annotations.clone().unwrap();
+    assert_eq!(add.read_only_hint, Some(false));
+    assert_eq!(add.destructive_hint, Some(false));
+    assert_eq!(add.idempotent_hint, Some(true));
+    assert_eq!(add.open_world_hint, Some(false));
+
+    // The registry's own view agrees: read-only is not destructive.
+    let imported = dsh_mcp::import_from(&reserved, &dsh_mcp::ImportOptions::new())
+        .await
+        .unwrap();
+    let look = imported
+        .tools
+        .iter()
+        .find(|t| t.definition().name == "look")
+        .unwrap();
+    assert!(look.definition().annotations.read_only);
+    assert!(!look.definition().annotations.destructive);
+    reserved.cancel().await.unwrap();
+    upstream.cancel().await.unwrap();
+}
