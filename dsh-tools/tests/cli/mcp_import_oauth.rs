@@ -55,7 +55,8 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
 }
 
 /// The OAuth flags that cannot work are refused before any connection, naming what is
-/// missing; a server that cannot be reached is named with its flag.
+/// missing (a remote server, for any of them); a server that cannot be reached is named
+/// with its flag.
 #[test]
 fn oauth_flags_that_cannot_work_are_errors_naming_what_is_missing() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -108,6 +109,44 @@ fn oauth_flags_that_cannot_work_are_errors_naming_what_is_missing() {
         "{stderr}"
     );
     assert!(!stderr.contains("--mcp-oauth"), "{stderr}");
+
+    // An OAuth flag without a remote server is a usage error naming it, not ignored,
+    // with `--mcp` servers too (they are never authorized).
+    let (code, stderr) = run(&["--mcp-oauth-scopes", "a b"], &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        "error: --mcp-oauth-scopes needs --mcp-http URL (or --mcp-http-deferred URL): \
+         OAuth authorizes the import of a remote MCP server, and none is named"
+    );
+    let (code, stderr) = run(
+        &[
+            "--mcp",
+            "no-such-server",
+            "--mcp-oauth",
+            "--mcp-oauth-token-file",
+            "t.json",
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "error: --mcp-oauth, --mcp-oauth-token-file need --mcp-http URL (or \
+             --mcp-http-deferred URL)"
+        ),
+        "{stderr}"
+    );
+    // With `--mcp-http-deferred`, the flags are taken (the connection then fails).
+    let (code, stderr) = run(
+        &["--mcp-http-deferred", &url, "--mcp-oauth-scopes", "a"],
+        &[],
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("error: --mcp-http-deferred {url:?}: ")),
+        "{stderr}"
+    );
 }
 
 /// Every import flag has its help text.

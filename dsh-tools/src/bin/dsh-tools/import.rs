@@ -115,18 +115,52 @@ impl ImportArgs {
     pub(crate) fn files_mut(&mut self) -> Vec<&mut PathBuf> {
         self.oauth.token_file.iter_mut().collect()
     }
+
+    /// Refuse flags that cannot take effect: an OAuth flag without a remote server to
+    /// authorize with (`--mcp-http` or `--mcp-http-deferred`).
+    ///
+    /// # Errors
+    ///
+    /// The message, naming the flags given.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        let given = self.oauth.given();
+        if given.is_empty() || !self.mcp_http.is_empty() || !self.mcp_http_deferred.is_empty() {
+            return Ok(());
+        }
+        let (flags, verb) = match given.as_slice() {
+            [one] => ((*one).to_string(), "needs"),
+            many => (many.join(", "), "need"),
+        };
+        Err(format!(
+            "{flags} {verb} --mcp-http URL (or --mcp-http-deferred URL): OAuth authorizes \
+             the import of a remote MCP server, and none is named"
+        ))
+    }
 }
 
 impl OAuthArgs {
+    /// The OAuth flags given, in the order of the help.
+    fn given(&self) -> Vec<&'static str> {
+        [
+            (self.enabled, "--mcp-oauth"),
+            (self.client_id.is_some(), "--mcp-oauth-client-id"),
+            (
+                self.client_secret_env.is_some(),
+                "--mcp-oauth-client-secret-env",
+            ),
+            (self.grant.is_some(), "--mcp-oauth-grant"),
+            (self.scopes.is_some(), "--mcp-oauth-scopes"),
+            (self.token_file.is_some(), "--mcp-oauth-token-file"),
+            (self.timeout.is_some(), "--mcp-oauth-timeout"),
+        ]
+        .into_iter()
+        .filter_map(|(given, flag)| given.then_some(flag))
+        .collect()
+    }
+
     /// Whether any OAuth flag was given.
     fn wanted(&self) -> bool {
-        self.enabled
-            || self.client_id.is_some()
-            || self.client_secret_env.is_some()
-            || self.grant.is_some()
-            || self.scopes.is_some()
-            || self.token_file.is_some()
-            || self.timeout.is_some()
+        !self.given().is_empty()
     }
 
     /// The client's secret, read from the environment variable named.

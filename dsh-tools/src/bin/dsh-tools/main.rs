@@ -31,7 +31,7 @@
 //!
 //! `--mcp 'CMD ARGS'` and `--mcp-http URL` (repeatable, any command) add an external
 //! MCP server's tools; `--mcp-oauth*` authorize with a remote server that requires
-//! OAuth 2.1 (see the `import` module).
+//! OAuth 2.1 (see the `import` module), and without `--mcp-http` are a usage error.
 //!
 //! Exit status: 0 on success; 2 when the request itself is wrong (usage errors, ARGS that
 //! are not JSON, an unknown tool, arguments that fail the schema: `UNKNOWN_TOOL`,
@@ -261,10 +261,14 @@ fn main() -> ExitCode {
     code
 }
 
-/// Before any thread exists: anchor the CLI's own file arguments where the command was
-/// run, change to the root, make the host, and read `call NAME -`'s arguments from
+/// Before any thread exists: refuse import flags that cannot take effect, anchor the
+/// CLI's own file arguments where the command was run, change to the root, make the host, and read `call NAME -`'s arguments from
 /// standard input. `Err`: the exit status to stop with (the error printed).
 fn prepare(cli: &mut Cli) -> Result<Host, ExitCode> {
+    if let Err(e) = cli.imports.check() {
+        eprintln!("error: {e}");
+        return Err(ExitCode::from(USAGE));
+    }
     // File arguments of the CLI itself (not of tool calls), the files of server options
     // among them, are relative to where the command was run, not to the root.
     match std::env::current_dir() {
