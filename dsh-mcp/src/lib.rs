@@ -209,6 +209,8 @@ mod content;
 pub mod definition;
 mod identity;
 mod import;
+#[cfg(feature = "otel")]
+mod propagation;
 pub mod protocol;
 mod server;
 pub mod store;

@@ -290,7 +290,7 @@ fn trace_context() -> serde_json::Map<String, Value> {
     let mut carrier = serde_json::Map::new();
     #[cfg(feature = "otel")]
     if !tracing::Span::current().is_disabled() {
-        crate::server::trace::propagation::inject(&mut carrier);
+        crate::propagation::inject(&mut carrier);
     }
     carrier
 }
@@ -307,7 +307,7 @@ fn forwarded_span(tool: &str, trace: &serde_json::Map<String, Value>) -> tracing
     );
     #[cfg(feature = "otel")]
     if !span.is_disabled() {
-        crate::server::trace::propagation::set_parent(&span, trace);
+        crate::propagation::set_parent(&span, trace);
     }
     let _ = trace;
     span

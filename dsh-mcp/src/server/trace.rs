@@ -38,6 +38,13 @@ fn transport(context: &RequestContext<RoleServer>) -> &'static str {
     "pipe"
 }
 
+/// The peer address of the connection a request came on, in the HTTP request's
+/// extensions (for `client.address`; the transport sets it only while some subscriber
+/// may trace).
+#[cfg(feature = "http")]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PeerAddr(pub(crate) std::net::SocketAddr);
+
 /// The HTTP request a request came in, if it came over HTTP.
 #[cfg(feature = "http")]
 fn http_parts(context: &RequestContext<RoleServer>) -> Option<&axum::http::request::Parts> {
@@ -106,10 +113,7 @@ impl Addresses {
         let Some(parts) = http_parts(context) else {
             return Addresses::default();
         };
-        let peer = parts
-            .extensions
-            .get::<crate::transport::http::PeerAddr>()
-            .map(|p| p.0);
+        let peer = parts.extensions.get::<PeerAddr>().map(|p| p.0);
         let authority = parts
             .headers
             .get(axum::http::header::HOST)
@@ -184,7 +188,7 @@ pub(crate) fn server_span(
     }
     record_addresses(&span, &Addresses::of(context));
     #[cfg(feature = "otel")]
-    propagation::set_parent(&span, &context.meta.0);
+    crate::propagation::set_parent(&span, &context.meta.0);
     span
 }
 
@@ -317,9 +321,9 @@ where
         // The request's parent: this span, or (none opened) the current one, inside
         // the outer call's.
         if span.is_disabled() {
-            propagation::inject(&mut meta.0.0);
+            crate::propagation::inject(&mut meta.0.0);
         } else {
-            span.in_scope(|| propagation::inject(&mut meta.0.0));
+            span.in_scope(|| crate::propagation::inject(&mut meta.0.0));
         }
         params
     };
@@ -345,54 +349,4 @@ where
         error.type = error.as_deref(),
     );
     out
-}
-
-/// W3C trace context (and baggage) in a request's `params._meta` (SEP-414), through the
-/// global propagator (`opentelemetry::global::set_text_map_propagator`; dsh-otel's
-/// `init` installs the W3C one).
-#[cfg(feature = "otel")]
-pub(crate) mod propagation {
-    use opentelemetry::propagation::{Extractor, Injector};
-    use serde_json::{Map, Value};
-    use tracing::Span;
-    use tracing_opentelemetry::OpenTelemetrySpanExt as _;
-
-    /// A request's `_meta` read as a carrier.
-    struct Meta<'a>(&'a Map<String, Value>);
-
-    impl Extractor for Meta<'_> {
-        fn get(&self, key: &str) -> Option<&str> {
-            self.0.get(key).and_then(Value::as_str)
-        }
-
-        fn keys(&self) -> Vec<&str> {
-            self.0.keys().map(String::as_str).collect()
-        }
-    }
-
-    /// A request's `_meta` written as a carrier.
-    struct MetaMut<'a>(&'a mut Map<String, Value>);
-
-    impl Injector for MetaMut<'_> {
-        fn set(&mut self, key: &str, value: String) {
-            self.0.insert(key.to_owned(), Value::String(value));
-        }
-    }
-
-    /// Parent `span` on the trace context of `meta`, if it carries one.
-    pub(crate) fn set_parent(span: &Span, meta: &Map<String, Value>) {
-        if !meta.contains_key("traceparent") {
-            return;
-        }
-        let cx = opentelemetry::global::get_text_map_propagator(|p| p.extract(&Meta(meta)));
-        let _ = span.set_parent(cx);
-    }
-
-    /// Write the current span's trace context into a request's `meta`.
-    pub(crate) fn inject(meta: &mut Map<String, Value>) {
-        let cx = Span::current().context();
-        opentelemetry::global::get_text_map_propagator(|p| {
-            p.inject_context(&cx, &mut MetaMut(meta));
-        });
-    }
 }

@@ -163,7 +163,9 @@ impl hyper::service::Service<Incoming> for Counting {
         let counted = InRequest::begin(&self.conn);
         // For the server span's `client.address`: only while a subscriber may want it.
         if tracing::level_enabled!(tracing::Level::INFO) {
-            request.extensions_mut().insert(super::PeerAddr(self.peer));
+            request
+                .extensions_mut()
+                .insert(crate::server::trace::PeerAddr(self.peer));
         }
         let response = self.inner.call(request);
         Box::pin(async move {

@@ -26,11 +26,6 @@ use tokio_util::sync::CancellationToken;
 use crate::McpServer;
 use endpoint::{BodyLimits, Origins, Steps, endpoint};
 
-/// The peer address of the connection a request came on, in the request's extensions
-/// (for the server span's `client.address`; set only while some subscriber may trace).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct PeerAddr(pub(crate) SocketAddr);
-
 /// How [`serve_http`] listens.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
