@@ -361,3 +361,212 @@ async fn redirect_to_another_origin_names_both_urls() {
         Ok(_) => panic!("the connection followed the redirect"),
     }
 }
+
+/// Whose scopes the step-up authorization server grants.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Grants {
+    /// The scopes the token request asks for.
+    Asked,
+    /// Always `profile`, whatever is asked.
+    ProfileOnly,
+}
+
+/// The step-up setting: a dsh-mcp server where `reveal` needs `tools:exec` (a 403
+/// `insufficient_scope` naming it otherwise), and its authorization server, which signs
+/// tokens with the test issuer's key for the client credentials grant.
+struct StepUp {
+    http: dsh_mcp::HttpServer,
+    /// The `scope` of every token request, in order.
+    asked: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+/// The tags `reveal` ran with.
+static REVEALED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+fn revealed(tag: &str) -> bool {
+    REVEALED.lock().unwrap().iter().any(|t| t == tag)
+}
+
+/// Needs `tools:exec`; records its tag.
+#[dsh_runtime::tool]
+async fn reveal(tag: String) -> Result<String, dsh_runtime::ToolError> {
+    REVEALED.lock().unwrap().push(tag.clone());
+    Ok(format!("revealed {tag}"))
+}
+
+/// A `tools/call` of `reveal` with this tag.
+fn reveal_call(tag: &str) -> rmcp::model::CallToolRequestParams {
+    let args = json!({ "tag": tag });
+    rmcp::model::CallToolRequestParams::new("reveal")
+        .with_arguments(args.as_object().unwrap().clone())
+}
+
+/// One member of an `application/x-www-form-urlencoded` body, decoded.
+fn form_value(body: &str, key: &str) -> Option<String> {
+    let raw = body
+        .split('&')
+        .find_map(|pair| pair.strip_prefix(key)?.strip_prefix('='))?;
+    let bytes = raw.replace('+', " ").into_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+async fn serve_step_up(grants: Grants) -> StepUp {
+    use crate::common::keys::{claims, fixture, fixture_text, issuer_key, sign};
+
+    let (listener, base) = listener().await;
+    let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let audience = Arc::new(std::sync::OnceLock::<String>::new());
+    let metadata = json!({
+        "issuer": base,
+        "token_endpoint": format!("{base}/token"),
+        "authorization_endpoint": format!("{base}/authorize"),
+        "jwks_uri": format!("{base}/jwks"),
+        "token_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic"],
+        "grant_types_supported": ["client_credentials"],
+        "response_types_supported": ["code"],
+    });
+    let token = {
+        let (asked, audience, issuer) = (asked.clone(), audience.clone(), base.clone());
+        move |body: String| {
+            let scope = form_value(&body, "scope").unwrap_or_default();
+            asked.lock().unwrap().push(scope.clone());
+            let granted = match grants {
+                Grants::Asked => scope,
+                Grants::ProfileOnly => "profile".to_string(),
+            };
+            let mut claims = claims(audience.get().unwrap(), "svc", &granted);
+            claims["iss"] = json!(issuer);
+            let access = sign(
+                &claims,
+                jsonwebtoken::Algorithm::RS256,
+                Some("k1"),
+                &issuer_key(),
+            );
+            let answer = json!({
+                "access_token": access,
+                "token_type": "Bearer",
+                "expires_in": 600,
+                "scope": granted,
+            });
+            async move { json_response(StatusCode::OK, &answer) }
+        }
+    };
+    let router = axum::Router::new()
+        .route(
+            "/.well-known/oauth-authorization-server",
+            get(move || {
+                let metadata = metadata.clone();
+                async move { json_response(StatusCode::OK, &metadata) }
+            }),
+        )
+        .route(
+            "/jwks",
+            get(|| async {
+                json_response(
+                    StatusCode::OK,
+                    &serde_json::from_str(&fixture_text("jwks.json")).unwrap(),
+                )
+            }),
+        )
+        .route("/token", post(token));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+
+    let registry = dsh_runtime::Registry::new();
+    let _ = registry.register(Reveal).unwrap();
+    let server = dsh_mcp::McpServer::new(registry)
+        .with_tool_scopes(dsh_mcp::ToolScopes::new().tool("reveal", "tools:exec"));
+    let oauth = dsh_mcp::oauth::OAuthOptions::new(base)
+        .jwks(dsh_mcp::oauth::JwksSource::File(fixture("jwks.json")))
+        .scopes(["profile"]);
+    let http = dsh_mcp::serve_http(&server, dsh_mcp::HttpOptions::default().oauth(oauth))
+        .await
+        .unwrap();
+    audience.set(http.url()).unwrap();
+    StepUp { http, asked }
+}
+
+/// The client credentials client of the step-up tests, asking for `profile` first.
+fn step_up_client() -> OAuthConfig {
+    OAuthConfig::client_credentials("svc", "svc-secret").scopes(["profile"])
+}
+
+/// A call answered 403 `insufficient_scope` gets a new authorization for the wider scope
+/// (the scope held and the one challenged) and is sent again, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn insufficient_scope_steps_up_to_the_wider_scope_and_retries() {
+    let served = serve_step_up(Grants::Asked).await;
+    let client = builder()
+        .oauth(step_up_client())
+        .connect_http(&served.http.url())
+        .await
+        .unwrap();
+    assert_eq!(*served.asked.lock().unwrap(), ["profile"]);
+    let answer = client
+        .peer()
+        .call_tool(reveal_call("stepped-up"))
+        .await
+        .unwrap();
+    assert_eq!(answer.is_error, Some(false), "{answer:?}");
+    assert_eq!(
+        answer.content[0].as_text().unwrap().text,
+        "revealed stepped-up"
+    );
+    assert!(revealed("stepped-up"));
+    let asked = served.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    let mut widened: Vec<&str> = asked[1].split_whitespace().collect();
+    widened.sort_unstable();
+    assert_eq!(widened, ["profile", "tools:exec"], "{asked:?}");
+    client.cancel().await.unwrap();
+    served.http.shutdown().await.unwrap();
+}
+
+/// A server that keeps answering `insufficient_scope` (its authorization server never
+/// grants the scope) ends the call after the configured step-ups, with an error naming
+/// the server, the scope and the count; the tool never runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn insufficient_scope_after_the_step_up_limit_is_a_clear_error() {
+    let served = serve_step_up(Grants::ProfileOnly).await;
+    let url = served.http.url();
+    let client = builder()
+        .oauth(step_up_client().max_step_ups(2))
+        .connect_http(&url)
+        .await
+        .unwrap();
+    let refused = tokio::time::timeout(PATIENCE, client.peer().call_tool(reveal_call("limited")))
+        .await
+        .expect("the call ended")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains(&format!(
+            "the MCP server {url} still answers insufficient_scope (wants \"tools:exec\") after 2 step-up authorizations"
+        )),
+        "{refused}"
+    );
+    // The first token, then one per step-up.
+    assert_eq!(served.asked.lock().unwrap().len(), 3);
+    assert!(!revealed("limited"));
+    client.cancel().await.unwrap();
+    served.http.shutdown().await.unwrap();
+}
