@@ -362,6 +362,281 @@ async fn redirect_to_another_origin_names_both_urls() {
     }
 }
 
+/// What the DPoP test servers saw: the `DPoP` proof of every token request, and the
+/// `Authorization` and `DPoP` headers of every MCP request that carried a token.
+#[derive(Default)]
+struct DpopSeen {
+    token_proofs: Vec<String>,
+    token_forms: Vec<String>,
+    mcp: Vec<(String, String)>,
+}
+
+/// A proof's header and claims, its signature checked with the key its header embeds.
+fn verified_proof(proof: &str) -> (serde_json::Value, serde_json::Value) {
+    use base64::Engine as _;
+    let part = |i: usize| -> serde_json::Value {
+        let text = proof.split('.').nth(i).expect("a three-part JWT");
+        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(text)
+            .expect("base64url");
+        serde_json::from_slice(&bytes).expect("JSON")
+    };
+    let header = part(0);
+    let jwk = &header["jwk"];
+    assert_eq!(
+        (jwk["kty"].as_str(), jwk["crv"].as_str()),
+        (Some("EC"), Some("P-256"))
+    );
+    assert!(
+        jwk.get("d").is_none(),
+        "the proof's jwk holds the private key"
+    );
+    let key = jsonwebtoken::DecodingKey::from_ec_components(
+        jwk["x"].as_str().expect("x"),
+        jwk["y"].as_str().expect("y"),
+    )
+    .expect("a P-256 public key");
+    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::ES256);
+    validation.validate_exp = false;
+    validation.required_spec_claims.clear();
+    jsonwebtoken::decode::<serde_json::Value>(proof, &key, &validation)
+        .unwrap_or_else(|e| panic!("the proof's signature does not verify: {e}"));
+    (header, part(1))
+}
+
+/// The access token of the DPoP test's authorization server.
+const DPOP_TOKEN: &str = "dpop-bound-access-token";
+
+/// A proof's `nonce` claim (read without checking the proof).
+fn nonce_of(proof: &str) -> Option<String> {
+    use base64::Engine as _;
+    let claims = proof.split('.').nth(1)?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(claims)
+        .ok()?;
+    let claims: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    claims["nonce"].as_str().map(str::to_string)
+}
+
+/// An authorization server that binds tokens with DPoP and wants its nonce
+/// (`as-nonce`) in the token request's proof, and an MCP server that wants DPoP with
+/// its own nonce (`rs-nonce`) and answers 400 to the first request it takes; both
+/// record what they saw in `seen`. Returns the base URL.
+async fn serve_dpop(seen: Arc<std::sync::Mutex<DpopSeen>>) -> String {
+    let (listener, base) = listener().await;
+    let prm_url = format!("{base}/.well-known/oauth-protected-resource/mcp");
+    let resource = json!({ "resource": format!("{base}/mcp"), "authorization_servers": [base] });
+    let metadata = json!({
+        "issuer": base,
+        "authorization_endpoint": format!("{base}/authorize"),
+        "token_endpoint": format!("{base}/token"),
+        "code_challenge_methods_supported": ["S256"],
+        "token_endpoint_auth_methods_supported": ["none"],
+        "response_types_supported": ["code"],
+        "dpop_signing_alg_values_supported": ["ES256"],
+    });
+    let (token_seen, mcp_seen) = (seen.clone(), seen.clone());
+    let router = axum::Router::new()
+        .route(
+            "/.well-known/oauth-protected-resource/mcp",
+            get(move || {
+                let resource = resource.clone();
+                async move { json_response(StatusCode::OK, &resource) }
+            }),
+        )
+        .route(
+            "/.well-known/oauth-authorization-server",
+            get(move || {
+                let metadata = metadata.clone();
+                async move { json_response(StatusCode::OK, &metadata) }
+            }),
+        )
+        .route(
+            "/token",
+            post(move |headers: HeaderMap, form: String| {
+                let proof = headers
+                    .get("dpop")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default()
+                    .to_string();
+                let mut seen = token_seen.lock().unwrap();
+                seen.token_proofs.push(proof.clone());
+                seen.token_forms.push(form);
+                let answer = if nonce_of(&proof).as_deref() == Some("as-nonce") {
+                    json_response(
+                        StatusCode::OK,
+                        &json!({ "access_token": DPOP_TOKEN, "token_type": "DPoP", "expires_in": 3600 }),
+                    )
+                } else {
+                    let mut answer = json_response(
+                        StatusCode::BAD_REQUEST,
+                        &json!({ "error": "use_dpop_nonce", "error_description": "nonce" }),
+                    );
+                    answer
+                        .headers_mut()
+                        .insert("dpop-nonce", "as-nonce".parse().unwrap());
+                    answer
+                };
+                async move { answer }
+            }),
+        )
+        .route(
+            "/mcp",
+            post(move |headers: HeaderMap| {
+                let header = |name: &str| {
+                    headers
+                        .get(name)
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_string)
+                };
+                let (auth, proof) = (header("authorization"), header("dpop"));
+                let challenge = match (auth, proof) {
+                    (Some(auth), Some(proof)) => {
+                        let nonce = nonce_of(&proof);
+                        mcp_seen.lock().unwrap().mcp.push((auth, proof));
+                        (nonce.as_deref() != Some("rs-nonce")).then(|| {
+                            format!(
+                                "DPoP error=\"use_dpop_nonce\", resource_metadata=\"{prm_url}\""
+                            )
+                        })
+                    }
+                    _ => Some(format!("DPoP resource_metadata=\"{prm_url}\"")),
+                };
+                async move {
+                    match challenge {
+                        Some(challenge) => Response::builder()
+                            .status(StatusCode::UNAUTHORIZED)
+                            .header(header::WWW_AUTHENTICATE, challenge)
+                            .header("dpop-nonce", "rs-nonce")
+                            .body(axum::body::Body::empty())
+                            .unwrap(),
+                        // The test ends at the first request the server takes.
+                        None => StatusCode::BAD_REQUEST.into_response(),
+                    }
+                }
+            }),
+        );
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    base
+}
+
+/// Against [`serve_dpop`], the proofs the client sends are well-formed, signed by the
+/// key they embed (one key throughout), fresh, bound to the access token (`ath`) at
+/// the MCP server, and carry each server's nonce once it gave one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dpop_proofs_bind_the_token_and_echo_each_servers_nonce() {
+    let seen = Arc::new(std::sync::Mutex::new(DpopSeen::default()));
+    let base = serve_dpop(seen.clone()).await;
+    let config = OAuthConfig::authorization_code(Issuing(base.clone())).client_id("dpop-client");
+    let url = format!("{base}/mcp");
+    let connected = tokio::time::timeout(PATIENCE, builder().oauth(config).connect_http(&url))
+        .await
+        .expect("the connection attempt ended");
+    assert!(connected.is_err(), "the test server takes no MCP request");
+
+    let seen = seen.lock().unwrap();
+    // The token endpoint: a proof without a nonce, answered use_dpop_nonce, then one
+    // with its nonce; no `ath` (no token is presented there).
+    assert_eq!(seen.token_proofs.len(), 2, "token requests");
+    let mut keys = Vec::new();
+    let mut jtis = std::collections::HashSet::new();
+    for (i, proof) in seen.token_proofs.iter().enumerate() {
+        let (header, claims) = verified_proof(proof);
+        assert_eq!(
+            (header["typ"].as_str(), header["alg"].as_str()),
+            (Some("dpop+jwt"), Some("ES256"))
+        );
+        assert_eq!(claims["htm"], "POST");
+        assert_eq!(claims["htu"], format!("{base}/token"));
+        assert!(claims["iat"].is_u64(), "{claims}");
+        assert!(claims.get("ath").is_none(), "{claims}");
+        assert_eq!(
+            claims.get("nonce").and_then(|n| n.as_str()),
+            (i == 1).then_some("as-nonce")
+        );
+        assert!(
+            jtis.insert(claims["jti"].as_str().expect("jti").to_string()),
+            "jti reused"
+        );
+        keys.push(header["jwk"].clone());
+    }
+    let form = reqwest::Url::parse(&format!("http://form/?{}", seen.token_forms[1])).unwrap();
+    let field = |name: &str| {
+        form.query_pairs()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.into_owned())
+    };
+    assert_eq!(field("grant_type").as_deref(), Some("authorization_code"));
+    assert_eq!(field("code").as_deref(), Some("the-code"));
+    assert_eq!(field("client_id").as_deref(), Some("dpop-client"));
+    assert_eq!(field("resource").as_deref(), Some(url.as_str()));
+    assert!(
+        field("code_verifier").is_some_and(|v| v.len() >= 43),
+        "{form}"
+    );
+    // The MCP server: `Authorization: DPoP`, proofs bound to the token, the server's
+    // nonce once it asked for one (its 401 answered with the nonce, then the retry).
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let ath =
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(DPOP_TOKEN));
+    assert!(
+        seen.mcp.len() >= 2,
+        "MCP requests with a token: {}",
+        seen.mcp.len()
+    );
+    for (auth, proof) in &seen.mcp {
+        assert_eq!(auth, &format!("DPoP {DPOP_TOKEN}"));
+        let (header, claims) = verified_proof(proof);
+        assert_eq!(claims["htm"], "POST");
+        assert_eq!(claims["htu"], url);
+        assert_eq!(claims["ath"], ath.as_str());
+        assert!(
+            jtis.insert(claims["jti"].as_str().expect("jti").to_string()),
+            "jti reused"
+        );
+        keys.push(header["jwk"].clone());
+    }
+    let first = nonce_of(&seen.mcp[0].1);
+    let last = seen.mcp.last().and_then(|(_, proof)| nonce_of(proof));
+    assert_eq!(
+        (first.as_deref(), last.as_deref()),
+        (None, Some("rs-nonce"))
+    );
+    assert!(
+        keys.windows(2).all(|w| w[0] == w[1]),
+        "one key for the session"
+    );
+}
+
+/// A user who authorizes at once: the redirect carries a code, the request's state
+/// and the issuer.
+struct Issuing(String);
+
+impl AuthorizationCallback for Issuing {
+    fn redirect_uri(&self) -> String {
+        "http://127.0.0.1:1/callback".to_string()
+    }
+
+    fn authorize<'a>(&'a self, url: &'a str) -> AuthorizeFuture<'a> {
+        Box::pin(async move {
+            let url = reqwest::Url::parse(url).map_err(|e| e.to_string())?;
+            let state = url
+                .query_pairs()
+                .find(|(k, _)| k == "state")
+                .map(|(_, v)| v.into_owned())
+                .ok_or("no state")?;
+            Ok(dsh_mcp::oauth_client::Redirect::Code {
+                code: "the-code".to_string(),
+                state,
+                iss: Some(self.0.clone()),
+            })
+        })
+    }
+}
+
 /// Whose scopes the step-up authorization server grants.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Grants {

@@ -8,9 +8,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use oauth2::TokenResponse as _;
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
-    AuthorizationSession, ClientCredentialsConfig, CredentialStore as _, OAuthTokenResponse,
-    StoredCredentials, WWWAuthenticateParams,
+    AuthorizationSession, ClientCredentialsConfig, CredentialStore as _, InMemoryStateStore,
+    OAuthTokenResponse, StateStore as _, StoredAuthorizationState, StoredCredentials,
+    WWWAuthenticateParams,
 };
+
+use super::dpop::{self, Dpop};
 
 use super::enterprise::Exchange;
 use super::error::{Step, diagnose_metadata};
@@ -38,6 +41,8 @@ struct Endpoints {
     registration: Option<String>,
     /// The token endpoint takes `client_secret_post` and not `client_secret_basic`.
     post_only: bool,
+    /// The server binds tokens to a DPoP key (RFC 9449) this client can use.
+    dpop: bool,
 }
 
 impl Endpoints {
@@ -55,6 +60,7 @@ impl Endpoints {
                     let has = |m: &str| methods.iter().any(|x| x.as_str() == Some(m));
                     has("client_secret_post") && !has("client_secret_basic")
                 }),
+            dpop: dpop::offered(&metadata.additional_fields),
         }
     }
 }
@@ -78,6 +84,11 @@ pub(crate) struct Session {
     last_error: std::sync::Mutex<Option<OAuthError>>,
     /// The store, for this server, as every manager of the session reads it.
     adapter: StoreAdapter,
+    /// The authorization requests in flight (their PKCE verifiers), shared with every
+    /// manager of the session: a DPoP code exchange is made here, not by rmcp.
+    pending: InMemoryStateStore,
+    /// The DPoP key the current token is bound to, if it is.
+    dpop: std::sync::Mutex<Option<Arc<Dpop>>>,
 }
 
 impl Session {
@@ -88,6 +99,8 @@ impl Session {
             step_ups: AtomicU32::new(0),
             last_error: std::sync::Mutex::default(),
             adapter: StoreAdapter::new(config.store.clone(), server),
+            pending: InMemoryStateStore::new(),
+            dpop: std::sync::Mutex::default(),
             config,
         })
     }
@@ -118,6 +131,14 @@ impl Session {
 
     fn adapter(&self) -> StoreAdapter {
         self.adapter.clone()
+    }
+
+    /// The DPoP key the current token is bound to, if it is.
+    pub(crate) fn dpop(&self) -> Option<Arc<Dpop>> {
+        self.dpop
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// The token to send now: the session's, a stored one, or none yet.
@@ -158,7 +179,11 @@ impl Session {
             .load()
             .await
             .map_err(|e| OAuthError::from_auth(Step::Discovery, &self.server, e))?;
-        if stored.is_none_or(|t| t.token_response.is_none()) {
+        // A DPoP-bound token is useless without the key of the session it was issued to.
+        if stored.is_none_or(|t| {
+            t.token_response
+                .is_none_or(|t| t.token_type().as_ref().eq_ignore_ascii_case("dpop"))
+        }) {
             return Ok(());
         }
         let mut manager = self.manager().await?;
@@ -206,6 +231,7 @@ impl Session {
             .await
             .map_err(|e| OAuthError::from_auth(Step::Discovery, &self.server, e))?;
         manager.set_credential_store(self.adapter());
+        manager.set_state_store(self.pending.clone());
         Ok(manager)
     }
 
@@ -343,6 +369,10 @@ impl Session {
     /// grant. Returns the new access token.
     async fn authorize(&self, state: &mut State, challenge: &str) -> Result<String, OAuthError> {
         state.manager = None;
+        *self
+            .dpop
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
         let mut manager = self.manager().await?;
         let resolution = match manager
             .resolve_metadata_from_challenge(Some(challenge))
@@ -453,6 +483,18 @@ impl Session {
             Redirect::Code { code, state, iss } => (code, state, iss),
             Redirect::Url(redirect) => parse_redirect(&redirect).map_err(at)?,
         };
+        if endpoints.dpop {
+            let exchange = CodeExchange {
+                endpoints,
+                redirect_uri: callback.redirect_uri(),
+                authorization_url: url,
+                code: &code,
+                state: &state,
+                iss: iss.as_deref(),
+            };
+            self.dpop_exchange(&manager, exchange).await?;
+            return Ok(manager);
+        }
         manager
             .exchange_code_for_token_with_issuer(&code, &state, iss.as_deref())
             .await
@@ -554,6 +596,120 @@ impl Session {
             }
         })
     }
+}
+
+/// An authorization code to exchange, with what the exchange checks and sends.
+struct CodeExchange<'a> {
+    endpoints: &'a Endpoints,
+    redirect_uri: String,
+    /// The authorization request's URL (its `resource` is the token request's).
+    authorization_url: &'a str,
+    code: &'a str,
+    state: &'a str,
+    iss: Option<&'a str>,
+}
+
+impl Session {
+    /// The code exchange with a DPoP proof (RFC 9449 section 5), made here because
+    /// rmcp's token request cannot carry one: the redirect's `state` and `iss`
+    /// checked, then the token request, the token stored and bound to the session's key.
+    async fn dpop_exchange(
+        &self,
+        manager: &AuthorizationManager,
+        exchange: CodeExchange<'_>,
+    ) -> Result<(), OAuthError> {
+        let endpoints = exchange.endpoints;
+        let at = |reason: String| OAuthError::Authorization {
+            url: endpoints.authorization.clone(),
+            reason,
+        };
+        let pending = self
+            .pending
+            .load(exchange.state)
+            .await
+            .ok()
+            .flatten()
+            .ok_or_else(|| {
+                at(format!(
+                    "the redirect's state {:?} answers no authorization request of this client",
+                    exchange.state
+                ))
+            })?;
+        check_issuer(&pending, exchange.iss).map_err(at)?;
+        let _ = self.pending.delete(exchange.state).await;
+        let (client_id, _) = manager
+            .get_credentials()
+            .await
+            .map_err(|e| OAuthError::from_auth(Step::Token, &endpoints.token, e))?;
+        let resource = query_param(exchange.authorization_url, "resource")
+            .unwrap_or_else(|| self.server.clone());
+        let mut form = vec![
+            ("grant_type", "authorization_code".to_string()),
+            ("code", exchange.code.to_string()),
+            ("code_verifier", pending.pkce_verifier.clone()),
+            ("redirect_uri", exchange.redirect_uri),
+            ("client_id", client_id.clone()),
+            ("resource", resource),
+        ];
+        let secret = self.config.client_secret.as_deref();
+        if let (Some(secret), true) = (secret, endpoints.post_only) {
+            form.push(("client_secret", secret.to_string()));
+        }
+        let basic = secret
+            .filter(|_| !endpoints.post_only)
+            .map(|s| (client_id.as_str(), s));
+        let key = match self.dpop() {
+            Some(key) => key,
+            None => Arc::new(Dpop::generate(&self.server)?),
+        };
+        let token = key.token_request(&endpoints.token, &form, basic).await?;
+        let granted = token
+            .scopes()
+            .map(|s| s.iter().map(|s| s.to_string()).collect())
+            .unwrap_or(pending.requested_scopes);
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or_default();
+        let stored = StoredCredentials::new(client_id, Some(token), granted, Some(now))
+            .with_issuer(endpoints.issuer.clone());
+        self.adapter()
+            .save(stored)
+            .await
+            .map_err(|e| OAuthError::Store(e.to_string()))?;
+        *self
+            .dpop
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(key);
+        Ok(())
+    }
+}
+
+/// The redirect's `iss` against the authorization server's (RFC 9207), as rmcp checks it.
+fn check_issuer(pending: &StoredAuthorizationState, iss: Option<&str>) -> Result<(), String> {
+    match (pending.expected_issuer.as_deref(), iss) {
+        (Some(expected), Some(iss)) if expected != iss => Err(format!(
+            "the redirect's iss {iss:?} is not the authorization server's issuer {expected:?}"
+        )),
+        (Some(expected), None) if pending.require_issuer => Err(format!(
+            "the redirect has no iss (the authorization server {expected:?} sends one)"
+        )),
+        (None, None) if pending.require_issuer => {
+            Err("the redirect has no iss, and the authorization server has no issuer".to_string())
+        }
+        (None, Some(iss)) => Err(format!(
+            "the redirect's iss {iss:?} cannot be checked: the authorization server has no issuer"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A query parameter of `url`.
+fn query_param(url: &str, name: &str) -> Option<String> {
+    let url = reqwest::Url::parse(url).ok()?;
+    url.query_pairs()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
 }
 
 /// Whether the session holds a refresh token.

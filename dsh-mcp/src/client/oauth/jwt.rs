@@ -152,7 +152,7 @@ async fn token_request(
 }
 
 /// A token endpoint's error answer: its `error` and `error_description`, or the status.
-fn token_error(status: u16, body: &[u8]) -> String {
+pub(super) fn token_error(status: u16, body: &[u8]) -> String {
     let json: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
     match (
         json.get("error").and_then(|e| e.as_str()),

@@ -22,6 +22,13 @@
 //!   scopes held and the challenged ones, at most [`OAuthConfig::max_step_ups`] times
 //!   in a row.
 //!
+//! - **DPoP** (RFC 9449), when the authorization server lists `ES256` in
+//!   `dpop_signing_alg_values_supported` (authorization code grant): the connection's
+//!   own ES256 key signs a proof for the code exchange and for every MCP request,
+//!   which carries the token as `Authorization: DPoP`; a `use_dpop_nonce` answer of
+//!   either server is retried once with its `DPoP-Nonce`. A DPoP-bound token is not
+//!   taken up from the store by a later connection (it has another key).
+//!
 //! Tokens live in a [`TokenStore`] ([`MemoryTokenStore`] by default,
 //! [`FileTokenStore`] for a CLI). Failures are [`OAuthError`]s naming the URL and the
 //! cause; a connection whose handshake fails that way returns
@@ -44,6 +51,7 @@
 //! ```
 
 mod callback;
+mod dpop;
 mod enterprise;
 mod error;
 mod flow;
