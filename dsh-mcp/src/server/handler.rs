@@ -330,7 +330,7 @@ impl ServerHandler for Handler {
                 .await
                 .map(Into::into)
         };
-        trace::traced(span, "resources/read", work, |_| false).await
+        trace::traced(span, "resources/read", Box::pin(work), |_| false).await
     }
 
     #[allow(deprecated)]
@@ -379,7 +379,10 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetPromptResponse, McpError> {
         let span = trace::server_span("prompts/get", Target::Prompt(&request.name), &context);
-        let work = self.get_prompt_of(request, &context);
+        // Boxed, as every handler whose future is larger than a few hundred bytes: rmcp
+        // spawns one task per request holding the future of the dispatch over all of them,
+        // so the largest arm sets what every request (a `tools/call` too) copies.
+        let work = Box::pin(self.get_prompt_of(request, &context));
         trace::traced(span, "prompts/get", work, |_| false).await
     }
 
@@ -389,7 +392,7 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CompleteResult, McpError> {
         let span = trace::server_span("completion/complete", Target::None, &context);
-        let work = self.complete_of(request, &context);
+        let work = Box::pin(self.complete_of(request, &context));
         trace::traced(span, "completion/complete", work, |_| false).await
     }
 
@@ -428,7 +431,7 @@ impl ServerHandler for Handler {
             .map(str::to_owned);
         let target = tool.as_deref().map_or(Target::None, Target::Tool);
         let span = trace::server_span(method, target, &context);
-        let work = self.rev_2025_11_25_request(request, context);
+        let work = Box::pin(self.rev_2025_11_25_request(request, context));
         trace::traced(span, method, work, |v| {
             v.get("isError") == Some(&serde_json::Value::Bool(true))
         })
@@ -447,7 +450,7 @@ impl ServerHandler for Handler {
             let record = found.tasks.get(&found.owner, &found.id).await?;
             Ok(GetTaskResult::new(crate::tasks::wire::detailed(&record)))
         };
-        trace::traced(span, "tasks/get", work, |_| false).await
+        trace::traced(span, "tasks/get", Box::pin(work), |_| false).await
     }
 
     async fn update_task(
@@ -463,7 +466,7 @@ impl ServerHandler for Handler {
                 .update(&found.owner, &found.id, &request.input_responses)
                 .await
         };
-        trace::traced(span, "tasks/update", work, |_| false).await
+        trace::traced(span, "tasks/update", Box::pin(work), |_| false).await
     }
 
     async fn cancel_task(
@@ -480,7 +483,7 @@ impl ServerHandler for Handler {
                 .await
                 .map(|_| ())
         };
-        trace::traced(span, "tasks/cancel", work, |_| false).await
+        trace::traced(span, "tasks/cancel", Box::pin(work), |_| false).await
     }
 }
 
