@@ -2,8 +2,11 @@
 //! proofs it signs, the nonces the servers hand out, and the authorization code
 //! exchange with a proof (rmcp's token requests cannot carry one).
 //!
-//! The client uses DPoP with an authorization server whose metadata lists `ES256` in
-//! `dpop_signing_alg_values_supported`. The key lives as long as the session (one
+//! The client uses DPoP when both sides take it: the MCP server's challenge offers the
+//! `DPoP` scheme (RFC 9449 section 7.1) and the authorization server's metadata lists
+//! `ES256` in `dpop_signing_alg_values_supported`. A server that challenges with `Bearer`
+//! alone gets bearer tokens, even from an authorization server that could bind them
+//! (a DPoP-bound token is refused by a resource server that does not know the scheme). The key lives as long as the session (one
 //! connection): a DPoP-bound token is never taken up by another session.
 //!
 //! Not covered: the grants without a user (they keep bearer tokens), and refreshing a
@@ -37,6 +40,34 @@ pub(crate) fn offered(fields: &std::collections::HashMap<String, serde_json::Val
         .get("dpop_signing_alg_values_supported")
         .and_then(serde_json::Value::as_array)
         .is_some_and(|algs| algs.iter().any(|a| a.as_str() == Some("ES256")))
+}
+
+/// Whether a resource server's challenge (`WWW-Authenticate`) offers the `DPoP` scheme:
+/// one of its challenges (separated by commas outside quoted strings) starts with the
+/// scheme name, matched without regard to case.
+pub(crate) fn challenged(challenge: &str) -> bool {
+    let mut quoted = false;
+    let mut escaped = false;
+    let mut start = 0;
+    let mut parts = Vec::new();
+    for (i, c) in challenge.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            ',' if !quoted => {
+                parts.push(&challenge[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&challenge[start..]);
+    parts.iter().any(|part| {
+        part.split_whitespace()
+            .next()
+            .is_some_and(|first| !first.contains('=') && first.eq_ignore_ascii_case("dpop"))
+    })
 }
 
 /// Whether a challenge (`WWW-Authenticate`) or a token error asks for a DPoP nonce.
@@ -232,4 +263,24 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::challenged;
+
+    #[test]
+    fn the_dpop_scheme_is_read_from_any_challenge_of_the_header() {
+        assert!(challenged(r#"DPoP resource_metadata="https://a/x""#));
+        assert!(challenged(r#"dpop error="use_dpop_nonce""#));
+        assert!(challenged(r#"Bearer realm="a", DPoP algs="ES256""#));
+        assert!(challenged("DPoP"));
+        assert!(!challenged(r#"Bearer resource_metadata="https://a/x""#));
+        assert!(!challenged(r#"Bearer error="invalid_token", scope="a b""#));
+        // The scheme name inside a quoted value or as a parameter is no scheme.
+        assert!(!challenged(r#"Bearer realm="x, DPoP y""#));
+        assert!(!challenged(r#"Bearer realm="a\", DPoP b""#));
+        assert!(!challenged(r#"Bearer dpop=1"#));
+        assert!(!challenged(""));
+    }
 }

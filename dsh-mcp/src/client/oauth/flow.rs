@@ -41,12 +41,15 @@ struct Endpoints {
     registration: Option<String>,
     /// The token endpoint takes `client_secret_post` and not `client_secret_basic`.
     post_only: bool,
-    /// The server binds tokens to a DPoP key (RFC 9449) this client can use.
+    /// DPoP (RFC 9449) is used: the authorization server binds tokens to a key this
+    /// client can make, and the MCP server's challenge offers the scheme.
     dpop: bool,
 }
 
 impl Endpoints {
-    fn of(metadata: &AuthorizationMetadata) -> Endpoints {
+    /// The endpoints of `metadata`; `challenge` is the MCP server's `WWW-Authenticate`
+    /// that started the authorization (none for tokens restored from the store).
+    fn of(metadata: &AuthorizationMetadata, challenge: Option<&str>) -> Endpoints {
         Endpoints {
             issuer: metadata.issuer.clone(),
             authorization: metadata.authorization_endpoint.clone(),
@@ -60,7 +63,8 @@ impl Endpoints {
                     let has = |m: &str| methods.iter().any(|x| x.as_str() == Some(m));
                     has("client_secret_post") && !has("client_secret_basic")
                 }),
-            dpop: dpop::offered(&metadata.additional_fields),
+            dpop: challenge.is_some_and(dpop::challenged)
+                && dpop::offered(&metadata.additional_fields),
         }
     }
 }
@@ -194,7 +198,7 @@ impl Session {
                 return Ok(());
             }
         };
-        state.endpoints = Endpoints::of(&resolution.metadata);
+        state.endpoints = Endpoints::of(&resolution.metadata, None);
         manager.set_metadata(resolution.metadata);
         match manager.initialize_from_store().await {
             Ok(true) => {}
@@ -398,7 +402,7 @@ impl Session {
             }
             Err(e) => return Err(OAuthError::from_auth(Step::Discovery, &self.server, e)),
         };
-        state.endpoints = Endpoints::of(&resolution.metadata);
+        state.endpoints = Endpoints::of(&resolution.metadata, Some(challenge));
         manager.set_metadata(resolution.metadata);
         let manager = match &self.config.grant {
             Grant::AuthorizationCode(callback) => {
