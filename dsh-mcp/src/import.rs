@@ -39,7 +39,8 @@ use dsh_runtime::{DynTool, PipelineCode, RawTool, ToolContext, ToolError, conten
 use dsh_runtime::{Namespace, ToolAnnotations};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult,
-    CancelledNotificationParam, ClientRequest, JsonObject, ServerResult, Tool,
+    CancelledNotificationParam, ClientRequest, JsonObject, ListToolsRequest,
+    PaginatedRequestParams, ServerResult, Tool,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleClient};
@@ -183,13 +184,40 @@ pub async fn import_from(
     client: &McpClient,
     options: &ImportOptions,
 ) -> Result<Imported, ServiceError> {
-    let tools = client.peer().list_all_tools().await?;
+    let tools = list_tools(client.peer()).await?;
     Ok(import_tools_from(
         client.peer(),
         Some(client.service()),
         tools,
         options,
     ))
+}
+
+/// Every tool `peer` lists, following pagination. Each `tools/list` carries the span
+/// current here as its client span's parent (the connection's transport opens it, see
+/// `client::trace`): rmcp's own listing would leave it to the connection's span.
+async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, ServiceError> {
+    let parent = crate::client::trace::ParentSpan(tracing::Span::current());
+    let mut tools = Vec::new();
+    let mut cursor = None;
+    loop {
+        let mut request =
+            ListToolsRequest::with_param(PaginatedRequestParams::default().with_cursor(cursor));
+        request.extensions.insert(parent.clone());
+        match peer
+            .send_request(ClientRequest::ListToolsRequest(request))
+            .await?
+        {
+            ServerResult::ListToolsResult(page) => {
+                tools.extend(page.tools);
+                cursor = page.next_cursor;
+            }
+            _ => return Err(ServiceError::UnexpectedResponse),
+        }
+        if cursor.is_none() {
+            return Ok(tools);
+        }
+    }
 }
 
 /// Import these tools (already listed) of `client`.
@@ -329,7 +357,7 @@ impl Remote {
                 params.clone(),
                 cx.execution().span(),
                 protocol,
-                |p| self.send(p, cx),
+                |p, span| self.send(p, cx, span),
             );
             match traced.await? {
                 CallToolResponse::Complete(result) => break result,
@@ -364,17 +392,22 @@ impl Remote {
     }
 
     /// Send one `tools/call`, the call registered with the relay while it is open;
-    /// cancelling the call sends `notifications/cancelled`.
+    /// cancelling the call sends `notifications/cancelled`. Its id goes on `span`, the
+    /// client span of the request if one was opened.
     async fn send(
         &self,
         params: CallToolRequestParams,
         cx: &ToolContext,
+        span: tracing::Span,
     ) -> Result<CallToolResponse, ToolError> {
         let failed = |e: ServiceError| ToolError::with_code(MCP_REQUEST_FAILED, e.to_string());
         let entered = self.relay.as_ref().map(|r| r.enter(cx));
         let mut options = PeerRequestOptions::no_options();
         options.timeout = self.relay.as_ref().and_then(ClientRelay::request_timeout);
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let mut request = CallToolRequest::new(params);
+        // Its span is `client_call`'s (or the registry's): the transport opens none.
+        request.extensions.insert(crate::client::trace::Traced);
+        let request = ClientRequest::CallToolRequest(request);
         let handle = self
             .peer
             .send_request_with_option(request, options)
@@ -382,6 +415,9 @@ impl Remote {
             .map_err(failed)?;
         if let Some(entered) = &entered {
             entered.bind(handle.id.clone(), handle.progress_token.clone());
+        }
+        if !span.is_disabled() {
+            span.record("jsonrpc.request.id", handle.id.to_string().as_str());
         }
         // Dropped before the response (the call cancelled, its future dropped), it
         // sends `notifications/cancelled`.

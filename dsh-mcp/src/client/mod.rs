@@ -5,6 +5,7 @@
 #[cfg(feature = "oauth-client")]
 pub mod oauth;
 pub(crate) mod relay;
+pub(crate) mod trace;
 
 use std::fmt;
 use std::process::Stdio;
@@ -316,6 +317,8 @@ impl ClientBuilder {
         E: std::error::Error + Send + Sync + 'static,
     {
         let lifecycle = self.lifecycle()?;
+        // Every request's client span (see `trace`), the handshake's too.
+        let transport = trace::TracedTransport::new(transport.into_transport());
         let handshake = self
             .relay_handler()
             .serve_with_lifecycle(transport, lifecycle);

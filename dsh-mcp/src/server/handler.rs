@@ -166,15 +166,24 @@ impl ServerHandler for Handler {
         &self,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::DiscoverResult, McpError> {
-        let result = rmcp::model::DiscoverResult::from_server_info(
-            self.supported_protocol_versions().into_owned(),
-            self.get_info(),
-        );
-        // The UI extension, for a request whose capabilities declare it.
-        Ok(super::apps::on_discover(
-            result,
-            context.client_capabilities().as_ref(),
-        ))
+        let span = trace::server_span("server/discover", Target::None, &context);
+        let work = async {
+            let result = rmcp::model::DiscoverResult::from_server_info(
+                self.supported_protocol_versions().into_owned(),
+                self.get_info(),
+            );
+            // The UI extension, for a request whose capabilities declare it.
+            Ok(super::apps::on_discover(
+                result,
+                context.client_capabilities().as_ref(),
+            ))
+        };
+        trace::traced(span, "server/discover", work, |_| false).await
+    }
+
+    async fn ping(&self, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        let span = trace::server_span("ping", Target::None, &context);
+        trace::traced(span, "ping", std::future::ready(Ok(())), |_| false).await
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

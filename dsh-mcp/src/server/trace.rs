@@ -269,7 +269,9 @@ pub(crate) fn is_tool_error(response: &rmcp::model::CallToolResponse) -> bool {
 }
 
 /// Send a client's `tools/call` of `params` through `send` in its span: kind CLIENT,
-/// `tools/call {name}` with `mcp.method.name` and `gen_ai.tool.name`, its trace context
+/// `tools/call {name}` with `mcp.method.name`, `gen_ai.tool.name` and the
+/// `jsonrpc.request.id` `send` records in it (it is given the span, or a disabled one)
+/// once rmcp assigned one, its trace context
 /// injected into the request's `_meta` (with feature `otel`), `error.type` the failure's
 /// code, and its duration the histogram `mcp.client.operation.duration` (seconds).
 ///
@@ -285,12 +287,12 @@ pub(crate) async fn client_call<F, Fut>(
     send: F,
 ) -> Result<rmcp::model::CallToolResponse, dsh_runtime::ToolError>
 where
-    F: FnOnce(rmcp::model::CallToolRequestParams) -> Fut,
+    F: FnOnce(rmcp::model::CallToolRequestParams, Span) -> Fut,
     Fut: Future<Output = Result<rmcp::model::CallToolResponse, dsh_runtime::ToolError>>,
 {
     let span = if outer.is_disabled() {
         if !tracing::level_enabled!(tracing::Level::INFO) {
-            return send(params).await;
+            return send(params, Span::none()).await;
         }
         let protocol = protocol();
         tracing::info_span!(
@@ -302,6 +304,7 @@ where
             mcp.protocol.version = protocol.as_deref(),
             gen_ai.operation.name = "execute_tool",
             gen_ai.tool.name = %params.name,
+            jsonrpc.request.id = Empty,
             error.type = Empty,
         )
     } else {
@@ -312,7 +315,7 @@ where
         Span::none()
     };
     if span.is_disabled() && outer.is_disabled() {
-        return send(params).await;
+        return send(params, Span::none()).await;
     }
     #[cfg(feature = "otel")]
     let params = {
@@ -328,7 +331,7 @@ where
         params
     };
     let start = Instant::now();
-    let out = send(params).instrument(span.clone()).await;
+    let out = send(params, span.clone()).instrument(span.clone()).await;
     let error = match &out {
         Ok(response) if is_tool_error(response) => Some("tool_error".to_owned()),
         Ok(_) => None,

@@ -3,7 +3,8 @@
 //! `mcp.session.id` present on a 2025-11-25 session, absent on 2026-07-28 (which has no
 //! sessions); a span for every other request (lists, reads, prompts, completion,
 //! `initialize`, the 2025-11-25 task methods), with its target where the conventions
-//! name one and the connection's addresses.
+//! name one and the connection's addresses; a `ClientBuilder` connection's handshake
+//! and listing as client spans, and an imported tool's call as one span only.
 //!
 //! The server runs on a current-thread runtime with a subscriber of this thread only,
 //! so the other tests of the binary, on threads of their own, are neither seen nor
@@ -309,8 +310,8 @@ fn every_request_has_its_server_span() {
     });
 }
 
-/// Call `greet`, imported over a pipe from a server of it, through a registry, with
-/// `recorder` installed.
+/// Call `greet`, imported over a pipe from a server of it (a `ClientBuilder`
+/// connection), through a registry, with `recorder` installed.
 fn call_imported_greet(recorder: &Recorder) {
     let _subscriber = tracing::subscriber::set_default(recorder.clone());
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -318,12 +319,15 @@ fn call_imported_greet(recorder: &Recorder) {
         .build()
         .unwrap();
     rt.block_on(async {
-        use rmcp::ServiceExt as _;
         let server = Toolset::new().with(Greet).server();
         let (client_io, server_io) = tokio::io::duplex(1 << 16);
         tokio::spawn(async move { server.serve(server_io).await });
-        let client = ().serve(client_io).await.unwrap();
-        let imported = dsh_mcp::import(client.peer()).await.unwrap();
+        let client = dsh_mcp::ClientBuilder::new("trace-test", "0")
+            .connect(client_io)
+            .await
+            .unwrap();
+        let options = dsh_mcp::ImportOptions::new();
+        let imported = dsh_mcp::import_from(&client, &options).await.unwrap();
         let registry = dsh_runtime::Registry::new();
         let _r = registry.register_dyn(imported.tools[0].clone()).unwrap();
         let result = registry
@@ -353,9 +357,31 @@ fn an_imported_tools_call_adds_its_mcp_attributes_to_the_calls_span() {
     assert_eq!(get(call, "mcp.method.name"), Some("tools/call"));
     assert_eq!(
         get(call, "mcp.protocol.version"),
-        Some(Revision::V2025_11_25.as_str())
+        Some(Revision::V2026_07_28.as_str())
     );
-    assert!(recorder.named("mcp_client").is_empty(), "no second span");
+    let clients = recorder.named("mcp_client");
+    let calls = |spans: &[Vec<(String, String)>]| {
+        spans
+            .iter()
+            .filter(|f| get(f, "mcp.method.name") == Some("tools/call"))
+            .count()
+    };
+    assert_eq!(calls(&clients), 0, "no second span: {clients:?}");
+    // The connection's other requests are client spans of their own.
+    for method in ["server/discover", "tools/list"] {
+        let span = clients
+            .iter()
+            .find(|f| get(f, "otel.name") == Some(method))
+            .unwrap_or_else(|| panic!("a client span of {method}: {clients:?}"));
+        assert_eq!(get(span, "otel.kind"), Some("client"));
+        assert_eq!(get(span, "mcp.method.name"), Some(method));
+        assert_eq!(get(span, "network.transport"), Some("pipe"));
+        assert_eq!(
+            get(span, "mcp.protocol.version"),
+            Some(Revision::V2026_07_28.as_str())
+        );
+        assert!(get(span, "jsonrpc.request.id").is_some(), "{span:?}");
+    }
     // The server's span of the same request.
     let served = recorder.named("mcp_server");
     assert!(
@@ -370,10 +396,19 @@ fn an_imported_tools_call_adds_its_mcp_attributes_to_the_calls_span() {
     let recorder = Recorder(Arc::default(), Some("execute_tool"));
     call_imported_greet(&recorder);
     assert!(recorder.named("execute_tool").is_empty());
-    let client = recorder.named("mcp_client");
-    assert_eq!(client.len(), 1, "{client:?}");
-    assert_eq!(get(&client[0], "otel.name"), Some("tools/call greet"));
-    assert_eq!(get(&client[0], "otel.kind"), Some("client"));
-    assert_eq!(get(&client[0], "mcp.method.name"), Some("tools/call"));
-    assert_eq!(get(&client[0], "gen_ai.tool.name"), Some("greet"));
+    let clients = recorder.named("mcp_client");
+    let client: Vec<_> = clients
+        .iter()
+        .filter(|f| get(f, "mcp.method.name") == Some("tools/call"))
+        .collect();
+    assert_eq!(
+        client.len(),
+        1,
+        "one span, not the transport's too: {clients:?}"
+    );
+    assert_eq!(get(client[0], "otel.name"), Some("tools/call greet"));
+    let id = get(client[0], "jsonrpc.request.id").expect("the request id");
+    assert!(id.parse::<u64>().is_ok(), "{id}");
+    assert_eq!(get(client[0], "otel.kind"), Some("client"));
+    assert_eq!(get(client[0], "gen_ai.tool.name"), Some("greet"));
 }
