@@ -155,9 +155,38 @@ pub enum HostError {
     Register(#[from] RegisterError),
 }
 
+/// How a [`Host`] is made, beyond its root.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct HostOptions {
+    /// Record each traced call's arguments and successful result on its `execute_tool`
+    /// span (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`; see
+    /// [`RegistryBuilder::trace_content`](dsh_runtime::RegistryBuilder::trace_content)).
+    /// Off by default: they may be sensitive.
+    pub trace_content: bool,
+}
+
+impl HostOptions {
+    /// The defaults: no call content on spans.
+    pub fn new() -> HostOptions {
+        HostOptions::default()
+    }
+
+    /// Set [`HostOptions::trace_content`].
+    pub fn trace_content(mut self, record: bool) -> HostOptions {
+        self.trace_content = record;
+        self
+    }
+}
+
 impl Host {
     /// A host confined to `root`, which must be an existing directory.
     pub fn new(root: impl AsRef<Path>) -> Result<Host, HostError> {
+        Host::with_options(root, &HostOptions::new())
+    }
+
+    /// [`Host::new`] with `options`.
+    pub fn with_options(root: impl AsRef<Path>, options: &HostOptions) -> Result<Host, HostError> {
         let root_error = |error| HostError::Root {
             root: root.as_ref().to_path_buf(),
             error,
@@ -175,7 +204,10 @@ impl Host {
             error,
         })?;
         let jobs = JobRuntime::new();
-        let registry = Registry::builder().jobs(jobs.clone()).build();
+        let registry = Registry::builder()
+            .jobs(jobs.clone())
+            .trace_content(options.trace_content)
+            .build();
         let mut registrations = register_tools_with(&registry, &scope, spill.bash_config())?;
         registrations.push(registry.add_guard(root_guard(root_path.clone())));
         Ok(Host {

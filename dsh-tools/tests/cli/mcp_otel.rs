@@ -2,7 +2,9 @@
 //! receiver of the test that decodes each export with the official protobuf types
 //! (`opentelemetry-proto`): a client's `traceparent` in `params._meta` makes one trace of
 //! the client's span, the server's `tools/call read` and its `execute_tool read`, on one
-//! instance and across two behind a round-robin proxy on Redis.
+//! instance and across two behind a round-robin proxy on Redis; `--otel-record-content`
+//! puts a call's arguments and result on its `execute_tool` span, which has neither
+//! without it.
 
 use std::collections::HashMap;
 use std::io::{Read as _, Write as _};
@@ -289,4 +291,54 @@ async fn one_trace_across_two_instances_on_redis() {
     assert_ne!(first.pid, second.pid, "the two calls on two instances");
     assert!(!first.pid.is_empty());
     cluster.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn otel_record_content_puts_the_calls_arguments_on_its_span() {
+    let receiver = Receiver::start();
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("a.txt"), "hello\n").unwrap();
+    // One server with the flag, one without, each called in a trace of its own.
+    let cases = [
+        ("5bf92f3577b34da6a3ce929d0e0e4731", true),
+        ("6bf92f3577b34da6a3ce929d0e0e4732", false),
+    ];
+    for (trace, recorded) in cases {
+        let mut args = vec!["--otlp-endpoint", receiver.url.as_str()];
+        if recorded {
+            args.push("--otel-record-content");
+        }
+        let (mut child, url) = crate::process::http(root.path(), &args).await;
+        let client_span = "00f067aa0ba902b7";
+        let traceparent = format!("00-{trace}-{client_span}-01");
+        tokio::task::spawn_blocking(move || call_read(&url, 1, &traceparent))
+            .await
+            .unwrap();
+        let r = receiver.clone();
+        let trace = trace.to_owned();
+        let spans = tokio::task::spawn_blocking(move || r.trace(&trace, |s| has_calls(s, 1)))
+            .await
+            .unwrap();
+        let server = check_call(&spans, client_span);
+        let tool = spans
+            .iter()
+            .find(|s| s.name == "execute_tool read" && s.parent == server.id)
+            .expect("the tool's span");
+        let arguments = tool.attributes.get("gen_ai.tool.call.arguments");
+        if recorded {
+            let arguments: serde_json::Value =
+                serde_json::from_str(arguments.expect("the arguments, recorded")).unwrap();
+            assert_eq!(arguments, serde_json::json!({"file_path": "a.txt"}));
+            let result = tool.attributes.get("gen_ai.tool.call.result");
+            assert!(
+                result.is_some_and(|r| r.contains("hello")),
+                "the result, recorded: {result:?}"
+            );
+        } else {
+            assert_eq!(arguments, None, "no arguments without the flag");
+            assert!(!tool.attributes.contains_key("gen_ai.tool.call.result"));
+        }
+        let _ = child.start_kill();
+        let _ = child.wait().await;
+    }
 }

@@ -57,7 +57,7 @@ use dsh_providers::catalog;
 use dsh_runtime::json::{self, Value};
 use dsh_runtime::{PipelineCode, ToolCall, ToolResult, content::ContentBlock};
 use dsh_tools::REGENERATE_CATALOG;
-use dsh_tools::host::Host;
+use dsh_tools::host::{Host, HostOptions};
 use serde::Serialize;
 use tokio::io::AsyncBufReadExt as _;
 use tokio_util::sync::CancellationToken;
@@ -90,6 +90,11 @@ struct Cli {
     /// Default: `OTEL_EXPORTER_OTLP_ENDPOINT`, else no export.
     #[arg(long, global = true, value_name = "URL")]
     otlp_endpoint: Option<String>,
+    /// Record each call's arguments and result on its exported span
+    /// (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`). Off by default: they
+    /// may be sensitive.
+    #[arg(long, global = true)]
+    otel_record_content: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -301,7 +306,8 @@ fn prepare(cli: &mut Cli) -> Result<Host, ExitCode> {
         eprintln!("error: cannot use root {}: {e}", cli.root.display());
         return Err(ExitCode::from(USAGE));
     }
-    let host = match Host::new(".") {
+    let options = HostOptions::new().trace_content(cli.otel_record_content);
+    let host = match Host::with_options(".", &options) {
         Ok(host) => host,
         Err(e) => {
             eprintln!("error: {e}");
