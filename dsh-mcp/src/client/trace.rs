@@ -25,6 +25,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -67,6 +68,9 @@ pub(crate) struct TracedTransport<T> {
     inner: T,
     transport: &'static str,
     state: Arc<Mutex<State>>,
+    /// Whether a span was ever opened: until then, no answer needs the state (with no
+    /// subscriber, a request costs the level check and no lock).
+    spans: Arc<AtomicBool>,
 }
 
 impl<T> TracedTransport<T> {
@@ -82,6 +86,7 @@ impl<T> TracedTransport<T> {
             inner,
             transport,
             state: Arc::default(),
+            spans: Arc::default(),
         }
     }
 }
@@ -253,15 +258,21 @@ where
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let mut sent = None;
         match &mut item {
-            JsonRpcMessage::Request(request) => {
-                let stale =
-                    lock(&self.state).sent(&request.id, &mut request.request, self.transport);
+            JsonRpcMessage::Request(request) if tracing::level_enabled!(tracing::Level::INFO) => {
+                let stale = {
+                    let mut state = lock(&self.state);
+                    let stale = state.sent(&request.id, &mut request.request, self.transport);
+                    if !state.pending.is_empty() {
+                        self.spans.store(true, Ordering::Release);
+                    }
+                    stale
+                };
                 for pending in stale {
                     finish(pending, Some("timeout"));
                 }
                 sent = Some(request.id.clone());
             }
-            JsonRpcMessage::Notification(n) => {
+            JsonRpcMessage::Notification(n) if self.spans.load(Ordering::Acquire) => {
                 if let ClientNotification::CancelledNotification(c) = &n.notification
                     && let Some(id) = &c.params.request_id
                 {
@@ -290,20 +301,23 @@ where
     }
 
     fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
-        let state = self.state.clone();
+        let (state, spans) = (&self.state, &self.spans);
         let receive = self.inner.receive();
         async move {
             let message = receive.await;
+            if !spans.load(Ordering::Acquire) {
+                return message;
+            }
             match &message {
                 Some(message) => {
-                    let answered = lock(&state).received(message);
+                    let answered = lock(state).received(message);
                     if let Some((pending, error)) = answered {
                         finish(pending, error.as_deref());
                     }
                 }
                 None => {
                     let pending: Vec<Pending> =
-                        lock(&state).pending.drain().map(|(_, p)| p).collect();
+                        lock(state).pending.drain().map(|(_, p)| p).collect();
                     for pending in pending {
                         finish(pending, Some("connection_closed"));
                     }

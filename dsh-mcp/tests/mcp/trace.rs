@@ -4,7 +4,8 @@
 //! sessions); a span for every other request (lists, reads, prompts, completion,
 //! `initialize`, the 2025-11-25 task methods), with its target where the conventions
 //! name one and the connection's addresses; a `ClientBuilder` connection's handshake
-//! and listing as client spans, and an imported tool's call as one span only.
+//! and listing as client spans (over a pipe and over HTTP), and an imported tool's call
+//! as one span only.
 //!
 //! The server runs on a current-thread runtime with a subscriber of this thread only,
 //! so the other tests of the binary, on threads of their own, are neither seen nor
@@ -411,4 +412,45 @@ fn an_imported_tools_call_adds_its_mcp_attributes_to_the_calls_span() {
     assert!(id.parse::<u64>().is_ok(), "{id}");
     assert_eq!(get(client[0], "otel.kind"), Some("client"));
     assert_eq!(get(client[0], "gen_ai.tool.name"), Some("greet"));
+}
+
+#[test]
+fn a_connection_over_http_traces_its_requests_over_tcp() {
+    let recorder = Recorder::default();
+    let _subscriber = tracing::subscriber::set_default(recorder.clone());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let tools = Toolset::new().with(Greet);
+        let http = serve_http(&tools.server(), HttpOptions::default())
+            .await
+            .unwrap();
+        let client = dsh_mcp::ClientBuilder::new("trace-test", "0")
+            .connect_http(&http.url())
+            .await
+            .unwrap();
+        let tools = client.peer().list_all_tools().await.unwrap();
+        assert_eq!(tools.len(), 1);
+        client.cancel().await.unwrap();
+    });
+    let clients = recorder.named("mcp_client");
+    for method in ["server/discover", "tools/list"] {
+        let span = clients
+            .iter()
+            .find(|f| get(f, "otel.name") == Some(method))
+            .unwrap_or_else(|| panic!("a client span of {method}: {clients:?}"));
+        assert_eq!(get(span, "otel.kind"), Some("client"));
+        assert_eq!(get(span, "network.transport"), Some("tcp"), "{method}");
+        assert_eq!(
+            get(span, "mcp.protocol.version"),
+            Some(Revision::V2026_07_28.as_str())
+        );
+        assert_eq!(get(span, "error.type"), None, "{method}");
+        // The server's span of the same request.
+        let id = get(span, "jsonrpc.request.id").expect("the request id");
+        let served = recorder.server_call(id);
+        assert_eq!(get(&served, "mcp.method.name"), Some(method));
+    }
 }
