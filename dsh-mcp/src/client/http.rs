@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
+use super::trace::TracedTransport;
 use super::{ClientBuilder, ConnectError, McpClient};
 
 /// Redirects the client follows for one request.
@@ -28,7 +29,7 @@ impl ClientBuilder {
             return connected.map_err(|e| refused.explain(e));
         }
         let transport = StreamableHttpClientTransport::with_client(http, config);
-        self.connect(transport)
+        self.connect_traced(TracedTransport::new(transport).server_url(url))
             .await
             .map_err(|e| refused.explain(e))
     }
@@ -47,7 +48,10 @@ impl ClientBuilder {
         let session = super::oauth::Session::new(oauth, url);
         let client = super::oauth::OAuthHttp::new(http, session.clone());
         let transport = StreamableHttpClientTransport::with_client(client, config);
-        match self.connect(transport).await {
+        match self
+            .connect_traced(TracedTransport::new(transport).server_url(url))
+            .await
+        {
             Ok(client) => Ok(client),
             Err(e @ ConnectError::Handshake(_)) => {
                 Err(session.take_error().map(ConnectError::OAuth).unwrap_or(e))

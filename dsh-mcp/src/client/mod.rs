@@ -316,9 +316,21 @@ impl ClientBuilder {
         T: IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
+        self.connect_traced(trace::TracedTransport::new(transport.into_transport()))
+            .await
+    }
+
+    /// [`connect`](Self::connect) over a transport whose requests get their client
+    /// spans (see `trace`), the handshake's too.
+    pub(crate) async fn connect_traced<T>(
+        &self,
+        transport: trace::TracedTransport<T>,
+    ) -> Result<McpClient, ConnectError>
+    where
+        T: rmcp::transport::Transport<RoleClient> + Send + 'static,
+        T::Error: std::error::Error + Send + Sync + 'static,
+    {
         let lifecycle = self.lifecycle()?;
-        // Every request's client span (see `trace`), the handshake's too.
-        let transport = trace::TracedTransport::new(transport.into_transport());
         let handshake = self
             .relay_handler()
             .serve_with_lifecycle(transport, lifecycle);

@@ -67,6 +67,8 @@ struct State {
 pub(crate) struct TracedTransport<T> {
     inner: T,
     transport: &'static str,
+    /// `server.address` and `server.port` of a server reached by URL.
+    server: Option<Arc<(String, u16)>>,
     state: Arc<Mutex<State>>,
     /// Whether a span was ever opened: until then, no answer needs the state (with no
     /// subscriber, a request costs the level check and no lock).
@@ -85,9 +87,24 @@ impl<T> TracedTransport<T> {
         TracedTransport {
             inner,
             transport,
+            server: None,
             state: Arc::default(),
             spans: Arc::default(),
         }
+    }
+
+    /// The server's host and port from the URL it was reached at (`server.address`,
+    /// `server.port`); a URL without a host changes nothing.
+    #[cfg(feature = "http")]
+    pub(crate) fn server_url(mut self, url: &str) -> TracedTransport<T> {
+        self.server = reqwest::Url::parse(url).ok().and_then(|url| {
+            let host = url
+                .host_str()?
+                .trim_start_matches('[')
+                .trim_end_matches(']');
+            Some(Arc::new((host.to_owned(), url.port_or_known_default()?)))
+        });
+        self
     }
 }
 
@@ -112,6 +129,7 @@ fn open_span(
     request: &ClientRequest,
     id: &RequestId,
     transport: &'static str,
+    server: Option<&(String, u16)>,
     negotiated: Option<&str>,
 ) -> Option<Span> {
     if !tracing::level_enabled!(tracing::Level::INFO)
@@ -149,6 +167,8 @@ fn open_span(
         mcp.protocol.version = protocol.as_deref(),
         jsonrpc.request.id = id_text(id),
         network.transport = transport,
+        server.address = server.map(|s| s.0.as_str()),
+        server.port = server.map(|s| s.1),
         gen_ai.operation.name = tool.map(|_| "execute_tool"),
         gen_ai.tool.name = tool,
         gen_ai.prompt.name = prompt,
@@ -180,8 +200,9 @@ impl State {
         id: &RequestId,
         request: &mut ClientRequest,
         transport: &'static str,
+        server: Option<&(String, u16)>,
     ) -> Vec<Pending> {
-        let Some(span) = open_span(request, id, transport, self.protocol.as_deref()) else {
+        let Some(span) = open_span(request, id, transport, server, self.protocol.as_deref()) else {
             return Vec::new();
         };
         #[cfg(feature = "otel")]
@@ -261,7 +282,12 @@ where
             JsonRpcMessage::Request(request) if tracing::level_enabled!(tracing::Level::INFO) => {
                 let stale = {
                     let mut state = lock(&self.state);
-                    let stale = state.sent(&request.id, &mut request.request, self.transport);
+                    let stale = state.sent(
+                        &request.id,
+                        &mut request.request,
+                        self.transport,
+                        self.server.as_deref(),
+                    );
                     if !state.pending.is_empty() {
                         self.spans.store(true, Ordering::Release);
                     }

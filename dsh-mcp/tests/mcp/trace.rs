@@ -422,7 +422,7 @@ fn a_connection_over_http_traces_its_requests_over_tcp() {
         .enable_all()
         .build()
         .unwrap();
-    rt.block_on(async {
+    let url = rt.block_on(async {
         let tools = Toolset::new().with(Greet);
         let http = serve_http(&tools.server(), HttpOptions::default())
             .await
@@ -434,7 +434,10 @@ fn a_connection_over_http_traces_its_requests_over_tcp() {
         let tools = client.peer().list_all_tools().await.unwrap();
         assert_eq!(tools.len(), 1);
         client.cancel().await.unwrap();
+        http.url()
     });
+    let url = reqwest::Url::parse(&url).unwrap();
+    let (host, port) = (url.host_str().unwrap(), url.port().unwrap().to_string());
     let clients = recorder.named("mcp_client");
     for method in ["server/discover", "tools/list"] {
         let span = clients
@@ -443,6 +446,8 @@ fn a_connection_over_http_traces_its_requests_over_tcp() {
             .unwrap_or_else(|| panic!("a client span of {method}: {clients:?}"));
         assert_eq!(get(span, "otel.kind"), Some("client"));
         assert_eq!(get(span, "network.transport"), Some("tcp"), "{method}");
+        assert_eq!(get(span, "server.address"), Some(host), "{method}");
+        assert_eq!(get(span, "server.port"), Some(port.as_str()), "{method}");
         assert_eq!(
             get(span, "mcp.protocol.version"),
             Some(Revision::V2026_07_28.as_str())
