@@ -220,6 +220,8 @@ mod util;
 mod wire;
 
 pub use approval::keys::{MIN_KEY_BYTES, STATE_KEYS_ENV, StateKeyError, StateKeys};
+#[cfg(feature = "oauth-client")]
+pub use client::oauth as oauth_client;
 pub use client::{ClientBuilder, ClientRelay, DEFAULT_REVISIONS};
 pub use identity::Identity;
 #[cfg(feature = "http")]
@@ -233,8 +235,6 @@ pub use server::{McpServer, PrincipalLimits, SessionGuard, ToolScopes};
 pub use tasks::stateless::StatelessTaskLimits;
 #[cfg(feature = "oauth")]
 pub use transport::http::oauth;
-#[cfg(feature = "oauth-client")]
-pub use client::oauth as oauth_client;
 #[cfg(feature = "http")]
 pub use transport::http::{HttpOptions, HttpServer, serve_http};
 pub use transport::serve_stdio;
