@@ -28,6 +28,7 @@ use rmcp::transport::auth::OAuthTokenResponse;
 use sha2::{Digest as _, Sha256};
 
 use super::OAuthError;
+use super::error::bounded_body;
 use super::jwt::token_error;
 
 /// The `DPoP-Nonce` response header.
@@ -210,7 +211,7 @@ impl Dpop {
             if let Some(fresh) = &fresh {
                 *lock(&self.as_nonce) = Some(fresh.clone());
             }
-            let bytes = response.bytes().await.map_err(|e| refused(e.to_string()))?;
+            let bytes = bounded_body(response).await.map_err(refused)?;
             if status.is_success() {
                 return serde_json::from_slice(&bytes)
                     .map_err(|e| refused(format!("the answer is not a token response: {e}")));

@@ -182,7 +182,7 @@ pub(crate) async fn diagnose_metadata(servers: &[String]) -> Option<(String, Str
             if !response.status().is_success() {
                 continue;
             }
-            let Ok(body) = response.bytes().await else {
+            let Ok(body) = bounded_body(response).await else {
                 continue;
             };
             if let Some(reason) = metadata_problem(server, &body) {
@@ -237,5 +237,65 @@ fn metadata_problem(issuer: &str, body: &[u8]) -> Option<String> {
             "the document's issuer {named:?} is not the issuer it was fetched for, {issuer:?}"
         )),
         _ => None,
+    }
+}
+
+/// The most of an authorization server's answer this client reads itself (a metadata
+/// document, a token response, an error): rmcp's own OAuth requests have the same bound.
+pub(crate) const MAX_ANSWER_BYTES: usize = 1024 * 1024;
+
+/// `response`'s body, read chunk by chunk up to [`MAX_ANSWER_BYTES`]: a larger one is an
+/// error before it is all in memory.
+pub(crate) async fn bounded_body(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
+        if chunk.len() > MAX_ANSWER_BYTES - body.len() {
+            return Err(format!(
+                "the answer is larger than {MAX_ANSWER_BYTES} bytes: not read"
+            ));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MAX_ANSWER_BYTES, bounded_body};
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    /// A server answering each connection with a body of `len` bytes.
+    async fn serve(len: usize) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut conn, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut head = [0u8; 1024];
+                    let _ = conn.read(&mut head).await;
+                    let header = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len}\r\nconnection: close\r\n\r\n"
+                    );
+                    let _ = conn.write_all(header.as_bytes()).await;
+                    let _ = conn.write_all(&vec![b' '; len]).await;
+                });
+            }
+        });
+        format!("http://{addr}/token")
+    }
+
+    #[tokio::test]
+    async fn an_answer_over_the_bound_is_refused_and_one_at_it_is_read() {
+        let client = reqwest::Client::new();
+        let url = serve(MAX_ANSWER_BYTES + 1).await;
+        let error = bounded_body(client.get(&url).send().await.unwrap())
+            .await
+            .unwrap_err();
+        assert!(error.contains("larger than 1048576 bytes"), "{error}");
+        let url = serve(MAX_ANSWER_BYTES).await;
+        let body = bounded_body(client.get(&url).send().await.unwrap())
+            .await
+            .unwrap();
+        assert_eq!(body.len(), MAX_ANSWER_BYTES);
     }
 }

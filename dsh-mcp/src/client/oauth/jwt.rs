@@ -12,6 +12,7 @@ use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use rmcp::transport::auth::OAuthTokenResponse;
 
 use super::OAuthError;
+use super::error::bounded_body;
 
 /// The assertion's lifetime, in seconds.
 const ASSERTION_LIFETIME: u64 = 300;
@@ -143,7 +144,7 @@ async fn token_request(
         .await
         .map_err(|e| refused(e.to_string()))?;
     let status = response.status();
-    let bytes = response.bytes().await.map_err(|e| refused(e.to_string()))?;
+    let bytes = bounded_body(response).await.map_err(refused)?;
     if !status.is_success() {
         return Err(refused(token_error(status.as_u16(), &bytes)));
     }
