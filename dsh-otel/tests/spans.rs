@@ -236,12 +236,20 @@ fn a_background_job_is_a_trace_linked_to_its_call() {
         let jobs = registry.jobs().unwrap().clone();
         jobs.shutdown().await;
     });
+    // The job's span ends when its task's future is dropped, which the runtime may do
+    // just after `shutdown` returns: wait for it (bounded), never a fixed sleep.
+    let is_job = |s: &SpanData| {
+        s.name == "background_job" && attr(s, "dsh.job.id").as_deref() == Some(&*job_id)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !exporter().get_finished_spans().unwrap().iter().any(is_job)
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     let (call, trace) = trace_of("job-1");
     let spans = exporter().get_finished_spans().unwrap();
-    let job = spans
-        .iter()
-        .find(|s| s.name == "background_job" && attr(s, "dsh.job.id").as_deref() == Some(&*job_id))
-        .expect("the job's span");
+    let job = spans.iter().find(|s| is_job(s)).expect("the job's span");
     // A root of its own, linked to the span it was started from (the call's dispatch).
     assert_eq!(job.parent_span_id, SpanId::INVALID);
     let from = job
